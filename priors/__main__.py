@@ -1,0 +1,8 @@
+"""`python -m priors` — the same CLI as the `priors` console script."""
+
+import sys
+
+from priors.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,279 @@
+"""The imperative shell: where `.priors/` is, the writer lock, and atomic file replacement.
+
+Everything that touches the disk for the ledger lives here so the core stays pure.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, List, Optional
+
+from priors.errors import Refusal, UsageError
+
+LEDGER = "ledger.jsonl"
+LOCK = "keeper.lock"
+GITIGNORE_LINES = ["runs/", "keeper.lock", "*.tmp", "cache/", "reflection/"]
+
+
+def find_root(root_opt: Optional[str]) -> Path:
+    """The target root: -C DIR, else here — or, inside git, the nearest ancestor holding .priors/."""
+    if root_opt is not None:
+        root = Path(root_opt)
+        if not root.is_dir():
+            raise UsageError(f"priors: -C {root_opt}: not a directory")
+        return Path(os.path.abspath(root))
+    here = Path(os.path.abspath(os.getcwd()))
+    if (here / ".priors").is_dir():
+        return here
+    top = _git_top(here)
+    if top is None:
+        return here
+    for cand in [here, *here.parents]:
+        if (cand / ".priors").is_dir():
+            return cand
+        if cand == top:
+            break
+    return here
+
+
+def _git_top(start: Path) -> Optional[Path]:
+    for cand in [start, *start.parents]:
+        if (cand / ".git").exists():
+            return cand
+    return None
+
+
+@dataclass
+class Paths:
+    root: Path
+
+    @property
+    def dir(self) -> Path:
+        return self.root / ".priors"
+
+    @property
+    def ledger(self) -> Path:
+        return self.dir / LEDGER
+
+    @property
+    def runs(self) -> Path:
+        return self.dir / "runs"
+
+    @property
+    def lock(self) -> Path:
+        return self.dir / LOCK
+
+    @property
+    def rendered(self) -> Path:
+        return self.dir / "PRIORS.md"
+
+    def run_dir(self, run: str) -> Path:
+        return self.runs / run
+
+
+def read_bytes(path: Path) -> Optional[bytes]:
+    """File bytes, or None when it does not exist; other failures are usage errors."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise UsageError(f"priors: {path} is a directory, expected a file") from None
+    except OSError as exc:
+        raise UsageError(f"priors: cannot read {path}: {exc.strerror or exc}") from None
+
+
+def read_ledger_bytes(paths: Paths) -> bytes:
+    data = read_bytes(paths.ledger)
+    return b"" if data is None else data
+
+
+def require_init(paths: Paths) -> None:
+    if not paths.dir.is_dir():
+        raise UsageError(f"priors: no .priors/ in {paths.root} — run `priors init` first")
+
+
+def _fsync_dir(path: Path) -> None:
+    if os.name == "nt":
+        return
+    try:
+        fd = os.open(str(path), os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write a temp file beside `path`, flush, fsync, rename over it: old bytes or new, never half."""
+    tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"
+    try:
+        fd = os.open(str(tmp), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0), 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                n = os.write(fd, view)
+                view = view[n:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if path.is_symlink():
+            raise UsageError(f"priors: {path} is a symlink; refusing to write through it")
+        os.replace(str(tmp), str(path))
+    except BaseException:
+        try:
+            os.unlink(str(tmp))
+        except OSError:
+            pass
+        raise
+    _fsync_dir(path.parent)
+
+
+def remove_tree(path: Path) -> None:
+    if path.is_symlink():
+        path.unlink()
+        return
+    if path.exists():
+        shutil.rmtree(str(path))
+
+
+def remove_stray_temps(paths: Paths) -> None:
+    """Temp files left by a writer that died are never data; the next writer clears them."""
+    try:
+        names = os.listdir(str(paths.dir))
+    except OSError:
+        return
+    for name in names:
+        if name.endswith(".tmp") and name.startswith("."):
+            try:
+                os.unlink(str(paths.dir / name))
+            except OSError:
+                pass
+
+
+# ---------------------------------------------------------------- the writer lock
+
+
+def pid_alive(pid: int) -> bool:
+    """Is `pid` a live process? Never signals it (os.kill(pid, 0) would kill it on Windows)."""
+    if pid <= 0:
+        return False
+    if os.name == "nt":
+        return _pid_alive_windows(pid)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def _pid_alive_windows(pid: int) -> bool:
+    import ctypes
+
+    kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
+    SYNCHRONIZE, QUERY_LIMITED = 0x00100000, 0x1000
+    handle = kernel32.OpenProcess(SYNCHRONIZE | QUERY_LIMITED, False, pid)
+    if not handle:
+        return ctypes.get_last_error() == 5  # access denied: it exists
+    try:
+        return kernel32.WaitForSingleObject(handle, 0) == 0x00000102  # WAIT_TIMEOUT: still running
+    finally:
+        kernel32.CloseHandle(handle)
+
+
+class Lock:
+    """`.priors/keeper.lock` created exclusively with our pid — the protocol every keeper shares."""
+
+    def __init__(self, paths: Paths) -> None:
+        self.paths = paths
+        self.held = False
+
+    def __enter__(self) -> "Lock":
+        for attempt in range(2):
+            if self._try_create():
+                self.held = True
+                return self
+            if attempt == 0 and not self._holder_alive():
+                try:
+                    os.unlink(str(self.paths.lock))
+                except FileNotFoundError:
+                    pass
+                except OSError as exc:
+                    raise UsageError(f"priors: cannot clear stale lock {self.paths.lock}: {exc.strerror}") from None
+                continue
+            break
+        raise Refusal(
+            "KEEPER_LOCKED",
+            hint="another keeper is writing this ledger; retry in a moment (a dead holder's lock is cleared automatically)",
+        )
+
+    def _try_create(self) -> bool:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+        try:
+            fd = os.open(str(self.paths.lock), flags, 0o644)
+        except FileExistsError:
+            return False
+        except IsADirectoryError:
+            return False
+        except PermissionError:
+            if self.paths.lock.exists():
+                return False
+            raise UsageError(f"priors: cannot create {self.paths.lock}: permission denied") from None
+        except OSError as exc:
+            if exc.errno == errno.EEXIST:
+                return False
+            raise UsageError(f"priors: cannot create {self.paths.lock}: {exc.strerror}") from None
+        try:
+            os.write(fd, str(os.getpid()).encode("ascii"))
+        finally:
+            os.close(fd)
+        return True
+
+    def _holder_alive(self) -> bool:
+        if self.paths.lock.is_dir():
+            raise UsageError(f"priors: {self.paths.lock} is a directory, not a lock file; remove it by hand")
+        try:
+            with open(self.paths.lock, "rb") as fh:
+                raw = fh.read(64)
+        except FileNotFoundError:
+            return False
+        except OSError:
+            return False
+        text = raw.decode("ascii", "replace").strip()
+        if not text.isdigit():
+            return False
+        return pid_alive(int(text))
+
+    def __exit__(self, *exc) -> None:
+        if self.held:
+            try:
+                os.unlink(str(self.paths.lock))
+            except OSError:
+                pass
+            self.held = False
+
+
+def list_run_dirs(paths: Paths) -> List[str]:
+    try:
+        return sorted(os.listdir(str(paths.runs)))
+    except OSError:
+        return []
+
+
+def iter_files(path: Path) -> Iterator[Path]:
+    for dirpath, _dirs, files in os.walk(str(path)):
+        for name in sorted(files):
+            yield Path(dirpath) / name
