@@ -21,12 +21,19 @@ VERBS = {
     "redact": ("priors.commands", "cmd_redact", "remove a prior's content from .priors/ for good"),
     "status": ("priors.commands", "cmd_status", "one line per namespace; --calls lists your calls"),
     "render": ("priors.commands", "cmd_render", "rewrite .priors/PRIORS.md from the ledger"),
+    "show": ("priors.inspect", "cmd_show", "one prior in plain words and its whole timeline"),
+    "list": ("priors.inspect", "cmd_list", "list priors, filtered by namespace, status or type"),
+    "history": ("priors.inspect", "cmd_history", "per-run table and chart: a project converging to quiescence"),
+    "verify": ("priors.verify", "cmd_verify", "check the ledger is sound (CI, pre-commit); --since REV: it only grew"),
+    "merge-driver": ("priors.merge", "cmd_merge_driver", "git merge driver for the ledger (set up by `init --git`)"),
 }
 
 GROUPS = [
     ("Set up", ["init", "hash"]),
     ("The run ritual (agent)", ["relevant", "disposition", "propose", "commit", "abort"]),
     ("Humans", ["decide", "redact", "status", "render"]),
+    ("See what is settled", ["show", "list", "history"]),
+    ("CI and git", ["verify", "merge-driver"]),
 ]
 
 
