@@ -48,7 +48,7 @@ def mutate(fn) -> bytes:
 def test_damaged_line_named_with_number():
     data = lines_of(k.sample()).replace(b'{"action":"commit","ns":"web","run":"run-002"', b"<<<<<<< HEAD\n{", 1)
     damaged = [p for p in check(data)[0] if p.code == "DAMAGED_LINE"]
-    assert [p.line for p in damaged] == [8]
+    assert damaged[0].line == 8
     assert "merge-conflict marker" in damaged[0].message
 
 
