@@ -1,0 +1,122 @@
+"""show / list / history: pure functions over hand-built ledgers, and the verbs end to end."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, List
+
+import pytest
+
+import ledgerkit as k
+from priors.canonical import dumps
+from priors.inspect import history_rows, history_svg, history_text, list_rows, list_text, show_text, timeline
+
+
+def resting_ledger() -> List[Dict[str, Any]]:
+    """P-0001 loses its scope for five runs (resting), then comes back (resurrected)."""
+    recs = [k.prior("P-0001", "run-001"), k.prior("P-0002", "run-001"), k.commit("run-001")]
+    for n in range(2, 7):
+        run = f"run-{n:03d}"
+        recs += [k.disp("P-0002", run, "still-open"), k.missing("P-0001", run), k.commit(run)]
+    recs += [k.disp("P-0001", "run-007", "still-open"), k.disp("P-0002", "run-007", "still-open"), k.commit("run-007")]
+    return recs
+
+
+def test_timeline_of_a_prior():
+    recs = k.sample() + [k.call("run-004", 1, "P-0002"), k.commit("run-004"), k.decide("P-0002", "reopen", "changed our minds")]
+    body = timeline(recs, "P-0002")
+    kinds = [e["kind"] for e in body["timeline"]]
+    assert kinds == ["born", "disposition", "decide", "call", "decide"]
+    assert body["status"] == "open"
+    call = body["timeline"][3]
+    assert call["call_id"] == "run-004-C-01" and call["resolved_on_line"] == 14
+    text = show_text(body)
+    assert "you decided: wontfix — “we like it”" in text
+    assert "resolved by your decision on line 14" in text
+    assert "line 1" not in text.split("timeline:")[1].split("\n")[1]  # born on line 2
+    assert timeline(recs, "P-0042") is None
+
+
+def test_timeline_resting_and_resurrection():
+    body = timeline(resting_ledger(), "P-0001")
+    kinds = [e["kind"] for e in body["timeline"]]
+    assert kinds.count("scope-missing") == 5
+    assert "resting" in kinds and kinds.index("resting") < kinds.index("resurrected")
+    resting = [e for e in body["timeline"] if e["kind"] == "resting"][0]
+    assert resting["run"] == "run-006"
+    assert body["status"] == "open"
+
+
+def test_timeline_of_redacted_prior_keeps_no_content():
+    recs = k.redact(k.sample(), "P-0002", "private")
+    body = timeline(recs, "P-0002")
+    text = dumps(body)
+    assert "claim of P-0002" not in text and "we like it" not in text
+    assert body["redacted"] is True and body["timeline"][-1]["kind"] == "redact"
+    assert "(reason redacted)" in show_text(body)
+
+
+def test_list_filters():
+    recs = resting_ledger()[:-3] + k.redact(k.sample()[4:], "P-0002")[-1:]
+    rows = list_rows(k.sample())
+    assert [r["status"] for r in rows] == ["fixed", "wontfix", "open"]
+    assert [r["id"] for r in list_rows(k.sample(), status="binding")] == ["P-0002"]
+    assert list_rows(k.sample(), ns="api") == []
+    assert [r["id"] for r in list_rows(k.sample(), typ="conclusion")] == ["P-0001", "P-0002", "P-0003"]
+    assert [r["status"] for r in list_rows(resting_ledger()[:-3])] == ["resting", "open"]
+    text = list_text(list_rows(k.sample()))
+    assert text.splitlines()[0].split() == ["id", "area", "type", "status", "where", "what"]
+    assert list_text([]) == "no priors match"
+
+
+def test_history_counts_from_events():
+    rows = history_rows(k.sample() + [k.disp("P-0003", "run-004", "challenged"), k.call("run-004", 1, "P-0002"), k.commit("run-004")])
+    got = [(r.run, r.checked, r.fixed, r.carried, r.touched, r.your_call, r.new, r.open, r.quiescent) for r in rows]
+    assert got == [
+        ("run-001", 0, 0, 0, 0, 0, 3, 3, False),
+        ("run-002", 3, 1, 1, 1, 0, 0, 2, False),
+        ("run-003", 1, 0, 1, 0, 0, 0, 1, True),
+        ("run-004", 1, 0, 0, 0, 2, 0, 0, False),
+    ]
+
+
+def test_history_resting_and_ns_filter():
+    rows = history_rows(resting_ledger())
+    assert [r.resting for r in rows] == [0, 0, 0, 0, 0, 1, 0]
+    assert [r.checked for r in rows] == [0, 2, 2, 2, 2, 2, 2]
+    assert history_rows(resting_ledger(), ns="api") == []
+    mixed = k.sample() + [k.prior("P-0004", "run-004", ns="api"), k.commit("run-004", ns="api")]
+    assert [r.run for r in history_rows(mixed, ns="api")] == ["run-004"]
+
+
+def test_history_counts_review_nudges():
+    beh = k.prior("P-0001", "run-001", facets=dict(k.BEHAVIORAL), type="behavioral", review_every=2)
+    recs = [beh, k.commit("run-001"), k.commit("run-002"), k.commit("run-003"), k.commit("run-004")]
+    rows = history_rows(recs)
+    assert [r.your_call for r in rows] == [0, 0, 0, 1]  # (runs seen − 1 − human_idx) ≥ 2 when run-004 opens
+
+
+def test_history_text_and_svg_are_deterministic():
+    rows = history_rows(resting_ledger())
+    text = history_text(rows)
+    assert "quiescent" in text and text.splitlines()[0].split()[:3] == ["run", "ns", "checked"]
+    svg = history_svg(rows, "priors history — web")
+    assert svg == history_svg(rows, "priors history — web")
+    assert svg.startswith("<?xml") and svg.rstrip().endswith("</svg>")
+    assert "http" not in svg.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    assert "<script" not in svg and "@import" not in svg and "href" not in svg
+    assert svg.count("✓</text>") == sum(1 for r in rows if r.quiescent)
+    assert "<polyline" in svg
+    import xml.dom.minidom
+
+    xml.dom.minidom.parseString(svg.encode("utf-8"))
+    empty = history_svg([])
+    assert "no committed runs yet" in empty
+    xml.dom.minidom.parseString(empty.encode("utf-8"))
+
+
+def test_svg_escapes_names():
+    rows = history_rows([k.prior("P-0001", "run-001", ns="a<b&c"), k.commit("run-001", ns="a<b&c")])
+    import xml.dom.minidom
+
+    xml.dom.minidom.parseString(history_svg(rows, "ns a<b&c").encode("utf-8"))
