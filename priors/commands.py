@@ -139,6 +139,17 @@ def _paths(ctx) -> Paths:
     return paths
 
 
+def ensure_dirs(paths: Paths) -> None:
+    """Create .priors/ and runs/ (what init and a first `relevant` need)."""
+    for d in (paths.dir, paths.runs):
+        if d.is_symlink() or (d.exists() and not d.is_dir()):
+            raise UsageError(f"priors: {d} exists and is not a directory")
+        try:
+            d.mkdir(exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"priors: cannot create {d}: {exc.strerror or exc}") from None
+
+
 # ------------------------------------------------------------------ init / hash / render
 
 
@@ -149,25 +160,26 @@ Create .priors/ (ledger, runs/, .gitignore) in the target root and render
 Commit .priors/ with your repository so every agent shares the history.""")
 
 
-def cmd_init(argv: List[str], ctx) -> int:
-    parse(argv, INIT)
+def _first_files(paths: Paths) -> None:
     from priors.store import GITIGNORE_LINES
 
+    if not paths.ledger.exists():
+        atomic_write(paths.ledger, b"")
+    gi = paths.dir / ".gitignore"
+    have = (read_bytes(gi) or b"").decode("utf-8", "replace").splitlines()
+    want = [ln for ln in GITIGNORE_LINES if ln not in have]
+    if want:
+        atomic_write(gi, ("\n".join([*have, *want]) + "\n").encode("utf-8"))
+
+
+def cmd_init(argv: List[str], ctx) -> int:
+    parse(argv, INIT)
     paths = Paths(ctx.root)
-    for d in (paths.dir, paths.runs):
-        if d.is_symlink() or (d.exists() and not d.is_dir()):
-            raise UsageError(f"priors init: {d} exists and is not a directory")
-        d.mkdir(exist_ok=True)
+    ensure_dirs(paths)
     with Lock(paths):
-        if not paths.ledger.exists():
-            atomic_write(paths.ledger, b"")
-        gi = paths.dir / ".gitignore"
-        have = (read_bytes(gi) or b"").decode("utf-8", "replace").splitlines()
-        want = [ln for ln in GITIGNORE_LINES if ln not in have]
-        if want:
-            text = "\n".join([*have, *want]) + "\n"
-            atomic_write(gi, text.encode("utf-8"))
-        render(paths)
+        _, st = load(paths)
+        _first_files(paths)
+        render(paths, st)
     ctx.print("priors: ready (.priors/ created — commit it with your repo)")
     return 0
 
@@ -266,10 +278,16 @@ def cmd_relevant(argv: List[str], ctx) -> int:
     run = a.get("run")
     if run is not None:
         check_run_id(str(run), "relevant")
-    paths = _paths(ctx)
+    paths = Paths(ctx.root)
     scopes = _scopes_from(a, ctx)
+    fresh = not paths.dir.is_dir()
+    if fresh:  # the first run quietly starts the ledger
+        ensure_dirs(paths)
     with Lock(paths):
         _, st = load(paths)
+        if fresh:
+            _first_files(paths)
+            render(paths, st)
         active = open_runs(paths, st)
         if active:
             raise Refusal("ACTIVE_RUN_EXISTS", run=active[0],
@@ -658,7 +676,6 @@ def cmd_status(argv: List[str], ctx) -> int:
     from priors.views import status_text
 
     a = parse(argv, STATUS)
-    paths = _paths(ctx)
-    _, st = load(paths)
+    _, st = load(Paths(ctx.root))
     ctx.print(status_text(st, bool(a.get("calls"))))
     return 0
