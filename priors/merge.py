@@ -315,12 +315,9 @@ ATTR_LINES = (
 )
 
 
-def register_git(root: Any) -> List[str]:
-    """Register the merge drivers in the repo's git config and `.gitattributes` beside `.priors/`. Idempotent."""
-    from pathlib import Path
-
+def require_git(root: Any) -> None:
+    """UsageError unless `root` is inside a git work tree (checked before anything is written)."""
     from priors.errors import UsageError
-    from priors.store import atomic_write, read_bytes
 
     try:
         inside = _git(["rev-parse", "--is-inside-work-tree"], root)
@@ -328,6 +325,16 @@ def register_git(root: Any) -> List[str]:
         raise UsageError("priors init --git: git was not found") from None
     if inside.returncode != 0 or inside.stdout.strip() != b"true":
         raise UsageError(f"priors init --git: {root} is not inside a git work tree — run `git init` first")
+
+
+def register_git(root: Any) -> List[str]:
+    """Register the merge drivers in the repo's git config and `.gitattributes` beside `.priors/`. Idempotent."""
+    from pathlib import Path
+
+    from priors.errors import UsageError
+    from priors.store import atomic_write, read_bytes
+
+    require_git(root)
     cmd = driver_command()
     settings = [
         ("merge.priors.name", "priors ledger: base + both sides' new lines, their ids renumbered"),
