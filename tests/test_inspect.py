@@ -120,3 +120,102 @@ def test_svg_escapes_names():
     import xml.dom.minidom
 
     xml.dom.minidom.parseString(history_svg(rows, "ns a<b&c").encode("utf-8"))
+
+
+# ------------------------------------------------------------------ end to end through the real verbs
+
+import json as _json
+
+from conftest import Keeper
+from priors.canonical import dumps as _dumps
+
+
+def _canonical(out: str) -> dict:
+    body = _json.loads(out)
+    assert out == _dumps(body) + "\n"
+    return body
+
+
+def _replay(k: Keeper) -> None:
+    """run-001 new; run-002 carried + new; run-003 fixed + carried; run-004 quiescent."""
+    k.write("a.py", "def total(cart):\n    return sum(cart)\n")
+    k.write("b.py", "def tax():\n    return 0.2\n")
+    scopes = {"a.py": k.hash("a.py"), "b.py": k.hash("b.py")}
+    k.open_run("review", scopes)
+    k.ok("propose", k.candidate({"type": "conclusion", "claim": "cart total ignores discounts", "scope_ref": "a.py"}), "--run", "run-001", "--ns", "review")
+    k.ok("commit", "--run", "run-001")
+    k.open_run("review", scopes)
+    k.ok("disposition", "P-0001", "still-open", "--run", "run-002")
+    k.ok("propose", k.candidate({"type": "conclusion", "claim": "tax rate is hard-coded", "scope_ref": "b.py"}), "--run", "run-002", "--ns", "review")
+    k.ok("commit", "--run", "run-002")
+    k.write("a.py", "def total(cart):\n    return sum(cart) - discount(cart)\n")
+    scopes = {"a.py": k.hash("a.py"), "b.py": k.hash("b.py")}
+    k.open_run("review", scopes)
+    k.ok("disposition", "P-0001", "fixed", "--run", "run-003")
+    k.ok("disposition", "P-0002", "still-open", "--run", "run-003")
+    k.ok("commit", "--run", "run-003")
+    k.open_run("review", scopes)
+    k.ok("disposition", "P-0002", "still-open", "--run", "run-004")
+    k.ok("commit", "--run", "run-004")
+    k.ok("decide", "P-0002", "wontfix", "--because", "the rate is set by law")
+
+
+def test_history_end_to_end_matches_the_commit_summaries(keeper):
+    _replay(keeper)
+    body = _canonical(keeper.ok("history", "--json"))
+    rows = body["runs"]
+    assert [(r["run"], r["checked"], r["fixed"], r["carried"], r["new"], r["quiescent"]) for r in rows] == [
+        ("run-001", 0, 0, 0, 1, False),
+        ("run-002", 1, 0, 1, 1, False),
+        ("run-003", 2, 1, 1, 0, False),
+        ("run-004", 1, 0, 1, 0, True),
+    ]
+    # the oracle: what each commit printed (we never parse it in the keeper, but it must agree)
+    for rec, row in zip([r for r in keeper.ledger() if r["t"] == "run"], rows):
+        summary = "\n".join(rec["summary"])
+        assert f"Checked against {row['checked']} priors" in summary
+        assert f"New this run: {row['new']}" in summary
+        assert ("Everything settled still holds. Nothing new." in summary) == row["quiescent"]
+    text = keeper.ok("history", "--ns", "review", "--svg", "h.svg")
+    assert "quiescent" in text and "wrote h.svg" in text
+    svg = (keeper.root / "h.svg").read_text(encoding="utf-8")
+    assert svg.count("✓</text>") == 1
+    keeper.ok("history", "--svg", "h2.svg", "--ns", "review")
+    assert (keeper.root / "h2.svg").read_bytes() == (keeper.root / "h.svg").read_bytes()
+    assert _canonical(keeper.ok("history", "--ns", "nope", "--json")) == {"ns": "nope", "runs": []}
+    keeper.usage("history", "--svg", ".")
+    keeper.usage("history", "--svg", "no/such/dir/h.svg")
+    keeper.usage("history", "extra")
+
+
+def test_show_and_list_end_to_end(keeper):
+    _replay(keeper)
+    out = keeper.ok("show", "P-0002")
+    assert out.startswith("P-0002 · review · conclusion — wontfix\n  tax rate is hard-coded\n")
+    for want in ("born in run-002", "run-003   agent: still-open", "run-004   agent: still-open",
+                 "you decided: wontfix — “the rate is set by law”"):
+        assert want in out
+    body = _canonical(keeper.ok("show", "P-0001", "--json"))
+    assert [e["kind"] for e in body["timeline"]] == ["born", "disposition", "disposition"]
+    keeper.refused("UNKNOWN_PRIOR", "show", "P-0099")
+    keeper.usage("show", "nope")
+    keeper.usage("show")
+    rows = _canonical(keeper.ok("list", "--json"))["priors"]
+    assert [(r["id"], r["status"]) for r in rows] == [("P-0001", "fixed"), ("P-0002", "wontfix")]
+    assert [r["id"] for r in _canonical(keeper.ok("list", "--json", "--status", "binding"))["priors"]] == ["P-0002"]
+    assert keeper.ok("list", "--ns", "elsewhere") == "no priors match\n"
+    assert "P-0001" in keeper.ok("list", "--type", "conclusion")
+    keeper.usage("list", "--status", "happy")
+    keeper.ok("redact", "P-0002", "--because", "private")
+    out = keeper.ok("show", "P-0002")
+    assert "tax rate" not in out and "set by law" not in out and "redacted by you — “private”" in out
+    assert "redacted" in keeper.ok("list")
+
+
+def test_inspect_verbs_name_a_damaged_ledger(keeper):
+    _replay(keeper)
+    with open(keeper.root / ".priors" / "ledger.jsonl", "ab") as fh:
+        fh.write(b"<<<<<<< HEAD\n")
+    for verb in (("show", "P-0001"), ("list",), ("history",)):
+        err = keeper.usage(*verb)
+        assert "line 12" in err
