@@ -662,8 +662,12 @@ def cmd_verify(argv: List[str], ctx: Any) -> int:
         else:
             ctx.print(f"{len(problems)} problem{'s' if len(problems) != 1 else ''} in .priors/")
     if os.environ.get("GITHUB_ACTIONS") == "true":
+        # Workflow commands on stdout; with --json stdout stays pure JSON, so they go to stderr.
         for p in problems:
-            ctx.err.write(github_annotation(p) + "\n")
+            if args.get("json"):
+                ctx.err.write(github_annotation(p) + "\n")
+            else:
+                ctx.print(github_annotation(p))
     return 1 if problems else 0
 
 

@@ -291,3 +291,137 @@ def test_never_crashes_on_garbage():
         assert all(isinstance(p.line, int) for p in probs)
 
     run()
+
+
+# ------------------------------------------------------------------ end to end through the real verbs
+
+from conftest import Keeper  # noqa: E402
+
+
+def git_env(home: Path) -> Dict[str, str]:
+    return {
+        "HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.com",
+    }
+
+
+def git(root: Path, *args: str) -> str:
+    env = dict(os.environ)
+    env.update(git_env(root))
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.run(["git", *args], cwd=str(root), capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def one_run(k: Keeper) -> None:
+    k.write("a.py", "x = 1\n")
+    k.open_run("review", {"a.py": k.hash("a.py")})
+    k.ok("propose", k.candidate({"type": "conclusion", "claim": "x is magic", "scope_ref": "a.py", "direction": "terser"}), "--run", "run-001", "--ns", "review")
+    k.ok("commit", "--run", "run-001")
+
+
+def test_verify_sound_ledger(keeper):
+    assert keeper.ok("verify") == "ledger sound: 0 lines\n"
+    one_run(keeper)
+    keeper.ok("decide", "P-0001", "reopen", "--because", "try again")
+    assert keeper.ok("verify") == "ledger sound: 3 lines\n"
+    assert keeper.ok("verify", "--json") == '{"ok":true,"problems":[]}\n'
+    keeper.open_run("review", {"a.py": keeper.hash("a.py")})  # an open run's staging is fine
+    assert keeper("verify").code == 0
+
+
+def test_verify_after_real_redaction_and_calls(keeper):
+    one_run(keeper)
+    keeper.ok("decide", "P-0001", "wontfix", "--because", "secret reason")
+    keeper.open_run("review", {"a.py": keeper.hash("a.py")})
+    keeper.refused("REVERSAL", "propose", keeper.candidate({"type": "conclusion", "claim": "expand x", "scope_ref": "a.py", "direction": "expand"}), "--run", "run-002", "--ns", "review")
+    keeper.ok("commit", "--run", "run-002")
+    assert keeper("verify").code == 0
+    old = keeper.ledger_bytes()
+    keeper.ok("redact", "P-0001", "--because", "private")
+    assert keeper("verify").code == 0, keeper("verify")
+    assert check_since(old, keeper.ledger_bytes()) == []
+
+
+def test_verify_file_problems(keeper):
+    one_run(keeper)
+    md = keeper.root / ".priors" / "PRIORS.md"
+    md.write_text(md.read_text(encoding="utf-8") + "hand edit\n", encoding="utf-8")
+    r = keeper("verify")
+    assert r.code == 1 and ".priors/PRIORS.md: out of date" in r.out
+    md.unlink()
+    r = keeper("verify", "--json")
+    assert r.code == 1 and json.loads(r.out)["problems"][0]["code"] == "RENDER_MISSING"
+    keeper.ok("render")
+    (keeper.root / ".priors" / "runs" / "run-001").mkdir(parents=True)
+    (keeper.root / ".priors" / ".ledger.jsonl.999.tmp").write_bytes(b"x")
+    r = keeper("verify", "--json")
+    body = json.loads(r.out)
+    assert r.code == 1 and r.out == dumps(body) + "\n"
+    assert sorted(p["code"] for p in body["problems"]) == ["STAGING_OF_COMMITTED_RUN", "STRAY_TEMP_FILE"]
+
+
+def test_verify_damaged_line_is_a_problem_not_a_crash(keeper):
+    one_run(keeper)
+    with open(keeper.root / ".priors" / "ledger.jsonl", "ab") as fh:
+        fh.write(b'{"t":"event","id":"P-0001"\n')
+    r = keeper("verify")
+    assert r.code == 1 and "line 3: not one JSON object" in r.out
+
+
+def test_verify_usage_errors(keeper, tmp_path):
+    keeper.usage("verify", "extra")
+    keeper.usage("verify", "--since")
+    keeper.usage("verify", "--since", "HEAD")  # not a git repository
+    (tmp_path / "elsewhere").mkdir()
+    Keeper(tmp_path / "elsewhere").usage("verify")  # no .priors/
+
+
+def test_verify_github_annotations(keeper):
+    one_run(keeper)
+    data = keeper.ledger_bytes().replace(b'"advisory"', b'"binding"')
+    (keeper.root / ".priors" / "ledger.jsonl").write_bytes(data)
+    keeper.ok("render")
+    r = keeper("verify", env={"GITHUB_ACTIONS": "true"})
+    assert r.code == 1
+    assert "line 1: prior P-0001: authority is never self-assigned" in r.out
+    assert "::error file=.priors/ledger.jsonl,line=1,title=priors BINDING_FACET::prior P-0001: authority is never self-assigned" in r.out
+    r = keeper("verify", "--json", env={"GITHUB_ACTIONS": "true"})
+    assert r.out.startswith('{"ok":false') and r.err.startswith("::error file=")
+    r = keeper("verify", env={"GITHUB_ACTIONS": "false"})
+    assert "::error" not in r.out + r.err
+
+
+def test_verify_since_git_revision(keeper):
+    git(keeper.root, "init", "-q")
+    one_run(keeper)
+    git(keeper.root, "add", "-A")
+    git(keeper.root, "commit", "-qm", "one run")
+    env = git_env(keeper.root)
+    assert keeper("verify", "--since", "HEAD", env=env).code == 0
+    keeper.ok("decide", "P-0001", "keep", "--because", "ok")
+    r = keeper("verify", "--since", "HEAD", env=env)
+    assert r.code == 0 and "grew only since HEAD" in r.out
+    keeper.ok("redact", "P-0001", "--because", "private")
+    assert keeper("verify", "--since", "HEAD", env=env).code == 0
+    git(keeper.root, "add", "-A")
+    git(keeper.root, "commit", "-qm", "redacted")
+    # a hand edit of history is caught against the older revision
+    lines = keeper.ledger_bytes().split(b"\n")
+    lines[1] = lines[1].replace(b'"summary":[', b'"summary":["forged",')
+    (keeper.root / ".priors" / "ledger.jsonl").write_bytes(b"\n".join(lines))
+    r = keeper("verify", "--since", "HEAD~1", "--json", env=env)
+    body = json.loads(r.out)
+    assert r.code == 1 and {"line": 2, "code": "NOT_APPEND_ONLY"}.items() <= body["problems"][0].items()
+    keeper.usage("verify", "--since", "no-such-rev")
+    keeper.usage("verify", "--since", "--json")
+
+
+def test_verify_since_a_revision_without_a_ledger(keeper):
+    git(keeper.root, "init", "-q")
+    (keeper.root / "README").write_text("x")
+    git(keeper.root, "add", "README")
+    git(keeper.root, "commit", "-qm", "no ledger yet")
+    one_run(keeper)
+    assert keeper("verify", "--since", "HEAD", env=git_env(keeper.root)).code == 0
