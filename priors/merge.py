@@ -1,5 +1,11 @@
 """Merge two branches' ledgers: base + our new lines + their new lines, their ids renumbered.
 
+The human's word stays on top: our redact event of a prior their lines still
+mention, and our last decision on a prior their lines end on an agent disposition
+of, are restated (copied with `"restated": true`) after their lines — so a
+redaction wins, and a parallel agent run never silently undoes a human decision —
+while our lines stay a byte-for-byte prefix of the result.
+
 `merge(base, ours, theirs)` is pure and deterministic. `cmd_merge_driver` is the
 git merge driver (`merge.priors.driver = priors merge-driver %O %A %B %P`);
 `register_git(root)` is what `priors init --git` runs.
@@ -146,6 +152,24 @@ def _tombs(records: Sequence[Dict[str, Any]]) -> Set[str]:
     return {r["id"] for r in records if r.get("t") == "prior" and r.get("redacted") is True and isinstance(r.get("id"), str)}
 
 
+def _decisions_to_keep_last(ours_new: Sequence[Dict[str, Any]], theirs_new: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """Our decide events that are our last word on a prior which their lines end on an agent disposition."""
+    agent_last: Set[str] = set()
+    for r in theirs_new:
+        if r.get("t") != "event" or not isinstance(r.get("id"), str):
+            continue
+        if r.get("action") == "disposition":
+            agent_last.add(r["id"])
+        elif r.get("action") in ("decide", "redact"):
+            agent_last.discard(r["id"])
+    last: Dict[str, int] = {}
+    for i, r in enumerate(ours_new):
+        if r.get("t") == "event" and isinstance(r.get("id"), str):
+            last[r["id"]] = i
+    return [r for i, r in enumerate(ours_new)
+            if r.get("t") == "event" and r.get("action") == "decide" and r.get("id") in agent_last and last.get(r["id"]) == i]
+
+
 def merge(base: bytes, ours: bytes, theirs: bytes) -> Union[bytes, Conflict]:
     """base + our new lines + their new lines (renumbered after ours); a redaction on either side wins."""
     from priors.canonical import dumps
@@ -175,13 +199,15 @@ def merge(base: bytes, ours: bytes, theirs: bytes) -> Union[bytes, Conflict]:
     theirs_red = _tombs(_records(t, "theirs", 0)) - was  # type: ignore[arg-type]
     ours_new = [redact_refs(r, theirs_red) for r in ours_new]
     theirs_new = [redact_refs(r, ours_red) for r in theirs_new]
-    # Our redact event must come after whatever they still said about that prior, so the redaction wins the fold.
+    # The human's word stays on top without touching our lines (so the merge still extends ours, and
+    # `verify --since` holds): our redact of a prior their lines still mention, and our last decision on a
+    # prior their lines end on an agent disposition of, are restated after their lines.
     touched = {r.get("id") for r in theirs_new if r.get("t") == "event" and r.get("action") != "redact"}
     touched |= {r.get("conflicts_with") for r in theirs_new if r.get("t") == "call"}
     late = [r for r in ours_new if r.get("t") == "event" and r.get("action") == "redact" and r.get("id") in ours_red and r.get("id") in touched]
-    ours_new = [r for r in ours_new if not any(r is x for x in late)]
+    restated = [dict(r, restated=True) for r in _decisions_to_keep_last(ours_new, theirs_new) + late]
     out = [line.decode("utf-8") for line in head]
-    out += [dumps(r) for r in ours_new + theirs_new + late]
+    out += [dumps(r) for r in ours_new + theirs_new + restated]
     return "".join(s + "\n" for s in out).encode("utf-8")
 
 

@@ -142,6 +142,7 @@ class _Checker:
     block: Optional[_Block] = None
     # tombstone line numbers waiting for their redact event
     tombstones: Dict[str, int] = field(default_factory=dict)
+    after_redact: Dict[str, int] = field(default_factory=dict)
 
     def add(self, line: int, code: str, message: str) -> None:
         self.problems.append(Problem(line, code, message))
@@ -197,6 +198,8 @@ class _Checker:
             self.add(self.block.start, "UNSEALED_RUN", f"{self.block.run} starts here but no commit record seals it")
         for pid, no in self.tombstones.items():
             self.add(no, "TOMBSTONE_WITHOUT_REDACT", f"{pid} is a tombstone but no redact event for it follows")
+        for pid, no in self.after_redact.items():
+            self.add(no, "EVENT_AFTER_REDACT", f"an event of {pid} comes after its redaction and no later redact event restates it")
 
     # -- one record
 
@@ -333,7 +336,7 @@ class _Checker:
             self.add(no, "UNKNOWN_PRIOR", f"{what} refers to {pid}, which no earlier line defines")
         tomb = prior is not None and prior.get("redacted") is True
         if tomb and action != "redact" and pid in self.redact_seen:
-            self.add(no, "EVENT_AFTER_REDACT", f"{what} comes after {pid} was redacted")
+            self.after_redact.setdefault(pid, no)  # fine only if a later redact restates it (a merge)
         if tomb and "reason" in rec and action != "redact":
             self.add(no, "REASON_NOT_REDACTED", f"{what}: {pid} is redacted but this event still carries its reason")
         if "reason_redacted" in rec:
@@ -367,6 +370,7 @@ class _Checker:
             if prior is not None and not tomb:
                 self.add(no, "REDACT_WITHOUT_TOMBSTONE", f"{what}: {pid} was redacted but its prior line (line {self.prior_line[pid]}) still holds the content")
             self.tombstones.pop(pid, None)
+            self.after_redact.pop(pid, None)
             self.redact_seen.add(pid)
             self.outside_block(no, what)
 

@@ -90,7 +90,8 @@ def test_redaction_on_ours_wins_over_their_new_lines():
     assert b"hunter2" not in out and b"we like it" not in out
     assert check(out)[0] == []
     lines = recs(out)
-    assert lines[-1] == {"t": "event", "id": "P-0002", "action": "redact", "by": "human", "reason": "leaked a token"}
+    assert lines[: len(ours)] == ours
+    assert lines[-1] == {"t": "event", "id": "P-0002", "action": "redact", "by": "human", "reason": "leaked a token", "restated": True}
     assert lines[1]["redacted"] is True
     assert fold(parse_lines(out)).priors["P-0002"].status == "redacted"
     call = [r for r in lines if r["t"] == "call"][0]
@@ -125,6 +126,27 @@ def test_their_redaction_of_their_own_prior_is_renumbered():
     assert fold(parse_lines(out)).priors["P-0006"].status == "redacted"
 
 
+def test_our_decision_outranks_their_parallel_disposition():
+    base = k.sample()
+    ours = base + [k.decide("P-0003", "accepted", "ours: settled")]
+    theirs = base + [k.disp("P-0003", "run-004", "fixed"), k.commit("run-004")]
+    out = merge(b(base), b(ours), b(theirs))
+    assert check(out)[0] == []
+    assert recs(out)[: len(ours)] == ours
+    assert recs(out)[-1] == dict(k.decide("P-0003", "accepted", "ours: settled"), restated=True)
+    assert fold(parse_lines(out)).priors["P-0003"].status == "accepted"
+    # their own later decision stays the last word
+    theirs2 = theirs + [k.decide("P-0003", "obsolete")]
+    out = merge(b(base), b(ours), b(theirs2))
+    assert recs(out)[-1] == k.decide("P-0003", "obsolete")
+    # our decision followed by our own run on the prior stays where it was
+    ours2 = ours + [k.disp("P-0003", "run-004", "fixed"), k.commit("run-004")]
+    out = merge(b(base), b(ours2), b(theirs))
+    assert recs(out)[len(base)] == k.decide("P-0003", "accepted", "ours: settled")
+    assert len(recs(out)) == len(ours2) + 2
+    assert check(out)[0] == []
+
+
 def test_not_append_only_is_a_conflict():
     base = k.sample()
     edited = [dict(r) for r in base]
@@ -142,3 +164,194 @@ def test_forged_tombstone_is_a_conflict():
     red = k.redact(list(base), "P-0002")
     red[1]["content_hash"] = "000000000000"
     assert isinstance(merge(b(base), b(red), b(theirs_side())), Conflict)
+
+
+# ------------------------------------------------------------------ real git repositories, real verbs
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, Keeper, run_priors
+
+GIT_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com",
+    "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_MERGE_AUTOEDIT": "no",
+}
+
+
+class Repo(Keeper):
+    """A git work tree with .priors/ and the merge driver registered by `priors init --git`."""
+
+    def env(self) -> dict:
+        env = dict(os.environ)
+        env.update(GIT_ENV)
+        env["HOME"] = str(self.root.parent)
+        env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+        return env
+
+    def git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        proc = subprocess.run(["git", *args], cwd=str(self.root), capture_output=True, text=True, env=self.env())
+        if check:
+            assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
+        return proc
+
+    def __call__(self, *args: str, stdin=None, env=None):
+        return run_priors(self.root, *args, stdin=stdin, env={**GIT_ENV, "HOME": str(self.root.parent), **(env or {})})
+
+    def save(self, msg: str) -> None:
+        self.git("add", "-A")
+        self.git("commit", "-qm", msg)
+
+    def run(self, ns: str, files: dict, verdicts: dict = None, new: list = ()) -> str:
+        for name, text in files.items():
+            self.write(name, text)
+        scopes = {name: self.hash(name) for name in files}
+        run = self.open_run(ns, scopes)["run"]
+        for pid, verdict in (verdicts or {}).items():
+            self.ok("disposition", pid, verdict, "--run", run)
+        for cand in new:
+            r = self.propose(run, ns, cand)
+            assert r.code in (0, 1), r
+        self.ok("commit", "--run", run)
+        return run
+
+
+def conclusion(claim: str, ref: str, **extra) -> dict:
+    cand = {"type": "conclusion", "claim": claim, "scope_ref": ref}
+    cand.update(extra)
+    return cand
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Repo:
+    root = tmp_path / "repo"
+    root.mkdir()
+    r = Repo(root)
+    r.git("init", "-q", "-b", "main")
+    out = r.ok("init", "--git")
+    assert "merge driver registered" in out
+    r.write(".gitignore", "cand.json\nscopes.json\n")
+    r.run("web", {"a.py": "a = 1\n", "b.py": "b = 1\n"}, new=[conclusion("a is magic", "a.py", direction="terser"), conclusion("b is magic", "b.py")])
+    r.save("run-001")
+    return r
+
+
+def test_init_git_registers_driver_idempotently(repo):
+    attrs = (repo.root / ".gitattributes").read_text()
+    assert ".priors/ledger.jsonl merge=priors -text" in attrs.splitlines()
+    assert ".priors/PRIORS.md merge=priors-render -text" in attrs.splitlines()
+    assert "merge-driver %O %A %B %P" in repo.git("config", "merge.priors.driver").stdout
+    assert "merge-driver --render" in repo.git("config", "merge.priors-render.driver").stdout
+    assert "registered" not in repo.ok("init", "--git")
+    assert (repo.root / ".gitattributes").read_text() == attrs
+
+
+def test_init_git_outside_git_is_a_usage_error(tmp_path):
+    d = tmp_path / "plain"
+    d.mkdir()
+    err = Repo(d).usage("init", "--git")
+    assert "not inside a git work tree" in err
+    assert not (d / ".priors").exists()
+
+
+def test_diverging_branches_merge_with_renumbered_ids(repo):
+    repo.git("checkout", "-qb", "feature")
+    repo.run("web", {"a.py": "a = 2\n", "b.py": "b = 1\n", "c.py": "c = 1\n"}, {"P-0001": "fixed", "P-0002": "still-open"},
+             [conclusion("c is theirs", "c.py")])
+    repo.ok("decide", "P-0003", "wontfix", "--because", "theirs: by design")
+    repo.run("api", {"d.py": "d\n"}, new=[conclusion("d is theirs", "d.py")])
+    repo.save("feature: two runs")
+    repo.git("checkout", "-q", "main")
+    repo.run("web", {"a.py": "a = 1\n", "b.py": "b = 3\n", "e.py": "e = 1\n"}, {"P-0001": "still-open", "P-0002": "stale"},
+             [conclusion("e is ours", "e.py")])
+    repo.ok("decide", "P-0002", "accepted", "--because", "ours: fine")
+    repo.save("main: one run")
+    ours_before = repo.ledger()
+    m = repo.git("merge", "--no-edit", "feature", check=False)
+    assert m.returncode == 0, m.stdout + m.stderr
+    assert repo.git("status", "--porcelain").stdout == ""
+    merged = repo.ledger()
+    assert merged[: len(ours_before)] == ours_before
+    assert merged[-1] == {"t": "event", "id": "P-0002", "action": "decide", "to": "accepted", "by": "human", "reason": "ours: fine", "restated": True}
+    tail = merged[len(ours_before):]
+    assert [r["id"] for r in merged if r["t"] == "prior"] == ["P-0001", "P-0002", "P-0003", "P-0004", "P-0005"]
+    assert [r["run"] for r in merged if r["t"] == "run"] == ["run-001", "run-002", "run-003", "run-004"]
+    assert {"t": "event", "id": "P-0004", "action": "decide", "to": "wontfix", "by": "human", "reason": "theirs: by design"} in tail
+    assert [r["claim"] for r in merged if r["t"] == "prior"][2:] == ["e is ours", "c is theirs", "d is theirs"]
+    r = repo("verify")
+    assert r.code == 0, r
+    assert repo("verify", "--since", "HEAD~1").code == 0
+    assert repo("verify", "--since", "feature").code == 1  # their ids were renumbered: not a prefix of theirs
+    st = repo.ok("status")
+    assert st == "web: 1 open · 1 fixed · 2 decided by you · 0 lessons locked\napi: 1 open · 0 fixed · 0 decided by you · 0 lessons locked\n"
+    # the keeper carries on after the merge with fresh ids
+    run = repo.run("web", {"a.py": "a = 2\n", "b.py": "b = 3\n", "c.py": "c = 1\n", "e.py": "e = 1\n", "f.py": "f\n"},
+                   {"P-0003": "still-open"}, [conclusion("f is new", "f.py")])
+    assert run == "run-005"
+    assert repo.ledger()[-2]["id"] == "P-0006"
+    assert repo("verify").code == 0
+
+
+def test_redactions_on_both_sides_win(repo):
+    repo.ok("decide", "P-0001", "wontfix", "--because", "shared secret sauce")
+    repo.save("decided")
+    repo.git("checkout", "-qb", "feature")
+    repo.ok("decide", "P-0002", "reopen", "--because", "theirs mentions token-123")
+    repo.ok("redact", "P-0001", "--because", "theirs: leaked")
+    repo.run("web", {"a.py": "a = 1\n", "b.py": "b = 9\n"}, {"P-0002": "stale"}, [conclusion("b is theirs", "b.py")])
+    repo.save("feature: redact P-0001")
+    repo.git("checkout", "-q", "main")
+    repo.ok("decide", "P-0001", "keep", "--because", "ours repeats the secret sauce")
+    repo.run("web", {"a.py": "a = 1\n", "b.py": "b = 1\n"}, {"P-0002": "still-open"},
+             [conclusion("a should expand", "a.py", direction="expand"), conclusion("a has a second issue", "a.py")])
+    assert any(r["t"] == "call" for r in repo.ledger())  # the reversal of P-0001 became a call
+    repo.ok("redact", "P-0002", "--because", "ours: private")
+    repo.save("main: redact P-0002")
+    m = repo.git("merge", "--no-edit", "feature", check=False)
+    assert m.returncode == 0, m.stdout + m.stderr
+    data = (repo.root / ".priors" / "ledger.jsonl").read_bytes()
+    for secret in (b"secret sauce", b"token-123", b"a is magic", b"b is magic", b"a should expand"):
+        assert secret not in data, secret
+    assert repo("verify").code == 0, repo("verify")
+    rows = {r["id"]: r["status"] for r in json.loads(repo.ok("list", "--json"))["priors"]}
+    assert rows["P-0001"] == "redacted" and rows["P-0002"] == "redacted"
+    assert rows["P-0003"] == "open" and rows["P-0004"] == "open"  # theirs P-0003 renumbered after ours
+    md = (repo.root / ".priors" / "PRIORS.md").read_text(encoding="utf-8")
+    assert "b is theirs" in md and "P-0004" in md
+
+
+def test_not_append_only_leaves_a_conflict_and_says_why(repo):
+    repo.git("checkout", "-qb", "feature")
+    repo.run("web", {"a.py": "a = 1\n", "b.py": "b = 1\n"}, {"P-0001": "still-open", "P-0002": "still-open"})
+    repo.save("feature")
+    repo.git("checkout", "-q", "main")
+    path = repo.root / ".priors" / "ledger.jsonl"
+    path.write_bytes(path.read_bytes().replace(b"a is magic", b"a is rewritten"))
+    repo.ok("render")
+    repo.save("main: hand edit")
+    m = repo.git("merge", "--no-edit", "feature", check=False)
+    assert m.returncode != 0
+    assert "not an append-only extension of the base" in m.stderr + m.stdout
+    assert "CONFLICT" in m.stdout
+    assert b"a is rewritten" in path.read_bytes()  # ours left in place
+    assert "PRIORS.md" not in repo.git("diff", "--name-only", "--diff-filter=U").stdout
+
+
+def test_cherry_pick_and_rebase_use_the_driver(repo):
+    repo.git("checkout", "-qb", "feature")
+    repo.run("web", {"a.py": "a = 1\n", "b.py": "b = 1\n", "c.py": "c\n"}, {"P-0001": "still-open", "P-0002": "still-open"},
+             [conclusion("c is theirs", "c.py")])
+    repo.save("feature")
+    repo.git("checkout", "-q", "main")
+    repo.run("web", {"a.py": "a = 1\n", "b.py": "b = 1\n", "d.py": "d\n"}, {"P-0001": "fixed", "P-0002": "still-open"},
+             [conclusion("d is ours", "d.py")])
+    repo.save("main")
+    repo.git("checkout", "-q", "feature")
+    r = repo.git("rebase", "main", check=False)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert [p["claim"] for p in repo.ledger() if p["t"] == "prior"] == ["a is magic", "b is magic", "d is ours", "c is theirs"]
+    assert repo("verify").code == 0, repo("verify")
