@@ -147,6 +147,8 @@ def _event_entry(no: int, run: Optional[str], rec: Dict[str, Any], p: Any) -> Di
         text = f"redacted by you{why}"
     else:
         text = f"{action} {to or ''}".strip()
+    if rec.get("restated") is True:
+        text += " (restated by a merge, so it stays the last word)"
     e = _ev(no, run, str(action), text)
     if isinstance(to, str):
         e["to"] = to
