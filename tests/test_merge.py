@@ -355,3 +355,33 @@ def test_cherry_pick_and_rebase_use_the_driver(repo):
     assert r.returncode == 0, r.stdout + r.stderr
     assert [p["claim"] for p in repo.ledger() if p["t"] == "prior"] == ["a is magic", "b is magic", "d is ours", "c is theirs"]
     assert repo("verify").code == 0, repo("verify")
+
+
+def test_driver_cli_on_plain_files(tmp_path):
+    d = tmp_path / "plain"
+    d.mkdir()
+    k2 = Keeper(d)
+    (d / "O").write_bytes(b(k.sample()))
+    (d / "A").write_bytes(b(ours_side()))
+    (d / "B").write_bytes(b(theirs_side()))
+    r = k2("merge-driver", "O", "A", "B", ".priors/ledger.jsonl")
+    assert r.code == 0 and r.out == "" and r.err == ""
+    assert (d / "A").read_bytes() == merge(b(k.sample()), b(ours_side()), b(theirs_side()))
+    (d / "A").write_bytes(b(k.sample()[:-1]))
+    r = k2("merge-driver", "O", "A", "B")
+    assert r.code == 1 and "not an append-only extension" in r.err
+    assert (d / "A").read_bytes() == b(k.sample()[:-1])
+    # the PRIORS.md driver without a stash keeps ours and never conflicts
+    (d / "M").write_text("ours\n")
+    assert k2("merge-driver", "--render", "O", "M", "B").code == 0
+    assert (d / "M").read_text() == "ours\n"
+    k2.usage("merge-driver", "O", "A")
+    k2.usage("merge-driver", "O", "A", "missing")
+    assert "usage: priors merge-driver" in k2.ok("merge-driver", "--help")
+
+
+def test_help_of_the_new_verbs(tmp_path):
+    k2 = Keeper(tmp_path)
+    for verb in ("show", "list", "history", "verify", "merge-driver"):
+        assert f"usage: priors {verb}" in k2.ok(verb, "--help")
+    assert "--git" in k2.ok("init", "--help")
