@@ -13,7 +13,8 @@
 #
 # Environment: HOME (where to install), PRIORS_PYTHON (the Python to use,
 # default python3), PRIORS_INSTALL_SKIP_PACKAGE=1 (skills only; skip the
-# command).
+# command), PRIORS_INSTALL_NO_PIPX=1 (use a private virtual environment even
+# when pipx is present).
 
 set -u
 
@@ -26,7 +27,7 @@ MODE=install
 LINK=0
 
 usage() {
-    sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 for arg in "$@"; do
@@ -142,7 +143,7 @@ install_package() {
         write_launcher "env PYTHONPATH='$REPO'\${PYTHONPATH:+:\$PYTHONPATH} '$PYABS' -m priors"
         return $?
     fi
-    if command -v pipx >/dev/null 2>&1 && ! ours_launcher "$LAUNCHER"; then
+    if [ "${PRIORS_INSTALL_NO_PIPX:-}" != 1 ] && command -v pipx >/dev/null 2>&1 && ! ours_launcher "$LAUNCHER"; then
         if [ ! -f "$DATA/pipx" ] && pipx list --short 2>/dev/null | grep -q '^priors '; then
             say "  left alone: pipx already has a 'priors' that this script did not install."
             return 0
