@@ -21,9 +21,11 @@ VERBS = {
     "redact": ("priors.commands", "cmd_redact", "remove a prior's content from .priors/ for good"),
     "status": ("priors.commands", "cmd_status", "one line per namespace; --calls lists your calls"),
     "render": ("priors.commands", "cmd_render", "rewrite .priors/PRIORS.md from the ledger"),
+    "demo": ("priors.demo", "cmd_demo", "watch three scripted runs in a scratch repo (start here)"),
 }
 
 GROUPS = [
+    ("Start here", ["demo"]),
     ("Set up", ["init", "hash"]),
     ("The run ritual (agent)", ["relevant", "disposition", "propose", "commit", "abort"]),
     ("Humans", ["decide", "redact", "status", "render"]),
