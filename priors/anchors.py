@@ -21,6 +21,22 @@ from priors.canonical import normalize, sha12
 # Bump whenever any extractor's output could change: the snapshot cache keys on it.
 VERSION = "1"
 
+class _Lazy:
+    """A regex compiled on first use: importing this module (for VERSION) must stay cheap."""
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self.rx: Optional["re.Pattern[str]"] = None
+
+    def get(self) -> "re.Pattern[str]":
+        if self.rx is None:
+            self.rx = re.compile(self.pattern)
+        return self.rx
+
+    def __getattr__(self, name: str):
+        return getattr(self.get(), name)
+
+
 Span = Tuple[str, int, int]  # (qualified name, start offset, end offset) in characters
 
 LANGUAGES = {
@@ -95,7 +111,7 @@ def disambiguate(spans: List[Span]) -> List[Span]:
 
 # ---------------------------------------------------------------- Python (ast)
 
-_PY_LINE_END = re.compile(r"\r\n|\r|\n")
+_PY_LINE_END = _Lazy(r"\r\n|\r|\n")
 
 
 def python_spans(text: str) -> List[Span]:
@@ -171,7 +187,7 @@ def _lex(text: str, lang: str) -> List[Tok]:
     toks: List[Tok] = []
     n = len(text)
     i = 0
-    ident = _IDENT
+    ident = _IDENT.get()
     tpl_stack: List[int] = []  # brace depth at which each open template `${` resumes the template
     depth = 0
     while i < n:
@@ -271,8 +287,9 @@ def _lex(text: str, lang: str) -> List[Tok]:
     return toks
 
 
-_IDENT = re.compile(r"[A-Za-z_$\u0080-\uffff][\w$\u0080-\uffff]*")
-_NUMBER = re.compile(r"[0-9][0-9A-Za-z_.]*")
+_IDENT = _Lazy(r"[A-Za-z_$\u0080-\uffff][\w$\u0080-\uffff]*")
+_NUMBER = _Lazy(r"[0-9][0-9A-Za-z_.]*")
+_RUST_CHAR = _Lazy(r"'([^'\\\n]{1,2})'")
 _JS_REGEX_AFTER_WORDS = {
     "return", "typeof", "instanceof", "in", "of", "new", "delete", "void", "throw",
     "case", "do", "else", "yield", "await",
@@ -320,7 +337,7 @@ def _rust_quote(text: str, i: int) -> int:
         return _quote_end(text, i, "'")
     if i + 2 < len(text) and text[i + 2] == "'":
         return i + 3
-    m = re.compile(r"'([^'\\\n]{1,2})'").match(text, i)  # astral or combined chars
+    m = _RUST_CHAR.match(text, i)  # astral or combined chars
     if m and not _IDENT.fullmatch(m.group(1)):
         return m.end()
     return -1
@@ -578,11 +595,16 @@ def _rust_block(toks, match, i, limit, prefix, spans) -> None:
         item_start = None
         if kind == "p" and val in "([{":
             inner_end = match[i]
-            if val == "{":
+            if val == "{" and not _rust_macro_body(toks, i):
                 _rust_block(toks, match, i + 1, inner_end, prefix, spans)
             i = inner_end + 1
             continue
         i += 1
+
+
+def _rust_macro_body(toks, i) -> bool:
+    """`name! { … }` and `macro_rules! name { … }` bodies are token soup, not items."""
+    return (i >= 1 and toks[i - 1][1] == "!") or (i >= 2 and toks[i - 1][0] == "id" and toks[i - 2][1] == "!")
 
 
 def _rust_item(toks, match, i, limit, prefix, spans, start) -> int:

@@ -89,23 +89,33 @@ def tree_hash(children: Iterable[Tuple[str, str]]) -> str:
     return sha12(dumps(sorted([name, h] for name, h in children)))
 
 
-def file_result(rel: str, data: bytes, want_anchors: bool) -> Tuple[str, Optional[List[Tuple[str, str]]]]:
-    """(file hash, anchors or None) for one file's bytes; anchors only for supported text files."""
+def file_result(rel: str, data: bytes, want_anchors: bool) -> Tuple[str, Optional[str]]:
+    """(file hash, packed anchors or None) for one file's bytes; anchors only for supported text files."""
     if is_binary(data):
-        return sha12_bytes(data), ([] if want_anchors else None)
+        return sha12_bytes(data), ("" if want_anchors else None)
     h = text_hash(data)
     if not want_anchors:
         return h, None
     from priors.anchors import anchors_for, language_of
 
     if language_of(rel) is None:
-        return h, []
-    return h, anchors_for(rel, data.decode("utf-8", "replace"))
+        return h, ""
+    return h, pack(anchors_for(rel, data.decode("utf-8", "replace")))
+
+
+def pack(defs: List[Tuple[str, str]]) -> str:
+    """Anchors as one string `name\thash\tname\thash…` — cheap to cache, ship between processes and expand."""
+    return "\t".join(f"{q}\t{h}" for q, h in defs if "\t" not in q and "\n" not in q)
+
+
+def unpack(packed: str) -> List[Tuple[str, str]]:
+    parts = packed.split("\t") if packed else []
+    return list(zip(parts[0::2], parts[1::2]))
 
 
 def combine(
     files: Dict[str, str],
-    anchors: Dict[str, List[Tuple[str, str]]],
+    anchors: Dict[str, str],
     full_dirs: Callable[[str], bool],
     include_root: bool,
 ) -> Dict[str, str]:
@@ -116,9 +126,11 @@ def combine(
     give the same map.
     """
     out: Dict[str, str] = dict(files)
-    for rel, defs in anchors.items():
-        for qual, h in defs:
-            out[f"{rel}#{qual}"] = h
+    for rel, packed in anchors.items():
+        if packed:
+            parts = packed.split("\t")
+            prefix = rel + "#"
+            out.update(zip([prefix + q for q in parts[0::2]], parts[1::2]))
     children: Dict[str, List[Tuple[str, str]]] = {"": []}
     dirs = set()
     for rel, h in files.items():
@@ -140,19 +152,12 @@ def combine(
 
 def dumps_map(m: Dict[str, str]) -> str:
     """Canonical JSON of a flat str->str map; uses the C encoder when its order provably agrees."""
-    if all(_bmp_plain(k) and _bmp_plain(v) for k, v in m.items()):
-        import json
+    import json
 
-        return json.dumps(m, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    text = json.dumps(m, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    if text.isascii() or not re.search("[\ud800-\udfff\U00010000-\U0010ffff]", text):
+        return text  # code-point order equals UTF-16 order, and no escapes differ
     return dumps(m)
-
-
-_NOT_PLAIN = re.compile("[\ud800-\udfff\U00010000-\U0010ffff]")
-
-
-def _bmp_plain(s: str) -> bool:
-    """Code-point order equals UTF-16 order (and json escapes agree) unless astral or surrogate chars occur."""
-    return s.isascii() or not _NOT_PLAIN.search(s)
 
 
 # ---------------------------------------------------------------- listing the tree
@@ -323,19 +328,17 @@ def load_cache(path: Optional[Path]) -> Dict[str, list]:
         entries = doc.get("entries")
         if not isinstance(entries, dict):
             return {}
-        return {k: v for k, v in entries.items() if _valid_entry(v)}
+        return entries
     except Exception:  # a corrupt cache is only a slower run, never an error
         return {}
 
 
-def _valid_entry(v) -> bool:
+def cache_hit(entry, key: List[int], anchors: bool) -> bool:
+    """Trust an entry only when it is well-formed, its stat identity matches, and it has what we need."""
     return (
-        isinstance(v, list) and len(v) == 6
-        and all(isinstance(x, int) for x in v[:4])
-        and isinstance(v[4], str)
-        and (v[5] is None or (isinstance(v[5], list) and all(
-            isinstance(a, list) and len(a) == 2 and isinstance(a[0], str) and isinstance(a[1], str) for a in v[5]
-        )))
+        type(entry) is list and len(entry) == 6 and entry[:4] == key and type(entry[4]) is str
+        and (entry[5] is None or (type(entry[5]) is str and (entry[5] == "" or entry[5].count("\t") % 2 == 1)))
+        and (not anchors or entry[5] is not None)
     )
 
 
@@ -363,7 +366,7 @@ def stat_key(st: os.stat_result) -> List[int]:
 # ---------------------------------------------------------------- hashing many files (shell)
 
 Job = Tuple[str, str, bool]  # (ref, absolute path, want anchors)
-Result = Tuple[str, Optional[str], Optional[list], Optional[str]]  # (ref, hash, anchors, problem)
+Result = Tuple[str, Optional[str], Optional[str], Optional[str]]  # (ref, hash, packed anchors, problem)
 
 
 def hash_job(job: Job) -> Result:
@@ -374,7 +377,7 @@ def hash_job(job: Job) -> Result:
     except OSError as exc:
         return ref, None, None, f"cannot read {ref}: {exc.strerror or exc}"
     h, defs = file_result(ref, data, want)
-    return ref, h, ([list(d) for d in defs] if defs is not None else None), None
+    return ref, h, defs, None
 
 
 def hash_chunk(jobs: List[Job]) -> List[Result]:
@@ -458,7 +461,7 @@ def take_snapshot(
     cache = load_cache(cache_file)
     new_cache: Dict[str, list] = {} if sel.whole else dict(cache)
     files: Dict[str, str] = {}
-    defs: Dict[str, List[Tuple[str, str]]] = {}
+    defs: Dict[str, str] = {}
     jobs: List[Job] = []
     keys: Dict[str, List[int]] = {}
     sizes: Dict[str, int] = {}
@@ -482,10 +485,10 @@ def take_snapshot(
             continue  # submodules, sockets, fifos: not content we can hash
         key = stat_key(st)
         hit = cache.get(ref)
-        if hit is not None and hit[:4] == key and (not anchors or hit[5] is not None):
+        if hit is not None and cache_hit(hit, key, anchors):
             files[ref] = hit[4]
             if anchors:
-                defs[ref] = [(a, b) for a, b in hit[5]]
+                defs[ref] = hit[5]
             new_cache[ref] = hit
             continue
         keys[ref] = key
@@ -499,11 +502,11 @@ def take_snapshot(
             continue
         files[ref] = h
         if anc is not None:
-            defs[ref] = [(a, b) for a, b in anc]
+            defs[ref] = anc
         key = keys[ref]
         if max(key[1], key[3]) < started - RACY_NS:
             old = cache.get(ref)
-            keep = anc if anc is not None else (old[5] if old and old[:4] == key else None)
+            keep = anc if anc is not None else (old[5] if old is not None and cache_hit(old, key, True) else None)
             new_cache[ref] = key + [h, keep]
             changed = True
         else:
