@@ -1,0 +1,232 @@
+"""Fold the ledger into current state — pure functions over parsed lines (contract §5).
+
+Reading is tolerant: unknown record types and fields are skipped, as other
+keepers may add their own. A line that is not one JSON object is damage.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, List, Optional, Tuple
+
+from priors.errors import DamagedLedger
+
+RUN_RE = re.compile(r"^run-(\d{3,})$")
+PRIOR_RE = re.compile(r"^P-(\d{4,})$")
+BINDING = ("accepted", "wontfix")
+REST_AFTER = 5
+
+
+@dataclass
+class PriorState:
+    id: str
+    rec: Dict[str, Any]
+    status: str
+    scope_hash: Optional[str]
+    miss: int = 0
+    human_idx: int = -1
+
+    @property
+    def ns(self) -> Any:
+        return self.rec.get("ns")
+
+    @property
+    def claim(self) -> str:
+        c = self.rec.get("claim")
+        return c if isinstance(c, str) else ""
+
+    @property
+    def scope_ref(self) -> Optional[str]:
+        r = self.rec.get("scope_ref")
+        return r if isinstance(r, str) else None
+
+    def facet(self, name: str) -> Any:
+        f = self.rec.get("facets")
+        return f.get(name) if isinstance(f, dict) else None
+
+    @property
+    def binding(self) -> bool:
+        return self.status in BINDING
+
+    @property
+    def redacted(self) -> bool:
+        return self.status == "redacted"
+
+    @property
+    def resting(self) -> bool:
+        return self.miss >= REST_AFTER and not self.binding and not self.redacted
+
+    def copy(self) -> "PriorState":
+        return PriorState(self.id, self.rec, self.status, self.scope_hash, self.miss, self.human_idx)
+
+
+@dataclass
+class CallState:
+    rec: Dict[str, Any]
+    resolved: bool
+
+    @property
+    def conflicts_with(self) -> Any:
+        return self.rec.get("conflicts_with")
+
+
+@dataclass
+class State:
+    priors: Dict[str, PriorState] = field(default_factory=dict)
+    runs_order: List[str] = field(default_factory=list)
+    run_pos: Dict[str, int] = field(default_factory=dict)
+    calls: List[CallState] = field(default_factory=list)
+    commits: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+    max_prior: int = 0
+    max_run: int = 0
+
+    def note_run(self, run: Any) -> None:
+        if isinstance(run, str) and run not in self.run_pos:
+            self.run_pos[run] = len(self.runs_order)
+            self.runs_order.append(run)
+
+    @property
+    def last_run_idx(self) -> int:
+        return len(self.runs_order) - 1
+
+    def in_ns(self, ns: str) -> Iterable[PriorState]:
+        return (p for p in self.priors.values() if p.ns == ns)
+
+
+def parse_lines(data: bytes, name: str = ".priors/ledger.jsonl") -> List[Dict[str, Any]]:
+    """Each non-blank line must be one JSON object in UTF-8; anything else names its line."""
+    from priors.canonical import JSONError, loads
+
+    records: List[Dict[str, Any]] = []
+    for no, raw in enumerate(data.split(b"\n"), 1):
+        if not raw.strip():
+            continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise DamagedLedger(f"priors: {name} line {no}: not valid UTF-8 — the ledger is damaged; nothing was written") from None
+        try:
+            obj = loads(text)
+        except JSONError as exc:
+            hint = " (a merge-conflict marker?)" if text.startswith(("<<<<<<<", "=======", ">>>>>>>")) else ""
+            raise DamagedLedger(
+                f"priors: {name} line {no}: not one JSON object{hint}: {exc} — the ledger is damaged; nothing was written"
+            ) from None
+        if not isinstance(obj, dict):
+            raise DamagedLedger(f"priors: {name} line {no}: a JSON {type(obj).__name__}, not an object — the ledger is damaged; nothing was written")
+        records.append(obj)
+    return records
+
+
+def _num(regex: "re.Pattern[str]", value: Any) -> int:
+    if isinstance(value, str):
+        m = regex.match(value)
+        if m:
+            return int(m.group(1))
+    return 0
+
+
+def fold(records: Iterable[Dict[str, Any]]) -> State:
+    st = State()
+    for rec in records:
+        apply(st, rec)
+    return st
+
+
+def apply(st: State, rec: Dict[str, Any]) -> None:
+    """Advance the state by one ledger record."""
+    t = rec.get("t")
+    for key in ("run", "born"):
+        n = _num(RUN_RE, rec.get(key))
+        if n > st.max_run:
+            st.max_run = n
+    if t == "prior":
+        _apply_prior(st, rec)
+    elif t == "event":
+        _apply_event(st, rec)
+    elif t == "call":
+        st.note_run(rec.get("run"))
+        st.calls.append(CallState(rec, bool(rec.get("redacted") is True)))
+    elif t == "run" and rec.get("action") == "commit":
+        st.note_run(rec.get("run"))
+        run = rec.get("run")
+        if isinstance(run, str) and run not in st.commits:
+            st.commits[run] = rec
+
+
+def _apply_prior(st: State, rec: Dict[str, Any]) -> None:
+    pid = rec.get("id")
+    if not isinstance(pid, str):
+        return
+    n = _num(PRIOR_RE, pid)
+    if n > st.max_prior:
+        st.max_prior = n
+    st.note_run(rec.get("born"))
+    if rec.get("redacted") is True:
+        st.priors[pid] = PriorState(pid, rec, "redacted", None, 0, -1)
+        return
+    sh = rec.get("scope_hash")
+    st.priors[pid] = PriorState(pid, rec, "open", sh if isinstance(sh, str) else None, 0, st.last_run_idx)
+
+
+def _apply_event(st: State, rec: Dict[str, Any]) -> None:
+    p = st.priors.get(rec.get("id"))  # type: ignore[arg-type]
+    if p is None:
+        return
+    st.note_run(rec.get("run"))
+    action = rec.get("action")
+    to = rec.get("to")
+    if action == "scope-missing":
+        p.miss += 1
+    elif action == "disposition":
+        p.miss = 0
+        sh = rec.get("scope_hash")
+        if isinstance(sh, str):
+            p.scope_hash = sh
+        p.status = "open" if to in ("still-open", "reaffirmed") else _verdict(to)
+    elif action == "decide":
+        p.miss = 0
+        p.status = "open" if to == "reopen" else "accepted" if to == "keep" else _verdict(to)
+        p.human_idx = st.last_run_idx
+        for call in st.calls:
+            if not call.resolved and call.conflicts_with == p.id:
+                call.resolved = True
+    elif action == "redact":
+        p.status = "redacted"
+
+
+def _verdict(to: Any) -> str:
+    return to if isinstance(to, str) else "open"
+
+
+def review_due(st: State, p: PriorState) -> bool:
+    """A review nudge: the prior asked to be re-confirmed every N runs and N runs have passed."""
+    every = p.rec.get("review_every")
+    if not isinstance(every, int) or isinstance(every, bool):
+        return False
+    return (len(st.runs_order) - 1 - p.human_idx) >= every
+
+
+def next_run_id(st: State, run_dirs: Iterable[str]) -> str:
+    best = st.max_run
+    for name in run_dirs:
+        best = max(best, _num(RUN_RE, name))
+    return f"run-{best + 1:03d}"
+
+
+def next_prior_id(max_seen: int) -> str:
+    return f"P-{max_seen + 1:04d}"
+
+
+def prior_number(pid: Any) -> int:
+    return _num(PRIOR_RE, pid)
+
+
+def scope_state(p: PriorState, scopes: Dict[str, str]) -> Tuple[str, Optional[str]]:
+    """(missing|unchanged|changed, the snapshot's hash when present)."""
+    ref = p.scope_ref
+    if ref is None or ref not in scopes:
+        return "missing", None
+    cur = scopes[ref]
+    return ("unchanged" if cur == p.scope_hash else "changed"), cur
