@@ -440,18 +440,21 @@ def take_snapshot(
     progress: Optional[Progress] = None,
     problems: Optional[List[str]] = None,
     use_cache: bool = True,
+    cwd: Optional[str] = None,
 ) -> Dict[str, str]:
-    """The scope map of `root` (or of `paths` under it: refs relative to the root).
+    """The scope map of `root` (or of `paths` under it); refs are always relative to the root.
 
-    `paths` are refs relative to the root (see `resolve_paths`); with them,
-    only entries under those paths are present, and `*` only when the root
-    itself was named — a partial `*` or ancestor `dir/` would lie about
-    what it covers. Problems (unreadable files, undecodable names) are
-    appended to `problems` when given, else written to stderr.
+    `paths` are PATH arguments as a user types them: relative to `cwd`
+    (default: the current directory) or absolute, and inside the root —
+    otherwise a UsageError. With them, only entries under those paths are
+    present, and `*` only when the root itself was named: a partial `*` or
+    ancestor `dir/` would lie about what it covers. Problems (unreadable
+    files, undecodable names) are appended to `problems` when given, else
+    written to stderr.
     """
     root = Path(os.path.abspath(str(root)))
     started = time.time_ns()
-    sel = Selection(paths)
+    sel = Selection(resolve_paths(root, paths, cwd))
     report: List[str] = [] if problems is None else problems
     listing = list_tree(root)
     report.extend(listing.problems)
@@ -621,7 +624,8 @@ def cmd_snapshot(argv: List[str], ctx) -> int:
                 raise UsageError(f"priors snapshot: --merge files disagree on {k!r}")
             merge[k] = v
     root = ctx.root
-    paths = resolve_paths(root, args.pos)
+    paths = list(args.pos) or None
+    resolve_paths(root, paths)  # bad PATHs are usage errors before any work
     progress = _tty_progress(getattr(ctx, "err", sys.stderr))
     result = take_snapshot(root, paths, anchors=not args.get("no_anchors"), tools=tools, merge=merge,
                            progress=progress, use_cache=not args.get("no_cache"))

@@ -371,6 +371,74 @@ def test_no_anchor_cache_then_anchor_run(tmp_path):
 def test_take_snapshot_api(tmp_path):
     make_tree(tmp_path)
     problems: list = []
-    m = S.take_snapshot(tmp_path, paths=["src"], anchors=False, merge={"x": "y"}, problems=problems)
+    m = S.take_snapshot(tmp_path, paths=[str(tmp_path / "src")], anchors=False, merge={"x": "y"}, problems=problems)
     assert "src/" in m and "*" not in m and m["x"] == "y" and problems == []
     assert S.take_snapshot(tmp_path) == snap(tmp_path)
+    assert S.take_snapshot(tmp_path, paths=["pkg"], cwd=str(tmp_path / "src"))["src/pkg/"] == snap(tmp_path)["src/pkg/"]
+    with pytest.raises(S.UsageError):
+        S.take_snapshot(tmp_path, paths=["nope"], cwd=str(tmp_path))
+
+
+# ---------------------------------------------------------------- relevant --snapshot ≡ relevant --scopes
+
+def _keeper_pair(tmp_path):
+    trees = [tmp_path / "a", tmp_path / "b"]
+    for t in trees:
+        make_tree(t)
+        write(t, "src/cart.py", "def total(cart):\n    return sum(cart)\n\n\ndef tax():\n    return 0.2\n")
+        assert run(["init"], t).returncode == 0
+    return trees
+
+
+def _open_both(tmp_path, a, b, paths=(), via_stdin=False):
+    """Open a run in `a` with --snapshot and in `b` with the equivalent scopes (file or stdin)."""
+    ra = run(["relevant", "--ns", "review", "--snapshot", *paths], a)
+    snap_b = run(["snapshot", *paths], b)
+    assert snap_b.returncode == 0
+    if via_stdin:
+        rb = run(["relevant", "--ns", "review", "--scopes", "-"], b, input=snap_b.stdout)
+    else:
+        scopes = tmp_path / "scopes-b.json"
+        scopes.write_bytes(snap_b.stdout)
+        rb = run(["relevant", "--ns", "review", "--scopes", str(scopes)], b)
+    assert ra.returncode == rb.returncode == 0, (ra.stderr, rb.stderr)
+    assert ra.stdout == rb.stdout
+    run_id = json.loads(ra.stdout)["run"]
+    rel = [(t / ".priors" / "runs" / run_id / "relevant.json").read_bytes() for t in (a, b)]
+    assert rel[0] == rel[1]
+    return json.loads(ra.stdout)
+
+
+def _both(a, b, *args):
+    ra, rb = run(list(args), a), run(list(args), b)
+    assert (ra.returncode, ra.stdout) == (rb.returncode, rb.stdout), (ra, rb)
+    return ra
+
+
+def test_relevant_snapshot_behaves_exactly_like_the_equivalent_scopes(tmp_path):
+    a, b = _keeper_pair(tmp_path)
+    first = _open_both(tmp_path, a, b)
+    cand = tmp_path / "cand.json"
+    cand.write_text(json.dumps({"type": "conclusion", "claim": "total ignores discounts",
+                                "scope_ref": "src/cart.py#total", "severity": "major"}))
+    cov = tmp_path / "cov.json"
+    cov.write_text(json.dumps({"type": "coverage", "claim": "src is reviewed", "scope_ref": "src/", "depth": "major"}))
+    assert _both(a, b, "propose", str(cand), "--run", first["run"], "--ns", "review").returncode == 0
+    assert _both(a, b, "propose", str(cov), "--run", first["run"], "--ns", "review").returncode == 0
+    _both(a, b, "commit", "--run", first["run"])
+    # an unrelated edit: the anchor is unchanged, src/ changed
+    for t in (a, b):
+        write(t, "src/cart.py", "def total(cart):\n    return sum(cart)\n\n\ndef tax():\n    return 0.25\n")
+    second = _open_both(tmp_path, a, b, via_stdin=True)
+    assert [(v["id"], v["scopeState"]) for v in second["verify"]] == [("P-0001", "unchanged")]
+    assert [(f["id"], f["scopeState"]) for f in second["floors"]] == [("P-0002", "changed")]
+    _both(a, b, "disposition", "P-0001", "still-open", "--run", second["run"])
+    _both(a, b, "commit", "--run", second["run"])
+    # now edit the function itself: the anchored finding is touched
+    for t in (a, b):
+        write(t, "src/cart.py", "def total(cart):\n    return sum(cart) - discount(cart)\n\n\ndef tax():\n    return 0.25\n")
+    third = _open_both(tmp_path, a, b, paths=("src",))
+    assert [(v["id"], v["scopeState"]) for v in third["verify"]] == [("P-0001", "changed")]
+    _both(a, b, "disposition", "P-0001", "fixed", "--run", third["run"])
+    _both(a, b, "commit", "--run", third["run"])
+    assert (a / ".priors/ledger.jsonl").read_bytes() == (b / ".priors/ledger.jsonl").read_bytes()
