@@ -12,6 +12,7 @@ from typing import List, Optional, Sequence
 VERBS = {
     "init": ("priors.commands", "cmd_init", "create .priors/ in the target repo (idempotent)"),
     "hash": ("priors.commands", "cmd_hash", "print the sha12 of a file, a text or raw bytes"),
+    "snapshot": ("priors.snapshot", "cmd_snapshot", "print a map of scope refs (files, definitions, dirs, *) to hashes"),
     "relevant": ("priors.commands", "cmd_relevant", "open a run: select what still applies"),
     "disposition": ("priors.commands", "cmd_disposition", "record the agent's verdict on an old finding"),
     "propose": ("priors.commands", "cmd_propose", "stage a new prior (vetoed if it repeats the past)"),
@@ -26,7 +27,7 @@ VERBS = {
 
 GROUPS = [
     ("Start here", ["demo"]),
-    ("Set up", ["init", "hash"]),
+    ("Set up", ["init", "hash", "snapshot"]),
     ("The run ritual (agent)", ["relevant", "disposition", "propose", "commit", "abort"]),
     ("Humans", ["decide", "redact", "status", "render"]),
 ]
