@@ -52,7 +52,7 @@ FINDINGS_RUN1 = [
      "severity": "major", "evidence": "cart.py:9"},
     {"type": "conclusion", "claim": "the tax rate is hard-coded", "scope_ref": "tax.py#rate", "severity": "minor"},
 ]
-RERAISE = {"type": "conclusion", "claim": "The tax rate is  hard-coded", "scope_ref": "tax.py#rate",
+RERAISE = {"type": "conclusion", "claim": "the tax rate  is\nhard-coded", "scope_ref": "tax.py#rate",
            "severity": "minor"}
 NEW_RUN2 = {"type": "conclusion", "claim": "checkout() swallows payment errors", "scope_ref": "cart.py#checkout",
             "severity": "gate", "evidence": "cart.py:16"}
@@ -139,7 +139,7 @@ def _story(d: Demo) -> List[str]:
     for item in rel["verify"]:
         verdicts += [item["id"], "fixed" if item["scopeState"] == "changed" else "still-open"]
     d.keeper("disposition", "--run", run, *verdicts)
-    d.say("  It rewords the tax finding you settled. The keeper refuses the re-raise:")
+    d.say("  It raises the tax finding you settled once more. The keeper refuses the re-raise:")
     d.keeper("propose", "--run", run, "--ns", "code-review", d.candidate("reworded.json", RERAISE))
     d.say("  And it finds something genuinely new:")
     d.keeper("propose", "--run", run, "--ns", "code-review", d.candidate("new.json", NEW_RUN2))
