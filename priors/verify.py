@@ -413,7 +413,9 @@ class _Checker:
         else:
             if target is not None and target.get("redacted") is True:
                 self.add(no, "CALL_NOT_REDACTED", f"{what} conflicts with redacted {rec['conflicts_with']} but still carries its claim")
-            self.need(no, rec, ["claim", "direction"], what)
+            self.need(no, rec, ["claim"], what)
+            if "direction" in rec and not _nonempty_str(rec["direction"]):
+                self.add(no, "BAD_FIELD", f"{what}: `direction` must be a non-empty string")
         self.belong(no, rec["run"], what, rec.get("ns"))
 
     def run(self, no: int, rec: Dict[str, Any]) -> None:

@@ -71,21 +71,13 @@ def redact(records: List[Dict[str, Any]], pid: str, reason: str = "secret") -> L
         if r.get("t") == "prior" and r.get("id") == pid and not r.get("redacted"):
             r = {"t": "prior", "id": pid, "ns": r["ns"], "redacted": True, "content_hash": sha12(dumps(r)), "born": r["born"]}
         elif r.get("t") == "event" and r.get("id") == pid and "reason" in r:
-            r = {k: v for k, v in r.items() if k != "reason"}
-            r.update(reason_redacted=True, reason_hash=sha12(r_reason(records, pid, r)))
+            r = dict({k: v for k, v in r.items() if k != "reason"}, reason_redacted=True, reason_hash=sha12(r["reason"]))
         elif r.get("t") == "call" and r.get("conflicts_with") == pid and not r.get("redacted"):
             r = {k: r[k] for k in ("t", "call_id", "kind", "run", "ns", "conflicts_with")}
             r["redacted"] = True
         out.append(r)
     out.append({"t": "event", "id": pid, "action": "redact", "by": "human", "reason": reason})
     return out
-
-
-def r_reason(records: List[Dict[str, Any]], pid: str, stripped: Dict[str, Any]) -> str:
-    for x in records:
-        if x.get("id") == pid and "reason" in x and {k: v for k, v in x.items() if k != "reason"} == {k: v for k, v in stripped.items() if k not in ("reason_redacted", "reason_hash")}:
-            return x["reason"]
-    raise KeyError(pid)
 
 
 def to_bytes(records: List[Dict[str, Any]]) -> bytes:

@@ -385,3 +385,64 @@ def test_help_of_the_new_verbs(tmp_path):
     for verb in ("show", "list", "history", "verify", "merge-driver"):
         assert f"usage: priors {verb}" in k2.ok(verb, "--help")
     assert "--git" in k2.ok("init", "--help")
+
+
+# ------------------------------------------------------------------ property: any two valid extensions merge soundly
+
+
+def _grow(base: List[Dict[str, Any]], steps: List[tuple]) -> List[Dict[str, Any]]:
+    """Extend a valid ledger the way keepers do: runs (dispositions, new priors, calls), decisions, redactions."""
+    from priors.fold import prior_number
+
+    recs = [dict(r) for r in base]
+    for kind, n, pick in steps:
+        st = fold(recs)
+        live = [p for p in st.priors.values() if not p.redacted]
+        max_run = st.max_run
+        if kind == "run":
+            run = f"run-{max_run + 1:03d}"
+            chosen = [p.id for p in live if not p.binding][: pick % 3]
+            block = [k.disp(pid, run, ("fixed", "still-open", "stale")[i % 3]) for i, pid in enumerate(chosen)]
+            nxt = max([prior_number(p) for p in st.priors] + [0]) + 1
+            block += [k.prior(f"P-{nxt + i:04d}", run, claim=f"{run} new {i}") for i in range(n % 3)]
+            if live and pick % 2:
+                block.append(k.call(run, 1, live[pick % len(live)].id))
+            recs += block + [k.commit(run)]
+        elif kind == "decide" and live:
+            p = live[pick % len(live)]
+            recs.append(k.decide(p.id, ("accepted", "wontfix", "reopen", "keep")[n % 4], f"why {n}"))
+        elif kind == "redact" and live:
+            recs = k.redact(recs, live[pick % len(live)].id, f"private {n}")
+    return recs
+
+
+def test_property_merges_of_valid_extensions_verify():
+    pytest.importorskip("hypothesis")
+    from hypothesis import given, settings, strategies as st
+
+    step = st.tuples(st.sampled_from(["run", "run", "decide", "redact"]), st.integers(0, 9), st.integers(0, 9))
+
+    @settings(max_examples=150, deadline=None)
+    @given(st.lists(step, max_size=3), st.lists(step, max_size=5), st.lists(step, max_size=5))
+    def run(pre, left, right):
+        base = _grow(k.sample(), pre)
+        ours, theirs = _grow(base, left), _grow(base, right)
+        out = merge(b(base), b(ours), b(theirs))
+        assert isinstance(out, bytes), out
+        assert check(out)[0] == [], (check(out)[0], out.decode())
+        merged = recs(out)
+        from priors.verify import rewrite_problem, split_lines
+
+        # our lines stay in place, changed only where their redaction wins
+        for a, c in zip(split_lines(b(ours)), split_lines(out)):
+            assert rewrite_problem(a, c) is None, (a, c)
+        extra = [r for r in merged if r.get("restated")]
+        assert len(merged) == len(ours) + (len(theirs) - len(base)) + len(extra)
+        final = fold(parse_lines(out))
+        for side in (ours, theirs):
+            for p in fold(side).priors.values():
+                if p.redacted and p.rec.get("born") in {r.get("born") for r in base}:
+                    assert final.priors[p.id].status == "redacted"
+        assert merge(b(base), b(ours), b(theirs)) == out
+
+    run()
