@@ -375,19 +375,21 @@ def _esc(s: str) -> str:
 
 
 def _nice(n: int) -> int:
-    for step in (1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000):
-        if n <= step * 5:
-            return step * 5 if n > 5 else max(n, 1)
-    return ((n // 1000) + 1) * 1000
+    """A round axis maximum ≥ n with five even gridlines."""
+    for step in (1, 2, 3, 4, 5, 10, 15, 20, 25, 50, 100, 200, 250, 500, 1000):
+        if step * 5 >= n:
+            return step * 5
+    return -(-n // 5000) * 5000
 
 
 def history_svg(rows: Sequence[RunRow], title: str = "priors history") -> str:
     """A self-contained SVG: stacked bars per run, a line for the open count, quiescent runs marked. Deterministic."""
     n = len(rows)
     left, right, top, bottom = 48, 24, 64, 64
-    step = 28 if n <= 40 else max(8, 1120 // n)
+    natural = 28 if n <= 40 else max(8, 1120 // n)
+    width = max(600, left + right + natural * max(n, 1))
+    step = min(48.0, (width - left - right) / max(n, 1))
     bar_w = max(4, int(step * 0.7))
-    width = max(480, left + right + step * max(n, 1))
     plot_h = 220
     height = top + plot_h + bottom
     tallest = max([sum(getattr(r, k) for k in CATEGORIES) for r in rows] + [r.open for r in rows] + [1])
