@@ -71,7 +71,7 @@ def timeline(records: Sequence[Dict[str, Any]], pid: str) -> Optional[Dict[str, 
     for no, rec in enumerate(records, 1):
         before = st.priors.get(pid)
         was_resting = before.resting if before else False
-        call_before = {c.rec.get("call_id"): c.resolved for c in st.calls}
+        call_before = {str(c.rec.get("call_id")): c.resolved for c in st.calls}
         apply(st, rec)
         p = st.priors.get(pid)
         if p is None:
@@ -94,8 +94,8 @@ def timeline(records: Sequence[Dict[str, Any]], pid: str) -> Optional[Dict[str, 
             calls[str(cid)] = entry
             events.append(entry)
         for c in st.calls:
-            cid = c.rec.get("call_id")
-            if c.conflicts_with == pid and c.resolved and call_before.get(cid) is False and str(cid) in calls:
+            cid = str(c.rec.get("call_id"))
+            if c.conflicts_with == pid and c.resolved and call_before.get(cid) is False and cid in calls:
                 calls[str(cid)]["resolved_on_line"] = no
         if not was_resting and p.resting:
             events.append(_ev(no, run, "resting", f"resting — its scope was missing {p.miss} runs in a row; it wakes if the scope returns"))
@@ -301,7 +301,8 @@ def history_rows(records: Sequence[Dict[str, Any]], ns: Optional[str] = None) ->
         a = acc.get(run) if run is not None else None
         if a is not None and run not in st.commits:
             c = a.counts
-            p = st.priors.get(rec.get("id")) if t == "event" else None  # type: ignore[arg-type]
+            pid = rec.get("id")
+            p = st.priors.get(pid) if t == "event" and isinstance(pid, str) else None
             if t == "event" and p is not None and action == "disposition":
                 to = rec.get("to")
                 if p.facet("activation") != "run-start":

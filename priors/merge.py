@@ -49,6 +49,11 @@ def _records(lines: Sequence[bytes], side: str, offset: int) -> Union[List[Dict[
     return out
 
 
+def _s(value: Any) -> Optional[str]:
+    """A record's reference when it is a string (anything else references nothing)."""
+    return value if isinstance(value, str) else None
+
+
 def _num(regex: "re.Pattern[str]", value: Any) -> int:
     if isinstance(value, str):
         m = regex.match(value)
@@ -137,11 +142,11 @@ def redact_refs(rec: Dict[str, Any], redacted: Set[str]) -> Dict[str, Any]:
     from priors.verify import REDACTED_CALL_KEYS
 
     t = rec.get("t")
-    if t == "event" and rec.get("id") in redacted and rec.get("action") != "redact" and isinstance(rec.get("reason"), str):
+    if t == "event" and _s(rec.get("id")) in redacted and rec.get("action") != "redact" and isinstance(rec.get("reason"), str):
         out = {k: v for k, v in rec.items() if k != "reason"}
         out.update(reason_redacted=True, reason_hash=sha12(rec["reason"]))
         return out
-    if t == "call" and rec.get("conflicts_with") in redacted and rec.get("redacted") is not True:
+    if t == "call" and _s(rec.get("conflicts_with")) in redacted and rec.get("redacted") is not True:
         out = {k: rec[k] for k in REDACTED_CALL_KEYS if k in rec}
         out["redacted"] = True
         return out
@@ -202,9 +207,9 @@ def merge(base: bytes, ours: bytes, theirs: bytes) -> Union[bytes, Conflict]:
     # The human's word stays on top without touching our lines (so the merge still extends ours, and
     # `verify --since` holds): our redact of a prior their lines still mention, and our last decision on a
     # prior their lines end on an agent disposition of, are restated after their lines.
-    touched = {r.get("id") for r in theirs_new if r.get("t") == "event" and r.get("action") != "redact"}
-    touched |= {r.get("conflicts_with") for r in theirs_new if r.get("t") == "call"}
-    late = [r for r in ours_new if r.get("t") == "event" and r.get("action") == "redact" and r.get("id") in ours_red and r.get("id") in touched]
+    touched = {_s(r.get("id")) for r in theirs_new if r.get("t") == "event" and r.get("action") != "redact"}
+    touched |= {_s(r.get("conflicts_with")) for r in theirs_new if r.get("t") == "call"}
+    late = [r for r in ours_new if r.get("t") == "event" and r.get("action") == "redact" and _s(r.get("id")) in ours_red and _s(r.get("id")) in touched]
     restated = [dict(r, restated=True) for r in _decisions_to_keep_last(ours_new, theirs_new) + late]
     out = [line.decode("utf-8") for line in head]
     out += [dumps(r) for r in ours_new + theirs_new + restated]
