@@ -273,8 +273,9 @@ def cmd_merge_driver(argv: List[str], ctx: Any) -> int:
     cwd = os.getcwd()
     gitdir = _git_dir(cwd)
     stash = os.path.join(gitdir, STASH) if gitdir else None
+    where = os.path.dirname(args.pos[3]) if len(args.pos) > 3 else None
     if args.get("render"):
-        return _render_driver(ours_p, stash, cwd)
+        return _render_driver(ours_p, stash, cwd, where)
     data = []
     for p in (base_p, ours_p, theirs_p):
         b = read_bytes(p)  # type: ignore[arg-type]
@@ -299,11 +300,11 @@ def cmd_merge_driver(argv: List[str], ctx: Any) -> int:
         from priors.canonical import dumps
 
         with open(stash, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(dumps({"head": _head(cwd), "md": md.decode("utf-8")}))
+            fh.write(dumps({"head": _head(cwd), "md": md.decode("utf-8"), "dir": where}))
     return 0
 
 
-def _render_driver(ours_p: str, stash: Optional[str], cwd: str) -> int:
+def _render_driver(ours_p: str, stash: Optional[str], cwd: str, where: Optional[str]) -> int:
     """PRIORS.md: take the rendering of the merged ledger the ledger driver left; else keep ours. Never a conflict."""
     import os
 
@@ -323,7 +324,8 @@ def _render_driver(ours_p: str, stash: Optional[str], cwd: str) -> int:
         os.unlink(stash)
     except OSError:
         pass
-    if isinstance(saved, dict) and saved.get("head") == _head(cwd) and isinstance(saved.get("md"), str):
+    same_dir = where is None or saved is None or not isinstance(saved, dict) or saved.get("dir") in (None, where)
+    if isinstance(saved, dict) and same_dir and saved.get("head") == _head(cwd) and isinstance(saved.get("md"), str):
         atomic_write(Path(ours_p), saved["md"].encode("utf-8"))
     return 0
 

@@ -446,3 +446,26 @@ def test_property_merges_of_valid_extensions_verify():
         assert merge(b(base), b(ours), b(theirs)) == out
 
     run()
+
+
+def test_ledger_in_a_subfolder_of_the_repo(tmp_path):
+    top = Repo(tmp_path / "mono")
+    top.root.mkdir()
+    top.git("init", "-q", "-b", "main")
+    sub = Repo(top.root / "svc")
+    sub.root.mkdir()
+    sub.ok("init", "--git")
+    assert (sub.root / ".gitattributes").exists()
+    sub.write(".gitignore", "cand.json\nscopes.json\n")
+    sub.run("web", {"a.py": "a\n"}, new=[conclusion("a one", "a.py")])
+    top.save("base")
+    top.git("checkout", "-qb", "feature")
+    sub.run("web", {"a.py": "a\n", "b.py": "b\n"}, {"P-0001": "still-open"}, [conclusion("b theirs", "b.py")])
+    top.save("feature")
+    top.git("checkout", "-q", "main")
+    sub.run("web", {"a.py": "a\n", "c.py": "c\n"}, {"P-0001": "still-open"}, [conclusion("c ours", "c.py")])
+    top.save("main")
+    m = top.git("merge", "--no-edit", "feature", check=False)
+    assert m.returncode == 0, m.stdout + m.stderr
+    assert [r["id"] for r in sub.ledger() if r["t"] == "prior"] == ["P-0001", "P-0002", "P-0003"]
+    assert sub("verify").code == 0, sub("verify")
