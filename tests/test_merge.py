@@ -469,3 +469,5 @@ def test_ledger_in_a_subfolder_of_the_repo(tmp_path):
     assert m.returncode == 0, m.stdout + m.stderr
     assert [r["id"] for r in sub.ledger() if r["t"] == "prior"] == ["P-0001", "P-0002", "P-0003"]
     assert sub("verify").code == 0, sub("verify")
+    assert sub("verify", "--since", "HEAD~1").code == 0  # REV:./.priors/… resolves from the subfolder
+    assert sub("verify", "--since", "HEAD~2").code == 0
