@@ -138,13 +138,12 @@ def rewrite_refs(rec: Dict[str, Any], pmap: Dict[str, str], rmap: Dict[str, str]
 
 def redact_refs(rec: Dict[str, Any], redacted: Set[str]) -> Dict[str, Any]:
     """Apply the other side's redaction to a record: reasons hashed, calls cut to their stub."""
-    from priors.canonical import sha12
-    from priors.verify import REDACTED_CALL_KEYS
+    from priors.verify import REDACTED_CALL_KEYS, reason_hash
 
     t = rec.get("t")
-    if t == "event" and _s(rec.get("id")) in redacted and rec.get("action") != "redact" and isinstance(rec.get("reason"), str):
+    if t == "event" and _s(rec.get("id")) in redacted and rec.get("action") != "redact" and "reason" in rec:
         out = {k: v for k, v in rec.items() if k != "reason"}
-        out.update(reason_redacted=True, reason_hash=sha12(rec["reason"]))
+        out.update(reason_redacted=True, reason_hash=reason_hash(rec["reason"]))
         return out
     if t == "call" and _s(rec.get("conflicts_with")) in redacted and rec.get("redacted") is not True:
         out = {k: rec[k] for k in REDACTED_CALL_KEYS if k in rec}

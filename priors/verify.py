@@ -484,13 +484,12 @@ def rewrite_problem(old: bytes, new: bytes) -> Optional[str]:
             return f"became a tombstone for {n.get('id')} whose content_hash does not match the old line"
         return None
     if n.get("t") == "event" and n.get("reason_redacted") is True:
-        reason = o.get("reason")
-        if not isinstance(reason, str):
+        if "reason" not in o:
             return "lost a reason it never had"
         want = {k: v for k, v in o.items() if k != "reason"}
-        want.update(reason_redacted=True, reason_hash=sha12(reason))
+        want.update(reason_redacted=True, reason_hash=reason_hash(o["reason"]))
         if n != want:
-            if n.get("reason_hash") != sha12(reason):
+            if n.get("reason_hash") != want["reason_hash"]:
                 return f"redacted a reason of {o.get('id')} but reason_hash does not match the old reason"
             return f"changed more than the redacted reason of {o.get('id')}"
         return None
@@ -501,6 +500,13 @@ def rewrite_problem(old: bytes, new: bytes) -> Optional[str]:
             return f"call {o.get('call_id')} changed more than its redaction allows"
         return None
     return "changed (and is not a redaction rewrite)"
+
+
+def reason_hash(reason: Any) -> str:
+    """sha12 of a reason as the keeper hashes it (a non-string reason by its canonical JSON)."""
+    from priors.canonical import dumps, sha12
+
+    return sha12(reason if isinstance(reason, str) else dumps(reason))
 
 
 def redacted_ids(lines: Sequence[bytes]) -> Set[str]:
