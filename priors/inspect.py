@@ -212,6 +212,8 @@ def list_rows(records: Sequence[Dict[str, Any]], ns: Optional[str] = None, statu
             for key in ("type", "claim", "scope_ref", "severity"):
                 if key in rec:
                     row[key] = rec[key]
+            if isinstance(p.facet("scope"), str):
+                row["scope"] = p.facet("scope")
         rows.append(row)
     return rows
 
@@ -222,7 +224,8 @@ def list_text(rows: Sequence[Dict[str, Any]]) -> str:
     table = [("id", "area", "type", "status", "where", "what")]
     for r in rows:
         what = "▒ redacted" if r.get("redacted") else cut(str(r.get("claim", "")))
-        table.append((r["id"], str(r.get("ns")), str(r.get("type", "—")), r["status"], str(r.get("scope_ref", "—")), what))
+        where = str(r.get("scope_ref", r.get("scope", "—")))
+        table.append((r["id"], str(r.get("ns")), str(r.get("type", "—")), r["status"], where, what))
     widths = [max(len(row[i]) for row in table) for i in range(5)]
     return "\n".join("  ".join(c.ljust(widths[i]) for i, c in enumerate(row[:5])) + "  " + row[5] for row in table).rstrip()
 

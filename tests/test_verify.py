@@ -350,6 +350,9 @@ def test_verify_file_problems(keeper):
     md.write_text(md.read_text(encoding="utf-8") + "hand edit\n", encoding="utf-8")
     r = keeper("verify")
     assert r.code == 1 and ".priors/PRIORS.md: out of date" in r.out
+    assert json.loads(keeper("verify", "--json").out)["problems"] == [
+        {"code": "RENDER_STALE", "file": ".priors/PRIORS.md", "line": 0,
+         "message": "out of date with the ledger — run `priors render` and commit it"}]
     md.unlink()
     r = keeper("verify", "--json")
     assert r.code == 1 and json.loads(r.out)["problems"][0]["code"] == "RENDER_MISSING"
