@@ -219,3 +219,61 @@ def test_inspect_verbs_name_a_damaged_ledger(keeper):
     for verb in (("show", "P-0001"), ("list",), ("history",)):
         err = keeper.usage(*verb)
         assert "line 12" in err
+
+
+def _summary_counts(summary):
+    import re as _re
+
+    text = "\n".join(summary)
+    def grab(pat):
+        m = _re.search(pat, text)
+        return int(m.group(1)) if m else 0
+    return {
+        "checked": grab(r"Checked against (\d+) priors"), "fixed": grab(r"✓ (\d+) fixed"),
+        "carried": grab(r"→ (\d+) carried"), "touched": grab(r"~ (\d+) touched"),
+        "your_call": grab(r"\? (\d+) need your call"), "resting": grab(r"… (\d+) resting"),
+        "new": grab(r"New this run: (\d+)"), "quiescent": "Everything settled still holds" in text,
+    }
+
+
+def test_history_agrees_with_every_summary_in_a_rich_scenario(keeper):
+    k = keeper
+    k.write("a.py", "a = 1\n")
+    k.write("b.py", "b = 1\n")
+    k.write("tool.txt", "v1\n")
+    full = {"a.py": k.hash("a.py"), "b.py": k.hash("b.py"), "tool.txt": k.hash("tool.txt")}
+    k.open_run("web", full)
+    k.ok("propose", k.candidate({"type": "conclusion", "claim": "a leaks", "scope_ref": "a.py"}), "--run", "run-001", "--ns", "web")
+    k.ok("propose", k.candidate({"type": "behavioral", "claim": "run the linter first", "scope_ref": "tool.txt", "review_every": 2}), "--run", "run-001", "--ns", "web")
+    k.ok("propose", k.candidate({"type": "conclusion", "claim": "b is verbose", "scope_ref": "b.py", "direction": "terser"}), "--run", "run-001", "--ns", "web")
+    k.ok("commit", "--run", "run-001")
+    k.ok("decide", "P-0003", "wontfix", "--because", "verbosity is deliberate")
+    no_a = {x: v for x, v in full.items() if x != "a.py"}
+    k.open_run("web", no_a)
+    k.ok("disposition", "P-0002", "challenged", "--run", "run-002")
+    assert k("propose", k.candidate({"type": "conclusion", "claim": "b should expand", "scope_ref": "b.py", "direction": "expand"}), "--run", "run-002", "--ns", "web").code == 1
+    k.ok("commit", "--run", "run-002")
+    k.ok("decide", "P-0002", "keep")
+    for n in range(3, 7):
+        k.open_run("web", no_a)
+        k.ok("commit", "--run", f"run-{n:03d}")
+    k.open_run("web", full)
+    k.ok("disposition", "P-0001", "still-open", "--run", "run-007")
+    k.ok("commit", "--run", "run-007")
+    k.open_run("web", full)
+    k.ok("disposition", "P-0001", "still-open", "--run", "run-008")
+    k.ok("commit", "--run", "run-008")
+    rows = _canonical(k.ok("history", "--json"))["runs"]
+    runs = [r for r in k.ledger() if r["t"] == "run"]
+    assert len(rows) == len(runs) == 8
+    for rec, row in zip(runs, rows):
+        want = _summary_counts(rec["summary"])
+        got = {key: row[key] for key in want}
+        assert got == want, (rec["run"], rec["summary"])
+    assert any(r["your_call"] for r in rows[2:])  # review nudges counted
+    assert rows[5]["resting"] == 1 and rows[6]["resting"] == 0
+    body = _canonical(k.ok("show", "P-0001", "--json"))
+    kinds = [e["kind"] for e in body["timeline"]]
+    assert "resting" in kinds and "resurrected" in kinds
+    out = k.ok("show", "P-0003")
+    assert "call run-002-C-01: b should expand — reverses this (expand) — awaiting your call" in out
