@@ -88,9 +88,20 @@ def _max_ids(records: Sequence[Dict[str, Any]]) -> Tuple[int, int]:
     return mp, mr
 
 
-def renumbering(base: Sequence[Dict[str, Any]], ours: Sequence[Dict[str, Any]], theirs_new: Sequence[Dict[str, Any]]) -> Tuple[Dict[str, str], Dict[str, str]]:
-    """(prior id map, run id map) moving their new ids after ours, gaps and order kept; empty when nothing collides."""
+def renumbering(
+    base: Sequence[Dict[str, Any]],
+    ours: Sequence[Dict[str, Any]],
+    theirs_new: Sequence[Dict[str, Any]],
+    reserved: Sequence[str] = (),
+) -> Tuple[Dict[str, str], Dict[str, str]]:
+    """(prior id map, run id map) moving their new ids after ours, gaps and order kept; empty when nothing collides.
+
+    `reserved` are ids our work tree already holds outside the ledger (open runs, staged priors).
+    """
     our_prior, our_run = _max_ids(list(base) + list(ours))
+    for rid in reserved:
+        our_prior = max(our_prior, _num(PRIOR_RE, rid))
+        our_run = max(our_run, _num(RUN_RE, rid))
     base_runs: Set[str] = set()
     for rec in base:
         for key in RUN_REF_KEYS:
@@ -174,8 +185,12 @@ def _decisions_to_keep_last(ours_new: Sequence[Dict[str, Any]], theirs_new: Sequ
             if r.get("t") == "event" and r.get("action") == "decide" and r.get("id") in agent_last and last.get(r["id"]) == i]
 
 
-def merge(base: bytes, ours: bytes, theirs: bytes) -> Union[bytes, Conflict]:
-    """base + our new lines + their new lines (renumbered after ours); a redaction on either side wins."""
+def merge(base: bytes, ours: bytes, theirs: bytes, reserved: Sequence[str] = ()) -> Union[bytes, Conflict]:
+    """base + our new lines + their new lines (renumbered after ours); a redaction on either side wins.
+
+    `reserved`: run and prior ids our side holds outside the ledger (an open run, its staged priors);
+    their ids are moved past those too, so an open run can still commit after the merge.
+    """
     from priors.canonical import dumps
     from priors.verify import split_lines
 
@@ -196,7 +211,7 @@ def merge(base: bytes, ours: bytes, theirs: bytes) -> Union[bytes, Conflict]:
             return recs
         parsed.append(recs)
     base_recs, head_recs, ours_new, theirs_new = parsed
-    pmap, rmap = renumbering(base_recs, ours_new, theirs_new)
+    pmap, rmap = renumbering(base_recs, ours_new, theirs_new, reserved)
     theirs_new = [rewrite_refs(r, pmap, rmap) for r in theirs_new]
     was = _tombs(base_recs)
     ours_red = _tombs(_records(o, "ours", 0)) - was  # type: ignore[arg-type]
@@ -283,7 +298,7 @@ def cmd_merge_driver(argv: List[str], ctx: Any) -> int:
         data.append(b)
     if stash and os.path.exists(stash):
         os.unlink(stash)
-    result = merge(*data)
+    result = merge(*data, reserved=_reserved(os.path.dirname(args.pos[3])) if len(args.pos) > 3 else ())
     if isinstance(result, Conflict):
         ctx.err.write(
             f"priors merge-driver: cannot merge {label}: {result.reason}.\n"
@@ -301,6 +316,22 @@ def cmd_merge_driver(argv: List[str], ctx: Any) -> int:
         with open(stash, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(dumps({"head": _head(cwd), "md": md.decode("utf-8"), "dir": where}))
     return 0
+
+
+def _reserved(priors_dir: str) -> List[str]:
+    """Run ids of open runs beside the ledger in our work tree.
+
+    Their runs are moved past these, or a later `commit --run` of our open run would find
+    "already committed" and drop its staging. Staged prior ids are not reserved: prior ids must
+    increase along the ledger, so a collision is left to `commit`'s STAGED_ID_COLLISION refusal.
+    """
+    import os
+
+    try:
+        names = sorted(os.listdir(os.path.join(priors_dir or ".", "runs")))
+    except OSError:
+        return []
+    return [name for name in names if RUN_RE.match(name)]
 
 
 def _render_driver(ours_p: str, stash: Optional[str], cwd: str, where: Optional[str]) -> int:

@@ -471,3 +471,40 @@ def test_ledger_in_a_subfolder_of_the_repo(tmp_path):
     assert sub("verify").code == 0, sub("verify")
     assert sub("verify", "--since", "HEAD~1").code == 0  # REV:./.priors/… resolves from the subfolder
     assert sub("verify", "--since", "HEAD~2").code == 0
+
+
+def test_reserved_ids_of_an_open_run_are_skipped():
+    base = k.sample()
+    theirs = theirs_side()
+    out = merge(b(base), b(base), b(theirs), reserved=["run-004", "P-0004", "P-0005"])
+    priors = [r["id"] for r in recs(out) if r["t"] == "prior"][3:]
+    assert priors == ["P-0006", "P-0007", "P-0008"]  # the pure merge honours any reserved ids it is given
+    assert [r["run"] for r in recs(out) if r["t"] == "run"][3:] == ["run-005", "run-006"]
+    assert check(out)[0] == []
+
+
+def test_merge_while_a_run_is_open_keeps_it_committable(repo):
+    repo.git("checkout", "-qb", "feature")
+    repo.run("web", {"a.py": "a = 1\n", "b.py": "b = 1\n", "c.py": "c\n"}, {"P-0001": "still-open", "P-0002": "still-open"},
+             [conclusion("c is theirs", "c.py")])
+    repo.save("feature")
+    repo.git("checkout", "-q", "main")
+    repo.ok("decide", "P-0001", "keep")
+    repo.save("main: decided")
+    files = {"a.py": "a = 1\n", "b.py": "b = 1\n", "d.py": "d\n"}
+    for name, text in files.items():
+        repo.write(name, text)
+    repo.open_run("web", {name: repo.hash(name) for name in files})
+    repo.ok("disposition", "P-0002", "still-open", "--run", "run-002")
+    assert repo.propose("run-002", "web", conclusion("d is ours", "d.py")).out == "P-0003 staged (new)\n"
+    m = repo.git("merge", "--no-edit", "feature", check=False)
+    assert m.returncode == 0, m.stdout + m.stderr
+    assert [r["run"] for r in repo.ledger() if r["t"] == "run"] == ["run-001", "run-003"]  # not our open run-002
+    assert [r["id"] for r in repo.ledger() if r["t"] == "prior"] == ["P-0001", "P-0002", "P-0003"]
+    # our staged P-0003 now collides: commit refuses (ids must increase), nothing is lost silently
+    repo.refused("STAGED_ID_COLLISION", "commit", "--run", "run-002")
+    repo.ok("abort", "--run", "run-002")
+    assert repo("verify").code == 0, repo("verify")
+    repo.run("web", files, {"P-0002": "still-open"}, [conclusion("d is ours", "d.py")])
+    assert [r["run"] for r in repo.ledger() if r["t"] == "run"] == ["run-001", "run-003", "run-004"]
+    assert repo("verify").code == 0, repo("verify")
