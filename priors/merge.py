@@ -188,8 +188,8 @@ def _decisions_to_keep_last(ours_new: Sequence[Dict[str, Any]], theirs_new: Sequ
 def merge(base: bytes, ours: bytes, theirs: bytes, reserved: Sequence[str] = ()) -> Union[bytes, Conflict]:
     """base + our new lines + their new lines (renumbered after ours); a redaction on either side wins.
 
-    `reserved`: run and prior ids our side holds outside the ledger (an open run, its staged priors);
-    their ids are moved past those too, so an open run can still commit after the merge.
+    `reserved`: ids our side holds outside the ledger (the driver passes its open runs); their ids
+    are moved past those too. Our lines are kept byte for byte unless their redaction rewrites them.
     """
     from priors.canonical import dumps
     from priors.verify import split_lines
@@ -216,6 +216,8 @@ def merge(base: bytes, ours: bytes, theirs: bytes, reserved: Sequence[str] = ())
     was = _tombs(base_recs)
     ours_red = _tombs(_records(o, "ours", 0)) - was  # type: ignore[arg-type]
     theirs_red = _tombs(_records(t, "theirs", 0)) - was  # type: ignore[arg-type]
+    ours_out = [raw if redact_refs(r, theirs_red) == r else dumps(redact_refs(r, theirs_red)).encode("utf-8")
+                for r, raw in zip(ours_new, o[len(b):])]  # our untouched lines byte for byte
     ours_new = [redact_refs(r, theirs_red) for r in ours_new]
     theirs_new = [redact_refs(r, ours_red) for r in theirs_new]
     # The human's word stays on top without touching our lines (so the merge still extends ours, and
@@ -225,9 +227,10 @@ def merge(base: bytes, ours: bytes, theirs: bytes, reserved: Sequence[str] = ())
     touched |= {_s(r.get("conflicts_with")) for r in theirs_new if r.get("t") == "call"}
     late = [r for r in ours_new if r.get("t") == "event" and r.get("action") == "redact" and _s(r.get("id")) in ours_red and _s(r.get("id")) in touched]
     restated = [dict(r, restated=True) for r in _decisions_to_keep_last(ours_new, theirs_new) + late]
-    out = [line.decode("utf-8") for line in head]
-    out += [dumps(r) for r in ours_new + theirs_new + restated]
-    return "".join(s + "\n" for s in out).encode("utf-8")
+    out = list(head)
+    out += ours_out
+    out += [dumps(r).encode("utf-8") for r in theirs_new + restated]
+    return b"".join(line + b"\n" for line in out)
 
 
 # ------------------------------------------------------------------ git plumbing

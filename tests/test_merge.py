@@ -508,3 +508,10 @@ def test_merge_while_a_run_is_open_keeps_it_committable(repo):
     repo.run("web", files, {"P-0002": "still-open"}, [conclusion("d is ours", "d.py")])
     assert [r["run"] for r in repo.ledger() if r["t"] == "run"] == ["run-001", "run-003", "run-004"]
     assert repo("verify").code == 0, repo("verify")
+
+
+def test_our_lines_are_kept_byte_for_byte():
+    base = b(k.sample())
+    odd = b'{"t":"event","id":"P-0001","action":"decide","to":"keep","by":"human"}\n'  # valid, not canonical
+    out = merge(base, base + odd, b(theirs_side()))
+    assert isinstance(out, bytes) and out.startswith(base + odd)
