@@ -515,3 +515,27 @@ def test_our_lines_are_kept_byte_for_byte():
     odd = b'{"t":"event","id":"P-0001","action":"decide","to":"keep","by":"human"}\n'  # valid, not canonical
     out = merge(base, base + odd, b(theirs_side()))
     assert isinstance(out, bytes) and out.startswith(base + odd)
+
+
+def test_both_branches_started_a_ledger(tmp_path):
+    """add/add: neither side had .priors/ at the merge base; git hands the driver an empty base."""
+    r = Repo(tmp_path / "aa")
+    r.root.mkdir()
+    r.git("init", "-q", "-b", "main")
+    r.write(".gitignore", "cand.json\nscopes.json\n")
+    r.write("README", "x\n")
+    r.save("no ledger yet")
+    r.git("checkout", "-qb", "feature")
+    r.ok("init", "--git")
+    r.run("web", {"a.py": "a\n"}, new=[conclusion("theirs a", "a.py")])
+    r.save("feature starts a ledger")
+    r.git("checkout", "-q", "main")
+    assert not (r.root / ".priors" / "ledger.jsonl").exists()
+    r.ok("init", "--git")
+    r.run("web", {"b.py": "b\n"}, new=[conclusion("ours b", "b.py")])
+    r.save("main starts a ledger")
+    m = r.git("merge", "--no-edit", "feature", check=False)
+    assert m.returncode == 0, m.stdout + m.stderr
+    assert [p["claim"] for p in r.ledger() if p["t"] == "prior"] == ["ours b", "theirs a"]
+    assert [p["id"] for p in r.ledger() if p["t"] == "prior"] == ["P-0001", "P-0002"]
+    assert r("verify").code == 0, r("verify")
