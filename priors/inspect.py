@@ -371,7 +371,20 @@ def history_text(rows: Sequence[RunRow], width: int = 40) -> str:
     q = sum(1 for r in rows if r.quiescent)
     if q:
         lines.append(f"quiescent runs (everything settled still held, nothing new): {q} of {len(rows)}")
+    streak = quiet_streak(rows)
+    if streak:
+        lines.append(f"quiescent since {streak[0].run} ({len(streak)} run{'s' if len(streak) != 1 else ''} in a row)")
     return "\n".join(lines)
+
+
+def quiet_streak(rows: Sequence[RunRow]) -> List[RunRow]:
+    """The trailing runs that were all quiescent (empty when the last run was not)."""
+    out: List[RunRow] = []
+    for r in reversed(rows):
+        if not r.quiescent:
+            break
+        out.insert(0, r)
+    return out
 
 
 def _esc(s: str) -> str:
@@ -452,7 +465,9 @@ def history_svg(rows: Sequence[RunRow], title: str = "priors history") -> str:
             out.append(f'<circle cx="{px}" cy="{py}" r="3" fill="{OPEN_COLOR}"><title>{_esc(r.run)}: {r.open} open</title></circle>')
     out.append(f'<line x1="{left}" y1="{top + plot_h}" x2="{width - right}" y2="{top + plot_h}" stroke="#333"/>')
     q = sum(1 for r in rows if r.quiescent)
-    out.append(f'<text x="{left}" y="{height - 18}" fill="#444">runs →  ({n} committed, {q} quiescent)</text>')
+    streak = quiet_streak(rows)
+    tail = f" — quiescent since {streak[0].run}" if streak else ""
+    out.append(f'<text x="{left}" y="{height - 18}" fill="#444">runs →  ({n} committed, {q} quiescent){_esc(tail)}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
 

@@ -178,6 +178,7 @@ def test_history_end_to_end_matches_the_commit_summaries(keeper):
         assert ("Everything settled still holds. Nothing new." in summary) == row["quiescent"]
     text = keeper.ok("history", "--ns", "review", "--svg", "h.svg")
     assert "quiescent" in text and "wrote h.svg" in text
+    assert "quiescent since run-004 (1 run in a row)" in text
     svg = (keeper.root / "h.svg").read_text(encoding="utf-8")
     assert svg.count("✓</text>") == 1
     keeper.ok("history", "--svg", "h2.svg", "--ns", "review")
