@@ -13,6 +13,7 @@ anchors for it rather than wrong ones.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Callable, Dict, List, Optional, Tuple
 
@@ -77,8 +78,17 @@ def anchors_for(path: str, text: str) -> List[Tuple[str, str]]:
 
 
 def hash_spans(text: str, spans: List[Span]) -> List[Tuple[str, str]]:
-    """Hash each definition's normalized source: only its own text counts, never its position."""
-    return [(name, sha12(normalize(text[start:end]))) for name, start, end in spans]
+    """Hash each definition's normalized source: only its own text counts, never its position.
+
+    Same result as `sha12(normalize(segment))`, through the byte-level fast path.
+    """
+    from priors.snapshot import normalized_utf8
+
+    out = []
+    for name, start, end in spans:
+        seg = text[start:end].encode("utf-8", "surrogatepass")
+        out.append((name, hashlib.sha256(normalized_utf8(seg)).hexdigest()[:12]))
+    return out
 
 
 def disambiguate(spans: List[Span]) -> List[Span]:
@@ -154,6 +164,10 @@ def python_spans(text: str) -> List[Span]:
 
 def _line_starts(text: str) -> List[int]:
     """Character offset of each line, splitting on \\r\\n, \\r and \\n as Python's tokenizer does."""
+    if "\r" not in text:
+        from itertools import accumulate
+
+        return [0, *accumulate(len(line) + 1 for line in text.split("\n")[:-1])]
     starts = [0]
     starts.extend(m.end() for m in _PY_LINE_END.finditer(text))
     return starts

@@ -85,8 +85,15 @@ def link_hash(target: str) -> str:
 
 
 def tree_hash(children: Iterable[Tuple[str, str]]) -> str:
-    """A directory's hash: sha12 of the canonical JSON of its `[name, hash]` pairs sorted by name."""
-    return sha12(dumps(sorted([name, h] for name, h in children)))
+    """A directory's hash: sha12 of the canonical JSON of its `[name, hash]` pairs sorted by name.
+
+    Names are valid Unicode (undecodable ones never get this far) and lists
+    keep their order, so the C encoder's output is the canonical one.
+    """
+    import json
+
+    pairs = sorted([name, h] for name, h in children)
+    return sha12(json.dumps(pairs, ensure_ascii=False, separators=(",", ":")))
 
 
 def file_result(rel: str, data: bytes, want_anchors: bool) -> Tuple[str, Optional[str]]:
@@ -388,7 +395,7 @@ def _workers() -> int:
     return max(1, min(4, os.cpu_count() or 1))
 
 
-POOL_MIN_WEIGHT = 12_000_000  # bytes of work (Python parsing counted heavier) below which one process wins
+POOL_MIN_WEIGHT = 4_000_000  # bytes of work (Python parsing counted heavier) below which one process wins
 
 
 def _weight(job: Job, size: int) -> int:
@@ -402,6 +409,8 @@ def run_jobs(jobs: List[Job], sizes: Dict[str, int], progress: Optional[Progress
     workers = _workers()
     if workers > 1 and weight >= POOL_MIN_WEIGHT and total >= 8:
         try:
+            if hasattr(os, "fork") and sys.platform.startswith("linux"):
+                return _run_forked(jobs, sizes, workers, progress)
             return _run_pool(jobs, sizes, workers, progress)
         except Exception:
             pass  # no processes here (sandbox, frozen app…): fall back to one
@@ -410,6 +419,63 @@ def run_jobs(jobs: List[Job], sizes: Dict[str, int], progress: Optional[Progress
         out.append(hash_job(job))
         if progress and (n % 200 == 0 or n == total):
             progress(n, total)
+    return out
+
+
+def _shares(jobs: List[Job], sizes: Dict[str, int], n: int) -> List[List[Job]]:
+    """Deal jobs heaviest-first into n shares of about equal weight (deterministic)."""
+    shares: List[List[Job]] = [[] for _ in range(n)]
+    loads = [0] * n
+    for job in sorted(jobs, key=lambda j: (-_weight(j, sizes.get(j[0], 0)), j[0])):
+        i = loads.index(min(loads))
+        shares[i].append(job)
+        loads[i] += _weight(job, sizes.get(job[0], 0)) + 4096  # per-file overhead
+    return shares
+
+
+def _run_forked(jobs: List[Job], sizes: Dict[str, int], workers: int, progress: Optional[Progress]) -> List[Result]:
+    """Fork helpers that hash their share and send it back through a pipe (marshal).
+
+    Forking costs a few milliseconds, where importing concurrent.futures and
+    starting a pool costs over a hundred — and the snapshot runs on every
+    agent call. A helper that fails for any reason is simply redone here.
+    """
+    import marshal
+
+    shares = _shares(jobs, sizes, workers)
+    children = []
+    for share in shares[1:]:
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the helper: never returns
+            code = 1
+            try:
+                os.close(r)
+                payload = marshal.dumps(hash_chunk(share))
+                with os.fdopen(w, "wb") as fh:
+                    fh.write(payload)
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(w)
+        children.append((pid, r, share))
+    out: List[Result] = []
+    mine = shares[0]
+    for n, job in enumerate(mine, 1):
+        out.append(hash_job(job))
+        if progress and n % 100 == 0:
+            progress(min(len(jobs), n * workers), len(jobs))
+    for pid, r, share in children:
+        with os.fdopen(r, "rb") as fh:
+            payload = fh.read()
+        _, status = os.waitpid(pid, 0)
+        try:
+            got = marshal.loads(payload) if status == 0 else None
+        except (EOFError, ValueError, TypeError):
+            got = None
+        out.extend(got if isinstance(got, list) and len(got) == len(share) else hash_chunk(share))
+    if progress:
+        progress(len(jobs), len(jobs))
     return out
 
 
