@@ -466,17 +466,14 @@ def _go_func(toks: List[Tok], match: List[int], i: int, spans: List[Span]) -> in
     j = i + 1
     recv = ""
     if j < len(toks) and toks[j][1] == "(":
-        inner = [t[1] for t in toks[j + 1:match[j]] if t[0] == "id"]
-        recv = inner[-1] if inner else ""
-        # receiver `(r *T[K, V])`: the type name is the identifier before any `[`
-        bracket = [t for t in toks[j + 1:match[j]]]
+        # receiver `(r *T[K, V])`: the type name is the last identifier before any `[`
         names = []
-        for t in bracket:
+        for t in toks[j + 1:match[j]]:
             if t[1] == "[":
                 break
             if t[0] == "id":
                 names.append(t[1])
-        recv = names[-1] if names else recv
+        recv = names[-1] if names else ""
         j = match[j] + 1
     if j >= len(toks) or toks[j][0] != "id":
         return i + 1
@@ -640,8 +637,7 @@ def _rust_item(toks, match, i, limit, prefix, spans, start) -> int:
             close = match[k]
             spans.append((prefix + name, start, toks[close][3]))
             if word in ("fn", "mod", "trait"):
-                inner = prefix + name + "." if word != "fn" else prefix + name + "."
-                _rust_block(toks, match, k + 1, close, inner, spans)
+                _rust_block(toks, match, k + 1, close, prefix + name + ".", spans)
             return close + 1
         if kind == "p" and val in "([":
             k = match[k] + 1
@@ -847,7 +843,7 @@ def _js_binding(toks, match, i, limit, prefix, spans, start) -> int:
         k += 1
     else:
         return k
-    while k < limit and toks[k][1] not in ("=", ";", "{", "}") and not (toks[k][1] == "=" ):
+    while k < limit and toks[k][1] not in ("=", ";", "{", "}"):
         k = match[k] + 1 if toks[k][1] in "([" else k + 1
     if not (k + 1 < limit and toks[k][1] == "=" and toks[k + 1][1] == ">"):
         return k

@@ -115,11 +115,6 @@ def pack(defs: List[Tuple[str, str]]) -> str:
     return "\t".join(f"{q}\t{h}" for q, h in defs if "\t" not in q and "\n" not in q)
 
 
-def unpack(packed: str) -> List[Tuple[str, str]]:
-    parts = packed.split("\t") if packed else []
-    return list(zip(parts[0::2], parts[1::2]))
-
-
 def combine(
     files: Dict[str, str],
     anchors: Dict[str, str],
@@ -528,12 +523,38 @@ def take_snapshot(
 
     cache_file = _cache_path(root) if use_cache else None
     cache = load_cache(cache_file)
+    plan = _plan(root, refs, cache, anchors, report)
     new_cache: Dict[str, list] = {} if sel.whole else dict(cache)
-    files: Dict[str, str] = {}
-    defs: Dict[str, str] = {}
-    jobs: List[Job] = []
-    keys: Dict[str, List[int]] = {}
-    sizes: Dict[str, int] = {}
+    new_cache.update(plan.reused)
+    changed = _absorb(run_jobs(plan.jobs, plan.sizes, progress), plan, cache, started, new_cache, report)
+
+    out = combine(plan.files, plan.defs if anchors else {}, sel.full_dir, sel.whole)
+    _add_extras(out, "--tool", tool_hashes(tools or {}, root))
+    _add_extras(out, "--merge", merge or {})
+
+    if cache_file is not None and (changed or len(new_cache) != len(cache)):
+        save_cache(cache_file, new_cache)
+    if problems is None:
+        for p in report:
+            sys.stderr.write(f"priors snapshot: {p}\n")
+    return out
+
+
+class _Plan:
+    """What one snapshot must do: hashes already known (links, cache hits) and the files left to read."""
+
+    def __init__(self) -> None:
+        self.files: Dict[str, str] = {}
+        self.defs: Dict[str, str] = {}
+        self.reused: Dict[str, list] = {}
+        self.jobs: List[Job] = []
+        self.keys: Dict[str, List[int]] = {}
+        self.sizes: Dict[str, int] = {}
+
+
+def _plan(root: Path, refs: List[str], cache: Dict[str, list], anchors: bool, report: List[str]) -> _Plan:
+    """lstat every ref: symlinks hash their target, cache hits are reused, regular files become jobs."""
+    plan = _Plan()
     root_s = str(root)
     for ref in refs:
         full = os.path.join(root_s, *ref.split("/"))
@@ -546,7 +567,7 @@ def take_snapshot(
             continue
         if _stat.S_ISLNK(st.st_mode):
             try:
-                files[ref] = link_hash(os.readlink(full).replace(os.sep, "/"))
+                plan.files[ref] = link_hash(os.readlink(full).replace(os.sep, "/"))
             except OSError as exc:
                 report.append(f"cannot read link {ref}: {exc.strerror or exc}")
             continue
@@ -555,24 +576,29 @@ def take_snapshot(
         key = stat_key(st)
         hit = cache.get(ref)
         if hit is not None and cache_hit(hit, key, anchors):
-            files[ref] = hit[4]
+            plan.files[ref] = hit[4]
             if anchors:
-                defs[ref] = hit[5]
-            new_cache[ref] = hit
+                plan.defs[ref] = hit[5]
+            plan.reused[ref] = hit
             continue
-        keys[ref] = key
-        sizes[ref] = st.st_size
-        jobs.append((ref, full, anchors))
+        plan.keys[ref] = key
+        plan.sizes[ref] = st.st_size
+        plan.jobs.append((ref, full, anchors))
+    return plan
 
+
+def _absorb(results: List[Result], plan: _Plan, cache: Dict[str, list], started: int,
+            new_cache: Dict[str, list], report: List[str]) -> bool:
+    """Take fresh hashes into the plan and the cache — except racy ones (changed within 2 s of the start)."""
     changed = False
-    for ref, h, anc, problem in run_jobs(jobs, sizes, progress):
+    for ref, h, anc, problem in results:
         if problem is not None or h is None:
             report.append(problem or f"cannot hash {ref}")
             continue
-        files[ref] = h
+        plan.files[ref] = h
         if anc is not None:
-            defs[ref] = anc
-        key = keys[ref]
+            plan.defs[ref] = anc
+        key = plan.keys[ref]
         if max(key[1], key[3]) < started - RACY_NS:
             old = cache.get(ref)
             keep = anc if anc is not None else (old[5] if old is not None and cache_hit(old, key, True) else None)
@@ -580,20 +606,15 @@ def take_snapshot(
             changed = True
         else:
             new_cache.pop(ref, None)
+    return changed
 
-    out = combine(files, defs if anchors else {}, sel.full_dir, sel.whole)
-    for extra_name, extra in (("--tool", tool_hashes(tools or {}, root)), ("--merge", merge or {})):
-        for k, v in extra.items():
-            if k in out and out[k] != v:
-                raise UsageError(f"priors snapshot: {extra_name} ref {k!r} clashes with the snapshot's own hash for it")
-            out[k] = v
 
-    if cache_file is not None and (changed or len(new_cache) != len(cache)):
-        save_cache(cache_file, new_cache)
-    if problems is None:
-        for p in report:
-            sys.stderr.write(f"priors snapshot: {p}\n")
-    return out
+def _add_extras(out: Dict[str, str], flag: str, extra: Dict[str, str]) -> None:
+    """Tool and merged refs join the map; silently replacing a computed hash would be a lie."""
+    for k, v in extra.items():
+        if k in out and out[k] != v:
+            raise UsageError(f"priors snapshot: {flag} ref {k!r} clashes with the snapshot's own hash for it")
+        out[k] = v
 
 
 # ---------------------------------------------------------------- tools and merges (validation)
