@@ -72,7 +72,7 @@ def anchors_for(path: str, text: str) -> List[Tuple[str, str]]:
         return []
     try:
         spans = EXTRACTORS[lang](text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError, IndexError):
+    except Exception:  # a file we cannot make sense of gets no anchors — never a failed snapshot
         return []
     return hash_spans(text, disambiguate(spans))
 
@@ -693,11 +693,12 @@ def js_spans(text: str) -> List[Span]:
     return spans
 
 
-def _js_block(toks, match, i, limit, prefix, spans, in_class) -> None:
-    stmt_start = True
+def _js_block(toks, match, i, limit, prefix, spans, in_class, stmt_start=True) -> None:
     lead: Optional[int] = None  # offset where decorators/modifiers of the next definition began
     while i < limit:
         kind, val, start, _e = toks[i]
+        if not stmt_start and lead is None and kind == "id" and _js_asi(toks, i):
+            stmt_start = True
         if kind == "p" and val == "@" and i + 1 < limit and toks[i + 1][0] == "id":
             if lead is None:
                 lead = start
@@ -728,16 +729,37 @@ def _js_block(toks, match, i, limit, prefix, spans, in_class) -> None:
             i = _js_member(toks, match, i, limit, prefix, spans, lead if lead is not None else start)
             lead, stmt_start = None, True
             continue
+        if kind == "id" and val == "function" and i + 1 < limit and toks[i + 1][0] == "id":
+            # a named function expression — `run(function step() {…})`, `exports.f = function f() {…}`
+            i = _js_function(toks, match, i, limit, prefix, spans, start)
+            lead, stmt_start = None, False
+            continue
         lead = None
         if kind == "p" and val in "([{":
             close = match[i]
-            if val == "{":
-                _js_block(toks, match, i + 1, close, prefix, spans, in_class=False)
+            # descend everywhere: IIFE/UMD wrappers and callbacks hold most definitions of older code
+            _js_block(toks, match, i + 1, close, prefix, spans, in_class=False, stmt_start=val == "{")
             i = close + 1
             stmt_start = val == "{"
             continue
         stmt_start = kind == "p" and val in ";}"
         i += 1
+
+
+_JS_CONTINUES = set("=([{,:?.+-*/%&|^!~<>")
+
+
+def _js_asi(toks, k) -> bool:
+    """Automatic semicolon insertion, approximately: a line break between two tokens ends a statement
+    unless either side is an operator or opener that carries the expression over the line."""
+    if k <= 0:
+        return False
+    prev, cur = toks[k - 1], toks[k]
+    if "\n" not in _SRC[0][prev[3]:cur[2]]:
+        return False
+    if prev[0] == "p" and prev[1] in _JS_CONTINUES:
+        return False
+    return not (cur[0] == "p" and cur[1] in _JS_CONTINUES and cur[1] not in "([{!~")
 
 
 def _js_modifier_applies(toks, i) -> bool:
@@ -759,8 +781,12 @@ def _js_function(toks, match, i, limit, prefix, spans, start) -> int:
 def _js_body(toks, match, k, limit, qual, spans, start, descend, stop_at_semicolon=True) -> int:
     """Skip parameters/types up to the body `{…}`, record the span, and look for nested definitions."""
     angle = 0
+    first = k
     while k < limit:
         kind, val, _s, _e = toks[k]
+        if k > first and not angle and _js_asi(toks, k) and not (kind == "p" and val == "{"):
+            spans.append((qual, start, toks[k - 1][3]))  # a signature with no body (overload, abstract)
+            return k
         if kind == "p" and val in "([":
             k = match[k] + 1
             continue
@@ -839,12 +865,14 @@ def _js_binding(toks, match, i, limit, prefix, spans, start) -> int:
             k += 1
     if k < limit and toks[k][1] == "(":
         k = match[k] + 1
+        if k < limit and toks[k][1] == ":":  # a return type, up to `=>`
+            ret = k
+            while k < limit and toks[k][1] not in ("=", ";", "{", "}") and not (k > ret + 1 and _js_asi(toks, k)):
+                k = match[k] + 1 if toks[k][1] in "([" else k + 1
     elif k < limit and toks[k][0] == "id":
         k += 1
     else:
         return k
-    while k < limit and toks[k][1] not in ("=", ";", "{", "}"):
-        k = match[k] + 1 if toks[k][1] in "([" else k + 1
     if not (k + 1 < limit and toks[k][1] == "=" and toks[k + 1][1] == ">"):
         return k
     k += 2
@@ -853,8 +881,9 @@ def _js_binding(toks, match, i, limit, prefix, spans, start) -> int:
         spans.append((prefix + name, start, toks[close][3]))
         _js_block(toks, match, k + 1, close, prefix + name + ".", spans, in_class=False)
         return close + 1
-    # expression body: up to `;`, or the end of the enclosing block
-    while k < limit and toks[k][1] not in (";", "}"):
+    # expression body: up to `;`, a statement-ending line break, or the end of the enclosing block
+    body = k
+    while k < limit and toks[k][1] not in (";", "}") and not (k > body and _js_asi(toks, k)):
         k = match[k] + 1 if toks[k][1] in "([{" else k + 1
     end = toks[k][3] if k < limit and toks[k][1] == ";" else toks[k - 1][3]
     spans.append((prefix + name, start, end))
@@ -886,7 +915,7 @@ def _js_member(toks, match, i, limit, prefix, spans, start) -> int:
             name = "#" + name
         return _js_body(toks, match, k, limit, prefix + name, spans, start, descend=True)
     # a field or index signature: skip to the end of the member
-    while k < limit and toks[k][1] not in (";", "}"):
+    while k < limit and toks[k][1] not in (";", "}") and not (k > i + 1 and _js_asi(toks, k)):
         k = match[k] + 1 if toks[k][1] in "([{" else k + 1
     return k + 1 if k < limit and toks[k][1] == ";" else k
 
@@ -906,7 +935,7 @@ def _with_source(fn: Callable[[str], List[Span]]) -> Callable[[str], List[Span]]
 
 EXTRACTORS: Dict[str, Callable[[str], List[Span]]] = {
     "python": python_spans,
-    "js": js_spans,
+    "js": _with_source(js_spans),
     "go": _with_source(go_spans),
     "rust": rust_spans,
 }
