@@ -717,7 +717,8 @@ def _js_block(toks, match, i, limit, prefix, spans, in_class, stmt_start=True) -
             i = _js_function(toks, match, i, limit, prefix, spans, lead if lead is not None else start)
             lead, stmt_start = None, True
             continue
-        if kind == "id" and stmt_start and val in _JS_CONTAINERS and i + 1 < limit and toks[i + 1][0] == "id":
+        if (kind == "id" and (stmt_start or val == "class") and val in _JS_CONTAINERS and i + 1 < limit
+                and toks[i + 1][0] == "id" and toks[i + 1][1] not in ("extends", "implements")):
             i = _js_container(toks, match, i, limit, prefix, spans, lead if lead is not None else start)
             lead, stmt_start = None, True
             continue
@@ -725,7 +726,7 @@ def _js_block(toks, match, i, limit, prefix, spans, in_class, stmt_start=True) -
             i = _js_binding(toks, match, i, limit, prefix, spans, lead if lead is not None else start)
             lead, stmt_start = None, True
             continue
-        if in_class and stmt_start and (kind == "id" or (kind == "p" and val in "#*") or kind == "s"):
+        if in_class and stmt_start and (kind == "id" or (kind == "p" and val in "#*[") or kind == "s"):
             i = _js_member(toks, match, i, limit, prefix, spans, lead if lead is not None else start)
             lead, stmt_start = None, True
             continue
@@ -900,9 +901,10 @@ def _js_member(toks, match, i, limit, prefix, spans, start) -> int:
     if k >= limit:
         return k
     name_tok = toks[k]
-    if name_tok[1] == "[":  # computed name: not anchored
+    if name_tok[1] == "[":  # computed name: anchored as `[key]` when the key is one name or string
+        inner = toks[k + 1:match[k]]
+        name = "[" + inner[0][1] + "]" if len(inner) == 1 and inner[0][0] in ("id", "s") else None
         k = match[k] + 1
-        name = None
     else:
         name = name_tok[1] if name_tok[0] == "id" else None
         if name_tok[0] == "s" and name_tok[1][:1] in "\"'":
