@@ -22,9 +22,11 @@ VERBS = {
     "redact": ("priors.commands", "cmd_redact", "remove a prior's content from .priors/ for good"),
     "status": ("priors.commands", "cmd_status", "one line per namespace; --calls lists your calls"),
     "render": ("priors.commands", "cmd_render", "rewrite .priors/PRIORS.md from the ledger"),
+    "demo": ("priors.demo", "cmd_demo", "watch three scripted runs in a scratch repo (start here)"),
 }
 
 GROUPS = [
+    ("Start here", ["demo"]),
     ("Set up", ["init", "hash", "snapshot"]),
     ("The run ritual (agent)", ["relevant", "disposition", "propose", "commit", "abort"]),
     ("Humans", ["decide", "redact", "status", "render"]),
@@ -131,8 +133,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if not rest or rest[0] in ("-h", "--help", "help"):
             if len(rest) > 1 and rest[0] == "help" and rest[1] in VERBS:
                 return main(([] if root_opt is None else ["-C", root_opt]) + [rest[1], "--help"])
-            print(overview())
-            return 0 if rest else 2
+            if rest:
+                print(overview())
+                return 0
+            sys.stderr.write(overview() + "\n")
+            return 2
         if rest[0] in ("--version", "-V", "version"):
             print(f"priors {_version()}")
             return 0
@@ -168,6 +173,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except RecursionError:
         sys.stderr.write("priors: input nested too deeply\n")
         return 2
+    except Exception as exc:  # the last line of defence: a message, never a traceback
+        sys.stderr.write(f"priors: unexpected error ({type(exc).__name__}: {exc}); nothing was changed "
+                         "by this call unless it said so — please report it\n")
+        return 2
 
 
 def _help_type():
@@ -180,7 +189,7 @@ def _utf8_streams() -> None:
     """Write UTF-8 with \\n line ends whatever the locale or platform."""
     for stream in (sys.stdout, sys.stderr):
         try:
-            stream.reconfigure(encoding="utf-8", newline="\n")  # type: ignore[attr-defined]
+            stream.reconfigure(encoding="utf-8", errors="backslashreplace", newline="\n")  # type: ignore[attr-defined]
         except (AttributeError, ValueError):
             pass
 
