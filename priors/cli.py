@@ -160,12 +160,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         sys.stderr.write(f"{exc}\n")
         return 2
     except _help_type() as h:
-        print(h.text)
+        try:
+            print(h.text)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _quiet_broken_pipe()
         return 0
     except KeyboardInterrupt:
         sys.stderr.write("priors: interrupted\n")
         return 130
     except BrokenPipeError:
+        _quiet_broken_pipe()
         return 0
     except OSError as exc:
         sys.stderr.write(f"priors: {exc.strerror or exc}: {getattr(exc, 'filename', '') or ''}\n")
@@ -177,6 +182,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         sys.stderr.write(f"priors: unexpected error ({type(exc).__name__}: {exc}); nothing was changed "
                          "by this call unless it said so — please report it\n")
         return 2
+
+
+def _quiet_broken_pipe() -> None:
+    """The reader went away (`priors … | head`): stop quietly, without Python's shutdown complaint."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def _help_type():
