@@ -149,7 +149,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
         fn = getattr(importlib.import_module(module), func)
         ctx = Context(root_opt)
-        return int(fn(rest[1:], ctx) or 0)
+        code = int(fn(rest[1:], ctx) or 0)
+        sys.stdout.flush()
+        return code
     except Refusal as refusal:
         from priors.canonical import dumps
 
