@@ -48,6 +48,12 @@ def enabled() -> bool:
     return os.environ.get("PRIORS_NO_CACHE", "") in ("", "0")
 
 
+def min_bytes() -> int:
+    """Ledgers smaller than this are folded directly (PRIORS_CACHE_MIN_BYTES overrides; tests use 0)."""
+    raw = os.environ.get("PRIORS_CACHE_MIN_BYTES", "")
+    return int(raw) if raw.isdigit() else MIN_BYTES
+
+
 def cache_dir(priors_dir: Path) -> Path:
     return priors_dir / CACHE_DIR
 
@@ -364,6 +370,6 @@ def _load(priors_dir: Path, ledger: Path, want_data: bool) -> Loaded:
 def _fresh(priors_dir: Path, data: bytes, use: bool, want_data: bool = True) -> Loaded:
     st, lines = fresh_fold(data)
     digest = hashlib.sha256(data).digest()
-    if use and len(data) >= MIN_BYTES and data.endswith(b"\n"):
+    if use and len(data) >= min_bytes() and data.endswith(b"\n"):
         _write_snapshot(priors_dir, len(data), digest, lines, st)
     return Loaded(st, len(data), digest, data if want_data else None, False)

@@ -30,13 +30,16 @@ def check_run_id(run: Optional[str], verb: str) -> str:
     return run
 
 
-def load(paths: Paths):
-    """(ledger bytes, folded state) — the one way every verb reads the ledger."""
-    from priors.fold import fold, parse_lines
-    from priors.store import read_ledger_bytes
+def load(paths: Paths, want_data: bool = True):
+    """(ledger bytes, folded state) — the one way every verb reads the ledger.
 
-    data = read_ledger_bytes(paths)
-    return data, fold(parse_lines(data))
+    Goes through the fold cache (priors.cache), which is exact or ignored. Read-only callers pass
+    want_data=False and get None for the bytes, sparing the memory of a large ledger.
+    """
+    from priors.cache import load as cached_load
+
+    loaded = cached_load(paths.dir, paths.ledger, want_data)
+    return loaded.data, loaded.state
 
 
 def load_records(paths: Paths) -> Tuple[bytes, List[str], List[Dict[str, Any]]]:
@@ -62,7 +65,7 @@ def render(paths: Paths, state=None) -> None:
     from priors.views import render_markdown
 
     if state is None:
-        _, state = load(paths)
+        _, state = load(paths, want_data=False)
     atomic_write(paths.rendered, render_markdown(state).encode("utf-8"))
 
 
@@ -177,7 +180,7 @@ def cmd_init(argv: List[str], ctx) -> int:
     paths = Paths(ctx.root)
     ensure_dirs(paths)
     with Lock(paths):
-        _, st = load(paths)
+        _, st = load(paths, want_data=False)
         _first_files(paths)
         render(paths, st)
     ctx.print("priors: ready (.priors/ created — commit it with your repo)")
@@ -284,7 +287,7 @@ def cmd_relevant(argv: List[str], ctx) -> int:
     if fresh:  # the first run quietly starts the ledger
         ensure_dirs(paths)
     with Lock(paths):
-        _, st = load(paths)
+        _, st = load(paths, want_data=False)
         if fresh:
             _first_files(paths)
             render(paths, st)
@@ -346,7 +349,7 @@ def cmd_disposition(argv: List[str], ctx) -> int:
     paths = _paths(ctx)
     batch = len(pairs) > 1
     with Lock(paths):
-        _, st = load(paths)
+        _, st = load(paths, want_data=False)
         rf = read_run(paths, run)
         results: List[Tuple[bool, str]] = []
         added = 0
@@ -462,7 +465,7 @@ def cmd_propose(argv: List[str], ctx) -> int:
                 raise UsageError(f"{exc} (in {label}; nothing was staged)") from None
     paths = _paths(ctx)
     with Lock(paths):
-        _, st = load(paths)
+        _, st = load(paths, want_data=False)
         rf = read_run(paths, run)
         before = (len(rf.staged), len(rf.escalations))
         biggest = max([st.max_prior] + [prior_number(r.get("id")) for r in rf.staged if isinstance(r, dict)])
@@ -542,7 +545,7 @@ def cmd_abort(argv: List[str], ctx) -> int:
     run = check_run_id(a.get("run"), "abort")
     paths = _paths(ctx)
     with Lock(paths):
-        _, st = load(paths)
+        _, st = load(paths, want_data=False)
         if run in st.commits:
             raise Refusal("RUN_COMMITTED", run=run, hint="a sealed run cannot be aborted")
         if not paths.run_dir(run).exists():
@@ -676,6 +679,6 @@ def cmd_status(argv: List[str], ctx) -> int:
     from priors.views import status_text
 
     a = parse(argv, STATUS)
-    _, st = load(Paths(ctx.root))
+    _, st = load(Paths(ctx.root), want_data=False)
     ctx.print(status_text(st, bool(a.get("calls"))))
     return 0
