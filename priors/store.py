@@ -147,17 +147,39 @@ def remove_tree(path: Path) -> None:
 
 
 def remove_stray_temps(paths: Paths) -> None:
-    """Temp files left by a writer that died are never data; the next writer clears them."""
+    """Temp files left by a writer that died are never data; the next writer (holding the lock) clears them.
+
+    Covers .priors/ and every runs/<run>/ folder; in cache/, which lock-free readers also write,
+    only temps whose writer pid is gone.
+    """
+    dirs = [paths.dir]
+    for name in list_run_dirs(paths):
+        d = paths.runs / name
+        if d.is_dir() and not d.is_symlink():
+            dirs.append(d)
+    for d in dirs:
+        _remove_temps_in(d, only_dead=False)
+    cache = paths.dir / "cache"
+    if cache.is_dir() and not cache.is_symlink():
+        _remove_temps_in(cache, only_dead=True)
+
+
+def _remove_temps_in(d: Path, only_dead: bool) -> None:
     try:
-        names = os.listdir(str(paths.dir))
+        names = os.listdir(str(d))
     except OSError:
         return
     for name in names:
-        if name.endswith(".tmp") and name.startswith("."):
-            try:
-                os.unlink(str(paths.dir / name))
-            except OSError:
-                pass
+        if not (name.endswith(".tmp") and name.startswith(".")):
+            continue
+        if only_dead:
+            pid = name[:-4].rsplit(".", 1)[-1]
+            if not pid.isdigit() or pid_alive(int(pid)):
+                continue
+        try:
+            os.unlink(str(d / name))
+        except OSError:
+            pass
 
 
 # ---------------------------------------------------------------- the writer lock
@@ -205,6 +227,7 @@ class Lock:
         for attempt in range(2):
             if self._try_create():
                 self.held = True
+                remove_stray_temps(self.paths)
                 return self
             if attempt == 0 and not self._holder_alive():
                 try:
