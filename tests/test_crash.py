@@ -147,7 +147,7 @@ SCENARIOS = {
     "relevant": (_relevant, "never"),
     "disposition": (_disposition, "if-old-run"),
     "propose": (_propose, "if-old-run"),
-    "abort": (_abort, "always"),
+    "abort": (_abort, "if-old-run"),
     "render": (_render, "always"),
 }
 
