@@ -8,6 +8,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, List, Optional
@@ -16,6 +17,7 @@ from priors.errors import Refusal, UsageError
 
 LEDGER = "ledger.jsonl"
 LOCK = "keeper.lock"
+STALE_EMPTY_S = 2.0  # a pid-less lock younger than this is being written, not abandoned
 GITIGNORE_LINES = ["runs/", "keeper.lock", "*.tmp", "cache/", "reflection/"]
 
 
@@ -229,14 +231,10 @@ class Lock:
                 self.held = True
                 remove_stray_temps(self.paths)
                 return self
-            if attempt == 0 and not self._holder_alive():
-                try:
-                    os.unlink(str(self.paths.lock))
-                except FileNotFoundError:
-                    pass
-                except OSError as exc:
-                    raise UsageError(f"priors: cannot clear stale lock {self.paths.lock}: {exc.strerror}") from None
-                continue
+            if attempt == 0:
+                seen = self._stale_content()
+                if seen is not None and self._break_stale(seen):
+                    continue
             break
         raise Refusal(
             "KEEPER_LOCKED",
@@ -260,25 +258,76 @@ class Lock:
                 return False
             raise UsageError(f"priors: cannot create {self.paths.lock}: {exc.strerror}") from None
         try:
-            os.write(fd, str(os.getpid()).encode("ascii"))
-        finally:
-            os.close(fd)
+            try:
+                os.write(fd, str(os.getpid()).encode("ascii"))
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            try:
+                os.unlink(str(self.paths.lock))  # never leave a lock without a pid behind
+            except OSError:
+                pass
+            raise UsageError(f"priors: cannot write {self.paths.lock}: {exc.strerror or exc}; nothing was changed") from None
         return True
 
-    def _holder_alive(self) -> bool:
+    def _stale_content(self) -> Optional[bytes]:
+        """The lock's bytes when its holder is gone; None while it may be live.
+
+        An unreadable pid is stale (the contract), except an *empty* lock: that is one being written
+        this very moment (create, then write the pid) — or one whose writer died in between — and
+        it counts as stale only once it is STALE_EMPTY_S old. Without this grace two keepers could
+        both hold the lock.
+        """
         if self.paths.lock.is_dir():
             raise UsageError(f"priors: {self.paths.lock} is a directory, not a lock file; remove it by hand")
         try:
             with open(self.paths.lock, "rb") as fh:
                 raw = fh.read(64)
+                age = time.time() - os.fstat(fh.fileno()).st_mtime
         except FileNotFoundError:
-            return False
+            return b""  # released meanwhile: just try again
         except OSError:
-            return False
+            return None
+        if not raw:
+            return raw if age >= STALE_EMPTY_S else None
         text = raw.decode("ascii", "replace").strip()
         if not text.isdigit():
+            return raw
+        return None if pid_alive(int(text)) else raw
+
+    def _break_stale(self, seen: bytes) -> bool:
+        """Remove a dead holder's lock — and only that one, even if another keeper breaks it too.
+
+        The lock is first renamed aside (atomic: one breaker wins); if what was moved is not the
+        stale lock we judged (a live keeper re-created it in between), it is put back.
+        """
+        aside = self.paths.dir / f".{LOCK}.{os.getpid()}.tmp"
+        try:
+            os.rename(str(self.paths.lock), str(aside))
+        except FileNotFoundError:
+            return True
+        except OSError as exc:
+            raise UsageError(f"priors: cannot clear stale lock {self.paths.lock}: {exc.strerror}") from None
+        try:
+            with open(aside, "rb") as fh:
+                moved = fh.read(64)
+        except OSError:
+            moved = seen
+        if moved != seen:
+            try:
+                os.link(str(aside), str(self.paths.lock))
+            except OSError:
+                pass
+            try:
+                os.unlink(str(aside))
+            except OSError:
+                pass
             return False
-        return pid_alive(int(text))
+        try:
+            os.unlink(str(aside))
+        except OSError:
+            pass
+        return True
 
     def __exit__(self, *exc) -> None:
         if self.held:
