@@ -162,10 +162,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except BrokenPipeError:
         return 0
     except OSError as exc:
-        sys.stderr.write(f"priors: {exc.strerror or exc}: {getattr(exc, 'filename', '') or ''}\n")
+        name = getattr(exc, "filename", None)
+        sys.stderr.write(f"priors: {exc.strerror or exc}{f': {name}' if name else ''}\n")
         return 2
     except RecursionError:
         sys.stderr.write("priors: input nested too deeply\n")
+        return 2
+    except Exception as exc:  # the last resort: no input may end in a traceback (contract §2)
+        sys.stderr.write(f"priors: internal error ({type(exc).__name__}: {exc}) — please report it; "
+                         "the ledger is only ever replaced whole\n")
         return 2
 
 

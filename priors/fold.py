@@ -247,7 +247,8 @@ def _apply_prior(st: State, rec: Dict[str, Any]) -> None:
 
 
 def _apply_event(st: State, rec: Dict[str, Any]) -> None:
-    p = st.priors.get(rec.get("id"))  # type: ignore[arg-type]
+    pid = rec.get("id")
+    p = st.priors.get(pid) if isinstance(pid, str) else None
     if p is None:
         return
     st.note_run(rec.get("run"))
