@@ -37,15 +37,18 @@ def load(paths: Paths, want_data: bool = True):
     want_data=False and get None for the bytes, sparing the memory of a large ledger.
     """
     from priors.cache import load as cached_load
+    from priors.store import check_inside
 
+    check_inside(paths.ledger)
     loaded = cached_load(paths.dir, paths.ledger, want_data)
     return loaded.data, loaded.state
 
 
 def load_records(paths: Paths) -> Tuple[bytes, List[str], List[Dict[str, Any]]]:
     from priors.fold import parse_lines
-    from priors.store import read_ledger_bytes
+    from priors.store import check_inside, read_ledger_bytes
 
+    check_inside(paths.ledger)
     data = read_ledger_bytes(paths)
     records = parse_lines(data)
     raw = [ln.decode("utf-8") for ln in data.split(b"\n") if ln.strip()]
@@ -95,7 +98,10 @@ def read_run(paths: Paths, run: str):
     from priors.canonical import JSONError, loads
     from priors.protocol import RunFiles
 
+    from priors.store import check_inside
+
     rdir = paths.run_dir(run)
+    check_inside(rdir / "relevant.json")  # staging read through a symlink could be anyone's data
     rel_bytes = read_bytes(rdir / "relevant.json")
     relevant = None
     if rel_bytes is not None:
@@ -300,8 +306,10 @@ def cmd_relevant(argv: List[str], ctx) -> int:
         elif run in st.commits or paths.run_dir(str(run)).exists():
             raise Refusal("RUN_EXISTS", run=run)
         out = select(st, str(ns), scopes, str(run))
+        from priors.store import make_dir
+
         rdir = paths.run_dir(str(run))
-        rdir.mkdir(parents=True, exist_ok=True)
+        make_dir(rdir)
         stored = dict(out)
         stored["scopes"] = scopes
         atomic_write(rdir / "relevant.json", (dumps(stored) + "\n").encode("utf-8"))

@@ -115,11 +115,40 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def check_inside(path: Path) -> None:
+    """Refuse a path under .priors/ that a symlink would lead elsewhere: the path itself, or any
+    folder between it and .priors/ (itself included). The keeper never writes outside .priors/."""
+    chain = [path, *path.parents]
+    top = next((i for i, p in enumerate(chain) if p.name == ".priors"), None)
+    if top is None:
+        return
+    for p in chain[: top + 1]:
+        if p.is_symlink():
+            raise UsageError(f"priors: {p} is a symlink; refusing to read or write through it "
+                             "(everything under .priors/ must be a real file or folder)")
+
+
+def make_dir(path: Path) -> None:
+    """mkdir -p for a folder under .priors/, refusing to create anything through a symlink."""
+    check_inside(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"priors: cannot create {path}: {exc.strerror or exc}") from None
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
 def atomic_write(path: Path, data: bytes) -> None:
     """Write a temp file beside `path`, flush, fsync, rename over it: old bytes or new, never half."""
+    check_inside(path)
     tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"
     try:
-        fd = os.open(str(tmp), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0), 0o644)
+        if os.path.lexists(str(tmp)):
+            os.unlink(str(tmp))  # a dead writer's temp with our pid (or a planted link): never write through it
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_BINARY", 0)
+        fd = os.open(str(tmp), flags, 0o644)
         try:
             view = memoryview(data)
             while view:
@@ -141,9 +170,11 @@ def atomic_write(path: Path, data: bytes) -> None:
 
 
 def remove_tree(path: Path) -> None:
+    """Remove a run's staging folder; a symlink is unlinked, never followed."""
     if path.is_symlink():
         path.unlink()
         return
+    check_inside(path)
     if path.exists():
         shutil.rmtree(str(path))
 
@@ -226,6 +257,7 @@ class Lock:
         self.held = False
 
     def __enter__(self) -> "Lock":
+        check_inside(self.paths.lock)
         for attempt in range(2):
             if self._try_create():
                 self.held = True

@@ -7,6 +7,7 @@ os.rename, os.unlink, os.remove, os.rmdir, os.mkdir — is counted, in order. At
   kill       the process SIGKILLs itself before the call (a crash mid-write)
   killafter  the call completes, then the process SIGKILLs itself
   ENOSPC / EIO / EACCES / EROFS   the call raises that OSError instead of running
+N may be `all`: every mutation fails (a read-only or full file system).
 With PRIORS_FAULT_LOG=FILE the calls made are written there (one per line) at exit.
 """
 
@@ -32,7 +33,7 @@ def _install(target: int, kind: str, log: list) -> None:
             n = count[0]
             what = args[0] if args and isinstance(args[0], (str, bytes, os.PathLike)) else ""
             log.append(f"{n} {name} {os.fspath(what) if what != '' else ''}")
-            if n == target:
+            if n == target or target == -1:
                 if kind == "kill":
                     os.kill(os.getpid(), signal.SIGKILL)
                 elif kind in _ERRNOS:
@@ -55,7 +56,7 @@ def main() -> int:
     log: list = []
     log_path = os.environ.get("PRIORS_FAULT_LOG")
     real_open = open
-    _install(int(n), kind, log)
+    _install(-1 if n == "all" else int(n), kind, log)
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     from priors.cli import main as priors_main
 
