@@ -223,3 +223,38 @@ def test_redact_leaves_nothing_in_the_cache(generated: Path, tmp_path: Path) -> 
     for dirpath, _dirs, files in os.walk(str(root / ".priors")):
         for name in files:
             assert claim not in Path(dirpath, name).read_bytes(), name
+
+
+# ------------------------------------------------------------------ the other speed paths are exact too
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from priors import canonical  # noqa: E402
+
+_leaf = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(),
+                  st.sampled_from(["\ud800", "\U0001f600", "\ue000", "…", "\u2028", "a\"b\\c\n"]))
+_json = st.recursive(_leaf, lambda k: st.one_of(st.lists(k, max_size=5),
+                                                st.dictionaries(st.one_of(st.text(), _leaf.filter(
+                                                    lambda x: isinstance(x, str))), k, max_size=5)), max_leaves=30)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_json)
+def test_canonical_fast_path_is_byte_identical(value) -> None:
+    out: list = []
+    canonical._encode(value, out)
+    assert canonical.dumps(value) == "".join(out)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_json.filter(lambda v: isinstance(v, dict)), max_size=6), st.sampled_from(["", " ", "\n", "\r"]))
+def test_clean_parse_matches_strict(records, sep) -> None:
+    data = "".join(canonical.dumps(r) + sep + "\n" for r in records).encode("utf-8", "surrogatepass")
+    fast = fold._parse_clean(data)
+    try:
+        strict = fold._parse_strict(data, "x")
+    except DamagedLedger:
+        assert fast is None
+        return
+    assert fast is None or fast == strict
