@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 from priors.fold import PriorState, State, review_due
 
@@ -40,9 +40,19 @@ def count_bucket(p: PriorState) -> str:
     return ""
 
 
-def status_line(st: State, ns: str) -> str:
+def by_namespace(st: State) -> Dict[str, List[PriorState]]:
+    """Priors grouped by (string) namespace in ledger order — one pass instead of one per namespace."""
+    groups: Dict[str, List[PriorState]] = {}
+    for p in st.priors.values():
+        ns = p.ns
+        if isinstance(ns, str):
+            groups.setdefault(ns, []).append(p)
+    return groups
+
+
+def status_line(st: State, ns: str, group: Optional[List[PriorState]] = None) -> str:
     counts: Dict[str, int] = {"open": 0, "fixed": 0, "settled": 0, "learned": 0, "retired": 0, "resting": 0}
-    for p in st.in_ns(ns):
+    for p in (st.in_ns(ns) if group is None else group):
         bucket = count_bucket(p)
         if bucket:
             counts[bucket] += 1
@@ -55,9 +65,9 @@ def status_line(st: State, ns: str) -> str:
     return line
 
 
-def call_lines(st: State, ns: str) -> List[str]:
+def call_lines(st: State, ns: str, group: Optional[List[PriorState]] = None) -> List[str]:
     out: List[str] = []
-    for p in st.in_ns(ns):
+    for p in (st.in_ns(ns) if group is None else group):
         if p.redacted:
             continue
         if p.status in ("challenged", "obsolete-proposed"):
@@ -80,10 +90,11 @@ def status_text(st: State, with_calls: bool) -> str:
     if not st.priors:
         return NO_PRIORS
     lines: List[str] = []
+    groups = by_namespace(st)
     for ns in spaces:
-        lines.append(status_line(st, ns))
+        lines.append(status_line(st, ns, groups.get(ns, [])))
         if with_calls:
-            lines.extend(call_lines(st, ns))
+            lines.extend(call_lines(st, ns, groups.get(ns, [])))
     return "\n".join(lines)
 
 
