@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Dict, List, Optional
 
 from priors.fold import PriorState, State, review_due
@@ -98,8 +99,13 @@ def status_text(st: State, with_calls: bool) -> str:
     return "\n".join(lines)
 
 
+_PLAIN = re.compile(r"[^\\|\s]*")
+
+
 def _cell(text: object) -> str:
     s = "" if text is None else str(text)
+    if _PLAIN.fullmatch(s):
+        return s  # nothing to escape or collapse (the common case: ids, areas, statuses)
     s = s.replace("\\", "\\\\").replace("|", "\\|")
     return " ".join(s.split())
 
@@ -119,13 +125,16 @@ def render_markdown(st: State) -> str:
     if not st.priors:
         return "\n".join(head + ["No priors yet — the first run writes them.", ""])
     rows = ["| id | area | type | status | where | what |", "|---|---|---|---|---|---|"]
-    for p in st.priors.values():
-        if p.redacted:
-            rows.append(f"| {_cell(p.id)} | {_cell(p.ns)} | — | redacted | — | *(redacted)* |")
-            continue
-        status = "resting" if p.resting else p.status
-        where = p.scope_ref if p.scope_ref is not None else p.facet("scope") or ""
-        what = _cut(" ".join(p.claim.split()))
-        rows.append(f"| {_cell(p.id)} | {_cell(p.ns)} | {_cell(p.rec.get('type'))} | {_cell(status)} | "
-                    f"{_cell(where)} | {_cell(what)} |")
+    rows.extend(table_row(p) for p in st.priors.values())
     return "\n".join(head + rows + [""])
+
+
+def table_row(p: PriorState) -> str:
+    """One prior's line of the table."""
+    if p.redacted:
+        return f"| {_cell(p.id)} | {_cell(p.ns)} | — | redacted | — | *(redacted)* |"
+    status = "resting" if p.resting else p.status
+    where = p.scope_ref if p.scope_ref is not None else p.facet("scope") or ""
+    what = _cut(" ".join(p.claim.split()))
+    return (f"| {_cell(p.id)} | {_cell(p.ns)} | {_cell(p.rec.get('type'))} | {_cell(status)} | "
+            f"{_cell(where)} | {_cell(what)} |")
