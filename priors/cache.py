@@ -305,6 +305,8 @@ def load(priors_dir: Path, ledger: Path, want_data: bool = False) -> Loaded:
     try:
         return _load(priors_dir, ledger, want_data)
     finally:
+        if hasattr(gc, "freeze"):
+            gc.freeze()  # the folded state lives until exit: later collections need not walk it
         if was_enabled:
             gc.enable()
 
