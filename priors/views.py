@@ -133,8 +133,15 @@ def table_row(p: PriorState) -> str:
     """One prior's line of the table."""
     if p.redacted:
         return f"| {_cell(p.id)} | {_cell(p.ns)} | — | redacted | — | *(redacted)* |"
+    rec = p.rec  # read once: this runs for every prior on every ledger write
     status = "resting" if p.resting else p.status
-    where = p.scope_ref if p.scope_ref is not None else p.facet("scope") or ""
-    what = _cut(" ".join(p.claim.split()))
-    return (f"| {_cell(p.id)} | {_cell(p.ns)} | {_cell(p.rec.get('type'))} | {_cell(status)} | "
+    ref = rec.get("scope_ref")
+    if isinstance(ref, str):
+        where = ref
+    else:
+        facets = rec.get("facets")
+        where = (facets.get("scope") if isinstance(facets, dict) else None) or ""
+    claim = rec.get("claim")
+    what = _cut(" ".join(claim.split())) if isinstance(claim, str) else ""
+    return (f"| {_cell(p.id)} | {_cell(rec.get('ns'))} | {_cell(rec.get('type'))} | {_cell(status)} | "
             f"{_cell(where)} | {_cell(what)} |")
