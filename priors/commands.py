@@ -613,7 +613,7 @@ Git history still holds the old content — rewrite it too if it must go.""")
 
 
 def cmd_redact(argv: List[str], ctx) -> int:
-    from priors.fold import fold, parse_lines
+    from priors.fold import fold
     from priors.human import check_redactable, redact_lines, tombstone_hash
 
     a = parse(argv, REDACT)
@@ -635,7 +635,11 @@ def cmd_redact(argv: List[str], ctx) -> int:
 
         remove_stray_temps(paths)
         remove_tree(paths.dir / "cache")
-        render(paths, fold(parse_lines(new)))
+        # fold the rewritten ledger without parsing it again: unchanged lines keep their records
+        from priors.canonical import loads
+
+        redone = [records[i] if i < len(raw) and lines[i] is raw[i] else loads(lines[i]) for i in range(len(lines))]
+        render(paths, fold(redone))
     ctx.print(f"{pid} redacted — its content is gone from .priors/ (a tombstone keeps its hash); "
               "git history still holds it: rewrite history if it must go")
     return 0
