@@ -12,6 +12,7 @@ from typing import List, Optional, Sequence
 VERBS = {
     "init": ("priors.commands", "cmd_init", "create .priors/ in the target repo (idempotent)"),
     "hash": ("priors.commands", "cmd_hash", "print the sha12 of a file, a text or raw bytes"),
+    "snapshot": ("priors.snapshot", "cmd_snapshot", "print a map of scope refs (files, definitions, dirs, *) to hashes"),
     "relevant": ("priors.commands", "cmd_relevant", "open a run: select what still applies"),
     "disposition": ("priors.commands", "cmd_disposition", "record the agent's verdict on an old finding"),
     "propose": ("priors.commands", "cmd_propose", "stage a new prior (vetoed if it repeats the past)"),
@@ -21,10 +22,12 @@ VERBS = {
     "redact": ("priors.commands", "cmd_redact", "remove a prior's content from .priors/ for good"),
     "status": ("priors.commands", "cmd_status", "one line per namespace; --calls lists your calls"),
     "render": ("priors.commands", "cmd_render", "rewrite .priors/PRIORS.md from the ledger"),
+    "demo": ("priors.demo", "cmd_demo", "watch three scripted runs in a scratch repo (start here)"),
 }
 
 GROUPS = [
-    ("Set up", ["init", "hash"]),
+    ("Start here", ["demo"]),
+    ("Set up", ["init", "hash", "snapshot"]),
     ("The run ritual (agent)", ["relevant", "disposition", "propose", "commit", "abort"]),
     ("Humans", ["decide", "redact", "status", "render"]),
 ]
@@ -130,8 +133,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if not rest or rest[0] in ("-h", "--help", "help"):
             if len(rest) > 1 and rest[0] == "help" and rest[1] in VERBS:
                 return main(([] if root_opt is None else ["-C", root_opt]) + [rest[1], "--help"])
-            print(overview())
-            return 0 if rest else 2
+            if rest:
+                print(overview())
+                return 0
+            sys.stderr.write(overview() + "\n")
+            return 2
         if rest[0] in ("--version", "-V", "version"):
             print(f"priors {_version()}")
             return 0
@@ -143,7 +149,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
         fn = getattr(importlib.import_module(module), func)
         ctx = Context(root_opt)
-        return int(fn(rest[1:], ctx) or 0)
+        code = int(fn(rest[1:], ctx) or 0)
+        sys.stdout.flush()
+        return code
     except Refusal as refusal:
         from priors.canonical import dumps
 
@@ -154,12 +162,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         sys.stderr.write(f"{exc}\n")
         return 2
     except _help_type() as h:
-        print(h.text)
+        try:
+            print(h.text)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _quiet_broken_pipe()
         return 0
     except KeyboardInterrupt:
         sys.stderr.write("priors: interrupted\n")
         return 130
     except BrokenPipeError:
+        _quiet_broken_pipe()
         return 0
     except OSError as exc:
         name = getattr(exc, "filename", None)
@@ -168,10 +181,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except RecursionError:
         sys.stderr.write("priors: input nested too deeply\n")
         return 2
-    except Exception as exc:  # the last resort: no input may end in a traceback (contract §2)
-        sys.stderr.write(f"priors: internal error ({type(exc).__name__}: {exc}) — please report it; "
-                         "the ledger is only ever replaced whole\n")
+    except Exception as exc:  # the last line of defence: a message, never a traceback
+        sys.stderr.write(f"priors: unexpected error ({type(exc).__name__}: {exc}); nothing was changed "
+                         "by this call unless it said so — please report it\n")
         return 2
+
+
+def _quiet_broken_pipe() -> None:
+    """The reader went away (`priors … | head`): stop quietly, without Python's shutdown complaint."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def _help_type():
@@ -184,7 +208,7 @@ def _utf8_streams() -> None:
     """Write UTF-8 with \\n line ends whatever the locale or platform."""
     for stream in (sys.stdout, sys.stderr):
         try:
-            stream.reconfigure(encoding="utf-8", newline="\n")  # type: ignore[attr-defined]
+            stream.reconfigure(encoding="utf-8", errors="backslashreplace", newline="\n")  # type: ignore[attr-defined]
         except (AttributeError, ValueError):
             pass
 
