@@ -83,7 +83,7 @@ def check(root: Path, argv: List[str], stdin: bytes = b"") -> int:
     code, out, err = call(root, argv, stdin)
     assert code in (0, 1, 2), (argv, code, out, err)
     assert "Traceback" not in err and "Traceback" not in out, (argv, err)
-X
+    assert "unexpected error" not in err, (argv, err)  # cli's last-resort catch: a bug, not an answer
     if code in (1, 2):
         assert ledger(root) == before, argv
     if code == 1:
