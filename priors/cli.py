@@ -182,7 +182,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         _quiet_broken_pipe()
         return 0
     except OSError as exc:
-        sys.stderr.write(f"priors: {exc.strerror or exc}: {getattr(exc, 'filename', '') or ''}\n")
+        name = getattr(exc, "filename", None)
+        sys.stderr.write(f"priors: {exc.strerror or exc}{f': {name}' if name else ''}\n")
         return 2
     except RecursionError:
         sys.stderr.write("priors: input nested too deeply\n")

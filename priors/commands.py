@@ -30,19 +30,25 @@ def check_run_id(run: Optional[str], verb: str) -> str:
     return run
 
 
-def load(paths: Paths):
-    """(ledger bytes, folded state) — the one way every verb reads the ledger."""
-    from priors.fold import fold, parse_lines
-    from priors.store import read_ledger_bytes
+def load(paths: Paths, want_data: bool = True):
+    """(ledger bytes, folded state) — the one way every verb reads the ledger.
 
-    data = read_ledger_bytes(paths)
-    return data, fold(parse_lines(data))
+    Goes through the fold cache (priors.cache), which is exact or ignored. Read-only callers pass
+    want_data=False and get None for the bytes, sparing the memory of a large ledger.
+    """
+    from priors.cache import load as cached_load
+    from priors.store import check_inside
+
+    check_inside(paths.ledger)
+    loaded = cached_load(paths.dir, paths.ledger, want_data)
+    return loaded.data, loaded.state
 
 
 def load_records(paths: Paths) -> Tuple[bytes, List[str], List[Dict[str, Any]]]:
     from priors.fold import parse_lines
-    from priors.store import read_ledger_bytes
+    from priors.store import check_inside, read_ledger_bytes
 
+    check_inside(paths.ledger)
     data = read_ledger_bytes(paths)
     records = parse_lines(data)
     raw = [ln.decode("utf-8") for ln in data.split(b"\n") if ln.strip()]
@@ -62,7 +68,7 @@ def render(paths: Paths, state=None) -> None:
     from priors.views import render_markdown
 
     if state is None:
-        _, state = load(paths)
+        _, state = load(paths, want_data=False)
     atomic_write(paths.rendered, render_markdown(state).encode("utf-8"))
 
 
@@ -92,7 +98,10 @@ def read_run(paths: Paths, run: str):
     from priors.canonical import JSONError, loads
     from priors.protocol import RunFiles
 
+    from priors.store import check_inside
+
     rdir = paths.run_dir(run)
+    check_inside(rdir / "relevant.json")  # staging read through a symlink could be anyone's data
     rel_bytes = read_bytes(rdir / "relevant.json")
     relevant = None
     if rel_bytes is not None:
@@ -186,7 +195,7 @@ def cmd_init(argv: List[str], ctx) -> int:
         require_git(ctx.root)
     ensure_dirs(paths)
     with Lock(paths):
-        _, st = load(paths)
+        _, st = load(paths, want_data=False)
         _first_files(paths)
         render(paths, st)
     ctx.print("priors: ready (.priors/ created — commit it with your repo)")
@@ -298,7 +307,7 @@ def cmd_relevant(argv: List[str], ctx) -> int:
     if fresh:  # the first run quietly starts the ledger
         ensure_dirs(paths)
     with Lock(paths):
-        _, st = load(paths)
+        _, st = load(paths, want_data=False)
         if fresh:
             _first_files(paths)
             render(paths, st)
@@ -311,8 +320,10 @@ def cmd_relevant(argv: List[str], ctx) -> int:
         elif run in st.commits or paths.run_dir(str(run)).exists():
             raise Refusal("RUN_EXISTS", run=run)
         out = select(st, str(ns), scopes, str(run))
+        from priors.store import make_dir
+
         rdir = paths.run_dir(str(run))
-        rdir.mkdir(parents=True, exist_ok=True)
+        make_dir(rdir)
         stored = dict(out)
         stored["scopes"] = scopes
         atomic_write(rdir / "relevant.json", (dumps(stored) + "\n").encode("utf-8"))
@@ -360,7 +371,7 @@ def cmd_disposition(argv: List[str], ctx) -> int:
     paths = _paths(ctx)
     batch = len(pairs) > 1
     with Lock(paths):
-        _, st = load(paths)
+        _, st = load(paths, want_data=False)
         rf = read_run(paths, run)
         results: List[Tuple[bool, str]] = []
         added = 0
@@ -476,7 +487,7 @@ def cmd_propose(argv: List[str], ctx) -> int:
                 raise UsageError(f"{exc} (in {label}; nothing was staged)") from None
     paths = _paths(ctx)
     with Lock(paths):
-        _, st = load(paths)
+        _, st = load(paths, want_data=False)
         rf = read_run(paths, run)
         before = (len(rf.staged), len(rf.escalations))
         biggest = max([st.max_prior] + [prior_number(r.get("id")) for r in rf.staged if isinstance(r, dict)])
@@ -556,7 +567,7 @@ def cmd_abort(argv: List[str], ctx) -> int:
     run = check_run_id(a.get("run"), "abort")
     paths = _paths(ctx)
     with Lock(paths):
-        _, st = load(paths)
+        _, st = load(paths, want_data=False)
         if run in st.commits:
             raise Refusal("RUN_COMMITTED", run=run, hint="a sealed run cannot be aborted")
         if not paths.run_dir(run).exists():
@@ -616,7 +627,7 @@ Git history still holds the old content — rewrite it too if it must go.""")
 
 
 def cmd_redact(argv: List[str], ctx) -> int:
-    from priors.fold import fold, parse_lines
+    from priors.fold import fold
     from priors.human import check_redactable, redact_lines, tombstone_hash
 
     a = parse(argv, REDACT)
@@ -638,7 +649,11 @@ def cmd_redact(argv: List[str], ctx) -> int:
 
         remove_stray_temps(paths)
         remove_tree(paths.dir / "cache")
-        render(paths, fold(parse_lines(new)))
+        # fold the rewritten ledger without parsing it again: unchanged lines keep their records
+        from priors.canonical import loads
+
+        redone = [records[i] if i < len(raw) and lines[i] is raw[i] else loads(lines[i]) for i in range(len(lines))]
+        render(paths, fold(redone))
     ctx.print(f"{pid} redacted — its content is gone from .priors/ (a tombstone keeps its hash); "
               "git history still holds it: rewrite history if it must go")
     return 0
@@ -690,6 +705,6 @@ def cmd_status(argv: List[str], ctx) -> int:
     from priors.views import status_text
 
     a = parse(argv, STATUS)
-    _, st = load(Paths(ctx.root))
+    _, st = load(Paths(ctx.root), want_data=False)
     ctx.print(status_text(st, bool(a.get("calls"))))
     return 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, List, Optional
@@ -16,6 +17,7 @@ from priors.errors import Refusal, UsageError
 
 LEDGER = "ledger.jsonl"
 LOCK = "keeper.lock"
+STALE_EMPTY_S = 2.0  # a pid-less lock younger than this is being written, not abandoned
 GITIGNORE_LINES = ["runs/", "keeper.lock", "*.tmp", "cache/", "reflection/"]
 
 
@@ -113,11 +115,40 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def check_inside(path: Path) -> None:
+    """Refuse a path under .priors/ that a symlink would lead elsewhere: the path itself, or any
+    folder between it and .priors/ (itself included). The keeper never writes outside .priors/."""
+    chain = [path, *path.parents]
+    top = next((i for i, p in enumerate(chain) if p.name == ".priors"), None)
+    if top is None:
+        return
+    for p in chain[: top + 1]:
+        if p.is_symlink():
+            raise UsageError(f"priors: {p} is a symlink; refusing to read or write through it "
+                             "(everything under .priors/ must be a real file or folder)")
+
+
+def make_dir(path: Path) -> None:
+    """mkdir -p for a folder under .priors/, refusing to create anything through a symlink."""
+    check_inside(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"priors: cannot create {path}: {exc.strerror or exc}") from None
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
 def atomic_write(path: Path, data: bytes) -> None:
     """Write a temp file beside `path`, flush, fsync, rename over it: old bytes or new, never half."""
+    check_inside(path)
     tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"
     try:
-        fd = os.open(str(tmp), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0), 0o644)
+        if os.path.lexists(str(tmp)):
+            os.unlink(str(tmp))  # a dead writer's temp with our pid (or a planted link): never write through it
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_BINARY", 0)
+        fd = os.open(str(tmp), flags, 0o644)
         try:
             view = memoryview(data)
             while view:
@@ -139,25 +170,49 @@ def atomic_write(path: Path, data: bytes) -> None:
 
 
 def remove_tree(path: Path) -> None:
+    """Remove a run's staging folder; a symlink is unlinked, never followed."""
     if path.is_symlink():
         path.unlink()
         return
+    check_inside(path)
     if path.exists():
         shutil.rmtree(str(path))
 
 
 def remove_stray_temps(paths: Paths) -> None:
-    """Temp files left by a writer that died are never data; the next writer clears them."""
+    """Temp files left by a writer that died are never data; the next writer (holding the lock) clears them.
+
+    Covers .priors/ and every runs/<run>/ folder; in cache/, which lock-free readers also write,
+    only temps whose writer pid is gone.
+    """
+    dirs = [paths.dir]
+    for name in list_run_dirs(paths):
+        d = paths.runs / name
+        if d.is_dir() and not d.is_symlink():
+            dirs.append(d)
+    for d in dirs:
+        _remove_temps_in(d, only_dead=False)
+    cache = paths.dir / "cache"
+    if cache.is_dir() and not cache.is_symlink():
+        _remove_temps_in(cache, only_dead=True)
+
+
+def _remove_temps_in(d: Path, only_dead: bool) -> None:
     try:
-        names = os.listdir(str(paths.dir))
+        names = os.listdir(str(d))
     except OSError:
         return
     for name in names:
-        if name.endswith(".tmp") and name.startswith("."):
-            try:
-                os.unlink(str(paths.dir / name))
-            except OSError:
-                pass
+        if not (name.endswith(".tmp") and name.startswith(".")):
+            continue
+        if only_dead:
+            pid = name[:-4].rsplit(".", 1)[-1]
+            if not pid.isdigit() or pid_alive(int(pid)):
+                continue
+        try:
+            os.unlink(str(d / name))
+        except OSError:
+            pass
 
 
 # ---------------------------------------------------------------- the writer lock
@@ -202,18 +257,16 @@ class Lock:
         self.held = False
 
     def __enter__(self) -> "Lock":
+        check_inside(self.paths.lock)
         for attempt in range(2):
             if self._try_create():
                 self.held = True
+                remove_stray_temps(self.paths)
                 return self
-            if attempt == 0 and not self._holder_alive():
-                try:
-                    os.unlink(str(self.paths.lock))
-                except FileNotFoundError:
-                    pass
-                except OSError as exc:
-                    raise UsageError(f"priors: cannot clear stale lock {self.paths.lock}: {exc.strerror}") from None
-                continue
+            if attempt == 0:
+                seen = self._stale_content()
+                if seen is not None and self._break_stale(seen):
+                    continue
             break
         raise Refusal(
             "KEEPER_LOCKED",
@@ -237,25 +290,76 @@ class Lock:
                 return False
             raise UsageError(f"priors: cannot create {self.paths.lock}: {exc.strerror}") from None
         try:
-            os.write(fd, str(os.getpid()).encode("ascii"))
-        finally:
-            os.close(fd)
+            try:
+                os.write(fd, str(os.getpid()).encode("ascii"))
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            try:
+                os.unlink(str(self.paths.lock))  # never leave a lock without a pid behind
+            except OSError:
+                pass
+            raise UsageError(f"priors: cannot write {self.paths.lock}: {exc.strerror or exc}; nothing was changed") from None
         return True
 
-    def _holder_alive(self) -> bool:
+    def _stale_content(self) -> Optional[bytes]:
+        """The lock's bytes when its holder is gone; None while it may be live.
+
+        An unreadable pid is stale (the contract), except an *empty* lock: that is one being written
+        this very moment (create, then write the pid) — or one whose writer died in between — and
+        it counts as stale only once it is STALE_EMPTY_S old. Without this grace two keepers could
+        both hold the lock.
+        """
         if self.paths.lock.is_dir():
             raise UsageError(f"priors: {self.paths.lock} is a directory, not a lock file; remove it by hand")
         try:
             with open(self.paths.lock, "rb") as fh:
                 raw = fh.read(64)
+                age = time.time() - os.fstat(fh.fileno()).st_mtime
         except FileNotFoundError:
-            return False
+            return b""  # released meanwhile: just try again
         except OSError:
-            return False
+            return None
+        if not raw:
+            return raw if age >= STALE_EMPTY_S else None
         text = raw.decode("ascii", "replace").strip()
         if not text.isdigit():
+            return raw
+        return None if pid_alive(int(text)) else raw
+
+    def _break_stale(self, seen: bytes) -> bool:
+        """Remove a dead holder's lock — and only that one, even if another keeper breaks it too.
+
+        The lock is first renamed aside (atomic: one breaker wins); if what was moved is not the
+        stale lock we judged (a live keeper re-created it in between), it is put back.
+        """
+        aside = self.paths.dir / f".{LOCK}.{os.getpid()}.tmp"
+        try:
+            os.rename(str(self.paths.lock), str(aside))
+        except FileNotFoundError:
+            return True
+        except OSError as exc:
+            raise UsageError(f"priors: cannot clear stale lock {self.paths.lock}: {exc.strerror}") from None
+        try:
+            with open(aside, "rb") as fh:
+                moved = fh.read(64)
+        except OSError:
+            moved = seen
+        if moved != seen:
+            try:
+                os.link(str(aside), str(self.paths.lock))
+            except OSError:
+                pass
+            try:
+                os.unlink(str(aside))
+            except OSError:
+                pass
             return False
-        return pid_alive(int(text))
+        try:
+            os.unlink(str(aside))
+        except OSError:
+            pass
+        return True
 
     def __exit__(self, *exc) -> None:
         if self.held:

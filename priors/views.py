@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Dict, List
+import re
+from typing import Dict, List, Optional
 
 from priors.fold import PriorState, State, review_due
 
@@ -40,9 +41,19 @@ def count_bucket(p: PriorState) -> str:
     return ""
 
 
-def status_line(st: State, ns: str) -> str:
+def by_namespace(st: State) -> Dict[str, List[PriorState]]:
+    """Priors grouped by (string) namespace in ledger order — one pass instead of one per namespace."""
+    groups: Dict[str, List[PriorState]] = {}
+    for p in st.priors.values():
+        ns = p.ns
+        if isinstance(ns, str):
+            groups.setdefault(ns, []).append(p)
+    return groups
+
+
+def status_line(st: State, ns: str, group: Optional[List[PriorState]] = None) -> str:
     counts: Dict[str, int] = {"open": 0, "fixed": 0, "settled": 0, "learned": 0, "retired": 0, "resting": 0}
-    for p in st.in_ns(ns):
+    for p in (st.in_ns(ns) if group is None else group):
         bucket = count_bucket(p)
         if bucket:
             counts[bucket] += 1
@@ -55,9 +66,9 @@ def status_line(st: State, ns: str) -> str:
     return line
 
 
-def call_lines(st: State, ns: str) -> List[str]:
+def call_lines(st: State, ns: str, group: Optional[List[PriorState]] = None) -> List[str]:
     out: List[str] = []
-    for p in st.in_ns(ns):
+    for p in (st.in_ns(ns) if group is None else group):
         if p.redacted:
             continue
         if p.status in ("challenged", "obsolete-proposed"):
@@ -80,15 +91,21 @@ def status_text(st: State, with_calls: bool) -> str:
     if not st.priors:
         return NO_PRIORS
     lines: List[str] = []
+    groups = by_namespace(st)
     for ns in spaces:
-        lines.append(status_line(st, ns))
+        lines.append(status_line(st, ns, groups.get(ns, [])))
         if with_calls:
-            lines.extend(call_lines(st, ns))
+            lines.extend(call_lines(st, ns, groups.get(ns, [])))
     return "\n".join(lines)
+
+
+_PLAIN = re.compile(r"[^\\|\s]*")
 
 
 def _cell(text: object) -> str:
     s = "" if text is None else str(text)
+    if _PLAIN.fullmatch(s):
+        return s  # nothing to escape or collapse (the common case: ids, areas, statuses)
     s = s.replace("\\", "\\\\").replace("|", "\\|")
     return " ".join(s.split())
 
@@ -108,13 +125,23 @@ def render_markdown(st: State) -> str:
     if not st.priors:
         return "\n".join(head + ["No priors yet — the first run writes them.", ""])
     rows = ["| id | area | type | status | where | what |", "|---|---|---|---|---|---|"]
-    for p in st.priors.values():
-        if p.redacted:
-            rows.append(f"| {_cell(p.id)} | {_cell(p.ns)} | — | redacted | — | *(redacted)* |")
-            continue
-        status = "resting" if p.resting else p.status
-        where = p.scope_ref if p.scope_ref is not None else p.facet("scope") or ""
-        what = _cut(" ".join(p.claim.split()))
-        rows.append(f"| {_cell(p.id)} | {_cell(p.ns)} | {_cell(p.rec.get('type'))} | {_cell(status)} | "
-                    f"{_cell(where)} | {_cell(what)} |")
+    rows.extend(table_row(p) for p in st.priors.values())
     return "\n".join(head + rows + [""])
+
+
+def table_row(p: PriorState) -> str:
+    """One prior's line of the table."""
+    if p.redacted:
+        return f"| {_cell(p.id)} | {_cell(p.ns)} | — | redacted | — | *(redacted)* |"
+    rec = p.rec  # read once: this runs for every prior on every ledger write
+    status = "resting" if p.resting else p.status
+    ref = rec.get("scope_ref")
+    if isinstance(ref, str):
+        where = ref
+    else:
+        facets = rec.get("facets")
+        where = (facets.get("scope") if isinstance(facets, dict) else None) or ""
+    claim = rec.get("claim")
+    what = _cut(" ".join(claim.split())) if isinstance(claim, str) else ""
+    return (f"| {_cell(p.id)} | {_cell(rec.get('ns'))} | {_cell(rec.get('type'))} | {_cell(status)} | "
+            f"{_cell(where)} | {_cell(what)} |")

@@ -115,6 +115,31 @@ class Keeper:
         return self("propose", self.candidate(obj), "--run", run, "--ns", ns)
 
 
+# Every test runs twice: with the fold cache forced on (even for tiny ledgers) and with it off.
+# The cache must never change a result. Tests that manage the mode themselves use
+# @pytest.mark.one_cache_mode.
+
+
+def pytest_configure(config) -> None:
+    config.addinivalue_line("markers", "one_cache_mode: run once, not once per fold-cache mode")
+
+
+def pytest_generate_tests(metafunc) -> None:
+    if "cache_mode" in metafunc.fixturenames and metafunc.definition.get_closest_marker("one_cache_mode") is None:
+        metafunc.parametrize("cache_mode", ["cache", "nocache"], indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def cache_mode(request, monkeypatch) -> str:
+    mode = getattr(request, "param", "cache")
+    if mode == "cache":
+        monkeypatch.setenv("PRIORS_CACHE_MIN_BYTES", "0")
+        monkeypatch.delenv("PRIORS_NO_CACHE", raising=False)
+    else:
+        monkeypatch.setenv("PRIORS_NO_CACHE", "1")
+    return mode
+
+
 @pytest.fixture
 def keeper(tmp_path: Path) -> Keeper:
     k = Keeper(tmp_path)

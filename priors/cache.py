@@ -1,0 +1,377 @@
+"""The fold cache: a snapshot of the folded ledger under `.priors/cache/`, provably in step with its bytes.
+
+Reading a large ledger is the keeper's hot path: parsing 200k JSON lines and
+folding them costs seconds, while the state they fold into changes by a few
+lines per write. The cache stores that state (marshal, never pickle) with the
+length and SHA-256 of the ledger prefix it was folded from. On load:
+
+* the ledger is hashed as it is read; if its first `length` bytes hash to the
+  cached digest, the snapshot is the fold of exactly those bytes, and only the
+  tail (what was appended since) is parsed — strictly, with true line
+  numbers — and folded on top;
+* anything else — a different prefix (redact, a hand edit, a checkout), a
+  cache written by another version of this code, a torn or unreadable cache
+  file — and the cache is ignored and rebuilt from the full ledger.
+
+So the cache can make a verb faster but never change its result. It is a
+derivative of the ledger and holds nothing the ledger does not; `redact`
+deletes it (`drop`) before the rewrite lands. `PRIORS_NO_CACHE=1` disables it.
+Failures to write it (read-only `.priors/`, a full disk) are silent: it is only
+ever an optimisation.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import marshal
+import os
+import sys
+import zlib
+from dataclasses import fields
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+from priors import fold as _fold
+from priors.fold import CallState, PriorState, State
+
+FORMAT = 1
+CACHE_DIR = "cache"
+CACHE_FILE = "fold.bin"
+MAGIC = b"PRIORS-FOLD-CACHE\n"
+CHUNK = 1 << 20
+MIN_BYTES = 64 * 1024
+ROWS = 8192  # below this a fresh fold is as fast as reading a snapshot
+
+
+def enabled() -> bool:
+    return os.environ.get("PRIORS_NO_CACHE", "") in ("", "0")
+
+
+def min_bytes() -> int:
+    """Ledgers smaller than this are folded directly (PRIORS_CACHE_MIN_BYTES overrides; tests use 0)."""
+    raw = os.environ.get("PRIORS_CACHE_MIN_BYTES", "")
+    return int(raw) if raw.isdigit() else MIN_BYTES
+
+
+def cache_dir(priors_dir: Path) -> Path:
+    return priors_dir / CACHE_DIR
+
+
+def drop(priors_dir: Path) -> None:
+    """Delete every cache file (redact calls this: no removed content may stay under .priors/)."""
+    d = cache_dir(priors_dir)
+    try:
+        names = os.listdir(str(d))
+    except OSError:
+        return
+    for name in names:
+        try:
+            os.unlink(str(d / name))
+        except OSError:
+            pass
+
+
+_SIG: Optional[bytes] = None
+
+
+def _signature() -> bytes:
+    """Who folded it: the cache format, this package's fold and cache code, this Python's marshal."""
+    global _SIG
+    if _SIG is None:
+        h = hashlib.sha256(f"{FORMAT}|{sys.version_info[:2]}|{marshal.version}|".encode())
+        for mod in (_fold, sys.modules[__name__]):
+            src = getattr(mod, "__file__", None) or ""
+            try:
+                with open(src, "rb") as fh:
+                    h.update(fh.read())
+            except OSError:
+                h.update(src.encode("utf-8", "replace"))
+        h.update(repr([f.name for f in fields(State)] + list(PriorState.__slots__)
+                      + [f.name for f in fields(CallState)]).encode())
+        _SIG = h.digest()
+    return _SIG
+
+
+# ---------------------------------------------------------------- encoding the state
+#
+# A prior is stored as (id, ns, status, scope_hash, miss, human_idx, facets_index, blob): blob is
+# marshal of its record with `facets` replaced by an index into one shared table of facet objects
+# (a ledger has a handful of distinct ones). Loading builds no record dict; `PriorState.rec`
+# inflates one on first use, so a verb pays only for the priors it reads.
+
+_PRIOR_SLOTS = ("id", "status", "scope_hash", "miss", "human_idx", "_rec", "_packed", "_facets", "_ns")
+
+
+def inflate(blob: bytes, facets: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    rec = marshal.loads(blob)
+    if facets is not None:
+        rec["facets"] = facets
+    return rec
+
+
+def _pack(rec: Dict[str, Any], table: List[Any], index: Dict[Any, int]) -> Tuple[int, bytes]:
+    f = rec.get("facets")
+    if isinstance(f, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in f.items()):
+        key = tuple(f.items())
+        i = index.get(key)
+        if i is None:
+            i = index[key] = len(table)
+            table.append(dict(f))
+        rec = dict(rec)
+        rec["facets"] = i
+        return i, marshal.dumps(rec, 4)
+    return -1, marshal.dumps(rec, 4)
+
+
+def _encode_state(st: State) -> List[Any]:
+    """[head, rows, rows, ...]: head = (facet table, calls, other fields); rows in slices of ROWS."""
+    if tuple(PriorState.__slots__) != _PRIOR_SLOTS or [f.name for f in fields(CallState)] != ["rec", "resolved"]:
+        raise TypeError("fold state changed shape; the cache does not know it")
+    table: List[Any] = []
+    index: Dict[Any, int] = {}
+    rows = []
+    for key, p in st.priors.items():
+        if p._rec is None:
+            blob, fac = p._packed, p._facets
+            if fac is None:
+                fi = -1
+            else:
+                fkey = tuple(fac.items())
+                fi = index.get(fkey)
+                if fi is None:
+                    fi = index[fkey] = len(table)
+                    table.append(fac)
+            ns = p._ns
+        else:
+            fi, blob = _pack(p._rec, table, index)
+            ns = p._rec.get("ns")
+        rows.append((key, p.id, ns, p.status, p.scope_hash, p.miss, p.human_idx, fi, blob))
+    calls = [(c.rec, c.resolved) for c in st.calls]
+    rest = {f.name: getattr(st, f.name) for f in fields(State) if f.name not in ("priors", "calls")}
+    return [(table, calls, rest)] + [rows[i:i + ROWS] for i in range(0, len(rows), ROWS)]
+
+
+def _decode_head(head: Tuple[Any, ...]) -> Tuple[State, List[Any]]:
+    table, calls_rows, rest = head
+    st = State()
+    st.calls = [CallState(rec, resolved) for rec, resolved in calls_rows]
+    for name, v in rest.items():
+        setattr(st, name, v)
+    return st, table
+
+
+def _decode_rows(st: State, table: List[Any], rows: List[Any]) -> None:
+    new = PriorState.__new__
+    priors = st.priors
+    for key, pid, ns, status, sh, miss, hidx, fi, blob in rows:
+        p = priors[key] = new(PriorState)
+        p.id, p.status, p.scope_hash, p.miss, p.human_idx = pid, status, sh, miss, hidx
+        p._rec, p._packed, p._facets, p._ns = None, blob, table[fi] if fi >= 0 else None, ns
+
+
+# ---------------------------------------------------------------- reading and writing the snapshot
+#
+# fold.bin = MAGIC, signature(32), ledger prefix length(8), its line count(8), its sha256(32),
+# chunk count(8); then per chunk: size(8), crc32(8), marshal bytes. Chunks are read one at a time
+# so a large state never sits in memory twice.
+
+_HEAD = len(MAGIC) + 32 + 8 + 8 + 32 + 8
+
+
+def _u64(b: bytes, i: int) -> int:
+    return int.from_bytes(b[i:i + 8], "big")
+
+
+def _read_snapshot(priors_dir: Path, ledger: Path, want_data: bool) -> Optional[Tuple[State, int, int, Any, bytes]]:
+    """(state, prefix length, lines, running sha256, tail) when the snapshot is intact and matches the ledger."""
+    path = cache_dir(priors_dir) / CACHE_FILE
+    try:
+        fh = open(str(path), "rb")
+    except OSError:
+        return None
+    with fh:
+        head = fh.read(_HEAD)
+        if len(head) != _HEAD or not head.startswith(MAGIC) or head[len(MAGIC):len(MAGIC) + 32] != _signature():
+            return None
+        i = len(MAGIC) + 32
+        length, lines = _u64(head, i), _u64(head, i + 8)
+        digest, nchunks = head[i + 16:i + 48], _u64(head, i + 48)
+        hit = _prefix_matches(ledger, length, digest, want_data)
+        if hit is None:
+            return None
+        try:
+            st: Optional[State] = None
+            table: List[Any] = []
+            for k in range(nchunks):
+                sizes = fh.read(16)
+                if len(sizes) != 16:
+                    return None
+                size, crc = _u64(sizes, 0), _u64(sizes, 8)
+                chunk = fh.read(size)
+                if len(chunk) != size or zlib.crc32(chunk) != crc:
+                    return None
+                obj = marshal.loads(chunk)
+                del chunk
+                if st is None:
+                    st, table = _decode_head(obj)
+                else:
+                    _decode_rows(st, table, obj)
+            if st is None or fh.read(1):
+                return None
+        except (OSError, ValueError, TypeError, EOFError, IndexError):
+            return None
+    h, rest = hit
+    return st, length, lines, h, rest
+
+
+def _write_snapshot(priors_dir: Path, length: int, digest: bytes, lines: int, st: State) -> None:
+    """Best effort, atomic (temp + rename). Never raises."""
+    d = cache_dir(priors_dir)
+    tmp = d / f".fold.{os.getpid()}.tmp"
+    try:
+        chunks = [marshal.dumps(c, 4) for c in _encode_state(st)]
+        header = MAGIC + _signature() + length.to_bytes(8, "big") + lines.to_bytes(8, "big") + digest + len(chunks).to_bytes(8, "big")
+        if os.path.islink(str(d)) or os.path.islink(str(priors_dir)):
+            return
+        if not d.is_dir():
+            if os.path.lexists(str(d)):
+                return
+            os.mkdir(str(d))
+        fd = os.open(str(tmp), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0), 0o644)
+        try:
+            _write_all(fd, header)
+            for c in chunks:
+                _write_all(fd, len(c).to_bytes(8, "big") + zlib.crc32(c).to_bytes(8, "big"))
+                _write_all(fd, c)
+        finally:
+            os.close(fd)
+        os.replace(str(tmp), str(d / CACHE_FILE))
+    except (OSError, ValueError, TypeError):
+        try:
+            os.unlink(str(tmp))
+        except OSError:
+            pass
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+# ---------------------------------------------------------------- the load path
+
+
+class Loaded:
+    """The folded ledger; `data` is the ledger's bytes when asked for."""
+
+    def __init__(self, state: State, length: int, digest: bytes, data: Optional[bytes], from_cache: bool) -> None:
+        self.state = state
+        self.length = length
+        self.digest = digest
+        self.data = data
+        self.from_cache = from_cache
+
+
+def fresh_fold(data: bytes, name: str = ".priors/ledger.jsonl", first_line: int = 1) -> Tuple[State, int]:
+    """Parse (strictly) and fold; returns the state and the number of lines."""
+    records = _fold.parse_lines(data, name) if first_line == 1 else _parse_from(data, name, first_line)
+    return _fold.fold(records), data.count(b"\n")
+
+
+def _parse_from(data: bytes, name: str, first_line: int) -> List[Dict[str, Any]]:
+    """parse_lines, but with line numbers continuing after `first_line - 1` already-checked lines."""
+    from priors.errors import DamagedLedger
+
+    try:
+        return _fold.parse_lines(data, name)
+    except DamagedLedger as exc:
+        msg = str(exc)
+        marker = f"{name} line "
+        if marker in msg:
+            head, _, tail = msg.partition(marker)
+            num, _, rest = tail.partition(":")
+            if num.isdigit():
+                msg = f"{head}{marker}{int(num) + first_line - 1}:{rest}"
+        raise DamagedLedger(msg) from None
+
+
+def load(priors_dir: Path, ledger: Path, want_data: bool = False) -> Loaded:
+    """Fold the ledger at `ledger`, through the cache when it is provably in step."""
+    was_enabled = gc.isenabled()
+    gc.disable()  # folding allocates hundreds of thousands of acyclic objects; GC passes only cost time
+    try:
+        return _load(priors_dir, ledger, want_data)
+    finally:
+        if hasattr(gc, "freeze"):
+            gc.freeze()  # the folded state lives until exit: later collections need not walk it
+        if was_enabled:
+            gc.enable()
+
+
+def _read_ledger(ledger: Path) -> bytes:
+    from priors.store import read_bytes
+
+    data = read_bytes(ledger)
+    return b"" if data is None else data
+
+
+def _prefix_matches(ledger: Path, length: int, digest: bytes, want_data: bool) -> Optional[Tuple[Any, bytes]]:
+    """Does the ledger start with the snapshot's bytes? Then (sha256 so far, the rest of the file).
+
+    With want_data the rest is the whole file. Otherwise the prefix is hashed in 1 MiB steps and
+    only the tail is kept. One open file descriptor serves the whole read, so a writer's rename in
+    between cannot mix two versions.
+    """
+    try:
+        with open(str(ledger), "rb") as fh:
+            if os.fstat(fh.fileno()).st_size < length:
+                return None
+            if want_data:
+                data = fh.read()
+                h = hashlib.sha256(memoryview(data)[:length])
+                return (h, data) if h.digest() == digest else None
+            h = hashlib.sha256()
+            buf = bytearray(min(CHUNK, max(length, 1)))
+            view = memoryview(buf)
+            left = length
+            while left:
+                n = fh.readinto(view[: min(len(buf), left)])
+                if not n:
+                    return None
+                h.update(view[:n])
+                left -= n
+            if h.digest() != digest:
+                return None
+            return h, fh.read()
+    except OSError:
+        return None
+
+
+def _load(priors_dir: Path, ledger: Path, want_data: bool) -> Loaded:
+    use = enabled()
+    hit = _read_snapshot(priors_dir, ledger, want_data) if use else None
+    if hit is None:
+        return _fresh(priors_dir, _read_ledger(ledger), use, want_data)
+    st, length, lines, h, rest = hit
+    data = rest if want_data else None
+    tail = memoryview(rest)[length:] if want_data else memoryview(rest)
+    size = length + len(tail)
+    if tail:
+        tail_bytes = tail.tobytes()
+        for rec in _parse_from(tail_bytes, ".priors/ledger.jsonl", lines + 1):
+            _fold.apply(st, rec)
+        h.update(tail)
+        if tail_bytes.endswith(b"\n"):
+            _write_snapshot(priors_dir, size, h.digest(), lines + tail_bytes.count(b"\n"), st)
+    return Loaded(st, size, h.digest(), data, True)
+
+
+def _fresh(priors_dir: Path, data: bytes, use: bool, want_data: bool = True) -> Loaded:
+    st, lines = fresh_fold(data)
+    digest = hashlib.sha256(data).digest()
+    if use and len(data) >= min_bytes() and data.endswith(b"\n"):
+        _write_snapshot(priors_dir, len(data), digest, lines, st)
+    return Loaded(st, len(data), digest, data if want_data else None, False)

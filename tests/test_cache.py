@@ -1,0 +1,260 @@
+"""The fold cache never changes a result: exact or ignored, rebuilt after a rewrite, emptied by redact."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+
+from priors import cache, fold
+from priors.errors import DamagedLedger
+
+from conftest import REPO, Keeper, run_priors
+
+pytestmark = pytest.mark.one_cache_mode
+
+
+def _gen():
+    spec = importlib.util.spec_from_file_location("gen_ledger", REPO / "bench" / "gen_ledger.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return mod
+
+
+@pytest.fixture(scope="module")
+def ledger_bytes(tmp_path_factory) -> bytes:
+    out = tmp_path_factory.mktemp("gen")
+    _gen().generate(600, out, seed=3)
+    return (out / ".priors" / "ledger.jsonl").read_bytes()
+
+
+@pytest.fixture
+def pdir(tmp_path: Path, monkeypatch) -> Path:
+    monkeypatch.setenv("PRIORS_CACHE_MIN_BYTES", "0")
+    monkeypatch.delenv("PRIORS_NO_CACHE", raising=False)
+    d = tmp_path / ".priors"
+    d.mkdir()
+    return d
+
+
+def _check(pdir: Path, data: bytes) -> bool:
+    """Load through the cache and compare with a fresh fold, records included."""
+    (pdir / "ledger.jsonl").write_bytes(data)
+    got = cache.load(pdir, pdir / "ledger.jsonl", want_data=True)
+    want = fold.fold(fold.parse_lines(data))
+    assert got.data == data
+    assert got.state == want
+    for pid, p in want.priors.items():
+        assert got.state.priors[pid].rec == p.rec
+        assert got.state.priors[pid].ns == p.ns
+        for f in ("scope", "activation", "obligation", "authority", "lifecycle"):
+            assert got.state.priors[pid].facet(f) == p.facet(f)
+    return got.from_cache
+
+
+def test_appends_fold_only_the_tail_and_stay_exact(pdir: Path, ledger_bytes: bytes) -> None:
+    lines = ledger_bytes.splitlines(keepends=True)
+    rng = random.Random(5)
+    cuts = sorted(rng.sample(range(1, len(lines)), 12)) + [len(lines)]
+    hits = [_check(pdir, b"".join(lines[:n])) for n in cuts]
+    assert hits[0] is False and all(hits[1:])  # first builds, then every append is incremental
+
+
+def test_rewrite_or_truncation_rebuilds(pdir: Path, ledger_bytes: bytes) -> None:
+    lines = ledger_bytes.splitlines(keepends=True)
+    _check(pdir, ledger_bytes)
+    assert _check(pdir, b"".join(lines[:-40])) is False          # shorter: not a prefix
+    _check(pdir, ledger_bytes)
+    edited = ledger_bytes.replace(b'"to":"fixed"', b'"to":"stale"', 1)
+    assert len(edited) == len(ledger_bytes)
+    assert _check(pdir, edited) is False                          # same length, other bytes
+    swapped = b"".join([lines[1], lines[0]] + lines[2:])
+    assert _check(pdir, swapped) is False
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "empty", "garbage", "extra"])
+def test_damaged_cache_is_ignored(pdir: Path, ledger_bytes: bytes, damage: str) -> None:
+    _check(pdir, ledger_bytes)
+    f = pdir / "cache" / cache.CACHE_FILE
+    raw = bytearray(f.read_bytes())
+    if damage == "flip":
+        raw[len(raw) // 2] ^= 0xFF
+    elif damage == "truncate":
+        raw = raw[: len(raw) // 3]
+    elif damage == "empty":
+        raw = bytearray()
+    elif damage == "garbage":
+        raw = bytearray(os.urandom(len(raw)))
+    else:
+        raw += b"x"
+    f.write_bytes(bytes(raw))
+    assert _check(pdir, ledger_bytes) is False
+
+
+def test_cache_from_other_code_is_ignored(pdir: Path, ledger_bytes: bytes, monkeypatch) -> None:
+    _check(pdir, ledger_bytes)
+    monkeypatch.setattr(cache, "_SIG", b"\0" * 32)
+    assert _check(pdir, ledger_bytes) is False
+
+
+def test_damage_in_the_tail_is_named_with_its_true_line(pdir: Path, ledger_bytes: bytes) -> None:
+    lines = ledger_bytes.splitlines(keepends=True)
+    _check(pdir, b"".join(lines[:100]))
+    bad = b"".join(lines[:100]) + lines[100] + b"<<<<<<< HEAD\n" + lines[101]
+    (pdir / "ledger.jsonl").write_bytes(bad)
+    with pytest.raises(DamagedLedger) as with_cache:
+        cache.load(pdir, pdir / "ledger.jsonl")
+    with pytest.raises(DamagedLedger) as without:
+        fold.parse_lines(bad)
+    assert str(with_cache.value) == str(without.value)
+    assert "line 102" in str(with_cache.value)
+
+
+def test_disabled_by_env(pdir: Path, ledger_bytes: bytes, monkeypatch) -> None:
+    monkeypatch.setenv("PRIORS_NO_CACHE", "1")
+    assert _check(pdir, ledger_bytes) is False
+    assert not (pdir / "cache").exists()
+
+
+def test_unwritable_cache_is_silent(pdir: Path, ledger_bytes: bytes) -> None:
+    (pdir / "cache").write_text("not a directory")
+    assert _check(pdir, ledger_bytes) is False
+    assert _check(pdir, ledger_bytes) is False
+    (pdir / "cache").unlink()
+    outside = pdir.parent / "elsewhere"
+    outside.mkdir()
+    (pdir / "cache").symlink_to(outside)
+    assert _check(pdir, ledger_bytes) is False
+    assert list(outside.iterdir()) == []  # never writes through a symlink
+
+
+def test_small_ledgers_skip_the_cache(pdir: Path, monkeypatch) -> None:
+    monkeypatch.delenv("PRIORS_CACHE_MIN_BYTES")
+    (pdir / "ledger.jsonl").write_bytes(b'{"t":"x"}\n')
+    assert cache.load(pdir, pdir / "ledger.jsonl").from_cache is False
+    assert not (pdir / "cache").exists()
+
+
+def test_fast_parse_agrees_with_strict(ledger_bytes: bytes) -> None:
+    assert fold._parse_clean(ledger_bytes) == fold._parse_strict(ledger_bytes, "x")
+    for bad in (b'{"a":\n1}\n', b'{"a":1}\n\n', b'{"a":1} \n', b'[1]\n', b'{"a":1}', b"\xef\xbb\xbf{}\n",
+                b'{"a":1}{"b":2}\n', b'{"a":NaN}\n', b'{"a":1}\r\n'):
+        assert fold._parse_clean(bad) is None
+
+
+# ------------------------------------------------------------------ through the CLI
+
+
+def _copy_tree(src: Path, dst: Path) -> None:
+    shutil.copytree(str(src), str(dst))
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("tree")
+    _gen().generate(800, out, seed=11)
+    return out
+
+
+def _ritual(root: Path, env) -> list:
+    """status, relevant, every disposition, proposals, commit, decide, status: all outputs and the ledger."""
+    import json
+
+    k = Keeper(root)
+    outs = []
+    for args in (["status", "--calls"], ["relevant", "--ns", "web", "--scopes", "bench-scopes.json"]):
+        r = k(*args, env=env)
+        outs.append((r.code, r.out, r.err))
+    rel = json.loads(outs[-1][1])
+    run = rel["run"]
+    for item in rel["verify"]:
+        if item["scopeState"] == "missing":
+            continue
+        verdict = "fixed" if item["scopeState"] == "unchanged" else "stale"
+        r = k("disposition", item["id"], verdict, "--run", run, env=env)
+        outs.append((r.code, r.out))
+    cands = sorted(str(p.relative_to(root)) for p in (root / "bench-cands").iterdir())
+    r = k("propose", *cands[:5], "--run", run, "--ns", "web", env=env)
+    outs.append((r.code, r.out))
+    for c in cands[5:8]:
+        r = k("propose", c, "--run", run, "--ns", "web", env=env)
+        outs.append((r.code, r.out))
+    r = k("commit", "--run", run, env=env)
+    outs.append((r.code, r.out))
+    r = k("decide", rel["verify"][0]["id"] if rel["verify"] else "P-0001", "wontfix", "--because", "bench", env=env)
+    outs.append((r.code, r.out))
+    r = k("redact", "P-0002", "--because", "secret", env=env)
+    outs.append((r.code, r.out))
+    r = k("status", "--calls", env=env)
+    outs.append((r.code, r.out))
+    outs.append((root / ".priors" / "ledger.jsonl").read_bytes())
+    outs.append((root / ".priors" / "PRIORS.md").read_bytes())
+    return outs
+
+
+def test_cli_results_identical_with_and_without_cache(generated: Path, tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    _copy_tree(generated, a)
+    _copy_tree(generated, b)
+    with_cache = _ritual(a, {"PRIORS_CACHE_MIN_BYTES": "0", "PRIORS_NO_CACHE": ""})
+    without = _ritual(b, {"PRIORS_NO_CACHE": "1"})
+    assert with_cache == without
+    assert not (b / ".priors" / "cache").exists()
+
+
+def test_redact_leaves_nothing_in_the_cache(generated: Path, tmp_path: Path) -> None:
+    import json
+
+    root = tmp_path / "r"
+    _copy_tree(generated, root)
+    env = {"PRIORS_CACHE_MIN_BYTES": "0"}
+    assert run_priors(root, "status", env=env).code == 0
+    assert (root / ".priors" / "cache" / cache.CACHE_FILE).exists()
+    lines = (root / ".priors" / "ledger.jsonl").read_bytes().splitlines()
+    victim = next(json.loads(x) for x in lines if b'"t":"prior"' in x and b'"redacted"' not in x)
+    claim = victim["claim"].encode("utf-8")
+    r = run_priors(root, "redact", victim["id"], "--because", "leak", env=env)
+    assert r.code == 0, r
+    run_priors(root, "status", env=env)  # a later load may rebuild the cache — from the redacted ledger
+    for dirpath, _dirs, files in os.walk(str(root / ".priors")):
+        for name in files:
+            assert claim not in Path(dirpath, name).read_bytes(), name
+
+
+# ------------------------------------------------------------------ the other speed paths are exact too
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from priors import canonical  # noqa: E402
+
+_leaf = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(),
+                  st.sampled_from(["\ud800", "\U0001f600", "\ue000", "…", "\u2028", "a\"b\\c\n"]))
+_json = st.recursive(_leaf, lambda k: st.one_of(st.lists(k, max_size=5),
+                                                st.dictionaries(st.one_of(st.text(), _leaf.filter(
+                                                    lambda x: isinstance(x, str))), k, max_size=5)), max_leaves=30)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_json)
+def test_canonical_fast_path_is_byte_identical(value) -> None:
+    out: list = []
+    canonical._encode(value, out)
+    assert canonical.dumps(value) == "".join(out)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_json.filter(lambda v: isinstance(v, dict)), max_size=6), st.sampled_from(["", " ", "\n", "\r"]))
+def test_clean_parse_matches_strict(records, sep) -> None:
+    data = "".join(canonical.dumps(r) + sep + "\n" for r in records).encode("utf-8", "surrogatepass")
+    fast = fold._parse_clean(data)
+    try:
+        strict = fold._parse_strict(data, "x")
+    except DamagedLedger:
+        assert fast is None
+        return
+    assert fast is None or fast == strict
