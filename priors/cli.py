@@ -21,12 +21,20 @@ VERBS = {
     "redact": ("priors.commands", "cmd_redact", "remove a prior's content from .priors/ for good"),
     "status": ("priors.commands", "cmd_status", "one line per namespace; --calls lists your calls"),
     "render": ("priors.commands", "cmd_render", "rewrite .priors/PRIORS.md from the ledger"),
+    "add": ("priors.lessons_cmd", "cmd_add", "record a lesson a person wrote, as accepted (between runs)"),
+    "score": ("priors.lessons_cmd", "cmd_score", "score how a committed run turned out; credits its lessons"),
+    "reflect": ("priors.lessons_cmd", "cmd_reflect", "write a reflection packet from scored runs for the next run"),
+    "lessons": ("priors.lessons_cmd", "cmd_lessons", "list lessons with uses, wins, partials, losses and score"),
+    "export": ("priors.lessons_cmd", "cmd_export", "write a JSON bundle of lessons (no runs, scores or notes)"),
+    "import": ("priors.lessons_cmd", "cmd_import", "add a bundle's lessons as a sealed run, skipping known ones"),
+    "config": ("priors.lessons_cmd", "cmd_config", "show or set .priors/config.json (injection budget, review)"),
 }
 
 GROUPS = [
     ("Set up", ["init", "hash"]),
     ("The run ritual (agent)", ["relevant", "disposition", "propose", "commit", "abort"]),
     ("Humans", ["decide", "redact", "status", "render"]),
+    ("Lessons", ["add", "score", "reflect", "lessons", "export", "import", "config"]),
 ]
 
 
