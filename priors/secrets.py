@@ -36,7 +36,7 @@ _ASSIGN = re.compile(
     r"(?:\"([^\"\n]{8,})\"|'([^'\n]{8,})'|([^\s\"',;]{12,}))"
 )
 _PASSWORD_WORDS = ("password", "passwd", "passphrase", "pwd")
-_PLACEHOLDER = re.compile(r"[<>{}$%()\[\]*]|\.\.\.|…|^(?:x+|your[-_ ].*|changeme|example.*|placeholder|redacted)$", re.I)
+_PLACEHOLDER = re.compile(r"[<>{}$%()\[\]*]|\.\.\.|…|^(?:x+|your[-_ ].*|changeme|password|example.*|placeholder|redacted)$", re.I)
 _IDENTIFIER_PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 # Candidate tokens for the entropy check: long runs of base64/url-safe characters.
@@ -88,7 +88,8 @@ def _assignment_value(m: "re.Match[str]") -> Optional[str]:
     value = next(g for g in m.groups()[1:] if g is not None)
     if _PLACEHOLDER.search(value) or len(set(value)) < 4:
         return None
-    if m.group(4) is not None and _IDENTIFIER_PATH.match(value):
+    mixed = any(c.isdigit() for c in value) and any(c.isupper() for c in value) and any(c.islower() for c in value)
+    if m.group(4) is not None and _IDENTIFIER_PATH.match(value) and not mixed:
         return None  # password = settings.database_password — code, not a value
     if word in _PASSWORD_WORDS:
         return value
