@@ -452,7 +452,7 @@ def shape(out: Dict[str, Any], ledger: Ledger, budget: Budget) -> Dict[str, Any]
     low = ledger.low_scores()
     nudges = list(out.get("nudges", []))
     nudged = {n.get("id") for n in nudges if isinstance(n, dict)}
-    for item in inject:
+    for item in sorted(inject, key=lambda x: (prior_number(x.get("id")), str(x.get("id")))):
         pid = item.get("id")
         if pid in low and pid not in nudged:
             nudges.append({"id": pid, "claim": item.get("claim"), "ask": low_score_ask(pid, low[pid])})
@@ -487,7 +487,7 @@ def shape(out: Dict[str, Any], ledger: Ledger, budget: Budget) -> Dict[str, Any]
     res["inject"] = taken
     res["inject_omitted"] = omitted
     if budget.require_review:
-        res["awaiting_review"] = held
+        res["awaiting_review"] = sorted(held, key=lambda i: (prior_number(i), i))
     return res
 
 
