@@ -43,11 +43,9 @@ def _js_number(x: float) -> str:
         return "null"
     if x == 0:
         return "0"
-    if x.is_integer() and abs(x) < 1e21:
-        return str(int(x))
-    r = repr(x)
-    if "e" not in r and "E" not in r:
-        return r
+    r = repr(x)  # shortest round-trip digits, as ECMAScript uses
+    if "e" not in r:
+        return r[:-2] if r.endswith(".0") else r
     mant, exp = r.lower().split("e")
     e = int(exp)
     sign = "-" if mant.startswith("-") else ""

@@ -1,0 +1,127 @@
+"""Shared fixtures: a temp target repo and a way to call the real `priors` CLI in it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Dict, Optional
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+class Result:
+    def __init__(self, proc: subprocess.CompletedProcess) -> None:
+        self.code = proc.returncode
+        self.out = proc.stdout
+        self.err = proc.stderr
+
+    @property
+    def json(self) -> Any:
+        return json.loads(self.out)
+
+    def __repr__(self) -> str:
+        return f"<exit {self.code} out={self.out!r} err={self.err!r}>"
+
+
+def run_priors(cwd: Path, *args: str, stdin: Optional[str] = None, env: Optional[Dict[str, str]] = None) -> Result:
+    full_env = dict(os.environ)
+    full_env["PYTHONPATH"] = str(REPO) + os.pathsep + full_env.get("PYTHONPATH", "")
+    full_env.setdefault("PYTHONIOENCODING", "utf-8")
+    if env:
+        full_env.update(env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "priors", *args],
+        cwd=str(cwd),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=full_env,
+    )
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return Result(proc)
+
+
+class Keeper:
+    """A target directory plus helpers to drive the keeper through its CLI."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def __call__(self, *args: str, stdin: Optional[str] = None, env=None) -> Result:
+        return run_priors(self.root, *args, stdin=stdin, env=env)
+
+    def ok(self, *args: str, stdin: Optional[str] = None) -> str:
+        r = self(*args, stdin=stdin)
+        assert r.code == 0, r
+        return r.out
+
+    def refused(self, code: str, *args: str) -> Dict[str, Any]:
+        before = self.ledger_bytes()
+        r = self(*args)
+        assert r.code == 1, r
+        assert r.out.count("\n") == 1, r
+        body = json.loads(r.out)
+        assert body["refused"] == code, body
+        assert self.ledger_bytes() == before
+        return body
+
+    def usage(self, *args: str, stdin: Optional[str] = None) -> str:
+        before = self.ledger_bytes()
+        r = self(*args, stdin=stdin)
+        assert r.code == 2, r
+        assert r.err.strip(), r
+        assert r.out == "", r
+        assert self.ledger_bytes() == before
+        return r.err
+
+    # files
+    def write(self, rel: str, text: str) -> Path:
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8", newline="")
+        return path
+
+    def hash(self, rel: str) -> str:
+        return self.ok("hash", rel).strip()
+
+    def scopes(self, mapping: Dict[str, str], name: str = "scopes.json") -> str:
+        self.write(name, json.dumps(mapping))
+        return name
+
+    def candidate(self, obj: Any, name: str = "cand.json") -> str:
+        self.write(name, json.dumps(obj))
+        return name
+
+    def ledger_bytes(self) -> bytes:
+        p = self.root / ".priors" / "ledger.jsonl"
+        return p.read_bytes() if p.exists() else b""
+
+    def ledger(self):
+        return [json.loads(x) for x in self.ledger_bytes().decode("utf-8").splitlines() if x.strip()]
+
+    def open_run(self, ns: str, scopes: Dict[str, str], run: Optional[str] = None) -> Dict[str, Any]:
+        args = ["relevant", "--ns", ns, "--scopes", self.scopes(scopes)]
+        if run:
+            args += ["--run", run]
+        return json.loads(self.ok(*args))
+
+    def propose(self, run: str, ns: str, obj: Any) -> Result:
+        return self("propose", self.candidate(obj), "--run", run, "--ns", ns)
+
+
+@pytest.fixture
+def keeper(tmp_path: Path) -> Keeper:
+    k = Keeper(tmp_path)
+    k.ok("init")
+    return k
+
+
+@pytest.fixture
+def bare(tmp_path: Path) -> Keeper:
+    return Keeper(tmp_path)

@@ -1,0 +1,345 @@
+"""install.sh under a fake HOME: detection, idempotence, never touching what it did not install, --dry-run, --uninstall."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SCRIPT = REPO / "install.sh"
+MARK = ".installed-by-priors"
+SKILLS = ("priors", "with-priors")
+
+# harness config dir -> its skills dir, relative to HOME
+HARNESSES = {
+    ".claude": ".claude/skills",
+    ".codex": ".codex/skills",
+    ".agents": ".agents/skills",
+    ".pi/agent": ".pi/agent/skills",
+    ".openclaw": ".openclaw/skills",
+}
+
+MINIMAL_PYPROJECT = """\
+[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "priors"
+version = "0.1.0"
+requires-python = ">=3.9"
+
+[project.scripts]
+priors = "priors.cli:main"
+
+[tool.setuptools]
+packages = ["priors"]
+"""
+
+
+def tree(root: Path):
+    """Every path under root with its content (files), link target (links) or None (dirs)."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            p = Path(dirpath) / name
+            rel = str(p.relative_to(root))
+            if p.is_symlink():
+                out[rel] = ("link", os.readlink(p))
+            elif p.is_file():
+                out[rel] = ("file", p.read_bytes())
+            else:
+                out[rel] = ("dir", None)
+    return out
+
+
+class InstallerTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp(prefix="priors-install-"))
+        self.home = self.tmp / "home"
+        self.home.mkdir()
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def run_install(self, *args, shell="sh", script=SCRIPT, skip_package=True, extra_env=None, check=True):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PRIORS_")}
+        env["HOME"] = str(self.home)
+        if skip_package:
+            env["PRIORS_INSTALL_SKIP_PACKAGE"] = "1"
+        env.update(extra_env or {})
+        proc = subprocess.run(
+            [shell, str(script), *args], env=env, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL
+        )
+        if check:
+            self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        return proc
+
+    def make_harnesses(self, *configs):
+        for conf in configs:
+            (self.home / conf).mkdir(parents=True, exist_ok=True)
+
+    def assert_installed(self, skills_dir: Path):
+        for name in SKILLS:
+            dest = skills_dir / name
+            self.assertTrue((dest / "SKILL.md").is_file(), dest)
+            self.assertTrue((dest / MARK).is_file(), dest)
+            self.assertEqual(
+                (dest / "SKILL.md").read_bytes(), (REPO / "skills" / name / "SKILL.md").read_bytes()
+            )
+        self.assertTrue((skills_dir / "priors" / "references" / "candidates.md").is_file())
+
+
+class Syntax(unittest.TestCase):
+    def test_sh_n(self):
+        for shell in ("sh", "dash", "bash"):
+            if shell != "sh" and shutil.which(shell) is None:
+                continue
+            with self.subTest(shell=shell):
+                proc = subprocess.run([shell, "-n", str(SCRIPT)], capture_output=True, text=True)
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+
+    def test_posix_shebang_and_no_bashisms(self):
+        text = SCRIPT.read_text(encoding="utf-8")
+        self.assertTrue(text.startswith("#!/bin/sh\n"))
+        for bashism in ("[[", "function ", "local ", "echo -e", "$'", "<<<", "pushd", "source "):
+            with self.subTest(bashism=bashism):
+                self.assertNotIn(bashism, text)
+
+
+class Detection(InstallerTest):
+    def test_each_harness_alone(self):
+        for conf, skills in HARNESSES.items():
+            with self.subTest(harness=conf):
+                shutil.rmtree(self.home)
+                self.home.mkdir()
+                self.make_harnesses(conf)
+                out = self.run_install().stdout
+                self.assert_installed(self.home / skills)
+                for other_conf, other_skills in HARNESSES.items():
+                    if other_conf != conf and not other_skills.startswith(conf + "/"):
+                        self.assertFalse((self.home / other_conf).exists(), f"{other_conf} was created")
+                self.assertIn("Not found, so nothing was installed for:", out)
+
+    def test_all_harnesses(self):
+        self.make_harnesses(*HARNESSES)
+        out = self.run_install().stdout
+        for skills in HARNESSES.values():
+            self.assert_installed(self.home / skills)
+        self.assertNotIn("Not found", out)
+
+    def test_no_harness_says_what_to_paste(self):
+        out = self.run_install().stdout
+        self.assertEqual(tree(self.home), {})
+        self.assertIn("No agent harness was found", out)
+        self.assertIn("AGENTS-snippet.md", out)
+        self.assertIn("system-prompt.md", out)
+        self.assertIn("advisory", out)
+
+    def test_kimi_without_claude_or_codex_gets_the_command(self):
+        self.make_harnesses(".kimi")
+        out = self.run_install().stdout
+        self.assertIn(f"kimi --skills-dir {REPO.resolve()}/skills", out)
+
+
+class Idempotence(InstallerTest):
+    def test_rerun_changes_nothing(self):
+        self.make_harnesses(".claude", ".pi/agent")
+        self.run_install()
+        first = tree(self.home)
+        out = self.run_install().stdout
+        self.assertEqual(tree(self.home), first)
+        self.assertIn("updated ~/.claude/skills/priors", out)
+
+    def test_rerun_repairs_an_edited_install(self):
+        self.make_harnesses(".claude")
+        self.run_install()
+        first = tree(self.home)
+        (self.home / ".claude/skills/priors/SKILL.md").write_text("damaged\n")
+        self.run_install()
+        self.assertEqual(tree(self.home), first)
+
+    def test_foreign_folders_are_left_alone(self):
+        self.make_harnesses(".claude", ".codex")
+        foreign = self.home / ".codex/skills/priors"
+        foreign.mkdir(parents=True)
+        (foreign / "SKILL.md").write_text("someone else's skill\n")
+        out = self.run_install().stdout
+        self.assertIn("left alone: ~/.codex/skills/priors exists and was not installed by priors", out)
+        self.assertEqual((foreign / "SKILL.md").read_text(), "someone else's skill\n")
+        self.assertFalse((foreign / MARK).exists())
+        self.assert_installed(self.home / ".claude/skills")
+        out = self.run_install("--uninstall").stdout
+        self.assertEqual((foreign / "SKILL.md").read_text(), "someone else's skill\n")
+        self.assertIn("left alone", out)
+
+    def test_link_mode(self):
+        self.make_harnesses(".agents")
+        self.run_install("--link")
+        dest = self.home / ".agents/skills/priors"
+        self.assertTrue(dest.is_symlink())
+        self.assertEqual(Path(os.readlink(dest)), (REPO / "skills" / "priors").resolve())
+        self.run_install("--link")
+        self.assertTrue(dest.is_symlink())
+        self.run_install("--uninstall")
+        self.assertFalse(dest.exists() or dest.is_symlink())
+        self.assertTrue((REPO / "skills" / "priors" / "SKILL.md").is_file(), "uninstall must not follow the link")
+        self.assertFalse((REPO / "skills" / "priors" / MARK).exists())
+
+
+class DryRunAndUninstall(InstallerTest):
+    def test_dry_run_changes_nothing(self):
+        self.make_harnesses(*HARNESSES)
+        before = tree(self.home)
+        out = self.run_install("--dry-run").stdout
+        self.assertEqual(tree(self.home), before)
+        self.assertIn("would install ~/.claude/skills/priors", out)
+        out = self.run_install("--dry-run", skip_package=False, extra_env={"PRIORS_INSTALL_NO_PIPX": "1"}).stdout
+        self.assertEqual(tree(self.home), before)
+        self.assertIn("would", out)
+
+    def test_dry_run_uninstall_changes_nothing(self):
+        self.make_harnesses(".claude")
+        self.run_install()
+        before = tree(self.home)
+        out = self.run_install("--uninstall", "--dry-run").stdout
+        self.assertEqual(tree(self.home), before)
+        self.assertIn("would remove ~/.claude/skills/priors", out)
+
+    def test_uninstall_removes_only_ours(self):
+        self.make_harnesses(*HARNESSES)
+        mine = self.home / ".claude/skills/my-own-skill"
+        mine.mkdir(parents=True)
+        (mine / "SKILL.md").write_text("mine\n")
+        before = tree(self.home)
+        self.run_install()
+        self.run_install("--uninstall")
+        self.assertEqual(tree(self.home), {**before, **{k: v for k, v in tree(self.home).items() if k.endswith("/skills")}})
+        for skills in HARNESSES.values():
+            for name in SKILLS:
+                self.assertFalse((self.home / skills / name).exists())
+        self.assertEqual((mine / "SKILL.md").read_text(), "mine\n")
+        self.run_install("--uninstall")  # a second uninstall is harmless
+
+    def test_unknown_option(self):
+        proc = self.run_install("--frobnicate", check=False)
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("unknown option", proc.stderr)
+
+
+class PythonCheck(InstallerTest):
+    def test_old_python_is_refused_clearly(self):
+        fake = self.tmp / "python3.8"
+        fake.write_text(
+            "#!/bin/sh\n"
+            'case "$*" in *"(3, 9)"*) exit 1 ;; *version_info*) echo 3.8 ;; esac\n'
+            "exit 0\n"
+        )
+        fake.chmod(0o755)
+        self.make_harnesses(".claude")
+        proc = self.run_install(extra_env={"PRIORS_PYTHON": str(fake)}, check=False)
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn("priors needs Python 3.9 or newer", proc.stdout)
+        self.assertIn("Python 3.8", proc.stdout)
+        self.assertEqual(tree(self.home), {".claude": ("dir", None)})
+
+    def test_missing_python_is_refused_clearly(self):
+        proc = self.run_install(extra_env={"PRIORS_PYTHON": str(self.tmp / "no-such-python")}, check=False)
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn("priors needs Python 3.9 or newer", proc.stdout)
+        self.assertIn("was not found", proc.stdout)
+
+
+def copy_checkout(dest: Path, pyproject: bool) -> Path:
+    """A copy of the checkout, with or without packaging metadata."""
+    dest.mkdir(parents=True)
+    for name in ("priors", "skills", "adapters"):
+        shutil.copytree(REPO / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy2(REPO / "install.sh", dest / "install.sh")
+    for meta in ("pyproject.toml", "setup.py", "setup.cfg", "README.md", "LICENSE"):
+        if pyproject and (REPO / meta).exists():
+            shutil.copy2(REPO / meta, dest / meta)
+    if pyproject and not (dest / "pyproject.toml").exists() and not (dest / "setup.py").exists():
+        (dest / "pyproject.toml").write_text(MINIMAL_PYPROJECT)
+    return dest
+
+
+class Package(InstallerTest):
+    def launcher_version(self, cwd: Path):
+        proc = subprocess.run(
+            [str(self.home / ".local/bin/priors"), "--version"],
+            capture_output=True, text=True, cwd=str(cwd), env={"PATH": "/usr/bin:/bin", "HOME": str(self.home)},
+        )
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertRegex(proc.stdout, r"^priors \d")
+
+    def test_checkout_without_metadata_gets_a_source_launcher(self):
+        repo = copy_checkout(self.tmp / "repo", pyproject=False)
+        self.run_install(script=repo / "install.sh", skip_package=False, extra_env={"PRIORS_INSTALL_NO_PIPX": "1"})
+        self.launcher_version(self.tmp)
+        first = tree(self.home)
+        self.run_install(script=repo / "install.sh", skip_package=False, extra_env={"PRIORS_INSTALL_NO_PIPX": "1"})
+        self.assertEqual(tree(self.home), first)
+        self.run_install("--uninstall", script=repo / "install.sh")
+        self.assertFalse((self.home / ".local/bin/priors").exists())
+
+    def test_foreign_launcher_is_left_alone(self):
+        repo = copy_checkout(self.tmp / "repo", pyproject=False)
+        bin_dir = self.home / ".local/bin"
+        bin_dir.mkdir(parents=True)
+        (bin_dir / "priors").write_text("#!/bin/sh\necho other\n")
+        out = self.run_install(
+            script=repo / "install.sh", skip_package=False, extra_env={"PRIORS_INSTALL_NO_PIPX": "1"}
+        ).stdout
+        self.assertIn("left alone: ~/.local/bin/priors", out)
+        self.run_install("--uninstall", script=repo / "install.sh")
+        self.assertEqual((bin_dir / "priors").read_text(), "#!/bin/sh\necho other\n")
+
+    def test_pipx_is_used_when_present(self):
+        repo = copy_checkout(self.tmp / "repo", pyproject=True)
+        fakebin = self.tmp / "fakebin"
+        fakebin.mkdir()
+        log = self.tmp / "pipx.log"
+        (fakebin / "pipx").write_text(f'#!/bin/sh\necho "$*" >> "{log}"\nexit 0\n')
+        (fakebin / "pipx").chmod(0o755)
+        env = {"PATH": f"{fakebin}:{os.environ.get('PATH', '/usr/bin:/bin')}"}
+        self.run_install(script=repo / "install.sh", skip_package=False, extra_env=env)
+        calls = log.read_text().splitlines()
+        self.assertTrue(any(c.startswith("install --force --python ") and c.endswith(str(repo.resolve())) for c in calls), calls)
+        self.assertFalse((self.home / ".local/bin/priors").exists())
+        self.run_install("--uninstall", script=repo / "install.sh", extra_env=env)
+        self.assertIn("uninstall priors", log.read_text().splitlines())
+        self.assertFalse((self.home / ".local/share/priors").exists())
+
+    def test_real_virtual_environment(self):
+        repo = copy_checkout(self.tmp / "repo", pyproject=True)
+        proc = self.run_install(script=repo / "install.sh", skip_package=False, extra_env={"PRIORS_INSTALL_NO_PIPX": "1"})
+        venv_python = self.home / ".local/share/priors/venv/bin/python"
+        self.assertTrue(venv_python.exists(), proc.stdout)
+        if "pip could not build the package" in proc.stdout:
+            probe = subprocess.run(
+                [str(venv_python), "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(self.tmp / "dl"), "setuptools"],
+                capture_output=True, text=True, timeout=300,
+            )
+            if probe.returncode != 0:
+                self.skipTest("pip cannot reach a package index from here (no network), so it cannot build the package")
+            self.fail("pip could not build the package although the index is reachable:\n" + proc.stdout)
+        imported = subprocess.run(
+            [str(venv_python), "-c", "import priors, sys; sys.stdout.write(priors.__file__)"],
+            capture_output=True, text=True, cwd=str(self.tmp),
+        )
+        self.assertEqual(imported.returncode, 0, imported.stderr)
+        self.assertIn("site-packages", imported.stdout)
+        self.launcher_version(self.tmp)
+        self.run_install("--uninstall", script=repo / "install.sh")
+        self.assertFalse((self.home / ".local/share/priors").exists())
+        self.assertFalse((self.home / ".local/bin/priors").exists())
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,150 @@
+"""Property-based tests of the pure core: canonical encoding, normalization, and the fold."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from priors.canonical import dumps, normalize, sha12
+from priors.errors import UsageError
+from priors.fold import BINDING, fold
+from priors.grammar import AGENT_VERDICTS, HUMAN_VERDICTS, validate
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4),
+    max_leaves=12,
+)
+
+
+@given(json_values)
+def test_canonical_round_trips_and_is_stable(value):
+    text = dumps(value)
+    back = json.loads(text)
+    assert dumps(back) == text
+    assert "\n" not in text
+    assert text.encode("utf-8")
+
+
+@given(st.dictionaries(st.text(max_size=5), st.integers(), max_size=6))
+def test_canonical_sorts_keys_without_spaces(d):
+    text = dumps(d)
+    assert list(json.loads(text)) == sorted(d, key=lambda k: k.encode("utf-16-be", "surrogatepass"))
+    if d:
+        assert ": " not in text.replace('": "', "") or True
+        assert text == "{" + ",".join(dumps(k) + ":" + dumps(d[k]) for k in json.loads(text)) + "}"
+
+
+@given(st.text())
+def test_normalize_is_idempotent_and_trimmed(s):
+    n = normalize(s)
+    assert normalize(n) == n
+    assert not n.startswith(" ") and not n.endswith(" ") and "  " not in n
+    assert len(sha12(n)) == 12
+
+
+NODE = shutil.which("node")
+JS = r"""
+const lines = require('fs').readFileSync(0, 'utf8').split('\n').filter(Boolean);
+function canon(v) {
+  if (Array.isArray(v)) return '[' + v.map(canon).join(',') + ']';
+  if (v && typeof v === 'object') return '{' + Object.keys(v).sort().map(k => JSON.stringify(k) + ':' + canon(v[k])).join(',') + '}';
+  return JSON.stringify(v);
+}
+for (const l of lines) {
+  const [kind, v] = JSON.parse(l);
+  console.log(JSON.stringify(kind === 'n' ? v.replace(/\s+/g, ' ').trim() : canon(v)));
+}
+"""
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed; the JS cross-check needs it")
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["n", "c"]), json_values), min_size=1, max_size=30))
+def test_matches_javascript_byte_for_byte(cases):
+    cases = [(k, v if k == "c" else json.dumps(v)) for k, v in cases]
+    feed = "".join(json.dumps([k, v]) + "\n" for k, v in cases)
+    out = subprocess.run([NODE, "-e", JS], input=feed, capture_output=True, text=True, encoding="utf-8", check=True)
+    got = [json.loads(x) for x in out.stdout.split("\n") if x]
+    want = [normalize(v) if k == "n" else dumps(v) for k, v in cases]
+    assert got == want
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed; the JS cross-check needs it")
+def test_ecmascript_whitespace_set_matches_javascript():
+    chars = "".join(chr(c) for c in range(0x3100) if not 0xD800 <= c <= 0xDFFF) + "\ufeff"
+    out = subprocess.run([NODE, "-e", "const s=require('fs').readFileSync(0,'utf8');"
+                          "console.log(JSON.stringify([...s].filter(c=>/\\s/.test(c)).map(c=>c.codePointAt(0))))"],
+                         input=chars, capture_output=True, text=True, encoding="utf-8", check=True)
+    js_ws = set(json.loads(out.stdout))
+    py_ws = {ord(c) for c in chars if normalize("a" + c + "b") == "a b"}
+    assert py_ws == js_ws
+
+
+# ---------------------------------------------------------------- the fold
+
+ids = st.sampled_from(["P-0001", "P-0002", "P-0003", "P-0009"])
+runs = st.sampled_from(["run-001", "run-002", "run-003", "run-004"])
+prior = st.builds(lambda i, r, sh: {"t": "prior", "id": i, "ns": "n", "type": "conclusion", "claim": "c",
+                                    "facets": {"activation": "verify-phase"}, "scope_ref": "a", "scope_hash": sh,
+                                    "born": r}, ids, runs, st.sampled_from(["h1", "h2"]))
+disposition = st.builds(lambda i, r, v: {"t": "event", "id": i, "action": "disposition", "to": v, "run": r,
+                                         "by": "agent"}, ids, runs, st.sampled_from(AGENT_VERDICTS))
+decide = st.builds(lambda i, v: {"t": "event", "id": i, "action": "decide", "to": v, "by": "human"},
+                   ids, st.sampled_from(HUMAN_VERDICTS))
+missing = st.builds(lambda i, r: {"t": "event", "id": i, "action": "scope-missing", "run": r}, ids, runs)
+redact = st.builds(lambda i: {"t": "event", "id": i, "action": "redact", "by": "human", "reason": "x"}, ids)
+commit = st.builds(lambda r: {"t": "run", "action": "commit", "run": r, "ns": "n", "summary": []}, runs)
+records = st.lists(st.one_of(prior, disposition, decide, missing, redact, commit), max_size=40)
+
+
+@given(records, records)
+def test_fold_is_incremental(a, b):
+    from priors.fold import apply
+
+    whole = fold(a + b)
+    step = fold(a)
+    for rec in b:
+        apply(step, rec)
+    assert {k: (p.status, p.scope_hash, p.miss, p.human_idx) for k, p in whole.priors.items()} == \
+        {k: (p.status, p.scope_hash, p.miss, p.human_idx) for k, p in step.priors.items()}
+    assert whole.runs_order == step.runs_order
+
+
+@given(st.lists(st.one_of(prior, disposition, missing, commit), max_size=40))
+def test_agents_alone_never_make_anything_binding(recs):
+    state = fold(recs)
+    assert not any(p.status in BINDING for p in state.priors.values())
+
+
+@given(records)
+def test_redaction_is_final_and_resting_needs_five_misses(recs):
+    state = fold(recs)
+    for p in state.priors.values():
+        if p.resting:
+            assert p.miss >= 5 and p.status not in BINDING and p.status != "redacted"
+    redacted_at = {}
+    for i, r in enumerate(recs):
+        if r.get("action") == "redact" and r["id"] in state.priors:
+            redacted_at.setdefault(r["id"], i)
+    for pid, i in redacted_at.items():
+        touched_later = any(r.get("id") == pid for r in recs[i + 1:])
+        if not touched_later:
+            assert state.priors[pid].status == "redacted"
+
+
+@given(st.dictionaries(st.sampled_from(["type", "facets", "claim", "scope_ref", "severity", "authority"]),
+                       st.one_of(st.text(max_size=12), st.sampled_from(["conclusion", "calibration", "binding"]),
+                                 st.fixed_dictionaries({"authority": st.sampled_from(["binding", "advisory"])}))))
+def test_no_candidate_is_ever_binding(raw):
+    try:
+        cand = validate(raw)
+    except UsageError:
+        return
+    assert cand.facets["authority"] == "advisory"
