@@ -232,8 +232,12 @@ def cmd_render(argv: List[str], ctx) -> int:
 # ------------------------------------------------------------------ relevant
 
 
-RELEVANT = Spec("relevant", "priors relevant --ns NS [--scopes FILE|-] [--snapshot [PATH ...]] [--run RUN]",
-                {"--ns": VALUE, "--scopes": VALUE, "--run": VALUE, "--snapshot": REST}, help="""usage: priors relevant --ns NS [--scopes FILE|-] [--snapshot [PATH ...]] [--run RUN]
+RELEVANT = Spec("relevant", "priors relevant --ns NS [--scopes FILE|-] [--snapshot [PATH ...]] [--run RUN]"
+                " [--max-inject N] [--max-chars C] [--query TEXT]",
+                {"--ns": VALUE, "--scopes": VALUE, "--run": VALUE, "--snapshot": REST,
+                 "--max-inject": VALUE, "--max-chars": VALUE, "--query": VALUE},
+                help="""usage: priors relevant --ns NS [--scopes FILE|-] [--snapshot [PATH ...]] [--run RUN]
+                       [--max-inject N] [--max-chars C] [--query TEXT]
 
 Open a run and print, as one JSON line, what applies to it:
   inject   instructions to follow this run (lessons, preferences, decisions)
@@ -246,6 +250,10 @@ Open a run and print, as one JSON line, what applies to it:
   --scopes FILE|-    JSON object {scope_ref: hash} — the run's trusted snapshot
   --snapshot [PATH]  take the snapshot now (see `priors snapshot`)
   --run RUN          the run id (default: the next free one, e.g. run-004)
+  --max-inject N     inject at most N lessons (default: .priors/config.json, else all)
+  --max-chars C      inject at most C characters of lesson text (same default)
+  --query TEXT       rank lessons by word overlap with TEXT: binding first, then
+                     overlap, outcome score, id; what did not fit is in inject_omitted
 
 Only one run may be open at a time. Finish it with `priors commit` or `priors abort`.""")
 
@@ -297,6 +305,9 @@ def cmd_relevant(argv: List[str], ctx) -> int:
         elif run in st.commits or paths.run_dir(str(run)).exists():
             raise Refusal("RUN_EXISTS", run=run)
         out = select(st, str(ns), scopes, str(run))
+        from priors.lessons_cmd import relevant_hook  # lessons loop: budgets, ranking, review holds
+
+        out = relevant_hook(a, paths, st, out)
         rdir = paths.run_dir(str(run))
         rdir.mkdir(parents=True, exist_ok=True)
         stored = dict(out)
@@ -429,7 +440,13 @@ def _propose_one(st, rf, raw: Any, ns: str, next_id: List[int]):
 
     check_run_for_propose(st, rf, ns)
     cand = validate(raw)
+    from priors.lessons import check_supersedes
+
+    check_supersedes(st, raw.get("supersedes"), ns)  # lessons loop: a usage error like any bad field
     current = check_scope(rf, cand)
+    from priors.secrets import guard
+
+    guard(raw)  # the secret guard: before anything (a staged prior or a call's claim) can hold the text
     esc = find_conflict(st, rf, cand, current)
     if esc is not None:
         if not escalation_known(rf, esc):
@@ -524,7 +541,9 @@ def cmd_commit(argv: List[str], ctx) -> int:
         if rf.relevant is None:
             raise Refusal("UNKNOWN_RUN", run=run)
         plan = plan_commit(st, rf)
-        append_ledger(paths, data, plan.lines)
+        from priors.lessons_cmd import commit_extra  # lessons loop: what a budgeted run was shown
+
+        append_ledger(paths, data, plan.lines + commit_extra(rf.relevant, run))
         remove_tree(paths.run_dir(run))
         render(paths, st)
     ctx.print("\n".join(plan.summary))
@@ -584,12 +603,18 @@ def cmd_decide(argv: List[str], ctx) -> int:
         data, st = load(paths)
         active = open_runs(paths, st)
         event = decide_event(st, pid, verdict, None if reason is None else str(reason), active[0] if active else None)
-        append_ledger(paths, data, [event])
+        from priors.lessons_cmd import supersede_events  # lessons loop: accepting a successor retires the old
+
+        retired = supersede_events(st, pid, verdict)
+        append_ledger(paths, data, [event] + retired)
         from priors.fold import apply
 
-        apply(st, event)
+        for rec in [event] + retired:
+            apply(st, rec)
         render(paths, st)
     ctx.print(f"{pid} → {verdict} (your call — this sticks)")
+    for rec in retired:
+        ctx.print(f"{rec['id']} → obsolete (superseded by {pid})")
     return 0
 
 
@@ -620,6 +645,9 @@ def cmd_redact(argv: List[str], ctx) -> int:
         new = "".join(ln + "\n" for ln in lines).encode("utf-8")
         atomic_write(paths.ledger, new)
         _scrub_runs(paths, pid, content_hash)
+        from priors.lessons_cmd import scrub_reflections
+
+        scrub_reflections(paths, pid)
         from priors.store import remove_stray_temps
 
         remove_stray_temps(paths)
@@ -676,6 +704,9 @@ def cmd_status(argv: List[str], ctx) -> int:
     from priors.views import status_text
 
     a = parse(argv, STATUS)
-    _, st = load(Paths(ctx.root))
-    ctx.print(status_text(st, bool(a.get("calls"))))
+    paths = Paths(ctx.root)
+    data, st = load(paths)
+    from priors.lessons_cmd import status_hook  # lessons loop: scores and keep-or-retire calls
+
+    ctx.print(status_text(st, bool(a.get("calls")), status_hook(paths, data, st)))
     return 0

@@ -508,11 +508,23 @@ def budget_from(a, paths: Paths):
     )
 
 
-def shape_relevant(out: Dict[str, Any], records, st, budget) -> Dict[str, Any]:
-    """Rank, budget and hold back `relevant`'s inject list; add low-score nudges."""
-    from priors.lessons import Ledger, shape
+def relevant_hook(a, paths: Paths, st, out: Dict[str, Any]) -> Dict[str, Any]:
+    """Rank, budget and hold back `relevant`'s inject list; add low-score nudges.
 
-    return shape(out, Ledger.of(records, st), budget)
+    With no budget and no scores in the ledger, the contract's output is returned untouched.
+    """
+    from priors.fold import parse_lines
+    from priors.lessons import Ledger, shape
+    from priors.store import read_ledger_bytes
+
+    budget = budget_from(a, paths)
+    data = read_ledger_bytes(paths)
+    if not budget.active and SCORE_MARK not in data:
+        return out
+    return shape(out, Ledger.of(parse_lines(data), st), budget)
+
+
+SCORE_MARK = b'"t":"score"'
 
 
 def commit_extra(relevant: Optional[Dict[str, Any]], run: str) -> List[Dict[str, Any]]:
@@ -538,14 +550,20 @@ def supersede_events(st, pid: str, verdict: str) -> List[Dict[str, Any]]:
              "reason": f"superseded by {pid}"}]
 
 
-def status_extras(paths: Paths, records, st, ns: str, with_calls: bool) -> List[str]:
+def status_hook(paths: Paths, data: bytes, st):
+    """`status` extras: per namespace, score lines and (with --calls) keep-or-retire and review calls."""
+    from priors.fold import parse_lines
     from priors.lessons import Ledger, call_lines_for, score_lines_for
 
-    ledger = Ledger.of(records, st)
-    out = score_lines_for(ledger, ns)
-    if with_calls:
-        out += call_lines_for(ledger, ns, bool(read_config(paths).get("require_review", False)))
-    return out
+    review = bool(read_config(paths).get("require_review", False)) if paths.dir.is_dir() else False
+    if SCORE_MARK not in data and not review:
+        return None
+    ledger = Ledger.of(parse_lines(data), st)
+
+    def extras(ns: str, with_calls: bool):
+        return score_lines_for(ledger, ns), (call_lines_for(ledger, ns, review) if with_calls else [])
+
+    return extras
 
 
 def scrub_reflections(paths: Paths, pid: str) -> None:

@@ -75,15 +75,19 @@ def call_lines(st: State, ns: str) -> List[str]:
     return out
 
 
-def status_text(st: State, with_calls: bool) -> str:
+def status_text(st: State, with_calls: bool, extras=None) -> str:
+    """`extras(ns, with_calls) -> (info lines, call lines)` adds the lessons loop's lines (docs/lessons.md)."""
     spaces = namespaces(st)
     if not st.priors:
         return NO_PRIORS
     lines: List[str] = []
     for ns in spaces:
         lines.append(status_line(st, ns))
+        info, calls = extras(ns, with_calls) if extras is not None else ([], [])
+        lines.extend(info)
         if with_calls:
             lines.extend(call_lines(st, ns))
+            lines.extend(calls)
     return "\n".join(lines)
 
 
