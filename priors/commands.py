@@ -288,6 +288,9 @@ def cmd_relevant(argv: List[str], ctx) -> int:
         check_run_id(str(run), "relevant")
     paths = Paths(ctx.root)
     scopes = _scopes_from(a, ctx)
+    from priors.lessons_cmd import budget_from, relevant_hook  # lessons loop: budgets, ranking, review holds
+
+    budget = budget_from(a, paths)
     fresh = not paths.dir.is_dir()
     if fresh:  # the first run quietly starts the ledger
         ensure_dirs(paths)
@@ -304,10 +307,7 @@ def cmd_relevant(argv: List[str], ctx) -> int:
             run = next_run_id(st, list_run_dirs(paths))
         elif run in st.commits or paths.run_dir(str(run)).exists():
             raise Refusal("RUN_EXISTS", run=run)
-        out = select(st, str(ns), scopes, str(run))
-        from priors.lessons_cmd import relevant_hook  # lessons loop: budgets, ranking, review holds
-
-        out = relevant_hook(a, paths, st, out)
+        out = relevant_hook(budget, paths, st, select(st, str(ns), scopes, str(run)))
         rdir = paths.run_dir(str(run))
         rdir.mkdir(parents=True, exist_ok=True)
         stored = dict(out)

@@ -517,6 +517,7 @@ def reflection_packet(ledger: Ledger, runs: List[str], ns: Optional[str]) -> str
     st = ledger.state
     stats = ledger.stats()
     starts = run_starts(ledger.records)
+    born_at = {rec.get("id"): i for i, rec in enumerate(ledger.records) if rec.get("t") == "prior"}
     lines = [
         f"# Reflection packet — {ns if ns else 'all namespaces'}",
         "",
@@ -590,18 +591,11 @@ def reflection_packet(ledger: Ledger, runs: List[str], ns: Optional[str]) -> str
             lines.append("- lessons injected at that time: none")
         start = starts.get(run, info.index if info else 0)
         later = [p.id for p in st.priors.values() if is_lesson(p) and (info is None or p.ns == info.ns)
-                 and _born_index(ledger, p) > start]
+                 and born_at.get(p.id, -1) > start]
         if later:
             lines.append(f"- lessons born after this run (it could not have used them): {', '.join(later)}")
         lines.append("")
     return "\n".join(lines).rstrip("\n") + "\n"
-
-
-def _born_index(ledger: Ledger, p: PriorState) -> int:
-    for i, rec in enumerate(ledger.records):
-        if rec.get("t") == "prior" and rec.get("id") == p.id:
-            return i
-    return -1
 
 
 # ------------------------------------------------------------------ export / import bundles

@@ -496,7 +496,7 @@ def budget_from(a, paths: Paths):
     """`relevant`'s budget: its options over .priors/config.json (no options, no config: the contract)."""
     from priors.lessons import Budget, parse_count
 
-    cfg = read_config(paths)
+    cfg = read_config(paths) if paths.dir.is_dir() else {}
     mi = a.get("max_inject")
     mc = a.get("max_chars")
     q = a.get("query")
@@ -508,7 +508,7 @@ def budget_from(a, paths: Paths):
     )
 
 
-def relevant_hook(a, paths: Paths, st, out: Dict[str, Any]) -> Dict[str, Any]:
+def relevant_hook(budget, paths: Paths, st, out: Dict[str, Any]) -> Dict[str, Any]:
     """Rank, budget and hold back `relevant`'s inject list; add low-score nudges.
 
     With no budget and no scores in the ledger, the contract's output is returned untouched.
@@ -517,7 +517,6 @@ def relevant_hook(a, paths: Paths, st, out: Dict[str, Any]) -> Dict[str, Any]:
     from priors.lessons import Ledger, shape
     from priors.store import read_ledger_bytes
 
-    budget = budget_from(a, paths)
     data = read_ledger_bytes(paths)
     if not budget.active and SCORE_MARK not in data:
         return out
