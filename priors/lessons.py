@@ -185,11 +185,19 @@ def injections(records: Sequence[Dict[str, Any]]) -> Dict[str, List[str]]:
     by_index = {i: r for r, i in starts.items() if not runs[r].by_human}
     out: Dict[str, List[str]] = {}
     st = State()
+    lessons: Dict[Any, List[str]] = {}  # per namespace, run-start prior ids in ledger order (cheap re-selection)
     for i, rec in enumerate(records):
         run = by_index.get(i)
         if run is not None:
-            out[run] = contract_inject(st, runs[run].ns)
+            ns = runs[run].ns
+            pri = st.priors
+            out[run] = [pid for pid in lessons.get(ns, []) if pri[pid].status in INJECTABLE]
+        known = rec.get("id") in st.priors
         apply(st, rec)
+        if rec.get("t") == "prior" and not known and isinstance(rec.get("id"), str):
+            p = st.priors[rec["id"]]
+            if p.facet("activation") == "run-start":
+                lessons.setdefault(p.ns, []).append(p.id)
     for rec in records:
         if rec.get("t") == "injected" and rec.get("run") in out and isinstance(rec.get("ids"), list):
             out[rec["run"]] = [x for x in rec["ids"] if isinstance(x, str)]
@@ -314,10 +322,14 @@ class Ledger:
                     out.setdefault(pid, Stats()).uses += 1
         for lst in self.scores.values():
             for s in lst:
+                outcome = s.outcome
                 for pid in self.credited(s):
                     if since is not None and s.index <= since.get(pid, -1):
                         continue
-                    out.setdefault(pid, Stats()).credit(s.outcome)
+                    st = out.get(pid)
+                    if st is None:
+                        st = out[pid] = Stats()
+                    st.credit(outcome)
         return out
 
     def last_human_index(self) -> Dict[str, int]:

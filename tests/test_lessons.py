@@ -408,3 +408,22 @@ def test_import_refusals_and_bad_bundles(keeper: Keeper, tmp_path: Path):
     keeper.refused("ACTIVE_RUN_EXISTS", "import", good, "--ns", "dev")
     keeper.ok("commit", "--run", out["run"])
     assert "imported 1 lesson" in keeper.ok("import", good, "--ns", "dev")
+
+
+def test_lessons_listing_filters_and_help(keeper: Keeper):
+    assert "no lessons yet" in keeper.ok("lessons")
+    add(keeper, "Alpha lesson.", "--tag", "alpha")
+    add(keeper, "Beta lesson.", ns="docs")
+    add(keeper, "Gamma lesson.", "--supersedes", "P-0001")
+    rows = json.loads(keeper.ok("lessons", "--json"))
+    assert [r["id"] for r in rows] == ["P-0002", "P-0003"]
+    assert rows[0] == {"id": "P-0002", "ns": "docs", "type": "calibration", "status": "accepted",
+                       "claim": "Beta lesson.", "score": "0.50", "uses": 0, "wins": 0, "partials": 0, "losses": 0}
+    assert [r["id"] for r in json.loads(keeper.ok("lessons", "--all", "--ns", "dev", "--json"))] == ["P-0001", "P-0003"]
+    text = keeper.ok("lessons", "--all")
+    assert "P-0001" in text and "#alpha" in text and "obsolete" in text
+    keeper.usage("lessons", "extra")
+    for verb in ("add", "score", "reflect", "lessons", "export", "import", "config"):
+        r = keeper(verb, "--help")
+        assert r.code == 0 and r.out.startswith("usage: priors " + verb), r
+    assert "Lessons:" in keeper.ok("--help")
