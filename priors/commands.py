@@ -541,9 +541,9 @@ def cmd_commit(argv: List[str], ctx) -> int:
         if rf.relevant is None:
             raise Refusal("UNKNOWN_RUN", run=run)
         plan = plan_commit(st, rf)
-        from priors.lessons_cmd import commit_extra  # lessons loop: what a budgeted run was shown
+        from priors.lessons_cmd import commit_extra  # lessons loop: what a budgeted run was shown, before the seal
 
-        append_ledger(paths, data, plan.lines + commit_extra(rf.relevant, run))
+        append_ledger(paths, data, plan.lines[:-1] + commit_extra(rf.relevant, run) + plan.lines[-1:])
         remove_tree(paths.run_dir(run))
         render(paths, st)
     ctx.print("\n".join(plan.summary))

@@ -178,7 +178,7 @@ def injections(records: Sequence[Dict[str, Any]]) -> Dict[str, List[str]]:
 
     A run's inject list depends only on the ledger before its first line, so it
     is recomputed by folding up to there. A run whose list was cut by a budget
-    or held back for review left an `injected` record at commit; that wins.
+    or held back for review left an `injected` record (just before its seal); that wins.
     """
     runs = committed_runs(records)
     starts = run_starts(records)
@@ -706,14 +706,9 @@ def present_claims(st: State, ns: str) -> Dict[str, PriorState]:
 
 def sealed_block(records: List[Dict[str, Any]], run: str, ns: str, accept: bool, via: str,
                  retire: Sequence[Tuple[str, str]] = ()) -> List[Dict[str, Any]]:
-    """Lines for lessons written by a person: the priors, their acceptance, retirements, then the seal."""
+    """Lines for lessons written by a person: the priors sealed as a run, then — between runs, where
+    human decisions belong — their acceptance and any retirement."""
     lines = list(records)
-    if accept:
-        for rec in records:
-            lines.append({"t": "event", "id": rec["id"], "action": "decide", "to": "accepted", "by": "human"})
-    for old, new in retire:
-        lines.append({"t": "event", "id": old, "action": "decide", "to": "obsolete", "by": "human",
-                      "reason": f"superseded by {new}"})
     ids = [r["id"] for r in records]
     verb = "Added" if via == "add" else "Imported"
     summary = [f"{verb} by you: {len(ids)} lesson{'s' if len(ids) != 1 else ''} ({', '.join(ids)})"
@@ -721,6 +716,12 @@ def sealed_block(records: List[Dict[str, Any]], run: str, ns: str, accept: bool,
     for old, new in retire:
         summary.append(f"Retired {old} (superseded by {new})")
     lines.append({"t": "run", "action": "commit", "run": run, "ns": ns, "summary": summary, "by": "human", "via": via})
+    if accept:
+        for rec in records:
+            lines.append({"t": "event", "id": rec["id"], "action": "decide", "to": "accepted", "by": "human"})
+    for old, new in retire:
+        lines.append({"t": "event", "id": old, "action": "decide", "to": "obsolete", "by": "human",
+                      "reason": f"superseded by {new}"})
     return lines
 
 

@@ -527,7 +527,7 @@ SCORE_MARK = b'"t":"score"'
 
 
 def commit_extra(relevant: Optional[Dict[str, Any]], run: str) -> List[Dict[str, Any]]:
-    """Lines to append after the run record: what a budgeted run was actually shown."""
+    """Lines to append just before the run record: what a budgeted run was actually shown."""
     from priors.lessons import injected_record
 
     if not isinstance(relevant, dict):

@@ -37,7 +37,7 @@ def ids(items):
 def test_add_seals_an_accepted_lesson_as_a_run_of_its_own(keeper: Keeper):
     out = add(keeper, "Run the narrowest test first.", "--tag", "testing", "--tag", "CI".lower())
     assert out.strip() == "P-0001 added to dev as run-001 — accepted (binding)"
-    prior, decide, seal = keeper.ledger()
+    prior, seal, decide = keeper.ledger()  # human decisions stand between runs, after the seal
     assert prior == {"t": "prior", "id": "P-0001", "ns": "dev", "type": "calibration", "born": "run-001",
                      "claim": "Run the narrowest test first.", "tags": ["ci", "testing"],
                      "facets": {"scope": "repo-wide", "activation": "run-start", "obligation": "inject-as-instruction",
@@ -85,7 +85,7 @@ def test_add_supersedes_retires_the_old_lesson_in_the_same_write(keeper: Keeper)
     assert "P-0001 → obsolete (superseded by P-0002)" in out
     lines = keeper.ledger()[3:]
     assert [(r["t"], r.get("id"), r.get("to")) for r in lines] == [
-        ("prior", "P-0002", None), ("event", "P-0002", "accepted"), ("event", "P-0001", "obsolete"), ("run", None, None)]
+        ("prior", "P-0002", None), ("run", None, None), ("event", "P-0002", "accepted"), ("event", "P-0001", "obsolete")]
     assert lines[0]["supersedes"] == "P-0001"
     assert "1 retired" in keeper.ok("status")
 
@@ -153,7 +153,7 @@ def test_a_budgeted_run_records_what_it_was_shown_and_only_that_is_scored(keeper
     assert [r["t"] for r in keeper.ledger()[before:]] == ["run"]
     out = run_once(keeper, "dev", "--max-inject", "1", "--query", "lint")
     assert ids(out["inject"]) == ["P-0004"]
-    seal, shown = keeper.ledger()[-2:]
+    shown, seal = keeper.ledger()[-2:]
     assert seal["t"] == "run" and shown == {"t": "injected", "run": out["run"], "ids": ["P-0004"]}
     assert keeper.ok("score", out["run"], "success").strip() == f"{out['run']} → success (credits 1 lesson: P-0004)"
     rows = {r["id"]: r for r in json.loads(keeper.ok("lessons", "--json"))}

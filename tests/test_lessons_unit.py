@@ -55,10 +55,10 @@ def test_injections_are_recomputed_from_the_ledger_before_each_run():
 
 def test_injections_skip_human_runs_and_other_namespaces_and_honor_injected_records():
     recs = [
-        prior("P-0001", "run-001", "mine", ns="a"), decide("P-0001", "accepted"), seal("run-001", by="human", via="add"),
+        prior("P-0001", "run-001", "mine", ns="a"), seal("run-001", by="human", via="add"), decide("P-0001", "accepted"),
         prior("P-0002", "run-002", "theirs", ns="b"), seal("run-002", ns="b"),
         seal("run-003", ns="a"),
-        seal("run-004", ns="a"), {"t": "injected", "run": "run-004", "ids": []},
+        {"t": "injected", "run": "run-004", "ids": []}, seal("run-004", ns="a"),
     ]
     assert injections(recs) == {"run-002": [], "run-003": ["P-0001"], "run-004": []}
 
