@@ -12,6 +12,7 @@ from typing import List, Optional, Sequence
 VERBS = {
     "init": ("priors.commands", "cmd_init", "create .priors/ in the target repo (idempotent)"),
     "hash": ("priors.commands", "cmd_hash", "print the sha12 of a file, a text or raw bytes"),
+    "snapshot": ("priors.snapshot", "cmd_snapshot", "print a map of scope refs (files, definitions, dirs, *) to hashes"),
     "relevant": ("priors.commands", "cmd_relevant", "open a run: select what still applies"),
     "disposition": ("priors.commands", "cmd_disposition", "record the agent's verdict on an old finding"),
     "propose": ("priors.commands", "cmd_propose", "stage a new prior (vetoed if it repeats the past)"),
@@ -28,10 +29,12 @@ VERBS = {
     "export": ("priors.lessons_cmd", "cmd_export", "write a JSON bundle of lessons (no runs, scores or notes)"),
     "import": ("priors.lessons_cmd", "cmd_import", "add a bundle's lessons as a sealed run, skipping known ones"),
     "config": ("priors.lessons_cmd", "cmd_config", "show or set .priors/config.json (injection budget, review)"),
+    "demo": ("priors.demo", "cmd_demo", "watch three scripted runs in a scratch repo (start here)"),
 }
 
 GROUPS = [
-    ("Set up", ["init", "hash"]),
+    ("Start here", ["demo"]),
+    ("Set up", ["init", "hash", "snapshot"]),
     ("The run ritual (agent)", ["relevant", "disposition", "propose", "commit", "abort"]),
     ("Humans", ["decide", "redact", "status", "render"]),
     ("Lessons", ["add", "score", "reflect", "lessons", "export", "import", "config"]),
@@ -138,8 +141,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if not rest or rest[0] in ("-h", "--help", "help"):
             if len(rest) > 1 and rest[0] == "help" and rest[1] in VERBS:
                 return main(([] if root_opt is None else ["-C", root_opt]) + [rest[1], "--help"])
-            print(overview())
-            return 0 if rest else 2
+            if rest:
+                print(overview())
+                return 0
+            sys.stderr.write(overview() + "\n")
+            return 2
         if rest[0] in ("--version", "-V", "version"):
             print(f"priors {_version()}")
             return 0
@@ -175,6 +181,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except RecursionError:
         sys.stderr.write("priors: input nested too deeply\n")
         return 2
+    except Exception as exc:  # the last line of defence: a message, never a traceback
+        sys.stderr.write(f"priors: unexpected error ({type(exc).__name__}: {exc}); nothing was changed "
+                         "by this call unless it said so — please report it\n")
+        return 2
 
 
 def _help_type():
@@ -187,7 +197,7 @@ def _utf8_streams() -> None:
     """Write UTF-8 with \\n line ends whatever the locale or platform."""
     for stream in (sys.stdout, sys.stderr):
         try:
-            stream.reconfigure(encoding="utf-8", newline="\n")  # type: ignore[attr-defined]
+            stream.reconfigure(encoding="utf-8", errors="backslashreplace", newline="\n")  # type: ignore[attr-defined]
         except (AttributeError, ValueError):
             pass
 

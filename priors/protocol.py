@@ -120,7 +120,7 @@ def judge_disposition(st: State, rf: RunFiles, pid: str, verdict: str) -> Dict[s
     if p is None:
         raise Refusal("UNKNOWN_PRIOR", id=pid)
     if p.ns != rf.ns:
-        raise Refusal("PRIOR_OUTSIDE_RUN", id=pid, run=rf.run, ns=p.ns)
+        raise Refusal("PRIOR_OUTSIDE_RUN", id=pid, run=rf.run, ns=rf.ns)
     if p.binding:
         raise Refusal("BINDING_IMMUTABLE", id=pid, status=p.status,
                       hint="a human decided this; only `priors decide` can change it")
@@ -313,8 +313,14 @@ def _label(rec: Any, index: int) -> str:
     return f"line {index + 1}"
 
 
+def _redaction_mark(rec: Any) -> bool:
+    return isinstance(rec, dict) and rec.get("redacted") is True and set(rec) == {"id", "redacted", "content_hash"}
+
+
 def plan_commit(st: State, rf: RunFiles) -> CommitPlan:
     """Everything the commit appends, in the contract's order — or the refusal."""
+    # A prior redacted mid-run leaves marks in staging; its verdict has nothing left to say.
+    rf.dispositions = [d for d in rf.dispositions if not _redaction_mark(d)]
     seen: Dict[str, int] = {}
     dups: List[str] = []
     for ev in rf.dispositions:
@@ -378,7 +384,7 @@ def _check_staging(st: State, rf: RunFiles) -> None:
 def summarize(rf: RunFiles, after: State, escalations: int) -> List[str]:
     """The plain-language commit summary (contract §9, plus the quiescence line of §10)."""
     verdicts = [ev.get("to") for ev in rf.dispositions]
-    checked = len(rf.items("verify"))
+    checked = len(rf.verify_items())
     fixed = verdicts.count("fixed")
     carried = verdicts.count("still-open") + verdicts.count("reaffirmed")
     touched = verdicts.count("stale")

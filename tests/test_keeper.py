@@ -356,7 +356,7 @@ def test_disposition_refusals(keeper):
     scopes = seed(keeper)
     keeper.open_run("other", {})
     body = keeper.refused("PRIOR_OUTSIDE_RUN", "disposition", "P-0001", "fixed", "--run", "run-002")
-    assert body == {"refused": "PRIOR_OUTSIDE_RUN", "id": "P-0001", "run": "run-002", "ns": "review"}
+    assert body == {"refused": "PRIOR_OUTSIDE_RUN", "id": "P-0001", "run": "run-002", "ns": "other"}
     keeper.refused("UNKNOWN_PRIOR", "disposition", "P-0099", "fixed", "--run", "run-002")
     keeper.ok("abort", "--run", "run-002")
     keeper.open_run("review", scopes)

@@ -1,0 +1,86 @@
+"""Batch calls: several dispositions or candidates in one call, each judged as if alone."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import Keeper
+
+
+def _setup(k: Keeper):
+    for name in ("a.py", "b.py", "c.py"):
+        k.write(name, f"# {name}\n")
+    scopes = {n: k.hash(n) for n in ("a.py", "b.py", "c.py")}
+    k.open_run("review", scopes)
+    cands = [{"type": "conclusion", "claim": f"issue in {n}", "scope_ref": n, "severity": "major"}
+             for n in ("a.py", "b.py", "c.py")]
+    return scopes, cands
+
+
+def _session(root: Path, batch: bool) -> bytes:
+    root.mkdir()
+    k = Keeper(root)
+    k.ok("init")
+    scopes, cands = _setup(k)
+    if batch:
+        k.write("all.json", json.dumps(cands))
+        out = k.ok("propose", "all.json", "--run", "run-001", "--ns", "review")
+        assert out == "P-0001 staged (new)\nP-0002 staged (new)\nP-0003 staged (new)\n"
+    else:
+        for c in cands:
+            k.propose("run-001", "review", c)
+    k.ok("commit", "--run", "run-001")
+    k.open_run("review", scopes)
+    pairs = [("P-0001", "still-open"), ("P-0002", "still-open"), ("P-0003", "still-open")]
+    if batch:
+        out = k.ok("disposition", "--run", "run-002", *[x for p in pairs for x in p])
+        assert out == "P-0001 → still-open\nP-0002 → still-open\nP-0003 → still-open\n"
+    else:
+        for pid, verdict in pairs:
+            k.ok("disposition", pid, verdict, "--run", "run-002")
+    k.ok("commit", "--run", "run-002")
+    return k.ledger_bytes()
+
+
+def test_batch_and_single_calls_write_identical_ledgers(tmp_path):
+    assert _session(tmp_path / "single", False) == _session(tmp_path / "batch", True)
+
+
+def test_batch_refusals_name_their_items_and_the_rest_still_lands(keeper):
+    scopes, cands = _setup(keeper)
+    keeper.write("two.jsonl", json.dumps(cands[0]) + "\n" + json.dumps(cands[0]) + "\n")
+    r = keeper("propose", "two.jsonl", "--run", "run-001", "--ns", "review")
+    assert r.code == 1
+    first, second = r.out.splitlines()
+    assert first == "P-0001 staged (new)"
+    body = json.loads(second)
+    assert body["refused"] == "DUPLICATE" and body["of"] == "P-0001" and body["item"] == "two.jsonl#2"
+    keeper.ok("commit", "--run", "run-001")
+    keeper.open_run("review", scopes)
+    r = keeper("disposition", "P-0001", "still-open", "P-0404", "fixed", "P-0001", "fixed", "--run", "run-002")
+    assert r.code == 1
+    lines = r.out.splitlines()
+    assert lines[0] == "P-0001 → still-open"
+    assert json.loads(lines[1]) == {"refused": "UNKNOWN_PRIOR", "id": "P-0404", "item": "P-0404"}
+    assert json.loads(lines[2])["refused"] == "ALREADY_DISPOSITIONED"
+    assert keeper.ok("commit", "--run", "run-002").startswith("Checked against 1 priors:")
+
+
+def test_batch_with_a_grammar_error_stages_nothing(keeper):
+    _, cands = _setup(keeper)
+    keeper.write("mixed.json", json.dumps([cands[0], {"type": "conclusion"}]))
+    err = keeper.usage("propose", "mixed.json", "--run", "run-001", "--ns", "review")
+    assert "mixed.json#2" in err
+    assert not (keeper.root / ".priors" / "runs" / "run-001" / "staged.jsonl").exists()
+    keeper.usage("disposition", "P-0001", "fixed", "P-0002", "--run", "run-001")
+    keeper.usage("disposition", "P-0001", "fixed", "P-0002", "wontfix", "--run", "run-001")
+
+
+def test_several_files_and_stdin(keeper):
+    _, cands = _setup(keeper)
+    keeper.write("one.json", json.dumps(cands[0]))
+    keeper.write("two.json", json.dumps(cands[1]))
+    out = keeper.ok("propose", "one.json", "two.json", "-", "--run", "run-001", "--ns", "review",
+                    stdin=json.dumps(cands[2]))
+    assert out.splitlines() == ["P-0001 staged (new)", "P-0002 staged (new)", "P-0003 staged (new)"]

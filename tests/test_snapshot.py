@@ -1,0 +1,444 @@
+"""`priors snapshot`: the scope map end to end, plus the pure hashing/combining parts."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from priors import snapshot as S  # noqa: E402
+from priors.canonical import decode_text, dumps, normalize, sha12, sha12_bytes  # noqa: E402
+
+HAS_GIT = shutil.which("git") is not None
+ES_WS = "\t\n\x0b\x0c\r \u00a0\u1680\u2000\u2005\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+
+
+def run(args, cwd, input=None, env_extra=None):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env.update(env_extra or {})
+    return subprocess.run([sys.executable, "-m", "priors", *args], cwd=str(cwd), input=input,
+                          capture_output=True, env=env)
+
+
+def snap(cwd, *args) -> dict:
+    p = run(["snapshot", *args], cwd)
+    assert p.returncode == 0, p.stderr.decode()
+    return json.loads(p.stdout)
+
+
+def write(root: Path, rel: str, data) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+    return path
+
+
+def git(root: Path, *args):
+    subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=str(root), check=True,
+                   capture_output=True)
+
+
+def text_ref_hash(data: bytes) -> str:
+    """What `priors hash FILE` prints."""
+    return sha12(normalize(decode_text(data)))
+
+
+TREE = {
+    "README.md": "# hi\n",
+    "src/a.py": "def f():\n    return 1\n\n\nclass C:\n    def m(self):\n        return 2\n",
+    "src/pkg/b.py": "X = 1\n",
+    "src/pkg/c.txt": "some text\n",
+    "docs/x.md": "x\n",
+}
+
+
+def make_tree(root: Path, files=TREE, order=None) -> None:
+    for rel in order or sorted(files):
+        write(root, rel, files[rel])
+
+
+# ---------------------------------------------------------------- pure parts
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.text(alphabet=ES_WS + "ab\u00e9\u0085\x1c\x00", max_size=6),
+                          st.binary(max_size=6).map(lambda b: b.decode("latin-1"))), max_size=12),
+       st.binary(max_size=8))
+def test_fast_normalization_matches_the_reference(parts, junk):
+    data = "".join(parts).encode("utf-8") + junk
+    assert S.normalized_utf8(data) == normalize(decode_text(data)).encode("utf-8")
+    assert S.text_hash(data) == text_ref_hash(data)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text(max_size=8), st.text(max_size=8), max_size=12))
+def test_fast_output_is_canonical_json(m):
+    assert S.dumps_map(m) == dumps(m)
+
+
+def test_binary_means_nul_in_first_8k():
+    assert S.is_binary(b"abc\0def")
+    assert not S.is_binary(b"a" * 8192 + b"\0")
+    assert S.content_hash(b"a\r\n\0 b") == sha12_bytes(b"a\r\n\0 b")
+    late = b"a  b\r\n" * 2000 + b"\0"
+    assert S.content_hash(late) == text_ref_hash(late)
+
+
+def test_directory_hash_definition():
+    m = S.combine({"a/x": "111111111111", "a/b/y": "222222222222", "z": "333333333333"}, {},
+                  lambda d: True, True)
+    b = sha12(dumps([["y", "222222222222"]]))
+    a = sha12(dumps([["b/", b], ["x", "111111111111"]]))
+    assert m["a/b/"] == b and m["a/"] == a
+    assert m["*"] == sha12(dumps([["a/", a], ["z", "333333333333"]]))
+
+
+def test_pool_and_serial_agree(tmp_path, monkeypatch):
+    make_tree(tmp_path)
+    for i in range(20):
+        write(tmp_path, f"many/f{i}.py", f"def g{i}():\n    return {i}\n")
+    serial = S.take_snapshot(tmp_path)
+    monkeypatch.setattr(S, "POOL_MIN_WEIGHT", 0)
+    monkeypatch.setattr(S, "_workers", lambda: 2)
+    assert S.take_snapshot(tmp_path, use_cache=False) == serial
+
+
+# ---------------------------------------------------------------- end to end
+
+def test_snapshot_shape_and_file_hashes(tmp_path):
+    make_tree(tmp_path)
+    m = snap(tmp_path)
+    for rel, text in TREE.items():
+        assert m[rel] == text_ref_hash(text.encode())
+    assert {"src/", "src/pkg/", "docs/", "*"} <= set(m)
+    assert m["src/a.py#f"] and m["src/a.py#C"] and m["src/a.py#C.m"]
+    assert all(len(v) == 12 for v in m.values())
+    assert "src/pkg/b.py#X" not in m
+
+
+def test_no_anchors(tmp_path):
+    make_tree(tmp_path)
+    m = snap(tmp_path, "--no-anchors")
+    assert not [k for k in m if "#" in k]
+    assert m["*"] == snap(tmp_path)["*"]
+
+
+def test_deterministic_across_runs_and_creation_order(tmp_path):
+    one, two = tmp_path / "one", tmp_path / "two"
+    make_tree(one)
+    make_tree(two, order=sorted(TREE, reverse=True))
+    first = run(["snapshot"], one).stdout
+    assert first == run(["snapshot"], one).stdout
+    assert first == run(["snapshot"], two).stdout
+    assert first.endswith(b"\n") and first.count(b"\n") == 1
+
+
+def test_crlf_and_reindent_do_not_count(tmp_path):
+    write(tmp_path, "a.py", "def f():\n    return 1\n")
+    before = snap(tmp_path)
+    write(tmp_path, "a.py", "def f():\r\n\treturn   1\r\n\r\n")
+    assert snap(tmp_path) == before
+
+
+def test_binary_file_hashes_raw_bytes(tmp_path):
+    write(tmp_path, "img.bin", b"\x89PNG\r\n\x00\x01  x")
+    assert snap(tmp_path)["img.bin"] == sha12_bytes(b"\x89PNG\r\n\x00\x01  x")
+
+
+@pytest.mark.skipif(os.name == "nt", reason="symlinks need privileges on Windows")
+def test_symlinks_are_not_followed(tmp_path):
+    write(tmp_path, "real/a.txt", "hello\n")
+    os.symlink("real/a.txt", str(tmp_path / "link.txt"))
+    os.symlink("real", str(tmp_path / "dirlink"))
+    m = snap(tmp_path)
+    assert m["link.txt"] == S.link_hash("real/a.txt") != m["real/a.txt"]
+    assert m["dirlink"] == S.link_hash("real")
+    assert not [k for k in m if k.startswith("dirlink/")]
+    os.unlink(str(tmp_path / "link.txt"))
+    os.symlink("real/../real/a.txt", str(tmp_path / "link.txt"))
+    assert snap(tmp_path)["link.txt"] != m["link.txt"]
+
+
+def test_skips_dot_git_and_dot_priors_when_walking(tmp_path):
+    make_tree(tmp_path)
+    before = snap(tmp_path)
+    write(tmp_path, ".priors/ledger.jsonl", "{}\n")
+    write(tmp_path, "sub/.git/config", "x")
+    write(tmp_path, "sub/.priors/ledger.jsonl", "x")
+    assert snap(tmp_path) == before
+
+
+@pytest.mark.skipif(not HAS_GIT, reason="git not installed")
+def test_git_view_matches_a_plain_walk_of_the_same_files(tmp_path):
+    plain, repo = tmp_path / "plain", tmp_path / "repo"
+    make_tree(plain)
+    make_tree(repo)
+    git(repo, "init", "-q")
+    git(repo, "add", "README.md", "src")
+    git(repo, "commit", "-qm", "x")  # docs/ stays untracked-but-not-ignored: still included
+    write(repo, ".gitignore", "build/\n*.log\n")
+    write(plain, ".gitignore", "build/\n*.log\n")
+    write(repo, "build/out.o", b"\0junk")
+    write(repo, "debug.log", "noise")
+    write(repo, ".priors/ledger.jsonl", "{}\n")
+    assert snap(repo) == snap(plain)
+
+
+@pytest.mark.skipif(not HAS_GIT, reason="git not installed")
+def test_git_tracked_but_deleted_file_is_gone(tmp_path):
+    make_tree(tmp_path)
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-qm", "x")
+    (tmp_path / "docs/x.md").unlink()
+    m = snap(tmp_path)
+    assert "docs/x.md" not in m and "docs/" not in m
+
+
+@pytest.mark.parametrize("use_git", [False, True] if HAS_GIT else [False])
+def test_added_removed_renamed(tmp_path, use_git):
+    make_tree(tmp_path)
+    if use_git:
+        git(tmp_path, "init", "-q")
+        git(tmp_path, "add", "-A")
+        git(tmp_path, "commit", "-qm", "x")
+    base = snap(tmp_path)
+    write(tmp_path, "src/new.py", "def n():\n    pass\n")
+    added = snap(tmp_path)
+    assert set(added) - set(base) == {"src/new.py", "src/new.py#n"}
+    assert _changed(base, added) == {"src/", "*"}
+    (tmp_path / "src/new.py").unlink()
+    assert snap(tmp_path) == base
+    os.rename(str(tmp_path / "src/pkg/c.txt"), str(tmp_path / "src/pkg/d.txt"))
+    renamed = snap(tmp_path)
+    assert "src/pkg/c.txt" not in renamed and renamed["src/pkg/d.txt"] == base["src/pkg/c.txt"]
+    assert _changed(base, renamed) == {"src/pkg/", "src/", "*"}
+
+
+def _changed(a: dict, b: dict) -> set:
+    return {k for k in set(a) & set(b) if a[k] != b[k]}
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.integers(0, 10 ** 6), min_size=2, max_size=5, unique=True), st.data())
+def test_editing_one_function_changes_only_its_chain(tmp_path_factory, values, data):
+    root = tmp_path_factory.mktemp("edit")
+    funcs = [f"def f{i}():\n    return {v}\n" for i, v in enumerate(values)]
+    write(root, "pkg/sub/mod.py", "\n\n".join(funcs))
+    write(root, "pkg/other.py", "def g():\n    pass\n")
+    before = S.take_snapshot(root)
+    k = data.draw(st.integers(0, len(values) - 1))
+    funcs[k] = f"def f{k}():\n    return {values[k]} + 1\n"
+    write(root, "pkg/sub/mod.py", "\n\n".join(funcs))
+    after = S.take_snapshot(root)
+    assert _changed(before, after) == {f"pkg/sub/mod.py#f{k}", "pkg/sub/mod.py", "pkg/sub/", "pkg/", "*"}
+    assert set(before) == set(after)
+
+
+def test_paths_restrict_and_never_emit_partial_aggregates(tmp_path):
+    make_tree(tmp_path)
+    full = snap(tmp_path)
+    part = snap(tmp_path, "src/pkg", "README.md")
+    assert set(part) == {"src/pkg/", "src/pkg/b.py", "src/pkg/c.txt", "README.md"}
+    assert all(part[k] == full[k] for k in part)
+    assert snap(tmp_path / "src", "pkg", "-C", str(tmp_path))["src/pkg/"] == full["src/pkg/"]
+    assert snap(tmp_path, ".") == full
+    assert snap(tmp_path, str(tmp_path / "src" / "a.py")) == {k: v for k, v in full.items()
+                                                             if k.startswith("src/a.py")}
+
+
+def test_path_errors_are_usage_errors(tmp_path):
+    make_tree(tmp_path / "root")
+    p = run(["snapshot", "nope"], tmp_path / "root")
+    assert p.returncode == 2 and b"no such file" in p.stderr
+    p = run(["snapshot", str(tmp_path)], tmp_path / "root")
+    assert p.returncode == 2 and b"outside the target root" in p.stderr
+    assert b"Traceback" not in p.stderr
+
+
+def test_merge(tmp_path):
+    make_tree(tmp_path)
+    write(tmp_path, "../extra.json", json.dumps({"env:py": "abcabcabcabc"}))
+    m = snap(tmp_path, "--merge", str(tmp_path.parent / "extra.json"))
+    assert m["env:py"] == "abcabcabcabc"
+    p = run(["snapshot", "--merge", "-"], tmp_path, input=b'{"k":"v"}')
+    assert json.loads(p.stdout)["k"] == "v"
+    for bad in [b"{", b"[]", b'{"a":1}', b'{"":"x"}', b"\xff", b'{"README.md":"000000000000"}']:
+        p = run(["snapshot", "--merge", "-"], tmp_path, input=bad)
+        assert p.returncode == 2 and b"Traceback" not in p.stderr, (bad, p.stderr)
+    p = run(["snapshot", "--merge", "missing.json"], tmp_path)
+    assert p.returncode == 2
+
+
+def test_tool(tmp_path):
+    make_tree(tmp_path)
+    cmd = f'"{sys.executable}" -c "print(42)"'
+    m = snap(tmp_path, "--tool", f"py={cmd}")
+    assert m["py"] == sha12_bytes(subprocess.run(cmd, shell=True, capture_output=True).stdout)
+    for bad in ["noequals", "=cmd", "x="]:
+        p = run(["snapshot", "--tool", bad], tmp_path)
+        assert p.returncode == 2 and b"NAME=COMMAND" in p.stderr
+    p = run(["snapshot", "--tool", f'bad="{sys.executable}" -c "import sys; sys.exit(3)"'], tmp_path)
+    assert p.returncode == 2 and b"failed" in p.stderr
+
+
+def test_output_file(tmp_path):
+    make_tree(tmp_path / "r")
+    p = run(["snapshot", "-o", str(tmp_path / "out.json")], tmp_path / "r")
+    assert p.returncode == 0 and p.stdout == b""
+    assert (tmp_path / "out.json").read_bytes() == run(["snapshot"], tmp_path / "r").stdout
+
+
+def test_unknown_flag_is_usage_error(tmp_path):
+    p = run(["snapshot", "--frobnicate"], tmp_path)
+    assert p.returncode == 2 and b"Traceback" not in p.stderr
+
+
+@pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="needs a byte-transparent file system")
+def test_undecodable_names_are_reported_not_fatal(tmp_path):
+    make_tree(tmp_path)
+    with open(os.path.join(os.fsencode(str(tmp_path)), b"bad\xffname"), "wb") as fh:
+        fh.write(b"x")
+    p = run(["snapshot"], tmp_path)
+    assert p.returncode == 0 and b"undecodable" in p.stderr
+    assert json.loads(p.stdout)["README.md"]
+
+
+@pytest.mark.skipif(os.name == "nt" or os.geteuid() == 0, reason="root can read anything")
+def test_unreadable_file_is_reported_not_fatal(tmp_path):
+    make_tree(tmp_path)
+    secret = write(tmp_path, "secret.txt", "x")
+    secret.chmod(0)
+    p = run(["snapshot"], tmp_path)
+    assert p.returncode == 0 and b"secret.txt" in p.stderr
+
+
+# ---------------------------------------------------------------- the cache
+
+def _age(root: Path) -> None:
+    """Let the racy-git window (2 s on mtime and ctime) pass so the cache may keep these files."""
+    import time
+
+    time.sleep(S.RACY_NS / 1e9 + 0.2)
+
+
+def test_cache_is_used_and_never_wrong(tmp_path):
+    make_tree(tmp_path)
+    (tmp_path / ".priors").mkdir()
+    cold = snap(tmp_path, "--no-cache")
+    assert not (tmp_path / ".priors/cache").exists()
+    assert snap(tmp_path) == cold
+    cache = tmp_path / ".priors/cache/snapshot.json"
+    # files written just now are racy: not cached yet
+    assert not cache.exists() or "src/a.py" not in json.loads(cache.read_text())["entries"]
+    _age(tmp_path)
+    assert snap(tmp_path) == cold
+    entries = json.loads(cache.read_text())["entries"]
+    assert "src/a.py" in entries
+    # an edit that keeps size and mtime still shows (ctime/inode are part of the key)
+    st_ = os.stat(tmp_path / "src/a.py")
+    write(tmp_path, "src/a.py", TREE["src/a.py"].replace("return 1", "return 7"))
+    os.utime(tmp_path / "src/a.py", ns=(st_.st_atime_ns, st_.st_mtime_ns))
+    edited = snap(tmp_path)
+    assert edited["src/a.py"] != cold["src/a.py"] and edited["src/a.py#f"] != cold["src/a.py#f"]
+    # a poisoned entry for the current identity is believed — but a corrupt file is ignored
+    for junk in [b"not json", b'{"format":"1/1","entries":[]}', b'{"format":"x"}', b"\xff\xfe",
+                 json.dumps({"format": S._cache_tag(), "entries": {"src/a.py": [1, "x"]}}).encode()]:
+        cache.write_bytes(junk)
+        p = run(["snapshot"], tmp_path)
+        assert p.returncode == 0 and json.loads(p.stdout) == edited
+
+
+def test_no_anchor_cache_then_anchor_run(tmp_path):
+    make_tree(tmp_path)
+    (tmp_path / ".priors").mkdir()
+    _age(tmp_path)
+    plain = snap(tmp_path, "--no-anchors")
+    assert snap(tmp_path) == snap(tmp_path, "--no-cache")
+    assert snap(tmp_path, "--no-anchors") == plain
+
+
+def test_take_snapshot_api(tmp_path):
+    make_tree(tmp_path)
+    problems: list = []
+    m = S.take_snapshot(tmp_path, paths=[str(tmp_path / "src")], anchors=False, merge={"x": "y"}, problems=problems)
+    assert "src/" in m and "*" not in m and m["x"] == "y" and problems == []
+    assert S.take_snapshot(tmp_path) == snap(tmp_path)
+    assert S.take_snapshot(tmp_path, paths=["pkg"], cwd=str(tmp_path / "src"))["src/pkg/"] == snap(tmp_path)["src/pkg/"]
+    with pytest.raises(S.UsageError):
+        S.take_snapshot(tmp_path, paths=["nope"], cwd=str(tmp_path))
+
+
+# ---------------------------------------------------------------- relevant --snapshot ≡ relevant --scopes
+
+def _keeper_pair(tmp_path):
+    trees = [tmp_path / "a", tmp_path / "b"]
+    for t in trees:
+        make_tree(t)
+        write(t, "src/cart.py", "def total(cart):\n    return sum(cart)\n\n\ndef tax():\n    return 0.2\n")
+        assert run(["init"], t).returncode == 0
+    return trees
+
+
+def _open_both(tmp_path, a, b, paths=(), via_stdin=False):
+    """Open a run in `a` with --snapshot and in `b` with the equivalent scopes (file or stdin)."""
+    ra = run(["relevant", "--ns", "review", "--snapshot", *paths], a)
+    snap_b = run(["snapshot", *paths], b)
+    assert snap_b.returncode == 0
+    if via_stdin:
+        rb = run(["relevant", "--ns", "review", "--scopes", "-"], b, input=snap_b.stdout)
+    else:
+        scopes = tmp_path / "scopes-b.json"
+        scopes.write_bytes(snap_b.stdout)
+        rb = run(["relevant", "--ns", "review", "--scopes", str(scopes)], b)
+    assert ra.returncode == rb.returncode == 0, (ra.stderr, rb.stderr)
+    assert ra.stdout == rb.stdout
+    run_id = json.loads(ra.stdout)["run"]
+    rel = [(t / ".priors" / "runs" / run_id / "relevant.json").read_bytes() for t in (a, b)]
+    assert rel[0] == rel[1]
+    return json.loads(ra.stdout)
+
+
+def _both(a, b, *args):
+    ra, rb = run(list(args), a), run(list(args), b)
+    assert (ra.returncode, ra.stdout) == (rb.returncode, rb.stdout), (ra, rb)
+    return ra
+
+
+def test_relevant_snapshot_behaves_exactly_like_the_equivalent_scopes(tmp_path):
+    a, b = _keeper_pair(tmp_path)
+    first = _open_both(tmp_path, a, b)
+    cand = tmp_path / "cand.json"
+    cand.write_text(json.dumps({"type": "conclusion", "claim": "total ignores discounts",
+                                "scope_ref": "src/cart.py#total", "severity": "major"}))
+    cov = tmp_path / "cov.json"
+    cov.write_text(json.dumps({"type": "coverage", "claim": "src is reviewed", "scope_ref": "src/", "depth": "major"}))
+    assert _both(a, b, "propose", str(cand), "--run", first["run"], "--ns", "review").returncode == 0
+    assert _both(a, b, "propose", str(cov), "--run", first["run"], "--ns", "review").returncode == 0
+    _both(a, b, "commit", "--run", first["run"])
+    # an unrelated edit: the anchor is unchanged, src/ changed
+    for t in (a, b):
+        write(t, "src/cart.py", "def total(cart):\n    return sum(cart)\n\n\ndef tax():\n    return 0.25\n")
+    second = _open_both(tmp_path, a, b, via_stdin=True)
+    assert [(v["id"], v["scopeState"]) for v in second["verify"]] == [("P-0001", "unchanged")]
+    assert [(f["id"], f["scopeState"]) for f in second["floors"]] == [("P-0002", "changed")]
+    _both(a, b, "disposition", "P-0001", "still-open", "--run", second["run"])
+    _both(a, b, "commit", "--run", second["run"])
+    # now edit the function itself: the anchored finding is touched
+    for t in (a, b):
+        write(t, "src/cart.py", "def total(cart):\n    return sum(cart) - discount(cart)\n\n\ndef tax():\n    return 0.25\n")
+    third = _open_both(tmp_path, a, b, paths=("src",))
+    assert [(v["id"], v["scopeState"]) for v in third["verify"]] == [("P-0001", "changed")]
+    _both(a, b, "disposition", "P-0001", "fixed", "--run", third["run"])
+    _both(a, b, "commit", "--run", third["run"])
+    assert (a / ".priors/ledger.jsonl").read_bytes() == (b / ".priors/ledger.jsonl").read_bytes()
