@@ -523,7 +523,7 @@ def relevant_hook(budget, paths: Paths, st, out: Dict[str, Any]) -> Dict[str, An
     return shape(out, Ledger.of(parse_lines(data), st), budget)
 
 
-SCORE_MARK = b'"t":"score"'
+SCORE_MARK = b'"score"'  # any score record (a false hit only costs a fold)
 
 
 def commit_extra(relevant: Optional[Dict[str, Any]], run: str) -> List[Dict[str, Any]]:

@@ -427,3 +427,34 @@ def test_lessons_listing_filters_and_help(keeper: Keeper):
         r = keeper(verb, "--help")
         assert r.code == 0 and r.out.startswith("usage: priors " + verb), r
     assert "Lessons:" in keeper.ok("--help")
+
+
+def test_recomputed_injections_equal_what_relevant_printed(keeper: Keeper):
+    """The exactness claim behind scoring: re-folding the ledger gives back each run's inject list."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from priors.lessons import Ledger
+
+    printed = {}
+    add(keeper, "First.")
+    add(keeper, "Elsewhere.", ns="docs")
+    out = run_once(keeper, propose=[{"type": "calibration", "claim": "Agent one."}])
+    printed[out["run"]] = ids(out["inject"])
+    keeper.ok("decide", "P-0001", "obsolete")
+    add(keeper, "Second.", "--open")
+    out = run_once(keeper, "dev", "--scopes", keeper.scopes({"tool:x": "0123456789ab"}),
+                   propose=[{"type": "behavioral", "claim": "Tool one.", "scope_ref": "tool:x"}])
+    printed[out["run"]] = ids(out["inject"])
+    keeper.ok("redact", "P-0003", "--because", "private")
+    out = run_once(keeper, "docs")
+    printed[out["run"]] = ids(out["inject"])
+    out = run_once(keeper, "dev", "--max-inject", "1")
+    printed[out["run"]] = ids(out["inject"])
+    out = run_once(keeper)
+    printed[out["run"]] = ids(out["inject"])
+    shown = Ledger.of(keeper.ledger()).shown
+    assert len(printed) == 5 and any("P-0003" in got for got in printed.values())
+    for run, got in printed.items():
+        expected = [i for i in got if i != "P-0003"]  # a redacted lesson drops out of recomputed lists
+        assert shown[run] == expected, (run, shown[run], got)
