@@ -583,7 +583,8 @@ A human verdict — it sticks. Only run this on a person's explicit instruction.
   obsolete   retire the prior
   reopen     reopen a settled prior (needs --because)
   keep       keep a challenged or due-for-review prior (binding)
-Decisions happen between runs.""")
+Decisions happen between runs. Accepting (or keeping) a lesson whose candidate
+named `supersedes: P-…` retires that lesson in the same write.""")
 
 
 def cmd_decide(argv: List[str], ctx) -> int:
@@ -697,7 +698,9 @@ STATUS = Spec("status", "priors status [--calls]", {"--calls": BOOL}, help="""us
 
 One line per namespace: open · fixed · decided by you · lessons locked
 (· retired · resting when there are any). --calls lists what needs your
-call, each with the exact `priors decide` command to answer it.""")
+call, each with the exact `priors decide` command to answer it.
+Once runs are scored, each scored lesson gets a line with its score (see
+`priors lessons`), and a lesson that keeps losing becomes one of your calls.""")
 
 
 def cmd_status(argv: List[str], ctx) -> int:
