@@ -13,6 +13,7 @@ anchors for it rather than wrong ones.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Callable, Dict, List, Optional, Tuple
 
@@ -71,14 +72,23 @@ def anchors_for(path: str, text: str) -> List[Tuple[str, str]]:
         return []
     try:
         spans = EXTRACTORS[lang](text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError, IndexError):
+    except Exception:  # a file we cannot make sense of gets no anchors — never a failed snapshot
         return []
     return hash_spans(text, disambiguate(spans))
 
 
 def hash_spans(text: str, spans: List[Span]) -> List[Tuple[str, str]]:
-    """Hash each definition's normalized source: only its own text counts, never its position."""
-    return [(name, sha12(normalize(text[start:end]))) for name, start, end in spans]
+    """Hash each definition's normalized source: only its own text counts, never its position.
+
+    Same result as `sha12(normalize(segment))`, through the byte-level fast path.
+    """
+    from priors.snapshot import normalized_utf8
+
+    out = []
+    for name, start, end in spans:
+        seg = text[start:end].encode("utf-8", "surrogatepass")
+        out.append((name, hashlib.sha256(normalized_utf8(seg)).hexdigest()[:12]))
+    return out
 
 
 def disambiguate(spans: List[Span]) -> List[Span]:
@@ -154,6 +164,10 @@ def python_spans(text: str) -> List[Span]:
 
 def _line_starts(text: str) -> List[int]:
     """Character offset of each line, splitting on \\r\\n, \\r and \\n as Python's tokenizer does."""
+    if "\r" not in text:
+        from itertools import accumulate
+
+        return [0, *accumulate(len(line) + 1 for line in text.split("\n")[:-1])]
     starts = [0]
     starts.extend(m.end() for m in _PY_LINE_END.finditer(text))
     return starts
@@ -452,17 +466,14 @@ def _go_func(toks: List[Tok], match: List[int], i: int, spans: List[Span]) -> in
     j = i + 1
     recv = ""
     if j < len(toks) and toks[j][1] == "(":
-        inner = [t[1] for t in toks[j + 1:match[j]] if t[0] == "id"]
-        recv = inner[-1] if inner else ""
-        # receiver `(r *T[K, V])`: the type name is the identifier before any `[`
-        bracket = [t for t in toks[j + 1:match[j]]]
+        # receiver `(r *T[K, V])`: the type name is the last identifier before any `[`
         names = []
-        for t in bracket:
+        for t in toks[j + 1:match[j]]:
             if t[1] == "[":
                 break
             if t[0] == "id":
                 names.append(t[1])
-        recv = names[-1] if names else recv
+        recv = names[-1] if names else ""
         j = match[j] + 1
     if j >= len(toks) or toks[j][0] != "id":
         return i + 1
@@ -626,8 +637,7 @@ def _rust_item(toks, match, i, limit, prefix, spans, start) -> int:
             close = match[k]
             spans.append((prefix + name, start, toks[close][3]))
             if word in ("fn", "mod", "trait"):
-                inner = prefix + name + "." if word != "fn" else prefix + name + "."
-                _rust_block(toks, match, k + 1, close, inner, spans)
+                _rust_block(toks, match, k + 1, close, prefix + name + ".", spans)
             return close + 1
         if kind == "p" and val in "([":
             k = match[k] + 1
@@ -683,11 +693,12 @@ def js_spans(text: str) -> List[Span]:
     return spans
 
 
-def _js_block(toks, match, i, limit, prefix, spans, in_class) -> None:
-    stmt_start = True
+def _js_block(toks, match, i, limit, prefix, spans, in_class, stmt_start=True) -> None:
     lead: Optional[int] = None  # offset where decorators/modifiers of the next definition began
     while i < limit:
         kind, val, start, _e = toks[i]
+        if not stmt_start and lead is None and kind == "id" and _js_asi(toks, i):
+            stmt_start = True
         if kind == "p" and val == "@" and i + 1 < limit and toks[i + 1][0] == "id":
             if lead is None:
                 lead = start
@@ -706,7 +717,8 @@ def _js_block(toks, match, i, limit, prefix, spans, in_class) -> None:
             i = _js_function(toks, match, i, limit, prefix, spans, lead if lead is not None else start)
             lead, stmt_start = None, True
             continue
-        if kind == "id" and stmt_start and val in _JS_CONTAINERS and i + 1 < limit and toks[i + 1][0] == "id":
+        if (kind == "id" and (stmt_start or val == "class") and val in _JS_CONTAINERS and i + 1 < limit
+                and toks[i + 1][0] == "id" and toks[i + 1][1] not in ("extends", "implements")):
             i = _js_container(toks, match, i, limit, prefix, spans, lead if lead is not None else start)
             lead, stmt_start = None, True
             continue
@@ -714,20 +726,41 @@ def _js_block(toks, match, i, limit, prefix, spans, in_class) -> None:
             i = _js_binding(toks, match, i, limit, prefix, spans, lead if lead is not None else start)
             lead, stmt_start = None, True
             continue
-        if in_class and stmt_start and (kind == "id" or (kind == "p" and val in "#*") or kind == "s"):
+        if in_class and stmt_start and (kind == "id" or (kind == "p" and val in "#*[") or kind == "s"):
             i = _js_member(toks, match, i, limit, prefix, spans, lead if lead is not None else start)
             lead, stmt_start = None, True
+            continue
+        if kind == "id" and val == "function" and i + 1 < limit and toks[i + 1][0] == "id":
+            # a named function expression — `run(function step() {…})`, `exports.f = function f() {…}`
+            i = _js_function(toks, match, i, limit, prefix, spans, start)
+            lead, stmt_start = None, False
             continue
         lead = None
         if kind == "p" and val in "([{":
             close = match[i]
-            if val == "{":
-                _js_block(toks, match, i + 1, close, prefix, spans, in_class=False)
+            # descend everywhere: IIFE/UMD wrappers and callbacks hold most definitions of older code
+            _js_block(toks, match, i + 1, close, prefix, spans, in_class=False, stmt_start=val == "{")
             i = close + 1
             stmt_start = val == "{"
             continue
         stmt_start = kind == "p" and val in ";}"
         i += 1
+
+
+_JS_CONTINUES = set("=([{,:?.+-*/%&|^!~<>")
+
+
+def _js_asi(toks, k) -> bool:
+    """Automatic semicolon insertion, approximately: a line break between two tokens ends a statement
+    unless either side is an operator or opener that carries the expression over the line."""
+    if k <= 0:
+        return False
+    prev, cur = toks[k - 1], toks[k]
+    if "\n" not in _SRC[0][prev[3]:cur[2]]:
+        return False
+    if prev[0] == "p" and prev[1] in _JS_CONTINUES:
+        return False
+    return not (cur[0] == "p" and cur[1] in _JS_CONTINUES and cur[1] not in "([{!~")
 
 
 def _js_modifier_applies(toks, i) -> bool:
@@ -749,8 +782,12 @@ def _js_function(toks, match, i, limit, prefix, spans, start) -> int:
 def _js_body(toks, match, k, limit, qual, spans, start, descend, stop_at_semicolon=True) -> int:
     """Skip parameters/types up to the body `{…}`, record the span, and look for nested definitions."""
     angle = 0
+    first = k
     while k < limit:
         kind, val, _s, _e = toks[k]
+        if k > first and not angle and _js_asi(toks, k) and not (kind == "p" and val == "{"):
+            spans.append((qual, start, toks[k - 1][3]))  # a signature with no body (overload, abstract)
+            return k
         if kind == "p" and val in "([":
             k = match[k] + 1
             continue
@@ -829,12 +866,14 @@ def _js_binding(toks, match, i, limit, prefix, spans, start) -> int:
             k += 1
     if k < limit and toks[k][1] == "(":
         k = match[k] + 1
+        if k < limit and toks[k][1] == ":":  # a return type, up to `=>`
+            ret = k
+            while k < limit and toks[k][1] not in ("=", ";", "{", "}") and not (k > ret + 1 and _js_asi(toks, k)):
+                k = match[k] + 1 if toks[k][1] in "([" else k + 1
     elif k < limit and toks[k][0] == "id":
         k += 1
     else:
         return k
-    while k < limit and toks[k][1] not in ("=", ";", "{", "}") and not (toks[k][1] == "=" ):
-        k = match[k] + 1 if toks[k][1] in "([" else k + 1
     if not (k + 1 < limit and toks[k][1] == "=" and toks[k + 1][1] == ">"):
         return k
     k += 2
@@ -843,8 +882,9 @@ def _js_binding(toks, match, i, limit, prefix, spans, start) -> int:
         spans.append((prefix + name, start, toks[close][3]))
         _js_block(toks, match, k + 1, close, prefix + name + ".", spans, in_class=False)
         return close + 1
-    # expression body: up to `;`, or the end of the enclosing block
-    while k < limit and toks[k][1] not in (";", "}"):
+    # expression body: up to `;`, a statement-ending line break, or the end of the enclosing block
+    body = k
+    while k < limit and toks[k][1] not in (";", "}") and not (k > body and _js_asi(toks, k)):
         k = match[k] + 1 if toks[k][1] in "([{" else k + 1
     end = toks[k][3] if k < limit and toks[k][1] == ";" else toks[k - 1][3]
     spans.append((prefix + name, start, end))
@@ -861,9 +901,10 @@ def _js_member(toks, match, i, limit, prefix, spans, start) -> int:
     if k >= limit:
         return k
     name_tok = toks[k]
-    if name_tok[1] == "[":  # computed name: not anchored
+    if name_tok[1] == "[":  # computed name: anchored as `[key]` when the key is one name or string
+        inner = toks[k + 1:match[k]]
+        name = "[" + inner[0][1] + "]" if len(inner) == 1 and inner[0][0] in ("id", "s") else None
         k = match[k] + 1
-        name = None
     else:
         name = name_tok[1] if name_tok[0] == "id" else None
         if name_tok[0] == "s" and name_tok[1][:1] in "\"'":
@@ -876,7 +917,7 @@ def _js_member(toks, match, i, limit, prefix, spans, start) -> int:
             name = "#" + name
         return _js_body(toks, match, k, limit, prefix + name, spans, start, descend=True)
     # a field or index signature: skip to the end of the member
-    while k < limit and toks[k][1] not in (";", "}"):
+    while k < limit and toks[k][1] not in (";", "}") and not (k > i + 1 and _js_asi(toks, k)):
         k = match[k] + 1 if toks[k][1] in "([{" else k + 1
     return k + 1 if k < limit and toks[k][1] == ";" else k
 
@@ -896,7 +937,7 @@ def _with_source(fn: Callable[[str], List[Span]]) -> Callable[[str], List[Span]]
 
 EXTRACTORS: Dict[str, Callable[[str], List[Span]]] = {
     "python": python_spans,
-    "js": js_spans,
+    "js": _with_source(js_spans),
     "go": _with_source(go_spans),
     "rust": rust_spans,
 }

@@ -157,7 +157,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
         fn = getattr(importlib.import_module(module), func)
         ctx = Context(root_opt)
-        return int(fn(rest[1:], ctx) or 0)
+        code = int(fn(rest[1:], ctx) or 0)
+        sys.stdout.flush()
+        return code
     except Refusal as refusal:
         from priors.canonical import dumps
 
@@ -168,12 +170,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         sys.stderr.write(f"{exc}\n")
         return 2
     except _help_type() as h:
-        print(h.text)
+        try:
+            print(h.text)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _quiet_broken_pipe()
         return 0
     except KeyboardInterrupt:
         sys.stderr.write("priors: interrupted\n")
         return 130
     except BrokenPipeError:
+        _quiet_broken_pipe()
         return 0
     except OSError as exc:
         sys.stderr.write(f"priors: {exc.strerror or exc}: {getattr(exc, 'filename', '') or ''}\n")
@@ -185,6 +192,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         sys.stderr.write(f"priors: unexpected error ({type(exc).__name__}: {exc}); nothing was changed "
                          "by this call unless it said so — please report it\n")
         return 2
+
+
+def _quiet_broken_pipe() -> None:
+    """The reader went away (`priors … | head`): stop quietly, without Python's shutdown complaint."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def _help_type():

@@ -262,9 +262,9 @@ def _scopes_from(a, ctx) -> Dict[str, str]:
     if a.has("--scopes") and a.has("--snapshot"):
         raise UsageError("priors relevant: give --scopes or --snapshot, not both")
     if a.has("--snapshot"):
-        from priors.snapshot import take_snapshot
+        from priors.snapshot import _tty_progress, take_snapshot
 
-        return take_snapshot(ctx.root, list(a.get("snapshot") or []) or None)
+        return take_snapshot(ctx.root, list(a.get("snapshot") or []) or None, progress=_tty_progress(ctx.err))
     name = a.get("scopes")
     if name is None:
         return {}

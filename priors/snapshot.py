@@ -85,8 +85,15 @@ def link_hash(target: str) -> str:
 
 
 def tree_hash(children: Iterable[Tuple[str, str]]) -> str:
-    """A directory's hash: sha12 of the canonical JSON of its `[name, hash]` pairs sorted by name."""
-    return sha12(dumps(sorted([name, h] for name, h in children)))
+    """A directory's hash: sha12 of the canonical JSON of its `[name, hash]` pairs sorted by name.
+
+    Names are valid Unicode (undecodable ones never get this far) and lists
+    keep their order, so the C encoder's output is the canonical one.
+    """
+    import json
+
+    pairs = sorted([name, h] for name, h in children)
+    return sha12(json.dumps(pairs, ensure_ascii=False, separators=(",", ":")))
 
 
 def file_result(rel: str, data: bytes, want_anchors: bool) -> Tuple[str, Optional[str]]:
@@ -106,11 +113,6 @@ def file_result(rel: str, data: bytes, want_anchors: bool) -> Tuple[str, Optiona
 def pack(defs: List[Tuple[str, str]]) -> str:
     """Anchors as one string `name\thash\tname\thash…` — cheap to cache, ship between processes and expand."""
     return "\t".join(f"{q}\t{h}" for q, h in defs if "\t" not in q and "\n" not in q)
-
-
-def unpack(packed: str) -> List[Tuple[str, str]]:
-    parts = packed.split("\t") if packed else []
-    return list(zip(parts[0::2], parts[1::2]))
 
 
 def combine(
@@ -388,7 +390,7 @@ def _workers() -> int:
     return max(1, min(4, os.cpu_count() or 1))
 
 
-POOL_MIN_WEIGHT = 12_000_000  # bytes of work (Python parsing counted heavier) below which one process wins
+POOL_MIN_WEIGHT = 4_000_000  # bytes of work (Python parsing counted heavier) below which one process wins
 
 
 def _weight(job: Job, size: int) -> int:
@@ -402,6 +404,8 @@ def run_jobs(jobs: List[Job], sizes: Dict[str, int], progress: Optional[Progress
     workers = _workers()
     if workers > 1 and weight >= POOL_MIN_WEIGHT and total >= 8:
         try:
+            if hasattr(os, "fork") and sys.platform.startswith("linux"):
+                return _run_forked(jobs, sizes, workers, progress)
             return _run_pool(jobs, sizes, workers, progress)
         except Exception:
             pass  # no processes here (sandbox, frozen app…): fall back to one
@@ -410,6 +414,63 @@ def run_jobs(jobs: List[Job], sizes: Dict[str, int], progress: Optional[Progress
         out.append(hash_job(job))
         if progress and (n % 200 == 0 or n == total):
             progress(n, total)
+    return out
+
+
+def _shares(jobs: List[Job], sizes: Dict[str, int], n: int) -> List[List[Job]]:
+    """Deal jobs heaviest-first into n shares of about equal weight (deterministic)."""
+    shares: List[List[Job]] = [[] for _ in range(n)]
+    loads = [0] * n
+    for job in sorted(jobs, key=lambda j: (-_weight(j, sizes.get(j[0], 0)), j[0])):
+        i = loads.index(min(loads))
+        shares[i].append(job)
+        loads[i] += _weight(job, sizes.get(job[0], 0)) + 4096  # per-file overhead
+    return shares
+
+
+def _run_forked(jobs: List[Job], sizes: Dict[str, int], workers: int, progress: Optional[Progress]) -> List[Result]:
+    """Fork helpers that hash their share and send it back through a pipe (marshal).
+
+    Forking costs a few milliseconds, where importing concurrent.futures and
+    starting a pool costs over a hundred — and the snapshot runs on every
+    agent call. A helper that fails for any reason is simply redone here.
+    """
+    import marshal
+
+    shares = _shares(jobs, sizes, workers)
+    children = []
+    for share in shares[1:]:
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the helper: never returns
+            code = 1
+            try:
+                os.close(r)
+                payload = marshal.dumps(hash_chunk(share))
+                with os.fdopen(w, "wb") as fh:
+                    fh.write(payload)
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(w)
+        children.append((pid, r, share))
+    out: List[Result] = []
+    mine = shares[0]
+    for n, job in enumerate(mine, 1):
+        out.append(hash_job(job))
+        if progress and n % 100 == 0:
+            progress(min(len(jobs), n * workers), len(jobs))
+    for pid, r, share in children:
+        with os.fdopen(r, "rb") as fh:
+            payload = fh.read()
+        _, status = os.waitpid(pid, 0)
+        try:
+            got = marshal.loads(payload) if status == 0 else None
+        except (EOFError, ValueError, TypeError):
+            got = None
+        out.extend(got if isinstance(got, list) and len(got) == len(share) else hash_chunk(share))
+    if progress:
+        progress(len(jobs), len(jobs))
     return out
 
 
@@ -462,12 +523,38 @@ def take_snapshot(
 
     cache_file = _cache_path(root) if use_cache else None
     cache = load_cache(cache_file)
+    plan = _plan(root, refs, cache, anchors, report)
     new_cache: Dict[str, list] = {} if sel.whole else dict(cache)
-    files: Dict[str, str] = {}
-    defs: Dict[str, str] = {}
-    jobs: List[Job] = []
-    keys: Dict[str, List[int]] = {}
-    sizes: Dict[str, int] = {}
+    new_cache.update(plan.reused)
+    changed = _absorb(run_jobs(plan.jobs, plan.sizes, progress), plan, cache, started, new_cache, report)
+
+    out = combine(plan.files, plan.defs if anchors else {}, sel.full_dir, sel.whole)
+    _add_extras(out, "--tool", tool_hashes(tools or {}, root))
+    _add_extras(out, "--merge", merge or {})
+
+    if cache_file is not None and (changed or len(new_cache) != len(cache)):
+        save_cache(cache_file, new_cache)
+    if problems is None:
+        for p in report:
+            sys.stderr.write(f"priors snapshot: {p}\n")
+    return out
+
+
+class _Plan:
+    """What one snapshot must do: hashes already known (links, cache hits) and the files left to read."""
+
+    def __init__(self) -> None:
+        self.files: Dict[str, str] = {}
+        self.defs: Dict[str, str] = {}
+        self.reused: Dict[str, list] = {}
+        self.jobs: List[Job] = []
+        self.keys: Dict[str, List[int]] = {}
+        self.sizes: Dict[str, int] = {}
+
+
+def _plan(root: Path, refs: List[str], cache: Dict[str, list], anchors: bool, report: List[str]) -> _Plan:
+    """lstat every ref: symlinks hash their target, cache hits are reused, regular files become jobs."""
+    plan = _Plan()
     root_s = str(root)
     for ref in refs:
         full = os.path.join(root_s, *ref.split("/"))
@@ -480,7 +567,7 @@ def take_snapshot(
             continue
         if _stat.S_ISLNK(st.st_mode):
             try:
-                files[ref] = link_hash(os.readlink(full).replace(os.sep, "/"))
+                plan.files[ref] = link_hash(os.readlink(full).replace(os.sep, "/"))
             except OSError as exc:
                 report.append(f"cannot read link {ref}: {exc.strerror or exc}")
             continue
@@ -489,24 +576,29 @@ def take_snapshot(
         key = stat_key(st)
         hit = cache.get(ref)
         if hit is not None and cache_hit(hit, key, anchors):
-            files[ref] = hit[4]
+            plan.files[ref] = hit[4]
             if anchors:
-                defs[ref] = hit[5]
-            new_cache[ref] = hit
+                plan.defs[ref] = hit[5]
+            plan.reused[ref] = hit
             continue
-        keys[ref] = key
-        sizes[ref] = st.st_size
-        jobs.append((ref, full, anchors))
+        plan.keys[ref] = key
+        plan.sizes[ref] = st.st_size
+        plan.jobs.append((ref, full, anchors))
+    return plan
 
+
+def _absorb(results: List[Result], plan: _Plan, cache: Dict[str, list], started: int,
+            new_cache: Dict[str, list], report: List[str]) -> bool:
+    """Take fresh hashes into the plan and the cache — except racy ones (changed within 2 s of the start)."""
     changed = False
-    for ref, h, anc, problem in run_jobs(jobs, sizes, progress):
+    for ref, h, anc, problem in results:
         if problem is not None or h is None:
             report.append(problem or f"cannot hash {ref}")
             continue
-        files[ref] = h
+        plan.files[ref] = h
         if anc is not None:
-            defs[ref] = anc
-        key = keys[ref]
+            plan.defs[ref] = anc
+        key = plan.keys[ref]
         if max(key[1], key[3]) < started - RACY_NS:
             old = cache.get(ref)
             keep = anc if anc is not None else (old[5] if old is not None and cache_hit(old, key, True) else None)
@@ -514,20 +606,15 @@ def take_snapshot(
             changed = True
         else:
             new_cache.pop(ref, None)
+    return changed
 
-    out = combine(files, defs if anchors else {}, sel.full_dir, sel.whole)
-    for extra_name, extra in (("--tool", tool_hashes(tools or {}, root)), ("--merge", merge or {})):
-        for k, v in extra.items():
-            if k in out and out[k] != v:
-                raise UsageError(f"priors snapshot: {extra_name} ref {k!r} clashes with the snapshot's own hash for it")
-            out[k] = v
 
-    if cache_file is not None and (changed or len(new_cache) != len(cache)):
-        save_cache(cache_file, new_cache)
-    if problems is None:
-        for p in report:
-            sys.stderr.write(f"priors snapshot: {p}\n")
-    return out
+def _add_extras(out: Dict[str, str], flag: str, extra: Dict[str, str]) -> None:
+    """Tool and merged refs join the map; silently replacing a computed hash would be a lie."""
+    for k, v in extra.items():
+        if k in out and out[k] != v:
+            raise UsageError(f"priors snapshot: {flag} ref {k!r} clashes with the snapshot's own hash for it")
+        out[k] = v
 
 
 # ---------------------------------------------------------------- tools and merges (validation)

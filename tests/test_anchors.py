@@ -295,3 +295,57 @@ def test_repeated_names_get_tildes_in_source_order(seq):
         if n == "C":
             expected.append(f"{tag}.m")
     assert got == expected
+
+
+FUZZ_ALPHABET = "{}()[]<>;:,.=!#@*/\\'\"`$ \n\tabcfnr_0123456789" + "é€"
+WORDS = ["fn ", "func ", "function ", "class ", "def ", "impl ", "struct ", "type ", "const ", "=> ", "r#\"",
+         "/*", "*/", "//", "${", "`", "'a", "@", "async ", "pub ", "mod ", "interface ", "\n    "]
+
+
+@pytest.mark.parametrize("path", ["f.py", "f.ts", "f.go", "f.rs"])
+@settings(max_examples=150, deadline=None)
+@given(parts=st.lists(st.one_of(st.sampled_from(WORDS), st.text(FUZZ_ALPHABET, max_size=4)), max_size=40))
+def test_extractors_never_crash_and_stay_in_bounds(path, parts):
+    text = "".join(parts)
+    got = A.anchors_for(path, text)
+    assert len({n for n, _h in got}) == len(got)
+    lang = A.language_of(path)
+    try:
+        raw = A.EXTRACTORS[lang](text)
+    except Exception:
+        return
+    assert all(0 <= s <= e <= len(text) for _n, s, e in raw)
+
+
+NO_SEMI = """const { a } = require('a')
+const run = require('run')
+const f = (x) => x
+  + 1
+const g = x => {
+  return x
+}
+class K extends B {
+  static description = 'x'
+  static params = [
+    'a',
+  ]
+  abstract sig(): void
+  static async completion (opts) {
+    return opts
+  }
+  get v () { return 1 }
+}
+module.exports = K
+;(function () {
+  function wrapped () {}
+})()
+function last () {}
+"""
+
+
+def test_js_without_semicolons_and_wrapped_code():
+    sp = spans("a.js", NO_SEMI)
+    assert list(sp) == ["f", "g", "K", "K.sig", "K.completion", "K.v", "wrapped", "last"]
+    assert sp["f"] == "const f = (x) => x\n  + 1"
+    assert sp["K.sig"] == "abstract sig(): void"
+    assert sp["K.completion"] == "static async completion (opts) {\n    return opts\n  }"

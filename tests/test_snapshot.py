@@ -442,3 +442,18 @@ def test_relevant_snapshot_behaves_exactly_like_the_equivalent_scopes(tmp_path):
     _both(a, b, "disposition", "P-0001", "fixed", "--run", third["run"])
     _both(a, b, "commit", "--run", third["run"])
     assert (a / ".priors/ledger.jsonl").read_bytes() == (b / ".priors/ledger.jsonl").read_bytes()
+
+
+@pytest.mark.skipif(not HAS_GIT, reason="git not installed")
+def test_root_in_a_subdirectory_of_a_git_work_tree(tmp_path):
+    make_tree(tmp_path / "proj")
+    write(tmp_path, "outside.txt", "not ours\n")
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-qm", "x")
+    (tmp_path / "proj" / ".priors").mkdir()
+    plain = tmp_path / "plain"
+    make_tree(plain)
+    m = snap(tmp_path / "proj" / "src")  # found by the upward search: refs relative to proj/
+    assert m == snap(plain)
+    assert "outside.txt" not in m and "README.md" in m
