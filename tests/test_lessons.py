@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-
 from conftest import Keeper
 
 CONTRACT_KEYS = {"run", "ns", "inject", "verify", "nudges", "settled", "archived", "floors"}
