@@ -93,8 +93,8 @@ def _assignment_value(m: "re.Match[str]") -> Optional[str]:
         return None  # password = settings.database_password — code, not a value
     if word in _PASSWORD_WORDS:
         return value
-    # token/secret/key words are common in code: demand a value with no spaces that mixes letters and digits
-    if " " in value or len(value) < 12:
+    # token/secret/key words are common in code and examples: demand a long value, no spaces, letters and digits
+    if " " in value or len(value) < 16:
         return None
     if not (any(c.isdigit() for c in value) and any(c.isalpha() for c in value)):
         return None

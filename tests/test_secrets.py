@@ -108,3 +108,9 @@ def test_find_paths_and_none():
     assert find({"a": {"b": [1, "x", PASSWORD]}}) == ("a.b[2]", "password assignment")
     assert find({"claim": "all good", "n": 3}) is None
     assert find(None) is None
+
+
+def test_short_example_values_after_token_words_pass():
+    assert scan("token=abc123def456") is None
+    assert scan("set secret: 'example-value'") is None
+    assert scan("password=secret123") is None  # short and unquoted
