@@ -274,10 +274,12 @@ class Score:
         return [x for x in ids if isinstance(x, str)] if isinstance(ids, list) else None
 
 
-def effective_scores(records: Sequence[Dict[str, Any]]) -> Dict[str, List[Score]]:
-    """Per run, the scores that count: each plain score adds one, a `replaces` score replaces the latest."""
+def effective_scores(pairs: Iterable[Tuple[int, Dict[str, Any]]]) -> Dict[str, List[Score]]:
+    """Per run, the scores that count: each plain score adds one, a `replaces` score replaces the latest.
+
+    `pairs` are (ledger position, record) in ledger order."""
     out: Dict[str, List[Score]] = {}
-    for i, rec in enumerate(records):
+    for i, rec in pairs:
         if rec.get("t") != "score" or not isinstance(rec.get("run"), str) or rec.get("outcome") not in OUTCOMES:
             continue
         lst = out.setdefault(rec["run"], [])
@@ -288,6 +290,14 @@ def effective_scores(records: Sequence[Dict[str, Any]]) -> Dict[str, List[Score]
     return out
 
 
+def last_decides(pairs: Iterable[Tuple[int, Dict[str, Any]]]) -> Dict[str, int]:
+    out: Dict[str, int] = {}
+    for i, rec in pairs:
+        if rec.get("t") == "event" and rec.get("action") == "decide" and isinstance(rec.get("id"), str):
+            out[rec["id"]] = i
+    return out
+
+
 @dataclass
 class Ledger:
     """Everything the lessons loop derives from one read of the ledger."""
@@ -295,28 +305,55 @@ class Ledger:
     records: List[Dict[str, Any]]
     state: State
     runs: Dict[str, RunInfo] = field(default_factory=dict)
-    shown: Dict[str, List[str]] = field(default_factory=dict)
     scores: Dict[str, List[Score]] = field(default_factory=dict)
+    decided: Dict[str, int] = field(default_factory=dict)  # prior id -> position of its last human decide
+    _shown: Optional[Dict[str, List[str]]] = None
 
     @classmethod
     def of(cls, records: List[Dict[str, Any]], state: Optional[State] = None) -> "Ledger":
         from priors.fold import fold
 
         st = state if state is not None else fold(records)
-        return cls(records, st, committed_runs(records), injections(records), effective_scores(records))
+        pairs = list(enumerate(records))
+        return cls(records, st, committed_runs(records), effective_scores(pairs), last_decides(pairs))
+
+    @classmethod
+    def light(cls, data: bytes, state: State) -> "Ledger":
+        """Just what ranking and low-score calls need — score and decide records — without parsing or
+        re-folding the whole ledger (`state` is its fold). Scores credit the ids they stored."""
+        from priors.canonical import JSONError, loads
+
+        pairs: List[Tuple[int, Dict[str, Any]]] = []
+        for i, raw in enumerate(data.split(b"\n")):
+            if b"score" not in raw and b"decide" not in raw:
+                continue
+            try:
+                rec = loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, JSONError):
+                continue  # the fold that made `state` already vouched for every line
+            if isinstance(rec, dict):
+                pairs.append((i, rec))
+        return cls([], state, {}, effective_scores(pairs), last_decides(pairs), {})
+
+    @property
+    def shown(self) -> Dict[str, List[str]]:
+        """The lesson ids each committed agent run was shown (computed on first use)."""
+        if self._shown is None:
+            self._shown = injections(self.records)
+        return self._shown
 
     def credited(self, score: Score) -> List[str]:
         ids = score.injected
         return ids if ids is not None else self.shown.get(score.run, [])
 
-    def stats(self, since: Optional[Dict[str, int]] = None) -> Dict[str, Stats]:
+    def stats(self, since: Optional[Dict[str, int]] = None, uses: bool = True) -> Dict[str, Stats]:
         """Per prior: uses (agent runs it was shown to) and outcome credits.
 
         With `since` ({id: ledger index}), only scores written after that index count —
-        the evidence a human has not yet seen when deciding.
+        the evidence a human has not yet seen when deciding. `uses=False` skips counting uses.
         """
         out: Dict[str, Stats] = {}
-        if since is None:
+        if since is None and uses:
             for ids in self.shown.values():
                 for pid in ids:
                     out.setdefault(pid, Stats()).uses += 1
@@ -332,16 +369,9 @@ class Ledger:
                     st.credit(outcome)
         return out
 
-    def last_human_index(self) -> Dict[str, int]:
-        out: Dict[str, int] = {}
-        for i, rec in enumerate(self.records):
-            if rec.get("t") == "event" and rec.get("action") == "decide" and isinstance(rec.get("id"), str):
-                out[rec["id"]] = i
-        return out
-
     def low_scores(self) -> Dict[str, Stats]:
         """Lessons whose outcomes since the last human decision put them to the human: keep or retire."""
-        recent = self.stats(self.last_human_index())
+        recent = self.stats(self.decided)
         out: Dict[str, Stats] = {}
         for pid, s in recent.items():
             p = self.state.priors.get(pid)
@@ -460,7 +490,7 @@ def shape(out: Dict[str, Any], ledger: Ledger, budget: Budget) -> Dict[str, Any]
     """
     res = dict(out)
     inject = [x for x in out.get("inject", []) if isinstance(x, dict)]
-    stats = ledger.stats()
+    stats = ledger.stats(uses=False)
     low = ledger.low_scores()
     nudges = list(out.get("nudges", []))
     nudged = {n.get("id") for n in nudges if isinstance(n, dict)}

@@ -513,14 +513,13 @@ def relevant_hook(budget, paths: Paths, st, out: Dict[str, Any]) -> Dict[str, An
 
     With no budget and no scores in the ledger, the contract's output is returned untouched.
     """
-    from priors.fold import parse_lines
     from priors.lessons import Ledger, shape
     from priors.store import read_ledger_bytes
 
     data = read_ledger_bytes(paths)
     if not budget.active and SCORE_MARK not in data:
         return out
-    return shape(out, Ledger.of(parse_lines(data), st), budget)
+    return shape(out, Ledger.light(data, st), budget)
 
 
 SCORE_MARK = b'"score"'  # any score record (a false hit only costs a fold)

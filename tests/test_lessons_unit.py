@@ -99,15 +99,19 @@ def test_scores_use_the_ids_stored_in_the_score_record():
 def test_low_score_call_counts_only_evidence_since_the_last_human_decision():
     recs = [prior("P-0001", "run-001", "bad advice"), seal("run-001")]
     for i in range(2, 5):
-        recs += [seal(f"run-{i:03d}"), score(f"run-{i:03d}", "failure")]
+        recs += [seal(f"run-{i:03d}"), score(f"run-{i:03d}", "failure", injected=["P-0001"])]
     led = Ledger.of(recs)
     assert set(led.low_scores()) == {"P-0001"}
     recs.append(decide("P-0001", "keep"))
     assert Ledger.of(recs).low_scores() == {}
     for i in range(5, 8):
-        recs += [seal(f"run-{i:03d}"), score(f"run-{i:03d}", "failure" if i < 7 else "partial")]
+        recs += [seal(f"run-{i:03d}"), score(f"run-{i:03d}", "failure" if i < 7 else "partial", injected=["P-0001"])]
     low = Ledger.of(recs).low_scores()
     assert low["P-0001"].scored == 3 and low["P-0001"].score == Fraction(1, 6)
+    from priors.canonical import dumps
+
+    data = "".join(dumps(r) + "\n" for r in recs).encode("utf-8")
+    assert Ledger.light(data, Ledger.of(recs).state).low_scores() == low
 
 
 @given(S.integers(0, 50), S.integers(0, 50), S.integers(0, 50))
@@ -214,6 +218,10 @@ def test_ranking_is_deterministic_and_budgets_hold(lessons, query, max_inject, m
     budget = Budget(max_inject, max_chars, " ".join(query), review)
     base = _inject_out(led)
     a = shape(base, led, budget)
+    from priors.canonical import dumps
+
+    light = Ledger.light("".join(dumps(r) + "\n" for r in recs).encode("utf-8"), led.state)
+    assert shape(base, light, budget) == a  # the light read ranks exactly like the full one
     rev = dict(base, inject=list(reversed(base["inject"])))
     b = shape(rev, led, budget)
     assert a == b  # input order does not matter: ties break by id
