@@ -29,6 +29,9 @@ PRIOR_RE = re.compile(r"^P-(\d{4,})$")
 CALL_RE = re.compile(r"^(run-\d{3,})(-C-\d+)$")
 PRIOR_REF_KEYS = ("id", "conflicts_with", "supersedes")
 RUN_REF_KEYS = ("run", "born")
+# The lessons loop's lists of ids (docs/lessons.md): score.injected, injected.ids, learned.runs.
+PRIOR_LIST_KEYS = ("injected", "ids")
+RUN_LIST_KEYS = ("runs",)
 STASH = "priors-merge-render.json"
 
 
@@ -139,6 +142,11 @@ def rewrite_refs(rec: Dict[str, Any], pmap: Dict[str, str], rmap: Dict[str, str]
         v = out.get(key)
         if isinstance(v, str) and v in rmap:
             out[key] = rmap[v]
+    for keys, idmap in ((PRIOR_LIST_KEYS, pmap), (RUN_LIST_KEYS, rmap)):
+        for key in keys:
+            v = out.get(key)
+            if isinstance(v, list) and idmap:
+                out[key] = [idmap.get(x, x) if isinstance(x, str) else x for x in v]
     cid = out.get("call_id")
     if isinstance(cid, str):
         m = CALL_RE.match(cid)

@@ -60,6 +60,20 @@ def test_diverging_runs_are_renumbered_after_ours():
     assert st.priors["P-0005"].claim == "theirs four"
 
 
+def test_lessons_records_are_renumbered_with_their_ids():
+    theirs = theirs_side() + [
+        {"t": "score", "run": "run-004", "outcome": "success", "by": "human", "injected": ["P-0004", "P-0001"]},
+        {"t": "learned", "runs": ["run-004", "run-003"]},
+        {"t": "injected", "run": "run-005", "ids": ["P-0006"]},
+    ]
+    out = merge(b(k.sample()), b(ours_side()), b(theirs))
+    assert isinstance(out, bytes)
+    score, learned, shown = recs(out)[-3:]
+    assert score["run"] == "run-005" and score["injected"] == ["P-0005", "P-0001"]
+    assert learned["runs"] == ["run-005", "run-003"]
+    assert shown == {"t": "injected", "run": "run-006", "ids": ["P-0007"]}
+
+
 def test_merge_is_deterministic_and_trivial_sides():
     base, ours, theirs = b(k.sample()), b(ours_side()), b(theirs_side())
     assert merge(base, ours, theirs) == merge(base, ours, theirs)
