@@ -30,6 +30,8 @@ HUMAN_VERDICTS = ("accepted", "wontfix", "obsolete", "reopen", "keep")
 SEVERITIES = ("minor", "major", "gate")
 ACTIONS = ("disposition", "decide", "scope-missing", "redact")
 KNOWN_TYPES = ("prior", "event", "call", "run")
+LESSON_TYPES = ("score", "learned", "injected")  # the lessons loop's records (docs/lessons.md)
+OUTCOMES = ("success", "partial", "failure")
 TOMBSTONE_KEYS = {"t", "id", "ns", "redacted", "content_hash", "born"}
 REDACTED_CALL_KEYS = {"t", "call_id", "kind", "run", "ns", "conflicts_with", "redacted"}
 LEDGER_NAME = ".priors/ledger.jsonl"
@@ -216,8 +218,41 @@ class _Checker:
             self.call(no, rec)
         elif t == "run":
             self.run(no, rec)
+        elif t in LESSON_TYPES:
+            self.lesson(no, rec)
         else:
             self.warn(no, "UNKNOWN_TYPE", f"unknown record type {t!r} (tolerated — another keeper may write it)")
+
+    def lesson(self, no: int, rec: Dict[str, Any]) -> None:
+        """score (a human verdict on a sealed run), learned (runs reflected on), injected (inside its run's block)."""
+        t = rec["t"]
+        what = f"{t} record"
+        if t == "learned":
+            runs = rec.get("runs")
+            if not isinstance(runs, list) or not all(isinstance(r, str) and r in self.committed for r in runs):
+                self.add(no, "BAD_FIELD", f"{what}: `runs` must list runs sealed earlier in the ledger")
+            self.outside_block(no, what)
+            return
+        if not self.need(no, rec, ["run"], what) or not self.run_id(no, what, rec["run"]):
+            return
+        run = rec["run"]
+        key = "injected" if t == "score" else "ids"
+        ids = rec.get(key)
+        if (ids is not None or t == "injected") and not (
+                isinstance(ids, list) and all(isinstance(x, str) and PRIOR_RE.match(x) for x in ids)):
+            self.add(no, "BAD_FIELD", f"{what}: `{key}` must be a list of prior ids")
+        if t == "score":
+            if run not in self.committed:
+                self.add(no, "BAD_FIELD", f"{what}: {run} is not sealed by an earlier commit record")
+            if rec.get("outcome") not in OUTCOMES:
+                self.add(no, "BAD_FIELD", f"{what}: outcome must be success, partial or failure")
+            if rec.get("by") != "human":
+                self.add(no, "WRONG_ACTOR", f"{what}: a score is by the human (by: \"human\")")
+            self.outside_block(no, what)
+        elif run in self.committed:
+            self.add(no, "RUN_ALREADY_SEALED", f"{what} belongs to {run}, which was already sealed on line {self.committed[run]}")
+        elif self.block is not None and self.block.run != run:
+            self.add(no, "RUN_NOT_CONTIGUOUS", f"{what} belongs to {run} but stands inside the block of {self.block.run}")
 
     def need(self, no: int, rec: Dict[str, Any], keys: Sequence[str], what: str) -> bool:
         ok = True

@@ -36,6 +36,21 @@ def test_redacted_sample_is_sound():
     assert check(lines_of(k.redact(recs, "P-0002")))[0] == []
 
 
+def test_lessons_records_are_checked_not_just_tolerated():
+    score = {"t": "score", "run": "run-003", "outcome": "success", "by": "human", "injected": ["P-0001"]}
+    learned = {"t": "learned", "runs": ["run-003"]}
+    shown = {"t": "injected", "run": "run-004", "ids": ["P-0001"]}
+    good = k.sample() + [score, learned, shown, k.commit("run-004")]
+    assert check(lines_of(good)) == ([], [])
+    assert codes(lines_of(k.sample() + [dict(score, outcome="great")])) == ["BAD_FIELD"]
+    assert codes(lines_of(k.sample() + [dict(score, by="agent")])) == ["WRONG_ACTOR"]
+    assert codes(lines_of(k.sample() + [dict(score, run="run-009")])) == ["BAD_FIELD"]
+    assert codes(lines_of(k.sample() + [dict(score, injected="P-0001")])) == ["BAD_FIELD"]
+    assert codes(lines_of(k.sample() + [{"t": "learned", "runs": ["run-009"]}])) == ["BAD_FIELD"]
+    assert codes(lines_of(k.sample() + [dict(shown, run="run-003")])) == ["RUN_ALREADY_SEALED"]
+    assert codes(lines_of(k.sample() + [dict(shown, ids=None), k.commit("run-004")])) == ["BAD_FIELD"]
+
+
 def mutate(fn) -> bytes:
     recs = k.sample()
     fn(recs)
