@@ -761,5 +761,5 @@ real priors; tombstones well formed and followed by their redact event;
                 turned into redaction tombstones whose hashes match the old content
   --json        print {"ok":…,"problems":[{"line","code","message"}]} as canonical JSON
 
-Under GitHub Actions (GITHUB_ACTIONS=true) problems are also written to stderr as
-::error annotations."""
+Under GitHub Actions (GITHUB_ACTIONS=true) every problem is also printed as an
+::error annotation (on stdout; on stderr with --json, so stdout stays JSON)."""
