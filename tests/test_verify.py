@@ -36,21 +36,6 @@ def test_redacted_sample_is_sound():
     assert check(lines_of(k.redact(recs, "P-0002")))[0] == []
 
 
-def test_lessons_records_are_checked_not_just_tolerated():
-    score = {"t": "score", "run": "run-003", "outcome": "success", "by": "human", "injected": ["P-0001"]}
-    learned = {"t": "learned", "runs": ["run-003"]}
-    shown = {"t": "injected", "run": "run-004", "ids": ["P-0001"]}
-    good = k.sample() + [score, learned, shown, k.commit("run-004")]
-    assert check(lines_of(good)) == ([], [])
-    assert codes(lines_of(k.sample() + [dict(score, outcome="great")])) == ["BAD_FIELD"]
-    assert codes(lines_of(k.sample() + [dict(score, by="agent")])) == ["WRONG_ACTOR"]
-    assert codes(lines_of(k.sample() + [dict(score, run="run-009")])) == ["BAD_FIELD"]
-    assert codes(lines_of(k.sample() + [dict(score, injected="P-0001")])) == ["BAD_FIELD"]
-    assert codes(lines_of(k.sample() + [{"t": "learned", "runs": ["run-009"]}])) == ["BAD_FIELD"]
-    assert codes(lines_of(k.sample() + [dict(shown, run="run-003")])) == ["RUN_ALREADY_SEALED"]
-    assert codes(lines_of(k.sample() + [dict(shown, ids=None), k.commit("run-004")])) == ["BAD_FIELD"]
-
-
 def mutate(fn) -> bytes:
     recs = k.sample()
     fn(recs)
@@ -443,3 +428,26 @@ def test_verify_since_a_revision_without_a_ledger(keeper):
     git(keeper.root, "commit", "-qm", "no ledger yet")
     one_run(keeper)
     assert keeper("verify", "--since", "HEAD", env=git_env(keeper.root)).code == 0
+
+
+# --- the lessons loop's own records
+
+
+def test_lessons_records():
+    recs = k.sample()
+    recs.insert(10, {"t": "injected", "run": "run-003", "ids": ["P-0002"]})
+    recs += [{"t": "score", "run": "run-003", "outcome": "success", "by": "human", "injected": ["P-0002"]},
+             {"t": "learned", "runs": ["run-003"]}]
+    assert check(lines_of(recs)) == ([], [])
+    bad = [dict(r) for r in recs]
+    bad[-2] = dict(bad[-2], outcome="meh", by="agent", run="run-009")
+    assert {"BAD_FIELD", "WRONG_ACTOR", "UNKNOWN_RUN"} <= set(codes(lines_of(bad)))
+    bad = [dict(r) for r in recs]
+    bad[-1] = {"t": "learned", "runs": ["run-042"]}
+    assert codes(lines_of(bad)) == ["UNKNOWN_RUN"]
+    bad = [dict(r) for r in recs]
+    bad[10] = {"t": "injected", "run": "run-003", "ids": ["P-0099"]}
+    assert codes(lines_of(bad)) == ["UNKNOWN_PRIOR"]
+    bad = [dict(r) for r in recs]
+    bad.insert(9, bad.pop(10))  # injected before the run's dispositions
+    assert "BLOCK_ORDER" in codes(lines_of(bad))
