@@ -497,8 +497,14 @@ def cmd_list(argv: List[str], ctx: Any) -> int:
     from priors.canonical import dumps
     from priors.errors import UsageError
 
-    spec = Spec("list", "priors list [--ns N] [--status S] [--type T] [--json]", {"--ns": VALUE, "--status": VALUE, "--type": VALUE, "--json": BOOL}, help=LIST_HELP)
+    spec = Spec("list", "priors list [--ns N] [--status S] [--type T] [--lessons] [--json]", {"--ns": VALUE, "--status": VALUE, "--type": VALUE, "--json": BOOL, "--lessons": BOOL}, help=LIST_HELP)
     args = parse(argv, spec)
+    if args.get("lessons"):  # the lessons loop's view (docs/lessons.md): same as `priors lessons`
+        if args.has("--status") or args.has("--type"):
+            raise UsageError("priors list: --lessons takes only --ns and --json")
+        from priors.lessons_cmd import cmd_lessons
+
+        return cmd_lessons([a for a in argv if a != "--lessons"], ctx)
     status = args.get("status")
     if status is not None and status not in STATUSES:
         raise UsageError(f"priors list: --status {status!r}: expected one of {', '.join(STATUSES)}")
@@ -549,13 +555,14 @@ A prior in plain words and its whole timeline: the run it was born in, each
 disposition per run, each of your decisions with its reason, calls that reverse
 it, resting and resurrection, redaction. Each step names its ledger line."""
 
-LIST_HELP = """usage: priors list [--ns N] [--status S] [--type T] [--json]
+LIST_HELP = """usage: priors list [--ns N] [--status S] [--type T] [--lessons] [--json]
 
 One line per prior: id, area, type, status, where, what.
   --ns N       only namespace N
   --status S   open fixed stale challenged obsolete-proposed accepted wontfix
                obsolete redacted resting, or binding (accepted or wontfix)
   --type T     only priors of type T (conclusion, behavioral, coverage, calibration, custom, …)
+  --lessons    lessons only, with uses, wins, partials, losses and score (`priors lessons`)
   --json       canonical JSON {"priors":[…]}"""
 
 HISTORY_HELP = """usage: priors history [--ns N] [--json] [--svg FILE]

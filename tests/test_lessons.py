@@ -456,3 +456,10 @@ def test_recomputed_injections_equal_what_relevant_printed(keeper: Keeper):
     for run, got in printed.items():
         expected = [i for i in got if i != "P-0003"]  # a redacted lesson drops out of recomputed lists
         assert shown[run] == expected, (run, shown[run], got)
+
+
+def test_list_lessons_is_the_lessons_view(keeper: Keeper):
+    add(keeper, "Alpha lesson.")
+    assert keeper.ok("list", "--lessons") == keeper.ok("lessons")
+    assert keeper.ok("list", "--lessons", "--json", "--ns", "dev") == keeper.ok("lessons", "--json", "--ns", "dev")
+    keeper.usage("list", "--lessons", "--status", "open")
