@@ -46,6 +46,14 @@ class PriorState:
             self._packed = self._facets = None
         return r
 
+    def record(self) -> Dict[str, Any]:
+        """The record without keeping an inflated copy — for one-pass readers such as render."""
+        if self._rec is not None:
+            return self._rec
+        from priors.cache import inflate
+
+        return inflate(self._packed, self._facets)
+
     @rec.setter
     def rec(self, value: Dict[str, Any]) -> None:
         self._rec = value
