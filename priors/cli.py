@@ -22,6 +22,18 @@ VERBS = {
     "redact": ("priors.commands", "cmd_redact", "remove a prior's content from .priors/ for good"),
     "status": ("priors.commands", "cmd_status", "one line per namespace; --calls lists your calls"),
     "render": ("priors.commands", "cmd_render", "rewrite .priors/PRIORS.md from the ledger"),
+    "show": ("priors.inspect", "cmd_show", "one prior in plain words and its whole timeline"),
+    "list": ("priors.inspect", "cmd_list", "list priors, filtered by namespace, status or type"),
+    "history": ("priors.inspect", "cmd_history", "per-run table and chart: a project converging to quiescence"),
+    "verify": ("priors.verify", "cmd_verify", "check the ledger is sound (CI, pre-commit); --since REV: it only grew"),
+    "merge-driver": ("priors.merge", "cmd_merge_driver", "git merge driver for the ledger (set up by `init --git`)"),
+    "add": ("priors.lessons_cmd", "cmd_add", "record a lesson a person wrote, as accepted (between runs)"),
+    "score": ("priors.lessons_cmd", "cmd_score", "score how a committed run turned out; credits its lessons"),
+    "reflect": ("priors.lessons_cmd", "cmd_reflect", "write a reflection packet from scored runs for the next run"),
+    "lessons": ("priors.lessons_cmd", "cmd_lessons", "list lessons with uses, wins, partials, losses and score"),
+    "export": ("priors.lessons_cmd", "cmd_export", "write a JSON bundle of lessons (no runs, scores or notes)"),
+    "import": ("priors.lessons_cmd", "cmd_import", "add a bundle's lessons as a sealed run, skipping known ones"),
+    "config": ("priors.lessons_cmd", "cmd_config", "show or set .priors/config.json (injection budget, review)"),
     "demo": ("priors.demo", "cmd_demo", "watch three scripted runs in a scratch repo (start here)"),
 }
 
@@ -30,6 +42,9 @@ GROUPS = [
     ("Set up", ["init", "hash", "snapshot"]),
     ("The run ritual (agent)", ["relevant", "disposition", "propose", "commit", "abort"]),
     ("Humans", ["decide", "redact", "status", "render"]),
+    ("See what is settled", ["show", "list", "history"]),
+    ("CI and git", ["verify", "merge-driver"]),
+    ("Lessons", ["add", "score", "reflect", "lessons", "export", "import", "config"]),
 ]
 
 

@@ -163,7 +163,12 @@ INIT = Spec("init", "priors init", {"--git": BOOL}, help="""usage: priors init [
 
 Create .priors/ (ledger, runs/, .gitignore) in the target root and render
 .priors/PRIORS.md. Safe to run again: nothing existing is touched.
-Commit .priors/ with your repository so every agent shares the history.""")
+Commit .priors/ with your repository so every agent shares the history.
+
+  --git   also register the ledger merge driver: `merge.priors` and
+          `merge.priors-render` in the repo's git config, and .gitattributes
+          lines so two branches' runs merge without id collisions and
+          PRIORS.md never blocks a merge (see docs/ci.md)""")
 
 
 def _first_files(paths: Paths) -> None:
@@ -179,14 +184,23 @@ def _first_files(paths: Paths) -> None:
 
 
 def cmd_init(argv: List[str], ctx) -> int:
-    parse(argv, INIT)
+    a = parse(argv, INIT)
     paths = Paths(ctx.root)
+    if a.has("--git"):
+        from priors.merge import require_git
+
+        require_git(ctx.root)
     ensure_dirs(paths)
     with Lock(paths):
         _, st = load(paths, want_data=False)
         _first_files(paths)
         render(paths, st)
     ctx.print("priors: ready (.priors/ created — commit it with your repo)")
+    if a.has("--git"):
+        from priors.merge import register_git
+
+        for what in register_git(ctx.root):
+            ctx.print(f"priors: merge driver registered ({what})")
     return 0
 
 
@@ -238,8 +252,12 @@ def cmd_render(argv: List[str], ctx) -> int:
 # ------------------------------------------------------------------ relevant
 
 
-RELEVANT = Spec("relevant", "priors relevant --ns NS [--scopes FILE|-] [--snapshot [PATH ...]] [--run RUN]",
-                {"--ns": VALUE, "--scopes": VALUE, "--run": VALUE, "--snapshot": REST}, help="""usage: priors relevant --ns NS [--scopes FILE|-] [--snapshot [PATH ...]] [--run RUN]
+RELEVANT = Spec("relevant", "priors relevant --ns NS [--scopes FILE|-] [--snapshot [PATH ...]] [--run RUN]"
+                " [--max-inject N] [--max-chars C] [--query TEXT]",
+                {"--ns": VALUE, "--scopes": VALUE, "--run": VALUE, "--snapshot": REST,
+                 "--max-inject": VALUE, "--max-chars": VALUE, "--query": VALUE},
+                help="""usage: priors relevant --ns NS [--scopes FILE|-] [--snapshot [PATH ...]] [--run RUN]
+                       [--max-inject N] [--max-chars C] [--query TEXT]
 
 Open a run and print, as one JSON line, what applies to it:
   inject   instructions to follow this run (lessons, preferences, decisions)
@@ -252,6 +270,10 @@ Open a run and print, as one JSON line, what applies to it:
   --scopes FILE|-    JSON object {scope_ref: hash} — the run's trusted snapshot
   --snapshot [PATH]  take the snapshot now (see `priors snapshot`)
   --run RUN          the run id (default: the next free one, e.g. run-004)
+  --max-inject N     inject at most N lessons (default: .priors/config.json, else all)
+  --max-chars C      inject at most C characters of lesson text (same default)
+  --query TEXT       rank lessons by word overlap with TEXT: binding first, then
+                     overlap, outcome score, id; what did not fit is in inject_omitted
 
 Only one run may be open at a time. Finish it with `priors commit` or `priors abort`.""")
 
@@ -286,6 +308,9 @@ def cmd_relevant(argv: List[str], ctx) -> int:
         check_run_id(str(run), "relevant")
     paths = Paths(ctx.root)
     scopes = _scopes_from(a, ctx)
+    from priors.lessons_cmd import budget_from, relevant_hook  # lessons loop: budgets, ranking, review holds
+
+    budget = budget_from(a, paths)
     fresh = not paths.dir.is_dir()
     if fresh:  # the first run quietly starts the ledger
         ensure_dirs(paths)
@@ -302,7 +327,7 @@ def cmd_relevant(argv: List[str], ctx) -> int:
             run = next_run_id(st, list_run_dirs(paths))
         elif run in st.commits or paths.run_dir(str(run)).exists():
             raise Refusal("RUN_EXISTS", run=run)
-        out = select(st, str(ns), scopes, str(run))
+        out = relevant_hook(budget, paths, st, select(st, str(ns), scopes, str(run)))
         from priors.store import make_dir
 
         rdir = paths.run_dir(str(run))
@@ -437,7 +462,13 @@ def _propose_one(st, rf, raw: Any, ns: str, next_id: List[int]):
 
     check_run_for_propose(st, rf, ns)
     cand = validate(raw)
+    from priors.lessons import check_supersedes
+
+    check_supersedes(st, raw.get("supersedes"), ns)  # lessons loop: a usage error like any bad field
     current = check_scope(rf, cand)
+    from priors.secrets import guard
+
+    guard(raw)  # the secret guard: before anything (a staged prior or a call's claim) can hold the text
     esc = find_conflict(st, rf, cand, current)
     if esc is not None:
         if not escalation_known(rf, esc):
@@ -532,7 +563,9 @@ def cmd_commit(argv: List[str], ctx) -> int:
         if rf.relevant is None:
             raise Refusal("UNKNOWN_RUN", run=run)
         plan = plan_commit(st, rf)
-        append_ledger(paths, data, plan.lines)
+        from priors.lessons_cmd import commit_extra  # lessons loop: what a budgeted run was shown, before the seal
+
+        append_ledger(paths, data, plan.lines[:-1] + commit_extra(rf.relevant, run) + plan.lines[-1:])
         remove_tree(paths.run_dir(run))
         render(paths, st)
     ctx.print("\n".join(plan.summary))
@@ -572,7 +605,8 @@ A human verdict — it sticks. Only run this on a person's explicit instruction.
   obsolete   retire the prior
   reopen     reopen a settled prior (needs --because)
   keep       keep a challenged or due-for-review prior (binding)
-Decisions happen between runs.""")
+Decisions happen between runs. Accepting (or keeping) a lesson whose candidate
+named `supersedes: P-…` retires that lesson in the same write.""")
 
 
 def cmd_decide(argv: List[str], ctx) -> int:
@@ -592,12 +626,18 @@ def cmd_decide(argv: List[str], ctx) -> int:
         data, st = load(paths)
         active = open_runs(paths, st)
         event = decide_event(st, pid, verdict, None if reason is None else str(reason), active[0] if active else None)
-        append_ledger(paths, data, [event])
+        from priors.lessons_cmd import supersede_events  # lessons loop: accepting a successor retires the old
+
+        retired = supersede_events(st, pid, verdict)
+        append_ledger(paths, data, [event] + retired)
         from priors.fold import apply
 
-        apply(st, event)
+        for rec in [event] + retired:
+            apply(st, rec)
         render(paths, st)
     ctx.print(f"{pid} → {verdict} (your call — this sticks)")
+    for rec in retired:
+        ctx.print(f"{rec['id']} → obsolete (superseded by {pid})")
     return 0
 
 
@@ -628,6 +668,9 @@ def cmd_redact(argv: List[str], ctx) -> int:
         new = "".join(ln + "\n" for ln in lines).encode("utf-8")
         atomic_write(paths.ledger, new)
         _scrub_runs(paths, pid, content_hash)
+        from priors.lessons_cmd import scrub_reflections
+
+        scrub_reflections(paths, pid)
         from priors.store import remove_stray_temps
 
         remove_stray_temps(paths)
@@ -681,13 +724,18 @@ STATUS = Spec("status", "priors status [--calls]", {"--calls": BOOL}, help="""us
 
 One line per namespace: open · fixed · decided by you · lessons locked
 (· retired · resting when there are any). --calls lists what needs your
-call, each with the exact `priors decide` command to answer it.""")
+call, each with the exact `priors decide` command to answer it.
+Once runs are scored, each scored lesson gets a line with its score (see
+`priors lessons`), and a lesson that keeps losing becomes one of your calls.""")
 
 
 def cmd_status(argv: List[str], ctx) -> int:
     from priors.views import status_text
 
     a = parse(argv, STATUS)
-    _, st = load(Paths(ctx.root), want_data=False)
-    ctx.print(status_text(st, bool(a.get("calls"))))
+    paths = Paths(ctx.root)
+    data, st = load(paths)
+    from priors.lessons_cmd import status_hook  # lessons loop: scores and keep-or-retire calls
+
+    ctx.print(status_text(st, bool(a.get("calls")), status_hook(paths, data or b"", st)))
     return 0

@@ -6,10 +6,13 @@ needs, or raises UsageError. It never consults the ledger.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
 from priors.errors import UsageError
+
+PRIOR_ID = re.compile(r"^P-\d{4,}$")
 
 FACETS: Dict[str, tuple] = {
     "scope": ("content-hash", "tool-version", "env-fingerprint", "repo-wide"),
@@ -153,6 +156,13 @@ def validate(raw: Any) -> Candidate:
     opp = raw.get("opposes")
     if opp is not None and (not isinstance(opp, list) or not all(isinstance(x, str) for x in opp)):
         raise UsageError("priors: `opposes` must be a list of direction strings")
+    if raw.get("tags") is not None:
+        from priors.lessons import check_tags
+
+        check_tags(raw["tags"])  # lessons loop: short lowercase words
+    sup = raw.get("supersedes")
+    if sup is not None and (not isinstance(sup, str) or not PRIOR_ID.match(sup)):
+        raise UsageError("priors: `supersedes` must be a prior id like P-0003")
     if facets["scope"] != "repo-wide" and not isinstance(raw.get("scope_ref"), str):
         raise UsageError(f"priors: a {facets['scope']} candidate needs a `scope_ref` from the run's snapshot")
     return Candidate(raw, typ, facets, normalize(claim))

@@ -274,6 +274,12 @@ def prior_record(cand: Candidate, pid: str, ns: str, run: str, current: Optional
     for key in ("direction", "severity", "depth", "evidence", "review_every"):
         if key in cand.raw:
             rec[key] = cand.raw[key]
+    if cand.raw.get("tags"):  # lessons loop (docs/lessons.md): tags for ranking, a lesson it supersedes
+        from priors.lessons import check_tags
+
+        rec["tags"] = check_tags(cand.raw["tags"])
+    if isinstance(cand.raw.get("supersedes"), str):
+        rec["supersedes"] = cand.raw["supersedes"]
     return rec
 
 

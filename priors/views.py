@@ -86,7 +86,8 @@ def call_lines(st: State, ns: str, group: Optional[List[PriorState]] = None) -> 
     return out
 
 
-def status_text(st: State, with_calls: bool) -> str:
+def status_text(st: State, with_calls: bool, extras=None) -> str:
+    """`extras(ns, with_calls) -> (info lines, call lines)` adds the lessons loop's lines (docs/lessons.md)."""
     spaces = namespaces(st)
     if not st.priors:
         return NO_PRIORS
@@ -94,8 +95,11 @@ def status_text(st: State, with_calls: bool) -> str:
     groups = by_namespace(st)
     for ns in spaces:
         lines.append(status_line(st, ns, groups.get(ns, [])))
+        info, calls = extras(ns, with_calls) if extras is not None else ([], [])
+        lines.extend(info)
         if with_calls:
             lines.extend(call_lines(st, ns, groups.get(ns, [])))
+            lines.extend(calls)
     return "\n".join(lines)
 
 

@@ -1,0 +1,280 @@
+"""show / list / history: pure functions over hand-built ledgers, and the verbs end to end."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, List
+
+import pytest
+
+import ledgerkit as k
+from priors.canonical import dumps
+from priors.inspect import history_rows, history_svg, history_text, list_rows, list_text, show_text, timeline
+
+
+def resting_ledger() -> List[Dict[str, Any]]:
+    """P-0001 loses its scope for five runs (resting), then comes back (resurrected)."""
+    recs = [k.prior("P-0001", "run-001"), k.prior("P-0002", "run-001"), k.commit("run-001")]
+    for n in range(2, 7):
+        run = f"run-{n:03d}"
+        recs += [k.disp("P-0002", run, "still-open"), k.missing("P-0001", run), k.commit(run)]
+    recs += [k.disp("P-0001", "run-007", "still-open"), k.disp("P-0002", "run-007", "still-open"), k.commit("run-007")]
+    return recs
+
+
+def test_timeline_of_a_prior():
+    recs = k.sample() + [k.call("run-004", 1, "P-0002"), k.commit("run-004"), k.decide("P-0002", "reopen", "changed our minds")]
+    body = timeline(recs, "P-0002")
+    kinds = [e["kind"] for e in body["timeline"]]
+    assert kinds == ["born", "disposition", "decide", "call", "decide"]
+    assert body["status"] == "open"
+    call = body["timeline"][3]
+    assert call["call_id"] == "run-004-C-01" and call["resolved_on_line"] == 14
+    text = show_text(body)
+    assert "you decided: wontfix — “we like it”" in text
+    assert "resolved by your decision on line 14" in text
+    assert "line 1" not in text.split("timeline:")[1].split("\n")[1]  # born on line 2
+    assert timeline(recs, "P-0042") is None
+
+
+def test_timeline_resting_and_resurrection():
+    body = timeline(resting_ledger(), "P-0001")
+    kinds = [e["kind"] for e in body["timeline"]]
+    assert kinds.count("scope-missing") == 5
+    assert "resting" in kinds and kinds.index("resting") < kinds.index("resurrected")
+    resting = [e for e in body["timeline"] if e["kind"] == "resting"][0]
+    assert resting["run"] == "run-006"
+    assert body["status"] == "open"
+
+
+def test_timeline_of_redacted_prior_keeps_no_content():
+    recs = k.redact(k.sample(), "P-0002", "private")
+    body = timeline(recs, "P-0002")
+    text = dumps(body)
+    assert "claim of P-0002" not in text and "we like it" not in text
+    assert body["redacted"] is True and body["timeline"][-1]["kind"] == "redact"
+    assert "(reason redacted)" in show_text(body)
+
+
+def test_list_filters():
+    recs = resting_ledger()[:-3] + k.redact(k.sample()[4:], "P-0002")[-1:]
+    rows = list_rows(k.sample())
+    assert [r["status"] for r in rows] == ["fixed", "wontfix", "open"]
+    assert [r["id"] for r in list_rows(k.sample(), status="binding")] == ["P-0002"]
+    assert list_rows(k.sample(), ns="api") == []
+    assert [r["id"] for r in list_rows(k.sample(), typ="conclusion")] == ["P-0001", "P-0002", "P-0003"]
+    assert [r["status"] for r in list_rows(resting_ledger()[:-3])] == ["resting", "open"]
+    text = list_text(list_rows(k.sample()))
+    assert text.splitlines()[0].split() == ["id", "area", "type", "status", "where", "what"]
+    assert list_text([]) == "no priors match"
+
+
+def test_history_counts_from_events():
+    rows = history_rows(k.sample() + [k.disp("P-0003", "run-004", "challenged"), k.call("run-004", 1, "P-0002"), k.commit("run-004")])
+    got = [(r.run, r.checked, r.fixed, r.carried, r.touched, r.your_call, r.new, r.open, r.quiescent) for r in rows]
+    assert got == [
+        ("run-001", 0, 0, 0, 0, 0, 3, 3, False),
+        ("run-002", 3, 1, 1, 1, 0, 0, 2, False),
+        ("run-003", 1, 0, 1, 0, 0, 0, 1, True),
+        ("run-004", 1, 0, 0, 0, 2, 0, 0, False),
+    ]
+
+
+def test_history_resting_and_ns_filter():
+    rows = history_rows(resting_ledger())
+    assert [r.resting for r in rows] == [0, 0, 0, 0, 0, 1, 0]
+    assert [r.checked for r in rows] == [0, 2, 2, 2, 2, 2, 2]
+    assert history_rows(resting_ledger(), ns="api") == []
+    mixed = k.sample() + [k.prior("P-0004", "run-004", ns="api"), k.commit("run-004", ns="api")]
+    assert [r.run for r in history_rows(mixed, ns="api")] == ["run-004"]
+
+
+def test_history_counts_review_nudges():
+    beh = k.prior("P-0001", "run-001", facets=dict(k.BEHAVIORAL), type="behavioral", review_every=2)
+    recs = [beh, k.commit("run-001"), k.commit("run-002"), k.commit("run-003"), k.commit("run-004")]
+    rows = history_rows(recs)
+    assert [r.your_call for r in rows] == [0, 0, 0, 1]  # (runs seen − 1 − human_idx) ≥ 2 when run-004 opens
+
+
+def test_history_text_and_svg_are_deterministic():
+    rows = history_rows(resting_ledger())
+    text = history_text(rows)
+    assert "quiescent" in text and text.splitlines()[0].split()[:3] == ["run", "ns", "checked"]
+    svg = history_svg(rows, "priors history — web")
+    assert svg == history_svg(rows, "priors history — web")
+    assert svg.startswith("<?xml") and svg.rstrip().endswith("</svg>")
+    assert "http" not in svg.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    assert "<script" not in svg and "@import" not in svg and "href" not in svg
+    assert svg.count("✓</text>") == sum(1 for r in rows if r.quiescent)
+    assert "<polyline" in svg
+    import xml.dom.minidom
+
+    xml.dom.minidom.parseString(svg.encode("utf-8"))
+    empty = history_svg([])
+    assert "no committed runs yet" in empty
+    xml.dom.minidom.parseString(empty.encode("utf-8"))
+
+
+def test_svg_escapes_names():
+    rows = history_rows([k.prior("P-0001", "run-001", ns="a<b&c"), k.commit("run-001", ns="a<b&c")])
+    import xml.dom.minidom
+
+    xml.dom.minidom.parseString(history_svg(rows, "ns a<b&c").encode("utf-8"))
+
+
+# ------------------------------------------------------------------ end to end through the real verbs
+
+import json as _json
+
+from conftest import Keeper
+from priors.canonical import dumps as _dumps
+
+
+def _canonical(out: str) -> dict:
+    body = _json.loads(out)
+    assert out == _dumps(body) + "\n"
+    return body
+
+
+def _replay(k: Keeper) -> None:
+    """run-001 new; run-002 carried + new; run-003 fixed + carried; run-004 quiescent."""
+    k.write("a.py", "def total(cart):\n    return sum(cart)\n")
+    k.write("b.py", "def tax():\n    return 0.2\n")
+    scopes = {"a.py": k.hash("a.py"), "b.py": k.hash("b.py")}
+    k.open_run("review", scopes)
+    k.ok("propose", k.candidate({"type": "conclusion", "claim": "cart total ignores discounts", "scope_ref": "a.py"}), "--run", "run-001", "--ns", "review")
+    k.ok("commit", "--run", "run-001")
+    k.open_run("review", scopes)
+    k.ok("disposition", "P-0001", "still-open", "--run", "run-002")
+    k.ok("propose", k.candidate({"type": "conclusion", "claim": "tax rate is hard-coded", "scope_ref": "b.py"}), "--run", "run-002", "--ns", "review")
+    k.ok("commit", "--run", "run-002")
+    k.write("a.py", "def total(cart):\n    return sum(cart) - discount(cart)\n")
+    scopes = {"a.py": k.hash("a.py"), "b.py": k.hash("b.py")}
+    k.open_run("review", scopes)
+    k.ok("disposition", "P-0001", "fixed", "--run", "run-003")
+    k.ok("disposition", "P-0002", "still-open", "--run", "run-003")
+    k.ok("commit", "--run", "run-003")
+    k.open_run("review", scopes)
+    k.ok("disposition", "P-0002", "still-open", "--run", "run-004")
+    k.ok("commit", "--run", "run-004")
+    k.ok("decide", "P-0002", "wontfix", "--because", "the rate is set by law")
+
+
+def test_history_end_to_end_matches_the_commit_summaries(keeper):
+    _replay(keeper)
+    body = _canonical(keeper.ok("history", "--json"))
+    rows = body["runs"]
+    assert [(r["run"], r["checked"], r["fixed"], r["carried"], r["new"], r["quiescent"]) for r in rows] == [
+        ("run-001", 0, 0, 0, 1, False),
+        ("run-002", 1, 0, 1, 1, False),
+        ("run-003", 2, 1, 1, 0, False),
+        ("run-004", 1, 0, 1, 0, True),
+    ]
+    # the oracle: what each commit printed (we never parse it in the keeper, but it must agree)
+    for rec, row in zip([r for r in keeper.ledger() if r["t"] == "run"], rows):
+        summary = "\n".join(rec["summary"])
+        assert f"Checked against {row['checked']} priors" in summary
+        assert f"New this run: {row['new']}" in summary
+        assert ("Everything settled still holds. Nothing new." in summary) == row["quiescent"]
+    text = keeper.ok("history", "--ns", "review", "--svg", "h.svg")
+    assert "quiescent" in text and "wrote h.svg" in text
+    assert "quiescent since run-004 (1 run in a row)" in text
+    svg = (keeper.root / "h.svg").read_text(encoding="utf-8")
+    assert svg.count("✓</text>") == 1
+    keeper.ok("history", "--svg", "h2.svg", "--ns", "review")
+    assert (keeper.root / "h2.svg").read_bytes() == (keeper.root / "h.svg").read_bytes()
+    assert _canonical(keeper.ok("history", "--ns", "nope", "--json")) == {"ns": "nope", "runs": []}
+    keeper.usage("history", "--svg", ".")
+    keeper.usage("history", "--svg", "no/such/dir/h.svg")
+    keeper.usage("history", "extra")
+
+
+def test_show_and_list_end_to_end(keeper):
+    _replay(keeper)
+    out = keeper.ok("show", "P-0002")
+    assert out.startswith("P-0002 · review · conclusion — wontfix\n  tax rate is hard-coded\n")
+    for want in ("born in run-002", "run-003   agent: still-open", "run-004   agent: still-open",
+                 "you decided: wontfix — “the rate is set by law”"):
+        assert want in out
+    body = _canonical(keeper.ok("show", "P-0001", "--json"))
+    assert [e["kind"] for e in body["timeline"]] == ["born", "disposition", "disposition"]
+    keeper.refused("UNKNOWN_PRIOR", "show", "P-0099")
+    keeper.usage("show", "nope")
+    keeper.usage("show")
+    rows = _canonical(keeper.ok("list", "--json"))["priors"]
+    assert [(r["id"], r["status"]) for r in rows] == [("P-0001", "fixed"), ("P-0002", "wontfix")]
+    assert [r["id"] for r in _canonical(keeper.ok("list", "--json", "--status", "binding"))["priors"]] == ["P-0002"]
+    assert keeper.ok("list", "--ns", "elsewhere") == "no priors match\n"
+    assert "P-0001" in keeper.ok("list", "--type", "conclusion")
+    keeper.usage("list", "--status", "happy")
+    keeper.ok("redact", "P-0002", "--because", "private")
+    out = keeper.ok("show", "P-0002")
+    assert "tax rate" not in out and "set by law" not in out and "redacted by you — “private”" in out
+    assert "redacted" in keeper.ok("list")
+
+
+def test_inspect_verbs_name_a_damaged_ledger(keeper):
+    _replay(keeper)
+    with open(keeper.root / ".priors" / "ledger.jsonl", "ab") as fh:
+        fh.write(b"<<<<<<< HEAD\n")
+    for verb in (("show", "P-0001"), ("list",), ("history",)):
+        err = keeper.usage(*verb)
+        assert "line 12" in err
+
+
+def _summary_counts(summary):
+    import re as _re
+
+    text = "\n".join(summary)
+    def grab(pat):
+        m = _re.search(pat, text)
+        return int(m.group(1)) if m else 0
+    return {
+        "checked": grab(r"Checked against (\d+) priors"), "fixed": grab(r"✓ (\d+) fixed"),
+        "carried": grab(r"→ (\d+) carried"), "touched": grab(r"~ (\d+) touched"),
+        "your_call": grab(r"\? (\d+) need your call"), "resting": grab(r"… (\d+) resting"),
+        "new": grab(r"New this run: (\d+)"), "quiescent": "Everything settled still holds" in text,
+    }
+
+
+def test_history_agrees_with_every_summary_in_a_rich_scenario(keeper):
+    k = keeper
+    k.write("a.py", "a = 1\n")
+    k.write("b.py", "b = 1\n")
+    k.write("tool.txt", "v1\n")
+    full = {"a.py": k.hash("a.py"), "b.py": k.hash("b.py"), "tool.txt": k.hash("tool.txt")}
+    k.open_run("web", full)
+    k.ok("propose", k.candidate({"type": "conclusion", "claim": "a leaks", "scope_ref": "a.py"}), "--run", "run-001", "--ns", "web")
+    k.ok("propose", k.candidate({"type": "behavioral", "claim": "run the linter first", "scope_ref": "tool.txt", "review_every": 2}), "--run", "run-001", "--ns", "web")
+    k.ok("propose", k.candidate({"type": "conclusion", "claim": "b is verbose", "scope_ref": "b.py", "direction": "terser"}), "--run", "run-001", "--ns", "web")
+    k.ok("commit", "--run", "run-001")
+    k.ok("decide", "P-0003", "wontfix", "--because", "verbosity is deliberate")
+    no_a = {x: v for x, v in full.items() if x != "a.py"}
+    k.open_run("web", no_a)
+    k.ok("disposition", "P-0002", "challenged", "--run", "run-002")
+    assert k("propose", k.candidate({"type": "conclusion", "claim": "b should expand", "scope_ref": "b.py", "direction": "expand"}), "--run", "run-002", "--ns", "web").code == 1
+    k.ok("commit", "--run", "run-002")
+    k.ok("decide", "P-0002", "keep")
+    for n in range(3, 7):
+        k.open_run("web", no_a)
+        k.ok("commit", "--run", f"run-{n:03d}")
+    k.open_run("web", full)
+    k.ok("disposition", "P-0001", "still-open", "--run", "run-007")
+    k.ok("commit", "--run", "run-007")
+    k.open_run("web", full)
+    k.ok("disposition", "P-0001", "still-open", "--run", "run-008")
+    k.ok("commit", "--run", "run-008")
+    rows = _canonical(k.ok("history", "--json"))["runs"]
+    runs = [r for r in k.ledger() if r["t"] == "run"]
+    assert len(rows) == len(runs) == 8
+    for rec, row in zip(runs, rows):
+        want = _summary_counts(rec["summary"])
+        got = {key: row[key] for key in want}
+        assert got == want, (rec["run"], rec["summary"])
+    assert any(r["your_call"] for r in rows[2:])  # review nudges counted
+    assert rows[5]["resting"] == 1 and rows[6]["resting"] == 0
+    body = _canonical(k.ok("show", "P-0001", "--json"))
+    kinds = [e["kind"] for e in body["timeline"]]
+    assert "resting" in kinds and "resurrected" in kinds
+    out = k.ok("show", "P-0003")
+    assert "call run-002-C-01: b should expand — reverses this (expand) — awaiting your call" in out

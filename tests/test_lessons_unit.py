@@ -1,0 +1,293 @@
+"""Pure parts of the lessons loop: what runs were shown, score arithmetic, ranking and budgets, bundles."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any, Dict, List
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as S
+
+from priors.errors import UsageError
+from priors.lessons import (Budget, Ledger, Stats, check_config, check_tags, export_bundle, fmt_score,
+                            injected_record, injections, reflection_packet, set_config, shape, words)
+
+CAL = {"scope": "repo-wide", "activation": "run-start", "obligation": "inject-as-instruction",
+       "authority": "advisory", "lifecycle": "only-by-supersession"}
+CONCL = {"scope": "content-hash", "activation": "verify-phase", "obligation": "disposition-required",
+         "authority": "advisory", "lifecycle": "stale-on-scope-change"}
+
+
+def prior(pid: str, run: str, claim: str, ns: str = "a", tags: List[str] = (), facets=None) -> Dict[str, Any]:
+    rec = {"t": "prior", "id": pid, "ns": ns, "type": "calibration", "facets": dict(facets or CAL), "claim": claim,
+           "born": run}
+    if tags:
+        rec["tags"] = list(tags)
+    return rec
+
+
+def seal(run: str, ns: str = "a", **extra) -> Dict[str, Any]:
+    return {"t": "run", "action": "commit", "run": run, "ns": ns, "summary": ["New this run: 0"], **extra}
+
+
+def decide(pid: str, to: str) -> Dict[str, Any]:
+    return {"t": "event", "id": pid, "action": "decide", "to": to, "by": "human"}
+
+
+def score(run: str, outcome: str, **extra) -> Dict[str, Any]:
+    return {"t": "score", "run": run, "outcome": outcome, "by": "human", **extra}
+
+
+# ------------------------------------------------------------------ what a run was shown
+
+
+def test_injections_are_recomputed_from_the_ledger_before_each_run():
+    recs = [
+        prior("P-0001", "run-001", "lesson one"), seal("run-001"),
+        prior("P-0002", "run-002", "lesson two"), seal("run-002"),
+        decide("P-0001", "obsolete"),
+        seal("run-003"),
+    ]
+    shown = injections(recs)
+    assert shown == {"run-001": [], "run-002": ["P-0001"], "run-003": ["P-0002"]}
+
+
+def test_injections_skip_human_runs_and_other_namespaces_and_honor_injected_records():
+    recs = [
+        prior("P-0001", "run-001", "mine", ns="a"), seal("run-001", by="human", via="add"), decide("P-0001", "accepted"),
+        prior("P-0002", "run-002", "theirs", ns="b"), seal("run-002", ns="b"),
+        seal("run-003", ns="a"),
+        {"t": "injected", "run": "run-004", "ids": []}, seal("run-004", ns="a"),
+    ]
+    assert injections(recs) == {"run-002": [], "run-003": ["P-0001"], "run-004": []}
+
+
+def test_injected_record_only_when_something_was_withheld():
+    assert injected_record({"inject": [{"id": "P-0001"}], "inject_omitted": []}, "run-002") is None
+    assert injected_record({"inject": [{"id": "P-0001"}]}, "run-002") is None
+    assert injected_record({"inject": [{"id": "P-0001"}], "inject_omitted": ["P-0002"]}, "run-002") == \
+        {"t": "injected", "run": "run-002", "ids": ["P-0001"]}
+    assert injected_record({"inject": [], "awaiting_review": ["P-0002"]}, "run-009")["ids"] == []
+
+
+# ------------------------------------------------------------------ score arithmetic
+
+
+def test_stats_credit_every_injected_lesson_and_replace_supersedes():
+    recs = [
+        prior("P-0001", "run-001", "one"), prior("P-0002", "run-001", "two"), seal("run-001"),
+        seal("run-002"), seal("run-003"),
+        score("run-002", "success"),
+        score("run-003", "failure"),
+        score("run-003", "partial", replaces=True),
+        score("run-002", "failure"),  # --again: both count
+    ]
+    led = Ledger.of(recs)
+    st = led.stats()
+    assert st["P-0001"].as_dict() == {"uses": 2, "wins": 1, "partials": 1, "losses": 1}
+    assert st["P-0001"].score == Fraction(3, 6)
+    assert fmt_score(st["P-0001"].score) == "0.50"
+
+
+def test_scores_use_the_ids_stored_in_the_score_record():
+    recs = [prior("P-0001", "run-001", "one"), seal("run-001"), seal("run-002"),
+            score("run-002", "success", injected=[])]
+    assert Ledger.of(recs).stats()["P-0001"].wins == 0
+
+
+def test_low_score_call_counts_only_evidence_since_the_last_human_decision():
+    recs = [prior("P-0001", "run-001", "bad advice"), seal("run-001")]
+    for i in range(2, 5):
+        recs += [seal(f"run-{i:03d}"), score(f"run-{i:03d}", "failure")]
+    led = Ledger.of(recs)
+    assert set(led.low_scores()) == {"P-0001"}
+    recs.append(decide("P-0001", "keep"))
+    assert Ledger.of(recs).low_scores() == {}
+    for i in range(5, 8):
+        recs += [seal(f"run-{i:03d}"), score(f"run-{i:03d}", "failure" if i < 7 else "partial")]
+    low = Ledger.of(recs).low_scores()
+    assert low["P-0001"].scored == 3 and low["P-0001"].score == Fraction(1, 6)
+
+
+@given(S.integers(0, 50), S.integers(0, 50), S.integers(0, 50))
+def test_score_is_exact(w, p, l):
+    s = Stats(uses=w + p + l, wins=w, partials=p, losses=l)
+    if w + p + l == 0:
+        assert s.score == Fraction(1, 2)
+    else:
+        assert s.score == Fraction(2 * w + p, 2 * (w + p + l))
+    assert 0 <= s.score <= 1
+    text = fmt_score(s.score)
+    assert abs(Fraction(text) - s.score) <= Fraction(1, 200)
+    assert (s.scored >= 3 and s.score < Fraction(1, 3)) == (s.scored >= 3 and 3 * (2 * w + p) < 2 * s.scored)
+
+
+def test_fmt_score_rounds_half_up():
+    assert fmt_score(Fraction(1, 8)) == "0.13"
+    assert fmt_score(Fraction(1, 3)) == "0.33"
+    assert fmt_score(Fraction(2, 3)) == "0.67"
+    assert fmt_score(Fraction(1)) == "1.00"
+    assert fmt_score(Fraction(0)) == "0.00"
+
+
+# ------------------------------------------------------------------ ranking and budgets
+
+VOCAB = ["test", "suite", "narrow", "lint", "docs", "readme", "cache", "retry", "deploy", "types"]
+
+
+def _inject_out(led: Ledger) -> Dict[str, Any]:
+    items = [{"id": p.id, "claim": p.claim, "status": p.status} for p in led.state.priors.values()
+             if p.status in ("open", "accepted", "wontfix")]
+    return {"run": "run-099", "ns": "a", "inject": items, "verify": [], "nudges": [], "settled": 0,
+            "archived": 0, "floors": []}
+
+
+def test_no_budget_leaves_the_contract_output_alone():
+    recs = [prior("P-0001", "run-001", "alpha"), prior("P-0002", "run-001", "beta"), seal("run-001")]
+    led = Ledger.of(recs)
+    out = _inject_out(led)
+    assert shape(out, led, Budget()) == out
+
+
+def test_binding_first_then_overlap_then_score_then_id():
+    recs = [
+        prior("P-0001", "run-001", "run the narrow test first"),
+        prior("P-0002", "run-001", "keep the readme short", tags=["docs"]),
+        prior("P-0003", "run-001", "cache the lint results"),
+        prior("P-0004", "run-001", "unrelated words here"),
+        seal("run-001"), decide("P-0004", "accepted"),
+        seal("run-002"), score("run-002", "success", injected=["P-0003"]),
+    ]
+    led = Ledger.of(recs)
+    out = shape(_inject_out(led), led, Budget(query="update the docs and readme"))
+    assert [x["id"] for x in out["inject"]] == ["P-0004", "P-0002", "P-0003", "P-0001"]
+    assert out["inject_omitted"] == []
+    cut = shape(_inject_out(led), led, Budget(query="docs", max_inject=2))
+    assert [x["id"] for x in cut["inject"]] == ["P-0004", "P-0002"]
+    assert cut["inject_omitted"] == ["P-0003", "P-0001"]
+
+
+def test_char_budget_skips_what_does_not_fit_and_keeps_going():
+    recs = [prior("P-0001", "run-001", "x" * 50), prior("P-0002", "run-001", "y" * 10),
+            prior("P-0003", "run-001", "z" * 10), seal("run-001")]
+    led = Ledger.of(recs)
+    out = shape(_inject_out(led), led, Budget(max_chars=25))
+    assert [x["id"] for x in out["inject"]] == ["P-0002", "P-0003"]
+    assert out["inject_omitted"] == ["P-0001"]
+
+
+def test_require_review_holds_open_lessons():
+    recs = [prior("P-0001", "run-001", "proposed by an agent"), prior("P-0002", "run-001", "accepted one"),
+            seal("run-001"), decide("P-0002", "accepted")]
+    led = Ledger.of(recs)
+    out = shape(_inject_out(led), led, Budget(require_review=True))
+    assert [x["id"] for x in out["inject"]] == ["P-0002"]
+    assert out["awaiting_review"] == ["P-0001"]
+
+
+lesson_st = S.lists(
+    S.tuples(S.lists(S.sampled_from(VOCAB), min_size=1, max_size=5), S.lists(S.sampled_from(VOCAB), max_size=2),
+             S.sampled_from(["open", "accepted", "wontfix"]), S.lists(S.sampled_from(["success", "partial", "failure"]),
+                                                                     max_size=3)),
+    min_size=1, max_size=10)
+
+
+@settings(max_examples=150, deadline=None)
+@given(lesson_st, S.lists(S.sampled_from(VOCAB), max_size=4), S.one_of(S.none(), S.integers(1, 6)),
+       S.one_of(S.none(), S.integers(1, 120)), S.booleans())
+def test_ranking_is_deterministic_and_budgets_hold(lessons, query, max_inject, max_chars, review):
+    recs: List[Dict[str, Any]] = []
+    for i, (ws, tags, status, outs) in enumerate(lessons, 1):
+        recs.append(prior(f"P-{i:04d}", "run-001", " ".join(ws), tags=sorted(set(tags))))
+    recs.append(seal("run-001"))
+    for i, (_, _, status, _) in enumerate(lessons, 1):
+        if status != "open":
+            recs.append(decide(f"P-{i:04d}", status))
+    n = 2
+    for i, (_, _, _, outs) in enumerate(lessons, 1):
+        for o in outs:
+            run = f"run-{n:03d}"
+            recs += [seal(run), score(run, o, injected=[f"P-{i:04d}"])]
+            n += 1
+    led = Ledger.of(recs)
+    budget = Budget(max_inject, max_chars, " ".join(query), review)
+    base = _inject_out(led)
+    a = shape(base, led, budget)
+    rev = dict(base, inject=list(reversed(base["inject"])))
+    b = shape(rev, led, budget)
+    assert a == b  # input order does not matter: ties break by id
+    ids = [x["id"] for x in a["inject"]]
+    held = a.get("awaiting_review", [])
+    assert sorted(ids + a["inject_omitted"] + held) == sorted(x["id"] for x in base["inject"])
+    if max_inject is not None:
+        assert len(ids) <= max_inject
+    if max_chars is not None:
+        assert sum(len(x["claim"]) for x in a["inject"]) <= max_chars
+    binding = [led.state.priors[i].binding for i in ids]
+    assert binding == sorted(binding, reverse=True)
+
+
+def test_words_drop_stopwords_and_case():
+    assert words("Run THE tests, then the Suite!") == {"run", "tests", "suite"}
+
+
+# ------------------------------------------------------------------ config and tags
+
+
+def test_config_validation():
+    assert set_config({}, "max_inject", "5") == {"max_inject": 5}
+    assert set_config({"max_inject": 5}, "max_inject", "none") == {}
+    assert set_config({}, "require_review", "on") == {"require_review": True}
+    for key, val in [("max_inject", "0"), ("max_chars", "x"), ("require_review", "maybe"), ("bogus", "1")]:
+        with pytest.raises(UsageError):
+            set_config({}, key, val)
+    with pytest.raises(UsageError):
+        check_config({"max_inject": 1.5})
+    with pytest.raises(UsageError):
+        check_config([])
+    assert check_config({"max_chars": 10, "require_review": False}) == {"max_chars": 10, "require_review": False}
+
+
+def test_tags():
+    assert check_tags(["testing", "#ci", "testing"]) == ["ci", "testing"]
+    for bad in (["Upper"], ["two words"], "notalist", [3], ["x" * 30]):
+        with pytest.raises(UsageError):
+            check_tags(bad)
+    with pytest.raises(UsageError):
+        check_tags([f"t{i}" for i in range(9)])
+
+
+# ------------------------------------------------------------------ reflection and export
+
+
+def test_reflection_packet_names_only_what_existed_at_the_time():
+    recs = [
+        prior("P-0001", "run-001", "old lesson"), seal("run-001"),
+        seal("run-002"),
+        prior("P-0002", "run-003", "lesson learned from run-002"), seal("run-003"),
+        score("run-002", "failure", reason="missed the flaky test"),
+    ]
+    led = Ledger.of(recs)
+    text = reflection_packet(led, ["run-002"], "a")
+    run_part = text.split("### run-002")[1]
+    injected = run_part.split("- lessons injected at that time:")[1].split("- lessons born after")[0]
+    assert "P-0001" in injected and "P-0002" not in injected
+    assert "born after this run (it could not have used them): P-0002" in run_part
+    assert "missed the flaky test" in run_part
+
+
+def test_export_bundle_leaves_out_retired_redacted_and_non_lessons():
+    recs = [
+        prior("P-0001", "run-001", "keep me", tags=["ci"]),
+        prior("P-0002", "run-001", "retire me"),
+        {"t": "prior", "id": "P-0003", "ns": "a", "redacted": True, "content_hash": "abc", "born": "run-001"},
+        prior("P-0004", "run-001", "a finding", facets=CONCL),
+        seal("run-001"), decide("P-0002", "obsolete"),
+    ]
+    bundle = export_bundle(Ledger.of(recs), None, None)
+    assert [x["origin"]["id"] for x in bundle["lessons"]] == ["P-0001"]
+    item = bundle["lessons"][0]
+    assert item["tags"] == ["ci"] and item["score"] == {"uses": 0, "wins": 0, "partials": 0, "losses": 0}
+    assert export_bundle(Ledger.of(recs), "b", None)["lessons"] == []
+    assert export_bundle(Ledger.of(recs), None, "behavioral")["lessons"] == []

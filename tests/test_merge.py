@@ -1,0 +1,541 @@
+"""The ledger merge: pure merges of hand-built ledgers, then real git repositories merged with the driver."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List
+
+import ledgerkit as k
+from priors.canonical import loads
+from priors.fold import fold, parse_lines
+from priors.merge import Conflict, merge
+from priors.verify import check
+
+
+def b(recs: List[Dict[str, Any]]) -> bytes:
+    return k.to_bytes(recs)
+
+
+def recs(data: bytes) -> List[Dict[str, Any]]:
+    return [loads(x) for x in data.decode().splitlines()]
+
+
+def ours_side() -> List[Dict[str, Any]]:
+    return k.sample() + [
+        k.disp("P-0003", "run-004", "still-open"),
+        k.prior("P-0004", "run-004", claim="ours four"),
+        k.commit("run-004"),
+        k.decide("P-0004", "accepted", "ours likes it"),
+    ]
+
+
+def theirs_side() -> List[Dict[str, Any]]:
+    return k.sample() + [
+        k.disp("P-0003", "run-004", "fixed"),
+        k.prior("P-0004", "run-004", claim="theirs four"),
+        k.prior("P-0005", "run-004", claim="theirs five"),
+        k.call("run-004", 1, "P-0001"),
+        k.commit("run-004"),
+        k.decide("P-0004", "wontfix", "theirs says no"),
+        k.prior("P-0006", "run-005", claim="theirs six", ns="api"),
+        k.commit("run-005", ns="api"),
+    ]
+
+
+def test_diverging_runs_are_renumbered_after_ours():
+    base, ours, theirs = b(k.sample()), b(ours_side()), b(theirs_side())
+    out = merge(base, ours, theirs)
+    assert isinstance(out, bytes)
+    assert check(out)[0] == []
+    lines = recs(out)
+    assert len(lines) == len(k.sample()) + 4 + 8
+    assert lines[: len(k.sample()) + 4] == ours_side()
+    tail = lines[len(k.sample()) + 4 :]
+    assert tail[0] == k.disp("P-0003", "run-005", "fixed")
+    assert [r["id"] for r in tail if r["t"] == "prior"] == ["P-0005", "P-0006", "P-0007"]
+    assert tail[3]["call_id"] == "run-005-C-01" and tail[3]["run"] == "run-005" and tail[3]["conflicts_with"] == "P-0001"
+    assert tail[5] == k.decide("P-0005", "wontfix", "theirs says no")
+    assert tail[6]["born"] == "run-006" and tail[7]["run"] == "run-006"
+    st = fold(parse_lines(out))
+    assert st.priors["P-0004"].status == "accepted" and st.priors["P-0005"].status == "wontfix"
+    assert st.priors["P-0005"].claim == "theirs four"
+
+
+def test_merge_is_deterministic_and_trivial_sides():
+    base, ours, theirs = b(k.sample()), b(ours_side()), b(theirs_side())
+    assert merge(base, ours, theirs) == merge(base, ours, theirs)
+    assert merge(base, ours, base) == ours
+    assert merge(base, base, theirs) == theirs
+
+
+def test_no_renumbering_without_collision():
+    base = b(k.sample())
+    ours = b(k.sample() + [k.decide("P-0001", "keep")])
+    theirs = b(theirs_side())
+    out = merge(base, ours, theirs)
+    assert isinstance(out, bytes)
+    assert recs(out)[len(k.sample()) + 1 :] == theirs_side()[len(k.sample()) :]
+
+
+def test_redaction_on_ours_wins_over_their_new_lines():
+    base = k.sample()
+    ours = k.redact(list(base), "P-0002", "leaked a token")
+    theirs = base + [
+        k.decide("P-0002", "reopen", "the secret is hunter2"),
+        k.disp("P-0002", "run-004", "fixed"),
+        k.call("run-004", 1, "P-0002"),
+        k.commit("run-004"),
+    ]
+    out = merge(b(base), b(ours), b(theirs))
+    assert isinstance(out, bytes)
+    assert b"hunter2" not in out and b"we like it" not in out
+    assert check(out)[0] == []
+    lines = recs(out)
+    assert lines[: len(ours)] == ours
+    assert lines[-1] == {"t": "event", "id": "P-0002", "action": "redact", "by": "human", "reason": "leaked a token", "restated": True}
+    assert lines[1]["redacted"] is True
+    assert fold(parse_lines(out)).priors["P-0002"].status == "redacted"
+    call = [r for r in lines if r["t"] == "call"][0]
+    assert call == {"t": "call", "call_id": "run-004-C-01", "kind": "reversal", "run": "run-004", "ns": "web", "conflicts_with": "P-0002", "redacted": True}
+
+
+def test_redaction_on_theirs_wins_over_our_new_lines():
+    base = k.sample()
+    ours = base + [k.decide("P-0001", "keep", "secret words"), k.disp("P-0001", "run-004", "fixed"), k.commit("run-004")]
+    theirs = k.redact(list(base), "P-0001", "oops")
+    out = merge(b(base), b(ours), b(theirs))
+    assert isinstance(out, bytes)
+    assert b"secret words" not in out and b"claim of P-0001" not in out
+    assert check(out)[0] == []
+    assert fold(parse_lines(out)).priors["P-0001"].status == "redacted"
+
+
+def test_both_sides_redact_the_same_prior():
+    base = k.sample()
+    out = merge(b(base), b(k.redact(list(base), "P-0002", "a")), b(k.redact(list(base), "P-0002", "b")))
+    assert isinstance(out, bytes)
+    assert check(out)[0] == []
+    assert [r.get("reason") for r in recs(out) if r.get("action") == "redact"] == ["a", "b"]
+
+
+def test_their_redaction_of_their_own_prior_is_renumbered():
+    base = k.sample()
+    theirs = k.redact(theirs_side(), "P-0005", "private")
+    out = merge(b(base), b(ours_side()), b(theirs))
+    assert isinstance(out, bytes)
+    assert check(out)[0] == []
+    assert fold(parse_lines(out)).priors["P-0006"].status == "redacted"
+
+
+def test_our_decision_outranks_their_parallel_disposition():
+    base = k.sample()
+    ours = base + [k.decide("P-0003", "accepted", "ours: settled")]
+    theirs = base + [k.disp("P-0003", "run-004", "fixed"), k.commit("run-004")]
+    out = merge(b(base), b(ours), b(theirs))
+    assert check(out)[0] == []
+    assert recs(out)[: len(ours)] == ours
+    assert recs(out)[-1] == dict(k.decide("P-0003", "accepted", "ours: settled"), restated=True)
+    assert fold(parse_lines(out)).priors["P-0003"].status == "accepted"
+    # their own later decision stays the last word
+    theirs2 = theirs + [k.decide("P-0003", "obsolete")]
+    out = merge(b(base), b(ours), b(theirs2))
+    assert recs(out)[-1] == k.decide("P-0003", "obsolete")
+    # our decision followed by our own run on the prior stays where it was
+    ours2 = ours + [k.disp("P-0003", "run-004", "fixed"), k.commit("run-004")]
+    out = merge(b(base), b(ours2), b(theirs))
+    assert recs(out)[len(base)] == k.decide("P-0003", "accepted", "ours: settled")
+    assert len(recs(out)) == len(ours2) + 2
+    assert check(out)[0] == []
+
+
+def test_not_append_only_is_a_conflict():
+    base = k.sample()
+    edited = [dict(r) for r in base]
+    edited[4]["to"] = "still-open"
+    res = merge(b(base), b(edited), b(theirs_side()))
+    assert isinstance(res, Conflict) and "ours is not an append-only extension" in res.reason and "line 5" in res.reason
+    res = merge(b(base), b(ours_side()), b(base[:-2]))
+    assert isinstance(res, Conflict) and "theirs" in res.reason
+    res = merge(b(base), b(ours_side()), b(theirs_side()) + b"<<<<<<< HEAD\n")
+    assert isinstance(res, Conflict) and "damaged" in res.reason
+
+
+def test_forged_tombstone_is_a_conflict():
+    base = k.sample()
+    red = k.redact(list(base), "P-0002")
+    red[1]["content_hash"] = "000000000000"
+    assert isinstance(merge(b(base), b(red), b(theirs_side())), Conflict)
+
+
+# ------------------------------------------------------------------ real git repositories, real verbs
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, Keeper, run_priors
+
+GIT_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com",
+    "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_MERGE_AUTOEDIT": "no",
+}
+
+
+class Repo(Keeper):
+    """A git work tree with .priors/ and the merge driver registered by `priors init --git`."""
+
+    def env(self) -> dict:
+        env = dict(os.environ)
+        env.update(GIT_ENV)
+        env["HOME"] = str(self.root.parent)
+        env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+        return env
+
+    def git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        proc = subprocess.run(["git", *args], cwd=str(self.root), capture_output=True, text=True, env=self.env())
+        if check:
+            assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
+        return proc
+
+    def __call__(self, *args: str, stdin=None, env=None):
+        return run_priors(self.root, *args, stdin=stdin, env={**GIT_ENV, "HOME": str(self.root.parent), **(env or {})})
+
+    def save(self, msg: str) -> None:
+        self.git("add", "-A")
+        self.git("commit", "-qm", msg)
+
+    def run(self, ns: str, files: dict, verdicts: dict = None, new: list = ()) -> str:
+        for name, text in files.items():
+            self.write(name, text)
+        scopes = {name: self.hash(name) for name in files}
+        run = self.open_run(ns, scopes)["run"]
+        for pid, verdict in (verdicts or {}).items():
+            self.ok("disposition", pid, verdict, "--run", run)
+        for cand in new:
+            r = self.propose(run, ns, cand)
+            assert r.code in (0, 1), r
+        self.ok("commit", "--run", run)
+        return run
+
+
+def conclusion(claim: str, ref: str, **extra) -> dict:
+    cand = {"type": "conclusion", "claim": claim, "scope_ref": ref}
+    cand.update(extra)
+    return cand
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Repo:
+    root = tmp_path / "repo"
+    root.mkdir()
+    r = Repo(root)
+    r.git("init", "-q", "-b", "main")
+    out = r.ok("init", "--git")
+    assert "merge driver registered" in out
+    r.write(".gitignore", "cand.json\nscopes.json\n")
+    r.run("web", {"a.py": "a = 1\n", "b.py": "b = 1\n"}, new=[conclusion("a is magic", "a.py", direction="terser"), conclusion("b is magic", "b.py")])
+    r.save("run-001")
+    return r
+
+
+def test_init_git_registers_driver_idempotently(repo):
+    attrs = (repo.root / ".gitattributes").read_text()
+    assert ".priors/ledger.jsonl merge=priors -text" in attrs.splitlines()
+    assert ".priors/PRIORS.md merge=priors-render -text" in attrs.splitlines()
+    assert "merge-driver %O %A %B %P" in repo.git("config", "merge.priors.driver").stdout
+    assert "merge-driver --render" in repo.git("config", "merge.priors-render.driver").stdout
+    assert "registered" not in repo.ok("init", "--git")
+    assert (repo.root / ".gitattributes").read_text() == attrs
+
+
+def test_init_git_outside_git_is_a_usage_error(tmp_path):
+    d = tmp_path / "plain"
+    d.mkdir()
+    err = Repo(d).usage("init", "--git")
+    assert "not inside a git work tree" in err
+    assert not (d / ".priors").exists()
+
+
+def test_diverging_branches_merge_with_renumbered_ids(repo):
+    repo.git("checkout", "-qb", "feature")
+    repo.run("web", {"a.py": "a = 2\n", "b.py": "b = 1\n", "c.py": "c = 1\n"}, {"P-0001": "fixed", "P-0002": "still-open"},
+             [conclusion("c is theirs", "c.py")])
+    repo.ok("decide", "P-0003", "wontfix", "--because", "theirs: by design")
+    repo.run("api", {"d.py": "d\n"}, new=[conclusion("d is theirs", "d.py")])
+    repo.save("feature: two runs")
+    repo.git("checkout", "-q", "main")
+    repo.run("web", {"a.py": "a = 1\n", "b.py": "b = 3\n", "e.py": "e = 1\n"}, {"P-0001": "still-open", "P-0002": "stale"},
+             [conclusion("e is ours", "e.py")])
+    repo.ok("decide", "P-0002", "accepted", "--because", "ours: fine")
+    repo.save("main: one run")
+    ours_before = repo.ledger()
+    m = repo.git("merge", "--no-edit", "feature", check=False)
+    assert m.returncode == 0, m.stdout + m.stderr
+    assert repo.git("status", "--porcelain").stdout == ""
+    merged = repo.ledger()
+    assert merged[: len(ours_before)] == ours_before
+    assert merged[-1] == {"t": "event", "id": "P-0002", "action": "decide", "to": "accepted", "by": "human", "reason": "ours: fine", "restated": True}
+    tail = merged[len(ours_before):]
+    assert [r["id"] for r in merged if r["t"] == "prior"] == ["P-0001", "P-0002", "P-0003", "P-0004", "P-0005"]
+    assert [r["run"] for r in merged if r["t"] == "run"] == ["run-001", "run-002", "run-003", "run-004"]
+    assert {"t": "event", "id": "P-0004", "action": "decide", "to": "wontfix", "by": "human", "reason": "theirs: by design"} in tail
+    assert [r["claim"] for r in merged if r["t"] == "prior"][2:] == ["e is ours", "c is theirs", "d is theirs"]
+    r = repo("verify")
+    assert r.code == 0, r
+    assert repo("verify", "--since", "HEAD~1").code == 0
+    assert repo("verify", "--since", "feature").code == 1  # their ids were renumbered: not a prefix of theirs
+    st = repo.ok("status")
+    assert st == "web: 1 open · 1 fixed · 2 decided by you · 0 lessons locked\napi: 1 open · 0 fixed · 0 decided by you · 0 lessons locked\n"
+    # the keeper carries on after the merge with fresh ids
+    run = repo.run("web", {"a.py": "a = 2\n", "b.py": "b = 3\n", "c.py": "c = 1\n", "e.py": "e = 1\n", "f.py": "f\n"},
+                   {"P-0003": "still-open"}, [conclusion("f is new", "f.py")])
+    assert run == "run-005"
+    assert repo.ledger()[-2]["id"] == "P-0006"
+    assert repo("verify").code == 0
+
+
+def test_redactions_on_both_sides_win(repo):
+    repo.ok("decide", "P-0001", "wontfix", "--because", "shared secret sauce")
+    repo.save("decided")
+    repo.git("checkout", "-qb", "feature")
+    repo.ok("decide", "P-0002", "reopen", "--because", "theirs mentions token-123")
+    repo.ok("redact", "P-0001", "--because", "theirs: leaked")
+    repo.run("web", {"a.py": "a = 1\n", "b.py": "b = 9\n"}, {"P-0002": "stale"}, [conclusion("b is theirs", "b.py")])
+    repo.save("feature: redact P-0001")
+    repo.git("checkout", "-q", "main")
+    repo.ok("decide", "P-0001", "keep", "--because", "ours repeats the secret sauce")
+    repo.run("web", {"a.py": "a = 1\n", "b.py": "b = 1\n"}, {"P-0002": "still-open"},
+             [conclusion("a should expand", "a.py", direction="expand"), conclusion("a has a second issue", "a.py")])
+    assert any(r["t"] == "call" for r in repo.ledger())  # the reversal of P-0001 became a call
+    repo.ok("redact", "P-0002", "--because", "ours: private")
+    repo.save("main: redact P-0002")
+    m = repo.git("merge", "--no-edit", "feature", check=False)
+    assert m.returncode == 0, m.stdout + m.stderr
+    data = (repo.root / ".priors" / "ledger.jsonl").read_bytes()
+    for secret in (b"secret sauce", b"token-123", b"a is magic", b"b is magic", b"a should expand"):
+        assert secret not in data, secret
+    assert repo("verify").code == 0, repo("verify")
+    rows = {r["id"]: r["status"] for r in json.loads(repo.ok("list", "--json"))["priors"]}
+    assert rows["P-0001"] == "redacted" and rows["P-0002"] == "redacted"
+    assert rows["P-0003"] == "open" and rows["P-0004"] == "open"  # theirs P-0003 renumbered after ours
+    md = (repo.root / ".priors" / "PRIORS.md").read_text(encoding="utf-8")
+    assert "b is theirs" in md and "P-0004" in md
+
+
+def test_not_append_only_leaves_a_conflict_and_says_why(repo):
+    repo.git("checkout", "-qb", "feature")
+    repo.run("web", {"a.py": "a = 1\n", "b.py": "b = 1\n"}, {"P-0001": "still-open", "P-0002": "still-open"})
+    repo.save("feature")
+    repo.git("checkout", "-q", "main")
+    path = repo.root / ".priors" / "ledger.jsonl"
+    path.write_bytes(path.read_bytes().replace(b"a is magic", b"a is rewritten"))
+    repo.ok("render")
+    repo.save("main: hand edit")
+    m = repo.git("merge", "--no-edit", "feature", check=False)
+    assert m.returncode != 0
+    assert "not an append-only extension of the base" in m.stderr + m.stdout
+    assert "CONFLICT" in m.stdout
+    assert b"a is rewritten" in path.read_bytes()  # ours left in place
+    assert "PRIORS.md" not in repo.git("diff", "--name-only", "--diff-filter=U").stdout
+
+
+def test_cherry_pick_and_rebase_use_the_driver(repo):
+    repo.git("checkout", "-qb", "feature")
+    repo.run("web", {"a.py": "a = 1\n", "b.py": "b = 1\n", "c.py": "c\n"}, {"P-0001": "still-open", "P-0002": "still-open"},
+             [conclusion("c is theirs", "c.py")])
+    repo.save("feature")
+    repo.git("checkout", "-q", "main")
+    repo.run("web", {"a.py": "a = 1\n", "b.py": "b = 1\n", "d.py": "d\n"}, {"P-0001": "fixed", "P-0002": "still-open"},
+             [conclusion("d is ours", "d.py")])
+    repo.save("main")
+    repo.git("checkout", "-q", "feature")
+    r = repo.git("rebase", "main", check=False)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert [p["claim"] for p in repo.ledger() if p["t"] == "prior"] == ["a is magic", "b is magic", "d is ours", "c is theirs"]
+    assert repo("verify").code == 0, repo("verify")
+
+
+def test_driver_cli_on_plain_files(tmp_path):
+    d = tmp_path / "plain"
+    d.mkdir()
+    k2 = Keeper(d)
+    (d / "O").write_bytes(b(k.sample()))
+    (d / "A").write_bytes(b(ours_side()))
+    (d / "B").write_bytes(b(theirs_side()))
+    r = k2("merge-driver", "O", "A", "B", ".priors/ledger.jsonl")
+    assert r.code == 0 and r.out == "" and r.err == ""
+    assert (d / "A").read_bytes() == merge(b(k.sample()), b(ours_side()), b(theirs_side()))
+    (d / "A").write_bytes(b(k.sample()[:-1]))
+    r = k2("merge-driver", "O", "A", "B")
+    assert r.code == 1 and "not an append-only extension" in r.err
+    assert (d / "A").read_bytes() == b(k.sample()[:-1])
+    # the PRIORS.md driver without a stash keeps ours and never conflicts
+    (d / "M").write_text("ours\n")
+    assert k2("merge-driver", "--render", "O", "M", "B").code == 0
+    assert (d / "M").read_text() == "ours\n"
+    k2.usage("merge-driver", "O", "A")
+    k2.usage("merge-driver", "O", "A", "missing")
+    assert "usage: priors merge-driver" in k2.ok("merge-driver", "--help")
+
+
+def test_help_of_the_new_verbs(tmp_path):
+    k2 = Keeper(tmp_path)
+    for verb in ("show", "list", "history", "verify", "merge-driver"):
+        assert f"usage: priors {verb}" in k2.ok(verb, "--help")
+    assert "--git" in k2.ok("init", "--help")
+
+
+# ------------------------------------------------------------------ property: any two valid extensions merge soundly
+
+
+def _grow(base: List[Dict[str, Any]], steps: List[tuple]) -> List[Dict[str, Any]]:
+    """Extend a valid ledger the way keepers do: runs (dispositions, new priors, calls), decisions, redactions."""
+    from priors.fold import prior_number
+
+    recs = [dict(r) for r in base]
+    for kind, n, pick in steps:
+        st = fold(recs)
+        live = [p for p in st.priors.values() if not p.redacted]
+        max_run = st.max_run
+        if kind == "run":
+            run = f"run-{max_run + 1:03d}"
+            chosen = [p.id for p in live if not p.binding][: pick % 3]
+            block = [k.disp(pid, run, ("fixed", "still-open", "stale")[i % 3]) for i, pid in enumerate(chosen)]
+            nxt = max([prior_number(p) for p in st.priors] + [0]) + 1
+            block += [k.prior(f"P-{nxt + i:04d}", run, claim=f"{run} new {i}") for i in range(n % 3)]
+            if live and pick % 2:
+                block.append(k.call(run, 1, live[pick % len(live)].id))
+            recs += block + [k.commit(run)]
+        elif kind == "decide" and live:
+            p = live[pick % len(live)]
+            recs.append(k.decide(p.id, ("accepted", "wontfix", "reopen", "keep")[n % 4], f"why {n}"))
+        elif kind == "redact" and live:
+            recs = k.redact(recs, live[pick % len(live)].id, f"private {n}")
+    return recs
+
+
+def test_property_merges_of_valid_extensions_verify():
+    pytest.importorskip("hypothesis")
+    from hypothesis import given, settings, strategies as st
+
+    step = st.tuples(st.sampled_from(["run", "run", "decide", "redact"]), st.integers(0, 9), st.integers(0, 9))
+
+    @settings(max_examples=150, deadline=None)
+    @given(st.lists(step, max_size=3), st.lists(step, max_size=5), st.lists(step, max_size=5))
+    def run(pre, left, right):
+        base = _grow(k.sample(), pre)
+        ours, theirs = _grow(base, left), _grow(base, right)
+        out = merge(b(base), b(ours), b(theirs))
+        assert isinstance(out, bytes), out
+        assert check(out)[0] == [], (check(out)[0], out.decode())
+        merged = recs(out)
+        from priors.verify import rewrite_problem, split_lines
+
+        # our lines stay in place, changed only where their redaction wins
+        for a, c in zip(split_lines(b(ours)), split_lines(out)):
+            assert rewrite_problem(a, c) is None, (a, c)
+        extra = [r for r in merged if r.get("restated")]
+        assert len(merged) == len(ours) + (len(theirs) - len(base)) + len(extra)
+        final = fold(parse_lines(out))
+        for side in (ours, theirs):
+            for p in fold(side).priors.values():
+                if p.redacted and p.rec.get("born") in {r.get("born") for r in base}:
+                    assert final.priors[p.id].status == "redacted"
+        assert merge(b(base), b(ours), b(theirs)) == out
+
+    run()
+
+
+def test_ledger_in_a_subfolder_of_the_repo(tmp_path):
+    top = Repo(tmp_path / "mono")
+    top.root.mkdir()
+    top.git("init", "-q", "-b", "main")
+    sub = Repo(top.root / "svc")
+    sub.root.mkdir()
+    sub.ok("init", "--git")
+    assert (sub.root / ".gitattributes").exists()
+    sub.write(".gitignore", "cand.json\nscopes.json\n")
+    sub.run("web", {"a.py": "a\n"}, new=[conclusion("a one", "a.py")])
+    top.save("base")
+    top.git("checkout", "-qb", "feature")
+    sub.run("web", {"a.py": "a\n", "b.py": "b\n"}, {"P-0001": "still-open"}, [conclusion("b theirs", "b.py")])
+    top.save("feature")
+    top.git("checkout", "-q", "main")
+    sub.run("web", {"a.py": "a\n", "c.py": "c\n"}, {"P-0001": "still-open"}, [conclusion("c ours", "c.py")])
+    top.save("main")
+    m = top.git("merge", "--no-edit", "feature", check=False)
+    assert m.returncode == 0, m.stdout + m.stderr
+    assert [r["id"] for r in sub.ledger() if r["t"] == "prior"] == ["P-0001", "P-0002", "P-0003"]
+    assert sub("verify").code == 0, sub("verify")
+    assert sub("verify", "--since", "HEAD~1").code == 0  # REV:./.priors/… resolves from the subfolder
+    assert sub("verify", "--since", "HEAD~2").code == 0
+
+
+def test_reserved_ids_of_an_open_run_are_skipped():
+    base = k.sample()
+    theirs = theirs_side()
+    out = merge(b(base), b(base), b(theirs), reserved=["run-004", "P-0004", "P-0005"])
+    priors = [r["id"] for r in recs(out) if r["t"] == "prior"][3:]
+    assert priors == ["P-0006", "P-0007", "P-0008"]  # the pure merge honours any reserved ids it is given
+    assert [r["run"] for r in recs(out) if r["t"] == "run"][3:] == ["run-005", "run-006"]
+    assert check(out)[0] == []
+
+
+def test_merge_while_a_run_is_open_keeps_it_committable(repo):
+    repo.git("checkout", "-qb", "feature")
+    repo.run("web", {"a.py": "a = 1\n", "b.py": "b = 1\n", "c.py": "c\n"}, {"P-0001": "still-open", "P-0002": "still-open"},
+             [conclusion("c is theirs", "c.py")])
+    repo.save("feature")
+    repo.git("checkout", "-q", "main")
+    repo.ok("decide", "P-0001", "keep")
+    repo.save("main: decided")
+    files = {"a.py": "a = 1\n", "b.py": "b = 1\n", "d.py": "d\n"}
+    for name, text in files.items():
+        repo.write(name, text)
+    repo.open_run("web", {name: repo.hash(name) for name in files})
+    repo.ok("disposition", "P-0002", "still-open", "--run", "run-002")
+    assert repo.propose("run-002", "web", conclusion("d is ours", "d.py")).out == "P-0003 staged (new)\n"
+    m = repo.git("merge", "--no-edit", "feature", check=False)
+    assert m.returncode == 0, m.stdout + m.stderr
+    assert [r["run"] for r in repo.ledger() if r["t"] == "run"] == ["run-001", "run-003"]  # not our open run-002
+    assert [r["id"] for r in repo.ledger() if r["t"] == "prior"] == ["P-0001", "P-0002", "P-0003"]
+    # our staged P-0003 now collides: commit refuses (ids must increase), nothing is lost silently
+    repo.refused("STAGED_ID_COLLISION", "commit", "--run", "run-002")
+    repo.ok("abort", "--run", "run-002")
+    assert repo("verify").code == 0, repo("verify")
+    repo.run("web", files, {"P-0002": "still-open"}, [conclusion("d is ours", "d.py")])
+    assert [r["run"] for r in repo.ledger() if r["t"] == "run"] == ["run-001", "run-003", "run-004"]
+    assert repo("verify").code == 0, repo("verify")
+
+
+def test_our_lines_are_kept_byte_for_byte():
+    base = b(k.sample())
+    odd = b'{"t":"event","id":"P-0001","action":"decide","to":"keep","by":"human"}\n'  # valid, not canonical
+    out = merge(base, base + odd, b(theirs_side()))
+    assert isinstance(out, bytes) and out.startswith(base + odd)
+
+
+def test_both_branches_started_a_ledger(tmp_path):
+    """add/add: neither side had .priors/ at the merge base; git hands the driver an empty base."""
+    r = Repo(tmp_path / "aa")
+    r.root.mkdir()
+    r.git("init", "-q", "-b", "main")
+    r.write(".gitignore", "cand.json\nscopes.json\n")
+    r.write("README", "x\n")
+    r.save("no ledger yet")
+    r.git("checkout", "-qb", "feature")
+    r.ok("init", "--git")
+    r.run("web", {"a.py": "a\n"}, new=[conclusion("theirs a", "a.py")])
+    r.save("feature starts a ledger")
+    r.git("checkout", "-q", "main")
+    assert not (r.root / ".priors" / "ledger.jsonl").exists()
+    r.ok("init", "--git")
+    r.run("web", {"b.py": "b\n"}, new=[conclusion("ours b", "b.py")])
+    r.save("main starts a ledger")
+    m = r.git("merge", "--no-edit", "feature", check=False)
+    assert m.returncode == 0, m.stdout + m.stderr
+    assert [p["claim"] for p in r.ledger() if p["t"] == "prior"] == ["ours b", "theirs a"]
+    assert [p["id"] for p in r.ledger() if p["t"] == "prior"] == ["P-0001", "P-0002"]
+    assert r("verify").code == 0, r("verify")
