@@ -29,6 +29,8 @@ PRIOR_RE = re.compile(r"^P-(\d{4,})$")
 CALL_RE = re.compile(r"^(run-\d{3,})(-C-\d+)$")
 PRIOR_REF_KEYS = ("id", "conflicts_with", "supersedes")
 RUN_REF_KEYS = ("run", "born")
+PRIOR_LIST_KEYS = ("ids", "injected")  # the lessons loop: what a run was shown, what a score credits
+RUN_LIST_KEYS = ("runs",)  # the lessons loop: runs marked learned
 STASH = "priors-merge-render.json"
 
 
@@ -139,6 +141,11 @@ def rewrite_refs(rec: Dict[str, Any], pmap: Dict[str, str], rmap: Dict[str, str]
         v = out.get(key)
         if isinstance(v, str) and v in rmap:
             out[key] = rmap[v]
+    for keys, table in ((PRIOR_LIST_KEYS, pmap), (RUN_LIST_KEYS, rmap)):
+        for key in keys:
+            v = out.get(key)
+            if isinstance(v, list):
+                out[key] = [table.get(x, x) if isinstance(x, str) else x for x in v]
     cid = out.get("call_id")
     if isinstance(cid, str):
         m = CALL_RE.match(cid)

@@ -29,13 +29,15 @@ AGENT_VERDICTS = ("fixed", "still-open", "stale", "reaffirmed", "challenged", "o
 HUMAN_VERDICTS = ("accepted", "wontfix", "obsolete", "reopen", "keep")
 SEVERITIES = ("minor", "major", "gate")
 ACTIONS = ("disposition", "decide", "scope-missing", "redact")
-KNOWN_TYPES = ("prior", "event", "call", "run")
+KNOWN_TYPES = ("prior", "event", "call", "run", "injected", "score", "learned")
+OUTCOMES = ("success", "partial", "failure")
 TOMBSTONE_KEYS = {"t", "id", "ns", "redacted", "content_hash", "born"}
 REDACTED_CALL_KEYS = {"t", "call_id", "kind", "run", "ns", "conflicts_with", "redacted"}
 LEDGER_NAME = ".priors/ledger.jsonl"
 
 # Order of a run's lines at commit (contract §7 commit): dispositions, scope-missing, priors, calls, the run record.
-_BLOCK_RANK = {"disposition": 0, "scope-missing": 1, "prior": 2, "call": 3}
+# The lessons loop adds `injected` (what a budgeted run was shown) just before the run record.
+_BLOCK_RANK = {"disposition": 0, "scope-missing": 1, "prior": 2, "call": 3, "injected": 4}
 
 
 @dataclass(frozen=True)
@@ -216,6 +218,12 @@ class _Checker:
             self.call(no, rec)
         elif t == "run":
             self.run(no, rec)
+        elif t == "injected":
+            self.injected(no, rec)
+        elif t == "score":
+            self.score(no, rec)
+        elif t == "learned":
+            self.learned(no, rec)
         else:
             self.warn(no, "UNKNOWN_TYPE", f"unknown record type {t!r} (tolerated — another keeper may write it)")
 
@@ -417,6 +425,42 @@ class _Checker:
             if "direction" in rec and not _nonempty_str(rec["direction"]):
                 self.add(no, "BAD_FIELD", f"{what}: `direction` must be a non-empty string")
         self.belong(no, rec["run"], what, rec.get("ns"))
+
+    # -- the lessons loop's own records
+
+    def id_list(self, no: int, what: str, value: Any, key: str, kind: str) -> None:
+        if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+            self.add(no, "MISSING_FIELD" if value is None else "BAD_FIELD", f"{what}: `{key}` must be a list of {kind} ids")
+            return
+        for x in value:
+            if kind == "prior" and x not in self.priors:
+                self.add(no, "UNKNOWN_PRIOR", f"{what} names {x}, which no earlier line defines")
+            if kind == "run" and x not in self.committed:
+                self.add(no, "UNKNOWN_RUN", f"{what} names {x}, which no earlier commit record seals")
+
+    def injected(self, no: int, rec: Dict[str, Any]) -> None:
+        run = rec.get("run")
+        what = f"injected record of {run}" if isinstance(run, str) else "injected record"
+        if self.need(no, rec, ["run"], what) and self.run_id(no, what, run):
+            self.belong(no, run, f"injected record of {run}", None)
+        self.id_list(no, what, rec.get("ids"), "ids", "prior")
+
+    def score(self, no: int, rec: Dict[str, Any]) -> None:
+        run = rec.get("run")
+        what = f"score of {run}" if isinstance(run, str) else "score"
+        if self.need(no, rec, ["run"], what) and run not in self.committed:
+            self.add(no, "UNKNOWN_RUN", f"{what}: only a committed run can be scored")
+        if rec.get("outcome") not in OUTCOMES:
+            self.add(no, "BAD_FIELD", f"{what}: outcome {rec.get('outcome')!r} is not success, partial or failure")
+        if rec.get("by") != "human":
+            self.add(no, "WRONG_ACTOR", f"{what}: a score is by the human (by: \"human\"), not {rec.get('by')!r}")
+        if "injected" in rec:
+            self.id_list(no, what, rec.get("injected"), "injected", "prior")
+        self.outside_block(no, what)
+
+    def learned(self, no: int, rec: Dict[str, Any]) -> None:
+        self.id_list(no, "learned record", rec.get("runs"), "runs", "run")
+        self.outside_block(no, "learned record")
 
     def run(self, no: int, rec: Dict[str, Any]) -> None:
         what = f"run record {rec.get('run')}" if isinstance(rec.get("run"), str) else "run record"
@@ -717,5 +761,5 @@ real priors; tombstones well formed and followed by their redact event;
                 turned into redaction tombstones whose hashes match the old content
   --json        print {"ok":…,"problems":[{"line","code","message"}]} as canonical JSON
 
-Under GitHub Actions (GITHUB_ACTIONS=true) problems are also written to stderr as
-::error annotations."""
+Under GitHub Actions (GITHUB_ACTIONS=true) every problem is also printed as an
+::error annotation (on stdout; on stderr with --json, so stdout stays JSON)."""

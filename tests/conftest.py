@@ -84,7 +84,8 @@ class Keeper:
     def write(self, rel: str, text: str) -> Path:
         path = self.root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8", newline="")
+        with open(path, "w", encoding="utf-8", newline="") as fh:  # newline= on write_text needs 3.10
+            fh.write(text)
         return path
 
     def hash(self, rel: str) -> str:

@@ -17,7 +17,7 @@ TICKED_RE = re.compile(r"`([A-Z][A-Z_]{3,})`")
 # `Refusal("CODE"` with any whitespace (line breaks included) after the parenthesis.
 RAISED_RE = re.compile(r"\bRefusal\(\s*[\"']([A-Z][A-Z_]{3,})[\"']")
 # Backticked all-caps words in the docs that are not refusal codes.
-NOT_CODES = {"PATH", "HOME"}
+NOT_CODES = {"PATH", "HOME", "PYTHONPATH"}
 
 
 def doc_table_codes(path: Path):

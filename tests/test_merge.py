@@ -539,3 +539,42 @@ def test_both_branches_started_a_ledger(tmp_path):
     assert [p["claim"] for p in r.ledger() if p["t"] == "prior"] == ["ours b", "theirs a"]
     assert [p["id"] for p in r.ledger() if p["t"] == "prior"] == ["P-0001", "P-0002"]
     assert r("verify").code == 0, r("verify")
+
+
+def test_lessons_loop_records_verify_and_merge(repo):
+    """`add` (a sealed human run), budgeted runs (`injected`), `score` and `reflect` (`learned`) on both branches."""
+    def lessons_round(r: Repo, label: str) -> None:
+        r.ok("add", "--ns", "web", f"{label}: keep diffs small")
+        r.ok("add", "--ns", "web", f"{label}: run the tests first")
+        r.ok("config", "max_inject", "1")
+        run = r.open_run("web", {"a.py": r.hash("a.py"), "b.py": r.hash("b.py")})["run"]
+        r.ok("disposition", "P-0001", "still-open", "--run", run)
+        r.ok("disposition", "P-0002", "still-open", "--run", run)
+        r.ok("commit", "--run", run)
+        r.ok("score", run, "success")
+        r.ok("reflect")
+        r.write(".priors/config.json", "{}")
+
+    repo.git("checkout", "-qb", "feature")
+    lessons_round(repo, "theirs")
+    kinds = {x["t"] for x in repo.ledger()}
+    assert {"injected", "score", "learned"} <= kinds, kinds
+    r = repo("verify", "--json")
+    assert r.code == 0 and "warnings" not in r.out, r
+    repo.save("feature: lessons")
+    repo.git("checkout", "-q", "main")
+    lessons_round(repo, "ours")
+    repo.save("main: lessons")
+    m = repo.git("merge", "--no-edit", "feature", check=False)
+    assert m.returncode == 0, m.stdout + m.stderr
+    r = repo("verify", "--json")
+    assert r.code == 0 and "warnings" not in r.out, r
+    merged = repo.ledger()
+    theirs_shown = [x for x in merged if x["t"] == "injected"][1]
+    theirs_lessons = [x["id"] for x in merged if x["t"] == "prior" and x["claim"].startswith("theirs")]
+    assert set(theirs_shown["ids"]) <= set(theirs_lessons)  # references renumbered with the lessons
+    scores = [x for x in merged if x["t"] == "score"]
+    assert scores[1]["run"] == theirs_shown["run"] and set(scores[1]["injected"]) <= set(theirs_lessons)
+    learned = [x for x in merged if x["t"] == "learned"]
+    assert learned[1]["runs"] == [scores[1]["run"]]
+    assert "theirs: keep diffs small" in repo.ok("lessons")

@@ -428,3 +428,26 @@ def test_verify_since_a_revision_without_a_ledger(keeper):
     git(keeper.root, "commit", "-qm", "no ledger yet")
     one_run(keeper)
     assert keeper("verify", "--since", "HEAD", env=git_env(keeper.root)).code == 0
+
+
+# --- the lessons loop's own records
+
+
+def test_lessons_records():
+    recs = k.sample()
+    recs.insert(10, {"t": "injected", "run": "run-003", "ids": ["P-0002"]})
+    recs += [{"t": "score", "run": "run-003", "outcome": "success", "by": "human", "injected": ["P-0002"]},
+             {"t": "learned", "runs": ["run-003"]}]
+    assert check(lines_of(recs)) == ([], [])
+    bad = [dict(r) for r in recs]
+    bad[-2] = dict(bad[-2], outcome="meh", by="agent", run="run-009")
+    assert {"BAD_FIELD", "WRONG_ACTOR", "UNKNOWN_RUN"} <= set(codes(lines_of(bad)))
+    bad = [dict(r) for r in recs]
+    bad[-1] = {"t": "learned", "runs": ["run-042"]}
+    assert codes(lines_of(bad)) == ["UNKNOWN_RUN"]
+    bad = [dict(r) for r in recs]
+    bad[10] = {"t": "injected", "run": "run-003", "ids": ["P-0099"]}
+    assert codes(lines_of(bad)) == ["UNKNOWN_PRIOR"]
+    bad = [dict(r) for r in recs]
+    bad.insert(9, bad.pop(10))  # injected before the run's dispositions
+    assert "BLOCK_ORDER" in codes(lines_of(bad))
