@@ -55,6 +55,9 @@ def env_for(cache: bool) -> Dict[str, str]:
     return env
 
 
+CPU: Dict[str, float] = {"last": 0.0}  # CPU seconds (user + system) of the last timed process
+
+
 def timed(argv: List[str], cwd: Path, env: Dict[str, str], cmd: Optional[List[str]] = None) -> Tuple[float, int, int, str]:
     """(wall seconds, peak RSS in KiB, exit code, stdout) of one `python -m priors` process."""
     with tempfile.TemporaryFile() as out:
@@ -66,6 +69,7 @@ def timed(argv: List[str], cwd: Path, env: Dict[str, str], cmd: Optional[List[st
             wall = time.perf_counter() - t0
             p.returncode = os.waitstatus_to_exitcode(status)
             rss = usage.ru_maxrss
+            CPU["last"] = usage.ru_utime + usage.ru_stime
         else:  # pragma: no cover - Windows: no per-child rusage
             p.wait()
             wall, rss = time.perf_counter() - t0, 0
@@ -152,26 +156,28 @@ class Stages:
 # ------------------------------------------------------------------ measurements
 
 
-def measure(stage: Path, argv: List[str], env: Dict[str, str], reps: int, name: str) -> Tuple[float, int]:
-    walls, peak = [], 0
+def measure(stage: Path, argv: List[str], env: Dict[str, str], reps: int, name: str) -> Tuple[float, float, int]:
+    walls, cpus, peak = [], [], 0
     for i in range(reps):
         root = fresh_copy(stage, f"m-{name}")
         wall, rss, code, out = timed(argv, root, env)
         if code not in (0,):
             raise SystemExit(f"bench: priors {' '.join(argv)} exited {code}: {out[:300]}")
         walls.append(wall)
+        cpus.append(CPU["last"])
         peak = max(peak, rss)
-    return statistics.median(walls), peak
+    return statistics.median(walls), statistics.median(cpus), peak
 
 
-def typical_run(st: Stages, batch: bool, reps: int, name: str) -> Tuple[float, int]:
-    walls, peak = [], 0
+def typical_run(st: Stages, batch: bool, reps: int, name: str) -> Tuple[float, float, int]:
+    walls, cpus, peak = [], [], 0
     for _ in range(reps):
         root = fresh_copy(st.idle, f"t-{name}")
         total = 0.0
         wall, rss, code, out = timed(["relevant", "--ns", "web", "--scopes", "bench-scopes.json"], root, st.env)
         assert code == 0, out
         total += wall
+        cpu = CPU["last"]
         peak = max(peak, rss)
         rel = json.loads(out)
         run = rel["run"]
@@ -190,9 +196,11 @@ def typical_run(st: Stages, batch: bool, reps: int, name: str) -> Tuple[float, i
             wall, rss, code, out = timed(argv, root, st.env)
             assert code == 0, (argv, out)
             total += wall
+            cpu += CPU["last"]
             peak = max(peak, rss)
         walls.append(total)
-    return statistics.median(walls), peak
+        cpus.append(cpu)
+    return statistics.median(walls), statistics.median(cpus), peak
 
 
 def import_time() -> Tuple[float, float]:
@@ -234,6 +242,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description="Time every priors verb as a whole process.")
     ap.add_argument("--sizes", default=None, help="comma-separated prior counts, e.g. 1k,10k,100k")
     ap.add_argument("--reps", type=int, default=None)
+    ap.add_argument("--reps-large", type=int, default=3, help="repetitions above 10k priors (default 3)")
     ap.add_argument("--quick", action="store_true", help="1k,10k and 3 reps")
     ap.add_argument("--no-cold", action="store_true", help="skip the cache-disabled rows")
     ap.add_argument("--out", type=Path, default=None, help="also write the table here")
@@ -241,7 +250,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     sizes = [size_arg(x) for x in (a.sizes or ("1k,10k" if a.quick else "1k,10k,100k")).split(",")]
     reps = a.reps or (3 if a.quick else 5)
     rows: List[str] = []
-    head = f"python {sys.version.split()[0]} · {os.cpu_count()} cores · median of {reps} · wall seconds / peak RSS MB"
+    head = (f"python {sys.version.split()[0]} · {os.cpu_count()} cores · median of {reps} ({a.reps_large} above 10k) · "
+            "wall seconds (CPU seconds, user+system) / peak RSS MB")
     lines = [head, "", "| verb | " + " | ".join(label(n) for n in sizes) + " |",
              "|---|" + "---|" * len(sizes)]
     results: Dict[str, Dict[int, str]] = {}
@@ -259,20 +269,22 @@ def main(argv: Optional[List[str]] = None) -> int:
             if not cache:
                 todo = [t for t in todo if t[0] in ("status", "relevant", "commit", "decide")]
             for name, stage, args in todo:
-                wall, rss = measure(stage, args, st.env, reps, name.replace(" ", "_"))
+                wall, cpu, rss = measure(stage, args, st.env, reps if n <= 10000 else a.reps_large, name.replace(" ", "_"))
                 key = name + tag
                 if key not in results:
                     results[key] = {}
                     order.append(key)
-                results[key][n] = f"{wall:.3f} s / {rss / 1024:.0f}"
+                results[key][n] = f"{wall:.3f} ({cpu:.3f}) / {rss / 1024:.0f}"
                 print(f"  {key:<28} {results[key][n]}", file=sys.stderr)
-            for batch in (False, True):
+            for batch in ((False, True) if cache else (True,)):
                 key = f"typical run ({'batch' if batch else 'single calls'}){tag}"
-                wall, rss = typical_run(st, batch, max(1, reps if batch else min(reps, 3)), "b" if batch else "s")
+                # ~72 processes per single-call run: fewer repetitions on large ledgers
+                n_reps = (reps if n <= 10000 else a.reps_large) if batch else (min(reps, 3) if n <= 10000 else 1)
+                wall, cpu, rss = typical_run(st, batch, n_reps, "b" if batch else "s")
                 if key not in results:
                     results[key] = {}
                     order.append(key)
-                results[key][n] = f"{wall:.3f} s / {rss / 1024:.0f}"
+                results[key][n] = f"{wall:.3f} ({cpu:.3f}) / {rss / 1024:.0f}"
                 print(f"  {key:<28} {results[key][n]}", file=sys.stderr)
     for key in order:
         lines.append(f"| {key} | " + " | ".join(results[key].get(n, "—") for n in sizes) + " |")

@@ -95,12 +95,12 @@ def _signature() -> bytes:
 
 # ---------------------------------------------------------------- encoding the state
 #
-# A prior is stored as (id, ns, status, scope_hash, miss, human_idx, facets_index, blob): blob is
+# A prior is stored as (id, ns, status, scope_hash, miss, human_idx, facets_index, blob, scope_ref): blob is
 # marshal of its record with `facets` replaced by an index into one shared table of facet objects
 # (a ledger has a handful of distinct ones). Loading builds no record dict; `PriorState.rec`
 # inflates one on first use, so a verb pays only for the priors it reads.
 
-_PRIOR_SLOTS = ("id", "status", "scope_hash", "miss", "human_idx", "_rec", "_packed", "_facets", "_ns")
+_PRIOR_SLOTS = ("id", "status", "scope_hash", "miss", "human_idx", "_rec", "_packed", "_facets", "_ns", "_ref")
 
 
 def inflate(blob: bytes, facets: Optional[Dict[str, Any]]) -> Dict[str, Any]:
@@ -130,6 +130,7 @@ def _encode_state(st: State) -> List[Any]:
         raise TypeError("fold state changed shape; the cache does not know it")
     table: List[Any] = []
     index: Dict[Any, int] = {}
+    refs: Dict[str, str] = {}  # one string object per scope ref: marshal then stores it once
     rows = []
     for key, p in st.priors.items():
         if p._rec is None:
@@ -146,7 +147,10 @@ def _encode_state(st: State) -> List[Any]:
         else:
             fi, blob = _pack(p._rec, table, index)
             ns = p._rec.get("ns")
-        rows.append((key, p.id, ns, p.status, p.scope_hash, p.miss, p.human_idx, fi, blob))
+        ref = p.scope_ref
+        if ref is not None:
+            ref = refs.setdefault(ref, ref)
+        rows.append((key, p.id, ns, p.status, p.scope_hash, p.miss, p.human_idx, fi, blob, ref))
     calls = [(c.rec, c.resolved) for c in st.calls]
     rest = {f.name: getattr(st, f.name) for f in fields(State) if f.name not in ("priors", "calls")}
     return [(table, calls, rest)] + [rows[i:i + ROWS] for i in range(0, len(rows), ROWS)]
@@ -164,10 +168,10 @@ def _decode_head(head: Tuple[Any, ...]) -> Tuple[State, List[Any]]:
 def _decode_rows(st: State, table: List[Any], rows: List[Any]) -> None:
     new = PriorState.__new__
     priors = st.priors
-    for key, pid, ns, status, sh, miss, hidx, fi, blob in rows:
+    for key, pid, ns, status, sh, miss, hidx, fi, blob, ref in rows:
         p = priors[key] = new(PriorState)
         p.id, p.status, p.scope_hash, p.miss, p.human_idx = pid, status, sh, miss, hidx
-        p._rec, p._packed, p._facets, p._ns = None, blob, table[fi] if fi >= 0 else None, ns
+        p._rec, p._packed, p._facets, p._ns, p._ref = None, blob, table[fi] if fi >= 0 else None, ns, ref
 
 
 # ---------------------------------------------------------------- reading and writing the snapshot

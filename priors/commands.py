@@ -55,13 +55,10 @@ def load_records(paths: Paths) -> Tuple[bytes, List[str], List[Dict[str, Any]]]:
     return data, raw, records
 
 
-def append_ledger(paths: Paths, data: bytes, records: List[Dict[str, Any]]) -> bytes:
-    """Old bytes plus new canonical lines, written atomically."""
-    if data and not data.endswith(b"\n"):
-        data += b"\n"
-    new = data + "".join(dumps(r) + "\n" for r in records).encode("utf-8")
-    atomic_write(paths.ledger, new)
-    return new
+def append_ledger(paths: Paths, data: bytes, records: List[Dict[str, Any]]) -> None:
+    """Old bytes plus new canonical lines, written atomically (without copying the old bytes)."""
+    sep = b"\n" if data and not data.endswith(b"\n") else b""
+    atomic_write(paths.ledger, [data, sep + "".join(dumps(r) + "\n" for r in records).encode("utf-8")])
 
 
 def render(paths: Paths, state=None) -> None:

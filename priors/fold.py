@@ -21,7 +21,7 @@ REST_AFTER = 5
 class PriorState:
     """One prior's folded state. `rec` is its ledger record; a cached state inflates it on first use."""
 
-    __slots__ = ("id", "status", "scope_hash", "miss", "human_idx", "_rec", "_packed", "_facets", "_ns")
+    __slots__ = ("id", "status", "scope_hash", "miss", "human_idx", "_rec", "_packed", "_facets", "_ns", "_ref")
     FIELDS = ("id", "rec", "status", "scope_hash", "miss", "human_idx")
 
     def __init__(self, id: str, rec: Optional[Dict[str, Any]], status: str, scope_hash: Optional[str],
@@ -31,6 +31,7 @@ class PriorState:
         self._packed: Optional[bytes] = None
         self._facets: Optional[Dict[str, Any]] = None
         self._ns: Any = None
+        self._ref: Optional[str] = None
         self.status = status
         self.scope_hash = scope_hash
         self.miss = miss
@@ -45,6 +46,14 @@ class PriorState:
             r = self._rec = inflate(self._packed, self._facets)  # a cached state packs records (priors.cache)
             self._packed = self._facets = None
         return r
+
+    def record(self) -> Dict[str, Any]:
+        """The record without keeping an inflated copy — for one-pass readers such as render."""
+        if self._rec is not None:
+            return self._rec
+        from priors.cache import inflate
+
+        return inflate(self._packed, self._facets)
 
     @rec.setter
     def rec(self, value: Dict[str, Any]) -> None:
@@ -70,7 +79,9 @@ class PriorState:
 
     @property
     def scope_ref(self) -> Optional[str]:
-        r = self.rec.get("scope_ref")
+        if self._rec is None:
+            return self._ref  # kept beside the packed record: scope matching reads no record
+        r = self._rec.get("scope_ref")
         return r if isinstance(r, str) else None
 
     def facet(self, name: str) -> Any:
@@ -93,7 +104,7 @@ class PriorState:
 
     def copy(self) -> "PriorState":
         p = PriorState(self.id, self._rec, self.status, self.scope_hash, self.miss, self.human_idx)
-        p._packed, p._facets, p._ns = self._packed, self._facets, self._ns
+        p._packed, p._facets, p._ns, p._ref = self._packed, self._facets, self._ns, self._ref
         return p
 
 

@@ -158,9 +158,13 @@ def judge_disposition(st: State, rf: RunFiles, pid: str, verdict: str) -> Dict[s
 
 def with_run_dispositions(st: State, rf: RunFiles) -> List[PriorState]:
     """The namespace's priors as they would stand with this run's dispositions applied."""
-    pool = {p.id: p.copy() for p in st.in_ns(rf.ns)}
+    pool = {p.id: p for p in st.in_ns(rf.ns)}
+    copied = set()
     for ev in rf.dispositions:
         if isinstance(ev, dict) and ev.get("id") in pool:
+            if ev["id"] not in copied:  # copy on write: the folded state itself stays as it is
+                pool[ev["id"]] = pool[ev["id"]].copy()
+                copied.add(ev["id"])
             p = pool[ev["id"]]
             to = ev.get("to")
             sh = ev.get("scope_hash")

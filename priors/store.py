@@ -11,7 +11,7 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, List, Optional
+from typing import Iterator, List, Optional, Sequence, Union
 
 from priors.errors import Refusal, UsageError
 
@@ -140,8 +140,10 @@ def make_dir(path: Path) -> None:
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write a temp file beside `path`, flush, fsync, rename over it: old bytes or new, never half."""
+def atomic_write(path: Path, data: Union[bytes, Sequence[bytes]]) -> None:
+    """Write a temp file beside `path`, flush, fsync, rename over it: old bytes or new, never half.
+
+    `data` may be a list of chunks, written in order (an append need not copy a large ledger)."""
     check_inside(path)
     tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"
     try:
@@ -150,10 +152,11 @@ def atomic_write(path: Path, data: bytes) -> None:
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_BINARY", 0)
         fd = os.open(str(tmp), flags, 0o644)
         try:
-            view = memoryview(data)
-            while view:
-                n = os.write(fd, view)
-                view = view[n:]
+            for chunk in ([data] if isinstance(data, (bytes, bytearray)) else data):
+                view = memoryview(chunk)
+                while view:
+                    n = os.write(fd, view)
+                    view = view[n:]
             os.fsync(fd)
         finally:
             os.close(fd)

@@ -137,7 +137,7 @@ def table_row(p: PriorState) -> str:
     """One prior's line of the table."""
     if p.redacted:
         return f"| {_cell(p.id)} | {_cell(p.ns)} | — | redacted | — | *(redacted)* |"
-    rec = p.rec  # read once: this runs for every prior on every ledger write
+    rec = p.record()  # read once, not kept: this runs for every prior on every ledger write
     status = "resting" if p.resting else p.status
     ref = rec.get("scope_ref")
     if isinstance(ref, str):

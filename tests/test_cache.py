@@ -227,7 +227,7 @@ def test_redact_leaves_nothing_in_the_cache(generated: Path, tmp_path: Path) -> 
 
 # ------------------------------------------------------------------ the other speed paths are exact too
 
-from hypothesis import given, settings  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from priors import canonical  # noqa: E402
@@ -239,7 +239,7 @@ _json = st.recursive(_leaf, lambda k: st.one_of(st.lists(k, max_size=5),
                                                     lambda x: isinstance(x, str))), k, max_size=5)), max_leaves=30)
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=1500, deadline=None, suppress_health_check=list(HealthCheck))
 @given(_json)
 def test_canonical_fast_path_is_byte_identical(value) -> None:
     out: list = []
@@ -247,7 +247,7 @@ def test_canonical_fast_path_is_byte_identical(value) -> None:
     assert canonical.dumps(value) == "".join(out)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=500, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(_json.filter(lambda v: isinstance(v, dict)), max_size=6), st.sampled_from(["", " ", "\n", "\r"]))
 def test_clean_parse_matches_strict(records, sep) -> None:
     data = "".join(canonical.dumps(r) + sep + "\n" for r in records).encode("utf-8", "surrogatepass")
