@@ -116,9 +116,10 @@ class Keeper:
         return self("propose", self.candidate(obj), "--run", run, "--ns", ns)
 
 
-# Every test runs twice: with the fold cache forced on (even for tiny ledgers) and with it off.
-# The cache must never change a result. Tests that manage the mode themselves use
-# @pytest.mark.one_cache_mode.
+# The keeper's own protocol tests run twice: with the fold cache forced on (even for tiny
+# ledgers) and with it off — the cache must never change a result. Other suites run once, with
+# the cache forced on. Tests that manage the mode themselves use @pytest.mark.one_cache_mode.
+BOTH_CACHE_MODES = {"test_keeper", "test_batch", "test_demo", "test_inspect", "test_lessons"}
 
 
 def pytest_configure(config) -> None:
@@ -126,7 +127,12 @@ def pytest_configure(config) -> None:
 
 
 def pytest_generate_tests(metafunc) -> None:
-    if "cache_mode" in metafunc.fixturenames and metafunc.definition.get_closest_marker("one_cache_mode") is None:
+    module = metafunc.module.__name__.rsplit(".", 1)[-1]
+    if (
+        "cache_mode" in metafunc.fixturenames
+        and module in BOTH_CACHE_MODES
+        and metafunc.definition.get_closest_marker("one_cache_mode") is None
+    ):
         metafunc.parametrize("cache_mode", ["cache", "nocache"], indirect=True)
 
 
