@@ -206,12 +206,17 @@ def _parse_strict(data: bytes, name: str) -> List[Dict[str, Any]]:
     return records
 
 
-def _num(regex: "re.Pattern[str]", value: Any) -> int:
+def id_number(regex: "re.Pattern[str]", value: Any, missing: int = 0) -> int:
+    """The number inside a run or prior id (`run-007` → 7), or `missing` when it is not one."""
     if isinstance(value, str):
         m = regex.match(value)
         if m:
             return int(m.group(1))
-    return 0
+    return missing
+
+
+def _num(regex: "re.Pattern[str]", value: Any) -> int:
+    return id_number(regex, value)
 
 
 def fold(records: Iterable[Dict[str, Any]]) -> State:

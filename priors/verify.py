@@ -108,11 +108,10 @@ def _json_kind(obj: Any) -> str:
 
 
 def _num(regex: "re.Pattern[str]", value: Any) -> int:
-    if isinstance(value, str):
-        m = regex.match(value)
-        if m:
-            return int(m.group(1))
-    return -1
+    """-1 for a value that is not an id (so 0-numbered ids still count)."""
+    from priors.fold import id_number
+
+    return id_number(regex, value, -1)
 
 
 def _nonempty_str(value: Any) -> bool:

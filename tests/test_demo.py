@@ -21,6 +21,8 @@ def test_demo_tells_the_whole_story(tmp_path):
     assert "$ priors decide P-0003 wontfix" in out
     ledger = [json.loads(x) for x in (keep / ".priors" / "ledger.jsonl").read_text().splitlines()]
     assert [r["run"] for r in ledger if r["t"] == "run"] == ["run-001", "run-002", "run-003"]
+    verified = run_priors(keep, "verify")
+    assert verified.code == 0, verified
     assert run_priors(keep, "status").out == "code-review: 2 open · 1 fixed · 1 decided by you · 0 lessons locked\n"
 
 
