@@ -115,19 +115,17 @@ def renumbering(
             v = rec.get(key)
             if _num(RUN_RE, v) >= 0 and v not in base_runs and v not in new_runs:
                 new_runs.append(v)
-    pmap: Dict[str, str] = {}
-    if new_priors:
-        low = min(_num(PRIOR_RE, p) for p in new_priors)
-        shift = max(0, our_prior - low + 1)
-        if shift:
-            pmap = {p: f"P-{_num(PRIOR_RE, p) + shift:04d}" for p in new_priors}
-    rmap: Dict[str, str] = {}
-    if new_runs:
-        low = min(_num(RUN_RE, r) for r in new_runs)
-        shift = max(0, our_run - low + 1)
-        if shift:
-            rmap = {r: f"run-{_num(RUN_RE, r) + shift:03d}" for r in new_runs}
+    pmap = _shift_after(new_priors, our_prior, PRIOR_RE, "P-{:04d}")
+    rmap = _shift_after(new_runs, our_run, RUN_RE, "run-{:03d}")
     return pmap, rmap
+
+
+def _shift_after(ids: List[str], ours: int, regex: "re.Pattern[str]", fmt: str) -> Dict[str, str]:
+    """Renumber `ids` so the lowest lands just after our highest number (no map when they already do)."""
+    if not ids:
+        return {}
+    shift = max(0, ours - min(_num(regex, i) for i in ids) + 1)
+    return {i: fmt.format(_num(regex, i) + shift) for i in ids} if shift else {}
 
 
 def rewrite_refs(rec: Dict[str, Any], pmap: Dict[str, str], rmap: Dict[str, str]) -> Dict[str, Any]:

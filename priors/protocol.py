@@ -325,14 +325,7 @@ def plan_commit(st: State, rf: RunFiles) -> CommitPlan:
     """Everything the commit appends, in the contract's order — or the refusal."""
     # A prior redacted mid-run leaves marks in staging; its verdict has nothing left to say.
     rf.dispositions = [d for d in rf.dispositions if not _redaction_mark(d)]
-    seen: Dict[str, int] = {}
-    dups: List[str] = []
-    for ev in rf.dispositions:
-        pid = ev.get("id") if isinstance(ev, dict) else None
-        if isinstance(pid, str):
-            seen[pid] = seen.get(pid, 0) + 1
-            if seen[pid] == 2:
-                dups.append(pid)
+    dups = _repeated_ids(rf.dispositions)
     if dups:
         raise Refusal("DUPLICATE_DISPOSITIONS", ids=dups)
     bad = [_label(ev, i) for i, ev in enumerate(rf.dispositions) if not _valid_disposition(ev, rf.run)]
@@ -369,15 +362,21 @@ def plan_commit(st: State, rf: RunFiles) -> CommitPlan:
     return CommitPlan(lines, summary)
 
 
-def _check_staging(st: State, rf: RunFiles) -> None:
-    ids: Dict[str, int] = {}
-    collide: List[str] = []
-    for rec in rf.staged:
+def _repeated_ids(items: List[Any], taken: Any = ()) -> List[str]:
+    """Ids that occur twice among `items` or are already in `taken`, in order of discovery."""
+    seen: Dict[str, int] = {}
+    out: List[str] = []
+    for rec in items:
         pid = rec.get("id") if isinstance(rec, dict) else None
         if isinstance(pid, str):
-            ids[pid] = ids.get(pid, 0) + 1
-            if (pid in st.priors or ids[pid] == 2) and pid not in collide:
-                collide.append(pid)
+            seen[pid] = seen.get(pid, 0) + 1
+            if (pid in taken or seen[pid] == 2) and pid not in out:
+                out.append(pid)
+    return out
+
+
+def _check_staging(st: State, rf: RunFiles) -> None:
+    collide = _repeated_ids(rf.staged, taken=st.priors)
     if collide:
         raise Refusal("STAGED_ID_COLLISION", ids=collide)
     bad = [_label(rec, i) for i, rec in enumerate(rf.staged) if not _valid_staged(rec, rf)]
