@@ -242,7 +242,10 @@ def _write_snapshot(priors_dir: Path, length: int, digest: bytes, lines: int, st
             if os.path.lexists(str(d)):
                 return
             os.mkdir(str(d))
-        fd = os.open(str(tmp), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0), 0o644)
+        if os.path.lexists(str(tmp)):
+            os.unlink(str(tmp))  # never write through a leftover or planted name
+        fd = os.open(str(tmp), os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_BINARY", 0), 0o644)
         try:
             _write_all(fd, header)
             for c in chunks:
@@ -271,12 +274,23 @@ def _write_all(fd: int, data: bytes) -> None:
 class Loaded:
     """The folded ledger; `data` is the ledger's bytes when asked for."""
 
-    def __init__(self, state: State, length: int, digest: bytes, data: Optional[bytes], from_cache: bool) -> None:
+    def __init__(self, state: State, length: int, hasher: Any, data: Optional[bytes], from_cache: bool) -> None:
         self.state = state
         self.length = length
-        self.digest = digest
+        self.hasher = hasher  # sha256 of the ledger's bytes so far: an append's digest costs only its own bytes
+        self.digest = hasher.digest()
         self.data = data
         self.from_cache = from_cache
+
+    @property
+    def mark(self) -> Tuple[int, bytes]:
+        return self.length, self.digest
+
+    def mark_after(self, appended: bytes) -> Tuple[int, bytes]:
+        """(length, sha256) of this ledger with `appended` written after it."""
+        h = self.hasher.copy()
+        h.update(appended)
+        return self.length + len(appended), h.digest()
 
 
 def fresh_fold(data: bytes, name: str = ".priors/ledger.jsonl", first_line: int = 1) -> Tuple[State, int]:
@@ -370,12 +384,12 @@ def _load(priors_dir: Path, ledger: Path, want_data: bool) -> Loaded:
         h.update(tail)
         if tail_bytes.endswith(b"\n"):
             _write_snapshot(priors_dir, size, h.digest(), lines + tail_bytes.count(b"\n"), st)
-    return Loaded(st, size, h.digest(), data, True)
+    return Loaded(st, size, h, data, True)
 
 
 def _fresh(priors_dir: Path, data: bytes, use: bool, want_data: bool = True) -> Loaded:
     st, lines = fresh_fold(data)
-    digest = hashlib.sha256(data).digest()
+    h = hashlib.sha256(data)
     if use and len(data) >= min_bytes() and data.endswith(b"\n"):
-        _write_snapshot(priors_dir, len(data), digest, lines, st)
-    return Loaded(st, len(data), digest, data if want_data else None, False)
+        _write_snapshot(priors_dir, len(data), h.digest(), lines, st)
+    return Loaded(st, len(data), h, data if want_data else None, False)

@@ -9,7 +9,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from priors.args import BOOL, MULTI, REST, VALUE, Spec, parse
 from priors.canonical import dumps
@@ -36,12 +36,17 @@ def load(paths: Paths, want_data: bool = True):
     Goes through the fold cache (priors.cache), which is exact or ignored. Read-only callers pass
     want_data=False and get None for the bytes, sparing the memory of a large ledger.
     """
+    loaded = load_ledger(paths, want_data)
+    return loaded.data, loaded.state
+
+
+def load_ledger(paths: Paths, want_data: bool = True):
+    """The folded ledger with its length and digest (priors.cache.Loaded): what a writing verb needs."""
     from priors.cache import load as cached_load
     from priors.store import check_inside
 
     check_inside(paths.ledger)
-    loaded = cached_load(paths.dir, paths.ledger, want_data)
-    return loaded.data, loaded.state
+    return cached_load(paths.dir, paths.ledger, want_data)
 
 
 def load_records(paths: Paths) -> Tuple[bytes, List[str], List[Dict[str, Any]]]:
@@ -55,18 +60,27 @@ def load_records(paths: Paths) -> Tuple[bytes, List[str], List[Dict[str, Any]]]:
     return data, raw, records
 
 
-def append_ledger(paths: Paths, data: bytes, records: List[Dict[str, Any]]) -> None:
-    """Old bytes plus new canonical lines, written atomically (without copying the old bytes)."""
+def append_ledger(paths: Paths, data: bytes, records: List[Dict[str, Any]], loaded=None) -> Optional[Tuple[int, bytes]]:
+    """Old bytes plus new canonical lines, written atomically (without copying the old bytes).
+
+    Given the `loaded` ledger that `data` came from, returns the new ledger's (length, sha256)."""
     sep = b"\n" if data and not data.endswith(b"\n") else b""
-    atomic_write(paths.ledger, [data, sep + "".join(dumps(r) + "\n" for r in records).encode("utf-8")])
+    new = sep + "".join(dumps(r) + "\n" for r in records).encode("utf-8")
+    atomic_write(paths.ledger, [data, new])
+    return None if loaded is None else loaded.mark_after(new)
 
 
-def render(paths: Paths, state=None) -> None:
-    from priors.views import render_markdown
+def render(paths: Paths, state=None, base: Optional[Tuple[int, bytes]] = None,
+           appended: Sequence[Dict[str, Any]] = (), after: Optional[Tuple[int, bytes]] = None) -> None:
+    """Write PRIORS.md for `state`, the fold of ledger `after` = ledger `base` + `appended`.
+
+    With both marks known only the rows that can have changed are rendered (priors.rendered)."""
+    from priors.rendered import write
 
     if state is None:
-        _, state = load(paths, want_data=False)
-    atomic_write(paths.rendered, render_markdown(state).encode("utf-8"))
+        loaded = load_ledger(paths, want_data=False)
+        state, base, after = loaded.state, loaded.mark, loaded.mark
+    write(paths, state, base, appended, after)
 
 
 def read_jsonl(path: Path) -> List[Any]:
@@ -192,9 +206,9 @@ def cmd_init(argv: List[str], ctx) -> int:
         require_git(ctx.root)
     ensure_dirs(paths)
     with Lock(paths):
-        _, st = load(paths, want_data=False)
+        loaded = load_ledger(paths, want_data=False)
         _first_files(paths)
-        render(paths, st)
+        render(paths, loaded.state, loaded.mark, (), loaded.mark)
     ctx.print("priors: ready (.priors/ created — commit it with your repo)")
     if a.has("--git"):
         from priors.merge import register_git
@@ -552,7 +566,8 @@ def cmd_commit(argv: List[str], ctx) -> int:
     run = check_run_id(a.get("run"), "commit")
     paths = _paths(ctx)
     with Lock(paths):
-        data, st = load(paths)
+        loaded = load_ledger(paths)
+        data, st = loaded.data, loaded.state
         sealed = st.commits.get(run)
         if sealed is not None:
             remove_tree(paths.run_dir(run))
@@ -565,9 +580,10 @@ def cmd_commit(argv: List[str], ctx) -> int:
         plan = plan_commit(st, rf)
         from priors.lessons_cmd import commit_extra  # lessons loop: what a budgeted run was shown, before the seal
 
-        append_ledger(paths, data, plan.lines[:-1] + commit_extra(rf.relevant, run) + plan.lines[-1:])
+        lines = plan.lines[:-1] + commit_extra(rf.relevant, run) + plan.lines[-1:]
+        after = append_ledger(paths, data, lines, loaded)
         remove_tree(paths.run_dir(run))
-        render(paths, st)
+        render(paths, st, loaded.mark, lines, after)
     ctx.print("\n".join(plan.summary))
     return 0
 
@@ -623,18 +639,19 @@ def cmd_decide(argv: List[str], ctx) -> int:
         raise UsageError("priors decide: reopen needs --because TEXT (why the settled judgment no longer holds)")
     paths = _paths(ctx)
     with Lock(paths):
-        data, st = load(paths)
+        loaded = load_ledger(paths)
+        data, st = loaded.data, loaded.state
         active = open_runs(paths, st)
         event = decide_event(st, pid, verdict, None if reason is None else str(reason), active[0] if active else None)
         from priors.lessons_cmd import supersede_events  # lessons loop: accepting a successor retires the old
 
         retired = supersede_events(st, pid, verdict)
-        append_ledger(paths, data, [event] + retired)
+        after = append_ledger(paths, data, [event] + retired, loaded)
         from priors.fold import apply
 
         for rec in [event] + retired:
             apply(st, rec)
-        render(paths, st)
+        render(paths, st, loaded.mark, [event] + retired, after)
     ctx.print(f"{pid} → {verdict} (your call — this sticks)")
     for rec in retired:
         ctx.print(f"{rec['id']} → obsolete (superseded by {pid})")

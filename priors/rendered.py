@@ -1,0 +1,142 @@
+"""PRIORS.md, kept in step with the ledger without re-rendering every row on every write.
+
+A full render formats one row per prior: over a second at 100k priors, paid by
+every writing verb although a write changes a handful of rows. A row depends
+only on its prior's record and folded status, and a ledger record changes
+only the prior it names (priors.fold), so after an append exactly the rows of
+the ids the appended records name can differ, plus the rows of new priors.
+
+`cache/render.bin` says which ledger (length and SHA-256) the current
+PRIORS.md (its SHA-256 and row count) was rendered from. A write whose ledger
+before the append is that ledger, and whose PRIORS.md still has that digest,
+patches those rows only; anything else — a hand edit, a merge, another
+keeper's write, a redaction (which drops cache/), another version of this
+code, `PRIORS_NO_CACHE=1` — renders the whole table. Either way the bytes
+are those of `views.render_markdown`; the tests check both paths against it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from priors.fold import State
+
+RENDER_FILE = "render.bin"
+MAGIC = b"PRIORS-RENDER-CACHE\n"
+HEAD_LINES = 6  # title, blank, note, blank, table head, separator — views.render_markdown
+Mark = Tuple[int, bytes]  # a ledger: (length, sha256)
+
+
+def _signature() -> bytes:
+    """Who rendered it: this module's, the table's and the fold's code."""
+    from priors import fold, views
+
+    h = hashlib.sha256(MAGIC)
+    for mod in (fold, views, sys.modules[__name__]):
+        try:
+            with open(getattr(mod, "__file__", "") or "", "rb") as fh:
+                h.update(fh.read())
+        except OSError:
+            h.update(repr(mod).encode("utf-8", "replace"))
+    return h.digest()
+
+
+def write(paths, st: State, base: Optional[Mark], appended: Sequence[Dict[str, Any]], after: Optional[Mark]) -> None:
+    """Write PRIORS.md for `st`: the fold of ledger `after`, which is ledger `base` plus `appended`.
+
+    `base`/`after` are None when unknown (then the whole table is rendered).
+    """
+    from priors import cache
+    from priors.store import atomic_write, read_bytes
+
+    use = cache.enabled() and base is not None and after is not None
+    old = _read_mark(paths.dir) if use else None
+    md = read_bytes(paths.rendered) if old is not None else None
+    new: Optional[bytes] = None
+    if old is not None and md is not None and hashlib.sha256(md).digest() == old[2]:
+        if (old[0], old[1]) == after and not appended:
+            return  # PRIORS.md is already the render of this very ledger: byte for byte what we would write
+        if (old[0], old[1]) == base:
+            new = _patched(md, old[3], st, appended)
+    if new is None:
+        from priors.views import render_markdown
+
+        new = render_markdown(st).encode("utf-8")
+    atomic_write(paths.rendered, new)
+    if use and after is not None:
+        _write_mark(paths.dir, after, hashlib.sha256(new).digest(), len(st.priors))
+
+
+def _patched(md: bytes, rows_before: int, st: State, appended: Iterable[Dict[str, Any]]) -> Optional[bytes]:
+    """PRIORS.md with the rows of the priors `appended` names re-rendered and new priors' rows added."""
+    from priors.views import table_row
+
+    lines = md.split(b"\n")
+    if rows_before == 0 or len(lines) != HEAD_LINES + rows_before + 1 or lines[-1] != b"":
+        return None
+    keys = list(st.priors)
+    if len(keys) < rows_before:
+        return None
+    named = {r.get("id") for r in appended if r.get("t") in ("prior", "event") and isinstance(r.get("id"), str)}
+    named = {pid for pid in named if pid in st.priors}
+    if named:
+        pos = {k: i for i, k in enumerate(keys)}
+        for pid in named:
+            i = pos[pid]
+            if i < rows_before:
+                lines[HEAD_LINES + i] = table_row(st.priors[pid]).encode("utf-8")
+    if len(keys) > rows_before:
+        lines[-1:] = [table_row(st.priors[k]).encode("utf-8") for k in keys[rows_before:]] + [b""]
+    return b"\n".join(lines)
+
+
+# ---------------------------------------------------------------- render.bin
+#
+# MAGIC, signature(32), ledger length(8), ledger sha256(32), PRIORS.md sha256(32), rows(8).
+
+_SIZE = len(MAGIC) + 32 + 8 + 32 + 32 + 8
+
+
+def _read_mark(priors_dir: Path) -> Optional[Tuple[int, bytes, bytes, int]]:
+    try:
+        with open(str(priors_dir / "cache" / RENDER_FILE), "rb") as fh:
+            raw = fh.read(_SIZE + 1)
+    except OSError:
+        return None
+    if len(raw) != _SIZE or not raw.startswith(MAGIC) or raw[len(MAGIC):len(MAGIC) + 32] != _signature():
+        return None
+    i = len(MAGIC) + 32
+    return (int.from_bytes(raw[i:i + 8], "big"), raw[i + 8:i + 40], raw[i + 40:i + 72],
+            int.from_bytes(raw[i + 72:i + 80], "big"))
+
+
+def _write_mark(priors_dir: Path, ledger: Mark, md_digest: bytes, rows: int) -> None:
+    """Best effort, atomic; never raises (like the fold cache, this is only an optimisation)."""
+    d = priors_dir / "cache"
+    tmp = d / f".render.{os.getpid()}.tmp"
+    body = MAGIC + _signature() + ledger[0].to_bytes(8, "big") + ledger[1] + md_digest + rows.to_bytes(8, "big")
+    try:
+        if os.path.islink(str(d)) or os.path.islink(str(priors_dir)):
+            return
+        if not d.is_dir():
+            if os.path.lexists(str(d)):
+                return
+            os.mkdir(str(d))
+        if os.path.lexists(str(tmp)):
+            os.unlink(str(tmp))  # never write through a leftover or planted name
+        fd = os.open(str(tmp), os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_BINARY", 0), 0o644)
+        try:
+            os.write(fd, body)
+        finally:
+            os.close(fd)
+        os.replace(str(tmp), str(d / RENDER_FILE))
+    except OSError:
+        try:
+            os.unlink(str(tmp))
+        except OSError:
+            pass

@@ -1,0 +1,170 @@
+"""PRIORS.md patched row by row is byte for byte the full render — or the full render is made."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import random
+import shutil
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+
+from priors import rendered
+from priors.canonical import dumps
+from priors.fold import fold, parse_lines
+from priors.store import Paths
+from priors.views import render_markdown
+
+from conftest import REPO, Keeper
+
+pytestmark = pytest.mark.one_cache_mode
+
+
+def _gen():
+    spec = importlib.util.spec_from_file_location("gen_ledger", REPO / "bench" / "gen_ledger.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return mod
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("tree")
+    _gen().generate(500, out, seed=5)
+    return out
+
+
+@pytest.fixture
+def root(generated: Path, tmp_path: Path, monkeypatch) -> Path:
+    monkeypatch.delenv("PRIORS_NO_CACHE", raising=False)
+    dst = tmp_path / "r"
+    shutil.copytree(str(generated), str(dst))
+    return dst
+
+
+def _mark(data: bytes):
+    return len(data), hashlib.sha256(data).digest()
+
+
+def _full(data: bytes) -> bytes:
+    return render_markdown(fold(parse_lines(data))).encode("utf-8")
+
+
+def _random_records(rng: random.Random, ids: List[str], next_id: int) -> List[Dict[str, Any]]:
+    out: List[Dict[str, Any]] = []
+    for _ in range(rng.randint(1, 6)):
+        kind = rng.random()
+        pid = rng.choice(ids)
+        if kind < 0.3:
+            out.append({"t": "event", "id": pid, "action": "disposition", "run": "run-900",
+                        "to": rng.choice(["fixed", "still-open", "stale", "challenged", "obsolete-proposed"])})
+        elif kind < 0.5:
+            out.append({"t": "event", "id": pid, "action": "decide", "by": "human",
+                        "to": rng.choice(["keep", "wontfix", "obsolete", "reopen", "accepted"])})
+        elif kind < 0.65:
+            out.append({"t": "event", "id": pid, "action": "scope-missing", "run": "run-900"})
+        elif kind < 0.75:  # a second record for an existing id: its row must change in place
+            out.append({"t": "prior", "id": pid, "ns": "web", "type": "conclusion", "claim": f"again | {pid}\nx",
+                        "born": "run-900"})
+        elif kind < 0.9:
+            new = f"P-{next_id + len(out):05d}"
+            ids.append(new)
+            out.append({"t": "prior", "id": new, "ns": rng.choice(["web", "api", "new|ns"]), "type": "conclusion",
+                        "claim": "a " * rng.randint(1, 60), "scope_ref": f"src/{new}.py", "born": "run-900"})
+        else:
+            out.append({"t": "call", "call_id": "run-900-C-01", "kind": "reversal", "run": "run-900",
+                        "ns": "web", "conflicts_with": pid, "claim": "no"})
+    return out
+
+
+def test_patched_rows_equal_the_full_render(root: Path, monkeypatch) -> None:
+    from priors import views
+
+    full_renders = []
+    monkeypatch.setattr(views, "render_markdown", lambda st: full_renders.append(1) or render_markdown(st))
+    paths = Paths(root)
+    data = paths.ledger.read_bytes()
+    st = fold(parse_lines(data))
+    rendered.write(paths, st, _mark(data), (), _mark(data))
+    assert paths.rendered.read_bytes() == _full(data)
+    assert full_renders == [1]
+    rng = random.Random(7)
+    ids = list(st.priors)
+    for step in range(40):
+        recs = _random_records(rng, ids, 90000 + step * 10)
+        new = data + "".join(dumps(r) + "\n" for r in recs).encode("utf-8")
+        paths.ledger.write_bytes(new)
+        st = fold(parse_lines(new))
+        rendered.write(paths, st, _mark(data), recs, _mark(new))
+        assert paths.rendered.read_bytes() == _full(new), step
+        data = new
+    assert full_renders == [1]  # every step after the first patched rows instead
+
+
+def test_hand_edit_or_foreign_write_renders_everything(root: Path) -> None:
+    paths = Paths(root)
+    data = paths.ledger.read_bytes()
+    st = fold(parse_lines(data))
+    rendered.write(paths, st, _mark(data), (), _mark(data))
+    good = paths.rendered.read_bytes()
+    # a hand edit of PRIORS.md: the next write renders the whole table again
+    paths.rendered.write_bytes(good.replace(b"| open |", b"| OPEN |", 1))
+    rec = {"t": "event", "id": next(iter(st.priors)), "action": "decide", "to": "keep", "by": "human"}
+    new = data + (dumps(rec) + "\n").encode()
+    rendered.write(paths, fold(parse_lines(new)), _mark(data), [rec], _mark(new))
+    assert paths.rendered.read_bytes() == _full(new)
+    # another keeper appended without rendering: our base is not the marked ledger
+    rec2 = {"t": "event", "id": list(st.priors)[3], "action": "decide", "to": "obsolete", "by": "human"}
+    newer = new + (dumps(rec) + "\n").encode() + (dumps(rec2) + "\n").encode()
+    mid = new + (dumps(rec) + "\n").encode()
+    rendered.write(paths, fold(parse_lines(newer)), _mark(mid), [rec2], _mark(newer))
+    assert paths.rendered.read_bytes() == _full(newer)
+
+
+def test_render_mark_from_other_code_is_ignored(root: Path, monkeypatch) -> None:
+    paths = Paths(root)
+    data = paths.ledger.read_bytes()
+    st = fold(parse_lines(data))
+    rendered.write(paths, st, _mark(data), (), _mark(data))
+    paths.rendered.write_bytes(b"stale")
+    monkeypatch.setattr(rendered, "_signature", lambda: b"x" * 32)
+    rendered.write(paths, st, _mark(data), (), _mark(data))  # mark unreadable: no skip, a full render
+    assert paths.rendered.read_bytes() == _full(data)
+
+
+def test_cli_writes_keep_priors_md_equal_to_a_full_render(root: Path) -> None:
+    k = Keeper(root)
+    ledger = root / ".priors" / "ledger.jsonl"
+    md = root / ".priors" / "PRIORS.md"
+
+    def same() -> None:
+        assert md.read_bytes() == _full(ledger.read_bytes())
+
+    k.ok("render")
+    same()
+    before = md.stat()
+    assert k.ok("render") == "rendered .priors/PRIORS.md\n"
+    after = md.stat()
+    assert (before.st_ino, before.st_mtime_ns) == (after.st_ino, after.st_mtime_ns)  # in step: nothing rewritten
+    rel = json.loads(k.ok("relevant", "--ns", "web", "--scopes", "bench-scopes.json"))
+    run = rel["run"]
+    for item in rel["verify"]:
+        if item["scopeState"] != "missing":
+            k.ok("disposition", item["id"], "fixed" if item["scopeState"] == "unchanged" else "stale", "--run", run)
+    cands = sorted(str(p.relative_to(root)) for p in (root / "bench-cands").iterdir())
+    k("propose", *cands, "--run", run, "--ns", "web")
+    k.ok("commit", "--run", run)
+    same()
+    assert (root / ".priors" / "cache" / rendered.RENDER_FILE).exists()
+    k.ok("decide", rel["verify"][0]["id"], "wontfix", "--because", "not worth it")
+    same()
+    md.write_bytes(b"# hand edited\n")
+    k.ok("render")
+    same()
+    k.ok("redact", rel["verify"][1]["id"], "--because", "leak")
+    same()
+    k.ok("decide", rel["verify"][2]["id"], "obsolete")
+    same()
