@@ -41,6 +41,7 @@ CACHE_FILE = "fold.bin"
 MAGIC = b"PRIORS-FOLD-CACHE\n"
 CHUNK = 1 << 20
 MIN_BYTES = 64 * 1024
+REFRESH_BYTES = 256 * 1024
 ROWS = 8192  # below this a fresh fold is as fast as reading a snapshot
 
 
@@ -52,6 +53,16 @@ def min_bytes() -> int:
     """Ledgers smaller than this are folded directly (PRIORS_CACHE_MIN_BYTES overrides; tests use 0)."""
     raw = os.environ.get("PRIORS_CACHE_MIN_BYTES", "")
     return int(raw) if raw.isdigit() else MIN_BYTES
+
+
+def refresh_bytes() -> int:
+    """A tail shorter than this is folded on every load rather than rewriting the snapshot.
+
+    Rewriting costs as much as the whole state (tens of MB at 100k priors) and a run appends a
+    few KB: one rewrite per ~10 commits instead of one per call. PRIORS_CACHE_REFRESH_BYTES overrides.
+    """
+    raw = os.environ.get("PRIORS_CACHE_REFRESH_BYTES", "")
+    return int(raw) if raw.isdigit() else REFRESH_BYTES
 
 
 def cache_dir(priors_dir: Path) -> Path:
@@ -382,7 +393,7 @@ def _load(priors_dir: Path, ledger: Path, want_data: bool) -> Loaded:
         for rec in _parse_from(tail_bytes, ".priors/ledger.jsonl", lines + 1):
             _fold.apply(st, rec)
         h.update(tail)
-        if tail_bytes.endswith(b"\n"):
+        if tail_bytes.endswith(b"\n") and len(tail_bytes) >= refresh_bytes():
             _write_snapshot(priors_dir, size, h.digest(), lines + tail_bytes.count(b"\n"), st)
     return Loaded(st, size, h, data, True)
 

@@ -751,8 +751,8 @@ def cmd_status(argv: List[str], ctx) -> int:
 
     a = parse(argv, STATUS)
     paths = Paths(ctx.root)
-    data, st = load(paths)
+    _, st = load(paths, want_data=False)
     from priors.lessons_cmd import status_hook  # lessons loop: scores and keep-or-retire calls
 
-    ctx.print(status_text(st, bool(a.get("calls")), status_hook(paths, data or b"", st)))
+    ctx.print(status_text(st, bool(a.get("calls")), status_hook(paths, st)))
     return 0

@@ -127,6 +127,7 @@ class State:
     commits: Dict[str, Dict[str, Any]] = field(default_factory=dict)
     max_prior: int = 0
     max_run: int = 0
+    scored: bool = False  # any score record (the lessons loop reads the ledger again only then)
 
     def note_run(self, run: Any) -> None:
         if isinstance(run, str) and run not in self.run_pos:
@@ -240,6 +241,8 @@ def apply(st: State, rec: Dict[str, Any]) -> None:
     elif t == "call":
         st.note_run(rec.get("run"))
         st.calls.append(CallState(rec, bool(rec.get("redacted") is True)))
+    elif t == "score":
+        st.scored = True
     elif t == "run" and rec.get("action") == "commit":
         st.note_run(rec.get("run"))
         run = rec.get("run")

@@ -516,13 +516,9 @@ def relevant_hook(budget, paths: Paths, st, out: Dict[str, Any]) -> Dict[str, An
     from priors.lessons import Ledger, shape
     from priors.store import read_ledger_bytes
 
-    data = read_ledger_bytes(paths)
-    if not budget.active and SCORE_MARK not in data:
+    if not budget.active and not st.scored:
         return out
-    return shape(out, Ledger.light(data, st), budget)
-
-
-SCORE_MARK = b'"score"'  # any score record (a false hit only costs a fold)
+    return shape(out, Ledger.light(read_ledger_bytes(paths), st), budget)
 
 
 def commit_extra(relevant: Optional[Dict[str, Any]], run: str) -> List[Dict[str, Any]]:
@@ -548,15 +544,16 @@ def supersede_events(st, pid: str, verdict: str) -> List[Dict[str, Any]]:
              "reason": f"superseded by {pid}"}]
 
 
-def status_hook(paths: Paths, data: bytes, st):
+def status_hook(paths: Paths, st):
     """`status` extras: per namespace, score lines and (with --calls) keep-or-retire and review calls."""
     from priors.fold import parse_lines
     from priors.lessons import Ledger, call_lines_for, score_lines_for
+    from priors.store import read_ledger_bytes
 
     review = bool(read_config(paths).get("require_review", False)) if paths.dir.is_dir() else False
-    if SCORE_MARK not in data and not review:
+    if not st.scored and not review:
         return None
-    ledger = Ledger.of(parse_lines(data), st)
+    ledger = Ledger.of(parse_lines(read_ledger_bytes(paths)), st)
 
     def extras(ns: str, with_calls: bool):
         return score_lines_for(ledger, ns), (call_lines_for(ledger, ns, review) if with_calls else [])

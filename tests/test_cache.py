@@ -35,6 +35,7 @@ def ledger_bytes(tmp_path_factory) -> bytes:
 @pytest.fixture
 def pdir(tmp_path: Path, monkeypatch) -> Path:
     monkeypatch.setenv("PRIORS_CACHE_MIN_BYTES", "0")
+    monkeypatch.setenv("PRIORS_CACHE_REFRESH_BYTES", "0")
     monkeypatch.delenv("PRIORS_NO_CACHE", raising=False)
     d = tmp_path / ".priors"
     d.mkdir()
@@ -62,6 +63,23 @@ def test_appends_fold_only_the_tail_and_stay_exact(pdir: Path, ledger_bytes: byt
     cuts = sorted(rng.sample(range(1, len(lines)), 12)) + [len(lines)]
     hits = [_check(pdir, b"".join(lines[:n])) for n in cuts]
     assert hits[0] is False and all(hits[1:])  # first builds, then every append is incremental
+
+
+def test_short_tails_are_folded_without_rewriting_the_snapshot(pdir: Path, ledger_bytes: bytes, monkeypatch) -> None:
+    monkeypatch.setenv("PRIORS_CACHE_REFRESH_BYTES", "20000")
+    lines = ledger_bytes.splitlines(keepends=True)
+    f = pdir / "cache" / cache.CACHE_FILE
+    _check(pdir, b"".join(lines[:300]))
+    built = f.read_bytes()
+    for n in (301, 320, 340):  # a few small appends: the snapshot stays, the tail is folded each time
+        assert _check(pdir, b"".join(lines[:n])) is True
+        assert f.read_bytes() == built
+    n = 340
+    while len(b"".join(lines[300:n])) < 20000:
+        n += 1
+    assert _check(pdir, b"".join(lines[:n])) is True  # a tail past the threshold refreshes it
+    assert f.read_bytes() != built
+    assert _check(pdir, b"".join(lines[:n + 5])) is True
 
 
 def test_rewrite_or_truncation_rebuilds(pdir: Path, ledger_bytes: bytes) -> None:
