@@ -98,7 +98,7 @@ def _signature() -> bytes:
                     h.update(fh.read())
             except OSError:
                 h.update(src.encode("utf-8", "replace"))
-        h.update(repr([f.name for f in fields(State)] + list(PriorState.__slots__)
+        h.update(repr([f.name for f in fields(State)] + list(PriorState.LAYOUT)
                       + [f.name for f in fields(CallState)]).encode())
         _SIG = h.digest()
     return _SIG
@@ -111,7 +111,7 @@ def _signature() -> bytes:
 # (a ledger has a handful of distinct ones). Loading builds no record dict; `PriorState.rec`
 # inflates one on first use, so a verb pays only for the priors it reads.
 
-_PRIOR_SLOTS = ("id", "status", "scope_hash", "miss", "human_idx", "_rec", "_packed", "_facets", "_ns", "_ref")
+_LAYOUT = ("id", "status", "scope_hash", "miss", "human_idx", "_rec", "_packed", "_facets", "_ns", "_ref")
 
 
 def inflate(blob: bytes, facets: Optional[Dict[str, Any]]) -> Dict[str, Any]:
@@ -135,33 +135,35 @@ def _pack(rec: Dict[str, Any], table: List[Any], index: Dict[Any, int]) -> Tuple
     return -1, marshal.dumps(rec, 4)
 
 
+def _facet_index(fac: Optional[Dict[str, Any]], table: List[Any], index: Dict[Any, int]) -> int:
+    if fac is None:
+        return -1
+    key = tuple(fac.items())
+    i = index.get(key)
+    if i is None:
+        i = index[key] = len(table)
+        table.append(fac)
+    return i
+
+
 def _encode_state(st: State) -> List[Any]:
     """[head, rows, rows, ...]: head = (facet table, calls, other fields); rows in slices of ROWS."""
-    if tuple(PriorState.__slots__) != _PRIOR_SLOTS or [f.name for f in fields(CallState)] != ["rec", "resolved"]:
+    if PriorState.LAYOUT != _LAYOUT or [f.name for f in fields(CallState)] != ["rec", "resolved"]:
         raise TypeError("fold state changed shape; the cache does not know it")
     table: List[Any] = []
     index: Dict[Any, int] = {}
     refs: Dict[str, str] = {}  # one string object per scope ref: marshal then stores it once
     rows = []
-    for key, p in st.priors.items():
+    for p in st.priors.values():
         if p._rec is None:
-            blob, fac = p._packed, p._facets
-            if fac is None:
-                fi = -1
-            else:
-                fkey = tuple(fac.items())
-                fi = index.get(fkey)
-                if fi is None:
-                    fi = index[fkey] = len(table)
-                    table.append(fac)
-            ns = p._ns
+            blob, fi, ns = p._packed, _facet_index(p._facets, table, index), p._ns
         else:
             fi, blob = _pack(p._rec, table, index)
             ns = p._rec.get("ns")
         ref = p.scope_ref
         if ref is not None:
             ref = refs.setdefault(ref, ref)
-        rows.append((key, p.id, ns, p.status, p.scope_hash, p.miss, p.human_idx, fi, blob, ref))
+        rows.append((p.id, p.status, p.scope_hash, p.miss, p.human_idx, None, blob, fi, ns, ref))
     calls = [(c.rec, c.resolved) for c in st.calls]
     rest = {f.name: getattr(st, f.name) for f in fields(State) if f.name not in ("priors", "calls")}
     return [(table, calls, rest)] + [rows[i:i + ROWS] for i in range(0, len(rows), ROWS)]
@@ -177,12 +179,12 @@ def _decode_head(head: Tuple[Any, ...]) -> Tuple[State, List[Any]]:
 
 
 def _decode_rows(st: State, table: List[Any], rows: List[Any]) -> None:
-    new = PriorState.__new__
-    priors = st.priors
-    for key, pid, ns, status, sh, miss, hidx, fi, blob, ref in rows:
-        p = priors[key] = new(PriorState)
-        p.id, p.status, p.scope_hash, p.miss, p.human_idx = pid, status, sh, miss, hidx
-        p._rec, p._packed, p._facets, p._ns, p._ref = None, blob, table[fi] if fi >= 0 else None, ns, ref
+    """Rows are PriorState.LAYOUT with the facets as a table index: the list is built in C."""
+    made = list(map(PriorState, rows))
+    for p in made:
+        fi = p[7]
+        p[7] = table[fi] if fi >= 0 else None
+    st.priors.update(zip([p[0] for p in made], made))
 
 
 # ---------------------------------------------------------------- reading and writing the snapshot

@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from priors.canonical import normalize
 from priors.errors import Refusal
-from priors.fold import PriorState, State, apply, review_due, scope_state
+from priors.fold import PriorState, State, apply, new_prior, review_due, scope_state
 from priors.grammar import AGENT_VERDICTS, SEVERITY_RANK, Candidate, opposes
 
 NUDGE_ASK = "still true? reply: decide <id> keep — or retire it"
@@ -180,7 +180,7 @@ def _staged_states(rf: RunFiles) -> List[PriorState]:
     for rec in rf.staged:
         if isinstance(rec, dict) and isinstance(rec.get("id"), str):
             sh = rec.get("scope_hash")
-            out.append(PriorState(rec["id"], rec, "open", sh if isinstance(sh, str) else None))
+            out.append(new_prior(rec["id"], rec, "open", sh if isinstance(sh, str) else None))
     return out
 
 
