@@ -111,7 +111,7 @@ def _signature() -> bytes:
 # (a ledger has a handful of distinct ones). Loading builds no record dict; `PriorState.rec`
 # inflates one on first use, so a verb pays only for the priors it reads.
 
-_LAYOUT = ("id", "status", "scope_hash", "miss", "human_idx", "_rec", "_packed", "_facets", "_ns", "_ref")
+_LAYOUT = ("id", "status", "scope_hash", "miss", "human_idx", "_rec", "_packed", "_facets", "_ns", "_ref", "_every")
 
 
 def inflate(blob: bytes, facets: Optional[Dict[str, Any]]) -> Dict[str, Any]:
@@ -163,7 +163,7 @@ def _encode_state(st: State) -> List[Any]:
         ref = p.scope_ref
         if ref is not None:
             ref = refs.setdefault(ref, ref)
-        rows.append((p.id, p.status, p.scope_hash, p.miss, p.human_idx, None, blob, fi, ns, ref))
+        rows.append((p.id, p.status, p.scope_hash, p.miss, p.human_idx, None, blob, fi, ns, ref, p.review_every))
     calls = [(c.rec, c.resolved) for c in st.calls]
     rest = {f.name: getattr(st, f.name) for f in fields(State) if f.name not in ("priors", "calls")}
     return [(table, calls, rest)] + [rows[i:i + ROWS] for i in range(0, len(rows), ROWS)]

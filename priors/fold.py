@@ -34,7 +34,8 @@ class PriorState(list):
     """
 
     __slots__ = ()
-    LAYOUT = ("id", "status", "scope_hash", "miss", "human_idx", "_rec", "_packed", "_facets", "_ns", "_ref")
+    LAYOUT = ("id", "status", "scope_hash", "miss", "human_idx", "_rec", "_packed", "_facets", "_ns", "_ref",
+              "_every")
     FIELDS = ("id", "rec", "status", "scope_hash", "miss", "human_idx")
 
     id = _field(0, "the prior's id")
@@ -47,6 +48,7 @@ class PriorState(list):
     _facets = _field(7, "the record's facets, kept beside the packed record")
     _ns = _field(8, "the record's ns, kept beside the packed record")
     _ref = _field(9, "the record's scope_ref, kept beside the packed record")
+    _every = _field(10, "the record's review_every, kept beside the packed record")
 
     @property
     def rec(self) -> Dict[str, Any]:
@@ -104,6 +106,11 @@ class PriorState(list):
         ref = r.get("scope_ref")
         return ref if isinstance(ref, str) else None
 
+    @property
+    def review_every(self) -> Any:
+        r = self[5]
+        return self[10] if r is None else r.get("review_every")
+
     def facet(self, name: str) -> Any:
         if self[5] is None and self[7] is not None:
             return self[7].get(name)  # facets stay readable without inflating the record
@@ -128,7 +135,7 @@ class PriorState(list):
 
 def new_prior(id: str, rec: Optional[Dict[str, Any]], status: str, scope_hash: Optional[str],
               miss: int = 0, human_idx: int = -1) -> PriorState:
-    return PriorState((id, status, scope_hash, miss, human_idx, rec, None, None, None, None))
+    return PriorState((id, status, scope_hash, miss, human_idx, rec, None, None, None, None, None))
 
 
 @dataclass
@@ -321,7 +328,7 @@ def _verdict(to: Any) -> str:
 
 def review_due(st: State, p: PriorState) -> bool:
     """A review nudge: the prior asked to be re-confirmed every N runs and N runs have passed."""
-    every = p.rec.get("review_every")
+    every = p.review_every
     if not isinstance(every, int) or isinstance(every, bool):
         return False
     return (len(st.runs_order) - 1 - p.human_idx) >= every

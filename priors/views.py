@@ -5,40 +5,58 @@ from __future__ import annotations
 import re
 from typing import Dict, List, Optional
 
-from priors.fold import PriorState, State, review_due
+from priors.fold import BINDING, REST_AFTER, PriorState, State, review_due
 
 NO_PRIORS = "no priors yet — first run writes them"
 
 
-def namespaces(st: State) -> List[str]:
-    order: List[str] = []
+BUCKETS = ("open", "fixed", "settled", "learned", "retired", "resting")
+
+
+def count_bucket(p: PriorState) -> str:
+    """Which status column a prior counts in — first match wins (contract §7, status)."""
+    status = p.status
+    if status == "redacted":
+        return ""
+    if p.miss >= REST_AFTER and status not in BINDING:
+        return "resting"
+    if status == "fixed":
+        return "fixed"
+    if status == "obsolete":
+        return "retired"
+    if status in BINDING:
+        return "settled"
+    if status == "open" and p.facet("obligation") == "inject-as-instruction":
+        return "learned"
+    if status in ("open", "stale"):
+        return "open"
+    return ""
+
+
+def tally(st: State) -> Dict[str, Dict[str, int]]:
+    """Counts per (string) namespace, in the order of each namespace's first prior — one pass."""
+    out: Dict[str, Dict[str, int]] = {}
     for p in st.priors.values():
-        if isinstance(p.ns, str) and p.ns not in order:
-            order.append(p.ns)
+        ns = p.ns
+        if not isinstance(ns, str):
+            continue
+        counts = out.get(ns)
+        if counts is None:
+            counts = out[ns] = dict.fromkeys(BUCKETS, 0)
+        bucket = count_bucket(p)
+        if bucket:
+            counts[bucket] += 1
+    return out
+
+
+def namespaces(st: State, known: Optional[List[str]] = None) -> List[str]:
+    """Namespaces of priors in ledger order, then those known only from an unresolved call."""
+    order = list(tally(st)) if known is None else list(known)
     for call in st.calls:
         ns = call.rec.get("ns")
         if not call.resolved and isinstance(ns, str) and ns not in order:
             order.append(ns)
     return order
-
-
-def count_bucket(p: PriorState) -> str:
-    """Which status column a prior counts in — first match wins (contract §7, status)."""
-    if p.redacted:
-        return ""
-    if p.resting:
-        return "resting"
-    if p.status == "fixed":
-        return "fixed"
-    if p.status == "obsolete":
-        return "retired"
-    if p.binding:
-        return "settled"
-    if p.facet("obligation") == "inject-as-instruction" and p.status == "open":
-        return "learned"
-    if p.status in ("open", "stale"):
-        return "open"
-    return ""
 
 
 def by_namespace(st: State) -> Dict[str, List[PriorState]]:
@@ -51,12 +69,7 @@ def by_namespace(st: State) -> Dict[str, List[PriorState]]:
     return groups
 
 
-def status_line(st: State, ns: str, group: Optional[List[PriorState]] = None) -> str:
-    counts: Dict[str, int] = {"open": 0, "fixed": 0, "settled": 0, "learned": 0, "retired": 0, "resting": 0}
-    for p in (st.in_ns(ns) if group is None else group):
-        bucket = count_bucket(p)
-        if bucket:
-            counts[bucket] += 1
+def status_line(ns: str, counts: Dict[str, int]) -> str:
     line = (f"{ns}: {counts['open']} open · {counts['fixed']} fixed · {counts['settled']} decided by you"
             f" · {counts['learned']} lessons locked")
     if counts["retired"]:
@@ -88,13 +101,13 @@ def call_lines(st: State, ns: str, group: Optional[List[PriorState]] = None) -> 
 
 def status_text(st: State, with_calls: bool, extras=None) -> str:
     """`extras(ns, with_calls) -> (info lines, call lines)` adds the lessons loop's lines (docs/lessons.md)."""
-    spaces = namespaces(st)
     if not st.priors:
         return NO_PRIORS
+    counts = tally(st)
+    groups = by_namespace(st) if with_calls else {}
     lines: List[str] = []
-    groups = by_namespace(st)
-    for ns in spaces:
-        lines.append(status_line(st, ns, groups.get(ns, [])))
+    for ns in namespaces(st, list(counts)):
+        lines.append(status_line(ns, counts.get(ns) or dict.fromkeys(BUCKETS, 0)))
         info, calls = extras(ns, with_calls) if extras is not None else ([], [])
         lines.extend(info)
         if with_calls:
