@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from priors.args import BOOL, MULTI, REST, VALUE, Spec, parse
-from priors.canonical import dumps
+from priors.canonical import dumps, dumps_object
 from priors.errors import Refusal, UsageError
 from priors.store import Lock, Paths, atomic_write, read_bytes, remove_tree, require_init
 
@@ -346,10 +346,11 @@ def cmd_relevant(argv: List[str], ctx) -> int:
 
         rdir = paths.run_dir(str(run))
         make_dir(rdir)
-        stored = dict(out)
-        stored["scopes"] = scopes
-        atomic_write(rdir / "relevant.json", (dumps(stored) + "\n").encode("utf-8"))
-    ctx.print(dumps(out))
+        parts = {k: dumps(v) for k, v in out.items()}  # the verify list can be 10k items: encode it once
+        printed = dumps_object(parts)
+        parts["scopes"] = dumps(scopes)
+        atomic_write(rdir / "relevant.json", (dumps_object(parts) + "\n").encode("utf-8"))
+    ctx.print(printed)
     return 0
 
 

@@ -276,3 +276,9 @@ def test_clean_parse_matches_strict(records, sep) -> None:
         assert fast is None
         return
     assert fast is None or fast == strict
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.dictionaries(st.text(), _json, max_size=8))
+def test_object_from_encoded_values_is_canonical(value) -> None:
+    assert canonical.dumps_object({k: canonical.dumps(v) for k, v in value.items()}) == canonical.dumps(value)
