@@ -287,8 +287,10 @@ def _write_all(fd: int, data: bytes) -> None:
 class Loaded:
     """The folded ledger; `data` is the ledger's bytes when asked for."""
 
-    def __init__(self, state: State, length: int, hasher: Any, data: Optional[bytes], from_cache: bool) -> None:
+    def __init__(self, state: State, length: int, hasher: Any, data: Optional[bytes], from_cache: bool,
+                 ends_with_newline: bool = True) -> None:
         self.state = state
+        self.ends_with_newline = ends_with_newline
         self.length = length
         self.hasher = hasher  # sha256 of the ledger's bytes so far: an append's digest costs only its own bytes
         self.digest = hasher.digest()
@@ -397,7 +399,7 @@ def _load(priors_dir: Path, ledger: Path, want_data: bool) -> Loaded:
         h.update(tail)
         if tail_bytes.endswith(b"\n") and len(tail_bytes) >= refresh_bytes():
             _write_snapshot(priors_dir, size, h.digest(), lines + tail_bytes.count(b"\n"), st)
-    return Loaded(st, size, h, data, True)
+    return Loaded(st, size, h, data, True, not tail or tail[-1:] == b"\n")
 
 
 def _fresh(priors_dir: Path, data: bytes, use: bool, want_data: bool = True) -> Loaded:
@@ -405,4 +407,4 @@ def _fresh(priors_dir: Path, data: bytes, use: bool, want_data: bool = True) -> 
     h = hashlib.sha256(data)
     if use and len(data) >= min_bytes() and data.endswith(b"\n"):
         _write_snapshot(priors_dir, len(data), h.digest(), lines, st)
-    return Loaded(st, len(data), h, data if want_data else None, False)
+    return Loaded(st, len(data), h, data if want_data else None, False, data.endswith(b"\n"))

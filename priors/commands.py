@@ -60,13 +60,22 @@ def load_records(paths: Paths) -> Tuple[bytes, List[str], List[Dict[str, Any]]]:
     return data, raw, records
 
 
-def append_ledger(paths: Paths, data: bytes, records: List[Dict[str, Any]], loaded=None) -> Optional[Tuple[int, bytes]]:
-    """Old bytes plus new canonical lines, written atomically (without copying the old bytes).
+def append_ledger(paths: Paths, data: Optional[bytes], records: List[Dict[str, Any]],
+                  loaded=None) -> Optional[Tuple[int, bytes]]:
+    """Old bytes plus new canonical lines, written atomically.
 
-    Given the `loaded` ledger that `data` came from, returns the new ledger's (length, sha256)."""
-    sep = b"\n" if data and not data.endswith(b"\n") else b""
-    new = sep + "".join(dumps(r) + "\n" for r in records).encode("utf-8")
-    atomic_write(paths.ledger, [data, new])
+    With `data` None the old bytes are copied from the file the `loaded` fold came from (they are
+    never read into memory). Given `loaded`, returns the new ledger's (length, sha256)."""
+    body = "".join(dumps(r) + "\n" for r in records).encode("utf-8")
+    if data is None:
+        if loaded is None:
+            raise ValueError("append_ledger needs the old bytes or the loaded ledger")
+        sep = b"\n" if loaded.length and not loaded.ends_with_newline else b""
+        new = sep + body
+        atomic_write(paths.ledger, [new], keep=loaded.length)
+    else:
+        new = (b"\n" if data and not data.endswith(b"\n") else b"") + body
+        atomic_write(paths.ledger, [data, new])
     return None if loaded is None else loaded.mark_after(new)
 
 
@@ -567,8 +576,8 @@ def cmd_commit(argv: List[str], ctx) -> int:
     run = check_run_id(a.get("run"), "commit")
     paths = _paths(ctx)
     with Lock(paths):
-        loaded = load_ledger(paths)
-        data, st = loaded.data, loaded.state
+        loaded = load_ledger(paths, want_data=False)
+        st = loaded.state
         sealed = st.commits.get(run)
         if sealed is not None:
             remove_tree(paths.run_dir(run))
@@ -582,7 +591,7 @@ def cmd_commit(argv: List[str], ctx) -> int:
         from priors.lessons_cmd import commit_extra  # lessons loop: what a budgeted run was shown, before the seal
 
         lines = plan.lines[:-1] + commit_extra(rf.relevant, run) + plan.lines[-1:]
-        after = append_ledger(paths, data, lines, loaded)
+        after = append_ledger(paths, None, lines, loaded)
         remove_tree(paths.run_dir(run))
         render(paths, st, loaded.mark, lines, after)
     ctx.print("\n".join(plan.summary))
@@ -640,14 +649,14 @@ def cmd_decide(argv: List[str], ctx) -> int:
         raise UsageError("priors decide: reopen needs --because TEXT (why the settled judgment no longer holds)")
     paths = _paths(ctx)
     with Lock(paths):
-        loaded = load_ledger(paths)
-        data, st = loaded.data, loaded.state
+        loaded = load_ledger(paths, want_data=False)
+        st = loaded.state
         active = open_runs(paths, st)
         event = decide_event(st, pid, verdict, None if reason is None else str(reason), active[0] if active else None)
         from priors.lessons_cmd import supersede_events  # lessons loop: accepting a successor retires the old
 
         retired = supersede_events(st, pid, verdict)
-        after = append_ledger(paths, data, [event] + retired, loaded)
+        after = append_ledger(paths, None, [event] + retired, loaded)
         from priors.fold import apply
 
         for rec in [event] + retired:

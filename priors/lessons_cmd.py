@@ -61,12 +61,12 @@ def config_path(paths: Paths) -> Path:
 
 
 def read_config(paths: Paths) -> Dict[str, Any]:
-    from priors.canonical import JSONError, loads
-    from priors.lessons import check_config
-
     data = read_bytes(config_path(paths))
     if data is None:
         return {}
+    from priors.canonical import JSONError, loads
+    from priors.lessons import check_config
+
     try:
         obj = loads(data.decode("utf-8"))
     except (UnicodeDecodeError, JSONError) as exc:
@@ -494,12 +494,15 @@ def cmd_lessons(argv: List[str], ctx) -> int:
 
 def budget_from(a, paths: Paths):
     """`relevant`'s budget: its options over .priors/config.json (no options, no config: the contract)."""
-    from priors.lessons import Budget, parse_count
-
     cfg = read_config(paths) if paths.dir.is_dir() else {}
     mi = a.get("max_inject")
     mc = a.get("max_chars")
     q = a.get("query")
+    if (mi is None and mc is None and q is None and cfg.get("max_inject") is None and cfg.get("max_chars") is None
+            and not cfg.get("require_review")):
+        return None  # the contract's relevant: the lessons module is not even imported
+    from priors.lessons import Budget, parse_count
+
     return Budget(
         max_inject=parse_count(mi, "priors relevant: --max-inject") if mi is not None else cfg.get("max_inject"),
         max_chars=parse_count(mc, "priors relevant: --max-chars") if mc is not None else cfg.get("max_chars"),
@@ -513,20 +516,20 @@ def relevant_hook(budget, paths: Paths, st, out: Dict[str, Any]) -> Dict[str, An
 
     With no budget and no scores in the ledger, the contract's output is returned untouched.
     """
-    from priors.lessons import Ledger, shape
+    if (budget is None or not budget.active) and not st.scored:
+        return out
+    from priors.lessons import Budget, Ledger, shape
     from priors.store import read_ledger_bytes
 
-    if not budget.active and not st.scored:
-        return out
-    return shape(out, Ledger.light(read_ledger_bytes(paths), st), budget)
+    return shape(out, Ledger.light(read_ledger_bytes(paths), st), budget or Budget())
 
 
 def commit_extra(relevant: Optional[Dict[str, Any]], run: str) -> List[Dict[str, Any]]:
     """Lines to append just before the run record: what a budgeted run was actually shown."""
+    if not isinstance(relevant, dict) or not (relevant.get("inject_omitted") or relevant.get("awaiting_review")):
+        return []
     from priors.lessons import injected_record
 
-    if not isinstance(relevant, dict):
-        return []
     rec = injected_record(relevant, run)
     return [] if rec is None else [rec]
 
@@ -546,13 +549,13 @@ def supersede_events(st, pid: str, verdict: str) -> List[Dict[str, Any]]:
 
 def status_hook(paths: Paths, st):
     """`status` extras: per namespace, score lines and (with --calls) keep-or-retire and review calls."""
+    review = bool(read_config(paths).get("require_review", False)) if paths.dir.is_dir() else False
+    if not st.scored and not review:
+        return None
     from priors.fold import parse_lines
     from priors.lessons import Ledger, call_lines_for, score_lines_for
     from priors.store import read_ledger_bytes
 
-    review = bool(read_config(paths).get("require_review", False)) if paths.dir.is_dir() else False
-    if not st.scored and not review:
-        return None
     ledger = Ledger.of(parse_lines(read_ledger_bytes(paths)), st)
 
     def extras(ns: str, with_calls: bool):

@@ -140,10 +140,12 @@ def make_dir(path: Path) -> None:
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
-def atomic_write(path: Path, data: Union[bytes, Sequence[bytes]]) -> None:
+def atomic_write(path: Path, data: Union[bytes, Sequence[bytes]], keep: int = 0) -> None:
     """Write a temp file beside `path`, flush, fsync, rename over it: old bytes or new, never half.
 
-    `data` may be a list of chunks, written in order (an append need not copy a large ledger)."""
+    `data` may be a list of chunks, written in order. With `keep` the new file starts with the
+    first `keep` bytes of the current one — which must be exactly that long — copied by the
+    kernel where it can: an append to a large ledger never holds its old bytes in memory."""
     check_inside(path)
     tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"
     try:
@@ -152,6 +154,8 @@ def atomic_write(path: Path, data: Union[bytes, Sequence[bytes]]) -> None:
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_BINARY", 0)
         fd = os.open(str(tmp), flags, 0o644)
         try:
+            if keep:
+                _copy_prefix(path, fd, keep)
             for chunk in ([data] if isinstance(data, (bytes, bytearray)) else data):
                 view = memoryview(chunk)
                 while view:
@@ -170,6 +174,39 @@ def atomic_write(path: Path, data: Union[bytes, Sequence[bytes]]) -> None:
             pass
         raise
     _fsync_dir(path.parent)
+
+
+def _copy_prefix(path: Path, dst: int, n: int) -> None:
+    """Copy `path`'s first n bytes to the start of `dst`; the file must still be n bytes long."""
+    src = os.open(str(path), os.O_RDONLY | _NOFOLLOW | getattr(os, "O_BINARY", 0))
+    try:
+        if os.fstat(src).st_size != n:
+            raise UsageError(f"priors: {path} changed while this verb ran (another program wrote it); "
+                             "nothing was written — run it again")
+        left = n
+        copy = getattr(os, "copy_file_range", None)
+        while left and copy is not None:
+            try:
+                done = copy(src, dst, left)
+            except OSError as exc:
+                if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EPERM):
+                    raise
+                done = 0
+            if not done:
+                break  # not supported here (or nothing copied): the plain loop below takes over
+            left -= done
+        os.lseek(src, n - left, os.SEEK_SET)
+        os.lseek(dst, n - left, os.SEEK_SET)
+        while left:
+            chunk = os.read(src, min(left, 1 << 20))
+            if not chunk:
+                raise UsageError(f"priors: {path} shrank while this verb ran; nothing was written — run it again")
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(dst, view):]
+            left -= len(chunk)
+    finally:
+        os.close(src)
 
 
 def remove_tree(path: Path) -> None:

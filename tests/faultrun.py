@@ -2,7 +2,7 @@
 
     PRIORS_FAULT=N:KIND python tests/faultrun.py [priors args...]
 
-Every call that changes the disk — os.open for writing, os.write, os.fsync, os.replace,
+Every call that changes the disk — os.open for writing, os.write, os.copy_file_range, os.fsync, os.replace,
 os.rename, os.unlink, os.remove, os.rmdir, os.mkdir — is counted, in order. At call N:
   kill       the process SIGKILLs itself before the call (a crash mid-write)
   killafter  the call completes, then the process SIGKILLs itself
@@ -46,8 +46,9 @@ def _install(target: int, kind: str, log: list) -> None:
 
         return hooked
 
-    for name in ("open", "write", "fsync", "replace", "rename", "unlink", "remove", "rmdir", "mkdir"):
-        setattr(os, name, wrap(name, getattr(os, name)))
+    for name in ("open", "write", "copy_file_range", "fsync", "replace", "rename", "unlink", "remove", "rmdir", "mkdir"):
+        if hasattr(os, name):
+            setattr(os, name, wrap(name, getattr(os, name)))
 
 
 def main() -> int:

@@ -270,7 +270,7 @@ def test_injected_errors_are_clean(name: str, workdir: Path) -> None:
 
 
 STRACE = shutil.which("strace")
-SYSCALLS = ("openat", "write", "fsync", "rename", "unlink", "mkdir", "rmdir", "unlinkat")
+SYSCALLS = ("openat", "write", "copy_file_range", "fsync", "rename", "unlink", "mkdir", "rmdir", "unlinkat")
 
 
 def _strace_counts(sc: Scenario) -> Dict[str, int]:
@@ -294,7 +294,7 @@ def test_strace_kill_at_every_syscall(name: str, workdir: Path) -> None:
     sc = Scenario(name, base)
     counts = _strace_counts(sc)
     # openat is also every import; only the writes after start-up matter, so step through them sparsely
-    for syscall in ("write", "fsync", "rename", "unlink", "mkdir", "rmdir", "unlinkat", "openat"):
+    for syscall in ("write", "copy_file_range", "fsync", "rename", "unlink", "mkdir", "rmdir", "unlinkat", "openat"):
         total = counts.get(syscall, 0)
         step = 1 if syscall != "openat" else max(1, total // 25)
         for n in range(1, total + 1, step):
@@ -311,7 +311,7 @@ def test_strace_errors_on_writes(err: str, workdir: Path) -> None:
     base.mkdir(exist_ok=True)
     sc = Scenario("commit", base)
     counts = _strace_counts(sc)
-    for syscall in ("write", "fsync", "rename"):
+    for syscall in ("write", "copy_file_range", "fsync", "rename"):
         for n in range(1, counts.get(syscall, 0) + 1):
             root = sc.copy(base / "c")
             r = _run(root, sc.argv, prefix=[STRACE, "-f", "-qq", "-o", os.devnull,
