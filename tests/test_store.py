@@ -1,0 +1,87 @@
+"""atomic_write's kernel-copied prefix: exact bytes, a fallback where the kernel cannot, and no write on a change."""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+import pytest
+
+from priors import store
+from priors.errors import UsageError
+
+pytestmark = pytest.mark.one_cache_mode
+
+OLD = b"".join(b'{"n":%d}\n' % i for i in range(50000))  # ~500 KB: several copy_file_range rounds at most
+
+
+def _ledger(tmp_path: Path) -> Path:
+    d = tmp_path / ".priors"
+    d.mkdir()
+    p = d / "ledger.jsonl"
+    p.write_bytes(OLD)
+    return p
+
+
+def test_keep_copies_the_prefix_then_appends(tmp_path: Path) -> None:
+    p = _ledger(tmp_path)
+    store.atomic_write(p, [b'{"n":"new"}\n'], keep=len(OLD))
+    assert p.read_bytes() == OLD + b'{"n":"new"}\n'
+    assert [x.name for x in p.parent.iterdir()] == ["ledger.jsonl"]
+
+
+@pytest.mark.parametrize("how", ["absent", "EXDEV", "ENOSYS", "zero"])
+def test_without_kernel_copy_the_plain_loop_gives_the_same_bytes(tmp_path: Path, monkeypatch, how: str) -> None:
+    p = _ledger(tmp_path)
+    if how == "absent":
+        monkeypatch.delattr(os, "copy_file_range", raising=False)
+    elif how == "zero":
+        monkeypatch.setattr(os, "copy_file_range", lambda *a, **k: 0, raising=False)
+    else:
+        code = getattr(errno, how)
+
+        def fail(*a, **k):
+            raise OSError(code, os.strerror(code))
+
+        monkeypatch.setattr(os, "copy_file_range", fail, raising=False)
+    store.atomic_write(p, [b"tail\n"], keep=len(OLD))
+    assert p.read_bytes() == OLD + b"tail\n"
+
+
+def test_a_half_done_kernel_copy_is_finished_by_the_loop(tmp_path: Path, monkeypatch) -> None:
+    p = _ledger(tmp_path)
+    real = getattr(os, "copy_file_range", None)
+    calls = []
+
+    def once(src, dst, count, *rest):
+        calls.append(count)
+        if len(calls) == 1 and real is not None:
+            return real(src, dst, 1000)
+        raise OSError(errno.EXDEV, "cross-device")
+
+    monkeypatch.setattr(os, "copy_file_range", once, raising=False)
+    store.atomic_write(p, [b"tail\n"], keep=len(OLD))
+    assert p.read_bytes() == OLD + b"tail\n"
+
+
+def test_a_ledger_that_changed_length_is_not_written(tmp_path: Path) -> None:
+    p = _ledger(tmp_path)
+    with pytest.raises(UsageError, match="changed while this verb ran"):
+        store.atomic_write(p, [b"tail\n"], keep=len(OLD) - 1)
+    assert p.read_bytes() == OLD
+    assert [x.name for x in p.parent.iterdir()] == ["ledger.jsonl"]  # the temp file is gone too
+
+
+def test_other_copy_errors_are_not_swallowed(tmp_path: Path, monkeypatch) -> None:
+    p = _ledger(tmp_path)
+
+    def full(*a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "copy_file_range", full, raising=False)
+    with pytest.raises(OSError) as exc:
+        store.atomic_write(p, [b"tail\n"], keep=len(OLD))
+    assert exc.value.errno == errno.ENOSPC
+    assert p.read_bytes() == OLD
+    assert [x.name for x in p.parent.iterdir()] == ["ledger.jsonl"]
