@@ -138,11 +138,15 @@ def _pack(rec: Dict[str, Any], table: List[Any], index: Dict[Any, int]) -> Tuple
 def _facet_index(fac: Optional[Dict[str, Any]], table: List[Any], index: Dict[Any, int]) -> int:
     if fac is None:
         return -1
+    i = index.get(id(fac))  # a cached state shares a handful of facet dicts: find them by identity first
+    if i is not None and table[i] is fac:
+        return i
     key = tuple(fac.items())
     i = index.get(key)
     if i is None:
         i = index[key] = len(table)
         table.append(fac)
+    index[id(fac)] = i
     return i
 
 
@@ -400,6 +404,16 @@ def _load(priors_dir: Path, ledger: Path, want_data: bool) -> Loaded:
         if tail_bytes.endswith(b"\n") and len(tail_bytes) >= refresh_bytes():
             _write_snapshot(priors_dir, size, h.digest(), lines + tail_bytes.count(b"\n"), st)
     return Loaded(st, size, h, data, True, not tail or tail[-1:] == b"\n")
+
+
+def store(priors_dir: Path, data: bytes, st: State) -> Tuple[int, bytes]:
+    """Snapshot `st` as the fold of ledger bytes `data` (a verb that rewrote the ledger knows both).
+
+    Returns the ledger's (length, sha256)."""
+    digest = hashlib.sha256(data).digest()
+    if enabled() and len(data) >= min_bytes() and data.endswith(b"\n"):
+        _write_snapshot(priors_dir, len(data), digest, data.count(b"\n"), st)
+    return len(data), digest
 
 
 def _fresh(priors_dir: Path, data: bytes, use: bool, want_data: bool = True) -> Loaded:

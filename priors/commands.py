@@ -49,17 +49,6 @@ def load_ledger(paths: Paths, want_data: bool = True):
     return cached_load(paths.dir, paths.ledger, want_data)
 
 
-def load_records(paths: Paths) -> Tuple[bytes, List[str], List[Dict[str, Any]]]:
-    from priors.fold import parse_lines
-    from priors.store import check_inside, read_ledger_bytes
-
-    check_inside(paths.ledger)
-    data = read_ledger_bytes(paths)
-    records = parse_lines(data)
-    raw = [ln.decode("utf-8") for ln in data.split(b"\n") if ln.strip()]
-    return data, raw, records
-
-
 def append_ledger(paths: Paths, data: Optional[bytes], records: List[Dict[str, Any]],
                   loaded=None) -> Optional[Tuple[int, bytes]]:
     """Old bytes plus new canonical lines, written atomically.
@@ -84,12 +73,12 @@ def render(paths: Paths, state=None, base: Optional[Tuple[int, bytes]] = None,
     """Write PRIORS.md for `state`, the fold of ledger `after` = ledger `base` + `appended`.
 
     With both marks known only the rows that can have changed are rendered (priors.rendered)."""
-    from priors.rendered import write
+    from priors.rendered import named_in, write
 
     if state is None:
         loaded = load_ledger(paths, want_data=False)
         state, base, after = loaded.state, loaded.mark, loaded.mark
-    write(paths, state, base, appended, after)
+    write(paths, state, base, named_in(appended), after)
 
 
 def read_jsonl(path: Path) -> List[Any]:
@@ -677,8 +666,9 @@ Git history still holds the old content — rewrite it too if it must go.""")
 
 
 def cmd_redact(argv: List[str], ctx) -> int:
-    from priors.fold import fold
-    from priors.human import check_redactable, redact_lines, tombstone_hash
+    from priors import cache, rendered
+    from priors.fold import apply, fold, parse_lines
+    from priors.human import check_redactable, fold_redaction, redact_bytes, redact_event
 
     a = parse(argv, REDACT)
     pid = a.pos[0]
@@ -687,26 +677,26 @@ def cmd_redact(argv: List[str], ctx) -> int:
         raise UsageError("priors redact: --because TEXT is required (it stays in the ledger)")
     paths = _paths(ctx)
     with Lock(paths):
-        _, raw, records = load_records(paths)
-        st = fold(records)
+        loaded = load_ledger(paths)
+        st = loaded.state
         check_redactable(st, pid)
-        content_hash = tombstone_hash(raw, records, pid) or ""
-        lines = redact_lines(raw, records, pid, str(reason))
-        new = "".join(ln + "\n" for ln in lines).encode("utf-8")
+        new, content_hash, named = redact_bytes(loaded.data or b"", pid, str(reason))
+        shown = rendered.read_mark(paths.dir)  # which ledger PRIORS.md shows: cache/ is about to go
         atomic_write(paths.ledger, new)
-        _scrub_runs(paths, pid, content_hash)
+        remove_tree(paths.dir / "cache")  # no cache file may keep what was removed
+        _scrub_runs(paths, pid, content_hash or "")
         from priors.lessons_cmd import scrub_reflections
 
         scrub_reflections(paths, pid)
         from priors.store import remove_stray_temps
 
         remove_stray_temps(paths)
-        remove_tree(paths.dir / "cache")
-        # fold the rewritten ledger without parsing it again: unchanged lines keep their records
-        from priors.canonical import loads
-
-        redone = [records[i] if i < len(raw) and lines[i] is raw[i] else loads(lines[i]) for i in range(len(lines))]
-        render(paths, fold(redone))
+        # the fold of the rewritten ledger, from the fold of the old one: only this prior's state moves
+        if not fold_redaction(st, pid, named):
+            st = fold(parse_lines(new))
+        apply(st, redact_event(pid, str(reason)))
+        after = cache.store(paths.dir, new, st)
+        rendered.write(paths, st, loaded.mark, [pid], after, old=shown)
     ctx.print(f"{pid} redacted — its content is gone from .priors/ (a tombstone keeps its hash); "
               "git history still holds it: rewrite history if it must go")
     return 0

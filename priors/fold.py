@@ -63,7 +63,7 @@ class PriorState(list):
     @rec.setter
     def rec(self, value: Dict[str, Any]) -> None:
         self[5] = value
-        self[6] = self[7] = None
+        self[6] = self[7] = self[8] = self[9] = self[10] = None
 
     def record(self) -> Dict[str, Any]:
         """The record without keeping an inflated copy — for one-pass readers such as render."""

@@ -45,23 +45,27 @@ def _signature() -> bytes:
     return h.digest()
 
 
-def write(paths, st: State, base: Optional[Mark], appended: Sequence[Dict[str, Any]], after: Optional[Mark]) -> None:
-    """Write PRIORS.md for `st`: the fold of ledger `after`, which is ledger `base` plus `appended`.
+def write(paths, st: State, base: Optional[Mark], named: Optional[Iterable[str]], after: Optional[Mark],
+          old: Any = "read") -> None:
+    """Write PRIORS.md for `st`, the fold of ledger `after`, which differs from ledger `base` only in
+    the rows of the prior ids `named` (and in priors added after the old last one).
 
-    `base`/`after` are None when unknown (then the whole table is rendered).
+    `base`/`after` are None and `named` is None when unknown (then the whole table is rendered).
+    `old` is the render mark as read before a caller dropped cache/ (redact); by default it is read here.
     """
     from priors import cache
     from priors.store import atomic_write, read_bytes
 
-    use = cache.enabled() and base is not None and after is not None
-    old = _read_mark(paths.dir) if use else None
-    md = read_bytes(paths.rendered) if old is not None else None
+    use = cache.enabled() and base is not None and after is not None and named is not None
+    if old == "read":
+        old = read_mark(paths.dir) if use else None
+    md = read_bytes(paths.rendered) if use and old is not None else None
     new: Optional[bytes] = None
     if old is not None and md is not None and hashlib.sha256(md).digest() == old[2]:
-        if (old[0], old[1]) == after and not appended:
+        if base == after and (old[0], old[1]) == after:
             return  # PRIORS.md is already the render of this very ledger: byte for byte what we would write
         if (old[0], old[1]) == base:
-            new = _patched(md, old[3], st, appended)
+            new = _patched(md, old[3], st, named or ())
     if new is None:
         from priors.views import render_markdown
 
@@ -71,8 +75,13 @@ def write(paths, st: State, base: Optional[Mark], appended: Sequence[Dict[str, A
         _write_mark(paths.dir, after, hashlib.sha256(new).digest(), len(st.priors))
 
 
-def _patched(md: bytes, rows_before: int, st: State, appended: Iterable[Dict[str, Any]]) -> Optional[bytes]:
-    """PRIORS.md with the rows of the priors `appended` names re-rendered and new priors' rows added."""
+def named_in(records: Iterable[Dict[str, Any]]) -> List[str]:
+    """The prior ids whose rows appended records can change: a record changes only the prior it names."""
+    return [r["id"] for r in records if r.get("t") in ("prior", "event") and isinstance(r.get("id"), str)]
+
+
+def _patched(md: bytes, rows_before: int, st: State, named: Iterable[str]) -> Optional[bytes]:
+    """PRIORS.md with the rows of the `named` priors re-rendered and new priors' rows added."""
     from priors.views import table_row
 
     lines = md.split(b"\n")
@@ -81,12 +90,11 @@ def _patched(md: bytes, rows_before: int, st: State, appended: Iterable[Dict[str
     keys = list(st.priors)
     if len(keys) < rows_before:
         return None
-    named = {r.get("id") for r in appended if r.get("t") in ("prior", "event") and isinstance(r.get("id"), str)}
     named = {pid for pid in named if pid in st.priors}
     if named:
-        pos = {k: i for i, k in enumerate(keys)}
+        pos = {k: i for i, k in enumerate(keys)} if len(named) > 8 else None
         for pid in named:
-            i = pos[pid]
+            i = pos[pid] if pos is not None else keys.index(pid)
             if i < rows_before:
                 lines[HEAD_LINES + i] = table_row(st.priors[pid]).encode("utf-8")
     if len(keys) > rows_before:
@@ -101,7 +109,7 @@ def _patched(md: bytes, rows_before: int, st: State, appended: Iterable[Dict[str
 _SIZE = len(MAGIC) + 32 + 8 + 32 + 32 + 8
 
 
-def _read_mark(priors_dir: Path) -> Optional[Tuple[int, bytes, bytes, int]]:
+def read_mark(priors_dir: Path) -> Optional[Tuple[int, bytes, bytes, int]]:
     try:
         with open(str(priors_dir / "cache" / RENDER_FILE), "rb") as fh:
             raw = fh.read(_SIZE + 1)

@@ -88,7 +88,7 @@ def test_patched_rows_equal_the_full_render(root: Path, monkeypatch) -> None:
     paths = Paths(root)
     data = paths.ledger.read_bytes()
     st = fold(parse_lines(data))
-    rendered.write(paths, st, _mark(data), (), _mark(data))
+    rendered.write(paths, st, _mark(data), [], _mark(data))
     assert paths.rendered.read_bytes() == _full(data)
     assert full_renders == [1]
     rng = random.Random(7)
@@ -98,7 +98,7 @@ def test_patched_rows_equal_the_full_render(root: Path, monkeypatch) -> None:
         new = data + "".join(dumps(r) + "\n" for r in recs).encode("utf-8")
         paths.ledger.write_bytes(new)
         st = fold(parse_lines(new))
-        rendered.write(paths, st, _mark(data), recs, _mark(new))
+        rendered.write(paths, st, _mark(data), rendered.named_in(recs), _mark(new))
         assert paths.rendered.read_bytes() == _full(new), step
         data = new
     assert full_renders == [1]  # every step after the first patched rows instead
@@ -108,19 +108,19 @@ def test_hand_edit_or_foreign_write_renders_everything(root: Path) -> None:
     paths = Paths(root)
     data = paths.ledger.read_bytes()
     st = fold(parse_lines(data))
-    rendered.write(paths, st, _mark(data), (), _mark(data))
+    rendered.write(paths, st, _mark(data), [], _mark(data))
     good = paths.rendered.read_bytes()
     # a hand edit of PRIORS.md: the next write renders the whole table again
     paths.rendered.write_bytes(good.replace(b"| open |", b"| OPEN |", 1))
     rec = {"t": "event", "id": next(iter(st.priors)), "action": "decide", "to": "keep", "by": "human"}
     new = data + (dumps(rec) + "\n").encode()
-    rendered.write(paths, fold(parse_lines(new)), _mark(data), [rec], _mark(new))
+    rendered.write(paths, fold(parse_lines(new)), _mark(data), rendered.named_in([rec]), _mark(new))
     assert paths.rendered.read_bytes() == _full(new)
     # another keeper appended without rendering: our base is not the marked ledger
     rec2 = {"t": "event", "id": list(st.priors)[3], "action": "decide", "to": "obsolete", "by": "human"}
     newer = new + (dumps(rec) + "\n").encode() + (dumps(rec2) + "\n").encode()
     mid = new + (dumps(rec) + "\n").encode()
-    rendered.write(paths, fold(parse_lines(newer)), _mark(mid), [rec2], _mark(newer))
+    rendered.write(paths, fold(parse_lines(newer)), _mark(mid), rendered.named_in([rec2]), _mark(newer))
     assert paths.rendered.read_bytes() == _full(newer)
 
 
@@ -128,10 +128,10 @@ def test_render_mark_from_other_code_is_ignored(root: Path, monkeypatch) -> None
     paths = Paths(root)
     data = paths.ledger.read_bytes()
     st = fold(parse_lines(data))
-    rendered.write(paths, st, _mark(data), (), _mark(data))
+    rendered.write(paths, st, _mark(data), [], _mark(data))
     paths.rendered.write_bytes(b"stale")
     monkeypatch.setattr(rendered, "_signature", lambda: b"x" * 32)
-    rendered.write(paths, st, _mark(data), (), _mark(data))  # mark unreadable: no skip, a full render
+    rendered.write(paths, st, _mark(data), [], _mark(data))  # mark unreadable: no skip, a full render
     assert paths.rendered.read_bytes() == _full(data)
 
 
