@@ -35,13 +35,14 @@ from typing import Any, Dict, List, Optional, Tuple
 from priors import fold as _fold
 from priors.fold import CallState, PriorState, State
 
-FORMAT = 1
+FORMAT = 2
 CACHE_DIR = "cache"
 CACHE_FILE = "fold.bin"
 MAGIC = b"PRIORS-FOLD-CACHE\n"
 CHUNK = 1 << 20
 MIN_BYTES = 64 * 1024
 REFRESH_BYTES = 256 * 1024
+EAGER_BLOBS = 64 * 1024  # a blob region smaller than this is read at load; larger ones record by record
 ROWS = 8192  # below this a fresh fold is as fast as reading a snapshot
 
 
@@ -111,14 +112,91 @@ def _signature() -> bytes:
 # (a ledger has a handful of distinct ones). Loading builds no record dict; `PriorState.rec`
 # inflates one on first use, so a verb pays only for the priors it reads.
 
-_LAYOUT = ("id", "status", "scope_hash", "miss", "human_idx", "_rec", "_packed", "_facets", "_ns", "_ref", "_every")
+_LAYOUT = ("id", "status", "scope_hash", "miss", "human_idx", "_rec", "_packed", "_facets", "_ns", "_ref", "_every",
+           "_src")
 
 
-def inflate(blob: bytes, facets: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+def inflate(p: PriorState) -> Dict[str, Any]:
+    """A cached prior's record, read from the snapshot file (or, if that is damaged, from the ledger)."""
+    src: BlobSource = p._src
+    blob = src.get(p._packed)
+    if blob is None:
+        return src.recover(p.id)
     rec = marshal.loads(blob)
-    if facets is not None:
-        rec["facets"] = facets
+    if p._facets is not None:
+        rec["facets"] = p._facets
     return rec
+
+
+class BlobSource:
+    """The packed records of one loaded snapshot: the blob region at the end of fold.bin.
+
+    Loading reads only the small rows; a record is read (pread, CRC-checked) when a verb asks for
+    it, from the very file that was loaded — the descriptor is kept, so a later rewrite of
+    fold.bin cannot mix versions. A damaged record falls back to folding the ledger prefix the
+    snapshot stood for, so the cache still never changes a result.
+    """
+
+    def __init__(self, fd: Optional[int], start: int, size: int, ledger: Path, length: int, digest: bytes) -> None:
+        self.fd, self.start, self.size = fd, start, size
+        self.ledger, self.length, self.digest = ledger, length, digest
+        self._all: Optional[bytes] = None
+        self._fresh: Optional[State] = None
+
+    def get(self, packed: Tuple[int, int, int]) -> Optional[bytes]:
+        off, ln, crc = packed
+        if self._all is not None:
+            blob = self._all[off:off + ln]
+        else:
+            try:
+                blob = _pread(self.fd, ln, self.start + off)
+            except (OSError, TypeError):
+                return None
+        return blob if len(blob) == ln and zlib.crc32(blob) == crc else None
+
+    def region(self) -> bytes:
+        """All the records at once (a snapshot rewrite needs every one)."""
+        if self._all is None:
+            try:
+                self._all = _pread(self.fd, self.size, self.start)
+            except (OSError, TypeError):
+                self._all = b""
+        return self._all
+
+    def recover(self, pid: str) -> Dict[str, Any]:
+        from priors.errors import DamagedLedger
+
+        if self._fresh is None:
+            data = _read_ledger(self.ledger)
+            if len(data) < self.length or hashlib.sha256(memoryview(data)[:self.length]).digest() != self.digest:
+                raise DamagedLedger("priors: .priors/cache/fold.bin is damaged and the ledger changed meanwhile — "
+                                    "delete .priors/cache/ and run the command again; nothing was written")
+            self._fresh = fresh_fold(data[:self.length])[0]
+            try:
+                os.unlink(str(self.ledger.parent / CACHE_DIR / CACHE_FILE))  # rebuilt by the next load
+            except OSError:
+                pass
+        return dict(self._fresh.priors[pid].rec)
+
+    def close(self) -> None:
+        if self.fd is not None:
+            try:
+                os.close(self.fd)
+            except OSError:
+                pass
+            self.fd = None
+
+    def __del__(self) -> None:
+        self.close()
+
+
+def _pread(fd: Optional[int], n: int, offset: int) -> bytes:
+    if fd is None:
+        raise OSError("no snapshot file")
+    if hasattr(os, "pread"):
+        return os.pread(fd, n, offset)
+    os.lseek(fd, offset, os.SEEK_SET)  # pragma: no cover - Windows reads the region eagerly instead
+    return os.read(fd, n)
 
 
 def _pack(rec: Dict[str, Any], table: List[Any], index: Dict[Any, int]) -> Tuple[int, bytes]:
@@ -150,27 +228,42 @@ def _facet_index(fac: Optional[Dict[str, Any]], table: List[Any], index: Dict[An
     return i
 
 
-def _encode_state(st: State) -> List[Any]:
-    """[head, rows, rows, ...]: head = (facet table, calls, other fields); rows in slices of ROWS."""
+def _encode_state(st: State) -> Tuple[List[Any], List[bytes]]:
+    """([head, rows, rows, ...], blobs): head = (facet table, calls, other fields); rows in slices of
+    ROWS, each prior's packed record given as (offset, length, crc32) into the concatenated blobs."""
     if PriorState.LAYOUT != _LAYOUT or [f.name for f in fields(CallState)] != ["rec", "resolved"]:
         raise TypeError("fold state changed shape; the cache does not know it")
     table: List[Any] = []
     index: Dict[Any, int] = {}
-    refs: Dict[str, str] = {}  # one string object per scope ref: marshal then stores it once
+    one: Dict[Any, Any] = {}  # one object per distinct ref, ns and status: marshal then stores each once
     rows = []
+    blobs: List[bytes] = []
+    at = 0
     for p in st.priors.values():
         if p._rec is None:
-            blob, fi, ns = p._packed, _facet_index(p._facets, table, index), p._ns
+            src: BlobSource = p._src
+            off, ln, crc = p._packed
+            blob = src.region()[off:off + ln]
+            if len(blob) != ln or zlib.crc32(blob) != crc:
+                raise ValueError("a packed record is damaged")  # the snapshot is then simply not written
+            fi, ns = _facet_index(p._facets, table, index), p._ns
         else:
             fi, blob = _pack(p._rec, table, index)
             ns = p._rec.get("ns")
+            crc = zlib.crc32(blob)
         ref = p.scope_ref
         if ref is not None:
-            ref = refs.setdefault(ref, ref)
-        rows.append((p.id, p.status, p.scope_hash, p.miss, p.human_idx, None, blob, fi, ns, ref, p.review_every))
+            ref = one.setdefault(("r", ref), ref)
+        if isinstance(ns, str):
+            ns = one.setdefault(("n", ns), ns)
+        status = one.setdefault(("s", p.status), p.status)
+        rows.append((p.id, status, p.scope_hash, p.miss, p.human_idx, None, (at, len(blob), crc), fi, ns, ref,
+                     p.review_every, None))
+        blobs.append(blob)
+        at += len(blob)
     calls = [(c.rec, c.resolved) for c in st.calls]
     rest = {f.name: getattr(st, f.name) for f in fields(State) if f.name not in ("priors", "calls")}
-    return [(table, calls, rest)] + [rows[i:i + ROWS] for i in range(0, len(rows), ROWS)]
+    return [(table, calls, rest)] + [rows[i:i + ROWS] for i in range(0, len(rows), ROWS)], blobs
 
 
 def _decode_head(head: Tuple[Any, ...]) -> Tuple[State, List[Any]]:
@@ -182,22 +275,24 @@ def _decode_head(head: Tuple[Any, ...]) -> Tuple[State, List[Any]]:
     return st, table
 
 
-def _decode_rows(st: State, table: List[Any], rows: List[Any]) -> None:
+def _decode_rows(st: State, table: List[Any], rows: List[Any], src: "BlobSource") -> None:
     """Rows are PriorState.LAYOUT with the facets as a table index: the list is built in C."""
     made = list(map(PriorState, rows))
     for p in made:
         fi = p[7]
         p[7] = table[fi] if fi >= 0 else None
+        p[11] = src
     st.priors.update(zip([p[0] for p in made], made))
 
 
 # ---------------------------------------------------------------- reading and writing the snapshot
 #
 # fold.bin = MAGIC, signature(32), ledger prefix length(8), its line count(8), its sha256(32),
-# chunk count(8); then per chunk: size(8), crc32(8), marshal bytes. Chunks are read one at a time
-# so a large state never sits in memory twice.
+# chunk count(8), blob region size(8); then per chunk: size(8), crc32(8), marshal bytes; then the
+# blob region: every prior's packed record, each with its CRC in its row. Chunks are read one at
+# a time so a large state never sits in memory twice; the blob region is not read at load at all.
 
-_HEAD = len(MAGIC) + 32 + 8 + 8 + 32 + 8
+_HEAD = len(MAGIC) + 32 + 8 + 8 + 32 + 8 + 8
 
 
 def _u64(b: bytes, i: int) -> int:
@@ -217,10 +312,11 @@ def _read_snapshot(priors_dir: Path, ledger: Path, want_data: bool) -> Optional[
             return None
         i = len(MAGIC) + 32
         length, lines = _u64(head, i), _u64(head, i + 8)
-        digest, nchunks = head[i + 16:i + 48], _u64(head, i + 48)
+        digest, nchunks, blob_size = head[i + 16:i + 48], _u64(head, i + 48), _u64(head, i + 56)
         hit = _prefix_matches(ledger, length, digest, want_data)
         if hit is None:
             return None
+        src = BlobSource(None, 0, blob_size, ledger, length, digest)  # its start is known after the chunks
         try:
             st: Optional[State] = None
             table: List[Any] = []
@@ -237,9 +333,15 @@ def _read_snapshot(priors_dir: Path, ledger: Path, want_data: bool) -> Optional[
                 if st is None:
                     st, table = _decode_head(obj)
                 else:
-                    _decode_rows(st, table, obj)
-            if st is None or fh.read(1):
+                    _decode_rows(st, table, obj, src)
+            start = fh.tell()
+            if st is None or os.fstat(fh.fileno()).st_size != start + blob_size:
                 return None
+            src.start = start
+            if os.name == "nt" or blob_size < EAGER_BLOBS:
+                src._all = fh.read(blob_size)  # small, or Windows (an open file could not be replaced)
+            else:
+                src.fd = os.dup(fh.fileno())  # the records are read from this very file, on demand
         except (OSError, ValueError, TypeError, EOFError, IndexError):
             return None
     h, rest = hit
@@ -251,8 +353,11 @@ def _write_snapshot(priors_dir: Path, length: int, digest: bytes, lines: int, st
     d = cache_dir(priors_dir)
     tmp = d / f".fold.{os.getpid()}.tmp"
     try:
-        chunks = [marshal.dumps(c, 4) for c in _encode_state(st)]
-        header = MAGIC + _signature() + length.to_bytes(8, "big") + lines.to_bytes(8, "big") + digest + len(chunks).to_bytes(8, "big")
+        parts, blobs = _encode_state(st)
+        chunks = [marshal.dumps(c, 4) for c in parts]
+        blob_size = sum(len(b) for b in blobs)
+        header = (MAGIC + _signature() + length.to_bytes(8, "big") + lines.to_bytes(8, "big") + digest
+                  + len(chunks).to_bytes(8, "big") + blob_size.to_bytes(8, "big"))
         if os.path.islink(str(d)) or os.path.islink(str(priors_dir)):
             return
         if not d.is_dir():
@@ -268,6 +373,8 @@ def _write_snapshot(priors_dir: Path, length: int, digest: bytes, lines: int, st
             for c in chunks:
                 _write_all(fd, len(c).to_bytes(8, "big") + zlib.crc32(c).to_bytes(8, "big"))
                 _write_all(fd, c)
+            del chunks
+            _write_all(fd, b"".join(blobs))
         finally:
             os.close(fd)
         os.replace(str(tmp), str(d / CACHE_FILE))

@@ -35,7 +35,7 @@ class PriorState(list):
 
     __slots__ = ()
     LAYOUT = ("id", "status", "scope_hash", "miss", "human_idx", "_rec", "_packed", "_facets", "_ns", "_ref",
-              "_every")
+              "_every", "_src")
     FIELDS = ("id", "rec", "status", "scope_hash", "miss", "human_idx")
 
     id = _field(0, "the prior's id")
@@ -49,6 +49,7 @@ class PriorState(list):
     _ns = _field(8, "the record's ns, kept beside the packed record")
     _ref = _field(9, "the record's scope_ref, kept beside the packed record")
     _every = _field(10, "the record's review_every, kept beside the packed record")
+    _src = _field(11, "where the packed record is read from (priors.cache.BlobSource)")
 
     @property
     def rec(self) -> Dict[str, Any]:
@@ -56,14 +57,14 @@ class PriorState(list):
         if r is None:
             from priors.cache import inflate
 
-            r = self[5] = inflate(self[6], self[7])  # a cached state packs records (priors.cache)
-            self[6] = self[7] = None
+            r = inflate(self)  # a cached state packs records (priors.cache)
+            self.rec = r
         return r
 
     @rec.setter
     def rec(self, value: Dict[str, Any]) -> None:
         self[5] = value
-        self[6] = self[7] = self[8] = self[9] = self[10] = None
+        self[6] = self[7] = self[8] = self[9] = self[10] = self[11] = None
 
     def record(self) -> Dict[str, Any]:
         """The record without keeping an inflated copy — for one-pass readers such as render."""
@@ -72,7 +73,7 @@ class PriorState(list):
             return r
         from priors.cache import inflate
 
-        return inflate(self[6], self[7])
+        return inflate(self)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, PriorState):
@@ -135,7 +136,7 @@ class PriorState(list):
 
 def new_prior(id: str, rec: Optional[Dict[str, Any]], status: str, scope_hash: Optional[str],
               miss: int = 0, human_idx: int = -1) -> PriorState:
-    return PriorState((id, status, scope_hash, miss, human_idx, rec, None, None, None, None, None))
+    return PriorState((id, status, scope_hash, miss, human_idx, rec, None, None, None, None, None, None))
 
 
 @dataclass

@@ -66,16 +66,18 @@ def select(st: State, ns: str, scopes: Dict[str, str], run: str) -> Dict[str, An
             continue
         act = p.facet("activation")
         if act == "run-start" and p.status in ("open", "accepted", "wontfix"):
-            inject.append({"id": p.id, "claim": p.rec.get("claim"), "status": p.status})
+            claim = p.record().get("claim")  # read, not kept: a large run reads thousands of records
+            inject.append({"id": p.id, "claim": claim, "status": p.status})
             if review_due(st, p):
-                nudges.append({"id": p.id, "claim": p.rec.get("claim"), "ask": NUDGE_ASK.replace("<id>", p.id)})
+                nudges.append({"id": p.id, "claim": claim, "ask": NUDGE_ASK.replace("<id>", p.id)})
         elif act == "verify-phase" and p.status in ("open", "stale", "challenged"):
             state, current = scope_state(p, scopes)
             if p.resting and state == "missing":
                 archived += 1
             else:
-                item = {"id": p.id, "claim": p.rec.get("claim"), "scope_ref": p.rec.get("scope_ref"),
-                        "severity": p.rec.get("severity"), "scopeState": state, "current_hash": current}
+                rec = p.record()
+                item = {"id": p.id, "claim": rec.get("claim"), "scope_ref": rec.get("scope_ref"),
+                        "severity": rec.get("severity"), "scopeState": state, "current_hash": current}
                 if p.resting:
                     item["resurrected"] = True
                 verify.append(_drop_none(item, keep_null=("claim",)))
@@ -83,8 +85,8 @@ def select(st: State, ns: str, scopes: Dict[str, str], run: str) -> Dict[str, An
             settled += 1
         if act == "propose-gate" and p.status == "open":
             state, _ = scope_state(p, scopes)
-            depth = p.rec.get("depth", "major")
-            floors.append(_drop_none({"id": p.id, "scope_ref": p.rec.get("scope_ref"), "depth": depth,
+            rec = p.record()
+            floors.append(_drop_none({"id": p.id, "scope_ref": rec.get("scope_ref"), "depth": rec.get("depth", "major"),
                                       "scopeState": state}))
     return {"run": run, "ns": ns, "inject": inject, "verify": verify, "nudges": nudges,
             "settled": settled, "archived": archived, "floors": floors}
