@@ -696,7 +696,7 @@ def cmd_redact(argv: List[str], ctx) -> int:
             st = fold(parse_lines(new))
         apply(st, redact_event(pid, str(reason)))
         after = cache.store(paths.dir, new, st)
-        rendered.write(paths, st, loaded.mark, [pid], after, old=shown)
+        rendered.write(paths, st, loaded.mark, {pid: True}, after, old=shown)
     ctx.print(f"{pid} redacted — its content is gone from .priors/ (a tombstone keeps its hash); "
               "git history still holds it: rewrite history if it must go")
     return 0

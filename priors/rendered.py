@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from priors.fold import State
+from priors.fold import PriorState, State
 
 RENDER_FILE = "render.bin"
 MAGIC = b"PRIORS-RENDER-CACHE\n"
@@ -45,10 +46,11 @@ def _signature() -> bytes:
     return h.digest()
 
 
-def write(paths, st: State, base: Optional[Mark], named: Optional[Iterable[str]], after: Optional[Mark],
+def write(paths, st: State, base: Optional[Mark], named: Optional[Dict[str, bool]], after: Optional[Mark],
           old: Any = "read") -> None:
     """Write PRIORS.md for `st`, the fold of ledger `after`, which differs from ledger `base` only in
-    the rows of the prior ids `named` (and in priors added after the old last one).
+    the rows of the prior ids `named` (and in priors added after the old last one); `named[id]` is
+    True when its record itself may have changed, False when only events touched it.
 
     `base`/`after` are None and `named` is None when unknown (then the whole table is rendered).
     `old` is the render mark as read before a caller dropped cache/ (redact); by default it is read here.
@@ -65,7 +67,7 @@ def write(paths, st: State, base: Optional[Mark], named: Optional[Iterable[str]]
         if base == after and (old[0], old[1]) == after:
             return  # PRIORS.md is already the render of this very ledger: byte for byte what we would write
         if (old[0], old[1]) == base:
-            new = _patched(md, old[3], st, named or ())
+            new = _patched(md, old[3], st, named or {})
     if new is None:
         from priors.views import render_markdown
 
@@ -75,12 +77,36 @@ def write(paths, st: State, base: Optional[Mark], named: Optional[Iterable[str]]
         _write_mark(paths.dir, after, hashlib.sha256(new).digest(), len(st.priors))
 
 
-def named_in(records: Iterable[Dict[str, Any]]) -> List[str]:
-    """The prior ids whose rows appended records can change: a record changes only the prior it names."""
-    return [r["id"] for r in records if r.get("t") in ("prior", "event") and isinstance(r.get("id"), str)]
+def named_in(records: Iterable[Dict[str, Any]]) -> Dict[str, bool]:
+    """The prior ids whose rows appended records can change — a record changes only the prior it
+    names — each with whether a prior record (which can change every cell) was among them."""
+    out: Dict[str, bool] = {}
+    for r in records:
+        t, pid = r.get("t"), r.get("id")
+        if t in ("prior", "event") and isinstance(pid, str):
+            out[pid] = out.get(pid, False) or t == "prior"
+    return out
 
 
-def _patched(md: bytes, rows_before: int, st: State, named: Iterable[str]) -> Optional[bytes]:
+_CELL = rb"(?:[^\\|]|\\.)*"  # a cell as views._cell writes it: `|` and `\` only escaped
+_STATUS_CELL = re.compile(rb"\| " + _CELL + rb" \| " + _CELL + rb" \| " + _CELL + rb" \| (" + _CELL + rb") \| ")
+_REDACTED_TAIL = b"| *(redacted)* |"
+
+
+def _row(p: PriorState, old: bytes, whole: bool) -> bytes:
+    """The prior's new row. When only events changed it, only its status cell can differ (unless it
+    was or is now redacted): that cell is swapped in the old row and the record is not read."""
+    from priors.views import _cell, table_row
+
+    if not whole and not p.redacted and not old.endswith(_REDACTED_TAIL):
+        m = _STATUS_CELL.match(old)
+        if m is not None:
+            status = "resting" if p.resting else p.status
+            return old[:m.start(1)] + _cell(status).encode("utf-8") + old[m.end(1):]
+    return table_row(p).encode("utf-8")
+
+
+def _patched(md: bytes, rows_before: int, st: State, named: Dict[str, bool]) -> Optional[bytes]:
     """PRIORS.md with the rows of the `named` priors re-rendered and new priors' rows added."""
     from priors.views import table_row
 
@@ -90,13 +116,13 @@ def _patched(md: bytes, rows_before: int, st: State, named: Iterable[str]) -> Op
     keys = list(st.priors)
     if len(keys) < rows_before:
         return None
-    named = {pid for pid in named if pid in st.priors}
+    named = {pid: whole for pid, whole in named.items() if pid in st.priors}
     if named:
         pos = {k: i for i, k in enumerate(keys)} if len(named) > 8 else None
-        for pid in named:
+        for pid, whole in named.items():
             i = pos[pid] if pos is not None else keys.index(pid)
             if i < rows_before:
-                lines[HEAD_LINES + i] = table_row(st.priors[pid]).encode("utf-8")
+                lines[HEAD_LINES + i] = _row(st.priors[pid], lines[HEAD_LINES + i], whole)
     if len(keys) > rows_before:
         lines[-1:] = [table_row(st.priors[k]).encode("utf-8") for k in keys[rows_before:]] + [b""]
     return b"\n".join(lines)

@@ -67,8 +67,11 @@ def _random_records(rng: random.Random, ids: List[str], next_id: int) -> List[Di
         elif kind < 0.65:
             out.append({"t": "event", "id": pid, "action": "scope-missing", "run": "run-900"})
         elif kind < 0.75:  # a second record for an existing id: its row must change in place
-            out.append({"t": "prior", "id": pid, "ns": "web", "type": "conclusion", "claim": f"again | {pid}\nx",
+            out.append({"t": "prior", "id": pid, "ns": rng.choice(["web", "a|b\\", ""]),
+                        "type": rng.choice(["conclusion", "odd | type \\|", ""]), "claim": f"again | {pid}\nx",
                         "born": "run-900"})
+        elif kind < 0.8:
+            out.append({"t": "event", "id": pid, "action": "redact", "by": "human", "reason": "gone"})
         elif kind < 0.9:
             new = f"P-{next_id + len(out):05d}"
             ids.append(new)
@@ -88,7 +91,7 @@ def test_patched_rows_equal_the_full_render(root: Path, monkeypatch) -> None:
     paths = Paths(root)
     data = paths.ledger.read_bytes()
     st = fold(parse_lines(data))
-    rendered.write(paths, st, _mark(data), [], _mark(data))
+    rendered.write(paths, st, _mark(data), {}, _mark(data))
     assert paths.rendered.read_bytes() == _full(data)
     assert full_renders == [1]
     rng = random.Random(7)
@@ -108,7 +111,7 @@ def test_hand_edit_or_foreign_write_renders_everything(root: Path) -> None:
     paths = Paths(root)
     data = paths.ledger.read_bytes()
     st = fold(parse_lines(data))
-    rendered.write(paths, st, _mark(data), [], _mark(data))
+    rendered.write(paths, st, _mark(data), {}, _mark(data))
     good = paths.rendered.read_bytes()
     # a hand edit of PRIORS.md: the next write renders the whole table again
     paths.rendered.write_bytes(good.replace(b"| open |", b"| OPEN |", 1))
@@ -128,10 +131,10 @@ def test_render_mark_from_other_code_is_ignored(root: Path, monkeypatch) -> None
     paths = Paths(root)
     data = paths.ledger.read_bytes()
     st = fold(parse_lines(data))
-    rendered.write(paths, st, _mark(data), [], _mark(data))
+    rendered.write(paths, st, _mark(data), {}, _mark(data))
     paths.rendered.write_bytes(b"stale")
     monkeypatch.setattr(rendered, "_signature", lambda: b"x" * 32)
-    rendered.write(paths, st, _mark(data), [], _mark(data))  # mark unreadable: no skip, a full render
+    rendered.write(paths, st, _mark(data), {}, _mark(data))  # mark unreadable: no skip, a full render
     assert paths.rendered.read_bytes() == _full(data)
 
 
