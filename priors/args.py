@@ -6,32 +6,33 @@ error of our own wording and start-up stays cheap.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence
 
 from priors.errors import UsageError
+from priors.plain import Plain
 
 # Flag kinds: "value" takes the next token; "bool" takes none; "multi" repeats a value;
 # "rest" takes every following token that does not start with "--".
 VALUE, BOOL, MULTI, REST = "value", "bool", "multi", "rest"
 
 
-@dataclass
-class Spec:
-    verb: str
-    usage: str
-    flags: Dict[str, str] = field(default_factory=dict)
-    aliases: Dict[str, str] = field(default_factory=dict)
-    min_pos: int = 0
-    max_pos: Optional[int] = 0
-    help: str = ""
+class Spec(Plain):
+    __slots__ = ("verb", "usage", "flags", "aliases", "min_pos", "max_pos", "help")
+
+    def __init__(self, verb: str, usage: str, flags: Optional[Dict[str, str]] = None,
+                 aliases: Optional[Dict[str, str]] = None, min_pos: int = 0, max_pos: Optional[int] = 0,
+                 help: str = "") -> None:
+        self.verb, self.usage = verb, usage
+        self.flags = {} if flags is None else flags
+        self.aliases = {} if aliases is None else aliases
+        self.min_pos, self.max_pos, self.help = min_pos, max_pos, help
 
 
-@dataclass
-class Parsed:
-    pos: List[str]
-    opts: Dict[str, object]
-    present: List[str]
+class Parsed(Plain):
+    __slots__ = ("pos", "opts", "present")
+
+    def __init__(self, pos: List[str], opts: Dict[str, object], present: List[str]) -> None:
+        self.pos, self.opts, self.present = pos, opts, present
 
     def get(self, name: str, default=None):
         return self.opts.get(name, default)

@@ -28,7 +28,6 @@ import marshal
 import os
 import sys
 import zlib
-from dataclasses import fields
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -99,8 +98,7 @@ def _signature() -> bytes:
                     h.update(fh.read())
             except OSError:
                 h.update(src.encode("utf-8", "replace"))
-        h.update(repr([f.name for f in fields(State)] + list(PriorState.LAYOUT)
-                      + [f.name for f in fields(CallState)]).encode())
+        h.update(repr(list(State.__slots__) + list(PriorState.LAYOUT) + list(CallState.__slots__)).encode())
         _SIG = h.digest()
     return _SIG
 
@@ -231,7 +229,7 @@ def _facet_index(fac: Optional[Dict[str, Any]], table: List[Any], index: Dict[An
 def _encode_state(st: State) -> Tuple[List[Any], List[bytes]]:
     """([head, rows, rows, ...], blobs): head = (facet table, calls, other fields); rows in slices of
     ROWS, each prior's packed record given as (offset, length, crc32) into the concatenated blobs."""
-    if PriorState.LAYOUT != _LAYOUT or [f.name for f in fields(CallState)] != ["rec", "resolved"]:
+    if PriorState.LAYOUT != _LAYOUT or CallState.__slots__ != ("rec", "resolved"):
         raise TypeError("fold state changed shape; the cache does not know it")
     table: List[Any] = []
     index: Dict[Any, int] = {}
@@ -262,7 +260,7 @@ def _encode_state(st: State) -> Tuple[List[Any], List[bytes]]:
         blobs.append(blob)
         at += len(blob)
     calls = [(c.rec, c.resolved) for c in st.calls]
-    rest = {f.name: getattr(st, f.name) for f in fields(State) if f.name not in ("priors", "calls")}
+    rest = {name: getattr(st, name) for name in State.__slots__ if name not in ("priors", "calls")}
     return [(table, calls, rest)] + [rows[i:i + ROWS] for i in range(0, len(rows), ROWS)], blobs
 
 

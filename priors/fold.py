@@ -7,11 +7,11 @@ keepers may add their own. A line that is not one JSON object is damage.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from priors.errors import DamagedLedger
+from priors.plain import Plain
 
 RUN_RE = re.compile(r"^run-(\d{3,})$")
 PRIOR_RE = re.compile(r"^P-(\d{4,})$")
@@ -139,26 +139,31 @@ def new_prior(id: str, rec: Optional[Dict[str, Any]], status: str, scope_hash: O
     return PriorState((id, status, scope_hash, miss, human_idx, rec, None, None, None, None, None, None))
 
 
-@dataclass
-class CallState:
-    rec: Dict[str, Any]
-    resolved: bool
+class CallState(Plain):
+    __slots__ = ("rec", "resolved")
+
+    def __init__(self, rec: Dict[str, Any], resolved: bool) -> None:
+        self.rec, self.resolved = rec, resolved
 
     @property
     def conflicts_with(self) -> Any:
         return self.rec.get("conflicts_with")
 
 
-@dataclass
-class State:
-    priors: Dict[str, PriorState] = field(default_factory=dict)
-    runs_order: List[str] = field(default_factory=list)
-    run_pos: Dict[str, int] = field(default_factory=dict)
-    calls: List[CallState] = field(default_factory=list)
-    commits: Dict[str, Dict[str, Any]] = field(default_factory=dict)
-    max_prior: int = 0
-    max_run: int = 0
-    scored: bool = False  # any score record (the lessons loop reads the ledger again only then)
+class State(Plain):
+    """The folded ledger. `scored`: any score record (the lessons loop reads the ledger again only then)."""
+
+    __slots__ = ("priors", "runs_order", "run_pos", "calls", "commits", "max_prior", "max_run", "scored")
+
+    def __init__(self) -> None:
+        self.priors: Dict[str, PriorState] = {}
+        self.runs_order: List[str] = []
+        self.run_pos: Dict[str, int] = {}
+        self.calls: List[CallState] = []
+        self.commits: Dict[str, Dict[str, Any]] = {}
+        self.max_prior = 0
+        self.max_run = 0
+        self.scored = False
 
     def note_run(self, run: Any) -> None:
         if isinstance(run, str) and run not in self.run_pos:

@@ -7,10 +7,10 @@ needs, or raises UsageError. It never consults the ledger.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
 from priors.errors import UsageError
+from priors.plain import Plain
 
 PRIOR_ID = re.compile(r"^P-\d{4,}$")
 
@@ -51,14 +51,13 @@ KNOWN_FIELDS = {"type", "facets", "claim", "scope_ref", "scope_hash", "opposes",
                 *OPTIONAL_FIELDS}
 
 
-@dataclass
-class Candidate:
-    """A validated candidate: what propose needs to check it and to write the prior."""
+class Candidate(Plain):
+    """A validated candidate: what propose needs to check it and to write the prior (claim normalized)."""
 
-    raw: Dict[str, Any]
-    type: str
-    facets: Dict[str, str]
-    claim: str  # normalized
+    __slots__ = ("raw", "type", "facets", "claim")
+
+    def __init__(self, raw: Dict[str, Any], type: str, facets: Dict[str, str], claim: str) -> None:
+        self.raw, self.type, self.facets, self.claim = raw, type, facets, claim
 
     @property
     def repo_wide(self) -> bool:

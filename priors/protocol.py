@@ -6,27 +6,29 @@ folded ledger and the run's staging and writes what comes back.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 from priors.canonical import normalize
 from priors.errors import Refusal
 from priors.fold import PriorState, State, apply, new_prior, review_due, scope_state
 from priors.grammar import AGENT_VERDICTS, SEVERITY_RANK, Candidate, opposes
+from priors.plain import Plain
 
 NUDGE_ASK = "still true? reply: decide <id> keep — or retire it"
 QUIESCENT = "Everything settled still holds. Nothing new."
 
 
-@dataclass
-class RunFiles:
+class RunFiles(Plain):
     """An open run's staging as read from `.priors/runs/<run>/`."""
 
-    run: str
-    relevant: Optional[Dict[str, Any]]
-    dispositions: List[Any] = field(default_factory=list)
-    staged: List[Any] = field(default_factory=list)
-    escalations: List[Any] = field(default_factory=list)
+    __slots__ = ("run", "relevant", "dispositions", "staged", "escalations")
+
+    def __init__(self, run: str, relevant: Optional[Dict[str, Any]], dispositions: Optional[List[Any]] = None,
+                 staged: Optional[List[Any]] = None, escalations: Optional[List[Any]] = None) -> None:
+        self.run, self.relevant = run, relevant
+        self.dispositions = [] if dispositions is None else dispositions
+        self.staged = [] if staged is None else staged
+        self.escalations = [] if escalations is None else escalations
 
     @property
     def ns(self) -> Any:
@@ -288,10 +290,11 @@ def prior_record(cand: Candidate, pid: str, ns: str, run: str, current: Optional
 # ------------------------------------------------------------------ commit
 
 
-@dataclass
-class CommitPlan:
-    lines: List[Dict[str, Any]]
-    summary: List[str]
+class CommitPlan(Plain):
+    __slots__ = ("lines", "summary")
+
+    def __init__(self, lines: List[Dict[str, Any]], summary: List[str]) -> None:
+        self.lines, self.summary = lines, summary
 
 
 def _valid_disposition(ev: Any, run: str) -> bool:

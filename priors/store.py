@@ -9,11 +9,11 @@ import errno
 import os
 import shutil
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, List, Optional, Sequence, Union
 
 from priors.errors import Refusal, UsageError
+from priors.plain import Plain
 
 LEDGER = "ledger.jsonl"
 LOCK = "keeper.lock"
@@ -49,9 +49,11 @@ def _git_top(start: Path) -> Optional[Path]:
     return None
 
 
-@dataclass
-class Paths:
-    root: Path
+class Paths(Plain):
+    __slots__ = ("root",)
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
 
     @property
     def dir(self) -> Path:

@@ -1,0 +1,28 @@
+"""Plain value classes: equality and repr by field, without importing `dataclasses`.
+
+`dataclasses` pulls in `inspect` (and with it `ast`, `dis`, `tokenize`, `enum`): about 6 ms on
+every CLI call, and an agent makes dozens of calls per run. These few state holders need only
+field-wise equality and a readable repr.
+"""
+
+from __future__ import annotations
+
+
+class Plain:
+    """Subclasses list their fields in `__slots__` and set them in `__init__`."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in self.__slots__)
+
+    def __ne__(self, other: object) -> bool:
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(" + ", ".join(f"{f}={getattr(self, f)!r}" for f in self.__slots__) + ")"
