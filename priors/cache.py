@@ -29,10 +29,13 @@ import os
 import sys
 import zlib
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
 
 from priors import fold as _fold
 from priors.fold import CallState, PriorState, State
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
+    from typing import Any, Dict, List, Optional, Tuple
 
 FORMAT = 2
 CACHE_DIR = "cache"

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Dict, List, Optional
 
 from priors.args import BOOL, MULTI, VALUE, Spec, parse
 from priors.canonical import dumps
 from priors.errors import Refusal, UsageError
 from priors.store import Lock, Paths, atomic_write, read_bytes, require_init
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
+    from typing import Any, Dict, List, Optional
 
 CONFIG_FILE = "config.json"
 REFLECTION_DIR = "reflection"

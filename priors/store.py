@@ -10,10 +10,13 @@ import os
 import shutil
 import time
 from pathlib import Path
-from typing import Iterator, List, Optional, Sequence, Union
 
 from priors.errors import Refusal, UsageError
 from priors.plain import Plain
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
+    from typing import Iterator, List, Optional, Sequence, Union
 
 LEDGER = "ledger.jsonl"
 LOCK = "keeper.lock"

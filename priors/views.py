@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional
 
 from priors.fold import BINDING, REST_AFTER, PriorState, State, review_due
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
+    from typing import Dict, List, Optional
 
 NO_PRIORS = "no priors yet — first run writes them"
 
