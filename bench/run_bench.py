@@ -6,8 +6,9 @@ For each size a deterministic ledger is generated (bench/gen_ledger.py; kept in
 bench/.work/ between runs). Each measurement starts from a fresh copy of the prepared
 tree and runs `python -m priors ...` as its own process; the table shows the median wall
 time of --reps runs and the largest peak RSS seen (from wait4's rusage). "warm" rows use
-the fold cache as a user would have it after any earlier call; "cold" rows disable it
-(PRIORS_NO_CACHE=1). The typical run is relevant, 50 dispositions, 20 proposals, commit —
+the fold cache and PRIORS.md as a user would have them after any earlier write; "cold" rows
+disable the cache (PRIORS_NO_CACHE=1): every call folds the whole ledger and renders the
+whole table. The typical run is relevant, 50 dispositions, 20 proposals, commit —
 with one process per call (single) and with the batch forms (batch).
 --quick: sizes 1k,10k and 3 reps — a CI-friendly smoke run (not part of the test suite).
 """
@@ -138,6 +139,7 @@ class Stages:
         self.idle = fresh_copy(base, f"{base.parent.name}-{tag}-idle")
         if cache:
             run_ok(["status"], self.idle, self.env)  # builds the fold cache, as any earlier call would
+            run_ok(["render"], self.idle, self.env)  # PRIORS.md as the last write left it (with its render mark)
         else:
             shutil.rmtree(str(self.idle / ".priors" / "cache"), ignore_errors=True)
         self.opened = fresh_copy(self.idle, f"{base.parent.name}-{tag}-opened")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from priors.canonical import normalize
 from priors.errors import Refusal
-from priors.fold import PriorState, State, apply, new_prior, review_due, scope_state
+from priors.fold import REST_AFTER, PriorState, State, apply, new_prior, review_due, scope_state
 from priors.grammar import AGENT_VERDICTS, SEVERITY_RANK, Candidate, opposes
 from priors.plain import Plain
 
@@ -24,7 +24,7 @@ QUIESCENT = "Everything settled still holds. Nothing new."
 class RunFiles(Plain):
     """An open run's staging as read from `.priors/runs/<run>/`."""
 
-    __slots__ = ("run", "relevant", "dispositions", "staged", "escalations")
+    __slots__ = ("run", "relevant", "dispositions", "staged", "escalations", "_verify")
 
     def __init__(self, run: str, relevant: Optional[Dict[str, Any]], dispositions: Optional[List[Any]] = None,
                  staged: Optional[List[Any]] = None, escalations: Optional[List[Any]] = None) -> None:
@@ -32,6 +32,7 @@ class RunFiles(Plain):
         self.dispositions = [] if dispositions is None else dispositions
         self.staged = [] if staged is None else staged
         self.escalations = [] if escalations is None else escalations
+        self._verify: Optional[Dict[str, Dict[str, Any]]] = None
 
     @property
     def ns(self) -> Any:
@@ -47,7 +48,11 @@ class RunFiles(Plain):
         return [x for x in got if isinstance(x, dict)] if isinstance(got, list) else []
 
     def verify_items(self) -> Dict[str, Dict[str, Any]]:
-        return {x["id"]: x for x in self.items("verify") if isinstance(x.get("id"), str) and not x.get("redacted")}
+        """By id; built once per verb (a batch of 8k dispositions asks 8k times). Treat as read-only."""
+        if self._verify is None:
+            self._verify = {x["id"]: x for x in self.items("verify")
+                            if isinstance(x.get("id"), str) and not x.get("redacted")}
+        return self._verify
 
     def inject_ids(self) -> List[str]:
         return [x["id"] for x in self.items("inject") if isinstance(x.get("id"), str)]
@@ -400,7 +405,8 @@ def summarize(rf: RunFiles, after: State, escalations: int) -> List[str]:
     carried = verdicts.count("still-open") + verdicts.count("reaffirmed")
     touched = verdicts.count("stale")
     calls = verdicts.count("challenged") + verdicts.count("obsolete-proposed") + escalations + len(rf.items("nudges"))
-    resting = sum(1 for p in after.in_ns(rf.ns) if p.resting)
+    ns = rf.ns
+    resting = sum(1 for p in after.priors.values() if p.miss >= REST_AFTER and p.ns == ns and p.resting)
     new = len(rf.staged)
     lines = [f"Checked against {checked} priors:"]
     if fixed:

@@ -122,7 +122,7 @@ def _patched(md: bytes, rows_before: int, st: State, named: Dict[str, bool]) -> 
         return None
     named = {pid: whole for pid, whole in named.items() if pid in st.priors}
     if named:
-        pos = {k: i for i, k in enumerate(keys)} if len(named) > 8 else None
+        pos = dict(zip(keys, range(len(keys)))) if len(named) > 8 else None
         for pid, whole in named.items():
             i = pos[pid] if pos is not None else keys.index(pid)
             if i < rows_before:
