@@ -237,29 +237,35 @@ def _encode_state(st: State) -> Tuple[List[Any], List[bytes]]:
     table: List[Any] = []
     index: Dict[Any, int] = {}
     one: Dict[Any, Any] = {}  # one object per distinct ref, ns and status: marshal then stores each once
+    regions: Dict[int, bytes] = {}
     rows = []
     blobs: List[bytes] = []
     at = 0
-    for p in st.priors.values():
-        if p._rec is None:
-            src: BlobSource = p._src
-            off, ln, crc = p._packed
-            blob = src.region()[off:off + ln]
-            if len(blob) != ln or zlib.crc32(blob) != crc:
-                raise ValueError("a packed record is damaged")  # the snapshot is then simply not written
-            fi, ns = _facet_index(p._facets, table, index), p._ns
+    for p in st.priors.values():  # by index (PriorState.LAYOUT): this loop runs 100k times per rewrite
+        status = one.setdefault(p[1], p[1])
+        if p[5] is None:
+            # packed by an earlier snapshot: bytes copied with their stored CRC (damage stays detectable);
+            # ns and ref are already shared objects, which marshal stores once
+            src: BlobSource = p[11]
+            region = regions.get(id(src))
+            if region is None:
+                region = regions[id(src)] = src.region()
+            off, ln, crc = p[6]
+            blob = region[off:off + ln]
+            if len(blob) != ln:
+                raise ValueError("a packed record is missing")  # the snapshot is then simply not written
+            rows.append((p[0], status, p[2], p[3], p[4], None, (at, ln, crc), _facet_index(p[7], table, index),
+                         p[8], p[9], p[10], None))
         else:
-            fi, blob = _pack(p._rec, table, index)
-            ns = p._rec.get("ns")
-            crc = zlib.crc32(blob)
-        ref = p.scope_ref
-        if ref is not None:
-            ref = one.setdefault(("r", ref), ref)
-        if isinstance(ns, str):
-            ns = one.setdefault(("n", ns), ns)
-        status = one.setdefault(("s", p.status), p.status)
-        rows.append((p.id, status, p.scope_hash, p.miss, p.human_idx, None, (at, len(blob), crc), fi, ns, ref,
-                     p.review_every, None))
+            rec = p[5]
+            fi, blob = _pack(rec, table, index)
+            ns, ref = rec.get("ns"), p.scope_ref
+            if ref is not None:
+                ref = one.setdefault(("r", ref), ref)
+            if isinstance(ns, str):
+                ns = one.setdefault(("n", ns), ns)
+            rows.append((p[0], status, p[2], p[3], p[4], None, (at, len(blob), zlib.crc32(blob)), fi, ns, ref,
+                         rec.get("review_every"), None))
         blobs.append(blob)
         at += len(blob)
     calls = [(c.rec, c.resolved) for c in st.calls]
