@@ -119,7 +119,8 @@ class Keeper:
 # The keeper's own protocol tests run twice: with the fold cache forced on (even for tiny
 # ledgers) and with it off — the cache must never change a result. Other suites run once, with
 # the cache forced on. Tests that manage the mode themselves use @pytest.mark.one_cache_mode.
-BOTH_CACHE_MODES = {"test_keeper", "test_batch", "test_demo", "test_inspect", "test_lessons"}
+BOTH_CACHE_MODES = {"test_keeper", "test_batch", "test_demo", "test_inspect", "test_lessons", "test_secrets",
+                    "test_hostile_fs", "test_properties", "test_verify", "test_lessons_unit", "test_merge"}
 
 
 def pytest_configure(config) -> None:
