@@ -357,14 +357,29 @@ def _read_snapshot(priors_dir: Path, ledger: Path, want_data: bool) -> Optional[
 
 def _write_snapshot(priors_dir: Path, length: int, digest: bytes, lines: int, st: State) -> None:
     """Best effort, atomic (temp + rename). Never raises."""
-    d = cache_dir(priors_dir)
-    tmp = d / f".fold.{os.getpid()}.tmp"
     try:
         parts, blobs = _encode_state(st)
         chunks = [marshal.dumps(c, 4) for c in parts]
-        blob_size = sum(len(b) for b in blobs)
-        header = (MAGIC + _signature() + length.to_bytes(8, "big") + lines.to_bytes(8, "big") + digest
-                  + len(chunks).to_bytes(8, "big") + blob_size.to_bytes(8, "big"))
+    except (ValueError, TypeError):
+        return
+    blob_size = sum(len(b) for b in blobs)
+    header = (MAGIC + _signature() + length.to_bytes(8, "big") + lines.to_bytes(8, "big") + digest
+              + len(chunks).to_bytes(8, "big") + blob_size.to_bytes(8, "big"))
+    body = [header]
+    for c in chunks:
+        body += [len(c).to_bytes(8, "big") + zlib.crc32(c).to_bytes(8, "big"), c]
+    body.append(b"".join(blobs))
+    write_file(priors_dir, CACHE_FILE, body)
+
+
+def write_file(priors_dir: Path, name: str, body: List[bytes]) -> None:
+    """Write `cache/<name>` atomically (temp + rename), best effort: never raises, never follows a link.
+
+    The cache is only ever an optimisation: a read-only `.priors/`, a full disk or a `cache`
+    that is not a plain folder just means it is not written."""
+    d = cache_dir(priors_dir)
+    tmp = d / f".{name.split('.')[0]}.{os.getpid()}.tmp"
+    try:
         if os.path.islink(str(d)) or os.path.islink(str(priors_dir)):
             return
         if not d.is_dir():
@@ -376,16 +391,12 @@ def _write_snapshot(priors_dir: Path, length: int, digest: bytes, lines: int, st
         fd = os.open(str(tmp), os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
                      | getattr(os, "O_BINARY", 0), 0o644)
         try:
-            _write_all(fd, header)
-            for c in chunks:
-                _write_all(fd, len(c).to_bytes(8, "big") + zlib.crc32(c).to_bytes(8, "big"))
-                _write_all(fd, c)
-            del chunks
-            _write_all(fd, b"".join(blobs))
+            for part in body:
+                _write_all(fd, part)
         finally:
             os.close(fd)
-        os.replace(str(tmp), str(d / CACHE_FILE))
-    except (OSError, ValueError, TypeError):
+        os.replace(str(tmp), str(d / name))
+    except OSError:
         try:
             os.unlink(str(tmp))
         except OSError:

@@ -29,7 +29,7 @@ def _field(i: int, doc: str) -> property:
     return property(itemgetter(i), set_, doc=doc)
 
 
-class PriorState(list):
+class PriorState(Plain, list):
     """One prior's folded state. `rec` is its ledger record; a cached state inflates it on first use.
 
     A list underneath, in the order of `LAYOUT`, so that the fold cache builds 100k of them at C
@@ -58,10 +58,7 @@ class PriorState(list):
     def rec(self) -> Dict[str, Any]:
         r = self[5]
         if r is None:
-            from priors.cache import inflate
-
-            r = inflate(self)  # a cached state packs records (priors.cache)
-            self.rec = r
+            r = self.rec = self.record()  # a cached state packs records (priors.cache)
         return r
 
     @rec.setter
@@ -78,19 +75,8 @@ class PriorState(list):
 
         return inflate(self)
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, PriorState):
-            return NotImplemented
-        return all(getattr(self, f) == getattr(other, f) for f in self.FIELDS)
-
-    def __ne__(self, other: object) -> bool:
-        eq = self.__eq__(other)
-        return eq if eq is NotImplemented else not eq
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return "PriorState(" + ", ".join(f"{f}={getattr(self, f)!r}" for f in self.FIELDS) + ")"
+    def fields(self) -> tuple:
+        return self.FIELDS  # equality and repr by these (priors.plain): the record, not how it is held
 
     @property
     def ns(self) -> Any:

@@ -153,28 +153,8 @@ def read_mark(priors_dir: Path) -> Optional[Tuple[int, bytes, bytes, int]]:
 
 
 def _write_mark(priors_dir: Path, ledger: Mark, md_digest: bytes, rows: int) -> None:
-    """Best effort, atomic; never raises (like the fold cache, this is only an optimisation)."""
-    d = priors_dir / "cache"
-    tmp = d / f".render.{os.getpid()}.tmp"
-    body = MAGIC + _signature() + ledger[0].to_bytes(8, "big") + ledger[1] + md_digest + rows.to_bytes(8, "big")
-    try:
-        if os.path.islink(str(d)) or os.path.islink(str(priors_dir)):
-            return
-        if not d.is_dir():
-            if os.path.lexists(str(d)):
-                return
-            os.mkdir(str(d))
-        if os.path.lexists(str(tmp)):
-            os.unlink(str(tmp))  # never write through a leftover or planted name
-        fd = os.open(str(tmp), os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-                     | getattr(os, "O_BINARY", 0), 0o644)
-        try:
-            os.write(fd, body)
-        finally:
-            os.close(fd)
-        os.replace(str(tmp), str(d / RENDER_FILE))
-    except OSError:
-        try:
-            os.unlink(str(tmp))
-        except OSError:
-            pass
+    """Best effort, like the fold cache: this is only an optimisation."""
+    from priors.cache import write_file
+
+    write_file(priors_dir, RENDER_FILE, [MAGIC + _signature() + ledger[0].to_bytes(8, "big") + ledger[1]
+                                         + md_digest + rows.to_bytes(8, "big")])

@@ -14,6 +14,16 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 
 
+def gen_ledger():
+    """bench/gen_ledger.py as a module: deterministic, reference-shaped ledgers for tests."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gen_ledger", REPO / "bench" / "gen_ledger.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return mod
+
+
 class Result:
     def __init__(self, proc: subprocess.CompletedProcess) -> None:
         self.code = proc.returncode

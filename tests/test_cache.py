@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import random
 import shutil
@@ -13,22 +12,15 @@ import pytest
 from priors import cache, fold
 from priors.errors import DamagedLedger
 
-from conftest import REPO, Keeper, run_priors
+from conftest import Keeper, gen_ledger, run_priors
 
 pytestmark = pytest.mark.one_cache_mode
-
-
-def _gen():
-    spec = importlib.util.spec_from_file_location("gen_ledger", REPO / "bench" / "gen_ledger.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)  # type: ignore[union-attr]
-    return mod
 
 
 @pytest.fixture(scope="module")
 def ledger_bytes(tmp_path_factory) -> bytes:
     out = tmp_path_factory.mktemp("gen")
-    _gen().generate(600, out, seed=3)
+    gen_ledger().generate(600, out, seed=3)
     return (out / ".priors" / "ledger.jsonl").read_bytes()
 
 
@@ -199,7 +191,7 @@ def _copy_tree(src: Path, dst: Path) -> None:
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("tree")
-    _gen().generate(800, out, seed=11)
+    gen_ledger().generate(800, out, seed=11)
     return out
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import random
 import shutil
@@ -18,22 +17,15 @@ from priors.fold import fold, parse_lines
 from priors.store import Paths
 from priors.views import render_markdown
 
-from conftest import REPO, Keeper
+from conftest import Keeper, gen_ledger
 
 pytestmark = pytest.mark.one_cache_mode
-
-
-def _gen():
-    spec = importlib.util.spec_from_file_location("gen_ledger", REPO / "bench" / "gen_ledger.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)  # type: ignore[union-attr]
-    return mod
 
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("tree")
-    _gen().generate(500, out, seed=5)
+    gen_ledger().generate(500, out, seed=5)
     return out
 
 
