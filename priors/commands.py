@@ -75,12 +75,14 @@ def render(paths: Paths, state=None, base: Optional[Tuple[int, bytes]] = None,
            appended: Sequence[Dict[str, Any]] = (), after: Optional[Tuple[int, bytes]] = None) -> None:
     """Write PRIORS.md for `state`, the fold of ledger `after` = ledger `base` + `appended`.
 
-    With both marks known only the rows that can have changed are rendered (priors.rendered)."""
+    With both marks known only the rows that can have changed are rendered (priors.rendered).
+    Without a state the ledger is loaded: it is `after` (and `base` too, unless given)."""
     from priors.rendered import named_in, write
 
     if state is None:
         loaded = load_ledger(paths, want_data=False)
-        state, base, after = loaded.state, loaded.mark, loaded.mark
+        state, after = loaded.state, loaded.mark
+        base = after if base is None else base
     write(paths, state, base, named_in(appended), after)
 
 

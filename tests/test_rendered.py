@@ -163,3 +163,7 @@ def test_cli_writes_keep_priors_md_equal_to_a_full_render(root: Path) -> None:
     same()
     k.ok("decide", rel["verify"][2]["id"], "obsolete")
     same()
+    k.ok("add", "--ns", "web", "Prefer | pipes \\ escaped in claims")  # a lessons verb: patched too
+    same()
+    k.ok("score", "last", "success")
+    same()
