@@ -72,18 +72,26 @@ def append_ledger(paths: Paths, data: Optional[bytes], records: List[Dict[str, A
 
 
 def render(paths: Paths, state=None, base: Optional[Tuple[int, bytes]] = None,
-           appended: Sequence[Dict[str, Any]] = (), after: Optional[Tuple[int, bytes]] = None) -> None:
+           appended: Sequence[Dict[str, Any]] = (), after: Optional[Tuple[int, bytes]] = None,
+           shown: Optional[Dict[str, str]] = None) -> None:
     """Write PRIORS.md for `state`, the fold of ledger `after` = ledger `base` + `appended`.
 
-    With both marks known only the rows that can have changed are rendered (priors.rendered).
+    With both marks known only the rows that can have changed are rendered (priors.rendered);
+    `shown` (id → status column before the append) drops those whose column did not move.
     Without a state the ledger is loaded: it is `after` (and `base` too, unless given)."""
     from priors.rendered import named_in, write
+    from priors.views import display_status
 
     if state is None:
         loaded = load_ledger(paths, want_data=False)
         state, after = loaded.state, loaded.mark
         base = after if base is None else base
-    write(paths, state, base, named_in(appended), after)
+    named = named_in(appended)
+    if shown:
+        priors = state.priors
+        named = {pid: whole for pid, whole in named.items()
+                 if whole or pid not in priors or shown.get(pid) != display_status(priors[pid])}
+    write(paths, state, base, named, after)
 
 
 def read_jsonl(path: Path) -> List[Any]:
@@ -581,13 +589,16 @@ def cmd_commit(argv: List[str], ctx) -> int:
         rf = read_run(paths, run)
         if rf.relevant is None:
             raise Refusal("UNKNOWN_RUN", run=run)
+        from priors.views import display_status
+
+        shown = {pid: display_status(st.priors[pid]) for pid in rf.verify_items() if pid in st.priors}
         plan = plan_commit(st, rf)
         from priors.lessons_cmd import commit_extra  # lessons loop: what a budgeted run was shown, before the seal
 
         lines = plan.lines[:-1] + commit_extra(rf.relevant, run) + plan.lines[-1:]
         after = append_ledger(paths, None, lines, loaded)
         remove_tree(paths.run_dir(run))
-        render(paths, st, loaded.mark, lines, after)
+        render(paths, st, loaded.mark, lines, after, shown)
     ctx.print("\n".join(plan.summary))
     return 0
 

@@ -277,7 +277,7 @@ def cmd_merge_driver(argv: List[str], ctx: Any) -> int:
     import os
 
     from priors.args import BOOL, Spec, parse
-    from priors.errors import UsageError
+    from priors.errors import Refusal, UsageError
     from priors.store import atomic_write, read_bytes
 
     spec = Spec(
@@ -312,7 +312,9 @@ def cmd_merge_driver(argv: List[str], ctx: Any) -> int:
             "  The ledger is append-only; merge it by hand so that it is the base plus both sides' new lines,\n"
             "  then run `priors verify` (our version was left in place).\n"
         )
-        return 1
+        # exit 1 tells git "conflict"; like every exit 1 it is also a refusal line on stdout
+        raise Refusal("MERGE_CONFLICT", path=label, reason=result.reason,
+                      hint="merge the ledger by hand (the base plus both sides' new lines), then `priors verify`")
     from pathlib import Path
 
     atomic_write(Path(ours_p), result)

@@ -100,13 +100,12 @@ _REDACTED_TAIL = b"| *(redacted)* |"
 def _row(p: PriorState, old: bytes, whole: bool) -> bytes:
     """The prior's new row. When only events changed it, only its status cell can differ (unless it
     was or is now redacted): that cell is swapped in the old row and the record is not read."""
-    from priors.views import _cell, table_row
+    from priors.views import _cell, display_status, table_row
 
     if not whole and not p.redacted and not old.endswith(_REDACTED_TAIL):
         m = _STATUS_CELL.match(old)
         if m is not None:
-            status = "resting" if p.resting else p.status
-            return old[:m.start(1)] + _cell(status).encode("utf-8") + old[m.end(1):]
+            return old[:m.start(1)] + _cell(display_status(p)).encode("utf-8") + old[m.end(1):]
     return table_row(p).encode("utf-8")
 
 

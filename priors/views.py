@@ -149,12 +149,17 @@ def render_markdown(st: State) -> str:
     return "\n".join(head + rows + [""])
 
 
+def display_status(p: PriorState) -> str:
+    """The status column: `resting` for a resting prior, else its status."""
+    return "resting" if p.resting else p.status
+
+
 def table_row(p: PriorState) -> str:
     """One prior's line of the table."""
     if p.redacted:
         return f"| {_cell(p.id)} | {_cell(p.ns)} | — | redacted | — | *(redacted)* |"
     rec = p.record()  # read once, not kept: this runs for every prior on every ledger write
-    status = "resting" if p.resting else p.status
+    status = display_status(p)
     ref = rec.get("scope_ref")
     if isinstance(ref, str):
         where = ref

@@ -116,6 +116,17 @@ class Keeper:
     def ledger(self):
         return [json.loads(x) for x in self.ledger_bytes().decode("utf-8").splitlines() if x.strip()]
 
+    def read(self, rel: str) -> str:
+        return (self.root / rel).read_text(encoding="utf-8")
+
+    def assert_rendered(self) -> None:
+        """PRIORS.md is byte for byte the full render of the ledger (however it was written)."""
+        from priors.fold import fold, parse_lines
+        from priors.views import render_markdown
+
+        want = render_markdown(fold(parse_lines(self.ledger_bytes()))).encode("utf-8")
+        assert (self.root / ".priors" / "PRIORS.md").read_bytes() == want
+
     def open_run(self, ns: str, scopes: Dict[str, str], run: Optional[str] = None) -> Dict[str, Any]:
         args = ["relevant", "--ns", ns, "--scopes", self.scopes(scopes)]
         if run:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import List, Tuple
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as s
 
 from conftest import Keeper, run_priors
@@ -144,6 +144,7 @@ def raw_bytes_variants(obj_bytes: bytes) -> s.SearchStrategy:
 
 @FUZZ
 @given(verb=s.sampled_from(sorted(VERBS) + ["bogus", ""]), args=s.lists(token, max_size=7))
+@example(verb="merge-driver", args=["a.txt", "a.txt", "a.txt"])  # found in CI: a conflict's exit 1 had no refusal line
 def test_argv(template: Path, tmp_path: Path, verb: str, args: List[str]) -> None:
     root = fresh(template, tmp_path)
     argv = [verb, *args] if verb else args

@@ -282,6 +282,8 @@ def test_resting_and_resurrection(keeper):
         assert rel["verify"][0]["scopeState"] == "missing"
         keeper.refused("MISSING_SCOPE", "disposition", "P-0001", "fixed", "--run", f"run-{n:03d}")
         out = keeper.ok("commit", "--run", f"run-{n:03d}")
+        keeper.assert_rendered()  # its row turns to `resting` on the fifth miss, patched in place
+    assert "| resting |" in keeper.read(".priors/PRIORS.md")
     assert "  … 1 resting — the code they point at is gone; they wake if it returns" in out
     assert keeper.ok("status") == "review: 0 open · 0 fixed · 0 decided by you · 0 lessons locked · 1 resting\n"
     rel = keeper.open_run("review", gone)
@@ -291,6 +293,7 @@ def test_resting_and_resurrection(keeper):
     assert rel["verify"][0]["resurrected"] is True and rel["verify"][0]["scopeState"] == "unchanged"
     keeper.ok("disposition", "P-0001", "still-open", "--run", "run-007")
     keeper.ok("commit", "--run", "run-007")
+    keeper.assert_rendered()
     assert "resting" not in keeper.ok("status")
 
 

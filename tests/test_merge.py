@@ -384,6 +384,7 @@ def test_driver_cli_on_plain_files(tmp_path):
     (d / "A").write_bytes(b(k.sample()[:-1]))
     r = k2("merge-driver", "O", "A", "B")
     assert r.code == 1 and "not an append-only extension" in r.err
+    assert json.loads(r.out)["refused"] == "MERGE_CONFLICT"
     assert (d / "A").read_bytes() == b(k.sample()[:-1])
     # the PRIORS.md driver without a stash keeps ours and never conflicts
     (d / "M").write_text("ours\n")
