@@ -9,10 +9,11 @@ the ids the appended records name can differ, plus the rows of new priors.
 `cache/render.bin` says which ledger (length and SHA-256) the current
 PRIORS.md (its SHA-256 and row count) was rendered from. A write whose ledger
 before the append is that ledger, and whose PRIORS.md still has that digest,
-patches those rows only; anything else — a hand edit, a merge, another
-keeper's write, a redaction (which drops cache/), another version of this
-code, `PRIORS_NO_CACHE=1` — renders the whole table. Either way the bytes
-are those of `views.render_markdown`; the tests check both paths against it.
+patches those rows only (`redact`, which rewrites the ledger, names its one
+row the same way); anything else — a hand edit, a merge, another keeper's
+write, another version of this code, `PRIORS_NO_CACHE=1` — renders the whole
+table. Either way the bytes are those of `views.render_markdown`; the tests
+check both paths against it.
 """
 
 from __future__ import annotations
