@@ -188,7 +188,10 @@ class BlobSource:
             self.fd = None
 
     def __del__(self) -> None:
-        self.close()
+        try:
+            self.close()
+        except Exception:  # at interpreter exit `os` may already be gone: never a stray message
+            pass
 
 
 def _pread(fd: Optional[int], n: int, offset: int) -> bytes:
