@@ -131,10 +131,13 @@ def python_spans(text: str) -> List[Span]:
     which skips the expression trees that make up most of a module.
     """
     import ast
+    import warnings
 
     source = text[1:] if text.startswith("\ufeff") else text
     shift = len(text) - len(source)
-    tree = ast.parse(source)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a user's `1if x else 2` is their business: no SyntaxWarning on our stderr
+        tree = ast.parse(source)
     line_starts = _line_starts(source)
     utf8 = _Utf8Offsets(source, line_starts)
     spans: List[Span] = []
