@@ -50,6 +50,14 @@ class HelpRequested(Exception):
         self.text = text
 
 
+def required(a: Parsed, spec: Spec, flag: str, metavar: str) -> str:
+    """A required flag's value, or the usage error every verb words the same way."""
+    value = a.get(flag)
+    if not value:
+        raise UsageError(f"priors {spec.verb}: --{flag} {metavar} is required\nusage: {spec.usage}")
+    return str(value)
+
+
 def parse(argv: Sequence[str], spec: Spec) -> Parsed:
     pos: List[str] = []
     opts: Dict[str, object] = {}

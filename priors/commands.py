@@ -10,7 +10,7 @@ import re
 import sys
 from pathlib import Path
 
-from priors.args import BOOL, MULTI, REST, VALUE, Spec, parse
+from priors.args import BOOL, MULTI, REST, VALUE, Spec, parse, required
 from priors.canonical import dumps, dumps_object
 from priors.errors import Refusal, UsageError
 from priors.store import Lock, Paths, atomic_write, read_bytes, remove_tree, require_init
@@ -325,9 +325,7 @@ def cmd_relevant(argv: List[str], ctx) -> int:
     from priors.store import list_run_dirs
 
     a = parse(argv, RELEVANT)
-    ns = a.get("ns")
-    if not ns:
-        raise UsageError("priors relevant: --ns NS is required\nusage: " + RELEVANT.usage)
+    ns = required(a, RELEVANT, "ns", "NS")
     run = a.get("run")
     if run is not None:
         check_run_id(str(run), "relevant")
@@ -512,9 +510,7 @@ def cmd_propose(argv: List[str], ctx) -> int:
 
     a = parse(argv, PROPOSE)
     run = check_run_id(a.get("run"), "propose")
-    ns = a.get("ns")
-    if not ns:
-        raise UsageError("priors propose: --ns NS is required\nusage: " + PROPOSE.usage)
+    ns = required(a, PROPOSE, "ns", "NS")
     items = _candidates(a.pos)
     batch = len(items) > 1
     if batch:

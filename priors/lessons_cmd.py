@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from priors.args import BOOL, MULTI, VALUE, Spec, parse
+from priors.args import BOOL, MULTI, VALUE, Spec, parse, required
 from priors.canonical import dumps
 from priors.errors import Refusal, UsageError
 from priors.store import Lock, Paths, atomic_write, read_bytes, require_init
@@ -140,10 +140,7 @@ def cmd_add(argv: List[str], ctx) -> int:
     from priors.store import list_run_dirs
 
     a = parse(argv, ADD)
-    ns = a.get("ns")
-    if not ns:
-        raise UsageError("priors add: --ns NS is required\nusage: " + ADD.usage)
-    ns = str(ns)
+    ns = required(a, ADD, "ns", "NS")
     typ = str(a.get("type") or "calibration")
     if typ not in LESSON_TYPES:
         raise UsageError(f"priors add: --type must be one of {', '.join(LESSON_TYPES)}")
@@ -384,10 +381,7 @@ def cmd_import(argv: List[str], ctx) -> int:
     from priors.store import list_run_dirs
 
     a = parse(argv, IMPORT)
-    ns = a.get("ns")
-    if not ns:
-        raise UsageError("priors import: --ns NS is required\nusage: " + IMPORT.usage)
-    ns = str(ns)
+    ns = required(a, IMPORT, "ns", "NS")
     name = a.pos[0]
     incoming = read_bundle(parse_json_input(read_input(name, "bundle"), name, "bundle"))
     for item in incoming:
