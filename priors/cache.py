@@ -28,6 +28,7 @@ import marshal
 import os
 import sys
 import zlib
+from bisect import bisect_right
 from pathlib import Path
 
 from priors import fold as _fold
@@ -45,7 +46,7 @@ CHUNK = 1 << 20
 MIN_BYTES = 64 * 1024
 REFRESH_BYTES = 256 * 1024
 EAGER_BLOBS = 64 * 1024  # a blob region smaller than this is read at load; larger ones record by record
-ROWS = 8192  # below this a fresh fold is as fast as reading a snapshot
+ROWS = 8192  # priors per row chunk: a rewrite redoes only the chunks that hold a changed prior
 
 
 def enabled() -> bool:
@@ -66,6 +67,12 @@ def refresh_bytes() -> int:
     """
     raw = os.environ.get("PRIORS_CACHE_REFRESH_BYTES", "")
     return int(raw) if raw.isdigit() else REFRESH_BYTES
+
+
+def rows_per_chunk() -> int:
+    """PRIORS_CACHE_ROWS overrides ROWS (tests use a few, to have many chunks in a small ledger)."""
+    raw = os.environ.get("PRIORS_CACHE_ROWS", "")
+    return int(raw) if raw.isdigit() and int(raw) > 0 else ROWS
 
 
 def cache_dir(priors_dir: Path) -> Path:
@@ -143,6 +150,10 @@ class BlobSource:
         self.ledger, self.length, self.digest = ledger, length, digest
         self._all: Optional[bytes] = None
         self._fresh: Optional[State] = None
+        # the layout of the file, so that a rewrite can copy what did not change (see _rewrite)
+        self.table: List[Any] = []
+        self.chunks: List[Tuple[int, int, int]] = []  # each row chunk's file offset, length (with its
+        self.rows = 0                                   # 16-byte head) and first row
 
     def get(self, packed: Tuple[int, int, int]) -> Optional[bytes]:
         off, ln, crc = packed
@@ -232,48 +243,81 @@ def _facet_index(fac: Optional[Dict[str, Any]], table: List[Any], index: Dict[An
     return i
 
 
+class _Encoder:
+    """Encodes priors into rows and packed records, appending to one facet table and one blob region.
+
+    `keep`: a loaded snapshot whose blob region the new file keeps as is — a prior still packed
+    there keeps its (offset, length, crc); any other packed prior is copied over, with its CRC.
+    """
+
+    def __init__(self, table: List[Any], keep: Optional["BlobSource"] = None, at: int = 0) -> None:
+        if PriorState.LAYOUT != _LAYOUT or CallState.__slots__ != ("rec", "resolved"):
+            raise TypeError("fold state changed shape; the cache does not know it")
+        self.table = table
+        self.index: Dict[Any, int] = {}
+        for i, fac in enumerate(table):
+            self.index.setdefault(tuple(fac.items()), i)
+            self.index[id(fac)] = i
+        self.keep = keep
+        self.at = at  # where the next blob goes in the region
+        self.blobs: List[bytes] = []
+        self.one: Dict[Any, Any] = {}  # one object per distinct ref, ns and status: marshal then stores each once
+        self.regions: Dict[int, bytes] = {}
+
+    def rows(self, priors: Any) -> List[Any]:
+        """One row per prior (PriorState.LAYOUT, facets as a table index). This loop runs 100k times on
+        a full rewrite, hence the indexing by position and no calls it can spare."""
+        table, index, one, keep, blobs = self.table, self.index, self.one, self.keep, self.blobs
+        at = self.at
+        rows = []
+        for p in priors:
+            status = one.setdefault(p[1], p[1])
+            if p[5] is None:
+                src: BlobSource = p[11]
+                if src is keep:  # the region is kept: so is where the record lies in it
+                    rows.append((p[0], status, p[2], p[3], p[4], None, p[6], _facet_index(p[7], table, index),
+                                 p[8], p[9], p[10], None))
+                    continue
+                # packed by an earlier snapshot: bytes copied with their stored CRC (damage stays detectable);
+                # ns and ref are already shared objects, which marshal stores once
+                region = self.regions.get(id(src))
+                if region is None:
+                    region = self.regions[id(src)] = src.region()
+                off, ln, crc = p[6]
+                blob = region[off:off + ln]
+                if len(blob) != ln:
+                    raise ValueError("a packed record is missing")  # the snapshot is then simply not written
+                rows.append((p[0], status, p[2], p[3], p[4], None, (at, ln, crc), _facet_index(p[7], table, index),
+                             p[8], p[9], p[10], None))
+            else:
+                rec = p[5]
+                fi, blob = _pack(rec, table, index)
+                ns, ref = rec.get("ns"), p.scope_ref
+                if ref is not None:
+                    ref = one.setdefault(("r", ref), ref)
+                if isinstance(ns, str):
+                    ns = one.setdefault(("n", ns), ns)
+                rows.append((p[0], status, p[2], p[3], p[4], None, (at, len(blob), zlib.crc32(blob)), fi, ns, ref,
+                             rec.get("review_every"), None))
+            blobs.append(blob)
+            at += len(blob)
+        self.at = at
+        return rows
+
+    def head(self, st: State) -> Tuple[Any, ...]:
+        """(facet table, calls, the other fields): encode it after every row, which may add facets."""
+        calls = [(c.rec, c.resolved) for c in st.calls]
+        rest = {name: getattr(st, name) for name in State.__slots__ if name not in ("priors", "calls")}
+        return self.table, calls, rest
+
+
 def _encode_state(st: State) -> Tuple[List[Any], List[bytes]]:
     """([head, rows, rows, ...], blobs): head = (facet table, calls, other fields); rows in slices of
     ROWS, each prior's packed record given as (offset, length, crc32) into the concatenated blobs."""
-    if PriorState.LAYOUT != _LAYOUT or CallState.__slots__ != ("rec", "resolved"):
-        raise TypeError("fold state changed shape; the cache does not know it")
-    table: List[Any] = []
-    index: Dict[Any, int] = {}
-    one: Dict[Any, Any] = {}  # one object per distinct ref, ns and status: marshal then stores each once
-    regions: Dict[int, bytes] = {}
-    rows = []
-    blobs: List[bytes] = []
-    at = 0
-    for p in st.priors.values():  # by index (PriorState.LAYOUT): this loop runs 100k times per rewrite
-        status = one.setdefault(p[1], p[1])
-        if p[5] is None:
-            # packed by an earlier snapshot: bytes copied with their stored CRC (damage stays detectable);
-            # ns and ref are already shared objects, which marshal stores once
-            src: BlobSource = p[11]
-            region = regions.get(id(src))
-            if region is None:
-                region = regions[id(src)] = src.region()
-            off, ln, crc = p[6]
-            blob = region[off:off + ln]
-            if len(blob) != ln:
-                raise ValueError("a packed record is missing")  # the snapshot is then simply not written
-            rows.append((p[0], status, p[2], p[3], p[4], None, (at, ln, crc), _facet_index(p[7], table, index),
-                         p[8], p[9], p[10], None))
-        else:
-            rec = p[5]
-            fi, blob = _pack(rec, table, index)
-            ns, ref = rec.get("ns"), p.scope_ref
-            if ref is not None:
-                ref = one.setdefault(("r", ref), ref)
-            if isinstance(ns, str):
-                ns = one.setdefault(("n", ns), ns)
-            rows.append((p[0], status, p[2], p[3], p[4], None, (at, len(blob), zlib.crc32(blob)), fi, ns, ref,
-                         rec.get("review_every"), None))
-        blobs.append(blob)
-        at += len(blob)
-    calls = [(c.rec, c.resolved) for c in st.calls]
-    rest = {name: getattr(st, name) for name in State.__slots__ if name not in ("priors", "calls")}
-    return [(table, calls, rest)] + [rows[i:i + ROWS] for i in range(0, len(rows), ROWS)], blobs
+    enc = _Encoder([])
+    rows = enc.rows(st.priors.values())
+    n = rows_per_chunk()
+    return [enc.head(st)] + [rows[i:i + n] for i in range(0, len(rows), n)], enc.blobs
 
 
 def _decode_head(head: Tuple[Any, ...]) -> Tuple[State, List[Any]]:
@@ -309,8 +353,10 @@ def _u64(b: bytes, i: int) -> int:
     return int.from_bytes(b[i:i + 8], "big")
 
 
-def _read_snapshot(priors_dir: Path, ledger: Path, want_data: bool) -> Optional[Tuple[State, int, int, Any, bytes]]:
-    """(state, prefix length, lines, running sha256, tail) when the snapshot is intact and matches the ledger."""
+def _read_snapshot(priors_dir: Path, ledger: Path,
+                   want_data: bool) -> Optional[Tuple[State, int, int, Any, bytes, "BlobSource"]]:
+    """(state, prefix length, lines, running sha256, tail, its records' source) when the snapshot is
+    intact and matches the ledger."""
     path = cache_dir(priors_dir) / CACHE_FILE
     try:
         fh = open(str(path), "rb")
@@ -331,6 +377,7 @@ def _read_snapshot(priors_dir: Path, ledger: Path, want_data: bool) -> Optional[
             st: Optional[State] = None
             table: List[Any] = []
             for k in range(nchunks):
+                at = fh.tell()
                 sizes = fh.read(16)
                 if len(sizes) != 16:
                     return None
@@ -342,8 +389,11 @@ def _read_snapshot(priors_dir: Path, ledger: Path, want_data: bool) -> Optional[
                 del chunk
                 if st is None:
                     st, table = _decode_head(obj)
+                    src.table = table
                 else:
                     _decode_rows(st, table, obj, src)
+                    src.chunks.append((at, 16 + size, src.rows))
+                    src.rows += len(obj)
             start = fh.tell()
             if st is None or os.fstat(fh.fileno()).st_size != start + blob_size:
                 return None
@@ -355,7 +405,7 @@ def _read_snapshot(priors_dir: Path, ledger: Path, want_data: bool) -> Optional[
         except (OSError, ValueError, TypeError, EOFError, IndexError):
             return None
     h, rest = hit
-    return st, length, lines, h, rest
+    return st, length, lines, h, rest, src
 
 
 def _write_snapshot(priors_dir: Path, length: int, digest: bytes, lines: int, st: State) -> None:
@@ -375,11 +425,112 @@ def _write_snapshot(priors_dir: Path, length: int, digest: bytes, lines: int, st
     write_file(priors_dir, CACHE_FILE, body)
 
 
-def write_file(priors_dir: Path, name: str, body: List[bytes]) -> None:
+def _rewrite(priors_dir: Path, length: int, digest: bytes, lines: int, st: State, src: Optional["BlobSource"],
+             dirty: Any, scrub: Tuple[str, ...] = ()) -> bool:
+    """Write the snapshot of `st` — loaded from `src`, and changed since only in the priors `dirty`
+    and in the ledger-wide fields — copying from the file `src` was read every row chunk that holds
+    no such prior, and its whole blob region: the cost is that of the change, not of the ledger.
+
+    `scrub` (redact): priors whose old records must not survive even as unused bytes; their blobs
+    are zeroed, and their facets dropped from the table unless another prior has the same.
+    False when it cannot (no open snapshot file, as on Windows): then the caller writes it whole.
+    """
+    if src is None or src.fd is None or src._all is not None or not src.chunks:
+        return False
+    keys = list(st.priors)
+    if len(keys) < src.rows:
+        return False
+    starts = [c[2] for c in src.chunks]
+    touched = set(dirty) | set(scrub)
+    pos = dict(zip(keys, range(len(keys)))) if len(touched) > 8 else None
+    redo = set()
+    for pid in touched:
+        if pid in st.priors:
+            i = pos[pid] if pos is not None else keys.index(pid)
+            if i < src.rows:
+                redo.add(bisect_right(starts, i) - 1)
+    grown = len(keys) > src.rows  # new priors: the last chunk is redone with them, in chunks of ROWS
+    n = rows_per_chunk()
+    try:
+        enc = _Encoder(list(src.table), keep=src, at=src.size)
+        zeros = _scrub_ranges(st, src, scrub, keys, pos, enc.table)
+        if zeros is None:
+            return False
+        parts: List[Any] = []
+        last = len(src.chunks) - 1 if grown else len(src.chunks)
+        for k in range(last):
+            off, ln, first = src.chunks[k]
+            if k in redo:
+                end = src.chunks[k + 1][2] if k + 1 < len(src.chunks) else src.rows
+                parts.append(_chunk(enc.rows(st.priors[key] for key in keys[first:end])))
+            else:
+                parts.append((src.fd, off, ln))
+        count = last
+        for i in range(starts[last] if grown else len(keys), len(keys), n):
+            parts.append(_chunk(enc.rows(st.priors[key] for key in keys[i:i + n])))
+            count += 1
+        head = _chunk(enc.head(st))
+    except (ValueError, TypeError, OSError, EOFError, IndexError):
+        return False
+    at = 0
+    for off, ln in sorted(zeros):
+        if off > at:
+            parts.append((src.fd, src.start + at, off - at))
+        parts.append(bytes(ln))
+        at = max(at, off + ln)
+    if src.size > at:
+        parts.append((src.fd, src.start + at, src.size - at))
+    header = (MAGIC + _signature() + length.to_bytes(8, "big") + lines.to_bytes(8, "big") + digest
+              + (1 + count).to_bytes(8, "big") + enc.at.to_bytes(8, "big"))
+    write_file(priors_dir, CACHE_FILE, [header, head] + parts + enc.blobs)
+    return True
+
+
+def _chunk(obj: Any) -> bytes:
+    c = marshal.dumps(obj, 4)
+    return len(c).to_bytes(8, "big") + zlib.crc32(c).to_bytes(8, "big") + c
+
+
+def _scrub_ranges(st: State, src: "BlobSource", scrub: Tuple[str, ...], keys: List[str], pos: Optional[Dict[str, int]],
+                  table: List[Any]) -> Optional[List[Tuple[int, int]]]:
+    """The region ranges of the `scrub` priors' old records (read from their old rows), to be zeroed;
+    a facet entry only they had is blanked in `table`. None if an old row is not where it should be."""
+    zeros = []
+    for pid in scrub:
+        if pid not in st.priors:
+            continue
+        i = pos[pid] if pos is not None else keys.index(pid)
+        if i >= src.rows:
+            continue  # not in the old snapshot at all
+        off, ln, first = src.chunks[bisect_right([c[2] for c in src.chunks], i) - 1]
+        raw = _pread(src.fd, ln, off)
+        if len(raw) != ln or zlib.crc32(raw[16:]) != _u64(raw, 8):
+            return None
+        row = marshal.loads(raw[16:])[i - first]
+        if row[0] != pid:
+            return None
+        zeros.append(row[6][:2])
+        fi = row[7]
+        if fi >= 0 and not _facets_shared(st, pid, table[fi]):
+            table[fi] = {}
+    return zeros
+
+
+def _facets_shared(st: State, pid: str, fac: Any) -> bool:
+    """Does a prior other than `pid` have these facets? (Every row naming a table entry does.)"""
+    for p in st.priors.values():
+        f = p[7] if p[5] is None else p[5].get("facets")
+        if (f is fac or f == fac) and p[0] != pid:
+            return True
+    return False
+
+
+def write_file(priors_dir: Path, name: str, body: List[Any]) -> None:
     """Write `cache/<name>` atomically (temp + rename), best effort: never raises, never follows a link.
 
     The cache is only ever an optimisation: a read-only `.priors/`, a full disk or a `cache`
-    that is not a plain folder just means it is not written."""
+    that is not a plain folder just means it is not written. A part may be bytes, or
+    (fd, offset, length): that range of an open file, copied by the kernel where it can."""
     d = cache_dir(priors_dir)
     tmp = d / f".{name.split('.')[0]}.{os.getpid()}.tmp"
     try:
@@ -395,7 +546,10 @@ def write_file(priors_dir: Path, name: str, body: List[bytes]) -> None:
                      | getattr(os, "O_BINARY", 0), 0o644)
         try:
             for part in body:
-                _write_all(fd, part)
+                if isinstance(part, tuple):
+                    _copy_range(*part, fd)
+                else:
+                    _write_all(fd, part)
         finally:
             os.close(fd)
         os.replace(str(tmp), str(d / name))
@@ -404,6 +558,24 @@ def write_file(priors_dir: Path, name: str, body: List[bytes]) -> None:
             os.unlink(str(tmp))
         except OSError:
             pass
+
+
+def _copy_range(src: int, offset: int, n: int, dst: int) -> None:
+    copy = getattr(os, "copy_file_range", None)
+    while n and copy is not None:
+        try:
+            done = copy(src, dst, n, offset)
+        except OSError:
+            done = 0
+        if not done:
+            break  # not supported here: the loop below takes over
+        offset, n = offset + done, n - done
+    while n:
+        chunk = _pread(src, min(n, CHUNK), offset)
+        if not chunk:
+            raise OSError("the snapshot being copied is shorter than it said")
+        _write_all(dst, chunk)
+        offset, n = offset + len(chunk), n - len(chunk)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -420,8 +592,11 @@ class Loaded:
     """The folded ledger; `data` is the ledger's bytes when asked for."""
 
     def __init__(self, state: State, length: int, hasher: Any, data: Optional[bytes], from_cache: bool,
-                 ends_with_newline: bool = True) -> None:
+                 ends_with_newline: bool = True, src: Optional[BlobSource] = None,
+                 named: Optional[Dict[str, bool]] = None) -> None:
         self.state = state
+        self.src = src  # the snapshot it was read from, if any
+        self.named = named or {}  # the priors the records after that snapshot named
         self.ends_with_newline = ends_with_newline
         self.length = length
         self.hasher = hasher  # sha256 of the ledger's bytes so far: an append's digest costs only its own bytes
@@ -520,28 +695,56 @@ def _load(priors_dir: Path, ledger: Path, want_data: bool) -> Loaded:
     hit = _read_snapshot(priors_dir, ledger, want_data) if use else None
     if hit is None:
         return _fresh(priors_dir, _read_ledger(ledger), use, want_data)
-    st, length, lines, h, rest = hit
+    st, length, lines, h, rest, src = hit
     data = rest if want_data else None
     tail = memoryview(rest)[length:] if want_data else memoryview(rest)
     size = length + len(tail)
+    named: Dict[str, bool] = {}
     if tail:
         tail_bytes = tail.tobytes()
-        for rec in _parse_from(tail_bytes, ".priors/ledger.jsonl", lines + 1):
+        records = _parse_from(tail_bytes, ".priors/ledger.jsonl", lines + 1)
+        for rec in records:
             _fold.apply(st, rec)
+        named = _fold.named_in(records)
         h.update(tail)
         if tail_bytes.endswith(b"\n") and len(tail_bytes) >= refresh_bytes():
-            _write_snapshot(priors_dir, size, h.digest(), lines + tail_bytes.count(b"\n"), st)
-    return Loaded(st, size, h, data, True, not tail or tail[-1:] == b"\n")
+            digest, total = h.digest(), lines + tail_bytes.count(b"\n")
+            if not _rewrite(priors_dir, size, digest, total, st, src, named):
+                _write_snapshot(priors_dir, size, digest, total, st)
+    return Loaded(st, size, h, data, True, not tail or tail[-1:] == b"\n", src, named)
 
 
-def store(priors_dir: Path, data: bytes, st: State) -> Tuple[int, bytes]:
-    """Snapshot `st` as the fold of ledger bytes `data` (a verb that rewrote the ledger knows both).
+def store(priors_dir: Path, data: Any, st: State, loaded: Optional[Loaded] = None,
+          scrub: Tuple[str, ...] = ()) -> Tuple[int, bytes]:
+    """Snapshot `st` as the fold of ledger `data` — bytes, or a list of bytes-like pieces — that a
+    verb that rewrote the ledger knows (redact).
 
+    Given the `loaded` ledger `st` was derived from, changed only in the priors `scrub`, the
+    snapshot it came from is rewritten only where that changes it (`_rewrite`).
     Returns the ledger's (length, sha256)."""
-    digest = hashlib.sha256(data).digest()
-    if enabled() and len(data) >= min_bytes() and data.endswith(b"\n"):
-        _write_snapshot(priors_dir, len(data), digest, data.count(b"\n"), st)
-    return len(data), digest
+    length, digest, lines, last = _measure([data] if isinstance(data, bytes) else data)
+    if enabled() and length >= min_bytes() and last == b"\n":
+        done = loaded is not None and _rewrite(priors_dir, length, digest, lines, st, loaded.src,
+                                               set(loaded.named) | set(scrub), scrub)
+        if not done:
+            _write_snapshot(priors_dir, length, digest, lines, st)
+    return length, digest
+
+
+def _measure(pieces: List[Any]) -> Tuple[int, bytes, int, bytes]:
+    """(length, sha256, newlines, last byte) of the concatenated pieces, in 1 MiB steps (no joined copy)."""
+    h = hashlib.sha256()
+    length = lines = 0
+    last = b""
+    for piece in pieces:
+        view = memoryview(piece)
+        for i in range(0, len(view), CHUNK):
+            part = view[i:i + CHUNK]
+            h.update(part)
+            lines += part.tobytes().count(b"\n")
+        if len(view):
+            length, last = length + len(view), view[-1:].tobytes()
+    return length, h.digest(), lines, last
 
 
 def _fresh(priors_dir: Path, data: bytes, use: bool, want_data: bool = True) -> Loaded:

@@ -680,7 +680,7 @@ Git history still holds the old content — rewrite it too if it must go.""")
 def cmd_redact(argv: List[str], ctx) -> int:
     from priors import cache, rendered
     from priors.fold import apply, fold, parse_lines
-    from priors.human import check_redactable, fold_redaction, redact_bytes, redact_event
+    from priors.human import check_redactable, fold_redaction, redact_event, redact_pieces
 
     a = parse(argv, REDACT)
     pid = a.pos[0]
@@ -692,7 +692,7 @@ def cmd_redact(argv: List[str], ctx) -> int:
         loaded = load_ledger(paths)
         st = loaded.state
         check_redactable(st, pid)
-        new, content_hash, named = redact_bytes(loaded.data or b"", pid, str(reason))
+        new, content_hash, named = redact_pieces(loaded.data or b"", pid, str(reason))
         shown = rendered.read_mark(paths.dir)  # which ledger PRIORS.md shows: cache/ is about to go
         atomic_write(paths.ledger, new)
         remove_tree(paths.dir / "cache")  # no cache file may keep what was removed
@@ -704,10 +704,12 @@ def cmd_redact(argv: List[str], ctx) -> int:
 
         remove_stray_temps(paths)
         # the fold of the rewritten ledger, from the fold of the old one: only this prior's state moves
-        if not fold_redaction(st, pid, named):
-            st = fold(parse_lines(new))
+        derived = fold_redaction(st, pid, named)
+        if not derived:
+            st = fold(parse_lines(b"".join(new)))
         apply(st, redact_event(pid, str(reason)))
-        after = cache.store(paths.dir, new, st)
+        # the snapshot is rewritten where this prior lies; its old record's bytes are zeroed
+        after = cache.store(paths.dir, new, st, loaded if derived else None, scrub=(pid,))
         rendered.write(paths, st, loaded.mark, {pid: True}, after, old=shown)
     ctx.print(f"{pid} redacted — its content is gone from .priors/ (a tombstone keeps its hash); "
               "git history still holds it: rewrite history if it must go")

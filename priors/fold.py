@@ -317,6 +317,18 @@ def _apply_event(st: State, rec: Dict[str, Any]) -> None:
         p.status = "redacted"
 
 
+def named_in(records: Iterable[Dict[str, Any]]) -> Dict[str, bool]:
+    """The prior ids whose state appended records can change — a record changes only the prior it
+    names (and the ledger-wide fields: runs, calls, commits) — each with whether a prior record,
+    which replaces the whole record, was among them."""
+    out: Dict[str, bool] = {}
+    for r in records:
+        t, pid = r.get("t"), r.get("id")
+        if t in ("prior", "event") and isinstance(pid, str):
+            out[pid] = out.get(pid, False) or t == "prior"
+    return out
+
+
 def _verdict(to: Any) -> str:
     return to if isinstance(to, str) else "open"
 

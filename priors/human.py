@@ -69,7 +69,7 @@ def redact_lines(raw_lines: List[str], records: List[Dict[str, Any]], pid: str, 
     """The ledger with `pid`'s content removed: tombstone, scrubbed reasons and calls, plus the redact event.
 
     `raw_lines` are the ledger's non-blank lines (no newline) matching `records` one to one;
-    untouched lines are kept byte for byte. (The reference form of `redact_bytes`.)
+    untouched lines are kept byte for byte. (The reference form of `redact_pieces`.)
     """
     out: List[str] = []
     for text, rec in zip(raw_lines, records):
@@ -81,73 +81,76 @@ def redact_lines(raw_lines: List[str], records: List[Dict[str, Any]], pid: str, 
 
 _BLANK_LINE = re.compile(rb"\n[ \t\r\x0b\x0c]*(?:\n|\Z)")  # starts with a literal: re skips ahead by newline
 _BLANK_FIRST = re.compile(rb"[ \t\r\x0b\x0c]*(?:\n|\Z)")
+_ESCAPE = re.compile(rb"\\[u/]")  # a character spelled another way; one regex scans twice as fast as two finds
 
 
-def _lines_holding(data: bytes, tokens: Tuple[bytes, ...]) -> List[Tuple[int, int]]:
-    """(start, end) of every line of `data` that holds one of `tokens`, in order (bytes.find is fast)."""
-    starts = set()
-    for tok in tokens:
-        i = data.find(tok)
-        while i >= 0:
-            start = data.rfind(b"\n", 0, i) + 1
-            starts.add(start)
-            end = data.find(b"\n", i)
-            if end < 0:
-                break
-            i = data.find(tok, end)
+def _lines_holding(data: bytes, needle: bytes) -> List[Tuple[int, int]]:
+    """(start, end) of every line of `data` that holds `needle` or an escape, in order."""
+    hits = []
+    i = data.find(needle)
+    while i >= 0:
+        hits.append(i)
+        i = data.find(needle, i + 1)
+    hits += [m.start() for m in _ESCAPE.finditer(data)]
     spans = []
-    for start in sorted(starts):
-        end = data.find(b"\n", start)
-        spans.append((start, len(data) if end < 0 else end))
+    end = -1
+    for i in sorted(hits):
+        if i <= end:
+            continue  # on the line already taken
+        end = data.find(b"\n", i)
+        if end < 0:
+            end = len(data)
+        spans.append((data.rfind(b"\n", 0, i) + 1, end))
     return spans
 
 
-def redact_bytes(data: bytes, pid: str, reason: str) -> Tuple[bytes, Optional[str], List[Dict[str, Any]]]:
+def redact_pieces(data: bytes, pid: str, reason: str) -> Tuple[List[Any], Optional[str], List[Dict[str, Any]]]:
     """`redact_lines` over the ledger's bytes, parsing only the lines that can name `pid`.
 
     A line names `pid` only if it holds its canonical JSON text, or spells a character another way
     (a `\\u` or `\\/` escape): every other line is kept byte for byte without being parsed.
-    Returns the new ledger bytes, the tombstone's content hash (of the first live prior line), and,
-    in ledger order, the new records of every line that names `pid` (for `fold_redaction`).
+    Returns the new ledger in pieces (memoryviews of `data` between new lines: a large ledger is
+    written out without a second copy of it in memory), the tombstone's content hash (of the first
+    live prior line), and, in ledger order, the new records of every line that names `pid` (for
+    `fold_redaction`).
     """
     needle = dumps(pid).encode("utf-8")
-    tokens = (needle, b"\\u", b"\\/")
-    body = data[:-1] if data.endswith(b"\n") else data
     lines: Optional[List[bytes]] = None
-    if not body or _BLANK_FIRST.match(body) or _BLANK_LINE.search(body):
+    last = len(data) - 1 if data.endswith(b"\n") else len(data)  # a final newline ends a line, opens none
+    if not last or _BLANK_FIRST.match(data, 0, last) or _BLANK_LINE.search(data, 0, last):
         # blank lines go, as in redact_lines: walk every line
         lines = [raw for raw in data.split(b"\n") if raw.strip()]
         spans = [(i, i) for i in range(len(lines))]
     else:  # the usual ledger: only the lines holding a hit are looked at
-        spans = _lines_holding(data, tokens)
-    pieces: List[bytes] = []
+        spans = _lines_holding(data, needle)
+    view = memoryview(data)
+    pieces: List[Any] = []
     named: List[Dict[str, Any]] = []
     content_hash: Optional[str] = None
     at = 0
     for start, end in spans:
         raw = lines[start] if lines is not None else data[start:end]
         new_raw = raw
-        if lines is None or any(tok in raw for tok in tokens):
-            text = raw.decode("utf-8")
-            rec = loads(text)
-            new = _redacted_line(text, rec, pid)
-            if new is not None:
-                if rec.get("t") == "prior" and content_hash is None:
-                    content_hash = sha12(text)
-                new_raw, rec = new.encode("utf-8"), loads(new)
-            if rec.get("id") == pid or rec.get("conflicts_with") == pid:
-                named.append(rec)
+        text = raw.decode("utf-8")
+        rec = loads(text)
+        new = _redacted_line(text, rec, pid)
+        if new is not None:
+            if rec.get("t") == "prior" and content_hash is None:
+                content_hash = sha12(text)
+            new_raw, rec = new.encode("utf-8"), loads(new)
+        if rec.get("id") == pid or rec.get("conflicts_with") == pid:
+            named.append(rec)
         if lines is not None:
             pieces.append(new_raw + b"\n")
         elif new_raw is not raw:
-            pieces += [data[at:start], new_raw]
+            pieces += [view[at:start], new_raw]
             at = end
     if lines is None:
-        pieces.append(data[at:])
+        pieces.append(view[at:])
         if not data.endswith(b"\n"):
             pieces.append(b"\n")
     pieces.append((dumps(redact_event(pid, reason)) + "\n").encode("utf-8"))
-    return b"".join(pieces), content_hash, named
+    return pieces, content_hash, named
 
 
 def fold_redaction(st: State, pid: str, named: List[Dict[str, Any]]) -> bool:

@@ -24,7 +24,7 @@ import re
 import sys
 from pathlib import Path
 
-from priors.fold import PriorState, State
+from priors.fold import PriorState, State, named_in  # noqa: F401  (named_in: what a patch redoes)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -80,17 +80,6 @@ def write(paths, st: State, base: Optional[Mark], named: Optional[Dict[str, bool
     atomic_write(paths.rendered, new)
     if use and after is not None:
         _write_mark(paths.dir, after, hashlib.sha256(new).digest(), len(st.priors))
-
-
-def named_in(records: Iterable[Dict[str, Any]]) -> Dict[str, bool]:
-    """The prior ids whose rows appended records can change — a record changes only the prior it
-    names — each with whether a prior record (which can change every cell) was among them."""
-    out: Dict[str, bool] = {}
-    for r in records:
-        t, pid = r.get("t"), r.get("id")
-        if t in ("prior", "event") and isinstance(pid, str):
-            out[pid] = out.get(pid, False) or t == "prior"
-    return out
 
 
 _CELL = rb"(?:[^\\|]|\\.)*"  # a cell as views._cell writes it: `|` and `\` only escaped

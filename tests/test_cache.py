@@ -49,7 +49,9 @@ def _check(pdir: Path, data: bytes) -> bool:
     return got.from_cache
 
 
-def test_appends_fold_only_the_tail_and_stay_exact(pdir: Path, ledger_bytes: bytes) -> None:
+@pytest.mark.parametrize("rows", ["", "7"])
+def test_appends_fold_only_the_tail_and_stay_exact(pdir: Path, ledger_bytes: bytes, monkeypatch, rows) -> None:
+    monkeypatch.setenv("PRIORS_CACHE_ROWS", rows)  # 7: many row chunks, most of them copied on each rewrite
     lines = ledger_bytes.splitlines(keepends=True)
     rng = random.Random(5)
     cuts = sorted(rng.sample(range(1, len(lines)), 12)) + [len(lines)]
@@ -72,6 +74,45 @@ def test_short_tails_are_folded_without_rewriting_the_snapshot(pdir: Path, ledge
     assert _check(pdir, b"".join(lines[:n])) is True  # a tail past the threshold refreshes it
     assert f.read_bytes() != built
     assert _check(pdir, b"".join(lines[:n + 5])) is True
+
+
+def _spy_rewrites(monkeypatch) -> list:
+    """Record what each snapshot write was: an incremental rewrite (and what it copied) or a whole one."""
+    seen: list = []
+    real_rewrite, real_whole = cache._rewrite, cache._write_snapshot
+
+    def rewrite(*args, **kw):
+        done = real_rewrite(*args, **kw)
+        if done:
+            seen.append("rewrite")
+        return done
+
+    def whole(*args, **kw):
+        seen.append("whole")
+        return real_whole(*args, **kw)
+
+    monkeypatch.setattr(cache, "_rewrite", rewrite)
+    monkeypatch.setattr(cache, "_write_snapshot", whole)
+    return seen
+
+
+def test_a_refresh_rewrites_only_the_chunks_that_changed(pdir: Path, ledger_bytes: bytes, monkeypatch) -> None:
+    """A tail that touches old priors, adds new ones and re-asserts one: copied chunks, exact result."""
+    monkeypatch.setenv("PRIORS_CACHE_ROWS", "16")
+    seen = _spy_rewrites(monkeypatch)
+    lines = ledger_bytes.splitlines(keepends=True)
+    head = b"".join(lines[:-200])
+    _check(pdir, head)
+    f = pdir / "cache" / cache.CACHE_FILE
+    before = f.read_bytes()
+    again = next(x for x in lines[:50] if x.startswith(b'{"born"') and b'"redacted"' not in x)
+    tail = b"".join(lines[-200:]) + again.replace(b'"claim":"', b'"claim":"asserted again: ')
+    assert _check(pdir, head + tail) is True
+    assert seen == ["whole", "rewrite"]
+    after = f.read_bytes()
+    shared = sum(1 for i in range(0, len(before) - 64, 64) if before[i:i + 64] in after)
+    assert shared > (len(before) // 64) // 2  # most of the old snapshot was carried over as it was
+    assert _check(pdir, head + tail + lines[0]) is True  # and the rewritten snapshot loads exactly
 
 
 def test_rewrite_or_truncation_rebuilds(pdir: Path, ledger_bytes: bytes) -> None:
@@ -235,29 +276,56 @@ def test_cli_results_identical_with_and_without_cache(generated: Path, tmp_path:
     a, b = tmp_path / "a", tmp_path / "b"
     _copy_tree(generated, a)
     _copy_tree(generated, b)
-    with_cache = _ritual(a, {"PRIORS_CACHE_MIN_BYTES": "0", "PRIORS_NO_CACHE": ""})
+    with_cache = _ritual(a, {"PRIORS_CACHE_MIN_BYTES": "0", "PRIORS_NO_CACHE": "", "PRIORS_CACHE_ROWS": "9"})
     without = _ritual(b, {"PRIORS_NO_CACHE": "1"})
     assert with_cache == without
     assert not (b / ".priors" / "cache").exists()
 
 
-def test_redact_leaves_nothing_in_the_cache(generated: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("where", ["first", "middle", "in the tail", "unique facets"])
+def test_redact_leaves_nothing_in_the_cache(generated: Path, tmp_path: Path, where: str, monkeypatch) -> None:
+    """redact rewrites the snapshot in place of the prior (row chunks of 5 here): the result is
+    exact, and neither the old record, nor its facets when no other prior has them, stay behind."""
     import json
 
     root = tmp_path / "r"
     _copy_tree(generated, root)
-    env = {"PRIORS_CACHE_MIN_BYTES": "0"}
+    ledger = root / ".priors" / "ledger.jsonl"
+    env = {"PRIORS_CACHE_MIN_BYTES": "0", "PRIORS_CACHE_ROWS": "5"}
+    lines = ledger.read_bytes().splitlines(keepends=True)
+    live = [json.loads(x) for x in lines if b'"t":"prior"' in x and b'"redacted"' not in x]
+    victim = live[0] if where == "first" else live[len(live) // 2]
+    secret = victim["claim"]
+    if where == "unique facets":
+        victim = dict(victim, facets=dict(victim["facets"], scope="only-here-xyzzy"))
+        secret = "only-here-xyzzy"
+        lines = [json.dumps(victim, sort_keys=True, separators=(",", ":")).encode() + b"\n" if
+                 json.loads(x).get("id") == victim["id"] and json.loads(x).get("t") == "prior" else x for x in lines]
+        ledger.write_bytes(b"".join(lines))
     assert run_priors(root, "status", env=env).code == 0
     assert (root / ".priors" / "cache" / cache.CACHE_FILE).exists()
-    lines = (root / ".priors" / "ledger.jsonl").read_bytes().splitlines()
-    victim = next(json.loads(x) for x in lines if b'"t":"prior"' in x and b'"redacted"' not in x)
-    claim = victim["claim"].encode("utf-8")
-    r = run_priors(root, "redact", victim["id"], "--because", "leak", env=env)
-    assert r.code == 0, r
-    run_priors(root, "status", env=env)  # a later load may rebuild the cache — from the redacted ledger
+    if where == "in the tail":  # asserted again after the snapshot was written: two versions to scrub
+        again = dict(victim, claim=victim["claim"] + " — and again")
+        with open(str(ledger), "ab") as fh:
+            fh.write(json.dumps(again, sort_keys=True, separators=(",", ":")).encode() + b"\n")
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    seen = _spy_rewrites(monkeypatch)
+    from priors.cli import main
+
+    assert main(["-C", str(root), "redact", victim["id"], "--because", "leak"]) == 0  # in process: spied on
+    assert seen == ["rewrite"]
     for dirpath, _dirs, files in os.walk(str(root / ".priors")):
         for name in files:
-            assert claim not in Path(dirpath, name).read_bytes(), name
+            assert secret.encode("utf-8") not in Path(dirpath, name).read_bytes(), name
+    cached = run_priors(root, "status", "--calls", env=env)
+    assert cached.out == run_priors(root, "status", "--calls", env={"PRIORS_NO_CACHE": "1"}).out
+    pdir = root / ".priors"
+    got = cache.load(pdir, pdir / "ledger.jsonl")
+    assert got.from_cache
+    want = fold.fold(fold.parse_lines(ledger.read_bytes()))
+    assert got.state == want
+    assert {k: p.rec for k, p in got.state.priors.items()} == {k: p.rec for k, p in want.priors.items()}
 
 
 # ------------------------------------------------------------------ the other speed paths are exact too
