@@ -29,6 +29,7 @@ import os
 import sys
 import zlib
 from bisect import bisect_right
+from operator import itemgetter
 from pathlib import Path
 
 from priors import fold as _fold
@@ -46,7 +47,7 @@ CHUNK = 1 << 20
 MIN_BYTES = 64 * 1024
 REFRESH_BYTES = 256 * 1024
 EAGER_BLOBS = 64 * 1024  # a blob region smaller than this is read at load; larger ones record by record
-ROWS = 8192  # priors per row chunk: a rewrite redoes only the chunks that hold a changed prior
+ROWS = 1024  # priors per row chunk: a rewrite redoes only the chunks that hold a changed prior
 
 
 def enabled() -> bool:
@@ -511,18 +512,18 @@ def _scrub_ranges(st: State, src: "BlobSource", scrub: Tuple[str, ...], keys: Li
             return None
         zeros.append(row[6][:2])
         fi = row[7]
-        if fi >= 0 and not _facets_shared(st, pid, table[fi]):
+        if fi >= 0 and not _facets_shared(st, table[fi]):  # st holds the scrubbed prior's new state
             table[fi] = {}
     return zeros
 
 
-def _facets_shared(st: State, pid: str, fac: Any) -> bool:
-    """Does a prior other than `pid` have these facets? (Every row naming a table entry does.)"""
-    for p in st.priors.values():
-        f = p[7] if p[5] is None else p[5].get("facets")
-        if (f is fac or f == fac) and p[0] != pid:
-            return True
-    return False
+def _facets_shared(st: State, fac: Any) -> bool:
+    """Does any prior have these facets? (Every row naming a table entry does.) Scans in C: the
+    facets beside packed records, then the inflated records."""
+    vals = list(st.priors.values())
+    if fac in list(map(itemgetter(7), vals)):
+        return True
+    return any(r.get("facets") == fac for r in map(itemgetter(5), vals) if r is not None)
 
 
 def write_file(priors_dir: Path, name: str, body: List[Any]) -> None:
@@ -531,6 +532,8 @@ def write_file(priors_dir: Path, name: str, body: List[Any]) -> None:
     The cache is only ever an optimisation: a read-only `.priors/`, a full disk or a `cache`
     that is not a plain folder just means it is not written. A part may be bytes, or
     (fd, offset, length): that range of an open file, copied by the kernel where it can."""
+    from priors.store import copy_range, write_all
+
     d = cache_dir(priors_dir)
     tmp = d / f".{name.split('.')[0]}.{os.getpid()}.tmp"
     try:
@@ -547,42 +550,17 @@ def write_file(priors_dir: Path, name: str, body: List[Any]) -> None:
         try:
             for part in body:
                 if isinstance(part, tuple):
-                    _copy_range(*part, fd)
+                    copy_range(*part, fd)
                 else:
-                    _write_all(fd, part)
+                    write_all(fd, part)
         finally:
             os.close(fd)
         os.replace(str(tmp), str(d / name))
-    except OSError:
+    except (OSError, EOFError):
         try:
             os.unlink(str(tmp))
         except OSError:
             pass
-
-
-def _copy_range(src: int, offset: int, n: int, dst: int) -> None:
-    copy = getattr(os, "copy_file_range", None)
-    while n and copy is not None:
-        try:
-            done = copy(src, dst, n, offset)
-        except OSError:
-            done = 0
-        if not done:
-            break  # not supported here: the loop below takes over
-        offset, n = offset + done, n - done
-    while n:
-        chunk = _pread(src, min(n, CHUNK), offset)
-        if not chunk:
-            raise OSError("the snapshot being copied is shorter than it said")
-        _write_all(dst, chunk)
-        offset, n = offset + len(chunk), n - len(chunk)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        n = os.write(fd, view)
-        view = view[n:]
 
 
 # ---------------------------------------------------------------- the load path
@@ -593,8 +571,9 @@ class Loaded:
 
     def __init__(self, state: State, length: int, hasher: Any, data: Optional[bytes], from_cache: bool,
                  ends_with_newline: bool = True, src: Optional[BlobSource] = None,
-                 named: Optional[Dict[str, bool]] = None) -> None:
+                 named: Optional[Dict[str, bool]] = None, lines: int = -1) -> None:
         self.state = state
+        self.lines = lines  # newlines in the ledger (-1: not counted)
         self.src = src  # the snapshot it was read from, if any
         self.named = named or {}  # the priors the records after that snapshot named
         self.ends_with_newline = ends_with_newline
@@ -700,6 +679,7 @@ def _load(priors_dir: Path, ledger: Path, want_data: bool) -> Loaded:
     tail = memoryview(rest)[length:] if want_data else memoryview(rest)
     size = length + len(tail)
     named: Dict[str, bool] = {}
+    total = lines
     if tail:
         tail_bytes = tail.tobytes()
         records = _parse_from(tail_bytes, ".priors/ledger.jsonl", lines + 1)
@@ -707,23 +687,26 @@ def _load(priors_dir: Path, ledger: Path, want_data: bool) -> Loaded:
             _fold.apply(st, rec)
         named = _fold.named_in(records)
         h.update(tail)
+        total += tail_bytes.count(b"\n")
         if tail_bytes.endswith(b"\n") and len(tail_bytes) >= refresh_bytes():
-            digest, total = h.digest(), lines + tail_bytes.count(b"\n")
+            digest = h.digest()
             if not _rewrite(priors_dir, size, digest, total, st, src, named):
                 _write_snapshot(priors_dir, size, digest, total, st)
-    return Loaded(st, size, h, data, True, not tail or tail[-1:] == b"\n", src, named)
+    return Loaded(st, size, h, data, True, not tail or tail[-1:] == b"\n", src, named, total)
 
 
-def store(priors_dir: Path, data: Any, st: State, loaded: Optional[Loaded] = None,
-          scrub: Tuple[str, ...] = ()) -> Tuple[int, bytes]:
-    """Snapshot `st` as the fold of ledger `data` — bytes, or a list of bytes-like pieces — that a
-    verb that rewrote the ledger knows (redact).
+def store(priors_dir: Path, data: bytes, st: State, loaded: Optional[Loaded] = None,
+          scrub: Tuple[str, ...] = (), pieces: Optional[List[Any]] = None,
+          lines: Optional[int] = None) -> Tuple[int, bytes]:
+    """Snapshot `st` as the fold of a ledger a verb rewrote (redact): `data`, or the `pieces` —
+    bytes, or (start, end) spans of `data` — it is made of, with `lines` newlines if known.
 
     Given the `loaded` ledger `st` was derived from, changed only in the priors `scrub`, the
     snapshot it came from is rewritten only where that changes it (`_rewrite`).
     Returns the ledger's (length, sha256)."""
-    length, digest, lines, last = _measure([data] if isinstance(data, bytes) else data)
-    if enabled() and length >= min_bytes() and last == b"\n":
+    length, digest, counted, last = _measure(data, [(0, len(data))] if pieces is None else pieces, lines is None)
+    lines = counted if lines is None else lines
+    if enabled() and length >= min_bytes() and last == 10:
         done = loaded is not None and _rewrite(priors_dir, length, digest, lines, st, loaded.src,
                                                set(loaded.named) | set(scrub), scrub)
         if not done:
@@ -731,19 +714,24 @@ def store(priors_dir: Path, data: Any, st: State, loaded: Optional[Loaded] = Non
     return length, digest
 
 
-def _measure(pieces: List[Any]) -> Tuple[int, bytes, int, bytes]:
-    """(length, sha256, newlines, last byte) of the concatenated pieces, in 1 MiB steps (no joined copy)."""
+def _measure(data: bytes, pieces: List[Any], count: bool = True) -> Tuple[int, bytes, int, int]:
+    """(length, sha256, newlines (if `count`), last byte) of the pieces' bytes, never joined into one copy."""
     h = hashlib.sha256()
+    view = memoryview(data)
     length = lines = 0
-    last = b""
+    last = -1
     for piece in pieces:
-        view = memoryview(piece)
-        for i in range(0, len(view), CHUNK):
-            part = view[i:i + CHUNK]
-            h.update(part)
-            lines += part.tobytes().count(b"\n")
-        if len(view):
-            length, last = length + len(view), view[-1:].tobytes()
+        if isinstance(piece, tuple):
+            start, end = piece
+            h.update(view[start:end])
+            if count:
+                lines += data.count(b"\n", start, end)
+            if end > start:
+                length, last = length + end - start, data[end - 1]
+        elif piece:
+            h.update(piece)
+            lines += piece.count(b"\n")
+            length, last = length + len(piece), piece[-1]
     return length, h.digest(), lines, last
 
 
@@ -752,4 +740,4 @@ def _fresh(priors_dir: Path, data: bytes, use: bool, want_data: bool = True) -> 
     h = hashlib.sha256(data)
     if use and len(data) >= min_bytes() and data.endswith(b"\n"):
         _write_snapshot(priors_dir, len(data), h.digest(), lines, st)
-    return Loaded(st, len(data), h, data if want_data else None, False, data.endswith(b"\n"))
+    return Loaded(st, len(data), h, data if want_data else None, False, data.endswith(b"\n"), lines=lines)

@@ -680,7 +680,7 @@ Git history still holds the old content — rewrite it too if it must go.""")
 def cmd_redact(argv: List[str], ctx) -> int:
     from priors import cache, rendered
     from priors.fold import apply, fold, parse_lines
-    from priors.human import check_redactable, fold_redaction, redact_event, redact_pieces
+    from priors.human import check_redactable, fold_redaction, joined, redact_event, redact_pieces
 
     a = parse(argv, REDACT)
     pid = a.pos[0]
@@ -692,9 +692,12 @@ def cmd_redact(argv: List[str], ctx) -> int:
         loaded = load_ledger(paths)
         st = loaded.state
         check_redactable(st, pid)
-        new, content_hash, named = redact_pieces(loaded.data or b"", pid, str(reason))
+        data = loaded.data or b""
+        lines = loaded.lines + (0 if loaded.ends_with_newline else 1)  # lines in the file, the last one included
+        blank_free = bool(data) and st.records == lines  # one record per line: no line is blank
+        pieces, content_hash, named = redact_pieces(data, pid, str(reason), blank_free)
         shown = rendered.read_mark(paths.dir)  # which ledger PRIORS.md shows: cache/ is about to go
-        atomic_write(paths.ledger, new)
+        atomic_write(paths.ledger, pieces, size=len(data))  # kept spans copied from the file, not from memory
         remove_tree(paths.dir / "cache")  # no cache file may keep what was removed
         _scrub_runs(paths, pid, content_hash or "")
         from priors.lessons_cmd import scrub_reflections
@@ -706,10 +709,11 @@ def cmd_redact(argv: List[str], ctx) -> int:
         # the fold of the rewritten ledger, from the fold of the old one: only this prior's state moves
         derived = fold_redaction(st, pid, named)
         if not derived:
-            st = fold(parse_lines(b"".join(new)))
+            st = fold(parse_lines(joined(data, pieces)))
         apply(st, redact_event(pid, str(reason)))
         # the snapshot is rewritten where this prior lies; its old record's bytes are zeroed
-        after = cache.store(paths.dir, new, st, loaded if derived else None, scrub=(pid,))
+        after = cache.store(paths.dir, data, st, loaded if derived else None, scrub=(pid,), pieces=pieces,
+                            lines=lines + 1 if blank_free else None)  # every line kept, one added
         rendered.write(paths, st, loaded.mark, {pid: True}, after, old=shown)
     ctx.print(f"{pid} redacted — its content is gone from .priors/ (a tombstone keeps its hash); "
               "git history still holds it: rewrite history if it must go")

@@ -140,9 +140,10 @@ class CallState(Plain):
 
 
 class State(Plain):
-    """The folded ledger. `scored`: any score record (the lessons loop reads the ledger again only then)."""
+    """The folded ledger. `scored`: any score record (the lessons loop reads the ledger again only then).
+    `records`: how many were folded — fewer than the ledger has lines only if some are blank."""
 
-    __slots__ = ("priors", "runs_order", "run_pos", "calls", "commits", "max_prior", "max_run", "scored")
+    __slots__ = ("priors", "runs_order", "run_pos", "calls", "commits", "max_prior", "max_run", "scored", "records")
 
     def __init__(self) -> None:
         self.priors: Dict[str, PriorState] = {}
@@ -153,6 +154,7 @@ class State(Plain):
         self.max_prior = 0
         self.max_run = 0
         self.scored = False
+        self.records = 0
 
     def note_run(self, run: Any) -> None:
         if isinstance(run, str) and run not in self.run_pos:
@@ -254,6 +256,7 @@ def fold(records: Iterable[Dict[str, Any]]) -> State:
 
 def apply(st: State, rec: Dict[str, Any]) -> None:
     """Advance the state by one ledger record."""
+    st.records += 1
     t = rec.get("t")
     for key in ("run", "born"):
         n = _num(RUN_RE, rec.get(key))

@@ -104,26 +104,28 @@ def _lines_holding(data: bytes, needle: bytes) -> List[Tuple[int, int]]:
     return spans
 
 
-def redact_pieces(data: bytes, pid: str, reason: str) -> Tuple[List[Any], Optional[str], List[Dict[str, Any]]]:
+def redact_pieces(data: bytes, pid: str, reason: str,
+                  blank_free: bool = False) -> Tuple[List[Any], Optional[str], List[Dict[str, Any]]]:
     """`redact_lines` over the ledger's bytes, parsing only the lines that can name `pid`.
 
     A line names `pid` only if it holds its canonical JSON text, or spells a character another way
     (a `\\u` or `\\/` escape): every other line is kept byte for byte without being parsed.
-    Returns the new ledger in pieces (memoryviews of `data` between new lines: a large ledger is
-    written out without a second copy of it in memory), the tombstone's content hash (of the first
-    live prior line), and, in ledger order, the new records of every line that names `pid` (for
-    `fold_redaction`).
+    Returns the new ledger in pieces — new bytes, or (start, end) spans of `data` kept as they are,
+    so that a large ledger is written out without a second copy of it in memory (`joined` makes
+    the bytes) — the tombstone's content hash (of the first live prior line), and, in ledger
+    order, the new records of every line that names `pid` (for `fold_redaction`).
+    `blank_free`: the caller knows no line is blank (the fold counted one record per line), which
+    spares scanning for them.
     """
     needle = dumps(pid).encode("utf-8")
     lines: Optional[List[bytes]] = None
     last = len(data) - 1 if data.endswith(b"\n") else len(data)  # a final newline ends a line, opens none
-    if not last or _BLANK_FIRST.match(data, 0, last) or _BLANK_LINE.search(data, 0, last):
+    if not blank_free and (not last or _BLANK_FIRST.match(data, 0, last) or _BLANK_LINE.search(data, 0, last)):
         # blank lines go, as in redact_lines: walk every line
         lines = [raw for raw in data.split(b"\n") if raw.strip()]
         spans = [(i, i) for i in range(len(lines))]
     else:  # the usual ledger: only the lines holding a hit are looked at
         spans = _lines_holding(data, needle)
-    view = memoryview(data)
     pieces: List[Any] = []
     named: List[Dict[str, Any]] = []
     content_hash: Optional[str] = None
@@ -143,14 +145,19 @@ def redact_pieces(data: bytes, pid: str, reason: str) -> Tuple[List[Any], Option
         if lines is not None:
             pieces.append(new_raw + b"\n")
         elif new_raw is not raw:
-            pieces += [view[at:start], new_raw]
+            pieces += [(at, start), new_raw]
             at = end
     if lines is None:
-        pieces.append(view[at:])
+        pieces.append((at, len(data)))
         if not data.endswith(b"\n"):
             pieces.append(b"\n")
     pieces.append((dumps(redact_event(pid, reason)) + "\n").encode("utf-8"))
     return pieces, content_hash, named
+
+
+def joined(data: bytes, pieces: List[Any]) -> bytes:
+    """The bytes `redact_pieces` describes."""
+    return b"".join(data[p[0]:p[1]] if isinstance(p, tuple) else p for p in pieces)
 
 
 def fold_redaction(st: State, pid: str, named: List[Dict[str, Any]]) -> bool:

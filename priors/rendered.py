@@ -67,19 +67,25 @@ def write(paths, st: State, base: Optional[Mark], named: Optional[Dict[str, bool
     if old == "read":
         old = read_mark(paths.dir) if use else None
     md = read_bytes(paths.rendered) if use and old is not None else None
-    new: Optional[bytes] = None
+    new: Optional[List[Any]] = None
     if old is not None and md is not None and hashlib.sha256(md).digest() == old[2]:
         if base == after and (old[0], old[1]) == after:
             return  # PRIORS.md is already the render of this very ledger: byte for byte what we would write
         if (old[0], old[1]) == base:
-            new = _patched(md, old[3], st, named or {})
+            new = _in_place(md, old[3], st, named or {})
+            if new is None:
+                patched = _patched(md, old[3], st, named or {})
+                new = None if patched is None else [patched]
     if new is None:
         from priors.views import render_markdown
 
-        new = render_markdown(st).encode("utf-8")
-    atomic_write(paths.rendered, new)
+        new = [render_markdown(st).encode("utf-8")]
+    atomic_write(paths.rendered, new, size=None if md is None else len(md))
     if use and after is not None:
-        _write_mark(paths.dir, after, hashlib.sha256(new).digest(), len(st.priors))
+        h = hashlib.sha256()
+        for chunk in new:
+            h.update(memoryview(md)[chunk[0]:chunk[1]] if isinstance(chunk, tuple) else chunk)
+        _write_mark(paths.dir, after, h.digest(), len(st.priors))
 
 
 _CELL = rb"(?:[^\\|]|\\.)*"  # a cell as views._cell writes it: `|` and `\` only escaped
@@ -97,6 +103,36 @@ def _row(p: PriorState, old: bytes, whole: bool) -> bytes:
         if m is not None:
             return old[:m.start(1)] + _cell(display_status(p)).encode("utf-8") + old[m.end(1):]
     return table_row(p).encode("utf-8")
+
+
+def _in_place(md: bytes, rows_before: int, st: State, named: Dict[str, bool]) -> Optional[List[Any]]:
+    """PRIORS.md as chunks: the few `named` rows redone, found by their id, and every other byte a
+    (start, end) range of the file as it is (copied by the kernel). None when priors were added or
+    many rows change (then `_patched`), or a row is not where the table says it is."""
+    from priors.views import _cell
+
+    if len(st.priors) != rows_before or len(named) > 8 or not md.endswith(b"\n"):
+        return None
+    if md.count(b"\n") != HEAD_LINES + rows_before:
+        return None
+    keys = list(st.priors)
+    edits = []
+    for pid, whole in named.items():
+        if pid not in st.priors:
+            continue
+        at = md.find(b"\n| " + _cell(pid).encode("utf-8") + b" |")
+        if at < 0 or md.count(b"\n", 0, at) + 1 != HEAD_LINES + keys.index(pid):
+            return None
+        start = at + 1
+        end = md.find(b"\n", start)
+        edits.append((start, end, _row(st.priors[pid], md[start:end], whole)))
+    chunks: List[Any] = []
+    pos = 0
+    for start, end, row in sorted(edits):
+        chunks += [(pos, start), row]
+        pos = end
+    chunks.append((pos, len(md)))
+    return chunks
 
 
 def _patched(md: bytes, rows_before: int, st: State, named: Dict[str, bool]) -> Optional[bytes]:

@@ -16,7 +16,9 @@ from priors.plain import Plain
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Iterator, List, Optional, Sequence, Union
+    from typing import Iterator, List, Optional, Sequence, Tuple, Union
+
+    Chunk = Union[bytes, bytearray, memoryview, Tuple[int, int]]  # bytes, or a (start, end) range of the old file
 
 LEDGER = "ledger.jsonl"
 LOCK = "keeper.lock"
@@ -145,13 +147,17 @@ def make_dir(path: Path) -> None:
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
-def atomic_write(path: Path, data: Union[bytes, Sequence[bytes]], keep: int = 0) -> None:
+def atomic_write(path: Path, data: Union[bytes, Sequence[Chunk]], keep: int = 0, size: Optional[int] = None) -> None:
     """Write a temp file beside `path`, flush, fsync, rename over it: old bytes or new, never half.
 
-    `data` may be a list of chunks, written in order. With `keep` the new file starts with the
-    first `keep` bytes of the current one — which must be exactly that long — copied by the
-    kernel where it can: an append to a large ledger never holds its old bytes in memory."""
+    `data` may be a list of chunks, written in order. A chunk may also be a (start, end) range of
+    the current file — which must then be exactly `size` bytes long — copied by the kernel where it
+    can, so that rewriting a large ledger never needs a second copy of it in memory. `keep` is
+    short for a first range (0, keep) with size `keep`: an append."""
     check_inside(path)
+    chunks = [data] if isinstance(data, (bytes, bytearray)) else list(data)
+    if keep:
+        chunks, size = [(0, keep)] + chunks, keep
     tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"
     try:
         if os.path.lexists(str(tmp)):
@@ -159,13 +165,18 @@ def atomic_write(path: Path, data: Union[bytes, Sequence[bytes]], keep: int = 0)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_BINARY", 0)
         fd = os.open(str(tmp), flags, 0o644)
         try:
-            if keep:
-                _copy_prefix(path, fd, keep)
-            for chunk in ([data] if isinstance(data, (bytes, bytearray)) else data):
-                view = memoryview(chunk)
-                while view:
-                    n = os.write(fd, view)
-                    view = view[n:]
+            src = _open_base(path, size) if any(isinstance(c, tuple) for c in chunks) else None
+            try:
+                for chunk in chunks:
+                    if isinstance(chunk, tuple):
+                        copy_range(src, chunk[0], chunk[1] - chunk[0], fd)
+                    else:
+                        write_all(fd, chunk)
+            except EOFError:
+                raise UsageError(f"priors: {path} shrank while this verb ran; nothing was written — run it again") from None
+            finally:
+                if src is not None:
+                    os.close(src)
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -181,37 +192,47 @@ def atomic_write(path: Path, data: Union[bytes, Sequence[bytes]], keep: int = 0)
     _fsync_dir(path.parent)
 
 
-def _copy_prefix(path: Path, dst: int, n: int) -> None:
-    """Copy `path`'s first n bytes to the start of `dst`; the file must still be n bytes long."""
+def write_all(fd: int, data: Chunk) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _open_base(path: Path, size: Optional[int]) -> int:
+    """The current file, to copy ranges from; it must still be `size` bytes long."""
     src = os.open(str(path), os.O_RDONLY | _NOFOLLOW | getattr(os, "O_BINARY", 0))
-    try:
-        if os.fstat(src).st_size != n:
-            raise UsageError(f"priors: {path} changed while this verb ran (another program wrote it); "
-                             "nothing was written — run it again")
-        left = n
-        copy = getattr(os, "copy_file_range", None)
-        while left and copy is not None:
-            try:
-                done = copy(src, dst, left)
-            except OSError as exc:
-                if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EPERM):
-                    raise
-                done = 0
-            if not done:
-                break  # not supported here (or nothing copied): the plain loop below takes over
-            left -= done
-        os.lseek(src, n - left, os.SEEK_SET)
-        os.lseek(dst, n - left, os.SEEK_SET)
-        while left:
-            chunk = os.read(src, min(left, 1 << 20))
-            if not chunk:
-                raise UsageError(f"priors: {path} shrank while this verb ran; nothing was written — run it again")
-            view = memoryview(chunk)
-            while view:
-                view = view[os.write(dst, view):]
-            left -= len(chunk)
-    finally:
+    if size is None or os.fstat(src).st_size != size:
         os.close(src)
+        raise UsageError(f"priors: {path} changed while this verb ran (another program wrote it); "
+                         "nothing was written — run it again")
+    return src
+
+
+def copy_range(src: int, offset: int, n: int, dst: int) -> None:
+    """Append bytes [offset, offset + n) of file `src` to `dst`: in the kernel where it can, else read
+    and write. EOFError if `src` is shorter than that."""
+    copy = getattr(os, "copy_file_range", None)
+    while n and copy is not None:
+        try:
+            done = copy(src, dst, n, offset)
+        except OSError as exc:
+            if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EPERM):
+                raise
+            done = 0
+        if not done:
+            break  # not supported here (or nothing copied): the plain loop below takes over
+        offset, n = offset + done, n - done
+    while n:
+        chunk = os.pread(src, min(n, 1 << 20), offset) if hasattr(os, "pread") else _read_at(src, offset, n)
+        if not chunk:
+            raise EOFError("the file to copy from is shorter than it was")
+        write_all(dst, chunk)
+        offset, n = offset + len(chunk), n - len(chunk)
+
+
+def _read_at(fd: int, offset: int, n: int) -> bytes:  # pragma: no cover - Windows has no os.pread
+    os.lseek(fd, offset, os.SEEK_SET)
+    return os.read(fd, min(n, 1 << 20))
 
 
 def remove_tree(path: Path) -> None:

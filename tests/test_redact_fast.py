@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from priors.canonical import dumps
 from priors.fold import apply, fold, parse_lines
-from priors.human import fold_redaction, redact_event, redact_lines, redact_pieces
+from priors.human import fold_redaction, joined, redact_event, redact_lines, redact_pieces
 
 pytestmark = pytest.mark.one_cache_mode
 
@@ -68,9 +68,14 @@ def test_fast_redaction_is_the_reference_redaction(records, pid, seed) -> None:
     if p is None or p.redacted:
         return  # redact refuses these
     want = "".join(ln + "\n" for ln in redact_lines(raw, parsed, pid, "why")).encode("utf-8")
-    pieces, content_hash, named = redact_pieces(data, pid, "why")
-    got = b"".join(pieces)
+    in_file = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    blank_free = before.records == in_file  # as redact decides it: one record per line
+    assert blank_free == all(ln.strip() for ln in data[:-1 if data.endswith(b"\n") else None].split(b"\n"))
+    pieces, content_hash, named = redact_pieces(data, pid, "why", blank_free)
+    got = joined(data, pieces)
     assert got == want
+    if blank_free:
+        assert got.count(b"\n") == in_file + 1  # the line count redact hands the cache
     first_live = next((t for t, r in zip(raw, parsed)
                        if r.get("t") == "prior" and r.get("id") == pid and r.get("redacted") is not True), None)
     assert (content_hash is None) == (first_live is None)

@@ -80,6 +80,10 @@ def test_patched_rows_equal_the_full_render(root: Path, monkeypatch) -> None:
 
     full_renders = []
     monkeypatch.setattr(views, "render_markdown", lambda st: full_renders.append(1) or render_markdown(st))
+    ways: List[str] = []
+    real_in_place, real_patched = rendered._in_place, rendered._patched
+    monkeypatch.setattr(rendered, "_in_place", lambda *a: ways.append("in place") or real_in_place(*a))
+    monkeypatch.setattr(rendered, "_patched", lambda *a: ways.append("patched") or real_patched(*a))
     paths = Paths(root)
     data = paths.ledger.read_bytes()
     st = fold(parse_lines(data))
@@ -97,6 +101,7 @@ def test_patched_rows_equal_the_full_render(root: Path, monkeypatch) -> None:
         assert paths.rendered.read_bytes() == _full(new), step
         data = new
     assert full_renders == [1]  # every step after the first patched rows instead
+    assert "patched" in ways and ways.count("in place") > ways.count("patched")  # both ways were taken
 
 
 def test_hand_edit_or_foreign_write_renders_everything(root: Path) -> None:
