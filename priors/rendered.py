@@ -105,33 +105,42 @@ def _row(p: PriorState, old: bytes, whole: bool) -> bytes:
     return table_row(p).encode("utf-8")
 
 
-def _in_place(md: bytes, rows_before: int, st: State, named: Dict[str, bool]) -> Optional[List[Any]]:
-    """PRIORS.md as chunks: the few `named` rows redone, found by their id, and every other byte a
-    (start, end) range of the file as it is (copied by the kernel). None when priors were added or
-    many rows change (then `_patched`), or a row is not where the table says it is."""
-    from priors.views import _cell
+IN_PLACE_ROWS = 256  # more changed rows than this: split the file into lines instead (_patched)
 
-    if len(st.priors) != rows_before or len(named) > 8 or not md.endswith(b"\n"):
+
+def _in_place(md: bytes, rows_before: int, st: State, named: Dict[str, bool]) -> Optional[List[Any]]:
+    """PRIORS.md as chunks: the `named` rows redone, found by their id in one pass, rows for new
+    priors added at the end, and every other byte a (start, end) range of the file as it is (copied
+    by the kernel). None when many rows change (then `_patched`) or a row is not where it should be."""
+    from priors.views import _cell, table_row
+
+    keys = list(st.priors)
+    if len(keys) < rows_before or len(named) > IN_PLACE_ROWS or not md.endswith(b"\n"):
         return None
     if md.count(b"\n") != HEAD_LINES + rows_before:
         return None
-    keys = list(st.priors)
-    edits = []
+    pos = dict(zip(keys, range(len(keys)))) if len(named) > 8 else None
+    targets = []
     for pid, whole in named.items():
-        if pid not in st.priors:
-            continue
-        at = md.find(b"\n| " + _cell(pid).encode("utf-8") + b" |")
-        if at < 0 or md.count(b"\n", 0, at) + 1 != HEAD_LINES + keys.index(pid):
-            return None
-        start = at + 1
-        end = md.find(b"\n", start)
-        edits.append((start, end, _row(st.priors[pid], md[start:end], whole)))
+        if pid in st.priors:
+            i = pos[pid] if pos is not None else keys.index(pid)
+            if i < rows_before:
+                targets.append((i, pid, whole))
     chunks: List[Any] = []
-    pos = 0
-    for start, end, row in sorted(edits):
-        chunks += [(pos, start), row]
-        pos = end
-    chunks.append((pos, len(md)))
+    cur = newlines = 0  # newlines = md[:cur].count(b"\n")
+    for i, pid, whole in sorted(targets):
+        at = md.find(b"\n| " + _cell(pid).encode("utf-8") + b" |", max(cur - 1, 0))
+        if at < 0:
+            return None
+        newlines += md.count(b"\n", cur, at)
+        if newlines + 1 != HEAD_LINES + i:
+            return None  # not the line the table puts this prior on
+        end = md.find(b"\n", at + 1)
+        chunks += [(cur, at + 1), _row(st.priors[pid], md[at + 1:end], whole)]
+        cur, newlines = end, newlines + 1
+    chunks.append((cur, len(md)))
+    if len(keys) > rows_before:
+        chunks.append("".join(table_row(st.priors[k]) + "\n" for k in keys[rows_before:]).encode("utf-8"))
     return chunks
 
 

@@ -93,6 +93,7 @@ def test_patched_rows_equal_the_full_render(root: Path, monkeypatch) -> None:
     rng = random.Random(7)
     ids = list(st.priors)
     for step in range(40):
+        monkeypatch.setattr(rendered, "IN_PLACE_ROWS", 0 if step % 3 == 0 else 256)  # a third split into lines
         recs = _random_records(rng, ids, 90000 + step * 10)
         new = data + "".join(dumps(r) + "\n" for r in recs).encode("utf-8")
         paths.ledger.write_bytes(new)
@@ -102,6 +103,30 @@ def test_patched_rows_equal_the_full_render(root: Path, monkeypatch) -> None:
         data = new
     assert full_renders == [1]  # every step after the first patched rows instead
     assert "patched" in ways and ways.count("in place") > ways.count("patched")  # both ways were taken
+
+
+def test_a_commit_sized_patch_is_made_in_place(root: Path, monkeypatch) -> None:
+    """Hundreds of rows and new priors at once (a commit) are still patched in one pass."""
+    ways: List[str] = []
+    real = rendered._in_place
+    monkeypatch.setattr(rendered, "_in_place", lambda *a: ways.append("tried") or real(*a))
+    paths = Paths(root)
+    data = paths.ledger.read_bytes()
+    st = fold(parse_lines(data))
+    rendered.write(paths, st, _mark(data), {}, _mark(data))
+    rng = random.Random(11)
+    ids = list(st.priors)
+    recs: List[Dict[str, Any]] = []
+    while len(recs) < 240:
+        recs += _random_records(rng, ids, 95000 + len(recs) * 10)
+    new = data + "".join(dumps(r) + "\n" for r in recs).encode("utf-8")
+    paths.ledger.write_bytes(new)
+    named = rendered.named_in(recs)
+    assert 100 < len(named) <= rendered.IN_PLACE_ROWS
+    monkeypatch.setattr(rendered, "_patched", lambda *a: pytest.fail("split into lines"))
+    rendered.write(paths, fold(parse_lines(new)), _mark(data), named, _mark(new))
+    assert ways == ["tried"]
+    assert paths.rendered.read_bytes() == _full(new)
 
 
 def test_hand_edit_or_foreign_write_renders_everything(root: Path) -> None:
