@@ -370,43 +370,52 @@ def _read_snapshot(priors_dir: Path, ledger: Path,
         i = len(MAGIC) + 32
         length, lines = _u64(head, i), _u64(head, i + 8)
         digest, nchunks, blob_size = head[i + 16:i + 48], _u64(head, i + 48), _u64(head, i + 56)
-        hit = _prefix_matches(ledger, length, digest, want_data)
-        if hit is None:
-            return None
+        check = Background(_prefix_matches, (ledger, length, digest, want_data),  # beside the decoding below
+                           length >= Background.THREAD_BYTES)
         src = BlobSource(None, 0, blob_size, ledger, length, digest)  # its start is known after the chunks
         try:
-            st: Optional[State] = None
-            table: List[Any] = []
-            for k in range(nchunks):
-                at = fh.tell()
-                sizes = fh.read(16)
-                if len(sizes) != 16:
-                    return None
-                size, crc = _u64(sizes, 0), _u64(sizes, 8)
-                chunk = fh.read(size)
-                if len(chunk) != size or zlib.crc32(chunk) != crc:
-                    return None
-                obj = marshal.loads(chunk)
-                del chunk
-                if st is None:
-                    st, table = _decode_head(obj)
-                    src.table = table
-                else:
-                    _decode_rows(st, table, obj, src)
-                    src.chunks.append((at, 16 + size, src.rows))
-                    src.rows += len(obj)
-            start = fh.tell()
-            if st is None or os.fstat(fh.fileno()).st_size != start + blob_size:
-                return None
-            src.start = start
-            if os.name == "nt" or blob_size < EAGER_BLOBS:
-                src._all = fh.read(blob_size)  # small, or Windows (an open file could not be replaced)
-            else:
-                src.fd = os.dup(fh.fileno())  # the records are read from this very file, on demand
+            st = _decode_snapshot(fh, nchunks, blob_size, src)
         except (OSError, ValueError, TypeError, EOFError, IndexError):
-            return None
+            st = None
+    hit = check.result()
+    if st is None or hit is None:
+        src.close()
+        return None
     h, rest = hit
     return st, length, lines, h, rest, src
+
+
+def _decode_snapshot(fh: Any, nchunks: int, blob_size: int, src: "BlobSource") -> Optional[State]:
+    """The state in the snapshot's chunks (None if one is torn or damaged); `src` learns its layout."""
+    st: Optional[State] = None
+    table: List[Any] = []
+    for _ in range(nchunks):
+        at = fh.tell()
+        sizes = fh.read(16)
+        if len(sizes) != 16:
+            return None
+        size, crc = _u64(sizes, 0), _u64(sizes, 8)
+        chunk = fh.read(size)
+        if len(chunk) != size or zlib.crc32(chunk) != crc:
+            return None
+        obj = marshal.loads(chunk)
+        del chunk
+        if st is None:
+            st, table = _decode_head(obj)
+            src.table = table
+        else:
+            _decode_rows(st, table, obj, src)
+            src.chunks.append((at, 16 + size, src.rows))
+            src.rows += len(obj)
+    start = fh.tell()
+    if st is None or os.fstat(fh.fileno()).st_size != start + blob_size:
+        return None
+    src.start = start
+    if os.name == "nt" or blob_size < EAGER_BLOBS:
+        src._all = fh.read(blob_size)  # small, or Windows (an open file could not be replaced)
+    else:
+        src.fd = os.dup(fh.fileno())  # the records are read from this very file, on demand
+    return st
 
 
 def _write_snapshot(priors_dir: Path, length: int, digest: bytes, lines: int, st: State) -> None:
@@ -637,6 +646,36 @@ def _read_ledger(ledger: Path) -> bytes:
     return b"" if data is None else data
 
 
+class Background:
+    """`fn(*args)`, in a thread when `big`: reading and hashing release the GIL, so on a second core
+    they cost nothing next to what the verb does meanwhile (decoding the snapshot, waiting on fsync)."""
+
+    THREAD_BYTES = 8 << 20
+
+    def __init__(self, fn: Any, args: Tuple[Any, ...], big: bool) -> None:
+        self.fn, self.args = fn, args
+        self.value: Any = None
+        self.thread: Any = None
+        if big:
+            import threading
+
+            self.thread = threading.Thread(target=self._run, daemon=True)
+            self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.value = self.fn(*self.args)
+        except BaseException:  # noqa: B036 - never a thread traceback on stderr: result() runs it again
+            self.thread = None
+
+    def result(self) -> Any:
+        if self.thread is not None:
+            self.thread.join()
+            if self.thread is not None:
+                return self.value
+        return self.fn(*self.args)
+
+
 def _prefix_matches(ledger: Path, length: int, digest: bytes, want_data: bool) -> Optional[Tuple[Any, bytes]]:
     """Does the ledger start with the snapshot's bytes? Then (sha256 so far, the rest of the file).
 
@@ -695,17 +734,21 @@ def _load(priors_dir: Path, ledger: Path, want_data: bool) -> Loaded:
     return Loaded(st, size, h, data, True, not tail or tail[-1:] == b"\n", src, named, total)
 
 
-def store(priors_dir: Path, data: bytes, st: State, loaded: Optional[Loaded] = None,
-          scrub: Tuple[str, ...] = (), pieces: Optional[List[Any]] = None,
-          lines: Optional[int] = None) -> Tuple[int, bytes]:
-    """Snapshot `st` as the fold of a ledger a verb rewrote (redact): `data`, or the `pieces` —
-    bytes, or (start, end) spans of `data` — it is made of, with `lines` newlines if known.
+def measure(data: bytes, pieces: Optional[List[Any]] = None, lines: Optional[int] = None) -> Background:
+    """Start measuring a ledger a verb is rewriting — `data`, or the `pieces` (bytes, or (start, end)
+    spans of `data`) it is made of, with `lines` newlines if known — for `store`."""
+    pieces = [(0, len(data))] if pieces is None else pieces
+    return Background(_measure, (data, pieces, lines), len(data) >= Background.THREAD_BYTES)
+
+
+def store(priors_dir: Path, st: State, measured: Background, loaded: Optional[Loaded] = None,
+          scrub: Tuple[str, ...] = ()) -> Tuple[int, bytes]:
+    """Snapshot `st` as the fold of the ledger a verb rewrote (redact), `measured` by `measure`.
 
     Given the `loaded` ledger `st` was derived from, changed only in the priors `scrub`, the
     snapshot it came from is rewritten only where that changes it (`_rewrite`).
     Returns the ledger's (length, sha256)."""
-    length, digest, counted, last = _measure(data, [(0, len(data))] if pieces is None else pieces, lines is None)
-    lines = counted if lines is None else lines
+    length, digest, lines, last = measured.result()
     if enabled() and length >= min_bytes() and last == 10:
         done = loaded is not None and _rewrite(priors_dir, length, digest, lines, st, loaded.src,
                                                set(loaded.named) | set(scrub), scrub)
@@ -714,8 +757,10 @@ def store(priors_dir: Path, data: bytes, st: State, loaded: Optional[Loaded] = N
     return length, digest
 
 
-def _measure(data: bytes, pieces: List[Any], count: bool = True) -> Tuple[int, bytes, int, int]:
-    """(length, sha256, newlines (if `count`), last byte) of the pieces' bytes, never joined into one copy."""
+def _measure(data: bytes, pieces: List[Any], known: Optional[int]) -> Tuple[int, bytes, int, int]:
+    """(length, sha256, newlines — `known`, or counted — and last byte) of the pieces' bytes, never
+    joined into one copy."""
+    count = known is None
     h = hashlib.sha256()
     view = memoryview(data)
     length = lines = 0
@@ -732,12 +777,13 @@ def _measure(data: bytes, pieces: List[Any], count: bool = True) -> Tuple[int, b
             h.update(piece)
             lines += piece.count(b"\n")
             length, last = length + len(piece), piece[-1]
-    return length, h.digest(), lines, last
+    return length, h.digest(), lines if count else known, last
 
 
 def _fresh(priors_dir: Path, data: bytes, use: bool, want_data: bool = True) -> Loaded:
+    hashing = Background(hashlib.sha256, (data,), len(data) >= Background.THREAD_BYTES)  # beside the fold
     st, lines = fresh_fold(data)
-    h = hashlib.sha256(data)
+    h = hashing.result()
     if use and len(data) >= min_bytes() and data.endswith(b"\n"):
         _write_snapshot(priors_dir, len(data), h.digest(), lines, st)
     return Loaded(st, len(data), h, data if want_data else None, False, data.endswith(b"\n"), lines=lines)

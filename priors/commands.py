@@ -696,6 +696,7 @@ def cmd_redact(argv: List[str], ctx) -> int:
         lines = loaded.lines + (0 if loaded.ends_with_newline else 1)  # lines in the file, the last one included
         blank_free = bool(data) and st.records == lines  # one record per line: no line is blank
         pieces, content_hash, named = redact_pieces(data, pid, str(reason), blank_free)
+        measured = cache.measure(data, pieces, lines + 1 if blank_free else None)  # every line kept, one added
         shown = rendered.read_mark(paths.dir)  # which ledger PRIORS.md shows: cache/ is about to go
         atomic_write(paths.ledger, pieces, size=len(data))  # kept spans copied from the file, not from memory
         remove_tree(paths.dir / "cache")  # no cache file may keep what was removed
@@ -712,8 +713,7 @@ def cmd_redact(argv: List[str], ctx) -> int:
             st = fold(parse_lines(joined(data, pieces)))
         apply(st, redact_event(pid, str(reason)))
         # the snapshot is rewritten where this prior lies; its old record's bytes are zeroed
-        after = cache.store(paths.dir, data, st, loaded if derived else None, scrub=(pid,), pieces=pieces,
-                            lines=lines + 1 if blank_free else None)  # every line kept, one added
+        after = cache.store(paths.dir, st, measured, loaded if derived else None, scrub=(pid,))
         rendered.write(paths, st, loaded.mark, {pid: True}, after, old=shown)
     ctx.print(f"{pid} redacted — its content is gone from .priors/ (a tombstone keeps its hash); "
               "git history still holds it: rewrite history if it must go")

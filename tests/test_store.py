@@ -1,4 +1,4 @@
-"""atomic_write's kernel-copied prefix: exact bytes, a fallback where the kernel cannot, and no write on a change."""
+"""atomic_write's kernel-copied prefix and ranges: exact bytes, a fallback where the kernel cannot, no write on a change."""
 
 from __future__ import annotations
 
@@ -83,5 +83,29 @@ def test_other_copy_errors_are_not_swallowed(tmp_path: Path, monkeypatch) -> Non
     with pytest.raises(OSError) as exc:
         store.atomic_write(p, [b"tail\n"], keep=len(OLD))
     assert exc.value.errno == errno.ENOSPC
+    assert p.read_bytes() == OLD
+    assert [x.name for x in p.parent.iterdir()] == ["ledger.jsonl"]
+
+
+@pytest.mark.parametrize("kernel", [True, False])
+def test_ranges_of_the_old_file_are_copied_between_new_bytes(tmp_path: Path, monkeypatch, kernel: bool) -> None:
+    """redact's rewrite: spans of the old ledger kept as they are, a few lines replaced."""
+    if not kernel:
+        monkeypatch.delattr(os, "copy_file_range", raising=False)
+    p = _ledger(tmp_path)
+    a, b = OLD.index(b'{"n":7}'), OLD.index(b'{"n":40000}')
+    chunks = [(0, a), b'{"n":"seven"}', (a + len(b'{"n":7}'), b), b"", (b, len(OLD)), b'{"n":"end"}\n']
+    store.atomic_write(p, chunks, size=len(OLD))
+    want = OLD[:a] + b'{"n":"seven"}' + OLD[a + len(b'{"n":7}'):] + b'{"n":"end"}\n'
+    assert p.read_bytes() == want
+    assert [x.name for x in p.parent.iterdir()] == ["ledger.jsonl"]
+
+
+def test_ranges_from_a_file_that_changed_are_refused(tmp_path: Path) -> None:
+    p = _ledger(tmp_path)
+    with pytest.raises(UsageError, match="changed while this verb ran"):
+        store.atomic_write(p, [(0, 10), b"x"], size=len(OLD) + 1)
+    with pytest.raises(UsageError, match="shrank"):
+        store.atomic_write(p, [(0, len(OLD) + 10)], size=len(OLD))  # a range past its end
     assert p.read_bytes() == OLD
     assert [x.name for x in p.parent.iterdir()] == ["ledger.jsonl"]
