@@ -367,3 +367,19 @@ def test_clean_parse_matches_strict(records, sep) -> None:
 @given(st.dictionaries(st.text(), _json, max_size=8))
 def test_object_from_encoded_values_is_canonical(value) -> None:
     assert canonical.dumps_object({k: canonical.dumps(v) for k, v in value.items()}) == canonical.dumps(value)
+
+
+def test_background_work_runs_again_in_the_caller_when_its_thread_fails(capfd) -> None:
+    calls: list = []
+
+    def flaky(x: int) -> int:
+        calls.append(x)
+        if len(calls) == 1:
+            raise MemoryError("in the thread")
+        return x * 2
+
+    assert cache.Background(flaky, (21,), True).result() == 42
+    assert calls == [21, 21]
+    assert cache.Background(lambda: 7, (), True).result() == 7
+    assert cache.Background(lambda: 8, (), False).result() == 8  # small: no thread at all
+    assert capfd.readouterr().err == ""  # no thread traceback
