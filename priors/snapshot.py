@@ -172,23 +172,61 @@ class Listing:
         self.problems: List[str] = []
 
 
-def list_tree(root: Path) -> Listing:
-    """Git's view inside a work tree (tracked + untracked-not-ignored), else a walk."""
+def list_tree(root: Path, prefixes: Optional[List[str]] = None) -> Listing:
+    """Git's view inside a work tree (tracked + untracked-not-ignored), else a walk.
+
+    With `prefixes` (refs under the root; "" is not one), only what lies under them is listed —
+    exactly the whole listing's refs under them, without walking the rest of a large tree."""
     from priors.store import _git_top
 
-    if _git_top(root) is not None:
-        listing = _git_listing(root)
-        if listing is not None:
+    problems: List[str] = []
+    if prefixes is not None:
+        ps = sorted(set(prefixes))
+        outer = [p for p in ps if not any(p.startswith(q + "/") for q in ps)]  # src/a is inside src
+        problems = [f"undecodable name {os.fsencode(p)!r}" for p in outer if not _encodable(p)]
+        prefixes = [p for p in outer if _listable(root, p)]
+        if not prefixes:
+            listing = Listing()
+            listing.problems = problems
             return listing
-    return _walk_listing(root)
+    listing = _git_listing(root, prefixes) if _git_top(root) is not None else None
+    if listing is None:
+        listing = _walk_listing(root, prefixes)
+    listing.problems[:0] = problems
+    return listing
 
 
-def _git_listing(root: Path) -> Optional[Listing]:
+def _listable(root: Path, prefix: str) -> bool:
+    """Can the whole listing hold anything under `prefix`? Not if a folder on its way is one we
+    skip, or is not a real folder (a symlink is listed as itself, never entered)."""
+    parts = prefix.split("/")
+    if any(p in SKIP_NAMES for p in parts) or not _encodable(prefix):
+        return False  # an undecodable name is reported, never listed
+    for i in range(1, len(parts)):
+        try:
+            mode = os.lstat(os.path.join(str(root), *parts[:i])).st_mode
+        except OSError:
+            return False
+        if not _stat.S_ISDIR(mode):
+            return False
+    return True
+
+
+def _encodable(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _git_listing(root: Path, prefixes: Optional[List[str]] = None) -> Optional[Listing]:
     import subprocess
 
+    specs = ["--"] + [f":(literal){p}" for p in prefixes] if prefixes is not None else []
     try:
         proc = subprocess.run(
-            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"] + specs,
             cwd=str(root), stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
         )
     except OSError:
@@ -217,10 +255,22 @@ def _git_listing(root: Path) -> Optional[Listing]:
     return listing
 
 
-def _walk_listing(root: Path) -> Listing:
-    """Walk without following symlinks, skipping .git and .priors; order-independent by construction."""
+def _walk_listing(root: Path, prefixes: Optional[List[str]] = None) -> Listing:
+    """Walk without following symlinks, skipping .git and .priors; order-independent by construction.
+    With `prefixes`, from those only: a folder is walked, anything else is listed as itself."""
     listing = Listing()
     stack = [""]
+    if prefixes is not None:
+        stack = []
+        for ref in prefixes:
+            try:
+                is_dir = _stat.S_ISDIR(os.lstat(os.path.join(str(root), *ref.split("/"))).st_mode)
+            except OSError:
+                continue
+            if is_dir:
+                stack.append(ref)
+            else:
+                listing.refs.append(ref)
     while stack:
         rel_dir = stack.pop()
         path = os.path.join(str(root), *rel_dir.split("/")) if rel_dir else str(root)
@@ -245,7 +295,7 @@ def _walk_listing(root: Path) -> Listing:
             except OSError:
                 pass
             listing.refs.append(ref)
-    listing.refs.sort()
+    listing.refs = sorted(set(listing.refs))  # nested prefixes list a ref twice
     return listing
 
 
@@ -517,7 +567,7 @@ def take_snapshot(
     started = time.time_ns()
     sel = Selection(resolve_paths(root, paths, cwd))
     report: List[str] = [] if problems is None else problems
-    listing = list_tree(root)
+    listing = list_tree(root, None if sel.whole else sel.prefixes)  # a large tree is not walked for one file
     report.extend(listing.problems)
     refs = [r for r in listing.refs if sel.wants(r)]
 

@@ -257,6 +257,33 @@ def test_paths_restrict_and_never_emit_partial_aggregates(tmp_path):
                                                              if k.startswith("src/a.py")}
 
 
+ODD_TREE = dict(TREE, **{"a*b/[x].py": "Y = 2\n", "sp ace/f.txt": "f\n", "src/pkg/deep/d.py": "Z = 3\n",
+                          "src-sibling/e.py": "E = 1\n", "build/out.o": "junk", "debug.log": "noise",
+                          ".gitignore": "build/\n*.log\n", "sub/.git/config": "x", ".priors/ledger.jsonl": "{}\n"})
+PREFIX_SETS = [["src"], ["src/pkg"], ["src/a.py"], ["src", "src/pkg/b.py"], ["a*b"], ["a*b/[x].py"], ["sp ace"],
+               ["build"], ["debug.log"], ["docs", "README.md"], ["dirlink"], ["dirlink/a.txt"], [".priors"],
+               ["sub"], ["sub/.git"], ["nothere"], ["src/pkg/deep", "src/pkg"], ["src-sibling"]]
+
+
+@pytest.mark.parametrize("use_git", [False, True])
+def test_listing_only_named_paths_equals_the_whole_listing_filtered(tmp_path, use_git):
+    """`priors snapshot PATH` lists only under PATH — exactly what the whole listing has there."""
+    if use_git and not HAS_GIT:
+        pytest.skip("git not installed")
+    make_tree(tmp_path, ODD_TREE)
+    write(tmp_path, "real/a.txt", "r\n")
+    os.symlink("real", str(tmp_path / "dirlink"))
+    if use_git:
+        git(tmp_path, "init", "-q")
+        git(tmp_path, "add", "src", "README.md")
+    whole = S.list_tree(tmp_path)
+    for prefixes in PREFIX_SETS:
+        sel = S.Selection(prefixes)
+        got = S.list_tree(tmp_path, prefixes)
+        assert got.refs == [r for r in whole.refs if sel.wants(r)], prefixes
+        assert got.problems == []
+
+
 def test_path_errors_are_usage_errors(tmp_path):
     make_tree(tmp_path / "root")
     p = run(["snapshot", "nope"], tmp_path / "root")
@@ -312,6 +339,10 @@ def test_undecodable_names_are_reported_not_fatal(tmp_path):
     p = run(["snapshot"], tmp_path)
     assert p.returncode == 0 and b"undecodable" in p.stderr
     assert json.loads(p.stdout)["README.md"]
+    p = run(["snapshot", "src"], tmp_path)  # only what was named is listed: the odd name is elsewhere
+    assert p.returncode == 0 and p.stderr == b"" and "src/a.py" in json.loads(p.stdout)
+    p = run(["snapshot", os.fsdecode(b"bad\xffname")], tmp_path)  # named itself: reported, not listed
+    assert p.returncode == 0 and b"undecodable" in p.stderr and json.loads(p.stdout) == {}
 
 
 @pytest.mark.skipif(os.name == "nt" or os.geteuid() == 0, reason="root can read anything")
