@@ -258,7 +258,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description="Time every priors verb as a whole process.")
     ap.add_argument("--sizes", default=None, help="comma-separated prior counts, e.g. 1k,10k,100k")
     ap.add_argument("--reps", type=int, default=None)
-    ap.add_argument("--reps-large", type=int, default=3, help="repetitions above 10k priors (default 3)")
+    ap.add_argument("--reps-large", type=int, default=5, help="repetitions above 10k priors (default 5)")
     ap.add_argument("--quick", action="store_true", help="1k,10k and 3 reps")
     ap.add_argument("--no-cold", action="store_true", help="skip the cache-disabled rows")
     ap.add_argument("--out", type=Path, default=None, help="also write the table here")
@@ -267,7 +267,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     reps = a.reps or (3 if a.quick else 5)
     compile_package()
     rows: List[str] = []
-    head = (f"python {sys.version.split()[0]} · {os.cpu_count()} cores · median of {reps} ({a.reps_large} above 10k) · "
+    head = (f"python {sys.version.split()[0]} · {os.cpu_count()} cores · median of {reps} ({a.reps_large} above 10k; "
+            f"a typical run with single calls: {min(reps, 3)}, 1 above 10k) · "
             "wall seconds (CPU seconds, user+system) / peak RSS MB")
     lines = [head, "", "| verb | " + " | ".join(label(n) for n in sizes) + " |",
              "|---|" + "---|" * len(sizes)]
