@@ -61,6 +61,7 @@ def write(paths, st: State, base: Optional[Mark], named: Optional[Dict[str, bool
     `old` is the render mark as read before a caller dropped cache/ (redact); by default it is read here.
     """
     from priors import cache
+    from priors.errors import UsageError
     from priors.store import atomic_write, read_bytes
 
     use = cache.enabled() and base is not None and after is not None and named is not None
@@ -80,7 +81,15 @@ def write(paths, st: State, base: Optional[Mark], named: Optional[Dict[str, bool
         from priors.views import render_markdown
 
         new = [render_markdown(st).encode("utf-8")]
-    atomic_write(paths.rendered, new, size=None if md is None else len(md))
+    try:
+        atomic_write(paths.rendered, new, size=None if md is None else len(md))
+    except UsageError:
+        if not any(isinstance(c, tuple) for c in new):
+            raise
+        from priors.views import render_markdown  # PRIORS.md changed since it was read: write it whole
+
+        new = [render_markdown(st).encode("utf-8")]
+        atomic_write(paths.rendered, new)
     if use and after is not None:
         h = hashlib.sha256()
         for chunk in new:

@@ -129,6 +129,30 @@ def test_a_commit_sized_patch_is_made_in_place(root: Path, monkeypatch) -> None:
     assert paths.rendered.read_bytes() == _full(new)
 
 
+def test_priors_md_changed_while_patching_is_written_whole(root: Path, monkeypatch) -> None:
+    """Another program rewrites PRIORS.md between our read and our write: no error (the ledger is
+    already written), the whole table instead of a patch over the wrong file."""
+    from priors import store
+
+    paths = Paths(root)
+    data = paths.ledger.read_bytes()
+    st = fold(parse_lines(data))
+    rendered.write(paths, st, _mark(data), {}, _mark(data))
+    real = store.read_bytes
+
+    def read_then_edit(path):
+        got = real(path)
+        if path == paths.rendered:
+            path.write_bytes(got + b"a hand edit\n")
+        return got
+
+    monkeypatch.setattr(store, "read_bytes", read_then_edit)
+    rec = {"t": "event", "id": next(iter(st.priors)), "action": "decide", "to": "keep", "by": "human"}
+    new = data + (dumps(rec) + "\n").encode()
+    rendered.write(paths, fold(parse_lines(new)), _mark(data), rendered.named_in([rec]), _mark(new))
+    assert paths.rendered.read_bytes() == _full(new)
+
+
 def test_hand_edit_or_foreign_write_renders_everything(root: Path) -> None:
     paths = Paths(root)
     data = paths.ledger.read_bytes()
