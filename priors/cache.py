@@ -422,17 +422,16 @@ def _write_snapshot(priors_dir: Path, length: int, digest: bytes, lines: int, st
     """Best effort, atomic (temp + rename). Never raises."""
     try:
         parts, blobs = _encode_state(st)
-        chunks = [marshal.dumps(c, 4) for c in parts]
+        chunks = [_chunk(c) for c in parts]
     except (ValueError, TypeError):
         return
-    blob_size = sum(len(b) for b in blobs)
-    header = (MAGIC + _signature() + length.to_bytes(8, "big") + lines.to_bytes(8, "big") + digest
-              + len(chunks).to_bytes(8, "big") + blob_size.to_bytes(8, "big"))
-    body = [header]
-    for c in chunks:
-        body += [len(c).to_bytes(8, "big") + zlib.crc32(c).to_bytes(8, "big"), c]
-    body.append(b"".join(blobs))
-    write_file(priors_dir, CACHE_FILE, body)
+    header = _header(length, lines, digest, len(chunks), sum(len(b) for b in blobs))
+    write_file(priors_dir, CACHE_FILE, [header] + chunks + [b"".join(blobs)])
+
+
+def _header(length: int, lines: int, digest: bytes, nchunks: int, blob_size: int) -> bytes:
+    return (MAGIC + _signature() + length.to_bytes(8, "big") + lines.to_bytes(8, "big") + digest
+            + nchunks.to_bytes(8, "big") + blob_size.to_bytes(8, "big"))
 
 
 def _rewrite(priors_dir: Path, length: int, digest: bytes, lines: int, st: State, src: Optional["BlobSource"],
@@ -463,7 +462,7 @@ def _rewrite(priors_dir: Path, length: int, digest: bytes, lines: int, st: State
     n = rows_per_chunk()
     try:
         enc = _Encoder(list(src.table), keep=src, at=src.size)
-        zeros = _scrub_ranges(st, src, scrub, keys, pos, enc.table)
+        zeros = _scrub_ranges(st, src, scrub, keys, pos, starts, enc.table)
         if zeros is None:
             return False
         parts: List[Any] = []
@@ -490,9 +489,7 @@ def _rewrite(priors_dir: Path, length: int, digest: bytes, lines: int, st: State
         at = max(at, off + ln)
     if src.size > at:
         parts.append((src.fd, src.start + at, src.size - at))
-    header = (MAGIC + _signature() + length.to_bytes(8, "big") + lines.to_bytes(8, "big") + digest
-              + (1 + count).to_bytes(8, "big") + enc.at.to_bytes(8, "big"))
-    write_file(priors_dir, CACHE_FILE, [header, head] + parts + enc.blobs)
+    write_file(priors_dir, CACHE_FILE, [_header(length, lines, digest, 1 + count, enc.at), head] + parts + enc.blobs)
     return True
 
 
@@ -502,7 +499,7 @@ def _chunk(obj: Any) -> bytes:
 
 
 def _scrub_ranges(st: State, src: "BlobSource", scrub: Tuple[str, ...], keys: List[str], pos: Optional[Dict[str, int]],
-                  table: List[Any]) -> Optional[List[Tuple[int, int]]]:
+                  starts: List[int], table: List[Any]) -> Optional[List[Tuple[int, int]]]:
     """The region ranges of the `scrub` priors' old records (read from their old rows), to be zeroed;
     a facet entry only they had is blanked in `table`. None if an old row is not where it should be."""
     zeros = []
@@ -512,7 +509,7 @@ def _scrub_ranges(st: State, src: "BlobSource", scrub: Tuple[str, ...], keys: Li
         i = pos[pid] if pos is not None else keys.index(pid)
         if i >= src.rows:
             continue  # not in the old snapshot at all
-        off, ln, first = src.chunks[bisect_right([c[2] for c in src.chunks], i) - 1]
+        off, ln, first = src.chunks[bisect_right(starts, i) - 1]
         raw = _pread(src.fd, ln, off)
         if len(raw) != ln or zlib.crc32(raw[16:]) != _u64(raw, 8):
             return None
