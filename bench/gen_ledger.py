@@ -28,7 +28,7 @@ from typing import Any, Dict, List, Optional, Tuple
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from priors.canonical import dumps, sha12  # noqa: E402
+from priors.core.canonical import dumps, sha12
 
 NAMESPACES = [("web", 5), ("api", 3), ("infra", 2), ("docs", 1), ("mobile", 1)]
 PRESETS = {
@@ -243,7 +243,7 @@ class Gen:
 
 def typical_run_inputs(gen: Gen, verify_target: int = 50, proposals: int = 20) -> Tuple[Dict[str, str], List[Dict[str, Any]]]:
     """Scopes for ~verify_target present verify items in `web` (half changed) and 20 fresh candidates."""
-    from priors.fold import fold
+    from priors.core.fold import fold
 
     st = fold(gen.records)
     by_ref: Dict[str, List[str]] = {}

@@ -2,7 +2,7 @@
 
 import sys
 
-from priors.cli import main
+from priors.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main())

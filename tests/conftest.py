@@ -121,8 +121,8 @@ class Keeper:
 
     def assert_rendered(self) -> None:
         """PRIORS.md is byte for byte the full render of the ledger (however it was written)."""
-        from priors.fold import fold, parse_lines
-        from priors.views import render_markdown
+        from priors.core.fold import fold, parse_lines
+        from priors.core.views import render_markdown
 
         want = render_markdown(fold(parse_lines(self.ledger_bytes()))).encode("utf-8")
         assert (self.root / ".priors" / "PRIORS.md").read_bytes() == want

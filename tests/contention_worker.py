@@ -20,7 +20,7 @@ from contextlib import redirect_stderr, redirect_stdout
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from priors.cli import main as priors_main  # noqa: E402
+from priors.cli.main import main as priors_main
 
 
 def call(root: str, log, *argv: str):

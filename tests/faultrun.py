@@ -59,7 +59,7 @@ def main() -> int:
     real_open = open
     _install(-1 if n == "all" else int(n), kind, log)
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    from priors.cli import main as priors_main
+    from priors.cli.main import main as priors_main
 
     try:
         return priors_main(sys.argv[1:])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from priors.canonical import dumps, sha12
+from priors.core.canonical import dumps, sha12
 
 CONCLUSION = {
     "scope": "content-hash",

@@ -12,18 +12,18 @@ from hypothesis import strategies as st
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from priors import anchors as A  # noqa: E402
-from priors.canonical import normalize, sha12  # noqa: E402
-from priors.snapshot import take_snapshot  # noqa: E402
+from priors.snapshot import anchors
+from priors.core.canonical import normalize, sha12
+from priors.snapshot.scan import take_snapshot
 
 
 def names(path: str, text: str) -> list:
-    return [n for n, _h in A.anchors_for(path, text)]
+    return [n for n, _h in anchors.anchors_for(path, text)]
 
 
 def spans(path: str, text: str) -> dict:
-    lang = A.language_of(path)
-    return {n: text[s:e] for n, s, e in A.disambiguate(A.EXTRACTORS[lang](text))}
+    lang = anchors.language_of(path)
+    return {n: text[s:e] for n, s, e in anchors.disambiguate(anchors.EXTRACTORS[lang](text))}
 
 
 def h(src: str) -> str:
@@ -86,7 +86,7 @@ def test_python_spans_include_decorators_and_stop_at_the_definition():
 
 def test_python_decorator_change_changes_only_that_anchor():
     edited = PY.replace("maxsize=None", "maxsize=128")
-    before, after = dict(A.anchors_for("m.py", PY)), dict(A.anchors_for("m.py", edited))
+    before, after = dict(anchors.anchors_for("m.py", PY)), dict(anchors.anchors_for("m.py", edited))
     assert {k for k in before if before[k] != after[k]} == {"cached"}
 
 
@@ -227,7 +227,7 @@ def test_rust_names_and_spans():
 
 def test_unsupported_extension_has_no_anchors():
     assert names("a.c", "int main() { return 0; }") == []
-    assert A.language_of("dir.py/file") is None
+    assert anchors.language_of("dir.py/file") is None
 
 
 # ---------------------------------------------------------------- the one-function-edit property
@@ -307,11 +307,11 @@ WORDS = ["fn ", "func ", "function ", "class ", "def ", "impl ", "struct ", "typ
 @given(parts=st.lists(st.one_of(st.sampled_from(WORDS), st.text(FUZZ_ALPHABET, max_size=4)), max_size=40))
 def test_extractors_never_crash_and_stay_in_bounds(path, parts):
     text = "".join(parts)
-    got = A.anchors_for(path, text)
+    got = anchors.anchors_for(path, text)
     assert len({n for n, _h in got}) == len(got)
-    lang = A.language_of(path)
+    lang = anchors.language_of(path)
     try:
-        raw = A.EXTRACTORS[lang](text)
+        raw = anchors.EXTRACTORS[lang](text)
     except Exception:
         return
     assert all(0 <= s <= e <= len(text) for _n, s, e in raw)

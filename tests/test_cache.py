@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from priors import cache, fold
-from priors.errors import DamagedLedger
+from priors.store import fold_cache as cache
+from priors.core import fold as fold
+from priors.core.errors import DamagedLedger
 
 from conftest import Keeper, gen_ledger, run_priors
 
@@ -311,7 +312,7 @@ def test_redact_leaves_nothing_in_the_cache(generated: Path, tmp_path: Path, whe
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     seen = _spy_rewrites(monkeypatch)
-    from priors.cli import main
+    from priors.cli.main import main
 
     assert main(["-C", str(root), "redact", victim["id"], "--because", "leak"]) == 0  # in process: spied on
     assert seen == ["rewrite"]
@@ -333,7 +334,7 @@ def test_redact_leaves_nothing_in_the_cache(generated: Path, tmp_path: Path, whe
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from priors import canonical  # noqa: E402
+from priors.core import canonical as canonical
 
 _leaf = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(),
                   st.sampled_from(["\ud800", "\U0001f600", "\ue000", "…", "\u2028", "a\"b\\c\n"]))

@@ -80,7 +80,7 @@ def test_sixteen_writers_at_once(keeper: Keeper, tmp_path: Path) -> None:
     assert not (k.root / ".priors" / "keeper.lock").exists()
     leftovers = [str(p) for p in (k.root / ".priors").rglob("*.tmp")]
     assert not leftovers, leftovers
-    from priors.cli import VERBS
+    from priors.cli.main import VERBS
 
     if "verify" in VERBS:
         r = k("verify")

@@ -56,7 +56,7 @@ def _retry(root: Path, argv: List[str]) -> subprocess.CompletedProcess:
     as being written for store.STALE_EMPTY_S — so KEEPER_LOCKED is retried for a few seconds."""
     import time
 
-    from priors.store import STALE_EMPTY_S
+    from priors.store.lock import STALE_EMPTY_S
 
     deadline = time.time() + STALE_EMPTY_S + 3
     while True:

@@ -8,8 +8,8 @@ from typing import Any, Dict, List
 import pytest
 
 import ledgerkit as k
-from priors.canonical import dumps
-from priors.inspect import history_rows, history_svg, history_text, list_rows, list_text, show_text, timeline
+from priors.core.canonical import dumps
+from priors.core.history import history_rows, history_svg, history_text, list_rows, list_text, show_text, timeline
 
 
 def resting_ledger() -> List[Dict[str, Any]]:
@@ -127,7 +127,7 @@ def test_svg_escapes_names():
 import json as _json
 
 from conftest import Keeper
-from priors.canonical import dumps as _dumps
+from priors.core.canonical import dumps as _dumps
 
 
 def _canonical(out: str) -> dict:

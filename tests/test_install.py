@@ -35,10 +35,10 @@ version = "0.1.0"
 requires-python = ">=3.9"
 
 [project.scripts]
-priors = "priors.cli:main"
+priors = "priors.cli.main:main"
 
 [tool.setuptools]
-packages = ["priors"]
+packages = ["priors", "priors.core", "priors.store", "priors.snapshot", "priors.cli"]
 """
 
 

@@ -432,7 +432,7 @@ def test_recomputed_injections_equal_what_relevant_printed(keeper: Keeper):
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from priors.lessons import Ledger
+    from priors.core.lessons import Ledger
 
     printed = {}
     add(keeper, "First.")

@@ -9,9 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as S
 
-from priors.errors import UsageError
-from priors.lessons import (Budget, Ledger, Stats, check_config, check_tags, export_bundle, fmt_score,
-                            injected_record, injections, reflection_packet, set_config, shape, words)
+from priors.core.errors import UsageError
+from priors.core.lessons import Budget, Ledger, Stats, check_config, fmt_score, injected_record, injections, set_config, shape, words
+from priors.core.grammar import check_tags
+from priors.core.lesson_bundles import export_bundle, reflection_packet
 
 CAL = {"scope": "repo-wide", "activation": "run-start", "obligation": "inject-as-instruction",
        "authority": "advisory", "lifecycle": "only-by-supersession"}
@@ -108,7 +109,7 @@ def test_low_score_call_counts_only_evidence_since_the_last_human_decision():
         recs += [seal(f"run-{i:03d}"), score(f"run-{i:03d}", "failure" if i < 7 else "partial", injected=["P-0001"])]
     low = Ledger.of(recs).low_scores()
     assert low["P-0001"].scored == 3 and low["P-0001"].score == Fraction(1, 6)
-    from priors.canonical import dumps
+    from priors.core.canonical import dumps
 
     data = "".join(dumps(r) + "\n" for r in recs).encode("utf-8")
     assert Ledger.light(data, Ledger.of(recs).state).low_scores() == low
@@ -218,7 +219,7 @@ def test_ranking_is_deterministic_and_budgets_hold(lessons, query, max_inject, m
     budget = Budget(max_inject, max_chars, " ".join(query), review)
     base = _inject_out(led)
     a = shape(base, led, budget)
-    from priors.canonical import dumps
+    from priors.core.canonical import dumps
 
     light = Ledger.light("".join(dumps(r) + "\n" for r in recs).encode("utf-8"), led.state)
     assert shape(base, light, budget) == a  # the light read ranks exactly like the full one

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any, Dict, List
 
 import ledgerkit as k
-from priors.canonical import loads
-from priors.fold import fold, parse_lines
-from priors.merge import Conflict, merge
-from priors.verify import check
+from priors.core.canonical import loads
+from priors.core.fold import fold, parse_lines
+from priors.core.merge_rules import Conflict, merge
+from priors.core.ledger_checks import check
 
 
 def b(recs: List[Dict[str, Any]]) -> bytes:
@@ -407,7 +407,7 @@ def test_help_of_the_new_verbs(tmp_path):
 
 def _grow(base: List[Dict[str, Any]], steps: List[tuple]) -> List[Dict[str, Any]]:
     """Extend a valid ledger the way keepers do: runs (dispositions, new priors, calls), decisions, redactions."""
-    from priors.fold import prior_number
+    from priors.core.fold import prior_number
 
     recs = [dict(r) for r in base]
     for kind, n, pick in steps:
@@ -446,7 +446,7 @@ def test_property_merges_of_valid_extensions_verify():
         assert isinstance(out, bytes), out
         assert check(out)[0] == [], (check(out)[0], out.decode())
         merged = recs(out)
-        from priors.verify import rewrite_problem, split_lines
+        from priors.core.ledger_checks import rewrite_problem, split_lines
 
         # our lines stay in place, changed only where their redaction wins
         for a, c in zip(split_lines(b(ours)), split_lines(out)):

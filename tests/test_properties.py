@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from priors.canonical import dumps, normalize, sha12
-from priors.errors import UsageError
-from priors.fold import BINDING, fold
-from priors.grammar import AGENT_VERDICTS, HUMAN_VERDICTS, validate
+from priors.core.canonical import dumps, normalize, sha12
+from priors.core.errors import UsageError
+from priors.core.fold import BINDING, fold
+from priors.core.grammar import AGENT_VERDICTS, HUMAN_VERDICTS, validate
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.floats(allow_nan=False, allow_infinity=False)
@@ -106,7 +106,7 @@ records = st.lists(st.one_of(prior, disposition, decide, missing, redact, commit
 
 @given(records, records)
 def test_fold_is_incremental(a, b):
-    from priors.fold import apply
+    from priors.core.fold import apply
 
     whole = fold(a + b)
     step = fold(a)

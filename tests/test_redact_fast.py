@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from priors.canonical import dumps
-from priors.fold import apply, fold, parse_lines
-from priors.human import fold_redaction, joined, redact_event, redact_lines, redact_pieces
+from priors.core.canonical import dumps
+from priors.core.fold import apply, fold, parse_lines
+from priors.core.human import fold_redaction, joined, redact_event, redact_lines, redact_pieces
 
 pytestmark = pytest.mark.one_cache_mode
 

@@ -11,11 +11,11 @@ from typing import Any, Dict, List
 
 import pytest
 
-from priors import rendered
-from priors.canonical import dumps
-from priors.fold import fold, parse_lines
-from priors.store import Paths
-from priors.views import render_markdown
+from priors.store import rendered as rendered
+from priors.core.canonical import dumps
+from priors.core.fold import fold, named_in, parse_lines
+from priors.store.paths import Paths
+from priors.core.views import render_markdown
 
 from conftest import Keeper, gen_ledger
 
@@ -76,7 +76,7 @@ def _random_records(rng: random.Random, ids: List[str], next_id: int) -> List[Di
 
 
 def test_patched_rows_equal_the_full_render(root: Path, monkeypatch) -> None:
-    from priors import views
+    from priors.core import views as views
 
     full_renders = []
     monkeypatch.setattr(views, "render_markdown", lambda st: full_renders.append(1) or render_markdown(st))
@@ -98,7 +98,7 @@ def test_patched_rows_equal_the_full_render(root: Path, monkeypatch) -> None:
         new = data + "".join(dumps(r) + "\n" for r in recs).encode("utf-8")
         paths.ledger.write_bytes(new)
         st = fold(parse_lines(new))
-        rendered.write(paths, st, _mark(data), rendered.named_in(recs), _mark(new))
+        rendered.write(paths, st, _mark(data), named_in(recs), _mark(new))
         assert paths.rendered.read_bytes() == _full(new), step
         data = new
     assert full_renders == [1]  # every step after the first patched rows instead
@@ -121,7 +121,7 @@ def test_a_commit_sized_patch_is_made_in_place(root: Path, monkeypatch) -> None:
         recs += _random_records(rng, ids, 95000 + len(recs) * 10)
     new = data + "".join(dumps(r) + "\n" for r in recs).encode("utf-8")
     paths.ledger.write_bytes(new)
-    named = rendered.named_in(recs)
+    named = named_in(recs)
     assert 100 < len(named) <= rendered.IN_PLACE_ROWS
     monkeypatch.setattr(rendered, "_patched", lambda *a: pytest.fail("split into lines"))
     rendered.write(paths, fold(parse_lines(new)), _mark(data), named, _mark(new))
@@ -132,7 +132,7 @@ def test_a_commit_sized_patch_is_made_in_place(root: Path, monkeypatch) -> None:
 def test_priors_md_changed_while_patching_is_written_whole(root: Path, monkeypatch) -> None:
     """Another program rewrites PRIORS.md between our read and our write: no error (the ledger is
     already written), the whole table instead of a patch over the wrong file."""
-    from priors import store
+    from priors.store import files as store
 
     paths = Paths(root)
     data = paths.ledger.read_bytes()
@@ -149,7 +149,7 @@ def test_priors_md_changed_while_patching_is_written_whole(root: Path, monkeypat
     monkeypatch.setattr(store, "read_bytes", read_then_edit)
     rec = {"t": "event", "id": next(iter(st.priors)), "action": "decide", "to": "keep", "by": "human"}
     new = data + (dumps(rec) + "\n").encode()
-    rendered.write(paths, fold(parse_lines(new)), _mark(data), rendered.named_in([rec]), _mark(new))
+    rendered.write(paths, fold(parse_lines(new)), _mark(data), named_in([rec]), _mark(new))
     assert paths.rendered.read_bytes() == _full(new)
 
 
@@ -163,13 +163,13 @@ def test_hand_edit_or_foreign_write_renders_everything(root: Path) -> None:
     paths.rendered.write_bytes(good.replace(b"| open |", b"| OPEN |", 1))
     rec = {"t": "event", "id": next(iter(st.priors)), "action": "decide", "to": "keep", "by": "human"}
     new = data + (dumps(rec) + "\n").encode()
-    rendered.write(paths, fold(parse_lines(new)), _mark(data), rendered.named_in([rec]), _mark(new))
+    rendered.write(paths, fold(parse_lines(new)), _mark(data), named_in([rec]), _mark(new))
     assert paths.rendered.read_bytes() == _full(new)
     # another keeper appended without rendering: our base is not the marked ledger
     rec2 = {"t": "event", "id": list(st.priors)[3], "action": "decide", "to": "obsolete", "by": "human"}
     newer = new + (dumps(rec) + "\n").encode() + (dumps(rec2) + "\n").encode()
     mid = new + (dumps(rec) + "\n").encode()
-    rendered.write(paths, fold(parse_lines(newer)), _mark(mid), rendered.named_in([rec2]), _mark(newer))
+    rendered.write(paths, fold(parse_lines(newer)), _mark(mid), named_in([rec2]), _mark(newer))
     assert paths.rendered.read_bytes() == _full(newer)
 
 

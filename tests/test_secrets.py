@@ -7,8 +7,8 @@ import string
 
 import pytest
 
-from priors.errors import Refusal
-from priors.secrets import find, guard, scan
+from priors.core.errors import Refusal
+from priors.core.secret_patterns import find, guard, scan
 
 # Built from pieces so this file itself never holds a literal credential.
 RSA = "-----BEGIN " + "RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\n-----END RSA PRIVATE KEY-----"

@@ -16,8 +16,11 @@ from hypothesis import strategies as st
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from priors import snapshot as S  # noqa: E402
-from priors.canonical import decode_text, dumps, normalize, sha12, sha12_bytes  # noqa: E402
+from priors.core import errors
+from priors.snapshot import hashing
+from priors.snapshot import listing
+from priors.snapshot import scan
+from priors.core.canonical import decode_text, dumps, normalize, sha12, sha12_bytes
 
 HAS_GIT = shutil.which("git") is not None
 ES_WS = "\t\n\x0b\x0c\r \u00a0\u1680\u2000\u2005\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
@@ -76,26 +79,26 @@ def make_tree(root: Path, files=TREE, order=None) -> None:
        st.binary(max_size=8))
 def test_fast_normalization_matches_the_reference(parts, junk):
     data = "".join(parts).encode("utf-8") + junk
-    assert S.normalized_utf8(data) == normalize(decode_text(data)).encode("utf-8")
-    assert S.text_hash(data) == text_ref_hash(data)
+    assert hashing.normalized_utf8(data) == normalize(decode_text(data)).encode("utf-8")
+    assert hashing.text_hash(data) == text_ref_hash(data)
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.dictionaries(st.text(max_size=8), st.text(max_size=8), max_size=12))
 def test_fast_output_is_canonical_json(m):
-    assert S.dumps_map(m) == dumps(m)
+    assert hashing.dumps_map(m) == dumps(m)
 
 
 def test_binary_means_nul_in_first_8k():
-    assert S.is_binary(b"abc\0def")
-    assert not S.is_binary(b"a" * 8192 + b"\0")
-    assert S.content_hash(b"a\r\n\0 b") == sha12_bytes(b"a\r\n\0 b")
+    assert hashing.is_binary(b"abc\0def")
+    assert not hashing.is_binary(b"a" * 8192 + b"\0")
+    assert hashing.content_hash(b"a\r\n\0 b") == sha12_bytes(b"a\r\n\0 b")
     late = b"a  b\r\n" * 2000 + b"\0"
-    assert S.content_hash(late) == text_ref_hash(late)
+    assert hashing.content_hash(late) == text_ref_hash(late)
 
 
 def test_directory_hash_definition():
-    m = S.combine({"a/x": "111111111111", "a/b/y": "222222222222", "z": "333333333333"}, {},
+    m = hashing.combine({"a/x": "111111111111", "a/b/y": "222222222222", "z": "333333333333"}, {},
                   lambda d: True, True)
     b = sha12(dumps([["y", "222222222222"]]))
     a = sha12(dumps([["b/", b], ["x", "111111111111"]]))
@@ -107,10 +110,10 @@ def test_pool_and_serial_agree(tmp_path, monkeypatch):
     make_tree(tmp_path)
     for i in range(20):
         write(tmp_path, f"many/f{i}.py", f"def g{i}():\n    return {i}\n")
-    serial = S.take_snapshot(tmp_path)
-    monkeypatch.setattr(S, "POOL_MIN_WEIGHT", 0)
-    monkeypatch.setattr(S, "_workers", lambda: 2)
-    assert S.take_snapshot(tmp_path, use_cache=False) == serial
+    serial = scan.take_snapshot(tmp_path)
+    monkeypatch.setattr(scan, "POOL_MIN_WEIGHT", 0)
+    monkeypatch.setattr(scan, "_workers", lambda: 2)
+    assert scan.take_snapshot(tmp_path, use_cache=False) == serial
 
 
 # ---------------------------------------------------------------- end to end
@@ -161,8 +164,8 @@ def test_symlinks_are_not_followed(tmp_path):
     os.symlink("real/a.txt", str(tmp_path / "link.txt"))
     os.symlink("real", str(tmp_path / "dirlink"))
     m = snap(tmp_path)
-    assert m["link.txt"] == S.link_hash("real/a.txt") != m["real/a.txt"]
-    assert m["dirlink"] == S.link_hash("real")
+    assert m["link.txt"] == hashing.link_hash("real/a.txt") != m["real/a.txt"]
+    assert m["dirlink"] == hashing.link_hash("real")
     assert not [k for k in m if k.startswith("dirlink/")]
     os.unlink(str(tmp_path / "link.txt"))
     os.symlink("real/../real/a.txt", str(tmp_path / "link.txt"))
@@ -236,11 +239,11 @@ def test_editing_one_function_changes_only_its_chain(tmp_path_factory, values, d
     funcs = [f"def f{i}():\n    return {v}\n" for i, v in enumerate(values)]
     write(root, "pkg/sub/mod.py", "\n\n".join(funcs))
     write(root, "pkg/other.py", "def g():\n    pass\n")
-    before = S.take_snapshot(root)
+    before = scan.take_snapshot(root)
     k = data.draw(st.integers(0, len(values) - 1))
     funcs[k] = f"def f{k}():\n    return {values[k]} + 1\n"
     write(root, "pkg/sub/mod.py", "\n\n".join(funcs))
-    after = S.take_snapshot(root)
+    after = scan.take_snapshot(root)
     assert _changed(before, after) == {f"pkg/sub/mod.py#f{k}", "pkg/sub/mod.py", "pkg/sub/", "pkg/", "*"}
     assert set(before) == set(after)
 
@@ -276,10 +279,10 @@ def test_listing_only_named_paths_equals_the_whole_listing_filtered(tmp_path, us
     if use_git:
         git(tmp_path, "init", "-q")
         git(tmp_path, "add", "src", "README.md")
-    whole = S.list_tree(tmp_path)
+    whole = listing.list_tree(tmp_path)
     for prefixes in PREFIX_SETS:
-        sel = S.Selection(prefixes)
-        got = S.list_tree(tmp_path, prefixes)
+        sel = listing.Selection(prefixes)
+        got = listing.list_tree(tmp_path, prefixes)
         assert got.refs == [r for r in whole.refs if sel.wants(r)], prefixes
         assert got.problems == []
 
@@ -360,7 +363,7 @@ def _age(root: Path) -> None:
     """Let the racy-git window (2 s on mtime and ctime) pass so the cache may keep these files."""
     import time
 
-    time.sleep(S.RACY_NS / 1e9 + 0.2)
+    time.sleep(scan.RACY_NS / 1e9 + 0.2)
 
 
 def test_cache_is_used_and_never_wrong(tmp_path):
@@ -384,7 +387,7 @@ def test_cache_is_used_and_never_wrong(tmp_path):
     assert edited["src/a.py"] != cold["src/a.py"] and edited["src/a.py#f"] != cold["src/a.py#f"]
     # a poisoned entry for the current identity is believed — but a corrupt file is ignored
     for junk in [b"not json", b'{"format":"1/1","entries":[]}', b'{"format":"x"}', b"\xff\xfe",
-                 json.dumps({"format": S._cache_tag(), "entries": {"src/a.py": [1, "x"]}}).encode()]:
+                 json.dumps({"format": scan._cache_tag(), "entries": {"src/a.py": [1, "x"]}}).encode()]:
         cache.write_bytes(junk)
         p = run(["snapshot"], tmp_path)
         assert p.returncode == 0 and json.loads(p.stdout) == edited
@@ -402,12 +405,12 @@ def test_no_anchor_cache_then_anchor_run(tmp_path):
 def test_take_snapshot_api(tmp_path):
     make_tree(tmp_path)
     problems: list = []
-    m = S.take_snapshot(tmp_path, paths=[str(tmp_path / "src")], anchors=False, merge={"x": "y"}, problems=problems)
+    m = scan.take_snapshot(tmp_path, paths=[str(tmp_path / "src")], anchors=False, merge={"x": "y"}, problems=problems)
     assert "src/" in m and "*" not in m and m["x"] == "y" and problems == []
-    assert S.take_snapshot(tmp_path) == snap(tmp_path)
-    assert S.take_snapshot(tmp_path, paths=["pkg"], cwd=str(tmp_path / "src"))["src/pkg/"] == snap(tmp_path)["src/pkg/"]
-    with pytest.raises(S.UsageError):
-        S.take_snapshot(tmp_path, paths=["nope"], cwd=str(tmp_path))
+    assert scan.take_snapshot(tmp_path) == snap(tmp_path)
+    assert scan.take_snapshot(tmp_path, paths=["pkg"], cwd=str(tmp_path / "src"))["src/pkg/"] == snap(tmp_path)["src/pkg/"]
+    with pytest.raises(errors.UsageError):
+        scan.take_snapshot(tmp_path, paths=["nope"], cwd=str(tmp_path))
 
 
 # ---------------------------------------------------------------- relevant --snapshot ≡ relevant --scopes

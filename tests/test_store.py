@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from priors import store
-from priors.errors import UsageError
+from priors.store import files
+from priors.core.errors import UsageError
 
 pytestmark = pytest.mark.one_cache_mode
 
@@ -26,7 +26,7 @@ def _ledger(tmp_path: Path) -> Path:
 
 def test_keep_copies_the_prefix_then_appends(tmp_path: Path) -> None:
     p = _ledger(tmp_path)
-    store.atomic_write(p, [b'{"n":"new"}\n'], keep=len(OLD))
+    files.atomic_write(p, [b'{"n":"new"}\n'], keep=len(OLD))
     assert p.read_bytes() == OLD + b'{"n":"new"}\n'
     assert [x.name for x in p.parent.iterdir()] == ["ledger.jsonl"]
 
@@ -45,7 +45,7 @@ def test_without_kernel_copy_the_plain_loop_gives_the_same_bytes(tmp_path: Path,
             raise OSError(code, os.strerror(code))
 
         monkeypatch.setattr(os, "copy_file_range", fail, raising=False)
-    store.atomic_write(p, [b"tail\n"], keep=len(OLD))
+    files.atomic_write(p, [b"tail\n"], keep=len(OLD))
     assert p.read_bytes() == OLD + b"tail\n"
 
 
@@ -61,14 +61,14 @@ def test_a_half_done_kernel_copy_is_finished_by_the_loop(tmp_path: Path, monkeyp
         raise OSError(errno.EXDEV, "cross-device")
 
     monkeypatch.setattr(os, "copy_file_range", once, raising=False)
-    store.atomic_write(p, [b"tail\n"], keep=len(OLD))
+    files.atomic_write(p, [b"tail\n"], keep=len(OLD))
     assert p.read_bytes() == OLD + b"tail\n"
 
 
 def test_a_ledger_that_changed_length_is_not_written(tmp_path: Path) -> None:
     p = _ledger(tmp_path)
     with pytest.raises(UsageError, match="changed while this verb ran"):
-        store.atomic_write(p, [b"tail\n"], keep=len(OLD) - 1)
+        files.atomic_write(p, [b"tail\n"], keep=len(OLD) - 1)
     assert p.read_bytes() == OLD
     assert [x.name for x in p.parent.iterdir()] == ["ledger.jsonl"]  # the temp file is gone too
 
@@ -81,7 +81,7 @@ def test_other_copy_errors_are_not_swallowed(tmp_path: Path, monkeypatch) -> Non
 
     monkeypatch.setattr(os, "copy_file_range", full, raising=False)
     with pytest.raises(OSError) as exc:
-        store.atomic_write(p, [b"tail\n"], keep=len(OLD))
+        files.atomic_write(p, [b"tail\n"], keep=len(OLD))
     assert exc.value.errno == errno.ENOSPC
     assert p.read_bytes() == OLD
     assert [x.name for x in p.parent.iterdir()] == ["ledger.jsonl"]
@@ -95,7 +95,7 @@ def test_ranges_of_the_old_file_are_copied_between_new_bytes(tmp_path: Path, mon
     p = _ledger(tmp_path)
     a, b = OLD.index(b'{"n":7}'), OLD.index(b'{"n":40000}')
     chunks = [(0, a), b'{"n":"seven"}', (a + len(b'{"n":7}'), b), b"", (b, len(OLD)), b'{"n":"end"}\n']
-    store.atomic_write(p, chunks, size=len(OLD))
+    files.atomic_write(p, chunks, size=len(OLD))
     want = OLD[:a] + b'{"n":"seven"}' + OLD[a + len(b'{"n":7}'):] + b'{"n":"end"}\n'
     assert p.read_bytes() == want
     assert [x.name for x in p.parent.iterdir()] == ["ledger.jsonl"]
@@ -104,8 +104,8 @@ def test_ranges_of_the_old_file_are_copied_between_new_bytes(tmp_path: Path, mon
 def test_ranges_from_a_file_that_changed_are_refused(tmp_path: Path) -> None:
     p = _ledger(tmp_path)
     with pytest.raises(UsageError, match="changed while this verb ran"):
-        store.atomic_write(p, [(0, 10), b"x"], size=len(OLD) + 1)
+        files.atomic_write(p, [(0, 10), b"x"], size=len(OLD) + 1)
     with pytest.raises(UsageError, match="shrank"):
-        store.atomic_write(p, [(0, len(OLD) + 10)], size=len(OLD))  # a range past its end
+        files.atomic_write(p, [(0, len(OLD) + 10)], size=len(OLD))  # a range past its end
     assert p.read_bytes() == OLD
     assert [x.name for x in p.parent.iterdir()] == ["ledger.jsonl"]

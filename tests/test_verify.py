@@ -12,8 +12,9 @@ from typing import Any, Dict, List
 import pytest
 
 import ledgerkit as k
-from priors.canonical import dumps, sha12
-from priors.verify import check, check_since, github_annotation, rewrite_problem, Problem
+from priors.core.canonical import dumps, sha12
+from priors.core.ledger_checks import check, check_since, rewrite_problem, Problem
+from priors.cli.verify_verb import github_annotation
 
 ROOT = Path(__file__).resolve().parent.parent
 

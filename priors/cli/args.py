@@ -1,0 +1,119 @@
+"""Argument parsing for every verb: one small declarative spec per verb.
+"""
+
+from __future__ import annotations
+
+from priors.core.errors import UsageError
+from priors.core.plain import Plain
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
+    from typing import Dict, List, Optional, Sequence
+
+# Flag kinds: "value" takes the next token; "bool" takes none; "multi" repeats a value;
+# "rest" takes every following token that does not start with "--".
+VALUE, BOOL, MULTI, REST = "value", "bool", "multi", "rest"
+
+
+class Spec(Plain):
+    __slots__ = ("verb", "usage", "flags", "aliases", "min_pos", "max_pos", "help")
+
+    def __init__(self, verb: str, usage: str, flags: Optional[Dict[str, str]] = None,
+                 aliases: Optional[Dict[str, str]] = None, min_pos: int = 0, max_pos: Optional[int] = 0,
+                 help: str = "") -> None:
+        self.verb, self.usage = verb, usage
+        self.flags = {} if flags is None else flags
+        self.aliases = {} if aliases is None else aliases
+        self.min_pos, self.max_pos, self.help = min_pos, max_pos, help
+
+
+class Parsed(Plain):
+    __slots__ = ("pos", "opts", "present")
+
+    def __init__(self, pos: List[str], opts: Dict[str, object], present: List[str]) -> None:
+        self.pos, self.opts, self.present = pos, opts, present
+
+    def get(self, name: str, default=None):
+        return self.opts.get(name, default)
+
+    def has(self, name: str) -> bool:
+        return name in self.present
+
+
+class HelpRequested(Exception):
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+
+def required(a: Parsed, spec: Spec, flag: str, metavar: str) -> str:
+    """A required flag's value, or the usage error every verb words the same way."""
+    value = a.get(flag)
+    if not value:
+        raise UsageError(f"priors {spec.verb}: --{flag} {metavar} is required\nusage: {spec.usage}")
+    return str(value)
+
+
+def parse(argv: Sequence[str], spec: Spec) -> Parsed:
+    pos: List[str] = []
+    opts: Dict[str, object] = {}
+    present: List[str] = []
+    i = 0
+    only_pos = False
+    while i < len(argv):
+        tok = argv[i]
+        i += 1
+        if only_pos or not tok.startswith("-") or tok == "-" or _is_number(tok):
+            pos.append(tok)
+            continue
+        if tok == "--":
+            only_pos = True
+            continue
+        if tok in ("-h", "--help"):
+            raise HelpRequested(spec.help or spec.usage)
+        name, inline = tok, None
+        if tok.startswith("--") and "=" in tok:
+            name, inline = tok.split("=", 1)
+        name = spec.aliases.get(name, name)
+        kind = spec.flags.get(name)
+        if kind is None:
+            raise UsageError(f"priors {spec.verb}: unknown option {name}\nusage: {spec.usage}")
+        key = name.lstrip("-").replace("-", "_")
+        if name not in present:
+            present.append(name)
+        if kind == BOOL:
+            if inline is not None:
+                raise UsageError(f"priors {spec.verb}: {name} takes no value")
+            opts[key] = True
+            continue
+        if kind == REST:
+            vals = [] if inline is None else [inline]
+            while i < len(argv) and not argv[i].startswith("--"):
+                vals.append(argv[i])
+                i += 1
+            opts.setdefault(key, [])
+            opts[key].extend(vals)  # type: ignore[union-attr]
+            continue
+        if inline is None:
+            if i >= len(argv):
+                raise UsageError(f"priors {spec.verb}: {name} needs a value\nusage: {spec.usage}")
+            inline = argv[i]
+            i += 1
+        if kind == MULTI:
+            opts.setdefault(key, [])
+            opts[key].append(inline)  # type: ignore[union-attr]
+        else:
+            if key in opts:
+                raise UsageError(f"priors {spec.verb}: {name} given twice")
+            opts[key] = inline
+    if len(pos) < spec.min_pos or (spec.max_pos is not None and len(pos) > spec.max_pos):
+        raise UsageError(f"priors {spec.verb}: wrong number of arguments\nusage: {spec.usage}")
+    return Parsed(pos, opts, present)
+
+
+def _is_number(tok: str) -> bool:
+    try:
+        float(tok)
+    except ValueError:
+        return False
+    return True

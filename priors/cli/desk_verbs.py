@@ -1,0 +1,283 @@
+"""The human's verbs and set-up: init, hash, render, decide, redact, status.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from priors.cli.args import BOOL, VALUE, Spec, parse
+from priors.cli.inputs import paths_of
+from priors.core.canonical import dumps
+from priors.core.errors import UsageError
+from priors.store.files import atomic_write, read_bytes, remove_tree
+from priors.store.ledger import (
+    append_ledger,
+    ensure_dirs,
+    load,
+    load_ledger,
+    open_runs,
+    render,
+)
+from priors.store.lock import Lock
+from priors.store.paths import Paths
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
+    from typing import List
+
+
+# ------------------------------------------------------------------ init / hash / render
+
+
+INIT = Spec("init", "priors init", {"--git": BOOL}, help="""usage: priors init [--git]
+
+Create .priors/ (ledger, runs/, .gitignore) in the target root and render
+.priors/PRIORS.md. Safe to run again: nothing existing is touched.
+Commit .priors/ with your repository so every agent shares the history.
+
+  --git   also register the ledger merge driver: `merge.priors` and
+          `merge.priors-render` in the repo's git config, and .gitattributes
+          lines so two branches' runs merge without id collisions and
+          PRIORS.md never blocks a merge (see docs/ci.md)""")
+
+
+def _first_files(paths: Paths) -> None:
+    from priors.store.paths import GITIGNORE_LINES
+
+    if not paths.ledger.exists():
+        atomic_write(paths.ledger, b"")
+    gi = paths.dir / ".gitignore"
+    have = (read_bytes(gi) or b"").decode("utf-8", "replace").splitlines()
+    want = [ln for ln in GITIGNORE_LINES if ln not in have]
+    if want:
+        atomic_write(gi, ("\n".join([*have, *want]) + "\n").encode("utf-8"))
+
+
+def cmd_init(argv: List[str], ctx) -> int:
+    a = parse(argv, INIT)
+    paths = Paths(ctx.root)
+    if a.has("--git"):
+        from priors.store.git import require_git
+
+        require_git(ctx.root)
+    ensure_dirs(paths)
+    with Lock(paths):
+        loaded = load_ledger(paths, want_data=False)
+        _first_files(paths)
+        render(paths, loaded.state, loaded.mark, (), loaded.mark)
+    ctx.print("priors: ready (.priors/ created — commit it with your repo)")
+    if a.has("--git"):
+        from priors.store.git import register_git
+
+        for what in register_git(ctx.root):
+            ctx.print(f"priors: merge driver registered ({what})")
+    return 0
+
+
+HASH = Spec("hash", "priors hash FILE | --text TEXT | --raw FILE | --stdin-raw",
+            {"--text": VALUE, "--raw": VALUE, "--stdin-raw": BOOL}, max_pos=1, help="""usage: priors hash FILE | --text TEXT | --raw FILE | --stdin-raw
+
+Print the sha12 (first 12 hex digits of SHA-256) the keeper uses for scopes.
+  FILE          the file read as UTF-8 text, whitespace runs collapsed and trimmed
+  --text TEXT   the given text, normalized the same way
+  --raw FILE    the file's bytes exactly as they are
+  --stdin-raw   standard input's bytes exactly as they are""")
+
+
+def cmd_hash(argv: List[str], ctx) -> int:
+    from priors.core.canonical import decode_text, normalize, sha12, sha12_bytes
+
+    a = parse(argv, HASH)
+    modes = len(a.pos) + sum(1 for f in ("--text", "--raw", "--stdin-raw") if a.has(f))
+    if modes != 1:
+        raise UsageError("priors hash: give exactly one of FILE, --text, --raw FILE, --stdin-raw")
+    if a.has("--text"):
+        ctx.print(sha12(normalize(str(a.get("text")))))
+    elif a.has("--stdin-raw"):
+        ctx.print(sha12_bytes(sys.stdin.buffer.read()))
+    else:
+        name = str(a.get("raw")) if a.has("--raw") else a.pos[0]
+        data = read_bytes(Path(name))
+        if data is None:
+            raise UsageError(f"priors hash: {name}: no such file")
+        ctx.print(sha12_bytes(data) if a.has("--raw") else sha12(normalize(decode_text(data))))
+    return 0
+
+
+RENDER = Spec("render", "priors render", help="""usage: priors render
+
+Rewrite .priors/PRIORS.md — a table of every prior for people to read — from
+the ledger. Every writing verb does this already; run it after a git merge.""")
+
+
+def cmd_render(argv: List[str], ctx) -> int:
+    parse(argv, RENDER)
+    paths = paths_of(ctx)
+    with Lock(paths):
+        render(paths)
+    ctx.print("rendered .priors/PRIORS.md")
+    return 0
+
+
+# ------------------------------------------------------------------ decide / redact
+
+
+DECIDE = Spec("decide", "priors decide ID VERDICT [--because TEXT]", {"--because": VALUE}, min_pos=2, max_pos=2,
+              help="""usage: priors decide ID VERDICT [--because TEXT]
+
+A human verdict — it sticks. Only run this on a person's explicit instruction.
+  accepted   make the prior binding (a lesson or preference to follow)
+  wontfix    the finding stands but will not be fixed; re-raising it is refused
+  obsolete   retire the prior
+  reopen     reopen a settled prior (needs --because)
+  keep       keep a challenged or due-for-review prior (binding)
+Decisions happen between runs. Accepting (or keeping) a lesson whose candidate
+named `supersedes: P-…` retires that lesson in the same write.""")
+
+
+def cmd_decide(argv: List[str], ctx) -> int:
+    from priors.core.grammar import AGENT_VERDICTS, HUMAN_VERDICTS
+    from priors.core.human import decide_event
+
+    a = parse(argv, DECIDE)
+    pid, verdict = a.pos
+    if verdict not in HUMAN_VERDICTS:
+        extra = " (that is an agent verdict — see `priors disposition`)" if verdict in AGENT_VERDICTS else ""
+        raise UsageError(f"priors decide: unknown verdict {verdict!r}{extra} — one of {', '.join(HUMAN_VERDICTS)}")
+    reason = a.get("because")
+    if verdict == "reopen" and not reason:
+        raise UsageError("priors decide: reopen needs --because TEXT (why the settled judgment no longer holds)")
+    paths = paths_of(ctx)
+    with Lock(paths):
+        loaded = load_ledger(paths, want_data=False)
+        st = loaded.state
+        active = open_runs(paths, st)
+        event = decide_event(st, pid, verdict, None if reason is None else str(reason), active[0] if active else None)
+        from priors.cli.lessons_verbs import supersede_events
+
+        retired = supersede_events(st, pid, verdict)
+        after = append_ledger(paths, None, [event] + retired, loaded)
+        from priors.core.fold import apply
+
+        for rec in [event] + retired:
+            apply(st, rec)
+        render(paths, st, loaded.mark, [event] + retired, after)
+    ctx.print(f"{pid} → {verdict} (your call — this sticks)")
+    for rec in retired:
+        ctx.print(f"{rec['id']} → obsolete (superseded by {pid})")
+    return 0
+
+
+REDACT = Spec("redact", "priors redact ID --because TEXT", {"--because": VALUE}, min_pos=1, max_pos=1,
+              help="""usage: priors redact ID --because TEXT
+
+Remove a prior's content from everything under .priors/ (the ledger keeps a
+tombstone with a content hash; reasons and calls about it are scrubbed).
+Git history still holds the old content — rewrite it too if it must go.""")
+
+
+def cmd_redact(argv: List[str], ctx) -> int:
+    from priors.core.fold import apply, fold, parse_lines
+    from priors.core.human import (
+        check_redactable,
+        fold_redaction,
+        joined,
+        redact_event,
+        redact_pieces,
+    )
+    from priors.store import fold_cache as cache
+    from priors.store import rendered as rendered
+
+    a = parse(argv, REDACT)
+    pid = a.pos[0]
+    reason = a.get("because")
+    if not reason:
+        raise UsageError("priors redact: --because TEXT is required (it stays in the ledger)")
+    paths = paths_of(ctx)
+    with Lock(paths):
+        loaded = load_ledger(paths)
+        st = loaded.state
+        check_redactable(st, pid)
+        data = loaded.data or b""
+        lines = loaded.lines + (0 if loaded.ends_with_newline else 1)  # lines in the file, the last one included
+        blank_free = bool(data) and st.records == lines  # one record per line: no line is blank
+        pieces, content_hash, named = redact_pieces(data, pid, str(reason), blank_free)
+        measured = cache.measure(data, pieces, lines + 1 if blank_free else None)  # every line kept, one added
+        shown = rendered.read_mark(paths.dir)  # which ledger PRIORS.md shows: cache/ is about to go
+        atomic_write(paths.ledger, pieces, size=len(data))  # kept spans copied from the file, not from memory
+        remove_tree(paths.dir / "cache")  # no cache file may keep what was removed
+        _scrub_runs(paths, pid, content_hash or "")
+        from priors.cli.lessons_verbs import scrub_reflections
+
+        scrub_reflections(paths, pid)
+        from priors.store.lock import remove_stray_temps
+
+        remove_stray_temps(paths)
+        # the fold of the rewritten ledger, from the fold of the old one: only this prior's state moves
+        derived = fold_redaction(st, pid, named)
+        if not derived:
+            st = fold(parse_lines(joined(data, pieces)))
+        apply(st, redact_event(pid, str(reason)))
+        # the snapshot is rewritten where this prior lies; its old record's bytes are zeroed
+        after = cache.store(paths.dir, st, measured, loaded if derived else None, scrub=(pid,))
+        rendered.write(paths, st, loaded.mark, {pid: True}, after, old=shown)
+    ctx.print(f"{pid} redacted — its content is gone from .priors/ (a tombstone keeps its hash); "
+              "git history still holds it: rewrite history if it must go")
+    return 0
+
+
+def _scrub_runs(paths: Paths, pid: str, content_hash: str) -> None:
+    from priors.core.canonical import JSONError, loads
+    from priors.core.human import scrub
+    from priors.store.files import iter_files
+
+    if not paths.runs.is_dir():
+        return
+    for path in iter_files(paths.runs):
+        if path.suffix not in (".json", ".jsonl") or path.is_symlink():
+            continue
+        data = read_bytes(path) or b""
+        rows = data.split(b"\n") if path.suffix == ".jsonl" else [data]
+        out: List[str] = []
+        changed = False
+        for row in rows:
+            if not row.strip():
+                continue
+            try:
+                obj = loads(row.decode("utf-8"))
+            except (UnicodeDecodeError, JSONError):
+                if pid.encode() in row:
+                    changed = True
+                    continue
+                out.append(row.decode("utf-8", "replace"))
+                continue
+            new = scrub(obj, pid, content_hash)
+            changed = changed or new != obj
+            out.append(dumps(new))
+        if changed:
+            atomic_write(path, "".join(s + "\n" for s in out).encode("utf-8"))
+
+
+# ------------------------------------------------------------------ status
+
+
+STATUS = Spec("status", "priors status [--calls]", {"--calls": BOOL}, help="""usage: priors status [--calls]
+
+One line per namespace: open · fixed · decided by you · lessons locked
+(· retired · resting when there are any). --calls lists what needs your
+call, each with the exact `priors decide` command to answer it.
+Once runs are scored, each scored lesson gets a line with its score (see
+`priors lessons`), and a lesson that keeps losing becomes one of your calls.""")
+
+
+def cmd_status(argv: List[str], ctx) -> int:
+    from priors.core.views import status_text
+
+    a = parse(argv, STATUS)
+    paths = Paths(ctx.root)
+    _, st = load(paths, want_data=False)
+    from priors.cli.lessons_verbs import status_hook
+
+    ctx.print(status_text(st, bool(a.get("calls")), status_hook(paths, st)))
+    return 0

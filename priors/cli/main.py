@@ -1,0 +1,233 @@
+"""The `priors` command line: parse the global options, dispatch to a verb, map errors to exit codes.
+"""
+
+from __future__ import annotations
+
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
+    from typing import List, Optional, Sequence
+
+# verb -> (module, function, one-line summary). Each function takes (argv, ctx) and returns an exit code.
+VERBS = {
+    "init": ("priors.cli.desk_verbs", "cmd_init", "create .priors/ in the target repo (idempotent)"),
+    "hash": ("priors.cli.desk_verbs", "cmd_hash", "print the sha12 of a file, a text or raw bytes"),
+    "snapshot": ("priors.cli.snapshot_verb", "cmd_snapshot", "print a map of scope refs (files, definitions, dirs, *) to hashes"),
+    "relevant": ("priors.cli.run_verbs", "cmd_relevant", "open a run: select what still applies"),
+    "disposition": ("priors.cli.run_verbs", "cmd_disposition", "record the agent's verdict on an old finding"),
+    "propose": ("priors.cli.run_verbs", "cmd_propose", "stage a new prior (vetoed if it repeats the past)"),
+    "commit": ("priors.cli.run_verbs", "cmd_commit", "seal the run atomically — or refuse"),
+    "abort": ("priors.cli.run_verbs", "cmd_abort", "drop an open run's staging; the ledger is untouched"),
+    "decide": ("priors.cli.desk_verbs", "cmd_decide", "a human verdict that sticks (between runs)"),
+    "redact": ("priors.cli.desk_verbs", "cmd_redact", "remove a prior's content from .priors/ for good"),
+    "status": ("priors.cli.desk_verbs", "cmd_status", "one line per namespace; --calls lists your calls"),
+    "render": ("priors.cli.desk_verbs", "cmd_render", "rewrite .priors/PRIORS.md from the ledger"),
+    "show": ("priors.cli.inspect_verbs", "cmd_show", "one prior in plain words and its whole timeline"),
+    "list": ("priors.cli.inspect_verbs", "cmd_list", "list priors, filtered by namespace, status or type"),
+    "history": ("priors.cli.inspect_verbs", "cmd_history", "per-run table and chart: a project converging to quiescence"),
+    "verify": ("priors.cli.verify_verb", "cmd_verify", "check the ledger is sound (CI, pre-commit); --since REV: it only grew"),
+    "merge-driver": ("priors.cli.merge_verb", "cmd_merge_driver", "git merge driver for the ledger (set up by `init --git`)"),
+    "add": ("priors.cli.lessons_verbs", "cmd_add", "record a lesson a person wrote, as accepted (between runs)"),
+    "score": ("priors.cli.lessons_verbs", "cmd_score", "score how a committed run turned out; credits its lessons"),
+    "reflect": ("priors.cli.lessons_verbs", "cmd_reflect", "write a reflection packet from scored runs for the next run"),
+    "lessons": ("priors.cli.lessons_verbs", "cmd_lessons", "list lessons with uses, wins, partials, losses and score"),
+    "export": ("priors.cli.lessons_verbs", "cmd_export", "write a JSON bundle of lessons (no runs, scores or notes)"),
+    "import": ("priors.cli.lessons_verbs", "cmd_import", "add a bundle's lessons as a sealed run, skipping known ones"),
+    "config": ("priors.cli.lessons_verbs", "cmd_config", "show or set .priors/config.json (injection budget, review)"),
+    "demo": ("priors.cli.demo", "cmd_demo", "watch three scripted runs in a scratch repo (start here)"),
+}
+
+GROUPS = [
+    ("Start here", ["demo"]),
+    ("Set up", ["init", "hash", "snapshot"]),
+    ("The run ritual (agent)", ["relevant", "disposition", "propose", "commit", "abort"]),
+    ("Humans", ["decide", "redact", "status", "render"]),
+    ("See what is settled", ["show", "list", "history"]),
+    ("CI and git", ["verify", "merge-driver"]),
+    ("Lessons", ["add", "score", "reflect", "lessons", "export", "import", "config"]),
+]
+
+
+class Context:
+    """What every verb gets: the -C option and where to print."""
+
+    def __init__(self, root_opt: Optional[str], out=None, err=None) -> None:
+        self.root_opt = root_opt
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self._root = None
+
+    @property
+    def root(self):
+        if self._root is None:
+            from priors.store.paths import find_root
+
+            self._root = find_root(self.root_opt)
+        return self._root
+
+    def print(self, text: str = "") -> None:
+        self.out.write(text + "\n")
+
+
+def _version() -> str:
+    from priors import __version__
+
+    return __version__
+
+
+def overview() -> str:
+    lines = [
+        "priors — agent memory that closes the loop",
+        "",
+        "usage: priors [-C DIR] VERB [ARGS]      (priors VERB --help for details)",
+        "",
+        "An append-only ledger (.priors/ledger.jsonl) of settled judgments. Before a run",
+        "the keeper selects what still applies; the run must account for every old",
+        "finding before anything new; duplicates, re-raises of your decisions, reversals",
+        "and below-floor nits are refused; the run is sealed atomically — or not at all.",
+        "",
+    ]
+    listed = set()
+    for title, verbs in GROUPS:
+        lines.append(title + ":")
+        for v in verbs:
+            if v in VERBS:
+                listed.add(v)
+                lines.append(f"  {v:<13}{VERBS[v][2]}")
+        lines.append("")
+    rest = [v for v in VERBS if v not in listed]
+    if rest:
+        lines.append("More:")
+        for v in rest:
+            lines.append(f"  {v:<13}{VERBS[v][2]}")
+        lines.append("")
+    lines += [
+        "Global options:",
+        "  -C DIR       use DIR as the target root (default: here, or the nearest",
+        "               ancestor with .priors/ inside the same git work tree)",
+        "  --version    print the version",
+        "",
+        "Exit codes: 0 done · 1 refused by a rule (one JSON line on stdout) · 2 usage error.",
+    ]
+    return "\n".join(lines)
+
+
+def _split_global(argv: Sequence[str]):
+    """Pull -C DIR out wherever it stands; the first other non-flag token is the verb."""
+    root_opt = None
+    rest: List[str] = []
+    i = 0
+    from priors.core.errors import UsageError
+
+    while i < len(argv):
+        tok = argv[i]
+        if tok == "-C" or tok == "--root":
+            if i + 1 >= len(argv):
+                raise UsageError("priors: -C needs a directory")
+            if root_opt is not None:
+                raise UsageError("priors: -C given twice")
+            root_opt = argv[i + 1]
+            i += 2
+            continue
+        if tok.startswith("-C") and len(tok) > 2 and not rest:
+            root_opt = tok[2:]
+            i += 1
+            continue
+        rest.append(tok)
+        i += 1
+    return root_opt, rest
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    _utf8_streams()
+    from priors.core.errors import Refusal, UsageError
+
+    try:
+        root_opt, rest = _split_global(argv)
+        if not rest or rest[0] in ("-h", "--help", "help"):
+            if len(rest) > 1 and rest[0] == "help" and rest[1] in VERBS:
+                return main(([] if root_opt is None else ["-C", root_opt]) + [rest[1], "--help"])
+            if rest:
+                print(overview())
+                return 0
+            sys.stderr.write(overview() + "\n")
+            return 2
+        if rest[0] in ("--version", "-V", "version"):
+            print(f"priors {_version()}")
+            return 0
+        verb = rest[0]
+        if verb not in VERBS:
+            raise UsageError(f"priors: unknown verb {verb!r} — try `priors --help`")
+        module, func, _ = VERBS[verb]
+        import importlib
+
+        fn = getattr(importlib.import_module(module), func)
+        ctx = Context(root_opt)
+        code = int(fn(rest[1:], ctx) or 0)
+        sys.stdout.flush()
+        return code
+    except Refusal as refusal:
+        from priors.core.canonical import dumps
+
+        sys.stdout.write(dumps(refusal.payload()) + "\n")
+        sys.stdout.flush()
+        return 1
+    except UsageError as exc:
+        sys.stderr.write(f"{exc}\n")
+        return 2
+    except _help_type() as h:
+        try:
+            print(h.text)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _quiet_broken_pipe()
+        return 0
+    except KeyboardInterrupt:
+        sys.stderr.write("priors: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        _quiet_broken_pipe()
+        return 0
+    except OSError as exc:
+        name = getattr(exc, "filename", None)
+        sys.stderr.write(f"priors: {exc.strerror or exc}{f': {name}' if name else ''}\n")
+        return 2
+    except RecursionError:
+        sys.stderr.write("priors: input nested too deeply\n")
+        return 2
+    except Exception as exc:  # the last line of defence: a message, never a traceback
+        sys.stderr.write(f"priors: unexpected error ({type(exc).__name__}: {exc}); nothing was changed "
+                         "by this call unless it said so — please report it\n")
+        return 2
+
+
+def _quiet_broken_pipe() -> None:
+    """The reader went away (`priors … | head`): stop quietly, without Python's shutdown complaint."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def _help_type():
+    from priors.cli.args import HelpRequested
+
+    return HelpRequested
+
+
+def _utf8_streams() -> None:
+    """Write UTF-8 with \\n line ends whatever the locale or platform."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(encoding="utf-8", errors="backslashreplace", newline="\n")  # type: ignore[attr-defined]
+        except (AttributeError, ValueError):
+            pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,150 @@
+"""`priors verify`: prove the ledger is sound (for CI and pre-commit hooks).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Set
+
+from priors.core.ledger_checks import (
+    LEDGER_NAME,
+    Problem,
+    check,
+    check_since,
+    parse_line,
+    render_expected,
+    split_lines,
+)
+from priors.store.git import git_show
+
+# ------------------------------------------------------------------ the files around the ledger
+
+
+def check_files(root: Any, data: bytes) -> List[Problem]:
+    """PRIORS.md up to date, no staging of committed runs, no stray temp files."""
+    import os
+
+    from priors.store.files import read_bytes
+    from priors.store.paths import Paths
+
+    paths = Paths(root)
+    problems: List[Problem] = []
+    committed = _committed_runs(data)
+    expected = render_expected(data)
+    if expected is not None:
+        have = read_bytes(paths.rendered)
+        if have is None:
+            problems.append(Problem(0, "RENDER_MISSING", "missing — run `priors render` and commit it", ".priors/PRIORS.md"))
+        elif have != expected:
+            problems.append(Problem(0, "RENDER_STALE", "out of date with the ledger — run `priors render` and commit it", ".priors/PRIORS.md"))
+    try:
+        runs = sorted(os.listdir(str(paths.runs)))
+    except OSError:
+        runs = []
+    for name in runs:
+        if name in committed:
+            problems.append(Problem(0, "STAGING_OF_COMMITTED_RUN", f"staging left for {name}, which is committed — run `priors commit --run {name}` to clear it", f".priors/runs/{name}"))
+    for dirpath, _dirs, files in os.walk(str(paths.dir)):
+        for name in sorted(files):
+            if name.endswith(".tmp"):
+                rel = os.path.relpath(os.path.join(dirpath, name), str(root)).replace(os.sep, "/")
+                problems.append(Problem(0, "STRAY_TEMP_FILE", "a temporary file left by an interrupted write — delete it", rel))
+    return problems
+
+
+def _committed_runs(data: bytes) -> Set[str]:
+    out: Set[str] = set()
+    for raw in split_lines(data):
+        rec, _ = parse_line(raw.rstrip(b"\r"))
+        if rec and rec.get("t") == "run" and rec.get("action") == "commit" and isinstance(rec.get("run"), str):
+            out.add(rec["run"])
+    return out
+
+
+# ------------------------------------------------------------------ the verb
+
+
+def cmd_verify(argv: List[str], ctx: Any) -> int:
+    import os
+
+    from priors.cli.args import BOOL, VALUE, Spec, parse
+    from priors.core.canonical import dumps
+    from priors.store.files import read_bytes
+    from priors.store.paths import Paths, require_init
+
+    spec = Spec(
+        "verify",
+        "priors verify [--since REV] [--json]",
+        {"--since": VALUE, "--json": BOOL},
+        help=VERIFY_HELP,
+    )
+    args = parse(argv, spec)
+    paths = Paths(ctx.root)
+    require_init(paths)
+    data = read_bytes(paths.ledger) or b""
+    problems, warnings = check(data)
+    problems += check_files(ctx.root, data)
+    since = args.get("since")
+    if since is not None:
+        problems += check_since(git_show(ctx.root, str(since)), data, str(since))
+    problems.sort(key=lambda p: (p.file != LEDGER_NAME, p.file, p.line))
+    if args.get("json"):
+        body: Dict[str, Any] = {"ok": not problems, "problems": [p.as_dict() for p in problems]}
+        if warnings:
+            body["warnings"] = [w.as_dict() for w in warnings]
+        ctx.print(dumps(body))
+    else:
+        for p in problems:
+            ctx.print(p.text())
+        for w in warnings:
+            ctx.print("warning: " + w.text())
+        n = len(split_lines(data))
+        if not problems:
+            ctx.print(f"ledger sound: {n} line{'s' if n != 1 else ''}" + (f", grew only since {since}" if since else ""))
+        else:
+            ctx.print(f"{len(problems)} problem{'s' if len(problems) != 1 else ''} in .priors/")
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        # Workflow commands on stdout; with --json stdout stays pure JSON, so they go to stderr.
+        for p in problems:
+            if args.get("json"):
+                ctx.err.write(github_annotation(p) + "\n")
+            else:
+                ctx.print(github_annotation(p))
+    return 1 if problems else 0
+
+
+def github_annotation(p: Problem) -> str:
+    """`::error file=…,line=…,title=…::message` with GitHub's escaping."""
+
+    def esc_data(s: str) -> str:
+        return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+    def esc_prop(s: str) -> str:
+        return esc_data(s).replace(":", "%3A").replace(",", "%2C")
+
+    props = [f"file={esc_prop(p.file)}"]
+    if p.line:
+        props.append(f"line={p.line}")
+    props.append(f"title={esc_prop('priors ' + p.code)}")
+    return f"::error {','.join(props)}::{esc_data(p.message)}"
+
+
+VERIFY_HELP = """usage: priors verify [--since REV] [--json]
+
+Check that .priors/ is sound — for CI and pre-commit hooks.
+Exit 0 when sound; 1 listing every problem as `line N: message`; 2 on usage errors.
+
+Checks: every line is one canonical JSON object; record types and required
+fields; prior ids well-formed, unique and increasing; facets valid, coherent and
+never `binding`; events refer to earlier priors, agent verdicts only by the agent
+and human verdicts only by the human, reopen with a reason; each run sealed by
+exactly one commit record closing its contiguous block of lines; calls refer to
+real priors; tombstones well formed and followed by their redact event;
+.priors/PRIORS.md up to date; no staging of committed runs; no stray temp files.
+
+  --since REV   also prove the ledger only grew since git revision REV: the old
+                ledger is a line-by-line prefix of the new one, except lines
+                turned into redaction tombstones whose hashes match the old content
+  --json        print {"ok":…,"problems":[{"line","code","message"}]} as canonical JSON
+
+Under GitHub Actions (GITHUB_ACTIONS=true) every problem is also printed as an
+::error annotation (on stdout; on stderr with --json, so stdout stays JSON)."""

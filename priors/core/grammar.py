@@ -1,0 +1,196 @@
+"""The candidate grammar: what an agent may propose, checked before anything is staged.
+"""
+
+from __future__ import annotations
+
+import re
+
+from priors.core.errors import UsageError
+from priors.core.plain import Plain
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
+    from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional
+
+PRIOR_ID = re.compile(r"^P-\d{4,}$")
+
+FACETS: Dict[str, tuple] = {
+    "scope": ("content-hash", "tool-version", "env-fingerprint", "repo-wide"),
+    "activation": ("run-start", "verify-phase", "propose-gate"),
+    "obligation": ("disposition-required", "inject-as-instruction", "veto-only"),
+    "authority": ("advisory", "binding"),
+    "lifecycle": ("stale-on-scope-change", "challenged-on-failure", "only-by-supersession"),
+}
+FACET_ORDER = ("scope", "activation", "obligation", "authority", "lifecycle")
+
+PRESETS: Dict[str, Dict[str, str]] = {
+    "conclusion": dict(scope="content-hash", activation="verify-phase", obligation="disposition-required",
+                       authority="advisory", lifecycle="stale-on-scope-change"),
+    "behavioral": dict(scope="tool-version", activation="run-start", obligation="inject-as-instruction",
+                       authority="advisory", lifecycle="challenged-on-failure"),
+    "coverage": dict(scope="content-hash", activation="propose-gate", obligation="veto-only",
+                     authority="advisory", lifecycle="stale-on-scope-change"),
+    "calibration": dict(scope="repo-wide", activation="run-start", obligation="inject-as-instruction",
+                        authority="advisory", lifecycle="only-by-supersession"),
+}
+
+OPPOSED = {
+    "terser": "expand", "expand": "terser",
+    "proof-earlier": "proof-later", "proof-later": "proof-earlier",
+    "cta-singular": "cta-multiple", "cta-multiple": "cta-singular",
+    "hoist-resource": "inline-resource", "inline-resource": "hoist-resource",
+}
+SEVERITIES = ("minor", "major", "gate")
+SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
+AGENT_VERDICTS = ("fixed", "still-open", "stale", "reaffirmed", "challenged", "obsolete-proposed")
+HUMAN_VERDICTS = ("accepted", "wontfix", "obsolete", "reopen", "keep")
+
+# Fields a candidate may carry that are copied onto the prior record when present.
+OPTIONAL_FIELDS = ("direction", "severity", "depth", "evidence", "review_every")
+KNOWN_FIELDS = {"type", "facets", "claim", "scope_ref", "scope_hash", "opposes", "scope_changed", "tags", "supersedes",
+                *OPTIONAL_FIELDS}
+
+
+class Candidate(Plain):
+    """A validated candidate: what propose needs to check it and to write the prior (claim normalized)."""
+
+    __slots__ = ("raw", "type", "facets", "claim")
+
+    def __init__(self, raw: Dict[str, Any], type: str, facets: Dict[str, str], claim: str) -> None:
+        self.raw, self.type, self.facets, self.claim = raw, type, facets, claim
+
+    @property
+    def repo_wide(self) -> bool:
+        return self.facets["scope"] == "repo-wide"
+
+    @property
+    def scope_ref(self) -> Optional[str]:
+        ref = self.raw.get("scope_ref")
+        return ref if isinstance(ref, str) else None
+
+    @property
+    def direction(self) -> Optional[str]:
+        d = self.raw.get("direction")
+        return d if isinstance(d, str) else None
+
+    @property
+    def severity(self) -> Optional[str]:
+        s = self.raw.get("severity")
+        return s if isinstance(s, str) else None
+
+    @property
+    def opposes(self) -> List[str]:
+        o = self.raw.get("opposes")
+        return [x for x in o if isinstance(x, str)] if isinstance(o, list) else []
+
+
+def check_coherence(facets: Dict[str, str]) -> None:
+    """Facet combinations that would make a prior meaningless are usage errors."""
+    if facets.get("authority") == "binding":
+        raise UsageError("priors: authority is never self-assigned — only `priors decide` makes a prior binding")
+    rules = [
+        ("obligation", "inject-as-instruction", "activation", "run-start"),
+        ("obligation", "disposition-required", "activation", "verify-phase"),
+        ("obligation", "veto-only", "activation", "propose-gate"),
+    ]
+    for facet, value, need_facet, need_value in rules:
+        if facets.get(facet) == value and facets.get(need_facet) != need_value:
+            raise UsageError(f"priors: incoherent facets — {facet} {value} needs {need_facet} {need_value}")
+    if facets.get("scope") == "repo-wide" and facets.get("lifecycle") == "stale-on-scope-change":
+        raise UsageError("priors: incoherent facets — a repo-wide scope cannot be stale-on-scope-change")
+
+
+def resolve_facets(raw: Dict[str, Any]) -> tuple:
+    """(type name, the five facets): the type's preset, then the candidate's own facets over it."""
+    typ = raw.get("type")
+    facets_in = raw.get("facets")
+    if typ is None and facets_in is None:
+        raise UsageError("priors: a candidate needs a `type` (conclusion, behavioral, coverage, calibration) or `facets`")
+    if typ is not None and not isinstance(typ, str):
+        raise UsageError("priors: `type` must be a string")
+    if facets_in is not None and not isinstance(facets_in, dict):
+        raise UsageError("priors: `facets` must be an object")
+    facets: Dict[str, str] = dict(PRESETS.get(typ, {})) if typ else {}
+    for key, value in (facets_in or {}).items():
+        if key not in FACETS:
+            raise UsageError(f"priors: unknown facet {key!r} — facets are {', '.join(FACET_ORDER)}")
+        if value not in FACETS[key]:
+            raise UsageError(f"priors: facet {key} cannot be {value!r} — one of {', '.join(FACETS[key])}")
+        facets[key] = value
+    if facets.get("authority") == "binding":
+        raise UsageError("priors: authority is never self-assigned — only `priors decide` makes a prior binding")
+    missing = [f for f in FACET_ORDER if f not in facets]
+    if missing:
+        if typ and typ not in PRESETS:
+            raise UsageError(f"priors: unknown type {typ!r} — use one of {', '.join(PRESETS)} or give all five facets")
+        raise UsageError(f"priors: facets missing: {', '.join(missing)} (give a preset `type` or all five facets)")
+    check_coherence(facets)
+    return (typ if typ else "custom"), facets
+
+
+def _check_level(raw: Dict[str, Any], key: str) -> None:
+    val = raw.get(key)
+    if val is not None and val not in SEVERITIES:
+        raise UsageError(f"priors: unknown {key} {val!r} — only minor, major, gate")
+
+
+def validate(raw: Any) -> Candidate:
+    """Grammar and shape of one candidate (usage errors only)."""
+    if not isinstance(raw, dict):
+        raise UsageError("priors: a candidate must be a JSON object")
+    typ, facets = resolve_facets(raw)
+    claim = raw.get("claim")
+    from priors.core.canonical import normalize
+
+    if not isinstance(claim, str) or not normalize(claim):
+        raise UsageError("priors: a candidate needs a non-empty `claim` string")
+    _check_level(raw, "severity")
+    _check_level(raw, "depth")
+    every = raw.get("review_every")
+    if every is not None and (not isinstance(every, int) or isinstance(every, bool) or every < 1):
+        raise UsageError("priors: `review_every` must be a whole number of runs, at least 1")
+    for key in ("direction", "scope_ref", "scope_hash"):
+        if raw.get(key) is not None and not isinstance(raw.get(key), str):
+            raise UsageError(f"priors: `{key}` must be a string")
+    opp = raw.get("opposes")
+    if opp is not None and (not isinstance(opp, list) or not all(isinstance(x, str) for x in opp)):
+        raise UsageError("priors: `opposes` must be a list of direction strings")
+    if raw.get("tags") is not None:
+        from priors.core.grammar import check_tags
+
+        check_tags(raw["tags"])  # lessons loop: short lowercase words
+    sup = raw.get("supersedes")
+    if sup is not None and (not isinstance(sup, str) or not PRIOR_ID.match(sup)):
+        raise UsageError("priors: `supersedes` must be a prior id like P-0003")
+    if facets["scope"] != "repo-wide" and not isinstance(raw.get("scope_ref"), str):
+        raise UsageError(f"priors: a {facets['scope']} candidate needs a `scope_ref` from the run's snapshot")
+    return Candidate(raw, typ, facets, normalize(claim))
+
+
+def opposes(cand: Candidate, prior_direction: Any) -> bool:
+    if not isinstance(prior_direction, str):
+        return False
+    if cand.direction is not None and OPPOSED.get(cand.direction) == prior_direction:
+        return True
+    return prior_direction in cand.opposes
+TAG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,23}$")
+MAX_TAGS = 8
+
+
+# ------------------------------------------------------------------ tags and claims
+
+
+def check_tags(value: Any, where: str = "tags") -> List[str]:
+    """Short lowercase words, deduplicated and sorted (so equal sets are equal bytes)."""
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
+        raise UsageError(f"priors: `{where}` must be a list of short lowercase words")
+    tags = sorted({t.strip().lstrip("#") for t in value})
+    for t in tags:
+        if not TAG_RE.match(t):
+            raise UsageError(f"priors: tag {t!r} — tags are short lowercase words (a-z, 0-9, -; at most 24 characters)")
+    if len(tags) > MAX_TAGS:
+        raise UsageError(f"priors: at most {MAX_TAGS} tags per lesson")
+    return tags

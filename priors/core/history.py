@@ -1,0 +1,457 @@
+"""See what is settled: timelines, lists and per-run history as data, text and SVG.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence
+
+STATUSES = (
+    "open", "fixed", "stale", "challenged", "obsolete-proposed",
+    "accepted", "wontfix", "obsolete", "redacted", "resting", "binding",
+)
+CATEGORIES = ("fixed", "carried", "touched", "your_call", "new")
+BAR_CHARS = {"fixed": "#", "carried": "=", "touched": "~", "your_call": "?", "new": "+"}
+LABELS = {"fixed": "fixed", "carried": "carried", "touched": "touched", "your_call": "your call", "new": "new"}
+COLORS = {"fixed": "#2e7d32", "carried": "#90a4ae", "touched": "#f9a825", "your_call": "#c62828", "new": "#1565c0"}
+OPEN_COLOR = "#6a1b9a"
+CLAIM_WIDTH = 72
+
+
+def display_status(p: Any) -> str:
+    """The status a human reads: `resting` for resting priors, else the folded status."""
+    return "resting" if p.resting else p.status
+
+
+def cut(text: str, width: int = CLAIM_WIDTH) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _belongs(rec: Dict[str, Any]) -> Optional[str]:
+    """The run a ledger line was written by (commit blocks), else None."""
+    t = rec.get("t")
+    if t == "prior":
+        v = rec.get("born")
+    elif t == "event" and rec.get("action") in ("disposition", "scope-missing"):
+        v = rec.get("run")
+    elif t in ("call", "run"):
+        v = rec.get("run")
+    else:
+        return None
+    return v if isinstance(v, str) else None
+
+
+# ------------------------------------------------------------------ show
+
+
+def timeline(records: Sequence[Dict[str, Any]], pid: str) -> Optional[Dict[str, Any]]:
+    """The prior and every ledger line that touched it, with resting and resurrection read from the fold."""
+    from priors.core.fold import State, apply
+
+    st = State()
+    events: List[Dict[str, Any]] = []
+    calls: Dict[str, Dict[str, Any]] = {}
+    found = False
+    for no, rec in enumerate(records, 1):
+        before = st.priors.get(pid)
+        was_resting = before.resting if before else False
+        call_before = {str(c.rec.get("call_id")): c.resolved for c in st.calls}
+        apply(st, rec)
+        p = st.priors.get(pid)
+        if p is None:
+            continue
+        t = rec.get("t")
+        run = rec.get("run") if isinstance(rec.get("run"), str) else None
+        if t == "prior" and rec.get("id") == pid and not found:
+            found = True
+            events.append(_ev(no, rec.get("born"), "born", f"born in {rec.get('born')} (namespace {rec.get('ns')})"))
+        elif t == "event" and rec.get("id") == pid:
+            events.append(_event_entry(no, run, rec, p))
+        elif t == "call" and rec.get("conflicts_with") == pid:
+            cid = rec.get("call_id")
+            if rec.get("redacted") is True:
+                text = f"call {cid}: a reversal of this prior (redacted)"
+            else:
+                text = f"call {cid}: {cut(str(rec.get('claim', '')), 60)!s} — reverses this ({rec.get('direction')})"
+            entry = _ev(no, run, "call", text)
+            entry["call_id"] = cid
+            calls[str(cid)] = entry
+            events.append(entry)
+        for c in st.calls:
+            cid = str(c.rec.get("call_id"))
+            if c.conflicts_with == pid and c.resolved and call_before.get(cid) is False and cid in calls:
+                calls[str(cid)]["resolved_on_line"] = no
+        if not was_resting and p.resting:
+            events.append(_ev(no, run, "resting", f"resting — its scope was missing {p.miss} runs in a row; it wakes if the scope returns"))
+        elif was_resting and not p.resting and not p.redacted and t == "event" and rec.get("id") == pid:
+            events.append(_ev(no, run, "resurrected", "resurrected — back from resting"))
+    if not found:
+        return None
+    p = st.priors[pid]
+    rec = p.rec
+    body: Dict[str, Any] = {
+        "id": pid,
+        "ns": rec.get("ns"),
+        "status": display_status(p),
+        "born": rec.get("born"),
+        "timeline": events,
+    }
+    if p.redacted or rec.get("redacted") is True:
+        body["redacted"] = True
+        body["content_hash"] = rec.get("content_hash")
+    else:
+        for key in ("type", "claim", "facets", "scope_ref", "direction", "severity", "depth", "evidence", "review_every"):
+            if key in rec:
+                body[key] = rec[key]
+        if p.scope_hash is not None:
+            body["scope_hash"] = p.scope_hash
+    if p.miss:
+        body["missing_runs"] = p.miss
+    return body
+
+
+def _ev(line: int, run: Any, kind: str, text: str) -> Dict[str, Any]:
+    e: Dict[str, Any] = {"line": line, "kind": kind, "text": text}
+    if isinstance(run, str):
+        e["run"] = run
+    return e
+
+
+def _event_entry(no: int, run: Optional[str], rec: Dict[str, Any], p: Any) -> Dict[str, Any]:
+    action, to = rec.get("action"), rec.get("to")
+    reason = rec.get("reason")
+    why = f" — “{reason}”" if isinstance(reason, str) else " — (reason redacted)" if rec.get("reason_redacted") else ""
+    if action == "disposition":
+        text = f"agent: {to}"
+    elif action == "scope-missing":
+        text = f"scope missing ({p.miss} in a row)" if not p.redacted else "scope missing"
+    elif action == "decide":
+        text = f"you decided: {to}{why}"
+    elif action == "redact":
+        text = f"redacted by you{why}"
+    else:
+        text = f"{action} {to or ''}".strip()
+    if rec.get("restated") is True:
+        text += " (restated by a merge, so it stays the last word)"
+    e = _ev(no, run, str(action), text)
+    if isinstance(to, str):
+        e["to"] = to
+    return e
+
+
+def show_text(body: Dict[str, Any]) -> str:
+    lines = [f"{body['id']} · {body.get('ns')} · {body.get('type', 'redacted')} — {body['status']}"]
+    if body.get("redacted"):
+        lines.append(f"  (content redacted; content_hash {body.get('content_hash')})")
+    else:
+        lines.append(f"  {body.get('claim', '')}")
+        f = body.get("facets") if isinstance(body.get("facets"), dict) else {}
+        where = body.get("scope_ref") or ("the whole repo" if f.get("scope") == "repo-wide" else "—")
+        sh = f" @ {body['scope_hash']}" if body.get("scope_hash") else ""
+        lines.append(f"  where: {where}{sh}")
+        if f:
+            lines.append("  facets: " + " · ".join(str(f.get(k)) for k in ("scope", "activation", "obligation", "authority", "lifecycle")))
+        extra = [f"{k.replace('_', ' ')} {body[k]}" for k in ("severity", "depth", "direction", "review_every") if k in body]
+        if extra:
+            lines.append("  " + " · ".join(extra))
+        if "evidence" in body:
+            ev = body["evidence"]
+            lines.append("  evidence: " + cut(ev if isinstance(ev, str) else _compact(ev), 100))
+    lines.append("timeline:")
+    for e in body["timeline"]:
+        resolved = ""
+        if e.get("kind") == "call":
+            resolved = f" — resolved by your decision on line {e['resolved_on_line']}" if "resolved_on_line" in e else " — awaiting your call"
+        lines.append(f"  line {e['line']:<5} {e.get('run', ''):<9} {e['text']}{resolved}")
+    return "\n".join(lines)
+
+
+def _compact(v: Any) -> str:
+    from priors.core.canonical import dumps
+
+    return dumps(v)
+
+
+# ------------------------------------------------------------------ list
+
+
+def list_rows(records: Sequence[Dict[str, Any]], ns: Optional[str] = None, status: Optional[str] = None, typ: Optional[str] = None) -> List[Dict[str, Any]]:
+    from priors.core.fold import fold
+
+    st = fold(records)
+    rows = []
+    for p in st.priors.values():
+        rec = p.rec
+        shown = display_status(p)
+        if ns is not None and p.ns != ns:
+            continue
+        if status is not None and not (shown == status or (status == "binding" and p.binding)):
+            continue
+        if typ is not None and rec.get("type") != typ:
+            continue
+        row: Dict[str, Any] = {"id": p.id, "ns": p.ns, "status": shown, "born": rec.get("born")}
+        if rec.get("redacted") is True:
+            row["redacted"] = True
+        else:
+            for key in ("type", "claim", "scope_ref", "severity"):
+                if key in rec:
+                    row[key] = rec[key]
+            if isinstance(p.facet("scope"), str):
+                row["scope"] = p.facet("scope")
+        rows.append(row)
+    return rows
+
+
+def list_text(rows: Sequence[Dict[str, Any]]) -> str:
+    if not rows:
+        return "no priors match"
+    table = [("id", "area", "type", "status", "where", "what")]
+    for r in rows:
+        what = "▒ redacted" if r.get("redacted") else cut(str(r.get("claim", "")))
+        where = str(r.get("scope_ref", r.get("scope", "—")))
+        table.append((r["id"], str(r.get("ns")), str(r.get("type", "—")), r["status"], where, what))
+    widths = [max(len(row[i]) for row in table) for i in range(5)]
+    return "\n".join("  ".join(c.ljust(widths[i]) for i, c in enumerate(row[:5])) + "  " + row[5] for row in table).rstrip()
+
+
+# ------------------------------------------------------------------ history
+
+
+@dataclass
+class RunRow:
+    run: str
+    ns: Any
+    line: int
+    checked: int = 0
+    fixed: int = 0
+    carried: int = 0
+    touched: int = 0
+    your_call: int = 0
+    new: int = 0
+    resting: int = 0
+    open: int = 0
+    quiescent: bool = False
+
+    def as_dict(self) -> Dict[str, Any]:
+        return {k: getattr(self, k) for k in ("run", "ns", "line", "checked", "fixed", "carried", "touched", "your_call", "new", "resting", "open", "quiescent")}
+
+
+@dataclass
+class _Acc:
+    counts: Dict[str, int] = field(default_factory=lambda: {k: 0 for k in ("checked", "fixed", "carried", "touched", "your_call", "new")})
+    nudges: Dict[Any, int] = field(default_factory=dict)
+
+
+def _nudges(st: Any) -> Dict[Any, int]:
+    """Review nudges `relevant` would have given when the run opened, per namespace (the state just before its block)."""
+    from priors.core.fold import review_due
+
+    out: Dict[Any, int] = {}
+    for p in st.priors.values():
+        if p.facet("activation") == "run-start" and p.status in ("open", "accepted", "wontfix") and review_due(st, p):
+            out[p.ns] = out.get(p.ns, 0) + 1
+    return out
+
+
+def open_count(st: Any, ns: Any) -> int:
+    """Open as `priors status` counts it: not redacted, resting, fixed, retired, binding or a locked lesson; open or stale."""
+    n = 0
+    for p in st.priors.values():
+        if p.ns != ns or p.redacted or p.resting or p.status in ("fixed", "obsolete") or p.binding:
+            continue
+        if p.facet("obligation") == "inject-as-instruction" and p.status == "open":
+            continue
+        if p.status in ("open", "stale"):
+            n += 1
+    return n
+
+
+def history_rows(records: Sequence[Dict[str, Any]], ns: Optional[str] = None) -> List[RunRow]:
+    """One row per committed run, counted from the ledger's events (never from summary text).
+
+    checked = dispositions of verify-phase priors + scope-missing events of the run
+    (the verify items it accounted for); fixed; carried = still-open + reaffirmed;
+    touched = stale; your call = challenged + obsolete-proposed + calls of the run +
+    review nudges due when it opened; new = priors born in it; resting and open =
+    priors of its namespace in that state right after its commit record.
+    """
+    from priors.core.fold import State, apply
+
+    st = State()
+    rows: List[RunRow] = []
+    acc: Dict[str, _Acc] = {}
+    for no, rec in enumerate(records, 1):
+        run = _belongs(rec)
+        if run is not None and run not in acc and run not in st.commits:
+            acc[run] = _Acc(nudges=_nudges(st))
+        t, action = rec.get("t"), rec.get("action")
+        a = acc.get(run) if run is not None else None
+        if a is not None and run not in st.commits:
+            c = a.counts
+            pid = rec.get("id")
+            p = st.priors.get(pid) if t == "event" and isinstance(pid, str) else None
+            if t == "event" and p is not None and action == "disposition":
+                to = rec.get("to")
+                if p.facet("activation") != "run-start":
+                    c["checked"] += 1
+                if to == "fixed":
+                    c["fixed"] += 1
+                elif to in ("still-open", "reaffirmed"):
+                    c["carried"] += 1
+                elif to == "stale":
+                    c["touched"] += 1
+                elif to in ("challenged", "obsolete-proposed"):
+                    c["your_call"] += 1
+            elif t == "event" and p is not None and action == "scope-missing":
+                c["checked"] += 1
+            elif t == "prior" and isinstance(rec.get("id"), str) and rec.get("id") not in st.priors:
+                c["new"] += 1
+            elif t == "call":
+                c["your_call"] += 1
+        fresh_commit = t == "run" and action == "commit" and isinstance(run, str) and run not in st.commits
+        apply(st, rec)
+        if fresh_commit and a is not None:
+            rns = rec.get("ns")
+            c = a.counts
+            row = RunRow(run, rns, no, **c)  # type: ignore[arg-type]
+            row.your_call += a.nudges.get(rns, 0)
+            row.resting = sum(1 for p in st.priors.values() if p.ns == rns and p.resting)
+            row.open = open_count(st, rns)
+            row.quiescent = row.checked > 0 and row.carried == row.checked and not (row.fixed or row.touched or row.new or row.your_call)
+            if ns is None or rns == ns:
+                rows.append(row)
+    return rows
+
+
+def _bar(row: RunRow, scale: float) -> str:
+    out = []
+    for k in CATEGORIES:
+        n = getattr(row, k)
+        if n:
+            out.append(BAR_CHARS[k] * max(1, int(round(n * scale))))
+    return "".join(out)
+
+
+def history_text(rows: Sequence[RunRow], width: int = 40) -> str:
+    if not rows:
+        return "no committed runs yet"
+    head = ("run", "ns", "checked", "fixed", "carried", "touched", "call", "new", "resting", "open")
+    table = [head]
+    for r in rows:
+        table.append((r.run, str(r.ns), *(str(getattr(r, k)) for k in ("checked", "fixed", "carried", "touched", "your_call", "new", "resting", "open"))))
+    widths = [max(len(t[i]) for t in table) for i in range(len(head))]
+    biggest = max(sum(getattr(r, k) for k in CATEGORIES) for r in rows)
+    scale = min(1.0, width / biggest) if biggest else 1.0
+    lines = []
+    for i, t in enumerate(table):
+        cells = [t[0].ljust(widths[0]), t[1].ljust(widths[1])] + [t[j].rjust(widths[j]) for j in range(2, len(head))]
+        line = "  ".join(cells)
+        if i:
+            r = rows[i - 1]
+            line += "  " + _bar(r, scale) + ("  quiescent" if r.quiescent else "")
+        lines.append(line.rstrip())
+    lines.append("")
+    lines.append("bars: " + "  ".join(f"{BAR_CHARS[k]} {LABELS[k]}" for k in CATEGORIES) + (f"   (1 mark ≈ {1 / scale:.1f})" if scale < 1 else ""))
+    q = sum(1 for r in rows if r.quiescent)
+    if q:
+        lines.append(f"quiescent runs (everything settled still held, nothing new): {q} of {len(rows)}")
+    streak = quiet_streak(rows)
+    if streak:
+        lines.append(f"quiescent since {streak[0].run} ({len(streak)} run{'s' if len(streak) != 1 else ''} in a row)")
+    return "\n".join(lines)
+
+
+def quiet_streak(rows: Sequence[RunRow]) -> List[RunRow]:
+    """The trailing runs that were all quiescent (empty when the last run was not)."""
+    out: List[RunRow] = []
+    for r in reversed(rows):
+        if not r.quiescent:
+            break
+        out.insert(0, r)
+    return out
+
+
+def _esc(s: str) -> str:
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
+def _nice(n: int) -> int:
+    """A round axis maximum ≥ n with five even gridlines."""
+    for step in (1, 2, 3, 4, 5, 10, 15, 20, 25, 50, 100, 200, 250, 500, 1000):
+        if step * 5 >= n:
+            return step * 5
+    return -(-n // 5000) * 5000
+
+
+def history_svg(rows: Sequence[RunRow], title: str = "priors history") -> str:
+    """A self-contained SVG: stacked bars per run, a line for the open count, quiescent runs marked. Deterministic."""
+    n = len(rows)
+    left, right, top, bottom = 48, 24, 64, 64
+    natural = 28 if n <= 40 else max(8, 1120 // n)
+    width = max(600, left + right + natural * max(n, 1))
+    step = min(48.0, (width - left - right) / max(n, 1))
+    bar_w = max(4, int(step * 0.7))
+    plot_h = 220
+    height = top + plot_h + bottom
+    tallest = max([sum(getattr(r, k) for k in CATEGORIES) for r in rows] + [r.open for r in rows] + [1])
+    ymax = _nice(tallest)
+
+    def y(v: float) -> float:
+        return top + plot_h - plot_h * v / ymax
+
+    out = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
+        f"<title>{_esc(title)}</title>",
+        "<desc>Per committed run: stacked bars of fixed, carried, touched, your call and new; the line is the open count after the run; ✓ marks quiescent runs.</desc>",
+        f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>',
+        f'<text x="{left}" y="20" font-size="14" font-weight="bold" fill="#222">{_esc(title)}</text>',
+    ]
+    lx = left
+    for k in CATEGORIES:
+        out.append(f'<rect x="{lx}" y="32" width="10" height="10" fill="{COLORS[k]}"/>')
+        out.append(f'<text x="{lx + 14}" y="41" fill="#333">{LABELS[k]}</text>')
+        lx += 14 + 7 * len(LABELS[k]) + 14
+    out.append(f'<line x1="{lx}" y1="37" x2="{lx + 16}" y2="37" stroke="{OPEN_COLOR}" stroke-width="2"/>')
+    out.append(f'<text x="{lx + 20}" y="41" fill="#333">open</text>')
+    lx += 20 + 4 * 7 + 14
+    out.append(f'<text x="{lx}" y="41" fill="#2e7d32">✓ quiescent</text>')
+    for i in range(6):
+        v = ymax * i // 5
+        yy = y(v)
+        out.append(f'<line x1="{left}" y1="{yy:.1f}" x2="{width - right}" y2="{yy:.1f}" stroke="#e0e0e0"/>')
+        out.append(f'<text x="{left - 6}" y="{yy + 4:.1f}" text-anchor="end" fill="#666">{v}</text>')
+    if not rows:
+        out.append(f'<text x="{width // 2}" y="{top + plot_h // 2}" text-anchor="middle" fill="#666">no committed runs yet</text>')
+    label_every = max(1, (n + 29) // 30)
+    points = []
+    for i, r in enumerate(rows):
+        cx = left + step * i + step / 2
+        x0 = cx - bar_w / 2
+        base = 0
+        for k in CATEGORIES:
+            v = getattr(r, k)
+            if not v:
+                continue
+            y1, y0 = y(base + v), y(base)
+            out.append(f'<rect x="{x0:.1f}" y="{y1:.1f}" width="{bar_w}" height="{y0 - y1:.1f}" fill="{COLORS[k]}"><title>{_esc(r.run)}: {v} {LABELS[k]}</title></rect>')
+            base += v
+        if r.quiescent:
+            out.append(f'<text x="{cx:.1f}" y="{y(base) - 4:.1f}" text-anchor="middle" fill="#2e7d32" font-weight="bold">✓</text>')
+        points.append(f"{cx:.1f},{y(r.open):.1f}")
+        if i % label_every == 0:
+            lab = r.run[4:] if r.run.startswith("run-") else r.run
+            out.append(f'<text x="{cx:.1f}" y="{top + plot_h + 16}" text-anchor="middle" fill="#444">{_esc(lab)}</text>')
+    if points:
+        out.append(f'<polyline points="{" ".join(points)}" fill="none" stroke="{OPEN_COLOR}" stroke-width="2"/>')
+        for pt, r in zip(points, rows):
+            px, py = pt.split(",")
+            out.append(f'<circle cx="{px}" cy="{py}" r="3" fill="{OPEN_COLOR}"><title>{_esc(r.run)}: {r.open} open</title></circle>')
+    out.append(f'<line x1="{left}" y1="{top + plot_h}" x2="{width - right}" y2="{top + plot_h}" stroke="#333"/>')
+    q = sum(1 for r in rows if r.quiescent)
+    streak = quiet_streak(rows)
+    tail = f" — quiescent since {streak[0].run}" if streak else ""
+    out.append(f'<text x="{left}" y="{height - 18}" fill="#444">runs →  ({n} committed, {q} quiescent){_esc(tail)}</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,203 @@
+"""Human verdicts and redaction as rules over the folded state and the ledger's bytes.
+"""
+
+from __future__ import annotations
+
+import re
+
+from priors.core.canonical import dumps, loads, sha12
+from priors.core.errors import Refusal
+from priors.core.fold import State
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
+    from typing import Any, Dict, List, Optional, Tuple
+
+
+def decide_event(st: State, pid: str, verdict: str, reason: Optional[str], open_run: Optional[str]) -> Dict[str, Any]:
+    p = st.priors.get(pid)
+    if p is None:
+        raise Refusal("UNKNOWN_PRIOR", id=pid)
+    if p.redacted:
+        raise Refusal("REDACTED", id=pid)
+    if open_run is not None:
+        raise Refusal("ACTIVE_RUN_EXISTS", run=open_run,
+                      hint=f"decisions happen between runs: commit or abort {open_run} first")
+    event: Dict[str, Any] = {"t": "event", "id": pid, "action": "decide", "to": verdict, "by": "human"}
+    if reason is not None:
+        event["reason"] = reason
+    return event
+
+
+def check_redactable(st: State, pid: str) -> None:
+    p = st.priors.get(pid)
+    if p is None:
+        raise Refusal("UNKNOWN_PRIOR", id=pid)
+    if p.redacted:
+        raise Refusal("ALREADY_REDACTED", id=pid)
+
+
+def _reason_hash(reason: Any) -> str:
+    return sha12(reason if isinstance(reason, str) else dumps(reason))
+
+
+def _redacted_line(text: str, rec: Dict[str, Any], pid: str) -> Optional[str]:
+    """The line that replaces `text` (whose record is `rec`) when `pid` is redacted; None: kept as is."""
+    t = rec.get("t")
+    if t == "prior" and rec.get("id") == pid and rec.get("redacted") is not True:
+        tomb = {"t": "prior", "id": pid, "ns": rec.get("ns"), "redacted": True, "content_hash": sha12(text)}
+        if "born" in rec:
+            tomb["born"] = rec["born"]
+        return dumps(tomb)
+    if t == "event" and rec.get("id") == pid and "reason" in rec:
+        ev = {k: v for k, v in rec.items() if k != "reason"}
+        ev["reason_redacted"] = True
+        ev["reason_hash"] = _reason_hash(rec["reason"])
+        return dumps(ev)
+    if t == "call" and rec.get("conflicts_with") == pid and rec.get("redacted") is not True:
+        keep = ("t", "call_id", "kind", "run", "ns", "conflicts_with")
+        call = {k: rec[k] for k in keep if k in rec}
+        call["redacted"] = True
+        return dumps(call)
+    return None
+
+
+def redact_event(pid: str, reason: str) -> Dict[str, Any]:
+    return {"t": "event", "id": pid, "action": "redact", "by": "human", "reason": reason}
+
+
+def redact_lines(raw_lines: List[str], records: List[Dict[str, Any]], pid: str, reason: str) -> List[str]:
+    """The ledger with `pid`'s content removed: tombstone, scrubbed reasons and calls, plus the redact event.
+
+    `raw_lines` are the ledger's non-blank lines (no newline) matching `records` one to one;
+    untouched lines are kept byte for byte. (The reference form of `redact_pieces`.)
+    """
+    out: List[str] = []
+    for text, rec in zip(raw_lines, records):
+        new = _redacted_line(text, rec, pid)
+        out.append(text if new is None else new)
+    out.append(dumps(redact_event(pid, reason)))
+    return out
+
+
+_BLANK_LINE = re.compile(rb"\n[ \t\r\x0b\x0c]*(?:\n|\Z)")  # starts with a literal: re skips ahead by newline
+_BLANK_FIRST = re.compile(rb"[ \t\r\x0b\x0c]*(?:\n|\Z)")
+_ESCAPE = re.compile(rb"\\[u/]")  # a character spelled another way; one regex scans twice as fast as two finds
+
+
+def _lines_holding(data: bytes, needle: bytes) -> List[Tuple[int, int]]:
+    """(start, end) of every line of `data` that holds `needle` or an escape, in order."""
+    hits = []
+    i = data.find(needle)
+    while i >= 0:
+        hits.append(i)
+        i = data.find(needle, i + 1)
+    hits += [m.start() for m in _ESCAPE.finditer(data)]
+    spans = []
+    end = -1
+    for i in sorted(hits):
+        if i <= end:
+            continue  # on the line already taken
+        end = data.find(b"\n", i)
+        if end < 0:
+            end = len(data)
+        spans.append((data.rfind(b"\n", 0, i) + 1, end))
+    return spans
+
+
+def redact_pieces(data: bytes, pid: str, reason: str,
+                  blank_free: bool = False) -> Tuple[List[Any], Optional[str], List[Dict[str, Any]]]:
+    """`redact_lines` over the ledger's bytes, parsing only the lines that can name `pid`.
+
+    A line names `pid` only if it holds its canonical JSON text, or spells a character another way
+    (a `\\u` or `\\/` escape): every other line is kept byte for byte without being parsed.
+    Returns the new ledger in pieces — new bytes, or (start, end) spans of `data` kept as they are,
+    so that a large ledger is written out without a second copy of it in memory (`joined` makes
+    the bytes) — the tombstone's content hash (of the first live prior line), and, in ledger
+    order, the new records of every line that names `pid` (for `fold_redaction`).
+    `blank_free`: the caller knows no line is blank (the fold counted one record per line), which
+    spares scanning for them.
+    """
+    needle = dumps(pid).encode("utf-8")
+    lines: Optional[List[bytes]] = None
+    last = len(data) - 1 if data.endswith(b"\n") else len(data)  # a final newline ends a line, opens none
+    if not blank_free and (not last or _BLANK_FIRST.match(data, 0, last) or _BLANK_LINE.search(data, 0, last)):
+        # blank lines go, as in redact_lines: walk every line
+        lines = [raw for raw in data.split(b"\n") if raw.strip()]
+        spans = [(i, i) for i in range(len(lines))]
+    else:  # the usual ledger: only the lines holding a hit are looked at
+        spans = _lines_holding(data, needle)
+    pieces: List[Any] = []
+    named: List[Dict[str, Any]] = []
+    content_hash: Optional[str] = None
+    at = 0
+    for start, end in spans:
+        raw = lines[start] if lines is not None else data[start:end]
+        new_raw = raw
+        text = raw.decode("utf-8")
+        rec = loads(text)
+        new = _redacted_line(text, rec, pid)
+        if new is not None:
+            if rec.get("t") == "prior" and content_hash is None:
+                content_hash = sha12(text)
+            new_raw, rec = new.encode("utf-8"), loads(new)
+        if rec.get("id") == pid or rec.get("conflicts_with") == pid:
+            named.append(rec)
+        if lines is not None:
+            pieces.append(new_raw + b"\n")
+        elif new_raw is not raw:
+            pieces += [(at, start), new_raw]
+            at = end
+    if lines is None:
+        pieces.append((at, len(data)))
+        if not data.endswith(b"\n"):
+            pieces.append(b"\n")
+    pieces.append((dumps(redact_event(pid, reason)) + "\n").encode("utf-8"))
+    return pieces, content_hash, named
+
+
+def joined(data: bytes, pieces: List[Any]) -> bytes:
+    """The bytes `redact_pieces` describes."""
+    return b"".join(data[p[0]:p[1]] if isinstance(p, tuple) else p for p in pieces)
+
+
+def fold_redaction(st: State, pid: str, named: List[Dict[str, Any]]) -> bool:
+    """Make `st` — the fold of the ledger before redaction — the fold of the redacted ledger, less its
+    final redact event. `named`: every record of the redacted ledger that names `pid`, in order.
+
+    Redaction keeps every line in place and every field the fold reads except in `pid`'s prior
+    lines (now tombstones) and calls against it (now redacted, hence resolved). So only `pid`'s
+    state moves: the tombstone starts it with no scope hash and no human decision; later events
+    replay as before. Returns False when `named` does not fit `st` (then fold afresh).
+    """
+    p = st.priors.get(pid)
+    last = max((i for i, r in enumerate(named) if r.get("t") == "prior" and r.get("id") == pid), default=-1)
+    if p is None or last < 0:
+        return False
+    later = [r for r in named[last + 1:] if r.get("t") == "event" and r.get("id") == pid]
+    q = p.copy()
+    q.rec = named[last]
+    if not any(r.get("action") == "decide" for r in later):
+        q.human_idx = -1
+    if not any(r.get("action") == "disposition" and isinstance(r.get("scope_hash"), str) for r in later):
+        q.scope_hash = None
+    calls = [r for r in named if r.get("t") == "call" and r.get("conflicts_with") == pid]
+    mine = [c for c in st.calls if c.rec.get("conflicts_with") == pid]
+    if len(calls) != len(mine):
+        return False
+    st.priors[pid] = q
+    for c, rec in zip(mine, calls):
+        if c.rec.get("redacted") is not True:
+            c.rec, c.resolved = rec, True
+    return True
+
+
+def scrub(value: Any, pid: str, content_hash: str) -> Any:
+    """Replace every object whose id is `pid`, at any depth, by its redaction mark."""
+    if isinstance(value, dict):
+        if value.get("id") == pid:
+            return {"id": pid, "redacted": True, "content_hash": content_hash}
+        return {k: scrub(v, pid, content_hash) for k, v in value.items()}
+    if isinstance(value, list):
+        return [scrub(v, pid, content_hash) for v in value]
+    return value

@@ -1,0 +1,245 @@
+"""Lessons leaving and entering a ledger: reflection packets, export bundles, sealed imports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from priors.core.errors import UsageError
+from priors.core.fold import PriorState, State
+from priors.core.grammar import check_tags
+from priors.core.lessons import (
+    INJECTABLE,
+    Ledger,
+    Stats,
+    fmt_score,
+    is_lesson,
+    run_starts,
+)
+
+# ------------------------------------------------------------------ reflection packets
+
+
+def _run_findings(ledger: Ledger, run: str) -> Tuple[List[PriorState], List[Tuple[str, str]]]:
+    born = [p for p in ledger.state.priors.values() if p.rec.get("born") == run]
+    disp = [(str(r.get("id")), str(r.get("to"))) for r in ledger.records
+            if r.get("t") == "event" and r.get("action") == "disposition" and r.get("run") == run]
+    return born, disp
+
+
+def _claim(p: Optional[PriorState]) -> str:
+    if p is None:
+        return "(unknown)"
+    if p.redacted:
+        return "(redacted)"
+    return p.claim
+
+
+def _quote(text: str) -> str:
+    return " ".join(text.split())
+
+
+def reflection_packet(ledger: Ledger, runs: List[str], ns: Optional[str]) -> str:
+    st = ledger.state
+    stats = ledger.stats()
+    starts = run_starts(ledger.records)
+    born_at = {rec.get("id"): i for i, rec in enumerate(ledger.records) if rec.get("t") == "prior"}
+    lines = [
+        f"# Reflection packet — {ns if ns else 'all namespaces'}",
+        "",
+        f"Written by `priors reflect` from {len(runs)} scored run{'s' if len(runs) != 1 else ''}"
+        f" ({', '.join(runs)}). A working note: the ledger stays the truth, and this file is"
+        " gitignored and removed when a prior it names is redacted.",
+        "",
+        "## For the agent: how to use this packet",
+        "",
+        "1. Read each run below: what it found, how the human scored it, and which lessons were",
+        "   injected into it **at that time**.",
+        "2. Do not fault a run for a lesson it could not have seen. Only the ids under",
+        "   \"Lessons injected\" were shown to it; lessons born later are listed separately.",
+        "3. Look for what repeats: a habit that would have turned a failure or partial into a success,",
+        "   or an injected lesson that keeps coinciding with failures.",
+        "4. In your next run (after `priors relevant`), propose at most three short, general lessons —",
+        "   one candidate file each, `priors propose FILE --run RUN --ns NS`:",
+        "",
+        "   ```json",
+        "   {\"type\": \"calibration\", \"claim\": \"Run the narrowest relevant test before the full suite.\",",
+        "    \"tags\": [\"testing\"], \"evidence\": \"run-004 failed after a 20-minute full run; run-006 passed\"}",
+        "   ```",
+        "",
+        "   To correct an existing lesson instead of adding a near-duplicate, add",
+        "   `\"supersedes\": \"P-0003\"`: when a human accepts yours, the old one is retired in the same write.",
+        "   A lesson that misled you in the current run: `priors disposition <id> challenged --run RUN`.",
+        "5. Never put credentials, tokens or private data in a lesson — the keeper refuses them.",
+        "6. Nothing you propose is binding until a human runs `priors decide <id> accepted`.",
+        "",
+        "## Lessons now",
+        "",
+    ]
+    current = [p for p in st.priors.values() if is_lesson(p) and p.status in INJECTABLE
+               and (ns is None or p.ns == ns)]
+    if not current:
+        lines.append("None yet.")
+    else:
+        lines.append("| id | area | status | score | uses | lesson |")
+        lines.append("|---|---|---|---|---|---|")
+        for p in current:
+            s = stats.get(p.id, Stats())
+            lines.append(f"| {p.id} | {p.ns} | {p.status} | {fmt_score(s.score)} | {s.uses} "
+                         f"({s.wins}✓ {s.partials}~ {s.losses}✗) | {_quote(p.claim).replace('|', '/')} |")
+    lines += ["", "## Runs", ""]
+    for run in runs:
+        info = ledger.runs.get(run)
+        scores = ledger.scores.get(run, [])
+        lines.append(f"### {run} — {' then '.join(str(s.outcome) for s in scores)}")
+        lines.append("")
+        lines.append(f"- namespace: {info.ns if info else '?'}")
+        for s in scores:
+            note = s.rec.get("reason")
+            lines.append(f"- scored **{s.outcome}**" + (f": {_quote(note)}" if isinstance(note, str) else ""))
+        summary = info.rec.get("summary") if info else None
+        if isinstance(summary, list) and summary:
+            lines.append("- commit summary:")
+            lines += [f"      {s}" for s in summary]
+        born, disp = _run_findings(ledger, run)
+        if disp:
+            lines.append("- verdicts this run: " + ", ".join(f"{pid} → {to}" for pid, to in disp))
+        if born:
+            lines.append("- new this run:")
+            for p in born:
+                lines.append(f"  - {p.id} ({p.rec.get('type', '?')}, now {p.status}) — {_quote(_claim(p))}")
+        shown = ledger.credited(scores[-1]) if scores else ledger.shown.get(run, [])
+        if shown:
+            lines.append("- lessons injected at that time:")
+            for pid in shown:
+                lines.append(f"  - {pid} — {_quote(_claim(st.priors.get(pid)))}")
+        else:
+            lines.append("- lessons injected at that time: none")
+        start = starts.get(run, info.index if info else 0)
+        later = [p.id for p in st.priors.values() if is_lesson(p) and (info is None or p.ns == info.ns)
+                 and born_at.get(p.id, -1) > start]
+        if later:
+            lines.append(f"- lessons born after this run (it could not have used them): {', '.join(later)}")
+        lines.append("")
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+# ------------------------------------------------------------------ export / import bundles
+
+BUNDLE_FORMAT = "priors-lessons"
+BUNDLE_VERSION = 1
+CARRIED = ("type", "facets", "claim", "tags", "direction", "severity", "review_every", "scope_ref", "scope_hash")
+
+
+def export_bundle(ledger: Ledger, ns: Optional[str], typ: Optional[str]) -> Dict[str, Any]:
+    """Live lessons with provenance and outcome counts. Redacted, retired and run-level data never leave."""
+    stats = ledger.stats()
+    lessons = []
+    for p in ledger.state.priors.values():
+        if not is_lesson(p) or p.status not in INJECTABLE:
+            continue
+        if ns is not None and p.ns != ns:
+            continue
+        if typ is not None and p.rec.get("type") != typ:
+            continue
+        item = {k: p.rec[k] for k in CARRIED if k in p.rec}
+        item["origin"] = {"id": p.id, "ns": p.ns, "born": p.rec.get("born"), "status": p.status}
+        item["score"] = stats.get(p.id, Stats()).as_dict()
+        lessons.append(item)
+    return {"format": BUNDLE_FORMAT, "version": BUNDLE_VERSION, "lessons": lessons}
+
+
+@dataclass
+class Incoming:
+    index: int
+    rec: Dict[str, Any]  # the prior record minus id/ns/born
+
+
+def read_bundle(obj: Any) -> List[Incoming]:
+    """Validate a bundle's shape and grammar (usage errors) and return the lessons it carries."""
+    from priors.core.canonical import normalize
+    from priors.core.grammar import resolve_facets
+
+    if not isinstance(obj, dict) or obj.get("format") != BUNDLE_FORMAT:
+        raise UsageError(f"priors import: not a lessons bundle (expected \"format\": \"{BUNDLE_FORMAT}\")")
+    if obj.get("version") != BUNDLE_VERSION:
+        raise UsageError(f"priors import: bundle version {obj.get('version')!r} is not supported (only {BUNDLE_VERSION})")
+    items = obj.get("lessons")
+    if not isinstance(items, list):
+        raise UsageError("priors import: the bundle needs a `lessons` list")
+    out: List[Incoming] = []
+    for i, item in enumerate(items):
+        where = f"lessons[{i}]"
+        if not isinstance(item, dict):
+            raise UsageError(f"priors import: {where} must be an object")
+        try:
+            typ, facets = resolve_facets({k: item[k] for k in ("type", "facets") if k in item})
+        except UsageError as exc:
+            raise UsageError(f"{exc} (in {where})") from None
+        if facets["activation"] != "run-start":
+            raise UsageError(f"priors import: {where} is not a lesson (its activation is {facets['activation']})")
+        claim = item.get("claim")
+        if not isinstance(claim, str) or not normalize(claim):
+            raise UsageError(f"priors import: {where} needs a non-empty `claim`")
+        rec: Dict[str, Any] = {"t": "prior", "type": typ, "facets": facets, "claim": normalize(claim)}
+        tags = check_tags(item.get("tags"), f"{where}.tags")
+        if tags:
+            rec["tags"] = tags
+        for key in ("direction", "severity", "scope_ref", "scope_hash"):
+            v = item.get(key)
+            if v is not None and not isinstance(v, str):
+                raise UsageError(f"priors import: {where}.{key} must be a string")
+            if v is not None:
+                rec[key] = v
+        if rec.get("severity") not in (None, "minor", "major", "gate"):
+            raise UsageError(f"priors import: {where}.severity must be minor, major or gate")
+        every = item.get("review_every")
+        if every is not None:
+            if not isinstance(every, int) or isinstance(every, bool) or every < 1:
+                raise UsageError(f"priors import: {where}.review_every must be a whole number ≥ 1")
+            rec["review_every"] = every
+        if facets["scope"] == "repo-wide":
+            rec.pop("scope_ref", None)
+            rec.pop("scope_hash", None)
+        elif "scope_ref" not in rec:
+            raise UsageError(f"priors import: {where} has a {facets['scope']} scope but no `scope_ref`")
+        out.append(Incoming(i, rec))
+    return out
+
+
+def present_claims(st: State, ns: str) -> Dict[str, PriorState]:
+    """Normalized claim -> prior, for every prior of the namespace whose content is still there."""
+    from priors.core.canonical import normalize
+
+    out: Dict[str, PriorState] = {}
+    for p in st.in_ns(ns):
+        if not p.redacted:
+            out.setdefault(normalize(p.claim), p)
+    return out
+
+
+def sealed_block(records: List[Dict[str, Any]], run: str, ns: str, accept: bool, via: str,
+                 retire: Sequence[Tuple[str, str]] = ()) -> List[Dict[str, Any]]:
+    """Lines for lessons written by a person: the priors sealed as a run, then — between runs, where
+    human decisions belong — their acceptance and any retirement."""
+    lines = list(records)
+    ids = [r["id"] for r in records]
+    verb = "Added" if via == "add" else "Imported"
+    summary = [f"{verb} by you: {len(ids)} lesson{'s' if len(ids) != 1 else ''} ({', '.join(ids)})"
+               + (" — accepted" if accept else " — open, awaiting your review")]
+    for old, new in retire:
+        summary.append(f"Retired {old} (superseded by {new})")
+    lines.append({"t": "run", "action": "commit", "run": run, "ns": ns, "summary": summary, "by": "human", "via": via})
+    if accept:
+        for rec in records:
+            lines.append({"t": "event", "id": rec["id"], "action": "decide", "to": "accepted", "by": "human"})
+    for old, new in retire:
+        lines.append({"t": "event", "id": old, "action": "decide", "to": "obsolete", "by": "human",
+                      "reason": f"superseded by {new}"})
+    return lines
+
+
+def next_ids(st: State, count: int) -> List[str]:
+    base = st.max_prior
+    return [f"P-{base + i + 1:04d}" for i in range(count)]

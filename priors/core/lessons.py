@@ -1,0 +1,506 @@
+"""The lessons loop's rules: configuration, scores and statistics, ranking under a budget.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from priors.core.errors import UsageError
+from priors.core.fold import PRIOR_RE, RUN_RE, PriorState, State, apply, prior_number
+
+OUTCOMES = ("success", "partial", "failure")
+LESSON_TYPES = ("calibration", "behavioral")
+INJECTABLE = ("open", "accepted", "wontfix")
+BINDING = ("accepted", "wontfix")
+NEUTRAL = Fraction(1, 2)
+LOW_SCORE = Fraction(1, 3)
+LOW_SCORE_MIN_USES = 3
+BLOCK_TYPES = ("prior", "event", "call", "run")
+
+# ------------------------------------------------------------------ config
+
+CONFIG_KEYS = {
+    "max_inject": "int",
+    "max_chars": "int",
+    "require_review": "bool",
+}
+_TRUE = ("on", "true", "yes", "1")
+_FALSE = ("off", "false", "no", "0")
+_UNSET = ("none", "unset", "default")
+
+
+def check_config(obj: Any, where: str = ".priors/config.json") -> Dict[str, Any]:
+    """A validated config object; anything unexpected is a usage error naming the file."""
+    if not isinstance(obj, dict):
+        raise UsageError(f"priors: {where}: must be a JSON object")
+    for key, value in obj.items():
+        kind = CONFIG_KEYS.get(key)
+        if kind is None:
+            raise UsageError(f"priors: {where}: unknown key {key!r} — keys are {', '.join(CONFIG_KEYS)}")
+        if kind == "int" and not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+            raise UsageError(f"priors: {where}: {key} must be a whole number ≥ 1")
+        if kind == "bool" and not isinstance(value, bool):
+            raise UsageError(f"priors: {where}: {key} must be true or false")
+    return dict(obj)
+
+
+def set_config(cfg: Dict[str, Any], key: str, text: str) -> Dict[str, Any]:
+    """`priors config KEY VALUE`: the new config (a value of `none` removes the key)."""
+    kind = CONFIG_KEYS.get(key)
+    if kind is None:
+        raise UsageError(f"priors config: unknown key {key!r} — keys are {', '.join(CONFIG_KEYS)}")
+    out = dict(cfg)
+    low = text.strip().lower()
+    if low in _UNSET:
+        out.pop(key, None)
+        return out
+    if kind == "bool":
+        if low not in _TRUE + _FALSE:
+            raise UsageError(f"priors config: {key} takes on|off (true|false)")
+        out[key] = low in _TRUE
+        return out
+    out[key] = parse_count(text, f"priors config: {key}")
+    return out
+
+
+def parse_count(text: Any, what: str) -> int:
+    try:
+        n = int(str(text).strip(), 10)
+    except ValueError:
+        raise UsageError(f"{what} must be a whole number ≥ 1, not {text!r}") from None
+    if n < 1:
+        raise UsageError(f"{what} must be a whole number ≥ 1, not {text!r}")
+    return n
+
+
+def check_supersedes(st: State, value: Any, ns: str) -> Optional[str]:
+    """`supersedes: P-…` must name a live prior of the same namespace (usage error otherwise)."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not PRIOR_RE.match(value):
+        raise UsageError("priors: `supersedes` must be a prior id like P-0003")
+    p = st.priors.get(value)
+    if p is None or p.redacted:
+        raise UsageError(f"priors: `supersedes` names {value}, which is not a prior in the ledger")
+    if p.ns != ns:
+        raise UsageError(f"priors: `supersedes` names {value} from namespace {p.ns!r}, not {ns!r}")
+    return value
+
+
+def is_lesson(p: PriorState) -> bool:
+    return p.facet("activation") == "run-start" and not p.redacted
+
+
+def tags_of(p: PriorState) -> List[str]:
+    t = p.rec.get("tags")
+    return [x for x in t if isinstance(x, str)] if isinstance(t, list) else []
+
+
+# ------------------------------------------------------------------ runs and what they were shown
+
+
+@dataclass
+class RunInfo:
+    run: str
+    ns: Any
+    index: int  # ledger index of the commit record
+    rec: Dict[str, Any]
+
+    @property
+    def by_human(self) -> bool:
+        """Sealed by `add`/`import`: lessons a person wrote, not an agent run."""
+        return self.rec.get("by") == "human"
+
+
+def committed_runs(records: Sequence[Dict[str, Any]]) -> Dict[str, RunInfo]:
+    out: Dict[str, RunInfo] = {}
+    for i, rec in enumerate(records):
+        if rec.get("t") == "run" and rec.get("action") == "commit":
+            run = rec.get("run")
+            if isinstance(run, str) and run not in out:
+                out[run] = RunInfo(run, rec.get("ns"), i, rec)
+    return out
+
+
+def _mentions(rec: Dict[str, Any]) -> List[str]:
+    if rec.get("t") not in BLOCK_TYPES:
+        return []
+    return [v for v in (rec.get("run"), rec.get("born")) if isinstance(v, str)]
+
+
+def run_starts(records: Sequence[Dict[str, Any]]) -> Dict[str, int]:
+    """Ledger index of the first line each committed run wrote (its block is contiguous)."""
+    runs = committed_runs(records)
+    out: Dict[str, int] = {}
+    for i, rec in enumerate(records):
+        for r in _mentions(rec):
+            if r in runs and r not in out:
+                out[r] = i
+    return out
+
+
+def injections(records: Sequence[Dict[str, Any]]) -> Dict[str, List[str]]:
+    """The lesson ids each committed agent run was shown.
+
+    A run's inject list depends only on the ledger before its first line, so it
+    is recomputed by folding up to there. A run whose list was cut by a budget
+    or held back for review left an `injected` record (just before its seal); that wins.
+    """
+    runs = committed_runs(records)
+    starts = run_starts(records)
+    by_index = {i: r for r, i in starts.items() if not runs[r].by_human}
+    out: Dict[str, List[str]] = {}
+    st = State()
+    lessons: Dict[Any, List[str]] = {}  # per namespace, run-start prior ids in ledger order (cheap re-selection)
+    for i, rec in enumerate(records):
+        run = by_index.get(i)
+        if run is not None:
+            ns = runs[run].ns
+            pri = st.priors
+            out[run] = [pid for pid in lessons.get(ns, []) if pri[pid].status in INJECTABLE]
+        known = rec.get("id") in st.priors
+        apply(st, rec)
+        if rec.get("t") == "prior" and not known and isinstance(rec.get("id"), str):
+            p = st.priors[rec["id"]]
+            if p.facet("activation") == "run-start":
+                lessons.setdefault(p.ns, []).append(p.id)
+    for rec in records:
+        if rec.get("t") == "injected" and rec.get("run") in out and isinstance(rec.get("ids"), list):
+            out[rec["run"]] = [x for x in rec["ids"] if isinstance(x, str)]
+    return out
+
+
+def injected_record(relevant: Dict[str, Any], run: str) -> Optional[Dict[str, Any]]:
+    """At commit: the `injected` record to append when the run was shown fewer lessons than the contract's set."""
+    omitted = relevant.get("inject_omitted")
+    held = relevant.get("awaiting_review")
+    if not (isinstance(omitted, list) and omitted) and not (isinstance(held, list) and held):
+        return None
+    inject = relevant.get("inject")
+    ids = [x.get("id") for x in inject if isinstance(x, dict) and isinstance(x.get("id"), str)] \
+        if isinstance(inject, list) else []
+    return {"t": "injected", "run": run, "ids": ids}
+
+
+# ------------------------------------------------------------------ outcome scores
+
+
+@dataclass
+class Stats:
+    uses: int = 0
+    wins: int = 0
+    partials: int = 0
+    losses: int = 0
+
+    @property
+    def scored(self) -> int:
+        return self.wins + self.partials + self.losses
+
+    @property
+    def score(self) -> Fraction:
+        """(wins + ½·partials) / scored uses, exactly; ½ with none."""
+        if not self.scored:
+            return NEUTRAL
+        return Fraction(2 * self.wins + self.partials, 2 * self.scored)
+
+    def credit(self, outcome: Any) -> None:
+        if outcome == "success":
+            self.wins += 1
+        elif outcome == "partial":
+            self.partials += 1
+        elif outcome == "failure":
+            self.losses += 1
+
+    def as_dict(self) -> Dict[str, int]:
+        return {"uses": self.uses, "wins": self.wins, "partials": self.partials, "losses": self.losses}
+
+
+def fmt_score(x: Fraction) -> str:
+    """Two decimals, rounded half up, from the exact fraction."""
+    hundredths = (x.numerator * 200 + x.denominator) // (2 * x.denominator)
+    return f"{hundredths // 100}.{hundredths % 100:02d}"
+
+
+@dataclass
+class Score:
+    index: int
+    rec: Dict[str, Any]
+
+    @property
+    def run(self) -> str:
+        return self.rec["run"]
+
+    @property
+    def outcome(self) -> Any:
+        return self.rec.get("outcome")
+
+    @property
+    def injected(self) -> Optional[List[str]]:
+        ids = self.rec.get("injected")
+        return [x for x in ids if isinstance(x, str)] if isinstance(ids, list) else None
+
+
+def effective_scores(pairs: Iterable[Tuple[int, Dict[str, Any]]]) -> Dict[str, List[Score]]:
+    """Per run, the scores that count: each plain score adds one, a `replaces` score replaces the latest.
+
+    `pairs` are (ledger position, record) in ledger order."""
+    out: Dict[str, List[Score]] = {}
+    for i, rec in pairs:
+        if rec.get("t") != "score" or not isinstance(rec.get("run"), str) or rec.get("outcome") not in OUTCOMES:
+            continue
+        lst = out.setdefault(rec["run"], [])
+        if rec.get("replaces") is True and lst:
+            lst[-1] = Score(i, rec)
+        else:
+            lst.append(Score(i, rec))
+    return out
+
+
+def last_decides(pairs: Iterable[Tuple[int, Dict[str, Any]]]) -> Dict[str, int]:
+    out: Dict[str, int] = {}
+    for i, rec in pairs:
+        if rec.get("t") == "event" and rec.get("action") == "decide" and isinstance(rec.get("id"), str):
+            out[rec["id"]] = i
+    return out
+
+
+@dataclass
+class Ledger:
+    """Everything the lessons loop derives from one read of the ledger."""
+
+    records: List[Dict[str, Any]]
+    state: State
+    runs: Dict[str, RunInfo] = field(default_factory=dict)
+    scores: Dict[str, List[Score]] = field(default_factory=dict)
+    decided: Dict[str, int] = field(default_factory=dict)  # prior id -> position of its last human decide
+    _shown: Optional[Dict[str, List[str]]] = None
+
+    @classmethod
+    def of(cls, records: List[Dict[str, Any]], state: Optional[State] = None) -> "Ledger":
+        from priors.core.fold import fold
+
+        st = state if state is not None else fold(records)
+        pairs = list(enumerate(records))
+        return cls(records, st, committed_runs(records), effective_scores(pairs), last_decides(pairs))
+
+    @classmethod
+    def light(cls, data: bytes, state: State) -> "Ledger":
+        """Just what ranking and low-score calls need — score and decide records — without parsing or
+        re-folding the whole ledger (`state` is its fold). Scores credit the ids they stored."""
+        from priors.core.canonical import JSONError, loads
+
+        pairs: List[Tuple[int, Dict[str, Any]]] = []
+        for i, raw in enumerate(data.split(b"\n")):
+            if b"score" not in raw and b"decide" not in raw:
+                continue
+            try:
+                rec = loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, JSONError):
+                continue  # the fold that made `state` already vouched for every line
+            if isinstance(rec, dict):
+                pairs.append((i, rec))
+        return cls([], state, {}, effective_scores(pairs), last_decides(pairs), {})
+
+    @property
+    def shown(self) -> Dict[str, List[str]]:
+        """The lesson ids each committed agent run was shown (computed on first use)."""
+        if self._shown is None:
+            self._shown = injections(self.records)
+        return self._shown
+
+    def credited(self, score: Score) -> List[str]:
+        ids = score.injected
+        return ids if ids is not None else self.shown.get(score.run, [])
+
+    def stats(self, since: Optional[Dict[str, int]] = None, uses: bool = True) -> Dict[str, Stats]:
+        """Per prior: uses (agent runs it was shown to) and outcome credits.
+
+        With `since` ({id: ledger index}), only scores written after that index count —
+        the evidence a human has not yet seen when deciding. `uses=False` skips counting uses.
+        """
+        out: Dict[str, Stats] = {}
+        if since is None and uses:
+            for ids in self.shown.values():
+                for pid in ids:
+                    out.setdefault(pid, Stats()).uses += 1
+        for lst in self.scores.values():
+            for s in lst:
+                outcome = s.outcome
+                for pid in self.credited(s):
+                    if since is not None and s.index <= since.get(pid, -1):
+                        continue
+                    st = out.get(pid)
+                    if st is None:
+                        st = out[pid] = Stats()
+                    st.credit(outcome)
+        return out
+
+    def low_scores(self) -> Dict[str, Stats]:
+        """Lessons whose outcomes since the last human decision put them to the human: keep or retire."""
+        recent = self.stats(self.decided)
+        out: Dict[str, Stats] = {}
+        for pid, s in recent.items():
+            p = self.state.priors.get(pid)
+            if p is None or not is_lesson(p) or p.status not in INJECTABLE:
+                continue
+            if s.scored >= LOW_SCORE_MIN_USES and s.score < LOW_SCORE:
+                out[pid] = s
+        return out
+
+    def learned_after(self) -> Dict[str, int]:
+        """Per run: the ledger index of the last `learned` record naming it."""
+        out: Dict[str, int] = {}
+        for i, rec in enumerate(self.records):
+            if rec.get("t") == "learned" and isinstance(rec.get("runs"), list):
+                for r in rec["runs"]:
+                    if isinstance(r, str):
+                        out[r] = i
+        return out
+
+    def scored_runs(self, ns: Optional[str] = None, include_learned: bool = False) -> List[str]:
+        """Scored runs, oldest score first; learned ones left out unless asked (a later score revives a run)."""
+        learned = self.learned_after()
+        rows: List[Tuple[int, str]] = []
+        for run, lst in self.scores.items():
+            if not lst or run not in self.runs:
+                continue
+            if ns is not None and self.runs[run].ns != ns:
+                continue
+            last = max(s.index for s in lst)
+            if not include_learned and learned.get(run, -1) > last:
+                continue
+            rows.append((last, run))
+        return [r for _, r in sorted(rows)]
+
+
+def score_lines_for(ledger: Ledger, ns: str) -> List[str]:
+    """`status` lines for scored lessons of a namespace (none when nothing was scored)."""
+    stats = ledger.stats()
+    out = []
+    for p in ledger.state.in_ns(ns):
+        s = stats.get(p.id)
+        if s is None or not s.scored or not is_lesson(p) or p.status == "obsolete":
+            continue
+        out.append(f"  · {p.id} score {fmt_score(s.score)} — {describe(s)}")
+    return out
+
+
+def describe(s: Stats) -> str:
+    def n(k: int, word: str, plural: str) -> str:
+        return f"{k} {word if k == 1 else plural}"
+
+    return (f"{n(s.uses, 'use', 'uses')}: {n(s.wins, 'win', 'wins')} · {n(s.partials, 'partial', 'partials')}"
+            f" · {n(s.losses, 'loss', 'losses')}")
+
+
+def low_score_ask(pid: str, s: Stats) -> str:
+    return (f"scored {fmt_score(s.score)} over {s.scored} runs — keep or retire? "
+            f"reply: decide {pid} keep — or decide {pid} obsolete")
+
+
+def call_lines_for(ledger: Ledger, ns: str, require_review: bool) -> List[str]:
+    """Extra `status --calls` questions: low-scoring lessons, and (with require_review) lessons awaiting review."""
+    low = ledger.low_scores()
+    out = []
+    for p in ledger.state.in_ns(ns):
+        if p.id in low:
+            s = low[p.id]
+            out.append(f"  ? {p.id} — {p.claim} scored {fmt_score(s.score)} over {s.scored} runs "
+                       f"(decide {p.id} keep | obsolete)")
+        elif require_review and is_lesson(p) and p.status == "open":
+            out.append(f"  ? {p.id} — {p.claim} (a proposed lesson, not injected until you accept it: "
+                       f"decide {p.id} accepted | obsolete)")
+    return out
+
+
+# ------------------------------------------------------------------ ranking and budgets
+
+_WORD = re.compile(r"[a-z0-9]+")
+STOPWORDS = frozenset(
+    "a an and are as at be by do does for from has have if in into is it its no not of on or so than that the "
+    "then this to was were when with you your".split()
+)
+
+
+def words(text: str) -> set:
+    return {w for w in _WORD.findall(text.lower()) if len(w) > 1 and w not in STOPWORDS}
+
+
+def overlap(query: set, claim: str, tags: Iterable[str]) -> int:
+    """Query words found in the claim, plus query words that are tags (a tag match counts again)."""
+    return len(query & words(claim)) + len(query & set(tags))
+
+
+@dataclass
+class Budget:
+    max_inject: Optional[int] = None
+    max_chars: Optional[int] = None
+    query: Optional[str] = None
+    require_review: bool = False
+
+    @property
+    def active(self) -> bool:
+        return (self.max_inject is not None or self.max_chars is not None or self.query is not None
+                or self.require_review)
+
+
+def rank_key(p: PriorState, query: set, score: Fraction) -> tuple:
+    return (0 if p.binding else 1, -overlap(query, p.claim, tags_of(p)), -score, prior_number(p.id), p.id)
+
+
+def shape(out: Dict[str, Any], ledger: Ledger, budget: Budget) -> Dict[str, Any]:
+    """Apply ranking, budgets and review holds to `relevant`'s contract output.
+
+    Without a budget the inject list is left exactly as the contract made it;
+    low-score nudges are added whenever the ledger has earned them.
+    """
+    res = dict(out)
+    inject = [x for x in out.get("inject", []) if isinstance(x, dict)]
+    stats = ledger.stats(uses=False)
+    low = ledger.low_scores()
+    nudges = list(out.get("nudges", []))
+    nudged = {n.get("id") for n in nudges if isinstance(n, dict)}
+    for item in sorted(inject, key=lambda x: (prior_number(x.get("id")), str(x.get("id")))):
+        pid = item.get("id")
+        if pid in low and pid not in nudged:
+            nudges.append({"id": pid, "claim": item.get("claim"), "ask": low_score_ask(pid, low[pid])})
+    res["nudges"] = nudges
+    if not budget.active:
+        return res
+    held: List[str] = []
+    pool: List[Tuple[tuple, Dict[str, Any]]] = []
+    query = words(budget.query or "")
+    for item in inject:
+        p = ledger.state.priors.get(item.get("id"))  # type: ignore[arg-type]
+        if p is None:
+            continue
+        if budget.require_review and p.status == "open":
+            held.append(p.id)
+            continue
+        s = stats.get(p.id, Stats()).score
+        pool.append((rank_key(p, query, s), item))
+    pool.sort(key=lambda kv: kv[0])
+    taken: List[Dict[str, Any]] = []
+    omitted: List[str] = []
+    chars = 0
+    for _, item in pool:
+        size = len(str(item.get("claim") or ""))
+        if budget.max_inject is not None and len(taken) >= budget.max_inject:
+            omitted.append(item["id"])
+        elif budget.max_chars is not None and chars + size > budget.max_chars:
+            omitted.append(item["id"])
+        else:
+            taken.append(item)
+            chars += size
+    res["inject"] = taken
+    res["inject_omitted"] = omitted
+    if budget.require_review:
+        res["awaiting_review"] = sorted(held, key=lambda i: (prior_number(i), i))
+    return res
+
+
+def is_run_id(text: str) -> bool:
+    return bool(RUN_RE.match(text))

@@ -1,0 +1,27 @@
+"""Plain value objects: equality and repr by named fields, without dataclasses' import cost.
+"""
+
+from __future__ import annotations
+
+
+class Plain:
+    """Subclasses list their fields in `__slots__` (or override `fields`) and set them in `__init__`."""
+
+    __slots__ = ()
+
+    def fields(self) -> tuple:
+        return self.__slots__
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in self.fields())
+
+    def __ne__(self, other: object) -> bool:
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(" + ", ".join(f"{f}={getattr(self, f)!r}" for f in self.fields()) + ")"

@@ -1,0 +1,429 @@
+"""The run protocol's rules: selection, dispositions, proposals and commit planning.
+"""
+
+from __future__ import annotations
+
+from priors.core.canonical import normalize
+from priors.core.errors import Refusal
+from priors.core.fold import (
+    REST_AFTER,
+    PriorState,
+    State,
+    apply,
+    new_prior,
+    review_due,
+    scope_state,
+)
+from priors.core.grammar import AGENT_VERDICTS, SEVERITY_RANK, Candidate, opposes
+from priors.core.plain import Plain
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
+    from typing import Any, Dict, List, Optional
+
+NUDGE_ASK = "still true? reply: decide <id> keep — or retire it"
+QUIESCENT = "Everything settled still holds. Nothing new."
+
+
+class RunFiles(Plain):
+    """An open run's staging as read from `.priors/runs/<run>/`."""
+
+    __slots__ = ("run", "relevant", "dispositions", "staged", "escalations", "_verify")
+
+    def __init__(self, run: str, relevant: Optional[Dict[str, Any]], dispositions: Optional[List[Any]] = None,
+                 staged: Optional[List[Any]] = None, escalations: Optional[List[Any]] = None) -> None:
+        self.run, self.relevant = run, relevant
+        self.dispositions = [] if dispositions is None else dispositions
+        self.staged = [] if staged is None else staged
+        self.escalations = [] if escalations is None else escalations
+        self._verify: Optional[Dict[str, Dict[str, Any]]] = None
+
+    @property
+    def ns(self) -> Any:
+        return (self.relevant or {}).get("ns")
+
+    @property
+    def scopes(self) -> Dict[str, str]:
+        s = (self.relevant or {}).get("scopes")
+        return s if isinstance(s, dict) else {}
+
+    def items(self, kind: str) -> List[Dict[str, Any]]:
+        got = (self.relevant or {}).get(kind)
+        return [x for x in got if isinstance(x, dict)] if isinstance(got, list) else []
+
+    def verify_items(self) -> Dict[str, Dict[str, Any]]:
+        """By id; built once per verb (a batch of 8k dispositions asks 8k times). Treat as read-only."""
+        if self._verify is None:
+            self._verify = {x["id"]: x for x in self.items("verify")
+                            if isinstance(x.get("id"), str) and not x.get("redacted")}
+        return self._verify
+
+    def inject_ids(self) -> List[str]:
+        return [x["id"] for x in self.items("inject") if isinstance(x.get("id"), str)]
+
+    def disposed_ids(self) -> List[str]:
+        return [d.get("id") for d in self.dispositions if isinstance(d, dict)]
+
+
+# ------------------------------------------------------------------ relevant
+
+
+def select(st: State, ns: str, scopes: Dict[str, str], run: str) -> Dict[str, Any]:
+    """Deterministic selection of what applies to a run (contract §7, relevant)."""
+    inject: List[Dict[str, Any]] = []
+    verify: List[Dict[str, Any]] = []
+    nudges: List[Dict[str, Any]] = []
+    floors: List[Dict[str, Any]] = []
+    settled = archived = 0
+    for p in st.in_ns(ns):
+        if p.status in ("obsolete", "redacted"):
+            continue
+        act = p.facet("activation")
+        if act == "run-start" and p.status in ("open", "accepted", "wontfix"):
+            claim = p.record().get("claim")  # read, not kept: a large run reads thousands of records
+            inject.append({"id": p.id, "claim": claim, "status": p.status})
+            if review_due(st, p):
+                nudges.append({"id": p.id, "claim": claim, "ask": NUDGE_ASK.replace("<id>", p.id)})
+        elif act == "verify-phase" and p.status in ("open", "stale", "challenged"):
+            state, current = scope_state(p, scopes)
+            if p.resting and state == "missing":
+                archived += 1
+            else:
+                rec = p.record()
+                item = {"id": p.id, "claim": rec.get("claim"), "scope_ref": rec.get("scope_ref"),
+                        "severity": rec.get("severity"), "scopeState": state, "current_hash": current}
+                if p.resting:
+                    item["resurrected"] = True
+                verify.append(_drop_none(item, keep_null=("claim",)))
+        elif p.binding:
+            settled += 1
+        if act == "propose-gate" and p.status == "open":
+            state, _ = scope_state(p, scopes)
+            rec = p.record()
+            floors.append(_drop_none({"id": p.id, "scope_ref": rec.get("scope_ref"), "depth": rec.get("depth", "major"),
+                                      "scopeState": state}))
+    return {"run": run, "ns": ns, "inject": inject, "verify": verify, "nudges": nudges,
+            "settled": settled, "archived": archived, "floors": floors}
+
+
+def _drop_none(d: Dict[str, Any], keep_null: tuple = ()) -> Dict[str, Any]:
+    return {k: v for k, v in d.items() if v is not None or k in keep_null}
+
+
+# ------------------------------------------------------------------ run checks
+
+
+def require_open(st: State, rf: RunFiles) -> None:
+    if rf.run in st.commits:
+        raise Refusal("RUN_COMMITTED", run=rf.run, hint="this run is sealed; open a new one with `priors relevant`")
+    if rf.relevant is None:
+        raise Refusal("UNKNOWN_RUN", run=rf.run)
+
+
+def missing_dispositions(rf: RunFiles) -> List[str]:
+    done = set(rf.disposed_ids())
+    return [pid for pid, item in rf.verify_items().items()
+            if item.get("scopeState") != "missing" and pid not in done]
+
+
+# ------------------------------------------------------------------ disposition
+
+
+def judge_disposition(st: State, rf: RunFiles, pid: str, verdict: str) -> Dict[str, Any]:
+    """The disposition event for `pid`, or the refusal the contract orders first."""
+    require_open(st, rf)
+    p = st.priors.get(pid)
+    if p is None:
+        raise Refusal("UNKNOWN_PRIOR", id=pid)
+    if p.ns != rf.ns:
+        raise Refusal("PRIOR_OUTSIDE_RUN", id=pid, run=rf.run, ns=rf.ns)
+    if p.binding:
+        raise Refusal("BINDING_IMMUTABLE", id=pid, status=p.status,
+                      hint="a human decided this; only `priors decide` can change it")
+    if p.redacted:
+        raise Refusal("REDACTED", id=pid)
+    verify = rf.verify_items()
+    item = verify.get(pid)
+    if item is None and not (verdict == "challenged" and pid in rf.inject_ids()):
+        raise Refusal("PRIOR_OUTSIDE_RUN", id=pid, run=rf.run,
+                      hint="only this run's verify items (or a challenged inject item) take a disposition")
+    if verdict == "challenged" and pid not in rf.inject_ids():
+        raise Refusal("CHALLENGE_REQUIRES_INJECTED_PRIOR", id=pid)
+    state = item.get("scopeState") if item else None
+    if state == "missing":
+        raise Refusal("MISSING_SCOPE", id=pid,
+                      hint="its scope is not in this run's snapshot; leave it — commit records it as missing")
+    if verdict == "reaffirmed" and state == "unchanged":
+        raise Refusal("REAFFIRM_REQUIRES_CHANGE", id=pid)
+    if verdict == "still-open" and state == "changed":
+        raise Refusal("CHANGED_SCOPE_REQUIRES_REJUDGMENT", id=pid,
+                      hint="the code changed: re-check it and say fixed, reaffirmed or stale")
+    if verdict == "stale" and state == "unchanged":
+        raise Refusal("STALE_REQUIRES_CHANGE", id=pid)
+    if pid in rf.disposed_ids():
+        raise Refusal("ALREADY_DISPOSITIONED", id=pid, run=rf.run)
+    event = {"t": "event", "id": pid, "action": "disposition", "to": verdict, "run": rf.run, "by": "agent"}
+    ref = p.scope_ref
+    if ref is not None and ref in rf.scopes:
+        event["scope_hash"] = rf.scopes[ref]
+    return event
+
+
+# ------------------------------------------------------------------ propose
+
+
+def with_run_dispositions(st: State, rf: RunFiles) -> List[PriorState]:
+    """The namespace's priors as they would stand with this run's dispositions applied."""
+    pool = {p.id: p for p in st.in_ns(rf.ns)}
+    copied = set()
+    for ev in rf.dispositions:
+        if isinstance(ev, dict) and ev.get("id") in pool:
+            if ev["id"] not in copied:  # copy on write: the folded state itself stays as it is
+                pool[ev["id"]] = pool[ev["id"]].copy()
+                copied.add(ev["id"])
+            p = pool[ev["id"]]
+            to = ev.get("to")
+            sh = ev.get("scope_hash")
+            if isinstance(sh, str):
+                p.scope_hash = sh
+            p.miss = 0
+            p.status = "open" if to in ("still-open", "reaffirmed") else (to if isinstance(to, str) else p.status)
+    return list(pool.values())
+
+
+def _staged_states(rf: RunFiles) -> List[PriorState]:
+    out = []
+    for rec in rf.staged:
+        if isinstance(rec, dict) and isinstance(rec.get("id"), str):
+            sh = rec.get("scope_hash")
+            out.append(new_prior(rec["id"], rec, "open", sh if isinstance(sh, str) else None))
+    return out
+
+
+def _same_scope(p: PriorState, cand: Candidate, current: Optional[str]) -> bool:
+    if cand.repo_wide:
+        return p.facet("scope") == "repo-wide"
+    return p.scope_ref == cand.scope_ref and p.scope_hash == current
+
+
+def check_run_for_propose(st: State, rf: RunFiles, ns: str) -> None:
+    require_open(st, rf)
+    if rf.ns != ns:
+        raise Refusal("RUN_NAMESPACE_MISMATCH", run=rf.run, expected=rf.ns, received=ns)
+    missing = missing_dispositions(rf)
+    if missing:
+        raise Refusal("PRIOR_OBLIGATIONS_OPEN", missing=missing,
+                      hint="disposition every verify item first: `priors disposition <id> <verdict> --run " + rf.run + "`")
+
+
+def check_scope(rf: RunFiles, cand: Candidate) -> Optional[str]:
+    """The snapshot's hash for the candidate's scope (None for repo-wide); refuses unknown or spoofed scopes."""
+    if cand.repo_wide:
+        return None
+    ref = cand.scope_ref
+    if ref not in rf.scopes:
+        raise Refusal("UNKNOWN_SCOPE", scope_ref=ref, hint="propose only against scopes in this run's snapshot")
+    current = rf.scopes[ref]
+    given = cand.raw.get("scope_hash")
+    if given is not None and given != current:
+        raise Refusal("SCOPE_MISMATCH", scope_ref=ref, expected=current, received=given,
+                      hint="the keeper takes hashes from the run's snapshot, not from the candidate")
+    return current
+
+
+def find_conflict(st: State, rf: RunFiles, cand: Candidate, current: Optional[str]) -> Optional[Dict[str, Any]]:
+    """Duplicate / re-raise / reversal / floor checks. Raises the refusal; returns an escalation to record first."""
+    pool = with_run_dispositions(st, rf) + _staged_states(rf)
+    for p in pool:
+        if p.redacted or not _same_scope(p, cand, current):
+            continue
+        same = normalize(p.claim) == cand.claim or (
+            cand.direction is not None and p.rec.get("direction") == cand.direction)
+        if same and p.binding:
+            raise Refusal("RERAISE", of=p.id, status=p.status,
+                          hint="a human settled this on the same state; do not raise it again")
+        if same:
+            raise Refusal("DUPLICATE", of=p.id, status=p.status, hint="already recorded for this exact state")
+        if opposes(cand, p.rec.get("direction")) and p.status in ("fixed", "accepted", "wontfix"):
+            return {"kind": "reversal", "conflicts_with": p.id, "claim": cand.claim, "direction": cand.direction}
+    for p in pool:
+        floor = _floor_of(p, cand, rf.scopes)
+        if floor is not None:
+            raise Refusal("BELOW_FLOOR", of=p.id, depth=floor,
+                          hint="this scope was reviewed at that depth; report only findings at or above it")
+    return None
+
+
+def _floor_of(p: PriorState, cand: Candidate, scopes: Dict[str, str]) -> Optional[str]:
+    if p.redacted or p.status != "open" or p.facet("activation") != "propose-gate":
+        return None
+    ref = p.scope_ref
+    if ref is None or scopes.get(ref) != p.scope_hash:
+        return None
+    target = cand.scope_ref
+    if not (ref == "*" or (target is not None and target.startswith(ref))):
+        return None
+    depth = p.rec.get("depth", "major")
+    sev = cand.severity
+    if sev is None or depth not in SEVERITY_RANK or SEVERITY_RANK[sev] >= SEVERITY_RANK[depth]:
+        return None
+    return depth
+
+
+def reversal_refusal(esc: Dict[str, Any]) -> Refusal:
+    return Refusal("REVERSAL", of=esc["conflicts_with"],
+                   hint="this reverses a settled prior; it was put to the human (`priors status --calls`)")
+
+
+def escalation_known(rf: RunFiles, esc: Dict[str, Any]) -> bool:
+    key = (esc["conflicts_with"], esc["claim"], esc.get("direction"))
+    return any(isinstance(e, dict) and (e.get("conflicts_with"), e.get("claim"), e.get("direction")) == key
+               for e in rf.escalations)
+
+
+def prior_record(cand: Candidate, pid: str, ns: str, run: str, current: Optional[str]) -> Dict[str, Any]:
+    rec: Dict[str, Any] = {"t": "prior", "id": pid, "ns": ns, "type": cand.type, "facets": dict(cand.facets),
+                           "claim": cand.claim, "born": run}
+    if not cand.repo_wide:
+        rec["scope_ref"] = cand.scope_ref
+        rec["scope_hash"] = current
+    for key in ("direction", "severity", "depth", "evidence", "review_every"):
+        if key in cand.raw:
+            rec[key] = cand.raw[key]
+    if cand.raw.get("tags"):  # lessons loop (docs/lessons.md): tags for ranking, a lesson it supersedes
+        from priors.core.grammar import check_tags
+
+        rec["tags"] = check_tags(cand.raw["tags"])
+    if isinstance(cand.raw.get("supersedes"), str):
+        rec["supersedes"] = cand.raw["supersedes"]
+    return rec
+
+
+# ------------------------------------------------------------------ commit
+
+
+class CommitPlan(Plain):
+    __slots__ = ("lines", "summary")
+
+    def __init__(self, lines: List[Dict[str, Any]], summary: List[str]) -> None:
+        self.lines, self.summary = lines, summary
+
+
+def _valid_disposition(ev: Any, run: str) -> bool:
+    return (isinstance(ev, dict) and ev.get("t") == "event" and ev.get("action") == "disposition"
+            and isinstance(ev.get("id"), str) and ev.get("to") in AGENT_VERDICTS and ev.get("run") == run
+            and ev.get("by") == "agent")
+
+
+def _valid_staged(rec: Any, rf: RunFiles) -> bool:
+    from priors.core.grammar import FACET_ORDER, FACETS
+
+    if not isinstance(rec, dict) or rec.get("t") != "prior" or rec.get("born") != rf.run or rec.get("ns") != rf.ns:
+        return False
+    facets = rec.get("facets")
+    if not isinstance(facets, dict) or any(facets.get(f) not in FACETS[f] for f in FACET_ORDER):
+        return False
+    if facets.get("authority") == "binding":
+        return False
+    return isinstance(rec.get("claim"), str) and isinstance(rec.get("type"), str)
+
+
+def _label(rec: Any, index: int) -> str:
+    if isinstance(rec, dict) and isinstance(rec.get("id"), str):
+        return rec["id"]
+    return f"line {index + 1}"
+
+
+def _redaction_mark(rec: Any) -> bool:
+    return isinstance(rec, dict) and rec.get("redacted") is True and set(rec) == {"id", "redacted", "content_hash"}
+
+
+def plan_commit(st: State, rf: RunFiles) -> CommitPlan:
+    """Everything the commit appends, in the contract's order — or the refusal."""
+    # A prior redacted mid-run leaves marks in staging; its verdict has nothing left to say.
+    rf.dispositions = [d for d in rf.dispositions if not _redaction_mark(d)]
+    dups = _repeated_ids(rf.dispositions)
+    if dups:
+        raise Refusal("DUPLICATE_DISPOSITIONS", ids=dups)
+    bad = [_label(ev, i) for i, ev in enumerate(rf.dispositions) if not _valid_disposition(ev, rf.run)]
+    if bad:
+        raise Refusal("MALFORMED_DISPOSITIONS", ids=bad)
+    verify = rf.verify_items()
+    inject = set(rf.inject_ids())
+    outside = [ev["id"] for ev in rf.dispositions
+               if ev["id"] not in verify and not (ev["to"] == "challenged" and ev["id"] in inject)]
+    if outside:
+        raise Refusal("PRIOR_OUTSIDE_RUN", ids=outside, run=rf.run)
+    missing = missing_dispositions(rf)
+    if missing:
+        raise Refusal("INCOMPLETE_DISPOSITIONS", missing=missing,
+                      hint="disposition every verify item whose scope is present, or `priors abort`")
+    _check_staging(st, rf)
+    lines: List[Dict[str, Any]] = list(rf.dispositions)
+    done = set(rf.disposed_ids())
+    for pid, item in verify.items():
+        if item.get("scopeState") == "missing" and pid not in done:
+            lines.append({"t": "event", "id": pid, "action": "scope-missing", "run": rf.run})
+    lines.extend(rf.staged)
+    escalations = [e for e in rf.escalations if isinstance(e, dict)]
+    for i, esc in enumerate(escalations, 1):
+        call = {"t": "call", "call_id": f"{rf.run}-C-{i:02d}", "kind": esc.get("kind", "reversal"), "run": rf.run,
+                "ns": rf.ns, "conflicts_with": esc.get("conflicts_with"), "claim": esc.get("claim")}
+        if esc.get("direction") is not None:
+            call["direction"] = esc["direction"]
+        lines.append(call)
+    for rec in lines:
+        apply(st, rec)
+    summary = summarize(rf, st, len(escalations))
+    lines.append({"t": "run", "action": "commit", "run": rf.run, "ns": rf.ns, "summary": summary})
+    return CommitPlan(lines, summary)
+
+
+def _repeated_ids(items: List[Any], taken: Any = ()) -> List[str]:
+    """Ids that occur twice among `items` or are already in `taken`, in order of discovery."""
+    seen: Dict[str, int] = {}
+    out: List[str] = []
+    for rec in items:
+        pid = rec.get("id") if isinstance(rec, dict) else None
+        if isinstance(pid, str):
+            seen[pid] = seen.get(pid, 0) + 1
+            if (pid in taken or seen[pid] == 2) and pid not in out:
+                out.append(pid)
+    return out
+
+
+def _check_staging(st: State, rf: RunFiles) -> None:
+    collide = _repeated_ids(rf.staged, taken=st.priors)
+    if collide:
+        raise Refusal("STAGED_ID_COLLISION", ids=collide)
+    bad = [_label(rec, i) for i, rec in enumerate(rf.staged) if not _valid_staged(rec, rf)]
+    if bad:
+        raise Refusal("MALFORMED_STAGING", ids=bad)
+
+
+def summarize(rf: RunFiles, after: State, escalations: int) -> List[str]:
+    """The plain-language commit summary (contract §9, plus the quiescence line of §10)."""
+    verdicts = [ev.get("to") for ev in rf.dispositions]
+    checked = len(rf.verify_items())
+    fixed = verdicts.count("fixed")
+    carried = verdicts.count("still-open") + verdicts.count("reaffirmed")
+    touched = verdicts.count("stale")
+    calls = verdicts.count("challenged") + verdicts.count("obsolete-proposed") + escalations + len(rf.items("nudges"))
+    ns = rf.ns
+    resting = sum(1 for p in after.priors.values() if p.miss >= REST_AFTER and p.ns == ns and p.resting)
+    new = len(rf.staged)
+    lines = [f"Checked against {checked} priors:"]
+    if fixed:
+        lines.append(f"  ✓ {fixed} fixed — nice work")
+    if carried:
+        lines.append(f"  → {carried} carried (same identities, current scope state)")
+    if touched:
+        lines.append(f"  ~ {touched} touched by changes — queued for re-judgment")
+    if calls:
+        lines.append(f"  ? {calls} need your call — `priors status --calls` to review")
+    if resting:
+        lines.append(f"  … {resting} resting — the code they point at is gone; they wake if it returns")
+    lines.append(f"New this run: {new}")
+    if checked and carried == checked and not (fixed or touched or calls or new):
+        lines.append(QUIESCENT)
+    return lines

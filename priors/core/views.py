@@ -1,0 +1,173 @@
+"""Text views of the folded state: status lines, calls, the PRIORS.md table.
+"""
+
+from __future__ import annotations
+
+import re
+
+from priors.core.fold import BINDING, REST_AFTER, PriorState, State, review_due
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
+    from typing import Dict, List, Optional
+
+NO_PRIORS = "no priors yet — first run writes them"
+
+
+BUCKETS = ("open", "fixed", "settled", "learned", "retired", "resting")
+
+
+def count_bucket(p: PriorState) -> str:
+    """Which status column a prior counts in — first match wins (contract §7, status)."""
+    status = p.status
+    if status == "redacted":
+        return ""
+    if p.miss >= REST_AFTER and status not in BINDING:
+        return "resting"
+    if status == "fixed":
+        return "fixed"
+    if status == "obsolete":
+        return "retired"
+    if status in BINDING:
+        return "settled"
+    if status == "open" and p.facet("obligation") == "inject-as-instruction":
+        return "learned"
+    if status in ("open", "stale"):
+        return "open"
+    return ""
+
+
+def tally(st: State) -> Dict[str, Dict[str, int]]:
+    """Counts per (string) namespace, in the order of each namespace's first prior — one pass."""
+    out: Dict[str, Dict[str, int]] = {}
+    for p in st.priors.values():
+        ns = p.ns
+        if not isinstance(ns, str):
+            continue
+        counts = out.get(ns)
+        if counts is None:
+            counts = out[ns] = dict.fromkeys(BUCKETS, 0)
+        bucket = count_bucket(p)
+        if bucket:
+            counts[bucket] += 1
+    return out
+
+
+def namespaces(st: State, known: Optional[List[str]] = None) -> List[str]:
+    """Namespaces of priors in ledger order, then those known only from an unresolved call."""
+    order = list(tally(st)) if known is None else list(known)
+    for call in st.calls:
+        ns = call.rec.get("ns")
+        if not call.resolved and isinstance(ns, str) and ns not in order:
+            order.append(ns)
+    return order
+
+
+def by_namespace(st: State) -> Dict[str, List[PriorState]]:
+    """Priors grouped by (string) namespace in ledger order — one pass instead of one per namespace."""
+    groups: Dict[str, List[PriorState]] = {}
+    for p in st.priors.values():
+        ns = p.ns
+        if isinstance(ns, str):
+            groups.setdefault(ns, []).append(p)
+    return groups
+
+
+def status_line(ns: str, counts: Dict[str, int]) -> str:
+    line = (f"{ns}: {counts['open']} open · {counts['fixed']} fixed · {counts['settled']} decided by you"
+            f" · {counts['learned']} lessons locked")
+    if counts["retired"]:
+        line += f" · {counts['retired']} retired"
+    if counts["resting"]:
+        line += f" · {counts['resting']} resting"
+    return line
+
+
+def call_lines(st: State, ns: str, group: Optional[List[PriorState]] = None) -> List[str]:
+    out: List[str] = []
+    for p in (st.in_ns(ns) if group is None else group):
+        if p.redacted:
+            continue
+        if p.status in ("challenged", "obsolete-proposed"):
+            out.append(f"  ? {p.id} — {p.claim} (decide {p.id} keep | obsolete)")
+        elif (p.status == "open" or p.binding) and review_due(st, p):
+            out.append(f"  ? {p.id} — still true? decide {p.id} keep | obsolete")
+    for call in st.calls:
+        rec = call.rec
+        if call.resolved or rec.get("ns") != ns:
+            continue
+        target = rec.get("conflicts_with")
+        cid = rec.get("call_id")
+        out.append(f"  ? {cid} — {rec.get('claim')} reverses {target}; "
+                   f"decide {target} reopen --because \"accept {cid}\" | keep")
+    return out
+
+
+def status_text(st: State, with_calls: bool, extras=None) -> str:
+    """`extras(ns, with_calls) -> (info lines, call lines)` adds the lessons loop's lines (docs/lessons.md)."""
+    if not st.priors:
+        return NO_PRIORS
+    counts = tally(st)
+    groups = by_namespace(st) if with_calls else {}
+    lines: List[str] = []
+    for ns in namespaces(st, list(counts)):
+        lines.append(status_line(ns, counts.get(ns) or dict.fromkeys(BUCKETS, 0)))
+        info, calls = extras(ns, with_calls) if extras is not None else ([], [])
+        lines.extend(info)
+        if with_calls:
+            lines.extend(call_lines(st, ns, groups.get(ns, [])))
+            lines.extend(calls)
+    return "\n".join(lines)
+
+
+_PLAIN = re.compile(r"[^\\|\s]*")
+
+
+def _cell(text: object) -> str:
+    s = "" if text is None else str(text)
+    if _PLAIN.fullmatch(s):
+        return s  # nothing to escape or collapse (the common case: ids, areas, statuses)
+    s = s.replace("\\", "\\\\").replace("|", "\\|")
+    return " ".join(s.split())
+
+
+def _cut(text: str, width: int = 72) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def render_markdown(st: State) -> str:
+    """The human table. Pure: same ledger, same bytes."""
+    head = [
+        "# Priors",
+        "",
+        "Rendered from `.priors/ledger.jsonl` by `priors render` — do not edit by hand.",
+        "",
+    ]
+    if not st.priors:
+        return "\n".join(head + ["No priors yet — the first run writes them.", ""])
+    rows = ["| id | area | type | status | where | what |", "|---|---|---|---|---|---|"]
+    rows.extend(table_row(p) for p in st.priors.values())
+    return "\n".join(head + rows + [""])
+
+
+def display_status(p: PriorState) -> str:
+    """The status column: `resting` for a resting prior, else its status."""
+    return "resting" if p.resting else p.status
+
+
+def table_row(p: PriorState) -> str:
+    """One prior's line of the table."""
+    if p.redacted:
+        return f"| {_cell(p.id)} | {_cell(p.ns)} | — | redacted | — | *(redacted)* |"
+    rec = p.record()  # read once, not kept: this runs for every prior on every ledger write
+    status = display_status(p)
+    ref = rec.get("scope_ref")
+    if isinstance(ref, str):
+        where = ref
+    else:
+        facets = rec.get("facets")
+        where = (facets.get("scope") if isinstance(facets, dict) else None) or ""
+    claim = rec.get("claim")
+    what = _cut(" ".join(claim.split())) if isinstance(claim, str) else ""
+    return (f"| {_cell(p.id)} | {_cell(rec.get('ns'))} | {_cell(rec.get('type'))} | {_cell(status)} | "
+            f"{_cell(where)} | {_cell(what)} |")

@@ -1,0 +1,140 @@
+"""Definition anchors: `qualified.name -> sha12(normalized source of that definition)`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Callable, Dict, List, Optional, Tuple
+
+from priors.snapshot.brace_anchors import go_spans, js_spans, rust_spans
+from priors.snapshot.lexer import Span, _line_starts, _Utf8Offsets, _with_source
+
+# Bump whenever any extractor's output could change: the snapshot cache keys on it.
+VERSION = "1"
+
+LANGUAGES = {
+    ".py": "python",
+    ".pyi": "python",
+    ".pyw": "python",
+    ".js": "js",
+    ".mjs": "js",
+    ".cjs": "js",
+    ".jsx": "js",
+    ".ts": "js",
+    ".tsx": "js",
+    ".mts": "js",
+    ".cts": "js",
+    ".go": "go",
+    ".rs": "rust",
+}
+
+
+def language_of(path: str) -> Optional[str]:
+    """The extractor for a path, chosen by extension (case-insensitive); None when unsupported."""
+    dot = path.rfind(".")
+    if dot < 0 or "/" in path[dot:]:
+        return None
+    return LANGUAGES.get(path[dot:].lower())
+
+
+def anchors_for(path: str, text: str) -> List[Tuple[str, str]]:
+    """`[(qualname, sha12)]` in source order for one file's text; [] when unsupported or unparseable."""
+    lang = language_of(path)
+    if lang is None:
+        return []
+    try:
+        spans = EXTRACTORS[lang](text)
+    except Exception:  # a file we cannot make sense of gets no anchors — never a failed snapshot
+        return []
+    return hash_spans(text, disambiguate(spans))
+
+
+def hash_spans(text: str, spans: List[Span]) -> List[Tuple[str, str]]:
+    """Hash each definition's normalized source: only its own text counts, never its position.
+
+    Same result as `sha12(normalize(segment))`, through the byte-level fast path.
+    """
+    from priors.snapshot.hashing import normalized_utf8
+
+    out = []
+    for name, start, end in spans:
+        seg = text[start:end].encode("utf-8", "surrogatepass")
+        out.append((name, hashlib.sha256(normalized_utf8(seg)).hexdigest()[:12]))
+    return out
+
+
+def disambiguate(spans: List[Span]) -> List[Span]:
+    """Sort by position and give a repeated qualified name `~2`, `~3`… in source order.
+
+    A definition nested in a renamed one inherits the renamed prefix
+    (`C~2.m`), so every name in a file is unique and stable under edits
+    elsewhere.
+    """
+    ordered = sorted(spans, key=lambda s: (s[1], -s[2]))
+    seen: Dict[str, int] = {}
+    renamed: List[Tuple[int, int, str, str]] = []  # open ancestors: (start, end, raw, final)
+    out: List[Span] = []
+    for name, start, end in ordered:
+        while renamed and renamed[-1][1] <= start:
+            renamed.pop()
+        final = name
+        for _s, _e, raw, fin in reversed(renamed):
+            if name.startswith(raw + "."):
+                final = fin + name[len(raw):]
+                break
+        count = seen.get(final, 0) + 1
+        seen[final] = count
+        if count > 1:
+            final = f"{final}~{count}"
+        out.append((final, start, end))
+        renamed.append((start, end, name, final))
+    return out
+
+
+def python_spans(text: str) -> List[Span]:
+    """Functions, classes and methods via `ast`, decorators included; nested ones as `outer.inner`.
+
+    Only statement lists are walked (a definition is always a statement),
+    which skips the expression trees that make up most of a module.
+    """
+    import ast
+    import warnings
+
+    source = text[1:] if text.startswith("\ufeff") else text
+    shift = len(text) - len(source)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a user's `1if x else 2` is their business: no SyntaxWarning on our stderr
+        tree = ast.parse(source)
+    line_starts = _line_starts(source)
+    utf8 = _Utf8Offsets(source, line_starts)
+    spans: List[Span] = []
+    stack: List[Tuple[list, str]] = [(tree.body, "")]
+    defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    while stack:
+        body, prefix = stack.pop()
+        for node in body:
+            if isinstance(node, defs):
+                qual = prefix + node.name
+                first = min([d.lineno for d in node.decorator_list] + [node.lineno])
+                start = line_starts[first - 1]
+                end = utf8.offset(node.end_lineno, node.end_col_offset)
+                spans.append((qual, start + shift, end + shift))
+                stack.append((node.body, qual + "."))
+                continue
+            for field in ("body", "orelse", "finalbody"):
+                sub = getattr(node, field, None)
+                if isinstance(sub, list):
+                    stack.append((sub, prefix))
+            for holder in getattr(node, "handlers", None) or []:
+                stack.append((holder.body, prefix))
+            for case in getattr(node, "cases", None) or []:
+                stack.append((case.body, prefix))
+    return spans
+
+
+EXTRACTORS: Dict[str, Callable[[str], List[Span]]] = {
+    "python": python_spans,
+    "js": _with_source(js_spans),
+    "go": _with_source(go_spans),
+    "rust": rust_spans,
+}

@@ -1,0 +1,428 @@
+"""Take a snapshot: hash every listed file (reusing the stat cache), on one or more cores.
+"""
+
+from __future__ import annotations
+
+import os
+import stat as _stat
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Tuple
+
+from priors.core.canonical import sha12_bytes
+from priors.core.errors import UsageError
+from priors.snapshot.hashing import combine, is_binary, link_hash, pack, text_hash
+from priors.snapshot.listing import Selection, list_tree, resolve_paths
+
+CACHE_FORMAT = 1
+RACY_NS = 2_000_000_000  # an entry modified this close to the snapshot is never cached (racy-git)
+
+Progress = Callable[[int, int], None]
+
+
+def file_result(rel: str, data: bytes, want_anchors: bool) -> Tuple[str, Optional[str]]:
+    """(file hash, packed anchors or None) for one file's bytes; anchors only for supported text files."""
+    if is_binary(data):
+        return sha12_bytes(data), ("" if want_anchors else None)
+    h = text_hash(data)
+    if not want_anchors:
+        return h, None
+    from priors.snapshot.anchors import anchors_for, language_of
+
+    if language_of(rel) is None:
+        return h, ""
+    return h, pack(anchors_for(rel, data.decode("utf-8", "replace")))
+
+
+# ---------------------------------------------------------------- the cache (shell)
+
+def _cache_path(root: Path) -> Optional[Path]:
+    priors_dir = root / ".priors"
+    return priors_dir / "cache" / "snapshot.json" if priors_dir.is_dir() else None
+
+
+def _cache_tag() -> str:
+    from priors.snapshot.anchors import VERSION
+
+    return f"{CACHE_FORMAT}/{VERSION}"
+
+
+def load_cache(path: Optional[Path]) -> Dict[str, list]:
+    """Entries `ref -> [size, mtime_ns, ino, ctime_ns, hash, anchors|None]`; anything wrong → empty."""
+    if path is None:
+        return {}
+    try:
+        import json
+
+        with open(path, "rb") as fh:
+            doc = json.loads(fh.read().decode("utf-8"))
+        if not isinstance(doc, dict) or doc.get("format") != _cache_tag():
+            return {}
+        entries = doc.get("entries")
+        if not isinstance(entries, dict):
+            return {}
+        return entries
+    except Exception:  # a corrupt cache is only a slower run, never an error
+        return {}
+
+
+def cache_hit(entry, key: List[int], anchors: bool) -> bool:
+    """Trust an entry only when it is well-formed, its stat identity matches, and it has what we need."""
+    return (
+        type(entry) is list and len(entry) == 6 and entry[:4] == key and type(entry[4]) is str
+        and (entry[5] is None or (type(entry[5]) is str and (entry[5] == "" or entry[5].count("\t") % 2 == 1)))
+        and (not anchors or entry[5] is not None)
+    )
+
+
+def save_cache(path: Optional[Path], entries: Dict[str, list]) -> None:
+    """Write atomically; failing to write a cache is never an error."""
+    if path is None:
+        return
+    try:
+        import json
+
+        from priors.store.files import atomic_write
+
+        path.parent.mkdir(exist_ok=True)
+        body = json.dumps({"format": _cache_tag(), "entries": entries}, separators=(",", ":"), sort_keys=True)
+        atomic_write(path, body.encode("utf-8"))
+    except Exception:
+        pass
+
+
+def stat_key(st: os.stat_result) -> List[int]:
+    """A file's identity the way git's index sees it: size, mtime, inode, ctime."""
+    return [st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns]
+
+
+# ---------------------------------------------------------------- hashing many files (shell)
+
+Job = Tuple[str, str, bool]  # (ref, absolute path, want anchors)
+Result = Tuple[str, Optional[str], Optional[str], Optional[str]]  # (ref, hash, packed anchors, problem)
+
+
+def hash_job(job: Job) -> Result:
+    ref, path, want = job
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        return ref, None, None, f"cannot read {ref}: {exc.strerror or exc}"
+    h, defs = file_result(ref, data, want)
+    return ref, h, defs, None
+
+
+def hash_chunk(jobs: List[Job]) -> List[Result]:
+    return [hash_job(j) for j in jobs]
+
+
+def _workers() -> int:
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+POOL_MIN_WEIGHT = 4_000_000  # bytes of work (Python parsing counted heavier) below which one process wins
+
+
+def _weight(job: Job, size: int) -> int:
+    return size * (20 if job[2] and job[0].endswith((".py", ".pyi")) else 1)
+
+
+def run_jobs(jobs: List[Job], sizes: Dict[str, int], progress: Optional[Progress]) -> List[Result]:
+    """Hash in two processes when the work is big enough to pay for them; same results either way."""
+    total = len(jobs)
+    weight = sum(_weight(j, sizes.get(j[0], 0)) for j in jobs)
+    workers = _workers()
+    if workers > 1 and weight >= POOL_MIN_WEIGHT and total >= 8:
+        try:
+            if hasattr(os, "fork") and sys.platform.startswith("linux"):
+                return _run_forked(jobs, sizes, workers, progress)
+            return _run_pool(jobs, sizes, workers, progress)
+        except Exception:
+            pass  # no processes here (sandbox, frozen app…): fall back to one
+    out: List[Result] = []
+    for n, job in enumerate(jobs, 1):
+        out.append(hash_job(job))
+        if progress and (n % 200 == 0 or n == total):
+            progress(n, total)
+    return out
+
+
+def _shares(jobs: List[Job], sizes: Dict[str, int], n: int) -> List[List[Job]]:
+    """Deal jobs heaviest-first into n shares of about equal weight (deterministic)."""
+    shares: List[List[Job]] = [[] for _ in range(n)]
+    loads = [0] * n
+    for job in sorted(jobs, key=lambda j: (-_weight(j, sizes.get(j[0], 0)), j[0])):
+        i = loads.index(min(loads))
+        shares[i].append(job)
+        loads[i] += _weight(job, sizes.get(job[0], 0)) + 4096  # per-file overhead
+    return shares
+
+
+def _run_forked(jobs: List[Job], sizes: Dict[str, int], workers: int, progress: Optional[Progress]) -> List[Result]:
+    """Fork helpers that hash their share and send it back through a pipe (marshal).
+
+    Forking costs a few milliseconds, where importing concurrent.futures and
+    starting a pool costs over a hundred — and the snapshot runs on every
+    agent call. A helper that fails for any reason is simply redone here.
+    """
+    import marshal
+
+    shares = _shares(jobs, sizes, workers)
+    children = []
+    for share in shares[1:]:
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the helper: never returns
+            code = 1
+            try:
+                os.close(r)
+                payload = marshal.dumps(hash_chunk(share))
+                with os.fdopen(w, "wb") as fh:
+                    fh.write(payload)
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(w)
+        children.append((pid, r, share))
+    out: List[Result] = []
+    mine = shares[0]
+    for n, job in enumerate(mine, 1):
+        out.append(hash_job(job))
+        if progress and n % 100 == 0:
+            progress(min(len(jobs), n * workers), len(jobs))
+    for pid, r, share in children:
+        with os.fdopen(r, "rb") as fh:
+            payload = fh.read()
+        _, status = os.waitpid(pid, 0)
+        try:
+            got = marshal.loads(payload) if status == 0 else None
+        except (EOFError, ValueError, TypeError):
+            got = None
+        out.extend(got if isinstance(got, list) and len(got) == len(share) else hash_chunk(share))
+    if progress:
+        progress(len(jobs), len(jobs))
+    return out
+
+
+def _run_pool(jobs: List[Job], sizes: Dict[str, int], workers: int, progress: Optional[Progress]) -> List[Result]:
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    ordered = sorted(jobs, key=lambda j: -_weight(j, sizes.get(j[0], 0)))
+    nchunks = min(len(ordered), workers * 8)
+    chunks = [ordered[i::nchunks] for i in range(nchunks)]
+    out: List[Result] = []
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(hash_chunk, c) for c in chunks]
+        for fut in as_completed(futures):
+            out.extend(fut.result())
+            if progress:
+                progress(len(out), len(jobs))
+    return out
+
+
+# ---------------------------------------------------------------- the engine
+
+def take_snapshot(
+    root: Path,
+    paths: Optional[List[str]] = None,
+    anchors: bool = True,
+    tools: Optional[Dict[str, str]] = None,
+    merge: Optional[dict] = None,
+    progress: Optional[Progress] = None,
+    problems: Optional[List[str]] = None,
+    use_cache: bool = True,
+    cwd: Optional[str] = None,
+) -> Dict[str, str]:
+    """The scope map of `root` (or of `paths` under it); refs are always relative to the root.
+
+    `paths` are PATH arguments as a user types them: relative to `cwd`
+    (default: the current directory) or absolute, and inside the root —
+    otherwise a UsageError. With them, only entries under those paths are
+    present, and `*` only when the root itself was named: a partial `*` or
+    ancestor `dir/` would lie about what it covers. Problems (unreadable
+    files, undecodable names) are appended to `problems` when given, else
+    written to stderr.
+    """
+    root = Path(os.path.abspath(str(root)))
+    started = time.time_ns()
+    sel = Selection(resolve_paths(root, paths, cwd))
+    report: List[str] = [] if problems is None else problems
+    listing = list_tree(root, None if sel.whole else sel.prefixes)  # a large tree is not walked for one file
+    report.extend(listing.problems)
+    refs = [r for r in listing.refs if sel.wants(r)]
+
+    cache_file = _cache_path(root) if use_cache else None
+    cache = load_cache(cache_file)
+    plan = _plan(root, refs, cache, anchors, report)
+    new_cache: Dict[str, list] = {} if sel.whole else dict(cache)
+    new_cache.update(plan.reused)
+    changed = _absorb(run_jobs(plan.jobs, plan.sizes, progress), plan, cache, started, new_cache, report)
+
+    out = combine(plan.files, plan.defs if anchors else {}, sel.full_dir, sel.whole)
+    _add_extras(out, "--tool", tool_hashes(tools or {}, root))
+    _add_extras(out, "--merge", merge or {})
+
+    if cache_file is not None and (changed or len(new_cache) != len(cache)):
+        save_cache(cache_file, new_cache)
+    if problems is None:
+        for p in report:
+            sys.stderr.write(f"priors snapshot: {p}\n")
+    return out
+
+
+class _Plan:
+    """What one snapshot must do: hashes already known (links, cache hits) and the files left to read."""
+
+    def __init__(self) -> None:
+        self.files: Dict[str, str] = {}
+        self.defs: Dict[str, str] = {}
+        self.reused: Dict[str, list] = {}
+        self.jobs: List[Job] = []
+        self.keys: Dict[str, List[int]] = {}
+        self.sizes: Dict[str, int] = {}
+
+
+def _plan(root: Path, refs: List[str], cache: Dict[str, list], anchors: bool, report: List[str]) -> _Plan:
+    """lstat every ref: symlinks hash their target, cache hits are reused, regular files become jobs."""
+    plan = _Plan()
+    root_s = str(root)
+    for ref in refs:
+        full = os.path.join(root_s, *ref.split("/"))
+        try:
+            st = os.lstat(full)
+        except FileNotFoundError:
+            continue  # tracked but deleted in the work tree: it is gone
+        except OSError as exc:
+            report.append(f"cannot stat {ref}: {exc.strerror or exc}")
+            continue
+        if _stat.S_ISLNK(st.st_mode):
+            try:
+                plan.files[ref] = link_hash(os.readlink(full).replace(os.sep, "/"))
+            except OSError as exc:
+                report.append(f"cannot read link {ref}: {exc.strerror or exc}")
+            continue
+        if not _stat.S_ISREG(st.st_mode):
+            continue  # submodules, sockets, fifos: not content we can hash
+        key = stat_key(st)
+        hit = cache.get(ref)
+        if hit is not None and cache_hit(hit, key, anchors):
+            plan.files[ref] = hit[4]
+            if anchors:
+                plan.defs[ref] = hit[5]
+            plan.reused[ref] = hit
+            continue
+        plan.keys[ref] = key
+        plan.sizes[ref] = st.st_size
+        plan.jobs.append((ref, full, anchors))
+    return plan
+
+
+def _absorb(results: List[Result], plan: _Plan, cache: Dict[str, list], started: int,
+            new_cache: Dict[str, list], report: List[str]) -> bool:
+    """Take fresh hashes into the plan and the cache — except racy ones (changed within 2 s of the start)."""
+    changed = False
+    for ref, h, anc, problem in results:
+        if problem is not None or h is None:
+            report.append(problem or f"cannot hash {ref}")
+            continue
+        plan.files[ref] = h
+        if anc is not None:
+            plan.defs[ref] = anc
+        key = plan.keys[ref]
+        if max(key[1], key[3]) < started - RACY_NS:
+            old = cache.get(ref)
+            keep = anc if anc is not None else (old[5] if old is not None and cache_hit(old, key, True) else None)
+            new_cache[ref] = key + [h, keep]
+            changed = True
+        else:
+            new_cache.pop(ref, None)
+    return changed
+
+
+def _add_extras(out: Dict[str, str], flag: str, extra: Dict[str, str]) -> None:
+    """Tool and merged refs join the map; silently replacing a computed hash would be a lie."""
+    for k, v in extra.items():
+        if k in out and out[k] != v:
+            raise UsageError(f"priors snapshot: {flag} ref {k!r} clashes with the snapshot's own hash for it")
+        out[k] = v
+
+
+# ---------------------------------------------------------------- tools and merges (validation)
+
+def parse_tool(spec: str) -> Tuple[str, str]:
+    name, eq, command = spec.partition("=")
+    name = name.strip()
+    if not eq or not name or not command.strip():
+        raise UsageError(f"priors snapshot: --tool expects NAME=COMMAND, got {spec!r}")
+    return name, command
+
+
+def tool_hashes(tools: Dict[str, str], root: Path) -> Dict[str, str]:
+    """Run each tool command (through the shell, in the root) and hash its raw stdout."""
+    if not tools:
+        return {}
+    import subprocess
+
+    out: Dict[str, str] = {}
+    for name in sorted(tools):
+        command = tools[name]
+        try:
+            proc = subprocess.run(command, shell=True, cwd=str(root), stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, timeout=120)
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise UsageError(f"priors snapshot: --tool {name}: cannot run {command!r}: {exc}") from None
+        if proc.returncode != 0:
+            err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            detail = err[-1] if err else f"exit status {proc.returncode}"
+            raise UsageError(f"priors snapshot: --tool {name}: {command!r} failed: {detail}")
+        out[name] = sha12_bytes(proc.stdout)
+    return out
+
+
+def read_merge(arg: str) -> Dict[str, str]:
+    """A --merge file: a JSON object of string refs to string hashes (`-` reads stdin)."""
+    from priors.core.canonical import JSONError, loads
+
+    try:
+        if arg == "-":
+            raw = sys.stdin.buffer.read()
+        else:
+            with open(arg, "rb") as fh:
+                raw = fh.read()
+    except OSError as exc:
+        raise UsageError(f"priors snapshot: --merge {arg}: {exc.strerror or exc}") from None
+    try:
+        doc = loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, JSONError) as exc:
+        raise UsageError(f"priors snapshot: --merge {arg}: not valid JSON ({exc})") from None
+    if not isinstance(doc, dict) or not all(isinstance(k, str) and k and isinstance(v, str) for k, v in doc.items()):
+        raise UsageError(f"priors snapshot: --merge {arg}: expected a JSON object mapping refs to hash strings")
+    return doc
+
+
+def _tty_progress(stream) -> Optional[Progress]:
+    """A self-overwriting progress line, only for a human watching a terminal."""
+    try:
+        if not stream.isatty():
+            return None
+    except (AttributeError, ValueError):
+        return None
+    state = {"shown": False, "last": 0.0}
+
+    def show(done: int, total: int) -> None:
+        if done < 0:
+            if state["shown"]:
+                stream.write("\r\x1b[K")
+                stream.flush()
+            return
+        now = time.monotonic()
+        if total < 500 or (now - state["last"] < 0.1 and done != total):
+            return
+        state["last"] = now
+        state["shown"] = True
+        stream.write(f"\rpriors snapshot: hashed {done}/{total} files")
+        stream.flush()
+
+    return show

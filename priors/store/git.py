@@ -1,0 +1,127 @@
+"""Git access: read an old revision, register the merge driver and its attributes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, List, Optional
+
+# ------------------------------------------------------------------ git
+
+
+def git_show(root: Any, rev: str) -> bytes:
+    """The ledger's bytes at `rev` (empty when it did not exist there); UsageError when rev is bad."""
+    import subprocess
+
+    from priors.core.errors import UsageError
+
+    if rev.startswith("-"):
+        raise UsageError(f"priors verify: --since {rev}: not a revision")
+    try:
+        chk = subprocess.run(["git", "rev-parse", "--verify", "--quiet", rev + "^{commit}"], cwd=str(root), capture_output=True)
+    except OSError:
+        raise UsageError("priors verify: --since needs git, which was not found") from None
+    if chk.returncode != 0:
+        raise UsageError(f"priors verify: --since {rev}: not a revision in this git repository")
+    spec = f"{rev}:./.priors/ledger.jsonl"
+    exists = subprocess.run(["git", "cat-file", "-e", spec], cwd=str(root), capture_output=True)
+    if exists.returncode != 0:
+        return b""
+    out = subprocess.run(["git", "show", spec], cwd=str(root), capture_output=True)
+    if out.returncode != 0:
+        raise UsageError(f"priors verify: cannot read the ledger at {rev}: {out.stderr.decode('utf-8', 'replace').strip()}")
+    return out.stdout
+
+
+# ------------------------------------------------------------------ git plumbing
+
+
+def _git(args: List[str], cwd: Any) -> "Any":
+    import subprocess
+
+    return subprocess.run(["git", *args], cwd=str(cwd), capture_output=True)
+
+
+def _git_dir(cwd: Any) -> Optional[str]:
+    import os
+
+    try:
+        r = _git(["rev-parse", "--absolute-git-dir"], cwd)
+    except OSError:
+        return None
+    if r.returncode != 0:
+        return None
+    path = r.stdout.decode("utf-8", "replace").strip()
+    return path if os.path.isdir(path) else None
+
+
+def _head(cwd: Any) -> str:
+    try:
+        r = _git(["rev-parse", "-q", "--verify", "HEAD"], cwd)
+    except OSError:
+        return ""
+    return r.stdout.decode("ascii", "replace").strip() if r.returncode == 0 else ""
+
+
+def driver_command() -> str:
+    """`priors` when it is on PATH, else this interpreter's `-m priors` (so a venv without the script works)."""
+    import shutil
+    import sys
+    from pathlib import Path
+
+    if shutil.which("priors"):
+        return "priors"
+    exe = Path(sys.executable).as_posix()
+    return f'"{exe}" -m priors'
+
+
+ATTR_LINES = (
+    ".priors/ledger.jsonl merge=priors -text",
+    ".priors/PRIORS.md merge=priors-render -text",
+)
+
+
+def require_git(root: Any) -> None:
+    """UsageError unless `root` is inside a git work tree (checked before anything is written)."""
+    from priors.core.errors import UsageError
+
+    try:
+        inside = _git(["rev-parse", "--is-inside-work-tree"], root)
+    except OSError:
+        raise UsageError("priors init --git: git was not found") from None
+    if inside.returncode != 0 or inside.stdout.strip() != b"true":
+        raise UsageError(f"priors init --git: {root} is not inside a git work tree — run `git init` first")
+
+
+def register_git(root: Any) -> List[str]:
+    """Register the merge drivers in the repo's git config and `.gitattributes` beside `.priors/`. Idempotent."""
+    from pathlib import Path
+
+    from priors.core.errors import UsageError
+    from priors.store.files import atomic_write, read_bytes
+
+    require_git(root)
+    cmd = driver_command()
+    settings = [
+        ("merge.priors.name", "priors ledger: base + both sides' new lines, their ids renumbered"),
+        ("merge.priors.driver", f"{cmd} merge-driver %O %A %B %P"),
+        ("merge.priors-render.name", "priors PRIORS.md: rendered from the merged ledger"),
+        ("merge.priors-render.driver", f"{cmd} merge-driver --render %O %A %B %P"),
+    ]
+    done: List[str] = []
+    for key, value in settings:
+        cur = _git(["config", "--local", "--get", key], root)
+        if cur.returncode == 0 and cur.stdout.decode("utf-8", "replace").rstrip("\n") == value:
+            continue
+        r = _git(["config", "--local", key, value], root)
+        if r.returncode != 0:
+            raise UsageError(f"priors init --git: git config {key} failed: {r.stderr.decode('utf-8', 'replace').strip()}")
+        done.append(f"git config {key}")
+    attrs = Path(root) / ".gitattributes"
+    old = (read_bytes(attrs) or b"").decode("utf-8", "replace")
+    have = {ln.strip() for ln in old.splitlines()}
+    missing = [ln for ln in ATTR_LINES if ln not in have]
+    if missing:
+        text = old + ("" if not old or old.endswith("\n") else "\n") + "".join(ln + "\n" for ln in missing)
+        atomic_write(attrs, text.encode("utf-8"))
+        done.append(".gitattributes")
+    return done

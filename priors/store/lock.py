@@ -1,0 +1,211 @@
+"""The writer lock: one keeper writes at a time, and a dead holder's lock is broken safely.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import time
+from pathlib import Path
+
+from priors.core.errors import Refusal, UsageError
+from priors.store.files import check_inside
+from priors.store.paths import LOCK, Paths, list_run_dirs
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
+    from typing import Optional, Tuple, Union
+
+    Chunk = Union[bytes, bytearray, memoryview, Tuple[int, int]]  # bytes, or a (start, end) range of the old file
+STALE_EMPTY_S = 2.0  # a pid-less lock younger than this is being written, not abandoned
+
+
+def remove_stray_temps(paths: Paths) -> None:
+    """Temp files left by a writer that died are never data; the next writer (holding the lock) clears them.
+
+    Covers .priors/ and every runs/<run>/ folder; in cache/, which lock-free readers also write,
+    only temps whose writer pid is gone.
+    """
+    dirs = [paths.dir]
+    for name in list_run_dirs(paths):
+        d = paths.runs / name
+        if d.is_dir() and not d.is_symlink():
+            dirs.append(d)
+    for d in dirs:
+        _remove_temps_in(d, only_dead=False)
+    cache = paths.dir / "cache"
+    if cache.is_dir() and not cache.is_symlink():
+        _remove_temps_in(cache, only_dead=True)
+
+
+def _remove_temps_in(d: Path, only_dead: bool) -> None:
+    try:
+        names = os.listdir(str(d))
+    except OSError:
+        return
+    for name in names:
+        if not (name.endswith(".tmp") and name.startswith(".")):
+            continue
+        if only_dead:
+            pid = name[:-4].rsplit(".", 1)[-1]
+            if not pid.isdigit() or pid_alive(int(pid)):
+                continue
+        try:
+            os.unlink(str(d / name))
+        except OSError:
+            pass
+
+
+# ---------------------------------------------------------------- the writer lock
+
+
+def pid_alive(pid: int) -> bool:
+    """Is `pid` a live process? Never signals it (os.kill(pid, 0) would kill it on Windows)."""
+    if pid <= 0:
+        return False
+    if os.name == "nt":
+        return _pid_alive_windows(pid)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def _pid_alive_windows(pid: int) -> bool:
+    import ctypes
+
+    kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
+    SYNCHRONIZE, QUERY_LIMITED = 0x00100000, 0x1000
+    handle = kernel32.OpenProcess(SYNCHRONIZE | QUERY_LIMITED, False, pid)
+    if not handle:
+        return ctypes.get_last_error() == 5  # access denied: it exists
+    try:
+        return kernel32.WaitForSingleObject(handle, 0) == 0x00000102  # WAIT_TIMEOUT: still running
+    finally:
+        kernel32.CloseHandle(handle)
+
+
+class Lock:
+    """`.priors/keeper.lock` created exclusively with our pid — the protocol every keeper shares."""
+
+    def __init__(self, paths: Paths) -> None:
+        self.paths = paths
+        self.held = False
+
+    def __enter__(self) -> "Lock":
+        check_inside(self.paths.lock)
+        for attempt in range(2):
+            if self._try_create():
+                self.held = True
+                remove_stray_temps(self.paths)
+                return self
+            if attempt == 0:
+                seen = self._stale_content()
+                if seen is not None and self._break_stale(seen):
+                    continue
+            break
+        raise Refusal(
+            "KEEPER_LOCKED",
+            hint="another keeper is writing this ledger; retry in a moment (a dead holder's lock is cleared automatically)",
+        )
+
+    def _try_create(self) -> bool:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+        try:
+            fd = os.open(str(self.paths.lock), flags, 0o644)
+        except FileExistsError:
+            return False
+        except IsADirectoryError:
+            return False
+        except PermissionError:
+            if self.paths.lock.exists():
+                return False
+            raise UsageError(f"priors: cannot create {self.paths.lock}: permission denied") from None
+        except OSError as exc:
+            if exc.errno == errno.EEXIST:
+                return False
+            raise UsageError(f"priors: cannot create {self.paths.lock}: {exc.strerror}") from None
+        try:
+            try:
+                os.write(fd, str(os.getpid()).encode("ascii"))
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            try:
+                os.unlink(str(self.paths.lock))  # never leave a lock without a pid behind
+            except OSError:
+                pass
+            raise UsageError(f"priors: cannot write {self.paths.lock}: {exc.strerror or exc}; nothing was changed") from None
+        return True
+
+    def _stale_content(self) -> Optional[bytes]:
+        """The lock's bytes when its holder is gone; None while it may be live.
+
+        An unreadable pid is stale (the contract), except an *empty* lock: that is one being written
+        this very moment (create, then write the pid) — or one whose writer died in between — and
+        it counts as stale only once it is STALE_EMPTY_S old. Without this grace two keepers could
+        both hold the lock.
+        """
+        if self.paths.lock.is_dir():
+            raise UsageError(f"priors: {self.paths.lock} is a directory, not a lock file; remove it by hand")
+        try:
+            with open(self.paths.lock, "rb") as fh:
+                raw = fh.read(64)
+                age = time.time() - os.fstat(fh.fileno()).st_mtime
+        except FileNotFoundError:
+            return b""  # released meanwhile: just try again
+        except OSError:
+            return None
+        if not raw:
+            return raw if age >= STALE_EMPTY_S else None
+        text = raw.decode("ascii", "replace").strip()
+        if not text.isdigit():
+            return raw
+        return None if pid_alive(int(text)) else raw
+
+    def _break_stale(self, seen: bytes) -> bool:
+        """Remove a dead holder's lock — and only that one, even if another keeper breaks it too.
+
+        The lock is first renamed aside (atomic: one breaker wins); if what was moved is not the
+        stale lock we judged (a live keeper re-created it in between), it is put back.
+        """
+        aside = self.paths.dir / f".{LOCK}.{os.getpid()}.tmp"
+        try:
+            os.rename(str(self.paths.lock), str(aside))
+        except FileNotFoundError:
+            return True
+        except OSError as exc:
+            raise UsageError(f"priors: cannot clear stale lock {self.paths.lock}: {exc.strerror}") from None
+        try:
+            with open(aside, "rb") as fh:
+                moved = fh.read(64)
+        except OSError:
+            moved = seen
+        if moved != seen:
+            try:
+                os.link(str(aside), str(self.paths.lock))
+            except OSError:
+                pass
+            try:
+                os.unlink(str(aside))
+            except OSError:
+                pass
+            return False
+        try:
+            os.unlink(str(aside))
+        except OSError:
+            pass
+        return True
+
+    def __exit__(self, *exc) -> None:
+        if self.held:
+            try:
+                os.unlink(str(self.paths.lock))
+            except OSError:
+                pass
+            self.held = False

@@ -1,0 +1,188 @@
+"""PRIORS.md on disk: patched row by row when the ledger grew, written whole otherwise.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sys
+from pathlib import Path
+
+from priors.core.fold import PriorState, State
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
+    from typing import Any, Dict, List, Optional, Tuple
+
+    Mark = Tuple[int, bytes]  # a ledger: (length, sha256)
+
+RENDER_FILE = "render.bin"
+MAGIC = b"PRIORS-RENDER-CACHE\n"
+HEAD_LINES = 6  # title, blank, note, blank, table head, separator — views.render_markdown
+
+
+def _signature() -> bytes:
+    """Who rendered it: this module's, the table's and the fold's code."""
+    from priors.core import fold as fold
+    from priors.core import views as views
+
+    h = hashlib.sha256(MAGIC)
+    for mod in (fold, views, sys.modules[__name__]):
+        try:
+            with open(getattr(mod, "__file__", "") or "", "rb") as fh:
+                h.update(fh.read())
+        except OSError:
+            h.update(repr(mod).encode("utf-8", "replace"))
+    return h.digest()
+
+
+def write(paths, st: State, base: Optional[Mark], named: Optional[Dict[str, bool]], after: Optional[Mark],
+          old: Any = "read") -> None:
+    """Write PRIORS.md for `st`, the fold of ledger `after`, which differs from ledger `base` only in
+    the rows of the prior ids `named` (and in priors added after the old last one); `named[id]` is
+    True when its record itself may have changed, False when only events touched it.
+
+    `base`/`after` are None and `named` is None when unknown (then the whole table is rendered).
+    `old` is the render mark as read before a caller dropped cache/ (redact); by default it is read here.
+    """
+    from priors.core.errors import UsageError
+    from priors.store import fold_cache as cache
+    from priors.store.files import atomic_write, read_bytes
+
+    use = cache.enabled() and base is not None and after is not None and named is not None
+    if old == "read":
+        old = read_mark(paths.dir) if use else None
+    md = read_bytes(paths.rendered) if use and old is not None else None
+    new: Optional[List[Any]] = None
+    if old is not None and md is not None and hashlib.sha256(md).digest() == old[2]:
+        if base == after and (old[0], old[1]) == after:
+            return  # PRIORS.md is already the render of this very ledger: byte for byte what we would write
+        if (old[0], old[1]) == base:
+            new = _in_place(md, old[3], st, named or {})
+            if new is None:
+                patched = _patched(md, old[3], st, named or {})
+                new = None if patched is None else [patched]
+    if new is None:
+        from priors.core.views import render_markdown
+
+        new = [render_markdown(st).encode("utf-8")]
+    try:
+        atomic_write(paths.rendered, new, size=None if md is None else len(md))
+    except UsageError:
+        if not any(isinstance(c, tuple) for c in new):
+            raise
+        from priors.core.views import render_markdown
+
+        new = [render_markdown(st).encode("utf-8")]
+        atomic_write(paths.rendered, new)
+    if use and after is not None:
+        h = hashlib.sha256()
+        for chunk in new:
+            h.update(memoryview(md)[chunk[0]:chunk[1]] if isinstance(chunk, tuple) else chunk)
+        _write_mark(paths.dir, after, h.digest(), len(st.priors))
+
+
+_CELL = rb"(?:[^\\|]|\\.)*"  # a cell as views._cell writes it: `|` and `\` only escaped
+_STATUS_CELL = re.compile(rb"\| " + _CELL + rb" \| " + _CELL + rb" \| " + _CELL + rb" \| (" + _CELL + rb") \| ")
+_REDACTED_TAIL = b"| *(redacted)* |"
+
+
+def _row(p: PriorState, old: bytes, whole: bool) -> bytes:
+    """The prior's new row. When only events changed it, only its status cell can differ (unless it
+    was or is now redacted): that cell is swapped in the old row and the record is not read."""
+    from priors.core.views import _cell, display_status, table_row
+
+    if not whole and not p.redacted and not old.endswith(_REDACTED_TAIL):
+        m = _STATUS_CELL.match(old)
+        if m is not None:
+            return old[:m.start(1)] + _cell(display_status(p)).encode("utf-8") + old[m.end(1):]
+    return table_row(p).encode("utf-8")
+
+
+IN_PLACE_ROWS = 256  # more changed rows than this: split the file into lines instead (_patched)
+
+
+def _in_place(md: bytes, rows_before: int, st: State, named: Dict[str, bool]) -> Optional[List[Any]]:
+    """PRIORS.md as chunks: the `named` rows redone, found by their id in one pass, rows for new
+    priors added at the end, and every other byte a (start, end) range of the file as it is (copied
+    by the kernel). None when many rows change (then `_patched`) or a row is not where it should be."""
+    from priors.core.views import _cell, table_row
+
+    keys = list(st.priors)
+    if len(keys) < rows_before or len(named) > IN_PLACE_ROWS or not md.endswith(b"\n"):
+        return None
+    if md.count(b"\n") != HEAD_LINES + rows_before:
+        return None
+    pos = dict(zip(keys, range(len(keys)))) if len(named) > 8 else None
+    targets = []
+    for pid, whole in named.items():
+        if pid in st.priors:
+            i = pos[pid] if pos is not None else keys.index(pid)
+            if i < rows_before:
+                targets.append((i, pid, whole))
+    chunks: List[Any] = []
+    cur = newlines = 0  # newlines = md[:cur].count(b"\n")
+    for i, pid, whole in sorted(targets):
+        at = md.find(b"\n| " + _cell(pid).encode("utf-8") + b" |", max(cur - 1, 0))
+        if at < 0:
+            return None
+        newlines += md.count(b"\n", cur, at)
+        if newlines + 1 != HEAD_LINES + i:
+            return None  # not the line the table puts this prior on
+        end = md.find(b"\n", at + 1)
+        chunks += [(cur, at + 1), _row(st.priors[pid], md[at + 1:end], whole)]
+        cur, newlines = end, newlines + 1
+    chunks.append((cur, len(md)))
+    if len(keys) > rows_before:
+        chunks.append("".join(table_row(st.priors[k]) + "\n" for k in keys[rows_before:]).encode("utf-8"))
+    return chunks
+
+
+def _patched(md: bytes, rows_before: int, st: State, named: Dict[str, bool]) -> Optional[bytes]:
+    """PRIORS.md with the rows of the `named` priors re-rendered and new priors' rows added."""
+    from priors.core.views import table_row
+
+    lines = md.split(b"\n")
+    if rows_before == 0 or len(lines) != HEAD_LINES + rows_before + 1 or lines[-1] != b"":
+        return None
+    keys = list(st.priors)
+    if len(keys) < rows_before:
+        return None
+    named = {pid: whole for pid, whole in named.items() if pid in st.priors}
+    if named:
+        pos = dict(zip(keys, range(len(keys)))) if len(named) > 8 else None
+        for pid, whole in named.items():
+            i = pos[pid] if pos is not None else keys.index(pid)
+            if i < rows_before:
+                lines[HEAD_LINES + i] = _row(st.priors[pid], lines[HEAD_LINES + i], whole)
+    if len(keys) > rows_before:
+        lines[-1:] = [table_row(st.priors[k]).encode("utf-8") for k in keys[rows_before:]] + [b""]
+    return b"\n".join(lines)
+
+
+# ---------------------------------------------------------------- render.bin
+#
+# MAGIC, signature(32), ledger length(8), ledger sha256(32), PRIORS.md sha256(32), rows(8).
+
+_SIZE = len(MAGIC) + 32 + 8 + 32 + 32 + 8
+
+
+def read_mark(priors_dir: Path) -> Optional[Tuple[int, bytes, bytes, int]]:
+    try:
+        with open(str(priors_dir / "cache" / RENDER_FILE), "rb") as fh:
+            raw = fh.read(_SIZE + 1)
+    except OSError:
+        return None
+    if len(raw) != _SIZE or not raw.startswith(MAGIC) or raw[len(MAGIC):len(MAGIC) + 32] != _signature():
+        return None
+    i = len(MAGIC) + 32
+    return (int.from_bytes(raw[i:i + 8], "big"), raw[i + 8:i + 40], raw[i + 40:i + 72],
+            int.from_bytes(raw[i + 72:i + 80], "big"))
+
+
+def _write_mark(priors_dir: Path, ledger: Mark, md_digest: bytes, rows: int) -> None:
+    """Best effort, like the fold cache: this is only an optimisation."""
+    from priors.store.fold_cache import write_file
+
+    write_file(priors_dir, RENDER_FILE, [MAGIC + _signature() + ledger[0].to_bytes(8, "big") + ledger[1]
+                                         + md_digest + rows.to_bytes(8, "big")])
