@@ -137,3 +137,25 @@ def test_modules_stay_small() -> None:
     big = sorted(f"{m}: {sum(1 for _ in p.open(encoding='utf-8'))} lines" for m, p in MODULES.items()
                  if sum(1 for _ in p.open(encoding="utf-8")) > MAX_LINES)
     assert big == [], f"modules over {MAX_LINES} lines: {big}"
+
+
+VOCABULARY = {"RUN_RE", "PRIOR_RE", "CALL_RE", "HASH12_RE", "RUN_ID", "PRIOR_ID", "FACETS", "FACET_ORDER", "PRESETS",
+              "AGENT_VERDICTS", "HUMAN_VERDICTS", "SEVERITIES", "SEVERITY_RANK", "STATUSES", "LIST_STATUSES", "BINDING",
+              "INJECTABLE", "REST_AFTER", "OUTCOMES", "LESSON_TYPES", "ACTIONS", "RECORD_TYPES", "BLOCK_TYPES",
+              "TAG_RE", "MAX_TAGS"}
+ID_LITERALS = ("run-\\d", "P-\\d", "-C-\\d")
+
+
+def test_the_vocabulary_is_declared_once() -> None:
+    """Facets, verdicts, statuses, severities and id patterns live in core/vocabulary.py and nowhere else."""
+    twins = []
+    for m, p in MODULES.items():
+        if m == "priors.core.vocabulary":
+            continue
+        tree = ast.parse(p.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+            twins += [f"{m}: {t.id}" for t in targets if isinstance(t, ast.Name) and t.id in VOCABULARY]
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and any(s in node.value for s in ID_LITERALS):
+                twins.append(f"{m}: id pattern {node.value!r}")
+    assert twins == [], "vocabulary declared outside priors/core/vocabulary.py:\n" + "\n".join(twins)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from priors.core.errors import UsageError
 from priors.store.files import read_bytes
-from priors.store.ledger import RUN_ID
 from priors.store.paths import Paths, require_init
+from priors.core.vocabulary import RUN_RE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -22,8 +22,8 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 def check_run_id(run: Optional[str], verb: str) -> str:
     if run is None:
         raise UsageError(f"priors {verb}: --run RUN is required")
-    if not RUN_ID.match(run):
-        raise UsageError(f"priors {verb}: bad run id {run!r} — run ids must match ^run-\\d{{3,}}$ (e.g. run-001)")
+    if not RUN_RE.match(run):
+        raise UsageError(f"priors {verb}: bad run id {run!r} — a run id is `run-` and three or more digits (e.g. run-001)")
     return run
 
 

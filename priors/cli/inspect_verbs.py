@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
+from priors.core.vocabulary import LIST_STATUSES
 from priors.core.history import (
-    STATUSES,
     history_rows,
     history_svg,
     history_text,
@@ -62,8 +62,8 @@ def cmd_list(argv: List[str], ctx: Any) -> int:
 
         return cmd_lessons([a for a in argv if a != "--lessons"], ctx)
     status = args.get("status")
-    if status is not None and status not in STATUSES:
-        raise UsageError(f"priors list: --status {status!r}: expected one of {', '.join(STATUSES)}")
+    if status is not None and status not in LIST_STATUSES:
+        raise UsageError(f"priors list: --status {status!r}: expected one of {', '.join(LIST_STATUSES)}")
     for key in ("ns", "type"):
         if args.get(key) == "":
             raise UsageError(f"priors list: --{key} needs a non-empty value")

@@ -182,3 +182,8 @@ def loads(text: str) -> Any:
         raise
     except ValueError as exc:
         raise JSONError(str(exc)) from None
+
+
+def reason_hash(reason: Any) -> str:
+    """sha12 of a reason as the keeper hashes it when redacting (a non-string reason by its canonical JSON)."""
+    return sha12(reason if isinstance(reason, str) else dumps(reason))

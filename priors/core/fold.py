@@ -3,20 +3,16 @@
 
 from __future__ import annotations
 
-import re
 from operator import itemgetter
 
 from priors.core.errors import DamagedLedger
 from priors.core.plain import Plain
+from priors.core.vocabulary import BINDING, PRIOR_RE, REST_AFTER, RUN_RE, id_number, prior_number  # noqa: F401 (re-exported to callers of the fold)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
     from typing import Any, Dict, Iterable, List, Optional, Tuple
 
-RUN_RE = re.compile(r"^run-(\d{3,})$")
-PRIOR_RE = re.compile(r"^P-(\d{4,})$")
-BINDING = ("accepted", "wontfix")
-REST_AFTER = 5
 
 
 def _field(i: int, doc: str) -> property:
@@ -229,19 +225,6 @@ def _parse_strict(data: bytes, name: str) -> List[Dict[str, Any]]:
     return records
 
 
-def id_number(regex: "re.Pattern[str]", value: Any, missing: int = 0) -> int:
-    """The number inside a run or prior id (`run-007` → 7), or `missing` when it is not one."""
-    if isinstance(value, str):
-        m = regex.match(value)
-        if m:
-            return int(m.group(1))
-    return missing
-
-
-def _num(regex: "re.Pattern[str]", value: Any) -> int:
-    return id_number(regex, value)
-
-
 def fold(records: Iterable[Dict[str, Any]]) -> State:
     st = State()
     for rec in records:
@@ -254,7 +237,7 @@ def apply(st: State, rec: Dict[str, Any]) -> None:
     st.records += 1
     t = rec.get("t")
     for key in ("run", "born"):
-        n = _num(RUN_RE, rec.get(key))
+        n = id_number(RUN_RE, rec.get(key))
         if n > st.max_run:
             st.max_run = n
     if t == "prior":
@@ -277,7 +260,7 @@ def _apply_prior(st: State, rec: Dict[str, Any]) -> None:
     pid = rec.get("id")
     if not isinstance(pid, str):
         return
-    n = _num(PRIOR_RE, pid)
+    n = id_number(PRIOR_RE, pid)
     if n > st.max_prior:
         st.max_prior = n
     st.note_run(rec.get("born"))
@@ -342,16 +325,12 @@ def review_due(st: State, p: PriorState) -> bool:
 def next_run_id(st: State, run_dirs: Iterable[str]) -> str:
     best = st.max_run
     for name in run_dirs:
-        best = max(best, _num(RUN_RE, name))
+        best = max(best, id_number(RUN_RE, name))
     return f"run-{best + 1:03d}"
 
 
 def next_prior_id(max_seen: int) -> str:
     return f"P-{max_seen + 1:04d}"
-
-
-def prior_number(pid: Any) -> int:
-    return _num(PRIOR_RE, pid)
 
 
 def scope_state(p: PriorState, scopes: Dict[str, str]) -> Tuple[str, Optional[str]]:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import re
 
 from priors.core.errors import UsageError
 from priors.core.plain import Plain
@@ -12,28 +11,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
     from typing import Any, Dict, List, Optional
 from typing import Any, Dict, List, Optional
+from priors.core.vocabulary import AGENT_VERDICTS, FACET_ORDER, FACETS, HUMAN_VERDICTS, MAX_TAGS, PRESETS, PRIOR_RE, SEVERITIES, SEVERITY_RANK, TAG_RE  # noqa: F401
 
-PRIOR_ID = re.compile(r"^P-\d{4,}$")
 
-FACETS: Dict[str, tuple] = {
-    "scope": ("content-hash", "tool-version", "env-fingerprint", "repo-wide"),
-    "activation": ("run-start", "verify-phase", "propose-gate"),
-    "obligation": ("disposition-required", "inject-as-instruction", "veto-only"),
-    "authority": ("advisory", "binding"),
-    "lifecycle": ("stale-on-scope-change", "challenged-on-failure", "only-by-supersession"),
-}
-FACET_ORDER = ("scope", "activation", "obligation", "authority", "lifecycle")
 
-PRESETS: Dict[str, Dict[str, str]] = {
-    "conclusion": dict(scope="content-hash", activation="verify-phase", obligation="disposition-required",
-                       authority="advisory", lifecycle="stale-on-scope-change"),
-    "behavioral": dict(scope="tool-version", activation="run-start", obligation="inject-as-instruction",
-                       authority="advisory", lifecycle="challenged-on-failure"),
-    "coverage": dict(scope="content-hash", activation="propose-gate", obligation="veto-only",
-                     authority="advisory", lifecycle="stale-on-scope-change"),
-    "calibration": dict(scope="repo-wide", activation="run-start", obligation="inject-as-instruction",
-                        authority="advisory", lifecycle="only-by-supersession"),
-}
 
 OPPOSED = {
     "terser": "expand", "expand": "terser",
@@ -41,15 +22,9 @@ OPPOSED = {
     "cta-singular": "cta-multiple", "cta-multiple": "cta-singular",
     "hoist-resource": "inline-resource", "inline-resource": "hoist-resource",
 }
-SEVERITIES = ("minor", "major", "gate")
-SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
-AGENT_VERDICTS = ("fixed", "still-open", "stale", "reaffirmed", "challenged", "obsolete-proposed")
-HUMAN_VERDICTS = ("accepted", "wontfix", "obsolete", "reopen", "keep")
 
 # Fields a candidate may carry that are copied onto the prior record when present.
 OPTIONAL_FIELDS = ("direction", "severity", "depth", "evidence", "review_every")
-KNOWN_FIELDS = {"type", "facets", "claim", "scope_ref", "scope_hash", "opposes", "scope_changed", "tags", "supersedes",
-                *OPTIONAL_FIELDS}
 
 
 class Candidate(Plain):
@@ -161,7 +136,7 @@ def validate(raw: Any) -> Candidate:
 
         check_tags(raw["tags"])  # lessons loop: short lowercase words
     sup = raw.get("supersedes")
-    if sup is not None and (not isinstance(sup, str) or not PRIOR_ID.match(sup)):
+    if sup is not None and (not isinstance(sup, str) or not PRIOR_RE.match(sup)):
         raise UsageError("priors: `supersedes` must be a prior id like P-0003")
     if facets["scope"] != "repo-wide" and not isinstance(raw.get("scope_ref"), str):
         raise UsageError(f"priors: a {facets['scope']} candidate needs a `scope_ref` from the run's snapshot")
@@ -174,8 +149,6 @@ def opposes(cand: Candidate, prior_direction: Any) -> bool:
     if cand.direction is not None and OPPOSED.get(cand.direction) == prior_direction:
         return True
     return prior_direction in cand.opposes
-TAG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,23}$")
-MAX_TAGS = 8
 
 
 # ------------------------------------------------------------------ tags and claims

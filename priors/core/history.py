@@ -5,22 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence
+from priors.core.vocabulary import display_status
 
-STATUSES = (
-    "open", "fixed", "stale", "challenged", "obsolete-proposed",
-    "accepted", "wontfix", "obsolete", "redacted", "resting", "binding",
-)
 CATEGORIES = ("fixed", "carried", "touched", "your_call", "new")
 BAR_CHARS = {"fixed": "#", "carried": "=", "touched": "~", "your_call": "?", "new": "+"}
 LABELS = {"fixed": "fixed", "carried": "carried", "touched": "touched", "your_call": "your call", "new": "new"}
 COLORS = {"fixed": "#2e7d32", "carried": "#90a4ae", "touched": "#f9a825", "your_call": "#c62828", "new": "#1565c0"}
 OPEN_COLOR = "#6a1b9a"
 CLAIM_WIDTH = 72
-
-
-def display_status(p: Any) -> str:
-    """The status a human reads: `resting` for resting priors, else the folded status."""
-    return "resting" if p.resting else p.status
 
 
 def cut(text: str, width: int = CLAIM_WIDTH) -> str:

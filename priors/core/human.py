@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from priors.core.canonical import dumps, loads, sha12
+from priors.core.canonical import reason_hash, dumps, loads, sha12
 from priors.core.errors import Refusal
 from priors.core.fold import State
 
@@ -37,10 +37,6 @@ def check_redactable(st: State, pid: str) -> None:
         raise Refusal("ALREADY_REDACTED", id=pid)
 
 
-def _reason_hash(reason: Any) -> str:
-    return sha12(reason if isinstance(reason, str) else dumps(reason))
-
-
 def _redacted_line(text: str, rec: Dict[str, Any], pid: str) -> Optional[str]:
     """The line that replaces `text` (whose record is `rec`) when `pid` is redacted; None: kept as is."""
     t = rec.get("t")
@@ -52,7 +48,7 @@ def _redacted_line(text: str, rec: Dict[str, Any], pid: str) -> Optional[str]:
     if t == "event" and rec.get("id") == pid and "reason" in rec:
         ev = {k: v for k, v in rec.items() if k != "reason"}
         ev["reason_redacted"] = True
-        ev["reason_hash"] = _reason_hash(rec["reason"])
+        ev["reason_hash"] = reason_hash(rec["reason"])
         return dumps(ev)
     if t == "call" and rec.get("conflicts_with") == pid and rec.get("redacted") is not True:
         keep = ("t", "call_id", "kind", "run", "ns", "conflicts_with")

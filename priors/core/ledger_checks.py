@@ -3,28 +3,12 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from priors.core.canonical import reason_hash
+from priors.core.vocabulary import ACTIONS, AGENT_VERDICTS, CALL_RE, FACETS, HASH12_RE, HUMAN_VERDICTS, OUTCOMES, PRIOR_RE, RUN_RE, SEVERITIES, id_number
 
-RUN_RE = re.compile(r"^run-(\d{3,})$")
-PRIOR_RE = re.compile(r"^P-(\d{4,})$")
-CALL_RE = re.compile(r"^(run-\d{3,})-C-(\d{2,})$")
-HASH12_RE = re.compile(r"^[0-9a-f]{12}$")
 
-FACETS: Dict[str, Tuple[str, ...]] = {
-    "scope": ("content-hash", "tool-version", "env-fingerprint", "repo-wide"),
-    "activation": ("run-start", "verify-phase", "propose-gate"),
-    "obligation": ("disposition-required", "inject-as-instruction", "veto-only"),
-    "authority": ("advisory", "binding"),
-    "lifecycle": ("stale-on-scope-change", "challenged-on-failure", "only-by-supersession"),
-}
-AGENT_VERDICTS = ("fixed", "still-open", "stale", "reaffirmed", "challenged", "obsolete-proposed")
-HUMAN_VERDICTS = ("accepted", "wontfix", "obsolete", "reopen", "keep")
-SEVERITIES = ("minor", "major", "gate")
-ACTIONS = ("disposition", "decide", "scope-missing", "redact")
-KNOWN_TYPES = ("prior", "event", "call", "run", "injected", "score", "learned")
-OUTCOMES = ("success", "partial", "failure")
 TOMBSTONE_KEYS = {"t", "id", "ns", "redacted", "content_hash", "born"}
 REDACTED_CALL_KEYS = {"t", "call_id", "kind", "run", "ns", "conflicts_with", "redacted"}
 LEDGER_NAME = ".priors/ledger.jsonl"
@@ -99,13 +83,6 @@ def _json_kind(obj: Any) -> str:
     if isinstance(obj, bool):
         return "boolean"
     return "number"
-
-
-def _num(regex: "re.Pattern[str]", value: Any) -> int:
-    """-1 for a value that is not an id (so 0-numbered ids still count)."""
-    from priors.core.fold import id_number
-
-    return id_number(regex, value, -1)
 
 
 def _nonempty_str(value: Any) -> bool:
@@ -237,7 +214,7 @@ class _Checker:
         if not isinstance(pid, str):
             self.add(no, "MISSING_FIELD" if "id" not in rec else "BAD_FIELD", "prior: missing or non-string `id`")
             return
-        n = _num(PRIOR_RE, pid)
+        n = id_number(PRIOR_RE, pid, -1)
         if n < 0:
             self.add(no, "BAD_ID", f"prior id {pid!r} is not `P-` and at least four digits")
         elif pid in self.priors:
@@ -537,13 +514,6 @@ def rewrite_problem(old: bytes, new: bytes) -> Optional[str]:
             return f"call {o.get('call_id')} changed more than its redaction allows"
         return None
     return "changed (and is not a redaction rewrite)"
-
-
-def reason_hash(reason: Any) -> str:
-    """sha12 of a reason as the keeper hashes it (a non-string reason by its canonical JSON)."""
-    from priors.core.canonical import dumps, sha12
-
-    return sha12(reason if isinstance(reason, str) else dumps(reason))
 
 
 def redacted_ids(lines: Sequence[bytes]) -> Set[str]:

@@ -9,16 +9,12 @@ from fractions import Fraction
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from priors.core.errors import UsageError
-from priors.core.fold import PRIOR_RE, RUN_RE, PriorState, State, apply, prior_number
+from priors.core.fold import PRIOR_RE, PriorState, State, apply, prior_number
+from priors.core.vocabulary import BINDING, BLOCK_TYPES, INJECTABLE, LESSON_TYPES, OUTCOMES, is_run_id  # noqa: F401 (the lessons verbs read them here)
 
-OUTCOMES = ("success", "partial", "failure")
-LESSON_TYPES = ("calibration", "behavioral")
-INJECTABLE = ("open", "accepted", "wontfix")
-BINDING = ("accepted", "wontfix")
 NEUTRAL = Fraction(1, 2)
 LOW_SCORE = Fraction(1, 3)
 LOW_SCORE_MIN_USES = 3
-BLOCK_TYPES = ("prior", "event", "call", "run")
 
 # ------------------------------------------------------------------ config
 
@@ -502,5 +498,3 @@ def shape(out: Dict[str, Any], ledger: Ledger, budget: Budget) -> Dict[str, Any]
     return res
 
 
-def is_run_id(text: str) -> bool:
-    return bool(RUN_RE.match(text))

@@ -6,10 +6,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union
+from priors.core.vocabulary import CALL_RE, PRIOR_RE, RUN_RE, id_number
 
-RUN_RE = re.compile(r"^run-(\d{3,})$")
-PRIOR_RE = re.compile(r"^P-(\d{4,})$")
-CALL_RE = re.compile(r"^(run-\d{3,})(-C-\d+)$")
 PRIOR_REF_KEYS = ("id", "conflicts_with", "supersedes")
 RUN_REF_KEYS = ("run", "born")
 PRIOR_LIST_KEYS = ("ids", "injected")  # the lessons loop: what a run was shown, what a score credits
@@ -38,13 +36,6 @@ def _s(value: Any) -> Optional[str]:
     return value if isinstance(value, str) else None
 
 
-def _num(regex: "re.Pattern[str]", value: Any) -> int:
-    """-1 for a value that is not an id (so 0-numbered ids still count)."""
-    from priors.core.fold import id_number
-
-    return id_number(regex, value, -1)
-
-
 def _prefix(base: List[bytes], side: List[bytes], name: str) -> Optional[Conflict]:
     from priors.core.ledger_checks import rewrite_problem
 
@@ -62,12 +53,12 @@ def _max_ids(records: Sequence[Dict[str, Any]]) -> Tuple[int, int]:
     mp, mr = 0, 0
     for rec in records:
         if rec.get("t") == "prior":
-            mp = max(mp, _num(PRIOR_RE, rec.get("id")))
+            mp = max(mp, id_number(PRIOR_RE, rec.get("id"), -1))
         for key in RUN_REF_KEYS:
-            mr = max(mr, _num(RUN_RE, rec.get(key)))
+            mr = max(mr, id_number(RUN_RE, rec.get(key), -1))
         m = CALL_RE.match(rec.get("call_id") or "") if isinstance(rec.get("call_id"), str) else None
         if m:
-            mr = max(mr, _num(RUN_RE, m.group(1)))
+            mr = max(mr, id_number(RUN_RE, m.group(1), -1))
     return mp, mr
 
 
@@ -83,19 +74,19 @@ def renumbering(
     """
     our_prior, our_run = _max_ids(list(base) + list(ours))
     for rid in reserved:
-        our_prior = max(our_prior, _num(PRIOR_RE, rid))
-        our_run = max(our_run, _num(RUN_RE, rid))
+        our_prior = max(our_prior, id_number(PRIOR_RE, rid, -1))
+        our_run = max(our_run, id_number(RUN_RE, rid, -1))
     base_runs: Set[str] = set()
     for rec in base:
         for key in RUN_REF_KEYS:
             if isinstance(rec.get(key), str):
                 base_runs.add(rec[key])
-    new_priors = [r["id"] for r in theirs_new if r.get("t") == "prior" and _num(PRIOR_RE, r.get("id")) >= 0]
+    new_priors = [r["id"] for r in theirs_new if r.get("t") == "prior" and id_number(PRIOR_RE, r.get("id"), -1) >= 0]
     new_runs: List[str] = []
     for rec in theirs_new:
         for key in RUN_REF_KEYS:
             v = rec.get(key)
-            if _num(RUN_RE, v) >= 0 and v not in base_runs and v not in new_runs:
+            if id_number(RUN_RE, v, -1) >= 0 and v not in base_runs and v not in new_runs:
                 new_runs.append(v)
     pmap = _shift_after(new_priors, our_prior, PRIOR_RE, "P-{:04d}")
     rmap = _shift_after(new_runs, our_run, RUN_RE, "run-{:03d}")
@@ -106,8 +97,8 @@ def _shift_after(ids: List[str], ours: int, regex: "re.Pattern[str]", fmt: str) 
     """Renumber `ids` so the lowest lands just after our highest number (no map when they already do)."""
     if not ids:
         return {}
-    shift = max(0, ours - min(_num(regex, i) for i in ids) + 1)
-    return {i: fmt.format(_num(regex, i) + shift) for i in ids} if shift else {}
+    shift = max(0, ours - min(id_number(regex, i, -1) for i in ids) + 1)
+    return {i: fmt.format(id_number(regex, i, -1) + shift) for i in ids} if shift else {}
 
 
 def rewrite_refs(rec: Dict[str, Any], pmap: Dict[str, str], rmap: Dict[str, str]) -> Dict[str, Any]:
@@ -129,13 +120,14 @@ def rewrite_refs(rec: Dict[str, Any], pmap: Dict[str, str], rmap: Dict[str, str]
     if isinstance(cid, str):
         m = CALL_RE.match(cid)
         if m and m.group(1) in rmap:
-            out["call_id"] = rmap[m.group(1)] + m.group(2)
+            out["call_id"] = f"{rmap[m.group(1)]}-C-{m.group(2)}"
     return out
 
 
 def redact_refs(rec: Dict[str, Any], redacted: Set[str]) -> Dict[str, Any]:
     """Apply the other side's redaction to a record: reasons hashed, calls cut to their stub."""
-    from priors.core.ledger_checks import REDACTED_CALL_KEYS, reason_hash
+    from priors.core.canonical import reason_hash
+    from priors.core.ledger_checks import REDACTED_CALL_KEYS
 
     t = rec.get("t")
     if t == "event" and _s(rec.get("id")) in redacted and rec.get("action") != "redact" and "reason" in rec:

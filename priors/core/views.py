@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from priors.core.fold import BINDING, REST_AFTER, PriorState, State, review_due
+from priors.core.vocabulary import display_status  # noqa: F401 (PRIORS.md rows and their patches)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -148,11 +149,6 @@ def render_markdown(st: State) -> str:
     rows = ["| id | area | type | status | where | what |", "|---|---|---|---|---|---|"]
     rows.extend(table_row(p) for p in st.priors.values())
     return "\n".join(head + rows + [""])
-
-
-def display_status(p: PriorState) -> str:
-    """The status column: `resting` for a resting prior, else its status."""
-    return "resting" if p.resting else p.status
 
 
 def table_row(p: PriorState) -> str:

@@ -3,19 +3,18 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from priors.core.canonical import dumps
 from priors.core.errors import UsageError
 from priors.store.files import atomic_write, read_bytes
 from priors.store.paths import Paths
+from priors.core.vocabulary import RUN_RE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
     from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-RUN_ID = re.compile(r"^run-\d{3,}$")
 
 
 def load(paths: Paths, want_data: bool = True):
@@ -126,7 +125,7 @@ def open_runs(paths: Paths, state) -> List[str]:
     from priors.store.paths import list_run_dirs
 
     return [name for name in list_run_dirs(paths)
-            if RUN_ID.match(name) and name not in state.commits and (paths.run_dir(name) / "relevant.json").is_file()]
+            if RUN_RE.match(name) and name not in state.commits and (paths.run_dir(name) / "relevant.json").is_file()]
 
 
 def ensure_dirs(paths: Paths) -> None:

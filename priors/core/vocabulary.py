@@ -1,0 +1,99 @@
+"""The keeper's vocabulary, declared once: ids, record types, facets, verdicts, statuses, severities.
+
+Every other module imports these names from here. Two copies of a word list drift (the call-id
+pattern once accepted `-C-1` in the merge and required `-C-01` in verify); one copy cannot.
+"""
+
+from __future__ import annotations
+
+import re
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
+    from typing import Any, Dict, Tuple
+
+# ------------------------------------------------------------------ ids
+
+RUN_RE = re.compile(r"^run-(\d{3,})$")  # run-001: at least three digits
+PRIOR_RE = re.compile(r"^P-(\d{4,})$")  # P-0001: at least four digits
+CALL_RE = re.compile(r"^(run-\d{3,})-C-(\d{2,})$")  # run-001-C-01: the run that raised it, two or more digits
+HASH12_RE = re.compile(r"^[0-9a-f]{12}$")  # a sha12: scope hashes, content hashes, reason hashes
+
+
+def id_number(regex: "re.Pattern[str]", value: Any, missing: int = 0) -> int:
+    """The number inside a run or prior id (`run-007` → 7), or `missing` when it is not one."""
+    if isinstance(value, str):
+        m = regex.match(value)
+        if m:
+            return int(m.group(1))
+    return missing
+
+
+def is_run_id(value: Any) -> bool:
+    return isinstance(value, str) and RUN_RE.match(value) is not None
+
+
+def is_prior_id(value: Any) -> bool:
+    return isinstance(value, str) and PRIOR_RE.match(value) is not None
+
+
+def prior_number(pid: Any) -> int:
+    """P-0042 → 42; 0 for anything that is not a prior id (sorts first)."""
+    return id_number(PRIOR_RE, pid)
+
+
+# ------------------------------------------------------------------ record types and event actions
+
+RECORD_TYPES = ("prior", "event", "call", "run", "injected", "score", "learned")
+BLOCK_TYPES = ("prior", "event", "call", "run")  # what a sealed block of a run holds
+ACTIONS = ("disposition", "decide", "scope-missing", "redact")
+
+# ------------------------------------------------------------------ facets and the type presets
+
+FACETS: Dict[str, Tuple[str, ...]] = {
+    "scope": ("content-hash", "tool-version", "env-fingerprint", "repo-wide"),
+    "activation": ("run-start", "verify-phase", "propose-gate"),
+    "obligation": ("disposition-required", "inject-as-instruction", "veto-only"),
+    "authority": ("advisory", "binding"),
+    "lifecycle": ("stale-on-scope-change", "challenged-on-failure", "only-by-supersession"),
+}
+FACET_ORDER = ("scope", "activation", "obligation", "authority", "lifecycle")
+
+PRESETS: Dict[str, Dict[str, str]] = {
+    "conclusion": dict(scope="content-hash", activation="verify-phase", obligation="disposition-required",
+                       authority="advisory", lifecycle="stale-on-scope-change"),
+    "behavioral": dict(scope="tool-version", activation="run-start", obligation="inject-as-instruction",
+                       authority="advisory", lifecycle="challenged-on-failure"),
+    "coverage": dict(scope="content-hash", activation="propose-gate", obligation="veto-only",
+                     authority="advisory", lifecycle="stale-on-scope-change"),
+    "calibration": dict(scope="repo-wide", activation="run-start", obligation="inject-as-instruction",
+                        authority="advisory", lifecycle="only-by-supersession"),
+}
+LESSON_TYPES = ("calibration", "behavioral")
+TAG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,23}$")  # a lesson's tag: lowercase words joined by hyphens
+MAX_TAGS = 8
+
+# ------------------------------------------------------------------ verdicts
+
+AGENT_VERDICTS = ("fixed", "still-open", "stale", "reaffirmed", "challenged", "obsolete-proposed")
+HUMAN_VERDICTS = ("accepted", "wontfix", "obsolete", "reopen", "keep")
+OUTCOMES = ("success", "partial", "failure")  # how a scored run turned out
+
+# ------------------------------------------------------------------ statuses
+
+STATUSES = ("open", "fixed", "stale", "challenged", "obsolete-proposed", "accepted", "wontfix", "obsolete", "redacted")
+BINDING = ("accepted", "wontfix")  # a human decided: no agent verdict changes these
+INJECTABLE = ("open", "accepted", "wontfix")  # a lesson in one of these is shown to runs
+REST_AFTER = 5  # runs in a row with the scope missing before a prior rests
+# what `priors list --status` accepts: every status, plus the two views a person asks for
+LIST_STATUSES = STATUSES + ("resting", "binding")
+
+# ------------------------------------------------------------------ severities
+
+SEVERITIES = ("minor", "major", "gate")
+SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
+
+
+def display_status(p: Any) -> str:
+    """The status a person reads: `resting` for a resting prior, else its folded status."""
+    return "resting" if p.resting else p.status
