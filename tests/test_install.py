@@ -31,7 +31,7 @@ requires = ["setuptools>=61"]
 build-backend = "setuptools.build_meta"
 
 [project]
-name = "priors"
+name = "priors-keeper"
 version = "0.1.0"
 requires-python = ">=3.9"
 
