@@ -1,15 +1,17 @@
 #!/bin/sh
 # install.sh — install the `priors` keeper and its Agent Skills for the current user.
 #
-#   sh install.sh              install (or update) the command and the skills
-#   sh install.sh --dry-run    say what would be done; change nothing
-#   sh install.sh --uninstall  remove only what this script installed
-#   sh install.sh --link       link the skills to this checkout instead of copying
+#   ./install.sh              install (or update) the command and the skills
+#   ./install.sh --dry-run    say what would be done; change nothing
+#   ./install.sh --uninstall  remove only what this script installed
+#   ./install.sh --link       link the skills to this checkout instead of copying
 #
-# Safe to run again. It never overwrites or removes a file or folder it did
-# not install: everything it installs carries a `.installed-by-priors` mark
-# (a launcher carries the mark as a comment line; a linked skill points into
-# this checkout).
+# Safe to run again: a re-run from an unchanged checkout skips pip. It never
+# overwrites or removes a file or folder it did not install: everything it
+# installs carries a `.installed-by-priors` mark (a launcher carries the mark
+# as a comment line; a linked skill points into this checkout), and the
+# folders it had to create are listed in ~/.local/share/priors/created-dirs,
+# so --uninstall removes them again when they are empty.
 #
 # Environment: HOME (where to install), PRIORS_PYTHON (the Python to use,
 # default python3), PRIORS_INSTALL_SKIP_PACKAGE=1 (skills only; skip the
@@ -27,7 +29,7 @@ MODE=install
 LINK=0
 
 usage() {
-    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 for arg in "$@"; do
@@ -47,20 +49,22 @@ fi
 
 REPO=$(cd "$(dirname "$0")" && pwd -P)
 PY=${PRIORS_PYTHON:-python3}
+DIST=priors-keeper
 DATA="$HOME/.local/share/priors"
 VENV="$DATA/venv"
+STAMP="$DATA/installed-from"
+CREATED="$DATA/created-dirs"
 BIN="$HOME/.local/bin"
 LAUNCHER="$BIN/priors"
+AGENTS_SKILLS="$HOME/.agents/skills"
+nl='
+'
 
 say() { printf '%s\n' "$*"; }
 
-# run CMD ...: run a command, or only show it under --dry-run.
-run() {
-    if [ "$DRY" -eq 1 ]; then
-        say "  would run: $*"
-        return 0
-    fi
-    "$@"
+# would A B: A under --dry-run, B otherwise (for sentences that change mood).
+would() {
+    if [ "$DRY" -eq 1 ]; then printf '%s' "$1"; else printf '%s' "$2"; fi
 }
 
 # tilde PATH: show a path with $HOME written as ~.
@@ -86,6 +90,85 @@ check_python() {
     fi
 }
 
+# --- folders this script creates --------------------------------------------
+
+# missing_dirs DIR: the folders `mkdir -p DIR` would create, outermost first, one a line.
+missing_dirs() {
+    mdr_d=$1
+    mdr_out=""
+    while [ ! -e "$mdr_d" ] && [ ! -L "$mdr_d" ]; do
+        mdr_out="$mdr_d$nl$mdr_out"
+        mdr_parent=$(dirname "$mdr_d")
+        [ "$mdr_parent" = "$mdr_d" ] && break
+        mdr_d=$mdr_parent
+    done
+    printf '%s' "$mdr_out"
+}
+
+# note_created LIST: add each folder of LIST (one a line) to $CREATED, once.
+note_created() {
+    printf '%s\n' "$1" | while IFS= read -r nc_d; do
+        [ -n "$nc_d" ] || continue
+        grep -qxF "$nc_d" "$CREATED" 2>/dev/null || printf '%s\n' "$nc_d" >>"$CREATED"
+    done
+}
+
+# own_data: make sure $DATA exists and carries our mark; false when it belongs to someone else.
+own_data() {
+    if [ -d "$DATA" ]; then
+        [ -f "$DATA/$MARK" ]
+        return $?
+    fi
+    od_new=$(missing_dirs "$DATA")
+    mkdir -p "$DATA" && : >"$DATA/$MARK" || return 1
+    note_created "$od_new"
+}
+
+# make_dir DIR: mkdir -p DIR, remembering every folder it had to create.
+make_dir() {
+    [ -d "$1" ] && return 0
+    mk_new=$(missing_dirs "$1")
+    mkdir -p "$1" || return 1
+    if own_data; then note_created "$mk_new"; fi
+    return 0
+}
+
+# forget_created: after an uninstall, remove $DATA when nothing but our own files is
+# left in it, then the folders this script created, deepest first, when they are empty.
+forget_created() {
+    [ -f "$DATA/$MARK" ] || return 0
+    say "What install.sh made for its own use:"
+    fc_list=""
+    # deepest first: a folder's path is longer than its parent's
+    [ -f "$CREATED" ] && fc_list=$(awk '{ print length($0) "\t" $0 }' "$CREATED" | sort -rn | cut -f2-)
+    if [ "$DRY" -eq 1 ]; then
+        say "  would remove $(tilde "$DATA") (its records)"
+        printf '%s\n' "$fc_list" | while IFS= read -r fc_d; do
+            [ -n "$fc_d" ] && [ "$fc_d" != "$DATA" ] && [ -d "$fc_d" ] || continue
+            say "  would remove $(tilde "$fc_d") if nothing else is in it (install.sh created it)"
+        done
+        return 0
+    fi
+    rm -f "$CREATED" "$STAMP" "$DATA/pipx" "$DATA/$MARK"
+    if rmdir "$DATA" 2>/dev/null; then
+        say "  removed $(tilde "$DATA") (its records)"
+    else
+        say "  left alone: $(tilde "$DATA") holds files priors did not put there"
+    fi
+    printf '%s\n' "$fc_list" | while IFS= read -r fc_d; do
+        [ -n "$fc_d" ] && [ "$fc_d" != "$DATA" ] || continue
+        case "$fc_d" in "$HOME"/*) ;; *) continue ;; esac
+        [ -d "$fc_d" ] && [ ! -L "$fc_d" ] || continue
+        if rmdir "$fc_d" 2>/dev/null; then
+            say "  removed the empty folder $(tilde "$fc_d") (install.sh created it)"
+        else
+            say "  left alone: $(tilde "$fc_d") (install.sh created it, but it holds other things now)"
+        fi
+    done
+}
+
+# --- the command -------------------------------------------------------------
+
 # ours_launcher FILE: true when FILE is a launcher this script wrote.
 ours_launcher() {
     [ -f "$1" ] && grep -qx "$LAUNCHER_MARK" "$1" 2>/dev/null
@@ -108,6 +191,54 @@ has_package_source() {
     [ -f "$REPO/pyproject.toml" ] || [ -f "$REPO/setup.py" ]
 }
 
+# source_version: __version__ from the checkout's package.
+source_version() {
+    sed -n 's/^__version__ *= *["'\'']\([^"'\'']*\)["'\''].*/\1/p' "$REPO/priors/__init__.py" 2>/dev/null | head -n 1
+}
+
+# source_stamp HOW: one line naming what would be installed — distribution, version,
+# how, a fingerprint of the package sources and packaging metadata, and the checkout.
+source_stamp() {
+    ss_fp=$("$PYABS" -c '
+import hashlib, os, sys
+root = sys.argv[1]
+h = hashlib.sha256()
+names = [n for n in ("pyproject.toml", "setup.py", "setup.cfg") if os.path.isfile(os.path.join(root, n))]
+for d, dirs, files in os.walk(os.path.join(root, "priors")):
+    dirs[:] = sorted(x for x in dirs if x != "__pycache__")
+    names += [os.path.relpath(os.path.join(d, f), root) for f in sorted(files) if f.endswith(".py")]
+for n in names:
+    with open(os.path.join(root, n), "rb") as fh:
+        h.update(n.encode() + b"\0" + fh.read() + b"\0")
+print(h.hexdigest()[:16])
+' "$REPO" 2>/dev/null) || ss_fp=unknown
+    printf '%s %s %s %s %s' "$DIST" "${VERSION:-unknown}" "$1" "$ss_fp" "$REPO"
+}
+
+# up_to_date HOW: the last install, done the same way, came from these very sources.
+up_to_date() {
+    [ -f "$DATA/$MARK" ] && [ -f "$STAMP" ] || return 1
+    [ "$(cat "$STAMP" 2>/dev/null)" = "$(source_stamp "$1")" ] || return 1
+    case "$1" in
+        pipx) [ -f "$DATA/pipx" ] ;;
+        venv) ours_launcher "$LAUNCHER" && [ -x "$VENV/bin/python" ] \
+              && (cd / && "$VENV/bin/python" -c 'import priors') >/dev/null 2>&1 ;;
+        *) return 1 ;;
+    esac
+}
+
+write_stamp() {
+    own_data && source_stamp "$1" >"$STAMP" && printf '\n' >>"$STAMP"
+}
+
+skipped_pip() {
+    if [ "$DRY" -eq 1 ]; then
+        say "  $DIST $VERSION from this checkout is already installed and its sources are unchanged; pip would be skipped"
+    else
+        say "  $DIST $VERSION from this checkout is already installed and its sources are unchanged; pip skipped"
+    fi
+}
+
 write_launcher() {
     # write_launcher BODY-LINE: a two-line sh launcher at $LAUNCHER.
     if [ -e "$LAUNCHER" ] || [ -L "$LAUNCHER" ]; then
@@ -121,7 +252,7 @@ write_launcher() {
         say "  would write launcher $(tilde "$LAUNCHER")"
         return 0
     fi
-    mkdir -p "$BIN" || return 1
+    make_dir "$BIN" || return 1
     tmp="$LAUNCHER.tmp.$$"
     {
         printf '#!/bin/sh\n'
@@ -131,30 +262,39 @@ write_launcher() {
     say "  wrote launcher $(tilde "$LAUNCHER")"
 }
 
+source_launcher() {
+    write_launcher "env PYTHONPATH='$REPO'\${PYTHONPATH:+:\$PYTHONPATH} '$1' -m priors"
+}
+
 install_package() {
     say "The priors command:"
     if [ "${PRIORS_INSTALL_SKIP_PACKAGE:-}" = 1 ]; then
-        say "  skipped (PRIORS_INSTALL_SKIP_PACKAGE=1)"
+        say "  $(would "would be skipped" "skipped") (PRIORS_INSTALL_SKIP_PACKAGE=1)"
         return 0
     fi
     if ! has_package_source; then
         # A checkout without packaging metadata: run the package from the checkout.
-        say "  $REPO has no pyproject.toml; the launcher will run the keeper from this checkout."
-        write_launcher "env PYTHONPATH='$REPO'\${PYTHONPATH:+:\$PYTHONPATH} '$PYABS' -m priors"
+        say "  $REPO has no pyproject.toml; the launcher $(would "would run" "will run") the keeper from this checkout."
+        source_launcher "$PYABS"
         return $?
     fi
+    VERSION=$(source_version)
     if [ "${PRIORS_INSTALL_NO_PIPX:-}" != 1 ] && command -v pipx >/dev/null 2>&1 && ! ours_launcher "$LAUNCHER"; then
-        if [ ! -f "$DATA/pipx" ] && pipx list --short 2>/dev/null | grep -q '^priors '; then
-            say "  left alone: pipx already has a 'priors' that this script did not install."
+        if [ ! -f "$DATA/pipx" ] && pipx list --short 2>/dev/null | grep -q "^$DIST "; then
+            say "  left alone: pipx already has a '$DIST' that this script did not install."
+            return 0
+        fi
+        if up_to_date pipx; then
+            skipped_pip
             return 0
         fi
         if [ "$DRY" -eq 1 ]; then
-            say "  would install with pipx: pipx install --force --python $PYABS $REPO"
+            say "  would install $DIST $VERSION with pipx: pipx install --force --python $PYABS $REPO"
             return 0
         fi
-        say "  installing with pipx from $REPO"
+        say "  pipx is installing $DIST $VERSION from $REPO (this takes 10–20 seconds)…"
         if pipx install --force --python "$PYABS" "$REPO"; then
-            mkdir -p "$DATA" && : >"$DATA/$MARK" && : >"$DATA/pipx"
+            own_data && : >"$DATA/pipx" && write_stamp pipx
             say "  installed with pipx"
             return 0
         fi
@@ -164,60 +304,78 @@ install_package() {
         say "  left alone: $(tilde "$VENV") exists and was not installed by priors."
         return 1
     fi
+    if up_to_date venv; then
+        skipped_pip
+        return 0
+    fi
+    if [ "$DRY" -eq 1 ]; then
+        [ -x "$VENV/bin/python" ] || say "  would create the virtual environment $(tilde "$VENV") with $PYABS"
+        say "  would install $DIST $VERSION from $REPO into it with pip"
+        write_launcher "'$VENV/bin/python' -m priors"
+        return 0
+    fi
     if [ ! -x "$VENV/bin/python" ]; then
-        say "  creating virtual environment $(tilde "$VENV")"
-        run mkdir -p "$DATA" || return 1
-        [ "$DRY" -eq 1 ] || : >"$DATA/$MARK"
-        run "$PYABS" -m venv "$VENV" || {
+        say "  creating the virtual environment $(tilde "$VENV")"
+        if ! own_data; then
+            say "  left alone: $(tilde "$DATA") exists and was not made by priors."
+            return 1
+        fi
+        "$PYABS" -m venv "$VENV" || {
             say "  could not create a virtual environment (on Debian/Ubuntu: apt-get install python3-venv)."
             return 1
         }
     fi
-    say "  installing the package from $REPO"
-    if run "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$REPO" \
-        || run "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps --no-build-isolation "$REPO"; then
-        write_launcher "'$VENV/bin/python' -m priors"
-        return $?
+    rm -f "$STAMP"
+    say "  pip is installing $DIST $VERSION from $REPO (this takes 10–20 seconds)…"
+    if "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$REPO" \
+        || "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps --no-build-isolation "$REPO"; then
+        write_launcher "'$VENV/bin/python' -m priors" || return 1
+        write_stamp venv
+        return 0
     fi
     say "  pip could not build the package (offline?); the launcher will run the keeper from this checkout."
-    write_launcher "env PYTHONPATH='$REPO'\${PYTHONPATH:+:\$PYTHONPATH} '$VENV/bin/python' -m priors"
+    source_launcher "$VENV/bin/python"
 }
 
 uninstall_package() {
     say "The priors command:"
-    if ! [ -f "$DATA/$MARK" ] && ! ours_launcher "$LAUNCHER"; then
-        say "  nothing of ours to remove"
-    fi
-    if [ -f "$DATA/pipx" ] && command -v pipx >/dev/null 2>&1; then
-        if [ "$DRY" -eq 1 ]; then
-            say "  would run: pipx uninstall priors"
-        elif pipx uninstall priors >/dev/null 2>&1; then
-            say "  removed the pipx install"
+    up_did=0
+    if [ -f "$DATA/$MARK" ] && [ -f "$DATA/pipx" ]; then
+        up_did=1
+        if ! command -v pipx >/dev/null 2>&1; then
+            say "  pipx is no longer on PATH; remove the pipx install yourself: pipx uninstall $DIST"
+        elif [ "$DRY" -eq 1 ]; then
+            say "  would run: pipx uninstall $DIST"
+        elif pipx uninstall "$DIST" >/dev/null 2>&1; then
+            say "  removed the pipx install of $DIST"
+        else
+            say "  pipx uninstall $DIST failed; remove it yourself"
         fi
     fi
     if ours_launcher "$LAUNCHER"; then
+        up_did=1
         if [ "$DRY" -eq 1 ]; then say "  would remove $(tilde "$LAUNCHER")"; else rm -f "$LAUNCHER" && say "  removed $(tilde "$LAUNCHER")"; fi
     elif [ -e "$LAUNCHER" ] || [ -L "$LAUNCHER" ]; then
         say "  left alone: $(tilde "$LAUNCHER") was not installed by priors"
     fi
-    if [ -f "$DATA/$MARK" ]; then
-        if [ "$DRY" -eq 1 ]; then
-            say "  would remove $(tilde "$DATA")"
-        else
-            rm -rf "$VENV" && rm -f "$DATA/pipx" "$DATA/$MARK" && say "  removed $(tilde "$DATA")"
-            rmdir "$DATA" 2>/dev/null || true
-        fi
-    elif [ -d "$DATA" ]; then
+    if [ -f "$DATA/$MARK" ] && [ -d "$VENV" ]; then
+        up_did=1
+        if [ "$DRY" -eq 1 ]; then say "  would remove $(tilde "$VENV")"; else rm -rf "$VENV" && say "  removed $(tilde "$VENV")"; fi
+    elif [ -d "$DATA" ] && [ ! -f "$DATA/$MARK" ]; then
         say "  left alone: $(tilde "$DATA") was not installed by priors"
     fi
+    [ "$up_did" -eq 1 ] || say "  nothing of ours to remove"
+    return 0
 }
+
+# --- the skills --------------------------------------------------------------
 
 # Harnesses: "label|config dir|skills dir". Detected when the config dir exists.
 harnesses() {
     printf '%s\n' \
         "Claude Code|$HOME/.claude|$HOME/.claude/skills" \
         "Codex|$HOME/.codex|$HOME/.codex/skills" \
-        "Agent Skills (cross-client)|$HOME/.agents|$HOME/.agents/skills" \
+        "Agent Skills (cross-client)|$HOME/.agents|$AGENTS_SKILLS" \
         "Pi|$HOME/.pi/agent|$HOME/.pi/agent/skills" \
         "OpenClaw|$HOME/.openclaw|$HOME/.openclaw/skills"
 }
@@ -244,7 +402,7 @@ install_skill() {
         fi
         verb=installed
     fi
-    mkdir -p "$1" || return 1
+    make_dir "$1" || return 1
     if [ "$LINK" -eq 1 ]; then
         ln -s "$src" "$dest" || return 1
         say "  $verb $(tilde "$dest") (linked to this checkout)"
@@ -269,11 +427,18 @@ uninstall_skill() {
     fi
 }
 
+skills_into() {
+    # skills_into LABEL SKILLS-DIR
+    say " $1 ($(tilde "$2")):"
+    for s in $SKILLS; do
+        if [ "$MODE" = install ]; then install_skill "$2" "$s" || return 1; else uninstall_skill "$2" "$s"; fi
+    done
+}
+
 skills_step() {
     found=0
     missing=""
-    nl='
-'
+    codex_has_skill=0
     say "Agent skills:"
     oldifs=$IFS
     set -f
@@ -286,10 +451,9 @@ skills_step() {
         dir=${rest#*|}
         if [ -d "$conf" ]; then
             found=1
-            say " $label ($(tilde "$dir")):"
-            for s in $SKILLS; do
-                if [ "$MODE" = install ]; then install_skill "$dir" "$s"; else uninstall_skill "$dir" "$s"; fi
-            done
+            skills_into "$label" "$dir" || return 1
+            # Codex reads ~/.codex/skills and the cross-client ~/.agents/skills.
+            case "$dir" in "$HOME/.codex/skills"|"$AGENTS_SKILLS") codex_has_skill=1 ;; esac
         else
             missing="$missing$label ($(tilde "$conf") not found)$nl"
         fi
@@ -298,10 +462,22 @@ skills_step() {
     IFS=$oldifs
     set +f
     [ "$MODE" = install ] || return 0
-    if [ -n "$missing" ]; then
+    if [ "$found" -eq 0 ]; then
+        say " No agent harness was found (none of ~/.claude, ~/.codex, ~/.agents, ~/.pi/agent, ~/.openclaw),"
+        say " so the skills $(would "would go" "go") to the cross-client folder that Codex, Pi and OpenClaw read:"
+        skills_into "Agent Skills (cross-client)" "$AGENTS_SKILLS" || return 1
+        codex_has_skill=1
+    elif [ -n "$missing" ]; then
         say ""
-        say "Not found, so nothing was installed for:"
+        say "Not found, so nothing $(would "would be" "was") installed for:"
         printf '%s' "$missing" | sed 's/^/  /'
+    fi
+    if [ ! -d "$HOME/.claude" ]; then
+        say ""
+        say "Claude Code reads only ~/.claude/skills: create ~/.claude and run this again, or"
+        say "add this checkout as a plugin marketplace, inside Claude Code:"
+        say "  /plugin marketplace add $REPO"
+        say "  /plugin install priors@priors-marketplace"
     fi
     if [ -d "$HOME/.kimi" ] && [ ! -d "$HOME/.claude" ] && [ ! -d "$HOME/.codex" ]; then
         say ""
@@ -309,12 +485,12 @@ skills_step() {
         say "  kimi --skills-dir $REPO/skills"
     fi
     say ""
-    if [ "$found" -eq 0 ]; then
-        say "No agent harness was found. To use priors anyway:"
+    say "For an agent without one of these skills:"
+    if [ "$codex_has_skill" -eq 1 ]; then
+        say "  - another agent that reads AGENTS.md: paste $REPO/adapters/AGENTS-snippet.md into the repository's AGENTS.md"
     else
-        say "Where no skills folder exists:"
+        say "  - Codex or another agent that reads AGENTS.md: paste $REPO/adapters/AGENTS-snippet.md into the repository's AGENTS.md"
     fi
-    say "  - Codex or any AGENTS.md reader: paste $REPO/adapters/AGENTS-snippet.md into the repository's AGENTS.md"
     say "  - any agent with a shell: add $REPO/adapters/system-prompt.md to its system prompt"
     say "  - an agent without a shell: advisory only — give it .priors/PRIORS.md as context"
 }
@@ -341,16 +517,23 @@ if [ "$MODE" = install ]; then
     skills_step || status=1
     path_hint
     say ""
-    if [ "$status" -eq 0 ]; then
+    if [ "$DRY" -eq 1 ]; then
+        say "Dry run finished: nothing was changed. Run it without --dry-run to do the above."
+    elif [ "$status" -eq 0 ]; then
         say "Done. Try it in a scratch folder: priors demo"
     else
         say "Finished with problems (see above)."
     fi
 else
     PYABS=$(command -v "$PY" 2>/dev/null || printf '%s' "$PY")
-    uninstall_package || status=1
     skills_step || status=1
+    uninstall_package || status=1
+    forget_created
     say ""
-    say "Done. Ledgers (.priors/ folders in your repositories) were not touched."
+    if [ "$DRY" -eq 1 ]; then
+        say "Dry run finished: nothing was removed. Ledgers (.priors/ folders in your repositories) would not be touched."
+    else
+        say "Done. Ledgers (.priors/ folders in your repositories) were not touched."
+    fi
 fi
 exit "$status"

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
+import tempfile
 import unittest
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 SKILL = REPO / "skills" / "priors" / "SKILL.md"
 STANDARD = REPO / "PRIORS.md"
+PROTOCOL = REPO / "docs" / "protocol.md"
+README = REPO / "README.md"
 
 # A refusal-table row: its first cell is one backticked code.
 ROW_RE = re.compile(r"^\|\s*`([A-Z][A-Z_]{3,})`\s*\|", re.M)
@@ -70,6 +76,9 @@ class RefusalCodes(unittest.TestCase):
     def test_standard_matches_keeper(self):
         self.check(STANDARD)
 
+    def test_protocol_matches_keeper(self):
+        self.check(PROTOCOL)
+
 
 class DocsAgree(unittest.TestCase):
     def test_skill_and_standard_list_the_same_codes(self):
@@ -129,6 +138,174 @@ class FixedLines(unittest.TestCase):
                      "decide", "redact", "status", "render", "snapshot", "demo"):
             with self.subTest(verb=verb):
                 self.assertRegex(text, rf"`(priors )?{verb}\b")
+
+
+def user_docs():
+    """Every document a user or an agent reads."""
+    docs = [README, STANDARD] + sorted((REPO / "docs").glob("*.md"))
+    docs += sorted((REPO / "skills").rglob("*.md")) + sorted((REPO / "adapters").glob("*.md"))
+    return docs
+
+
+LINK_RE = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a Markdown heading."""
+    text = re.sub(r"[`*_]", "", heading.strip().lower())
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+def anchors(path: Path):
+    return {slug(m.group(1)) for m in re.finditer(r"^#{1,6} (.+)$", path.read_text(encoding="utf-8"), re.M)}
+
+
+class Links(unittest.TestCase):
+    def test_slug(self):
+        self.assertEqual(slug("13. Where this keeper differs from the reference"), "13-where-this-keeper-differs-from-the-reference")
+        self.assertEqual(slug("The writer lock"), "the-writer-lock")
+        self.assertEqual(slug("Merging branches: `priors init --git`"), "merging-branches-priors-init---git")
+
+    def test_every_relative_link_resolves(self):
+        checked = 0
+        for doc in user_docs():
+            text = re.sub(r"```.*?```", "", doc.read_text(encoding="utf-8"), flags=re.S)
+            for target in LINK_RE.findall(text):
+                if re.match(r"^[a-z][a-z0-9+.-]*:", target):
+                    continue
+                path_part, _, anchor = target.partition("#")
+                dest = (doc.parent / path_part).resolve() if path_part else doc
+                with self.subTest(doc=str(doc.relative_to(REPO)), link=target):
+                    checked += 1
+                    self.assertTrue(dest.exists(), f"{target} does not exist")
+                    self.assertTrue(
+                        str(dest).startswith(str(REPO.resolve())), f"{target} points outside the repository"
+                    )
+                    if anchor and dest.suffix == ".md":
+                        self.assertIn(anchor, anchors(dest))
+        self.assertGreater(checked, 20)
+
+    def test_no_doc_installs_the_wrong_package(self):
+        # "priors" on the package index is an unrelated project; ours is priors-keeper, installed from the repository.
+        wrong = re.compile(r"\bpip[x3]? install (?:-{1,2}[\w=-]+ )*[\"']?priors(?![\w-])")
+        self.assertTrue(wrong.search("python -m pip install priors   # x"))
+        self.assertTrue(wrong.search("pipx install --force priors"))
+        self.assertFalse(wrong.search("pip install priors-keeper"))
+        self.assertFalse(wrong.search("pipx install /path/to/priors"))
+        files = user_docs() + [REPO / name for name in ("action.yml", ".pre-commit-hooks.yaml", "install.sh")]
+        for path in files:
+            with self.subTest(doc=str(path.relative_to(REPO))):
+                self.assertIsNone(wrong.search(path.read_text(encoding="utf-8")))
+
+    def test_the_protocol_is_never_cited_without_a_link(self):
+        cites = re.compile(r"\bcontract\b|\breference (node )?keeper\b|\bnode keeper\b", re.I)
+        for doc in user_docs():
+            if doc == PROTOCOL:
+                continue
+            for para in re.split(r"\n\s*\n", doc.read_text(encoding="utf-8")):
+                if cites.search(para):
+                    with self.subTest(doc=str(doc.relative_to(REPO)), paragraph=para[:80]):
+                        self.assertRegex(para, r"\]\((\.\./)?(docs/)?protocol\.md(#[\w-]+)?\)")
+
+    def test_protocol_names_the_reference_project(self):
+        text = PROTOCOL.read_text(encoding="utf-8")
+        self.assertIn("[conikeec/priors](https://github.com/conikeec/priors)", text)
+        for topic in ("## Records", "## The fold", "## Refusals", "## Where this keeper differs from the reference keeper"):
+            self.assertIn(topic, text)
+        self.assertIn("REST_AFTER = 5", (REPO / "priors" / "fold.py").read_text(encoding="utf-8"))
+        self.assertIn("five runs in\na row", text)
+
+
+class Packaging(unittest.TestCase):
+    def pyproject(self):
+        return (REPO / "pyproject.toml").read_text(encoding="utf-8")
+
+    def test_distribution_name_of_our_own(self):
+        text = self.pyproject()
+        self.assertRegex(text, r'(?m)^name = "priors-keeper"')
+        self.assertIn('priors = "priors.cli:main"', text)  # the command stays priors
+        readme = README.read_text(encoding="utf-8")
+        self.assertIn("**The package is `priors-keeper`**", readme)
+
+    def test_spdx_license_with_a_setuptools_that_reads_it(self):
+        text = self.pyproject()
+        self.assertRegex(text, r'(?m)^license = "MIT"$')
+        self.assertRegex(text, r'requires = \["setuptools>=(7[7-9]|[89]\d|\d{3})')
+        self.assertNotIn("License ::", text, "SPDX license expressions replace license classifiers")
+        self.assertEqual(json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())["license"], "MIT")
+
+
+def readme_section(title):
+    text = README.read_text(encoding="utf-8")
+    start = text.index(f"## {title}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start:end if end != -1 else None]
+
+
+class AgentRecipes(unittest.TestCase):
+    HARNESSES = ("Claude Code", "Codex", "Pi", "OpenClaw", "Any harness that reads `AGENTS.md`", "A harness without a shell")
+
+    def setUp(self):
+        self.section = readme_section("Use it with your agent")
+        self.blocks = re.findall(r"\*\*([^*]+)\*\*[^\n]*\n\n```text\n(.*?)```", self.section, re.S)
+
+    def test_each_harness_in_three_lines(self):
+        names = [name for name, _ in self.blocks]
+        self.assertEqual(names, list(self.HARNESSES))
+        for name, block in self.blocks:
+            with self.subTest(harness=name):
+                self.assertEqual(len(block.splitlines()), 3, block)
+        plugin_route = re.search(r"plugin route.*?\n\n```text\n(.*?)```", self.section, re.S).group(1)
+        self.assertEqual(len(plugin_route.splitlines()), 3)
+
+    def test_named_skills_folders_and_plugin_exist(self):
+        for skill in set(re.findall(r"[/$](?:priors:)?([a-z][a-z-]+) code-review", self.section)):
+            with self.subTest(skill=skill):
+                self.assertTrue((REPO / "skills" / skill / "SKILL.md").is_file())
+        market = json.loads((REPO / ".claude-plugin" / "marketplace.json").read_text())
+        plugin = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())
+        self.assertIn(f"/plugin install {plugin['name']}@{market['name']}", self.section)
+        self.assertIn(f"/{plugin['name']}:with-priors code-review src/", self.section)
+        installer = (REPO / "install.sh").read_text(encoding="utf-8")
+        for folder in re.findall(r"`~/(\.[a-z/.]+skills)`", self.section):
+            with self.subTest(folder=folder):
+                self.assertIn(f"$HOME/{folder}", installer.replace("$AGENTS_SKILLS", "$HOME/.agents/skills"))
+
+    def test_agents_md_recipe_pastes_the_snippet(self):
+        line = next(b for n, b in self.blocks if "AGENTS.md" in n).splitlines()[0]
+        command = line.split("   #", 1)[0].replace("/path/to/your/clone", str(REPO))
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "AGENTS.md").write_text("# Our agents\n", encoding="utf-8")
+            subprocess.run(command, shell=True, cwd=tmp, check=True)
+            pasted = (Path(tmp) / "AGENTS.md").read_text(encoding="utf-8")
+        snippet = (REPO / "adapters" / "AGENTS-snippet.md").read_text(encoding="utf-8")
+        self.assertTrue(snippet.startswith("<!-- Paste everything below this line"))
+        self.assertEqual(pasted, "# Our agents\n" + snippet.split("\n", 1)[1])
+        self.assertNotIn("<!--", pasted)
+
+    def test_advisory_line_exists_where_the_recipe_says(self):
+        self.assertIn("advisory mode — not recorded", (REPO / "adapters" / "README.md").read_text(encoding="utf-8"))
+
+    def test_readme_states_how_long_the_suite_takes(self):
+        self.assertIn("The whole\nsuite takes several minutes", README.read_text(encoding="utf-8"))
+
+
+class CiDoc(unittest.TestCase):
+    def setUp(self):
+        self.text = (REPO / "docs" / "ci.md").read_text(encoding="utf-8")
+
+    def test_shows_the_action_the_hook_and_the_merge_driver(self):
+        self.assertIn("uses: <owner>/priors@<tag>", self.text)
+        action = (REPO / "action.yml").read_text(encoding="utf-8")
+        for name in re.findall(r"`(since|directory|python)`", self.text):
+            self.assertRegex(action, rf"(?m)^  {name}:$")
+        hooks = (REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8")
+        for hook in re.findall(r"- id: ([a-z-]+)", self.text):
+            with self.subTest(hook=hook):
+                self.assertIn(f"- id: {hook}\n", hooks)
+        self.assertIn("priors init --git", self.text)
+        self.assertIn("merge.priors.driver        = priors merge-driver %O %A %B %P", self.text)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -30,7 +31,7 @@ requires = ["setuptools>=61"]
 build-backend = "setuptools.build_meta"
 
 [project]
-name = "priors"
+name = "priors-keeper"
 version = "0.1.0"
 requires-python = ">=3.9"
 
@@ -133,13 +134,42 @@ class Detection(InstallerTest):
             self.assert_installed(self.home / skills)
         self.assertNotIn("Not found", out)
 
-    def test_no_harness_says_what_to_paste(self):
+    def test_no_harness_installs_into_the_cross_client_folder(self):
         out = self.run_install().stdout
-        self.assertEqual(tree(self.home), {})
+        self.assert_installed(self.home / ".agents/skills")
         self.assertIn("No agent harness was found", out)
+        self.assertIn("the cross-client folder that Codex, Pi and OpenClaw read", out)
+        for conf in (".claude", ".codex", ".pi", ".openclaw"):
+            self.assertFalse((self.home / conf).exists(), f"{conf} was created")
+        self.assertIn("Claude Code reads only ~/.claude/skills", out)
+        self.assertIn(f"/plugin marketplace add {REPO.resolve()}", out)
+        self.assertIn("/plugin install priors@priors-marketplace", out)
         self.assertIn("AGENTS-snippet.md", out)
         self.assertIn("system-prompt.md", out)
         self.assertIn("advisory", out)
+        # a second run finds ~/.agents and keeps the same install
+        first = tree(self.home)
+        self.run_install()
+        self.assertEqual(tree(self.home), first)
+
+    def test_no_snippet_advice_for_a_harness_whose_skill_was_installed(self):
+        # Codex reads ~/.codex/skills and ~/.agents/skills; without either it is told to paste the snippet.
+        cases = {
+            (): False, (".codex",): False, (".agents",): False, (".pi/agent",): True,
+            (".claude",): True, (".claude", ".codex"): False, (".openclaw",): True,
+        }
+        for confs, codex_told_to_paste in cases.items():
+            with self.subTest(harnesses=confs):
+                shutil.rmtree(self.home)
+                self.home.mkdir()
+                self.make_harnesses(*confs)
+                out = self.run_install().stdout
+                snippet = [line for line in out.splitlines() if "AGENTS-snippet.md" in line]
+                self.assertEqual(len(snippet), 1, out)
+                self.assertEqual("Codex" in snippet[0], codex_told_to_paste, snippet[0])
+                self.assertIn("another agent that reads AGENTS.md", snippet[0])
+                claude_hint = "Claude Code reads only ~/.claude/skills" in out
+                self.assertEqual(claude_hint, ".claude" not in confs)
 
     def test_kimi_without_claude_or_codex_gets_the_command(self):
         self.make_harnesses(".kimi")
@@ -192,7 +222,50 @@ class Idempotence(InstallerTest):
         self.assertFalse((REPO / "skills" / "priors" / MARK).exists())
 
 
+# Lines that report an action as done (or under way); a dry run must not print any of them.
+DONE_RE = re.compile(
+    r"^\s*(installed|updated|wrote|removed|created|creating|installing|skipped)\b"
+    r"|\b(pip is installing|pipx is installing|pip skipped|Done\b|skills go to the cross-client|nothing was installed)"
+)
+
+
 class DryRunAndUninstall(InstallerTest):
+    def assert_conditional(self, out):
+        lines = out.splitlines()
+        self.assertEqual(lines[0], "Dry run: nothing will be changed.")
+        self.assertTrue(lines[-1].startswith("Dry run finished: nothing was"), lines[-1])
+        for line in lines[1:-1]:
+            self.assertIsNone(DONE_RE.search(line), f"a dry run spoke as if it acted: {line!r}")
+        self.assertIn("would", out)
+
+    def test_dry_run_speaks_in_the_conditional(self):
+        for confs in ((), (".claude",), tuple(HARNESSES)):
+            with self.subTest(harnesses=confs):
+                shutil.rmtree(self.home)
+                self.home.mkdir()
+                self.make_harnesses(*confs)
+                before = tree(self.home)
+                for args, env in (
+                    (("--dry-run",), {}),
+                    (("--dry-run",), {"PRIORS_INSTALL_NO_PIPX": "1"}),
+                    (("--dry-run", "--link"), {}),
+                ):
+                    out = self.run_install(*args, skip_package="PRIORS_INSTALL_NO_PIPX" not in env, extra_env=env).stdout
+                    self.assert_conditional(out)
+                    self.assertEqual(tree(self.home), before)
+                self.run_install()
+                installed = tree(self.home)
+                for args in (("--dry-run",), ("--uninstall", "--dry-run")):
+                    out = self.run_install(*args).stdout
+                    self.assert_conditional(out)
+                    self.assertEqual(tree(self.home), installed)
+
+    def test_dry_run_without_harness_says_where_the_skills_would_go(self):
+        out = self.run_install("--dry-run").stdout
+        self.assertIn("so the skills would go to the cross-client folder", out)
+        self.assertIn("would install ~/.agents/skills/priors", out)
+        self.assertEqual(tree(self.home), {})
+
     def test_dry_run_changes_nothing(self):
         self.make_harnesses(*HARNESSES)
         before = tree(self.home)
@@ -219,12 +292,37 @@ class DryRunAndUninstall(InstallerTest):
         before = tree(self.home)
         self.run_install()
         self.run_install("--uninstall")
-        self.assertEqual(tree(self.home), {**before, **{k: v for k, v in tree(self.home).items() if k.endswith("/skills")}})
+        self.assertEqual(tree(self.home), before)
         for skills in HARNESSES.values():
             for name in SKILLS:
                 self.assertFalse((self.home / skills / name).exists())
         self.assertEqual((mine / "SKILL.md").read_text(), "mine\n")
         self.run_install("--uninstall")  # a second uninstall is harmless
+
+    def test_uninstall_removes_the_folders_it_created_when_empty(self):
+        self.run_install()  # no harness: creates ~/.agents/skills (and its own records)
+        self.assertTrue((self.home / ".agents/skills/priors").is_dir())
+        out = self.run_install("--uninstall").stdout
+        self.assertEqual(tree(self.home), {})
+        self.assertIn("removed the empty folder ~/.agents/skills (install.sh created it)", out)
+        self.assertIn("removed the empty folder ~/.agents (install.sh created it)", out)
+
+    def test_uninstall_keeps_folders_it_did_not_create_or_that_hold_other_things(self):
+        self.make_harnesses(".claude", ".codex/skills", ".pi/agent")
+        self.run_install()
+        other = self.home / ".claude/skills/someone-elses"
+        other.mkdir()
+        out = self.run_install("--uninstall").stdout
+        self.assertEqual(
+            tree(self.home),
+            {
+                ".claude": ("dir", None), ".claude/skills": ("dir", None), ".claude/skills/someone-elses": ("dir", None),
+                ".codex": ("dir", None), ".codex/skills": ("dir", None),  # existed before: kept, though empty
+                ".pi": ("dir", None), ".pi/agent": ("dir", None),  # ~/.pi/agent/skills was ours and empty: gone
+            },
+        )
+        self.assertIn("left alone: ~/.claude/skills (install.sh created it, but it holds other things now)", out)
+        self.assertIn("removed the empty folder ~/.pi/agent/skills", out)
 
     def test_unknown_option(self):
         proc = self.run_install("--frobnicate", check=False)
@@ -312,9 +410,59 @@ class Package(InstallerTest):
         calls = log.read_text().splitlines()
         self.assertTrue(any(c.startswith("install --force --python ") and c.endswith(str(repo.resolve())) for c in calls), calls)
         self.assertFalse((self.home / ".local/bin/priors").exists())
+        self.assertFalse(any(c.split()[-1] == "priors" for c in calls if c.startswith("install")), calls)
+        out = self.run_install(script=repo / "install.sh", skip_package=False, extra_env=env).stdout
+        self.assertEqual(log.read_text().splitlines(), calls, "a re-run from unchanged sources ran pipx again")
+        self.assertIn("priors-keeper 0.1.0 from this checkout is already installed", out)
         self.run_install("--uninstall", script=repo / "install.sh", extra_env=env)
-        self.assertIn("uninstall priors", log.read_text().splitlines())
+        self.assertIn("uninstall priors-keeper", log.read_text().splitlines())
         self.assertFalse((self.home / ".local/share/priors").exists())
+
+    def fake_venv(self):
+        """A virtual environment whose python logs pip runs (printing a marker while 'pip works') and passes probes."""
+        data = self.home / ".local/share/priors"
+        (data / "venv/bin").mkdir(parents=True)
+        (data / MARK).write_text("")
+        log = self.tmp / "pip.log"
+        py = data / "venv/bin/python"
+        py.write_text(
+            "#!/bin/sh\n"
+            f'if [ "$1" = -m ] && [ "$2" = pip ]; then echo "$*" >> "{log}"; echo PIP-IS-RUNNING; exit 0; fi\n'
+            "exit 0\n"
+        )
+        py.chmod(0o755)
+        return log
+
+    def test_rerun_from_unchanged_sources_skips_pip_and_says_so(self):
+        repo = copy_checkout(self.tmp / "repo", pyproject=True)
+        log = self.fake_venv()
+        env = {"PRIORS_INSTALL_NO_PIPX": "1"}
+        out = self.run_install(script=repo / "install.sh", skip_package=False, extra_env=env).stdout
+        self.assertEqual(len(log.read_text().splitlines()), 1, out)
+        self.assertIn("--force-reinstall --no-deps " + str(repo.resolve()), log.read_text())
+        lines = out.splitlines()
+        progress = lines.index(f"  pip is installing priors-keeper 0.1.0 from {repo.resolve()} (this takes 10–20 seconds)…")
+        self.assertLess(progress, lines.index("PIP-IS-RUNNING"), "the progress line comes before pip works")
+        first = tree(self.home)
+
+        out = self.run_install(script=repo / "install.sh", skip_package=False, extra_env=env).stdout
+        self.assertEqual(len(log.read_text().splitlines()), 1, "a re-run from unchanged sources ran pip again")
+        self.assertIn("priors-keeper 0.1.0 from this checkout is already installed and its sources are unchanged; pip skipped", out)
+        self.assertNotIn("pip is installing", out)
+        self.assertEqual(tree(self.home), first)
+        out = self.run_install("--dry-run", script=repo / "install.sh", skip_package=False, extra_env=env).stdout
+        self.assertIn("pip would be skipped", out)
+
+        with (repo / "priors" / "__init__.py").open("a", encoding="utf-8") as fh:
+            fh.write("# changed\n")
+        out = self.run_install(script=repo / "install.sh", skip_package=False, extra_env=env).stdout
+        self.assertEqual(len(log.read_text().splitlines()), 2, "changed sources must be installed again")
+        self.assertIn("pip is installing", out)
+
+        (self.home / ".local/bin/priors").unlink()  # a damaged install is repaired, not skipped
+        self.run_install(script=repo / "install.sh", skip_package=False, extra_env=env)
+        self.assertEqual(len(log.read_text().splitlines()), 3)
+        self.assertTrue((self.home / ".local/bin/priors").is_file())
 
     def test_real_virtual_environment(self):
         repo = copy_checkout(self.tmp / "repo", pyproject=True)
@@ -339,6 +487,65 @@ class Package(InstallerTest):
         self.run_install("--uninstall", script=repo / "install.sh")
         self.assertFalse((self.home / ".local/share/priors").exists())
         self.assertFalse((self.home / ".local/bin/priors").exists())
+
+
+def readme_first_commands():
+    """The commands of the README's first code block ("First run, then install"), comments dropped."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text.split("## First run, then install", 1)[1]
+    block = section.split("```sh\n", 1)[1].split("```", 1)[0]
+    return [line.split("  #", 1)[0].strip() for line in block.splitlines() if line.strip()]
+
+
+class FreshClone(InstallerTest):
+    """The README's first two commands, verbatim, in a fresh `git clone` of the committed tree, under a fake HOME."""
+
+    def test_install_sh_is_committed_executable(self):
+        if shutil.which("git") is None or not (REPO / ".git").exists():
+            self.skipTest("not a git checkout")
+        mode = subprocess.run(
+            ["git", "-C", str(REPO), "ls-files", "-s", "install.sh"], capture_output=True, text=True, check=True
+        ).stdout.split()[0]
+        self.assertEqual(mode, "100755", "install.sh must be committed executable (git update-index --chmod=+x)")
+
+    def test_readme_commands_work_in_a_fresh_clone(self):
+        if shutil.which("git") is None or not (REPO / ".git").exists():
+            self.skipTest("not a git checkout")
+        commands = readme_first_commands()
+        self.assertEqual(commands, ["python3 -m priors demo", "./install.sh"])
+        clone = self.tmp / "priors"
+        subprocess.run(["git", "clone", "--quiet", str(REPO), str(clone)], check=True, capture_output=True, timeout=120)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PRIORS_")}
+        env.update(HOME=str(self.home), PRIORS_INSTALL_NO_PIPX="1")  # pipx, if the machine has one, is not under HOME
+        env.pop("PYTHONPATH", None)
+        results = []
+        for command in commands:
+            proc = subprocess.run(
+                command, shell=True, cwd=str(clone), env=env, capture_output=True, text=True, timeout=600,
+                stdin=subprocess.DEVNULL,
+            )
+            self.assertEqual(proc.returncode, 0, f"{command}\n{proc.stdout}\n{proc.stderr}")
+            results.append(proc.stdout)
+        demo, install = results
+        self.assertIn("Everything settled still holds. Nothing new.", demo)
+        self.assertIn("Done. Try it in a scratch folder: priors demo", install)
+        # the command works from anywhere, and the skills landed in the cross-client folder
+        launcher = self.home / ".local/bin/priors"
+        proc = subprocess.run(
+            [str(launcher), "--version"], capture_output=True, text=True, cwd=str(self.tmp),
+            env={"PATH": "/usr/bin:/bin", "HOME": str(self.home)},
+        )
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertRegex(proc.stdout, r"^priors \d")
+        self.assert_installed(self.home / ".agents/skills")
+        # and it all goes away again
+        proc = subprocess.run(
+            ["./install.sh", "--uninstall"], cwd=str(clone), env=env, capture_output=True, text=True, timeout=300
+        )
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        # (tools that pip's build runs may leave their own dot-folders in HOME, e.g. ~/.rustup; not ours)
+        ours = sorted(k for k in tree(self.home) if k.split("/")[0] in (".local", ".agents"))
+        self.assertEqual(ours, [], proc.stdout)
 
 
 if __name__ == "__main__":
