@@ -25,9 +25,10 @@ def _signature() -> bytes:
     """Who rendered it: this module's, the table's and the fold's code."""
     from priors.core import fold as fold
     from priors.core import views as views
+    from priors.core import vocabulary
 
     h = hashlib.sha256(MAGIC)
-    for mod in (fold, views, sys.modules[__name__]):
+    for mod in (fold, views, vocabulary, sys.modules[__name__]):
         try:
             with open(getattr(mod, "__file__", "") or "", "rb") as fh:
                 h.update(fh.read())
