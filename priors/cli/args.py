@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from priors.core.errors import UsageError
 from priors.core.plain import Plain
+from priors.core.spelling import nearest
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -77,7 +78,7 @@ def parse(argv: Sequence[str], spec: Spec) -> Parsed:
         name = spec.aliases.get(name, name)
         kind = spec.flags.get(name)
         if kind is None:
-            raise UsageError(f"priors {spec.verb}: unknown option {name}\nusage: {spec.usage}")
+            raise UsageError(f"priors {spec.verb}: unknown option {name}{_nearest(name, spec)}\nusage: {spec.usage}")
         key = name.lstrip("-").replace("-", "_")
         if name not in present:
             present.append(name)
@@ -117,3 +118,9 @@ def _is_number(tok: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _nearest(name: str, spec: "Spec") -> str:
+    """` — did you mean --calls?` when an unknown option is a near miss of a known one."""
+    close = nearest(name, [*spec.flags, *spec.aliases])
+    return f" — did you mean {close}?" if close else ""

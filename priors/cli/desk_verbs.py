@@ -14,6 +14,7 @@ from priors.store.files import atomic_write, read_bytes, remove_tree
 from priors.store.ledger import (
     append_ledger,
     ensure_dirs,
+    first_files,
     load,
     load_ledger,
     open_runs,
@@ -42,18 +43,6 @@ Commit .priors/ with your repository so every agent shares the history.
           PRIORS.md never blocks a merge (see docs/ci.md)""")
 
 
-def _first_files(paths: Paths) -> None:
-    from priors.store.paths import GITIGNORE_LINES
-
-    if not paths.ledger.exists():
-        atomic_write(paths.ledger, b"")
-    gi = paths.dir / ".gitignore"
-    have = (read_bytes(gi) or b"").decode("utf-8", "replace").splitlines()
-    want = [ln for ln in GITIGNORE_LINES if ln not in have]
-    if want:
-        atomic_write(gi, ("\n".join([*have, *want]) + "\n").encode("utf-8"))
-
-
 def cmd_init(argv: List[str], ctx) -> int:
     a = parse(argv, INIT)
     paths = Paths(ctx.root)
@@ -61,12 +50,16 @@ def cmd_init(argv: List[str], ctx) -> int:
         from priors.store.git import require_git
 
         require_git(ctx.root)
+    existed = paths.ledger.is_file()
     ensure_dirs(paths)
     with Lock(paths):
         loaded = load_ledger(paths, want_data=False)
-        _first_files(paths)
+        first_files(paths)
         render(paths, loaded.state, loaded.mark, (), loaded.mark)
-    ctx.print("priors: ready (.priors/ created — commit it with your repo)")
+    if existed:
+        ctx.print(f"priors: already set up at {paths.dir} — nothing to do")
+    else:
+        ctx.print(f"priors: set up {paths.dir} — commit it with your repo")
     if a.has("--git"):
         from priors.store.git import register_git
 
@@ -264,9 +257,17 @@ def _scrub_runs(paths: Paths, pid: str, content_hash: str) -> None:
 
 STATUS = Spec("status", "priors status [--calls]", {"--calls": BOOL}, help="""usage: priors status [--calls]
 
-One line per namespace: open · fixed · decided by you · lessons locked
-(· retired · resting when there are any). --calls lists what needs your
-call, each with the exact `priors decide` command to answer it.
+One line per namespace, counting its priors:
+  open            findings still standing (open or stale)
+  fixed           findings a run reported fixed
+  decided by you  priors you accepted or marked wontfix (they bind every run)
+  lessons locked  lessons in force: run-start priors injected into every run
+  retired         priors you marked obsolete (only when there are any)
+  resting         priors whose scope was missing 5 runs in a row (only when
+                  there are any; they wake if the scope returns)
+An open run is named with the command that ends it. --calls lists what needs
+your call, each with the exact `priors decide` command to answer it, or says
+that nothing waits for you.
 Once runs are scored, each scored lesson gets a line with its score (see
 `priors lessons`), and a lesson that keeps losing becomes one of your calls.""")
 
@@ -279,5 +280,5 @@ def cmd_status(argv: List[str], ctx) -> int:
     _, st = load(paths, want_data=False)
     from priors.cli.lessons_verbs import status_hook
 
-    ctx.print(status_text(st, bool(a.get("calls")), status_hook(paths, st)))
+    ctx.print(status_text(st, bool(a.get("calls")), status_hook(paths, st), open_runs(paths, st)))
     return 0

@@ -246,9 +246,16 @@ def cmd_score(argv: List[str], ctx) -> int:
         if a.get("replace"):
             rec["replaces"] = True
         _append(paths, data, [rec])
-    what = f"credits {len(ids)} lesson{'s' if len(ids) != 1 else ''}" + (f": {', '.join(ids)}" if ids else "")
+    what = f"credits {len(ids)} lesson{'s' if len(ids) != 1 else ''}" + (f": {_few(ids)}" if ids else "")
     ctx.print(f"{run} → {outcome} ({what})")
     return 0
+
+
+def _few(ids: List[str], shown: int = 5) -> str:
+    """A handful of ids and how many more: a run shown 650 lessons is not a 650-id line."""
+    if len(ids) <= shown:
+        return ", ".join(ids)
+    return f"{', '.join(ids[:shown])} and {len(ids) - shown} more (`priors lessons` lists them)"
 
 
 # ------------------------------------------------------------------ reflect

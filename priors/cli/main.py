@@ -159,7 +159,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return 0
         verb = rest[0]
         if verb not in VERBS:
-            raise UsageError(f"priors: unknown verb {verb!r} — try `priors --help`")
+            raise UsageError(f"priors: unknown verb {verb!r}{_did_you_mean(verb, VERBS)} — try `priors --help`")
         module, func, _ = VERBS[verb]
         import importlib
 
@@ -231,3 +231,11 @@ def _utf8_streams() -> None:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def _did_you_mean(word: str, known) -> str:
+    """` — did you mean `status`?` for a near miss (difflib's ratio ≥ 0.6), else nothing."""
+    from priors.core.spelling import nearest
+
+    close = nearest(word, known)
+    return f" — did you mean `{close}`?" if close else ""

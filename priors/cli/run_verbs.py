@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from priors.cli.args import REST, VALUE, Spec, parse, required
-from priors.cli.desk_verbs import _first_files
+
 from priors.cli.inputs import check_run_id, parse_json_input, paths_of, read_input
 from priors.core.canonical import dumps, dumps_object
 from priors.core.errors import Refusal, UsageError
@@ -12,6 +12,7 @@ from priors.store.files import atomic_write, remove_tree
 from priors.store.ledger import (
     append_ledger,
     ensure_dirs,
+    first_files,
     load,
     load_ledger,
     open_runs,
@@ -88,12 +89,13 @@ def cmd_relevant(argv: List[str], ctx) -> int:
 
     budget = budget_from(a, paths)
     fresh = not paths.dir.is_dir()
-    if fresh:  # the first run quietly starts the ledger
+    if fresh:  # the first run starts the ledger, and says where
         ensure_dirs(paths)
+        ctx.err.write(f"priors: set up {paths.dir} for this first run — commit it with your repo\n")
     with Lock(paths):
         _, st = load(paths, want_data=False)
         if fresh:
-            _first_files(paths)
+            first_files(paths)
             render(paths, st)
         active = open_runs(paths, st)
         if active:

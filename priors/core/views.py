@@ -10,9 +10,11 @@ from priors.core.vocabulary import display_status  # noqa: F401 (PRIORS.md rows 
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Dict, List, Optional
+    from typing import Dict, List, Optional, Sequence
 
 NO_PRIORS = "no priors yet — first run writes them"
+NO_PRIORS_OPEN = "no priors yet — the open run's commit writes the first ones"
+NOTHING_WAITS = "Nothing waits for you."
 
 
 BUCKETS = ("open", "fixed", "settled", "learned", "retired", "resting")
@@ -104,21 +106,29 @@ def call_lines(st: State, ns: str, group: Optional[List[PriorState]] = None) -> 
     return out
 
 
-def status_text(st: State, with_calls: bool, extras=None) -> str:
-    """`extras(ns, with_calls) -> (info lines, call lines)` adds the lessons loop's lines (docs/lessons.md)."""
+def status_text(st: State, with_calls: bool, extras=None, open_runs: Sequence[str] = ()) -> str:
+    """`extras(ns, with_calls) -> (info lines, call lines)` adds the lessons loop's lines (docs/lessons.md).
+
+    `open_runs`: runs opened and not yet committed — named, so a person knows a run is under way."""
+    running = [f"{run} is open — `priors commit --run {run}` seals it, `priors abort --run {run}` drops it"
+               for run in open_runs]
     if not st.priors:
-        return NO_PRIORS
+        return "\n".join([NO_PRIORS_OPEN if running else NO_PRIORS, *running])
     counts = tally(st)
     groups = by_namespace(st) if with_calls else {}
     lines: List[str] = []
+    waiting = False
     for ns in namespaces(st, list(counts)):
         lines.append(status_line(ns, counts.get(ns) or dict.fromkeys(BUCKETS, 0)))
         info, calls = extras(ns, with_calls) if extras is not None else ([], [])
         lines.extend(info)
         if with_calls:
-            lines.extend(call_lines(st, ns, groups.get(ns, [])))
-            lines.extend(calls)
-    return "\n".join(lines)
+            asks = call_lines(st, ns, groups.get(ns, [])) + list(calls)
+            lines.extend(asks)
+            waiting = waiting or bool(asks)
+    if with_calls and not waiting:
+        lines.append(NOTHING_WAITS)
+    return "\n".join(lines + running)
 
 
 _PLAIN = re.compile(r"[^\\|\s]*")

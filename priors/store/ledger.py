@@ -8,7 +8,7 @@ from pathlib import Path
 from priors.core.canonical import dumps
 from priors.core.errors import UsageError
 from priors.store.files import atomic_write, read_bytes
-from priors.store.paths import Paths
+from priors.store.paths import GITIGNORE_LINES, Paths
 from priors.core.vocabulary import RUN_RE
 
 TYPE_CHECKING = False
@@ -137,3 +137,14 @@ def ensure_dirs(paths: Paths) -> None:
             d.mkdir(exist_ok=True)
         except OSError as exc:
             raise UsageError(f"priors: cannot create {d}: {exc.strerror or exc}") from None
+
+
+def first_files(paths: Paths) -> None:
+    """An empty ledger and the .gitignore lines that keep staging, the lock and caches out of git."""
+    if not paths.ledger.exists():
+        atomic_write(paths.ledger, b"")
+    gi = paths.dir / ".gitignore"
+    have = (read_bytes(gi) or b"").decode("utf-8", "replace").splitlines()
+    want = [ln for ln in GITIGNORE_LINES if ln not in have]
+    if want:
+        atomic_write(gi, ("\n".join([*have, *want]) + "\n").encode("utf-8"))

@@ -22,7 +22,8 @@ GITIGNORE_LINES = ["runs/", "keeper.lock", "*.tmp", "cache/", "reflection/"]
 
 
 def find_root(root_opt: Optional[str]) -> Path:
-    """The target root: -C DIR, else here — or, inside git, the nearest ancestor holding .priors/."""
+    """The target root: -C DIR, else here — or, inside a git work tree, the nearest ancestor holding
+    .priors/, and when none does, the work tree's top (so `cd src && priors init` sets up the repo)."""
     if root_opt is not None:
         root = Path(root_opt)
         if not root.is_dir():
@@ -39,7 +40,7 @@ def find_root(root_opt: Optional[str]) -> Path:
             return cand
         if cand == top:
             break
-    return here
+    return top
 
 
 def _git_top(start: Path) -> Optional[Path]:
