@@ -213,7 +213,7 @@ class Links(unittest.TestCase):
         self.assertIn("[conikeec/priors](https://github.com/conikeec/priors)", text)
         for topic in ("## Records", "## The fold", "## Refusals", "## Where this keeper differs from the reference keeper"):
             self.assertIn(topic, text)
-        self.assertIn("REST_AFTER = 5", (REPO / "priors" / "fold.py").read_text(encoding="utf-8"))
+        self.assertIn("REST_AFTER = 5  #", (REPO / "priors" / "core" / "vocabulary.py").read_text(encoding="utf-8"))
         self.assertIn("five runs in\na row", text)
 
 

@@ -33,8 +33,8 @@ def seed(k: Keeper, ns="review"):
 
 
 def test_init_is_idempotent_and_keeps_staging_out_of_git(bare):
-    assert bare.ok("init") == "priors: ready (.priors/ created — commit it with your repo)\n"
-    assert bare.ok("init") == "priors: ready (.priors/ created — commit it with your repo)\n"
+    assert bare.ok("init") == f"priors: set up {bare.root / '.priors'} — commit it with your repo\n"
+    assert bare.ok("init") == f"priors: already set up at {bare.root / '.priors'} — nothing to do\n"
     gi = (bare.root / ".priors" / ".gitignore").read_text()
     for entry in ("runs/", "keeper.lock", "*.tmp"):
         assert entry in gi.splitlines()
@@ -571,7 +571,9 @@ def test_subfolder_finds_the_repo_ledger(tmp_path):
     assert (tmp_path / ".priors" / "runs" / "run-001" / "relevant.json").exists()
     assert not (sub / ".priors").exists()
     r = run_priors(tmp_path.parent, "-C", str(tmp_path), "status")
-    assert r.code == 0 and r.out == "no priors yet — first run writes them\n"
+    assert r.code == 0 and r.out == ("no priors yet — the open run's commit writes the first ones\n"
+                                     "run-001 is open — `priors commit --run run-001` seals it, "
+                                     "`priors abort --run run-001` drops it\n")
 
 
 def test_determinism_two_identical_sessions(tmp_path):

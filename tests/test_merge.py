@@ -469,7 +469,7 @@ def test_ledger_in_a_subfolder_of_the_repo(tmp_path):
     top.git("init", "-q", "-b", "main")
     sub = Repo(top.root / "svc")
     sub.root.mkdir()
-    sub.ok("init", "--git")
+    sub.ok("-C", ".", "init", "--git")  # a ledger of its own for one folder of a monorepo: -C says where
     assert (sub.root / ".gitattributes").exists()
     sub.write(".gitignore", "cand.json\nscopes.json\n")
     sub.run("web", {"a.py": "a\n"}, new=[conclusion("a one", "a.py")])
