@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -254,19 +255,6 @@ class _Acc:
     nudges: Dict[Any, int] = field(default_factory=dict)
 
 
-def _nudges(st: Any, reviewable: Any) -> Dict[Any, int]:
-    """Review nudges `relevant` would have given when the run opened, per namespace (the state just
-    before its block). Only priors that ask for review (`reviewable`) can be due."""
-    from priors.core.fold import review_due
-
-    out: Dict[Any, int] = {}
-    for pid in reviewable:
-        p = st.priors[pid]
-        if p.facet("activation") == "run-start" and p.status in ("open", "accepted", "wontfix") and review_due(st, p):
-            out[p.ns] = out.get(p.ns, 0) + 1
-    return out
-
-
 def _counts_open(p: Any) -> bool:
     """Open as `priors status` counts it: not redacted, resting, fixed, retired, binding or a locked lesson; open or stale."""
     if p.redacted or p.resting or p.status in ("fixed", "obsolete") or p.binding:
@@ -282,13 +270,17 @@ def open_count(st: Any, ns: Any) -> int:
 
 
 class _Tally:
-    """Resting and open priors per namespace, kept current record by record (a record changes only
-    the prior it names), and the priors that ask for review — so history is linear in the ledger."""
+    """Per namespace, resting and open priors and the review nudges due, kept current record by
+    record (a record changes only the prior it names; a nudge falls due as runs pass) — so history
+    is linear in the ledger instead of walking every prior for every run."""
 
     def __init__(self) -> None:
         self.resting: Dict[Any, int] = {}
         self.open: Dict[Any, int] = {}
-        self.reviewable: Dict[str, None] = {}
+        self.due: Dict[Any, int] = {}
+        self.review: Dict[str, List[Any]] = {}  # id → [ns, the run position it falls due at, due yet]
+        self.heap: List[Any] = []
+        self.n = 0
 
     def move(self, p: Any, sign: int) -> None:
         if p is None:
@@ -302,13 +294,28 @@ class _Tally:
             self.resting[ns] = self.resting.get(ns, 0) + sign
         if _counts_open(p):
             self.open[ns] = self.open.get(ns, 0) + sign
+        if sign < 0:
+            e = self.review.pop(p.id, None)
+            if e is not None and e[2]:
+                self.due[e[0]] -= 1
+            return
+        every = p.review_every  # as fold.review_due: due once `every` runs passed its last human decision
+        if (isinstance(every, int) and not isinstance(every, bool) and p.facet("activation") == "run-start"
+                and p.status in ("open", "accepted", "wontfix")):
+            e = self.review[p.id] = [ns, p.human_idx + every, False]
+            self.n += 1
+            heapq.heappush(self.heap, (e[1], self.n, p.id, e))
 
-    def review(self, p: Any) -> None:
-        every = p.review_every
-        if isinstance(every, int) and not isinstance(every, bool):
-            self.reviewable[p.id] = None
-        else:
-            self.reviewable.pop(p.id, None)
+    def nudges(self, st: Any) -> Dict[Any, int]:
+        """Review nudges `relevant` would give now, per namespace (taken when a run opens)."""
+        now = len(st.runs_order) - 1
+        heap = self.heap
+        while heap and heap[0][0] <= now:
+            _, _, pid, e = heapq.heappop(heap)
+            if self.review.get(pid) is e and not e[2]:
+                e[2] = True
+                self.due[e[0]] = self.due.get(e[0], 0) + 1
+        return {k: v for k, v in self.due.items() if v}
 
     def after_commit(self, st: Any, ns: Any) -> Tuple[int, int]:
         try:
@@ -335,7 +342,7 @@ def history_rows(records: Sequence[Dict[str, Any]], ns: Optional[str] = None) ->
     for no, rec in enumerate(records, 1):
         run = _belongs(rec)
         if run is not None and run not in acc and run not in st.commits:
-            acc[run] = _Acc(nudges=_nudges(st, tally.reviewable))
+            acc[run] = _Acc(nudges=tally.nudges(st))
         t, action = rec.get("t"), rec.get("action")
         a = acc.get(run) if run is not None else None
         if a is not None and run not in st.commits:
@@ -368,8 +375,6 @@ def history_rows(records: Sequence[Dict[str, Any]], ns: Optional[str] = None) ->
         if isinstance(named, str):
             p = st.priors.get(named)
             tally.move(p, 1)
-            if t == "prior" and p is not None:
-                tally.review(p)
         if fresh_commit and a is not None:
             rns = rec.get("ns")
             c = a.counts
