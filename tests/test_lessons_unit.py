@@ -43,6 +43,16 @@ def score(run: str, outcome: str, **extra) -> Dict[str, Any]:
 # ------------------------------------------------------------------ what a run was shown
 
 
+def _served(recs):
+    """The lessons view of a state folded as the cache serves it: a prefix folded, the tail applied."""
+    from priors.core.fold import apply, fold
+
+    st = fold(recs[: len(recs) // 2])
+    for r in recs[len(recs) // 2:]:
+        apply(st, r)
+    return Ledger(st)
+
+
 def test_injections_are_recomputed_from_the_ledger_before_each_run():
     recs = [
         prior("P-0001", "run-001", "lesson one"), seal("run-001"),
@@ -109,10 +119,7 @@ def test_low_score_call_counts_only_evidence_since_the_last_human_decision():
         recs += [seal(f"run-{i:03d}"), score(f"run-{i:03d}", "failure" if i < 7 else "partial", injected=["P-0001"])]
     low = Ledger.of(recs).low_scores()
     assert low["P-0001"].scored == 3 and low["P-0001"].score == Fraction(1, 6)
-    from priors.core.canonical import dumps
-
-    data = "".join(dumps(r) + "\n" for r in recs).encode("utf-8")
-    assert Ledger.light(data, Ledger.of(recs).state).low_scores() == low
+    assert _served(recs).low_scores() == low
 
 
 @given(S.integers(0, 50), S.integers(0, 50), S.integers(0, 50))
@@ -219,10 +226,7 @@ def test_ranking_is_deterministic_and_budgets_hold(lessons, query, max_inject, m
     budget = Budget(max_inject, max_chars, " ".join(query), review)
     base = _inject_out(led)
     a = shape(base, led, budget)
-    from priors.core.canonical import dumps
-
-    light = Ledger.light("".join(dumps(r) + "\n" for r in recs).encode("utf-8"), led.state)
-    assert shape(base, light, budget) == a  # the light read ranks exactly like the full one
+    assert shape(base, _served(recs), budget) == a  # the state a cache serves ranks exactly like a fresh read
     rev = dict(base, inject=list(reversed(base["inject"])))
     b = shape(rev, led, budget)
     assert a == b  # input order does not matter: ties break by id
@@ -300,3 +304,107 @@ def test_export_bundle_leaves_out_retired_redacted_and_non_lessons():
     assert item["tags"] == ["ci"] and item["score"] == {"uses": 0, "wins": 0, "partials": 0, "losses": 0}
     assert export_bundle(Ledger.of(recs), "b", None)["lessons"] == []
     assert export_bundle(Ledger.of(recs), None, "behavioral")["lessons"] == []
+
+
+# ------------------------------------------------------------------ folded lesson statistics vs a fresh computation
+
+
+def _reference_shown(recs):
+    """What each committed agent run was shown, recomputed the slow, obvious way: fold up to its first line."""
+    from priors.core.fold import fold
+
+    commits = {}
+    for i, r in enumerate(recs):
+        if r.get("t") == "run" and r.get("action") == "commit" and isinstance(r.get("run"), str):
+            commits.setdefault(r["run"], (i, r))
+    starts = {}
+    for i, r in enumerate(recs):
+        if r.get("t") in ("prior", "event", "call", "run"):
+            for v in (r.get("run"), r.get("born")):
+                if isinstance(v, str) and v in commits and v not in starts:
+                    starts[v] = i
+    out = {}
+    for run, i in starts.items():
+        rec = commits[run][1]
+        if rec.get("by") == "human":
+            continue
+        st = fold(recs[:i])
+        firsts = []
+        seen = set()
+        for r in recs[:i]:
+            pid = r.get("id")
+            if r.get("t") == "prior" and isinstance(pid, str) and pid not in seen:
+                seen.add(pid)
+                if st.priors.get(pid) is not None and isinstance(r.get("facets"), dict) \
+                        and r["facets"].get("activation") == "run-start" and r.get("redacted") is not True:
+                    firsts.append((pid, r.get("ns")))
+        out[run] = [pid for pid, ns in firsts if ns == rec.get("ns") and st.priors[pid].status in ("open", "accepted", "wontfix")]
+    for r in recs:
+        if r.get("t") == "injected" and r.get("run") in out and isinstance(r.get("ids"), list):
+            out[r["run"]] = [x for x in r["ids"] if isinstance(x, str)]
+    return out
+
+
+def _reference_stats(recs, shown):
+    from priors.core.lessons import effective_scores
+
+    out = {}
+    for ids in shown.values():
+        for pid in ids:
+            out.setdefault(pid, Stats()).uses += 1
+    for lst in effective_scores(list(enumerate(recs))).values():
+        for s in lst:
+            for pid in (s.injected if s.injected is not None else shown.get(s.run, [])):
+                out.setdefault(pid, Stats()).credit(s.outcome)
+    return {k: v.as_dict() for k, v in out.items()}
+
+
+_step = S.one_of(
+    S.tuples(S.just("lesson"), S.sampled_from("ab")),
+    S.tuples(S.just("verify"), S.sampled_from("ab")),
+    S.tuples(S.just("decide"), S.integers(1, 8), S.sampled_from(["obsolete", "accepted", "reopen", "keep", "wontfix"])),
+    S.tuples(S.just("dispose"), S.integers(1, 8), S.sampled_from(["challenged", "still-open", "fixed"])),
+    S.tuples(S.just("run"), S.sampled_from("ab"), S.booleans(), S.booleans()),
+    S.tuples(S.just("score"), S.integers(1, 12), S.sampled_from(["success", "partial", "failure"]), S.booleans(), S.booleans()),
+)
+
+
+@settings(max_examples=120, deadline=None)
+@given(S.lists(_step, max_size=30))
+def test_folded_lesson_stats_match_a_fresh_computation(steps):
+    """Uses, wins and what each run was shown, read from the folded state (also folded in two parts,
+    as the cache serves it after a `score`), equal the obvious recomputation from the records."""
+    recs: List[Dict[str, Any]] = []
+    n_prior, n_run = 0, 0
+    pending: List[Dict[str, Any]] = []
+    for step in steps:
+        kind = step[0]
+        if kind in ("lesson", "verify"):
+            n_prior += 1
+            n_run += 1
+            run = f"run-{n_run:03d}"
+            recs += [prior(f"P-{n_prior:04d}", run, f"claim {n_prior}", ns=step[1],
+                           facets=CAL if kind == "lesson" else CONCL), seal(run, ns=step[1], by="human")]
+        elif kind == "decide" and step[1] <= n_prior:
+            recs.append(decide(f"P-{step[1]:04d}", step[2]))
+        elif kind == "dispose" and step[1] <= n_prior:
+            pending.append({"t": "event", "id": f"P-{step[1]:04d}", "action": "disposition", "to": step[2], "by": "agent"})
+        elif kind == "run":
+            n_run += 1
+            run = f"run-{n_run:03d}"
+            recs += [dict(e, run=run) for e in pending]
+            pending = []
+            if step[2]:
+                recs.append({"t": "injected", "run": run, "ids": [f"P-{i:04d}" for i in range(1, n_prior + 1, 2)]})
+            recs.append(seal(run, ns=step[1], **({"by": "human"} if step[3] else {})))
+        elif kind == "score" and step[1] <= n_run:
+            extra: Dict[str, Any] = {"replaces": True} if step[3] else {}
+            if step[4]:
+                extra["injected"] = [f"P-{i:04d}" for i in range(1, n_prior + 1, 3)]
+            recs.append(score(f"run-{step[1]:03d}", step[2], **extra))
+    shown = _reference_shown(recs)
+    want = _reference_stats(recs, shown)
+    for led in (Ledger.of(recs), _served(recs)):
+        assert led.shown == shown
+        assert {k: v.as_dict() for k, v in led.stats().items()} == want
+        assert injections(recs) == shown

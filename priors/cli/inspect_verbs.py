@@ -20,12 +20,11 @@ from priors.core.history import (
 
 
 def load(ctx: Any) -> List[Dict[str, Any]]:
-    from priors.core.fold import parse_lines
-    from priors.store.paths import Paths, read_ledger_bytes, require_init
+    """The ledger's records, parsed once (priors.store.ledger.read_records): these verbs read timelines."""
+    from priors.store.ledger import read_records
+    from priors.store.paths import Paths
 
-    paths = Paths(ctx.root)
-    require_init(paths)
-    return parse_lines(read_ledger_bytes(paths))
+    return read_records(Paths(ctx.root))
 
 
 # ------------------------------------------------------------------ verbs

@@ -22,24 +22,24 @@ CONFIG_FILE = "config.json"
 REFLECTION_DIR = "reflection"
 
 
-def _ledger(paths: Paths):
-    """(ledger bytes, lessons.Ledger) from one read."""
-    from priors.core.fold import fold, parse_lines
+def _ledger(paths: Paths, records: bool = False):
+    """(the loaded ledger, lessons.Ledger over its folded state); `records`: with the parsed records too."""
     from priors.core.lessons import Ledger
-    from priors.store.paths import read_ledger_bytes
+    from priors.store.ledger import load_ledger, read_records
 
-    data = read_ledger_bytes(paths)
-    records = parse_lines(data)
-    return data, Ledger.of(records, fold(records))
+    loaded = load_ledger(paths, want_data=False)
+    return loaded, Ledger(loaded.state, read_records(paths) if records else None)
 
 
-def _append(paths: Paths, data: bytes, lines: List[Dict[str, Any]]) -> None:
-    import hashlib
-
+def _append(paths: Paths, loaded, lines: List[Dict[str, Any]]) -> None:
+    from priors.core.fold import apply
     from priors.store.ledger import append_ledger, render
 
-    append_ledger(paths, data, lines)
-    render(paths, None, (len(data), hashlib.sha256(data).digest()), lines)  # PRIORS.md patched, not redone
+    after = append_ledger(paths, None, lines, loaded)
+    st = loaded.state
+    for rec in lines:
+        apply(st, rec)
+    render(paths, st, loaded.mark, lines, after)  # PRIORS.md patched, not redone
 
 
 def _refuse_if_open(paths: Paths, st, verb: str) -> None:
@@ -159,7 +159,7 @@ def cmd_add(argv: List[str], ctx) -> int:
     guard({k: rec[k] for k in ("claim", "scope_ref", "tags") if k in rec})
     paths = paths_of(ctx)
     with Lock(paths):
-        data, ledger = _ledger(paths)
+        loaded, ledger = _ledger(paths)
         st = ledger.state
         _refuse_if_open(paths, st, "add")
         old = check_supersedes(st, a.get("supersedes"), ns)
@@ -175,7 +175,7 @@ def cmd_add(argv: List[str], ctx) -> int:
         # the old lesson retires when a human accepts its successor: now, or at a later `decide … accepted`
         retire = [(old, rec["id"])] if accept and old is not None and st.priors[old].status != "obsolete" else []
         lines = sealed_block([rec], run, ns, accept, "add", retire)
-        _append(paths, data, lines)
+        _append(paths, loaded, lines)
     ctx.print(f"{rec['id']} added to {ns} as {run} — {'accepted (binding)' if accept else 'open'}")
     for o, _ in retire:
         ctx.print(f"{o} → obsolete (superseded by {rec['id']})")
@@ -220,7 +220,7 @@ def cmd_score(argv: List[str], ctx) -> int:
         guard({"reason": reason})
     paths = paths_of(ctx)
     with Lock(paths):
-        data, ledger = _ledger(paths)
+        loaded, ledger = _ledger(paths)
         if run == "last":
             agent = [r for r in ledger.runs.values() if not r.by_human]
             if not agent:
@@ -239,13 +239,13 @@ def cmd_score(argv: List[str], ctx) -> int:
         if prior and not (a.get("again") or a.get("replace")):
             raise Refusal("ALREADY_SCORED", run=run, outcome=prior[-1].outcome,
                           hint="--again adds another score, --replace corrects the latest")
-        ids = ledger.shown.get(run, [])
+        ids = ledger.shown_for(run) or []
         rec: Dict[str, Any] = {"t": "score", "run": run, "outcome": outcome, "by": "human", "injected": ids}
         if reason is not None:
             rec["reason"] = reason
         if a.get("replace"):
             rec["replaces"] = True
-        _append(paths, data, [rec])
+        _append(paths, loaded, [rec])
     what = f"credits {len(ids)} lesson{'s' if len(ids) != 1 else ''}" + (f": {_few(ids)}" if ids else "")
     ctx.print(f"{run} → {outcome} ({what})")
     return 0
@@ -290,7 +290,7 @@ def cmd_reflect(argv: List[str], ctx) -> int:
         raise UsageError("priors reflect: --mark-existing marks unlearned runs; --include-learned makes no sense with it")
     paths = paths_of(ctx)
     with Lock(paths):
-        data, ledger = _ledger(paths)
+        loaded, ledger = _ledger(paths, records=True)
         runs = ledger.scored_runs(ns, bool(a.get("include_learned")))
         if n is None and not mark_only:
             n = 8
@@ -304,7 +304,7 @@ def cmd_reflect(argv: List[str], ctx) -> int:
         to_mark = [r for r in runs if r in unlearned]
         if mark_only:
             if not a.get("dry_run"):
-                _append(paths, data, [{"t": "learned", "runs": to_mark}])
+                _append(paths, loaded, [{"t": "learned", "runs": to_mark}])
             verb = "would mark" if a.get("dry_run") else "marked"
             ctx.print(f"{verb} {len(to_mark)} run{'s' if len(to_mark) != 1 else ''} as learned: {', '.join(to_mark)}")
             return 0
@@ -314,7 +314,7 @@ def cmd_reflect(argv: List[str], ctx) -> int:
         name = f"reflect-{runs[-1]}{'-' + _safe(ns) if ns else ''}.md"
         atomic_write(rdir / name, text.encode("utf-8"))
         if to_mark and not a.get("dry_run"):
-            _append(paths, data, [{"t": "learned", "runs": to_mark}])
+            _append(paths, loaded, [{"t": "learned", "runs": to_mark}])
     rel = f".priors/{REFLECTION_DIR}/{name}"
     ctx.print(f"wrote {rel} from {len(runs)} scored run{'s' if len(runs) != 1 else ''} ({', '.join(runs)})")
     if a.get("dry_run"):
@@ -397,7 +397,7 @@ def cmd_import(argv: List[str], ctx) -> int:
     paths = paths_of(ctx)
     accept = bool(a.get("accept"))
     with Lock(paths):
-        data, ledger = _ledger(paths)
+        loaded, ledger = _ledger(paths)
         st = ledger.state
         _refuse_if_open(paths, st, "import")
         have = present_claims(st, ns)
@@ -421,7 +421,7 @@ def cmd_import(argv: List[str], ctx) -> int:
             for rec, pid in zip(fresh, next_ids(st, len(fresh))):
                 rec.update({"id": pid, "ns": ns, "born": run})
             ordered = [{k: r[k] for k in sorted(r)} for r in fresh]
-            _append(paths, data, sealed_block(ordered, run, ns, accept, "import"))
+            _append(paths, loaded, sealed_block(ordered, run, ns, accept, "import"))
     if run is None:
         ctx.print(f"imported nothing into {ns} — all {len(incoming)} lessons are already here")
     else:
@@ -525,9 +525,8 @@ def relevant_hook(budget, paths: Paths, st, out: Dict[str, Any]) -> Dict[str, An
     if (budget is None or not budget.active) and not st.scored:
         return out
     from priors.core.lessons import Budget, Ledger, shape
-    from priors.store.paths import read_ledger_bytes
 
-    return shape(out, Ledger.light(read_ledger_bytes(paths), st), budget or Budget())
+    return shape(out, Ledger(st), budget or Budget())
 
 
 def commit_extra(relevant: Optional[Dict[str, Any]], run: str) -> List[Dict[str, Any]]:
@@ -558,11 +557,9 @@ def status_hook(paths: Paths, st):
     review = bool(read_config(paths).get("require_review", False)) if paths.dir.is_dir() else False
     if not st.scored and not review:
         return None
-    from priors.core.fold import parse_lines
     from priors.core.lessons import Ledger, call_lines_for, score_lines_for
-    from priors.store.paths import read_ledger_bytes
 
-    ledger = Ledger.of(parse_lines(read_ledger_bytes(paths)), st)
+    ledger = Ledger(st)  # statistics are computed once, on first use, for every namespace
 
     def extras(ns: str, with_calls: bool):
         return score_lines_for(ledger, ns), (call_lines_for(ledger, ns, review) if with_calls else [])

@@ -3,24 +3,24 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Set
+from typing import Any, Dict, List, Optional
 
 from priors.core.ledger_checks import (
     LEDGER_NAME,
+    Checked,
     Problem,
-    check,
+    check_ledger,
     check_since,
-    parse_line,
     render_expected,
-    split_lines,
 )
 from priors.store.git import git_show
 
 # ------------------------------------------------------------------ the files around the ledger
 
 
-def check_files(root: Any, data: bytes) -> List[Problem]:
-    """PRIORS.md up to date, no staging of committed runs, no stray temp files."""
+def check_files(root: Any, data: bytes, checked: Optional[Checked] = None) -> List[Problem]:
+    """PRIORS.md up to date, no staging of committed runs, no stray temp files (`checked`: the
+    ledger's lines as `check_ledger` parsed them, so no line is parsed twice)."""
     import os
 
     from priors.store.files import read_bytes
@@ -28,8 +28,10 @@ def check_files(root: Any, data: bytes) -> List[Problem]:
 
     paths = Paths(root)
     problems: List[Problem] = []
-    committed = _committed_runs(data)
-    expected = render_expected(data)
+    if checked is None:
+        checked = check_ledger(data)
+    committed = checked.committed_runs()
+    expected = render_expected(data, None if checked.damaged else checked.records)
     if expected is not None:
         have = read_bytes(paths.rendered)
         if have is None:
@@ -49,15 +51,6 @@ def check_files(root: Any, data: bytes) -> List[Problem]:
                 rel = os.path.relpath(os.path.join(dirpath, name), str(root)).replace(os.sep, "/")
                 problems.append(Problem(0, "STRAY_TEMP_FILE", "a temporary file left by an interrupted write — delete it", rel))
     return problems
-
-
-def _committed_runs(data: bytes) -> Set[str]:
-    out: Set[str] = set()
-    for raw in split_lines(data):
-        rec, _ = parse_line(raw.rstrip(b"\r"))
-        if rec and rec.get("t") == "run" and rec.get("action") == "commit" and isinstance(rec.get("run"), str):
-            out.add(rec["run"])
-    return out
 
 
 # ------------------------------------------------------------------ the verb
@@ -81,8 +74,9 @@ def cmd_verify(argv: List[str], ctx: Any) -> int:
     paths = Paths(ctx.root)
     require_init(paths)
     data = read_bytes(paths.ledger) or b""
-    problems, warnings = check(data)
-    problems += check_files(ctx.root, data)
+    checked = check_ledger(data)  # every line parsed once, for every check below
+    problems, warnings = list(checked.problems), checked.warnings
+    problems += check_files(ctx.root, data, checked)
     since = args.get("since")
     if since is not None:
         problems += check_since(git_show(ctx.root, str(since)), data, str(since))
@@ -97,7 +91,7 @@ def cmd_verify(argv: List[str], ctx: Any) -> int:
             ctx.print(p.text())
         for w in warnings:
             ctx.print("warning: " + w.text())
-        n = len(split_lines(data))
+        n = checked.lines
         if not problems:
             ctx.print(f"ledger sound: {n} line{'s' if n != 1 else ''}" + (f", grew only since {since}" if since else ""))
         else:

@@ -7,7 +7,7 @@ from operator import itemgetter
 
 from priors.core.errors import DamagedLedger
 from priors.core.plain import Plain
-from priors.core.vocabulary import BINDING, PRIOR_RE, REST_AFTER, RUN_RE, id_number, prior_number  # noqa: F401 (re-exported to callers of the fold)
+from priors.core.vocabulary import BINDING, BLOCK_TYPES, INJECTABLE, PRIOR_RE, REST_AFTER, RUN_RE, id_number, prior_number  # noqa: F401 (re-exported to callers of the fold)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -130,11 +130,27 @@ class CallState(Plain):
         return self.rec.get("conflicts_with")
 
 
-class State(Plain):
-    """The folded ledger. `scored`: any score record (the lessons loop reads the ledger again only then).
-    `records`: how many were folded — fewer than the ledger has lines only if some are blank."""
+def new_loop() -> Dict[str, Any]:
+    """What the lessons loop reads, gathered during the fold (plain data, so the fold cache keeps it).
 
-    __slots__ = ("priors", "runs_order", "run_pos", "calls", "commits", "max_prior", "max_run", "scored", "records")
+    Positions are record indexes (0-based, blank lines not counted). `first`: run → the first record
+    naming it (`run`/`born` of a prior, event, call or run record: where its block starts);
+    `commit_at`: run → its first commit record; `lessons`: namespace → run-start prior ids, in order
+    of their first prior record; `spans`: lesson id → sorted boundaries of the positions at which a
+    run starting there was shown it (even entries open a span, odd ones close it); `injected`:
+    run → the ids of its last `injected` record; `scores`: [position, record] of every score;
+    `decided`: prior id → its last human decide; `learned`: run → the last `learned` record naming it.
+    """
+    return {"first": {}, "commit_at": {}, "lessons": {}, "spans": {}, "injected": {}, "scores": [],
+            "decided": {}, "learned": {}}
+
+
+class State(Plain):
+    """The folded ledger. `scored`: any score record. `records`: how many were folded — fewer than
+    the ledger has lines only if some are blank. `loop`: what the lessons loop reads (`new_loop`)."""
+
+    __slots__ = ("priors", "runs_order", "run_pos", "calls", "commits", "max_prior", "max_run", "scored", "records",
+                 "loop")
 
     def __init__(self) -> None:
         self.priors: Dict[str, PriorState] = {}
@@ -146,6 +162,7 @@ class State(Plain):
         self.max_run = 0
         self.scored = False
         self.records = 0
+        self.loop: Dict[str, Any] = new_loop()
 
     def note_run(self, run: Any) -> None:
         if isinstance(run, str) and run not in self.run_pos:
@@ -234,26 +251,84 @@ def fold(records: Iterable[Dict[str, Any]]) -> State:
 
 def apply(st: State, rec: Dict[str, Any]) -> None:
     """Advance the state by one ledger record."""
+    idx = st.records
     st.records += 1
     t = rec.get("t")
+    loop = st.loop
+    block = t in BLOCK_TYPES
     for key in ("run", "born"):
-        n = id_number(RUN_RE, rec.get(key))
+        v = rec.get(key)
+        n = id_number(RUN_RE, v)
         if n > st.max_run:
             st.max_run = n
-    if t == "prior":
-        _apply_prior(st, rec)
-    elif t == "event":
-        _apply_event(st, rec)
+        if block and isinstance(v, str):
+            first = loop["first"]
+            if v not in first:
+                first[v] = idx
+    if t == "prior" or t == "event":
+        pid = rec.get("id")
+        spans = loop["spans"]
+        p = st.priors.get(pid) if isinstance(pid, str) else None
+        was = p is not None and p[1] in INJECTABLE
+        if t == "prior":
+            _apply_prior(st, rec)
+            if p is None and isinstance(pid, str):
+                _new_lesson(st, pid, idx)
+        else:
+            if rec.get("action") == "decide" and isinstance(pid, str):
+                loop["decided"][pid] = idx
+            _apply_event(st, rec)
+        if p is not None and pid in spans:
+            now = st.priors[pid][1] in INJECTABLE
+            if now != was:
+                spans[pid].append(idx + 1)
     elif t == "call":
         st.note_run(rec.get("run"))
         st.calls.append(CallState(rec, bool(rec.get("redacted") is True)))
     elif t == "score":
         st.scored = True
+        loop["scores"].append([idx, rec])
     elif t == "run" and rec.get("action") == "commit":
         st.note_run(rec.get("run"))
         run = rec.get("run")
         if isinstance(run, str) and run not in st.commits:
             st.commits[run] = rec
+            loop["commit_at"][run] = idx
+    elif t == "injected":
+        run, ids = rec.get("run"), rec.get("ids")
+        if isinstance(run, str) and isinstance(ids, list):
+            loop["injected"][run] = [x for x in ids if isinstance(x, str)]
+    elif t == "learned":
+        runs = rec.get("runs")
+        if isinstance(runs, list):
+            learned = loop["learned"]
+            for r in runs:
+                if isinstance(r, str):
+                    learned[r] = idx
+
+
+def _new_lesson(st: State, pid: str, idx: int) -> None:
+    """A prior's first record: a run-start prior joins its namespace's lessons, shown from the next record on."""
+    p = st.priors.get(pid)
+    if p is None or p.facet("activation") != "run-start":
+        return
+    ns = p.ns
+    try:
+        hash(ns)
+    except TypeError:
+        return
+    st.loop["lessons"].setdefault(ns, []).append(pid)
+    st.loop["spans"][pid] = [idx + 1] if p[1] in INJECTABLE else []
+
+
+def forget_lesson(st: State, pid: str) -> None:
+    """`pid`'s prior lines became tombstones (a redaction): as in a fresh fold, it was never a lesson."""
+    loop = st.loop
+    if loop["spans"].pop(pid, None) is None:
+        return
+    for ids in loop["lessons"].values():
+        if pid in ids:
+            ids.remove(pid)
 
 
 def _apply_prior(st: State, rec: Dict[str, Any]) -> None:

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
 from priors.core.vocabulary import display_status
 
 CATEGORIES = ("fixed", "carried", "touched", "your_call", "new")
@@ -45,11 +47,22 @@ def timeline(records: Sequence[Dict[str, Any]], pid: str) -> Optional[Dict[str, 
     events: List[Dict[str, Any]] = []
     calls: Dict[str, Dict[str, Any]] = {}
     found = False
+    mine: List[Any] = []  # the calls against `pid`, in ledger order
+    last: Dict[str, Any] = {}  # call id → the last call with that id (what a lookup by id finds)
     for no, rec in enumerate(records, 1):
         before = st.priors.get(pid)
         was_resting = before.resting if before else False
-        call_before = {str(c.rec.get("call_id")): c.resolved for c in st.calls}
+        call_before = {cid: last[cid].resolved for cid in {str(c.rec.get("call_id")) for c in mine} if cid in last}
+        n_calls = len(st.calls)
         apply(st, rec)
+        if len(st.calls) > n_calls:
+            c = st.calls[-1]
+            cid = str(c.rec.get("call_id"))
+            if cid in last and cid not in call_before:
+                call_before[cid] = last[cid].resolved
+            last[cid] = c
+            if c.conflicts_with == pid:
+                mine.append(c)
         p = st.priors.get(pid)
         if p is None:
             continue
@@ -70,9 +83,9 @@ def timeline(records: Sequence[Dict[str, Any]], pid: str) -> Optional[Dict[str, 
             entry["call_id"] = cid
             calls[str(cid)] = entry
             events.append(entry)
-        for c in st.calls:
+        for c in mine:
             cid = str(c.rec.get("call_id"))
-            if c.conflicts_with == pid and c.resolved and call_before.get(cid) is False and cid in calls:
+            if c.resolved and call_before.get(cid) is False and cid in calls:
                 calls[str(cid)]["resolved_on_line"] = no
         if not was_resting and p.resting:
             events.append(_ev(no, run, "resting", f"resting — its scope was missing {p.miss} runs in a row; it wakes if the scope returns"))
@@ -235,28 +248,73 @@ class _Acc:
     nudges: Dict[Any, int] = field(default_factory=dict)
 
 
-def _nudges(st: Any) -> Dict[Any, int]:
-    """Review nudges `relevant` would have given when the run opened, per namespace (the state just before its block)."""
-    from priors.core.fold import review_due
-
-    out: Dict[Any, int] = {}
-    for p in st.priors.values():
-        if p.facet("activation") == "run-start" and p.status in ("open", "accepted", "wontfix") and review_due(st, p):
-            out[p.ns] = out.get(p.ns, 0) + 1
-    return out
+def _counts_open(p: Any) -> bool:
+    """Open as `priors status` counts it: not redacted, resting, fixed, retired, binding or a locked lesson; open or stale."""
+    if p.redacted or p.resting or p.status in ("fixed", "obsolete") or p.binding:
+        return False
+    if p.facet("obligation") == "inject-as-instruction" and p.status == "open":
+        return False
+    return p.status in ("open", "stale")
 
 
 def open_count(st: Any, ns: Any) -> int:
-    """Open as `priors status` counts it: not redacted, resting, fixed, retired, binding or a locked lesson; open or stale."""
-    n = 0
-    for p in st.priors.values():
-        if p.ns != ns or p.redacted or p.resting or p.status in ("fixed", "obsolete") or p.binding:
-            continue
-        if p.facet("obligation") == "inject-as-instruction" and p.status == "open":
-            continue
-        if p.status in ("open", "stale"):
-            n += 1
-    return n
+    """Open as `priors status` counts it, for namespace `ns`."""
+    return sum(1 for p in st.priors.values() if p.ns == ns and _counts_open(p))
+
+
+class _Tally:
+    """Per namespace, resting and open priors and the review nudges due, kept current record by
+    record (a record changes only the prior it names; a nudge falls due as runs pass) — so history
+    is linear in the ledger instead of walking every prior for every run."""
+
+    def __init__(self) -> None:
+        self.resting: Dict[Any, int] = {}
+        self.open: Dict[Any, int] = {}
+        self.due: Dict[Any, int] = {}
+        self.review: Dict[str, List[Any]] = {}  # id → [ns, the run position it falls due at, due yet]
+        self.heap: List[Any] = []
+        self.n = 0
+
+    def move(self, p: Any, sign: int) -> None:
+        if p is None:
+            return
+        ns = p.ns
+        try:
+            hash(ns)
+        except TypeError:
+            return  # counted the slow way, only for a run whose namespace is not a plain value
+        if p.resting:
+            self.resting[ns] = self.resting.get(ns, 0) + sign
+        if _counts_open(p):
+            self.open[ns] = self.open.get(ns, 0) + sign
+        if sign < 0:
+            e = self.review.pop(p.id, None)
+            if e is not None and e[2]:
+                self.due[e[0]] -= 1
+            return
+        every = p.review_every  # as fold.review_due: due once `every` runs passed its last human decision
+        if (isinstance(every, int) and not isinstance(every, bool) and p.facet("activation") == "run-start"
+                and p.status in ("open", "accepted", "wontfix")):
+            e = self.review[p.id] = [ns, p.human_idx + every, False]
+            self.n += 1
+            heapq.heappush(self.heap, (e[1], self.n, p.id, e))
+
+    def nudges(self, st: Any) -> Dict[Any, int]:
+        """Review nudges `relevant` would give now, per namespace (taken when a run opens)."""
+        now = len(st.runs_order) - 1
+        heap = self.heap
+        while heap and heap[0][0] <= now:
+            _, _, pid, e = heapq.heappop(heap)
+            if self.review.get(pid) is e and not e[2]:
+                e[2] = True
+                self.due[e[0]] = self.due.get(e[0], 0) + 1
+        return {k: v for k, v in self.due.items() if v}
+
+    def after_commit(self, st: Any, ns: Any) -> Tuple[int, int]:
+        try:
+            return self.resting.get(ns, 0), self.open.get(ns, 0)
+        except TypeError:
+            return sum(1 for p in st.priors.values() if p.ns == ns and p.resting), open_count(st, ns)
 
 
 def history_rows(records: Sequence[Dict[str, Any]], ns: Optional[str] = None) -> List[RunRow]:
@@ -271,12 +329,13 @@ def history_rows(records: Sequence[Dict[str, Any]], ns: Optional[str] = None) ->
     from priors.core.fold import State, apply
 
     st = State()
+    tally = _Tally()
     rows: List[RunRow] = []
     acc: Dict[str, _Acc] = {}
     for no, rec in enumerate(records, 1):
         run = _belongs(rec)
         if run is not None and run not in acc and run not in st.commits:
-            acc[run] = _Acc(nudges=_nudges(st))
+            acc[run] = _Acc(nudges=tally.nudges(st))
         t, action = rec.get("t"), rec.get("action")
         a = acc.get(run) if run is not None else None
         if a is not None and run not in st.commits:
@@ -302,14 +361,19 @@ def history_rows(records: Sequence[Dict[str, Any]], ns: Optional[str] = None) ->
             elif t == "call":
                 c["your_call"] += 1
         fresh_commit = t == "run" and action == "commit" and isinstance(run, str) and run not in st.commits
+        named = rec.get("id") if t in ("prior", "event") else None
+        if isinstance(named, str):
+            tally.move(st.priors.get(named), -1)
         apply(st, rec)
+        if isinstance(named, str):
+            p = st.priors.get(named)
+            tally.move(p, 1)
         if fresh_commit and a is not None:
             rns = rec.get("ns")
             c = a.counts
             row = RunRow(run, rns, no, **c)  # type: ignore[arg-type]
             row.your_call += a.nudges.get(rns, 0)
-            row.resting = sum(1 for p in st.priors.values() if p.ns == rns and p.resting)
-            row.open = open_count(st, rns)
+            row.resting, row.open = tally.after_commit(st, rns)
             row.quiescent = row.checked > 0 and row.carried == row.checked and not (row.fixed or row.touched or row.new or row.your_call)
             if ns is None or rns == ns:
                 rows.append(row)

@@ -7,7 +7,7 @@ import re
 
 from priors.core.canonical import reason_hash, dumps, loads, sha12
 from priors.core.errors import Refusal
-from priors.core.fold import State
+from priors.core.fold import State, forget_lesson
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -182,6 +182,7 @@ def fold_redaction(st: State, pid: str, named: List[Dict[str, Any]]) -> bool:
     if len(calls) != len(mine):
         return False
     st.priors[pid] = q
+    forget_lesson(st, pid)
     for c, rec in zip(mine, calls):
         if c.rec.get("redacted") is not True:
             c.rec, c.resolved = rec, True

@@ -447,9 +447,41 @@ class _Checker:
 
 def check(data: bytes) -> Tuple[List[Problem], List[Problem]]:
     """(problems, warnings) for ledger bytes. Pure; never raises on bad input."""
-    from priors.core.canonical import dumps
+    checked = check_ledger(data)
+    return checked.problems, checked.warnings
 
+
+@dataclass
+class Checked:
+    """What one pass over the ledger found: problems, warnings, and every line that parsed (in order)."""
+
+    problems: List[Problem]
+    warnings: List[Problem]
+    records: List[Dict[str, Any]]
+    damaged: bool  # some non-blank line is not one JSON object (the fold would refuse the ledger)
+    lines: int
+
+    def committed_runs(self) -> Set[str]:
+        return {r["run"] for r in self.records
+                if r.get("t") == "run" and r.get("action") == "commit" and isinstance(r.get("run"), str)}
+
+
+def check_ledger(data: bytes) -> Checked:
+    """`check`, parsing each line once; the parsed records are kept for the other checks of `verify`."""
+    import json
+
+    from priors.core.canonical import _FAST, _HIGH, _reject_constant, dumps
+
+    floats: List[str] = []
+
+    def note_float(text: str) -> float:
+        floats.append(text)
+        return float(text)
+
+    decode = json.JSONDecoder(parse_constant=_reject_constant, parse_float=note_float).decode
     ck = _Checker()
+    records: List[Dict[str, Any]] = []
+    damaged = False
     lines = split_lines(data)
     for no, raw in enumerate(lines, 1):
         if raw.endswith(b"\r"):
@@ -458,22 +490,56 @@ def check(data: bytes) -> Tuple[List[Problem], List[Problem]]:
         if not raw.strip():
             ck.add(no, "BLANK_LINE", "blank line")
             continue
-        rec, why = parse_line(raw)
+        del floats[:]
+        rec, why, text = _parse_once(raw, decode)
         if rec is None:
+            damaged = True
             ck.add(no, "DAMAGED_LINE", f"not one JSON object in UTF-8: {why}")
             continue
-        try:
-            canon = dumps(rec).encode("utf-8", "surrogatepass")
-        except (TypeError, ValueError):
-            canon = b""
-        if canon != raw:
+        records.append(rec)
+        canonical = False
+        if not floats and not _HIGH.search(text):  # then the canonical text is the C encoder's
+            try:
+                canonical = _FAST(rec) == text
+            except (TypeError, ValueError):
+                canonical = False
+        if not canonical:
+            try:
+                canon = dumps(rec).encode("utf-8", "surrogatepass")
+            except (TypeError, ValueError):
+                canon = b""
+            canonical = canon == raw
+        if not canonical:
             ck.add(no, "NOT_CANONICAL", "not canonical JSON (keys sorted, no spaces, UTF-8 not \\u escapes)")
         ck.record(no, rec)
     if data and not data.endswith(b"\n"):
         ck.add(len(lines), "NO_FINAL_NEWLINE", "the ledger does not end with a newline")
     ck.finish()
     ck.problems.sort(key=lambda p: p.line)
-    return ck.problems, ck.warnings
+    return Checked(ck.problems, ck.warnings, records, damaged, len(lines))
+
+
+def _parse_once(raw: bytes, decode: Any) -> Tuple[Optional[Dict[str, Any]], Optional[str], str]:
+    """`parse_line` with the given decoder (which notes floats), also returning the decoded text."""
+    from priors.core.canonical import JSONError
+
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, "not valid UTF-8", ""
+    if text.startswith(("<<<<<<<", "=======", ">>>>>>>", "|||||||")):
+        return None, "a merge-conflict marker", text
+    try:
+        obj = decode(text)
+    except RecursionError:
+        return None, "not JSON (nested too deeply)", text
+    except JSONError as exc:
+        return None, f"not JSON ({exc})", text
+    except ValueError as exc:
+        return None, f"not JSON ({JSONError(str(exc))})", text
+    if not isinstance(obj, dict):
+        return None, f"a JSON {_json_kind(obj)}, not an object", text
+    return obj, None, text
 
 
 # ------------------------------------------------------------------ growth since an older version
@@ -548,8 +614,9 @@ def check_since(old: bytes, new: bytes, rev: str = "the old revision") -> List[P
     return problems
 
 
-def render_expected(data: bytes) -> Optional[bytes]:
-    """What `priors render` would write for this ledger; None when it cannot be computed (damage)."""
+def render_expected(data: bytes, records: Optional[List[Dict[str, Any]]] = None) -> Optional[bytes]:
+    """What `priors render` would write for this ledger; None when it cannot be computed (damage).
+    `records`: the ledger already parsed (by `check_ledger`, when no line is damaged)."""
     from priors.core.errors import UsageError
 
     try:
@@ -562,7 +629,8 @@ def render_expected(data: bytes) -> Optional[bytes]:
     from priors.core.fold import fold, parse_lines
 
     try:
-        records = parse_lines(data)
+        if records is None:
+            records = parse_lines(data)
         text = fn(fold(records))
     except (UsageError, ValueError, TypeError):
         return None

@@ -15,7 +15,6 @@ from priors.core.lessons import (
     Stats,
     fmt_score,
     is_lesson,
-    run_starts,
 )
 
 # ------------------------------------------------------------------ reflection packets
@@ -43,7 +42,7 @@ def _quote(text: str) -> str:
 def reflection_packet(ledger: Ledger, runs: List[str], ns: Optional[str]) -> str:
     st = ledger.state
     stats = ledger.stats()
-    starts = run_starts(ledger.records)
+    starts = ledger.block_starts()
     born_at = {rec.get("id"): i for i, rec in enumerate(ledger.records) if rec.get("t") == "prior"}
     lines = [
         f"# Reflection packet — {ns if ns else 'all namespaces'}",
@@ -109,7 +108,7 @@ def reflection_packet(ledger: Ledger, runs: List[str], ns: Optional[str]) -> str
             lines.append("- new this run:")
             for p in born:
                 lines.append(f"  - {p.id} ({p.rec.get('type', '?')}, now {p.status}) — {_quote(_claim(p))}")
-        shown = ledger.credited(scores[-1]) if scores else ledger.shown.get(run, [])
+        shown = ledger.credited(scores[-1]) if scores else (ledger.shown_for(run) or [])
         if shown:
             lines.append("- lessons injected at that time:")
             for pid in shown:

@@ -4,14 +4,14 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from priors.core.errors import UsageError
-from priors.core.fold import PRIOR_RE, PriorState, State, apply, prior_number
-from priors.core.vocabulary import BINDING, BLOCK_TYPES, INJECTABLE, LESSON_TYPES, OUTCOMES, is_run_id  # noqa: F401 (the lessons verbs read them here)
-
+from priors.core.fold import PriorState, State, prior_number
+from priors.core.vocabulary import BINDING, BLOCK_TYPES, INJECTABLE, LESSON_TYPES, OUTCOMES, PRIOR_RE, RUN_RE, is_run_id  # noqa: F401 (the lessons verbs read them here)
 NEUTRAL = Fraction(1, 2)
 LOW_SCORE = Fraction(1, 3)
 LOW_SCORE_MIN_USES = 3
@@ -111,62 +111,16 @@ class RunInfo:
         return self.rec.get("by") == "human"
 
 
-def committed_runs(records: Sequence[Dict[str, Any]]) -> Dict[str, RunInfo]:
-    out: Dict[str, RunInfo] = {}
-    for i, rec in enumerate(records):
-        if rec.get("t") == "run" and rec.get("action") == "commit":
-            run = rec.get("run")
-            if isinstance(run, str) and run not in out:
-                out[run] = RunInfo(run, rec.get("ns"), i, rec)
-    return out
-
-
-def _mentions(rec: Dict[str, Any]) -> List[str]:
-    if rec.get("t") not in BLOCK_TYPES:
-        return []
-    return [v for v in (rec.get("run"), rec.get("born")) if isinstance(v, str)]
-
-
-def run_starts(records: Sequence[Dict[str, Any]]) -> Dict[str, int]:
-    """Ledger index of the first line each committed run wrote (its block is contiguous)."""
-    runs = committed_runs(records)
-    out: Dict[str, int] = {}
-    for i, rec in enumerate(records):
-        for r in _mentions(rec):
-            if r in runs and r not in out:
-                out[r] = i
-    return out
-
-
 def injections(records: Sequence[Dict[str, Any]]) -> Dict[str, List[str]]:
     """The lesson ids each committed agent run was shown.
 
-    A run's inject list depends only on the ledger before its first line, so it
-    is recomputed by folding up to there. A run whose list was cut by a budget
-    or held back for review left an `injected` record (just before its seal); that wins.
+    A run's inject list depends only on the ledger before its first line (the lessons of its
+    namespace that were open or binding then). A run whose list was cut by a budget or held back
+    for review left an `injected` record (just before its seal); that wins.
     """
-    runs = committed_runs(records)
-    starts = run_starts(records)
-    by_index = {i: r for r, i in starts.items() if not runs[r].by_human}
-    out: Dict[str, List[str]] = {}
-    st = State()
-    lessons: Dict[Any, List[str]] = {}  # per namespace, run-start prior ids in ledger order (cheap re-selection)
-    for i, rec in enumerate(records):
-        run = by_index.get(i)
-        if run is not None:
-            ns = runs[run].ns
-            pri = st.priors
-            out[run] = [pid for pid in lessons.get(ns, []) if pri[pid].status in INJECTABLE]
-        known = rec.get("id") in st.priors
-        apply(st, rec)
-        if rec.get("t") == "prior" and not known and isinstance(rec.get("id"), str):
-            p = st.priors[rec["id"]]
-            if p.facet("activation") == "run-start":
-                lessons.setdefault(p.ns, []).append(p.id)
-    for rec in records:
-        if rec.get("t") == "injected" and rec.get("run") in out and isinstance(rec.get("ids"), list):
-            out[rec["run"]] = [x for x in rec["ids"] if isinstance(x, str)]
-    return out
+    from priors.core.fold import fold
+
+    return Ledger(fold(records)).shown
 
 
 def injected_record(relevant: Dict[str, Any], run: str) -> Optional[Dict[str, Any]]:
@@ -263,65 +217,138 @@ def last_decides(pairs: Iterable[Tuple[int, Dict[str, Any]]]) -> Dict[str, int]:
     return out
 
 
-@dataclass
 class Ledger:
-    """Everything the lessons loop derives from one read of the ledger."""
+    """Everything the lessons loop derives from the folded ledger (`State.loop`), computed once per call.
 
-    records: List[Dict[str, Any]]
-    state: State
-    runs: Dict[str, RunInfo] = field(default_factory=dict)
-    scores: Dict[str, List[Score]] = field(default_factory=dict)
-    decided: Dict[str, int] = field(default_factory=dict)  # prior id -> position of its last human decide
-    _shown: Optional[Dict[str, List[str]]] = None
+    `records` (the parsed ledger) only for the reflection packet, which quotes runs' dispositions."""
+
+    def __init__(self, state: State, records: Optional[List[Dict[str, Any]]] = None) -> None:
+        self.state = state
+        self.records: List[Dict[str, Any]] = records if records is not None else []
+        self._loop = state.loop
+        self._runs: Optional[Dict[str, RunInfo]] = None
+        self._scores: Optional[Dict[str, List[Score]]] = None
+        self._starts: Optional[Dict[str, int]] = None
+        self._shown: Dict[str, List[str]] = {}
+        self._stats: Dict[Any, Dict[str, Stats]] = {}
 
     @classmethod
     def of(cls, records: List[Dict[str, Any]], state: Optional[State] = None) -> "Ledger":
         from priors.core.fold import fold
 
-        st = state if state is not None else fold(records)
-        pairs = list(enumerate(records))
-        return cls(records, st, committed_runs(records), effective_scores(pairs), last_decides(pairs))
+        return cls(state if state is not None else fold(records), records)
 
-    @classmethod
-    def light(cls, data: bytes, state: State) -> "Ledger":
-        """Just what ranking and low-score calls need — score and decide records — without parsing or
-        re-folding the whole ledger (`state` is its fold). Scores credit the ids they stored."""
-        from priors.core.canonical import JSONError, loads
+    @property
+    def runs(self) -> Dict[str, RunInfo]:
+        """Committed runs, by their first commit record."""
+        if self._runs is None:
+            at = self._loop["commit_at"]
+            self._runs = {run: RunInfo(run, rec.get("ns"), at[run], rec) for run, rec in self.state.commits.items()}
+        return self._runs
 
-        pairs: List[Tuple[int, Dict[str, Any]]] = []
-        for i, raw in enumerate(data.split(b"\n")):
-            if b"score" not in raw and b"decide" not in raw:
-                continue
+    @property
+    def scores(self) -> Dict[str, List[Score]]:
+        if self._scores is None:
+            self._scores = effective_scores(self._loop["scores"])
+        return self._scores
+
+    @property
+    def decided(self) -> Dict[str, int]:
+        """Prior id → position of its last human decide."""
+        return self._loop["decided"]
+
+    def block_starts(self) -> Dict[str, int]:
+        """Committed runs → the position of the first line of their block."""
+        commits = self.state.commits
+        return {r: i for r, i in self._loop["first"].items() if r in commits}
+
+    def starts(self) -> Dict[str, int]:
+        """Committed agent runs → the position their block starts at (what they were shown is read there)."""
+        if self._starts is None:
+            commits = self.state.commits
+            by_index = {i: r for r, i in self._loop["first"].items()
+                        if r in commits and commits[r].get("by") != "human"}
+            self._starts = {r: i for i, r in by_index.items()}
+        return self._starts
+
+    def shown_for(self, run: str) -> Optional[List[str]]:
+        """The lesson ids committed agent run `run` was shown; None for any other run."""
+        got = self._shown.get(run)
+        if got is not None:
+            return got
+        start = self.starts().get(run)
+        if start is None:
+            return None
+        ids = self._loop["injected"].get(run)
+        if ids is None:
+            ns = self.state.commits[run].get("ns")
+            spans = self._loop["spans"]
             try:
-                rec = loads(raw.decode("utf-8"))
-            except (UnicodeDecodeError, JSONError):
-                continue  # the fold that made `state` already vouched for every line
-            if isinstance(rec, dict):
-                pairs.append((i, rec))
-        return cls([], state, {}, effective_scores(pairs), last_decides(pairs), {})
+                lessons = self._loop["lessons"].get(ns, ())
+            except TypeError:
+                lessons = ()
+            ids = [pid for pid in lessons if bisect_right(spans[pid], start) % 2]
+        self._shown[run] = ids = list(ids)
+        return ids
 
     @property
     def shown(self) -> Dict[str, List[str]]:
-        """The lesson ids each committed agent run was shown (computed on first use)."""
-        if self._shown is None:
-            self._shown = injections(self.records)
-        return self._shown
+        """The lesson ids each committed agent run was shown."""
+        return {run: self.shown_for(run) for run in sorted(self.starts(), key=self.starts().__getitem__)}  # type: ignore[misc]
 
     def credited(self, score: Score) -> List[str]:
         ids = score.injected
-        return ids if ids is not None else self.shown.get(score.run, [])
+        return ids if ids is not None else (self.shown_for(score.run) or [])
+
+    def uses(self) -> Dict[str, int]:
+        """Per lesson, the agent runs it was shown to — counted from the lessons' spans, not run by run."""
+        out: Dict[str, int] = {}
+        injected = self._loop["injected"]
+        commits = self.state.commits
+        by_ns: Dict[Any, List[int]] = {}
+        for run, start in self.starts().items():
+            ids = injected.get(run)
+            if ids is not None:
+                for pid in ids:
+                    out[pid] = out.get(pid, 0) + 1
+                continue
+            ns = commits[run].get("ns")
+            try:
+                by_ns.setdefault(ns, []).append(start)
+            except TypeError:
+                continue
+        spans = self._loop["spans"]
+        for ns, ids in self._loop["lessons"].items():
+            arr = by_ns.get(ns)
+            if not arr:
+                continue
+            arr.sort()
+            last = len(arr)
+            for pid in ids:
+                sp = spans[pid]
+                n = 0
+                for k in range(0, len(sp), 2):
+                    lo = bisect_left(arr, sp[k])
+                    hi = bisect_left(arr, sp[k + 1]) if k + 1 < len(sp) else last
+                    n += hi - lo
+                if n:
+                    out[pid] = out.get(pid, 0) + n
+        return out
 
     def stats(self, since: Optional[Dict[str, int]] = None, uses: bool = True) -> Dict[str, Stats]:
-        """Per prior: uses (agent runs it was shown to) and outcome credits.
+        """Per prior: uses (agent runs it was shown to) and outcome credits (once per call: memoized).
 
         With `since` ({id: ledger index}), only scores written after that index count —
         the evidence a human has not yet seen when deciding. `uses=False` skips counting uses.
         """
+        key = ("all" if uses else "credits") if since is None else "recent" if since is self.decided else None
+        got = self._stats.get(key) if key is not None else None
+        if got is not None:
+            return got
         out: Dict[str, Stats] = {}
         if since is None and uses:
-            for ids in self.shown.values():
-                for pid in ids:
-                    out.setdefault(pid, Stats()).uses += 1
+            for pid, n in self.uses().items():
+                out[pid] = Stats(uses=n)
         for lst in self.scores.values():
             for s in lst:
                 outcome = s.outcome
@@ -332,10 +359,19 @@ class Ledger:
                     if st is None:
                         st = out[pid] = Stats()
                     st.credit(outcome)
+        if key is not None:
+            self._stats[key] = out
         return out
 
     def low_scores(self) -> Dict[str, Stats]:
         """Lessons whose outcomes since the last human decision put them to the human: keep or retire."""
+        got = self._stats.get("low")
+        if got is not None:
+            return got
+        self._stats["low"] = out = self._low_scores()
+        return out
+
+    def _low_scores(self) -> Dict[str, Stats]:
         recent = self.stats(self.decided)
         out: Dict[str, Stats] = {}
         for pid, s in recent.items():
@@ -348,13 +384,7 @@ class Ledger:
 
     def learned_after(self) -> Dict[str, int]:
         """Per run: the ledger index of the last `learned` record naming it."""
-        out: Dict[str, int] = {}
-        for i, rec in enumerate(self.records):
-            if rec.get("t") == "learned" and isinstance(rec.get("runs"), list):
-                for r in rec["runs"]:
-                    if isinstance(r, str):
-                        out[r] = i
-        return out
+        return self._loop["learned"]
 
     def scored_runs(self, ns: Optional[str] = None, include_learned: bool = False) -> List[str]:
         """Scored runs, oldest score first; learned ones left out unless asked (a later score revives a run)."""

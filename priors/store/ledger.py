@@ -36,6 +36,18 @@ def load_ledger(paths: Paths, want_data: bool = True):
     return cached_load(paths.dir, paths.ledger, want_data)
 
 
+def read_records(paths: Paths) -> List[Dict[str, Any]]:
+    """The ledger's records, parsed once, in order — for the verbs that read its timeline (show,
+    history, reflect) rather than its folded state. Every other verb reads `load`."""
+    from priors.core.fold import parse_lines
+    from priors.store.files import check_inside
+    from priors.store.paths import read_ledger_bytes, require_init
+
+    require_init(paths)
+    check_inside(paths.ledger)
+    return parse_lines(read_ledger_bytes(paths))
+
+
 def append_ledger(paths: Paths, data: Optional[bytes], records: List[Dict[str, Any]],
                   loaded=None) -> Optional[Tuple[int, bytes]]:
     """Old bytes plus new canonical lines, written atomically.
