@@ -233,28 +233,59 @@ class _Acc:
     nudges: Dict[Any, int] = field(default_factory=dict)
 
 
-def _nudges(st: Any) -> Dict[Any, int]:
-    """Review nudges `relevant` would have given when the run opened, per namespace (the state just before its block)."""
+def _nudges(st: Any, every: Any = None) -> Dict[Any, int]:
+    """Review nudges `relevant` would have given when the run opened, per namespace (the state just before its block).
+
+    `every`: the priors that ask for review (the only ones that can be due), when the caller tracks them."""
     from priors.core.fold import review_due
 
     out: Dict[Any, int] = {}
+    if every is not None:  # run-start priors with a review period, and nothing else
+        last = len(st.runs_order) - 1
+        for pid in every:
+            p = st.priors[pid]
+            if p.status in ("open", "accepted", "wontfix") and last - p.human_idx >= p.review_every:
+                out[p.ns] = out.get(p.ns, 0) + 1
+        return out
     for p in st.priors.values():
         if p.facet("activation") == "run-start" and p.status in ("open", "accepted", "wontfix") and review_due(st, p):
             out[p.ns] = out.get(p.ns, 0) + 1
     return out
 
 
+def _is_open(p: Any) -> bool:
+    if p.redacted or p.resting or p.status in ("fixed", "obsolete") or p.binding:
+        return False
+    if p.facet("obligation") == "inject-as-instruction" and p.status == "open":
+        return False
+    return p.status in ("open", "stale")
+
+
 def open_count(st: Any, ns: Any) -> int:
     """Open as `priors status` counts it: not redacted, resting, fixed, retired, binding or a locked lesson; open or stale."""
-    n = 0
-    for p in st.priors.values():
-        if p.ns != ns or p.redacted or p.resting or p.status in ("fixed", "obsolete") or p.binding:
-            continue
-        if p.facet("obligation") == "inject-as-instruction" and p.status == "open":
-            continue
-        if p.status in ("open", "stale"):
-            n += 1
-    return n
+    return sum(1 for p in st.priors.values() if p.ns == ns and _is_open(p))
+
+
+class _Tally:
+    """Open and resting counts per namespace, kept up to date one prior at a time: a ledger record
+    changes the state of the one prior it names, so a run's counts never need a pass over all."""
+
+    def __init__(self) -> None:
+        self.of: Dict[str, Any] = {}  # id -> (ns, open, resting) as last counted
+        self.open: Dict[Any, int] = {}
+        self.resting: Dict[Any, int] = {}
+
+    def update(self, p: Any) -> None:
+        old = self.of.get(p.id)
+        new = (p.ns, _is_open(p), p.resting)
+        if old == new:
+            return
+        if old is not None:
+            self.open[old[0]] = self.open.get(old[0], 0) - old[1]
+            self.resting[old[0]] = self.resting.get(old[0], 0) - old[2]
+        self.open[new[0]] = self.open.get(new[0], 0) + new[1]
+        self.resting[new[0]] = self.resting.get(new[0], 0) + new[2]
+        self.of[p.id] = new
 
 
 def history_rows(records: Sequence[Dict[str, Any]], ns: Optional[str] = None) -> List[RunRow]:
@@ -266,15 +297,22 @@ def history_rows(records: Sequence[Dict[str, Any]], ns: Optional[str] = None) ->
     review nudges due when it opened; new = priors born in it; resting and open =
     priors of its namespace in that state right after its commit record.
     """
+    return history_and_state(records, ns)[0]
+
+
+def history_and_state(records: Sequence[Dict[str, Any]], ns: Optional[str] = None):
+    """(history_rows, the folded state): one pass for callers that need both (the report)."""
     from priors.core.fold import State, apply
 
     st = State()
     rows: List[RunRow] = []
     acc: Dict[str, _Acc] = {}
+    tally = _Tally()
+    every: Dict[str, None] = {}  # priors with a review period, in ledger order
     for no, rec in enumerate(records, 1):
         run = _belongs(rec)
         if run is not None and run not in acc and run not in st.commits:
-            acc[run] = _Acc(nudges=_nudges(st))
+            acc[run] = _Acc(nudges=_nudges(st, every))
         t, action = rec.get("t"), rec.get("action")
         a = acc.get(run) if run is not None else None
         if a is not None and run not in st.commits:
@@ -301,17 +339,27 @@ def history_rows(records: Sequence[Dict[str, Any]], ns: Optional[str] = None) ->
                 c["your_call"] += 1
         fresh_commit = t == "run" and action == "commit" and isinstance(run, str) and run not in st.commits
         apply(st, rec)
+        if t in ("prior", "event"):
+            pid = rec.get("id")
+            p = st.priors.get(pid) if isinstance(pid, str) else None
+            if p is not None:
+                tally.update(p)
+                every_n = p.review_every
+                if isinstance(every_n, int) and not isinstance(every_n, bool) and p.facet("activation") == "run-start":
+                    every[p.id] = None
+                else:
+                    every.pop(p.id, None)
         if fresh_commit and a is not None:
             rns = rec.get("ns")
             c = a.counts
             row = RunRow(run, rns, no, **c)  # type: ignore[arg-type]
             row.your_call += a.nudges.get(rns, 0)
-            row.resting = sum(1 for p in st.priors.values() if p.ns == rns and p.resting)
-            row.open = open_count(st, rns)
+            row.resting = tally.resting.get(rns, 0)
+            row.open = tally.open.get(rns, 0)
             row.quiescent = row.checked > 0 and row.carried == row.checked and not (row.fixed or row.touched or row.new or row.your_call)
             if ns is None or rns == ns:
                 rows.append(row)
-    return rows
+    return rows, st
 
 
 def _bar(row: RunRow, scale: float) -> str:
