@@ -21,20 +21,23 @@ NOT_A_TERMINAL = ("priors decide: with no ID VERDICT, decide walks through your 
                   "answers it")
 
 
-def lesson_calls(paths, st) -> Tuple[Dict[str, str], List[str]]:
-    """(low-scoring lessons: id → score line, proposed lessons held for review) — the lessons loop's calls."""
+def lesson_calls(paths, st, ledger=None) -> Tuple[Dict[str, str], List[str]]:
+    """(low-scoring lessons: id → score line, proposed lessons held for review) — the lessons loop's
+    calls. `ledger`: the lessons loop's view of the ledger, when the caller has one already."""
     from priors.cli.lessons_verbs import read_config
 
     review = bool(read_config(paths).get("require_review", False)) if paths.dir.is_dir() else False
     if not st.scored and not review:
         return {}, []
-    from priors.core.fold import parse_lines
     from priors.core.lessons import Ledger, fmt_score, is_lesson
-    from priors.store.paths import read_ledger_bytes
 
-    ledger = Ledger.of(parse_lines(read_ledger_bytes(paths)), st)
+    if ledger is None:
+        from priors.core.fold import parse_lines
+        from priors.store.paths import read_ledger_bytes
+
+        ledger = Ledger.of(parse_lines(read_ledger_bytes(paths)), st)
     low = {pid: f"scored {fmt_score(s.score)} over {s.scored} runs" for pid, s in ledger.low_scores().items()}
-    held = [p.id for p in st.priors.values() if review and is_lesson(p) and p.status == "open"] if review else []
+    held = [p.id for p in st.priors.values() if is_lesson(p) and p.status == "open"] if review else []
     return low, held
 
 

@@ -242,9 +242,10 @@ def _nudges(st: Any, every: Any = None) -> Dict[Any, int]:
     out: Dict[Any, int] = {}
     if every is not None:  # run-start priors with a review period, and nothing else
         last = len(st.runs_order) - 1
-        for pid in every:
-            p = st.priors[pid]
-            if p.status in ("open", "accepted", "wontfix") and last - p.human_idx >= p.review_every:
+        priors = st.priors
+        for pid, n in every.items():
+            p = priors[pid]
+            if last - p.human_idx >= n and p.status in ("open", "accepted", "wontfix"):
                 out[p.ns] = out.get(p.ns, 0) + 1
         return out
     for p in st.priors.values():
@@ -308,7 +309,7 @@ def history_and_state(records: Sequence[Dict[str, Any]], ns: Optional[str] = Non
     rows: List[RunRow] = []
     acc: Dict[str, _Acc] = {}
     tally = _Tally()
-    every: Dict[str, None] = {}  # priors with a review period, in ledger order
+    every: Dict[str, int] = {}  # run-start priors with a review period: id -> the period, in ledger order
     for no, rec in enumerate(records, 1):
         run = _belongs(rec)
         if run is not None and run not in acc and run not in st.commits:
@@ -346,7 +347,7 @@ def history_and_state(records: Sequence[Dict[str, Any]], ns: Optional[str] = Non
                 tally.update(p)
                 every_n = p.review_every
                 if isinstance(every_n, int) and not isinstance(every_n, bool) and p.facet("activation") == "run-start":
-                    every[p.id] = None
+                    every[p.id] = every_n
                 else:
                     every.pop(p.id, None)
         if fresh_commit and a is not None:
