@@ -27,6 +27,7 @@ p.sub{color:#444;margin:.2em 0 1em}
 table{border-collapse:collapse;width:100%;background:#fff;margin:.3em 0}
 th,td{border:1px solid #ddd;padding:4px 6px;text-align:left;vertical-align:top}
 th{background:#f0f0f0}
+td:first-child code{white-space:nowrap}
 td.n{text-align:right;font-variant-numeric:tabular-nums}
 td.claim{min-width:12em;overflow-wrap:anywhere}
 code{font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:#f3f3f3;padding:1px 3px;
