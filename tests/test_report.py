@@ -183,3 +183,12 @@ def test_the_screenshot_shows_the_chart(target, tmp_path, width, height):
     for name in ("new", "carried", "your_call"):  # the bars of the chart, in their Okabe–Ito colours
         rgb = tuple(int(COLORS[name][i:i + 2], 16) for i in (1, 3, 5))
         assert pngkit.near(counts, rgb) > 20, (name, rgb)
+
+
+def test_ci_installs_chromium_quietly_or_says_why_not():
+    from conftest import REPO
+
+    script = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    assert "command -v chromium" in script and "apt-get install -y -qq --no-install-recommends chromium" in script
+    assert "apt-get is not available" in script and "will be skipped" in script
+    assert script.rstrip().splitlines()[-1] == "python -m pytest -q"
