@@ -204,3 +204,12 @@ def test_decide_argument_errors(keeper):
     assert "wrong number of arguments" in keeper.usage("decide", "P-0001", "keep", "extra")
     assert "--ns goes with --open" in keeper.usage("decide", "--ns", "web")
     assert "--because" in keeper.usage("decide", "--because", "x")
+
+
+def test_the_docs_name_the_keys_the_walk_uses():
+    from priors.core.desk import KEYS, QUIT, SKIP
+
+    text = (REPO / "docs" / "desk.md").read_text(encoding="utf-8")
+    for key, verdict in KEYS.items():
+        assert f"`{key}` {verdict}" in text
+    assert f"`{SKIP}` skips, `{QUIT}` stops" in text

@@ -106,7 +106,7 @@ class Terminal:
 
 
 def walk(ctx, with_open: bool, ns: Optional[str], where: Sequence[str]) -> int:
-    from priors.cli.desk_verbs import write_decision
+    from priors.cli.decision import write_decision
     from priors.cli.inputs import paths_of
     from priors.core.desk import KEYS, QUIT, SKIP, ask_text, commands, key_prompt
     from priors.store.ledger import load, open_runs
