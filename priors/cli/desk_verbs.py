@@ -12,7 +12,6 @@ from priors.core.canonical import dumps
 from priors.core.errors import UsageError
 from priors.store.files import atomic_write, read_bytes, remove_tree
 from priors.store.ledger import (
-    append_ledger,
     ensure_dirs,
     first_files,
     load,
@@ -116,8 +115,10 @@ def cmd_render(argv: List[str], ctx) -> int:
 # ------------------------------------------------------------------ decide / redact
 
 
-DECIDE = Spec("decide", "priors decide ID VERDICT [--because TEXT]", {"--because": VALUE}, min_pos=2, max_pos=2,
+DECIDE = Spec("decide", "priors decide ID VERDICT [--because TEXT] | priors decide [--open [--ns NS] [PATH…]]",
+              {"--because": VALUE, "--open": BOOL, "--ns": VALUE}, max_pos=None,
               help="""usage: priors decide ID VERDICT [--because TEXT]
+       priors decide [--open [--ns NS] [PATH…]]      (on a terminal: one call at a time)
 
 A human verdict — it sticks. Only run this on a person's explicit instruction.
   accepted   make the prior binding (a lesson or preference to follow)
@@ -126,39 +127,43 @@ A human verdict — it sticks. Only run this on a person's explicit instruction.
   reopen     reopen a settled prior (needs --because)
   keep       keep a challenged or due-for-review prior (binding)
 Decisions happen between runs. Accepting (or keeping) a lesson whose candidate
-named `supersedes: P-…` retires that lesson in the same write.""")
+named `supersedes: P-…` retires that lesson in the same write.
+
+With no ID, on a terminal, walks through what waits for you — challenges,
+proposed retirements, reversals, losing lessons, lessons awaiting review,
+review nudges — one at a time: claim, scope, severity, evidence, origin.
+Answer with one key (a accepted, w wontfix, o obsolete, r reopen, k keep;
+s skips, q stops), then an optional reason (required for reopen). Each answer
+is written at once, exactly as `priors decide ID VERDICT --because …` writes it.
+  --open       then walk the open findings too
+  --ns NS      open findings of namespace NS only
+  PATH…        open findings whose scope lies under these paths only
+Not on a terminal, `priors status --calls` lists the same calls with commands.""")
 
 
 def cmd_decide(argv: List[str], ctx) -> int:
-    from priors.core.grammar import AGENT_VERDICTS, HUMAN_VERDICTS
-    from priors.core.human import decide_event
-
     a = parse(argv, DECIDE)
+    if a.has("--open") or a.has("--ns") or not a.pos:
+        if a.has("--because"):
+            raise UsageError("priors decide: --because goes with ID VERDICT; the walk asks for each reason\n"
+                             f"usage: {DECIDE.usage}")
+        if a.has("--ns") and not a.has("--open"):
+            raise UsageError(f"priors decide: --ns goes with --open\nusage: {DECIDE.usage}")
+        if a.get("ns") == "":
+            raise UsageError("priors decide: --ns needs a non-empty value")
+        if a.pos and not a.has("--open"):
+            raise UsageError(f"priors decide: wrong number of arguments\nusage: {DECIDE.usage}")
+        from priors.cli.desk_walk import walk
+
+        return walk(ctx, bool(a.get("open")), a.get("ns"), a.pos)
+    if len(a.pos) != 2:
+        raise UsageError(f"priors decide: wrong number of arguments\nusage: {DECIDE.usage}")
     pid, verdict = a.pos
-    if verdict not in HUMAN_VERDICTS:
-        extra = " (that is an agent verdict — see `priors disposition`)" if verdict in AGENT_VERDICTS else ""
-        raise UsageError(f"priors decide: unknown verdict {verdict!r}{extra} — one of {', '.join(HUMAN_VERDICTS)}")
     reason = a.get("because")
-    if verdict == "reopen" and not reason:
-        raise UsageError("priors decide: reopen needs --because TEXT (why the settled judgment no longer holds)")
-    paths = paths_of(ctx)
-    with Lock(paths):
-        loaded = load_ledger(paths, want_data=False)
-        st = loaded.state
-        active = open_runs(paths, st)
-        event = decide_event(st, pid, verdict, None if reason is None else str(reason), active[0] if active else None)
-        from priors.cli.lessons_verbs import supersede_events
+    from priors.cli.decision import write_decision
 
-        retired = supersede_events(st, pid, verdict)
-        after = append_ledger(paths, None, [event] + retired, loaded)
-        from priors.core.fold import apply
-
-        for rec in [event] + retired:
-            apply(st, rec)
-        render(paths, st, loaded.mark, [event] + retired, after)
-    ctx.print(f"{pid} → {verdict} (your call — this sticks)")
-    for rec in retired:
-        ctx.print(f"{rec['id']} → obsolete (superseded by {pid})")
+    for line in write_decision(ctx, pid, verdict, None if reason is None else str(reason)):
+        ctx.print(line)
     return 0
 
 

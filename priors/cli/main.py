@@ -23,6 +23,7 @@ VERBS = {
     "redact": ("priors.cli.desk_verbs", "cmd_redact", "remove a prior's content from .priors/ for good"),
     "status": ("priors.cli.desk_verbs", "cmd_status", "one line per namespace; --calls lists your calls"),
     "render": ("priors.cli.desk_verbs", "cmd_render", "rewrite .priors/PRIORS.md from the ledger"),
+    "report": ("priors.cli.report_verb", "cmd_report", "write one self-contained HTML page: chart, your calls, open findings"),
     "show": ("priors.cli.inspect_verbs", "cmd_show", "one prior in plain words and its whole timeline"),
     "list": ("priors.cli.inspect_verbs", "cmd_list", "list priors, filtered by namespace, status or type"),
     "history": ("priors.cli.inspect_verbs", "cmd_history", "per-run table and chart: a project converging to quiescence"),
@@ -43,7 +44,7 @@ GROUPS = [
     ("Set up", ["init", "hash", "snapshot"]),
     ("The run ritual (agent)", ["relevant", "disposition", "propose", "commit", "abort"]),
     ("Humans", ["decide", "redact", "status", "render"]),
-    ("See what is settled", ["show", "list", "history"]),
+    ("See what is settled", ["show", "list", "history", "report"]),
     ("CI and git", ["verify", "merge-driver"]),
     ("Lessons", ["add", "score", "reflect", "lessons", "export", "import", "config"]),
 ]

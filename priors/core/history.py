@@ -9,11 +9,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from priors.core.vocabulary import display_status
 
-CATEGORIES = ("fixed", "carried", "touched", "your_call", "new")
+from priors.core.chart import CATEGORIES, LABELS, chart_svg, quiet_streak  # noqa: F401 (re-exported)
+
 BAR_CHARS = {"fixed": "#", "carried": "=", "touched": "~", "your_call": "?", "new": "+"}
-LABELS = {"fixed": "fixed", "carried": "carried", "touched": "touched", "your_call": "your call", "new": "new"}
-COLORS = {"fixed": "#2e7d32", "carried": "#90a4ae", "touched": "#f9a825", "your_call": "#c62828", "new": "#1565c0"}
-OPEN_COLOR = "#6a1b9a"
 CLAIM_WIDTH = 72
 
 
@@ -326,6 +324,11 @@ def history_rows(records: Sequence[Dict[str, Any]], ns: Optional[str] = None) ->
     review nudges due when it opened; new = priors born in it; resting and open =
     priors of its namespace in that state right after its commit record.
     """
+    return history_and_state(records, ns)[0]
+
+
+def history_and_state(records: Sequence[Dict[str, Any]], ns: Optional[str] = None):
+    """(history_rows, the folded state): one pass for callers that need both (the report)."""
     from priors.core.fold import State, apply
 
     st = State()
@@ -377,7 +380,7 @@ def history_rows(records: Sequence[Dict[str, Any]], ns: Optional[str] = None) ->
             row.quiescent = row.checked > 0 and row.carried == row.checked and not (row.fixed or row.touched or row.new or row.your_call)
             if ns is None or rns == ns:
                 rows.append(row)
-    return rows
+    return rows, st
 
 
 def _bar(row: RunRow, scale: float) -> str:
@@ -418,96 +421,6 @@ def history_text(rows: Sequence[RunRow], width: int = 40) -> str:
     return "\n".join(lines)
 
 
-def quiet_streak(rows: Sequence[RunRow]) -> List[RunRow]:
-    """The trailing runs that were all quiescent (empty when the last run was not)."""
-    out: List[RunRow] = []
-    for r in reversed(rows):
-        if not r.quiescent:
-            break
-        out.insert(0, r)
-    return out
-
-
-def _esc(s: str) -> str:
-    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
-
-
-def _nice(n: int) -> int:
-    """A round axis maximum ≥ n with five even gridlines."""
-    for step in (1, 2, 3, 4, 5, 10, 15, 20, 25, 50, 100, 200, 250, 500, 1000):
-        if step * 5 >= n:
-            return step * 5
-    return -(-n // 5000) * 5000
-
-
 def history_svg(rows: Sequence[RunRow], title: str = "priors history") -> str:
     """A self-contained SVG: stacked bars per run, a line for the open count, quiescent runs marked. Deterministic."""
-    n = len(rows)
-    left, right, top, bottom = 48, 24, 64, 64
-    natural = 28 if n <= 40 else max(8, 1120 // n)
-    width = max(600, left + right + natural * max(n, 1))
-    step = min(48.0, (width - left - right) / max(n, 1))
-    bar_w = max(4, int(step * 0.7))
-    plot_h = 220
-    height = top + plot_h + bottom
-    tallest = max([sum(getattr(r, k) for k in CATEGORIES) for r in rows] + [r.open for r in rows] + [1])
-    ymax = _nice(tallest)
-
-    def y(v: float) -> float:
-        return top + plot_h - plot_h * v / ymax
-
-    out = [
-        '<?xml version="1.0" encoding="UTF-8"?>',
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
-        f"<title>{_esc(title)}</title>",
-        "<desc>Per committed run: stacked bars of fixed, carried, touched, your call and new; the line is the open count after the run; ✓ marks quiescent runs.</desc>",
-        f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>',
-        f'<text x="{left}" y="20" font-size="14" font-weight="bold" fill="#222">{_esc(title)}</text>',
-    ]
-    lx = left
-    for k in CATEGORIES:
-        out.append(f'<rect x="{lx}" y="32" width="10" height="10" fill="{COLORS[k]}"/>')
-        out.append(f'<text x="{lx + 14}" y="41" fill="#333">{LABELS[k]}</text>')
-        lx += 14 + 7 * len(LABELS[k]) + 14
-    out.append(f'<line x1="{lx}" y1="37" x2="{lx + 16}" y2="37" stroke="{OPEN_COLOR}" stroke-width="2"/>')
-    out.append(f'<text x="{lx + 20}" y="41" fill="#333">open</text>')
-    lx += 20 + 4 * 7 + 14
-    out.append(f'<text x="{lx}" y="41" fill="#2e7d32">✓ quiescent</text>')
-    for i in range(6):
-        v = ymax * i // 5
-        yy = y(v)
-        out.append(f'<line x1="{left}" y1="{yy:.1f}" x2="{width - right}" y2="{yy:.1f}" stroke="#e0e0e0"/>')
-        out.append(f'<text x="{left - 6}" y="{yy + 4:.1f}" text-anchor="end" fill="#666">{v}</text>')
-    if not rows:
-        out.append(f'<text x="{width // 2}" y="{top + plot_h // 2}" text-anchor="middle" fill="#666">no committed runs yet</text>')
-    label_every = max(1, (n + 29) // 30)
-    points = []
-    for i, r in enumerate(rows):
-        cx = left + step * i + step / 2
-        x0 = cx - bar_w / 2
-        base = 0
-        for k in CATEGORIES:
-            v = getattr(r, k)
-            if not v:
-                continue
-            y1, y0 = y(base + v), y(base)
-            out.append(f'<rect x="{x0:.1f}" y="{y1:.1f}" width="{bar_w}" height="{y0 - y1:.1f}" fill="{COLORS[k]}"><title>{_esc(r.run)}: {v} {LABELS[k]}</title></rect>')
-            base += v
-        if r.quiescent:
-            out.append(f'<text x="{cx:.1f}" y="{y(base) - 4:.1f}" text-anchor="middle" fill="#2e7d32" font-weight="bold">✓</text>')
-        points.append(f"{cx:.1f},{y(r.open):.1f}")
-        if i % label_every == 0:
-            lab = r.run[4:] if r.run.startswith("run-") else r.run
-            out.append(f'<text x="{cx:.1f}" y="{top + plot_h + 16}" text-anchor="middle" fill="#444">{_esc(lab)}</text>')
-    if points:
-        out.append(f'<polyline points="{" ".join(points)}" fill="none" stroke="{OPEN_COLOR}" stroke-width="2"/>')
-        for pt, r in zip(points, rows):
-            px, py = pt.split(",")
-            out.append(f'<circle cx="{px}" cy="{py}" r="3" fill="{OPEN_COLOR}"><title>{_esc(r.run)}: {r.open} open</title></circle>')
-    out.append(f'<line x1="{left}" y1="{top + plot_h}" x2="{width - right}" y2="{top + plot_h}" stroke="#333"/>')
-    q = sum(1 for r in rows if r.quiescent)
-    streak = quiet_streak(rows)
-    tail = f" — quiescent since {streak[0].run}" if streak else ""
-    out.append(f'<text x="{left}" y="{height - 18}" fill="#444">runs →  ({n} committed, {q} quiescent){_esc(tail)}</text>')
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
+    return chart_svg(rows, title)

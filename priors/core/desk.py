@@ -1,0 +1,159 @@
+"""The human's desk: what waits for a decision, as data — for `priors decide` (interactive) and the report.
+
+Pure: the folded state in, a list of asks out, each with what a person needs to decide it and the
+exact `priors decide` commands that answer it. `status --calls` lists the same asks as text.
+"""
+
+from __future__ import annotations
+
+from priors.core.fold import PriorState, State, review_due
+from priors.core.views import count_bucket, namespaces
+from priors.core.vocabulary import HUMAN_VERDICTS, SEVERITY_RANK
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
+    from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+# one key per human verdict: its first letter (a w o r k); s and q are taken by skip and quit
+KEYS: Dict[str, str] = {v[0]: v for v in HUMAN_VERDICTS}
+SKIP, QUIT = "s", "q"
+assert len(KEYS) == len(HUMAN_VERDICTS) and SKIP not in KEYS and QUIT not in KEYS
+
+KEEP_OR_RETIRE = ("keep", "obsolete")
+# what each kind of ask is, in the order the desk walks them
+KINDS = {
+    "challenged": "a run challenged this lesson — keep it or retire it?",
+    "obsolete-proposed": "a run proposed retiring this — keep it or retire it?",
+    "reversal": "a run's finding reverses this — reopen it (accept the reversal) or keep it?",
+    "low-score": "this lesson keeps losing — keep it or retire it?",
+    "awaiting-review": "a proposed lesson, not injected until you accept it",
+    "review": "due for review — still true?",
+    "open": "an open finding — settle it, or skip",
+}
+OPEN_VERDICTS = ("wontfix", "obsolete", "accepted")
+
+
+def _ask(p: PriorState, kind: str, verdicts: Sequence[str], **extra: Any) -> Dict[str, Any]:
+    rec = p.rec
+    ask: Dict[str, Any] = {"kind": kind, "id": p.id, "ns": p.ns, "status": p.status, "claim": p.claim,
+                           "verdicts": list(verdicts), "born": rec.get("born")}
+    ref = rec.get("scope_ref")
+    facets = rec.get("facets")
+    if isinstance(ref, str):
+        ask["scope"] = ref
+    elif isinstance(facets, dict) and facets.get("scope") == "repo-wide":
+        ask["scope"] = "the whole repository"
+    for key in ("severity", "evidence", "type"):
+        if key in rec:
+            ask[key] = rec[key]
+    ask.update(extra)
+    return ask
+
+
+def waiting(st: State, low: Optional[Dict[str, str]] = None, review_lessons: Iterable[str] = ()) -> List[Dict[str, Any]]:
+    """Every call waiting for the human, in the order the desk walks them: challenges, proposed
+    retirements, reversals, losing lessons, lessons awaiting review, then review nudges; within a
+    kind, by namespace then ledger order. `low`: id → its score line (the lessons loop's low
+    scorers); `review_lessons`: ids of proposed lessons held for review (`require_review`)."""
+    low = low or {}
+    held = set(review_lessons)
+    order = {ns: i for i, ns in enumerate(namespaces(st))}
+    out: List[Tuple[int, int, int, Dict[str, Any]]] = []
+    rank = {k: i for i, k in enumerate(KINDS)}
+    for n, p in enumerate(st.priors.values()):
+        if p.redacted:
+            continue
+        ask = None
+        if p.status in ("challenged", "obsolete-proposed"):
+            ask = _ask(p, p.status, KEEP_OR_RETIRE)
+        elif p.id in low:
+            ask = _ask(p, "low-score", KEEP_OR_RETIRE, note=low[p.id])
+        elif p.id in held and p.status == "open":
+            ask = _ask(p, "awaiting-review", ("accepted", "obsolete"))
+        elif (p.status == "open" or p.binding) and review_due(st, p):
+            ask = _ask(p, "review", KEEP_OR_RETIRE)
+        if ask is not None:
+            out.append((rank[ask["kind"]], order.get(p.ns, len(order)), n, ask))
+    for n, call in enumerate(st.calls):
+        rec = call.rec
+        target = st.priors.get(rec.get("conflicts_with"))  # type: ignore[arg-type]
+        if call.resolved or target is None or target.redacted:
+            continue
+        cid = str(rec.get("call_id"))
+        ask = _ask(target, "reversal", ("reopen", "keep"), call=cid, call_claim=str(rec.get("claim", "")),
+                   call_run=rec.get("run"), direction=rec.get("direction"), reason=f"accept {cid}")
+        ask["ns"] = rec.get("ns", target.ns)
+        out.append((rank["reversal"], order.get(ask["ns"], len(order)), n, ask))
+    out.sort(key=lambda t: t[:3])
+    return [t[3] for t in out]
+
+
+def _under(ref: Any, paths: Sequence[str]) -> bool:
+    if not paths:
+        return True
+    if not isinstance(ref, str):
+        return False
+    file = ref.split("#", 1)[0]
+    for path in paths:
+        path = path[2:] if path.startswith("./") else path
+        path = path.rstrip("/")
+        if path in ("", ".") or file == path or file.startswith(path + "/") or ref == path:
+            return True
+    return False
+
+
+def open_findings(st: State, ns: Optional[str] = None, paths: Sequence[str] = ()) -> List[PriorState]:
+    """Findings still standing (what `status` counts open), checked at every run — by severity, then id."""
+    found = [p for p in st.priors.values()
+             if count_bucket(p) == "open" and p.facet("activation") == "verify-phase"
+             and (ns is None or p.ns == ns) and _under(p.scope_ref, paths)]
+    found.sort(key=lambda p: -SEVERITY_RANK.get(p.rec.get("severity"), -1))  # stable: ledger order within
+    return found
+
+
+def open_asks(st: State, ns: Optional[str] = None, paths: Sequence[str] = ()) -> List[Dict[str, Any]]:
+    return [_ask(p, "open", OPEN_VERDICTS) for p in open_findings(st, ns, paths)]
+
+
+def commands(ask: Dict[str, Any]) -> List[str]:
+    """The exact commands that answer an ask, one per verdict it offers."""
+    out = []
+    for v in ask["verdicts"]:
+        cmd = f"priors decide {ask['id']} {v}"
+        if v == "reopen":
+            cmd += f' --because "{ask.get("reason") or "why it no longer holds"}"'
+        out.append(cmd)
+    return out
+
+
+def _one_line(value: Any, width: int = 200) -> str:
+    if not isinstance(value, str):
+        from priors.core.canonical import dumps
+
+        value = dumps(value)
+    text = " ".join(value.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def ask_text(ask: Dict[str, Any], at: int, total: int) -> str:
+    """One ask on the terminal: what it is, the prior, where it came from."""
+    lines = [f"[{at}/{total}] {ask['id']} · {ask['ns']} · {ask['status']} — {KINDS[ask['kind']]}"]
+    if ask["kind"] == "reversal":
+        lines.append(f"  reversal: {ask['call']} (raised in {ask.get('call_run')}): {_one_line(ask['call_claim'])}")
+        if ask.get("direction"):
+            lines.append(f"  direction: {_one_line(ask['direction'])}")
+    lines.append(f"  claim:    {_one_line(ask['claim'])}")
+    lines.append(f"  scope:    {ask.get('scope', '—')}")
+    if "severity" in ask:
+        lines.append(f"  severity: {_one_line(ask['severity'])}")
+    if "evidence" in ask:
+        lines.append(f"  evidence: {_one_line(ask['evidence'])}")
+    if ask.get("note"):
+        lines.append(f"  score:    {ask['note']}")
+    lines.append(f"  origin:   born in {ask.get('born')}" + (f" ({ask['type']})" if ask.get("type") else ""))
+    return "\n".join(lines)
+
+
+def key_prompt(ask: Dict[str, Any]) -> str:
+    keys = [f"{v[0]} {v}" for v in ask["verdicts"]]
+    return "  " + " · ".join(keys + [f"{SKIP} skip", f"{QUIT} quit"]) + " > "

@@ -1,0 +1,253 @@
+"""`priors report`: one self-contained HTML page of the ledger — pure, deterministic, every text escaped.
+
+No network: no script, no external stylesheet, font or image; the CSS and the chart (SVG) are
+inline, so the file works opened from disk, attached to a pull request or a CI run.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from priors.core.chart import chart_svg, quiet_streak
+from priors.core.desk import KINDS, commands, open_findings
+from priors.core.views import BUCKETS, namespaces, tally
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
+    from typing import Any, Dict, List, Optional, Sequence
+
+CSS = """
+*{box-sizing:border-box}
+body{margin:0;font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#111;background:#fafafa}
+main{max-width:1040px;margin:0 auto;padding:16px}
+h1{font-size:1.5em;margin:.2em 0}h2{font-size:1.2em;margin:1.6em 0 .4em;border-bottom:2px solid #ddd}
+h3{font-size:1em;margin:1em 0 .3em;overflow-wrap:anywhere}
+p.sub{color:#444;margin:.2em 0 1em}
+.wrap{overflow-x:auto;-webkit-overflow-scrolling:touch}
+table{border-collapse:collapse;width:100%;background:#fff;margin:.3em 0}
+th,td{border:1px solid #ddd;padding:4px 6px;text-align:left;vertical-align:top}
+th{background:#f0f0f0}
+td:first-child code{white-space:nowrap}
+td.n{text-align:right;font-variant-numeric:tabular-nums}
+td.claim{min-width:12em;overflow-wrap:anywhere}
+code{font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:#f3f3f3;padding:1px 3px;
+overflow-wrap:anywhere;white-space:pre-wrap}
+figure{margin:0;background:#fff;border:1px solid #ddd}
+figure svg{display:block;width:100%;height:auto}
+.sev{display:inline-block;padding:0 6px;border-radius:3px;font-size:.85em;font-weight:bold;border:1px solid #333}
+.sev-gate{background:#d55e00;color:#fff}.sev-major{background:#e69f00;color:#000}
+.sev-minor{background:#fff;color:#000}.sev-none{background:#fff;color:#555;border-color:#999}
+.tomb{color:#555}
+ul.cmds{margin:0;padding-left:1.1em}
+footer{color:#555;font-size:.85em;margin:2em 0 1em}
+@media (max-width:640px){body{font-size:14px}main{padding:8px}th,td{padding:3px 4px}}
+@media print{body{background:#fff}.wrap{overflow:visible}}
+"""
+
+
+def e(value: Any) -> str:
+    """Text made safe for HTML, quotes included: nothing from the ledger is ever markup."""
+    return escape("" if value is None else str(value), quote=True)
+
+
+def _flat(value: Any) -> str:
+    if not isinstance(value, str):
+        from priors.core.canonical import dumps
+
+        value = dumps(value)
+    return " ".join(value.split())
+
+
+def _sev(value: Any) -> str:
+    s = value if isinstance(value, str) else ""
+    known = s in ("gate", "major", "minor")
+    return f'<span class="sev sev-{s if known else "none"}">{e(s or "—")}</span>'
+
+
+def _table(head: Sequence[str], rows: List[str], cls: str = "") -> str:
+    th = "".join(f"<th>{e(h)}</th>" for h in head)
+    return (f'<div class="wrap"><table{f" class={chr(34)}{cls}{chr(34)}" if cls else ""}><thead><tr>{th}</tr></thead>'
+            f"<tbody>\n" + "\n".join(rows) + "\n</tbody></table></div>")
+
+
+def _file_of(p: Any) -> str:
+    ref = p.scope_ref
+    if isinstance(ref, str):
+        return ref.split("#", 1)[0]
+    return "(the whole repository)" if p.facet("scope") == "repo-wide" else "(no scope)"
+
+
+def _commit_lines(records: Sequence[Dict[str, Any]]) -> Dict[str, int]:
+    out: Dict[str, int] = {}
+    for i, rec in enumerate(records):
+        run = rec.get("run")
+        if rec.get("t") == "run" and rec.get("action") == "commit" and isinstance(run, str) and run not in out:
+            out[run] = i
+    return out
+
+
+def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Sequence[Any],
+                asks: Sequence[Dict[str, Any]], lessons: Sequence[Dict[str, Any]], since: Optional[str] = None) -> str:
+    """The page. `rows`: history rows; `asks`: what waits (core.desk.waiting); `lessons`: lesson rows
+    with their score; `since`: a committed run — then the chart and the lists of new, fixed and
+    decided cover only what came after it (what waits for you is always complete)."""
+    commits = _commit_lines(records)
+    start = commits[since] if since is not None else -1
+    later = [run for run, i in commits.items() if i > start]
+    picked = set(later) if since is not None else ({list(commits)[-1]} if commits else set())
+    shown_rows = [r for r in rows if r.line - 1 > start]
+    counts = tally(st)
+    out: List[str] = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{e(title)}</title>",
+        f"<style>{CSS}</style></head><body><main>",
+        f"<h1>{e(title)}</h1>",
+    ]
+    sub = f"{len(commits)} committed runs · {sum(1 for p in st.priors.values() if not p.redacted)} priors"
+    if since is not None:
+        sub += f" · showing what changed since {since} ({len(later)} run{'s' if len(later) != 1 else ''} after it)"
+    streak = quiet_streak(rows)
+    if streak:
+        sub += f" · quiescent since {streak[0].run}"
+    out.append(f'<p class="sub">{e(sub)}</p>')
+
+    # where things stand
+    out.append('<section id="summary"><h2>Where things stand</h2>')
+    heads = ["namespace", "open", "fixed", "decided by you", "lessons locked", "retired", "resting"]
+    trs = []
+    for ns in namespaces(st, list(counts)):
+        c = counts.get(ns) or dict.fromkeys(BUCKETS, 0)
+        trs.append(f"<tr><td>{e(ns)}</td>" + "".join(f'<td class="n">{c[b]}</td>' for b in BUCKETS) + "</tr>")
+    out.append(_table(heads, trs) if trs else "<p>No priors yet — the first run writes them.</p>")
+    out.append("</section>")
+
+    # the chart
+    out.append('<section id="chart"><h2>Convergence</h2><figure>')
+    chart_title = "runs since " + since if since is not None else "every committed run"
+    out.append(chart_svg(shown_rows, f"Convergence — {chart_title}", standalone=False, uid="conv"))
+    out.append("</figure></section>")
+
+    # what waits
+    out.append('<section id="waiting"><h2>Waiting for you</h2>')
+    if asks:
+        out.append("<p>Run <code>priors decide</code> in a terminal to answer them one at a time, "
+                   "or copy the command of your choice.</p>")
+        groups: Dict[Any, List[Dict[str, Any]]] = {}
+        for ask in asks:
+            groups.setdefault(ask["ns"], []).append(ask)
+        for ns, group in groups.items():
+            out.append(f"<h3>{e(ns)} — {len(group)} waiting</h3>")
+            trs = []
+            for ask in group:
+                what = KINDS[ask["kind"]]
+                if ask["kind"] == "reversal":
+                    what += f" {ask['call']}: {_flat(ask.get('call_claim', ''))}"
+                if ask.get("note"):
+                    what += f" ({ask['note']})"
+                cmds = "".join(f"<li><code>{e(c)}</code></li>" for c in commands(ask))
+                trs.append(f"<tr><td><code>{e(ask['id'])}</code></td><td>{e(what)}</td>"
+                           f'<td class="claim">{e(_flat(ask["claim"]))}</td><td><ul class="cmds">{cmds}</ul></td></tr>')
+            out.append(_table(["id", "why", "claim", "answer with"], trs, "asks"))
+    else:
+        out.append("<p>Nothing waits for you.</p>")
+    out.append("</section>")
+
+    # open findings by file
+    found = open_findings(st)
+    older = 0
+    if since is not None:
+        mine = [p for p in found if p.rec.get("born") in picked]
+        older = len(found) - len(mine)
+        found = mine
+    head = "Open findings" + (f" raised since {since}" if since is not None else "")
+    out.append(f'<section id="open"><h2>{e(head)} ({len(found)})</h2>')
+    if older:
+        out.append(f"<p>{older} other open finding{'s' if older != 1 else ''} were raised before {e(since)}.</p>")
+    by_file: Dict[str, List[Any]] = {}
+    for p in found:
+        by_file.setdefault(_file_of(p), []).append(p)
+    for file in sorted(by_file):
+        group = by_file[file]
+        out.append(f"<h3>{e(file)} — {len(group)}</h3>")
+        trs = [f"<tr><td><code>{e(p.id)}</code></td><td>{_sev(p.rec.get('severity'))}</td>"
+               f'<td class="claim">{e(_flat(p.claim))}</td><td><code>{e(p.scope_ref or "—")}</code></td>'
+               f"<td>{e(p.ns)}</td></tr>" for p in group]
+        out.append(_table(["id", "severity", "claim", "where", "namespace"], trs))
+    if not found:
+        out.append("<p>None.</p>")
+    out.append("</section>")
+
+    # fixed, new and decided
+    fixed = [(rec.get("run"), rec.get("id")) for rec in records
+             if rec.get("t") == "event" and rec.get("action") == "disposition" and rec.get("to") == "fixed"
+             and rec.get("run") in picked]
+    if since is not None:
+        head = f"Fixed since {since}"
+    else:
+        head = f"What the last run ({list(commits)[-1]}) fixed" if commits else "What the last run fixed"
+    out.append(f'<section id="fixed"><h2>{e(head)} ({len(fixed)})</h2>')
+    trs = []
+    for run, pid in fixed:
+        p = st.priors.get(pid)
+        if p is None:
+            continue
+        claim = "(redacted)" if p.redacted else _flat(p.claim)
+        trs.append(f"<tr><td><code>{e(pid)}</code></td><td>{e(run)}</td><td>{e(p.ns)}</td>"
+                   f'<td class="claim">{e(claim)}</td><td><code>{e(p.scope_ref or "—")}</code></td></tr>')
+    out.append(_table(["id", "run", "namespace", "claim", "where"], trs) if trs else "<p>Nothing.</p>")
+    out.append("</section>")
+    if since is not None:
+        out.append(_since(st, records, start, picked, since))
+
+    # lessons
+    out.append(f'<section id="lessons"><h2>Lessons ({len(lessons)})</h2>')
+    trs = [f"<tr><td><code>{e(r['id'])}</code></td><td class=\"n\">{e(r['score'])}</td>"
+           f"<td class=\"n\">{e(r['uses'])}</td><td class=\"n\">{e(r['wins'])}</td><td class=\"n\">{e(r['partials'])}</td>"
+           f"<td class=\"n\">{e(r['losses'])}</td><td>{e(r['status'])}{' — your call' if r.get('your_call') else ''}</td>"
+           f"<td>{e(r['ns'])}</td><td class=\"claim\">{e(_flat(r['claim']))}</td></tr>" for r in lessons]
+    out.append(_table(["id", "score", "uses", "wins", "partials", "losses", "status", "namespace", "lesson"], trs)
+               if trs else "<p>No lessons yet.</p>")
+    out.append("</section>")
+
+    # tombstones
+    tombs = [p for p in st.priors.values() if p.redacted]
+    out.append(f'<section id="redacted"><h2>Redacted ({len(tombs)})</h2>')
+    if tombs:
+        out.append("<p>Their content is gone from <code>.priors/</code>; only a tombstone remains.</p>")
+        trs = [f'<tr class="tomb"><td><code>{e(p.id)}</code></td><td>{e(p.ns)}</td>'
+               f"<td><code>{e(p.rec.get('content_hash'))}</code></td></tr>" for p in tombs]
+        out.append(_table(["id", "namespace", "content hash"], trs))
+    else:
+        out.append("<p>None.</p>")
+    out.append("</section>")
+    out.append("<footer>Written by <code>priors report</code> from <code>.priors/ledger.jsonl</code> "
+               f"({len(records)} records). A static page: it loads nothing from anywhere.</footer>")
+    out.append("</main></body></html>")
+    return "\n".join(out) + "\n"
+
+
+def _since(st: Any, records: Sequence[Dict[str, Any]], start: int, picked: Any, since: str) -> str:
+    """New priors born after `since`, and the human decisions written after it."""
+    born = [p for p in st.priors.values() if p.rec.get("born") in picked]
+    out = [f'<section id="new"><h2>New since {e(since)} ({len(born)})</h2>']
+    trs = []
+    for p in born:
+        if p.redacted:
+            trs.append(f'<tr class="tomb"><td><code>{e(p.id)}</code></td><td>{e(p.ns)}</td><td>redacted</td><td>—</td></tr>')
+            continue
+        trs.append(f"<tr><td><code>{e(p.id)}</code></td><td>{e(p.ns)}</td><td>{e(p.status)}</td>"
+                   f'<td class="claim">{e(_flat(p.claim))}</td></tr>')
+    out.append(_table(["id", "namespace", "status", "claim"], trs) if trs else "<p>Nothing.</p>")
+    decided = [rec for rec in records[start + 1:] if rec.get("t") == "event" and rec.get("action") == "decide"]
+    out.append(f'</section><section id="decided"><h2>Your decisions since {e(since)} ({len(decided)})</h2>')
+    trs = []
+    for rec in decided:
+        reason = rec.get("reason")
+        why = _flat(reason) if isinstance(reason, str) else "(reason redacted)" if rec.get("reason_redacted") else ""
+        trs.append(f"<tr><td><code>{e(rec.get('id'))}</code></td><td>{e(rec.get('to'))}</td>"
+                   f'<td class="claim">{e(why)}</td></tr>')
+    out.append(_table(["id", "verdict", "because"], trs) if trs else "<p>None.</p>")
+    out.append("</section>")
+    return "\n".join(out)

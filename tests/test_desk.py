@@ -1,0 +1,215 @@
+"""`priors decide` with no ID: the walk through what waits, driven through a real pseudo-terminal."""
+
+from __future__ import annotations
+
+import os
+import select
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import ledgerkit as k
+from conftest import REPO, Keeper
+
+pty = pytest.importorskip("pty")
+
+BEHAVIORAL = dict(k.BEHAVIORAL)
+
+
+def desk_ledger() -> bytes:
+    """Something of every kind for the desk: a challenged lesson, a reversal, a review nudge, open findings."""
+    lesson = k.prior("P-0002", "run-001", "Run the narrow test first", type="behavioral", facets=BEHAVIORAL)
+    del lesson["scope_ref"]
+    recs = [
+        k.prior("P-0001", "run-001", "total() ignores <script>alert('x')</script> discounts — ünïcode",
+                ref="src/cart.py#Cart.total", severity="major", evidence="src/cart.py:41"),
+        lesson,
+        k.prior("P-0003", "run-001", "prices are rounded half-even", ref="src/price.py", severity="minor"),
+        k.prior("P-0004", "run-001", "the cache is never invalidated", ref="lib/cache.py", review_every=1),
+        k.prior("P-0005", "run-001", "a finding elsewhere", ns="api", ref="api/x.py", severity="gate"),
+        k.commit("run-001"),
+        k.decide("P-0003", "wontfix", "we accept the rounding"),
+        k.disp("P-0002", "run-002", "challenged"),
+        k.call("run-002", 1, "P-0003"),
+        k.disp("P-0001", "run-002", "still-open"),
+        k.commit("run-002"),
+    ]
+    return k.to_bytes(recs)
+
+
+def make_target(root: Path) -> Keeper:
+    root.mkdir(parents=True, exist_ok=True)
+    keeper = Keeper(root)
+    keeper.ok("init")
+    (root / ".priors" / "ledger.jsonl").write_bytes(desk_ledger())
+    keeper.ok("render")
+    return keeper
+
+
+class Pty:
+    """`python -m priors ARGS` on a pseudo-terminal: send keys, read what it prints."""
+
+    def __init__(self, cwd: Path, *args: str) -> None:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+        env["PYTHONIOENCODING"] = "utf-8"
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:  # the child: the keeper on the terminal
+            os.chdir(str(cwd))
+            os.execvpe(sys.executable, [sys.executable, "-m", "priors", *args], env)
+        self.buf = b""
+
+    def expect(self, text: str, timeout: float = 120) -> str:
+        want = text.encode("utf-8")
+        end = time.monotonic() + timeout
+        while want not in self.buf:
+            left = end - time.monotonic()
+            assert left > 0, f"timed out waiting for {text!r}; got:\n{self.buf.decode('utf-8', 'replace')}"
+            if select.select([self.fd], [], [], min(left, 1.0))[0]:
+                try:
+                    chunk = os.read(self.fd, 4096)
+                except OSError:  # EIO: the child closed the terminal
+                    chunk = b""
+                if not chunk:
+                    assert want in self.buf, f"ended before {text!r}:\n{self.buf.decode('utf-8', 'replace')}"
+                self.buf += chunk
+        at = self.buf.index(want) + len(want)
+        seen, self.buf = self.buf[:at], self.buf[at:]
+        return seen.decode("utf-8", "replace")
+
+    def send(self, text: str) -> None:
+        os.write(self.fd, text.encode("utf-8"))
+
+    def finish(self, timeout: float = 120) -> tuple:
+        rest = b""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if select.select([self.fd], [], [], 1.0)[0]:
+                try:
+                    chunk = os.read(self.fd, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                rest += chunk
+        _, status = os.waitpid(self.pid, 0)
+        os.close(self.fd)
+        return os.waitstatus_to_exitcode(status) if hasattr(os, "waitstatus_to_exitcode") else status >> 8, \
+            (self.buf + rest).decode("utf-8", "replace")
+
+
+PROMPT = " > "
+
+
+def test_the_walk_writes_exactly_what_the_commands_write(tmp_path):
+    walked = make_target(tmp_path / "walked")
+    typed = make_target(tmp_path / "typed")
+    t = Pty(walked.root, "decide", "--open")
+    first = t.expect(PROMPT)
+    # the challenged lesson first, with where it came from and its answers
+    assert "[1/" in first and "P-0002" in first and "challenged" in first
+    assert "claim:    Run the narrow test first" in first and "origin:   born in run-001" in first
+    assert "k keep · o obsolete · s skip · q quit" in first
+    assert "priors decide P-0002 keep | priors decide P-0002 obsolete" in first
+    t.send("x")  # not an answer: asked again
+    assert "not an answer here" in t.expect(PROMPT)
+    t.send("k")
+    t.expect("reason (optional — Enter for none): ")
+    t.send("still useful\n")
+    out = t.expect(PROMPT)
+    assert "P-0002 → keep (your call — this sticks)" in out
+    # the reversal: reopen takes the call's acceptance as its reason on Enter
+    assert "P-0003" in out and "reversal: run-002-C-01" in out
+    t.send("r")
+    t.expect("Enter for “accept run-002-C-01”): ")
+    t.send("\n")
+    out = t.expect(PROMPT)
+    assert "P-0003 → reopen" in out
+    assert "P-0004" in out and "due for review" in out  # the review nudge
+    t.send("s")
+    out = t.expect(PROMPT)
+    # then the open findings, the worst first: severity, evidence and scope shown, text as typed
+    assert "P-0005" in out and "severity: gate" in out
+    t.send("s")
+    out = t.expect(PROMPT)
+    assert "P-0001" in out and "severity: major" in out and "evidence: src/cart.py:41" in out
+    assert "scope:    src/cart.py#Cart.total" in out and "<script>alert('x')</script>" in out and "ünïcode" in out
+    assert "w wontfix · o obsolete · a accepted" in out
+    t.send("w")
+    t.expect("Enter for none): ")
+    t.send("legacy — ünïcode\n")
+    t.expect("P-0001 → wontfix")
+    t.expect(PROMPT)
+    t.send("q")
+    code, rest = t.finish()
+    assert code == 0, rest
+    assert "3 decided, 2 skipped, stopped" in rest and "`priors status --calls`" in rest
+
+    typed.ok("decide", "P-0002", "keep", "--because", "still useful")
+    typed.ok("decide", "P-0003", "reopen", "--because", "accept run-002-C-01")
+    typed.ok("decide", "P-0001", "wontfix", "--because", "legacy — ünïcode")
+    assert walked.ledger_bytes() == typed.ledger_bytes()
+    assert (walked.root / ".priors" / "PRIORS.md").read_bytes() == (typed.root / ".priors" / "PRIORS.md").read_bytes()
+    walked.assert_rendered()
+
+
+def test_quitting_at_once_writes_nothing_and_an_empty_desk_says_so(tmp_path):
+    keeper = make_target(tmp_path / "t")
+    before = keeper.ledger_bytes()
+    t = Pty(keeper.root, "decide")
+    t.expect(PROMPT)
+    t.send("q")
+    code, rest = t.finish()
+    assert code == 0 and "0 decided, 0 skipped, stopped" in rest
+    assert keeper.ledger_bytes() == before
+    (tmp_path / "empty").mkdir()
+    empty = Keeper(tmp_path / "empty")
+    empty.ok("init")
+    t = Pty(empty.root, "decide")
+    code, rest = t.finish()
+    assert code == 0 and "Nothing waits for you." in rest and "--open" in rest
+
+
+def test_an_open_run_is_refused_before_anything_is_asked(tmp_path):
+    keeper = make_target(tmp_path / "t")
+    keeper.open_run("web", {})
+    t = Pty(keeper.root, "decide")
+    code, rest = t.finish()
+    assert code == 1 and '"refused":"ACTIVE_RUN_EXISTS"' in rest and PROMPT not in rest
+
+
+def test_open_findings_filtered_by_namespace_and_path(tmp_path):
+    keeper = make_target(tmp_path / "t")
+    t = Pty(keeper.root, "decide", "--open", "--ns", "web", "src/")
+    for _ in range(3):  # the three calls
+        t.expect(PROMPT)
+        t.send("s")
+    out = t.expect(PROMPT)
+    assert "P-0001" in out  # under src/, namespace web
+    t.send("s")
+    code, rest = t.finish()
+    assert code == 0 and "P-0005" not in rest and "4 skipped" in rest  # P-0004 is in lib/, P-0005 in api
+
+
+def test_not_a_terminal_is_a_usage_error_pointing_to_status_calls(keeper):
+    err = keeper.usage("decide")
+    assert "priors status --calls" in err and "terminal" in err
+    assert "priors status --calls" in keeper.usage("decide", "--open")
+
+
+def test_decide_argument_errors(keeper):
+    assert "wrong number of arguments" in keeper.usage("decide", "P-0001")
+    assert "wrong number of arguments" in keeper.usage("decide", "P-0001", "keep", "extra")
+    assert "--ns goes with --open" in keeper.usage("decide", "--ns", "web")
+    assert "--because" in keeper.usage("decide", "--because", "x")
+
+
+def test_the_docs_name_the_keys_the_walk_uses():
+    from priors.core.desk import KEYS, QUIT, SKIP
+
+    text = (REPO / "docs" / "desk.md").read_text(encoding="utf-8")
+    for key, verdict in KEYS.items():
+        assert f"`{key}` {verdict}" in text
+    assert f"`{SKIP}` skips, `{QUIT}` stops" in text

@@ -1,0 +1,194 @@
+"""`priors report`: the page as text (escaping, determinism, --since, usage) and in a real browser (chromium headless)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import xml.dom.minidom
+from pathlib import Path
+
+import pytest
+
+import ledgerkit as k
+import pngkit
+from conftest import Keeper
+from priors.core.chart import COLORS, chart_svg
+from priors.core.fold import fold, parse_lines
+from priors.core.history import history_rows
+from test_desk import desk_ledger, make_target
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None, reason="chromium is not installed (`apt-get install -y chromium`; .ci/run installs it)")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def report_of(keeper: Keeper, *extra: str, name: str = "report.html") -> str:
+    out = keeper.ok("report", "-o", name, *extra)
+    assert out == f"wrote {name}\n"
+    return (keeper.root / name).read_text(encoding="utf-8")
+
+
+def remote_refs(page: str) -> list:
+    return [m for m in re.findall(r'(?:src|href)\s*=\s*["\']?([^"\' >]*)', page, re.I) if "http" in m.lower()]
+
+
+@pytest.fixture
+def target(tmp_path) -> Keeper:
+    return make_target(tmp_path / "t")
+
+
+def test_the_page_holds_every_section_escaped_and_self_contained(target):
+    page = report_of(target)
+    assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
+    for section in ("summary", "chart", "waiting", "open", "fixed", "lessons", "redacted"):
+        assert f'<section id="{section}">' in page
+    # what waits, per namespace, with the exact commands
+    assert "priors decide P-0002 keep" in page and "priors decide P-0002 obsolete" in page
+    assert "priors decide P-0003 reopen --because &quot;accept run-002-C-01&quot;" in page
+    assert "<code>priors decide</code> in a terminal" in page
+    # open findings by file, worst first, with severity
+    assert page.index("<h3>api/x.py — 1</h3>") < page.index("<h3>src/cart.py — 1</h3>")
+    assert '<span class="sev sev-major">major</span>' in page
+    # claims are text, never markup; non-ASCII kept
+    assert "<script" not in page.lower()
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page and "ünïcode" in page
+    # nothing leaves the file: no script, no remote source or link, no @import, no web font
+    assert remote_refs(page) == [] and "@import" not in page and "url(http" not in page and "<link" not in page
+    assert "<svg" in page and "<style>" in page
+    # lessons with their score
+    assert "Run the narrow test first" in page.split('id="lessons"')[1]
+
+
+def test_the_page_is_deterministic(target):
+    first = report_of(target, name="a.html")
+    assert report_of(target, name="b.html") == first
+    assert (target.root / "a.html").read_bytes() == (target.root / "b.html").read_bytes()
+
+
+def test_redacted_priors_are_tombstones_only(target):
+    target.ok("redact", "P-0001", "--because", "held a secret")
+    page = report_of(target)
+    assert "ignores" not in page and "src/cart.py" not in page
+    tombs = page.split('<section id="redacted">')[1]
+    assert "P-0001" in tombs and "Redacted (1)" in tombs
+
+
+def test_what_the_last_run_fixed_and_since(target):
+    target.open_run("web", {"src/cart.py#Cart.total": "bbbbbbbbbbbb", "lib/cache.py": "aaaaaaaaaaaa",
+                            "src/price.py": "aaaaaaaaaaaa"})
+    target.ok("disposition", "--run", "run-003", "P-0001", "fixed", "P-0004", "still-open")
+    assert target.propose("run-003", "web", {"type": "conclusion", "claim": "a new one since run-002",
+                                             "scope_ref": "lib/cache.py", "severity": "minor"}).code == 0
+    target.ok("commit", "--run", "run-003")
+    target.ok("decide", "P-0002", "obsolete", "--because", "no longer useful")
+    page = report_of(target)
+    fixed = page.split('<section id="fixed">')[1].split("</section>")[0]
+    assert "What the last run (run-003) fixed (1)" in fixed and "P-0001" in fixed
+    since = report_of(target, "--since", "run-002", name="since.html")
+    assert "showing what changed since run-002 (1 run after it)" in since
+    assert "Open findings raised since run-002 (1)" in since and "a new one since run-002" in since
+    assert "Fixed since run-002 (1)" in since
+    assert "Your decisions since run-002 (1)" in since and "no longer useful" in since
+    assert "runs since run-002" in since
+    everything = report_of(target, "--since", "run-001", name="all.html")
+    assert "Your decisions since run-001 (2)" in everything  # run-001's wontfix came after its commit
+
+
+def test_report_usage_errors(target):
+    assert "-o FILE.html is required" in target.usage("report")
+    assert "a directory" in target.usage("report", "-o", ".")
+    assert "no such directory" in target.usage("report", "-o", "no/such/dir/r.html")
+    assert "expected a run id" in target.usage("report", "-o", "r.html", "--since", "yesterday")
+    assert "no committed run" in target.usage("report", "-o", "r.html", "--since", "run-099")
+    assert "unknown option" in target.usage("report", "-o", "r.html", "--sinc", "run-001")
+    assert not (target.root / "r.html").exists()
+
+
+def test_the_chart_uses_the_width_titles_its_axes_and_marks_quiescence():
+    recs = [k.prior("P-0001", "run-001"), k.commit("run-001")]
+    for n in range(2, 5):
+        recs += [k.disp("P-0001", f"run-{n:03d}", "still-open"), k.commit(f"run-{n:03d}")]
+    rows = history_rows(recs)
+    svg = chart_svg(rows, "t")
+    xml.dom.minidom.parseString(svg.encode("utf-8"))
+    bars = [(float(x), float(w)) for x, w in
+            re.findall(r'<rect x="([\d.]+)" y="[\d.]+" width="([\d.]+)" height="[\d.]+" fill="url\(#c-carried\)"><title>', svg)]
+    assert len(bars) == 3 and min(w for _, w in bars) >= 90  # wide bars...
+    assert bars[0][0] < 400 and bars[-1][0] + bars[-1][1] > 800  # ...spread over the whole width (960)
+    assert "priors per run" in svg and "committed runs, oldest to newest" in svg
+    assert svg.count("✓</text>") == 3 and "quiescent since run-002 (3 in a row)" in svg
+    assert 'fill="#f0e442" fill-opacity' in svg  # the band behind quiescent runs
+    for colour in COLORS.values():
+        assert colour in svg
+    assert '<pattern id="c-carried"' in svg  # patterns: apart in grey print too
+
+
+def test_many_runs_share_bars_and_the_chart_stays_small():
+    recs = [k.prior("P-0001", "run-001"), k.commit("run-001")]
+    for n in range(2, 1001):
+        recs += [k.disp("P-0001", f"run-{n:03d}", "still-open"), k.commit(f"run-{n:03d}")]
+    svg = chart_svg(history_rows(recs))
+    assert "(each bar: 9 runs)" in svg and svg.count("<rect") < 200 and len(svg) < 60_000
+
+
+def test_a_large_ledger_gives_a_page_under_5_mb(tmp_path):
+    import conftest
+
+    conftest.gen_ledger().generate(2000, tmp_path / "big")
+    keeper = Keeper(tmp_path / "big")
+    page = report_of(keeper)
+    assert len(page.encode("utf-8")) < 5_000_000 * 2000 / 10_000  # scaled: 10k priors stay under 5 MB
+    assert remote_refs(page) == []
+
+
+# ------------------------------------------------------------------ in a real browser
+
+
+def chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    profile = tmp_path / "chromium-profile"
+    profile.mkdir(exist_ok=True)
+    return subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *args],
+                          capture_output=True, timeout=240)
+
+
+@needs_chromium
+def test_the_browser_sees_the_tables_and_commands_and_no_remote_request(target, tmp_path):
+    report_of(target)
+    done = chromium(tmp_path, "--dump-dom", (target.root / "report.html").as_uri())
+    dom = done.stdout.decode("utf-8")
+    assert done.returncode == 0 and "</html>" in dom, done.stderr[-2000:]
+    assert dom.count("<table") >= 5 and "<svg" in dom
+    assert "priors decide P-0002 keep" in dom and "priors decide P-0003 keep" in dom
+    # the claim with a script tag is text in the DOM: the browser made no element of it
+    assert "&lt;script&gt;alert('x')&lt;/script&gt;" in dom and "<script" not in dom.lower()
+    assert "ünïcode" in dom
+    assert remote_refs(dom) == []
+
+
+@needs_chromium
+@pytest.mark.parametrize("width,height", [(1024, 760), (390, 1100)], ids=["desktop", "phone"])
+def test_the_screenshot_shows_the_chart(target, tmp_path, width, height):
+    report_of(target)
+    shot = tmp_path / f"shot-{width}.png"
+    done = chromium(tmp_path, f"--window-size={width},{height}", "--hide-scrollbars", f"--screenshot={shot}",
+                    (target.root / "report.html").as_uri())
+    assert done.returncode == 0 and shot.is_file(), done.stderr[-2000:]
+    counts = pngkit.colours(shot.read_bytes())
+    assert len(counts) > 50  # not blank
+    total = sum(counts.values())
+    assert max(counts.values()) < total * 0.97
+    for name in ("new", "carried", "your_call"):  # the bars of the chart, in their Okabe–Ito colours
+        rgb = tuple(int(COLORS[name][i:i + 2], 16) for i in (1, 3, 5))
+        assert pngkit.near(counts, rgb) > 20, (name, rgb)
+
+
+def test_ci_installs_chromium_quietly_or_says_why_not():
+    from conftest import REPO
+
+    script = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    assert "command -v chromium" in script and "apt-get install -y -qq --no-install-recommends chromium" in script
+    assert "apt-get is not available" in script and "will be skipped" in script
+    assert script.rstrip().splitlines()[-1] == "python -m pytest -q"
