@@ -14,6 +14,7 @@ from operator import itemgetter
 from pathlib import Path
 
 from priors.core import fold as _fold
+from priors.store.ledger_digest import CHUNK, Background, _measure, _prefix_matches, _read_ledger  # noqa: F401 (tests and ledger.py reach them here)
 from priors.core.fold import CallState, PriorState, State
 
 TYPE_CHECKING = False
@@ -24,7 +25,6 @@ FORMAT = 2
 CACHE_DIR = "cache"
 CACHE_FILE = "fold.bin"
 MAGIC = b"PRIORS-FOLD-CACHE\n"
-CHUNK = 1 << 20
 MIN_BYTES = 64 * 1024
 REFRESH_BYTES = 256 * 1024
 EAGER_BLOBS = 64 * 1024  # a blob region smaller than this is read at load; larger ones record by record
@@ -59,20 +59,6 @@ def rows_per_chunk() -> int:
 
 def cache_dir(priors_dir: Path) -> Path:
     return priors_dir / CACHE_DIR
-
-
-def drop(priors_dir: Path) -> None:
-    """Delete every cache file (redact calls this: no removed content may stay under .priors/)."""
-    d = cache_dir(priors_dir)
-    try:
-        names = os.listdir(str(d))
-    except OSError:
-        return
-    for name in names:
-        try:
-            os.unlink(str(d / name))
-        except OSError:
-            pass
 
 
 _SIG: Optional[bytes] = None
@@ -620,75 +606,6 @@ def load(priors_dir: Path, ledger: Path, want_data: bool = False) -> Loaded:
             gc.enable()
 
 
-def _read_ledger(ledger: Path) -> bytes:
-    from priors.store.files import read_bytes
-
-    data = read_bytes(ledger)
-    return b"" if data is None else data
-
-
-class Background:
-    """`fn(*args)`, in a thread when `big`: reading and hashing release the GIL, so on a second core
-    they cost nothing next to what the verb does meanwhile (decoding the snapshot, waiting on fsync)."""
-
-    THREAD_BYTES = 8 << 20
-
-    def __init__(self, fn: Any, args: Tuple[Any, ...], big: bool) -> None:
-        self.fn, self.args = fn, args
-        self.value: Any = None
-        self.thread: Any = None
-        if big:
-            import threading
-
-            self.thread = threading.Thread(target=self._run, daemon=True)
-            self.thread.start()
-
-    def _run(self) -> None:
-        try:
-            self.value = self.fn(*self.args)
-        except BaseException:  # noqa: B036 - never a thread traceback on stderr: result() runs it again
-            self.thread = None
-
-    def result(self) -> Any:
-        if self.thread is not None:
-            self.thread.join()
-            if self.thread is not None:
-                return self.value
-        return self.fn(*self.args)
-
-
-def _prefix_matches(ledger: Path, length: int, digest: bytes, want_data: bool) -> Optional[Tuple[Any, bytes]]:
-    """Does the ledger start with the snapshot's bytes? Then (sha256 so far, the rest of the file).
-
-    With want_data the rest is the whole file. Otherwise the prefix is hashed in 1 MiB steps and
-    only the tail is kept. One open file descriptor serves the whole read, so a writer's rename in
-    between cannot mix two versions.
-    """
-    try:
-        with open(str(ledger), "rb") as fh:
-            if os.fstat(fh.fileno()).st_size < length:
-                return None
-            if want_data:
-                data = fh.read()
-                h = hashlib.sha256(memoryview(data)[:length])
-                return (h, data) if h.digest() == digest else None
-            h = hashlib.sha256()
-            buf = bytearray(min(CHUNK, max(length, 1)))
-            view = memoryview(buf)
-            left = length
-            while left:
-                n = fh.readinto(view[: min(len(buf), left)])
-                if not n:
-                    return None
-                h.update(view[:n])
-                left -= n
-            if h.digest() != digest:
-                return None
-            return h, fh.read()
-    except OSError:
-        return None
-
-
 def _load(priors_dir: Path, ledger: Path, want_data: bool) -> Loaded:
     use = enabled()
     hit = _read_snapshot(priors_dir, ledger, want_data) if use else None
@@ -736,29 +653,6 @@ def store(priors_dir: Path, st: State, measured: Background, loaded: Optional[Lo
         if not done:
             _write_snapshot(priors_dir, length, digest, lines, st)
     return length, digest
-
-
-def _measure(data: bytes, pieces: List[Any], known: Optional[int]) -> Tuple[int, bytes, int, int]:
-    """(length, sha256, newlines — `known`, or counted — and last byte) of the pieces' bytes, never
-    joined into one copy."""
-    count = known is None
-    h = hashlib.sha256()
-    view = memoryview(data)
-    length = lines = 0
-    last = -1
-    for piece in pieces:
-        if isinstance(piece, tuple):
-            start, end = piece
-            h.update(view[start:end])
-            if count:
-                lines += data.count(b"\n", start, end)
-            if end > start:
-                length, last = length + end - start, data[end - 1]
-        elif piece:
-            h.update(piece)
-            lines += piece.count(b"\n")
-            length, last = length + len(piece), piece[-1]
-    return length, h.digest(), lines if count else known, last
 
 
 def _fresh(priors_dir: Path, data: bytes, use: bool, want_data: bool = True) -> Loaded:

@@ -1,0 +1,109 @@
+"""The ledger's length and SHA-256, taken without holding it twice: the prefix proof the fold cache relies on.
+
+Reading and hashing release the GIL, so a large ledger is hashed on a second core while the verb
+decodes the cache or waits on fsync (`Background`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
+    from typing import Any, List, Optional, Tuple
+
+CHUNK = 1 << 20  # the prefix is hashed in steps of this many bytes
+
+
+def _read_ledger(ledger: Path) -> bytes:
+    from priors.store.files import read_bytes
+
+    data = read_bytes(ledger)
+    return b"" if data is None else data
+
+
+class Background:
+    """`fn(*args)`, in a thread when `big`: reading and hashing release the GIL, so on a second core
+    they cost nothing next to what the verb does meanwhile (decoding the snapshot, waiting on fsync)."""
+
+    THREAD_BYTES = 8 << 20
+
+    def __init__(self, fn: Any, args: Tuple[Any, ...], big: bool) -> None:
+        self.fn, self.args = fn, args
+        self.value: Any = None
+        self.thread: Any = None
+        if big:
+            import threading
+
+            self.thread = threading.Thread(target=self._run, daemon=True)
+            self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.value = self.fn(*self.args)
+        except BaseException:  # noqa: B036 - never a thread traceback on stderr: result() runs it again
+            self.thread = None
+
+    def result(self) -> Any:
+        if self.thread is not None:
+            self.thread.join()
+            if self.thread is not None:
+                return self.value
+        return self.fn(*self.args)
+
+
+def _prefix_matches(ledger: Path, length: int, digest: bytes, want_data: bool) -> Optional[Tuple[Any, bytes]]:
+    """Does the ledger start with the snapshot's bytes? Then (sha256 so far, the rest of the file).
+
+    With want_data the rest is the whole file. Otherwise the prefix is hashed in 1 MiB steps and
+    only the tail is kept. One open file descriptor serves the whole read, so a writer's rename in
+    between cannot mix two versions.
+    """
+    try:
+        with open(str(ledger), "rb") as fh:
+            if os.fstat(fh.fileno()).st_size < length:
+                return None
+            if want_data:
+                data = fh.read()
+                h = hashlib.sha256(memoryview(data)[:length])
+                return (h, data) if h.digest() == digest else None
+            h = hashlib.sha256()
+            buf = bytearray(min(CHUNK, max(length, 1)))
+            view = memoryview(buf)
+            left = length
+            while left:
+                n = fh.readinto(view[: min(len(buf), left)])
+                if not n:
+                    return None
+                h.update(view[:n])
+                left -= n
+            if h.digest() != digest:
+                return None
+            return h, fh.read()
+    except OSError:
+        return None
+
+
+def _measure(data: bytes, pieces: List[Any], known: Optional[int]) -> Tuple[int, bytes, int, int]:
+    """(length, sha256, newlines — `known`, or counted — and last byte) of the pieces' bytes, never
+    joined into one copy."""
+    count = known is None
+    h = hashlib.sha256()
+    view = memoryview(data)
+    length = lines = 0
+    last = -1
+    for piece in pieces:
+        if isinstance(piece, tuple):
+            start, end = piece
+            h.update(view[start:end])
+            if count:
+                lines += data.count(b"\n", start, end)
+            if end > start:
+                length, last = length + end - start, data[end - 1]
+        elif piece:
+            h.update(piece)
+            lines += piece.count(b"\n")
+            length, last = length + len(piece), piece[-1]
+    return length, h.digest(), lines if count else known, last
