@@ -138,10 +138,15 @@ class Keeper:
 
 
 # The keeper's own protocol tests run twice: with the fold cache forced on (even for tiny
-# ledgers) and with it off — the cache must never change a result. Other suites run once, with
-# the cache forced on. Tests that manage the mode themselves use @pytest.mark.one_cache_mode.
+# ledgers) and with it off — the cache must never change a result. Only tests that can reach the
+# cache run twice: those given a directory to keep a ledger in (`tmp_path`, `tmp_path_factory`, and
+# so every `keeper`/`bare` fixture). A test with no directory exercises only pure code
+# (priors/core/ imports no I/O module, tests/test_layers.py enforces it), where the mode cannot
+# matter. Other suites run once, with the cache forced on. Tests that manage the mode themselves
+# use @pytest.mark.one_cache_mode.
 BOTH_CACHE_MODES = {"test_keeper", "test_batch", "test_demo", "test_inspect", "test_lessons", "test_secrets",
-                    "test_hostile_fs", "test_properties", "test_verify", "test_lessons_unit", "test_merge"}
+                    "test_hostile_fs", "test_verify", "test_merge"}
+_DISK_FIXTURES = {"tmp_path", "tmp_path_factory", "tmpdir", "tmpdir_factory"}
 
 
 def pytest_configure(config) -> None:
@@ -153,6 +158,7 @@ def pytest_generate_tests(metafunc) -> None:
     if (
         "cache_mode" in metafunc.fixturenames
         and module in BOTH_CACHE_MODES
+        and _DISK_FIXTURES & set(metafunc.fixturenames)
         and metafunc.definition.get_closest_marker("one_cache_mode") is None
     ):
         metafunc.parametrize("cache_mode", ["cache", "nocache"], indirect=True)

@@ -96,20 +96,49 @@ def test_history_counts_review_nudges():
     assert [r.your_call for r in rows] == [0, 0, 0, 1]  # (runs seen − 1 − human_idx) ≥ 2 when run-004 opens
 
 
+def _svg_in_fresh_process(recs: List[Dict[str, Any]], title: str, hashseed: str) -> str:
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = str(Path(__file__).resolve().parent.parent)
+    code = ("import json, sys; from priors.core.history import history_rows, history_svg; "
+            "recs, title = json.load(sys.stdin); sys.stdout.buffer.write(history_svg(history_rows(recs), title).encode('utf-8'))")
+    env = dict(os.environ, PYTHONPATH=repo + os.pathsep + os.environ.get("PYTHONPATH", ""), PYTHONHASHSEED=hashseed)
+    out = subprocess.run([sys.executable, "-c", code], input=json.dumps([recs, title]).encode("utf-8"),
+                         capture_output=True, env=env, check=True).stdout
+    return out.decode("utf-8")
+
+
 def test_history_text_and_svg_are_deterministic():
-    rows = history_rows(resting_ledger())
+    recs = resting_ledger()
+    rows = history_rows(recs)
     text = history_text(rows)
     assert "quiescent" in text and text.splitlines()[0].split()[:3] == ["run", "ns", "checked"]
     svg = history_svg(rows, "priors history — web")
-    assert svg == history_svg(rows, "priors history — web")
+    # deterministic: the same bytes from other processes, whatever their string hashing (set/dict order)
+    assert _svg_in_fresh_process(recs, "priors history — web", "1") == svg
+    assert _svg_in_fresh_process(recs, "priors history — web", "2") == svg
     assert svg.startswith("<?xml") and svg.rstrip().endswith("</svg>")
     assert "http" not in svg.replace('xmlns="http://www.w3.org/2000/svg"', "")
     assert "<script" not in svg and "@import" not in svg and "href" not in svg
     assert svg.count("✓</text>") == sum(1 for r in rows if r.quiescent)
-    assert "<polyline" in svg
     import xml.dom.minidom
 
-    xml.dom.minidom.parseString(svg.encode("utf-8"))
+    doc = xml.dom.minidom.parseString(svg.encode("utf-8"))
+    # it draws these rows: one open-count point per run, and bars that add up to each run's counts
+    assert doc.getElementsByTagName("title")[0].firstChild.data == "priors history — web"
+    (line,) = doc.getElementsByTagName("polyline")
+    assert len(line.getAttribute("points").split()) == len(rows)
+    tips = [t.firstChild.data for t in doc.getElementsByTagName("title")[1:]]
+    assert [t for t in tips if t.endswith(" open")] == [f"{r.run}: {r.open} open" for r in rows]
+    for r in rows:
+        drawn = sorted(t for t in tips if t.startswith(r.run + ": ") and not t.endswith(" open"))
+        assert drawn == sorted(f"{r.run}: {getattr(r, c)} {label}" for c, label in
+                               (("fixed", "fixed"), ("carried", "carried"), ("touched", "touched"),
+                                ("your_call", "your call"), ("new", "new")) if getattr(r, c))
     empty = history_svg([])
     assert "no committed runs yet" in empty
     xml.dom.minidom.parseString(empty.encode("utf-8"))
@@ -119,7 +148,8 @@ def test_svg_escapes_names():
     rows = history_rows([k.prior("P-0001", "run-001", ns="a<b&c"), k.commit("run-001", ns="a<b&c")])
     import xml.dom.minidom
 
-    xml.dom.minidom.parseString(history_svg(rows, "ns a<b&c").encode("utf-8"))
+    doc = xml.dom.minidom.parseString(history_svg(rows, "ns a<b&c").encode("utf-8"))
+    assert doc.getElementsByTagName("title")[0].firstChild.data == "ns a<b&c"  # escaped, and read back as given
 
 
 # ------------------------------------------------------------------ end to end through the real verbs

@@ -76,20 +76,13 @@ def _random_records(rng: random.Random, ids: List[str], next_id: int) -> List[Di
 
 
 def test_patched_rows_equal_the_full_render(root: Path, monkeypatch) -> None:
-    from priors.core import views as views
-
-    full_renders = []
-    monkeypatch.setattr(views, "render_markdown", lambda st: full_renders.append(1) or render_markdown(st))
-    ways: List[str] = []
-    real_in_place, real_patched = rendered._in_place, rendered._patched
-    monkeypatch.setattr(rendered, "_in_place", lambda *a: ways.append("in place") or real_in_place(*a))
-    monkeypatch.setattr(rendered, "_patched", lambda *a: ways.append("patched") or real_patched(*a))
+    """40 random appends, each patched onto the previous PRIORS.md: always the full render's bytes,
+    whether the patch is made in one pass or (IN_PLACE_ROWS = 0, a third of the steps) line by line."""
     paths = Paths(root)
     data = paths.ledger.read_bytes()
     st = fold(parse_lines(data))
     rendered.write(paths, st, _mark(data), {}, _mark(data))
     assert paths.rendered.read_bytes() == _full(data)
-    assert full_renders == [1]
     rng = random.Random(7)
     ids = list(st.priors)
     for step in range(40):
@@ -100,16 +93,12 @@ def test_patched_rows_equal_the_full_render(root: Path, monkeypatch) -> None:
         st = fold(parse_lines(new))
         rendered.write(paths, st, _mark(data), named_in(recs), _mark(new))
         assert paths.rendered.read_bytes() == _full(new), step
+        assert rendered.read_mark(paths.dir)[:2] == _mark(new), step  # the mark follows, so the next step patches
         data = new
-    assert full_renders == [1]  # every step after the first patched rows instead
-    assert "patched" in ways and ways.count("in place") > ways.count("patched")  # both ways were taken
 
 
-def test_a_commit_sized_patch_is_made_in_place(root: Path, monkeypatch) -> None:
-    """Hundreds of rows and new priors at once (a commit) are still patched in one pass."""
-    ways: List[str] = []
-    real = rendered._in_place
-    monkeypatch.setattr(rendered, "_in_place", lambda *a: ways.append("tried") or real(*a))
+def test_a_commit_sized_patch_is_made_in_place(root: Path) -> None:
+    """Hundreds of rows and new priors at once (a commit, up to IN_PLACE_ROWS) patched: the full render's bytes."""
     paths = Paths(root)
     data = paths.ledger.read_bytes()
     st = fold(parse_lines(data))
@@ -123,9 +112,7 @@ def test_a_commit_sized_patch_is_made_in_place(root: Path, monkeypatch) -> None:
     paths.ledger.write_bytes(new)
     named = named_in(recs)
     assert 100 < len(named) <= rendered.IN_PLACE_ROWS
-    monkeypatch.setattr(rendered, "_patched", lambda *a: pytest.fail("split into lines"))
     rendered.write(paths, fold(parse_lines(new)), _mark(data), named, _mark(new))
-    assert ways == ["tried"]
     assert paths.rendered.read_bytes() == _full(new)
 
 
@@ -173,15 +160,31 @@ def test_hand_edit_or_foreign_write_renders_everything(root: Path) -> None:
     assert paths.rendered.read_bytes() == _full(newer)
 
 
-def test_render_mark_from_other_code_is_ignored(root: Path, monkeypatch) -> None:
+def test_render_mark_from_other_code_is_ignored(root: Path) -> None:
+    """render.bin says "PRIORS.md (these bytes) is the render of this ledger". Written by this code it
+    is trusted (no rewrite); written by other code (another signature) it is not: a full render."""
     paths = Paths(root)
     data = paths.ledger.read_bytes()
     st = fold(parse_lines(data))
     rendered.write(paths, st, _mark(data), {}, _mark(data))
-    paths.rendered.write_bytes(b"stale")
-    monkeypatch.setattr(rendered, "_signature", lambda: b"x" * 32)
-    rendered.write(paths, st, _mark(data), {}, _mark(data))  # mark unreadable: no skip, a full render
-    assert paths.rendered.read_bytes() == _full(data)
+    mark = paths.dir / "cache" / rendered.RENDER_FILE
+    good = mark.read_bytes()
+    sig = slice(len(rendered.MAGIC), len(rendered.MAGIC) + 32)
+    md_sha = slice(sig.stop + 8 + 32, sig.stop + 8 + 32 + 32)
+
+    def claim(signature: bytes) -> None:  # a mark vouching for a PRIORS.md that is not the render
+        paths.rendered.write_bytes(b"not the render\n")
+        raw = bytearray(good)
+        raw[sig] = signature
+        raw[md_sha] = hashlib.sha256(b"not the render\n").digest()
+        mark.write_bytes(bytes(raw))
+
+    claim(good[sig])
+    rendered.write(paths, st, _mark(data), {}, _mark(data))
+    assert paths.rendered.read_bytes() == b"not the render\n"  # our own mark is believed
+    claim(b"x" * 32)
+    rendered.write(paths, st, _mark(data), {}, _mark(data))
+    assert paths.rendered.read_bytes() == _full(data)  # another code's mark is not
 
 
 def test_cli_writes_keep_priors_md_equal_to_a_full_render(root: Path) -> None:

@@ -282,14 +282,29 @@ def test_github_annotation_escapes():
 
 
 def test_never_crashes_on_garbage():
+    """Whatever the bytes, check() answers, names real lines, and flags every line that is not a
+    canonical JSON object."""
     hypothesis = pytest.importorskip("hypothesis")
     from hypothesis import given, settings, strategies as st
+
+    from priors.core.ledger_checks import split_lines
 
     @settings(max_examples=200, deadline=None)
     @given(st.lists(st.one_of(st.binary(max_size=40), st.sampled_from([dumps(r).encode() for r in k.sample()])), max_size=12))
     def run(chunks):
-        probs, warns = check(b"\n".join(chunks))
-        assert all(isinstance(p.line, int) for p in probs)
+        data = b"\n".join(chunks)
+        probs, warns = check(data)
+        lines = split_lines(data)
+        assert all(isinstance(p.line, int) and 0 <= p.line <= len(lines) + 1 and p.code for p in probs + warns)
+        flagged = {p.line for p in probs}
+        for no, raw in enumerate(lines, 1):
+            try:
+                obj = json.loads(raw.decode("utf-8"))
+                ok = isinstance(obj, dict) and dumps(obj).encode("utf-8") == raw
+            except (UnicodeDecodeError, ValueError):
+                ok = False
+            if not ok:
+                assert no in flagged, (no, raw, probs)
 
     run()
 
