@@ -11,7 +11,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
     from typing import Any, Dict, List, Optional
 from typing import Any, Dict, List, Optional
-from priors.core.vocabulary import AGENT_VERDICTS, FACET_ORDER, FACETS, HUMAN_VERDICTS, MAX_TAGS, PRESETS, PRIOR_RE, SEVERITIES, SEVERITY_RANK, TAG_RE  # noqa: F401
+from priors.core.vocabulary import CANDIDATE_FIELDS, KEEPER_FIELDS, AGENT_VERDICTS, FACET_ORDER, FACETS, HUMAN_VERDICTS, MAX_TAGS, PRESETS, PRIOR_RE, SEVERITIES, SEVERITY_RANK, TAG_RE  # noqa: F401
 
 
 
@@ -53,6 +53,11 @@ class Candidate(Plain):
     def severity(self) -> Optional[str]:
         s = self.raw.get("severity")
         return s if isinstance(s, str) else None
+
+    @property
+    def distinct_from(self) -> List[str]:
+        d = self.raw.get("distinct_from")
+        return [x for x in d if isinstance(x, str)] if isinstance(d, list) else []
 
     @property
     def opposes(self) -> List[str]:
@@ -110,10 +115,54 @@ def _check_level(raw: Dict[str, Any], key: str) -> None:
         raise UsageError(f"priors: unknown {key} {val!r} — only minor, major, gate")
 
 
+def check_fields(raw: Dict[str, Any]) -> None:
+    """Strict candidates: a field the keeper sets, or one it does not know, is a usage error."""
+    for key in raw:
+        if key in KEEPER_FIELDS:
+            raise UsageError(f"priors: `{key}` is set by the keeper, never by a candidate"
+                             + (" — only `priors decide` makes a prior binding" if key in ("authority", "status") else ""))
+        if key not in CANDIDATE_FIELDS:
+            near = nearest(key, CANDIDATE_FIELDS)
+            raise UsageError(f"priors: unknown candidate field {key!r}" + (f" — did you mean {near!r}?" if near else "")
+                             + f" (fields: {', '.join(CANDIDATE_FIELDS)})")
+
+
+def nearest(word: str, known: Any) -> Optional[str]:
+    import difflib
+
+    got = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
+    return got[0] if got else None
+
+
+def _check_location(raw: Dict[str, Any]) -> None:
+    at, file, line = raw.get("at"), raw.get("file"), raw.get("line")
+    if at is not None and (file is not None or line is not None):
+        raise UsageError("priors: give `at` or `file` and `line`, not both")
+    if (at is not None or file is not None) and raw.get("scope_ref") is not None:
+        raise UsageError("priors: give `scope_ref` or a location (`at`, or `file` and `line`), not both")
+    if at is not None:
+        if not isinstance(at, str) or location_of(at) is None:
+            raise UsageError(f"priors: `at` must be PATH:LINE like \"src/a.py:120\", not {at!r}")
+    elif file is not None or line is not None:
+        if not isinstance(file, str) or not file:
+            raise UsageError("priors: `line` needs `file` (a path from the run's snapshot)")
+        if line is not None and (not isinstance(line, int) or isinstance(line, bool) or line < 1):
+            raise UsageError("priors: `line` must be a whole number, at least 1")
+
+
+def location_of(at: str) -> Optional[tuple]:
+    """`src/a.py:120` → ("src/a.py", 120); None when it is not PATH:LINE."""
+    path, sep, num = at.rpartition(":")
+    if not sep or not path or not num.isdigit() or int(num) < 1:
+        return None
+    return path, int(num)
+
+
 def validate(raw: Any) -> Candidate:
     """Grammar and shape of one candidate (usage errors only)."""
     if not isinstance(raw, dict):
         raise UsageError("priors: a candidate must be a JSON object")
+    check_fields(raw)
     typ, facets = resolve_facets(raw)
     claim = raw.get("claim")
     from priors.core.canonical import normalize
@@ -138,7 +187,13 @@ def validate(raw: Any) -> Candidate:
     sup = raw.get("supersedes")
     if sup is not None and (not isinstance(sup, str) or not PRIOR_RE.match(sup)):
         raise UsageError("priors: `supersedes` must be a prior id like P-0003")
-    if facets["scope"] != "repo-wide" and not isinstance(raw.get("scope_ref"), str):
+    dist = raw.get("distinct_from")
+    if dist is not None and (not isinstance(dist, list) or not dist
+                             or not all(isinstance(x, str) and PRIOR_RE.match(x) for x in dist)):
+        raise UsageError("priors: `distinct_from` must be a list of prior ids like [\"P-0007\"]")
+    _check_location(raw)
+    located = raw.get("at") is not None or raw.get("file") is not None
+    if facets["scope"] != "repo-wide" and not located and not isinstance(raw.get("scope_ref"), str):
         raise UsageError(f"priors: a {facets['scope']} candidate needs a `scope_ref` from the run's snapshot")
     return Candidate(raw, typ, facets, normalize(claim))
 

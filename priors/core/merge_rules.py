@@ -10,7 +10,7 @@ from priors.core.vocabulary import CALL_RE, PRIOR_RE, RUN_RE, id_number
 
 PRIOR_REF_KEYS = ("id", "conflicts_with", "supersedes")
 RUN_REF_KEYS = ("run", "born")
-PRIOR_LIST_KEYS = ("ids", "injected")  # the lessons loop: what a run was shown, what a score credits
+PRIOR_LIST_KEYS = ("ids", "injected", "distinct_from")  # the lessons loop: what a run was shown, what a score credits
 RUN_LIST_KEYS = ("runs",)  # the lessons loop: runs marked learned
 
 

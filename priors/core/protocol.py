@@ -16,6 +16,7 @@ from priors.core.fold import (
 )
 from priors.core.grammar import AGENT_VERDICTS, SEVERITY_RANK, Candidate, opposes
 from priors.core.plain import Plain
+from priors.core.similarity import norm_direction, scopes_related, similar
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -232,26 +233,69 @@ def check_scope(rf: RunFiles, cand: Candidate) -> Optional[str]:
 
 
 def find_conflict(st: State, rf: RunFiles, cand: Candidate, current: Optional[str]) -> Optional[Dict[str, Any]]:
-    """Duplicate / re-raise / reversal / floor checks. Raises the refusal; returns an escalation to record first."""
+    """Duplicate / re-raise / reversal / similar / floor checks. Raises the refusal; returns an escalation to record first."""
     pool = with_run_dispositions(st, rf) + _staged_states(rf)
+    cdir = norm_direction(cand.direction)
     for p in pool:
         if p.redacted or not _same_scope(p, cand, current):
             continue
-        same = normalize(p.claim) == cand.claim or (
-            cand.direction is not None and p.rec.get("direction") == cand.direction)
-        if same and p.binding:
-            raise Refusal("RERAISE", of=p.id, status=p.status,
-                          hint="a human settled this on the same state; do not raise it again")
+        same = normalize(p.claim) == cand.claim or (cdir is not None and norm_direction(p.rec.get("direction")) == cdir)
         if same:
-            raise Refusal("DUPLICATE", of=p.id, status=p.status, hint="already recorded for this exact state")
+            raise _same_refusal(p)
         if opposes(cand, p.rec.get("direction")) and p.status in ("fixed", "accepted", "wontfix"):
             return {"kind": "reversal", "conflicts_with": p.id, "claim": cand.claim, "direction": cand.direction}
+    near = _most_similar(pool, cand, rf.scopes)
+    if near is not None:
+        raise _same_refusal(near[0], near[1])
     for p in pool:
         floor = _floor_of(p, cand, rf.scopes)
         if floor is not None:
             raise Refusal("BELOW_FLOOR", of=p.id, depth=floor,
                           hint="this scope was reviewed at that depth; report only findings at or above it")
     return None
+
+
+def _same_refusal(p: PriorState, figure: Optional[float] = None) -> Refusal:
+    extra: Dict[str, Any] = {} if figure is None else {"similar": True, "similarity": figure}
+    if p.binding:
+        return Refusal("RERAISE", of=p.id, status=p.status, **extra,
+                       hint="a human settled this on the same state; do not raise it again"
+                       + (_DISTINCT_HINT.replace("<id>", p.id) if extra else ""))
+    return Refusal("DUPLICATE", of=p.id, status=p.status, **extra,
+                   hint="already recorded for this exact state" + (_DISTINCT_HINT.replace("<id>", p.id) if extra else ""))
+
+
+_DISTINCT_HINT = (" (it says the same in other words; if yours is a different finding,"
+                  " add \"distinct_from\": [\"<id>\"] to the candidate)")
+
+
+def _most_similar(pool: List[PriorState], cand: Candidate, scopes: Dict[str, str]) -> Optional[tuple]:
+    """(prior, figure) for the finding that says the same as `cand` in other words, on a related
+    scope that is unchanged in this run's snapshot — or None. Findings only (verify-phase)."""
+    if cand.facets.get("activation") != "verify-phase" or cand.repo_wide:
+        return None
+    skip = set(cand.distinct_from)
+    best: Optional[tuple] = None
+    for p in pool:
+        if p.redacted or p.id in skip or p.facet("activation") != "verify-phase":
+            continue
+        ref = p.scope_ref
+        if ref is None or not scopes_related(ref, cand.scope_ref) or scopes.get(ref) != p.scope_hash:
+            continue
+        claim = p.claim
+        if not isinstance(claim, str):
+            continue
+        figure = similar(claim, cand.claim, _narrower(ref, cand.scope_ref))
+        if figure is not None and (best is None or figure > best[1]):
+            best = (p, figure)
+    return best
+
+
+def _narrower(a: str, b: Optional[str]) -> str:
+    """Of two related refs, the inner one: its names are what both findings share."""
+    if b is None:
+        return a
+    return b if len(b) >= len(a) else a
 
 
 def _floor_of(p: PriorState, cand: Candidate, scopes: Dict[str, str]) -> Optional[str]:
@@ -296,6 +340,8 @@ def prior_record(cand: Candidate, pid: str, ns: str, run: str, current: Optional
         rec["tags"] = check_tags(cand.raw["tags"])
     if isinstance(cand.raw.get("supersedes"), str):
         rec["supersedes"] = cand.raw["supersedes"]
+    if cand.distinct_from:  # the agent's word that this is not the similar finding: kept for the human to audit
+        rec["distinct_from"] = sorted(set(cand.distinct_from))
     return rec
 
 

@@ -88,6 +88,17 @@ REST_AFTER = 5  # runs in a row with the scope missing before a prior rests
 # what `priors list --status` accepts: every status, plus the two views a person asks for
 LIST_STATUSES = STATUSES + ("resting", "binding")
 
+# ------------------------------------------------------------------ namespaces and candidates
+
+NS_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")  # a namespace is a name: code-review, docs.v2
+
+# Every field a candidate may carry; anything else is a usage error naming the nearest of these.
+CANDIDATE_FIELDS = ("type", "facets", "claim", "scope_ref", "scope_hash", "at", "file", "line", "severity",
+                    "direction", "opposes", "evidence", "depth", "review_every", "tags", "supersedes", "distinct_from")
+# Fields of a prior record that only the keeper sets: in a candidate they are usage errors.
+KEEPER_FIELDS = ("authority", "status", "by", "t", "id", "born", "redacted", "ns", "content_hash")
+
+
 # ------------------------------------------------------------------ severities
 
 SEVERITIES = ("minor", "major", "gate")

@@ -1,0 +1,267 @@
+"""When two findings say the same thing in other words: a deterministic, standard-library similarity.
+
+Pure rules, no I/O. `similarity(a, b, scope_ref)` is a figure in [0, 1]; findings at or above
+`SIMILAR_AT` on related, unchanged scopes are the same finding (see `core/protocol.py`).
+
+How a claim becomes weighted terms:
+  1. identifiers are lifted out first — `parse()`, `Cache.get`, `snake_case`, `camelCase`,
+     quoted or back-ticked names — compared case-blind (`Checkout()` is `checkout()`),
+     weighted `IDENT_WEIGHT`; a dotted name also yields its last part (`Parser.parse` → `parse`);
+  2. the rest is lower-cased, hyphens and apostrophes dropped (`hard-coded` → `hardcoded`),
+     split into words; stop words go; a light stemmer folds inflections (`evicts`, `evicted`,
+     `evicting` → `evict`); a small table folds the words reviewers use interchangeably
+     (`swallows`/`ignores`/`suppresses`, `exception`/`error`, `hangs`/`blocks`…);
+  3. words that merely name the scope (`checkout` in `shop.py#checkout`) weigh `SCOPE_WEIGHT`:
+     every finding on that function names it, so it says little about *which* finding it is.
+Two adjacent words that the other claim writes as one (`hard coded` / `hardcoded`) are joined.
+
+See `similarity` for the figure.
+The threshold is calibrated on the labelled corpus in tests/data/similarity_corpus.json;
+docs/protocol.md reports its precision and recall.
+"""
+
+from __future__ import annotations
+
+import re
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated
+    from typing import Dict, List, Optional, Tuple
+
+SIMILAR_AT = 0.45  # calibrated on tests/data/similarity_corpus.json: see docs/protocol.md, "Similar findings"
+IDENT_WEIGHT = 2.0
+WORD_WEIGHT = 1.0
+SCOPE_WEIGHT = 0.25
+GENERIC_WEIGHT = 0.5  # words nearly every finding uses: they say little about which finding it is
+DIFFERENT_CODE_CAP = 0.2
+
+_IDENT = re.compile(
+    r"`([^`]{1,80})`"                                   # `anything back-ticked`
+    r"|'([A-Za-z_][\w.]{0,60})'"                        # 'quoted_name'
+    r"|\b([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\(\)"         # call()  or  a.b()
+    r"|\b([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)\b"           # dotted.name
+    r"|\b([A-Za-z]+_\w*|_\w+)\b"                        # snake_case, _private, __dunder__
+    r"|\b([a-z]+[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*)\b"     # camelCase, CamelCase
+)
+_WORD = re.compile(r"[a-z0-9]+")
+
+STOP = frozenset("""
+a an the this that these those it its it's is are was were be been being am do does did doing done
+of in on at to for from by with as into onto about over under than then so such too very
+and or but if when whenever while because since although though until unless whether
+not no never nothing none nor only just even also still yet any all each every some more most
+can could should would will shall may might must need needs needed
+there here which who whom whose what where why how
+i we you he she they them their our your his her him me us
+has have had having get gets got make makes made use uses used using
+instead rather out up down off again once both either other another same
+function method code line lines call calls called value values variable
+""".split())
+
+GENERIC = frozenset("""
+error input data file user value list return type name string number object result request
+response item entry key
+""".split())
+
+# Words reviewers use for the same idea: each group folds to its first word (stemmed at import).
+SYNONYM_GROUPS = (
+    "swallow ignore suppress silence silently discard eat mute",
+    "error exception failure fail err",
+    "raise throw crash",
+    "block hang stuck forever indefinitely",
+    "close leak release",
+    "shadow mask override",
+    "drop lose lost miss missing skip omit",
+    "last final end",
+    "slow quadratic inefficient performance n2",
+    "hardcoded literal magic",
+    "parameter param argument arg",
+    "check validate verify",
+    "escape sanitize",
+    "concatenation interpolate interpolation concatenate format",
+    "money currency amount",
+    "float floating",
+    "insecure unsafe broken weak",
+    "platform locale",
+    "timezone tz naive",
+    "long split large big",
+    "zero zerodivisionerror",
+    "stable stability",
+    "compare comparison compares compared",
+    "divide division divides",
+    "busywait busy spin poll",
+)
+
+
+def _stem(w: str) -> str:
+    """A light suffix stripper: enough to fold `evicts`/`evicted`/`eviction`, never clever."""
+    if len(w) <= 3 or w.isdigit():
+        return w
+    for suf, rep in (("ations", ""), ("ation", ""), ("ments", ""), ("ment", ""), ("ities", ""), ("ity", ""),
+                     ("ingly", ""), ("edly", ""), ("ions", ""), ("ion", ""), ("ies", "i"), ("ied", "i"),
+                     ("ing", ""), ("ed", ""), ("ers", ""), ("er", ""), ("ly", ""), ("es", ""), ("s", ""),
+                     ("e", ""), ("y", "i")):
+        if w.endswith(suf) and len(w) - len(suf) >= 3:
+            w = w[: len(w) - len(suf)] + rep
+            break
+    return w
+
+
+def _synonyms() -> Dict[str, str]:
+    table: Dict[str, str] = {}
+    for group in SYNONYM_GROUPS:
+        words = group.split()
+        head = _stem(words[0])
+        for w in words:
+            table[_stem(w)] = head
+    return table
+
+
+SYNONYMS = _synonyms()
+
+
+def _fold(w: str) -> str:
+    s = _stem(w)
+    return SYNONYMS.get(s, s)
+
+
+GENERIC_TERMS = frozenset(_fold(w) for w in GENERIC)
+
+
+def scope_words(scope_ref: Optional[str]) -> frozenset:
+    """The words a scope ref names (`src/shop.py#Cart.checkout` → cart, checkout, shop)."""
+    if not scope_ref:
+        return frozenset()
+    out = set()
+    for part in re.split(r"[^A-Za-z0-9]+", scope_ref.lower()):
+        if part and part not in ("src", "py", "js", "ts", "go", "rs", "lib"):
+            out.add(_fold(part))
+    return frozenset(out)
+
+
+def terms(claim: str, scope: frozenset = frozenset()) -> List[Tuple[str, float]]:
+    """The claim's terms in order with their weights (identifiers heavier, scope names lighter)."""
+    out: List[Tuple[str, float]] = []
+    rest: List[str] = []
+    pos = 0
+    for m in _IDENT.finditer(claim):
+        rest.append(claim[pos:m.start()])
+        pos = m.end()
+        name = next(g for g in m.groups() if g is not None).strip("()").lower()
+        parts = [p for p in re.split(r"[^a-z0-9]+", name) if p]
+        if not parts:
+            continue
+        key = ".".join(parts)
+        last = _fold(parts[-1])
+        named = last in scope or key in scope
+        if len(parts) == 1:  # `tags` or `parse()`: the word itself, heavier
+            out.append((last, SCOPE_WEIGHT if named else IDENT_WEIGHT))
+            out.append(("=" + key, 0.0))  # remembered (see `_names`), weighs nothing
+            continue
+        out.append(("=" + key, SCOPE_WEIGHT if named else IDENT_WEIGHT))
+        for p in parts:  # `Parser.parse` also names `parse`; `max_size` also says size
+            f = _fold(p)
+            if p not in STOP and f not in STOP:
+                out.append((f, SCOPE_WEIGHT if f in scope else WORD_WEIGHT))
+    rest.append(claim[pos:])
+    text = " ".join(rest).lower().replace("-", "").replace("'", "").replace("\u2019", "")
+    for w in _WORD.findall(text):
+        if w in STOP:
+            continue
+        f = _fold(w)
+        if f in STOP or not f:
+            continue
+        out.append((f, SCOPE_WEIGHT if f in scope else GENERIC_WEIGHT if f in GENERIC_TERMS else WORD_WEIGHT))
+    return out
+
+
+def _bag(items: List[Tuple[str, float]]) -> Dict[str, float]:
+    bag: Dict[str, float] = {}
+    for t, w in items:
+        if t.startswith("="):  # an identifier counts once under its full name and matches its bare word
+            bag[t] = max(bag.get(t, 0.0), w)
+        else:
+            bag[t] = max(bag.get(t, 0.0), w)
+    return bag
+
+
+def _join_compounds(items: List[Tuple[str, float]], other: Dict[str, float]) -> List[Tuple[str, float]]:
+    """`hard coded` beside a claim that writes `hardcoded`: join the pair into the other's one word."""
+    out: List[Tuple[str, float]] = []
+    i = 0
+    while i < len(items):
+        if i + 1 < len(items):
+            a, b = items[i][0], items[i + 1][0]
+            joined = _fold(a + b)
+            if not a.startswith("=") and not b.startswith("=") and joined in other and joined not in (a, b):
+                out.append((joined, max(items[i][1], items[i + 1][1])))
+                i += 2
+                continue
+        out.append(items[i])
+        i += 1
+    return out
+
+
+def _names(bag: Dict[str, float], scope: frozenset) -> set:
+    """The code a claim names that is not its own scope (`refund()` in a finding on `shop.py`)."""
+    out = set()
+    for t in bag:
+        if t.startswith("="):
+            key = t[1:]
+            if key.replace(".", "") not in scope and _fold(key.split(".")[-1]) not in scope:
+                out.add(key)
+    return out
+
+
+def similarity(a: str, b: str, scope_ref: Optional[str] = None) -> float:
+    """How far b says what a says, in [0, 1], rounded to 2 places (the figure a refusal reports).
+
+    The mean of the weighted Dice coefficient and the weighted overlap coefficient (shared
+    weight over the lighter claim's: a rewording often adds a clause). When both claims name
+    code other than their scope and the names are disjoint, they are about different code:
+    the figure is capped at `DIFFERENT_CODE_CAP`.
+    """
+    scope = scope_words(scope_ref)
+    ta, tb = terms(a, scope), terms(b, scope)
+    ba, bb = _bag(ta), _bag(tb)
+    ba, bb = _bag(_join_compounds(ta, bb)), _bag(_join_compounds(tb, ba))
+    wa, wb = sum(ba.values()), sum(bb.values())
+    if wa <= 0 or wb <= 0:
+        return 0.0
+    shared = sum(min(ba[t], bb[t]) for t in ba.keys() & bb.keys())
+    figure = 0.5 * (2.0 * shared / (wa + wb)) + 0.5 * (shared / min(wa, wb))
+    na, nb = _names(ba, scope), _names(bb, scope)
+    if na and nb and not (na & nb):
+        figure = min(figure, DIFFERENT_CODE_CAP)
+    return round(figure, 2)
+
+
+def similar(a: str, b: str, scope_ref: Optional[str] = None) -> Optional[float]:
+    """The figure when the two claims are the same finding, else None."""
+    s = similarity(a, b, scope_ref)
+    return s if s >= SIMILAR_AT else None
+
+
+def norm_direction(d: object) -> Optional[str]:
+    """Directions compare after folding case and `_`/`-`/space: `Hoist_Resource` is `hoist-resource`."""
+    if not isinstance(d, str):
+        return None
+    return "-".join(re.split(r"[\s_\-]+", d.strip().lower())) or None
+
+
+def scopes_related(a: Optional[str], b: Optional[str]) -> bool:
+    """Equal, or one contains the other: `*` everything, `dir/` what lies under it, a file its
+    definitions (`f.py` ⊃ `f.py#X`), a definition its nested ones (`f.py#X` ⊃ `f.py#X.m`)."""
+    if a is None or b is None:
+        return False
+    return a == b or _contains(a, b) or _contains(b, a)
+
+
+def _contains(outer: str, inner: str) -> bool:
+    if outer == "*":
+        return True
+    if outer.endswith("/"):
+        return inner.startswith(outer)
+    if "#" not in outer:
+        return inner.startswith(outer + "#")
+    return inner.startswith(outer + ".")
