@@ -100,6 +100,8 @@ def parse(argv: Sequence[str], spec: Spec) -> Parsed:
                 raise UsageError(f"priors {spec.verb}: {name} needs a value\nusage: {spec.usage}")
             inline = argv[i]
             i += 1
+        if name == "--ns":
+            _check_ns(spec, inline)
         if kind == MULTI:
             opts.setdefault(key, [])
             opts[key].append(inline)  # type: ignore[union-attr]
@@ -110,6 +112,15 @@ def parse(argv: Sequence[str], spec: Spec) -> Parsed:
     if len(pos) < spec.min_pos or (spec.max_pos is not None and len(pos) > spec.max_pos):
         raise UsageError(f"priors {spec.verb}: wrong number of arguments\nusage: {spec.usage}")
     return Parsed(pos, opts, present)
+
+
+def _check_ns(spec: Spec, value: str) -> None:
+    """A namespace is a name: it becomes a table cell and a heading, never a path or two lines."""
+    from priors.core.vocabulary import NS_RE
+
+    if not NS_RE.match(value):
+        raise UsageError(f"priors {spec.verb}: bad namespace {value!r} — lowercase letters, digits, '.', '_' and '-',"
+                         " starting with a letter or digit, at most 64 characters (e.g. code-review)")
 
 
 def _is_number(tok: str) -> bool:

@@ -17,6 +17,8 @@ VERBS = {
     "relevant": ("priors.cli.run_verbs", "cmd_relevant", "open a run: select what still applies"),
     "disposition": ("priors.cli.run_verbs", "cmd_disposition", "record the agent's verdict on an old finding"),
     "propose": ("priors.cli.run_verbs", "cmd_propose", "stage a new prior (vetoed if it repeats the past)"),
+    "withdraw": ("priors.cli.ground_verbs", "cmd_withdraw", "take back priors this open run staged"),
+    "scopes": ("priors.cli.ground_verbs", "cmd_scopes", "print an open run's scope refs (with --lines, line spans)"),
     "commit": ("priors.cli.run_verbs", "cmd_commit", "seal the run atomically — or refuse"),
     "abort": ("priors.cli.run_verbs", "cmd_abort", "drop an open run's staging; the ledger is untouched"),
     "decide": ("priors.cli.desk_verbs", "cmd_decide", "a human verdict that sticks (between runs)"),
@@ -42,7 +44,7 @@ VERBS = {
 GROUPS = [
     ("Start here", ["demo"]),
     ("Set up", ["init", "hash", "snapshot"]),
-    ("The run ritual (agent)", ["relevant", "disposition", "propose", "commit", "abort"]),
+    ("The run ritual (agent)", ["relevant", "scopes", "disposition", "propose", "withdraw", "commit", "abort"]),
     ("Humans", ["decide", "redact", "status", "render"]),
     ("See what is settled", ["show", "list", "history", "report"]),
     ("CI and git", ["verify", "merge-driver"]),

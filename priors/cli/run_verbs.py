@@ -32,11 +32,11 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 
 
 RELEVANT = Spec("relevant", "priors relevant --ns NS [--scopes FILE|-] [--snapshot [PATH ...]] [--run RUN]"
-                " [--max-inject N] [--max-chars C] [--query TEXT]",
-                {"--ns": VALUE, "--scopes": VALUE, "--run": VALUE, "--snapshot": REST,
+                " [--max-inject N] [--max-chars C] [--query TEXT] [--settled N]",
+                {"--settled": VALUE, "--ns": VALUE, "--scopes": VALUE, "--run": VALUE, "--snapshot": REST,
                  "--max-inject": VALUE, "--max-chars": VALUE, "--query": VALUE},
                 help="""usage: priors relevant --ns NS [--scopes FILE|-] [--snapshot [PATH ...]] [--run RUN]
-                       [--max-inject N] [--max-chars C] [--query TEXT]
+                       [--max-inject N] [--max-chars C] [--query TEXT] [--settled N]
 
 Open a run and print, as one JSON line, what applies to it:
   inject   instructions to follow this run (lessons, preferences, decisions)
@@ -44,6 +44,9 @@ Open a run and print, as one JSON line, what applies to it:
   nudges   priors asking to be re-confirmed by a human
   floors   review depths below which new findings are refused
   settled  how many binding decisions apply; archived: resting priors not listed
+  settled_here  the binding priors on scopes in this snapshot (id, status,
+           scope_ref, claim): read them before proposing — a finding that
+           repeats one is refused; settled_here_more counts those not listed
 
   --ns NS            the namespace (one per job, e.g. code-review)
   --scopes FILE|-    JSON object {scope_ref: hash} — the run's trusted snapshot
@@ -51,6 +54,7 @@ Open a run and print, as one JSON line, what applies to it:
   --run RUN          the run id (default: the next free one, e.g. run-004)
   --max-inject N     inject at most N lessons (default: .priors/config.json, else all)
   --max-chars C      inject at most C characters of lesson text (same default)
+  --settled N        list at most N priors in settled_here (default 50)
   --query TEXT       rank lessons by word overlap with TEXT: binding first, then
                      overlap, outcome score, id; what did not fit is in inject_omitted
 
@@ -83,6 +87,9 @@ def cmd_relevant(argv: List[str], ctx) -> int:
     run = a.get("run")
     if run is not None:
         check_run_id(str(run), "relevant")
+    cap = a.get("settled")
+    if cap is not None and (not str(cap).isdigit() or len(str(cap)) > 9):
+        raise UsageError(f"priors relevant: --settled takes a whole number, not {cap!r}")
     paths = Paths(ctx.root)
     scopes = _scopes_from(a, ctx)
     from priors.cli.lessons_verbs import budget_from, relevant_hook
@@ -105,7 +112,7 @@ def cmd_relevant(argv: List[str], ctx) -> int:
             run = next_run_id(st, list_run_dirs(paths))
         elif run in st.commits or paths.run_dir(str(run)).exists():
             raise Refusal("RUN_EXISTS", run=run)
-        out = relevant_hook(budget, paths, st, select(st, str(ns), scopes, str(run)))
+        out = relevant_hook(budget, paths, st, select(st, str(ns), scopes, str(run), 50 if cap is None else int(str(cap))))
         from priors.store.files import make_dir
 
         rdir = paths.run_dir(str(run))
@@ -232,7 +239,7 @@ def _candidates(names: List[str]) -> List[Tuple[str, Any]]:
     return items
 
 
-def _propose_one(st, rf, raw: Any, ns: str, next_id: List[int]):
+def _propose_one(st, rf, raw: Any, ns: str, next_id: List[int], paths=None):
     """Judge one candidate exactly as the contract orders; returns the staged record."""
     from priors.core.fold import next_prior_id
     from priors.core.grammar import validate
@@ -247,6 +254,11 @@ def _propose_one(st, rf, raw: Any, ns: str, next_id: List[int]):
 
     check_run_for_propose(st, rf, ns)
     cand = validate(raw)
+    if paths is not None and (raw.get("at") is not None or raw.get("file") is not None):
+        from priors.cli.ground_verbs import resolve_location
+
+        raw = resolve_location(paths, rf, raw)  # the prior records the resolved scope_ref
+        cand = validate(raw)
     from priors.core.lessons import check_supersedes
 
     check_supersedes(st, raw.get("supersedes"), ns)  # lessons loop: a usage error like any bad field
@@ -292,7 +304,7 @@ def cmd_propose(argv: List[str], ctx) -> int:
         results: List[Tuple[bool, str]] = []
         for label, raw in items:
             try:
-                rec = _propose_one(st, rf, raw, str(ns), next_id)
+                rec = _propose_one(st, rf, raw, str(ns), next_id, paths)
             except Refusal as r:
                 if not batch:
                     _save_staging(paths, rf, before)

@@ -104,7 +104,8 @@ def timeline(records: Sequence[Dict[str, Any]], pid: str) -> Optional[Dict[str, 
         body["redacted"] = True
         body["content_hash"] = rec.get("content_hash")
     else:
-        for key in ("type", "claim", "facets", "scope_ref", "direction", "severity", "depth", "evidence", "review_every"):
+        for key in ("type", "claim", "facets", "scope_ref", "direction", "severity", "depth", "evidence", "review_every",
+                    "distinct_from"):
             if key in rec:
                 body[key] = rec[key]
         if p.scope_hash is not None:
@@ -158,6 +159,9 @@ def show_text(body: Dict[str, Any]) -> str:
         extra = [f"{k.replace('_', ' ')} {body[k]}" for k in ("severity", "depth", "direction", "review_every") if k in body]
         if extra:
             lines.append("  " + " · ".join(extra))
+        if isinstance(body.get("distinct_from"), list):
+            lines.append("  distinct from: " + ", ".join(str(x) for x in body["distinct_from"])
+                         + " (the agent said this differs from those similar findings)")
         if "evidence" in body:
             ev = body["evidence"]
             lines.append("  evidence: " + cut(ev if isinstance(ev, str) else _compact(ev), 100))

@@ -69,13 +69,19 @@ class RunFiles(Plain):
 # ------------------------------------------------------------------ relevant
 
 
-def select(st: State, ns: str, scopes: Dict[str, str], run: str) -> Dict[str, Any]:
-    """Deterministic selection of what applies to a run (contract §7, relevant)."""
+def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: int = 50) -> Dict[str, Any]:
+    """Deterministic selection of what applies to a run (contract §7, relevant).
+
+    `settled_here` (a key after the reference's): the binding priors whose scope is in this
+    snapshot — what a human settled on the code under review — at most `settled_cap`, in id order;
+    `settled_here_more` counts the rest."""
     inject: List[Dict[str, Any]] = []
     verify: List[Dict[str, Any]] = []
     nudges: List[Dict[str, Any]] = []
     floors: List[Dict[str, Any]] = []
     settled = archived = 0
+    here: List[Dict[str, Any]] = []
+    more = 0
     for p in st.in_ns(ns):
         if p.status in ("obsolete", "redacted"):
             continue
@@ -98,13 +104,19 @@ def select(st: State, ns: str, scopes: Dict[str, str], run: str) -> Dict[str, An
                 verify.append(_drop_none(item, keep_null=("claim",)))
         elif p.binding:
             settled += 1
+        if p.binding and p.scope_ref is not None and p.scope_ref in scopes:
+            if len(here) < settled_cap:
+                here.append({"id": p.id, "status": p.status, "scope_ref": p.scope_ref, "claim": p.record().get("claim")})
+            else:
+                more += 1
         if act == "propose-gate" and p.status == "open":
             state, _ = scope_state(p, scopes)
             rec = p.record()
             floors.append(_drop_none({"id": p.id, "scope_ref": rec.get("scope_ref"), "depth": rec.get("depth", "major"),
                                       "scopeState": state}))
     return {"run": run, "ns": ns, "inject": inject, "verify": verify, "nudges": nudges,
-            "settled": settled, "archived": archived, "floors": floors}
+            "settled": settled, "archived": archived, "floors": floors,
+            "settled_here": here, "settled_here_more": more}
 
 
 def _drop_none(d: Dict[str, Any], keep_null: tuple = ()) -> Dict[str, Any]:
@@ -223,13 +235,25 @@ def check_scope(rf: RunFiles, cand: Candidate) -> Optional[str]:
         return None
     ref = cand.scope_ref
     if ref not in rf.scopes:
-        raise Refusal("UNKNOWN_SCOPE", scope_ref=ref, hint="propose only against scopes in this run's snapshot")
+        raise Refusal("UNKNOWN_SCOPE", scope_ref=ref, nearest=nearest_refs(str(ref), rf.scopes),
+                      hint="propose only against scopes in this run's snapshot (`priors scopes --run " + rf.run + "`)")
     current = rf.scopes[ref]
     given = cand.raw.get("scope_hash")
     if given is not None and given != current:
         raise Refusal("SCOPE_MISMATCH", scope_ref=ref, expected=current, received=given,
                       hint="the keeper takes hashes from the run's snapshot, not from the candidate")
     return current
+
+
+def nearest_refs(ref: str, scopes: Dict[str, str], n: int = 5) -> List[str]:
+    """Existing refs most like `ref`: the same file's definitions first, else close spellings."""
+    import difflib
+
+    base = ref.split("#", 1)[0]
+    same_file = [r for r in scopes if r == base or r.startswith(base + "#")]
+    if same_file and ref != base:
+        return difflib.get_close_matches(ref, sorted(same_file), n=n, cutoff=0.0)
+    return difflib.get_close_matches(ref, sorted(scopes), n=n, cutoff=0.5)
 
 
 def find_conflict(st: State, rf: RunFiles, cand: Candidate, current: Optional[str]) -> Optional[Dict[str, Any]]:

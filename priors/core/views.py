@@ -175,5 +175,8 @@ def table_row(p: PriorState) -> str:
         where = (facets.get("scope") if isinstance(facets, dict) else None) or ""
     claim = rec.get("claim")
     what = _cut(" ".join(claim.split())) if isinstance(claim, str) else ""
+    dist = rec.get("distinct_from")
+    if isinstance(dist, list) and dist:  # the agent said it differs from a similar finding: a human may audit
+        what += " (distinct from " + ", ".join(str(x) for x in dist) + ")"
     return (f"| {_cell(p.id)} | {_cell(rec.get('ns'))} | {_cell(rec.get('type'))} | {_cell(status)} | "
             f"{_cell(where)} | {_cell(what)} |")

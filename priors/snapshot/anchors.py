@@ -138,3 +138,27 @@ EXTRACTORS: Dict[str, Callable[[str], List[Span]]] = {
     "go": _with_source(go_spans),
     "rust": rust_spans,
 }
+
+
+def line_spans(path: str, text: str) -> List[Tuple[str, int, int]]:
+    """`[(qualname, first line, last line)]` in source order, names as in the scope map (1-based lines).
+
+    Kept beside a run (`runs/<run>/spans.json`), never in the scope map: a location like
+    `src/a.py:120` resolves to the innermost definition spanning that line.
+    """
+    lang = language_of(path)
+    if lang is None:
+        return []
+    try:
+        spans = disambiguate(EXTRACTORS[lang](text))
+    except Exception:  # as anchors_for: a file we cannot parse has no definitions
+        return []
+    import bisect
+
+    starts = _line_starts(text)
+    out = []
+    for name, start, end in spans:
+        first = bisect.bisect_right(starts, start)
+        last = bisect.bisect_right(starts, max(start, end - 1))
+        out.append((name, first, last))
+    return out

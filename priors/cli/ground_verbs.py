@@ -1,0 +1,184 @@
+"""The agent's ground in an open run: `scopes` (what it may point at), `withdraw` (take back a
+proposal), and locations (`"at": "src/a.py:120"`) resolved to the run's scope refs.
+"""
+
+from __future__ import annotations
+
+from priors.cli.args import BOOL, VALUE, Spec, parse
+from priors.cli.inputs import check_run_id, paths_of
+from priors.core.canonical import dumps
+from priors.core.errors import Refusal, UsageError
+from priors.store.lock import Lock
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated
+    from typing import Any, Dict, List, Optional
+
+
+# ------------------------------------------------------------------ line spans beside the run
+
+
+def spans_for(paths, rf, file: str) -> List[list]:
+    """`[[qualname, first, last], …]` for `file` as it was in the run's snapshot.
+
+    Read from `runs/<run>/spans.json`, or computed from the file on disk when its hash still
+    equals the snapshot's (then kept there). A file that changed since the snapshot cannot say
+    where its lines were: SCOPE_MISMATCH.
+    """
+    from priors.core.canonical import JSONError, loads
+
+    sfile = paths.run_dir(rf.run) / "spans.json"
+    from priors.store.files import read_bytes
+
+    raw = read_bytes(sfile)
+    table: Dict[str, Any] = {}
+    if raw is not None:
+        try:
+            got = loads(raw.decode("utf-8"))
+            table = got if isinstance(got, dict) else {}
+        except (UnicodeDecodeError, JSONError):
+            table = {}
+    want = rf.scopes.get(file)
+    entry = table.get(file)
+    if isinstance(entry, dict) and entry.get("hash") == want and isinstance(entry.get("defs"), list):
+        return entry["defs"]
+    from priors.snapshot.scan import file_result
+
+    parts = file.split("/")
+    inside = not file.startswith("/") and ".." not in parts and "\\" not in file and ":" not in parts[0]
+    full = paths.root.joinpath(*parts)
+    data = read_bytes(full) if inside and full.is_file() else None
+    if data is None or file_result(file, data, False)[0] != want:
+        raise Refusal("SCOPE_MISMATCH", scope_ref=file, expected=want,
+                      hint="the file changed since the run's snapshot, so its line numbers cannot be trusted;"
+                           " give `scope_ref` (see `priors scopes --run " + rf.run + "`)")
+    from priors.snapshot.anchors import line_spans
+
+    defs = [[n, a, b] for n, a, b in line_spans(file, data.decode("utf-8", "replace"))
+            if f"{file}#{n}" in rf.scopes]
+    table[file] = {"hash": want, "defs": defs}
+    from priors.store.files import atomic_write
+
+    atomic_write(sfile, (dumps(table) + "\n").encode("utf-8"))
+    return defs
+
+
+def resolve_location(paths, rf, raw: Dict[str, Any]) -> Dict[str, Any]:
+    """The candidate with `at` (or `file`+`line`) replaced by the `scope_ref` it points at."""
+    from priors.core.grammar import location_of
+
+    if raw.get("at") is not None:
+        file, line = location_of(raw["at"])  # validate() checked the shape
+    else:
+        file, line = raw["file"], raw.get("line")
+    file = file[2:] if file.startswith("./") else file
+    if file not in rf.scopes:
+        from priors.core.protocol import nearest_refs
+
+        raise Refusal("UNKNOWN_SCOPE", scope_ref=file, nearest=nearest_refs(file, rf.scopes),
+                      hint="point only at files in this run's snapshot (`priors scopes --run " + rf.run + "`)")
+    ref = file
+    if line is not None:
+        best = None
+        for name, first, last in spans_for(paths, rf, file):
+            if first <= line <= last and (best is None or last - first <= best[1] - best[0]):
+                best = (first, last, name)
+        if best is not None:
+            ref = f"{file}#{best[2]}"
+    out = {k: v for k, v in raw.items() if k not in ("at", "file", "line")}
+    out["scope_ref"] = ref
+    return out
+
+
+# ------------------------------------------------------------------ scopes
+
+
+SCOPES = Spec("scopes", "priors scopes --run RUN [PATH ...] [--lines] [--json]",
+              {"--run": VALUE, "--lines": BOOL, "--json": BOOL}, max_pos=None,
+              help="""usage: priors scopes --run RUN [PATH ...] [--lines] [--json]
+
+Print the scope refs of an open run's snapshot, one per line, sorted: the
+refs a candidate's `scope_ref` may name. PATH limits them to files and
+directories at or under those paths (as refs: `src/a.py`, `src/`).
+  --lines   beside each definition, its line span in the snapshot (`12-30`)
+  --json    one JSON object {ref: hash} (with --lines: {ref: [first, last]} for definitions)
+Instead of a ref a candidate may give `"at": "src/a.py:120"`; the keeper
+resolves it to the innermost definition spanning that line, else the file.""")
+
+
+def cmd_scopes(argv: List[str], ctx) -> int:
+    from priors.core.protocol import require_open
+    from priors.store.ledger import load, read_run
+
+    a = parse(argv, SCOPES)
+    run = check_run_id(a.get("run"), "scopes")
+    paths = paths_of(ctx)
+    wanted = [p[2:] if p.startswith("./") else p for p in a.pos]
+    with Lock(paths):
+        _, st = load(paths, want_data=False)
+        rf = read_run(paths, run)
+        require_open(st, rf)
+        refs = sorted(r for r in rf.scopes if not wanted or any(_under(r, w) for w in wanted))
+        spans: Dict[str, List[int]] = {}
+        if a.get("lines"):
+            for file in sorted({r.split("#", 1)[0] for r in refs if "#" in r}):
+                for name, first, last in spans_for(paths, rf, file):
+                    spans[f"{file}#{name}"] = [first, last]
+    if a.get("json"):
+        ctx.print(dumps({r: spans.get(r, rf.scopes[r]) if a.get("lines") else rf.scopes[r] for r in refs}))
+        return 0
+    for r in refs:
+        ctx.print(f"{r}  {spans[r][0]}-{spans[r][1]}" if r in spans else r)
+    return 0
+
+
+def _under(ref: str, path: str) -> bool:
+    if path in ("", ".", "*"):
+        return True
+    p = path.rstrip("/")
+    return ref == p or ref == p + "/" or ref.startswith(p + "/") or ref.startswith(p + "#")
+
+
+# ------------------------------------------------------------------ withdraw
+
+
+WITHDRAW = Spec("withdraw", "priors withdraw --run RUN ID [ID ...]", {"--run": VALUE}, min_pos=1, max_pos=None,
+                help="""usage: priors withdraw --run RUN ID [ID ...]
+
+Take back priors this open run staged with `priors propose` (and any call for
+the human filed against them). The ledger is not touched and the rest of the
+run stays as it is: dispositions and other proposals are kept. An id that is
+not staged in this run is refused (NOT_STAGED) and nothing is withdrawn.
+Staged ids are not renumbered; the next proposal takes the number after the
+highest one still staged.""")
+
+
+def cmd_withdraw(argv: List[str], ctx) -> int:
+    from priors.core.protocol import require_open
+    from priors.core.vocabulary import PRIOR_RE
+    from priors.store.ledger import load, read_run, write_jsonl
+
+    a = parse(argv, WITHDRAW)
+    run = check_run_id(a.get("run"), "withdraw")
+    for pid in a.pos:
+        if not PRIOR_RE.match(pid):
+            raise UsageError(f"priors withdraw: {pid!r} is not a prior id like P-0012")
+    ids = list(dict.fromkeys(a.pos))
+    paths = paths_of(ctx)
+    with Lock(paths):
+        _, st = load(paths, want_data=False)
+        rf = read_run(paths, run)
+        require_open(st, rf)
+        staged = {r.get("id") for r in rf.staged if isinstance(r, dict)}
+        missing = [pid for pid in ids if pid not in staged]
+        if missing:
+            raise Refusal("NOT_STAGED", ids=missing, run=run,
+                          hint="only priors this open run staged can be withdrawn; the ledger's are settled history")
+        gone = set(ids)
+        rdir = paths.run_dir(run)
+        keep_esc = [e for e in rf.escalations if not (isinstance(e, dict) and e.get("conflicts_with") in gone)]
+        if len(keep_esc) != len(rf.escalations):
+            write_jsonl(rdir / "escalations.jsonl", keep_esc)
+        write_jsonl(rdir / "staged.jsonl", [r for r in rf.staged if not (isinstance(r, dict) and r.get("id") in gone)])
+    ctx.print(f"{', '.join(ids)} withdrawn from {run} — the ledger was untouched")
+    return 0
