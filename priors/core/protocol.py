@@ -309,10 +309,19 @@ def _most_similar(pool: List[PriorState], cand: Candidate, scopes: Dict[str, str
         claim = p.claim
         if not isinstance(claim, str):
             continue
-        figure = similar(claim, cand.claim, _narrower(ref, cand.scope_ref))
+        inner_ref = _narrower(ref, cand.scope_ref)
+        figure = similar(claim, cand.claim, inner_ref, _inner_defs(inner_ref, scopes))
         if figure is not None and (best is None or figure > best[1]):
             best = (p, figure)
     return best
+
+
+def _inner_defs(ref: str, scopes: Dict[str, str]) -> tuple:
+    """The definitions inside a file or definition scope (their names are the scope's own words)."""
+    if ref == "*" or ref.endswith("/"):
+        return ()
+    lead = ref + ("." if "#" in ref else "#")
+    return tuple(r for r in scopes if r.startswith(lead))[:200]
 
 
 def _narrower(a: str, b: Optional[str]) -> str:

@@ -128,14 +128,16 @@ def _fold(w: str) -> str:
 GENERIC_TERMS = frozenset(_fold(w) for w in GENERIC)
 
 
-def scope_words(scope_ref: Optional[str]) -> frozenset:
-    """The words a scope ref names (`src/shop.py#Cart.checkout` → cart, checkout, shop)."""
+def scope_words(scope_ref: Optional[str], inner: Tuple[str, ...] = ()) -> frozenset:
+    """The words a scope ref names (`src/shop.py#Cart.checkout` → cart, checkout, shop), and the
+    names of the definitions inside it when given (`total` for `a.py` holding `a.py#total`)."""
     if not scope_ref:
         return frozenset()
     out = set()
-    for part in re.split(r"[^A-Za-z0-9]+", scope_ref.lower()):
-        if part and part not in ("src", "py", "js", "ts", "go", "rs", "lib"):
-            out.add(_fold(part))
+    for part in re.split(r"[^A-Za-z0-9_]+", " ".join((scope_ref,) + tuple(inner)).lower()):
+        for piece in [part] + (part.split("_") if "_" in part else []):
+            if piece and piece not in ("src", "py", "js", "ts", "go", "rs", "lib"):
+                out.add(_fold(piece))
     return frozenset(out)
 
 
@@ -213,15 +215,16 @@ def _names(bag: Dict[str, float], scope: frozenset) -> set:
     return out
 
 
-def similarity(a: str, b: str, scope_ref: Optional[str] = None) -> float:
+def similarity(a: str, b: str, scope_ref: Optional[str] = None, inner: Tuple[str, ...] = ()) -> float:
     """How far b says what a says, in [0, 1], rounded to 2 places (the figure a refusal reports).
 
     The mean of the weighted Dice coefficient and the weighted overlap coefficient (shared
     weight over the lighter claim's: a rewording often adds a clause). When both claims name
     code other than their scope and the names are disjoint, they are about different code:
-    the figure is capped at `DIFFERENT_CODE_CAP`.
+    the figure is capped at `DIFFERENT_CODE_CAP`. `inner`: refs of the definitions inside the
+    scope, whose names weigh as the scope's own.
     """
-    scope = scope_words(scope_ref)
+    scope = scope_words(scope_ref, inner)
     ta, tb = terms(a, scope), terms(b, scope)
     ba, bb = _bag(ta), _bag(tb)
     ba, bb = _bag(_join_compounds(ta, bb)), _bag(_join_compounds(tb, ba))
@@ -236,9 +239,9 @@ def similarity(a: str, b: str, scope_ref: Optional[str] = None) -> float:
     return round(figure, 2)
 
 
-def similar(a: str, b: str, scope_ref: Optional[str] = None) -> Optional[float]:
+def similar(a: str, b: str, scope_ref: Optional[str] = None, inner: Tuple[str, ...] = ()) -> Optional[float]:
     """The figure when the two claims are the same finding, else None."""
-    s = similarity(a, b, scope_ref)
+    s = similarity(a, b, scope_ref, inner)
     return s if s >= SIMILAR_AT else None
 
 
