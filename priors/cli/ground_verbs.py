@@ -39,11 +39,10 @@ def spans_for(paths, rf, file: str) -> List[list]:
         except (UnicodeDecodeError, JSONError):
             table = {}
     want = rf.scopes.get(file)
-    entry = table.get(file)
-    if isinstance(entry, dict) and entry.get("hash") == want and isinstance(entry.get("defs"), list):
-        return entry["defs"]
     from priors.snapshot.scan import file_result
 
+    # The agent counts lines in the file as it reads it now: they mean something only while it is
+    # still the snapshot's. Checked on every call (one file read), cached spans or not.
     parts = file.split("/")
     inside = not file.startswith("/") and ".." not in parts and "\\" not in file and ":" not in parts[0]
     full = paths.root.joinpath(*parts)
@@ -52,6 +51,9 @@ def spans_for(paths, rf, file: str) -> List[list]:
         raise Refusal("SCOPE_MISMATCH", scope_ref=file, expected=want,
                       hint="the file changed since the run's snapshot, so its line numbers cannot be trusted;"
                            " give `scope_ref` (see `priors scopes --run " + rf.run + "`)")
+    entry = table.get(file)
+    if isinstance(entry, dict) and entry.get("hash") == want and isinstance(entry.get("defs"), list):
+        return entry["defs"]
     from priors.snapshot.anchors import line_spans
 
     defs = [[n, a, b] for n, a, b in line_spans(file, data.decode("utf-8", "replace"))
