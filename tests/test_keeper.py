@@ -464,11 +464,13 @@ def test_candidate_hash_never_overrides_snapshot(keeper):
     keeper.write("a.py", "x")
     h = keeper.hash("a.py")
     keeper.open_run("review", {"a.py": h})
-    keeper.ok("propose", keeper.candidate(finding(scope_hash=h, scope_changed=True)), "--run", "run-001",
-              "--ns", "review")
+    # candidates are strict (issue 13): a field the keeper does not know is a usage error, not dropped
+    assert "scope_changed" in keeper.usage("propose", keeper.candidate(finding(scope_hash=h, scope_changed=True)),
+                                           "--run", "run-001", "--ns", "review")
+    keeper.ok("propose", keeper.candidate(finding(scope_hash=h)), "--run", "run-001", "--ns", "review")
     keeper.ok("commit", "--run", "run-001")
     rec = keeper.ledger()[0]
-    assert rec["scope_hash"] == h and "scope_changed" not in rec
+    assert rec["scope_hash"] == h
 
 
 def test_scopes_file_errors(keeper):

@@ -48,11 +48,11 @@ def test_corpus_figures_hold():
     same = [similarity(a, b, s) >= SIMILAR_AT for s, a, b, lab in pairs if lab]
     diff = [similarity(a, b, s) >= SIMILAR_AT for s, a, b, lab in pairs if not lab]
     recall, refused = sum(same) / len(same), sum(diff) / len(diff)
-    assert (len(same), len(diff)) == (44, 53)
-    assert (sum(same), sum(diff)) == (41, 1)  # the figures docs/protocol.md reports
+    assert (len(same), len(diff)) == (44, 55)
+    assert (sum(same), sum(diff)) == (40, 1)  # the figures docs/protocol.md reports
     assert recall >= 0.90 and refused <= 0.03
     doc = (Path(__file__).resolve().parent.parent / "docs" / "protocol.md").read_text(encoding="utf-8")
-    assert "41 of 44" in doc and "1 of 53" in doc and f"{SIMILAR_AT:.2f}" in doc
+    assert "40 of 44" in doc and "1 of 55" in doc and f"{SIMILAR_AT:.2f}" in doc
 
 
 def test_similarity_is_symmetric_enough_and_deterministic():

@@ -34,6 +34,8 @@ WORD_WEIGHT = 1.0
 SCOPE_WEIGHT = 0.25
 GENERIC_WEIGHT = 0.5  # words nearly every finding uses: they say little about which finding it is
 DIFFERENT_CODE_CAP = 0.2
+THIN_SHARED = 2.5  # less weight than this in common, and not most of the shorter claim: too thin to call it the same
+THIN_CAP = 0.4
 
 _IDENT = re.compile(
     r"`([^`]{1,80})`"                                   # `anything back-ticked`
@@ -221,7 +223,8 @@ def similarity(a: str, b: str, scope_ref: Optional[str] = None, inner: Tuple[str
     The mean of the weighted Dice coefficient and the weighted overlap coefficient (shared
     weight over the lighter claim's: a rewording often adds a clause). When both claims name
     code other than their scope and the names are disjoint, they are about different code:
-    the figure is capped at `DIFFERENT_CODE_CAP`. `inner`: refs of the definitions inside the
+    the figure is capped at `DIFFERENT_CODE_CAP`; when they share less than `THIN_SHARED` of
+    weight and no more than half of the lighter claim, at `THIN_CAP`. `inner`: refs of the definitions inside the
     scope, whose names weigh as the scope's own.
     """
     scope = scope_words(scope_ref, inner)
@@ -232,7 +235,10 @@ def similarity(a: str, b: str, scope_ref: Optional[str] = None, inner: Tuple[str
     if wa <= 0 or wb <= 0:
         return 0.0
     shared = sum(min(ba[t], bb[t]) for t in ba.keys() & bb.keys())
-    figure = 0.5 * (2.0 * shared / (wa + wb)) + 0.5 * (shared / min(wa, wb))
+    overlap = shared / min(wa, wb)
+    figure = 0.5 * (2.0 * shared / (wa + wb)) + 0.5 * overlap
+    if shared < THIN_SHARED and overlap <= 0.5:  # `cart total ignores discounts` / `totals overflow on huge carts`
+        figure = min(figure, THIN_CAP)
     na, nb = _names(ba, scope), _names(bb, scope)
     if na and nb and not (na & nb):
         figure = min(figure, DIFFERENT_CODE_CAP)
