@@ -597,7 +597,7 @@ def test_determinism_two_identical_sessions(tmp_path):
 def test_first_relevant_starts_the_ledger(bare):
     rel = json.loads(bare.ok("relevant", "--ns", "x"))
     assert rel == {"run": "run-001", "ns": "x", "inject": [], "verify": [], "nudges": [], "settled": 0,
-                   "archived": 0, "floors": []}
+                   "archived": 0, "floors": [], "settled_here": [], "settled_here_more": 0}
     assert (bare.root / ".priors" / "ledger.jsonl").exists()
 
 
