@@ -12,7 +12,7 @@ from priors.store.lock import Lock
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
-    from typing import Any, Dict, List, Optional
+    from typing import Any, Dict, List
 
 
 # ------------------------------------------------------------------ line spans beside the run
