@@ -251,3 +251,16 @@ def test_ledger_bytes_unchanged_when_nothing_is_similar(keeper):
     got = plain_session(keeper)
     want = (DATA / "ledger_no_similar.jsonl").read_bytes()
     assert got == want, hashlib.sha256(got).hexdigest()
+
+
+def test_thin_claims_and_stale_priors_are_not_matched_by_meaning(keeper):
+    assert similarity("b is magic", "b is theirs", "b.py") < SIMILAR_AT  # too little content to judge
+    _seed(keeper)
+    keeper.ok("abort", "--run", "run-002")
+    keeper.write("src/shop.py", SHOP.replace("pass", "log()"))
+    keeper.ok("relevant", "--ns", NS, "--snapshot")
+    keeper.ok("disposition", "P-0003", "stale", "--run", "run-002")
+    out = keeper.ok("propose", keeper.candidate(conclusion(
+        "checkout() silently ignores exceptions raised by the payment gateway", scope_ref="src/shop.py#Cart.checkout")),
+        "--run", "run-002", "--ns", NS)
+    assert "staged (new)" in out  # a stale finding's rewording is its remedy

@@ -293,6 +293,10 @@ _DISTINCT_HINT = (" (it says the same in other words; if yours is a different fi
                   " add \"distinct_from\": [\"<id>\"] to the candidate)")
 
 
+# A stale finding "no longer fits as written": a rewording is its remedy. Obsolete ones are retired.
+_REWORDABLE = ("stale", "obsolete", "obsolete-proposed")
+
+
 def _most_similar(pool: List[PriorState], cand: Candidate, scopes: Dict[str, str]) -> Optional[tuple]:
     """(prior, figure) for the finding that says the same as `cand` in other words, on a related
     scope that is unchanged in this run's snapshot — or None. Findings only (verify-phase)."""
@@ -301,7 +305,7 @@ def _most_similar(pool: List[PriorState], cand: Candidate, scopes: Dict[str, str
     skip = set(cand.distinct_from)
     best: Optional[tuple] = None
     for p in pool:
-        if p.redacted or p.id in skip or p.facet("activation") != "verify-phase":
+        if p.redacted or p.id in skip or p.facet("activation") != "verify-phase" or p.status in _REWORDABLE:
             continue
         ref = p.scope_ref
         if ref is None or not scopes_related(ref, cand.scope_ref) or scopes.get(ref) != p.scope_hash:

@@ -36,6 +36,7 @@ GENERIC_WEIGHT = 0.5  # words nearly every finding uses: they say little about w
 DIFFERENT_CODE_CAP = 0.2
 THIN_SHARED = 2.5  # less weight than this in common, and not most of the shorter claim: too thin to call it the same
 THIN_CAP = 0.4
+MIN_WEIGHT = 2.0  # a claim lighter than this (`b is theirs`) says too little to be matched by meaning
 
 _IDENT = re.compile(
     r"`([^`]{1,80})`"                                   # `anything back-ticked`
@@ -224,7 +225,8 @@ def similarity(a: str, b: str, scope_ref: Optional[str] = None, inner: Tuple[str
     weight over the lighter claim's: a rewording often adds a clause). When both claims name
     code other than their scope and the names are disjoint, they are about different code:
     the figure is capped at `DIFFERENT_CODE_CAP`; when they share less than `THIN_SHARED` of
-    weight and no more than half of the lighter claim, at `THIN_CAP`. `inner`: refs of the definitions inside the
+    weight and no more than half of the lighter claim, or one of them weighs under `MIN_WEIGHT`,
+    at `THIN_CAP`. `inner`: refs of the definitions inside the
     scope, whose names weigh as the scope's own.
     """
     scope = scope_words(scope_ref, inner)
@@ -237,8 +239,8 @@ def similarity(a: str, b: str, scope_ref: Optional[str] = None, inner: Tuple[str
     shared = sum(min(ba[t], bb[t]) for t in ba.keys() & bb.keys())
     overlap = shared / min(wa, wb)
     figure = 0.5 * (2.0 * shared / (wa + wb)) + 0.5 * overlap
-    if shared < THIN_SHARED and overlap <= 0.5:  # `cart total ignores discounts` / `totals overflow on huge carts`
-        figure = min(figure, THIN_CAP)
+    if (shared < THIN_SHARED and overlap <= 0.5) or min(wa, wb) < MIN_WEIGHT:
+        figure = min(figure, THIN_CAP)  # `cart total ignores discounts` / `totals overflow on huge carts`; `b is theirs`
     na, nb = _names(ba, scope), _names(bb, scope)
     if na and nb and not (na & nb):
         figure = min(figure, DIFFERENT_CODE_CAP)
