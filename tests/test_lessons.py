@@ -120,7 +120,7 @@ def _library(k: Keeper):
 def test_relevant_without_options_is_the_contract(keeper: Keeper):
     _library(keeper)
     out = json.loads(keeper.ok("relevant", "--ns", "dev"))
-    assert set(out) == CONTRACT_KEYS
+    assert set(out) == CONTRACT_KEYS | {"settled_here", "settled_here_more"}  # ours adds what is settled here
     assert ids(out["inject"]) == ["P-0001", "P-0002", "P-0003", "P-0004"]
 
 

@@ -479,14 +479,14 @@ def test_relevant_snapshot_behaves_exactly_like_the_equivalent_scopes(tmp_path):
 
 
 @pytest.mark.skipif(not HAS_GIT, reason="git not installed")
-def test_root_in_a_subdirectory_of_a_git_work_tree(tmp_path):
+def test_root_in_a_subdirectory_of_a_git_work_tree(tmp_path, tmp_path_factory):
     make_tree(tmp_path / "proj")
     write(tmp_path, "outside.txt", "not ours\n")
     git(tmp_path, "init", "-q")
     git(tmp_path, "add", "-A")
     git(tmp_path, "commit", "-qm", "x")
     (tmp_path / "proj" / ".priors").mkdir()
-    plain = tmp_path / "plain"
+    plain = tmp_path_factory.mktemp("plain")  # outside the work tree: inside it, a folder without .priors/ defers to the top
     make_tree(plain)
     m = snap(tmp_path / "proj" / "src")  # found by the upward search: refs relative to proj/
     assert m == snap(plain)
