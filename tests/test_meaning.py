@@ -264,3 +264,14 @@ def test_thin_claims_and_stale_priors_are_not_matched_by_meaning(keeper):
         "checkout() silently ignores exceptions raised by the payment gateway", scope_ref="src/shop.py#Cart.checkout")),
         "--run", "run-002", "--ns", NS)
     assert "staged (new)" in out  # a stale finding's rewording is its remedy
+
+
+def test_one_thing_swapped_is_a_different_finding():
+    """The same frame about other things is not a rewording (found by a hostile pass): refused only by `distinct_from` before."""
+    scope = "src/cart.py#Cart.total"
+    assert similarity("total() ignores discounts", "total() ignores taxes", scope) < SIMILAR_AT
+    assert similarity("total() ignores discounts", "total() ignores the quantity of each item", scope) < SIMILAR_AT
+    assert similarity("seed finding 0", "seed finding 1", "seed.txt") < SIMILAR_AT
+    assert similarity("listens on port 80", "listens on port 443", "server.py") < SIMILAR_AT
+    # a rewording of the same thing still is one
+    assert similarity("tax rate is hard-coded", "The tax rate is hard coded", "tax.py") >= SIMILAR_AT

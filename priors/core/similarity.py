@@ -36,6 +36,7 @@ GENERIC_WEIGHT = 0.5  # words nearly every finding uses: they say little about w
 DIFFERENT_CODE_CAP = 0.2
 THIN_SHARED = 2.5  # less weight than this in common, and not most of the shorter claim: too thin to call it the same
 THIN_CAP = 0.4
+SWAP_WEIGHT = 1.5  # at most this much said by one side alone, on both sides: one thing swapped, not a rewording
 MIN_WEIGHT = 2.0  # a claim lighter than this (`b is theirs`) says too little to be matched by meaning
 
 _IDENT = re.compile(
@@ -218,6 +219,19 @@ def _names(bag: Dict[str, float], scope: frozenset) -> set:
     return out
 
 
+def _adds(bag: Dict[str, float], other: Dict[str, float]) -> bool:
+    """Does `bag` hold a full-weight word or a name that `other` lacks?"""
+    return any(w >= WORD_WEIGHT and t not in other for t, w in bag.items())
+
+
+def _extra(bag: Dict[str, float], other: Dict[str, float]) -> float:
+    return sum(w for t, w in bag.items() if t not in other)
+
+
+def _numbers(bag: Dict[str, float]) -> set:
+    return {t for t in bag if t.isdigit()}
+
+
 def similarity(a: str, b: str, scope_ref: Optional[str] = None, inner: Tuple[str, ...] = ()) -> float:
     """How far b says what a says, in [0, 1], rounded to 2 places (the figure a refusal reports).
 
@@ -239,11 +253,17 @@ def similarity(a: str, b: str, scope_ref: Optional[str] = None, inner: Tuple[str
     shared = sum(min(ba[t], bb[t]) for t in ba.keys() & bb.keys())
     overlap = shared / min(wa, wb)
     figure = 0.5 * (2.0 * shared / (wa + wb)) + 0.5 * overlap
-    if (shared < THIN_SHARED and overlap <= 0.5) or min(wa, wb) < MIN_WEIGHT:
+    # the same frame with one thing swapped (`ignores discounts` / `ignores taxes`): each side adds a
+    # substantive word the other lacks, and little else — a rewording that adds a clause adds more
+    both_add = _adds(ba, bb) and _adds(bb, ba) and _extra(ba, bb) <= SWAP_WEIGHT and _extra(bb, ba) <= SWAP_WEIGHT
+    if (shared < THIN_SHARED and (overlap <= 0.5 or both_add)) or min(wa, wb) < MIN_WEIGHT:
         figure = min(figure, THIN_CAP)  # `cart total ignores discounts` / `totals overflow on huge carts`; `b is theirs`
     na, nb = _names(ba, scope), _names(bb, scope)
     if na and nb and not (na & nb):
         figure = min(figure, DIFFERENT_CODE_CAP)
+    nums_a, nums_b = _numbers(ba), _numbers(bb)
+    if nums_a and nums_b and nums_a != nums_b:
+        figure = min(figure, DIFFERENT_CODE_CAP)  # `finding 1` / `finding 2`, `port 80` / `port 443`: different facts
     return round(figure, 2)
 
 
