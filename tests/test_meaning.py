@@ -275,3 +275,15 @@ def test_one_thing_swapped_is_a_different_finding():
     assert similarity("listens on port 80", "listens on port 443", "server.py") < SIMILAR_AT
     # a rewording of the same thing still is one
     assert similarity("tax rate is hard-coded", "The tax rate is hard coded", "tax.py") >= SIMILAR_AT
+
+
+def test_blank_lines_added_after_the_snapshot_move_the_lines_a_location_means(keeper):
+    """The snapshot's hash ignores whitespace, the agent's line numbers do not (found by a hostile pass)."""
+    _seed(keeper)
+    keeper.ok("propose", keeper.candidate(conclusion("module has no docstring", at="src/shop.py:4")),
+              "--run", "run-002", "--ns", NS)  # spans of the file as snapshotted are now kept beside the run
+    keeper.write("src/shop.py", "\n\n\n\n\n\n" + SHOP)  # six blank lines on top: line 6 of before is line 12
+    keeper.ok("propose", keeper.candidate(conclusion("total() returns a rate, not a total", at="src/shop.py:13")),
+              "--run", "run-002", "--ns", NS)
+    staged = json.loads((keeper.root / ".priors/runs/run-002/staged.jsonl").read_text().splitlines()[-1])
+    assert staged["scope_ref"] == "src/shop.py#Cart.total"

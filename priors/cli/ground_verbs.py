@@ -51,14 +51,20 @@ def spans_for(paths, rf, file: str) -> List[list]:
         raise Refusal("SCOPE_MISMATCH", scope_ref=file, expected=want,
                       hint="the file changed since the run's snapshot, so its line numbers cannot be trusted;"
                            " give `scope_ref` (see `priors scopes --run " + rf.run + "`)")
+    # Spans are kept by the file's exact bytes: blank lines added above a definition leave the
+    # snapshot's (whitespace-normalized) hash alone but move every line after them.
+    from priors.core.canonical import sha12_bytes
+
+    exact = sha12_bytes(data)
     entry = table.get(file)
-    if isinstance(entry, dict) and entry.get("hash") == want and isinstance(entry.get("defs"), list):
+    if (isinstance(entry, dict) and entry.get("hash") == want and entry.get("bytes") == exact
+            and isinstance(entry.get("defs"), list)):
         return entry["defs"]
     from priors.snapshot.anchors import line_spans
 
     defs = [[n, a, b] for n, a, b in line_spans(file, data.decode("utf-8", "replace"))
             if f"{file}#{n}" in rf.scopes]
-    table[file] = {"hash": want, "defs": defs}
+    table[file] = {"bytes": exact, "defs": defs, "hash": want}
     from priors.store.files import atomic_write
 
     atomic_write(sfile, (dumps(table) + "\n").encode("utf-8"))
