@@ -287,3 +287,13 @@ def test_blank_lines_added_after_the_snapshot_move_the_lines_a_location_means(ke
               "--run", "run-002", "--ns", NS)
     staged = json.loads((keeper.root / ".priors/runs/run-002/staged.jsonl").read_text().splitlines()[-1])
     assert staged["scope_ref"] == "src/shop.py#Cart.total"
+
+
+def test_a_location_must_name_a_line_of_a_file(keeper):
+    """`at` past the end, or on a folder or the whole target, is refused, not staged on the file (hostile pass)."""
+    _seed(keeper)
+    for at in ("src/shop.py:999", "src/:1", "*:1"):
+        keeper.refused("UNKNOWN_SCOPE", "propose", keeper.candidate(conclusion("x is wrong somewhere", at=at)),
+                       "--run", "run-002", "--ns", NS)
+    assert not (keeper.root / ".priors/runs/run-002/staged.jsonl").exists() or \
+        "x is wrong" not in (keeper.root / ".priors/runs/run-002/staged.jsonl").read_text()

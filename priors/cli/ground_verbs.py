@@ -80,7 +80,7 @@ def resolve_location(paths, rf, raw: Dict[str, Any]) -> Dict[str, Any]:
     else:
         file, line = raw["file"], raw.get("line")
     file = file[2:] if file.startswith("./") else file
-    if file not in rf.scopes:
+    if file not in rf.scopes or file == "*" or file.endswith("/") or "#" in file:
         from priors.core.protocol import nearest_refs
 
         raise Refusal("UNKNOWN_SCOPE", scope_ref=file, nearest=nearest_refs(file, rf.scopes),
@@ -88,7 +88,14 @@ def resolve_location(paths, rf, raw: Dict[str, Any]) -> Dict[str, Any]:
     ref = file
     if line is not None:
         best = None
-        for name, first, last in spans_for(paths, rf, file):
+        defs = spans_for(paths, rf, file)  # checks the file on disk is the snapshot's
+        from priors.store.files import read_bytes
+
+        lines = (read_bytes(paths.root.joinpath(*file.split("/"))) or b"").count(b"\n") + 1
+        if line > lines:
+            raise Refusal("UNKNOWN_SCOPE", scope_ref=f"{file}:{line}", nearest=[file],
+                          hint=f"{file} has {lines} lines; point at a line inside it")
+        for name, first, last in defs:
             if first <= line <= last and (best is None or last - first <= best[1] - best[0]):
                 best = (first, last, name)
         if best is not None:
