@@ -158,7 +158,8 @@ def test_our_decision_outranks_their_parallel_disposition():
     out = merge(b(base), b(ours2), b(theirs))
     assert recs(out)[len(base)] == k.decide("P-0003", "accepted", "ours: settled")
     assert len(recs(out)) == len(ours2) + 2
-    assert check(out)[0] == []
+    # (a keeper never writes ours2: an agent verdict after a binding decision, which verify names)
+    assert [p.code for p in check(out)[0]] == ["AGENT_AFTER_BINDING"]
 
 
 def test_not_append_only_is_a_conflict():

@@ -120,6 +120,7 @@ def cmd_relevant(argv: List[str], ctx) -> int:
         parts = {k: dumps(v) for k, v in out.items()}  # the verify list can be 10k items: encode it once
         printed = dumps_object(parts)
         parts["scopes"] = dumps(scopes)
+        parts["ledger_records"] = str(st.records)  # where the ledger stood: commit finds what a person decided since
         atomic_write(rdir / "relevant.json", (dumps_object(parts) + "\n").encode("utf-8"))
     ctx.print(printed)
     return 0
@@ -361,7 +362,7 @@ def cmd_commit(argv: List[str], ctx) -> int:
         from priors.core.views import display_status
 
         shown = {pid: display_status(st.priors[pid]) for pid in rf.verify_items() if pid in st.priors}
-        plan = plan_commit(st, rf)
+        plan = plan_commit(st, rf, _decided_since_open(paths, st, rf))
         from priors.cli.lessons_verbs import commit_extra
 
         lines = plan.lines[:-1] + commit_extra(rf.relevant, run) + plan.lines[-1:]
@@ -370,6 +371,21 @@ def cmd_commit(argv: List[str], ctx) -> int:
         render(paths, st, loaded.mark, lines, after, shown)
     ctx.print("\n".join(plan.summary))
     return 0
+
+
+def _decided_since_open(paths: Paths, st, rf) -> List[str]:
+    """The priors a person decided in ledger lines that arrived after the run opened (a git pull
+    or merge brings them; `decide` itself is refused while a run is open). Read only when the
+    ledger's record count moved since `relevant` noted it — the common case reads nothing."""
+    from priors.core.fold import parse_lines
+    from priors.core.protocol import decided_since
+    from priors.store.files import read_bytes
+
+    opened = rf.relevant.get("ledger_records")
+    if not isinstance(opened, int) or isinstance(opened, bool) or opened == st.records:
+        return []
+    records = parse_lines(read_bytes(paths.ledger) or b"")
+    return decided_since(records[opened:] if 0 <= opened <= len(records) else records)
 
 
 ABORT = Spec("abort", "priors abort --run RUN", {"--run": VALUE}, help="""usage: priors abort --run RUN

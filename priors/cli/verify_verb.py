@@ -130,7 +130,8 @@ Exit 0 when sound; 1 listing every problem as `line N: message`; 2 on usage erro
 Checks: every line is one canonical JSON object; record types and required
 fields; prior ids well-formed, unique and increasing; facets valid, coherent and
 never `binding`; events refer to earlier priors, agent verdicts only by the agent
-and human verdicts only by the human, reopen with a reason; each run sealed by
+and human verdicts only by the human, reopen with a reason, no agent verdict
+after a binding decision (unless a later decision restates it); each run sealed by
 exactly one commit record closing its contiguous block of lines; calls refer to
 real priors; tombstones well formed and followed by their redact event;
 .priors/PRIORS.md up to date; no staging of committed runs; no stray temp files.

@@ -357,6 +357,8 @@ def _apply_event(st: State, rec: Dict[str, Any]) -> None:
     if action == "scope-missing":
         p.miss += 1
     elif action == "disposition":
+        if p[1] in BINDING:
+            return  # a person's binding decision is absolute: no agent verdict moves it (docs/protocol.md)
         p.miss = 0
         sh = rec.get("scope_hash")
         if isinstance(sh, str):

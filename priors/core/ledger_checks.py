@@ -115,6 +115,9 @@ class _Checker:
     # tombstone line numbers waiting for their redact event
     tombstones: Dict[str, int] = field(default_factory=dict)
     after_redact: Dict[str, int] = field(default_factory=dict)
+    binding: Dict[str, str] = field(default_factory=dict)  # prior -> the binding verdict a person last gave it
+    # agent verdicts on a binding prior, waiting for a later human word on it (a merge restates one)
+    after_binding: Dict[str, Tuple[int, str]] = field(default_factory=dict)
 
     def add(self, line: int, code: str, message: str) -> None:
         self.problems.append(Problem(line, code, message))
@@ -172,6 +175,9 @@ class _Checker:
             self.add(no, "TOMBSTONE_WITHOUT_REDACT", f"{pid} is a tombstone but no redact event for it follows")
         for pid, no in self.after_redact.items():
             self.add(no, "EVENT_AFTER_REDACT", f"an event of {pid} comes after its redaction and no later redact event restates it")
+        for pid, (no, status) in self.after_binding.items():
+            self.add(no, "AGENT_AFTER_BINDING", f"an agent verdict on {pid} after a person made it {status}, and no later "
+                     "decision restates theirs — only `priors decide` changes a binding prior (the keeper ignores this verdict)")
 
     # -- one record
 
@@ -332,6 +338,8 @@ class _Checker:
                 self.belong(no, rec["run"], f"disposition of {pid}", ns)
                 if self.block is not None and self.block.run == rec["run"]:
                     self.block.disposed.add(pid)  # type: ignore[arg-type]
+            if pid in self.binding:
+                self.after_binding.setdefault(pid, (no, self.binding[pid]))
         elif action == "scope-missing":
             if self.need(no, rec, ["run"], what) and self.run_id(no, what, rec["run"]):
                 self.belong(no, rec["run"], f"scope-missing of {pid}", ns)
@@ -340,6 +348,12 @@ class _Checker:
             if rec.get("to") == "reopen" and not (_nonempty_str(rec.get("reason")) or rec.get("reason_redacted") is True):
                 self.add(no, "REOPEN_WITHOUT_REASON", f"{what}: reopen needs a reason")
             self.outside_block(no, what)
+            self.after_binding.pop(pid, None)  # the person's later word stands (a merge restates theirs)
+            to = rec.get("to")
+            if to in ("accepted", "wontfix", "keep"):
+                self.binding[pid] = "accepted" if to == "keep" else to
+            else:
+                self.binding.pop(pid, None)
         elif action == "redact":
             if rec.get("by") != "human":
                 self.add(no, "WRONG_ACTOR", f"{what}: a redaction is by the human (by: \"human\"), not {rec.get('by')!r}")
@@ -349,6 +363,8 @@ class _Checker:
                 self.add(no, "REDACT_WITHOUT_TOMBSTONE", f"{what}: {pid} was redacted but its prior line (line {self.prior_line[pid]}) still holds the content")
             self.tombstones.pop(pid, None)
             self.after_redact.pop(pid, None)
+            self.after_binding.pop(pid, None)
+            self.binding.pop(pid, None)
             self.redact_seen.add(pid)
             self.outside_block(no, what)
 

@@ -190,7 +190,7 @@ def with_run_dispositions(st: State, rf: RunFiles) -> List[PriorState]:
     pool = {p.id: p for p in st.in_ns(rf.ns)}
     copied = set()
     for ev in rf.dispositions:
-        if isinstance(ev, dict) and ev.get("id") in pool:
+        if isinstance(ev, dict) and ev.get("id") in pool and not pool[ev["id"]].binding:
             if ev["id"] not in copied:  # copy on write: the folded state itself stays as it is
                 pool[ev["id"]] = pool[ev["id"]].copy()
                 copied.add(ev["id"])
@@ -386,10 +386,37 @@ def prior_record(cand: Candidate, pid: str, ns: str, run: str, current: Optional
 
 
 class CommitPlan(Plain):
-    __slots__ = ("lines", "summary")
+    """What a commit appends; `set_aside`: staged verdicts dropped because a person decided those priors."""
 
-    def __init__(self, lines: List[Dict[str, Any]], summary: List[str]) -> None:
+    __slots__ = ("lines", "summary", "set_aside")
+
+    def __init__(self, lines: List[Dict[str, Any]], summary: List[str], set_aside: Optional[List[str]] = None) -> None:
         self.lines, self.summary = lines, summary
+        self.set_aside = [] if set_aside is None else set_aside
+
+
+HUMAN_FINAL = ("accepted", "wontfix", "obsolete", "redacted")  # statuses only a person gives: no agent verdict lands on them
+
+
+def decided_since(records: List[Dict[str, Any]]) -> List[str]:
+    """The priors a person decided (or redacted) in `records` — the ledger lines written since a run opened."""
+    return [r["id"] for r in records
+            if r.get("t") == "event" and r.get("action") in ("decide", "redact") and isinstance(r.get("id"), str)]
+
+
+def human_word_wins(st: State, rf: RunFiles, decided: Any = ()) -> List[str]:
+    """Staged verdicts the ledger, as it is now, no longer admits, by prior id; they are set aside.
+
+    A person's word is absolute: a prior decided since the run opened (`decided`: read from the
+    ledger lines appended since; they arrive with a git pull, which no lock can stop), or one whose
+    status only a person gives, keeps that decision. Never silent: commit names them in its summary."""
+    out = []
+    for ev in rf.dispositions:
+        pid = ev["id"]
+        p = st.priors.get(pid)
+        if p is not None and (pid in decided or p.status in HUMAN_FINAL) and pid not in out:
+            out.append(pid)
+    return out
 
 
 def _valid_disposition(ev: Any, run: str) -> bool:
@@ -421,8 +448,12 @@ def _redaction_mark(rec: Any) -> bool:
     return isinstance(rec, dict) and rec.get("redacted") is True and set(rec) == {"id", "redacted", "content_hash"}
 
 
-def plan_commit(st: State, rf: RunFiles) -> CommitPlan:
-    """Everything the commit appends, in the contract's order — or the refusal."""
+def plan_commit(st: State, rf: RunFiles, decided: Any = ()) -> CommitPlan:
+    """Everything the commit appends, in the contract's order — or the refusal.
+
+    Every staged verdict is checked against the ledger as it is now (`decided`: the priors a person
+    decided since the run opened): unknown priors and priors of another namespace are refused (hand
+    edits), and verdicts on priors a person has settled are set aside (`human_word_wins`)."""
     # A prior redacted mid-run leaves marks in staging; its verdict has nothing left to say.
     rf.dispositions = [d for d in rf.dispositions if not _redaction_mark(d)]
     dups = _repeated_ids(rf.dispositions)
@@ -437,13 +468,20 @@ def plan_commit(st: State, rf: RunFiles) -> CommitPlan:
                if ev["id"] not in verify and not (ev["to"] == "challenged" and ev["id"] in inject)]
     if outside:
         raise Refusal("PRIOR_OUTSIDE_RUN", ids=outside, run=rf.run)
+    stranger = [ev["id"] for ev in rf.dispositions
+                if ev["id"] not in st.priors or st.priors[ev["id"]].ns != rf.ns]
+    if stranger:  # the ledger as it is now has no such prior in this namespace: a hand-edited staging
+        raise Refusal("PRIOR_OUTSIDE_RUN", ids=stranger, run=rf.run, ns=rf.ns)
     missing = missing_dispositions(rf)
     if missing:
         raise Refusal("INCOMPLETE_DISPOSITIONS", missing=missing,
                       hint="disposition every verify item whose scope is present, or `priors abort`")
     _check_staging(st, rf)
-    lines: List[Dict[str, Any]] = list(rf.dispositions)
     done = set(rf.disposed_ids())
+    set_aside = human_word_wins(st, rf, decided)
+    if set_aside:
+        rf.dispositions = [ev for ev in rf.dispositions if ev["id"] not in set_aside]
+    lines: List[Dict[str, Any]] = list(rf.dispositions)
     for pid, item in verify.items():
         if item.get("scopeState") == "missing" and pid not in done:
             lines.append({"t": "event", "id": pid, "action": "scope-missing", "run": rf.run})
@@ -457,9 +495,9 @@ def plan_commit(st: State, rf: RunFiles) -> CommitPlan:
         lines.append(call)
     for rec in lines:
         apply(st, rec)
-    summary = summarize(rf, st, len(escalations))
+    summary = summarize(rf, st, len(escalations), set_aside)
     lines.append({"t": "run", "action": "commit", "run": rf.run, "ns": rf.ns, "summary": summary})
-    return CommitPlan(lines, summary)
+    return CommitPlan(lines, summary, set_aside)
 
 
 def _repeated_ids(items: List[Any], taken: Any = ()) -> List[str]:
@@ -484,8 +522,10 @@ def _check_staging(st: State, rf: RunFiles) -> None:
         raise Refusal("MALFORMED_STAGING", ids=bad)
 
 
-def summarize(rf: RunFiles, after: State, escalations: int) -> List[str]:
-    """The plain-language commit summary (contract §9, plus the quiescence line of §10)."""
+def summarize(rf: RunFiles, after: State, escalations: int, set_aside: Any = ()) -> List[str]:
+    """The plain-language commit summary (contract §9, plus the quiescence line of §10).
+
+    `set_aside`: priors whose staged verdict was dropped because a person decided them meanwhile."""
     verdicts = [ev.get("to") for ev in rf.dispositions]
     checked = len(rf.verify_items())
     fixed = verdicts.count("fixed")
@@ -506,7 +546,11 @@ def summarize(rf: RunFiles, after: State, escalations: int) -> List[str]:
         lines.append(f"  ? {calls} need your call — `priors status --calls` to review")
     if resting:
         lines.append(f"  … {resting} resting — the code they point at is gone; they wake if it returns")
+    if set_aside:
+        ids = ", ".join(set_aside)
+        lines.append(f"  ! {len(set_aside)} verdict{'s' if len(set_aside) != 1 else ''} set aside — a person decided "
+                     f"{ids} after this run opened; that decision stands")
     lines.append(f"New this run: {new}")
-    if checked and carried == checked and not (fixed or touched or calls or new):
+    if checked and carried == checked and not (fixed or touched or calls or new or set_aside):
         lines.append(QUIESCENT)
     return lines
