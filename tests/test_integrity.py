@@ -162,3 +162,260 @@ def test_verify_reports_an_agent_verdict_after_a_binding_decision():
     # after a reopen the agent may judge again
     reopened = k.sample() + [k.decide("P-0002", "reopen", "back"), k.disp("P-0002", "run-004", "fixed"), k.commit("run-004")]
     assert check(k.to_bytes(reopened))[0] == []
+
+
+# ------------------------------------------------------------------ 2. no write ever lies
+
+
+def _sh(kp: Keeper, script: str) -> subprocess.CompletedProcess:
+    """Run `priors` under a shell (for `>&-` and `>/dev/full`)."""
+    import sys
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env["PRIORS"] = f"{sys.executable} -m priors"
+    proc = subprocess.run(["sh", "-c", script], cwd=str(kp.root), capture_output=True, text=True, env=env)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+def _decides(kp: Keeper) -> int:
+    return sum(1 for r in kp.ledger() if r.get("action") == "decide")
+
+
+def test_a_lone_surrogate_in_a_candidate_is_refused_before_anything_is_staged(keeper):
+    scopes = _one_finding(keeper)
+    run = json.loads(keeper.ok("relevant", "--ns", "web", "--scopes", scopes))["run"]
+    keeper.ok("disposition", "P-0001", "still-open", "--run", run)
+    keeper.write("bad.json", '{"type":"conclusion","claim":"x \\ud800","scope_ref":"a.py"}')
+    err = keeper.usage("propose", "bad.json", "--run", run, "--ns", "web")
+    assert "not valid Unicode" in err and "nothing was written" in err
+    assert not (keeper.root / ".priors" / "runs" / run / "staged.jsonl").exists()
+    keeper.ok("commit", "--run", run)
+    for verb in (["render"], ["verify"], ["status"]):
+        assert keeper(*verb).code == 0
+
+
+@pytest.mark.parametrize("args", [
+    ["add", "--ns", "web", "bad \udcff text"],
+    ["add", "--ns", "web\udcff", "good text"],
+    ["decide", "P-0001", "wontfix", "--because", "bad \udcff"],
+    ["redact", "P-0001", "--because", "bad \udcff"],
+    ["relevant", "--ns", "web\udcff"],
+])
+def test_non_utf8_arguments_are_refused_before_anything_is_written(keeper, args):
+    """Python hands argv bytes that are not UTF-8 over as lone surrogates; none may reach the ledger."""
+    _one_finding(keeper)
+    before = sorted(p.name for p in (keeper.root / ".priors" / "runs").iterdir())
+    for _ in range(3):  # a retry writes nothing either (it used to append each time)
+        err = keeper.usage(*args)
+        assert ("not valid text" in err and "nothing was written" in err) or "bad namespace" in err
+    assert sorted(p.name for p in (keeper.root / ".priors" / "runs").iterdir()) == before
+    for verb in (["render"], ["verify"]):
+        assert keeper(*verb).code == 0
+
+
+def test_a_ledger_holding_a_lone_surrogate_still_renders_and_verify_names_it(keeper):
+    rec = k.prior("P-0001", "run-001", claim="x \ud800")
+    data = k.to_bytes([rec, k.commit("run-001")])  # canonical JSON escapes the lone surrogate: \ud800
+    assert b"\\ud800" in data
+    (keeper.root / ".priors" / "ledger.jsonl").write_bytes(data)
+    keeper.ok("render")
+    assert "x \ufffd" in keeper.read(".priors/PRIORS.md")
+    r = keeper("verify", "--json")
+    assert r.code == 1 and [p["code"] for p in r.json["problems"]] == ["BAD_VALUE"]
+
+
+@pytest.mark.parametrize("how", ["dir", "symlink"])
+def test_writes_land_even_when_priors_md_is_in_the_way(keeper, tmp_path, how):
+    scopes = _one_finding(keeper)
+    md = keeper.root / ".priors" / "PRIORS.md"
+    md.unlink()
+    if how == "dir":
+        md.mkdir()
+    else:
+        md.symlink_to(tmp_path / "elsewhere.md")
+    run = json.loads(keeper.ok("relevant", "--ns", "web", "--scopes", scopes))["run"]
+    keeper.ok("disposition", "P-0001", "fixed", "--run", run)
+    steps = [("commit", "--run", run), ("decide", "P-0001", "wontfix"), ("redact", "P-0001", "--because", "leak")]
+    for step in steps:
+        before = keeper.ledger_bytes()
+        r = keeper(*step)
+        assert r.code == 0, r
+        assert r.out.strip() and "warning" in r.err and "PRIORS.md" in r.err and "the change stands" in r.err
+        assert keeper.ledger_bytes() != before
+    assert not (tmp_path / "elsewhere.md").exists()
+    assert status_of(keeper, "P-0001") == "redacted"
+    if how == "dir":
+        md.rmdir()
+    else:
+        md.unlink()
+    keeper.ok("render")
+    keeper.assert_rendered()
+    assert keeper("verify").code == 0
+
+
+def test_decide_with_stdout_closed_lands_once_and_says_so(keeper):
+    _one_finding(keeper)
+    p = _sh(keeper, "$PRIORS decide P-0001 wontfix >&-")
+    assert p.returncode == 0, p
+    assert "could not be printed" in p.stderr and "do not repeat" in p.stderr
+    assert _decides(keeper) == 1 and status_of(keeper, "P-0001") == "wontfix"
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_stdout_full_is_a_warning_after_a_write_and_an_honest_error_before(keeper):
+    scopes = _one_finding(keeper)
+    p = _sh(keeper, "$PRIORS decide P-0001 accepted >/dev/full")
+    assert p.returncode == 0 and "could not be printed" in p.stderr, p
+    assert _decides(keeper) == 1
+    p = _sh(keeper, f"$PRIORS relevant --ns web --scopes {scopes} >/dev/full")
+    assert p.returncode == 0 and "could not be printed" in p.stderr, p
+    assert len(list((keeper.root / ".priors" / "runs").iterdir())) == 1
+    p = _sh(keeper, "$PRIORS status >/dev/full")  # a read: nothing changed, and it says so
+    assert p.returncode == 2 and "nothing was changed" in p.stderr, p
+
+
+def test_relevant_with_stdout_closed_opens_the_run_and_says_so(keeper):
+    scopes = _one_finding(keeper)
+    p = _sh(keeper, f"$PRIORS relevant --ns web --scopes {scopes} >&-")
+    assert p.returncode == 0 and "could not be printed" in p.stderr, p
+    assert keeper.refused("ACTIVE_RUN_EXISTS", "relevant", "--ns", "web", "--scopes", scopes)["run"] == "run-002"
+
+
+def test_redact_racing_a_cache_writer_still_answers(keeper, monkeypatch, capsys):
+    """`rmtree(cache)` failing ("Directory not empty": a reader wrote into it) after the ledger was redacted."""
+    import errno
+    import shutil
+
+    from priors.cli.main import main
+
+    _one_finding(keeper)
+    keeper.ok("status")  # writes the cache
+    real = shutil.rmtree
+
+    def racing(path, *a, **kw):
+        if "cache" in str(path):
+            raise OSError(errno.ENOTEMPTY, "Directory not empty", str(path))
+        return real(path, *a, **kw)
+
+    monkeypatch.setattr(shutil, "rmtree", racing)
+    code = main(["-C", str(keeper.root), "redact", "P-0001", "--because", "leak"])
+    out, err = capsys.readouterr()
+    assert code == 0 and "P-0001 redacted" in out
+    assert "cache" in err and "Directory not empty" in err and "the change stands" in err
+    assert status_of(keeper, "P-0001") == "redacted"
+    monkeypatch.setattr(shutil, "rmtree", real)
+    keeper.ok("status")
+    assert b"a is magic" not in keeper.ledger_bytes()
+    assert "a is magic" not in keeper.read(".priors/PRIORS.md")
+
+
+def test_remove_tree_moves_the_folder_aside_before_deleting_it(tmp_path, monkeypatch):
+    """A reader that writes into cache/ while it is being removed writes into a fresh folder, not ours."""
+    import shutil
+
+    from priors.store.files import remove_tree
+
+    d = tmp_path / ".priors" / "cache"
+    d.mkdir(parents=True)
+    (d / "fold.bin").write_bytes(b"x")
+    real = shutil.rmtree
+
+    def racing(path, *a, **kw):
+        d.mkdir(exist_ok=True)
+        (d / "late.bin").write_bytes(b"y")  # the racing reader
+        return real(path, *a, **kw)
+
+    monkeypatch.setattr(shutil, "rmtree", racing)
+    remove_tree(d, aside=True)
+    assert sorted(p.name for p in (tmp_path / ".priors").iterdir()) == ["cache"]
+    assert [p.name for p in d.iterdir()] == ["late.bin"]
+
+
+def test_the_catch_all_tells_the_truth(keeper, monkeypatch, capsys):
+    from priors.cli import main as cli
+    from priors.store import lock
+
+    _one_finding(keeper)
+
+    def boom(*a, **kw):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(lock.Lock, "__enter__", boom)  # before anything is written
+    assert cli.main(["-C", str(keeper.root), "decide", "P-0001", "wontfix"]) == 2
+    err = capsys.readouterr().err
+    assert "boom" in err and "nothing was changed" in err
+    monkeypatch.undo()
+    monkeypatch.setattr(lock.Lock, "__exit__", boom)  # after the ledger landed
+    assert cli.main(["-C", str(keeper.root), "decide", "P-0001", "wontfix"]) == 0
+    err = capsys.readouterr().err
+    assert "boom" in err and "the change stands" in err and "nothing was changed" not in err
+    assert _decides(keeper) == 1
+
+
+# ------------------------------------------------------------------ 3. limits at the door
+
+
+def _nested(depth: int):
+    """A value `depth` deep counting the candidate object as 1 (`evidence` adds the rest)."""
+    v: object = 1
+    for _ in range(depth - 1):
+        v = [v]
+    return v
+
+
+def _open(keeper: Keeper) -> str:
+    scopes = _one_finding(keeper)
+    run = json.loads(keeper.ok("relevant", "--ns", "web", "--scopes", scopes))["run"]
+    keeper.ok("disposition", "P-0001", "still-open", "--run", run)
+    return run
+
+
+def test_nesting_is_limited_at_the_door_and_the_limit_reads_back(keeper):
+    from priors.core.vocabulary import MAX_DEPTH
+
+    run = _open(keeper)
+    cand = {"type": "conclusion", "claim": "deep", "scope_ref": "a.py", "evidence": _nested(MAX_DEPTH)}
+    deep = dict(cand, evidence=[cand["evidence"]])
+    very_deep = '{"type":"conclusion","claim":"d","scope_ref":"a.py","evidence":%s1%s}' % ("[" * 985, "]" * 985)
+    for bad in (json.dumps(deep), very_deep):
+        keeper.write("cand.json", bad)
+        err = keeper.usage("propose", "cand.json", "--run", run, "--ns", "web")
+        assert "nested more than" in err or "nested too deeply" in err
+    assert keeper.propose(run, "web", cand).code == 0  # exactly at the limit
+    keeper.ok("commit", "--run", run)
+    for verb in (["status"], ["render"], ["show", "P-0002"], ["list"]):
+        keeper.ok(*verb)
+    assert keeper("verify").code == 0
+
+
+def test_a_candidate_too_large_is_refused(keeper):
+    run = _open(keeper)
+    keeper.candidate({"type": "conclusion", "claim": "big " + "x" * 70000, "scope_ref": "a.py"})
+    err = keeper.usage("propose", "cand.json", "--run", run, "--ns", "web")
+    assert "65536" in err
+
+
+@pytest.mark.parametrize("evidence", ["1e400", "-1e400", "123456789012345678901234567890"])
+def test_non_finite_and_inexact_numbers_are_refused(keeper, evidence):
+    run = _open(keeper)
+    keeper.write("cand.json", '{"type":"conclusion","claim":"n","scope_ref":"a.py","evidence":%s}' % evidence)
+    err = keeper.usage("propose", "cand.json", "--run", run, "--ns", "web")
+    assert "not finite" in err or "too large" in err
+
+
+def test_an_import_breaking_the_limits_is_refused(keeper):
+    bundle = json.loads(keeper.ok("export"))
+    for lesson in ({"type": "calibration", "claim": "x \ud800"}, {"type": "calibration", "claim": "y" * 70000}):
+        bundle["lessons"] = [lesson]
+        keeper.write("bundle.json", json.dumps(bundle))
+        err = keeper.usage("import", "bundle.json", "--ns", "web")
+        assert "not valid Unicode" in err or "65536" in err
+
+
+def test_verify_names_a_line_nested_too_deep():
+    recs = k.sample()
+    recs[0] = dict(recs[0], evidence=_nested(40))
+    problems, _ = check(k.to_bytes(recs))
+    assert [p.code for p in problems] == ["BAD_VALUE"] and problems[0].line == 1

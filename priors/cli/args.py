@@ -111,6 +111,7 @@ def parse(argv: Sequence[str], spec: Spec) -> Parsed:
             opts[key] = inline
     if len(pos) < spec.min_pos or (spec.max_pos is not None and len(pos) > spec.max_pos):
         raise UsageError(f"priors {spec.verb}: wrong number of arguments\nusage: {spec.usage}")
+    _check_texts(spec, pos, opts)
     return Parsed(pos, opts, present)
 
 
@@ -121,6 +122,33 @@ def _check_ns(spec: Spec, value: str) -> None:
     if not NS_RE.match(value):
         raise UsageError(f"priors {spec.verb}: bad namespace {value!r} — lowercase letters, digits, '.', '_' and '-',"
                          " starting with a letter or digit, at most 64 characters (e.g. code-review)")
+
+
+# Flags and verbs whose values name files: a file name may be any bytes, so these are not text.
+PATH_FLAGS = ("--scopes", "--snapshot", "--svg", "-o", "--out", "--keep", "--raw", "--merge")
+PATH_POSITIONALS = ("propose", "hash", "snapshot", "import", "merge-driver")
+
+
+def _check_texts(spec: Spec, pos: List[str], opts: Dict[str, object]) -> None:
+    """Every other argument may end up in the ledger: it must be valid Unicode text (Python turns
+    argv bytes that are not UTF-8 into lone surrogates) and of a sane size. Checked before any write."""
+    from priors.core.canonical import bad_text
+    from priors.core.vocabulary import MAX_TEXT_BYTES
+
+    skip = {f.lstrip("-").replace("-", "_") for f in PATH_FLAGS}
+    named = [] if spec.verb in PATH_POSITIONALS else [("an argument", p) for p in pos]
+    for key, value in opts.items():
+        if key not in skip:
+            for v in value if isinstance(value, list) else [value]:
+                named.append(("--" + key.replace("_", "-"), v))
+    for what, value in named:
+        if not isinstance(value, str):
+            continue
+        if bad_text(value):
+            raise UsageError(f"priors {spec.verb}: {what} is not valid text — it holds bytes that are not UTF-8"
+                             " (or a lone surrogate); nothing was written")
+        if len(value) > MAX_TEXT_BYTES // 4 and len(value.encode("utf-8")) > MAX_TEXT_BYTES:
+            raise UsageError(f"priors {spec.verb}: {what} is longer than {MAX_TEXT_BYTES} bytes; nothing was written")
 
 
 def _is_number(tok: str) -> bool:

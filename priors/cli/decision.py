@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from priors.cli.inputs import paths_of
 from priors.core.errors import UsageError
+from priors.store.files import aftercare
 from priors.store.ledger import append_ledger, load_ledger, open_runs, render
 from priors.store.lock import Lock
 
@@ -22,6 +23,10 @@ def write_decision(ctx, pid: str, verdict: str, reason: Optional[str]) -> List[s
     if verdict not in HUMAN_VERDICTS:
         extra = " (that is an agent verdict — see `priors disposition`)" if verdict in AGENT_VERDICTS else ""
         raise UsageError(f"priors decide: unknown verdict {verdict!r}{extra} — one of {', '.join(HUMAN_VERDICTS)}")
+    from priors.core.canonical import bad_text
+
+    if reason is not None and bad_text(reason):  # the walk reads it from a terminal; decide from argv (checked too)
+        raise UsageError("priors decide: the reason is not valid text (bytes that are not UTF-8); nothing was written")
     if verdict == "reopen" and not reason:
         raise UsageError("priors decide: reopen needs --because TEXT (why the settled judgment no longer holds)")
     paths = paths_of(ctx)
@@ -38,7 +43,8 @@ def write_decision(ctx, pid: str, verdict: str, reason: Optional[str]) -> List[s
 
         for rec in [event] + retired:
             apply(st, rec)
-        render(paths, st, loaded.mark, [event] + retired, after)
+        # the decision landed: a failure from here on is a warning, never the answer (docs/reliability.md)
+        aftercare("rendering .priors/PRIORS.md", render, paths, st, loaded.mark, [event] + retired, after)
     out = [f"{pid} → {verdict} (your call — this sticks)"]
     for rec in retired:
         out.append(f"{rec['id']} → obsolete (superseded by {pid})")

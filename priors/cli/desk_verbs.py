@@ -10,7 +10,7 @@ from priors.cli.args import BOOL, VALUE, Spec, parse
 from priors.cli.inputs import paths_of
 from priors.core.canonical import dumps
 from priors.core.errors import UsageError
-from priors.store.files import atomic_write, read_bytes, remove_tree
+from priors.store.files import aftercare, atomic_write, read_bytes, remove_tree
 from priors.store.ledger import (
     ensure_dirs,
     first_files,
@@ -204,22 +204,28 @@ def cmd_redact(argv: List[str], ctx) -> int:
         measured = cache.measure(data, pieces, lines + 1 if blank_free else None)  # every line kept, one added
         shown = rendered.read_mark(paths.dir)  # which ledger PRIORS.md shows: cache/ is about to go
         atomic_write(paths.ledger, pieces, size=len(data))  # kept spans copied from the file, not from memory
-        remove_tree(paths.dir / "cache")  # no cache file may keep what was removed
-        _scrub_runs(paths, pid, content_hash or "")
+        # The ledger is redacted: what follows scrubs the copies, and none of it may turn the answer
+        # into a failure — a step that fails is a loud warning, and the next writer retries it.
+        aftercare("removing .priors/cache/ (it may still hold the redacted content)",
+                  remove_tree, paths.dir / "cache", aside=True)  # no cache file may keep what was removed
+        aftercare("scrubbing run staging under .priors/runs/ (it may still hold the redacted content)",
+                  _scrub_runs, paths, pid, content_hash or "")
         from priors.cli.lessons_verbs import scrub_reflections
 
-        scrub_reflections(paths, pid)
+        aftercare("scrubbing .priors/reflection/ (it may still hold the redacted content)", scrub_reflections, paths, pid)
         from priors.store.lock import remove_stray_temps
 
-        remove_stray_temps(paths)
+        aftercare("removing temporary files", remove_stray_temps, paths)
         # the fold of the rewritten ledger, from the fold of the old one: only this prior's state moves
         derived = fold_redaction(st, pid, named)
         if not derived:
             st = fold(parse_lines(joined(data, pieces)))
         apply(st, redact_event(pid, str(reason)))
         # the snapshot is rewritten where this prior lies; its old record's bytes are zeroed
-        after = cache.store(paths.dir, st, measured, loaded if derived else None, scrub=(pid,))
-        rendered.write(paths, st, loaded.mark, {pid: True}, after, old=shown)
+        after = aftercare("writing the fold cache", cache.store, paths.dir, st, measured, loaded if derived else None,
+                          scrub=(pid,))
+        aftercare("rendering .priors/PRIORS.md (it may still show the redacted claim)",
+                  rendered.write, paths, st, loaded.mark, {pid: True}, after, old=shown)
     ctx.print(f"{pid} redacted — its content is gone from .priors/ (a tombstone keeps its hash); "
               "git history still holds it: rewrite history if it must go")
     return 0

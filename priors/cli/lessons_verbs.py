@@ -33,13 +33,15 @@ def _ledger(paths: Paths, records: bool = False):
 
 def _append(paths: Paths, loaded, lines: List[Dict[str, Any]]) -> None:
     from priors.core.fold import apply
+    from priors.store.files import aftercare
     from priors.store.ledger import append_ledger, render
 
     after = append_ledger(paths, None, lines, loaded)
     st = loaded.state
     for rec in lines:
         apply(st, rec)
-    render(paths, st, loaded.mark, lines, after)  # PRIORS.md patched, not redone
+    # PRIORS.md patched, not redone; once the ledger landed a failure here is a warning, not the answer
+    aftercare("rendering .priors/PRIORS.md", render, paths, st, loaded.mark, lines, after)
 
 
 def _refuse_if_open(paths: Paths, st, verb: str) -> None:
@@ -391,7 +393,10 @@ def cmd_import(argv: List[str], ctx) -> int:
     ns = required(a, IMPORT, "ns", "NS")
     name = a.pos[0]
     incoming = read_bundle(parse_json_input(read_input(name, "bundle"), name, "bundle"))
+    from priors.core.grammar import check_at_door
+
     for item in incoming:
+        check_at_door(item.rec, f"bundle {name}: lessons[{item.index}]")
         guard({k: item.rec[k] for k in ("claim", "scope_ref", "tags", "direction") if k in item.rec},
               f"lessons[{item.index}]")
     paths = paths_of(ctx)

@@ -60,6 +60,7 @@ class Context:
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self._root = None
+        self.lost = False  # the answer could not be printed (stdout closed or full)
 
     @property
     def root(self):
@@ -70,7 +71,14 @@ class Context:
         return self._root
 
     def print(self, text: str = "") -> None:
-        self.out.write(text + "\n")
+        if self.lost:
+            return
+        try:
+            self.out.write(text + "\n")
+        except BrokenPipeError:
+            raise  # the reader went away (`| head`): main stops quietly
+        except (AttributeError, OSError, ValueError):  # stdout closed (None) or full
+            self.lost = True
 
 
 def _version() -> str:
@@ -146,6 +154,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     _utf8_streams()
     from priors.core.errors import Refusal, UsageError
+    from priors.store.files import CHANGED, WARNINGS
+
+    del CHANGED[:], WARNINGS[:]  # one call's record (main may run more than once in a process)
 
     try:
         root_opt, rest = _split_global(argv)
@@ -155,7 +166,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             if rest:
                 print(overview())
                 return 0
-            sys.stderr.write(overview() + "\n")
+            _err(overview())
             return 2
         if rest[0] in ("--version", "-V", "version"):
             print(f"priors {_version()}")
@@ -169,16 +180,25 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         fn = getattr(importlib.import_module(module), func)
         ctx = Context(root_opt)
         code = int(fn(rest[1:], ctx) or 0)
-        sys.stdout.flush()
-        return code
+        return _finish(ctx, code)
     except Refusal as refusal:
         from priors.core.canonical import dumps
 
-        sys.stdout.write(dumps(refusal.payload()) + "\n")
-        sys.stdout.flush()
+        try:
+            sys.stdout.write(dumps(refusal.payload()) + "\n")
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _quiet_broken_pipe()
+        except (AttributeError, OSError, ValueError):  # stdout closed or full: the refusal goes to stderr
+            _quiet_broken_pipe()
+            _err(dumps(refusal.payload()))
         return 1
     except UsageError as exc:
-        sys.stderr.write(f"{exc}\n")
+        from priors.store.files import ledger_landed
+
+        if ledger_landed():  # a step after the ledger landed: the change stands
+            return _failed(str(exc).replace("priors: ", "", 1))
+        _err(str(exc))
         return 2
     except _help_type() as h:
         try:
@@ -188,22 +208,78 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             _quiet_broken_pipe()
         return 0
     except KeyboardInterrupt:
-        sys.stderr.write("priors: interrupted\n")
+        _err("priors: interrupted")
         return 130
     except BrokenPipeError:
         _quiet_broken_pipe()
         return 0
     except OSError as exc:
         name = getattr(exc, "filename", None)
-        sys.stderr.write(f"priors: {exc.strerror or exc}{f': {name}' if name else ''}\n")
-        return 2
+        return _failed(f"{exc.strerror or exc}{f': {name}' if name else ''}")
     except RecursionError:
-        sys.stderr.write("priors: input nested too deeply\n")
-        return 2
+        return _failed("input nested too deeply")
     except Exception as exc:  # the last line of defence: a message, never a traceback
-        sys.stderr.write(f"priors: unexpected error ({type(exc).__name__}: {exc}); nothing was changed "
-                         "by this call unless it said so — please report it\n")
+        return _failed(f"unexpected error ({type(exc).__name__}: {exc}) — please report it")
+    finally:
+        _flush_warnings()
+
+
+def _finish(ctx: Context, code: int) -> int:
+    """Flush the answer. If it cannot be printed (stdout closed or full), say so on stderr; a verb
+    that changed something still exits with its own code — the change stands, and repeating the
+    call would record it twice."""
+    from priors.store.files import CHANGED
+
+    try:
+        if ctx.out is None:
+            raise ValueError("standard output is closed")
+        ctx.out.flush()
+    except BrokenPipeError:
+        raise
+    except (AttributeError, OSError, ValueError):
+        ctx.lost = True
+    if not ctx.lost:
+        return code
+    _quiet_broken_pipe()  # so the interpreter's own flush at exit does not fail again
+    if CHANGED:
+        _err("priors: warning: the answer could not be printed (standard output is closed or full); "
+             "the change was made and stands — do not repeat the call (`priors status` shows the state)")
+        return code
+    _err("priors: cannot write the answer to standard output (closed or full); nothing was changed")
+    return 2
+
+
+def _failed(message: str) -> int:
+    """Exit 2 with an honest message: "nothing was changed" only when this process changed nothing.
+    An error after the ledger landed is a warning: the change stands (exit 0), the next verb repairs."""
+    from priors.store.files import CHANGED, ledger_landed
+
+    if ledger_landed():
+        _err(f"priors: warning: {message}; this came after the ledger was written — the change stands, "
+             "do not repeat the call (`priors verify` checks .priors/, `priors render` repairs PRIORS.md)")
+        return 0
+    if CHANGED:
+        changed = ", ".join(sorted(set(CHANGED)))
+        _err(f"priors: {message}; the ledger was not changed, but this call changed: {changed}")
         return 2
+    _err(f"priors: {message}; nothing was changed")
+    return 2
+
+
+def _flush_warnings() -> None:
+    from priors.store.files import WARNINGS
+
+    for w in WARNINGS:
+        _err(w)
+    del WARNINGS[:]
+
+
+def _err(text: str) -> None:
+    try:
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+    except (AttributeError, OSError, ValueError):
+        pass  # stderr is closed too: nothing left to tell
 
 
 def _quiet_broken_pipe() -> None:
@@ -212,7 +288,7 @@ def _quiet_broken_pipe() -> None:
 
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(devnull, 1)
     except (OSError, ValueError):
         pass
 

@@ -8,7 +8,7 @@ from priors.cli.args import REST, VALUE, Spec, parse, required
 from priors.cli.inputs import check_run_id, parse_json_input, paths_of, read_input
 from priors.core.canonical import dumps, dumps_object
 from priors.core.errors import Refusal, UsageError
-from priors.store.files import atomic_write, remove_tree
+from priors.store.files import aftercare, atomic_write, remove_tree
 from priors.store.ledger import (
     append_ledger,
     ensure_dirs,
@@ -367,8 +367,9 @@ def cmd_commit(argv: List[str], ctx) -> int:
 
         lines = plan.lines[:-1] + commit_extra(rf.relevant, run) + plan.lines[-1:]
         after = append_ledger(paths, None, lines, loaded)
-        remove_tree(paths.run_dir(run))
-        render(paths, st, loaded.mark, lines, after, shown)
+        # the run is sealed: nothing after this line may turn the answer into a failure
+        aftercare(f"removing {run}'s staging", remove_tree, paths.run_dir(run))
+        aftercare("rendering .priors/PRIORS.md", render, paths, st, loaded.mark, lines, after, shown)
     ctx.print("\n".join(plan.summary))
     return 0
 

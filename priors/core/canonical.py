@@ -159,6 +159,50 @@ def _has_float_or_odd_key(value: Any) -> bool:
     return False
 
 
+_EXACT = 2 ** 53 - 1  # the largest whole number a JavaScript keeper reads exactly
+
+
+def bad_text(s: str) -> bool:
+    """True when `s` holds a lone surrogate: not a Unicode scalar value, so not encodable as UTF-8.
+
+    (Python decodes argv bytes that are not UTF-8, and JSON `\\ud800` escapes, into exactly these.)"""
+    return _LONE_SURROGATE.search(s) is not None
+
+
+def value_problem(value: Any, max_depth: int) -> Any:
+    """Why `value` cannot be written into the ledger, or None: nested deeper than `max_depth`
+    (the value itself is depth 1), a string or key that is not valid Unicode text, a number that
+    is not finite (`1e400` parses as infinity), or a type JSON does not have."""
+    stack = [(value, 1)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        v, depth = pop()
+        t = type(v)
+        if t is str:
+            if _LONE_SURROGATE.search(v):
+                return "text that is not valid Unicode (a lone surrogate, or bytes that were not UTF-8)"
+        elif t is dict or t is list:
+            if depth > max_depth:
+                return f"values nested more than {max_depth} deep"
+            if t is dict:
+                for key, item in v.items():
+                    if type(key) is not str or _LONE_SURROGATE.search(key):
+                        return "a key that is not valid Unicode text"
+                    push((item, depth + 1))
+            else:
+                for item in v:
+                    push((item, depth + 1))
+        elif t is float:
+            if math.isnan(v) or math.isinf(v):
+                return "a number that is not finite (too large for JSON, like 1e400)"
+        elif t is int:
+            if not -_EXACT <= v <= _EXACT:
+                return "a whole number too large to stay exact in every keeper (over 2**53)"
+        elif not (v is None or t is bool or t is int):
+            return f"a {t.__name__}, which JSON does not have"
+    return None
+
+
 def line(value: Any) -> str:
     """One canonical JSON line, newline-terminated."""
     return dumps(value) + "\n"

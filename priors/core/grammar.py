@@ -162,6 +162,7 @@ def validate(raw: Any) -> Candidate:
     """Grammar and shape of one candidate (usage errors only)."""
     if not isinstance(raw, dict):
         raise UsageError("priors: a candidate must be a JSON object")
+    check_at_door(raw, "candidate")
     check_fields(raw)
     typ, facets = resolve_facets(raw)
     claim = raw.get("claim")
@@ -196,6 +197,22 @@ def validate(raw: Any) -> Candidate:
     if facets["scope"] != "repo-wide" and not located and not isinstance(raw.get("scope_ref"), str):
         raise UsageError(f"priors: a {facets['scope']} candidate needs a `scope_ref` from the run's snapshot")
     return Candidate(raw, typ, facets, normalize(claim))
+
+
+def check_at_door(raw: Any, what: str) -> None:
+    """The limits every value meets before the keeper writes it (reader and writer agree on them,
+    and `verify` holds every ledger line to them): valid Unicode text, finite and exact numbers,
+    nesting at most MAX_DEPTH, canonical JSON at most MAX_CANDIDATE_BYTES. Usage errors."""
+    from priors.core.canonical import dumps, value_problem
+    from priors.core.vocabulary import MAX_CANDIDATE_BYTES, MAX_DEPTH
+
+    why = value_problem(raw, MAX_DEPTH)
+    if why is not None:
+        raise UsageError(f"priors: {what} holds {why} — nothing was written")
+    size = len(dumps(raw).encode("utf-8"))
+    if size > MAX_CANDIDATE_BYTES:
+        raise UsageError(f"priors: {what}: {size} bytes of JSON, more than the {MAX_CANDIDATE_BYTES} a {what} may hold"
+                         " — nothing was written")
 
 
 def opposes(cand: Candidate, prior_direction: Any) -> bool:

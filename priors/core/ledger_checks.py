@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
-from priors.core.canonical import reason_hash
+from priors.core.canonical import reason_hash, value_problem
+from priors.core.vocabulary import MAX_DEPTH
 from priors.core.vocabulary import ACTIONS, AGENT_VERDICTS, CALL_RE, FACETS, HASH12_RE, HUMAN_VERDICTS, OUTCOMES, PRIOR_RE, RUN_RE, SEVERITIES, id_number
 
 
@@ -182,6 +183,9 @@ class _Checker:
     # -- one record
 
     def record(self, no: int, rec: Dict[str, Any]) -> None:
+        why = value_problem(rec, MAX_DEPTH)
+        if why is not None:  # the writer's limits at the door (core.grammar.check_at_door), held here too
+            self.add(no, "BAD_VALUE", f"the line holds {why} — no keeper writes that and not every reader can read it")
         t = rec.get("t")
         if "t" not in rec:
             self.add(no, "MISSING_FIELD", "record has no `t`")

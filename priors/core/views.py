@@ -131,7 +131,8 @@ def status_text(st: State, with_calls: bool, extras=None, open_runs: Sequence[st
     return "\n".join(lines + running)
 
 
-_PLAIN = re.compile(r"[^\\|\s]*")
+_PLAIN = re.compile(r"[^\\|\s\ud800-\udfff]*")
+_LONE = re.compile("[\ud800-\udfff]")
 
 
 def _cell(text: object) -> str:
@@ -139,6 +140,7 @@ def _cell(text: object) -> str:
     if _PLAIN.fullmatch(s):
         return s  # nothing to escape or collapse (the common case: ids, areas, statuses)
     s = s.replace("\\", "\\\\").replace("|", "\\|")
+    s = _LONE.sub("\ufffd", s)  # a lone surrogate (a ledger another keeper wrote) is not UTF-8: shown as U+FFFD
     return " ".join(s.split())
 
 

@@ -98,6 +98,15 @@ CANDIDATE_FIELDS = ("type", "facets", "claim", "scope_ref", "scope_hash", "at", 
 # Fields of a prior record that only the keeper sets: in a candidate they are usage errors.
 KEEPER_FIELDS = ("authority", "status", "by", "t", "id", "born", "redacted", "ns", "content_hash")
 
+# ------------------------------------------------------------------ limits at the door
+
+# What the keeper accepts into the ledger, and what `verify` holds every ledger line to: the reader
+# and the writer agree on these. Depth counts the record itself as 1 (a candidate and the prior it
+# becomes nest alike: `{"evidence": [[1]]}` is 3 deep).
+MAX_DEPTH = 32
+MAX_CANDIDATE_BYTES = 65536  # a candidate's canonical JSON, in UTF-8
+MAX_TEXT_BYTES = 65536  # one text argument (`--because`, `add` TEXT, ...)
+
 
 # ------------------------------------------------------------------ severities
 

@@ -17,6 +17,35 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
     Chunk = Union[bytes, bytearray, memoryview, Tuple[int, int]]  # bytes, or a (start, end) range of the old file
 
 
+# What this process changed on disk, in order: the catch-all error message says "nothing was
+# changed" only when this is empty, and a failure after the ledger landed is a warning, not the answer.
+CHANGED: "list" = []
+WARNINGS: "list" = []  # steps that failed after the ledger landed; printed on stderr, exit 0
+
+
+def ledger_landed() -> bool:
+    """True once this process replaced a ledger."""
+    return any(os.path.basename(p) == "ledger.jsonl" for p in CHANGED)
+
+
+def aftercare(what: str, fn, *args, **kwargs):
+    """Run a step that follows a landed ledger write (render, cache, staging clean-up): its failure
+    becomes a warning on stderr and the verb still answers and exits 0 — the change stands, and the
+    next verb repairs what this step left (PRIORS.md is re-rendered in full, caches are rebuilt)."""
+    try:
+        return fn(*args, **kwargs)
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:
+        detail = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        detail = detail[len("priors: "):] if detail.startswith("priors: ") else detail
+        name = getattr(exc, "filename", None)
+        WARNINGS.append(f"priors: warning: {what} failed after the ledger was written ({detail}"
+                        f"{f': {name}' if name else ''}); the change stands — do not repeat the call; "
+                        "the next writing verb or `priors render` repairs it once the cause is gone")
+        return None
+
+
 def read_bytes(path: Path) -> Optional[bytes]:
     """File bytes, or None when it does not exist; other failures are usage errors."""
     try:
@@ -62,6 +91,8 @@ def make_dir(path: Path) -> None:
     """mkdir -p for a folder under .priors/, refusing to create anything through a symlink."""
     check_inside(path)
     try:
+        if not path.is_dir():
+            CHANGED.append(str(path))
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"priors: cannot create {path}: {exc.strerror or exc}") from None
@@ -106,6 +137,7 @@ def atomic_write(path: Path, data: Union[bytes, Sequence[Chunk]], keep: int = 0,
         if path.is_symlink():
             raise UsageError(f"priors: {path} is a symlink; refusing to write through it")
         os.replace(str(tmp), str(path))
+        CHANGED.append(str(path))
     except BaseException:
         try:
             os.unlink(str(tmp))
@@ -158,14 +190,39 @@ def _read_at(fd: int, offset: int, n: int) -> bytes:  # pragma: no cover - Windo
     return os.read(fd, min(n, 1 << 20))
 
 
-def remove_tree(path: Path) -> None:
-    """Remove a run's staging folder; a symlink is unlinked, never followed."""
+def remove_tree(path: Path, aside: bool = False) -> None:
+    """Remove a folder under .priors/ (staging, the cache); a symlink is unlinked, never followed.
+
+    With `aside` (the cache, which lock-free readers write) the folder is first renamed aside, so a
+    reader racing us can no longer add to it: `rmtree` then removes a folder nobody else writes into
+    ("Directory not empty" was that race). A crash leaves `.<name>.<pid>.gone`, which the next lock
+    holder deletes. Staging is written only under the lock: it is removed in place."""
     if path.is_symlink():
+        CHANGED.append(str(path))
         path.unlink()
         return
     check_inside(path)
-    if path.exists():
-        shutil.rmtree(str(path))
+    if not path.exists():
+        return
+    CHANGED.append(str(path))
+    target = path
+    if aside:
+        target = path.parent / f".{path.name}.{os.getpid()}.gone"
+        try:
+            os.rename(str(path), str(target))
+        except FileNotFoundError:
+            return
+        except OSError:
+            target = path  # cannot rename (Windows with an open file): remove it in place
+    for attempt in range(3):
+        try:
+            shutil.rmtree(str(target))
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            if attempt == 2:
+                raise
 
 
 def iter_files(path: Path) -> Iterator[Path]:

@@ -146,6 +146,10 @@ def ensure_dirs(paths: Paths) -> None:
         if d.is_symlink() or (d.exists() and not d.is_dir()):
             raise UsageError(f"priors: {d} exists and is not a directory")
         try:
+            if not d.is_dir():
+                from priors.store.files import CHANGED
+
+                CHANGED.append(str(d))
             d.mkdir(exist_ok=True)
         except OSError as exc:
             raise UsageError(f"priors: cannot create {d}: {exc.strerror or exc}") from None

@@ -44,6 +44,9 @@ def _remove_temps_in(d: Path, only_dead: bool) -> None:
     except OSError:
         return
     for name in names:
+        if name.startswith(".") and name.endswith(".gone"):
+            _remove_gone(d, name)  # a folder `remove_tree` moved aside and did not finish deleting
+            continue
         if not (name.endswith(".tmp") and name.startswith(".")):
             continue
         if only_dead:
@@ -54,6 +57,24 @@ def _remove_temps_in(d: Path, only_dead: bool) -> None:
             os.unlink(str(d / name))
         except OSError:
             pass
+
+
+def _remove_gone(d: Path, name: str) -> None:
+    """`.<folder>.<pid>.gone`: moved aside to be deleted. Its remover's pid is dead (or it is us, and
+    we already finished with it): delete it now."""
+    import shutil
+
+    pid = name[: -len(".gone")].rsplit(".", 1)[-1]
+    if pid.isdigit() and int(pid) != os.getpid() and pid_alive(int(pid)):
+        return
+    path = d / name
+    if path.is_symlink():
+        try:
+            os.unlink(str(path))
+        except OSError:
+            pass
+        return
+    shutil.rmtree(str(path), ignore_errors=True)
 
 
 # ---------------------------------------------------------------- the writer lock
