@@ -419,3 +419,127 @@ def test_verify_names_a_line_nested_too_deep():
     recs[0] = dict(recs[0], evidence=_nested(40))
     problems, _ = check(k.to_bytes(recs))
     assert [p.code for p in problems] == ["BAD_VALUE"] and problems[0].line == 1
+
+
+# ------------------------------------------------------------------ 4. redaction leaks
+
+
+def test_a_stale_reader_writing_the_cache_after_a_redact_leaves_no_claim(keeper):
+    """A reader loaded the ledger before `redact` and writes the fold cache after it."""
+    import hashlib
+
+    from priors.store import fold_cache
+
+    _one_finding(keeper)
+    d = keeper.root / ".priors"
+    data = keeper.ledger_bytes()
+    st, lines = fold_cache.fresh_fold(data)
+    fold_cache._write_snapshot(d, len(data), hashlib.sha256(data).digest(), lines, st)
+    assert b"a is magic" in (d / "cache" / "fold.bin").read_bytes()  # what the stale reader would write
+    keeper.ok("redact", "P-0001", "--because", "leak")
+    fold_cache._write_snapshot(d, len(data), hashlib.sha256(data).digest(), lines, st)  # the stale reader
+    for path in d.rglob("*"):
+        if path.is_file():
+            assert b"a is magic" not in path.read_bytes(), path
+    keeper.ok("status")
+    assert keeper("verify").code == 0
+
+
+def test_redact_scrubs_an_open_runs_reversal_escalation(keeper):
+    keeper.write("a.py", "a = 1\n")
+    scopes = {"a.py": keeper.hash("a.py")}
+    run = keeper.open_run("web", scopes)["run"]
+    keeper.propose(run, "web", {"type": "conclusion", "claim": "a is terse", "scope_ref": "a.py", "direction": "terser"})
+    keeper.ok("commit", "--run", run)
+    keeper.ok("decide", "P-0001", "accepted")
+    run = keeper.open_run("web", scopes)["run"]
+    r = keeper.propose(run, "web", {"type": "conclusion", "claim": "secret sauce expands", "scope_ref": "a.py",
+                                    "direction": "expand"})
+    assert json.loads(r.out)["refused"] == "REVERSAL"
+    esc = keeper.root / ".priors" / "runs" / run / "escalations.jsonl"
+    assert b"secret sauce" in esc.read_bytes()
+    keeper.ok("redact", "P-0001", "--because", "leak")
+    assert b"secret sauce" not in esc.read_bytes()
+    out = keeper.ok("commit", "--run", run)
+    assert "need your call" in out
+    for path in (keeper.root / ".priors").rglob("*"):
+        if path.is_file():
+            assert b"secret sauce" not in path.read_bytes(), path
+    calls = [r for r in keeper.ledger() if r["t"] == "call"]
+    assert calls and calls[0]["redacted"] is True and "claim" not in calls[0]
+    assert keeper("verify").code == 0
+
+
+# ------------------------------------------------------------------ 5. locks
+
+
+@pytest.mark.parametrize("content", [b"99999999999999999999999", b"4294967296", b"-5", b""])
+def test_implausible_or_empty_locks_are_stale_at_once(keeper, content):
+    _one_finding(keeper)
+    (keeper.root / ".priors" / "keeper.lock").write_bytes(content)
+    keeper.ok("decide", "P-0001", "wontfix")
+    assert not (keeper.root / ".priors" / "keeper.lock").exists()
+
+
+def test_the_lock_is_published_with_its_pid_inside(keeper, monkeypatch):
+    """Created by linking a finished temp file into place: a reader never sees it empty."""
+    from priors.store.lock import Lock
+    from priors.store.paths import Paths
+
+    paths = Paths(keeper.root)
+    seen = []
+    real_link = os.link
+
+    def watch(src, dst, *a, **kw):
+        seen.append(Path(src).read_bytes())
+        return real_link(src, dst, *a, **kw)
+
+    monkeypatch.setattr(os, "link", watch)
+    with Lock(paths):
+        assert paths.lock.read_bytes() == str(os.getpid()).encode()
+    assert seen == [str(os.getpid()).encode()]
+    assert not paths.lock.exists()
+    assert [p.name for p in paths.dir.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_temp_files_of_dead_writers_are_swept_under_the_lock(keeper):
+    """A keeper killed between writing a temp file and renaming it: the next writer sweeps it."""
+    _one_finding(keeper)
+    dead = _dead_pid()
+    d = keeper.root / ".priors"
+    (d / "cache").mkdir(exist_ok=True)
+    planted = [d / f".PRIORS.md.{dead}.tmp", d / "cache" / f".fold.{dead}.tmp", d / f".ledger.jsonl.{dead}.tmp"]
+    for p in planted:
+        p.write_bytes(b"half")
+    live = d / f".PRIORS.md.{os.getpid()}.tmp"  # a live writer's temp is not ours to delete
+    live.write_bytes(b"busy")
+    keeper.ok("decide", "P-0001", "wontfix")
+    assert [p for p in planted if p.exists()] == []
+    assert live.exists()
+
+
+def _dead_pid() -> int:
+    p = subprocess.Popen(["true"])
+    p.wait()
+    return p.pid
+
+
+# ------------------------------------------------------------------ 6. run ids
+
+
+@pytest.mark.parametrize("run", ["run-001\n", "run-\u0660\u0660\u0662", "run-" + "1" * 251, "run-0000000001", "run-01"])
+def test_run_ids_are_ascii_and_bounded(keeper, run):
+    scopes = keeper.scopes({"a.py": "aaaaaaaaaaaa"})
+    err = keeper.usage("relevant", "--ns", "web", "--scopes", scopes, "--run", run)
+    assert "run id" in err
+    for verb in (["commit", "--run", run], ["abort", "--run", run], ["disposition", "P-0001", "fixed", "--run", run]):
+        keeper.usage(*verb)
+    assert json.loads(keeper.ok("relevant", "--ns", "web", "--scopes", scopes))["run"] == "run-001"
+
+
+def test_a_ledger_with_an_odd_run_id_is_named_by_verify():
+    recs = [k.prior("P-0001", "run-\u0660\u0660\u0661"), k.commit("run-\u0660\u0660\u0661")]
+    problems, _ = check(k.to_bytes(recs))
+    assert problems and all(p.code == "BAD_FIELD" or p.code == "BAD_ID" for p in problems), problems
+    st = fold(recs)
+    assert st.max_run == 0  # never counted as run 1

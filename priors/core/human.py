@@ -194,6 +194,9 @@ def scrub(value: Any, pid: str, content_hash: str) -> Any:
     if isinstance(value, dict):
         if value.get("id") == pid:
             return {"id": pid, "redacted": True, "content_hash": content_hash}
+        if value.get("conflicts_with") == pid and value.get("redacted") is not True:
+            # a staged reversal against it: its claim goes, as the ledger's calls lose theirs
+            return {k: value[k] for k in ("kind", "conflicts_with") if k in value} | {"redacted": True}
         return {k: scrub(v, pid, content_hash) for k, v in value.items()}
     if isinstance(value, list):
         return [scrub(v, pid, content_hash) for v in value]

@@ -489,9 +489,13 @@ def plan_commit(st: State, rf: RunFiles, decided: Any = ()) -> CommitPlan:
     escalations = [e for e in rf.escalations if isinstance(e, dict)]
     for i, esc in enumerate(escalations, 1):
         call = {"t": "call", "call_id": f"{rf.run}-C-{i:02d}", "kind": esc.get("kind", "reversal"), "run": rf.run,
-                "ns": rf.ns, "conflicts_with": esc.get("conflicts_with"), "claim": esc.get("claim")}
-        if esc.get("direction") is not None:
-            call["direction"] = esc["direction"]
+                "ns": rf.ns, "conflicts_with": esc.get("conflicts_with")}
+        if esc.get("redacted") is True:  # redacted while staged: the form a redacted call has in the ledger
+            call["redacted"] = True
+        else:
+            call["claim"] = esc.get("claim")
+            if esc.get("direction") is not None:
+                call["direction"] = esc["direction"]
         lines.append(call)
     for rec in lines:
         apply(st, rec)

@@ -14,9 +14,10 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 
 # ------------------------------------------------------------------ ids
 
-RUN_RE = re.compile(r"^run-(\d{3,})$")  # run-001: at least three digits
-PRIOR_RE = re.compile(r"^P-(\d{4,})$")  # P-0001: at least four digits
-CALL_RE = re.compile(r"^(run-\d{3,})-C-(\d{2,})$")  # run-001-C-01: the run that raised it, two or more digits
+# ASCII digits only and nothing after them (`\d` takes other scripts' digits, `$` a trailing newline).
+RUN_RE = re.compile(r"^run-([0-9]{3,9})\Z")  # run-001: three to nine digits (a longer one names no file)
+PRIOR_RE = re.compile(r"^P-([0-9]{4,})\Z")  # P-0001: at least four digits
+CALL_RE = re.compile(r"^(run-[0-9]{3,9})-C-([0-9]{2,})\Z")  # run-001-C-01: the run that raised it, two or more digits
 HASH12_RE = re.compile(r"^[0-9a-f]{12}$")  # a sha12: scope hashes, content hashes, reason hashes
 
 

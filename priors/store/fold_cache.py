@@ -396,7 +396,7 @@ def _write_snapshot(priors_dir: Path, length: int, digest: bytes, lines: int, st
     except (ValueError, TypeError):
         return
     header = _header(length, lines, digest, len(chunks), sum(len(b) for b in blobs))
-    write_file(priors_dir, CACHE_FILE, [header] + chunks + [b"".join(blobs)])
+    write_file(priors_dir, CACHE_FILE, [header] + chunks + [b"".join(blobs)], describes=(length, digest))
 
 
 def _header(length: int, lines: int, digest: bytes, nchunks: int, blob_size: int) -> bytes:
@@ -459,7 +459,8 @@ def _rewrite(priors_dir: Path, length: int, digest: bytes, lines: int, st: State
         at = max(at, off + ln)
     if src.size > at:
         parts.append((src.fd, src.start + at, src.size - at))
-    write_file(priors_dir, CACHE_FILE, [_header(length, lines, digest, 1 + count, enc.at), head] + parts + enc.blobs)
+    write_file(priors_dir, CACHE_FILE, [_header(length, lines, digest, 1 + count, enc.at), head] + parts + enc.blobs,
+               describes=(length, digest))
     return True
 
 
@@ -502,7 +503,7 @@ def _facets_shared(st: State, fac: Any) -> bool:
     return any(r.get("facets") == fac for r in map(itemgetter(5), vals) if r is not None)
 
 
-def write_file(priors_dir: Path, name: str, body: List[Any]) -> None:
+def write_file(priors_dir: Path, name: str, body: List[Any], describes: Optional[Tuple[int, bytes]] = None) -> None:
     """Write `cache/<name>` atomically (temp + rename), best effort: never raises, never follows a link.
 
     The cache is only ever an optimisation: a read-only `.priors/`, a full disk or a `cache`
@@ -532,6 +533,11 @@ def write_file(priors_dir: Path, name: str, body: List[Any]) -> None:
         finally:
             os.close(fd)
         os.replace(str(tmp), str(d / name))
+        if describes is not None and _prefix_matches(priors_dir / "ledger.jsonl", describes[0], describes[1], False) is None:
+            # The ledger changed under this lock-free writer (a redact rewrote it): this snapshot may
+            # hold content that is gone from the ledger. Checked after the rename: a redact that
+            # replaced the ledger before it is seen here, one after it removes cache/ itself.
+            os.unlink(str(d / name))
     except (OSError, EOFError):
         try:
             os.unlink(str(tmp))

@@ -17,14 +17,15 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
     from typing import Optional, Tuple, Union
 
     Chunk = Union[bytes, bytearray, memoryview, Tuple[int, int]]  # bytes, or a (start, end) range of the old file
-STALE_EMPTY_S = 2.0  # a pid-less lock younger than this is being written, not abandoned
+STALE_EMPTY_S = 0.0  # kept for callers: the lock is published with its pid inside, so an empty one is stale at once
+MAX_PID = 2 ** 31 - 1  # a pid above this (or 0, or negative) is not a plausible live process: stale
 
 
 def remove_stray_temps(paths: Paths) -> None:
     """Temp files left by a writer that died are never data; the next writer (holding the lock) clears them.
 
-    Covers .priors/ and every runs/<run>/ folder; in cache/, which lock-free readers also write,
-    only temps whose writer pid is gone.
+    Covers .priors/, every runs/<run>/ folder and cache/ (which lock-free readers also write): every
+    `.*.tmp` whose writer pid (the last dotted part of its name) is not a live process.
     """
     dirs = [paths.dir]
     for name in list_run_dirs(paths):
@@ -32,7 +33,7 @@ def remove_stray_temps(paths: Paths) -> None:
         if d.is_dir() and not d.is_symlink():
             dirs.append(d)
     for d in dirs:
-        _remove_temps_in(d, only_dead=False)
+        _remove_temps_in(d, only_dead=True)  # a live keeper's temp (its lock being published) is not ours
     cache = paths.dir / "cache"
     if cache.is_dir() and not cache.is_symlink():
         _remove_temps_in(cache, only_dead=True)
@@ -51,8 +52,8 @@ def _remove_temps_in(d: Path, only_dead: bool) -> None:
             continue
         if only_dead:
             pid = name[:-4].rsplit(".", 1)[-1]
-            if not pid.isdigit() or pid_alive(int(pid)):
-                continue
+            if pid.isdigit() and pid_alive(int(pid)):
+                continue  # a live writer's (a lock-free reader's cache write, a keeper publishing its lock)
         try:
             os.unlink(str(d / name))
         except OSError:
@@ -82,7 +83,7 @@ def _remove_gone(d: Path, name: str) -> None:
 
 def pid_alive(pid: int) -> bool:
     """Is `pid` a live process? Never signals it (os.kill(pid, 0) would kill it on Windows)."""
-    if pid <= 0:
+    if pid <= 0 or pid > MAX_PID:
         return False
     if os.name == "nt":
         return _pid_alive_windows(pid)
@@ -92,7 +93,7 @@ def pid_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    except OSError:
+    except (OSError, OverflowError, ValueError):
         return False
     return True
 
@@ -136,6 +137,38 @@ class Lock:
         )
 
     def _try_create(self) -> bool:
+        """Publish the lock with our pid already inside: write a temp file, then link it into place
+        (atomic, and fails if a lock exists). Where hard links are not supported, create exclusively
+        and write the pid."""
+        tmp = self.paths.dir / f".{LOCK}-new.{os.getpid()}.tmp"
+        try:
+            if os.path.lexists(str(tmp)):
+                os.unlink(str(tmp))
+            fd = os.open(str(tmp), os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                         | getattr(os, "O_BINARY", 0), 0o644)
+            try:
+                os.write(fd, str(os.getpid()).encode("ascii"))
+            finally:
+                os.close(fd)
+        except OSError:
+            tmp = None  # cannot even write a temp here: the plain create below says why
+        if tmp is not None:
+            try:
+                os.link(str(tmp), str(self.paths.lock))
+                return True
+            except FileExistsError:
+                return False
+            except OSError as exc:
+                if exc.errno == errno.EEXIST:
+                    return False
+                if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOSYS, errno.EXDEV, errno.EMLINK,
+                                     getattr(errno, "ENOTSUP", errno.EOPNOTSUPP)):
+                    raise UsageError(f"priors: cannot create {self.paths.lock}: {exc.strerror}") from None
+            finally:
+                try:
+                    os.unlink(str(tmp))
+                except OSError:
+                    pass
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
         try:
             fd = os.open(str(self.paths.lock), flags, 0o644)
@@ -167,10 +200,9 @@ class Lock:
     def _stale_content(self) -> Optional[bytes]:
         """The lock's bytes when its holder is gone; None while it may be live.
 
-        An unreadable pid is stale (the contract), except an *empty* lock: that is one being written
-        this very moment (create, then write the pid) — or one whose writer died in between — and
-        it counts as stale only once it is STALE_EMPTY_S old. Without this grace two keepers could
-        both hold the lock.
+        An unreadable or implausible pid is stale (the contract), and so is an empty lock: this keeper
+        publishes its lock with the pid already inside (temp file, then a hard link), so an empty
+        one was left by a keeper that died (or one that creates, then writes) and is stale at once.
         """
         if self.paths.lock.is_dir():
             raise UsageError(f"priors: {self.paths.lock} is a directory, not a lock file; remove it by hand")
@@ -183,10 +215,10 @@ class Lock:
         except OSError:
             return None
         if not raw:
-            return raw if age >= STALE_EMPTY_S else None
+            return raw if age >= STALE_EMPTY_S else None  # published with its pid: empty is abandoned
         text = raw.decode("ascii", "replace").strip()
-        if not text.isdigit():
-            return raw
+        if not (text.isascii() and text.isdigit()) or len(text) > 10:
+            return raw  # not a plausible pid
         return None if pid_alive(int(text)) else raw
 
     def _break_stale(self, seen: bytes) -> bool:
