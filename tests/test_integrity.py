@@ -543,3 +543,20 @@ def test_a_ledger_with_an_odd_run_id_is_named_by_verify():
     assert problems and all(p.code == "BAD_FIELD" or p.code == "BAD_ID" for p in problems), problems
     st = fold(recs)
     assert st.max_run == 0  # never counted as run 1
+
+
+# ------------------------------------------------------------------ 7. ledger compatibility
+
+
+def test_challenged_on_an_injected_lesson_records_no_scope_hash(keeper):
+    """The reference keeper records the run's scope hash only for verify items."""
+    keeper.write("tool.txt", "v1")
+    scopes = {"tool.txt": keeper.hash("tool.txt")}
+    run = keeper.open_run("web", scopes)["run"]
+    assert keeper.propose(run, "web", {"type": "behavioral", "claim": "run the linter first", "scope_ref": "tool.txt"}).code == 0
+    keeper.ok("commit", "--run", run)
+    run = keeper.open_run("web", scopes)["run"]
+    keeper.ok("disposition", "P-0001", "challenged", "--run", run)
+    keeper.ok("commit", "--run", run)
+    ev = [r for r in keeper.ledger() if r.get("action") == "disposition"]
+    assert ev == [{"t": "event", "id": "P-0001", "action": "disposition", "to": "challenged", "run": run, "by": "agent"}]

@@ -177,7 +177,7 @@ def judge_disposition(st: State, rf: RunFiles, pid: str, verdict: str) -> Dict[s
         raise Refusal("ALREADY_DISPOSITIONED", id=pid, run=rf.run)
     event = {"t": "event", "id": pid, "action": "disposition", "to": verdict, "run": rf.run, "by": "agent"}
     ref = p.scope_ref
-    if ref is not None and ref in rf.scopes:
+    if item is not None and ref is not None and ref in rf.scopes:  # as the reference: only verify items carry it
         event["scope_hash"] = rf.scopes[ref]
     return event
 
