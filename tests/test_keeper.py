@@ -136,7 +136,7 @@ def test_idempotent_commit_prints_same_summary_and_writes_nothing(keeper):
 def test_run_ids_are_path_safe(keeper):
     for bad in ("../x", "run-1", "run-01a", "run-001/../../x", "RUN-001"):
         err = keeper.usage("relevant", "--ns", "review", "--run", bad)
-        assert "a run id is `run-` and three or more digits" in err
+        assert "a run id is `run-` and three to nine ASCII digits" in err
         keeper.usage("commit", "--run", bad)
         keeper.usage("disposition", "P-0001", "fixed", "--run", bad)
     keeper.open_run("review", {}, run="run-1234")

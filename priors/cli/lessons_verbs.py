@@ -211,7 +211,7 @@ def cmd_score(argv: List[str], ctx) -> int:
     if a.get("again") and a.get("replace"):
         raise UsageError("priors score: give --again or --replace, not both")
     if run != "last" and not is_run_id(run):
-        raise UsageError(f"priors score: bad run id {run!r} — a run id is `run-` and three or more digits (e.g. run-001), or say `last`")
+        raise UsageError(f"priors score: bad run id {run!r} — a run id is `run-` and three to nine ASCII digits (e.g. run-001), or say `last`")
     reason = a.get("because")
     if reason is not None:
         from priors.core.canonical import normalize
