@@ -223,14 +223,14 @@ def import_time() -> Tuple[float, float]:
     """(sum of priors.* self import times, cumulative import of priors.commands) in ms, best of 5."""
     best_self, best_cum = float("inf"), float("inf")
     for _ in range(5):
-        r = subprocess.run([sys.executable, "-X", "importtime", "-c", "import priors.cli, priors.commands"],
+        r = subprocess.run([sys.executable, "-X", "importtime", "-c", "import priors.cli.main, priors.cli.run_verbs"],
                            capture_output=True, text=True, env=env_for(True), cwd=str(REPO))
         own, cum = 0, 0
         for ln in r.stderr.splitlines():
             m = re.match(r"import time:\s+(\d+) \|\s+(\d+) \|(\s*)(\S+)", ln)
             if m and m.group(4).startswith("priors"):
                 own += int(m.group(1))
-                if m.group(4) in ("priors.commands", "priors.cli"):
+                if m.group(4) in ("priors.cli.run_verbs", "priors.cli.main"):
                     cum += int(m.group(2))
         best_self, best_cum = min(best_self, own / 1000), min(best_cum, cum / 1000)
     return best_self, best_cum
@@ -308,7 +308,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         lines.append(f"| {key} | " + " | ".join(results[key].get(n, "—") for n in sizes) + " |")
     own, cum = import_time()
     lines += ["", f"imports (-X importtime, best of 5): priors.* own {own:.1f} ms; "
-                  f"priors.cli + priors.commands cumulative (with the stdlib they pull in) {cum:.1f} ms"]
+                  f"priors.cli.main + priors.cli.run_verbs cumulative (with the stdlib they pull in) {cum:.1f} ms"]
     text = "\n".join(lines)
     print(text)
     if a.out:
