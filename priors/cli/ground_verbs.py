@@ -12,14 +12,14 @@ from priors.store.lock import Lock
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
-    from typing import Any, Dict, List
+    from typing import Any, Dict, List, Tuple
 
 
 # ------------------------------------------------------------------ line spans beside the run
 
 
-def spans_for(paths, rf, file: str) -> List[list]:
-    """`[[qualname, first, last], …]` for `file` as it was in the run's snapshot.
+def spans_for(paths, rf, file: str) -> Tuple[List[list], int]:
+    """(`[[qualname, first, last], …]`, its number of lines) for `file` as it was in the run's snapshot.
 
     Read from `runs/<run>/spans.json`, or computed from the file on disk when its hash still
     equals the snapshot's (then kept there). A file that changed since the snapshot cannot say
@@ -59,7 +59,7 @@ def spans_for(paths, rf, file: str) -> List[list]:
     entry = table.get(file)
     if (isinstance(entry, dict) and entry.get("hash") == want and entry.get("bytes") == exact
             and isinstance(entry.get("defs"), list)):
-        return entry["defs"]
+        return entry["defs"], data.count(b"\n") + 1
     from priors.snapshot.anchors import line_spans
 
     defs = [[n, a, b] for n, a, b in line_spans(file, data.decode("utf-8", "replace"))
@@ -68,7 +68,7 @@ def spans_for(paths, rf, file: str) -> List[list]:
     from priors.store.files import atomic_write
 
     atomic_write(sfile, (dumps(table) + "\n").encode("utf-8"))
-    return defs
+    return defs, data.count(b"\n") + 1
 
 
 def resolve_location(paths, rf, raw: Dict[str, Any]) -> Dict[str, Any]:
@@ -88,10 +88,7 @@ def resolve_location(paths, rf, raw: Dict[str, Any]) -> Dict[str, Any]:
     ref = file
     if line is not None:
         best = None
-        defs = spans_for(paths, rf, file)  # checks the file on disk is the snapshot's
-        from priors.store.files import read_bytes
-
-        lines = (read_bytes(paths.root.joinpath(*file.split("/"))) or b"").count(b"\n") + 1
+        defs, lines = spans_for(paths, rf, file)  # checks the file on disk is the snapshot's
         if line > lines:
             raise Refusal("UNKNOWN_SCOPE", scope_ref=f"{file}:{line}", nearest=[file],
                           hint=f"{file} has {lines} lines; point at a line inside it")
@@ -137,7 +134,7 @@ def cmd_scopes(argv: List[str], ctx) -> int:
         spans: Dict[str, List[int]] = {}
         if a.get("lines"):
             for file in sorted({r.split("#", 1)[0] for r in refs if "#" in r}):
-                for name, first, last in spans_for(paths, rf, file):
+                for name, first, last in spans_for(paths, rf, file)[0]:
                     spans[f"{file}#{name}"] = [first, last]
     if a.get("json"):
         ctx.print(dumps({r: spans.get(r, rf.scopes[r]) if a.get("lines") else rf.scopes[r] for r in refs}))

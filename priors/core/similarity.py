@@ -183,11 +183,8 @@ def terms(claim: str, scope: frozenset = frozenset()) -> List[Tuple[str, float]]
 
 def _bag(items: List[Tuple[str, float]]) -> Dict[str, float]:
     bag: Dict[str, float] = {}
-    for t, w in items:
-        if t.startswith("="):  # an identifier counts once under its full name and matches its bare word
-            bag[t] = max(bag.get(t, 0.0), w)
-        else:
-            bag[t] = max(bag.get(t, 0.0), w)
+    for t, w in items:  # a term said twice counts once, at its heaviest
+        bag[t] = max(bag.get(t, 0.0), w)
     return bag
 
 
