@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Optional, Tuple
 
 import pytest
 
@@ -51,22 +52,30 @@ def status_of(kp: Keeper, pid: str) -> str:
     return fold(parse_lines(kp.ledger_bytes())).priors[pid].status
 
 
-# ------------------------------------------------------------------ 1. human decisions always win
-
-
-@pytest.mark.one_cache_mode
-def test_decision_pulled_mid_run_wins_over_the_staged_verdict(tmp_path: Path):
-    """Clone A stages still-open, clone B decides wontfix and pushes, A pulls (fast-forward) and commits."""
+def _two_clones(tmp_path: Path, decided: Optional[str] = None) -> Tuple["Clone", "Clone"]:
+    """Clone A with run-001's one finding (decided by a person when `decided`), committed; B cloned from it."""
     a = Clone(tmp_path / "a")
     a.root.mkdir()
     a.git("init", "-q", "-b", "main")
     a.ok("init")
     a.write(".gitignore", "cand.json\nscopes.json\n")
     _one_finding(a)
+    if decided:
+        a.ok("decide", "P-0001", decided)
     a.git("add", "-A")
     a.git("commit", "-qm", "run-001")
     b = Clone(tmp_path / "b")
     subprocess.run(["git", "clone", "-q", str(a.root), str(b.root)], check=True, env=b.env())
+    return a, b
+
+
+# ------------------------------------------------------------------ 1. human decisions always win
+
+
+@pytest.mark.one_cache_mode
+def test_decision_pulled_mid_run_wins_over_the_staged_verdict(tmp_path: Path):
+    """Clone A stages still-open, clone B decides wontfix and pushes, A pulls (fast-forward) and commits."""
+    a, b = _two_clones(tmp_path)
 
     run = a.open_run("web", {"a.py": a.hash("a.py")})["run"]
     a.ok("disposition", "P-0001", "still-open", "--run", run)
@@ -88,17 +97,7 @@ def test_decision_pulled_mid_run_wins_over_the_staged_verdict(tmp_path: Path):
 @pytest.mark.one_cache_mode
 def test_a_pulled_reopen_also_wins(tmp_path: Path):
     """Not only binding verdicts: any decision a person made after the run opened keeps its word."""
-    a = Clone(tmp_path / "a")
-    a.root.mkdir()
-    a.git("init", "-q", "-b", "main")
-    a.ok("init")
-    a.write(".gitignore", "cand.json\nscopes.json\n")
-    _one_finding(a)
-    a.ok("decide", "P-0001", "wontfix")
-    a.git("add", "-A")
-    a.git("commit", "-qm", "run-001")
-    b = Clone(tmp_path / "b")
-    subprocess.run(["git", "clone", "-q", str(a.root), str(b.root)], check=True, env=b.env())
+    a, b = _two_clones(tmp_path, "wontfix")
     a.ok("decide", "P-0001", "reopen", "--because", "it is back")
     a.git("commit", "-qam", "reopen")
     b.git("pull", "-q", "--ff-only", str(a.root), "main")
