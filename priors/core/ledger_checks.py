@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
-from priors.core.canonical import reason_hash, value_problem
+from priors.core.canonical import plainly_writable, reason_hash, value_problem
 from priors.core.vocabulary import MAX_DEPTH
 from priors.core.vocabulary import ACTIONS, AGENT_VERDICTS, CALL_RE, FACETS, HASH12_RE, HUMAN_VERDICTS, OUTCOMES, PRIOR_RE, RUN_RE, SEVERITIES, id_number
 
@@ -182,8 +182,9 @@ class _Checker:
 
     # -- one record
 
-    def record(self, no: int, rec: Dict[str, Any]) -> None:
-        why = value_problem(rec, MAX_DEPTH)
+    def record(self, no: int, rec: Dict[str, Any], plain: bool = False) -> None:
+        """Check one parsed line; `plain`: its text already proved it holds no value the writer refuses."""
+        why = None if plain else value_problem(rec, MAX_DEPTH)
         if why is not None:  # the writer's limits at the door (core.grammar.check_at_door), held here too
             self.add(no, "BAD_VALUE", f"the line holds {why} — no keeper writes that and not every reader can read it")
         t = rec.get("t")
@@ -531,7 +532,7 @@ def check_ledger(data: bytes) -> Checked:
             canonical = canon == raw
         if not canonical:
             ck.add(no, "NOT_CANONICAL", "not canonical JSON (keys sorted, no spaces, UTF-8 not \\u escapes)")
-        ck.record(no, rec)
+        ck.record(no, rec, not floats and plainly_writable(text, MAX_DEPTH))
     if data and not data.endswith(b"\n"):
         ck.add(len(lines), "NO_FINAL_NEWLINE", "the ledger does not end with a newline")
     ck.finish()

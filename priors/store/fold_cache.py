@@ -578,8 +578,9 @@ class Loaded:
 
 def fresh_fold(data: bytes, name: str = ".priors/ledger.jsonl", first_line: int = 1) -> Tuple[State, int]:
     """Parse (strictly) and fold; returns the state and the number of lines."""
-    records = _fold.parse_lines(data, name) if first_line == 1 else _parse_from(data, name, first_line)
-    return _fold.fold(records), data.count(b"\n")
+    if first_line == 1:
+        return _fold.fold_data(data, name), data.count(b"\n")
+    return _fold.fold(_parse_from(data, name, first_line)), data.count(b"\n")
 
 
 def _parse_from(data: bytes, name: str, first_line: int) -> List[Dict[str, Any]]:
