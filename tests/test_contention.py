@@ -14,7 +14,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 
 from conftest import REPO, Keeper
 

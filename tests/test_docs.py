@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 import tempfile
 import unittest
 from pathlib import Path

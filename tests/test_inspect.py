@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any, Dict, List
 
-import pytest
 
 import ledgerkit as k
 from priors.core.canonical import dumps
@@ -57,7 +55,6 @@ def test_timeline_of_redacted_prior_keeps_no_content():
 
 
 def test_list_filters():
-    recs = resting_ledger()[:-3] + k.redact(k.sample()[4:], "P-0002")[-1:]
     rows = list_rows(k.sample())
     assert [r["status"] for r in rows] == ["fixed", "wontfix", "open"]
     assert [r["id"] for r in list_rows(k.sample(), status="binding")] == ["P-0002"]

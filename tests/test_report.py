@@ -14,9 +14,8 @@ import ledgerkit as k
 import pngkit
 from conftest import Keeper
 from priors.core.chart import COLORS, chart_svg
-from priors.core.fold import fold, parse_lines
 from priors.core.history import history_rows
-from test_desk import desk_ledger, make_target
+from test_desk import make_target
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_chromium = pytest.mark.skipif(

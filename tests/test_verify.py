@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any, Dict, List
 
 import pytest
 
 import ledgerkit as k
-from priors.core.canonical import dumps, sha12
+from priors.core.canonical import dumps
 from priors.core.ledger_checks import check, check_since, rewrite_problem, Problem
 from priors.cli.verify_verb import github_annotation
 
@@ -284,7 +283,7 @@ def test_github_annotation_escapes():
 def test_never_crashes_on_garbage():
     """Whatever the bytes, check() answers, names real lines, and flags every line that is not a
     canonical JSON object."""
-    hypothesis = pytest.importorskip("hypothesis")
+    pytest.importorskip("hypothesis")
     from hypothesis import given, settings, strategies as st
 
     from priors.core.ledger_checks import split_lines
