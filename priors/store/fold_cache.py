@@ -14,7 +14,7 @@ from operator import itemgetter
 from pathlib import Path
 
 from priors.core import fold as _fold
-from priors.store.ledger_digest import CHUNK, Background, _measure, _prefix_matches, _read_ledger  # noqa: F401 (tests and ledger.py reach them here)
+from priors.store.ledger_digest import Background, measure_pieces, prefix_matches, read_ledger
 from priors.core.fold import CallState, PriorState, State
 
 TYPE_CHECKING = False
@@ -150,7 +150,7 @@ class BlobSource:
         from priors.core.errors import DamagedLedger
 
         if self._fresh is None:
-            data = _read_ledger(self.ledger)
+            data = read_ledger(self.ledger)
             if len(data) < self.length or hashlib.sha256(memoryview(data)[:self.length]).digest() != self.digest:
                 raise DamagedLedger("priors: .priors/cache/fold.bin is damaged and the ledger changed meanwhile — "
                                     "delete .priors/cache/ and run the command again; nothing was written")
@@ -340,7 +340,7 @@ def _read_snapshot(priors_dir: Path, ledger: Path,
         i = len(MAGIC) + 32
         length, lines = _u64(head, i), _u64(head, i + 8)
         digest, nchunks, blob_size = head[i + 16:i + 48], _u64(head, i + 48), _u64(head, i + 56)
-        check = Background(_prefix_matches, (ledger, length, digest, want_data),  # beside the decoding below
+        check = Background(prefix_matches, (ledger, length, digest, want_data),  # beside the decoding below
                            length >= Background.THREAD_BYTES)
         src = BlobSource(None, 0, blob_size, ledger, length, digest)  # its start is known after the chunks
         try:
@@ -533,7 +533,7 @@ def write_file(priors_dir: Path, name: str, body: List[Any], describes: Optional
         finally:
             os.close(fd)
         os.replace(str(tmp), str(d / name))
-        if describes is not None and _prefix_matches(priors_dir / "ledger.jsonl", describes[0], describes[1], False) is None:
+        if describes is not None and prefix_matches(priors_dir / "ledger.jsonl", describes[0], describes[1], False) is None:
             # The ledger changed under this lock-free writer (a redact rewrote it): this snapshot may
             # hold content that is gone from the ledger. Checked after the rename: a redact that
             # replaced the ledger before it is seen here, one after it removes cache/ itself.
@@ -617,7 +617,7 @@ def _load(priors_dir: Path, ledger: Path, want_data: bool) -> Loaded:
     use = enabled()
     hit = _read_snapshot(priors_dir, ledger, want_data) if use else None
     if hit is None:
-        return _fresh(priors_dir, _read_ledger(ledger), use, want_data)
+        return _fresh(priors_dir, read_ledger(ledger), use, want_data)
     st, length, lines, h, rest, src = hit
     data = rest if want_data else None
     tail = memoryview(rest)[length:] if want_data else memoryview(rest)
@@ -643,7 +643,7 @@ def measure(data: bytes, pieces: Optional[List[Any]] = None, lines: Optional[int
     """Start measuring a ledger a verb is rewriting — `data`, or the `pieces` (bytes, or (start, end)
     spans of `data`) it is made of, with `lines` newlines if known — for `store`."""
     pieces = [(0, len(data))] if pieces is None else pieces
-    return Background(_measure, (data, pieces, lines), len(data) >= Background.THREAD_BYTES)
+    return Background(measure_pieces, (data, pieces, lines), len(data) >= Background.THREAD_BYTES)
 
 
 def store(priors_dir: Path, st: State, measured: Background, loaded: Optional[Loaded] = None,

@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 CHUNK = 1 << 20  # the prefix is hashed in steps of this many bytes
 
 
-def _read_ledger(ledger: Path) -> bytes:
+def read_ledger(ledger: Path) -> bytes:
     from priors.store.files import read_bytes
 
     data = read_bytes(ledger)
@@ -54,7 +54,7 @@ class Background:
         return self.fn(*self.args)
 
 
-def _prefix_matches(ledger: Path, length: int, digest: bytes, want_data: bool) -> Optional[Tuple[Any, bytes]]:
+def prefix_matches(ledger: Path, length: int, digest: bytes, want_data: bool) -> Optional[Tuple[Any, bytes]]:
     """Does the ledger start with the snapshot's bytes? Then (sha256 so far, the rest of the file).
 
     With want_data the rest is the whole file. Otherwise the prefix is hashed in 1 MiB steps and
@@ -86,7 +86,7 @@ def _prefix_matches(ledger: Path, length: int, digest: bytes, want_data: bool) -
         return None
 
 
-def _measure(data: bytes, pieces: List[Any], known: Optional[int]) -> Tuple[int, bytes, int, int]:
+def measure_pieces(data: bytes, pieces: List[Any], known: Optional[int]) -> Tuple[int, bytes, int, int]:
     """(length, sha256, newlines — `known`, or counted — and last byte) of the pieces' bytes, never
     joined into one copy."""
     count = known is None
