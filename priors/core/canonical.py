@@ -203,18 +203,20 @@ def value_problem(value: Any, max_depth: int) -> Any:
     return None
 
 
-_LONG_NUMBER = re.compile(r"[0-9]{16}")
-
-
 def plainly_writable(text: str, max_depth: int) -> bool:
-    """True when the JSON `text` (parsed with no float in it) provably holds nothing
-    `value_problem` refuses, so a reader of many lines (verify) can skip the walk over the value.
+    """True when the JSON `text` provably holds no lone surrogate and no nesting deeper than
+    `max_depth` — so a reader of many lines (verify), whose parser already noted every float and
+    every whole number over 2**53, can skip `value_problem`'s walk over the value.
 
-    Conservative: a lone surrogate needs a `\\u` escape in valid UTF-8 text, a whole number over
-    2**53 needs sixteen digits in a row, and nesting cannot be deeper than the count of `{` and `[`
-    (those inside strings included). Any doubt returns False and the walk decides."""
-    return ("\\u" not in text and _LONG_NUMBER.search(text) is None
-            and text.count("{") + text.count("[") <= max_depth)
+    Conservative: a lone surrogate needs a `\\u` escape in valid UTF-8 text, and nesting cannot be
+    deeper than the count of `{` and `[` (those inside strings included). Any doubt returns False
+    and the walk decides."""
+    return "\\u" not in text and text.count("{") + text.count("[") <= max_depth
+
+
+def too_large(number: int) -> bool:
+    """A whole number no JavaScript keeper reads exactly (the limit `value_problem` holds)."""
+    return not -_EXACT <= number <= _EXACT
 
 
 def line(value: Any) -> str:

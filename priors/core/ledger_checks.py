@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
-from priors.core.canonical import plainly_writable, reason_hash, value_problem
+from priors.core.canonical import plainly_writable, reason_hash, too_large, value_problem
 from priors.core.vocabulary import MAX_DEPTH
 from priors.core.vocabulary import ACTIONS, AGENT_VERDICTS, CALL_RE, FACETS, HASH12_RE, HUMAN_VERDICTS, OUTCOMES, PRIOR_RE, RUN_RE, SEVERITIES, id_number
 
@@ -493,13 +493,19 @@ def check_ledger(data: bytes) -> Checked:
 
     from priors.core.canonical import _FAST, _HIGH, _reject_constant, dumps
 
-    floats: List[str] = []
+    odd_numbers: List[str] = []  # a float, or a whole number too large to stay exact, in the current line
 
     def note_float(text: str) -> float:
-        floats.append(text)
+        odd_numbers.append(text)
         return float(text)
 
-    decode = json.JSONDecoder(parse_constant=_reject_constant, parse_float=note_float).decode
+    def note_int(text: str) -> int:
+        number = int(text)
+        if too_large(number):
+            odd_numbers.append(text)
+        return number
+
+    decode = json.JSONDecoder(parse_constant=_reject_constant, parse_float=note_float, parse_int=note_int).decode
     ck = _Checker()
     records: List[Dict[str, Any]] = []
     damaged = False
@@ -511,7 +517,7 @@ def check_ledger(data: bytes) -> Checked:
         if not raw.strip():
             ck.add(no, "BLANK_LINE", "blank line")
             continue
-        del floats[:]
+        del odd_numbers[:]
         rec, why, text = _parse_once(raw, decode)
         if rec is None:
             damaged = True
@@ -519,7 +525,7 @@ def check_ledger(data: bytes) -> Checked:
             continue
         records.append(rec)
         canonical = False
-        if not floats and not _HIGH.search(text):  # then the canonical text is the C encoder's
+        if not odd_numbers and not _HIGH.search(text):  # then the canonical text is the C encoder's
             try:
                 canonical = _FAST(rec) == text
             except (TypeError, ValueError):
@@ -532,7 +538,7 @@ def check_ledger(data: bytes) -> Checked:
             canonical = canon == raw
         if not canonical:
             ck.add(no, "NOT_CANONICAL", "not canonical JSON (keys sorted, no spaces, UTF-8 not \\u escapes)")
-        ck.record(no, rec, not floats and plainly_writable(text, MAX_DEPTH))
+        ck.record(no, rec, not odd_numbers and plainly_writable(text, MAX_DEPTH))
     if data and not data.endswith(b"\n"):
         ck.add(len(lines), "NO_FINAL_NEWLINE", "the ledger does not end with a newline")
     ck.finish()
@@ -541,7 +547,7 @@ def check_ledger(data: bytes) -> Checked:
 
 
 def _parse_once(raw: bytes, decode: Any) -> Tuple[Optional[Dict[str, Any]], Optional[str], str]:
-    """`parse_line` with the given decoder (which notes floats), also returning the decoded text."""
+    """`parse_line` with the given decoder (which notes odd_numbers), also returning the decoded text."""
     from priors.core.canonical import JSONError
 
     try:

@@ -187,10 +187,15 @@ def _pread(fd: Optional[int], n: int, offset: int) -> bytes:
 
 def _pack(rec: Dict[str, Any], table: List[Any], index: Dict[Any, int]) -> Tuple[int, bytes]:
     f = rec.get("facets")
-    if isinstance(f, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in f.items()):
+    if type(f) is dict:
         key = tuple(f.items())
-        i = index.get(key)
+        try:
+            i = index.get(key)  # found: equal to facets already checked to be all text (only text equals text)
+        except TypeError:  # a facet value that is a list or an object: not tabled
+            return -1, marshal.dumps(rec, 4)
         if i is None:
+            if not all(type(k) is str and type(v) is str for k, v in key):
+                return -1, marshal.dumps(rec, 4)
             i = index[key] = len(table)
             table.append(dict(f))
         rec = dict(rec)
