@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 import shutil
 import subprocess
@@ -182,6 +183,47 @@ def test_the_screenshot_shows_the_chart(target, tmp_path, width, height):
     for name in ("new", "carried", "your_call"):  # the bars of the chart, in their Okabe–Ito colours
         rgb = tuple(int(COLORS[name][i:i + 2], 16) for i in (1, 3, 5))
         assert pngkit.near(counts, rgb) > 20, (name, rgb)
+
+
+PHONE_PROBE = """<script>document.getElementById("page").addEventListener("load", function () {
+  var d = this.contentDocument, w = d.documentElement.clientWidth, wide = [];
+  d.querySelectorAll("main *").forEach(function (el) {
+    if (el.closest("svg")) return;  /* the chart scales to the width: its own coordinates are not layout */
+    if (el.getBoundingClientRect().right > w + 0.5 || el.scrollWidth > el.clientWidth + 1) wide.push(el.tagName);
+  });
+  var out = document.createElement("pre");
+  out.id = "measured";
+  out.textContent = "viewport=" + w + " page=" + d.documentElement.scrollWidth + " wide=" + wide.length
+    + " cards=" + d.querySelectorAll("td[data-label]").length + " heads=" + d.querySelectorAll("thead").length
+    + " hidden-heads=" + Array.prototype.filter.call(d.querySelectorAll("thead"),
+        function (h) { return getComputedStyle(h).display === "none"; }).length;
+  document.body.appendChild(out);
+});</script>"""
+
+
+@needs_chromium
+@pytest.mark.parametrize("width,stacked", [(375, True), (1024, False)], ids=["phone", "desktop"])
+def test_no_table_scrolls_sideways_on_a_phone(target, tmp_path, width, stacked):
+    # the widest tables (lessons: 9 columns) and an unbroken path: at 375 px each row is a card
+    long_ref = "src/" + "very_long_module_name_" * 6 + ".py#Handler.process_everything_at_once"
+    extra = k.to_bytes([k.prior("P-0006", "run-002", "a long claim " * 20, ref=long_ref, severity="minor")])
+    ledger = target.root / ".priors" / "ledger.jsonl"
+    ledger.write_bytes(ledger.read_bytes() + extra)
+    page = report_of(target)
+    # headless chromium will not make its window narrower than ~500 px, so the page is laid out in
+    # an iframe of exactly `width` px (its viewport, for the media query) and measured by a script
+    # in the test's own harness page; the report itself holds no script.
+    harness = tmp_path / "harness.html"
+    harness.write_text(f'<!DOCTYPE html><html><body style="margin:0"><iframe id="page" style="width:{width}px;'
+                       f'height:4000px;border:0" srcdoc="{html.escape(page, quote=True)}"></iframe>'
+                       f"{PHONE_PROBE}</body></html>", encoding="utf-8")
+    done = chromium(tmp_path, "--window-size=1100,900", "--dump-dom", harness.as_uri())
+    found = re.search(r'<pre id="measured">([^<]*)</pre>', done.stdout.decode("utf-8"))
+    assert found, done.stderr[-2000:]
+    got = dict(kv.split("=") for kv in found.group(1).split())
+    assert got["viewport"] == str(width) and got["page"] == str(width) and got["wide"] == "0", got
+    assert int(got["cards"]) > 30  # every cell carries its column's name, shown beside it on a phone
+    assert (got["hidden-heads"] == got["heads"]) is stacked, got
 
 
 def test_ci_installs_chromium_quietly_or_says_why_not():

@@ -40,7 +40,14 @@ figure svg{display:block;width:100%;height:auto}
 .tomb{color:#555}
 ul.cmds{margin:0;padding-left:1.1em}
 footer{color:#555;font-size:.85em;margin:2em 0 1em}
-@media (max-width:640px){body{font-size:14px}main{padding:8px}th,td{padding:3px 4px}}
+@media (max-width:800px){body{font-size:14px}main{padding:8px}
+.wrap{overflow-x:visible}table,tbody,tr,td{display:block;width:100%}thead{display:none}
+tr{border:1px solid #ccc;margin:0 0 .5em;background:#fff}
+td{border:0;border-bottom:1px solid #eee;padding:3px 6px;display:grid;grid-template-columns:6.5em minmax(0,1fr);
+gap:0 .5em;justify-items:start;text-align:left}
+td:last-child{border-bottom:0}td.n{text-align:left}td.claim{min-width:0}
+td::before{content:attr(data-label);font-weight:bold;color:#444}
+td:first-child code{white-space:pre-wrap}}
 @media print{body{background:#fff}.wrap{overflow:visible}}
 """
 
@@ -64,10 +71,19 @@ def _sev(value: Any) -> str:
     return f'<span class="sev sev-{s if known else "none"}">{e(s or "—")}</span>'
 
 
+def _labelled(row: str, labels: Sequence[str]) -> str:
+    """The row with each cell labelled by its column's heading (`data-label`), which a phone-width
+    page shows beside the value when the table is stacked one row per card. Every text in a row
+    is escaped, so each `<td` in it is a cell of ours."""
+    parts = row.split("<td")
+    return parts[0] + "".join(f"<td{labels[i] if i < len(labels) else ''}{rest}" for i, rest in enumerate(parts[1:]))
+
+
 def _table(head: Sequence[str], rows: List[str], cls: str = "") -> str:
     th = "".join(f"<th>{e(h)}</th>" for h in head)
+    labels = [f' data-label="{e(h)}"' for h in head]
     return (f'<div class="wrap"><table{f" class={chr(34)}{cls}{chr(34)}" if cls else ""}><thead><tr>{th}</tr></thead>'
-            f"<tbody>\n" + "\n".join(rows) + "\n</tbody></table></div>")
+            f"<tbody>\n" + "\n".join(_labelled(r, labels) for r in rows) + "\n</tbody></table></div>")
 
 
 def _file_of(p: Any) -> str:
