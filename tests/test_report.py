@@ -107,6 +107,20 @@ def test_report_usage_errors(target):
     assert not (target.root / "r.html").exists()
 
 
+def test_report_reads_the_ledger_only_through_the_ledger_api(target, tmp_path):
+    # like every verb, report refuses a ledger that a symlink leads outside .priors/
+    ledger = target.root / ".priors" / "ledger.jsonl"
+    elsewhere = tmp_path / "elsewhere.jsonl"
+    elsewhere.write_bytes(ledger.read_bytes())
+    ledger.unlink()
+    try:
+        ledger.symlink_to(elsewhere)
+    except (OSError, NotImplementedError):
+        pytest.skip("no symlinks here")
+    assert "is a symlink; refusing to read or write through it" in target.usage("report", "-o", "r.html")
+    assert not (target.root / "r.html").exists()
+
+
 def test_the_chart_uses_the_width_titles_its_axes_and_marks_quiescence():
     recs = [k.prior("P-0001", "run-001"), k.commit("run-001")]
     for n in range(2, 5):
@@ -194,7 +208,9 @@ PHONE_PROBE = """<script>document.getElementById("page").addEventListener("load"
   var out = document.createElement("pre");
   out.id = "measured";
   out.textContent = "viewport=" + w + " page=" + d.documentElement.scrollWidth + " wide=" + wide.length
-    + " cards=" + d.querySelectorAll("td[data-label]").length + " heads=" + d.querySelectorAll("thead").length
+    + " labelled=" + Array.prototype.filter.call(d.querySelectorAll("td"), function (td) {
+        var c = getComputedStyle(td, "::before").content; return c && c !== "none" && c !== "normal"; }).length
+    + " heads=" + d.querySelectorAll("thead").length
     + " hidden-heads=" + Array.prototype.filter.call(d.querySelectorAll("thead"),
         function (h) { return getComputedStyle(h).display === "none"; }).length;
   document.body.appendChild(out);
@@ -222,8 +238,9 @@ def test_no_table_scrolls_sideways_on_a_phone(target, tmp_path, width, stacked):
     assert found, done.stderr[-2000:]
     got = dict(kv.split("=") for kv in found.group(1).split())
     assert got["viewport"] == str(width) and got["page"] == str(width) and got["wide"] == "0", got
-    assert int(got["cards"]) > 30  # every cell carries its column's name, shown beside it on a phone
+    # on a phone the headings are hidden and every cell shows its column's name beside it (a card per row)
     assert (got["hidden-heads"] == got["heads"]) is stacked, got
+    assert (int(got["labelled"]) > 30) is stacked and (got["labelled"] == "0") is not stacked, got
 
 
 def test_ci_installs_chromium_quietly_or_says_why_not():
