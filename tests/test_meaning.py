@@ -111,6 +111,33 @@ def test_different_findings_and_distinct_from_are_staged_and_shown(keeper):
     keeper.ok("verify")
 
 
+def test_distinct_from_names_only_priors_of_the_runs_namespace(keeper):
+    _seed(keeper)
+    # a prior of another namespace (committed through its own run), so P-0004 exists but is not ours
+    keeper.ok("abort", "--run", "run-002")
+    keeper.ok("relevant", "--ns", "other", "--snapshot")
+    keeper.ok("propose", keeper.candidate(conclusion("checkout() logs the card number", scope_ref="src/shop.py")),
+              "--run", "run-002", "--ns", "other")
+    keeper.ok("commit", "--run", "run-002")
+    keeper.ok("relevant", "--ns", NS, "--snapshot")
+    keeper.ok("disposition", "P-0003", "still-open", "--run", "run-003")
+    staged = keeper.root / ".priors/runs/run-003/staged.jsonl"
+
+    def distinct(ids):
+        return keeper.candidate(conclusion("checkout() silently ignores errors from payment",
+                                           scope_ref="src/shop.py#Cart.checkout", distinct_from=ids))
+
+    body = keeper.refused("DISTINCT_FROM_UNKNOWN", "propose", distinct(["P-0003", "P-0099"]), "--run", "run-003", "--ns", NS)
+    assert body["unknown"] == ["P-0099"] and "other_namespace" not in body and body["ns"] == NS
+    body = keeper.refused("DISTINCT_FROM_UNKNOWN", "propose", distinct(["P-0004", "P-0098"]), "--run", "run-003", "--ns", NS)
+    assert body["other_namespace"] == ["P-0004"] and body["unknown"] == ["P-0098"]
+    assert not staged.exists() or staged.read_text() == ""  # refused: nothing staged
+    # a prior staged by this very run may be named; so may the similar finding the refusal named
+    keeper.ok("propose", keeper.candidate(conclusion("checkout() retries the payment forever",
+                                                     scope_ref="src/shop.py#Cart.checkout")), "--run", "run-003", "--ns", NS)
+    assert keeper.ok("propose", distinct(["P-0003", "P-0005"]), "--run", "run-003", "--ns", NS) == "P-0006 staged (new)\n"
+
+
 def test_a_changed_scope_is_not_compared(keeper):
     _seed(keeper)
     keeper.ok("abort", "--run", "run-002")
@@ -143,6 +170,36 @@ def test_locations_resolve_to_the_innermost_definition(keeper):
     keeper.write("src/shop.py", SHOP + "\n# edited\n")
     keeper.refused("SCOPE_MISMATCH", "propose", keeper.candidate(conclusion("y", at="src/shop.py:2")),
                    "--run", "run-002", "--ns", NS)
+
+
+def test_a_location_in_a_symbolic_link_points_at_what_it_leads_to(keeper):
+    """The snapshot records a link itself and never follows it (docs/snapshot.md): a line of it is refused,
+    naming the file it leads to; the link stays a scope of its own."""
+    import os
+
+    keeper.write("src/shop.py", SHOP)
+    try:
+        os.symlink("shop.py", str(keeper.root / "src" / "link.py"))
+        os.symlink("../../elsewhere.py", str(keeper.root / "src" / "out.py"))
+    except (OSError, NotImplementedError):
+        import pytest
+
+        pytest.skip("no symbolic links here")
+    keeper.ok("init")
+    keeper.ok("relevant", "--ns", NS, "--snapshot")
+    body = keeper.refused("UNKNOWN_SCOPE", "propose", keeper.candidate(conclusion("total() returns a rate", at="src/link.py:7")),
+                          "--run", "run-001", "--ns", NS)
+    assert body["link_to"] == "src/shop.py" and body["nearest"] == ["src/shop.py"] and body["scope_ref"] == "src/link.py:7"
+    assert "symbolic link" in body["hint"] and '"at": "src/shop.py:7"' in body["hint"]
+    body = keeper.refused("UNKNOWN_SCOPE", "propose", keeper.candidate(conclusion("x is read", file="src/out.py", line=1)),
+                          "--run", "run-001", "--ns", NS)
+    assert body["link_to"] == "outside the target" and body["nearest"] == []
+    # what the hint says works: the file it leads to, or the link itself
+    keeper.ok("propose", keeper.candidate(conclusion("total() returns a rate", at="src/shop.py:7")), "--run", "run-001", "--ns", NS)
+    keeper.ok("propose", keeper.candidate(conclusion("the link hides which module is imported", file="src/link.py")),
+              "--run", "run-001", "--ns", NS)
+    refs = [json.loads(x)["scope_ref"] for x in (keeper.root / ".priors/runs/run-001/staged.jsonl").read_text().splitlines()]
+    assert refs == ["src/shop.py#Cart.total", "src/link.py"]
 
 
 def test_scopes_verb_and_settled_here(keeper):
