@@ -7,7 +7,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from priors.core.similarity import SIMILAR_AT, norm_direction, scopes_related, similarity
+from priors.core.similarity import SIMILAR_AT, norm_direction, opposite, scopes_related, similarity
 
 DATA = Path(__file__).resolve().parent / "data"
 NS = "code-review"
@@ -41,18 +41,57 @@ def _seed(k):
 # ------------------------------------------------------------------ the corpus
 
 
-def test_corpus_figures_hold():
-    """docs/protocol.md reports these figures; ≥ 90 % of rewordings caught, ≤ 3 % of different findings refused."""
-    pairs = json.loads((DATA / "similarity_corpus.json").read_text(encoding="utf-8"))["pairs"]
-    assert len(pairs) >= 60
+def figures(name, first=None):
+    """(rewordings caught, rewordings, different findings refused, different findings) on a labelled set."""
+    pairs = json.loads((DATA / name).read_text(encoding="utf-8"))["pairs"][:first]
     same = [similarity(a, b, s) >= SIMILAR_AT for s, a, b, lab in pairs if lab]
     diff = [similarity(a, b, s) >= SIMILAR_AT for s, a, b, lab in pairs if not lab]
-    recall, refused = sum(same) / len(same), sum(diff) / len(diff)
-    assert (len(same), len(diff)) == (44, 55)
-    assert (sum(same), sum(diff)) == (40, 1)  # the figures docs/protocol.md reports
-    assert recall >= 0.90 and refused <= 0.03
+    return sum(same), len(same), sum(diff), len(diff)
+
+
+def test_corpus_figures_hold():
+    """docs/protocol.md reports these figures; ≥ 90 % of rewordings caught, ≤ 3 % of different findings refused."""
+    caught, same, refused, diff = figures("similarity_corpus.json")
+    assert (caught, same, refused, diff) == (43, 47, 1, 61)  # the figures docs/protocol.md reports
+    assert caught / same >= 0.90 and refused / diff <= 0.03
+    assert figures("similarity_corpus.json", 99) == (40, 44, 1, 55)  # the pairs before the negation rule: no worse
     doc = (Path(__file__).resolve().parent.parent / "docs" / "protocol.md").read_text(encoding="utf-8")
-    assert "40 of 44" in doc and "1 of 55" in doc and f"{SIMILAR_AT:.2f}" in doc
+    assert "43 of 47 rewordings (91.5 % recall)" in doc and "1 of 61" in doc and "(40 of 44, 1 of 55)" in doc
+    assert f"{SIMILAR_AT:.2f}" in doc
+
+
+def test_held_out_figures_hold(capsys):
+    """A set never tuned on (tests/data/similarity_heldout.json): what to expect on findings unlike the
+    calibration corpus. The figures docs/protocol.md reports, asserted so a change to the measure
+    that moves them has to say so there."""
+    caught, same, refused, diff = figures("similarity_heldout.json")
+    with capsys.disabled():
+        print(f"\nheld out: {caught}/{same} rewordings caught ({100 * caught / same:.1f} %), "
+              f"{refused}/{diff} different findings refused ({100 * refused / diff:.1f} %)")
+    assert same >= 20 and diff >= 20 and same + diff >= 40
+    assert (caught, same, refused, diff) == (11, 24, 0, 25)
+    assert refused / diff <= 0.03  # a refusal by meaning is rarely wrong, on unseen findings too
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "protocol.md").read_text(encoding="utf-8")
+    assert "11 of 24 rewordings (45.8 % recall)" in doc and "0 of 25" in doc
+    tuned = {(a, b) for _, a, b, _ in json.loads((DATA / "similarity_corpus.json").read_text(encoding="utf-8"))["pairs"]}
+    held = json.loads((DATA / "similarity_heldout.json").read_text(encoding="utf-8"))["pairs"]
+    assert not any((a, b) in tuned or (b, a) in tuned for _, a, b, _ in held)  # no pair shared with the calibration set
+
+
+def test_a_claim_that_denies_the_other_is_not_its_rewording():
+    scope = "src/users.py#register"
+    for a, b in (("the email address is validated", "the email address is not validated"),
+                 ("register() retries the confirmation mail", "register() doesn't retry the confirmation mail"),
+                 ("register() fails to hash the password", "register() hashes the password"),
+                 ("the password is unsalted", "the password is salted")):
+        assert similarity(a, b, scope) < SIMILAR_AT and similarity(b, a, scope) < SIMILAR_AT, (a, b)
+        assert opposite(a, b) and opposite(b, a)
+    # the same negation on both sides, or a negation moved into another word, is still a rewording
+    for a, b in (("the email address is not validated", "register() never validates the email address"),
+                 ("the password is unsalted", "the password is not salted"),
+                 ("the connection is never closed", "register() leaks the connection")):
+        assert not opposite(a, b), (a, b)
+        assert similarity(a, b, scope) >= SIMILAR_AT, (a, b)
 
 
 def test_similarity_is_symmetric_enough_and_deterministic():
@@ -109,6 +148,16 @@ def test_different_findings_and_distinct_from_are_staged_and_shown(keeper):
     assert "(distinct from P-0003)" in keeper.read(".priors/PRIORS.md")
     keeper.assert_rendered()
     keeper.ok("verify")
+
+
+def test_the_opposite_claim_is_staged_not_refused_as_similar(keeper):
+    _seed(keeper)
+    out = keeper.ok("propose", keeper.candidate(conclusion(
+        "the tax rate is not hard-coded", scope_ref="src/shop.py#Cart.total")), "--run", "run-002", "--ns", NS)
+    assert out == "P-0004 staged (new)\n"  # P-0002 "tax rate is hard-coded" is wontfix: not a re-raise
+    body = keeper.refused("RERAISE", "propose", keeper.candidate(conclusion(
+        "The tax rate is hard coded", scope_ref="src/shop.py#Cart.total")), "--run", "run-002", "--ns", NS)
+    assert body["of"] == "P-0002" and body["similar"] is True
 
 
 def test_distinct_from_names_only_priors_of_the_runs_namespace(keeper):
