@@ -16,7 +16,7 @@ import pngkit
 from conftest import Keeper
 from priors.core.chart import COLORS, chart_svg
 from priors.core.history import history_rows
-from test_desk import make_target
+from test_desk import every_other_kind, make_target
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_chromium = pytest.mark.skipif(
@@ -60,6 +60,17 @@ def test_the_page_holds_every_section_escaped_and_self_contained(target):
     assert "<svg" in page and "<style>" in page
     # lessons with their score
     assert "Run the narrow test first" in page.split('id="lessons"')[1]
+
+
+def test_every_kind_of_call_waits_on_the_page_with_its_commands(keeper):
+    every_other_kind(keeper)
+    page = report_of(keeper)
+    waiting = page.split('<section id="waiting">')[1].split("</section>")[0]
+    assert "<h3>web — 1 waiting</h3>" in waiting and "<h3>dev — 2 waiting</h3>" in waiting
+    assert "a run proposed retiring this" in waiting and "priors decide P-0002 obsolete" in waiting
+    assert "this lesson keeps losing — keep it or retire it? (scored 0.00 over 3 runs)" in waiting
+    assert "priors decide P-0001 keep" in waiting
+    assert "a proposed lesson, not injected until you accept it" in waiting and "priors decide P-0003 accepted" in waiting
 
 
 def test_the_page_is_deterministic(target):
