@@ -148,7 +148,16 @@ def test_the_chart_uses_the_width_titles_its_axes_and_marks_quiescence():
     assert 'fill="#f0e442" fill-opacity' in svg  # the band behind quiescent runs
     for colour in COLORS.values():
         assert colour in svg
+    # the Okabe–Ito palette (distinct for colour-blind readers), five different colours
+    okabe_ito = {"#e69f00", "#56b4e9", "#009e73", "#f0e442", "#0072b2", "#d55e00", "#cc79a7", "#000000"}
+    assert set(COLORS.values()) <= okabe_ito and len(set(COLORS.values())) == 5
     assert '<pattern id="c-carried"' in svg  # patterns: apart in grey print too
+    for name in ("touched", "your_call", "new"):
+        assert f'<pattern id="c-{name}"' in svg
+    # the open line: one point per run, open findings after each (1, 1, 1: level)
+    line = re.search(r'<polyline points="([^"]+)" fill="none" stroke="#000000"', svg)
+    assert line and len({p.split(",")[1] for p in line.group(1).split()}) == 1 and len(line.group(1).split()) == 4
+    assert "open after the run" in svg
 
 
 def test_many_runs_share_bars_and_the_chart_stays_small():
