@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import sys
@@ -213,3 +214,55 @@ def test_the_docs_name_the_keys_the_walk_uses():
     for key, verdict in KEYS.items():
         assert f"`{key}` {verdict}" in text
     assert f"`{SKIP}` skips, `{QUIT}` stops" in text
+
+
+def every_other_kind(keeper: Keeper) -> None:
+    """A proposed retirement (web), a lesson that keeps losing and a lesson held for review (dev)."""
+    keeper.ok("init")
+    keeper.ok("add", "--ns", "dev", "Run the narrowest test first.")  # P-0001, run-001
+    for n in (2, 3, 4):
+        run = json.loads(keeper.ok("relevant", "--ns", "dev"))["run"]
+        keeper.ok("commit", "--run", run)
+        keeper.ok("score", run, "failure", "--because", f"miss {n}")
+    run = keeper.open_run("web", {"a.py": "aaaaaaaaaaaa"})["run"]
+    assert keeper.propose(run, "web", {"type": "conclusion", "claim": "a() is slow", "scope_ref": "a.py"}).code == 0
+    keeper.ok("commit", "--run", run)  # P-0002
+    run = keeper.open_run("web", {"a.py": "aaaaaaaaaaaa"})["run"]
+    keeper.ok("disposition", "--run", run, "P-0002", "obsolete-proposed")
+    keeper.ok("commit", "--run", run)
+    keeper.ok("config", "require_review", "on")
+    run = json.loads(keeper.ok("relevant", "--ns", "dev"))["run"]
+    assert keeper.propose(run, "dev", {"type": "calibration", "claim": "Agents like small diffs."}).code == 0
+    keeper.ok("commit", "--run", run)  # P-0003, held for review
+
+
+def test_every_kind_of_call_is_walked_in_its_order_with_its_keys(tmp_path):
+    walked, typed = Keeper(tmp_path / "walked"), Keeper(tmp_path / "typed")
+    for k_ in (walked, typed):
+        k_.root.mkdir(parents=True, exist_ok=True)
+        every_other_kind(k_)
+    t = Pty(walked.root, "decide")
+    out = t.expect(PROMPT)
+    assert "P-0002 · web · obsolete-proposed — a run proposed retiring this" in out and "k keep · o obsolete" in out
+    t.send("o")
+    t.expect("Enter for none): ")
+    t.send("\n")
+    out = t.expect(PROMPT)
+    assert "P-0002 → obsolete" in out
+    assert "P-0001 · dev · accepted — this lesson keeps losing" in out, out
+    assert "score:    scored 0.00 over 3 runs" in out, out
+    t.send("k")
+    t.expect("Enter for none): ")
+    t.send("still right\n")
+    out = t.expect(PROMPT)
+    assert "P-0003 · dev · open — a proposed lesson, not injected until you accept it" in out
+    assert "a accepted · o obsolete" in out and "w wontfix" not in out
+    t.send("a")
+    t.expect("Enter for none): ")
+    t.send("\n")
+    code, rest = t.finish()
+    assert code == 0 and "3 decided, 0 skipped" in rest, rest
+    typed.ok("decide", "P-0002", "obsolete")
+    typed.ok("decide", "P-0001", "keep", "--because", "still right")
+    typed.ok("decide", "P-0003", "accepted")
+    assert walked.ledger_bytes() == typed.ledger_bytes()

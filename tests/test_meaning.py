@@ -7,7 +7,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from priors.core.similarity import SIMILAR_AT, norm_direction, scopes_related, similarity
+from priors.core.similarity import SIMILAR_AT, norm_direction, opposite, scopes_related, similarity
 
 DATA = Path(__file__).resolve().parent / "data"
 NS = "code-review"
@@ -41,18 +41,57 @@ def _seed(k):
 # ------------------------------------------------------------------ the corpus
 
 
-def test_corpus_figures_hold():
-    """docs/protocol.md reports these figures; ≥ 90 % of rewordings caught, ≤ 3 % of different findings refused."""
-    pairs = json.loads((DATA / "similarity_corpus.json").read_text(encoding="utf-8"))["pairs"]
-    assert len(pairs) >= 60
+def figures(name, first=None):
+    """(rewordings caught, rewordings, different findings refused, different findings) on a labelled set."""
+    pairs = json.loads((DATA / name).read_text(encoding="utf-8"))["pairs"][:first]
     same = [similarity(a, b, s) >= SIMILAR_AT for s, a, b, lab in pairs if lab]
     diff = [similarity(a, b, s) >= SIMILAR_AT for s, a, b, lab in pairs if not lab]
-    recall, refused = sum(same) / len(same), sum(diff) / len(diff)
-    assert (len(same), len(diff)) == (44, 55)
-    assert (sum(same), sum(diff)) == (40, 1)  # the figures docs/protocol.md reports
-    assert recall >= 0.90 and refused <= 0.03
+    return sum(same), len(same), sum(diff), len(diff)
+
+
+def test_corpus_figures_hold():
+    """docs/protocol.md reports these figures; ≥ 90 % of rewordings caught, ≤ 3 % of different findings refused."""
+    caught, same, refused, diff = figures("similarity_corpus.json")
+    assert (caught, same, refused, diff) == (43, 47, 1, 61)  # the figures docs/protocol.md reports
+    assert caught / same >= 0.90 and refused / diff <= 0.03
+    assert figures("similarity_corpus.json", 99) == (40, 44, 1, 55)  # the pairs before the negation rule: no worse
     doc = (Path(__file__).resolve().parent.parent / "docs" / "protocol.md").read_text(encoding="utf-8")
-    assert "40 of 44" in doc and "1 of 55" in doc and f"{SIMILAR_AT:.2f}" in doc
+    assert "43 of 47 rewordings (91.5 % recall)" in doc and "1 of 61" in doc and "(40 of 44, 1 of 55)" in doc
+    assert f"{SIMILAR_AT:.2f}" in doc
+
+
+def test_held_out_figures_hold(capsys):
+    """A set never tuned on (tests/data/similarity_heldout.json): what to expect on findings unlike the
+    calibration corpus. The figures docs/protocol.md reports, asserted so a change to the measure
+    that moves them has to say so there."""
+    caught, same, refused, diff = figures("similarity_heldout.json")
+    with capsys.disabled():
+        print(f"\nheld out: {caught}/{same} rewordings caught ({100 * caught / same:.1f} %), "
+              f"{refused}/{diff} different findings refused ({100 * refused / diff:.1f} %)")
+    assert same >= 20 and diff >= 20 and same + diff >= 40
+    assert (caught, same, refused, diff) == (11, 24, 0, 25)
+    assert refused / diff <= 0.03  # a refusal by meaning is rarely wrong, on unseen findings too
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "protocol.md").read_text(encoding="utf-8")
+    assert "11 of 24 rewordings (45.8 % recall)" in doc and "0 of 25" in doc
+    tuned = {(a, b) for _, a, b, _ in json.loads((DATA / "similarity_corpus.json").read_text(encoding="utf-8"))["pairs"]}
+    held = json.loads((DATA / "similarity_heldout.json").read_text(encoding="utf-8"))["pairs"]
+    assert not any((a, b) in tuned or (b, a) in tuned for _, a, b, _ in held)  # no pair shared with the calibration set
+
+
+def test_a_claim_that_denies_the_other_is_not_its_rewording():
+    scope = "src/users.py#register"
+    for a, b in (("the email address is validated", "the email address is not validated"),
+                 ("register() retries the confirmation mail", "register() doesn't retry the confirmation mail"),
+                 ("register() fails to hash the password", "register() hashes the password"),
+                 ("the password is unsalted", "the password is salted")):
+        assert similarity(a, b, scope) < SIMILAR_AT and similarity(b, a, scope) < SIMILAR_AT, (a, b)
+        assert opposite(a, b) and opposite(b, a)
+    # the same negation on both sides, or a negation moved into another word, is still a rewording
+    for a, b in (("the email address is not validated", "register() never validates the email address"),
+                 ("the password is unsalted", "the password is not salted"),
+                 ("the connection is never closed", "register() leaks the connection")):
+        assert not opposite(a, b), (a, b)
+        assert similarity(a, b, scope) >= SIMILAR_AT, (a, b)
 
 
 def test_similarity_is_symmetric_enough_and_deterministic():
@@ -111,6 +150,43 @@ def test_different_findings_and_distinct_from_are_staged_and_shown(keeper):
     keeper.ok("verify")
 
 
+def test_the_opposite_claim_is_staged_not_refused_as_similar(keeper):
+    _seed(keeper)
+    out = keeper.ok("propose", keeper.candidate(conclusion(
+        "the tax rate is not hard-coded", scope_ref="src/shop.py#Cart.total")), "--run", "run-002", "--ns", NS)
+    assert out == "P-0004 staged (new)\n"  # P-0002 "tax rate is hard-coded" is wontfix: not a re-raise
+    body = keeper.refused("RERAISE", "propose", keeper.candidate(conclusion(
+        "The tax rate is hard coded", scope_ref="src/shop.py#Cart.total")), "--run", "run-002", "--ns", NS)
+    assert body["of"] == "P-0002" and body["similar"] is True
+
+
+def test_distinct_from_names_only_priors_of_the_runs_namespace(keeper):
+    _seed(keeper)
+    # a prior of another namespace (committed through its own run), so P-0004 exists but is not ours
+    keeper.ok("abort", "--run", "run-002")
+    keeper.ok("relevant", "--ns", "other", "--snapshot")
+    keeper.ok("propose", keeper.candidate(conclusion("checkout() logs the card number", scope_ref="src/shop.py")),
+              "--run", "run-002", "--ns", "other")
+    keeper.ok("commit", "--run", "run-002")
+    keeper.ok("relevant", "--ns", NS, "--snapshot")
+    keeper.ok("disposition", "P-0003", "still-open", "--run", "run-003")
+    staged = keeper.root / ".priors/runs/run-003/staged.jsonl"
+
+    def distinct(ids):
+        return keeper.candidate(conclusion("checkout() silently ignores errors from payment",
+                                           scope_ref="src/shop.py#Cart.checkout", distinct_from=ids))
+
+    body = keeper.refused("DISTINCT_FROM_UNKNOWN", "propose", distinct(["P-0003", "P-0099"]), "--run", "run-003", "--ns", NS)
+    assert body["unknown"] == ["P-0099"] and "other_namespace" not in body and body["ns"] == NS
+    body = keeper.refused("DISTINCT_FROM_UNKNOWN", "propose", distinct(["P-0004", "P-0098"]), "--run", "run-003", "--ns", NS)
+    assert body["other_namespace"] == ["P-0004"] and body["unknown"] == ["P-0098"]
+    assert not staged.exists() or staged.read_text() == ""  # refused: nothing staged
+    # a prior staged by this very run may be named; so may the similar finding the refusal named
+    keeper.ok("propose", keeper.candidate(conclusion("checkout() retries the payment forever",
+                                                     scope_ref="src/shop.py#Cart.checkout")), "--run", "run-003", "--ns", NS)
+    assert keeper.ok("propose", distinct(["P-0003", "P-0005"]), "--run", "run-003", "--ns", NS) == "P-0006 staged (new)\n"
+
+
 def test_a_changed_scope_is_not_compared(keeper):
     _seed(keeper)
     keeper.ok("abort", "--run", "run-002")
@@ -143,6 +219,36 @@ def test_locations_resolve_to_the_innermost_definition(keeper):
     keeper.write("src/shop.py", SHOP + "\n# edited\n")
     keeper.refused("SCOPE_MISMATCH", "propose", keeper.candidate(conclusion("y", at="src/shop.py:2")),
                    "--run", "run-002", "--ns", NS)
+
+
+def test_a_location_in_a_symbolic_link_points_at_what_it_leads_to(keeper):
+    """The snapshot records a link itself and never follows it (docs/snapshot.md): a line of it is refused,
+    naming the file it leads to; the link stays a scope of its own."""
+    import os
+
+    keeper.write("src/shop.py", SHOP)
+    try:
+        os.symlink("shop.py", str(keeper.root / "src" / "link.py"))
+        os.symlink("../../elsewhere.py", str(keeper.root / "src" / "out.py"))
+    except (OSError, NotImplementedError):
+        import pytest
+
+        pytest.skip("no symbolic links here")
+    keeper.ok("init")
+    keeper.ok("relevant", "--ns", NS, "--snapshot")
+    body = keeper.refused("UNKNOWN_SCOPE", "propose", keeper.candidate(conclusion("total() returns a rate", at="src/link.py:7")),
+                          "--run", "run-001", "--ns", NS)
+    assert body["link_to"] == "src/shop.py" and body["nearest"] == ["src/shop.py"] and body["scope_ref"] == "src/link.py:7"
+    assert "symbolic link" in body["hint"] and '"at": "src/shop.py:7"' in body["hint"]
+    body = keeper.refused("UNKNOWN_SCOPE", "propose", keeper.candidate(conclusion("x is read", file="src/out.py", line=1)),
+                          "--run", "run-001", "--ns", NS)
+    assert body["link_to"] == "outside the target" and body["nearest"] == []
+    # what the hint says works: the file it leads to, or the link itself
+    keeper.ok("propose", keeper.candidate(conclusion("total() returns a rate", at="src/shop.py:7")), "--run", "run-001", "--ns", NS)
+    keeper.ok("propose", keeper.candidate(conclusion("the link hides which module is imported", file="src/link.py")),
+              "--run", "run-001", "--ns", NS)
+    refs = [json.loads(x)["scope_ref"] for x in (keeper.root / ".priors/runs/run-001/staged.jsonl").read_text().splitlines()]
+    assert refs == ["src/shop.py#Cart.total", "src/link.py"]
 
 
 def test_scopes_verb_and_settled_here(keeper):
@@ -182,8 +288,18 @@ def test_withdraw_removes_staged_priors_only(keeper):
     assert keeper.ledger_bytes() == before
     keeper.usage("withdraw", "--run", "run-002", "nope")
     keeper.refused("UNKNOWN_RUN", "withdraw", "--run", "run-009", "P-0004")
+    # ids are not renumbered: the next proposal takes the number after the highest still staged
+    for claim in ("checkout() charges the card twice", "the order id is never logged", "a declined card is retried forever"):
+        keeper.ok("propose", keeper.candidate(conclusion(claim, scope_ref="src/shop.py#Cart.checkout")),
+                  "--run", "run-002", "--ns", NS)  # P-0004, P-0005, P-0006
+    assert "P-0004, P-0006 withdrawn from run-002" in keeper.ok("withdraw", "--run", "run-002", "P-0004", "P-0006", "P-0004")
+    out = keeper.ok("propose", keeper.candidate(conclusion("the cart is not emptied after payment", scope_ref="src/shop.py")),
+                    "--run", "run-002", "--ns", NS)
+    assert out == "P-0006 staged (new)\n"
+    keeper.ok("withdraw", "--run", "run-002", "P-0005", "P-0006")
     keeper.ok("commit", "--run", "run-002")
-    assert not any(r.get("id") == "P-0004" for r in keeper.ledger())
+    assert not any(r.get("id") in ("P-0004", "P-0005", "P-0006") for r in keeper.ledger())
+    keeper.assert_rendered()
 
 
 # ------------------------------------------------------------------ strict candidates, namespaces

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 import shutil
 import subprocess
@@ -15,7 +16,7 @@ import pngkit
 from conftest import Keeper
 from priors.core.chart import COLORS, chart_svg
 from priors.core.history import history_rows
-from test_desk import make_target
+from test_desk import every_other_kind, make_target
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_chromium = pytest.mark.skipif(
@@ -59,6 +60,17 @@ def test_the_page_holds_every_section_escaped_and_self_contained(target):
     assert "<svg" in page and "<style>" in page
     # lessons with their score
     assert "Run the narrow test first" in page.split('id="lessons"')[1]
+
+
+def test_every_kind_of_call_waits_on_the_page_with_its_commands(keeper):
+    every_other_kind(keeper)
+    page = report_of(keeper)
+    waiting = page.split('<section id="waiting">')[1].split("</section>")[0]
+    assert "<h3>web — 1 waiting</h3>" in waiting and "<h3>dev — 2 waiting</h3>" in waiting
+    assert "a run proposed retiring this" in waiting and "priors decide P-0002 obsolete" in waiting
+    assert "this lesson keeps losing — keep it or retire it? (scored 0.00 over 3 runs)" in waiting
+    assert "priors decide P-0001 keep" in waiting
+    assert "a proposed lesson, not injected until you accept it" in waiting and "priors decide P-0003 accepted" in waiting
 
 
 def test_the_page_is_deterministic(target):
@@ -106,6 +118,20 @@ def test_report_usage_errors(target):
     assert not (target.root / "r.html").exists()
 
 
+def test_report_reads_the_ledger_only_through_the_ledger_api(target, tmp_path):
+    # like every verb, report refuses a ledger that a symlink leads outside .priors/
+    ledger = target.root / ".priors" / "ledger.jsonl"
+    elsewhere = tmp_path / "elsewhere.jsonl"
+    elsewhere.write_bytes(ledger.read_bytes())
+    ledger.unlink()
+    try:
+        ledger.symlink_to(elsewhere)
+    except (OSError, NotImplementedError):
+        pytest.skip("no symlinks here")
+    assert "is a symlink; refusing to read or write through it" in target.usage("report", "-o", "r.html")
+    assert not (target.root / "r.html").exists()
+
+
 def test_the_chart_uses_the_width_titles_its_axes_and_marks_quiescence():
     recs = [k.prior("P-0001", "run-001"), k.commit("run-001")]
     for n in range(2, 5):
@@ -122,7 +148,16 @@ def test_the_chart_uses_the_width_titles_its_axes_and_marks_quiescence():
     assert 'fill="#f0e442" fill-opacity' in svg  # the band behind quiescent runs
     for colour in COLORS.values():
         assert colour in svg
+    # the Okabe–Ito palette (distinct for colour-blind readers), five different colours
+    okabe_ito = {"#e69f00", "#56b4e9", "#009e73", "#f0e442", "#0072b2", "#d55e00", "#cc79a7", "#000000"}
+    assert set(COLORS.values()) <= okabe_ito and len(set(COLORS.values())) == 5
     assert '<pattern id="c-carried"' in svg  # patterns: apart in grey print too
+    for name in ("touched", "your_call", "new"):
+        assert f'<pattern id="c-{name}"' in svg
+    # the open line: one point per run, open findings after each (1, 1, 1: level)
+    line = re.search(r'<polyline points="([^"]+)" fill="none" stroke="#000000"', svg)
+    assert line and len({p.split(",")[1] for p in line.group(1).split()}) == 1 and len(line.group(1).split()) == 4
+    assert "open after the run" in svg
 
 
 def test_many_runs_share_bars_and_the_chart_stays_small():
@@ -182,6 +217,50 @@ def test_the_screenshot_shows_the_chart(target, tmp_path, width, height):
     for name in ("new", "carried", "your_call"):  # the bars of the chart, in their Okabe–Ito colours
         rgb = tuple(int(COLORS[name][i:i + 2], 16) for i in (1, 3, 5))
         assert pngkit.near(counts, rgb) > 20, (name, rgb)
+
+
+PHONE_PROBE = """<script>document.getElementById("page").addEventListener("load", function () {
+  var d = this.contentDocument, w = d.documentElement.clientWidth, wide = [];
+  d.querySelectorAll("main *").forEach(function (el) {
+    if (el.closest("svg")) return;  /* the chart scales to the width: its own coordinates are not layout */
+    if (el.getBoundingClientRect().right > w + 0.5 || el.scrollWidth > el.clientWidth + 1) wide.push(el.tagName);
+  });
+  var out = document.createElement("pre");
+  out.id = "measured";
+  out.textContent = "viewport=" + w + " page=" + d.documentElement.scrollWidth + " wide=" + wide.length
+    + " labelled=" + Array.prototype.filter.call(d.querySelectorAll("td"), function (td) {
+        var c = getComputedStyle(td, "::before").content; return c && c !== "none" && c !== "normal"; }).length
+    + " heads=" + d.querySelectorAll("thead").length
+    + " hidden-heads=" + Array.prototype.filter.call(d.querySelectorAll("thead"),
+        function (h) { return getComputedStyle(h).display === "none"; }).length;
+  document.body.appendChild(out);
+});</script>"""
+
+
+@needs_chromium
+@pytest.mark.parametrize("width,stacked", [(375, True), (1024, False)], ids=["phone", "desktop"])
+def test_no_table_scrolls_sideways_on_a_phone(target, tmp_path, width, stacked):
+    # the widest tables (lessons: 9 columns) and an unbroken path: at 375 px each row is a card
+    long_ref = "src/" + "very_long_module_name_" * 6 + ".py#Handler.process_everything_at_once"
+    extra = k.to_bytes([k.prior("P-0006", "run-002", "a long claim " * 20, ref=long_ref, severity="minor")])
+    ledger = target.root / ".priors" / "ledger.jsonl"
+    ledger.write_bytes(ledger.read_bytes() + extra)
+    page = report_of(target)
+    # headless chromium will not make its window narrower than ~500 px, so the page is laid out in
+    # an iframe of exactly `width` px (its viewport, for the media query) and measured by a script
+    # in the test's own harness page; the report itself holds no script.
+    harness = tmp_path / "harness.html"
+    harness.write_text(f'<!DOCTYPE html><html><body style="margin:0"><iframe id="page" style="width:{width}px;'
+                       f'height:4000px;border:0" srcdoc="{html.escape(page, quote=True)}"></iframe>'
+                       f"{PHONE_PROBE}</body></html>", encoding="utf-8")
+    done = chromium(tmp_path, "--window-size=1100,900", "--dump-dom", harness.as_uri())
+    found = re.search(r'<pre id="measured">([^<]*)</pre>', done.stdout.decode("utf-8"))
+    assert found, done.stderr[-2000:]
+    got = dict(kv.split("=") for kv in found.group(1).split())
+    assert got["viewport"] == str(width) and got["page"] == str(width) and got["wide"] == "0", got
+    # on a phone the headings are hidden and every cell shows its column's name beside it (a card per row)
+    assert (got["hidden-heads"] == got["heads"]) is stacked, got
+    assert (int(got["labelled"]) > 30) is stacked and (got["labelled"] == "0") is not stacked, got
 
 
 def test_ci_installs_chromium_quietly_or_says_why_not():

@@ -32,10 +32,9 @@ def lesson_calls(paths, st, ledger=None) -> Tuple[Dict[str, str], List[str]]:
     from priors.core.lessons import Ledger, fmt_score, is_lesson
 
     if ledger is None:
-        from priors.core.fold import parse_lines
-        from priors.store.paths import read_ledger_bytes
+        from priors.store.ledger import read_records
 
-        ledger = Ledger.of(parse_lines(read_ledger_bytes(paths)), st)
+        ledger = Ledger.of(read_records(paths), st)
     low = {pid: f"scored {fmt_score(s.score)} over {s.scored} runs" for pid, s in ledger.low_scores().items()}
     held = [p.id for p in st.priors.values() if is_lesson(p) and p.status == "open"] if review else []
     return low, held

@@ -87,6 +87,7 @@ def resolve_location(paths, rf, raw: Dict[str, Any]) -> Dict[str, Any]:
                       hint="point only at files in this run's snapshot (`priors scopes --run " + rf.run + "`)")
     ref = file
     if line is not None:
+        _refuse_link(paths, rf, file, line)
         best = None
         defs, lines = spans_for(paths, rf, file)  # checks the file on disk is the snapshot's
         if line > lines:
@@ -100,6 +101,35 @@ def resolve_location(paths, rf, raw: Dict[str, Any]) -> Dict[str, Any]:
     out = {k: v for k, v in raw.items() if k not in ("at", "file", "line")}
     out["scope_ref"] = ref
     return out
+
+
+def _refuse_link(paths, rf, file: str, line: int) -> None:
+    """A line of a symbolic link means nothing to the snapshot: it records the link itself (a hash
+    of where it points) and never follows it (docs/snapshot.md), so it holds no lines or
+    definitions. Refused UNKNOWN_SCOPE, naming the file the link leads to when the snapshot has it;
+    the link itself stays a valid `scope_ref` (or `file` without `line`)."""
+    import os
+    import posixpath
+
+    full = paths.root.joinpath(*file.split("/"))
+    if not os.path.islink(str(full)):
+        return
+    try:
+        target = os.readlink(str(full)).replace("\\", "/")
+    except OSError:
+        target = ""
+    inside = posixpath.normpath(posixpath.join(posixpath.dirname(file), target)) if target else ""
+    own = "give the link itself as `scope_ref` for a finding about the link"
+    if not target or posixpath.isabs(target) or inside == ".." or inside.startswith("../"):
+        where, nearest, what = "outside the target", [], "it leads outside the target, which no run reviews; " + own
+    elif inside in rf.scopes:
+        where, nearest = inside, [inside]
+        what = f"point at the file it leads to (`\"at\": \"{inside}:{line}\"`), or {own}"
+    else:
+        where, nearest, what = inside, [], f"it leads to {inside}, which this run's snapshot does not hold; " + own
+    raise Refusal("UNKNOWN_SCOPE", scope_ref=f"{file}:{line}", link_to=where, nearest=nearest,
+                  hint=f"{file} is a symbolic link: the snapshot records the link and never follows it, so it has"
+                       " no lines; " + what)
 
 
 # ------------------------------------------------------------------ scopes

@@ -32,13 +32,12 @@ def cmd_report(argv: List[str], ctx) -> int:
     from priors.cli.inputs import paths_of
     from priors.cli.lessons_verbs import lesson_rows
     from priors.core.desk import waiting
-    from priors.core.fold import parse_lines
     from priors.core.history import history_and_state
     from priors.core.lessons import Ledger
     from priors.core.report_html import report_html
     from priors.core.vocabulary import is_run_id
     from priors.store.files import atomic_write
-    from priors.store.paths import read_ledger_bytes
+    from priors.store.ledger import read_records
 
     a = parse(argv, REPORT)
     out = a.get("o")
@@ -53,7 +52,7 @@ def cmd_report(argv: List[str], ctx) -> int:
     if since is not None and not is_run_id(since):
         raise UsageError(f"priors report: --since {since!r}: expected a run id like run-007")
     paths = paths_of(ctx)
-    records = parse_lines(read_ledger_bytes(paths))
+    records = read_records(paths)  # the one ledger API; one parse and one fold give the history and the state
     rows, st = history_and_state(records)
     if since is not None and since not in st.commits:
         raise UsageError(f"priors report: --since {since}: no committed run of that id in the ledger")

@@ -246,6 +246,7 @@ def _propose_one(st, rf, raw: Any, ns: str, next_id: List[int], paths=None):
     from priors.core.grammar import validate
     from priors.core.protocol import (
         check_run_for_propose,
+        check_distinct_from,
         check_scope,
         escalation_known,
         find_conflict,
@@ -264,6 +265,7 @@ def _propose_one(st, rf, raw: Any, ns: str, next_id: List[int], paths=None):
 
     check_supersedes(st, raw.get("supersedes"), ns)  # lessons loop: a usage error like any bad field
     current = check_scope(rf, cand)
+    check_distinct_from(st, rf, cand, ns)
     from priors.core.secret_patterns import guard
 
     guard(raw)  # the secret guard: before anything (a staged prior or a call's claim) can hold the text

@@ -245,6 +245,27 @@ def check_scope(rf: RunFiles, cand: Candidate) -> Optional[str]:
     return current
 
 
+def check_distinct_from(st: State, rf: RunFiles, cand: Candidate, ns: str) -> None:
+    """`distinct_from` must name findings the candidate could be confused with: priors of the run's
+    namespace, in the ledger or staged by this run. Any other id (none such, or another namespace's)
+    would be kept on the prior as an unexplained claim for the human to audit: refused."""
+    ids = cand.distinct_from
+    if not ids:
+        return
+    staged = {r.get("id") for r in rf.staged if isinstance(r, dict)}
+    unknown = sorted({i for i in ids if i not in st.priors and i not in staged})
+    elsewhere = sorted({i for i in ids if i in st.priors and i not in staged and st.priors[i].ns != ns})
+    if unknown or elsewhere:
+        detail: Dict[str, Any] = {}
+        if unknown:
+            detail["unknown"] = unknown
+        if elsewhere:
+            detail["other_namespace"] = elsewhere
+        raise Refusal("DISTINCT_FROM_UNKNOWN", ns=ns, **detail,
+                      hint="`distinct_from` names the similar finding a refusal named (its `of`), a prior of this"
+                           " namespace; drop the ids that are not")
+
+
 def nearest_refs(ref: str, scopes: Dict[str, str], n: int = 5) -> List[str]:
     """Existing refs most like `ref`: the same file's definitions first, else close spellings."""
     import difflib

@@ -16,6 +16,20 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
     from typing import Any, Dict, List, Optional, Sequence
 
+# Every table of the page, by kind (its class): its column headings. On a phone each row becomes a
+# card and each cell shows its column's heading beside it — from these, in the CSS, not per cell, so a
+# 10k-prior page does not grow by a label per cell.
+HEADS = {
+    "summary": ("namespace", "open", "fixed", "decided by you", "lessons locked", "retired", "resting"),
+    "asks": ("id", "why", "claim", "answer with"),
+    "open": ("id", "severity", "claim", "where", "namespace"),
+    "fixed": ("id", "run", "namespace", "claim", "where"),
+    "lessons": ("id", "score", "uses", "wins", "partials", "losses", "status", "namespace", "lesson"),
+    "tombs": ("id", "namespace", "content hash"),
+    "new": ("id", "namespace", "status", "claim"),
+    "decided": ("id", "verdict", "because"),
+}
+
 CSS = """
 *{box-sizing:border-box}
 body{margin:0;font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#111;background:#fafafa}
@@ -40,7 +54,16 @@ figure svg{display:block;width:100%;height:auto}
 .tomb{color:#555}
 ul.cmds{margin:0;padding-left:1.1em}
 footer{color:#555;font-size:.85em;margin:2em 0 1em}
-@media (max-width:640px){body{font-size:14px}main{padding:8px}th,td{padding:3px 4px}}
+@media (max-width:800px){body{font-size:14px}main{padding:8px}
+.wrap{overflow-x:visible}table,tbody,tr,td{display:block;width:100%}thead{display:none}
+tr{border:1px solid #ccc;margin:0 0 .5em;background:#fff}
+td{border:0;border-bottom:1px solid #eee;padding:3px 6px;display:grid;grid-template-columns:6.5em minmax(0,1fr);
+gap:0 .5em;justify-items:start;text-align:left}
+td:last-child{border-bottom:0}td.n{text-align:left}td.claim{min-width:0}
+td::before{font-weight:bold;color:#444}
+td:first-child code{white-space:pre-wrap}
+""" + "".join(f'.t-{kind} td:nth-child({i})::before{{content:"{h}"}}'
+              for kind, head in HEADS.items() for i, h in enumerate(head, 1)) + """}
 @media print{body{background:#fff}.wrap{overflow:visible}}
 """
 
@@ -64,9 +87,9 @@ def _sev(value: Any) -> str:
     return f'<span class="sev sev-{s if known else "none"}">{e(s or "—")}</span>'
 
 
-def _table(head: Sequence[str], rows: List[str], cls: str = "") -> str:
-    th = "".join(f"<th>{e(h)}</th>" for h in head)
-    return (f'<div class="wrap"><table{f" class={chr(34)}{cls}{chr(34)}" if cls else ""}><thead><tr>{th}</tr></thead>'
+def _table(kind: str, rows: List[str]) -> str:
+    th = "".join(f"<th>{e(h)}</th>" for h in HEADS[kind])
+    return (f'<div class="wrap"><table class="t-{kind}"><thead><tr>{th}</tr></thead>'
             f"<tbody>\n" + "\n".join(rows) + "\n</tbody></table></div>")
 
 
@@ -115,12 +138,11 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
 
     # where things stand
     out.append('<section id="summary"><h2>Where things stand</h2>')
-    heads = ["namespace", "open", "fixed", "decided by you", "lessons locked", "retired", "resting"]
     trs = []
     for ns in namespaces(st, list(counts)):
         c = counts.get(ns) or dict.fromkeys(BUCKETS, 0)
         trs.append(f"<tr><td>{e(ns)}</td>" + "".join(f'<td class="n">{c[b]}</td>' for b in BUCKETS) + "</tr>")
-    out.append(_table(heads, trs) if trs else "<p>No priors yet — the first run writes them.</p>")
+    out.append(_table("summary", trs) if trs else "<p>No priors yet — the first run writes them.</p>")
     out.append("</section>")
 
     # the chart
@@ -149,7 +171,7 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
                 cmds = "".join(f"<li><code>{e(c)}</code></li>" for c in commands(ask))
                 trs.append(f"<tr><td><code>{e(ask['id'])}</code></td><td>{e(what)}</td>"
                            f'<td class="claim">{e(_flat(ask["claim"]))}</td><td><ul class="cmds">{cmds}</ul></td></tr>')
-            out.append(_table(["id", "why", "claim", "answer with"], trs, "asks"))
+            out.append(_table("asks", trs))
     else:
         out.append("<p>Nothing waits for you.</p>")
     out.append("</section>")
@@ -174,7 +196,7 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
         trs = [f"<tr><td><code>{e(p.id)}</code></td><td>{_sev(p.rec.get('severity'))}</td>"
                f'<td class="claim">{e(_flat(p.claim))}</td><td><code>{e(p.scope_ref or "—")}</code></td>'
                f"<td>{e(p.ns)}</td></tr>" for p in group]
-        out.append(_table(["id", "severity", "claim", "where", "namespace"], trs))
+        out.append(_table("open", trs))
     if not found:
         out.append("<p>None.</p>")
     out.append("</section>")
@@ -196,7 +218,7 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
         claim = "(redacted)" if p.redacted else _flat(p.claim)
         trs.append(f"<tr><td><code>{e(pid)}</code></td><td>{e(run)}</td><td>{e(p.ns)}</td>"
                    f'<td class="claim">{e(claim)}</td><td><code>{e(p.scope_ref or "—")}</code></td></tr>')
-    out.append(_table(["id", "run", "namespace", "claim", "where"], trs) if trs else "<p>Nothing.</p>")
+    out.append(_table("fixed", trs) if trs else "<p>Nothing.</p>")
     out.append("</section>")
     if since is not None:
         out.append(_since(st, records, start, picked, since))
@@ -207,7 +229,7 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
            f"<td class=\"n\">{e(r['uses'])}</td><td class=\"n\">{e(r['wins'])}</td><td class=\"n\">{e(r['partials'])}</td>"
            f"<td class=\"n\">{e(r['losses'])}</td><td>{e(r['status'])}{' — your call' if r.get('your_call') else ''}</td>"
            f"<td>{e(r['ns'])}</td><td class=\"claim\">{e(_flat(r['claim']))}</td></tr>" for r in lessons]
-    out.append(_table(["id", "score", "uses", "wins", "partials", "losses", "status", "namespace", "lesson"], trs)
+    out.append(_table("lessons", trs)
                if trs else "<p>No lessons yet.</p>")
     out.append("</section>")
 
@@ -218,7 +240,7 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
         out.append("<p>Their content is gone from <code>.priors/</code>; only a tombstone remains.</p>")
         trs = [f'<tr class="tomb"><td><code>{e(p.id)}</code></td><td>{e(p.ns)}</td>'
                f"<td><code>{e(p.rec.get('content_hash'))}</code></td></tr>" for p in tombs]
-        out.append(_table(["id", "namespace", "content hash"], trs))
+        out.append(_table("tombs", trs))
     else:
         out.append("<p>None.</p>")
     out.append("</section>")
@@ -239,7 +261,7 @@ def _since(st: Any, records: Sequence[Dict[str, Any]], start: int, picked: Any, 
             continue
         trs.append(f"<tr><td><code>{e(p.id)}</code></td><td>{e(p.ns)}</td><td>{e(p.status)}</td>"
                    f'<td class="claim">{e(_flat(p.claim))}</td></tr>')
-    out.append(_table(["id", "namespace", "status", "claim"], trs) if trs else "<p>Nothing.</p>")
+    out.append(_table("new", trs) if trs else "<p>Nothing.</p>")
     decided = [rec for rec in records[start + 1:] if rec.get("t") == "event" and rec.get("action") == "decide"]
     out.append(f'</section><section id="decided"><h2>Your decisions since {e(since)} ({len(decided)})</h2>')
     trs = []
@@ -248,6 +270,6 @@ def _since(st: Any, records: Sequence[Dict[str, Any]], start: int, picked: Any, 
         why = _flat(reason) if isinstance(reason, str) else "(reason redacted)" if rec.get("reason_redacted") else ""
         trs.append(f"<tr><td><code>{e(rec.get('id'))}</code></td><td>{e(rec.get('to'))}</td>"
                    f'<td class="claim">{e(why)}</td></tr>')
-    out.append(_table(["id", "verdict", "because"], trs) if trs else "<p>None.</p>")
+    out.append(_table("decided", trs) if trs else "<p>None.</p>")
     out.append("</section>")
     return "\n".join(out)

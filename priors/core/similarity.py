@@ -13,11 +13,15 @@ How a claim becomes weighted terms:
      (`swallows`/`ignores`/`suppresses`, `exception`/`error`, `hangs`/`blocks`…);
   3. words that merely name the scope (`checkout` in `shop.py#checkout`) weigh `SCOPE_WEIGHT`:
      every finding on that function names it, so it says little about *which* finding it is.
-Two adjacent words that the other claim writes as one (`hard coded` / `hardcoded`) are joined.
+Two adjacent words that the other claim writes as one (`hard coded` / `hardcoded`) are joined;
+`unescaped` beside `escape` is that word, negated.
+A claim that denies the other in the same words (`X is validated` / `X is not validated`: see
+`opposite`) is not its rewording, however many words they share.
 
 See `similarity` for the figure.
-The threshold is calibrated on the labelled corpus in tests/data/similarity_corpus.json;
-docs/protocol.md reports its precision and recall.
+The threshold, tables and negation rule are calibrated on the labelled corpus in
+tests/data/similarity_corpus.json; tests/data/similarity_heldout.json was never tuned on.
+docs/protocol.md reports recall and false refusals on both.
 """
 
 from __future__ import annotations
@@ -38,6 +42,13 @@ THIN_SHARED = 2.5  # less weight than this in common, and not most of the shorte
 THIN_CAP = 0.4
 SWAP_WEIGHT = 1.5  # at most this much said by one side alone, on both sides: one thing swapped, not a rewording
 MIN_WEIGHT = 2.0  # a claim lighter than this (`b is theirs`) says too little to be matched by meaning
+
+NEG_SAME = 0.7  # two claims this alike in their own words, one negated and the other not, say opposite things
+NEGATORS = frozenset("""
+not no never without cannot nothing none neither nor nobody nowhere lack lacks lacking absent missing
+dont doesnt didnt isnt arent wasnt werent cant couldnt wont wouldnt shouldnt hasnt havent hadnt mustnt neednt
+""".split())  # apostrophes are dropped before words are split: `doesn't` is `doesnt`
+_FAIL = frozenset(("fail", "fails", "failed", "failing"))  # `fails to close` says `does not close`
 
 _IDENT = re.compile(
     r"`([^`]{1,80})`"                                   # `anything back-ticked`
@@ -98,7 +109,12 @@ SYNONYM_GROUPS = (
 
 
 def _stem(w: str) -> str:
-    """A light suffix stripper: enough to fold `evicts`/`evicted`/`eviction`, never clever."""
+    """A light suffix stripper: enough to fold `evicts`/`evicted`/`eviction`, never clever. Twice, so
+    that `buffered` (→ `buffer`) meets `buffer` (→ `buff`)."""
+    return _strip(_strip(w))
+
+
+def _strip(w: str) -> str:
     if len(w) <= 3 or w.isdigit():
         return w
     for suf, rep in (("ations", ""), ("ation", ""), ("ments", ""), ("ment", ""), ("ities", ""), ("ity", ""),
@@ -171,9 +187,10 @@ def terms(claim: str, scope: frozenset = frozenset()) -> List[Tuple[str, float]]
                 out.append((f, SCOPE_WEIGHT if f in scope else WORD_WEIGHT))
     rest.append(claim[pos:])
     text = " ".join(rest).lower().replace("-", "").replace("'", "").replace("\u2019", "")
-    for w in _WORD.findall(text):
-        if w in STOP:
-            continue
+    words = _WORD.findall(text)
+    for i, w in enumerate(words):
+        if w in STOP or (w in _FAIL and i + 1 < len(words) and words[i + 1] == "to"):
+            continue  # `fails to flush` says `does not flush`: the negation, not a failure, is meant
         f = _fold(w)
         if f in STOP or not f:
             continue
@@ -205,6 +222,17 @@ def _join_compounds(items: List[Tuple[str, float]], other: Dict[str, float]) -> 
     return out
 
 
+def _unprefixed(bag: Dict[str, float], other: Dict[str, float]) -> Dict[str, float]:
+    """`unescaped` beside a claim that says `escape`: the same word, negated (`opposite` weighs the
+    negation; `not escaped` and `unescaped` say the same)."""
+    out: Dict[str, float] = {}
+    for t, w in bag.items():
+        if t.startswith("un") and len(t) > 5 and t not in other and _fold(t[2:]) in other:
+            t = _fold(t[2:])
+        out[t] = max(out.get(t, 0.0), w)
+    return out
+
+
 def _names(bag: Dict[str, float], scope: frozenset) -> set:
     """The code a claim names that is not its own scope (`refund()` in a finding on `shop.py`)."""
     out = set()
@@ -229,6 +257,51 @@ def _numbers(bag: Dict[str, float]) -> set:
     return {t for t in bag if t.isdigit()}
 
 
+def _polar(claim: str) -> Tuple[int, List[str]]:
+    """(how many negations the claim holds, its other words stemmed but not folded into synonyms).
+
+    The words are the claim's own: `leaks the socket` and `never closes the socket` share no word
+    here, although the synonym table makes them one finding."""
+    words = _WORD.findall(claim.lower().replace("-", "").replace("'", "").replace("\u2019", ""))
+    neg = 0
+    out: List[str] = []
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w in NEGATORS:
+            neg += 1
+        elif w in _FAIL and i + 1 < len(words) and words[i + 1] == "to":
+            neg += 1
+            i += 1
+        elif w not in STOP:
+            out.append(_stem(w))
+        i += 1
+    return neg, out
+
+
+def opposite(a: str, b: str) -> bool:
+    """Do the two claims say opposite things — the same words, one negated and the other not?
+
+    `the address is validated` / `the address is not validated`; `unvalidated` counts as `not
+    validated` when the other claim says `validated`. Two claims that say the same in different
+    words (`never closes the socket` / `leaks the socket`) are not opposite: their own words differ."""
+    na, wa = _polar(a)
+    nb, wb = _polar(b)
+    sa, sb = set(wa), set(wb)
+    for mine, theirs, side in ((sa, sb, 0), (sb, sa, 1)):
+        for w in sorted(mine):
+            if w.startswith("un") and len(w) > 5 and w[2:] in theirs and w not in theirs:
+                mine.discard(w)
+                mine.add(w[2:])
+                if side == 0:
+                    na += 1
+                else:
+                    nb += 1
+    if (na + nb) % 2 == 0 or not sa or not sb:
+        return False
+    return 2.0 * len(sa & sb) / (len(sa) + len(sb)) >= NEG_SAME
+
+
 def similarity(a: str, b: str, scope_ref: Optional[str] = None, inner: Tuple[str, ...] = ()) -> float:
     """How far b says what a says, in [0, 1], rounded to 2 places (the figure a refusal reports).
 
@@ -244,6 +317,7 @@ def similarity(a: str, b: str, scope_ref: Optional[str] = None, inner: Tuple[str
     ta, tb = terms(a, scope), terms(b, scope)
     ba, bb = _bag(ta), _bag(tb)
     ba, bb = _bag(_join_compounds(ta, bb)), _bag(_join_compounds(tb, ba))
+    ba, bb = _unprefixed(ba, bb), _unprefixed(bb, ba)
     wa, wb = sum(ba.values()), sum(bb.values())
     if wa <= 0 or wb <= 0:
         return 0.0
@@ -261,6 +335,8 @@ def similarity(a: str, b: str, scope_ref: Optional[str] = None, inner: Tuple[str
     nums_a, nums_b = _numbers(ba), _numbers(bb)
     if nums_a and nums_b and nums_a != nums_b:
         figure = min(figure, DIFFERENT_CODE_CAP)  # `finding 1` / `finding 2`, `port 80` / `port 443`: different facts
+    if figure > DIFFERENT_CODE_CAP and opposite(a, b):
+        figure = DIFFERENT_CODE_CAP  # `X is validated` / `X is not validated`: one denies what the other says
     return round(figure, 2)
 
 
