@@ -361,7 +361,7 @@ def cmd_export(argv: List[str], ctx) -> int:
     if a.get("sarif"):
         if a.get("type") is not None:
             raise UsageError("priors export: --type selects lessons; --sarif exports findings — give one or the other")
-        from priors.cli.sarif_verbs import export_sarif
+        from priors.cli.sarif_export import export_sarif
 
         text, n = export_sarif(paths, str(ns) if ns else None, bool(a.get("current")))
         what = "finding"

@@ -11,7 +11,7 @@ import hashlib
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
-    from typing import Any, Dict, List, Optional, Tuple
+    from typing import Any, Dict, List, Optional
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 LEDGER_URI = ".priors/ledger.jsonl"  # where a prior with no file to point at lives
@@ -20,8 +20,7 @@ SUPPRESSED = ("wontfix", "accepted", "obsolete")  # a person's word: shown as su
 # What the namespace's last committed run did to a prior, as SARIF's baselineState.
 VERDICT_BASELINE = {"still-open": "unchanged", "reaffirmed": "updated", "stale": "updated", "fixed": "absent"}
 
-# files: path -> (number of lines, {qualname: (first line, last line)}) for the files that exist now.
-Files = "Dict[str, Tuple[int, Dict[str, Tuple[int, int]]]]"
+# `files` below: path -> (number of lines, {qualname: (first line, last line)}) for the files that exist now.
 
 
 def last_runs(records: List[Dict[str, Any]]) -> Dict[str, str]:
@@ -85,7 +84,7 @@ def sarif_log(st: Any, records: List[Dict[str, Any]], ns_filter: Optional[str], 
               ledger_lines: Dict[str, int], version: str, current_only: bool = False) -> Dict[str, Any]:
     """The SARIF log: one run per namespace that holds findings, each finding a result.
 
-    `files`: what the snapshot layer read from the tree now (see `Files`); `ledger_lines`: prior id
+    `files`: what the snapshot layer read from the tree now (see above); `ledger_lines`: prior id
     -> its line in the ledger, the location of a prior whose scope is not a file (`*`, a folder,
     repo-wide). `current_only`: leave out what the last run fixed (`absent`), for viewers that show
     every result they receive."""
