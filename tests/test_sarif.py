@@ -347,3 +347,31 @@ def test_a_failed_commit_leaves_nothing_staged(keeper: Keeper, tmp_path: Path) -
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert k.ledger_bytes() == before
     assert not list((k.root / ".priors" / "runs").iterdir())
+
+
+def one_result(file: str, line: int) -> str:
+    return json.dumps({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "lint"}}, "results": [
+        {"ruleId": "L1", "level": "warning", "message": {"text": "loop variable is unused"},
+         "locations": [{"physicalLocation": {"artifactLocation": {"uri": file}, "region": {"startLine": line}}}]}]}]})
+
+
+def test_a_moved_line_is_carried_and_a_rename_is_a_new_finding(keeper: Keeper) -> None:
+    """docs/sarif.md: a line moving inside its definition changes nothing; a renamed definition leaves the
+    old prior missing (a wontfix on it does not carry over) and the result on the new name is new."""
+    k = keeper
+    k.write("src/a.py", "def old():\n    for i in x:\n        pass\n")
+    k.write("l.sarif", one_result("src/a.py", 2))
+    k.ok("ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", "src")
+    (first,) = [r for r in k.ledger() if r.get("t") == "prior"]
+    assert first["scope_ref"] == "src/a.py#old" and first["severity"] == "minor"
+    k.write("src/a.py", "\n\ndef old():\n    for i in x:\n        pass\n")  # blank lines above: the line moves
+    k.write("l.sarif", one_result("src/a.py", 4))
+    r = k("ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", "src", "--json")
+    assert r.json["counts"] == dict(r.json["counts"], carried=1, new=0, fixed=0)
+    k.ok("decide", first["id"], "wontfix", "--because", "intended")
+    k.write("src/a.py", "def new():\n    for i in x:\n        pass\n")
+    k.write("l.sarif", one_result("src/a.py", 2))
+    r = k("ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", "src", "--json")
+    assert r.json["counts"]["new"] == 1 and r.json["counts"]["suppressed"] == 0
+    (new,) = [x for x in k.ledger() if x.get("t") == "prior" and x["id"] in r.json["new"]]
+    assert new["scope_ref"] == "src/a.py#new"

@@ -148,3 +148,31 @@ def test_sarif_log_is_deterministic_and_leaves_lessons_out() -> None:
     assert two["locations"][0]["physicalLocation"]["region"] == {"startLine": 3, "endLine": 4}
     assert two["ruleId"] == "priors/conclusion" and two["level"] == "warning" and two["baselineState"] == "unchanged"
     assert sarif_log(st, records, "b", files, {}, "9.9")["runs"] == doc["runs"][1:]
+
+
+def test_suppressions_carry_the_persons_reason() -> None:
+    facets = {"scope": "content-hash", "activation": "verify-phase", "obligation": "disposition-required",
+              "authority": "advisory", "lifecycle": "stale-on-scope-change"}
+    records = [{"t": "prior", "id": f"P-000{i}", "ns": "a", "type": "conclusion", "facets": facets, "claim": f"c{i}",
+                "born": "run-001", "scope_ref": "*", "scope_hash": "0" * 12} for i in range(1, 6)]
+    records.append({"t": "run", "action": "commit", "run": "run-001", "ns": "a", "summary": []})
+    records += [{"t": "event", "id": "P-0001", "action": "decide", "to": "wontfix", "by": "human", "reason": "generated"},
+                {"t": "event", "id": "P-0002", "action": "decide", "to": "accepted", "by": "human"},
+                {"t": "event", "id": "P-0003", "action": "decide", "to": "obsolete", "by": "human", "reason": "gone"},
+                {"t": "event", "id": "P-0004", "action": "decide", "to": "wontfix", "by": "human", "reason": "first"},
+                {"t": "event", "id": "P-0004", "action": "decide", "to": "reopen", "by": "human", "reason": "again"},
+                {"t": "run", "action": "commit", "run": "run-002", "ns": "a", "summary": []},
+                {"t": "event", "id": "P-0005", "action": "disposition", "to": "stale", "run": "run-002", "by": "agent"}]
+    doc = sarif_log(fold(records), records, None, {}, {"P-0001": 1}, "0")
+    sup = {r["properties"]["priors"]["id"]: r.get("suppressions") for r in doc["runs"][0]["results"]}
+    assert sup == {
+        "P-0001": [{"kind": "external", "status": "accepted", "justification": "generated"}],
+        "P-0002": [{"kind": "external", "status": "accepted"}],
+        "P-0003": [{"kind": "external", "status": "accepted", "justification": "gone"}],
+        "P-0004": None,  # reopened: open again, nothing suppressed
+        "P-0005": None,
+    }
+    states = {r["properties"]["priors"]["id"]: r["baselineState"] for r in doc["runs"][0]["results"]}
+    assert states["P-0005"] == "updated" and states["P-0001"] == "unchanged"
+    loc = doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
+    assert loc == {"artifactLocation": {"uri": ".priors/ledger.jsonl", "uriBaseId": "%SRCROOT%"}, "region": {"startLine": 1}}
