@@ -375,3 +375,12 @@ def test_a_moved_line_is_carried_and_a_rename_is_a_new_finding(keeper: Keeper) -
     assert r.json["counts"]["new"] == 1 and r.json["counts"]["suppressed"] == 0
     (new,) = [x for x in k.ledger() if x.get("t") == "prior" and x["id"] in r.json["new"]]
     assert new["scope_ref"] == "src/a.py#new"
+
+
+def test_the_first_ingest_sets_up_the_ledger(bare: Keeper) -> None:
+    bare.write("src/a.py", "def old():\n    for i in x:\n        pass\n")
+    bare.write("l.sarif", one_result("src/a.py", 2))
+    r = bare("ingest-sarif", "l.sarif", "--ns", "lint")  # no --snapshot: the whole target
+    assert r.code == 0 and "set up" in r.err and "New this run: 1" in r.out, r
+    assert [p["scope_ref"] for p in bare.ledger() if p.get("t") == "prior"] == ["src/a.py#old"]
+    assert bare("ingest-sarif", "--help").out.startswith("usage: priors ingest-sarif")

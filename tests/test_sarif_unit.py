@@ -46,6 +46,7 @@ def test_relative_paths() -> None:
     assert relative_path("./src/a.py", roots) == "src/a.py"
     assert relative_path("https://example.com/a.py", roots) == "https://example.com/a.py"
     assert relative_path("file:///C:/repo/a.py", ["C:/repo"]) == "a.py"
+    assert relative_path("http://[::1/a.py", roots) == "http://[::1/a.py"
 
 
 def log(*results, **run):
@@ -176,3 +177,31 @@ def test_suppressions_carry_the_persons_reason() -> None:
     assert states["P-0005"] == "updated" and states["P-0001"] == "unchanged"
     loc = doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
     assert loc == {"artifactLocation": {"uri": ".priors/ledger.jsonl", "uriBaseId": "%SRCROOT%"}, "region": {"startLine": 1}}
+
+
+def test_any_json_is_a_log_or_a_usage_error() -> None:
+    """Hostile logs: whatever the JSON, read_log returns findings or raises UsageError — never a crash."""
+    hypothesis = pytest.importorskip("hypothesis")
+    s = hypothesis.strategies
+    scalar = s.one_of(s.none(), s.booleans(), s.integers(-3, 3), s.text(max_size=5),
+                      s.sampled_from(["2.1.0", "error", "pass", "absent", "inSource", "file:///r/a.py", "a.py"]))
+    keys = s.sampled_from(["version", "runs", "tool", "driver", "name", "results", "message", "text", "id",
+                           "arguments", "locations", "physicalLocation", "artifactLocation", "uri", "uriBaseId",
+                           "index", "region", "startLine", "snippet", "ruleId", "ruleIndex", "rule", "rules",
+                           "toolComponent", "extensions", "artifacts", "location", "originalUriBaseIds", "level",
+                           "kind", "baselineState", "suppressions", "status", "properties", "security-severity",
+                           "messageStrings", "defaultConfiguration", "relatedLocations", "contextRegion"])
+    value = s.recursive(scalar, lambda inner: s.one_of(s.lists(inner, max_size=3),
+                                                       s.dictionaries(keys, inner, max_size=5)), max_leaves=30)
+
+    @hypothesis.settings(max_examples=120, deadline=None, database=None)
+    @hypothesis.given(doc=s.one_of(value, s.fixed_dictionaries({"version": s.just("2.1.0"), "runs": s.lists(value, max_size=3)})))
+    def check(doc) -> None:
+        try:
+            found = read_log(doc, ["/r"])
+        except UsageError:
+            return
+        for f in found:
+            assert (f.candidate is None) != (f.skipped is None)
+
+    check()

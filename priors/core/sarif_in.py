@@ -331,7 +331,10 @@ def relative_path(uri: str, roots: Sequence[str]) -> str:
     from urllib.parse import unquote, urlsplit
 
     if _has_scheme(uri):
-        parts = urlsplit(uri)
+        try:
+            parts = urlsplit(uri)
+        except ValueError:  # `http://[::1` and the like: no file of ours
+            return uri
         if parts.scheme.lower() != "file":
             return uri
         path = unquote(parts.path)
