@@ -60,6 +60,10 @@ def test_read_log_candidates() -> None:
     assert f.path == "runs[0].results[0]" and f.skipped is None
     assert f.candidate == {"type": "conclusion", "claim": "two lines", "severity": "major", "direction": "lint:R1",
                            "file": "a.py", "line": 3, "evidence": "a.py:3"}
+    (c,) = read_log(log({"message": {"text": "x"}, "locations": [{"physicalLocation": {
+        "artifactLocation": {"uri": "a.py"}, "region": {"startLine": 2},
+        "contextRegion": {"startLine": 1, "snippet": {"text": "def f():\n    y = 1\n"}}}}]}), ["/r"])
+    assert c.candidate["evidence"] == "a.py:2: def f(): y = 1"  # no region snippet: the context's
     (g,) = read_log(log({"message": {"text": "x"}}), ["/r"])
     assert g.candidate["scope_ref"] == "*" and "direction" not in g.candidate
     (h,) = read_log(log({"message": {"text": "x"}, "baselineState": "absent"}), ["/r"])
