@@ -126,7 +126,7 @@ def _check_ns(spec: Spec, value: str) -> None:
 
 # Flags and verbs whose values name files: a file name may be any bytes, so these are not text.
 PATH_FLAGS = ("--scopes", "--snapshot", "--svg", "-o", "--out", "--keep", "--raw", "--merge")
-PATH_POSITIONALS = ("propose", "hash", "snapshot", "import", "merge-driver")
+PATH_POSITIONALS = ("propose", "hash", "snapshot", "import", "merge-driver", "ingest-sarif")
 
 
 def _check_texts(spec: Spec, pos: List[str], opts: Dict[str, object]) -> None:

@@ -12,19 +12,23 @@ from priors.store.lock import Lock
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
-    from typing import Any, Dict, List, Tuple
+    from typing import Any, Dict, List, Optional, Tuple
 
 
 # ------------------------------------------------------------------ line spans beside the run
 
 
-def spans_for(paths, rf, file: str) -> Tuple[List[list], int]:
+def spans_for(paths, rf, file: str, memo: Optional[Dict[str, Any]] = None) -> Tuple[List[list], int]:
     """(`[[qualname, first, last], …]`, its number of lines) for `file` as it was in the run's snapshot.
 
     Read from `runs/<run>/spans.json`, or computed from the file on disk when its hash still
     equals the snapshot's (then kept there). A file that changed since the snapshot cannot say
-    where its lines were: SCOPE_MISMATCH.
+    where its lines were: SCOPE_MISMATCH. `memo`: one verb resolving many locations in one go
+    (`ingest-sarif`) reads each file once and keeps the spans in memory instead of rewriting
+    spans.json for every file.
     """
+    if memo is not None and file in memo:
+        return memo[file]
     from priors.core.canonical import JSONError, loads
 
     sfile = paths.run_dir(rf.run) / "spans.json"
@@ -59,11 +63,16 @@ def spans_for(paths, rf, file: str) -> Tuple[List[list], int]:
     entry = table.get(file)
     if (isinstance(entry, dict) and entry.get("hash") == want and entry.get("bytes") == exact
             and isinstance(entry.get("defs"), list)):
+        if memo is not None:
+            memo[file] = (entry["defs"], data.count(b"\n") + 1)
         return entry["defs"], data.count(b"\n") + 1
     from priors.snapshot.anchors import line_spans
 
     defs = [[n, a, b] for n, a, b in line_spans(file, data.decode("utf-8", "replace"))
             if f"{file}#{n}" in rf.scopes]
+    if memo is not None:
+        memo[file] = (defs, data.count(b"\n") + 1)
+        return memo[file]
     table[file] = {"bytes": exact, "defs": defs, "hash": want}
     from priors.store.files import atomic_write
 
@@ -71,8 +80,8 @@ def spans_for(paths, rf, file: str) -> Tuple[List[list], int]:
     return defs, data.count(b"\n") + 1
 
 
-def resolve_location(paths, rf, raw: Dict[str, Any]) -> Dict[str, Any]:
-    """The candidate with `at` (or `file`+`line`) replaced by the `scope_ref` it points at."""
+def resolve_location(paths, rf, raw: Dict[str, Any], memo: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """The candidate with `at` (or `file`+`line`) replaced by the `scope_ref` it points at (`memo`: see spans_for)."""
     from priors.core.grammar import location_of
 
     if raw.get("at") is not None:
@@ -89,7 +98,7 @@ def resolve_location(paths, rf, raw: Dict[str, Any]) -> Dict[str, Any]:
     if line is not None:
         _refuse_link(paths, rf, file, line)
         best = None
-        defs, lines = spans_for(paths, rf, file)  # checks the file on disk is the snapshot's
+        defs, lines = spans_for(paths, rf, file, memo)  # checks the file on disk is the snapshot's
         if line > lines:
             raise Refusal("UNKNOWN_SCOPE", scope_ref=f"{file}:{line}", nearest=[file],
                           hint=f"{file} has {lines} lines; point at a line inside it")

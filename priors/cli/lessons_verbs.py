@@ -334,12 +334,22 @@ def _safe(text: str) -> str:
 # ------------------------------------------------------------------ export / import
 
 
-EXPORT = Spec("export", "priors export [--ns NS] [--type T] [-o FILE]",
-              {"--ns": VALUE, "--type": VALUE, "--out": VALUE}, aliases={"-o": "--out"}, help="""usage: priors export [--ns NS] [--type T] [-o FILE]
+EXPORT = Spec("export", "priors export [--ns NS] [--type T] [-o FILE] | priors export --sarif [--ns NS] [--current] [-o FILE]",
+              {"--ns": VALUE, "--type": VALUE, "--out": VALUE, "--sarif": BOOL, "--current": BOOL},
+              aliases={"-o": "--out"}, help="""usage: priors export [--ns NS] [--type T] [-o FILE]
+       priors export --sarif [--ns NS] [--current] [-o FILE]
 
 Write a JSON bundle of the live lessons (open or binding run-start priors)
 with their provenance and outcome counts, to FILE or stdout. Redacted and
-retired lessons never leave; runs, scores and notes stay in this repo.""")
+retired lessons never leave; runs, scores and notes stay in this repo.
+
+--sarif writes the ledger's findings as SARIF 2.1.0 instead (docs/sarif.md):
+one run per namespace, each finding a result with its baselineState against
+the namespace's last run (new, unchanged, updated, absent), a stable
+fingerprint, its location (the definition's lines when the file has it), and
+a suppression with your reason for wontfix, accepted and obsolete. Redacted
+priors never leave. --current leaves out what the last run fixed (absent),
+for viewers that show every result they receive.""")
 
 
 def cmd_export(argv: List[str], ctx) -> int:
@@ -347,11 +357,21 @@ def cmd_export(argv: List[str], ctx) -> int:
 
     a = parse(argv, EXPORT)
     paths = paths_of(ctx)
-    _, ledger = _ledger(paths)
     ns = a.get("ns")
-    typ = a.get("type")
-    bundle = export_bundle(ledger, str(ns) if ns else None, str(typ) if typ else None)
-    text = dumps(bundle) + "\n"
+    if a.get("sarif"):
+        if a.get("type") is not None:
+            raise UsageError("priors export: --type selects lessons; --sarif exports findings — give one or the other")
+        from priors.cli.sarif_export import export_sarif
+
+        text, n = export_sarif(paths, str(ns) if ns else None, bool(a.get("current")))
+        what = "finding"
+    else:
+        if a.get("current"):
+            raise UsageError("priors export: --current goes with --sarif")
+        _, ledger = _ledger(paths)
+        typ = a.get("type")
+        bundle = export_bundle(ledger, str(ns) if ns else None, str(typ) if typ else None)
+        text, n, what = dumps(bundle) + "\n", len(bundle["lessons"]), "lesson"
     out = a.get("out")
     if out is None or out == "-":
         ctx.out.write(text)
@@ -363,8 +383,7 @@ def cmd_export(argv: List[str], ctx) -> int:
         atomic_write(target, text.encode("utf-8"))
     except FileNotFoundError:
         raise UsageError(f"priors export: cannot write {out}: no such directory") from None
-    n = len(bundle["lessons"])
-    ctx.print(f"exported {n} lesson{'s' if n != 1 else ''} to {out}")
+    ctx.print(f"exported {n} {what}{'s' if n != 1 else ''} to {out}" + (" as SARIF 2.1.0" if a.get("sarif") else ""))
     return 0
 
 

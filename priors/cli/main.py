@@ -19,6 +19,7 @@ VERBS = {
     "propose": ("priors.cli.run_verbs", "cmd_propose", "stage a new prior (vetoed if it repeats the past)"),
     "withdraw": ("priors.cli.ground_verbs", "cmd_withdraw", "take back priors this open run staged"),
     "scopes": ("priors.cli.ground_verbs", "cmd_scopes", "print an open run's scope refs (with --lines, line spans)"),
+    "ingest-sarif": ("priors.cli.sarif_verbs", "cmd_ingest_sarif", "one whole run from an analyzer's SARIF log (ruff, semgrep, CodeQL…)"),
     "commit": ("priors.cli.run_verbs", "cmd_commit", "seal the run atomically — or refuse"),
     "abort": ("priors.cli.run_verbs", "cmd_abort", "drop an open run's staging; the ledger is untouched"),
     "decide": ("priors.cli.desk_verbs", "cmd_decide", "a human verdict that sticks (between runs)"),
@@ -47,7 +48,7 @@ GROUPS = [
     ("The run ritual (agent)", ["relevant", "scopes", "disposition", "propose", "withdraw", "commit", "abort"]),
     ("Humans", ["decide", "redact", "status", "render"]),
     ("See what is settled", ["show", "list", "history", "report"]),
-    ("CI and git", ["verify", "merge-driver"]),
+    ("CI and git", ["verify", "merge-driver", "ingest-sarif"]),
     ("Lessons", ["add", "score", "reflect", "lessons", "export", "import", "config"]),
 ]
 

@@ -61,10 +61,11 @@ Open a run and print, as one JSON line, what applies to it:
 Only one run may be open at a time. Finish it with `priors commit` or `priors abort`.""")
 
 
-def _scopes_from(a, ctx) -> Dict[str, str]:
+def scopes_from(a, ctx, verb: str = "relevant", default_snapshot: bool = False) -> Dict[str, str]:
+    """The run's snapshot from `--scopes FILE|-` or `--snapshot [PATH ...]` (`relevant`, `ingest-sarif`)."""
     if a.has("--scopes") and a.has("--snapshot"):
-        raise UsageError("priors relevant: give --scopes or --snapshot, not both")
-    if a.has("--snapshot"):
+        raise UsageError(f"priors {verb}: give --scopes or --snapshot, not both")
+    if a.has("--snapshot") or (default_snapshot and not a.has("--scopes")):
         from priors.snapshot.scan import _tty_progress, take_snapshot
 
         return take_snapshot(ctx.root, list(a.get("snapshot") or []) or None, progress=_tty_progress(ctx.err))
@@ -73,15 +74,11 @@ def _scopes_from(a, ctx) -> Dict[str, str]:
         return {}
     scopes = parse_json_input(read_input(str(name), "scopes file"), str(name), "scopes file")
     if not isinstance(scopes, dict) or not all(isinstance(v, str) for v in scopes.values()):
-        raise UsageError(f"priors relevant: scopes file {name} must be a JSON object mapping scope refs to hash strings")
+        raise UsageError(f"priors {verb}: scopes file {name} must be a JSON object mapping scope refs to hash strings")
     return scopes
 
 
 def cmd_relevant(argv: List[str], ctx) -> int:
-    from priors.core.fold import next_run_id
-    from priors.core.protocol import select
-    from priors.store.paths import list_run_dirs
-
     a = parse(argv, RELEVANT)
     ns = required(a, RELEVANT, "ns", "NS")
     run = a.get("run")
@@ -91,8 +88,8 @@ def cmd_relevant(argv: List[str], ctx) -> int:
     if cap is not None and (not str(cap).isdigit() or len(str(cap)) > 9):
         raise UsageError(f"priors relevant: --settled takes a whole number, not {cap!r}")
     paths = Paths(ctx.root)
-    scopes = _scopes_from(a, ctx)
-    from priors.cli.lessons_verbs import budget_from, relevant_hook
+    scopes = scopes_from(a, ctx)
+    from priors.cli.lessons_verbs import budget_from
 
     budget = budget_from(a, paths)
     fresh = not paths.dir.is_dir()
@@ -101,29 +98,42 @@ def cmd_relevant(argv: List[str], ctx) -> int:
         ctx.err.write(f"priors: set up {paths.dir} for this first run — commit it with your repo\n")
     with Lock(paths):
         _, st = load(paths, want_data=False)
-        if fresh:
-            first_files(paths)
-            render(paths, st)
-        active = open_runs(paths, st)
-        if active:
-            raise Refusal("ACTIVE_RUN_EXISTS", run=active[0],
-                          hint=f"finish it first: `priors commit --run {active[0]}` or `priors abort --run {active[0]}`")
-        if run is None:
-            run = next_run_id(st, list_run_dirs(paths))
-        elif run in st.commits or paths.run_dir(str(run)).exists():
-            raise Refusal("RUN_EXISTS", run=run)
-        out = relevant_hook(budget, paths, st, select(st, str(ns), scopes, str(run), 50 if cap is None else int(str(cap))))
-        from priors.store.files import make_dir
-
-        rdir = paths.run_dir(str(run))
-        make_dir(rdir)
-        parts = {k: dumps(v) for k, v in out.items()}  # the verify list can be 10k items: encode it once
-        printed = dumps_object(parts)
-        parts["scopes"] = dumps(scopes)
-        parts["ledger_records"] = str(st.records)  # where the ledger stood: commit finds what a person decided since
-        atomic_write(rdir / "relevant.json", (dumps_object(parts) + "\n").encode("utf-8"))
+        _, printed = open_run_locked(paths, st, str(ns), scopes, run, budget, fresh, 50 if cap is None else int(str(cap)))
     ctx.print(printed)
     return 0
+
+
+def open_run_locked(paths: Paths, st, ns: str, scopes: Dict[str, str], run, budget, fresh: bool,
+                    cap: int = 50) -> Tuple[str, str]:
+    """Open a run with the writer lock held: (its id, the JSON line `relevant` prints).
+
+    The one way a run is opened — `relevant` and `ingest-sarif` both come through here."""
+    from priors.cli.lessons_verbs import relevant_hook
+    from priors.core.fold import next_run_id
+    from priors.core.protocol import select
+    from priors.store.files import make_dir
+    from priors.store.paths import list_run_dirs
+
+    if fresh:
+        first_files(paths)
+        render(paths, st)
+    active = open_runs(paths, st)
+    if active:
+        raise Refusal("ACTIVE_RUN_EXISTS", run=active[0],
+                      hint=f"finish it first: `priors commit --run {active[0]}` or `priors abort --run {active[0]}`")
+    if run is None:
+        run = next_run_id(st, list_run_dirs(paths))
+    elif run in st.commits or paths.run_dir(str(run)).exists():
+        raise Refusal("RUN_EXISTS", run=run)
+    out = relevant_hook(budget, paths, st, select(st, ns, scopes, str(run), cap))
+    rdir = paths.run_dir(str(run))
+    make_dir(rdir)
+    parts = {k: dumps(v) for k, v in out.items()}  # the verify list can be 10k items: encode it once
+    printed = dumps_object(parts)
+    parts["scopes"] = dumps(scopes)
+    parts["ledger_records"] = str(st.records)  # where the ledger stood: commit finds what a person decided since
+    atomic_write(rdir / "relevant.json", (dumps_object(parts) + "\n").encode("utf-8"))
+    return str(run), printed
 
 
 # ------------------------------------------------------------------ disposition
@@ -344,36 +354,42 @@ Committing an already committed run prints the same summary and writes nothing."
 
 
 def cmd_commit(argv: List[str], ctx) -> int:
-    from priors.core.protocol import plan_commit
-
     a = parse(argv, COMMIT)
     run = check_run_id(a.get("run"), "commit")
     paths = paths_of(ctx)
     with Lock(paths):
-        loaded = load_ledger(paths, want_data=False)
-        st = loaded.state
-        sealed = st.commits.get(run)
-        if sealed is not None:
-            remove_tree(paths.run_dir(run))
-            summary = sealed.get("summary")
-            ctx.print("\n".join(str(s) for s in summary) if isinstance(summary, list) else "")
-            return 0
-        rf = read_run(paths, run)
-        if rf.relevant is None:
-            raise Refusal("UNKNOWN_RUN", run=run)
-        from priors.core.views import display_status
-
-        shown = {pid: display_status(st.priors[pid]) for pid in rf.verify_items() if pid in st.priors}
-        plan = plan_commit(st, rf, _decided_since_open(paths, st, rf))
-        from priors.cli.lessons_verbs import commit_extra
-
-        lines = plan.lines[:-1] + commit_extra(rf.relevant, run) + plan.lines[-1:]
-        after = append_ledger(paths, None, lines, loaded)
-        # the run is sealed: nothing after this line may turn the answer into a failure
-        aftercare(f"removing {run}'s staging", remove_tree, paths.run_dir(run))
-        aftercare("rendering .priors/PRIORS.md", render, paths, st, loaded.mark, lines, after, shown)
-    ctx.print("\n".join(plan.summary))
+        summary = commit_locked(paths, run)
+    ctx.print("\n".join(summary))
     return 0
+
+
+def commit_locked(paths: Paths, run: str) -> List[str]:
+    """Seal `run` with the writer lock held and return its summary lines (a sealed run: its old
+    summary, nothing written). The one way a run is sealed — `commit` and `ingest-sarif` use it."""
+    from priors.core.protocol import plan_commit
+
+    loaded = load_ledger(paths, want_data=False)
+    st = loaded.state
+    sealed = st.commits.get(run)
+    if sealed is not None:
+        remove_tree(paths.run_dir(run))
+        summary = sealed.get("summary")
+        return [str(s) for s in summary] if isinstance(summary, list) else [""]
+    rf = read_run(paths, run)
+    if rf.relevant is None:
+        raise Refusal("UNKNOWN_RUN", run=run)
+    from priors.core.views import display_status
+
+    shown = {pid: display_status(st.priors[pid]) for pid in rf.verify_items() if pid in st.priors}
+    plan = plan_commit(st, rf, _decided_since_open(paths, st, rf))
+    from priors.cli.lessons_verbs import commit_extra
+
+    lines = plan.lines[:-1] + commit_extra(rf.relevant, run) + plan.lines[-1:]
+    after = append_ledger(paths, None, lines, loaded)
+    # the run is sealed: nothing after this line may turn the answer into a failure
+    aftercare(f"removing {run}'s staging", remove_tree, paths.run_dir(run))
+    aftercare("rendering .priors/PRIORS.md", render, paths, st, loaded.mark, lines, after, shown)
+    return list(plan.summary)
 
 
 def _decided_since_open(paths: Paths, st, rf) -> List[str]:

@@ -29,7 +29,7 @@ QUIESCENT = "Everything settled still holds. Nothing new."
 class RunFiles(Plain):
     """An open run's staging as read from `.priors/runs/<run>/`."""
 
-    __slots__ = ("run", "relevant", "dispositions", "staged", "escalations", "_verify")
+    __slots__ = ("run", "relevant", "dispositions", "staged", "escalations", "_verify", "_seen", "_pool")
 
     def __init__(self, run: str, relevant: Optional[Dict[str, Any]], dispositions: Optional[List[Any]] = None,
                  staged: Optional[List[Any]] = None, escalations: Optional[List[Any]] = None) -> None:
@@ -38,6 +38,11 @@ class RunFiles(Plain):
         self.staged = [] if staged is None else staged
         self.escalations = [] if escalations is None else escalations
         self._verify: Optional[Dict[str, Dict[str, Any]]] = None
+        self._seen: Optional[list] = None  # [the dispositions list, how many of it were read, their ids]
+        self._pool: Optional[ProposePool] = None
+
+    def fields(self) -> tuple:
+        return ("run", "relevant", "dispositions", "staged", "escalations")  # the caches are not the run
 
     @property
     def ns(self) -> Any:
@@ -64,6 +69,18 @@ class RunFiles(Plain):
 
     def disposed_ids(self) -> List[str]:
         return [d.get("id") for d in self.dispositions if isinstance(d, dict)]
+
+    def is_disposed(self, pid: str) -> bool:
+        """`pid in disposed_ids()`, read incrementally: a batch of 8k verdicts (or an ingest) appends
+        one at a time and asks each time — a list rebuilt per ask made that quadratic."""
+        seen = self._seen
+        if seen is None or seen[0] is not self.dispositions or seen[1] > len(self.dispositions):
+            seen = self._seen = [self.dispositions, 0, set()]
+        for d in self.dispositions[seen[1]:]:
+            if isinstance(d, dict):
+                seen[2].add(d.get("id"))
+        seen[1] = len(self.dispositions)
+        return pid in seen[2]
 
 
 # ------------------------------------------------------------------ relevant
@@ -134,9 +151,8 @@ def require_open(st: State, rf: RunFiles) -> None:
 
 
 def missing_dispositions(rf: RunFiles) -> List[str]:
-    done = set(rf.disposed_ids())
     return [pid for pid, item in rf.verify_items().items()
-            if item.get("scopeState") != "missing" and pid not in done]
+            if item.get("scopeState") != "missing" and not rf.is_disposed(pid)]
 
 
 # ------------------------------------------------------------------ disposition
@@ -173,7 +189,7 @@ def judge_disposition(st: State, rf: RunFiles, pid: str, verdict: str) -> Dict[s
                       hint="the code changed: re-check it and say fixed, reaffirmed or stale")
     if verdict == "stale" and state == "unchanged":
         raise Refusal("STALE_REQUIRES_CHANGE", id=pid)
-    if pid in rf.disposed_ids():
+    if rf.is_disposed(pid):
         raise Refusal("ALREADY_DISPOSITIONED", id=pid, run=rf.run)
     event = {"t": "event", "id": pid, "action": "disposition", "to": verdict, "run": rf.run, "by": "agent"}
     ref = p.scope_ref
@@ -277,9 +293,86 @@ def nearest_refs(ref: str, scopes: Dict[str, str], n: int = 5) -> List[str]:
     return difflib.get_close_matches(ref, sorted(scopes), n=n, cutoff=0.5)
 
 
+class ProposePool(Plain):
+    """The priors a proposal is checked against — the namespace's, with this run's verdicts applied,
+    then the run's staged ones — indexed by scope ref, so that a candidate meets only the priors
+    whose scope can matter to it (the same, a containing or contained scope, a prefix for floors),
+    in the pool's own order: exactly what a scan of the whole pool would find, without scanning it
+    for every candidate of a large batch (an ingest of 5,000 analyzer results).
+
+    Kept on the run while the ledger state and the run's verdicts are the ones it was built from;
+    staged priors are indexed as they are appended."""
+
+    __slots__ = ("st", "dispositions", "n_disp", "staged", "n_staged", "items", "by_ref", "refs", "wide")
+
+    def __init__(self, st: State, rf: RunFiles) -> None:
+        self.st, self.dispositions, self.n_disp = st, rf.dispositions, len(rf.dispositions)
+        self.staged, self.n_staged = rf.staged, 0
+        self.items: List[PriorState] = []
+        self.by_ref: Dict[str, List[int]] = {}
+        self.refs: Optional[List[str]] = None  # sorted (once built), for the refs inside a scope
+        self.wide: List[int] = []  # repo-wide priors
+        for p in with_run_dispositions(st, rf):
+            self._add(p)
+        self.refs = sorted(self.by_ref)
+
+    def fits(self, st: State, rf: RunFiles) -> bool:
+        return (self.st is st and self.dispositions is rf.dispositions and self.n_disp == len(rf.dispositions)
+                and self.staged is rf.staged and self.n_staged <= len(rf.staged))
+
+    def _add(self, p: PriorState) -> None:
+        pos = len(self.items)
+        self.items.append(p)
+        ref = p.scope_ref
+        if isinstance(ref, str):
+            if ref not in self.by_ref:
+                self.by_ref[ref] = []
+                if self.refs is not None:
+                    import bisect
+
+                    bisect.insort(self.refs, ref)
+            self.by_ref[ref].append(pos)
+        if p.facet("scope") == "repo-wide":
+            self.wide.append(pos)
+
+    def catch_up(self, rf: RunFiles) -> None:
+        new = rf.staged[self.n_staged:]
+        self.n_staged = len(rf.staged)
+        for p in _staged_states(RunFiles(rf.run, rf.relevant, staged=new)):
+            self._add(p)
+
+    def around(self, cand: Candidate) -> List[PriorState]:
+        """The priors, in pool order, whose scope is the candidate's, contains it or lies inside it,
+        is a string prefix of it (a floor's reach) or `*` — and the repo-wide ones."""
+        ref = cand.scope_ref
+        if ref is None or ref == "*":
+            return list(self.items) if ref == "*" else [self.items[i] for i in sorted(set(self.wide) | set(
+                self.by_ref.get("*", ())))]
+        import bisect
+
+        refs = self.refs or []
+        hit = set(self.wide)
+        for n in range(1, len(ref) + 1):
+            hit.update(self.by_ref.get(ref[:n], ()))
+        hit.update(self.by_ref.get("*", ()))
+        i = bisect.bisect_left(refs, ref)
+        while i < len(refs) and refs[i].startswith(ref):
+            hit.update(self.by_ref[refs[i]])
+            i += 1
+        return [self.items[i] for i in sorted(hit)]
+
+
+def _pool_for(st: State, rf: RunFiles) -> ProposePool:
+    pool = rf._pool
+    if pool is None or not pool.fits(st, rf):
+        pool = rf._pool = ProposePool(st, rf)
+    pool.catch_up(rf)
+    return pool
+
+
 def find_conflict(st: State, rf: RunFiles, cand: Candidate, current: Optional[str]) -> Optional[Dict[str, Any]]:
     """Duplicate / re-raise / reversal / similar / floor checks. Raises the refusal; returns an escalation to record first."""
-    pool = with_run_dispositions(st, rf) + _staged_states(rf)
+    pool = _pool_for(st, rf).around(cand)
     cdir = norm_direction(cand.direction)
     for p in pool:
         if p.redacted or not _same_scope(p, cand, current):

@@ -1,0 +1,386 @@
+"""SARIF in and out, end to end through the real CLI: a real analyzer (ruff) over a small project
+run three times, a hand-written log in the style of CodeQL and Semgrep, broken logs, and the export
+validated against the official SARIF 2.1.0 schema (tests/data/sarif-schema-2.1.0.json)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+
+from conftest import REPO, Keeper
+
+DATA = REPO / "tests" / "data"
+SCHEMA = json.loads((DATA / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
+
+
+def validate(doc: Any) -> None:
+    jsonschema = pytest.importorskip("jsonschema")  # in the `test` extra: CI always has it
+    jsonschema.Draft4Validator(SCHEMA).validate(doc)
+
+
+def ruff_command() -> List[str]:
+    if importlib.util.find_spec("ruff") is not None:
+        return [sys.executable, "-m", "ruff"]
+    exe = shutil.which("ruff")
+    if exe is None:
+        pytest.skip("ruff is not installed (it is in the `test` extra: pip install -e '.[test]')")
+    return [exe]
+
+
+def ruff_sarif(k: Keeper, name: str) -> str:
+    proc = subprocess.run(ruff_command() + ["check", "--no-cache", "--isolated", "--select", "F",
+                                            "--output-format", "sarif", "src"],
+                          cwd=str(k.root), capture_output=True, text=True, encoding="utf-8")
+    assert proc.returncode in (0, 1), proc.stderr
+    assert json.loads(proc.stdout)["runs"][0]["tool"]["driver"]["name"] == "ruff"
+    k.write(name, proc.stdout)
+    return name
+
+
+def priors_by_scope(k: Keeper) -> Dict[str, Dict[str, Any]]:
+    return {r["scope_ref"]: r for r in k.ledger() if r.get("t") == "prior"}
+
+
+def verdicts(k: Keeper, run: str) -> Dict[str, str]:
+    return {r["id"]: r["to"] for r in k.ledger() if r.get("action") == "disposition" and r.get("run") == run}
+
+
+A1 = '''import sys
+
+
+def total(x):
+    unused_y = 1
+    return x
+
+
+def g():
+    unused_w = 3
+    return 0
+
+
+class Cart:
+    def m(self):
+        unused_z = 2
+        return sys.path
+'''
+
+# g's issue fixed, total changed without fixing its issue, Cart.m untouched
+A2 = '''import sys
+
+
+def total(x):
+    unused_y = 1
+    x = x + 1
+    return x
+
+
+def g():
+    return 0
+
+
+class Cart:
+    def m(self):
+        unused_z = 2
+        return sys.path
+'''
+
+B = "import json\n"
+C = "def h():\n    unused_q = 5\n"
+
+
+@pytest.mark.one_cache_mode
+def test_ruff_three_runs_fixed_carried_updated_new_then_suppressed(keeper: Keeper) -> None:
+    k = keeper
+    k.write("src/a.py", A1)
+    k.write("src/b.py", B)
+    r = k("ingest-sarif", ruff_sarif(k, "r1.sarif"), "--ns", "ruff", "--snapshot", "src", "--json")
+    assert r.code == 0, r
+    first = r.json
+    assert first["run"] == "run-001" and first["counts"]["new"] == 4 and first["refused"] == []
+    born = priors_by_scope(k)
+    assert sorted(born) == ["src/a.py#Cart.m", "src/a.py#g", "src/a.py#total", "src/b.py"]
+    assert born["src/b.py"]["claim"] == "`json` imported but unused"
+    assert born["src/b.py"]["direction"] == "ruff:F401" and born["src/b.py"]["severity"] == "major"
+    assert born["src/a.py#total"]["evidence"] == "src/a.py:5"
+
+    # fix one, change a function without fixing its issue, add a new one
+    k.write("src/a.py", A2)
+    k.write("src/c.py", C)
+    r = k("ingest-sarif", ruff_sarif(k, "r2.sarif"), "--ns", "ruff", "--snapshot", "src")
+    assert r.code == 0, r
+    ids = {ref: rec["id"] for ref, rec in priors_by_scope(k).items()}
+    assert verdicts(k, "run-002") == {ids["src/a.py#g"]: "fixed", ids["src/a.py#total"]: "reaffirmed",
+                                      ids["src/a.py#Cart.m"]: "still-open", ids["src/b.py"]: "still-open"}
+    assert "src/c.py#h" in ids and priors_by_scope(k)["src/c.py#h"]["born"] == "run-002"
+    assert "  ✓ 1 fixed — nice work" in r.out and "New this run: 1" in r.out
+    assert "From the analyzer: 4 results — 3 already known, 1 new" in r.out
+
+    # the export after run-002: new / unchanged / updated / absent, each result where it belongs
+    doc = json.loads(k.ok("export", "--sarif"))
+    validate(doc)
+    (run,) = doc["runs"]
+    states = {res["properties"]["priors"]["id"]: res["baselineState"] for res in run["results"]}
+    assert states == {ids["src/a.py#g"]: "absent", ids["src/a.py#total"]: "updated",
+                      ids["src/a.py#Cart.m"]: "unchanged", ids["src/b.py"]: "unchanged", ids["src/c.py#h"]: "new"}
+    fixed = next(res for res in run["results"] if res["baselineState"] == "absent")
+    assert fixed["kind"] == "pass" and fixed["level"] == "none"
+    total = next(res for res in run["results"] if res["properties"]["priors"]["id"] == ids["src/a.py#total"])
+    assert total["locations"][0]["physicalLocation"]["region"] == {"startLine": 4, "endLine": 7}
+    assert total["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "src/a.py"
+    assert total["locations"][0]["logicalLocations"] == [{"fullyQualifiedName": "total"}]
+    current = json.loads(k.ok("export", "--sarif", "--current"))
+    assert "absent" not in {res["baselineState"] for res in current["runs"][0]["results"]}
+
+    # a person's wontfix sticks: the third ingest reports it suppressed and does not re-add it
+    k.ok("decide", ids["src/a.py#Cart.m"], "wontfix", "--because", "kept for the debugger")
+    before = len([x for x in k.ledger() if x.get("t") == "prior"])
+    r = k("ingest-sarif", ruff_sarif(k, "r3.sarif"), "--ns", "ruff", "--snapshot", "src", "--json")
+    assert r.code == 0, r
+    third = r.json
+    assert third["counts"]["suppressed"] == 1 and third["counts"]["new"] == 0
+    assert [(x["refused"], x["of"], x["status"]) for x in third["refused"]] == [("RERAISE", ids["src/a.py#Cart.m"], "wontfix")]
+    assert third["refused"][0]["file"] == "r3.sarif" and third["refused"][0]["result"].startswith("runs[0].results[")
+    assert len([x for x in k.ledger() if x.get("t") == "prior"]) == before
+    plain = k("ingest-sarif", ruff_sarif(k, "r4.sarif"), "--ns", "ruff", "--snapshot", "src")
+    assert f"1 suppressed — a person settled it ({ids['src/a.py#Cart.m']}); not re-added" in plain.out
+
+    # the export: schema-valid, per result baselineState and suppressions, deterministic bytes
+    out = k.ok("export", "--sarif")
+    assert k.ok("export", "--sarif") == out
+    doc = json.loads(out)
+    validate(doc)
+    (run,) = doc["runs"]
+    assert run["tool"]["driver"]["name"] == "priors"
+    assert [x["id"] for x in run["tool"]["driver"]["rules"]] == ["ruff:F401", "ruff:F841"]
+    by_id = {res["properties"]["priors"]["id"]: res for res in run["results"]}
+    assert ids["src/a.py#g"] not in by_id  # fixed before the last run: in neither baseline nor current
+    for pid, res in by_id.items():
+        assert res["baselineState"] == "unchanged"
+        assert run["tool"]["driver"]["rules"][res["ruleIndex"]]["id"] == res["ruleId"]
+        if pid == ids["src/a.py#Cart.m"]:
+            assert res["suppressions"] == [{"justification": "kept for the debugger", "kind": "external",
+                                            "status": "accepted"}]
+        else:
+            assert "suppressions" not in res
+    fp = by_id[ids["src/b.py"]]["partialFingerprints"]
+    assert fp == {"primaryLocationLineHash": fp["primaryLocationLineHash"], "priorsPrior/v1": "ruff/" + ids["src/b.py"]}
+    k.ok("export", "--sarif", "-o", "scan.sarif")
+    assert k.read("scan.sarif") == out
+    k.assert_rendered()
+
+
+APP = '''import os
+
+
+def handler(request):
+    unused = request.args
+    return 1
+
+
+def main():
+    app.run(debug=True)
+'''
+DB = '''import sqlite3
+
+def query(ident):
+    cur.execute("SELECT * FROM t WHERE id=" + ident)
+'''
+
+
+def test_codeql_and_semgrep_style_log(keeper: Keeper) -> None:
+    k = keeper
+    k.write("src/app.py", APP)
+    k.write("src/db.py", DB.replace("import sqlite3\n\n", "import sqlite3\n"))
+    shutil.copy(str(DATA / "sarif" / "codeql_semgrep_style.sarif"), str(k.root / "mixed.sarif"))
+    r = k("ingest-sarif", "mixed.sarif", "--ns", "scan", "--json")
+    assert r.code == 0, r
+    rep = r.json
+    assert rep["counts"]["results"] == 6 and rep["counts"]["not_findings"] == 2 and rep["counts"]["new"] == 4
+    got = {(p["scope_ref"], p["direction"]): p for p in k.ledger() if p.get("t") == "prior"}
+    assert sorted(got) == [
+        ("*", "semgrep-oss:python.flask.security.audit.debug-enabled"),
+        ("src/app.py#handler", "codeql:py/unused-local-variable"),
+        ("src/app.py#main", "semgrep-oss:python.flask.security.audit.debug-enabled"),
+        ("src/db.py#query", "codeql:py/sql-injection"),
+    ]
+    sql = got[("src/db.py#query", "codeql:py/sql-injection")]
+    assert sql["claim"] == "This query depends on a user-provided value."
+    assert sql["severity"] == "gate"
+    assert sql["evidence"] == 'src/db.py:3: cur.execute("SELECT * FROM t WHERE id=" + ident)'
+    assert got[("src/app.py#handler", "codeql:py/unused-local-variable")]["severity"] == "minor"
+    assert got[("src/app.py#main", "semgrep-oss:python.flask.security.audit.debug-enabled")]["severity"] == "minor"
+    # the same log again: everything is known, nothing new, quiescence
+    r = k("ingest-sarif", "mixed.sarif", "--ns", "scan")
+    assert r.code == 0 and "Everything settled still holds. Nothing new." in r.out, r
+    doc = json.loads(k.ok("export", "--sarif", "--ns", "scan"))
+    validate(doc)
+    star = next(res for res in doc["runs"][0]["results"] if res["properties"]["priors"]["scope_ref"] == "*")
+    loc = star["locations"][0]["physicalLocation"]
+    assert loc["artifactLocation"]["uri"] == ".priors/ledger.jsonl"
+    line = k.ledger_bytes().decode("utf-8").split("\n")[loc["region"]["startLine"] - 1]
+    assert json.loads(line)["id"] == star["properties"]["priors"]["id"]
+
+
+def test_priors_own_export_reads_back_with_the_same_directions(keeper: Keeper) -> None:
+    k = keeper
+    k.write("src/a.py", A1)
+    k.ok("ingest-sarif", ruff_sarif(k, "r1.sarif"), "--ns", "ruff", "--snapshot", "src")
+    k.ok("export", "--sarif", "-o", "back.sarif")
+    r = k("ingest-sarif", "back.sarif", "--ns", "ruff", "--snapshot", "src", "--json")
+    assert r.code == 0, r
+    assert r.json["counts"]["known"] == 3 and r.json["counts"]["new"] == 0
+
+
+def test_a_result_outside_the_snapshot_is_refused_not_fatal(keeper: Keeper) -> None:
+    k = keeper
+    k.write("src/a.py", "x = 1\n")
+    log = {"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "lint"}}, "results": [
+        {"ruleId": "R1", "message": {"text": "elsewhere"},
+         "locations": [{"physicalLocation": {"artifactLocation": {"uri": "file:///nowhere/else.py"},
+                                             "region": {"startLine": 1}}}]},
+        {"ruleId": "R2", "message": {"text": "here"},
+         "locations": [{"physicalLocation": {"artifactLocation": {"uri": "src/a.py"}, "region": {"startLine": 1}}}]},
+        {"ruleId": "R2", "message": {"text": "here, said twice"},
+         "locations": [{"physicalLocation": {"artifactLocation": {"uri": "src/a.py"}, "region": {"startLine": 1}}}]},
+    ]}]}
+    k.write("l.sarif", json.dumps(log))
+    r = k("ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", "src", "--json")
+    assert r.code == 0, r
+    assert [(x["refused"], x["result"]) for x in r.json["refused"]] == [("UNKNOWN_SCOPE", "runs[0].results[0]")]
+    assert r.json["counts"]["new"] == 1 and r.json["counts"]["merged"] == 1
+    assert not list((k.root / ".priors" / "runs").iterdir())
+
+
+BROKEN = [
+    ("[1, 2]", "(the log): must be a JSON object"),
+    ('{"version": "2.0.0", "runs": []}', "version: must be \"2.1.0\""),
+    ('{"version": "2.1.0"}', "runs: must be an array"),
+    ('{"version": "2.1.0", "runs": [{"tool": {}}]}', "runs[0].tool.driver: must be a JSON object"),
+    ('{"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "t"}}, "results": [{"ruleId": "x"}]}]}',
+     "runs[0].results[0].message: must be a JSON object"),
+    ('{"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "t"}}, "results": [{"message": {"text": "a"}},'
+     ' {"message": {"text": "b"}, "locations": [7]}]}]}', "runs[0].results[1].locations[0]: must be a JSON object"),
+    ('{"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "t", "rules": [{"id": "a"}]}},'
+     ' "results": [{"message": {"text": "b"}, "ruleIndex": 3}]}]}', "runs[0].results[0].ruleIndex: names no rule"),
+    ('{"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "t"}}, "results": [{"message": {"text": "b"},'
+     ' "locations": [{"physicalLocation": {"artifactLocation": {"uri": "a.py"}, "region": {"startLine": 0}}}]}]}]}',
+     "runs[0].results[0].locations[0].physicalLocation.region.startLine"),
+    ('{"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "t"}}, "results": [{"message": {"text": "b"},'
+     ' "level": "fatal"}]}]}', "runs[0].results[0].level: must be one of none, note, warning, error"),
+    ('{"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "t"}}, "results": [{"message": {"id": "m"}}]}]}',
+     "runs[0].results[0].message: needs a non-empty `text`"),
+    ('{"version": "2.1.0", "runs": [', "not valid JSON"),
+]
+
+
+@pytest.mark.parametrize("text,want", BROKEN)
+def test_broken_sarif_is_a_usage_error_naming_the_path(keeper: Keeper, text: str, want: str) -> None:
+    keeper.write("src/a.py", "x = 1\n")
+    keeper.write("good.sarif", json.dumps({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "t"}},
+                                                                           "results": []}]}))
+    keeper.write("bad.sarif", text)
+    err = keeper.usage("ingest-sarif", "good.sarif", "bad.sarif", "--ns", "lint")
+    assert want in err and "bad.sarif" in err, err
+    assert not (keeper.root / ".priors" / "runs").exists() or not list((keeper.root / ".priors" / "runs").iterdir())
+
+
+def test_usage_errors_and_refusals(keeper: Keeper) -> None:
+    k = keeper
+    k.write("e.sarif", json.dumps({"version": "2.1.0", "runs": []}))
+    assert "--ns NS is required" in k.usage("ingest-sarif", "e.sarif")
+    assert "no such file" in k.usage("ingest-sarif", "missing.sarif", "--ns", "x")
+    assert "not both" in k.usage("ingest-sarif", "e.sarif", "--ns", "x", "--scopes", "s.json", "--snapshot")
+    assert "--type selects lessons" in k.usage("export", "--sarif", "--type", "calibration")
+    assert "--current goes with --sarif" in k.usage("export", "--current")
+    big = {"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "t"}},
+                                         "results": [{"message": {"text": "x" * 70000}}]}]}
+    k.write("big.sarif", json.dumps(big))
+    assert "runs[0].results[0]" in k.usage("ingest-sarif", "big.sarif", "--ns", "x")
+    run = k.open_run("x", {"*": "0" * 12})["run"]
+    body = k.refused("ACTIVE_RUN_EXISTS", "ingest-sarif", "e.sarif", "--ns", "x")
+    assert body["run"] == run
+    assert (k.root / ".priors" / "runs" / run).is_dir()  # the open run is not touched
+
+
+def test_an_empty_ledger_exports_an_empty_log(keeper: Keeper) -> None:
+    doc = json.loads(keeper.ok("export", "--sarif"))
+    validate(doc)
+    assert doc["runs"] == [] and doc["version"] == "2.1.0"
+
+
+def test_redacted_priors_never_leave(keeper: Keeper) -> None:
+    k = keeper
+    k.write("src/a.py", A1)
+    k.ok("ingest-sarif", ruff_sarif(k, "r1.sarif"), "--ns", "ruff", "--snapshot", "src")
+    victim = priors_by_scope(k)["src/a.py#g"]
+    k.ok("decide", victim["id"], "wontfix", "--because", "secret reason about unused_w")
+    k.ok("redact", victim["id"], "--because", "it named a customer")
+    out = k.ok("export", "--sarif")
+    validate(json.loads(out))
+    assert victim["id"] not in out and "unused_w" not in out and "secret reason" not in out
+
+
+def test_a_failed_commit_leaves_nothing_staged(keeper: Keeper, tmp_path: Path) -> None:
+    """An ingest whose ledger write fails aborts its run: no staging left, the ledger as it was."""
+    k = keeper
+    k.write("src/a.py", A1)
+    name = ruff_sarif(k, "r1.sarif")
+    dry = tmp_path / "dry"
+    shutil.copytree(str(k.root), str(dry))
+    argv = [sys.executable, str(REPO / "tests" / "faultrun.py"), "ingest-sarif", name, "--ns", "ruff", "--snapshot", "src"]
+    env = dict(os.environ, PYTHONPATH=str(REPO), PRIORS_FAULT_LOG=str(tmp_path / "calls.log"), PRIORS_FAULT="0:none")
+    r = subprocess.run(argv, cwd=str(dry), env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    calls = (tmp_path / "calls.log").read_text(encoding="utf-8").splitlines()
+    at = next(c.split()[0] for c in calls if c.split()[1] == "replace" and "/.ledger.jsonl." in c)
+    before = k.ledger_bytes()
+    env["PRIORS_FAULT"] = f"{at}:EIO"
+    r = subprocess.run(argv, cwd=str(k.root), env=env, capture_output=True, text=True)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert k.ledger_bytes() == before
+    assert not list((k.root / ".priors" / "runs").iterdir())
+
+
+def one_result(file: str, line: int) -> str:
+    return json.dumps({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "lint"}}, "results": [
+        {"ruleId": "L1", "level": "warning", "message": {"text": "loop variable is unused"},
+         "locations": [{"physicalLocation": {"artifactLocation": {"uri": file}, "region": {"startLine": line}}}]}]}]})
+
+
+def test_a_moved_line_is_carried_and_a_rename_is_a_new_finding(keeper: Keeper) -> None:
+    """docs/sarif.md: a line moving inside its definition changes nothing; a renamed definition leaves the
+    old prior missing (a wontfix on it does not carry over) and the result on the new name is new."""
+    k = keeper
+    k.write("src/a.py", "def old():\n    for i in x:\n        pass\n")
+    k.write("l.sarif", one_result("src/a.py", 2))
+    k.ok("ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", "src")
+    (first,) = [r for r in k.ledger() if r.get("t") == "prior"]
+    assert first["scope_ref"] == "src/a.py#old" and first["severity"] == "minor"
+    k.write("src/a.py", "\n\ndef old():\n    for i in x:\n        pass\n")  # blank lines above: the line moves
+    k.write("l.sarif", one_result("src/a.py", 4))
+    r = k("ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", "src", "--json")
+    assert r.json["counts"] == dict(r.json["counts"], carried=1, new=0, fixed=0)
+    k.ok("decide", first["id"], "wontfix", "--because", "intended")
+    k.write("src/a.py", "def new():\n    for i in x:\n        pass\n")
+    k.write("l.sarif", one_result("src/a.py", 2))
+    r = k("ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", "src", "--json")
+    assert r.json["counts"]["new"] == 1 and r.json["counts"]["suppressed"] == 0
+    (new,) = [x for x in k.ledger() if x.get("t") == "prior" and x["id"] in r.json["new"]]
+    assert new["scope_ref"] == "src/a.py#new"
+
+
+def test_the_first_ingest_sets_up_the_ledger(bare: Keeper) -> None:
+    bare.write("src/a.py", "def old():\n    for i in x:\n        pass\n")
+    bare.write("l.sarif", one_result("src/a.py", 2))
+    r = bare("ingest-sarif", "l.sarif", "--ns", "lint")  # no --snapshot: the whole target
+    assert r.code == 0 and "set up" in r.err and "New this run: 1" in r.out, r
+    assert [p["scope_ref"] for p in bare.ledger() if p.get("t") == "prior"] == ["src/a.py#old"]
+    assert bare("ingest-sarif", "--help").out.startswith("usage: priors ingest-sarif")
