@@ -220,3 +220,19 @@ def test_folding_while_parsing_agrees_with_parsing_then_folding(lines, final_new
         {k: (p.status, p.scope_hash, p.miss, p.human_idx, p.rec) for k, p in want.priors.items()}
     assert (have.runs_order, have.commits, have.max_prior, have.max_run, have.records) == \
         (want.runs_order, want.commits, want.max_prior, want.max_run, want.records)
+
+
+facet_values = st.one_of(st.sampled_from(["run-start", "1", "advisory"]), st.sampled_from([True, 1, 1.0, None, 0, False]))
+
+
+@given(st.lists(st.tuples(st.sampled_from(["P-0001", "P-0002", "P-0003"]),
+                          st.dictionaries(st.sampled_from(["activation", "authority", "x"]), facet_values, max_size=3)),
+                max_size=8))
+def test_the_fold_keeps_every_record_exactly_as_its_line_says(priors):
+    """Equal facet sets share one dict in the folded state; a facet `true` never turns into `1`."""
+    from priors.core.fold import fold_data
+
+    lines = [dumps({"t": "prior", "id": pid, "ns": "n", "facets": facets}) for pid, facets in priors]
+    state = fold_data(("".join(line + "\n" for line in lines)).encode("utf-8"))
+    last = {pid: line for (pid, _), line in zip(priors, lines)}
+    assert {pid: dumps(p.rec) for pid, p in state.priors.items()} == last
