@@ -32,9 +32,11 @@ def lesson_applies(p: PriorState) -> bool:
     return p.status in INJECTABLE and p.facet("activation") == "run-start"
 
 
-def inject_item(p: PriorState) -> Dict[str, Any]:
-    """The inject item of a lesson that applies, exactly as `relevant` prints it."""
-    return {"id": p.id, "claim": p.record().get("claim"), "status": p.status}
+def inject_item(p: PriorState, keep: bool = False) -> Dict[str, Any]:
+    """The inject item of a lesson that applies, exactly as `relevant` prints it. `keep`: keep the
+    record inflated (ranking reads it again); `relevant` reads thousands once and keeps none."""
+    rec = p.rec if keep else p.record()
+    return {"id": p.id, "claim": rec.get("claim"), "status": p.status}
 
 
 def lesson_pool(st: State, namespaces: Optional[Sequence[str]]) -> List[Dict[str, Any]]:
@@ -50,7 +52,7 @@ def lesson_pool(st: State, namespaces: Optional[Sequence[str]]) -> List[Dict[str
         for pid in lessons.get(ns, ()):
             p = st.priors.get(pid)
             if p is not None and p.ns == ns and lesson_applies(p):
-                out.append(inject_item(p))
+                out.append(inject_item(p, keep=True))
     return out
 
 
