@@ -218,7 +218,7 @@ def cmd_score(argv: List[str], ctx) -> int:
             else:
                 agent = [r for r in ledger.runs.values() if not r.by_human]
                 if not agent:
-                    raise Refusal("UNKNOWN_RUN", run="last", hint="no committed run or scored session yet")
+                    raise Refusal("UNKNOWN_RUN", run="last", hint="no committed run or coding session to score yet")
                 runs = [max(agent, key=lambda r: r.index).run]
         recs = [_score_record(paths, ledger, r, outcome, reason, bool(a.get("again")), bool(a.get("replace")))
                 for r in runs]
