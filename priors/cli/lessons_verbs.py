@@ -8,7 +8,7 @@ from pathlib import Path
 
 from priors.cli.args import BOOL, MULTI, VALUE, Spec, parse, required
 from priors.cli.inputs import paths_of
-from priors.cli.lesson_config import CONFIG_FILE, config_path, read_config
+from priors.cli.lesson_config import config_path, read_config
 from priors.core.canonical import dumps
 from priors.core.errors import Refusal, UsageError
 from priors.store.files import atomic_write, read_bytes
