@@ -5,6 +5,8 @@
 #   ./install.sh --dry-run    say what would be done; change nothing
 #   ./install.sh --uninstall  remove only what this script installed
 #   ./install.sh --link       link the skills to this checkout instead of copying
+#   ./install.sh --hooks      also add the lesson hooks to ~/.claude/settings.json
+#                             (for Claude Code without the plugin; --uninstall removes them)
 #
 # Safe to run again: a re-run from an unchanged checkout skips pip. It never
 # overwrites or removes a file or folder it did not install: everything it
@@ -27,9 +29,10 @@ SKILLS="priors with-priors"
 DRY=0
 MODE=install
 LINK=0
+HOOKS=0
 
 usage() {
-    sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 for arg in "$@"; do
@@ -37,6 +40,7 @@ for arg in "$@"; do
         --dry-run|-n) DRY=1 ;;
         --uninstall) MODE=uninstall ;;
         --link) LINK=1 ;;
+        --hooks) HOOKS=1 ;;
         -h|--help) usage; exit 0 ;;
         *) echo "install.sh: unknown option '$arg' (try --help)" >&2; exit 2 ;;
     esac
@@ -57,6 +61,9 @@ CREATED="$DATA/created-dirs"
 BIN="$HOME/.local/bin"
 LAUNCHER="$BIN/priors"
 AGENTS_SKILLS="$HOME/.agents/skills"
+HOOK_SCRIPT="$DATA/hooks/lessons_hook.py"
+CLAUDE_SETTINGS="$HOME/.claude/settings.json"
+PI_EXTENSION="$HOME/.pi/agent/extensions/priors"
 nl='
 '
 
@@ -495,6 +502,77 @@ skills_step() {
     say "  - an agent without a shell: advisory only — give it .priors/PRIORS.md as context"
 }
 
+# --- Claude Code lesson hooks (--hooks) -----------------------------------------
+
+hooks_step() {
+    say ""
+    say "Claude Code lesson hooks ($(tilde "$CLAUDE_SETTINGS")):"
+    if [ "$DRY" -eq 1 ]; then
+        say "  would copy the hook script to $(tilde "$HOOK_SCRIPT")"
+        if [ -f "$CLAUDE_SETTINGS" ]; then
+            "$PYABS" "$REPO/hooks/claude_settings.py" add "$CLAUDE_SETTINGS" "$HOOK_SCRIPT" "$PYABS" --dry-run
+            return 0
+        fi
+        say "  would create $(tilde "$CLAUDE_SETTINGS") holding only the hooks"
+        return 0
+    fi
+    if ! own_data; then
+        say "  left alone: $(tilde "$DATA") exists and was not made by priors."
+        return 1
+    fi
+    mkdir -p "$DATA/hooks" && cp "$REPO/hooks/lessons_hook.py" "$HOOK_SCRIPT.tmp.$$" \
+        && mv -f "$HOOK_SCRIPT.tmp.$$" "$HOOK_SCRIPT" || return 1
+    make_dir "$HOME/.claude" || return 1
+    "$PYABS" "$REPO/hooks/claude_settings.py" add "$CLAUDE_SETTINGS" "$HOOK_SCRIPT" "$PYABS" || return 1
+}
+
+unhooks_step() {
+    [ -f "$CLAUDE_SETTINGS" ] || [ -d "$DATA/hooks" ] || return 0
+    say "Claude Code lesson hooks ($(tilde "$CLAUDE_SETTINGS")):"
+    uh_status=0
+    if [ -f "$CLAUDE_SETTINGS" ]; then
+        if [ "$DRY" -eq 1 ]; then
+            "$PYABS" "$REPO/hooks/claude_settings.py" remove "$CLAUDE_SETTINGS" "$HOOK_SCRIPT" --dry-run || uh_status=1
+        else
+            "$PYABS" "$REPO/hooks/claude_settings.py" remove "$CLAUDE_SETTINGS" "$HOOK_SCRIPT" || uh_status=1
+        fi
+    fi
+    if [ -f "$DATA/$MARK" ] && [ -d "$DATA/hooks" ] && [ "$uh_status" -eq 0 ]; then
+        if [ "$DRY" -eq 1 ]; then say "  would remove $(tilde "$DATA/hooks")"; else rm -rf "$DATA/hooks" && say "  removed $(tilde "$DATA/hooks")"; fi
+    fi
+    return "$uh_status"
+}
+
+# --- the Pi extension (when Pi is present) -------------------------------------
+
+pi_step() {
+    [ -d "$HOME/.pi/agent" ] || return 0
+    say ""
+    say "Pi extension ($(tilde "$PI_EXTENSION")):"
+    if [ "$MODE" = uninstall ]; then
+        if [ -d "$PI_EXTENSION" ] && [ -f "$PI_EXTENSION/$MARK" ]; then
+            if [ "$DRY" -eq 1 ]; then say "  would remove $(tilde "$PI_EXTENSION")"; else rm -rf "$PI_EXTENSION" && say "  removed $(tilde "$PI_EXTENSION")"; fi
+        elif [ -e "$PI_EXTENSION" ] || [ -L "$PI_EXTENSION" ]; then
+            say "  left alone: $(tilde "$PI_EXTENSION") was not installed by priors"
+        fi
+        return 0
+    fi
+    if { [ -e "$PI_EXTENSION" ] || [ -L "$PI_EXTENSION" ]; } && ! { [ -d "$PI_EXTENSION" ] && [ -f "$PI_EXTENSION/$MARK" ]; }; then
+        say "  left alone: $(tilde "$PI_EXTENSION") exists and was not installed by priors"
+        return 0
+    fi
+    if [ "$DRY" -eq 1 ]; then
+        say "  would install the priors extension (lessons before every prompt; /priors score, review, status)"
+        return 0
+    fi
+    pe_verb=installed
+    [ -d "$PI_EXTENSION" ] && pe_verb=updated && rm -rf "$PI_EXTENSION"
+    make_dir "$PI_EXTENSION" || return 1
+    cp "$REPO/adapters/pi/index.ts" "$REPO/adapters/pi/package.json" "$PI_EXTENSION/" || return 1
+    : >"$PI_EXTENSION/$MARK"
+    say "  $pe_verb $(tilde "$PI_EXTENSION") (run /reload in a running Pi)"
+}
+
 path_hint() {
     [ "$MODE" = install ] || return 0
     [ "${PRIORS_INSTALL_SKIP_PACKAGE:-}" = 1 ] && return 0
@@ -515,6 +593,8 @@ if [ "$MODE" = install ]; then
     check_python
     install_package || status=1
     skills_step || status=1
+    pi_step || status=1
+    [ "$HOOKS" -eq 1 ] && { hooks_step || status=1; }
     path_hint
     say ""
     if [ "$DRY" -eq 1 ]; then
@@ -527,6 +607,8 @@ if [ "$MODE" = install ]; then
 else
     PYABS=$(command -v "$PY" 2>/dev/null || printf '%s' "$PY")
     skills_step || status=1
+    pi_step || status=1
+    unhooks_step || status=1
     uninstall_package || status=1
     forget_created
     say ""

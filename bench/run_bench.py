@@ -245,6 +245,7 @@ def verbs_for(st: Stages) -> List[Tuple[str, Path, List[str]]]:
         ("render", st.idle, ["render"]),
         ("init (existing)", st.idle, ["init"]),
         ("relevant", st.idle, ["relevant", "--ns", "web", "--scopes", "bench-scopes.json"]),
+        ("lessons --inject", st.idle, ["lessons", "--inject", "--query", "fix the flaky parser test", "--max-inject", "8"]),
         ("disposition", st.opened, ["disposition", pid, v, "--run", st.run]),
         ("propose", st.disposed, ["propose", st.cands[0], "--run", st.run, "--ns", "web"]),
         ("commit", st.staged, ["commit", "--run", st.run]),
@@ -285,7 +286,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             tag = "" if cache else " (no cache)"
             todo = verbs_for(st)
             if not cache:
-                todo = [t for t in todo if t[0] in ("status", "relevant", "commit", "decide")]
+                todo = [t for t in todo if t[0] in ("status", "relevant", "lessons --inject", "commit", "decide")]
             for name, stage, args in todo:
                 wall, cpu, rss = measure(stage, args, st.env, reps if n <= 10000 else a.reps_large, name.replace(" ", "_"))
                 key = name + tag

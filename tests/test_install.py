@@ -549,3 +549,111 @@ class FreshClone(InstallerTest):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ClaudeHooks(InstallerTest):
+    """`--hooks`: an idempotent, reversible JSON merge into ~/.claude/settings.json."""
+
+    OTHER = {
+        "model": "opus",
+        "permissions": {"allow": ["Bash(git status)"]},
+        "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "echo mine"}]}],
+                  "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "echo hello"}]}]},
+    }
+
+    def settings(self) -> Path:
+        return self.home / ".claude" / "settings.json"
+
+    def ours(self, obj):
+        return [h["command"] for entries in obj.get("hooks", {}).values() for e in entries for h in e["hooks"]
+                if "lessons_hook.py" in h["command"]]
+
+    def test_merge_keeps_every_other_setting_and_is_reversible(self):
+        import json
+
+        self.make_harnesses(".claude")
+        self.settings().write_text(json.dumps(self.OTHER, indent=4), encoding="utf-8")
+        out = self.run_install("--hooks").stdout
+        self.assertIn("added the SessionStart and UserPromptSubmit lesson hooks to ~/.claude/settings.json", out)
+        got = json.loads(self.settings().read_text(encoding="utf-8"))
+        script = self.home / ".local/share/priors/hooks/lessons_hook.py"
+        self.assertEqual(script.read_bytes(), (REPO / "hooks" / "lessons_hook.py").read_bytes())
+        self.assertEqual({k: got[k] for k in ("model", "permissions")}, {k: self.OTHER[k] for k in ("model", "permissions")})
+        self.assertEqual(got["hooks"]["PreToolUse"], self.OTHER["hooks"]["PreToolUse"])
+        self.assertEqual(got["hooks"]["SessionStart"][0], self.OTHER["hooks"]["SessionStart"][0])
+        self.assertEqual(got["hooks"]["SessionStart"][1]["matcher"], "startup|resume|clear|compact")
+        self.assertEqual(len(self.ours(got)), 2)
+        for cmd in self.ours(got):
+            self.assertIn(str(script), cmd)
+            self.assertTrue(cmd.endswith(" || true"))
+        # the hook as Claude Code would run it: no keeper on PATH, no .priors/ — silent, exit 0
+        cmd = got["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+        proc = subprocess.run(["/bin/sh", "-c", cmd], input=b'{"prompt": "hi", "cwd": "/"}', capture_output=True,
+                              env={"PATH": "/nonexistent", "HOME": str(self.home)}, timeout=60)
+        self.assertEqual((proc.returncode, proc.stdout), (0, b""))
+        # idempotent: a second run changes nothing
+        before = self.settings().read_bytes()
+        out = self.run_install("--hooks").stdout
+        self.assertIn("the lesson hooks are already there", out)
+        self.assertEqual(self.settings().read_bytes(), before)
+        # --uninstall removes only ours
+        out = self.run_install("--uninstall").stdout
+        self.assertIn("removed the SessionStart and UserPromptSubmit lesson hooks from ~/.claude/settings.json", out)
+        self.assertEqual(json.loads(self.settings().read_text(encoding="utf-8")), self.OTHER)
+        self.assertFalse((self.home / ".local/share/priors").exists())
+
+    def test_no_settings_file_yet_and_dry_run(self):
+        import json
+
+        self.make_harnesses(".claude")
+        before = tree(self.home)
+        out = self.run_install("--hooks", "--dry-run").stdout
+        self.assertIn("would create ~/.claude/settings.json holding only the hooks", out)
+        self.assertEqual(tree(self.home), before)
+        self.run_install("--hooks")
+        got = json.loads(self.settings().read_text(encoding="utf-8"))
+        self.assertEqual(set(got), {"hooks"})
+        self.assertEqual(set(got["hooks"]), {"SessionStart", "UserPromptSubmit"})
+        out = self.run_install("--uninstall", "--dry-run").stdout
+        self.assertIn("would remove the SessionStart and UserPromptSubmit lesson hooks", out)
+        self.assertEqual(len(self.ours(json.loads(self.settings().read_text(encoding="utf-8")))), 2)
+        self.run_install("--uninstall")
+        self.assertEqual(json.loads(self.settings().read_text(encoding="utf-8")), {})
+
+    def test_malformed_settings_are_refused_unchanged(self):
+        self.make_harnesses(".claude")
+        for text in ("{not json", "[1, 2]", '{"hooks": []}', '{"hooks": {"SessionStart": {}}}'):
+            with self.subTest(text=text):
+                self.settings().write_text(text, encoding="utf-8")
+                proc = self.run_install("--hooks", check=False)
+                self.assertEqual(proc.returncode, 1, proc.stdout)
+                self.assertIn("left alone: ", proc.stdout)
+                self.assertIn("settings.json", proc.stdout)
+                self.assertEqual(self.settings().read_text(encoding="utf-8"), text)
+                proc = self.run_install("--uninstall", check=False)
+                self.assertEqual(proc.returncode, 1, proc.stdout)
+                self.assertEqual(self.settings().read_text(encoding="utf-8"), text)
+
+
+class PiExtension(InstallerTest):
+    def test_installed_when_pi_is_present_and_removed_again(self):
+        self.make_harnesses(".pi/agent")
+        before = tree(self.home)
+        out = self.run_install().stdout
+        ext = self.home / ".pi/agent/extensions/priors"
+        self.assertIn("installed ~/.pi/agent/extensions/priors", out)
+        for name in ("index.ts", "package.json"):
+            self.assertEqual((ext / name).read_bytes(), (REPO / "adapters" / "pi" / name).read_bytes())
+        self.assertTrue((ext / MARK).is_file())
+        self.assertIn("updated ~/.pi/agent/extensions/priors", self.run_install().stdout)
+        self.run_install("--uninstall")
+        self.assertEqual(tree(self.home), before)
+
+    def test_never_touches_an_extension_it_did_not_install(self):
+        self.make_harnesses(".pi/agent/extensions/priors")
+        mine = self.home / ".pi/agent/extensions/priors/index.ts"
+        mine.write_text("// mine\n")
+        out = self.run_install().stdout
+        self.assertIn("left alone: ~/.pi/agent/extensions/priors exists and was not installed by priors", out)
+        self.run_install("--uninstall")
+        self.assertEqual(mine.read_text(), "// mine\n")

@@ -24,7 +24,7 @@ NOT_A_TERMINAL = ("priors decide: with no ID VERDICT, decide walks through your 
 def lesson_calls(paths, st, ledger=None) -> Tuple[Dict[str, str], List[str]]:
     """(low-scoring lessons: id → score line, proposed lessons held for review) — the lessons loop's
     calls. `ledger`: the lessons loop's view of the ledger, when the caller has one already."""
-    from priors.cli.lessons_verbs import read_config
+    from priors.cli.lesson_config import read_config
 
     review = bool(read_config(paths).get("require_review", False)) if paths.dir.is_dir() else False
     if not st.scored and not review:

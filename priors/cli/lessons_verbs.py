@@ -8,6 +8,7 @@ from pathlib import Path
 
 from priors.cli.args import BOOL, MULTI, VALUE, Spec, parse, required
 from priors.cli.inputs import paths_of
+from priors.cli.lesson_config import config_path, read_config
 from priors.core.canonical import dumps
 from priors.core.errors import Refusal, UsageError
 from priors.store.files import atomic_write, read_bytes
@@ -18,7 +19,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
     from typing import Any, Dict, List, Optional
 
-CONFIG_FILE = "config.json"
 REFLECTION_DIR = "reflection"
 
 
@@ -54,24 +54,6 @@ def _refuse_if_open(paths: Paths, st, verb: str) -> None:
 
 
 # ------------------------------------------------------------------ config
-
-
-def config_path(paths: Paths) -> Path:
-    return paths.dir / CONFIG_FILE
-
-
-def read_config(paths: Paths) -> Dict[str, Any]:
-    data = read_bytes(config_path(paths))
-    if data is None:
-        return {}
-    from priors.core.canonical import JSONError, loads
-    from priors.core.lessons import check_config
-
-    try:
-        obj = loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, JSONError) as exc:
-        raise UsageError(f"priors: .priors/{CONFIG_FILE} is not valid JSON ({exc}) — fix it or `priors config KEY none`") from None
-    return check_config(obj)
 
 
 CONFIG = Spec("config", "priors config [KEY [VALUE]]", {}, max_pos=2, help="""usage: priors config [KEY [VALUE]]
@@ -221,35 +203,88 @@ def cmd_score(argv: List[str], ctx) -> int:
             raise UsageError("priors score: --because needs some text")
         guard({"reason": reason})
     paths = paths_of(ctx)
+    from priors.cli import inject_verb
+
     with Lock(paths):
         loaded, ledger = _ledger(paths)
+        runs = [run]
         if run == "last":
-            agent = [r for r in ledger.runs.values() if not r.by_human]
-            if not agent:
-                raise Refusal("UNKNOWN_RUN", run="last", hint="no committed run to score yet")
-            run = max(agent, key=lambda r: r.index).run
-        info = ledger.runs.get(run)
-        if info is None:
-            if paths.run_dir(run).is_dir():
-                raise Refusal("RUN_OPEN", run=run, hint="score a run after `priors commit`")
-            raise Refusal("UNKNOWN_RUN", run=run)
-        if info.by_human:
-            raise Refusal("NOT_SCORABLE", run=run, hint="this run holds lessons a person added or imported; score agent runs")
-        prior = ledger.scores.get(run, [])
-        if a.get("replace") and not prior:
-            raise Refusal("NOT_SCORED", run=run, hint="nothing to replace — score it without --replace")
-        if prior and not (a.get("again") or a.get("replace")):
-            raise Refusal("ALREADY_SCORED", run=run, outcome=prior[-1].outcome,
-                          hint="--again adds another score, --replace corrects the latest")
-        ids = ledger.shown_for(run) or []
-        rec: Dict[str, Any] = {"t": "score", "run": run, "outcome": outcome, "by": "human", "injected": ids}
-        if reason is not None:
-            rec["reason"] = reason
-        if a.get("replace"):
-            rec["replaces"] = True
-        _append(paths, loaded, [rec])
+            session = inject_verb.pending_session(paths, ledger)
+            if session is not None:
+                return _score_session(ctx, paths, loaded, ledger, session, outcome, reason, bool(a.get("replace")))
+            sealed = inject_verb.session_targets(paths, ledger)
+            if sealed:
+                runs = sealed  # the session scored last: --again and --replace reach all its runs
+            else:
+                agent = [r for r in ledger.runs.values() if not r.by_human]
+                if not agent:
+                    raise Refusal("UNKNOWN_RUN", run="last", hint="no committed run or coding session to score yet")
+                runs = [max(agent, key=lambda r: r.index).run]
+        recs = [_score_record(paths, ledger, r, outcome, reason, bool(a.get("again")), bool(a.get("replace")))
+                for r in runs]
+        _append(paths, loaded, recs)
+    for rec in recs:
+        ctx.print(_scored_line(rec))
+    return 0
+
+
+def _score_record(paths: Paths, ledger, run: str, outcome: str, reason: Optional[str], again: bool,
+                  replace: bool) -> Dict[str, Any]:
+    """The score record for a committed agent run, or the refusal that stops it."""
+    info = ledger.runs.get(run)
+    if info is None:
+        if paths.run_dir(run).is_dir():
+            raise Refusal("RUN_OPEN", run=run, hint="score a run after `priors commit`")
+        raise Refusal("UNKNOWN_RUN", run=run)
+    if info.by_human:
+        raise Refusal("NOT_SCORABLE", run=run, hint="this run holds lessons a person added or imported; score agent runs")
+    prior = ledger.scores.get(run, [])
+    if replace and not prior:
+        raise Refusal("NOT_SCORED", run=run, hint="nothing to replace — score it without --replace")
+    if prior and not (again or replace):
+        raise Refusal("ALREADY_SCORED", run=run, outcome=prior[-1].outcome,
+                      hint="--again adds another score, --replace corrects the latest")
+    ids = ledger.shown_for(run) or []
+    rec: Dict[str, Any] = {"t": "score", "run": run, "outcome": outcome, "by": "human", "injected": ids}
+    if reason is not None:
+        rec["reason"] = reason
+    if replace:
+        rec["replaces"] = True
+    return rec
+
+
+def _scored_line(rec: Dict[str, Any], session: bool = False) -> str:
+    ids = rec["injected"]
     what = f"credits {len(ids)} lesson{'s' if len(ids) != 1 else ''}" + (f": {_few(ids)}" if ids else "")
-    ctx.print(f"{run} → {outcome} ({what})")
+    return f"{rec['run']} → {rec['outcome']} ({'a coding session: ' if session else ''}{what})"
+
+
+def _score_session(ctx, paths: Paths, loaded, ledger, session: Dict[str, Any], outcome: str,
+                   reason: Optional[str], replace: bool) -> int:
+    """`score last` after a coding session newer than any run: seal what it was given as runs (one per
+    namespace), score them in the same write, and note the runs in the session record."""
+    from priors.cli import inject_verb
+    from priors.store.files import aftercare
+
+    if replace:
+        raise Refusal("NOT_SCORED", run="last", hint="the latest session is not scored yet — score it without --replace")
+    _refuse_if_open(paths, ledger.state, "scoring a coding session")
+    lines = inject_verb.seal_session(paths, ledger, session)
+    if not lines:
+        raise Refusal("UNKNOWN_RUN", run="last", hint="the lessons the latest session was given are gone from the ledger")
+    scores: List[Dict[str, Any]] = []
+    for rec in lines:
+        if rec["t"] == "injected":
+            score: Dict[str, Any] = {"t": "score", "run": rec["run"], "outcome": outcome, "by": "human",
+                                     "injected": list(rec["ids"])}
+            if reason is not None:
+                score["reason"] = reason
+            scores.append(score)
+    _append(paths, loaded, lines + scores)
+    aftercare("noting the scored session in .priors/cache/", inject_verb.remember_sealed, paths, session,
+              [s["run"] for s in scores])
+    for rec in scores:
+        ctx.print(_scored_line(rec, session=True))
     return 0
 
 
@@ -460,22 +495,39 @@ def cmd_import(argv: List[str], ctx) -> int:
 # ------------------------------------------------------------------ lessons (the list)
 
 
-LESSONS = Spec("lessons", "priors lessons [--ns NS] [--all] [--json]", {"--ns": VALUE, "--all": BOOL, "--json": BOOL},
-               help="""usage: priors lessons [--ns NS] [--all] [--json]
+LESSONS = Spec("lessons", "priors lessons [--ns NS ...] [--all] [--json] | --inject [--query TEXT] [--ns NS ...]",
+               {"--ns": MULTI, "--all": BOOL, "--json": BOOL, "--inject": BOOL, "--query": VALUE, "--session": VALUE,
+                "--fresh": BOOL, "--new-only": BOOL, "--max-inject": VALUE, "--max-chars": VALUE},
+               help="""usage: priors lessons [--ns NS ...] [--all] [--json]
+       priors lessons --inject [--query TEXT] [--ns NS ...] [--json]
+                      [--session KEY] [--fresh] [--new-only] [--max-inject N] [--max-chars C]
 
 List lessons (run-start priors) with their outcome record: uses (agent runs
 they were injected into), wins, partials, losses and score
-((wins + ½·partials) / scored uses; 0.50 with none). Retired lessons only with --all.""")
+((wins + ½·partials) / scored uses; 0.50 with none). Retired lessons only with --all.
+
+--inject prints the lessons that apply as an advisory block for a coding
+session's system prompt, ranked and budgeted exactly as `relevant` ranks them
+(.priors/config.json's max_inject, max_chars and require_review; --query ranks by
+word overlap). It opens no run and writes nothing to the ledger; it prints
+nothing where there is no .priors/ or no lesson. It notes which ids it gave in
+.priors/cache/session.json (local, never committed), so `priors score last`
+can credit the session.
+  --ns NS          only these namespaces (repeatable; default: every namespace)
+  --session KEY    the harness's session id: another KEY starts a new session
+  --fresh          start a new session here
+  --new-only       print only lessons this session was not given yet""")
 
 
-def lesson_rows(ledger, ns: Optional[str], include_all: bool) -> List[Dict[str, Any]]:
+def lesson_rows(ledger, ns, include_all: bool) -> List[Dict[str, Any]]:
+    """Rows of `priors lessons`; `ns` is a namespace, a list of them, or None for all."""
     from priors.core.lessons import fmt_score, is_lesson, tags_of
 
     stats = ledger.stats()
     low = ledger.low_scores()
     rows = []
     for p in ledger.state.priors.values():
-        if not is_lesson(p) or (ns is not None and p.ns != ns):
+        if not is_lesson(p) or (ns is not None and (p.ns not in ns if isinstance(ns, list) else p.ns != ns)):
             continue
         if p.status == "obsolete" and not include_all:
             continue
@@ -507,11 +559,16 @@ def lessons_table(rows: List[Dict[str, Any]]) -> str:
 
 
 def cmd_lessons(argv: List[str], ctx) -> int:
+    from priors.cli.inject_verb import check_options, cmd_inject
+
     a = parse(argv, LESSONS)
+    check_options(a)
+    if a.get("inject"):
+        return cmd_inject(a, ctx)
     paths = paths_of(ctx)
     _, ledger = _ledger(paths)
     ns = a.get("ns")
-    rows = lesson_rows(ledger, str(ns) if ns else None, bool(a.get("all")))
+    rows = lesson_rows(ledger, list(ns) if ns else None, bool(a.get("all")))
     if a.get("json"):
         ctx.print(dumps(rows))
     else:
@@ -520,25 +577,6 @@ def cmd_lessons(argv: List[str], ctx) -> int:
 
 
 # ------------------------------------------------------------------ hooks the core calls
-
-
-def budget_from(a, paths: Paths):
-    """`relevant`'s budget: its options over .priors/config.json (no options, no config: the contract)."""
-    cfg = read_config(paths) if paths.dir.is_dir() else {}
-    mi = a.get("max_inject")
-    mc = a.get("max_chars")
-    q = a.get("query")
-    if (mi is None and mc is None and q is None and cfg.get("max_inject") is None and cfg.get("max_chars") is None
-            and not cfg.get("require_review")):
-        return None  # the contract's relevant: the lessons module is not even imported
-    from priors.core.lessons import Budget, parse_count
-
-    return Budget(
-        max_inject=parse_count(mi, "priors relevant: --max-inject") if mi is not None else cfg.get("max_inject"),
-        max_chars=parse_count(mc, "priors relevant: --max-chars") if mc is not None else cfg.get("max_chars"),
-        query=str(q) if q is not None else None,
-        require_review=bool(cfg.get("require_review", False)),
-    )
 
 
 def relevant_hook(budget, paths: Paths, st, out: Dict[str, Any]) -> Dict[str, Any]:

@@ -89,7 +89,7 @@ def cmd_relevant(argv: List[str], ctx) -> int:
         raise UsageError(f"priors relevant: --settled takes a whole number, not {cap!r}")
     paths = Paths(ctx.root)
     scopes = scopes_from(a, ctx)
-    from priors.cli.lessons_verbs import budget_from
+    from priors.cli.lesson_config import budget_from
 
     budget = budget_from(a, paths)
     fresh = not paths.dir.is_dir()

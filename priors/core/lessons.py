@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from priors.core.errors import UsageError
 from priors.core.fold import PriorState, State, prior_number
+from priors.core.plain import Plain
 from priors.core.vocabulary import BINDING, BLOCK_TYPES, INJECTABLE, LESSON_TYPES, OUTCOMES, PRIOR_RE, RUN_RE, is_run_id  # noqa: F401 (the lessons verbs read them here)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
+    from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
 NEUTRAL = Fraction(1, 2)
 LOW_SCORE = Fraction(1, 3)
 LOW_SCORE_MIN_USES = 3
@@ -98,12 +102,13 @@ def tags_of(p: PriorState) -> List[str]:
 # ------------------------------------------------------------------ runs and what they were shown
 
 
-@dataclass
-class RunInfo:
-    run: str
-    ns: Any
-    index: int  # ledger index of the commit record
-    rec: Dict[str, Any]
+class RunInfo(Plain):
+    """A committed run: its id, namespace, the ledger index of its commit record, and that record."""
+
+    __slots__ = ("run", "ns", "index", "rec")
+
+    def __init__(self, run: str, ns: Any, index: int, rec: Dict[str, Any]) -> None:
+        self.run, self.ns, self.index, self.rec = run, ns, index, rec
 
     @property
     def by_human(self) -> bool:
@@ -138,12 +143,13 @@ def injected_record(relevant: Dict[str, Any], run: str) -> Optional[Dict[str, An
 # ------------------------------------------------------------------ outcome scores
 
 
-@dataclass
-class Stats:
-    uses: int = 0
-    wins: int = 0
-    partials: int = 0
-    losses: int = 0
+class Stats(Plain):
+    """A lesson's record: uses and outcome credits."""
+
+    __slots__ = ("uses", "wins", "partials", "losses")
+
+    def __init__(self, uses: int = 0, wins: int = 0, partials: int = 0, losses: int = 0) -> None:
+        self.uses, self.wins, self.partials, self.losses = uses, wins, partials, losses
 
     @property
     def scored(self) -> int:
@@ -174,10 +180,13 @@ def fmt_score(x: Fraction) -> str:
     return f"{hundredths // 100}.{hundredths % 100:02d}"
 
 
-@dataclass
-class Score:
-    index: int
-    rec: Dict[str, Any]
+class Score(Plain):
+    """A score record and its ledger position."""
+
+    __slots__ = ("index", "rec")
+
+    def __init__(self, index: int, rec: Dict[str, Any]) -> None:
+        self.index, self.rec = index, rec
 
     @property
     def run(self) -> str:
@@ -456,16 +465,23 @@ def words(text: str) -> set:
 
 
 def overlap(query: set, claim: str, tags: Iterable[str]) -> int:
-    """Query words found in the claim, plus query words that are tags (a tag match counts again)."""
-    return len(query & words(claim)) + len(query & set(tags))
+    """Query words found in the claim, plus query words that are tags (a tag match counts again).
+
+    A claim that holds no query word even as a substring has no word in common with the query:
+    it is not split into words at all (the same count, for a fraction of the cost)."""
+    low = claim.lower()
+    hits = len(query & words(claim)) if any(w in low for w in query) else 0
+    return hits + len(query & set(tags))
 
 
-@dataclass
-class Budget:
-    max_inject: Optional[int] = None
-    max_chars: Optional[int] = None
-    query: Optional[str] = None
-    require_review: bool = False
+class Budget(Plain):
+    """`relevant`'s (and `lessons --inject`'s) injection budget, query and review hold."""
+
+    __slots__ = ("max_inject", "max_chars", "query", "require_review")
+
+    def __init__(self, max_inject: Optional[int] = None, max_chars: Optional[int] = None,
+                 query: Optional[str] = None, require_review: bool = False) -> None:
+        self.max_inject, self.max_chars, self.query, self.require_review = max_inject, max_chars, query, require_review
 
     @property
     def active(self) -> bool:
@@ -473,8 +489,12 @@ class Budget:
                 or self.require_review)
 
 
-def rank_key(p: PriorState, query: set, score: Fraction) -> tuple:
-    return (0 if p.binding else 1, -overlap(query, p.claim, tags_of(p)), -score, prior_number(p.id), p.id)
+def rank_key(p: PriorState, query: set, score_rank: int) -> tuple:
+    """Binding first, then query overlap, then outcome score (`score_rank`: the score's place among
+    the distinct scores, higher for a higher score — the same order as the exact fractions, without
+    comparing fractions in the sort), then id."""
+    hits = overlap(query, p.claim, tags_of(p)) if query else 0
+    return (0 if p.binding else 1, -hits, -score_rank, prior_number(p.id), p.id)
 
 
 def shape(out: Dict[str, Any], ledger: Ledger, budget: Budget) -> Dict[str, Any]:
@@ -489,7 +509,7 @@ def shape(out: Dict[str, Any], ledger: Ledger, budget: Budget) -> Dict[str, Any]
     low = ledger.low_scores()
     nudges = list(out.get("nudges", []))
     nudged = {n.get("id") for n in nudges if isinstance(n, dict)}
-    for item in sorted(inject, key=lambda x: (prior_number(x.get("id")), str(x.get("id")))):
+    for item in sorted(inject, key=lambda x: (prior_number(x.get("id")), str(x.get("id")))) if low else ():
         pid = item.get("id")
         if pid in low and pid not in nudged:
             nudges.append({"id": pid, "claim": item.get("claim"), "ask": low_score_ask(pid, low[pid])})
@@ -499,6 +519,7 @@ def shape(out: Dict[str, Any], ledger: Ledger, budget: Budget) -> Dict[str, Any]
     held: List[str] = []
     pool: List[Tuple[tuple, Dict[str, Any]]] = []
     query = words(budget.query or "")
+    live: List[Tuple[PriorState, Fraction, Dict[str, Any]]] = []
     for item in inject:
         p = ledger.state.priors.get(item.get("id"))  # type: ignore[arg-type]
         if p is None:
@@ -506,8 +527,12 @@ def shape(out: Dict[str, Any], ledger: Ledger, budget: Budget) -> Dict[str, Any]
         if budget.require_review and p.status == "open":
             held.append(p.id)
             continue
-        s = stats.get(p.id, Stats()).score
-        pool.append((rank_key(p, query, s), item))
+        s = stats.get(p.id)
+        live.append((p, None if s is None else s.score, item))  # None: unscored, the neutral ½
+    place = {score: i for i, score in enumerate(sorted({NEUTRAL, *(s for _, s, _ in live if s is not None)}))}
+    neutral = place[NEUTRAL]
+    for p, s, item in live:
+        pool.append((rank_key(p, query, neutral if s is None else place[s]), item))
     pool.sort(key=lambda kv: kv[0])
     taken: List[Dict[str, Any]] = []
     omitted: List[str] = []

@@ -15,6 +15,7 @@ from priors.core.fold import (
     scope_state,
 )
 from priors.core.grammar import AGENT_VERDICTS, SEVERITY_RANK, Candidate, opposes
+from priors.core.inject import inject_item, lesson_applies
 from priors.core.plain import Plain
 from priors.core.similarity import norm_direction, scopes_related, similar
 
@@ -103,11 +104,11 @@ def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: in
         if p.status in ("obsolete", "redacted"):
             continue
         act = p.facet("activation")
-        if act == "run-start" and p.status in ("open", "accepted", "wontfix"):
-            claim = p.record().get("claim")  # read, not kept: a large run reads thousands of records
-            inject.append({"id": p.id, "claim": claim, "status": p.status})
+        if lesson_applies(p):  # the one rule `lessons --inject` shares
+            item = inject_item(p)  # the record is read, not kept: a large run reads thousands
+            inject.append(item)
             if review_due(st, p):
-                nudges.append({"id": p.id, "claim": claim, "ask": NUDGE_ASK.replace("<id>", p.id)})
+                nudges.append({"id": p.id, "claim": item["claim"], "ask": NUDGE_ASK.replace("<id>", p.id)})
         elif act == "verify-phase" and p.status in ("open", "stale", "challenged"):
             state, current = scope_state(p, scopes)
             if p.resting and state == "missing":

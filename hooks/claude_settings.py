@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Add or remove priors' lesson hooks in a Claude Code settings file (used by `install.sh --hooks`).
+
+    claude_settings.py add SETTINGS HOOK_SCRIPT PYTHON [--dry-run]
+    claude_settings.py remove SETTINGS HOOK_SCRIPT [--dry-run]
+
+A JSON merge that keeps every other setting: `add` appends one SessionStart entry (matcher
+startup|resume|clear|compact) and one UserPromptSubmit entry, each running HOOK_SCRIPT, unless a
+hook running HOOK_SCRIPT is already there (so a second run changes nothing); `remove` takes out
+only hooks whose command runs HOOK_SCRIPT, and the entries and keys that leaves empty. The file is
+replaced atomically and only when something changed. A settings file that is not a JSON object
+(or whose `hooks` is not shaped as Claude Code reads it) is refused, unchanged: exit 3.
+Exit 0 otherwise. Standard library only.
+"""
+
+import json
+import os
+import sys
+import tempfile
+
+MATCHER = "startup|resume|clear|compact"
+
+
+class Refused(Exception):
+    pass
+
+
+def quote(path):
+    """`path` as one shell word (POSIX sh: Claude Code runs hook commands through a shell)."""
+    return "'" + path.replace("'", "'\\''") + "'"
+
+
+def commands(script, python):
+    return {
+        # `|| true`: even a script gone missing (python exits 2, which would block a prompt) stays quiet
+        "SessionStart": f"{quote(python)} {quote(script)} session-start || true",
+        "UserPromptSubmit": f"{quote(python)} {quote(script)} prompt || true",
+    }
+
+
+def load(path):
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        return None, {}
+    try:
+        obj = json.loads(data.decode("utf-8")) if data.strip() else {}
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise Refused(f"{path} is not valid JSON ({exc.__class__.__name__}: {exc})") from None
+    if not isinstance(obj, dict):
+        raise Refused(f"{path} does not hold a JSON object")
+    hooks = obj.get("hooks", {})
+    if not isinstance(hooks, dict):
+        raise Refused(f"{path}: `hooks` is not an object")
+    for event, entries in hooks.items():
+        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+            raise Refused(f"{path}: `hooks.{event}` is not a list of objects")
+        for e in entries:
+            if "hooks" in e and not (isinstance(e["hooks"], list) and all(isinstance(h, dict) for h in e["hooks"])):
+                raise Refused(f"{path}: an entry of `hooks.{event}` has `hooks` that is not a list of objects")
+    return data, obj
+
+
+def runs_script(hook, script):
+    cmd = hook.get("command")
+    return isinstance(cmd, str) and script in cmd
+
+
+def add(obj, script, python):
+    hooks = obj.setdefault("hooks", {})
+    done = []
+    for event, cmd in commands(script, python).items():
+        entries = hooks.setdefault(event, [])
+        if any(runs_script(h, script) for e in entries for h in e.get("hooks", [])):
+            continue
+        entry = {"hooks": [{"type": "command", "command": cmd, "timeout": 15}]}
+        if event == "SessionStart":
+            entry = {"matcher": MATCHER, **entry}
+        entries.append(entry)
+        done.append(event)
+    return done
+
+
+def remove(obj, script):
+    hooks = obj.get("hooks")
+    if not isinstance(hooks, dict):
+        return []
+    done = []
+    for event in list(hooks):
+        entries = hooks[event]
+        kept = []
+        for e in entries:
+            inner = e.get("hooks")
+            if isinstance(inner, list) and any(runs_script(h, script) for h in inner):
+                rest = [h for h in inner if not runs_script(h, script)]
+                if event not in done:
+                    done.append(event)
+                if rest:
+                    kept.append(dict(e, hooks=rest))
+                continue
+            kept.append(e)
+        if event in done:
+            if kept:
+                hooks[event] = kept
+            else:
+                del hooks[event]
+    if done and not hooks:
+        del obj["hooks"]
+    return done
+
+
+def write(path, obj):
+    text = json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".settings.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if os.path.exists(path):
+            os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def main(argv):
+    dry = "--dry-run" in argv
+    args = [a for a in argv[1:] if a != "--dry-run"]
+    if not args or args[0] not in ("add", "remove") or len(args) != (4 if args[0] == "add" else 3):
+        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        return 2
+    verb, path, script = args[0], args[1], args[2]
+    shown = path.replace(os.path.expanduser("~"), "~", 1) if path.startswith(os.path.expanduser("~")) else path
+    try:
+        _, obj = load(path)
+    except Refused as exc:
+        print(f"  left alone: {exc}; fix it, or add the hooks by hand (see adapters/claude-code.md)")
+        return 3
+    done = add(obj, script, args[3]) if verb == "add" else remove(obj, script)
+    if not done:
+        print(f"  {shown}: {'the lesson hooks are already there' if verb == 'add' else 'no lesson hooks of ours'}")
+        return 0
+    what = " and ".join(done)
+    if dry:
+        print(f"  would {'add' if verb == 'add' else 'remove'} the {what} lesson hook{'s' if len(done) > 1 else ''}"
+              f" {'to' if verb == 'add' else 'from'} {shown}")
+        return 0
+    write(path, obj)
+    print(f"  {'added' if verb == 'add' else 'removed'} the {what} lesson hook{'s' if len(done) > 1 else ''}"
+          f" {'to' if verb == 'add' else 'from'} {shown}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,171 @@
+"""Lessons for a coding session: which apply, the advisory block, and what a session was given.
+
+`relevant` injects lessons into a keeper run; `priors lessons --inject` puts the same lessons,
+ranked and budgeted by the same rules (`lessons.shape`), into an ordinary harness session's
+system prompt. Which lessons apply is decided here once, for both. A session leaves no trace in
+the ledger until a person scores it: what it was given lives in a small local record (ids and
+ledger positions only, never text, never a clock) that `score last` turns into a sealed run.
+"""
+
+from __future__ import annotations
+
+from priors.core.fold import PriorState, State, next_run_id, prior_number
+from priors.core.vocabulary import INJECTABLE, PRIOR_RE, RUN_RE, SESSION_KEY_RE, SESSION_VIA
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+SESSION_FORMAT = "priors-session"
+
+HEADING = "## Lessons from this repository (priors)"
+ADVISORY = ("Advisory lessons this repository learned from earlier, scored work. The user's instructions, "
+            "AGENTS.md, tool evidence and the current files override them; ignore any lesson that does not "
+            "fit the task at hand. Do not quote this block unless asked about it.")
+
+
+# ------------------------------------------------------------------ which lessons apply
+
+
+def lesson_applies(p: PriorState) -> bool:
+    """A run-start prior that is open or binding: what `relevant` injects (the contract's rule)."""
+    return p.status in INJECTABLE and p.facet("activation") == "run-start"
+
+
+def inject_item(p: PriorState, keep: bool = False) -> Dict[str, Any]:
+    """The inject item of a lesson that applies, exactly as `relevant` prints it. `keep`: keep the
+    record inflated (ranking reads it again); `relevant` reads thousands once and keeps none."""
+    rec = p.rec if keep else p.record()
+    return {"id": p.id, "claim": rec.get("claim"), "status": p.status}
+
+
+def lesson_pool(st: State, namespaces: Optional[Sequence[str]]) -> List[Dict[str, Any]]:
+    """The lessons that apply in these namespaces (all when None), namespace by namespace in name
+    order, each in ledger order — for one namespace, exactly `relevant`'s inject list."""
+    lessons = st.loop["lessons"]
+    if namespaces is None:
+        names = sorted(n for n in lessons if isinstance(n, str))
+    else:
+        names = sorted(set(namespaces))
+    out: List[Dict[str, Any]] = []
+    for ns in names:
+        for pid in lessons.get(ns, ()):
+            p = st.priors.get(pid)
+            if p is not None and p.ns == ns and lesson_applies(p):
+                out.append(inject_item(p, keep=True))
+    return out
+
+
+# ------------------------------------------------------------------ the block
+
+
+def block(items: Sequence[Dict[str, Any]], tags: Dict[str, List[str]]) -> str:
+    """The advisory block for a system prompt: a heading, the framing, one line per lesson."""
+    lines = [HEADING, "", ADVISORY, ""]
+    for item in items:
+        t = "".join(f"#{x} " for x in tags.get(item["id"], []))
+        claim = " ".join(str(item.get("claim") or "").split())
+        lines.append(f"- [{item['id']}] {t}{claim}")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ the session record
+
+
+def check_key(key: Any) -> bool:
+    return isinstance(key, str) and SESSION_KEY_RE.match(key) is not None
+
+
+def read_session(obj: Any) -> Optional[Dict[str, Any]]:
+    """A session record as written by `record`, or None for anything else (a damaged or foreign
+    file is ignored, never trusted: the record only ever adds credit a person asks for)."""
+    if not isinstance(obj, dict) or obj.get("format") != SESSION_FORMAT or obj.get("version") != 1:
+        return None
+    ints = [obj.get(k) for k in ("seq", "start", "at")]
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in ints):
+        return None
+    ids, last, sealed = obj.get("ids"), obj.get("last"), obj.get("sealed", [])
+    if not (_str_list(ids, PRIOR_RE) and _str_list(last, PRIOR_RE) and _str_list(sealed, RUN_RE)):
+        return None
+    key = obj.get("key")
+    if key is not None and not check_key(key):
+        return None
+    return obj
+
+
+def _str_list(value: Any, pattern) -> bool:
+    return isinstance(value, list) and all(isinstance(x, str) and pattern.match(x) for x in value)
+
+
+def same_session(old: Optional[Dict[str, Any]], key: Optional[str], fresh: bool) -> bool:
+    """Does this injection continue the recorded session? Not after it was scored (sealed), not
+    when the harness names another session, not when asked for a fresh one."""
+    if old is None or fresh or old.get("sealed"):
+        return False
+    return key is None or old.get("key") == key
+
+
+def record(old: Optional[Dict[str, Any]], key: Optional[str], fresh: bool, at: int,
+           given: Sequence[str]) -> Dict[str, Any]:
+    """The session record after giving `given` (ids, in the order shown) at ledger position `at`
+    (how many records the ledger held). `seq` counts injections and never goes back."""
+    seq = (old["seq"] if old is not None else 0) + 1
+    if same_session(old, key, fresh):
+        assert old is not None
+        ids = sorted(set(old["ids"]) | set(given), key=_id_order)
+        start = old["start"]
+        key = old.get("key") if key is None else key
+    else:
+        ids = sorted(set(given), key=_id_order)
+        start = at
+    out: Dict[str, Any] = {"format": SESSION_FORMAT, "version": 1, "seq": seq, "start": start, "at": at,
+                           "ids": ids, "last": list(given)}
+    if key is not None:
+        out["key"] = key
+    return out
+
+
+def already_given(old: Optional[Dict[str, Any]], key: Optional[str], fresh: bool) -> set:
+    """The ids this session was already given (nothing, when this injection starts a new session)."""
+    return set(old["ids"]) if old is not None and same_session(old, key, fresh) else set()
+
+
+def _id_order(pid: str) -> Tuple[int, str]:
+    return (prior_number(pid), pid)
+
+
+# ------------------------------------------------------------------ scoring a session
+
+
+def session_is_last(session: Optional[Dict[str, Any]], last_run_at: Optional[int]) -> bool:
+    """`score last`: is the unscored session newer than the latest committed agent run?
+
+    Positions compare as "how many ledger records existed": the session was last given lessons
+    when the ledger held `at` records; the run's seal is record number `last_run_at` (0-based),
+    so the session came after it exactly when `at > last_run_at`."""
+    if session is None or session.get("sealed") or not session.get("ids"):
+        return False
+    return last_run_at is None or session["at"] > last_run_at
+
+
+def seal_lines(st: State, ids: Sequence[str], run_dirs: Sequence[str]) -> List[Dict[str, Any]]:
+    """Lines that seal a scored session as agent runs, one per namespace of the lessons it was
+    given (in name order): an `injected` record naming them, then the run's seal. Ids no longer
+    in the ledger are dropped. Run ids follow the ledger's and `run_dirs`' highest."""
+    by_ns: Dict[str, List[str]] = {}
+    for pid in ids:
+        p = st.priors.get(pid)
+        if p is None or p.redacted or not isinstance(p.ns, str):
+            continue
+        by_ns.setdefault(p.ns, []).append(pid)
+    lines: List[Dict[str, Any]] = []
+    made: List[str] = []
+    for ns in sorted(by_ns):
+        run = next_run_id(st, [*run_dirs, *made])
+        made.append(run)
+        shown = by_ns[ns]
+        word = "lesson" if len(shown) == 1 else "lessons"
+        summary = [f"A coding session, given {len(shown)} {word} of {ns} ({', '.join(shown)}) — sealed when you scored it"]
+        lines.append({"t": "injected", "run": run, "ids": list(shown)})
+        lines.append({"t": "run", "action": "commit", "run": run, "ns": ns, "summary": summary, "via": SESSION_VIA})
+    return lines

@@ -1,0 +1,140 @@
+"""The Claude Code hooks (hooks/hooks.json, hooks/lessons_hook.py) fed real hook JSON on stdin:
+what they print, their exit codes, and that nothing ever blocks a session (fail-open)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, Keeper
+
+HOOK = REPO / "hooks" / "lessons_hook.py"
+pytestmark = pytest.mark.skipif(os.name == "nt", reason="the fake `priors` on PATH is a sh script")
+
+
+def fake_keeper(bin_dir: Path, body: str = None) -> Path:
+    """A `priors` on PATH that runs this checkout's keeper (or `body`, a failing stand-in)."""
+    bin_dir.mkdir(exist_ok=True)
+    exe = bin_dir / "priors"
+    exe.write_text("#!/bin/sh\n" + (body or f"PYTHONPATH='{REPO}' exec '{sys.executable}' -m priors \"$@\"\n"))
+    exe.chmod(0o755)
+    return bin_dir
+
+
+def run_hook(event: str, stdin, cwd: Path, path: str, isolated: bool = False) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PATH")}
+    env["PATH"] = path
+    data = stdin if isinstance(stdin, bytes) else json.dumps(stdin).encode("utf-8")
+    cmd = [sys.executable, *(["-S"] if isolated else []), str(HOOK), event]
+    return subprocess.run(cmd, input=data, cwd=str(cwd), env=env, capture_output=True, timeout=60)
+
+
+def start_json(root: Path, source: str = "startup", session: str = "0b5f8a1e-1111-4c2d-9a77-123456789abc") -> dict:
+    return {"session_id": session, "transcript_path": "/tmp/t.jsonl", "cwd": str(root),
+            "hook_event_name": "SessionStart", "source": source}
+
+
+def prompt_json(root: Path, prompt, session: str = "0b5f8a1e-1111-4c2d-9a77-123456789abc") -> dict:
+    return {"session_id": session, "transcript_path": "/tmp/t.jsonl", "cwd": str(root),
+            "hook_event_name": "UserPromptSubmit", "prompt": prompt}
+
+
+def context(proc: subprocess.CompletedProcess, event: str) -> str:
+    assert proc.returncode == 0, proc
+    out = json.loads(proc.stdout)
+    assert set(out) == {"hookSpecificOutput"}
+    assert out["hookSpecificOutput"]["hookEventName"] == event
+    return out["hookSpecificOutput"]["additionalContext"]
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Keeper:
+    k = Keeper(tmp_path / "repo")
+    k.root.mkdir()
+    k.ok("init")
+    k.ok("add", "--ns", "dev", "--tag", "testing", "Run the narrowest relevant test before the full suite.")
+    k.ok("add", "--ns", "dev", "The parser tests are flaky under load; rerun them once before debugging.")
+    k.ok("config", "max_inject", "1")
+    return k
+
+
+def test_plugin_hooks_json_wires_both_events():
+    spec = json.loads((REPO / "hooks" / "hooks.json").read_text(encoding="utf-8"))["hooks"]
+    assert set(spec) == {"SessionStart", "UserPromptSubmit"}
+    (start,) = spec["SessionStart"]
+    assert start["matcher"] == "startup|resume|clear|compact"
+    (prompt,) = spec["UserPromptSubmit"]
+    for entry, event in ((start, "session-start"), (prompt, "prompt")):
+        (hook,) = entry["hooks"]
+        assert hook["type"] == "command"
+        assert hook["command"] == f'python3 "${{CLAUDE_PLUGIN_ROOT}}/hooks/lessons_hook.py" {event} || true'
+    assert HOOK.is_file()
+
+
+def test_session_start_and_prompts(repo: Keeper, tmp_path: Path):
+    path = str(fake_keeper(tmp_path / "bin"))
+    text = context(run_hook("session-start", start_json(repo.root), tmp_path, path), "SessionStart")
+    assert text.startswith("## Lessons from this repository (priors)")
+    assert "- [P-0001] #testing Run the narrowest" in text and "P-0002" not in text  # max_inject 1
+    # a prompt about the parser: a lesson the session does not have yet
+    proc = run_hook("prompt", prompt_json(repo.root, "why is the parser test flaky?"), tmp_path, path)
+    text = context(proc, "UserPromptSubmit")
+    assert "- [P-0002] The parser tests are flaky" in text and "P-0001" not in text
+    # the same prompt again: nothing new, nothing printed
+    again = run_hook("prompt", prompt_json(repo.root, "why is the parser test flaky?"), tmp_path, path)
+    assert (again.returncode, again.stdout) == (0, b"")
+    # compaction re-injects the session's block; a subfolder of the repo finds .priors/ above it
+    sub = repo.root / "src"
+    sub.mkdir()
+    (repo.root / ".git").mkdir()
+    proc = run_hook("session-start", dict(start_json(repo.root, "compact"), cwd=str(sub)), tmp_path, path)
+    assert "P-0001" in context(proc, "SessionStart")
+    # what the session was given is on record, and `score last` credits it
+    out = repo.ok("score", "last", "success")
+    assert out == "run-003 → success (a coding session: credits 2 lessons: P-0001, P-0002)\n"
+    assert repo.ledger_bytes().count(b'"t":"prompt"') == 0 and b"flaky?" not in repo.ledger_bytes()
+
+
+@pytest.mark.parametrize("stdin", [
+    b"", b"not json", b"[1, 2]", b'{"prompt": 5}', b"\xff\xfe", b'{"cwd": "/nowhere", "prompt": ""}',
+    b'{"session_id": "x y", "cwd": 7}', b"{" * 5000,
+])
+def test_malformed_input_prints_nothing_and_exits_0(repo: Keeper, tmp_path: Path, stdin: bytes):
+    path = str(fake_keeper(tmp_path / "bin"))
+    for event in ("session-start", "prompt"):
+        proc = run_hook(event, stdin, repo.root, path)
+        assert proc.returncode == 0, proc
+        if event == "prompt" or stdin in (b"", b"not json", b"[1, 2]", b"\xff\xfe", b"{" * 5000):
+            assert proc.stdout == b"", proc
+    assert repo.ledger_bytes().count(b"\n") == 6  # the hooks never write the ledger
+
+
+def test_fail_open(repo: Keeper, tmp_path: Path):
+    ok_path = str(fake_keeper(tmp_path / "bin"))
+    # no keeper at all: not on PATH, not importable
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for event, hook in (("session-start", start_json(repo.root)), ("prompt", prompt_json(repo.root, "parser"))):
+        proc = run_hook(event, hook, tmp_path, str(empty), isolated=True)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b""), proc
+    # a failing keeper: a damaged config makes it exit 2 — the hook stays silent
+    (repo.root / ".priors" / "config.json").write_text("{not json")
+    proc = run_hook("session-start", start_json(repo.root), tmp_path, ok_path)
+    assert (proc.returncode, proc.stdout) == (0, b"")
+    # a keeper that crashes or hangs up
+    broken = str(fake_keeper(tmp_path / "broken", "echo boom >&2; exit 3\n"))
+    proc = run_hook("prompt", prompt_json(repo.root, "parser"), tmp_path, broken)
+    assert (proc.returncode, proc.stdout) == (0, b"")
+    # no .priors/ in the session's folder: nothing
+    other = tmp_path / "other"
+    other.mkdir()
+    proc = run_hook("session-start", start_json(other), tmp_path, ok_path)
+    assert (proc.returncode, proc.stdout) == (0, b"")
+    # a wrong event name in the configuration still never blocks
+    proc = run_hook("pre-tool", start_json(repo.root), tmp_path, ok_path)
+    assert (proc.returncode, proc.stdout) == (0, b"")

@@ -1,0 +1,170 @@
+"""`priors lessons --inject` end to end: the same ranking and budgets as `relevant`, require_review,
+nothing written to the ledger, nothing at all without .priors/, the local session record, and
+`priors score last` crediting a coding session."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import Keeper
+
+from priors.core.inject import ADVISORY, HEADING
+
+CLAIMS = [
+    ("dev", "Run the narrowest relevant test before the full suite.", ["testing"]),
+    ("dev", "Prefer small commits with honest messages.", []),
+    ("dev", "The parser tests are flaky under load; rerun them once before debugging.", ["parser"]),
+    ("docs", "Docs change in the same commit as behaviour.", []),
+    ("dev", "Never edit generated files by hand.", []),
+]
+
+
+def seed(k: Keeper) -> None:
+    for ns, text, tags in CLAIMS:
+        extra = [x for t in tags for x in ("--tag", t)]
+        k.ok("add", "--ns", ns, *extra, text)
+
+
+def inject(k: Keeper, *args: str) -> dict:
+    return json.loads(k.ok("lessons", "--inject", "--json", *args))
+
+
+def ids(items):
+    return [x["id"] if isinstance(x, dict) else x for x in items]
+
+
+def test_nothing_without_priors_dir_or_lessons(tmp_path):
+    (tmp_path / "bare").mkdir()
+    (tmp_path / "k").mkdir()
+    bare, keeper = Keeper(tmp_path / "bare"), Keeper(tmp_path / "k")
+    keeper.ok("init")
+    r = bare("lessons", "--inject", "--query", "anything")
+    assert (r.code, r.out, r.err) == (0, "", "")
+    assert not (bare.root / ".priors").exists()  # nothing created
+    assert bare.ok("lessons", "--inject", "--json") == '{"inject":[],"inject_omitted":[]}\n'
+    r = keeper("lessons", "--inject")
+    assert (r.code, r.out) == (0, "")
+    assert not (keeper.root / ".priors" / "cache" / "session.json").exists()
+
+
+def test_ranks_and_budgets_exactly_as_relevant(keeper: Keeper):
+    seed(keeper)
+    keeper.ok("config", "max_inject", "2")
+    keeper.ok("config", "max_chars", "100")
+    before = keeper.ledger_bytes()
+    for query in ("fix the flaky parser test", "write docs", "commit messages"):
+        got = inject(keeper, "--ns", "dev", "--query", query)
+        assert keeper.ledger_bytes() == before  # read-only with respect to the ledger
+        assert not (keeper.root / ".priors" / "runs" / "run-006").exists()  # no run opened
+        rel = json.loads(keeper.ok("relevant", "--ns", "dev", "--query", query))
+        keeper.ok("abort", "--run", rel["run"])
+        assert ids(got["inject"]) == ids(rel["inject"])
+        assert got["inject_omitted"] == rel["inject_omitted"]
+        assert [{k: x[k] for k in ("id", "claim", "status")} for x in got["inject"]] == rel["inject"]
+    # options win over the config, as with relevant
+    got = inject(keeper, "--ns", "dev", "--query", "parser", "--max-inject", "1", "--max-chars", "500")
+    assert ids(got["inject"]) == ["P-0003"] and len(got["inject_omitted"]) == 3
+
+
+def test_every_namespace_by_default_and_ns_filters(keeper: Keeper):
+    seed(keeper)
+    everything = inject(keeper)
+    assert ids(everything["inject"]) == ["P-0001", "P-0002", "P-0003", "P-0005", "P-0004"]  # dev, then docs
+    assert {x["ns"] for x in everything["inject"]} == {"dev", "docs"}
+    assert everything["inject"][0]["tags"] == ["testing"]
+    assert ids(inject(keeper, "--ns", "docs", "--fresh")["inject"]) == ["P-0004"]
+    assert ids(inject(keeper, "--ns", "docs", "--ns", "nothing-here")["inject"]) == ["P-0004"]
+
+
+def test_the_block_is_advisory_and_compact(keeper: Keeper):
+    seed(keeper)
+    text = keeper.ok("lessons", "--inject", "--ns", "dev", "--query", "parser", "--max-inject", "2")
+    lines = text.splitlines()
+    assert lines[:4] == [HEADING, "", ADVISORY, ""]
+    assert "AGENTS.md" in ADVISORY and "override" in ADVISORY and "user's instructions" in ADVISORY
+    assert lines[4:] == ["- [P-0003] #parser The parser tests are flaky under load; rerun them once before debugging.",
+                         "- [P-0001] #testing Run the narrowest relevant test before the full suite."]
+
+
+def test_require_review_holds_agent_lessons(keeper: Keeper):
+    keeper.ok("add", "--ns", "dev", "Accepted by a person.")
+    run = keeper.open_run("dev", {})["run"]
+    assert keeper.propose(run, "dev", {"type": "calibration", "claim": "Proposed by an agent."}).code == 0
+    keeper.ok("commit", "--run", run)
+    assert ids(inject(keeper)["inject"]) == ["P-0001", "P-0002"]  # open lessons are injected, as by relevant
+    keeper.ok("config", "require_review", "on")
+    got = inject(keeper, "--fresh")
+    assert ids(got["inject"]) == ["P-0001"] and got["awaiting_review"] == ["P-0002"]
+    keeper.ok("decide", "P-0002", "accepted")
+    assert ids(inject(keeper, "--fresh")["inject"]) == ["P-0001", "P-0002"]
+
+
+def test_session_record_is_local_content_free_and_dedupes(keeper: Keeper):
+    seed(keeper)
+    assert "cache/" in keeper.read(".priors/.gitignore").splitlines()  # never committed
+    first = inject(keeper, "--session", "abc-1", "--query", "parser", "--max-inject", "2")
+    assert first["seq"] == 1
+    rec = json.loads(keeper.read(".priors/cache/session.json"))
+    assert rec == {"format": "priors-session", "version": 1, "key": "abc-1", "seq": 1, "start": 15, "at": 15,
+                   "ids": ["P-0001", "P-0003"], "last": ["P-0003", "P-0001"]}
+    assert "parser" not in keeper.read(".priors/cache/session.json")  # ids and positions, never text
+    # the same prompt again: nothing new for this session
+    r = keeper("lessons", "--inject", "--session", "abc-1", "--query", "parser", "--max-inject", "2", "--new-only")
+    assert (r.code, r.out) == (0, "")
+    again = inject(keeper, "--session", "abc-1", "--query", "commits", "--max-inject", "2", "--new-only")
+    assert ids(again["inject"]) == ["P-0002"] and again["already_given"] == ["P-0001"]
+    assert json.loads(keeper.read(".priors/cache/session.json"))["ids"] == ["P-0001", "P-0002", "P-0003"]
+    # another session id starts a new session: everything is new to it
+    other = inject(keeper, "--session", "abc-2", "--query", "parser", "--max-inject", "2", "--new-only")
+    assert ids(other["inject"]) == ["P-0003", "P-0001"] and other["seq"] == 3  # counts injections that gave something
+    assert json.loads(keeper.read(".priors/cache/session.json"))["ids"] == ["P-0001", "P-0003"]
+
+
+def test_score_last_credits_the_latest_session(keeper: Keeper):
+    seed(keeper)
+    inject(keeper, "--session", "s1", "--query", "parser", "--max-inject", "2")
+    inject(keeper, "--session", "s1", "--ns", "docs", "--new-only")
+    out = keeper.ok("score", "last", "success", "--because", "tests passed")
+    assert out == ("run-006 → success (a coding session: credits 2 lessons: P-0001, P-0003)\n"
+                   "run-007 → success (a coding session: credits 1 lesson: P-0004)\n")
+    tail = keeper.ledger()[-6:]
+    assert tail[0] == {"t": "injected", "run": "run-006", "ids": ["P-0001", "P-0003"]}
+    assert tail[1]["t"] == "run" and tail[1]["via"] == "session" and tail[1]["ns"] == "dev" and "by" not in tail[1]
+    assert tail[4] == {"t": "score", "run": "run-006", "outcome": "success", "by": "human",
+                       "injected": ["P-0001", "P-0003"], "reason": "tests passed"}
+    assert keeper.ok("verify").startswith("ledger sound")
+    rows = {r["id"]: r for r in json.loads(keeper.ok("lessons", "--json"))}
+    assert (rows["P-0003"]["uses"], rows["P-0003"]["wins"]) == (1, 1)
+    assert (rows["P-0002"]["uses"], rows["P-0002"]["wins"]) == (0, 0)  # never given to that session
+    assert json.loads(keeper.read(".priors/cache/session.json"))["sealed"] == ["run-006", "run-007"]
+    keeper.refused("ALREADY_SCORED", "score", "last", "failure")
+    assert keeper.ok("score", "last", "partial", "--replace").count("→ partial") == 2  # both runs of the session
+    # a keeper run committed after the session is the latest now
+    run = keeper.open_run("dev", {})["run"]
+    keeper.ok("commit", "--run", run)
+    assert keeper.ok("score", "last", "failure").startswith(f"{run} → failure (credits 4 lessons")
+    # a new session after that run is the latest again; it starts fresh (the old one was sealed)
+    inject(keeper, "--session", "s1", "--ns", "docs")
+    assert keeper.ok("score", "last", "success") == \
+        "run-009 → success (a coding session: credits 1 lesson: P-0004)\n"
+
+
+def test_score_last_session_refusals(keeper: Keeper):
+    seed(keeper)
+    inject(keeper, "--ns", "dev", "--max-inject", "1")
+    keeper.refused("NOT_SCORED", "score", "last", "success", "--replace")
+    run = keeper.open_run("dev", {})["run"]
+    body = keeper.refused("ACTIVE_RUN_EXISTS", "score", "last", "success")
+    assert body["run"] == run
+    keeper.ok("abort", "--run", run)
+    keeper.ok("redact", "P-0001", "--because", "wrong")  # empties cache/: the session record is gone
+    keeper.refused("UNKNOWN_RUN", "score", "last", "success")
+
+
+def test_usage_errors(keeper: Keeper):
+    keeper.usage("lessons", "--query", "x")
+    keeper.usage("lessons", "--new-only")
+    keeper.usage("lessons", "--inject", "--all")
+    keeper.usage("lessons", "--inject", "--session", "has space")
+    keeper.usage("lessons", "--inject", "--max-inject", "0")
+    keeper.usage("lessons", "--inject", "--ns", "Bad NS")
