@@ -159,3 +159,26 @@ def test_the_vocabulary_is_declared_once() -> None:
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and any(s in node.value for s in ID_LITERALS):
                 twins.append(f"{m}: id pattern {node.value!r}")
     assert twins == [], "vocabulary declared outside priors/core/vocabulary.py:\n" + "\n".join(twins)
+
+
+def test_every_import_of_ours_names_something_that_exists() -> None:
+    """A verb's imports run only when the verb runs (lazy, at dispatch or inside a function), so a
+    name moved to another module would fail only in front of a user: check every one here."""
+    import importlib
+
+    missing = []
+    for path in sorted(PKG.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("priors"):
+                module = importlib.import_module(node.module)
+                for alias in node.names:
+                    if not hasattr(module, alias.name):
+                        try:
+                            importlib.import_module(f"{node.module}.{alias.name}")
+                        except ImportError:
+                            missing.append(f"{path.relative_to(PKG.parent)}:{node.lineno}: {node.module}.{alias.name}")
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.startswith("priors"):
+                        importlib.import_module(alias.name)
+    assert not missing, "\n".join(missing)

@@ -70,7 +70,7 @@ def cmd_ingest_sarif(argv: List[str], ctx) -> int:
             found.append((name, f))
     paths = Paths(ctx.root)
     scopes = scopes_from(a, ctx, "ingest-sarif", default_snapshot=True)
-    from priors.cli.lessons_verbs import budget_from
+    from priors.cli.lesson_config import budget_from
 
     budget = budget_from(a, paths)
     fresh = not paths.dir.is_dir()
