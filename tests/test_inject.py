@@ -133,6 +133,8 @@ def test_score_last_credits_the_latest_session(keeper: Keeper):
     assert tail[4] == {"t": "score", "run": "run-006", "outcome": "success", "by": "human",
                        "injected": ["P-0001", "P-0003"], "reason": "tests passed"}
     assert keeper.ok("verify").startswith("ledger sound")
+    history = [r["run"] for r in json.loads(keeper.ok("history", "--json"))["runs"]]
+    assert "run-006" not in history and "run-007" not in history  # a coding session reviewed nothing
     rows = {r["id"]: r for r in json.loads(keeper.ok("lessons", "--json"))}
     assert (rows["P-0003"]["uses"], rows["P-0003"]["wins"]) == (1, 1)
     assert (rows["P-0002"]["uses"], rows["P-0002"]["wins"]) == (0, 0)  # never given to that session

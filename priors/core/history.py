@@ -7,7 +7,7 @@ import heapq
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from priors.core.vocabulary import display_status
+from priors.core.vocabulary import SESSION_VIA, display_status
 
 from priors.core.chart import CATEGORIES, LABELS, chart_svg, quiet_streak  # noqa: F401 (re-exported)
 
@@ -382,8 +382,8 @@ def history_and_state(records: Sequence[Dict[str, Any]], ns: Optional[str] = Non
             row.your_call += a.nudges.get(rns, 0)
             row.resting, row.open = tally.after_commit(st, rns)
             row.quiescent = row.checked > 0 and row.carried == row.checked and not (row.fixed or row.touched or row.new or row.your_call)
-            if ns is None or rns == ns:
-                rows.append(row)
+            if (ns is None or rns == ns) and rec.get("via") != SESSION_VIA:
+                rows.append(row)  # (a scored coding session is sealed as a run, but reviewed nothing: no row)
     return rows, st
 
 
