@@ -63,6 +63,7 @@ class Context:
         self.err = err or sys.stderr
         self._root = None
         self.lost = False  # the answer could not be printed (stdout closed or full)
+        self.cwd: Optional[str] = None  # what PATH arguments are relative to (None: the current directory)
 
     @property
     def root(self):

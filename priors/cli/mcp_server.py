@@ -258,6 +258,7 @@ class Server:
         if "candidates" in inband:
             kwargs["given"] = inband["candidates"]
         try:
+            ctx.cwd = str(ctx.root)  # a tool's paths are relative to the target root: a client has no working directory
             a = parse(argv, spec, min_pos=0 if verb == "propose" else None)
             answer = getattr(mod, fn_name)(a, ctx, **kwargs)
             return answer.code, answer.obj, answer.json()

@@ -73,7 +73,8 @@ def scopes_from(a, ctx, verb: str = "relevant", default_snapshot: bool = False, 
     if a.has("--snapshot") or (default_snapshot and not a.has("--scopes")):
         from priors.snapshot.scan import _tty_progress, take_snapshot
 
-        return take_snapshot(ctx.root, list(a.get("snapshot") or []) or None, progress=_tty_progress(ctx.err))
+        return take_snapshot(ctx.root, list(a.get("snapshot") or []) or None, progress=_tty_progress(ctx.err),
+                             cwd=getattr(ctx, "cwd", None))
     name = a.get("scopes")
     if name is None:
         return {}
