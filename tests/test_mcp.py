@@ -237,6 +237,52 @@ def test_a_closed_stdin_ends_the_server_cleanly(tmp_path: Path) -> None:
     assert code == 0 and _error(replies[1])[:2] == (None, -32700)
 
 
+def test_an_open_run_stays_open_when_stdin_closes(tmp_path: Path) -> None:
+    k = _target(tmp_path)
+    replies, _, code = serve(k.root, [_init(), _call(1, "priors_relevant", {"ns": NS, "snapshot": True})])
+    assert code == 0 and replies[1]["result"]["structuredContent"]["run"] == "run-001"
+    assert (k.root / ".priors" / "runs" / "run-001" / "relevant.json").is_file()
+    assert k.ledger_bytes() == b""
+    k.ok("commit", "--run", "run-001")  # the next session (or a shell) finishes it
+
+
+def test_failures_inside_a_call_are_reported_honestly(tmp_path: Path, monkeypatch) -> None:
+    """An unexpected error is a JSON-RPC error saying nothing changed; after the ledger landed, a warning."""
+    import io
+
+    from priors.cli import mcp_server, run_verbs
+    from priors.store import files
+
+    k = _target(tmp_path)
+    server = mcp_server.Server(str(k.root), io.BytesIO(), io.StringIO())
+    assert server.handle(_init())["result"]["protocolVersion"] == "2025-06-18"
+
+    def full_disk(a: Any, ctx: Any) -> Any:
+        raise OSError(28, "No space left on device")
+
+    def landed_then_failed(a: Any, ctx: Any) -> Any:
+        files.CHANGED.append(str(k.root / ".priors" / "ledger.jsonl"))
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(run_verbs, "abort", full_disk)
+    reply = server.handle(_call(1, "priors_abort", {"run": "run-001"}))
+    assert reply["error"]["code"] == -32603
+    assert "No space left on device" in reply["error"]["message"] and "nothing was changed" in reply["error"]["message"]
+    monkeypatch.setattr(run_verbs, "commit", landed_then_failed)
+    result = server.handle(_call(2, "priors_commit", {"run": "run-001"}))["result"]
+    assert result["isError"] is False
+    assert "the change stands, do not repeat the call" in result["structuredContent"]["warning"]
+    assert server.handle(_ping(3))["result"] == {}  # and it goes on
+
+
+def test_the_documented_snippets_are_the_ones_install_prints() -> None:
+    snippet = '{"mcpServers": {"priors": {"command": "priors", "args": ["mcp"]}}}'
+    assert json.loads(snippet)["mcpServers"]["priors"] == {"command": "priors", "args": ["mcp"]}
+    for doc in (REPO / "README.md", REPO / "docs" / "mcp.md", REPO / "install.sh"):
+        assert snippet in doc.read_text(encoding="utf-8"), doc
+    assert "claude mcp add --scope user priors -- priors mcp" in (REPO / "docs" / "mcp.md").read_text(encoding="utf-8")
+
+
 def test_stdout_carries_only_the_protocol(tmp_path: Path) -> None:
     k = _target(tmp_path, init=False)  # the first run sets .priors/ up and says so — on stderr
     replies, err, code = serve(k.root, [_init(), _call(1, "priors_relevant", {"ns": NS, "snapshot": ["src"]})],
@@ -306,6 +352,28 @@ def test_the_cli_json_forms_are_the_tool_results(tmp_path: Path) -> None:
     assert k.ok("status").strip()  # the text form is unchanged: words for a person
     replies, _, _ = serve(k.root, [_init(), _call(1, "priors_status", {"calls": True})])
     assert replies[1]["result"]["structuredContent"] == {"calls": [], "namespaces": [], "open_runs": []}
+
+
+def test_status_with_calls_gives_the_commands_for_the_person(tmp_path: Path) -> None:
+    k = _target(tmp_path)
+    lesson = {"type": "calibration", "claim": "Prefer small pure functions in the parser"}
+    replies, _, _ = serve(k.root, [
+        _init(),
+        _call(1, "priors_relevant", {"ns": NS, "snapshot": True}),
+        _call(2, "priors_propose", {"run": "run-001", "ns": NS, "candidates": [lesson]}),
+        _call(3, "priors_commit", {"run": "run-001"}),
+        _call(4, "priors_relevant", {"ns": NS, "snapshot": True}),
+        _call(5, "priors_disposition", {"run": "run-002", "verdicts": [{"id": "P-0001", "verdict": "challenged"}]}),
+        _call(6, "priors_commit", {"run": "run-002"}),
+        _call(7, "priors_status", {"calls": True}),
+    ])
+    assert [r["result"]["isError"] for r in replies[1:]] == [False] * 7, replies
+    assert replies[4]["result"]["structuredContent"]["inject"][0]["id"] == "P-0001"
+    status = replies[7]["result"]["structuredContent"]
+    assert status == json.loads(k.ok("status", "--calls", "--json"))
+    (call,) = status["calls"]
+    assert (call["id"], call["kind"]) == ("P-0001", "challenged")
+    assert call["commands"] == ["priors decide P-0001 keep", "priors decide P-0001 obsolete"]
 
 
 # ------------------------------------------------------------------ the pure tool table
