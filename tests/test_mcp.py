@@ -275,6 +275,24 @@ def test_failures_inside_a_call_are_reported_honestly(tmp_path: Path, monkeypatc
     assert server.handle(_ping(3))["result"] == {}  # and it goes on
 
 
+def test_in_process_the_server_uses_the_streams_it_is_given(tmp_path: Path, monkeypatch) -> None:
+    """main(["mcp"]) with replaced sys.stdin/sys.stdout (an embedding, the fuzz tests) never touches fds 0 and 1."""
+    import io
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from priors.cli.main import main
+
+    k = _target(tmp_path)
+    lines = json.dumps(_init()) + "\n" + json.dumps(_ping(1)) + "\n"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(lines.encode("utf-8")), encoding="utf-8"))
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        assert main(["-C", str(k.root), "mcp"]) == 0
+    replies = [json.loads(x) for x in out.getvalue().splitlines()]
+    assert [r["id"] for r in replies] == [0, 1] and replies[1]["result"] == {}
+    assert err.getvalue() == ""
+
+
 def test_the_documented_snippets_are_the_ones_install_prints() -> None:
     snippet = '{"mcpServers": {"priors": {"command": "priors", "args": ["mcp"]}}}'
     assert json.loads(snippet)["mcpServers"]["priors"] == {"command": "priors", "args": ["mcp"]}

@@ -79,25 +79,81 @@ def cmd_mcp(argv: List[str], ctx) -> int:
     parse(argv, MCP)
     if ctx.root_opt is not None:
         ctx.root  # noqa: B018 — a -C that names no directory is a usage error now, not at every call
-    reader, writer = _claim_streams()
-    Server(ctx.root_opt, writer, ctx.err).serve(reader)
+    reader, writer, restore = _claim_streams()
+    try:
+        Server(ctx.root_opt, writer, ctx.err).serve(reader)
+    finally:
+        restore()
     return 0
 
 
-def _claim_streams() -> Tuple[BinaryIO, BinaryIO]:
-    """Private handles on the real stdin and stdout; fd 1 then points at stderr and fd 0 at the null
-    device, so nothing but this server can read a request or write a byte of the protocol stream."""
+def _claim_streams():
+    """(reader, writer, restore) on standard input and output.
+
+    For the process's own streams (fds 0 and 1): private duplicates for the protocol, while fd 1
+    points at stderr and fd 0 at the null device, so nothing but this server can read a request or
+    write a byte of the stream; `restore` puts them back. A caller that replaced sys.stdin and
+    sys.stdout (an embedding, a test) gets its own objects, untouched."""
     import os
 
-    sys.stdout.flush()
-    in_fd, out_fd = os.dup(0), os.dup(1)
+    stdin, stdout = sys.stdin, sys.stdout
+    try:
+        real = stdin.fileno() == 0 and stdout.fileno() == 1
+    except (AttributeError, OSError, ValueError):
+        real = False
+    if not real:
+        return _BytesIn(stdin), _BytesOut(stdout), lambda: None
+    stdout.flush()
+    reader, writer = os.fdopen(os.dup(0), "rb"), os.fdopen(os.dup(1), "wb")
+    saved = (os.dup(0), os.dup(1))
     os.dup2(2, 1)
     null = os.open(os.devnull, os.O_RDONLY)
     try:
         os.dup2(null, 0)
     finally:
         os.close(null)
-    return os.fdopen(in_fd, "rb"), os.fdopen(out_fd, "wb")
+
+    def restore() -> None:
+        for stream in (reader, writer):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        os.dup2(saved[0], 0)
+        os.dup2(saved[1], 1)
+        os.close(saved[0])
+        os.close(saved[1])
+
+    return reader, writer, restore
+
+
+class _BytesIn:
+    """Lines as bytes from a stream that may be text."""
+
+    def __init__(self, stream) -> None:
+        self.stream = getattr(stream, "buffer", None) or stream
+
+    def readline(self, limit: int) -> bytes:
+        got = self.stream.readline(limit) if self.stream is not None else b""
+        return got.encode("utf-8", "surrogateescape") if isinstance(got, str) else got
+
+
+class _BytesOut:
+    """Bytes written to a stream that may be text."""
+
+    def __init__(self, stream) -> None:
+        self.stream, self.raw = stream, getattr(stream, "buffer", None)
+
+    def write(self, data: bytes) -> None:
+        if self.raw is not None:
+            self.raw.write(data)
+        else:
+            self.stream.write(data.decode("utf-8"))
+
+    def flush(self) -> None:
+        self.stream.flush()
+        if self.raw is not None:
+            self.raw.flush()
 
 
 class Server:
