@@ -713,6 +713,15 @@ class McpRegistration(InstallerTest):
         self.assertFalse((self.tmp / "claude-has-priors").exists())
         self.assertEqual(tree(self.home), before)
 
+    def test_the_launcher_is_registered_by_its_full_path_when_there_is_one(self):
+        self.make_harnesses(".claude", ".codex")
+        launcher = self.home / ".local" / "bin" / "priors"
+        launcher.parent.mkdir(parents=True)
+        launcher.write_text("#!/bin/sh\n")
+        self.run_install(extra_env=self.fake_claude())
+        self.assertEqual(self.claude_calls()[-1], f"mcp add --scope user priors -- {launcher} mcp")
+        self.assertIn(f'command = "{launcher}"', (self.home / ".codex" / "config.toml").read_text())
+
     def test_a_claude_server_named_priors_that_is_not_ours_is_left_alone(self):
         self.make_harnesses(".claude")
         env = self.fake_claude(registered=True)
