@@ -1,7 +1,7 @@
 #!/bin/sh
 # install.sh — install the `priors` keeper and its Agent Skills for the current user.
 #
-#   ./install.sh              install (or update) the command and the skills
+#   ./install.sh              install (or update) the command, the skills and the MCP server
 #   ./install.sh --dry-run    say what would be done; change nothing
 #   ./install.sh --uninstall  remove only what this script installed
 #   ./install.sh --link       link the skills to this checkout instead of copying
@@ -13,12 +13,16 @@
 # installs carries a `.installed-by-priors` mark (a launcher carries the mark
 # as a comment line; a linked skill points into this checkout), and the
 # folders it had to create are listed in ~/.local/share/priors/created-dirs,
-# so --uninstall removes them again when they are empty.
+# so --uninstall removes them again when they are empty. The MCP server
+# (`priors mcp`) is registered with Claude Code (`claude mcp add`) and Codex
+# (a marked block in ~/.codex/config.toml) when they are found and nothing
+# named priors is there yet; otherwise the exact snippet is printed.
 #
 # Environment: HOME (where to install), PRIORS_PYTHON (the Python to use,
 # default python3), PRIORS_INSTALL_SKIP_PACKAGE=1 (skills only; skip the
 # command), PRIORS_INSTALL_NO_PIPX=1 (use a private virtual environment even
-# when pipx is present).
+# when pipx is present), PRIORS_INSTALL_NO_MCP=1 (register no MCP server;
+# print the snippets), PRIORS_CLAUDE (the claude command, default claude).
 
 set -u
 
@@ -32,7 +36,7 @@ LINK=0
 HOOKS=0
 
 usage() {
-    sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 for arg in "$@"; do
@@ -64,6 +68,10 @@ AGENTS_SKILLS="$HOME/.agents/skills"
 HOOK_SCRIPT="$DATA/hooks/lessons_hook.py"
 CLAUDE_SETTINGS="$HOME/.claude/settings.json"
 PI_EXTENSION="$HOME/.pi/agent/extensions/priors"
+CLAUDE=${PRIORS_CLAUDE:-claude}
+CODEX_CONF="$HOME/.codex/config.toml"
+MCP_BEGIN="# >>> priors MCP server (installed-by-priors; ./install.sh --uninstall removes this block) >>>"
+MCP_END="# --- end of the priors MCP server block ---"
 nl='
 '
 
@@ -156,7 +164,7 @@ forget_created() {
         done
         return 0
     fi
-    rm -f "$CREATED" "$STAMP" "$DATA/pipx" "$DATA/$MARK"
+    rm -f "$CREATED" "$STAMP" "$DATA/pipx" "$DATA/mcp-claude" "$DATA/mcp-codex-created" "$DATA/$MARK"
     if rmdir "$DATA" 2>/dev/null; then
         say "  removed $(tilde "$DATA") (its records)"
     else
@@ -573,6 +581,160 @@ pi_step() {
     say "  $pe_verb $(tilde "$PI_EXTENSION") (run /reload in a running Pi)"
 }
 
+# --- the MCP server ------------------------------------------------------------
+
+# mcp_command: what a client runs — this install's launcher when there is one, else `priors` on PATH.
+mcp_command() {
+    if [ -f "$LAUNCHER" ]; then
+        case "$LAUNCHER" in *'"'*|*\\*) printf 'priors' ;; *) printf '%s' "$LAUNCHER" ;; esac
+    else
+        printf 'priors'
+    fi
+}
+
+codex_block() {
+    printf '%s\n[mcp_servers.priors]\ncommand = "%s"\nargs = ["mcp"]\n%s\n' "$MCP_BEGIN" "$1" "$MCP_END"
+}
+
+# toml_ok FILE: FILE parses as TOML (when this Python has tomllib, 3.11+; otherwise trusted).
+toml_ok() {
+    "$PYABS" -c '
+import sys
+try:
+    import tomllib
+except ImportError:
+    sys.exit(0)
+with open(sys.argv[1], "rb") as fh:
+    tomllib.load(fh)
+' "$1" >/dev/null 2>&1
+}
+
+claude_snippet() { say "    claude mcp add --scope user priors -- priors mcp"; }
+codex_snippet() {
+    say "    [mcp_servers.priors]"
+    say "    command = \"priors\""
+    say "    args = [\"mcp\"]"
+}
+
+mcp_claude() {
+    [ -d "$HOME/.claude" ] || return 0
+    mc_cmd=$(mcp_command)
+    if [ "${PRIORS_INSTALL_NO_MCP:-}" = 1 ]; then
+        say " Claude Code: not registered (PRIORS_INSTALL_NO_MCP=1); to register it:"
+        claude_snippet
+    elif ! command -v "$CLAUDE" >/dev/null 2>&1; then
+        say " Claude Code: the claude command is not on PATH; register the server with:"
+        claude_snippet
+    elif "$CLAUDE" mcp get priors >/dev/null 2>&1; then
+        if [ -f "$DATA/mcp-claude" ]; then
+            say " Claude Code: the server priors is registered (claude mcp get priors)"
+        else
+            say " Claude Code: left alone: it already has an MCP server named priors that install.sh did not add"
+        fi
+    elif [ "$DRY" -eq 1 ]; then
+        say " Claude Code: would run: claude mcp add --scope user priors -- $mc_cmd mcp"
+    elif "$CLAUDE" mcp add --scope user priors -- "$mc_cmd" mcp >/dev/null 2>&1; then
+        own_data && : >"$DATA/mcp-claude"
+        say " Claude Code: registered the server (claude mcp add --scope user priors -- $mc_cmd mcp)"
+    else
+        say " Claude Code: 'claude mcp add' failed; register the server yourself:"
+        claude_snippet
+    fi
+}
+
+mcp_codex() {
+    [ -d "$HOME/.codex" ] || return 0
+    mx_cmd=$(mcp_command)
+    if [ "${PRIORS_INSTALL_NO_MCP:-}" = 1 ]; then
+        say " Codex: not registered (PRIORS_INSTALL_NO_MCP=1); to register it, add to ~/.codex/config.toml:"
+        codex_snippet
+        return 0
+    fi
+    if [ -f "$CODEX_CONF" ] && grep -qxF "$MCP_BEGIN" "$CODEX_CONF"; then
+        say " Codex: the server priors is registered in ~/.codex/config.toml"
+        return 0
+    fi
+    if [ -L "$CODEX_CONF" ] || { [ -e "$CODEX_CONF" ] && [ ! -f "$CODEX_CONF" ]; } \
+        || { [ -f "$CODEX_CONF" ] && { grep -q priors "$CODEX_CONF" || grep -q '^[ 	]*mcp_servers[ 	]*=' "$CODEX_CONF"; }; }; then
+        say " Codex: left alone: ~/.codex/config.toml already names priors (or is not a plain file); make sure it holds:"
+        codex_snippet
+        return 0
+    fi
+    if [ "$DRY" -eq 1 ]; then
+        say " Codex: would add [mcp_servers.priors] (command \"$mx_cmd\") to ~/.codex/config.toml, in a marked block"
+        return 0
+    fi
+    mx_new=0
+    [ -f "$CODEX_CONF" ] || mx_new=1
+    mx_tmp="$CODEX_CONF.priors-tmp.$$"
+    if [ "$mx_new" -eq 0 ]; then
+        cp -p "$CODEX_CONF" "$mx_tmp" || return 1  # keeps the file's permissions: it may hold tokens
+        {
+            cat "$CODEX_CONF"
+            [ -z "$(tail -c 1 "$CODEX_CONF")" ] || printf '\n'
+            codex_block "$mx_cmd"
+        } >"$mx_tmp" || { rm -f "$mx_tmp"; return 1; }
+    else
+        codex_block "$mx_cmd" >"$mx_tmp" || { rm -f "$mx_tmp"; return 1; }
+    fi
+    if ! toml_ok "$mx_tmp"; then
+        rm -f "$mx_tmp"
+        say " Codex: left alone: ~/.codex/config.toml would not parse with the server added; add it yourself:"
+        codex_snippet
+        return 0
+    fi
+    mv -f "$mx_tmp" "$CODEX_CONF" || return 1
+    [ "$mx_new" -eq 0 ] || { own_data && : >"$DATA/mcp-codex-created"; }
+    say " Codex: registered the server in ~/.codex/config.toml ([mcp_servers.priors], a marked block)"
+}
+
+mcp_step() {
+    say ""
+    say "MCP server (priors mcp: the keeper's tools, for agent clients that speak MCP):"
+    mcp_claude
+    mcp_codex
+    say " Other clients (Cursor, VS Code, Claude Desktop, Zed, Goose, …): add to their mcpServers JSON:"
+    say '    {"mcpServers": {"priors": {"command": "priors", "args": ["mcp"]}}}'
+}
+
+mcp_uninstall() {
+    say "MCP server:"
+    mu_did=0
+    if [ -f "$DATA/$MARK" ] && [ -f "$DATA/mcp-claude" ]; then
+        mu_did=1
+        if ! command -v "$CLAUDE" >/dev/null 2>&1; then
+            say "  the claude command is not on PATH; remove the server yourself: claude mcp remove --scope user priors"
+        elif [ "$DRY" -eq 1 ]; then
+            say "  would run: claude mcp remove --scope user priors"
+        elif "$CLAUDE" mcp remove --scope user priors >/dev/null 2>&1; then
+            rm -f "$DATA/mcp-claude"
+            say "  removed the Claude Code registration (claude mcp remove --scope user priors)"
+        else
+            say "  'claude mcp remove --scope user priors' failed; remove it yourself"
+        fi
+    fi
+    if [ -f "$CODEX_CONF" ] && [ ! -L "$CODEX_CONF" ] && grep -qxF "$MCP_BEGIN" "$CODEX_CONF"; then
+        mu_did=1
+        if [ "$DRY" -eq 1 ]; then
+            say "  would remove the marked priors block from ~/.codex/config.toml"
+        else
+            mu_tmp="$CODEX_CONF.priors-tmp.$$"
+            cp -p "$CODEX_CONF" "$mu_tmp" \
+                && awk -v b="$MCP_BEGIN" -v e="$MCP_END" '$0 == b { skip = 1 } !skip { print } $0 == e { skip = 0 }' \
+                    "$CODEX_CONF" >"$mu_tmp" \
+                && mv -f "$mu_tmp" "$CODEX_CONF" || { rm -f "$mu_tmp"; return 1; }
+            if [ -f "$DATA/mcp-codex-created" ] && [ -z "$(tr -d ' \t\n' <"$CODEX_CONF")" ]; then
+                rm -f "$CODEX_CONF" "$DATA/mcp-codex-created"
+                say "  removed ~/.codex/config.toml (install.sh created it for the server)"
+            else
+                say "  removed the marked priors block from ~/.codex/config.toml"
+            fi
+        fi
+    fi
+    [ "$mu_did" -eq 1 ] || say "  nothing of ours to remove"
+    return 0
+}
+
 path_hint() {
     [ "$MODE" = install ] || return 0
     [ "${PRIORS_INSTALL_SKIP_PACKAGE:-}" = 1 ] && return 0
@@ -595,6 +757,7 @@ if [ "$MODE" = install ]; then
     skills_step || status=1
     pi_step || status=1
     [ "$HOOKS" -eq 1 ] && { hooks_step || status=1; }
+    mcp_step || status=1
     path_hint
     say ""
     if [ "$DRY" -eq 1 ]; then
@@ -609,6 +772,7 @@ else
     skills_step || status=1
     pi_step || status=1
     unhooks_step || status=1
+    mcp_uninstall || status=1
     uninstall_package || status=1
     forget_created
     say ""

@@ -243,7 +243,8 @@ def readme_section(title):
 
 
 class AgentRecipes(unittest.TestCase):
-    HARNESSES = ("Claude Code", "Codex", "Pi", "OpenClaw", "Any harness that reads `AGENTS.md`", "A harness without a shell")
+    HARNESSES = ("Claude Code", "Codex", "Pi", "OpenClaw", "Any harness that reads `AGENTS.md`", "Any MCP client",
+                 "A harness without a shell")
 
     def setUp(self):
         self.section = readme_section("Use it with your agent")

@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import unittest
 from pathlib import Path
@@ -70,6 +71,7 @@ class InstallerTest(unittest.TestCase):
     def run_install(self, *args, shell="sh", script=SCRIPT, skip_package=True, extra_env=None, check=True):
         env = {k: v for k, v in os.environ.items() if not k.startswith("PRIORS_")}
         env["HOME"] = str(self.home)
+        env["PRIORS_CLAUDE"] = str(self.tmp / "no-claude-here")  # never the real `claude`: tests stay hermetic
         if skip_package:
             env["PRIORS_INSTALL_SKIP_PACKAGE"] = "1"
         env.update(extra_env or {})
@@ -93,6 +95,23 @@ class InstallerTest(unittest.TestCase):
                 (dest / "SKILL.md").read_bytes(), (REPO / "skills" / name / "SKILL.md").read_bytes()
             )
         self.assertTrue((skills_dir / "priors" / "references" / "candidates.md").is_file())
+
+
+FAKE_CLAUDE = """#!/bin/sh
+# a stand-in for `claude mcp get|add|remove`: logs its arguments, keeps one registration in a file
+printf '%s\\n' "$*" >>"$FAKE_CLAUDE_LOG"
+case "$1 $2" in
+    "mcp get") [ -f "$FAKE_CLAUDE_STATE" ] ;;
+    "mcp add") : >"$FAKE_CLAUDE_STATE" ;;
+    "mcp remove") [ -f "$FAKE_CLAUDE_STATE" ] && rm -f "$FAKE_CLAUDE_STATE" ;;
+    *) exit 1 ;;
+esac
+"""
+
+CODEX_BLOCK = (
+    "# >>> priors MCP server (installed-by-priors; ./install.sh --uninstall removes this block) >>>\n"
+    "[mcp_servers.priors]\ncommand = \"priors\"\nargs = [\"mcp\"]\n# --- end of the priors MCP server block ---\n"
+)
 
 
 class Syntax(unittest.TestCase):
@@ -657,3 +676,131 @@ class PiExtension(InstallerTest):
         self.assertIn("left alone: ~/.pi/agent/extensions/priors exists and was not installed by priors", out)
         self.run_install("--uninstall")
         self.assertEqual(mine.read_text(), "// mine\n")
+
+
+class McpRegistration(InstallerTest):
+    """The MCP server is registered where a harness reads MCP config and it is safe; else the snippet is printed."""
+
+    def fake_claude(self, registered: bool = False) -> dict:
+        script = self.tmp / "bin" / "claude"
+        script.parent.mkdir(exist_ok=True)
+        script.write_text(FAKE_CLAUDE)
+        script.chmod(0o755)
+        state = self.tmp / "claude-has-priors"
+        if registered:
+            state.write_text("")
+        return {"PRIORS_CLAUDE": str(script), "FAKE_CLAUDE_LOG": str(self.tmp / "claude-calls"),
+                "FAKE_CLAUDE_STATE": str(state)}
+
+    def claude_calls(self) -> list:
+        log = self.tmp / "claude-calls"
+        return log.read_text().splitlines() if log.exists() else []
+
+    def test_claude_code_is_registered_through_its_own_command_and_unregistered_on_uninstall(self):
+        self.make_harnesses(".claude")
+        env = self.fake_claude()
+        before = tree(self.home)
+        out = self.run_install(extra_env=env).stdout
+        self.assertIn("Claude Code: registered the server (claude mcp add --scope user priors -- priors mcp)", out)
+        self.assertEqual(self.claude_calls(), ["mcp get priors", "mcp add --scope user priors -- priors mcp"])
+        out = self.run_install(extra_env=env).stdout  # a re-run sees it and adds nothing
+        self.assertIn("Claude Code: the server priors is registered", out)
+        self.assertEqual(self.claude_calls()[2:], ["mcp get priors"])
+        out = self.run_install("--uninstall", "--dry-run", extra_env=env).stdout
+        self.assertIn("would run: claude mcp remove --scope user priors", out)
+        out = self.run_install("--uninstall", extra_env=env).stdout
+        self.assertIn("removed the Claude Code registration", out)
+        self.assertEqual(self.claude_calls()[-1], "mcp remove --scope user priors")
+        self.assertFalse((self.tmp / "claude-has-priors").exists())
+        self.assertEqual(tree(self.home), before)
+
+    def test_the_launcher_is_registered_by_its_full_path_when_there_is_one(self):
+        self.make_harnesses(".claude", ".codex")
+        launcher = self.home / ".local" / "bin" / "priors"
+        launcher.parent.mkdir(parents=True)
+        launcher.write_text("#!/bin/sh\n")
+        self.run_install(extra_env=self.fake_claude())
+        self.assertEqual(self.claude_calls()[-1], f"mcp add --scope user priors -- {launcher} mcp")
+        self.assertIn(f'command = "{launcher}"', (self.home / ".codex" / "config.toml").read_text())
+
+    def test_a_claude_server_named_priors_that_is_not_ours_is_left_alone(self):
+        self.make_harnesses(".claude")
+        env = self.fake_claude(registered=True)
+        out = self.run_install(extra_env=env).stdout
+        self.assertIn("left alone: it already has an MCP server named priors that install.sh did not add", out)
+        self.run_install("--uninstall", extra_env=env)
+        self.assertEqual(self.claude_calls(), ["mcp get priors"])  # never added, never removed
+        self.assertTrue((self.tmp / "claude-has-priors").exists())
+
+    def test_without_the_claude_command_the_exact_command_is_printed(self):
+        self.make_harnesses(".claude")
+        out = self.run_install().stdout
+        self.assertIn("Claude Code: the claude command is not on PATH; register the server with:", out)
+        self.assertIn("    claude mcp add --scope user priors -- priors mcp", out)
+        self.assertIn('{"mcpServers": {"priors": {"command": "priors", "args": ["mcp"]}}}', out)
+        out = self.run_install("--dry-run", extra_env=self.fake_claude()).stdout
+        self.assertIn("Claude Code: would run: claude mcp add --scope user priors -- priors mcp", out)
+        self.assertEqual(self.claude_calls(), ["mcp get priors"])
+
+    def test_codex_gets_a_marked_block_in_a_config_it_did_not_have(self):
+        self.make_harnesses(".codex")
+        before = tree(self.home)
+        out = self.run_install("--dry-run").stdout
+        self.assertIn('would add [mcp_servers.priors] (command "priors") to ~/.codex/config.toml', out)
+        self.assertEqual(tree(self.home), before)
+        out = self.run_install().stdout
+        self.assertIn("Codex: registered the server in ~/.codex/config.toml", out)
+        conf = self.home / ".codex" / "config.toml"
+        self.assertEqual(conf.read_text(), CODEX_BLOCK)
+        if sys.version_info >= (3, 11):
+            import tomllib
+
+            self.assertEqual(tomllib.loads(conf.read_text())["mcp_servers"]["priors"],
+                             {"command": "priors", "args": ["mcp"]})
+        installed = tree(self.home)
+        out = self.run_install().stdout
+        self.assertIn("Codex: the server priors is registered in ~/.codex/config.toml", out)
+        self.assertEqual(tree(self.home), installed)
+        out = self.run_install("--uninstall").stdout
+        self.assertIn("removed ~/.codex/config.toml (install.sh created it for the server)", out)
+        self.assertEqual(tree(self.home), before)
+
+    def test_an_existing_codex_config_keeps_its_bytes_and_permissions(self):
+        self.make_harnesses(".codex")
+        conf = self.home / ".codex" / "config.toml"
+        mine = 'model = "o4"\n\n[mcp_servers.other]\ncommand = "other"\nenv = { "TOKEN" = "x" }\n'
+        conf.write_text(mine)
+        conf.chmod(0o600)
+        self.run_install()
+        self.assertEqual(conf.read_text(), mine + CODEX_BLOCK)
+        self.assertEqual(conf.stat().st_mode & 0o777, 0o600)
+        self.run_install("--uninstall")
+        self.assertEqual(conf.read_text(), mine)
+        self.assertEqual(conf.stat().st_mode & 0o777, 0o600)
+
+    def test_a_codex_config_that_names_priors_or_would_break_is_left_alone(self):
+        self.make_harnesses(".codex")
+        conf = self.home / ".codex" / "config.toml"
+        cases = ['[mcp_servers.priors]\ncommand = "/opt/priors"\nargs = ["mcp"]\n',
+                 'mcp_servers = { other = { command = "x" } }\n']
+        if sys.version_info >= (3, 11):
+            cases.append("[[broken\n")  # not TOML today: appending cannot make it so
+        for text in cases:
+            with self.subTest(config=text):
+                conf.write_text(text)
+                out = self.run_install().stdout
+                self.assertIn("Codex: left alone: ~/.codex/config.toml", out)
+                self.assertIn('    command = "priors"', out)
+                self.assertEqual(conf.read_text(), text)
+                self.run_install("--uninstall")
+                self.assertEqual(conf.read_text(), text)
+
+    def test_no_mcp_registers_nothing_and_prints_the_snippets(self):
+        self.make_harnesses(".claude", ".codex")
+        env = dict(self.fake_claude(), PRIORS_INSTALL_NO_MCP="1")
+        out = self.run_install(extra_env=env).stdout
+        self.assertFalse((self.home / ".codex" / "config.toml").exists())
+        self.assertEqual(self.claude_calls(), [])
+        self.assertIn("Claude Code: not registered (PRIORS_INSTALL_NO_MCP=1)", out)
+        self.assertIn("Codex: not registered (PRIORS_INSTALL_NO_MCP=1)", out)
+        self.assertIn("    [mcp_servers.priors]", out)

@@ -190,6 +190,26 @@ class PluginManifests(unittest.TestCase):
         self.assertIsInstance(plugin["keywords"], list)
         self.assertTrue(all(isinstance(k, str) and k for k in plugin["keywords"]))
 
+    def test_plugin_declares_the_mcp_server_and_it_answers(self):
+        """The plugin's server runs the keeper from the plugin folder itself (no install needed)."""
+        import os
+        import subprocess
+        import sys
+        import tempfile
+
+        server = self.load("plugin.json")["mcpServers"]["priors"]
+        self.assertEqual(server["args"], ["-m", "priors", "mcp"])
+        env = dict(os.environ)
+        env.update({k: v.replace("${CLAUDE_PLUGIN_ROOT}", str(REPO)) for k, v in server["env"].items()})
+        hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                 "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+        with tempfile.TemporaryDirectory() as scratch:
+            proc = subprocess.run([sys.executable if server["command"] == "python3" else server["command"], *server["args"]],
+                                  input=json.dumps(hello) + "\n", capture_output=True, text=True, cwd=scratch, env=env,
+                                  timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(json.loads(proc.stdout)["result"]["serverInfo"]["name"], "priors")
+
     def test_plugin_version_matches_package(self):
         init = (REPO / "priors" / "__init__.py").read_text(encoding="utf-8")
         match = re.search(r'__version__\s*=\s*"([^"]+)"', init)

@@ -55,7 +55,9 @@ def required(a: Parsed, spec: Spec, flag: str, metavar: str) -> str:
     return str(value)
 
 
-def parse(argv: Sequence[str], spec: Spec) -> Parsed:
+def parse(argv: Sequence[str], spec: Spec, min_pos: Optional[int] = None) -> Parsed:
+    """The verb's arguments, checked. `min_pos`: the MCP server passes 0 for a verb whose positional
+    inputs (candidate files) arrive in the tool call itself; every other check is the command line's."""
     pos: List[str] = []
     opts: Dict[str, object] = {}
     present: List[str] = []
@@ -109,7 +111,7 @@ def parse(argv: Sequence[str], spec: Spec) -> Parsed:
             if key in opts:
                 raise UsageError(f"priors {spec.verb}: {name} given twice")
             opts[key] = inline
-    if len(pos) < spec.min_pos or (spec.max_pos is not None and len(pos) > spec.max_pos):
+    if len(pos) < (spec.min_pos if min_pos is None else min_pos) or (spec.max_pos is not None and len(pos) > spec.max_pos):
         raise UsageError(f"priors {spec.verb}: wrong number of arguments\nusage: {spec.usage}")
     _check_texts(spec, pos, opts)
     return Parsed(pos, opts, present)

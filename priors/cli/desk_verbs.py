@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from priors.cli.args import BOOL, VALUE, Spec, parse
-from priors.cli.inputs import paths_of
+from priors.cli.inputs import Answer, emit, paths_of
 from priors.core.canonical import dumps
 from priors.core.errors import UsageError
 from priors.store.files import aftercare, atomic_write, read_bytes, remove_tree
@@ -266,7 +266,8 @@ def _scrub_runs(paths: Paths, pid: str, content_hash: str) -> None:
 # ------------------------------------------------------------------ status
 
 
-STATUS = Spec("status", "priors status [--calls]", {"--calls": BOOL}, help="""usage: priors status [--calls]
+STATUS = Spec("status", "priors status [--calls] [--json]", {"--calls": BOOL, "--json": BOOL},
+              help="""usage: priors status [--calls] [--json]
 
 One line per namespace, counting its priors:
   open            findings still standing (open or stale)
@@ -280,16 +281,36 @@ An open run is named with the command that ends it. --calls lists what needs
 your call, each with the exact `priors decide` command to answer it, or says
 that nothing waits for you.
 Once runs are scored, each scored lesson gets a line with its score (see
-`priors lessons`), and a lesson that keeps losing becomes one of your calls.""")
+`priors lessons`), and a lesson that keeps losing becomes one of your calls.
+--json prints one canonical JSON object: {"namespaces": [{"ns", "open", "fixed",
+"settled", "learned", "retired", "resting"}], "open_runs": [...]}, and with
+--calls "calls": each waiting call with the `priors decide` commands that answer it.""")
 
 
 def cmd_status(argv: List[str], ctx) -> int:
-    from priors.core.views import status_text
-
     a = parse(argv, STATUS)
+    return emit(ctx, a, status(a, ctx))
+
+
+def status(a, ctx) -> Answer:
+    """Where each namespace stands; the JSON form lists the calls as the desk holds them (with commands)."""
+    from priors.core.views import BUCKETS, namespaces, status_text, tally
+
     paths = Paths(ctx.root)
     _, st = load(paths, want_data=False)
-    from priors.cli.lessons_verbs import status_hook
+    running = open_runs(paths, st)
+    calls = bool(a.get("calls"))
+    if not a.get("json"):
+        from priors.cli.lessons_verbs import status_hook
 
-    ctx.print(status_text(st, bool(a.get("calls")), status_hook(paths, st), open_runs(paths, st)))
-    return 0
+        return Answer(0, None, status_text(st, calls, status_hook(paths, st), running))
+    counts = tally(st)
+    rows = [dict(counts.get(ns) or dict.fromkeys(BUCKETS, 0), ns=ns) for ns in namespaces(st, list(counts))]
+    obj = {"namespaces": rows, "open_runs": list(running)}
+    if calls:
+        from priors.cli.desk_walk import lesson_calls
+        from priors.core.desk import commands, waiting
+
+        low, held = lesson_calls(paths, st)
+        obj["calls"] = [dict(ask, commands=commands(ask)) for ask in waiting(st, low, held)]
+    return Answer(0, obj)

@@ -5,7 +5,7 @@ proposal), and locations (`"at": "src/a.py:120"`) resolved to the run's scope re
 from __future__ import annotations
 
 from priors.cli.args import BOOL, VALUE, Spec, parse
-from priors.cli.inputs import check_run_id, paths_of
+from priors.cli.inputs import Answer, check_run_id, emit, paths_of
 from priors.core.canonical import dumps
 from priors.core.errors import Refusal, UsageError
 from priors.store.lock import Lock
@@ -158,10 +158,15 @@ resolves it to the innermost definition spanning that line, else the file.""")
 
 
 def cmd_scopes(argv: List[str], ctx) -> int:
+    a = parse(argv, SCOPES)
+    return emit(ctx, a, scopes(a, ctx))
+
+
+def scopes(a, ctx) -> Answer:
+    """The run's refs; JSON: `{ref: hash}`, with --lines `{ref: [first, last]}` for definitions."""
     from priors.core.protocol import require_open
     from priors.store.ledger import load, read_run
 
-    a = parse(argv, SCOPES)
     run = check_run_id(a.get("run"), "scopes")
     paths = paths_of(ctx)
     wanted = [p[2:] if p.startswith("./") else p for p in a.pos]
@@ -175,12 +180,9 @@ def cmd_scopes(argv: List[str], ctx) -> int:
             for file in sorted({r.split("#", 1)[0] for r in refs if "#" in r}):
                 for name, first, last in spans_for(paths, rf, file)[0]:
                     spans[f"{file}#{name}"] = [first, last]
-    if a.get("json"):
-        ctx.print(dumps({r: spans.get(r, rf.scopes[r]) if a.get("lines") else rf.scopes[r] for r in refs}))
-        return 0
-    for r in refs:
-        ctx.print(f"{r}  {spans[r][0]}-{spans[r][1]}" if r in spans else r)
-    return 0
+    obj = {r: spans.get(r, rf.scopes[r]) if a.get("lines") else rf.scopes[r] for r in refs}
+    text = "\n".join(f"{r}  {spans[r][0]}-{spans[r][1]}" if r in spans else r for r in refs)
+    return Answer(0, obj, text)
 
 
 def _under(ref: str, path: str) -> bool:
@@ -193,23 +195,28 @@ def _under(ref: str, path: str) -> bool:
 # ------------------------------------------------------------------ withdraw
 
 
-WITHDRAW = Spec("withdraw", "priors withdraw --run RUN ID [ID ...]", {"--run": VALUE}, min_pos=1, max_pos=None,
-                help="""usage: priors withdraw --run RUN ID [ID ...]
+WITHDRAW = Spec("withdraw", "priors withdraw --run RUN ID [ID ...] [--json]", {"--run": VALUE, "--json": BOOL},
+                min_pos=1, max_pos=None, help="""usage: priors withdraw --run RUN ID [ID ...] [--json]
 
 Take back priors this open run staged with `priors propose` (and any call for
 the human filed against them). The ledger is not touched and the rest of the
 run stays as it is: dispositions and other proposals are kept. An id that is
 not staged in this run is refused (NOT_STAGED) and nothing is withdrawn.
 Staged ids are not renumbered; the next proposal takes the number after the
-highest one still staged.""")
+highest one still staged. --json prints {"run": ..., "withdrawn": [ids]}.""")
 
 
 def cmd_withdraw(argv: List[str], ctx) -> int:
+    a = parse(argv, WITHDRAW)
+    return emit(ctx, a, withdraw(a, ctx))
+
+
+def withdraw(a, ctx) -> Answer:
+    """Take staged priors back; JSON: `{"run", "withdrawn": [ids]}`."""
     from priors.core.protocol import require_open
     from priors.core.vocabulary import PRIOR_RE
     from priors.store.ledger import load, read_run, write_jsonl
 
-    a = parse(argv, WITHDRAW)
     run = check_run_id(a.get("run"), "withdraw")
     for pid in a.pos:
         if not PRIOR_RE.match(pid):
@@ -231,5 +238,4 @@ def cmd_withdraw(argv: List[str], ctx) -> int:
         if len(keep_esc) != len(rf.escalations):
             write_jsonl(rdir / "escalations.jsonl", keep_esc)
         write_jsonl(rdir / "staged.jsonl", [r for r in rf.staged if not (isinstance(r, dict) and r.get("id") in gone)])
-    ctx.print(f"{', '.join(ids)} withdrawn from {run} — the ledger was untouched")
-    return 0
+    return Answer(0, {"run": run, "withdrawn": ids}, f"{', '.join(ids)} withdrawn from {run} — the ledger was untouched")

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from priors.core.errors import UsageError
+from priors.core.plain import Plain
 from priors.store.files import read_bytes
 from priors.store.paths import Paths, require_init
 from priors.core.vocabulary import RUN_RE
@@ -51,3 +52,42 @@ def paths_of(ctx) -> Paths:
     paths = Paths(ctx.root)
     require_init(paths)
     return paths
+
+
+class Answer(Plain):
+    """A verb's answer before it is printed: its exit code, its canonical JSON object (what `--json`
+    prints, and what `priors mcp` hands back as a tool's structured content) and the text a person
+    reads. One function computes it; the command line and the MCP server only present it."""
+
+    __slots__ = ("code", "_obj", "text", "encoded")
+
+    def __init__(self, code: int, obj: Any, text: Optional[str] = None, encoded: Optional[str] = None) -> None:
+        self.code, self._obj, self.text, self.encoded = code, obj, text, encoded
+
+    @property
+    def obj(self) -> Any:
+        """The JSON object; when the verb gave only its encoded line (relevant's), read back on first use —
+        the command line prints the line and never pays for this."""
+        if self._obj is None and self.encoded is not None:
+            from priors.core.canonical import loads
+
+            self._obj = loads(self.encoded)
+        return self._obj
+
+    def json(self) -> str:
+        """The canonical JSON line (kept when the verb encoded it already: relevant's can be large)."""
+        if self.encoded is None:
+            from priors.core.canonical import dumps
+
+            self.encoded = dumps(self.obj)
+        return self.encoded
+
+
+def emit(ctx, a, answer: Answer) -> int:
+    """Print an answer on the command line: its text (nothing when it is empty), or its canonical JSON
+    with `--json` (or when the verb has no text form)."""
+    if a.get("json") or answer.text is None:
+        ctx.print(answer.json())
+    elif answer.text:
+        ctx.print(answer.text)
+    return answer.code

@@ -31,20 +31,32 @@ def load(ctx: Any) -> List[Dict[str, Any]]:
 
 
 def cmd_show(argv: List[str], ctx: Any) -> int:
-    from priors.cli.args import BOOL, Spec, parse
-    from priors.core.canonical import dumps
+    from priors.cli.args import parse
+    from priors.cli.inputs import emit
+
+    args = parse(argv, show_spec())
+    return emit(ctx, args, show(args, ctx))
+
+
+def show_spec() -> Any:
+    from priors.cli.args import BOOL, Spec
+
+    return Spec("show", "priors show ID [--json]", {"--json": BOOL}, min_pos=1, max_pos=1, help=SHOW_HELP)
+
+
+def show(args: Any, ctx: Any) -> Any:
+    """One prior's timeline: an Answer whose JSON is `show --json`'s object."""
+    from priors.cli.inputs import Answer
     from priors.core.errors import Refusal, UsageError
     from priors.core.fold import PRIOR_RE
 
-    args = parse(argv, Spec("show", "priors show ID [--json]", {"--json": BOOL}, min_pos=1, max_pos=1, help=SHOW_HELP))
     pid = args.pos[0]
     if not PRIOR_RE.match(pid):
         raise UsageError(f"priors show: {pid!r} is not a prior id (P- and at least four digits)")
     body = timeline(load(ctx), pid)
     if body is None:
         raise Refusal("UNKNOWN_PRIOR", id=pid)
-    ctx.print(dumps(body) if args.get("json") else show_text(body))
-    return 0
+    return Answer(0, body, show_text(body))
 
 
 def cmd_list(argv: List[str], ctx: Any) -> int:

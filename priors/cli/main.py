@@ -40,11 +40,12 @@ VERBS = {
     "import": ("priors.cli.lessons_verbs", "cmd_import", "add a bundle's lessons as a sealed run, skipping known ones"),
     "config": ("priors.cli.lessons_verbs", "cmd_config", "show or set .priors/config.json (injection budget, review)"),
     "demo": ("priors.cli.demo", "cmd_demo", "watch three scripted runs in a scratch repo (start here)"),
+    "mcp": ("priors.cli.mcp_server", "cmd_mcp", "serve the agent's verbs as MCP tools on stdin/stdout (for agent clients)"),
 }
 
 GROUPS = [
     ("Start here", ["demo"]),
-    ("Set up", ["init", "hash", "snapshot"]),
+    ("Set up", ["init", "hash", "snapshot", "mcp"]),
     ("The run ritual (agent)", ["relevant", "scopes", "disposition", "propose", "withdraw", "commit", "abort"]),
     ("Humans", ["decide", "redact", "status", "render"]),
     ("See what is settled", ["show", "list", "history", "report"]),
@@ -62,6 +63,7 @@ class Context:
         self.err = err or sys.stderr
         self._root = None
         self.lost = False  # the answer could not be printed (stdout closed or full)
+        self.cwd: Optional[str] = None  # what PATH arguments are relative to (None: the current directory)
 
     @property
     def root(self):
@@ -214,13 +216,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except BrokenPipeError:
         _quiet_broken_pipe()
         return 0
-    except OSError as exc:
-        name = getattr(exc, "filename", None)
-        return _failed(f"{exc.strerror or exc}{f': {name}' if name else ''}")
-    except RecursionError:
-        return _failed("input nested too deeply")
-    except Exception as exc:  # the last line of defence: a message, never a traceback
-        return _failed(f"unexpected error ({type(exc).__name__}: {exc}) — please report it")
+    except Exception as exc:  # OSError, RecursionError, the last line of defence: a message, never a traceback
+        return _failed(describe(exc))
     finally:
         _flush_warnings()
 
@@ -250,21 +247,35 @@ def _finish(ctx: Context, code: int) -> int:
     return 2
 
 
-def _failed(message: str) -> int:
-    """Exit 2 with an honest message: "nothing was changed" only when this process changed nothing.
-    An error after the ledger landed is a warning: the change stands (exit 0), the next verb repairs."""
+def describe(exc: BaseException) -> str:
+    """An unexpected exception in words (a file system error names its file)."""
+    if isinstance(exc, OSError):
+        name = getattr(exc, "filename", None)
+        return f"{exc.strerror or exc}{f': {name}' if name else ''}"
+    if isinstance(exc, RecursionError):
+        return "input nested too deeply"
+    return f"unexpected error ({type(exc).__name__}: {exc}) — please report it"
+
+
+def failure(message: str):
+    """(exit code, honest message) for a call that failed: "nothing was changed" only when this process
+    changed nothing. An error after the ledger landed is a warning: the change stands (exit 0), the
+    next verb repairs. The MCP server words its errors with this too."""
     from priors.store.files import CHANGED, ledger_landed
 
     if ledger_landed():
-        _err(f"priors: warning: {message}; this came after the ledger was written — the change stands, "
-             "do not repeat the call (`priors verify` checks .priors/, `priors render` repairs PRIORS.md)")
-        return 0
+        return 0, (f"priors: warning: {message}; this came after the ledger was written — the change stands, "
+                   "do not repeat the call (`priors verify` checks .priors/, `priors render` repairs PRIORS.md)")
     if CHANGED:
         changed = ", ".join(sorted(set(CHANGED)))
-        _err(f"priors: {message}; the ledger was not changed, but this call changed: {changed}")
-        return 2
-    _err(f"priors: {message}; nothing was changed")
-    return 2
+        return 2, f"priors: {message}; the ledger was not changed, but this call changed: {changed}"
+    return 2, f"priors: {message}; nothing was changed"
+
+
+def _failed(message: str) -> int:
+    code, text = failure(message)
+    _err(text)
+    return code
 
 
 def _flush_warnings() -> None:

@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from priors.cli.args import REST, VALUE, Spec, parse, required
+from priors.cli.args import BOOL, REST, VALUE, Spec, parse, required
 
-from priors.cli.inputs import check_run_id, parse_json_input, paths_of, read_input
+from priors.cli.inputs import Answer, check_run_id, emit, parse_json_input, paths_of, read_input
 from priors.core.canonical import dumps, dumps_object
 from priors.core.errors import Refusal, UsageError
 from priors.store.files import aftercare, atomic_write, remove_tree
@@ -25,7 +25,7 @@ from priors.store.paths import Paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Dict, List, Tuple
+    from typing import Any, Dict, List, Optional, Tuple
 
 
 # ------------------------------------------------------------------ relevant
@@ -61,14 +61,20 @@ Open a run and print, as one JSON line, what applies to it:
 Only one run may be open at a time. Finish it with `priors commit` or `priors abort`.""")
 
 
-def scopes_from(a, ctx, verb: str = "relevant", default_snapshot: bool = False) -> Dict[str, str]:
-    """The run's snapshot from `--scopes FILE|-` or `--snapshot [PATH ...]` (`relevant`, `ingest-sarif`)."""
-    if a.has("--scopes") and a.has("--snapshot"):
+def scopes_from(a, ctx, verb: str = "relevant", default_snapshot: bool = False, given: Any = None) -> Dict[str, str]:
+    """The run's snapshot from `--scopes FILE|-` or `--snapshot [PATH ...]` (`relevant`, `ingest-sarif`),
+    or `given` as an object when a tool call carries it in-band."""
+    if (a.has("--scopes") or given is not None) and a.has("--snapshot"):
         raise UsageError(f"priors {verb}: give --scopes or --snapshot, not both")
+    if given is not None:
+        if not isinstance(given, dict) or not all(isinstance(v, str) for v in given.values()):
+            raise UsageError(f"priors {verb}: scopes must be a JSON object mapping scope refs to hash strings")
+        return given
     if a.has("--snapshot") or (default_snapshot and not a.has("--scopes")):
         from priors.snapshot.scan import _tty_progress, take_snapshot
 
-        return take_snapshot(ctx.root, list(a.get("snapshot") or []) or None, progress=_tty_progress(ctx.err))
+        return take_snapshot(ctx.root, list(a.get("snapshot") or []) or None, progress=_tty_progress(ctx.err),
+                             cwd=getattr(ctx, "cwd", None))
     name = a.get("scopes")
     if name is None:
         return {}
@@ -80,6 +86,11 @@ def scopes_from(a, ctx, verb: str = "relevant", default_snapshot: bool = False) 
 
 def cmd_relevant(argv: List[str], ctx) -> int:
     a = parse(argv, RELEVANT)
+    return emit(ctx, a, relevant(a, ctx))
+
+
+def relevant(a, ctx, scopes_given: Any = None) -> Answer:
+    """Open a run. `scopes_given`: the snapshot as an object, when a tool call carries it in-band."""
     ns = required(a, RELEVANT, "ns", "NS")
     run = a.get("run")
     if run is not None:
@@ -88,7 +99,7 @@ def cmd_relevant(argv: List[str], ctx) -> int:
     if cap is not None and (not str(cap).isdigit() or len(str(cap)) > 9):
         raise UsageError(f"priors relevant: --settled takes a whole number, not {cap!r}")
     paths = Paths(ctx.root)
-    scopes = scopes_from(a, ctx)
+    scopes = scopes_from(a, ctx, given=scopes_given)
     from priors.cli.lesson_config import budget_from
 
     budget = budget_from(a, paths)
@@ -99,8 +110,7 @@ def cmd_relevant(argv: List[str], ctx) -> int:
     with Lock(paths):
         _, st = load(paths, want_data=False)
         _, printed = open_run_locked(paths, st, str(ns), scopes, run, budget, fresh, 50 if cap is None else int(str(cap)))
-    ctx.print(printed)
-    return 0
+    return Answer(0, None, encoded=printed)  # the object is read back from the line only when asked for
 
 
 def open_run_locked(paths: Paths, st, ns: str, scopes: Dict[str, str], run, budget, fresh: bool,
@@ -139,8 +149,9 @@ def open_run_locked(paths: Paths, st, ns: str, scopes: Dict[str, str], run, budg
 # ------------------------------------------------------------------ disposition
 
 
-DISPOSITION = Spec("disposition", "priors disposition ID VERDICT [ID VERDICT ...] --run RUN",
-                   {"--run": VALUE}, min_pos=2, max_pos=None, help="""usage: priors disposition ID VERDICT [ID VERDICT ...] --run RUN
+DISPOSITION = Spec("disposition", "priors disposition ID VERDICT [ID VERDICT ...] --run RUN [--json]",
+                   {"--run": VALUE, "--json": BOOL}, min_pos=2, max_pos=None,
+                   help="""usage: priors disposition ID VERDICT [ID VERDICT ...] --run RUN [--json]
 
 Record your verdict on an old finding the run had to verify:
   fixed              the issue is gone
@@ -151,6 +162,7 @@ Record your verdict on an old finding the run had to verify:
   obsolete-proposed  suggest the human retire it
 
 Several ID VERDICT pairs may be given; each is judged as if alone, in order.
+--json prints one canonical JSON object {"items": [...], "run": ...} instead of lines.
 Human verdicts (accepted, wontfix, obsolete, reopen, keep) belong to `priors decide`.""")
 
 
@@ -164,9 +176,14 @@ def _check_agent_verdict(verdict: str) -> None:
 
 
 def cmd_disposition(argv: List[str], ctx) -> int:
+    a = parse(argv, DISPOSITION)
+    return emit(ctx, a, disposition(a, ctx))
+
+
+def disposition(a, ctx) -> Answer:
+    """Judge each ID VERDICT pair in order; JSON: `{"run", "items": [{"id", "to"} | refusal + "item"]}`."""
     from priors.core.protocol import judge_disposition
 
-    a = parse(argv, DISPOSITION)
     if len(a.pos) % 2:
         raise UsageError("priors disposition: give ID VERDICT pairs\nusage: " + DISPOSITION.usage)
     pairs = [(a.pos[i], a.pos[i + 1]) for i in range(0, len(a.pos), 2)]
@@ -179,6 +196,7 @@ def cmd_disposition(argv: List[str], ctx) -> int:
         _, st = load(paths, want_data=False)
         rf = read_run(paths, run)
         results: List[Tuple[bool, str]] = []
+        items: List[Dict[str, Any]] = []
         added = 0
         for pid, verdict in pairs:
             try:
@@ -189,22 +207,24 @@ def cmd_disposition(argv: List[str], ctx) -> int:
                 body = r.payload()
                 body["item"] = pid
                 results.append((False, dumps(body)))
+                items.append(body)
                 continue
             rf.dispositions.append(event)
             added += 1
             results.append((True, f"{pid} → {verdict}"))
+            items.append({"id": pid, "to": verdict})
         if added:
             write_jsonl(paths.run_dir(run) / "dispositions.jsonl", rf.dispositions)
-    for _, text in results:
-        ctx.print(text)
-    return 0 if all(ok for ok, _ in results) else 1
+    code = 0 if all(ok for ok, _ in results) else 1
+    return Answer(code, {"items": items, "run": run}, "\n".join(text for _, text in results))
 
 
 # ------------------------------------------------------------------ propose
 
 
-PROPOSE = Spec("propose", "priors propose FILE [FILE ...] --run RUN --ns NS",
-               {"--run": VALUE, "--ns": VALUE}, min_pos=1, max_pos=None, help="""usage: priors propose FILE [FILE ...] --run RUN --ns NS
+PROPOSE = Spec("propose", "priors propose FILE [FILE ...] --run RUN --ns NS [--json]",
+               {"--run": VALUE, "--ns": VALUE, "--json": BOOL}, min_pos=1, max_pos=None,
+               help="""usage: priors propose FILE [FILE ...] --run RUN --ns NS [--json]
 
 Stage a new prior from a JSON candidate (FILE, or - for stdin):
   {"type": "conclusion", "claim": "…", "scope_ref": "src/app.py#Cart.total",
@@ -216,7 +236,9 @@ snapshot and refuses duplicates, re-raises of human decisions, reversals
 and findings below a coverage floor. Every verify item needs a disposition first.
 
 A FILE may hold one candidate, a JSON array of them, or JSON lines; each is
-judged as if proposed alone, in order, with one output line per item.""")
+judged as if proposed alone, in order, with one output line per item.
+--json prints one canonical JSON object {"items": [...], "run": ...} instead:
+each staged item names its id and the scope_ref it landed on.""")
 
 
 def _candidates(names: List[str]) -> List[Tuple[str, Any]]:
@@ -292,12 +314,21 @@ def _propose_one(st, rf, raw: Any, ns: str, next_id: List[int], paths=None):
 
 
 def cmd_propose(argv: List[str], ctx) -> int:
+    a = parse(argv, PROPOSE)
+    return emit(ctx, a, propose(a, ctx))
+
+
+def propose(a, ctx, given: Optional[List[Tuple[str, Any]]] = None) -> Answer:
+    """Judge each candidate in order. `given`: (label, candidate) pairs a tool call carries in-band,
+    instead of the files named on the command line. JSON: `{"run", "items": [{"item", "id"[, "scope_ref"]}
+    | refusal + "item"]}`."""
     from priors.core.fold import prior_number
 
-    a = parse(argv, PROPOSE)
     run = check_run_id(a.get("run"), "propose")
     ns = required(a, PROPOSE, "ns", "NS")
-    items = _candidates(a.pos)
+    items = _candidates(a.pos) if given is None else given
+    if not items:
+        raise UsageError("priors propose: give at least one candidate")
     batch = len(items) > 1
     if batch:
         from priors.core.grammar import validate
@@ -315,6 +346,7 @@ def cmd_propose(argv: List[str], ctx) -> int:
         biggest = max([st.max_prior] + [prior_number(r.get("id")) for r in rf.staged if isinstance(r, dict)])
         next_id = [biggest]
         results: List[Tuple[bool, str]] = []
+        out: List[Dict[str, Any]] = []
         for label, raw in items:
             try:
                 rec = _propose_one(st, rf, raw, str(ns), next_id, paths)
@@ -325,12 +357,16 @@ def cmd_propose(argv: List[str], ctx) -> int:
                 body = r.payload()
                 body["item"] = label
                 results.append((False, dumps(body)))
+                out.append(body)
                 continue
             results.append((True, f"{rec['id']} staged (new)"))
+            staged = {"id": rec["id"], "item": label}
+            if isinstance(rec.get("scope_ref"), str):
+                staged["scope_ref"] = rec["scope_ref"]  # where an `at` location resolved to
+            out.append(staged)
         _save_staging(paths, rf, before)
-    for _, text in results:
-        ctx.print(text)
-    return 0 if all(ok for ok, _ in results) else 1
+    code = 0 if all(ok for ok, _ in results) else 1
+    return Answer(code, {"items": out, "run": run}, "\n".join(text for _, text in results))
 
 
 def _save_staging(paths: Paths, rf, before: Tuple[int, int]) -> None:
@@ -344,23 +380,29 @@ def _save_staging(paths: Paths, rf, before: Tuple[int, int]) -> None:
 # ------------------------------------------------------------------ commit / abort
 
 
-COMMIT = Spec("commit", "priors commit --run RUN", {"--run": VALUE}, help="""usage: priors commit --run RUN
+COMMIT = Spec("commit", "priors commit --run RUN [--json]", {"--run": VALUE, "--json": BOOL},
+              help="""usage: priors commit --run RUN [--json]
 
 Seal the run: append its dispositions, the missing-scope marks, the new
 priors and any calls for the human to the ledger in one atomic write, then
 print the summary (fixed / carried / touched / your call / new).
 Refused while any verify item with a present scope lacks a disposition.
-Committing an already committed run prints the same summary and writes nothing.""")
+Committing an already committed run prints the same summary and writes nothing.
+--json prints {"run": ..., "summary": [lines]}.""")
 
 
 def cmd_commit(argv: List[str], ctx) -> int:
     a = parse(argv, COMMIT)
+    return emit(ctx, a, commit(a, ctx))
+
+
+def commit(a, ctx) -> Answer:
+    """Seal the run; JSON: `{"run", "summary": [lines]}` (a retry answers the sealed run's summary)."""
     run = check_run_id(a.get("run"), "commit")
     paths = paths_of(ctx)
     with Lock(paths):
         summary = commit_locked(paths, run)
-    ctx.print("\n".join(summary))
-    return 0
+    return Answer(0, {"run": run, "summary": summary}, "\n".join(summary))
 
 
 def commit_locked(paths: Paths, run: str) -> List[str]:
@@ -407,14 +449,21 @@ def _decided_since_open(paths: Paths, st, rf) -> List[str]:
     return decided_since(records[opened:] if 0 <= opened <= len(records) else records)
 
 
-ABORT = Spec("abort", "priors abort --run RUN", {"--run": VALUE}, help="""usage: priors abort --run RUN
+ABORT = Spec("abort", "priors abort --run RUN [--json]", {"--run": VALUE, "--json": BOOL},
+             help="""usage: priors abort --run RUN [--json]
 
 Throw away an open run's staging (dispositions, proposals, escalations).
-The ledger is not touched; open a fresh run with `priors relevant`.""")
+The ledger is not touched; open a fresh run with `priors relevant`.
+--json prints {"aborted": true, "run": ...}.""")
 
 
 def cmd_abort(argv: List[str], ctx) -> int:
     a = parse(argv, ABORT)
+    return emit(ctx, a, abort(a, ctx))
+
+
+def abort(a, ctx) -> Answer:
+    """Drop an open run's staging; JSON: `{"aborted": true, "run"}`."""
     run = check_run_id(a.get("run"), "abort")
     paths = paths_of(ctx)
     with Lock(paths):
@@ -424,5 +473,4 @@ def cmd_abort(argv: List[str], ctx) -> int:
         if not paths.run_dir(run).exists():
             raise Refusal("UNKNOWN_RUN", run=run)
         remove_tree(paths.run_dir(run))
-    ctx.print(f"{run} aborted — uncommitted staging removed; the ledger was untouched")
-    return 0
+    return Answer(0, {"aborted": True, "run": run}, f"{run} aborted — uncommitted staging removed; the ledger was untouched")

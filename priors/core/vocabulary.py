@@ -110,6 +110,9 @@ KEEPER_FIELDS = ("authority", "status", "by", "t", "id", "born", "redacted", "ns
 MAX_DEPTH = 32
 MAX_CANDIDATE_BYTES = 65536  # a candidate's canonical JSON, in UTF-8
 MAX_TEXT_BYTES = 65536  # one text argument (`--because`, `add` TEXT, ...)
+# One JSON-RPC message read by `priors mcp` (a line on its standard input): a bigger one is refused
+# unparsed and skipped to its end. Room for a propose call with dozens of full-size candidates.
+MAX_MCP_MESSAGE_BYTES = 4 * 1024 * 1024
 
 
 # ------------------------------------------------------------------ severities
