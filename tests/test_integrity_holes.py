@@ -1,0 +1,134 @@
+"""Integrity under attack (issue 14), the smaller holes and hand edits: a deleted ledger, symlinks,
+a broken config, hostile input files, scope-ref collisions, verify against the committed ledger,
+commit re-judging staged candidates — and control characters, and enum options that silently
+matched nothing. Each test is one reproduction, through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import ledgerkit as k
+from conftest import Keeper
+
+# Every character that must never reach a terminal or PRIORS.md raw.
+RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\U000e0000-\U000e007f]")
+HOSTILE = "evil \x1b]0;pwned\x07 \x1b[2J \u202egnp.exe\u202c \x00 \x9b31m \U000e0041 end"
+
+
+def _hostile_ledger(keeper: Keeper) -> None:
+    """A ledger another keeper (or a hand) wrote, holding control and bidi characters everywhere text goes."""
+    lesson = k.prior("P-0002", "run-001", "lesson " + HOSTILE, type="behavioral", facets=dict(k.BEHAVIORAL))
+    recs = [
+        k.prior("P-0001", "run-001", HOSTILE, ref="a\x1b[31m.py", evidence="ev " + HOSTILE, severity="major"),
+        lesson,
+        k.commit("run-001"),
+        k.disp("P-0002", "run-002", "challenged"),
+        dict(k.call("run-002", 1, "P-0001"), claim="call " + HOSTILE),
+        k.commit("run-002"),
+        k.decide("P-0001", "wontfix", "because " + HOSTILE),
+    ]
+    (keeper.root / ".priors" / "ledger.jsonl").write_bytes(k.to_bytes(recs))
+
+
+# ------------------------------------------------------------------ control characters
+
+
+def test_control_characters_in_a_ledger_are_shown_escaped_everywhere(keeper, tmp_path):
+    _hostile_ledger(keeper)
+    keeper.ok("render")
+    md = keeper.read(".priors/PRIORS.md")
+    assert not RAW.search(md) and "\\u001b]0;pwned\\u0007" in md and "\\u202egnp.exe" in md
+    for verb in (["show", "P-0001"], ["show", "P-0002"], ["list"], ["list", "--json"], ["status"],
+                 ["status", "--calls"], ["history"], ["lessons"], ["show", "P-0001", "--json"], ["verify"]):
+        r = keeper(*verb)
+        assert r.code in (0, 1), (verb, r)
+        assert not RAW.search(r.out) and not RAW.search(r.err), (verb, r)
+    shown = keeper.ok("show", "P-0001")
+    assert "\\u001b[2J" in shown and "\\u202egnp.exe" in shown and "\\udb40\\udc41" in shown
+    # a JSON answer stays JSON meaning the very same text
+    assert json.loads(keeper.ok("show", "P-0001", "--json"))["claim"] == HOSTILE
+    keeper.ok("report", "-o", str(tmp_path / "r.html"))
+    assert not RAW.search((tmp_path / "r.html").read_text(encoding="utf-8"))
+    keeper.ok("history", "--svg", str(tmp_path / "h.svg"))
+    assert not RAW.search((tmp_path / "h.svg").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("bad", ["\x1b[2J", "\x07", "\x00", "\u202e", "\u2066", "\x9b", "\x7f", "\U000e0041"])
+def test_new_text_holding_control_characters_is_refused(keeper, bad):
+    keeper.write("a.py", "a = 1\n")
+    run = keeper.open_run("web", {"a.py": keeper.hash("a.py")})["run"]
+    for field in ("claim", "evidence"):
+        cand = {"type": "conclusion", "claim": "a is magic", "scope_ref": "a.py"}
+        cand[field] = f"x {bad} y"
+        keeper.candidate(cand)
+        err = keeper.usage("propose", "cand.json", "--run", run, "--ns", "web")
+        assert "control or bidirectional-format character" in err and "nothing was written" in err
+        assert not RAW.search(err)
+    assert not (keeper.root / ".priors" / "runs" / run / "staged.jsonl").exists()
+    keeper.ok("abort", "--run", run)
+    if bad != "\x00":  # argv cannot hold NUL
+        err = keeper.usage("add", "--ns", "web", f"lesson {bad} text")
+        assert "control or bidirectional-format character" in err
+    # tab, line feed and a Windows line end are text
+    keeper.ok("add", "--ns", "web", "lesson\twith a tab\r\nand lines")
+
+
+def test_a_reason_with_control_characters_is_refused(keeper):
+    keeper.ok("add", "--ns", "web", "run the linter first")
+    err = keeper.usage("decide", "P-0001", "obsolete", "--because", "gone \x1b[2J")
+    assert "control or bidirectional-format character (U+001B)" in err
+    keeper.usage("redact", "P-0001", "--because", "\u202eleak")
+    bundle = json.loads(keeper.ok("export"))
+    bundle["lessons"] = [{"type": "calibration", "claim": "x \x1b]0;t\x07"}]
+    keeper.write("bundle.json", json.dumps(bundle))
+    assert "control or bidirectional-format" in keeper.usage("import", "bundle.json", "--ns", "web")
+
+
+@pytest.mark.one_cache_mode
+def test_the_decide_walk_shows_control_characters_escaped(tmp_path):
+    pytest.importorskip("pty")
+    from test_desk import Pty
+
+    keeper = Keeper(tmp_path)
+    keeper.ok("init")
+    _hostile_ledger(keeper)
+    keeper.ok("render")
+    t = Pty(keeper.root, "decide", "--open")
+    seen = t.expect(" > ")
+    t.send("q")
+    code, rest = t.finish()
+    assert code == 0
+    assert "\\u001b]0;pwned" in seen + rest and "\\u202egnp.exe" in seen + rest
+    assert not RAW.search((seen + rest).replace("\r", ""))  # the terminal's own CRLF aside
+
+
+def test_visible_escapes_are_json_escapes():
+    from priors.core.controls import visible
+
+    for s in (HOSTILE, "plain", "tab\tand\nline", "ünïcode \u2028"):
+        v = visible(s)
+        assert not RAW.search(v.replace("\n", "").replace("\t", ""))
+        assert json.loads('"' + v.replace("\\", "\\\\").replace('"', '\\"')
+                          .replace("\\\\u", "\\u").replace("\n", "\\n").replace("\t", "\\t") + '"') == s
+
+
+# ------------------------------------------------------------------ enum options
+
+
+def test_an_unknown_type_or_status_is_a_usage_error_naming_the_values(keeper):
+    keeper.ok("add", "--ns", "web", "run the linter first")
+    err = keeper.usage("list", "--type", "bogus")
+    assert "conclusion" in err and "calibration" in err and "bogus" in err
+    err = keeper.usage("list", "--status", "bogus")
+    assert "open" in err and "wontfix" in err
+    err = keeper.usage("export", "--type", "conclusion")
+    assert "calibration" in err and "behavioral" in err
+    assert "P-0001" in keeper.ok("list", "--type", "calibration")
+    assert json.loads(keeper.ok("export", "--type", "calibration"))["lessons"]
+    assert keeper.ok("list", "--type", "coverage").strip() == "no priors match"
