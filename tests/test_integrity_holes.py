@@ -132,3 +132,111 @@ def test_an_unknown_type_or_status_is_a_usage_error_naming_the_values(keeper):
     assert "P-0001" in keeper.ok("list", "--type", "calibration")
     assert json.loads(keeper.ok("export", "--type", "calibration"))["lessons"]
     assert keeper.ok("list", "--type", "coverage").strip() == "no priors match"
+
+
+# ------------------------------------------------------------------ hostile input files
+
+
+def _fifo(keeper: Keeper, name: str) -> str:
+    os.mkfifo(str(keeper.root / name))
+    return name
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo") or not os.path.exists("/dev/zero"), reason="needs FIFOs and /dev/zero")
+def test_fifos_and_devices_are_refused_at_once(keeper):
+    """A FIFO blocked the verb until a writer came; /dev/zero was read until memory ran out."""
+    keeper.write("a.py", "a = 1\n")
+    fifo = _fifo(keeper, "pipe")
+    keeper.scopes({"a.py": keeper.hash("a.py")})
+    for args in (["hash", fifo], ["hash", "/dev/zero"], ["hash", "--raw", "/dev/zero"],
+                 ["relevant", "--ns", "web", "--scopes", fifo], ["relevant", "--ns", "web", "--scopes", "/dev/zero"],
+                 ["import", fifo, "--ns", "web"], ["snapshot", "--merge", "/dev/zero"]):
+        r = subprocess.run([*_cli(), *args], cwd=str(keeper.root), capture_output=True, text=True, timeout=60,
+                           env=_env())
+        assert r.returncode == 2 and "not a regular file" in r.stderr, (args, r)
+    assert not (keeper.root / ".priors" / "runs").exists() or not list((keeper.root / ".priors" / "runs").iterdir())
+    run = keeper.open_run("web", {"a.py": keeper.hash("a.py")})["run"]
+    r = subprocess.run([*_cli(), "propose", fifo, "--run", run, "--ns", "web"], cwd=str(keeper.root),
+                       capture_output=True, text=True, timeout=60, env=_env())
+    assert r.returncode == 2 and "not a regular file" in r.stderr
+    for args in (["hash", "--stdin-raw"], ["relevant", "--ns", "web", "--scopes", "-"]):
+        with open("/dev/zero", "rb") as zero:
+            r = subprocess.run([*_cli(), *args], cwd=str(keeper.root), stdin=zero, capture_output=True, text=True,
+                               timeout=60, env=_env())
+        assert r.returncode == 2 and "a device" in r.stderr, (args, r)
+    assert keeper.ok("hash", "--stdin-raw", stdin="").strip() == "e3b0c44298fc"  # a pipe still reads
+
+
+def test_an_input_file_over_the_limit_is_refused(keeper):
+    from priors.core.vocabulary import MAX_INPUT_BYTES
+
+    keeper.write("a.py", "a = 1\n")
+    run = keeper.open_run("web", {"a.py": keeper.hash("a.py")})["run"]
+    big = keeper.root / "big.json"
+    with open(big, "wb") as fh:  # sparse: no disk, but a reader that reads it whole takes its size in memory
+        fh.truncate(MAX_INPUT_BYTES + 1)
+    err = keeper.usage("propose", "big.json", "--run", run, "--ns", "web")
+    assert str(MAX_INPUT_BYTES) in err and "big.json" in err
+    assert not (keeper.root / ".priors" / "runs" / run / "staged.jsonl").exists()
+
+
+def _cli():
+    import sys
+
+    return [sys.executable, "-m", "priors"]
+
+
+def _env():
+    from conftest import REPO
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def test_streamed_hashing_equals_whole_hashing():
+    """Small chunks cut words, whitespace runs and UTF-8 sequences anywhere; the hash is the same."""
+    import random
+
+    from priors.snapshot.hashing import content_hash, digest_stream, text_hash
+    from priors.core.canonical import sha12_bytes
+
+    rng = random.Random(14)
+    alphabet = [b"a", b"b", b" ", b"\t", b"\n", b"\r", b"\xc2\xa0", b"\xe3\x80\x80", b"\xef\xbb\xbf", b"\xc3\xa9",
+                b"\xff", b"\xe2\x82", b"\xf0\x9f\x98\x80", b"\x00", b"  "]
+    for _ in range(400):
+        data = b"".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60)))
+        size = rng.randint(1, 7)
+        chunks = [data[i:i + size] for i in range(0, len(data), size)]
+        assert digest_stream(chunks, "text", 0)[0] == text_hash(data), data
+        assert digest_stream(chunks, "raw", 0)[0] == sha12_bytes(data)
+        if data:
+            assert digest_stream(chunks, "content", 0)[0] == content_hash(data), data
+        assert digest_stream(chunks, "text", 1 << 20) == (text_hash(data), data)
+
+
+def test_a_huge_file_is_hashed_as_a_stream(keeper):
+    """A file over the whole-read limit: the same hash as read whole, in a fraction of its size in memory."""
+    import resource
+    import sys
+
+    from priors.core.vocabulary import MAX_WHOLE_FILE_BYTES
+    from priors.snapshot.hashing import text_hash
+
+    line = ("word " * 400 + "\n").encode()
+    n = (MAX_WHOLE_FILE_BYTES * 6) // len(line)
+    with open(keeper.root / "big.py", "wb") as fh:
+        for _ in range(n // 1000):
+            fh.write(line * 1000)
+    want = text_hash((keeper.root / "big.py").read_bytes())
+    assert keeper.hash("big.py") == want
+    probe = ("import resource, subprocess, sys, json; "
+             "p = subprocess.run(sys.argv[1:], capture_output=True); "
+             "print(json.dumps([p.returncode, p.stdout.decode(), resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss]))")
+    r = subprocess.run([sys.executable, "-c", probe, *_cli(), "snapshot", "big.py", "--no-cache"],
+                       cwd=str(keeper.root), capture_output=True, text=True, env=_env(), timeout=300)
+    code, out, peak_kb = json.loads(r.stdout)
+    assert code == 0 and json.loads(out)["big.py"] == want
+    size_mb = (keeper.root / "big.py").stat().st_size / 2**20
+    assert peak_kb / 1024 < size_mb / 2, (peak_kb, size_mb)  # it used to hold the whole file, and more
+    assert resource  # (RUSAGE_CHILDREN is read in the probe process)
