@@ -9,7 +9,6 @@ import json
 import os
 import re
 import subprocess
-from pathlib import Path
 
 import pytest
 
@@ -240,3 +239,211 @@ def test_a_huge_file_is_hashed_as_a_stream(keeper):
     size_mb = (keeper.root / "big.py").stat().st_size / 2**20
     assert peak_kb / 1024 < size_mb / 2, (peak_kb, size_mb)  # it used to hold the whole file, and more
     assert resource  # (RUSAGE_CHILDREN is read in the probe process)
+
+
+# ------------------------------------------------------------------ a deleted ledger, symlinks, config, init
+
+
+def _one_finding(kp: Keeper, ns: str = "web") -> str:
+    kp.write("a.py", "a = 1\n")
+    scopes = {"a.py": kp.hash("a.py")}
+    run = kp.open_run(ns, scopes)["run"]
+    assert kp.propose(run, ns, {"type": "conclusion", "claim": "a is magic", "scope_ref": "a.py"}).code == 0
+    kp.ok("commit", "--run", run)
+    return kp.scopes(scopes)
+
+
+def test_a_deleted_ledger_is_named_not_silently_started_over(keeper):
+    scopes = _one_finding(keeper)
+    (keeper.root / ".priors" / "ledger.jsonl").unlink()
+    for verb in (["status"], ["list"], ["show", "P-0001"], ["history"], ["render"], ["init"], ["decide", "P-0001", "wontfix"],
+                 ["relevant", "--ns", "web", "--scopes", scopes], ["add", "--ns", "web", "a lesson"], ["lessons"]):
+        r = keeper(*verb)
+        assert r.code == 2 and "ledger.jsonl is missing" in r.err and "PRIORS.md lists 1 prior" in r.err, (verb, r)
+        assert "git checkout -- .priors/ledger.jsonl" in r.err
+    assert not (keeper.root / ".priors" / "ledger.jsonl").exists()
+    assert not list((keeper.root / ".priors" / "runs").iterdir())
+    r = keeper("verify", "--json")
+    assert r.code == 1 and "LEDGER_MISSING" in [p["code"] for p in r.json["problems"]]
+    # starting over on purpose: remove .priors/ and init
+    import shutil
+
+    shutil.rmtree(keeper.root / ".priors")
+    keeper.ok("init")
+    keeper.ok("status")
+
+
+def test_a_deleted_ledger_with_an_open_run_is_named_too(keeper):
+    scopes = _one_finding(keeper)
+    keeper.ok("relevant", "--ns", "web", "--scopes", scopes)
+    (keeper.root / ".priors" / "ledger.jsonl").unlink()
+    (keeper.root / ".priors" / "PRIORS.md").unlink()
+    err = keeper.usage("status")
+    assert "runs/ holds run-002" in err
+
+
+@pytest.mark.parametrize("what", ["dir", "ledger"])
+def test_readers_refuse_a_symlinked_priors_or_ledger_like_writers(keeper, tmp_path, what):
+    _one_finding(keeper)
+    d = keeper.root / ".priors"
+    elsewhere = tmp_path.parent / (tmp_path.name + "-elsewhere")
+    elsewhere.mkdir()
+    if what == "dir":
+        d.rename(elsewhere / ".priors")
+        d.symlink_to(elsewhere / ".priors")
+    else:
+        (d / "ledger.jsonl").rename(elsewhere / "ledger.jsonl")
+        (d / "ledger.jsonl").symlink_to(elsewhere / "ledger.jsonl")
+    for verb in (["verify"], ["show", "P-0001"], ["reflect"], ["list"], ["status"], ["history"], ["lessons"],
+                 ["report", "-o", str(tmp_path / "r.html")], ["decide", "P-0001", "wontfix"]):
+        r = keeper(*verb)
+        assert r.code == 2 and "is a symlink" in r.err, (verb, r)
+    assert not (tmp_path / "r.html").exists()
+
+
+@pytest.mark.parametrize("content", [b"{bad", b'{"max_inject": 0}', b'{"nope": 1}', b"\xff\xfe", b"[]"])
+def test_a_broken_config_names_a_fix_that_works(keeper, content):
+    scopes = _one_finding(keeper)
+    cfg = keeper.root / ".priors" / "config.json"
+    cfg.write_bytes(content)
+    for verb in (["config"], ["config", "max_inject", "3"], ["config", "max_inject", "none"],
+                 ["relevant", "--ns", "web", "--scopes", scopes]):
+        err = keeper.usage(*verb)
+        assert "config.json" in err and "delete it" in err and "`priors config KEY none`" not in err, (verb, err)
+    assert len(list((keeper.root / ".priors" / "runs").iterdir())) == 0  # never silently the defaults
+    cfg.unlink()  # the fix the message names
+    keeper.ok("config", "max_inject", "3")
+    keeper.ok("relevant", "--ns", "web", "--scopes", scopes)
+
+
+@pytest.mark.parametrize("name,folder", [(".gitignore", True), ("ledger.jsonl", True), ("runs", False), ("PRIORS.md", True)])
+def test_init_checks_the_layout_before_creating_anything(bare, name, folder):
+    d = bare.root / ".priors"
+    d.mkdir()
+    if folder:
+        (d / name).mkdir()
+    else:
+        (d / name).write_text("x")
+    r = bare("init")
+    assert r.code == 2 and r.out == "" and name in r.err and "nothing was created" in r.err
+    assert sorted(p.name for p in d.iterdir()) == [name]
+    (d / name).rmdir() if folder else (d / name).unlink()
+    bare.ok("init")
+    assert bare("verify").code == 0
+
+
+# ------------------------------------------------------------------ file#name
+
+
+def test_a_file_named_like_a_definition_gets_no_ref_of_its_own(bare):
+    bare.write("a.py", "def f():\n    return 1\n")
+    bare.write("a.py#f", "not the definition\n")
+    bare.write("a.py#g", "nor this\n")
+    bare.write("notes#1.md", "a hash in a name is fine alone\n")
+    r = bare("snapshot")
+    assert r.code == 0
+    snap = json.loads(r.out)
+    assert snap["a.py#f"] == bare.ok("hash", "a.py").strip() == snap["a.py"]  # the definition, not the file
+    assert "a.py#g" not in snap and "notes#1.md" in snap
+    assert "a.py#f: left out" in r.err and "a.py#g: left out" in r.err
+    bare.write("a.py#g", "changed\n")  # still counted in its folder's hash
+    assert json.loads(bare.ok("snapshot"))["*"] != snap["*"]
+
+
+# ------------------------------------------------------------------ hand edits: verify against the last commit
+
+
+@pytest.mark.one_cache_mode
+def test_verify_names_a_hand_edit_of_a_committed_line(tmp_path):
+    from test_integrity import Clone
+
+    a = Clone(tmp_path / "a")
+    a.root.mkdir()
+    a.git("init", "-q", "-b", "main")
+    a.ok("init")
+    _one_finding(a)
+    a.git("add", "-A")
+    a.git("commit", "-qm", "run-001")
+    assert a.ok("verify").strip().endswith("grew only since the last commit (HEAD)")
+    ledger = a.root / ".priors" / "ledger.jsonl"
+    edited = ledger.read_bytes().replace(b"a is magic", b"a is fine!")
+    ledger.write_bytes(edited)  # valid canonical JSON: every other verb takes it
+    a.ok("status")
+    r = a("verify", "--json")
+    assert r.code == 1
+    codes = {(p["code"], p["line"]) for p in r.json["problems"]}
+    assert ("NOT_APPEND_ONLY", 1) in codes, codes
+    assert "HEAD" in a("verify").out
+    assert a("verify", "--no-git").code == 1  # PRIORS.md no longer matches: the render check alone
+    a.usage("verify", "--no-git", "--since", "HEAD")
+    a.git("checkout", "--", ".priors/ledger.jsonl")
+    a.ok("decide", "P-0001", "wontfix")  # lines added since HEAD: growth, not an edit
+    a.ok("redact", "P-0001", "--because", "leak")  # the sanctioned rewrite
+    assert a.ok("verify").startswith("ledger sound")
+
+
+# ------------------------------------------------------------------ commit re-judges staged findings
+
+
+CLAIM = "the total ignores the discount when the cart is empty"
+REWORDED = "when the cart is empty the total ignores the discount"
+
+
+@pytest.mark.one_cache_mode
+def test_a_staged_finding_that_became_a_reraise_mid_run_is_not_recorded(tmp_path):
+    """A proposes retiring P-0001 and stages a rewording; B's person decides P-0001 wontfix; A pulls and commits."""
+    from test_integrity import Clone
+
+    a = Clone(tmp_path / "a")
+    a.root.mkdir()
+    a.git("init", "-q", "-b", "main")
+    a.ok("init")
+    a.write(".gitignore", "cand.json\nscopes.json\n")
+    a.write("cart.py", "def total(cart):\n    return sum(cart)\n")
+    scopes = {"cart.py": a.hash("cart.py")}
+    run = a.open_run("web", scopes)["run"]
+    assert a.propose(run, "web", {"type": "conclusion", "claim": CLAIM, "scope_ref": "cart.py"}).code == 0
+    a.ok("commit", "--run", run)
+    a.git("add", "-A")
+    a.git("commit", "-qm", "run-001")
+    b = Clone(tmp_path / "b")
+    subprocess.run(["git", "clone", "-q", str(a.root), str(b.root)], check=True, env=b.env())
+
+    run = a.open_run("web", scopes)["run"]
+    a.ok("disposition", "P-0001", "obsolete-proposed", "--run", run)
+    r = a.propose(run, "web", {"type": "conclusion", "claim": REWORDED, "scope_ref": "cart.py"})
+    assert r.code == 0 and "P-0002 staged" in r.out  # P-0001 was on its way out: a rewording was allowed
+
+    b.ok("decide", "P-0001", "wontfix", "--because", "empty carts never reach checkout")
+    b.git("commit", "-qam", "decide")
+    a.git("pull", "-q", "--ff-only", str(b.root), "main")
+
+    out = a.ok("commit", "--run", run)
+    assert "1 new finding not recorded" in out and "P-0002 (RERAISE of P-0001)" in out, out
+    assert "New this run: 0" in out and "Everything settled still holds" not in out
+    assert [r["id"] for r in a.ledger() if r["t"] == "prior"] == ["P-0001"]
+    assert json.loads(a.ok("show", "P-0001", "--json"))["status"] == "wontfix"
+    assert a("verify").code == 0
+
+
+def test_a_staged_finding_that_became_a_reversal_mid_run_becomes_a_call(keeper):
+    keeper.write("a.py", "a = 1\n")
+    scopes = {"a.py": keeper.hash("a.py")}
+    run = keeper.open_run("web", scopes)["run"]
+    keeper.propose(run, "web", {"type": "conclusion", "claim": "keep the error messages terse",
+                                "scope_ref": "a.py", "direction": "terser"})
+    keeper.ok("commit", "--run", run)
+    run = keeper.open_run("web", scopes)["run"]
+    keeper.ok("disposition", "P-0001", "still-open", "--run", run)
+    r = keeper.propose(run, "web", {"type": "conclusion", "claim": "spell the error messages out in full",
+                                    "scope_ref": "a.py", "direction": "expand"})
+    assert r.code == 0 and "P-0002 staged" in r.out  # P-0001 was open: no reversal yet
+    # a person's decision arrives in the ledger while the run is open (what a git pull brings)
+    ledger = keeper.root / ".priors" / "ledger.jsonl"
+    ledger.write_bytes(ledger.read_bytes() + k.to_bytes([k.decide("P-0001", "accepted", "terse is house style")]))
+    out = keeper.ok("commit", "--run", run)
+    assert "P-0002 (REVERSAL of P-0001: put to you as a call)" in out and "need your call" in out, out
+    assert [r["id"] for r in keeper.ledger() if r["t"] == "prior"] == ["P-0001"]
+    calls = [r for r in keeper.ledger() if r["t"] == "call"]
+    assert len(calls) == 1 and calls[0]["conflicts_with"] == "P-0001" and calls[0]["direction"] == "expand"
+    assert keeper("verify").code == 0

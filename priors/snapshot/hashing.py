@@ -168,6 +168,7 @@ def combine(
     anchors: Dict[str, str],
     full_dirs: Callable[[str], bool],
     include_root: bool,
+    hidden: Iterable[str] = (),
 ) -> Dict[str, str]:
     """Assemble the map: files, their anchors, every directory `full_dirs` accepts, and `*`.
 
@@ -176,6 +177,8 @@ def combine(
     give the same map.
     """
     out: Dict[str, str] = dict(files)
+    for rel in hidden:  # counted in their folder's hash, but no ref of their own (see scan.ambiguous_refs)
+        out.pop(rel, None)
     for rel, packed in anchors.items():
         if packed:
             parts = packed.split("\t")

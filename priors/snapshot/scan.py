@@ -285,7 +285,11 @@ def take_snapshot(
     new_cache.update(plan.reused)
     changed = _absorb(run_jobs(plan.jobs, plan.sizes, progress), plan, cache, started, new_cache, report)
 
-    out = combine(plan.files, plan.defs if anchors else {}, sel.full_dir, sel.whole)
+    hidden = ambiguous_refs(plan.files)
+    for ref in hidden:
+        report.append(f"{ref}: left out of the map — its name reads as a definition in {ref.split('#', 1)[0]}"
+                      " (`file#name`); rename it to give it a scope of its own (its folder's hash still counts it)")
+    out = combine(plan.files, plan.defs if anchors else {}, sel.full_dir, sel.whole, hidden)
     _add_extras(out, "--tool", tool_hashes(tools or {}, root))
     _add_extras(out, "--merge", merge or {})
 
@@ -295,6 +299,13 @@ def take_snapshot(
         for p in report:
             sys.stderr.write(f"priors snapshot: {p}\n")
     return out
+
+
+def ambiguous_refs(files: Dict[str, str]) -> List[str]:
+    """Files whose path reads as a definition ref: `src/a.py#f` beside a file `src/a.py`. Such a ref
+    would name the file and the definition `f` of src/a.py at once (one hash silently replacing the
+    other), so the file gets no ref of its own."""
+    return sorted(r for r in files if "#" in r and r.split("#", 1)[0] in files)
 
 
 class _Plan:
