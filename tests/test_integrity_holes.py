@@ -216,7 +216,7 @@ def test_streamed_hashing_equals_whole_hashing():
 
 def test_a_huge_file_is_hashed_as_a_stream(keeper):
     """A file over the whole-read limit: the same hash as read whole, in a fraction of its size in memory."""
-    import resource
+    pytest.importorskip("resource")  # peak memory of a child: POSIX
     import sys
 
     from priors.core.vocabulary import MAX_WHOLE_FILE_BYTES
@@ -238,7 +238,6 @@ def test_a_huge_file_is_hashed_as_a_stream(keeper):
     assert code == 0 and json.loads(out)["big.py"] == want
     size_mb = (keeper.root / "big.py").stat().st_size / 2**20
     assert peak_kb / 1024 < size_mb / 2, (peak_kb, size_mb)  # it used to hold the whole file, and more
-    assert resource  # (RUSAGE_CHILDREN is read in the probe process)
 
 
 # ------------------------------------------------------------------ a deleted ledger, symlinks, config, init
@@ -447,3 +446,10 @@ def test_a_staged_finding_that_became_a_reversal_mid_run_becomes_a_call(keeper):
     calls = [r for r in keeper.ledger() if r["t"] == "call"]
     assert len(calls) == 1 and calls[0]["conflicts_with"] == "P-0001" and calls[0]["direction"] == "expand"
     assert keeper("verify").code == 0
+
+
+def test_hash_text_hashes_any_character(keeper):
+    """`hash --text` stores and shows nothing: a control character is hashed, not refused."""
+    from priors.core.canonical import normalize, sha12
+
+    assert keeper.ok("hash", "--text", "x\x1by\u202e").strip() == sha12(normalize("x\x1by\u202e"))
