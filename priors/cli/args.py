@@ -131,10 +131,15 @@ PATH_FLAGS = ("--scopes", "--snapshot", "--svg", "-o", "--out", "--keep", "--raw
 PATH_POSITIONALS = ("propose", "hash", "snapshot", "import", "merge-driver", "ingest-sarif")
 
 
+# Text that is only hashed, never stored or shown: any character may be hashed (`hash --text`).
+HASHED_ONLY = (("hash", "--text"),)
+
+
 def _check_texts(spec: Spec, pos: List[str], opts: Dict[str, object]) -> None:
     """Every other argument may end up in the ledger: it must be valid Unicode text (Python turns
     argv bytes that are not UTF-8 into lone surrogates) and of a sane size. Checked before any write."""
     from priors.core.canonical import bad_text
+    from priors.core.controls import describe, has_control
     from priors.core.vocabulary import MAX_TEXT_BYTES
 
     skip = {f.lstrip("-").replace("-", "_") for f in PATH_FLAGS}
@@ -149,6 +154,9 @@ def _check_texts(spec: Spec, pos: List[str], opts: Dict[str, object]) -> None:
         if bad_text(value):
             raise UsageError(f"priors {spec.verb}: {what} is not valid text — it holds bytes that are not UTF-8"
                              " (or a lone surrogate); nothing was written")
+        if has_control(value) and (spec.verb, what) not in HASHED_ONLY:
+            raise UsageError(f"priors {spec.verb}: {what} holds a control or bidirectional-format character"
+                             f" ({describe(value)}); nothing was written")
         if len(value) > MAX_TEXT_BYTES // 4 and len(value.encode("utf-8")) > MAX_TEXT_BYTES:
             raise UsageError(f"priors {spec.verb}: {what} is longer than {MAX_TEXT_BYTES} bytes; nothing was written")
 

@@ -27,6 +27,11 @@ def write_decision(ctx, pid: str, verdict: str, reason: Optional[str]) -> List[s
 
     if reason is not None and bad_text(reason):  # the walk reads it from a terminal; decide from argv (checked too)
         raise UsageError("priors decide: the reason is not valid text (bytes that are not UTF-8); nothing was written")
+    from priors.core.controls import describe, has_control
+
+    if reason is not None and has_control(reason):
+        raise UsageError(f"priors decide: the reason holds a control or bidirectional-format character"
+                         f" ({describe(reason)}); nothing was written")
     if verdict == "reopen" and not reason:
         raise UsageError("priors decide: reopen needs --because TEXT (why the settled judgment no longer holds)")
     paths = paths_of(ctx)

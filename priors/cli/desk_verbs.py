@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -78,7 +79,10 @@ Print the sha12 (first 12 hex digits of SHA-256) the keeper uses for scopes.
 
 
 def cmd_hash(argv: List[str], ctx) -> int:
-    from priors.core.canonical import decode_text, normalize, sha12, sha12_bytes
+    from priors.core.canonical import normalize, sha12
+    from priors.core.vocabulary import MAX_STREAM_BYTES
+    from priors.snapshot.hashing import digest_stream
+    from priors.store.files import check_stdin, iter_chunks, open_regular
 
     a = parse(argv, HASH)
     modes = len(a.pos) + sum(1 for f in ("--text", "--raw", "--stdin-raw") if a.has(f))
@@ -86,14 +90,18 @@ def cmd_hash(argv: List[str], ctx) -> int:
         raise UsageError("priors hash: give exactly one of FILE, --text, --raw FILE, --stdin-raw")
     if a.has("--text"):
         ctx.print(sha12(normalize(str(a.get("text")))))
-    elif a.has("--stdin-raw"):
-        ctx.print(sha12_bytes(sys.stdin.buffer.read()))
-    else:
+    elif a.has("--stdin-raw"):  # a pipe may be endless: it is hashed as a stream, up to a limit
+        check_stdin("hash --stdin-raw")
+        chunks = iter_chunks(os.dup(sys.stdin.fileno()), MAX_STREAM_BYTES, "standard input")
+        ctx.print(digest_stream(chunks, "raw", 0)[0])
+    else:  # a regular file only (a FIFO would block, /dev/zero never ends), streamed: any size, little memory
         name = str(a.get("raw")) if a.has("--raw") else a.pos[0]
-        data = read_bytes(Path(name))
-        if data is None:
+        fd = open_regular(Path(name))
+        if fd is None:
             raise UsageError(f"priors hash: {name}: no such file")
-        ctx.print(sha12_bytes(data) if a.has("--raw") else sha12(normalize(decode_text(data))))
+        from priors.snapshot.scan import read_or_stream
+
+        ctx.print(read_or_stream(fd, "raw" if a.has("--raw") else "text")[0])
     return 0
 
 

@@ -65,7 +65,9 @@ class Terminal:
         self.out = out
 
     def write(self, text: str) -> None:
-        self.out.write(text)
+        from priors.core.controls import visible
+
+        self.out.write(visible(text))
         self.out.flush()
 
     def key(self, prompt: str) -> str:
@@ -150,6 +152,13 @@ def walk(ctx, with_open: bool, ns: Optional[str], where: Sequence[str]) -> int:
         if reason is None and verdict == "reopen":
             skipped += 1
             term.write("  no reason given — skipped (reopen needs one)\n\n")
+            continue
+        from priors.core.controls import describe, has_control
+
+        if reason is not None and has_control(reason):  # refused as `priors decide` refuses it, and asked again later
+            skipped += 1
+            term.write(f"  the reason holds a control or bidirectional-format character ({describe(reason)})"
+                       " — not recorded, skipped\n\n")
             continue
         try:
             lines = write_decision(ctx, ask["id"], verdict, reason)

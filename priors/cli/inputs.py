@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from priors.core.errors import UsageError
@@ -29,9 +28,13 @@ def check_run_id(run: Optional[str], verb: str) -> str:
 
 
 def read_input(name: str, what: str) -> bytes:
+    """An input file (or `-`, standard input): a regular file of at most MAX_INPUT_BYTES."""
+    from priors.core.vocabulary import MAX_INPUT_BYTES
+    from priors.store.files import read_stdin
+
     if name == "-":
-        return sys.stdin.buffer.read()
-    data = read_bytes(Path(name))
+        return read_stdin(MAX_INPUT_BYTES, what)
+    data = read_bytes(Path(name), MAX_INPUT_BYTES, what)
     if data is None:
         raise UsageError(f"priors: {what} {name}: no such file")
     return data

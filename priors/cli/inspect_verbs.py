@@ -78,7 +78,16 @@ def cmd_list(argv: List[str], ctx: Any) -> int:
     for key in ("ns", "type"):
         if args.get(key) == "":
             raise UsageError(f"priors list: --{key} needs a non-empty value")
-    rows = list_rows(load(ctx), args.get("ns"), status, args.get("type"))  # type: ignore[arg-type]
+    records = load(ctx)
+    typ = args.get("type")
+    if typ is not None:
+        from priors.core.vocabulary import PRESETS
+
+        known = list(PRESETS) + sorted({str(r["type"]) for r in records if r.get("t") == "prior"
+                                        and isinstance(r.get("type"), str) and r["type"] not in PRESETS})
+        if typ not in known:  # a misspelt type would list nothing and look like an empty ledger
+            raise UsageError(f"priors list: --type {typ!r}: expected one of {', '.join(known)}")
+    rows = list_rows(records, args.get("ns"), status, typ)  # type: ignore[arg-type]
     ctx.print(dumps({"priors": rows}) if args.get("json") else list_text(rows))
     return 0
 

@@ -22,8 +22,20 @@ def config_path(paths: Paths) -> Path:
     return paths.dir / CONFIG_FILE
 
 
+CONFIG_FIX = (f" — nothing was changed. Fix .priors/{CONFIG_FILE} by hand (a JSON object such as "
+              '{"max_inject": 5}), or delete it to put every setting back to its default — '
+              "every verb that reads it stops until then")
+
+
 def read_config(paths: Paths) -> Dict[str, Any]:
-    data = read_bytes(config_path(paths))
+    """The shared config; one that cannot be read is a usage error naming the fix — never silently
+    the defaults (a run would then inject what the team chose not to)."""
+    from priors.core.vocabulary import MAX_INPUT_BYTES
+
+    try:
+        data = read_bytes(config_path(paths), MAX_INPUT_BYTES, "config")
+    except UsageError as exc:
+        raise UsageError(str(exc).split(" — ")[0] + CONFIG_FIX) from None
     if data is None:
         return {}
     from priors.core.canonical import JSONError, loads
@@ -31,9 +43,14 @@ def read_config(paths: Paths) -> Dict[str, Any]:
 
     try:
         obj = loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, JSONError) as exc:
-        raise UsageError(f"priors: .priors/{CONFIG_FILE} is not valid JSON ({exc}) — fix it or `priors config KEY none`") from None
-    return check_config(obj)
+    except UnicodeDecodeError:
+        raise UsageError(f"priors: .priors/{CONFIG_FILE} is not UTF-8 text{CONFIG_FIX}") from None
+    except JSONError as exc:
+        raise UsageError(f"priors: .priors/{CONFIG_FILE} is not valid JSON ({exc}){CONFIG_FIX}") from None
+    try:
+        return check_config(obj)
+    except UsageError as exc:
+        raise UsageError(f"{exc}{CONFIG_FIX}") from None
 
 
 def budget_from(a, paths: Paths, verb: str = "relevant"):

@@ -345,7 +345,9 @@ def cmd_reflect(argv: List[str], ctx) -> int:
             verb = "would mark" if a.get("dry_run") else "marked"
             ctx.print(f"{verb} {len(to_mark)} run{'s' if len(to_mark) != 1 else ''} as learned: {', '.join(to_mark)}")
             return 0
-        text = reflection_packet(ledger, runs, ns)
+        from priors.core.controls import visible
+
+        text = visible(reflection_packet(ledger, runs, ns))
         rdir = paths.dir / REFLECTION_DIR
         rdir.mkdir(exist_ok=True)
         name = f"reflect-{runs[-1]}{'-' + _safe(ns) if ns else ''}.md"
@@ -405,11 +407,20 @@ def cmd_export(argv: List[str], ctx) -> int:
             raise UsageError("priors export: --current goes with --sarif")
         _, ledger = _ledger(paths)
         typ = a.get("type")
+        if typ is not None:
+            from priors.core.lessons import is_lesson
+            from priors.core.vocabulary import LESSON_TYPES
+
+            known = list(LESSON_TYPES) + sorted({p.rec["type"] for p in ledger.state.priors.values()
+                                                 if not p.redacted and is_lesson(p)
+                                                 and isinstance(p.rec.get("type"), str)} - set(LESSON_TYPES))
+            if typ not in known:  # a misspelt type would export nothing and look like no lessons
+                raise UsageError(f"priors export: --type {typ!r}: expected one of {', '.join(known)}")
         bundle = export_bundle(ledger, str(ns) if ns else None, str(typ) if typ else None)
         text, n, what = dumps(bundle) + "\n", len(bundle["lessons"]), "lesson"
     out = a.get("out")
     if out is None or out == "-":
-        ctx.out.write(text)
+        ctx.print(text[:-1])
         return 0
     target = Path(str(out))
     if target.is_dir():

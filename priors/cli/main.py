@@ -77,7 +77,7 @@ class Context:
         if self.lost:
             return
         try:
-            self.out.write(text + "\n")
+            self.out.write(_visible(text) + "\n")
         except BrokenPipeError:
             raise  # the reader went away (`| head`): main stops quietly
         except (AttributeError, OSError, ValueError):  # stdout closed (None) or full
@@ -286,9 +286,16 @@ def _flush_warnings() -> None:
     del WARNINGS[:]
 
 
+def _visible(text: str) -> str:
+    """No control or bidi-format character reaches a terminal raw (priors/core/controls.py)."""
+    from priors.core.controls import visible
+
+    return visible(text)
+
+
 def _err(text: str) -> None:
     try:
-        sys.stderr.write(text + "\n")
+        sys.stderr.write(_visible(text) + "\n")
         sys.stderr.flush()
     except (AttributeError, OSError, ValueError):
         pass  # stderr is closed too: nothing left to tell

@@ -408,7 +408,7 @@ def commit(a, ctx) -> Answer:
 def commit_locked(paths: Paths, run: str) -> List[str]:
     """Seal `run` with the writer lock held and return its summary lines (a sealed run: its old
     summary, nothing written). The one way a run is sealed — `commit` and `ingest-sarif` use it."""
-    from priors.core.protocol import plan_commit
+    from priors.core.commit_plan import plan_commit
 
     loaded = load_ledger(paths, want_data=False)
     st = loaded.state
@@ -439,7 +439,7 @@ def _decided_since_open(paths: Paths, st, rf) -> List[str]:
     or merge brings them; `decide` itself is refused while a run is open). Read only when the
     ledger's record count moved since `relevant` noted it — the common case reads nothing."""
     from priors.core.fold import parse_lines
-    from priors.core.protocol import decided_since
+    from priors.core.commit_plan import decided_since
     from priors.store.files import read_bytes
 
     opened = rf.relevant.get("ledger_records")

@@ -71,5 +71,5 @@ def cmd_snapshot(argv: List[str], ctx) -> int:
         except OSError as exc:
             raise UsageError(f"priors snapshot: -o {output}: {exc.strerror or exc}") from None
     else:
-        ctx.out.write(text)
+        ctx.print(text[:-1])
     return 0

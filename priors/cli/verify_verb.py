@@ -66,20 +66,40 @@ def cmd_verify(argv: List[str], ctx: Any) -> int:
 
     spec = Spec(
         "verify",
-        "priors verify [--since REV] [--json]",
-        {"--since": VALUE, "--json": BOOL},
+        "priors verify [--since REV | --no-git] [--json]",
+        {"--since": VALUE, "--json": BOOL, "--no-git": BOOL},
         help=VERIFY_HELP,
     )
     args = parse(argv, spec)
+    if args.has("--since") and args.has("--no-git"):
+        from priors.core.errors import UsageError
+
+        raise UsageError("priors verify: give --since REV or --no-git, not both")
+    from priors.store.files import check_inside
+    from priors.store.paths import ledger_missing
+
     paths = Paths(ctx.root)
     require_init(paths)
+    check_inside(paths.ledger)  # what every writer refuses, verify refuses too: it proves nothing through a link
     data = read_bytes(paths.ledger) or b""
     checked = check_ledger(data)  # every line parsed once, for every check below
     problems, warnings = list(checked.problems), checked.warnings
+    gone = ledger_missing(paths)
+    if gone is not None:
+        problems.append(Problem(0, "LEDGER_MISSING", f"missing, but {gone} — restore it "
+                                "(`git checkout -- .priors/ledger.jsonl`)", LEDGER_NAME))
     problems += check_files(ctx.root, data, checked)
     since = args.get("since")
+    against = None
     if since is not None:
         problems += check_since(git_show(ctx.root, str(since)), data, str(since))
+    elif not args.get("no_git"):
+        from priors.store.git import committed_ledger
+
+        old = committed_ledger(ctx.root)  # a hand edit of a committed line is caught before it is committed
+        if old is not None:
+            against = "the last commit (HEAD)"
+            problems += check_since(old, data, against)
     problems.sort(key=lambda p: (p.file != LEDGER_NAME, p.file, p.line))
     if args.get("json"):
         body: Dict[str, Any] = {"ok": not problems, "problems": [p.as_dict() for p in problems]}
@@ -93,7 +113,8 @@ def cmd_verify(argv: List[str], ctx: Any) -> int:
             ctx.print("warning: " + w.text())
         n = checked.lines
         if not problems:
-            ctx.print(f"ledger sound: {n} line{'s' if n != 1 else ''}" + (f", grew only since {since}" if since else ""))
+            grew = f", grew only since {since}" if since else (f", grew only since {against}" if against else "")
+            ctx.print(f"ledger sound: {n} line{'s' if n != 1 else ''}" + grew)
         else:
             ctx.print(f"{len(problems)} problem{'s' if len(problems) != 1 else ''} in .priors/")
     if os.environ.get("GITHUB_ACTIONS") == "true":
@@ -122,7 +143,7 @@ def github_annotation(p: Problem) -> str:
     return f"::error {','.join(props)}::{esc_data(p.message)}"
 
 
-VERIFY_HELP = """usage: priors verify [--since REV] [--json]
+VERIFY_HELP = """usage: priors verify [--since REV | --no-git] [--json]
 
 Check that .priors/ is sound — for CI and pre-commit hooks.
 Exit 0 when sound; 1 listing every problem as `line N: message`; 2 on usage errors.
@@ -136,9 +157,15 @@ exactly one commit record closing its contiguous block of lines; calls refer to
 real priors; tombstones well formed and followed by their redact event;
 .priors/PRIORS.md up to date; no staging of committed runs; no stray temp files.
 
-  --since REV   also prove the ledger only grew since git revision REV: the old
-                ledger is a line-by-line prefix of the new one, except lines
+In a git work tree, verify also proves the ledger only grew since the last
+commit (HEAD): a line edited, removed or reordered by hand is named
+(`NOT_APPEND_ONLY`, `LEDGER_SHRANK`) before it is committed. Lines added since
+HEAD are checked only as lines: an edit to one of them is not seen.
+
+  --since REV   prove it only grew since git revision REV instead of HEAD: the
+                old ledger is a line-by-line prefix of the new one, except lines
                 turned into redaction tombstones whose hashes match the old content
+  --no-git      skip the comparison with git (the ledger alone is checked)
   --json        print {"ok":…,"problems":[{"line","code","message"}]} as canonical JSON
 
 Under GitHub Actions (GITHUB_ACTIONS=true) every problem is also printed as an

@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 # Exactly the ECMAScript WhiteSpace + LineTerminator set (Python's \s differs).
 _ES_WS = "\u0009-\u000d\u0020\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 _WS_RUN = re.compile("[" + _ES_WS + "]+")
+WS_RUN = _WS_RUN  # what `normalize` collapses (streamed hashing squeezes chunk by chunk alike)
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 

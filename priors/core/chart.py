@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from html import escape
 
+from priors.core.controls import visible
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
     from typing import Any, List, Sequence
@@ -31,7 +33,7 @@ _PATTERNS = {
 
 
 def _esc(text: object) -> str:
-    return escape(str(text), quote=True)
+    return escape(visible(str(text)), quote=True)
 
 
 def nice_max(n: int) -> int:

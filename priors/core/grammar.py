@@ -206,7 +206,11 @@ def check_at_door(raw: Any, what: str) -> None:
     from priors.core.canonical import dumps, value_problem
     from priors.core.vocabulary import MAX_CANDIDATE_BYTES, MAX_DEPTH
 
+    from priors.core.controls import control_problem
+
     why = value_problem(raw, MAX_DEPTH)
+    if why is None:
+        why = control_problem(raw)  # new text only: a ledger holding one is shown escaped (core/controls.py)
     if why is not None:
         raise UsageError(f"priors: {what} holds {why} — nothing was written")
     size = len(dumps(raw).encode("utf-8"))

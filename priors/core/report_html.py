@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from html import escape
 
+from priors.core.controls import visible
+
 from priors.core.chart import chart_svg, quiet_streak
 from priors.core.desk import KINDS, commands, open_findings
 from priors.core.views import BUCKETS, namespaces, tally
@@ -70,7 +72,7 @@ td:first-child code{white-space:pre-wrap}
 
 def e(value: Any) -> str:
     """Text made safe for HTML, quotes included: nothing from the ledger is ever markup."""
-    return escape("" if value is None else str(value), quote=True)
+    return escape(visible("" if value is None else str(value)), quote=True)
 
 
 def _flat(value: Any) -> str:

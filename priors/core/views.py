@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from priors.core.controls import visible
 from priors.core.fold import BINDING, REST_AFTER, PriorState, State, review_due
 from priors.core.vocabulary import display_status  # noqa: F401 (PRIORS.md rows and their patches)
 
@@ -131,7 +132,7 @@ def status_text(st: State, with_calls: bool, extras=None, open_runs: Sequence[st
     return "\n".join(lines + running)
 
 
-_PLAIN = re.compile(r"[^\\|\s\ud800-\udfff]*")
+_PLAIN = re.compile(r"[^\\|\s\ud800-\udfff\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufff9-\ufffb\U000e0000-\U000e007f]*")
 _LONE = re.compile("[\ud800-\udfff]")
 
 
@@ -141,7 +142,7 @@ def _cell(text: object) -> str:
         return s  # nothing to escape or collapse (the common case: ids, areas, statuses)
     s = s.replace("\\", "\\\\").replace("|", "\\|")
     s = _LONE.sub("\ufffd", s)  # a lone surrogate (a ledger another keeper wrote) is not UTF-8: shown as U+FFFD
-    return " ".join(s.split())
+    return visible(" ".join(s.split()))  # a control or bidi character is shown as `\uXXXX`, never raw
 
 
 def _cut(text: str, width: int = 72) -> str:

@@ -113,6 +113,10 @@ MAX_TEXT_BYTES = 65536  # one text argument (`--because`, `add` TEXT, ...)
 # One JSON-RPC message read by `priors mcp` (a line on its standard input): a bigger one is refused
 # unparsed and skipped to its end. Room for a propose call with dozens of full-size candidates.
 MAX_MCP_MESSAGE_BYTES = 4 * 1024 * 1024
+# Input files: what the keeper reads of them, so a huge or endless one is an error, not a hang.
+MAX_INPUT_BYTES = 128 << 20  # a candidate, scopes, bundle or --merge file, or the same on standard input
+MAX_STREAM_BYTES = 4 << 30  # what `hash --stdin-raw` hashes from a pipe before it calls it endless
+MAX_WHOLE_FILE_BYTES = 16 << 20  # a file up to this is read whole (and anchored); a larger one is hashed as a stream
 
 
 # ------------------------------------------------------------------ severities

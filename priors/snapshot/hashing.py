@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
-from typing import Callable, Dict, Iterable, List, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
+from priors.core.canonical import WS_RUN as _WS_RUN
 from priors.core.canonical import dumps, normalize, sha12, sha12_bytes
 
 ROOT_REF = "*"
@@ -55,6 +57,90 @@ def content_hash(data: bytes) -> str:
     return sha12_bytes(data) if is_binary(data) else text_hash(data)
 
 
+def _squeezed(data: bytes) -> bytes:
+    """UTF-8 of `decode_text(data)` with every whitespace run made one space — not trimmed."""
+    if not data.isascii():
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            data = data.decode("utf-8", "replace").encode("utf-8")
+        if _NONASCII_WS.search(data):
+            return _WS_RUN.sub(" ", data.decode("utf-8")).encode("utf-8")
+    return _SPACE_RUN.sub(b" ", data.translate(_WS_BYTES))
+
+
+def _char_start(data: bytes) -> int:
+    """Where to cut `data` so that decoding the two parts apart equals decoding them together:
+    before the last byte that is not a UTF-8 continuation byte (within a sequence's length)."""
+    for back in range(1, min(4, len(data)) + 1):
+        if data[-back] & 0xC0 != 0x80:
+            return len(data) - back
+    return len(data)
+
+
+def _normalized_stream(chunks: Iterable[bytes]) -> str:
+    """`text_hash` of the concatenated chunks, holding one chunk at a time. Each chunk is cut at a
+    character boundary (invalid bytes become U+FFFD exactly as a whole decode makes them),
+    squeezed on the fast byte path, and joined to the last with one space where whitespace met."""
+    h = hashlib.sha256()
+    emitted = gap = False
+    carry = b""
+    for chunk in itertools.chain(chunks, [None]):
+        if chunk is None:
+            seg, carry = carry, b""
+        else:
+            data = carry + chunk
+            cut = _char_start(data)
+            seg, carry = data[:cut], data[cut:]
+        if not seg:
+            continue
+        s = _squeezed(seg)
+        core = s.strip(b" ")
+        if core:
+            if emitted and (gap or s[:1] == b" "):
+                h.update(b" ")
+            h.update(core)
+            emitted, gap = True, s[-1:] == b" "
+        elif s:
+            gap = True
+    return h.hexdigest()[:12]
+
+
+def digest_stream(chunks: Iterable[bytes], mode: str, whole: int) -> Tuple[str, Optional[bytes]]:
+    """(sha12, the bytes when they fit in `whole`, else None) of a file read in chunks.
+
+    `mode`: "content" (a file in a snapshot: raw when binary — a NUL in its first 8 KiB — else
+    normalized text), "text" (`priors hash FILE`), "raw". Up to `whole` bytes the file is hashed as
+    one value (the fast path, and the caller may anchor it); past that it is hashed as a stream,
+    so a file of any size costs `whole` bytes of memory, not its size."""
+    it = iter(chunks)
+    buf = bytearray()
+    for chunk in it:
+        buf += chunk
+        if len(buf) > whole and len(buf) >= BINARY_SNIFF:  # the binary sniff needs its first 8 KiB
+            break
+    else:
+        data = bytes(buf)
+        if mode == "raw":
+            return sha12_bytes(data), data
+        return (content_hash(data) if mode == "content" else text_hash(data)), data
+    if mode == "raw" or (mode == "content" and is_binary(bytes(buf[:BINARY_SNIFF]))):
+        h = hashlib.sha256(buf)
+        del buf
+        for chunk in it:
+            h.update(chunk)
+        return h.hexdigest()[:12], None
+    return _normalized_stream(itertools.chain(slices(buf), it)), None
+
+
+def slices(buf: bytearray, size: int = 1 << 20) -> Iterable[bytes]:
+    """`buf` a megabyte at a time, emptied as it goes: a streamed head is never held twice."""
+    while buf:
+        piece = bytes(buf[:size])
+        del buf[:size]
+        yield piece
+
+
 def link_hash(target: str) -> str:
     """A symlink is never followed: its hash is over its target string, marked so no file can collide."""
     return sha12_bytes(b"symlink\0" + target.encode("utf-8", "surrogateescape"))
@@ -82,6 +168,7 @@ def combine(
     anchors: Dict[str, str],
     full_dirs: Callable[[str], bool],
     include_root: bool,
+    hidden: Iterable[str] = (),
 ) -> Dict[str, str]:
     """Assemble the map: files, their anchors, every directory `full_dirs` accepts, and `*`.
 
@@ -90,6 +177,8 @@ def combine(
     give the same map.
     """
     out: Dict[str, str] = dict(files)
+    for rel in hidden:  # counted in their folder's hash, but no ref of their own (see scan.ambiguous_refs)
+        out.pop(rel, None)
     for rel, packed in anchors.items():
         if packed:
             parts = packed.split("\t")

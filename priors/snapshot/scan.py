@@ -103,13 +103,38 @@ Job = Tuple[str, str, bool]  # (ref, absolute path, want anchors)
 Result = Tuple[str, Optional[str], Optional[str], Optional[str]]  # (ref, hash, packed anchors, problem)
 
 
+def read_or_stream(fd: int, mode: str) -> Tuple[str, Optional[bytes]]:
+    """(sha12, the file's bytes or None) for the regular file open on `fd` (closed here). A file up
+    to MAX_WHOLE_FILE_BYTES is read whole (the fast path; the caller may anchor it); a larger one
+    is hashed as a stream, a megabyte at a time — a 1.5 GB file no longer costs 1.5 GB of memory.
+    `mode` as `hashing.digest_stream`'s, except that in "content" mode a file read whole comes back
+    unhashed, ("", bytes): `hash_job` hashes and anchors it in one pass."""
+    from priors.core.vocabulary import MAX_WHOLE_FILE_BYTES
+    from priors.snapshot.hashing import digest_stream
+    from priors.store.files import iter_chunks
+
+    if os.fstat(fd).st_size <= MAX_WHOLE_FILE_BYTES:
+        with os.fdopen(fd, "rb") as fh:
+            data = fh.read()
+        return digest_stream([data], mode, len(data)) if mode != "content" else ("", data)
+    return digest_stream(iter_chunks(fd), mode, 0)
+
+
 def hash_job(job: Job) -> Result:
+    """One file's hash and anchors (a file too large to read whole gets none: it is its own
+    scope). Opened without blocking and refused unless regular: a FIFO swapped in after the
+    listing would otherwise hang the snapshot."""
     ref, path, want = job
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        if not _stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            return ref, None, None, f"cannot read {ref}: not a regular file"
+        h, data = read_or_stream(fd, "content")
     except OSError as exc:
         return ref, None, None, f"cannot read {ref}: {exc.strerror or exc}"
+    if data is None:
+        return ref, h, ("" if want else None), None
     h, defs = file_result(ref, data, want)
     return ref, h, defs, None
 
@@ -260,7 +285,11 @@ def take_snapshot(
     new_cache.update(plan.reused)
     changed = _absorb(run_jobs(plan.jobs, plan.sizes, progress), plan, cache, started, new_cache, report)
 
-    out = combine(plan.files, plan.defs if anchors else {}, sel.full_dir, sel.whole)
+    hidden = ambiguous_refs(plan.files)
+    for ref in hidden:
+        report.append(f"{ref}: left out of the map — its name reads as a definition in {ref.split('#', 1)[0]}"
+                      " (`file#name`); rename it to give it a scope of its own (its folder's hash still counts it)")
+    out = combine(plan.files, plan.defs if anchors else {}, sel.full_dir, sel.whole, hidden)
     _add_extras(out, "--tool", tool_hashes(tools or {}, root))
     _add_extras(out, "--merge", merge or {})
 
@@ -270,6 +299,13 @@ def take_snapshot(
         for p in report:
             sys.stderr.write(f"priors snapshot: {p}\n")
     return out
+
+
+def ambiguous_refs(files: Dict[str, str]) -> List[str]:
+    """Files whose path reads as a definition ref: `src/a.py#f` beside a file `src/a.py`. Such a ref
+    would name the file and the definition `f` of src/a.py at once (one hash silently replacing the
+    other), so the file gets no ref of its own."""
+    return sorted(r for r in files if "#" in r and r.split("#", 1)[0] in files)
 
 
 class _Plan:
@@ -385,14 +421,12 @@ def read_merge(arg: str) -> Dict[str, str]:
     """A --merge file: a JSON object of string refs to string hashes (`-` reads stdin)."""
     from priors.core.canonical import JSONError, loads
 
-    try:
-        if arg == "-":
-            raw = sys.stdin.buffer.read()
-        else:
-            with open(arg, "rb") as fh:
-                raw = fh.read()
-    except OSError as exc:
-        raise UsageError(f"priors snapshot: --merge {arg}: {exc.strerror or exc}") from None
+    from priors.core.vocabulary import MAX_INPUT_BYTES
+    from priors.store.files import read_bytes, read_stdin
+
+    raw = read_stdin(MAX_INPUT_BYTES, "--merge") if arg == "-" else read_bytes(Path(arg), MAX_INPUT_BYTES, "--merge file")
+    if raw is None:
+        raise UsageError(f"priors snapshot: --merge {arg}: no such file")
     try:
         doc = loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, JSONError) as exc:

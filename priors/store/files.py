@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import stat
 from pathlib import Path
 
 from priors.core.errors import UsageError
@@ -46,17 +47,100 @@ def aftercare(what: str, fn, *args, **kwargs):
         return None
 
 
-def read_bytes(path: Path) -> Optional[bytes]:
-    """File bytes, or None when it does not exist; other failures are usage errors."""
+def read_bytes(path: Path, limit: Optional[int] = None, what: str = "") -> Optional[bytes]:
+    """File bytes, or None when it does not exist; other failures are usage errors.
+
+    Only a regular file is read: a FIFO would block the verb until some writer opened it, and a
+    device such as /dev/zero never ends — both are refused before a byte is read. With `limit`, a
+    file larger than that is refused (`what` names it in the message) instead of filling memory."""
+    fd = open_regular(path, what)
+    if fd is None:
+        return None
     try:
-        with open(path, "rb") as fh:
-            return fh.read()
+        with os.fdopen(fd, "rb") as fh:
+            data = fh.read() if limit is None else fh.read(limit + 1)
+    except OSError as exc:
+        raise UsageError(f"priors: cannot read {path}: {exc.strerror or exc}") from None
+    if limit is not None and len(data) > limit:
+        raise UsageError(f"priors: {what or path} {path}: larger than {limit} bytes, the most the keeper reads"
+                         " — nothing was written")
+    return data
+
+
+def open_regular(path: Path, what: str = "") -> Optional[int]:
+    """A descriptor open for reading on the regular file `path`, or None when it does not exist.
+    Opened without blocking (a FIFO would wait for a writer), then refused unless regular."""
+    label = f"{what} {path}" if what else str(path)
+    try:
+        fd = os.open(str(path), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except FileNotFoundError:
         return None
     except IsADirectoryError:
-        raise UsageError(f"priors: {path} is a directory, expected a file") from None
+        raise UsageError(f"priors: {label} is a directory, expected a file") from None
     except OSError as exc:
-        raise UsageError(f"priors: cannot read {path}: {exc.strerror or exc}") from None
+        raise UsageError(f"priors: cannot read {label}: {exc.strerror or exc}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError as exc:
+        os.close(fd)
+        raise UsageError(f"priors: cannot read {label}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file (a FIFO, socket or device)"
+        raise UsageError(f"priors: {label} is {kind}, expected a file"
+                         + ("" if stat.S_ISDIR(mode) else " — give a file, or - for standard input"))
+    return fd
+
+
+def iter_chunks(fd: int, limit: Optional[int] = None, what: str = "", size: int = 1 << 20) -> Iterator[bytes]:
+    """The bytes of descriptor `fd` (closed at the end), a chunk at a time; past `limit` bytes a
+    usage error (an endless stream), so hashing a file of any size holds one chunk in memory."""
+    total = 0
+    try:
+        while True:
+            chunk = os.read(fd, size)
+            if not chunk:
+                return
+            total += len(chunk)
+            if limit is not None and total > limit:
+                raise UsageError(f"priors: {what}: more than {limit} bytes, the most the keeper reads"
+                                 " — is it an endless stream?")
+            yield chunk
+    finally:
+        os.close(fd)
+
+
+def check_stdin(what: str) -> None:
+    """Standard input that is a device (but a terminal) is refused at once: `< /dev/zero` never ends."""
+    import sys
+
+    if os.name == "nt":
+        return  # the console and NUL are devices there; the size cap still ends an endless pipe
+    try:
+        fd = sys.stdin.fileno()
+        st = os.fstat(fd)
+    except (AttributeError, OSError, ValueError):
+        return  # no real descriptor (an in-process caller): nothing to judge
+    if not (stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)) or os.isatty(fd):
+        return
+    try:
+        if st.st_rdev == os.stat(os.devnull).st_rdev:
+            return  # /dev/null reads as empty
+    except OSError:
+        pass
+    raise UsageError(f"priors: {what} on standard input: a device, not a file or a pipe — nothing was read")
+
+
+def read_stdin(limit: int, what: str) -> bytes:
+    """Standard input, at most `limit` bytes: an endless stream (`< /dev/zero`) is refused, not read forever."""
+    import sys
+
+    check_stdin(what)
+    data = sys.stdin.buffer.read(limit + 1)
+    if len(data) > limit:
+        raise UsageError(f"priors: {what} on standard input: more than {limit} bytes, the most the keeper reads"
+                         " — nothing was written")
+    return data
 
 
 def _fsync_dir(path: Path) -> None:

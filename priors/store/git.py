@@ -32,6 +32,25 @@ def git_show(root: Any, rev: str) -> bytes:
     return out.stdout
 
 
+def committed_ledger(root: Any) -> Optional[bytes]:
+    """The ledger as the last commit (HEAD) holds it — or None when there is nothing to compare:
+    the target is not in a git work tree, git is missing, nothing is committed yet, or HEAD has no
+    ledger. `verify` without `--since` proves the working ledger only grew since then."""
+    try:
+        inside = _git(["rev-parse", "--is-inside-work-tree"], root)
+        if inside.returncode != 0 or inside.stdout.strip() != b"true":
+            return None
+        if _git(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], root).returncode != 0:
+            return None
+        spec = "HEAD:./.priors/ledger.jsonl"
+        if _git(["cat-file", "-e", spec], root).returncode != 0:
+            return None
+        out = _git(["show", spec], root)
+    except OSError:
+        return None
+    return out.stdout if out.returncode == 0 else None
+
+
 # ------------------------------------------------------------------ git plumbing
 
 

@@ -31,8 +31,10 @@ def load_ledger(paths: Paths, want_data: bool = True):
     """The folded ledger with its length and digest (priors.cache.Loaded): what a writing verb needs."""
     from priors.store.files import check_inside
     from priors.store.fold_cache import load as cached_load
+    from priors.store.paths import require_ledger
 
     check_inside(paths.ledger)
+    require_ledger(paths)
     return cached_load(paths.dir, paths.ledger, want_data)
 
 
@@ -45,7 +47,7 @@ def read_records(paths: Paths) -> List[Dict[str, Any]]:
 
     require_init(paths)
     check_inside(paths.ledger)
-    return parse_lines(read_ledger_bytes(paths))
+    return parse_lines(read_ledger_bytes(paths))  # refuses a deleted ledger too
 
 
 def append_ledger(paths: Paths, data: Optional[bytes], records: List[Dict[str, Any]],
@@ -140,8 +142,28 @@ def open_runs(paths: Paths, state) -> List[str]:
             if RUN_RE.match(name) and name not in state.commits and (paths.run_dir(name) / "relevant.json").is_file()]
 
 
+def check_layout(paths: Paths) -> None:
+    """Everything `init` (or a first `relevant`) would create is absent or already of the right
+    kind — checked before the first folder is made, so a `.gitignore` that is a directory (say)
+    is named up front instead of leaving half a `.priors/` behind."""
+    import os
+
+    want = [(paths.dir, True), (paths.runs, True), (paths.ledger, False), (paths.dir / ".gitignore", False),
+            (paths.rendered, False)]
+    for path, folder in want:
+        if not os.path.lexists(str(path)):
+            continue
+        if path.is_symlink():
+            raise UsageError(f"priors: {path} is a symlink; everything under .priors/ must be a real "
+                             f"{'folder' if folder else 'file'} — move it aside and run again; nothing was created")
+        if path.is_dir() != folder:
+            raise UsageError(f"priors: {path} is {'not a folder' if folder else 'a folder'}, expected a "
+                             f"{'folder' if folder else 'file'} — move it aside and run again; nothing was created")
+
+
 def ensure_dirs(paths: Paths) -> None:
-    """Create .priors/ and runs/ (what init and a first `relevant` need)."""
+    """Create .priors/ and runs/ (what init and a first `relevant` need), after `check_layout`."""
+    check_layout(paths)
     for d in (paths.dir, paths.runs):
         if d.is_symlink() or (d.exists() and not d.is_dir()):
             raise UsageError(f"priors: {d} exists and is not a directory")

@@ -81,8 +81,42 @@ class Paths(Plain):
 
 
 def read_ledger_bytes(paths: Paths) -> bytes:
+    """The ledger's bytes, never through a symlink; a ledger that is missing where one was is an error."""
+    from priors.store.files import check_inside
+
+    check_inside(paths.ledger)
     data = read_bytes(paths.ledger)
-    return b"" if data is None else data
+    if data is None:
+        require_ledger(paths)
+        return b""
+    return data
+
+
+def ledger_missing(paths: Paths) -> Optional[str]:
+    """Why a missing ledger.jsonl looks deleted rather than never written, or None: PRIORS.md lists
+    priors, a run is staged, or the fold cache describes a ledger. (A fresh `.priors/` has none.)"""
+    if os.path.lexists(str(paths.ledger)):
+        return None
+    md = read_bytes(paths.rendered) if paths.rendered.is_file() and not paths.rendered.is_symlink() else None
+    rows = 0 if md is None else md.count(b"\n| P-")
+    if rows:
+        return f".priors/PRIORS.md lists {rows} prior{'s' if rows != 1 else ''}"
+    runs = [r for r in list_run_dirs(paths) if not r.startswith(".")]
+    if runs:
+        return f".priors/runs/ holds {', '.join(runs[:3])}"
+    if (paths.dir / "cache" / "fold.bin").exists():
+        return ".priors/cache/ describes a ledger"
+    return None
+
+
+def require_ledger(paths: Paths) -> None:
+    """Refuse to treat a deleted ledger as an empty one: every verb would start over from P-0001 and
+    run-001, and the next write would make the loss permanent."""
+    why = ledger_missing(paths)
+    if why is not None:
+        raise UsageError(f"priors: .priors/ledger.jsonl is missing, but {why} — was the ledger deleted? "
+                         "Restore it (`git checkout -- .priors/ledger.jsonl`, or from a backup); nothing was "
+                         "changed. To start over on purpose, remove .priors/ and run `priors init`.")
 
 
 def require_init(paths: Paths) -> None:
