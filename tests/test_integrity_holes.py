@@ -453,3 +453,39 @@ def test_hash_text_hashes_any_character(keeper):
     from priors.core.canonical import normalize, sha12
 
     assert keeper.ok("hash", "--text", "x\x1by\u202e").strip() == sha12(normalize("x\x1by\u202e"))
+
+
+# ------------------------------------------------------------------ where -o may write
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_an_output_never_replaces_the_keepers_files_a_device_or_a_pipe(keeper, tmp_path):
+    """report, export and snapshot write `-o` atomically (rename over the target): into .priors/ or
+    over a symlink, FIFO or device that would destroy it, so each is a usage error and nothing moves."""
+    (keeper.root / ".priors" / "ledger.jsonl").write_bytes(k.to_bytes(k.sample()))
+    keeper.ok("render")
+    before = {p.name: p.read_bytes() for p in (keeper.root / ".priors").iterdir() if p.is_file()}
+    fifo = tmp_path / "pipe"
+    os.mkfifo(str(fifo))
+    link = tmp_path / "link.html"
+    link.symlink_to(keeper.root / ".priors" / "ledger.jsonl")
+    cases = [
+        ["report", "-o", ".priors/ledger.jsonl"],
+        ["report", "-o", str(keeper.root / ".priors" / "PRIORS.md")],
+        ["report", "-o", "src/../.priors/new.html"],
+        ["report", "-o", str(link)],
+        ["export", "--sarif", "-o", ".priors/ledger.jsonl"],
+        ["export", "-o", ".priors/PRIORS.md"],
+        ["export", "--sarif", "-o", str(fifo)],
+        ["report", "-o", "/dev/null"],
+        ["snapshot", "-o", ".priors/scopes.json"],
+    ]
+    (keeper.root / "src").mkdir(exist_ok=True)
+    for argv in cases:
+        r = keeper(*argv)
+        assert r.code == 2 and r.out == "", (argv, r)
+        assert argv[-1] in r.err or "-o" in r.err, (argv, r)
+    after = {p.name: p.read_bytes() for p in (keeper.root / ".priors").iterdir() if p.is_file()}
+    assert after == before
+    assert fifo.exists() and not fifo.is_file() and link.is_symlink()
+    assert keeper.ok("report", "-o", str(tmp_path / "page.html")).startswith("wrote")  # a plain new file is fine

@@ -94,3 +94,38 @@ def emit(ctx, a, answer: Answer) -> int:
     elif answer.text:
         ctx.print(answer.text)
     return answer.code
+
+
+def output_target(verb: str, flag: str, name: str, root: Any) -> Path:
+    """Where `-o NAME` may be written: a new or regular file outside the target's `.priors/`.
+
+    The page or log is written atomically (a temporary file renamed over the target), which would
+    replace a device node, a FIFO or a symlink, and would overwrite the ledger itself — so those are
+    usage errors, checked before anything is read or written."""
+    import os
+    import stat
+
+    target = Path(name)
+    shown = f"priors {verb}: {flag} {name}"
+    try:
+        st = os.lstat(str(target))
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise UsageError(f"{shown}: {exc.strerror or exc}") from None
+    if st is not None:
+        if stat.S_ISDIR(st.st_mode):
+            raise UsageError(f"{shown}: a directory — expected a file path")
+        if not stat.S_ISREG(st.st_mode):
+            raise UsageError(f"{shown}: not a regular file (a symlink, device or pipe would be replaced, not written to)")
+    parent = target.parent
+    if not parent.is_dir():
+        raise UsageError(f"{shown}: no such directory {parent}")
+    keeper = Paths(root).dir
+    try:
+        inside = os.path.realpath(str(parent / target.name)).startswith(os.path.realpath(str(keeper)) + os.sep)
+    except (OSError, ValueError):
+        inside = False
+    if inside:
+        raise UsageError(f"{shown}: inside {keeper} — the keeper's own files are never an output")
+    return target

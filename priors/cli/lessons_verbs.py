@@ -422,9 +422,9 @@ def cmd_export(argv: List[str], ctx) -> int:
     if out is None or out == "-":
         ctx.print(text[:-1])
         return 0
-    target = Path(str(out))
-    if target.is_dir():
-        raise UsageError(f"priors export: {out} is a directory")
+    from priors.cli.inputs import output_target
+
+    target = output_target("export", "-o", str(out), ctx.root)
     try:
         atomic_write(target, text.encode("utf-8"))
     except FileNotFoundError:

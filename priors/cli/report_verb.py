@@ -29,7 +29,7 @@ their score, and redacted priors as tombstones only. Same ledger, same bytes.
 
 def cmd_report(argv: List[str], ctx) -> int:
     from priors.cli.desk_walk import lesson_calls
-    from priors.cli.inputs import paths_of
+    from priors.cli.inputs import output_target, paths_of
     from priors.cli.lessons_verbs import lesson_rows
     from priors.core.desk import waiting
     from priors.core.history import history_and_state
@@ -43,11 +43,7 @@ def cmd_report(argv: List[str], ctx) -> int:
     out = a.get("o")
     if not out:
         raise UsageError(f"priors report: -o FILE.html is required\nusage: {REPORT.usage}")
-    target = Path(str(out))
-    if target.is_dir():
-        raise UsageError(f"priors report: -o {out!r}: a directory — expected a file path")
-    if str(target.parent) not in ("", ".") and not target.parent.is_dir():
-        raise UsageError(f"priors report: -o {out}: no such directory {target.parent}")
+    target = output_target("report", "-o", str(out), ctx.root)
     since = a.get("since")
     if since is not None and not is_run_id(since):
         raise UsageError(f"priors report: --since {since!r}: expected a run id like run-007")

@@ -63,9 +63,10 @@ def cmd_snapshot(argv: List[str], ctx) -> int:
     text = dumps_map(result) + "\n"
     output = args.get("output")
     if output:
+        from priors.cli.inputs import output_target
         from priors.store.files import atomic_write
 
-        target = Path(output)
+        target = output_target("snapshot", "-o", str(output), ctx.root)
         try:
             atomic_write(target, text.encode("utf-8"))
         except OSError as exc:
