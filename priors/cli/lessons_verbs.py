@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from priors.cli.args import BOOL, MULTI, VALUE, Spec, parse, required
 from priors.cli.inputs import paths_of

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Dict, List
 
 from priors.core.errors import UsageError
