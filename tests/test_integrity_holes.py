@@ -243,13 +243,7 @@ def test_a_huge_file_is_hashed_as_a_stream(keeper):
 # ------------------------------------------------------------------ a deleted ledger, symlinks, config, init
 
 
-def _one_finding(kp: Keeper, ns: str = "web") -> str:
-    kp.write("a.py", "a = 1\n")
-    scopes = {"a.py": kp.hash("a.py")}
-    run = kp.open_run(ns, scopes)["run"]
-    assert kp.propose(run, ns, {"type": "conclusion", "claim": "a is magic", "scope_ref": "a.py"}).code == 0
-    kp.ok("commit", "--run", run)
-    return kp.scopes(scopes)
+from test_integrity import _one_finding  # noqa: E402 (the same committed run with one open finding)
 
 
 def test_a_deleted_ledger_is_named_not_silently_started_over(keeper):

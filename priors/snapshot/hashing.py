@@ -38,13 +38,19 @@ def normalized_utf8(data: bytes) -> bytes:
     faster than a Unicode regex on the hot path.
     """
     if not data.isascii():
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
-            data = data.decode("utf-8", "replace").encode("utf-8")
+        data = _as_utf8(data)
         if _NONASCII_WS.search(data):
             return normalize(data.decode("utf-8")).encode("utf-8")
     return _SPACE_RUN.sub(b" ", data.translate(_WS_BYTES)).strip(b" ")
+
+
+def _as_utf8(data: bytes) -> bytes:
+    """`data` itself when it is valid UTF-8, else its decoding with U+FFFD for bad bytes, re-encoded."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("utf-8", "replace").encode("utf-8")
+    return data
 
 
 def text_hash(data: bytes) -> str:
@@ -60,10 +66,7 @@ def content_hash(data: bytes) -> str:
 def _squeezed(data: bytes) -> bytes:
     """UTF-8 of `decode_text(data)` with every whitespace run made one space — not trimmed."""
     if not data.isascii():
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
-            data = data.decode("utf-8", "replace").encode("utf-8")
+        data = _as_utf8(data)
         if _NONASCII_WS.search(data):
             return _WS_RUN.sub(" ", data.decode("utf-8")).encode("utf-8")
     return _SPACE_RUN.sub(b" ", data.translate(_WS_BYTES))
