@@ -294,7 +294,7 @@ def test_broken_sarif_is_a_usage_error_naming_the_path(keeper: Keeper, text: str
 
 def test_usage_errors_and_refusals(keeper: Keeper) -> None:
     k = keeper
-    k.write("e.sarif", json.dumps({"version": "2.1.0", "runs": []}))
+    k.write("e.sarif", json.dumps({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "t"}}, "results": []}]}))
     assert "--ns NS is required" in k.usage("ingest-sarif", "e.sarif")
     assert "no such file" in k.usage("ingest-sarif", "missing.sarif", "--ns", "x")
     assert "not both" in k.usage("ingest-sarif", "e.sarif", "--ns", "x", "--scopes", "s.json", "--snapshot")
@@ -384,3 +384,61 @@ def test_the_first_ingest_sets_up_the_ledger(bare: Keeper) -> None:
     assert r.code == 0 and "set up" in r.err and "New this run: 1" in r.out, r
     assert [p["scope_ref"] for p in bare.ledger() if p.get("t") == "prior"] == ["src/a.py#old"]
     assert bare("ingest-sarif", "--help").out.startswith("usage: priors ingest-sarif")
+
+
+def two_results(root: str = "") -> str:
+    res = [{"ruleId": rule, "message": {"text": text},
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": root + "src/a.py"}, "region": {"startLine": 1}}}]}
+           for rule, text in (("L1", "first issue"), ("L2", "second issue"))]
+    return json.dumps({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "lint"}}, "results": res}]})
+
+
+@pytest.mark.parametrize("log,where", [
+    ({"version": "2.1.0", "runs": []}, "runs: is empty"),
+    ({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "lint"}}}]}, "runs[0].results: is missing"),
+    ({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "lint"}}, "results": [],
+                                    "invocations": [{"executionSuccessful": True}, {"executionSuccessful": False}]}]},
+     "runs[0].invocations[1].executionSuccessful: is false"),
+])
+def test_a_failed_or_empty_analyzer_log_marks_nothing_fixed(keeper: Keeper, log: Dict[str, Any], where: str) -> None:
+    """docs/sarif.md: a log that says the analyzer failed (or ran nothing) is refused before a run opens."""
+    k = keeper
+    k.write("src/a.py", "x = 1\n")
+    k.write("l.sarif", two_results())
+    k.ok("ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", "src")
+    before = k.ledger_bytes()
+    k.write("bad.sarif", json.dumps(log))
+    err = k.usage("ingest-sarif", "bad.sarif", "--ns", "lint", "--snapshot", "src")
+    assert "bad.sarif: " + where in err and "nothing was changed" in err, err
+    assert k.ledger_bytes() == before and not list((k.root / ".priors" / "runs").iterdir())
+
+
+def test_a_mis_rooted_log_marks_nothing_fixed_and_a_fixed_finding_reported_again_is_named(keeper: Keeper) -> None:
+    """docs/sarif.md: a result the snapshot cannot place withholds every `fixed`; a result that reports a
+    prior recorded fixed on the same code is listed, not silently dropped."""
+    k = keeper
+    k.write("src/a.py", "x = 1\n")
+    k.write("l.sarif", two_results())
+    k.ok("ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", "src")
+    ids = sorted(p["id"] for p in k.ledger() if p.get("t") == "prior")
+    k.write("l.sarif", two_results("file:///home/runner/work/repo/"))
+    r = k("ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", "src", "--json")
+    assert r.code == 0, r
+    rep = r.json
+    assert rep["counts"]["fixed"] == 0 and rep["counts"]["carried"] == 2 and rep["counts"]["fixed_withheld"] == 2
+    assert rep["fixed_withheld"]["ids"] == ids and rep["fixed_withheld"]["unplaced"] == 2
+    assert "could not be placed" in rep["fixed_withheld"]["reason"]
+    assert set(verdicts(k, rep["run"]).values()) == {"still-open"}
+    plain = k("ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", "src")
+    assert f"2 not marked fixed ({', '.join(ids)})" in plain.out, plain
+    # an honest empty log fixes them; the same results again on the same code are named, not dropped
+    k.write("l.sarif", json.dumps({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "lint"}}, "results": []}]}))
+    assert k("ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", "src", "--json").json["counts"]["fixed"] == 2
+    k.write("l.sarif", two_results())
+    r = k("ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", "src", "--json")
+    assert r.code == 0 and r.json["reported_again_but_fixed"] == ids, r
+    plain = k("ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", "src")
+    assert f"2 reported again but recorded fixed ({', '.join(ids)})" in plain.out, plain
+    k.ok("decide", ids[0], "reopen", "--because", "the analyzer still finds it")
+    r = k("ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", "src", "--json")
+    assert r.json["counts"]["carried"] == 1 and r.json["reported_again_but_fixed"] == ids[1:], r
