@@ -442,3 +442,27 @@ def test_a_mis_rooted_log_marks_nothing_fixed_and_a_fixed_finding_reported_again
     k.ok("decide", ids[0], "reopen", "--because", "the analyzer still finds it")
     r = k("ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", "src", "--json")
     assert r.json["counts"]["carried"] == 1 and r.json["reported_again_but_fixed"] == ids[1:], r
+
+
+def test_every_exported_uri_is_a_relative_reference(keeper: Keeper) -> None:
+    """docs/sarif.md: a file whose name looks like a scheme (`javascript:alert(1)`) or holds spaces and `?`
+    is exported percent-encoded, never as an absolute URI, and reads back to the same file."""
+    from urllib.parse import unquote, urlsplit
+
+    k = keeper
+    names = ["javascript:alert(1)", "src/a b?c:d.py", "x:y/z.py"]
+    for name in names:
+        k.write(name, "x = 1\n")
+    res = [{"ruleId": "L1", "message": {"text": "issue"}, "locations": [{"physicalLocation": {
+        "artifactLocation": {"uri": name.replace("%", "%25").replace(":", "%3A").replace("?", "%3F").replace(" ", "%20")}}}]}
+        for name in names]  # no line: the keeper reads no lines of a file whose path looks like a URI
+    k.write("l.sarif", json.dumps({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "lint"}}, "results": res}]}))
+    r = k("ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", *names, "--json")
+    assert r.code == 0 and r.json["counts"]["new"] == 3, r
+    doc = json.loads(k.ok("export", "--sarif"))
+    validate(doc)
+    uris = [loc["physicalLocation"]["artifactLocation"]["uri"] for res in doc["runs"][0]["results"]
+            for loc in res["locations"]]
+    assert sorted(uris) == ["javascript%3Aalert(1)", "src/a%20b%3Fc:d.py", "x%3Ay/z.py"]
+    assert all(urlsplit(u).scheme == "" and urlsplit(u).path == u for u in uris)
+    assert sorted(unquote(u) for u in uris) == sorted(names)
