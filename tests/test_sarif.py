@@ -466,3 +466,20 @@ def test_every_exported_uri_is_a_relative_reference(keeper: Keeper) -> None:
     assert sorted(uris) == ["javascript%3Aalert(1)", "src/a%20b%3Fc:d.py", "x%3Ay/z.py"]
     assert all(urlsplit(u).scheme == "" and urlsplit(u).path == u for u in uris)
     assert sorted(unquote(u) for u in uris) == sorted(names)
+
+
+def test_export_of_a_namespace_the_ledger_never_held_is_a_usage_error(keeper: Keeper) -> None:
+    """docs/sarif.md: `--ns` must name a namespace of the ledger; a near miss is named."""
+    k = keeper
+    assert "holds none yet" in k.usage("export", "--sarif", "--ns", "ruff")
+    k.write("src/a.py", "x = 1\n")
+    k.write("l.sarif", two_results())
+    k.ok("ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", "src")
+    err = k.usage("export", "--sarif", "--ns", "lnit")
+    assert "--ns lnit: the ledger holds no namespace of that name — did you mean lint?" in err, err
+    assert "(it holds lint)" in k.usage("export", "--sarif", "--ns", "semgrep", "-o", "x.sarif")
+    assert not (k.root / "x.sarif").exists()
+    # a namespace whose last run left no findings is known: its log is empty, not an error
+    k.write("e.sarif", json.dumps({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "t"}}, "results": []}]}))
+    k.ok("ingest-sarif", "e.sarif", "--ns", "quiet", "--snapshot", "src")
+    assert json.loads(k.ok("export", "--sarif", "--ns", "quiet"))["runs"] == []
