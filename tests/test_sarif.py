@@ -483,3 +483,27 @@ def test_export_of_a_namespace_the_ledger_never_held_is_a_usage_error(keeper: Ke
     k.write("e.sarif", json.dumps({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "t"}}, "results": []}]}))
     k.ok("ingest-sarif", "e.sarif", "--ns", "quiet", "--snapshot", "src")
     assert json.loads(k.ok("export", "--sarif", "--ns", "quiet"))["runs"] == []
+
+
+@pytest.mark.skipif(not hasattr(__import__("signal"), "SIGKILL"), reason="SIGTERM cannot be caught on Windows")
+def test_sigterm_mid_ingest_leaves_no_run_and_no_lock(keeper: Keeper, tmp_path: Path) -> None:
+    """docs/sarif.md: SIGTERM (a cancelled CI job) during an ingest takes Ctrl-C's path — the run is
+    removed, the lock released, the ledger as it was — so the next ingest just runs."""
+    k = keeper
+    k.write("src/a.py", "x = 1\n")
+    k.write("l.sarif", two_results())
+    k.ok("ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", "src")
+    dry = tmp_path / "dry"
+    shutil.copytree(str(k.root), str(dry))
+    argv = [sys.executable, str(REPO / "tests" / "faultrun.py"), "ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", "src"]
+    env = dict(os.environ, PYTHONPATH=str(REPO), PRIORS_FAULT_LOG=str(tmp_path / "calls.log"), PRIORS_FAULT="0:none")
+    assert subprocess.run(argv, cwd=str(dry), env=env, capture_output=True, text=True).returncode == 0
+    calls = (tmp_path / "calls.log").read_text(encoding="utf-8").splitlines()
+    at = next(c.split()[0] for c in calls if "dispositions.jsonl" in c)  # inside the open run, before the commit
+    before = k.ledger_bytes()
+    env["PRIORS_FAULT"] = f"{at}:term"
+    r = subprocess.run(argv, cwd=str(k.root), env=env, capture_output=True, text=True)
+    assert r.returncode == 130 and "interrupted" in r.stderr and "Traceback" not in r.stderr, r
+    assert k.ledger_bytes() == before
+    assert not list((k.root / ".priors" / "runs").iterdir()) and not (k.root / ".priors" / "keeper.lock").exists()
+    assert k("ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", "src").code == 0

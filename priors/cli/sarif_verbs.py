@@ -82,7 +82,7 @@ def cmd_ingest_sarif(argv: List[str], ctx) -> int:
         ctx.err.write(f"priors: set up {paths.dir} for this first run — commit it with your repo\n")
     from priors.store.lock import Lock
 
-    with Lock(paths):
+    with _term_as_interrupt(), Lock(paths):
         report = _ingest_locked(paths, ns, scopes, budget, fresh, found)
     if a.get("json"):
         ctx.print(dumps(report))
@@ -92,6 +92,34 @@ def cmd_ingest_sarif(argv: List[str], ctx) -> int:
     for line in _plain(report):
         ctx.print(line)
     return 0
+
+
+class _term_as_interrupt:
+    """While the ingest holds the lock, SIGTERM (a cancelled CI job, `kill PID`) takes Ctrl-C's path:
+    it raises KeyboardInterrupt, so the half-made run is removed and the lock released instead of
+    both being left behind. POSIX only, main thread only; the old handler comes back afterwards."""
+
+    def __enter__(self) -> "_term_as_interrupt":
+        import signal
+
+        self.installed, self.old = False, None
+        if hasattr(signal, "SIGTERM") and hasattr(signal, "SIGKILL"):  # POSIX (Windows has no SIGKILL)
+            try:
+                self.old = signal.signal(signal.SIGTERM, _raise_interrupt)
+                self.installed = True
+            except ValueError:  # not the main thread: leave signals alone
+                pass
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        import signal
+
+        if self.installed:
+            signal.signal(signal.SIGTERM, self.old if self.old is not None else signal.SIG_DFL)
+
+
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def _roots(root) -> List[str]:
