@@ -6,6 +6,7 @@ Every call that changes the disk — os.open for writing, os.write, os.copy_file
 os.rename, os.unlink, os.remove, os.rmdir, os.mkdir — is counted, in order. At call N:
   kill       the process SIGKILLs itself before the call (a crash mid-write)
   killafter  the call completes, then the process SIGKILLs itself
+  term       the process sends itself SIGTERM before the call (POSIX: `kill PID`, a CI job cancelled)
   ENOSPC / EIO / EACCES / EROFS   the call raises that OSError instead of running
 N may be `all`: every mutation fails (a read-only or full file system).
 With PRIORS_FAULT_LOG=FILE the calls made are written there (one per line) at exit.
@@ -46,6 +47,8 @@ def _install(target: int, kind: str, log: list) -> None:
             if n == target or target == -1:
                 if kind == "kill":
                     os.kill(os.getpid(), signal.SIGKILL)
+                elif kind == "term":
+                    os.kill(os.getpid(), signal.SIGTERM)
                 elif kind in _ERRNOS:
                     code = _ERRNOS[kind]
                     raise OSError(code, os.strerror(code), *([os.fspath(what)] if what != "" else []))

@@ -294,7 +294,7 @@ def test_broken_sarif_is_a_usage_error_naming_the_path(keeper: Keeper, text: str
 
 def test_usage_errors_and_refusals(keeper: Keeper) -> None:
     k = keeper
-    k.write("e.sarif", json.dumps({"version": "2.1.0", "runs": []}))
+    k.write("e.sarif", json.dumps({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "t"}}, "results": []}]}))
     assert "--ns NS is required" in k.usage("ingest-sarif", "e.sarif")
     assert "no such file" in k.usage("ingest-sarif", "missing.sarif", "--ns", "x")
     assert "not both" in k.usage("ingest-sarif", "e.sarif", "--ns", "x", "--scopes", "s.json", "--snapshot")
@@ -384,3 +384,126 @@ def test_the_first_ingest_sets_up_the_ledger(bare: Keeper) -> None:
     assert r.code == 0 and "set up" in r.err and "New this run: 1" in r.out, r
     assert [p["scope_ref"] for p in bare.ledger() if p.get("t") == "prior"] == ["src/a.py#old"]
     assert bare("ingest-sarif", "--help").out.startswith("usage: priors ingest-sarif")
+
+
+def two_results(root: str = "") -> str:
+    res = [{"ruleId": rule, "message": {"text": text},
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": root + "src/a.py"}, "region": {"startLine": 1}}}]}
+           for rule, text in (("L1", "first issue"), ("L2", "second issue"))]
+    return json.dumps({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "lint"}}, "results": res}]})
+
+
+@pytest.mark.parametrize("log,where", [
+    ({"version": "2.1.0", "runs": []}, "runs: is empty"),
+    ({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "lint"}}}]}, "runs[0].results: is missing"),
+    ({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "lint"}}, "results": [],
+                                    "invocations": [{"executionSuccessful": True}, {"executionSuccessful": False}]}]},
+     "runs[0].invocations[1].executionSuccessful: is false"),
+])
+def test_a_failed_or_empty_analyzer_log_marks_nothing_fixed(keeper: Keeper, log: Dict[str, Any], where: str) -> None:
+    """docs/sarif.md: a log that says the analyzer failed (or ran nothing) is refused before a run opens."""
+    k = keeper
+    k.write("src/a.py", "x = 1\n")
+    k.write("l.sarif", two_results())
+    k.ok("ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", "src")
+    before = k.ledger_bytes()
+    k.write("bad.sarif", json.dumps(log))
+    err = k.usage("ingest-sarif", "bad.sarif", "--ns", "lint", "--snapshot", "src")
+    assert "bad.sarif: " + where in err and "nothing was changed" in err, err
+    assert k.ledger_bytes() == before and not list((k.root / ".priors" / "runs").iterdir())
+
+
+def test_a_mis_rooted_log_marks_nothing_fixed_and_a_fixed_finding_reported_again_is_named(keeper: Keeper) -> None:
+    """docs/sarif.md: a result the snapshot cannot place withholds every `fixed`; a result that reports a
+    prior recorded fixed on the same code is listed, not silently dropped."""
+    k = keeper
+    k.write("src/a.py", "x = 1\n")
+    k.write("l.sarif", two_results())
+    k.ok("ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", "src")
+    ids = sorted(p["id"] for p in k.ledger() if p.get("t") == "prior")
+    k.write("l.sarif", two_results("file:///home/runner/work/repo/"))
+    r = k("ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", "src", "--json")
+    assert r.code == 0, r
+    rep = r.json
+    assert rep["counts"]["fixed"] == 0 and rep["counts"]["carried"] == 2 and rep["counts"]["fixed_withheld"] == 2
+    assert rep["fixed_withheld"]["ids"] == ids and rep["fixed_withheld"]["unplaced"] == 2
+    assert "could not be placed" in rep["fixed_withheld"]["reason"]
+    assert set(verdicts(k, rep["run"]).values()) == {"still-open"}
+    plain = k("ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", "src")
+    assert f"2 not marked fixed ({', '.join(ids)})" in plain.out, plain
+    # an honest empty log fixes them; the same results again on the same code are named, not dropped
+    k.write("l.sarif", json.dumps({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "lint"}}, "results": []}]}))
+    assert k("ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", "src", "--json").json["counts"]["fixed"] == 2
+    k.write("l.sarif", two_results())
+    r = k("ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", "src", "--json")
+    assert r.code == 0 and r.json["reported_again_but_fixed"] == ids, r
+    plain = k("ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", "src")
+    assert f"2 reported again but recorded fixed ({', '.join(ids)})" in plain.out, plain
+    k.ok("decide", ids[0], "reopen", "--because", "the analyzer still finds it")
+    r = k("ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", "src", "--json")
+    assert r.json["counts"]["carried"] == 1 and r.json["reported_again_but_fixed"] == ids[1:], r
+
+
+def test_every_exported_uri_is_a_relative_reference(keeper: Keeper) -> None:
+    """docs/sarif.md: a file whose name looks like a scheme (`javascript:alert(1)`) or holds spaces and `?`
+    is exported percent-encoded, never as an absolute URI, and reads back to the same file."""
+    from urllib.parse import unquote, urlsplit
+
+    k = keeper
+    names = ["javascript:alert(1)", "src/a b?c:d.py", "x:y/z.py"]
+    for name in names:
+        k.write(name, "x = 1\n")
+    res = [{"ruleId": "L1", "message": {"text": "issue"}, "locations": [{"physicalLocation": {
+        "artifactLocation": {"uri": name.replace("%", "%25").replace(":", "%3A").replace("?", "%3F").replace(" ", "%20")}}}]}
+        for name in names]  # no line: the keeper reads no lines of a file whose path looks like a URI
+    k.write("l.sarif", json.dumps({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "lint"}}, "results": res}]}))
+    r = k("ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", *names, "--json")
+    assert r.code == 0 and r.json["counts"]["new"] == 3, r
+    doc = json.loads(k.ok("export", "--sarif"))
+    validate(doc)
+    uris = [loc["physicalLocation"]["artifactLocation"]["uri"] for res in doc["runs"][0]["results"]
+            for loc in res["locations"]]
+    assert sorted(uris) == ["javascript%3Aalert(1)", "src/a%20b%3Fc:d.py", "x%3Ay/z.py"]
+    assert all(urlsplit(u).scheme == "" and urlsplit(u).path == u for u in uris)
+    assert sorted(unquote(u) for u in uris) == sorted(names)
+
+
+def test_export_of_a_namespace_the_ledger_never_held_is_a_usage_error(keeper: Keeper) -> None:
+    """docs/sarif.md: `--ns` must name a namespace of the ledger; a near miss is named."""
+    k = keeper
+    assert "holds none yet" in k.usage("export", "--sarif", "--ns", "ruff")
+    k.write("src/a.py", "x = 1\n")
+    k.write("l.sarif", two_results())
+    k.ok("ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", "src")
+    err = k.usage("export", "--sarif", "--ns", "lnit")
+    assert "--ns lnit: the ledger holds no namespace of that name — did you mean lint?" in err, err
+    assert "(it holds lint)" in k.usage("export", "--sarif", "--ns", "semgrep", "-o", "x.sarif")
+    assert not (k.root / "x.sarif").exists()
+    # a namespace whose last run left no findings is known: its log is empty, not an error
+    k.write("e.sarif", json.dumps({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "t"}}, "results": []}]}))
+    k.ok("ingest-sarif", "e.sarif", "--ns", "quiet", "--snapshot", "src")
+    assert json.loads(k.ok("export", "--sarif", "--ns", "quiet"))["runs"] == []
+
+
+@pytest.mark.skipif(not hasattr(__import__("signal"), "SIGKILL"), reason="SIGTERM cannot be caught on Windows")
+def test_sigterm_mid_ingest_leaves_no_run_and_no_lock(keeper: Keeper, tmp_path: Path) -> None:
+    """docs/sarif.md: SIGTERM (a cancelled CI job) during an ingest takes Ctrl-C's path — the run is
+    removed, the lock released, the ledger as it was — so the next ingest just runs."""
+    k = keeper
+    k.write("src/a.py", "x = 1\n")
+    k.write("l.sarif", two_results())
+    k.ok("ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", "src")
+    dry = tmp_path / "dry"
+    shutil.copytree(str(k.root), str(dry))
+    argv = [sys.executable, str(REPO / "tests" / "faultrun.py"), "ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", "src"]
+    env = dict(os.environ, PYTHONPATH=str(REPO), PRIORS_FAULT_LOG=str(tmp_path / "calls.log"), PRIORS_FAULT="0:none")
+    assert subprocess.run(argv, cwd=str(dry), env=env, capture_output=True, text=True).returncode == 0
+    calls = (tmp_path / "calls.log").read_text(encoding="utf-8").splitlines()
+    at = next(c.split()[0] for c in calls if "dispositions.jsonl" in c)  # inside the open run, before the commit
+    before = k.ledger_bytes()
+    env["PRIORS_FAULT"] = f"{at}:term"
+    r = subprocess.run(argv, cwd=str(k.root), env=env, capture_output=True, text=True)
+    assert r.returncode == 130 and "interrupted" in r.stderr and "Traceback" not in r.stderr, r
+    assert k.ledger_bytes() == before
+    assert not list((k.root / ".priors" / "runs").iterdir()) and not (k.root / ".priors" / "keeper.lock").exists()
+    assert k("ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", "src").code == 0

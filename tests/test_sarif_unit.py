@@ -70,7 +70,9 @@ def test_read_log_candidates() -> None:
     assert h.candidate is None and "absent" in h.skipped
     (i,) = read_log(log({"message": {"text": "x"}, "suppressions": [{"kind": "external", "status": "rejected"}]}), ["/r"])
     assert i.candidate is not None  # a rejected suppression does not hide the result
-    assert read_log({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "t"}}}]}, ["/r"]) == []
+    assert read_log({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "t"}}, "results": []}]}, ["/r"]) == []
+    with pytest.raises(UsageError, match=r"runs\[0\]\.results: is missing"):  # SARIF: the tool did not run
+        read_log({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "t"}}}]}, ["/r"])
 
 
 def test_read_log_names_the_path() -> None:
@@ -110,6 +112,13 @@ def test_plan_ingest() -> None:
     plan = plan_ingest(verify, cands)
     assert plan.verdicts == [("P-1", "still-open"), ("P-2", "reaffirmed"), ("P-3", "fixed"), ("P-5", "still-open")]
     assert plan.fate == ["known", "known", "", "propose", "merged", "known"]
+    assert plan.withheld == []
+    # a result the snapshot could not place: nothing is judged fixed, the unreported carried as they stand
+    verify.append(item("P-6", "a#k", "changed", "t:R1"))
+    held = plan_ingest(verify, cands, withhold_fixed=True)
+    assert held.verdicts == [("P-1", "still-open"), ("P-2", "reaffirmed"), ("P-3", "still-open"),
+                             ("P-5", "still-open"), ("P-6", "stale")]
+    assert held.withheld == ["P-3", "P-6"]
 
 
 class P:

@@ -23,8 +23,25 @@ def export_sarif(paths, ns: Optional[str], current_only: bool) -> Tuple[str, int
     _, st = load(paths, want_data=False)
     data = read_ledger_bytes(paths) or b""
     records = parse_lines(data)
+    if ns is not None:
+        _check_ns(ns, st, records)
     doc = sarif_log(st, records, ns, _files_now(paths, st, ns), _ledger_lines(data), __version__, current_only)
     return dumps(doc) + "\n", sum(len(r["results"]) for r in doc["runs"])
+
+
+def _check_ns(ns: str, st, records) -> None:
+    """A namespace the ledger never held is a usage error, not an empty log: uploaded to code
+    scanning, an empty run would close every alert of the namespace meant (a misspelt `--ns`)."""
+    from priors.core.errors import UsageError
+    from priors.core.sarif_out import last_runs
+    from priors.core.spelling import nearest
+
+    known = sorted({p.ns for p in st.priors.values() if isinstance(p.ns, str)} | set(last_runs(records)))
+    if ns in known:
+        return
+    close = nearest(ns, known)
+    hint = f" — did you mean {close}?" if close else (f" (it holds {', '.join(known)})" if known else " (it holds none yet)")
+    raise UsageError(f"priors export: --ns {ns}: the ledger holds no namespace of that name{hint}")
 
 
 def _ledger_lines(data: bytes) -> Dict[str, int]:

@@ -39,7 +39,10 @@ location: `*` — and evidence FILE:LINE with the snippet.
   --json             print counts, the summary and every refused result as JSON
 
 Several files, runs and tools are read as one log. Invalid SARIF is a usage
-error naming the JSON path (runs[0].results[3].locations[0]) and opens no run.""")
+error naming the JSON path (runs[0].results[3].locations[0]) and opens no run;
+so is a log of a failed analyzer (no runs, a run without results, an
+invocation with executionSuccessful false). When a result cannot be placed in
+the snapshot, nothing is marked fixed by that ingest.""")
 
 
 def cmd_ingest_sarif(argv: List[str], ctx) -> int:
@@ -79,7 +82,7 @@ def cmd_ingest_sarif(argv: List[str], ctx) -> int:
         ctx.err.write(f"priors: set up {paths.dir} for this first run — commit it with your repo\n")
     from priors.store.lock import Lock
 
-    with Lock(paths):
+    with _term_as_interrupt(), Lock(paths):
         report = _ingest_locked(paths, ns, scopes, budget, fresh, found)
     if a.get("json"):
         ctx.print(dumps(report))
@@ -89,6 +92,34 @@ def cmd_ingest_sarif(argv: List[str], ctx) -> int:
     for line in _plain(report):
         ctx.print(line)
     return 0
+
+
+class _term_as_interrupt:
+    """While the ingest holds the lock, SIGTERM (a cancelled CI job, `kill PID`) takes Ctrl-C's path:
+    it raises KeyboardInterrupt, so the half-made run is removed and the lock released instead of
+    both being left behind. POSIX only, main thread only; the old handler comes back afterwards."""
+
+    def __enter__(self) -> "_term_as_interrupt":
+        import signal
+
+        self.installed, self.old = False, None
+        if hasattr(signal, "SIGTERM") and hasattr(signal, "SIGKILL"):  # POSIX (Windows has no SIGKILL)
+            try:
+                self.old = signal.signal(signal.SIGTERM, _raise_interrupt)
+                self.installed = True
+            except ValueError:  # not the main thread: leave signals alone
+                pass
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        import signal
+
+        if self.installed:
+            signal.signal(signal.SIGTERM, self.old if self.old is not None else signal.SIG_DFL)
+
+
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def _roots(root) -> List[str]:
@@ -121,7 +152,10 @@ def _ingest_locked(paths, ns: str, scopes: Dict[str, str], budget, fresh: bool,
             p = st.priors.get(pid)
             direction = p.rec.get("direction") if p is not None else None
             verify.append(dict(item, direction=direction))
-        plan = plan_ingest(verify, cands)
+        # A result the snapshot cannot place: the analyzer saw another tree (a wrong root, other paths),
+        # so what it did not report proves nothing — no prior is marked fixed by this ingest.
+        unplaced = len(refused) + sum(1 for c in cands if c is not None and c.get("scope_ref") not in rf.scopes)
+        plan = plan_ingest(verify, cands, withhold_fixed=unplaced > 0)
         for pid, verdict in plan.verdicts:
             rf.dispositions.append(judge_disposition(st, rf, pid, verdict))
         if rf.dispositions:
@@ -157,8 +191,21 @@ def _ingest_locked(paths, ns: str, scopes: Dict[str, str], budget, fresh: bool,
         "carried": sum(1 for _, v in plan.verdicts if v == "still-open"),
         "reaffirmed": sum(1 for _, v in plan.verdicts if v == "reaffirmed"),
         "missing": sum(1 for x in verify if x.get("scopeState") == "missing"),
+        "fixed_withheld": len(plan.withheld),
+        "stale": sum(1 for _, v in plan.verdicts if v == "stale"),
     }
-    return {"run": run, "ns": ns, "counts": counts, "new": new, "refused": refused, "summary": summary}
+    report: Dict[str, Any] = {"run": run, "ns": ns, "counts": counts, "new": new, "refused": refused,
+                              "summary": summary}
+    if plan.withheld:
+        report["fixed_withheld"] = {
+            "ids": plan.withheld, "unplaced": unplaced,
+            "reason": f"{unplaced} result{'s' if unplaced != 1 else ''} could not be placed in this run's snapshot: the "
+                      "analyzer looked at another tree (its paths do not match this one), so what it did not report "
+                      "is not marked fixed"}
+    again = sorted({str(r.get("of")) for r in refused if r.get("refused") == "DUPLICATE" and r.get("status") == "fixed"})
+    if again:
+        report["reported_again_but_fixed"] = again
+    return report
 
 
 def _resolve(paths, rf, found: List[Tuple[str, Any]], refused: List[Dict[str, Any]]) -> List[Optional[Dict[str, Any]]]:
@@ -188,6 +235,15 @@ def _plain(report: Dict[str, Any]) -> List[str]:
     if sup:
         ids = ", ".join(sorted({str(r.get("of")) for r in sup}))
         lines.append(f"  {len(sup)} suppressed — a person settled {'it' if len(sup) == 1 else 'them'} ({ids}); not re-added")
+    withheld = report.get("fixed_withheld")
+    if withheld:
+        n = len(withheld["ids"])
+        lines.append(f"  {n} not marked fixed ({', '.join(withheld['ids'])}) — {withheld['reason']}")
+    again = report.get("reported_again_but_fixed")
+    if again:
+        lines.append(f"  {len(again)} reported again but recorded fixed ({', '.join(again)}) — the analyzer still finds "
+                     f"{'it' if len(again) == 1 else 'them'} on the same code; `priors decide ID reopen` to open "
+                     f"{'it' if len(again) == 1 else 'them'} again")
     other = [r for r in report["refused"] if r.get("refused") != "RERAISE"]
     if other:
         lines.append(f"  {len(other)} refused by the keeper's rules:")

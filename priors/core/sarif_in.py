@@ -65,6 +65,8 @@ def _read_log(doc: Any, roots: Sequence[str]) -> List[SarifFinding]:
     runs = doc.get("runs")
     if not isinstance(runs, list):
         raise _Bad("runs", "must be an array of runs")
+    if not runs:
+        raise _Bad("runs", "is empty: the analyzer reported no run, so its silence proves nothing fixed")
     out: List[SarifFinding] = []
     for i, run in enumerate(runs):
         out.extend(_read_run(run, f"runs[{i}]", roots))
@@ -92,10 +94,15 @@ def _read_run(run: Any, at: str, roots: Sequence[str]) -> List[SarifFinding]:
         _obj(bases, at + ".originalUriBaseIds")
         for key, val in bases.items():
             _artifact_location(val, f"{at}.originalUriBaseIds.{key}")
+    for j, inv in enumerate(_arr(run.get("invocations"), at + ".invocations")):
+        _obj(inv, f"{at}.invocations[{j}]")
+        if inv.get("executionSuccessful") is False:
+            raise _Bad(f"{at}.invocations[{j}].executionSuccessful",
+                       "is false: the analyzer says its run failed, so its silence proves nothing fixed")
     ctx = _RunCtx(name.strip(), components, artifacts, bases or {}, roots)
     results = run.get("results")
-    if results is None:
-        return []
+    if results is None:  # SARIF: an absent `results` means the tool did not run or failed
+        raise _Bad(at + ".results", "is missing: the analyzer did not produce results, so its silence proves nothing fixed")
     if not isinstance(results, list):
         raise _Bad(at + ".results", "must be an array of results")
     return [_read_result(r, f"{at}.results[{k}]", ctx) for k, r in enumerate(results)]
@@ -440,15 +447,17 @@ class IngestPlan(Plain):
 
     `verdicts`: (prior id, verdict) in the run's verify order. `fate`: per candidate index, one of
     `known` (it reports a verify item again), `merged` (the same rule on the same scope as an earlier
-    result: the keeper counts that as one finding) or `propose`."""
+    result: the keeper counts that as one finding) or `propose`. `withheld`: the ids not reported
+    again that were not judged `fixed` because some result could not be placed."""
 
-    __slots__ = ("verdicts", "fate")
+    __slots__ = ("verdicts", "fate", "withheld")
 
-    def __init__(self, verdicts: List[Tuple[str, str]], fate: List[str]) -> None:
-        self.verdicts, self.fate = verdicts, fate
+    def __init__(self, verdicts: List[Tuple[str, str]], fate: List[str], withheld: List[str]) -> None:
+        self.verdicts, self.fate, self.withheld = verdicts, fate, withheld
 
 
-def plan_ingest(verify: Sequence[Dict[str, Any]], cands: Sequence[Optional[Dict[str, Any]]]) -> IngestPlan:
+def plan_ingest(verify: Sequence[Dict[str, Any]], cands: Sequence[Optional[Dict[str, Any]]],
+                withhold_fixed: bool = False) -> IngestPlan:
     """Disposition every verify item by whether the analyzer reported it again, and sort the rest.
 
     `verify`: the run's verify items, each with `id`, `scope_ref`, `scopeState`, and the prior's
@@ -457,7 +466,12 @@ def plan_ingest(verify: Sequence[Dict[str, Any]], cands: Sequence[Optional[Dict[
     prior's scope and says the same issue the way the keeper's duplicate check reads it: the same
     direction (the rule), or the same claim. Reported again → `still-open` on unchanged code,
     `reaffirmed` on changed code; not reported on a present scope → `fixed`; a missing scope gets
-    no verdict (the commit records it as missing, as always)."""
+    no verdict (the commit records it as missing, as always).
+
+    `withhold_fixed`: some result could not be placed in the run's snapshot, so the analyzer looked
+    at a tree other than ours and its silence proves nothing. No prior is judged `fixed`: one not
+    reported is carried as it stands — `still-open` on unchanged code, `stale` (queued for
+    re-judgment) on changed code, the only verdicts the protocol allows there that claim nothing."""
     from priors.core.canonical import normalize
     from priors.core.similarity import norm_direction
 
@@ -494,12 +508,16 @@ def plan_ingest(verify: Sequence[Dict[str, Any]], cands: Sequence[Optional[Dict[
             fate.append("propose")
         seen.update(ks)
     verdicts: List[Tuple[str, str]] = []
+    withheld: List[str] = []
     for item in verify:
         state = item.get("scopeState")
         if state == "missing":
             continue
         if item["id"] in reported:
             verdicts.append((item["id"], "still-open" if state == "unchanged" else "reaffirmed"))
+        elif withhold_fixed:
+            verdicts.append((item["id"], "still-open" if state == "unchanged" else "stale"))
+            withheld.append(item["id"])
         else:
             verdicts.append((item["id"], "fixed"))
-    return IngestPlan(verdicts, fate)
+    return IngestPlan(verdicts, fate, withheld)

@@ -200,7 +200,10 @@ def _evidence_line(evidence: Any, file: str) -> Optional[int]:
 
 
 def _uri(path: str) -> str:
-    """A relative path as a URI reference (spaces and the like percent-encoded, slashes kept)."""
+    """A relative path as a relative URI reference (RFC 3986): spaces, `%`, `?`, `#` and the like
+    percent-encoded, slashes kept — and a `:` in the first segment encoded too, or a file named
+    `javascript:alert(1)` would read as a URI with a scheme, not a path in the repository."""
     from urllib.parse import quote
 
-    return quote(path, safe="/-._~!$&'()*+,;=:@")
+    first, slash, rest = path.partition("/")
+    return quote(first, safe="-._~!$&'()*+,;=@") + slash + quote(rest, safe="/-._~!$&'()*+,;=:@")
