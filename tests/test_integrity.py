@@ -94,6 +94,20 @@ def test_decision_pulled_mid_run_wins_over_the_staged_verdict(tmp_path: Path):
     a.assert_rendered()
 
 
+def test_a_decision_pulled_before_any_verdict_leaves_the_run_committable(tmp_path: Path):
+    """The pull comes first: the prior is binding now, so no verdict may be given — and none is owed."""
+    a, b = _two_clones(tmp_path)
+    run = a.open_run("web", {"a.py": a.hash("a.py")})["run"]
+    b.ok("decide", "P-0001", "wontfix", "--because", "we like it")
+    b.git("commit", "-qam", "decide")
+    a.git("pull", "-q", "--ff-only", str(b.root), "main")
+    assert a("disposition", "P-0001", "fixed", "--run", run).code == 1  # refused: a person decided it
+    out = a.ok("commit", "--run", run)
+    assert "1 without a verdict" in out and "P-0001" in out
+    assert status_of(a, "P-0001") == "wontfix"
+    assert a("verify").code == 0
+
+
 @pytest.mark.one_cache_mode
 def test_a_pulled_reopen_also_wins(tmp_path: Path):
     """Not only binding verdicts: any decision a person made after the run opened keeps its word."""

@@ -107,6 +107,8 @@ def plan_commit(st: State, rf: RunFiles, decided: Any = ()) -> CommitPlan:
     if stranger:  # the ledger as it is now has no such prior in this namespace: a hand-edited staging
         raise Refusal("PRIOR_OUTSIDE_RUN", ids=stranger, run=rf.run, ns=rf.ns)
     missing = missing_dispositions(rf)
+    waived = [pid for pid in missing if pid in decided]  # a person decided it mid-run: no verdict is owed
+    missing = [pid for pid in missing if pid not in decided]
     if missing:
         raise Refusal("INCOMPLETE_DISPOSITIONS", missing=missing,
                       hint="disposition every verify item whose scope is present, or `priors abort`")
@@ -134,7 +136,7 @@ def plan_commit(st: State, rf: RunFiles, decided: Any = ()) -> CommitPlan:
         lines.append(call)
     for rec in lines:
         apply(st, rec)
-    summary = summarize(rf, st, len(escalations), set_aside, dropped)
+    summary = summarize(rf, st, len(escalations), set_aside, dropped, waived)
     lines.append({"t": "run", "action": "commit", "run": rf.run, "ns": rf.ns, "summary": summary})
     return CommitPlan(lines, summary, set_aside)
 
@@ -196,7 +198,8 @@ def _check_staging(st: State, rf: RunFiles) -> None:
         raise Refusal("MALFORMED_STAGING", ids=bad)
 
 
-def summarize(rf: RunFiles, after: State, escalations: int, set_aside: Any = (), dropped: Any = ()) -> List[str]:
+def summarize(rf: RunFiles, after: State, escalations: int, set_aside: Any = (), dropped: Any = (),
+              waived: Any = ()) -> List[str]:
     """The plain-language commit summary (contract §9, plus the quiescence line of §10).
 
     `set_aside`: priors whose staged verdict was dropped because a person decided them meanwhile."""
@@ -224,6 +227,9 @@ def summarize(rf: RunFiles, after: State, escalations: int, set_aside: Any = (),
         ids = ", ".join(set_aside)
         lines.append(f"  ! {len(set_aside)} verdict{'s' if len(set_aside) != 1 else ''} set aside — a person decided "
                      f"{ids} after this run opened; that decision stands")
+    if waived:
+        lines.append(f"  ! {len(waived)} without a verdict — a person decided {', '.join(waived)} after this run "
+                     f"opened; that decision stands")
     if dropped:
         lines.append(f"  ! {len(dropped)} new finding{'s' if len(dropped) != 1 else ''} not recorded — each meets a prior "
                      f"a person decided after this run opened: {', '.join(dropped)}")
