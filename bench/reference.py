@@ -72,7 +72,10 @@ def describe(cmd: Sequence[str]) -> str:
 
 
 def run_once(cmd: Sequence[str], cwd: Path, env: Dict[str, str]) -> Sample:
-    """Run one process to its end; its own rusage (wait4) gives CPU time and peak RSS."""
+    """Run one process to its end; its own rusage (wait4) gives CPU time and peak RSS.
+
+    What it printed is read only when it failed: reading large answers would raise this
+    process's own peak RSS, which is a floor under every later child's (see rss_floor)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
         p = subprocess.Popen(list(cmd), cwd=str(cwd), env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
@@ -85,9 +88,11 @@ def run_once(cmd: Sequence[str], cwd: Path, env: Dict[str, str]) -> Sample:
             code = p.wait()
             wall = cpu = time.perf_counter() - t0
             rss = 0
-        out.seek(0)
-        err.seek(0)
-        text = out.read().decode("utf-8", "replace") + err.read().decode("utf-8", "replace")
+        text = ""
+        if code != 0:
+            out.seek(0)
+            err.seek(0)
+            text = (out.read(4096) + b"\n" + err.read(4096)).decode("utf-8", "replace")
         return Sample(wall, cpu, rss, code, text)
 
 
@@ -200,15 +205,28 @@ def row(name: str, size: str, ours: Result, ref: Result) -> str:
             f"{ours.rss / 1024:.0f} / {ref.rss / 1024:.0f} |")
 
 
+def rss_floor_mb() -> float:
+    """This runner's own peak RSS: a child started by fork/vfork reports at least it (Linux
+    carries the parent's high-water mark into the child's across exec), so smaller peaks
+    in the table are this floor, not the child's own."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows: no rusage, no RSS column either
+        return 0.0
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def table(node: List[str], reps: int, rows: Dict[str, List[str]], notes: Dict[str, str]) -> List[str]:
     """The ratio table as Markdown lines (comparisons in order, sizes ascending), with its legend."""
     lines = ["", f"Against the reference keeper ({describe(node)}), median of {reps}, each run on a fresh copy,",
              "ours and the reference alternately. (a) ours finds no .priors/cache/ (a fresh clone; it builds it),",
              "the reference never caches; (b) ours with the cache and PRIORS.md a previous write left; (c) our",
-             "full check of the ledger against the reference's status on the same ledger.", "",
-             "| comparison | size | ours wall (CPU) s | reference wall (CPU) s | ours/ref wall | ours/ref CPU "
-             "| peak RSS MB ours / ref |",
-             "|---|---|---|---|---|---|---|"]
+             "full check of the ledger against the reference's status on the same ledger."]
+    floor = rss_floor_mb()
+    if floor:
+        lines.append(f"A peak RSS at or below {floor:.0f} MB (this runner's own peak) may be the runner's, not the child's.")
+    lines += ["", "| comparison | size | ours wall (CPU) s | reference wall (CPU) s | ours/ref wall | ours/ref CPU "
+                  "| peak RSS MB ours / ref |", "|---|---|---|---|---|---|---|"]
     for group in rows.values():
         lines += group
     lines += [""] + [f"{size}: {note}" for size, note in notes.items()]
