@@ -279,7 +279,6 @@ def main(argv: Optional[List[str]] = None) -> int:
     sizes = [size_arg(x) for x in (a.sizes or ("1k,10k" if a.quick else "1k,10k,100k")).split(",")]
     reps = a.reps or (3 if a.quick else 5)
     compile_package()
-    rows: List[str] = []
     head = (f"python {sys.version.split()[0]} · {os.cpu_count()} cores · median of {reps} ({a.reps_large} above 10k; "
             f"a typical run with single calls: {min(reps, 3)}, 1 above 10k) · "
             "wall seconds (CPU seconds, user+system) / peak RSS MB")
