@@ -11,6 +11,8 @@ disable the cache (PRIORS_NO_CACHE=1): every call folds the whole ledger and ren
 whole table. The typical run is relevant, 50 dispositions, 20 proposals, commit —
 with one process per call (single) and with the batch forms (batch).
 --quick: sizes 1k,10k and 3 reps — a CI-friendly smoke run (not part of the test suite).
+--reference PATH/priors.mjs: also time the reference Node keeper on the same trees and print
+ours / reference (bench/reference.py; needs Node >= 18).
 """
 
 from __future__ import annotations
@@ -263,11 +265,20 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--quick", action="store_true", help="1k,10k and 3 reps")
     ap.add_argument("--no-cold", action="store_true", help="skip the cache-disabled rows")
     ap.add_argument("--out", type=Path, default=None, help="also write the table here")
+    ap.add_argument("--reference", type=Path, default=None, metavar="PATH",
+                    help="the reference keeper's priors.mjs: also time it (node) and print ours / reference")
     a = ap.parse_args(argv)
+    node: List[str] = []
+    if a.reference is not None:
+        from bench import reference
+
+        try:
+            node = reference.node_command(a.reference)
+        except ValueError as exc:
+            ap.error(str(exc))
     sizes = [size_arg(x) for x in (a.sizes or ("1k,10k" if a.quick else "1k,10k,100k")).split(",")]
     reps = a.reps or (3 if a.quick else 5)
     compile_package()
-    rows: List[str] = []
     head = (f"python {sys.version.split()[0]} · {os.cpu_count()} cores · median of {reps} ({a.reps_large} above 10k; "
             f"a typical run with single calls: {min(reps, 3)}, 1 above 10k) · "
             "wall seconds (CPU seconds, user+system) / peak RSS MB")
@@ -275,6 +286,8 @@ def main(argv: Optional[List[str]] = None) -> int:
              "|---|" + "---|" * len(sizes)]
     results: Dict[str, Dict[int, str]] = {}
     order: List[str] = []
+    ref_rows: Dict[str, List[str]] = {}
+    ref_notes: Dict[str, str] = {}
     base_walls = sorted(timed([], REPO, env_for(True), [sys.executable, "-c", "pass"])[0] for _ in range(7))
     lines.insert(1, f"(`python -c pass` alone takes {base_walls[3]:.3f} s here: every row includes it)")
     for n in sizes:
@@ -295,6 +308,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                     order.append(key)
                 results[key][n] = f"{wall:.3f} ({cpu:.3f}) / {rss / 1024:.0f}"
                 print(f"  {key:<28} {results[key][n]}", file=sys.stderr)
+            if cache and node:
+                ref_notes[label(n)] = reference.compare(st.idle, st.env, st.run, st.some_prior, label(n), reps, node,
+                                                        fresh_copy, ref_rows)
             for batch in ((False, True) if cache else (True,)):
                 key = f"typical run ({'batch' if batch else 'single calls'}){tag}"
                 # ~72 processes per single-call run: fewer repetitions on large ledgers
@@ -310,6 +326,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     own, cum = import_time()
     lines += ["", f"imports (-X importtime, best of 5): priors.* own {own:.1f} ms; "
                   f"priors.cli.main + priors.cli.run_verbs cumulative (with the stdlib they pull in) {cum:.1f} ms"]
+    if node:
+        lines += reference.table(node, reps, ref_rows, ref_notes)
     text = "\n".join(lines)
     print(text)
     if a.out:
