@@ -78,30 +78,9 @@ def test_short_tails_are_folded_without_rewriting_the_snapshot(pdir: Path, ledge
     assert _check(pdir, b"".join(lines[:n + 5])) is True
 
 
-def _spy_rewrites(monkeypatch) -> list:
-    """Record what each snapshot write was: an incremental rewrite (and what it copied) or a whole one."""
-    seen: list = []
-    real_rewrite, real_whole = cache._rewrite, cache._write_snapshot
-
-    def rewrite(*args, **kw):
-        done = real_rewrite(*args, **kw)
-        if done:
-            seen.append("rewrite")
-        return done
-
-    def whole(*args, **kw):
-        seen.append("whole")
-        return real_whole(*args, **kw)
-
-    monkeypatch.setattr(cache, "_rewrite", rewrite)
-    monkeypatch.setattr(cache, "_write_snapshot", whole)
-    return seen
-
-
 def test_a_refresh_rewrites_only_the_chunks_that_changed(pdir: Path, ledger_bytes: bytes, monkeypatch) -> None:
     """A tail that touches old priors, adds new ones and re-asserts one: copied chunks, exact result."""
     monkeypatch.setenv("PRIORS_CACHE_ROWS", "16")
-    seen = _spy_rewrites(monkeypatch)
     lines = ledger_bytes.splitlines(keepends=True)
     head = b"".join(lines[:-200])
     _check(pdir, head)
@@ -110,7 +89,6 @@ def test_a_refresh_rewrites_only_the_chunks_that_changed(pdir: Path, ledger_byte
     again = next(x for x in lines[:50] if x.startswith(b'{"born"') and b'"redacted"' not in x)
     tail = b"".join(lines[-200:]) + again.replace(b'"claim":"', b'"claim":"asserted again: ')
     assert _check(pdir, head + tail) is True
-    assert seen == ["whole", "rewrite"]
     after = f.read_bytes()
     shared = sum(1 for i in range(0, len(before) - 64, 64) if before[i:i + 64] in after)
     assert shared > (len(before) // 64) // 2  # most of the old snapshot was carried over as it was
@@ -129,29 +107,38 @@ def test_rewrite_or_truncation_rebuilds(pdir: Path, ledger_bytes: bytes) -> None
     assert _check(pdir, swapped) is False
 
 
-@pytest.mark.parametrize("eager", [True, False])
-def test_a_damaged_record_is_read_from_the_ledger_instead(pdir: Path, ledger_bytes: bytes, monkeypatch, eager) -> None:
-    monkeypatch.setattr(cache, "EAGER_BLOBS", 1 << 40 if eager else 0)
-    _check(pdir, ledger_bytes)
-    f = pdir / "cache" / cache.CACHE_FILE
-    raw = bytearray(f.read_bytes())
-    raw[-200] ^= 0xFF  # inside the blob region: rows still load, that one record fails its CRC
-    f.write_bytes(bytes(raw))
-    assert _check(pdir, ledger_bytes) is True  # every record compared: the damaged one came from the ledger
-    assert not f.exists()  # and the damaged snapshot is gone: the next load rebuilds it
-    assert _check(pdir, ledger_bytes) is False
-
-
-def test_records_are_read_from_the_snapshot_file_that_was_loaded(pdir: Path, ledger_bytes: bytes, monkeypatch) -> None:
-    monkeypatch.setattr(cache, "EAGER_BLOBS", 0)
+def test_records_are_read_from_the_ledger_file_that_was_loaded(pdir: Path, ledger_bytes: bytes) -> None:
+    """The snapshot holds where each record's line is, not the record: a ledger replaced after the
+    load (an append or a redact renames a new file into place) cannot change what was loaded."""
     _check(pdir, ledger_bytes)
     got = cache.load(pdir, pdir / "ledger.jsonl")
-    f = pdir / "cache" / cache.CACHE_FILE
-    f.unlink()  # another process replaces or removes fold.bin: the loaded state still reads its own
-    (pdir / "cache" / cache.CACHE_FILE).write_bytes(b"something else entirely")
+    assert got.from_cache
+    other = pdir / "other.jsonl"
+    other.write_bytes(b'{"t":"prior","id":"P-0001"}\n' * 3)
+    os.replace(str(other), str(pdir / "ledger.jsonl"))
     want = fold.fold(fold.parse_lines(ledger_bytes))
     for pid, p in want.priors.items():
         assert got.state.priors[pid].rec == p.rec
+
+
+def test_a_ledger_changed_in_place_under_a_reader_is_named_not_misread(pdir: Path, ledger_bytes: bytes) -> None:
+    """Overwritten in place (same file) after the load: reading a record then refuses, clearly."""
+    _check(pdir, ledger_bytes)
+    got = cache.load(pdir, pdir / "ledger.jsonl")
+    with open(str(pdir / "ledger.jsonl"), "r+b") as fh:
+        fh.write(b"x" * len(ledger_bytes))
+    with pytest.raises(DamagedLedger, match="changed in place"):
+        [p.rec for p in got.state.priors.values()]
+
+
+def test_the_snapshot_holds_no_record_text(pdir: Path, ledger_bytes: bytes) -> None:
+    """Claims stay in the ledger: fold.bin points at their lines (so a redact has nothing to scrub there)."""
+    import json
+
+    _check(pdir, ledger_bytes)
+    snap = (pdir / "cache" / cache.CACHE_FILE).read_bytes()
+    claims = [json.loads(x)["claim"] for x in ledger_bytes.splitlines() if b'"claim":"' in x and b'"t":"prior"' in x]
+    assert claims and not any(c.encode("utf-8") in snap for c in claims)
 
 
 @pytest.mark.parametrize("damage", ["flip", "truncate", "empty", "garbage", "extra"])
@@ -160,7 +147,7 @@ def test_damaged_cache_is_ignored(pdir: Path, ledger_bytes: bytes, damage: str) 
     f = pdir / "cache" / cache.CACHE_FILE
     raw = bytearray(f.read_bytes())
     if damage == "flip":
-        raw[200] ^= 0xFF  # in the CRC-checked chunks (the blob region is checked record by record: above)
+        raw[200] ^= 0xFF  # in the CRC-checked chunks
     elif damage == "truncate":
         raw = raw[: len(raw) // 3]
     elif damage == "empty":
@@ -217,11 +204,20 @@ def test_small_ledgers_skip_the_cache(pdir: Path, monkeypatch) -> None:
     assert not (pdir / "cache").exists()
 
 
-def test_fast_parse_agrees_with_strict(ledger_bytes: bytes) -> None:
-    assert fold._parse_clean(ledger_bytes) == fold._parse_strict(ledger_bytes, "x")
+def _clean(data: bytes):
+    out: list = []
+    return out if fold._each_clean(data, lambda rec, at, n: out.append((rec, at, n))) else None
+
+
+def test_fast_parse_agrees_with_strict(ledger_bytes: bytes, monkeypatch) -> None:
+    strict = fold._parse_strict(ledger_bytes, "x")
+    assert _clean(ledger_bytes) == strict
+    monkeypatch.setattr(fold, "BLOCK", 333)  # many blocks, each ending at a line's end
+    assert _clean(ledger_bytes) == strict
+    assert all(fold.parse_lines(ledger_bytes[at:at + n]) == [rec] for rec, at, n in strict[:200])
     for bad in (b'{"a":\n1}\n', b'{"a":1}\n\n', b'{"a":1} \n', b'[1]\n', b'{"a":1}', b"\xef\xbb\xbf{}\n",
-                b'{"a":1}{"b":2}\n', b'{"a":NaN}\n', b'{"a":1}\r\n'):
-        assert fold._parse_clean(bad) is None
+                b'{"a":1}{"b":2}\n', b'{"a":NaN}\n', b'{"a":1}\r\n', '{"a":"\u00e9"}\n{"b":1} \n'.encode()):
+        assert _clean(bad) is None
 
 
 # ------------------------------------------------------------------ through the CLI
@@ -287,8 +283,8 @@ def test_cli_results_identical_with_and_without_cache(generated: Path, tmp_path:
 
 @pytest.mark.parametrize("where", ["first", "middle", "in the tail", "unique facets"])
 def test_redact_leaves_nothing_in_the_cache(generated: Path, tmp_path: Path, where: str, monkeypatch) -> None:
-    """redact rewrites the snapshot in place of the prior (row chunks of 5 here): the result is
-    exact, and neither the old record, nor its facets when no other prior has them, stay behind."""
+    """redact writes the snapshot of the redacted ledger (every line offset carried over): the
+    result is exact, and neither the old record, nor its facets when no other prior has them, stay behind."""
     import json
 
     root = tmp_path / "r"
@@ -313,11 +309,9 @@ def test_redact_leaves_nothing_in_the_cache(generated: Path, tmp_path: Path, whe
             fh.write(json.dumps(again, sort_keys=True, separators=(",", ":")).encode() + b"\n")
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    seen = _spy_rewrites(monkeypatch)
     from priors.cli.main import main
 
-    assert main(["-C", str(root), "redact", victim["id"], "--because", "leak"]) == 0  # in process: spied on
-    assert seen == ["rewrite"]
+    assert main(["-C", str(root), "redact", victim["id"], "--because", "leak"]) == 0
     for dirpath, _dirs, files in os.walk(str(root / ".priors")):
         for name in files:
             assert secret.encode("utf-8") not in Path(dirpath, name).read_bytes(), name
@@ -354,16 +348,26 @@ def test_canonical_fast_path_is_byte_identical(value) -> None:
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
-@given(st.lists(st.dictionaries(st.text(max_size=6), _json, max_size=4), max_size=6), st.sampled_from(["", " ", "\n", "\r"]))
-def test_clean_parse_matches_strict(records, sep) -> None:
+@given(st.lists(st.dictionaries(st.text(max_size=6), _json, max_size=4), max_size=6), st.sampled_from(["", " ", "\n", "\r"]),
+       st.sampled_from([1, 5, 40, 1 << 20]))
+def test_clean_parse_matches_strict(records, sep, block) -> None:
+    """The block-wise clean parse (ASCII blocks as one string, others line by line) gives the strict
+    parse's records and byte offsets, or gives up; each offset's bytes are that record's line."""
     data = "".join(canonical.dumps(r) + sep + "\n" for r in records).encode("utf-8", "surrogatepass")
-    fast = fold._parse_clean(data)
+    saved = fold.BLOCK
+    fold.BLOCK = block
+    try:
+        fast = _clean(data)
+    finally:
+        fold.BLOCK = saved
     try:
         strict = fold._parse_strict(data, "x")
     except DamagedLedger:
         assert fast is None
         return
     assert fast is None or fast == strict
+    for rec, at, n in strict:
+        assert canonical.loads(data[at:at + n].decode("utf-8")) == rec
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))

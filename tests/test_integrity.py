@@ -448,7 +448,7 @@ def test_a_stale_reader_writing_the_cache_after_a_redact_leaves_no_claim(keeper)
     data = keeper.ledger_bytes()
     st, lines = fold_cache.fresh_fold(data)
     fold_cache._write_snapshot(d, len(data), hashlib.sha256(data).digest(), lines, st)
-    assert b"a is magic" in (d / "cache" / "fold.bin").read_bytes()  # what the stale reader would write
+    assert (d / "cache" / "fold.bin").exists()  # what the stale reader would write (it points at ledger lines)
     keeper.ok("redact", "P-0001", "--because", "leak")
     fold_cache._write_snapshot(d, len(data), hashlib.sha256(data).digest(), lines, st)  # the stale reader
     for path in d.rglob("*"):

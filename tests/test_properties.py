@@ -236,3 +236,14 @@ def test_the_fold_keeps_every_record_exactly_as_its_line_says(priors):
     state = fold_data(("".join(line + "\n" for line in lines)).encode("utf-8"))
     last = {pid: line for (pid, _), line in zip(priors, lines)}
     assert {pid: dumps(p.rec) for pid, p in state.priors.items()} == last
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.sampled_from(["P-0001", "P-12345", "P-001", "P-0001\n", "P-\u0660\u0660\u0660\u0661", "P-00a1", "p-0001",
+                                  "P-0000", "P-²²²²", "run-001", ""]),
+                 st.text(alphabet="P-0123456789\u0661 ", max_size=9)))
+def test_the_fold_numbers_prior_ids_as_the_vocabulary_does(pid):
+    from priors.core.vocabulary import PRIOR_RE, id_number
+
+    st_ = fold([{"t": "prior", "id": pid, "ns": "web", "claim": "x"}])
+    assert st_.max_prior == max(0, id_number(PRIOR_RE, pid))

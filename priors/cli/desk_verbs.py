@@ -184,7 +184,7 @@ Git history still holds the old content — rewrite it too if it must go.""")
 
 
 def cmd_redact(argv: List[str], ctx) -> int:
-    from priors.core.fold import apply, fold, parse_lines
+    from priors.core.fold import apply
     from priors.core.human import (
         check_redactable,
         fold_redaction,
@@ -227,11 +227,12 @@ def cmd_redact(argv: List[str], ctx) -> int:
         # the fold of the rewritten ledger, from the fold of the old one: only this prior's state moves
         derived = fold_redaction(st, pid, named)
         if not derived:
-            st = fold(parse_lines(joined(data, pieces)))
+            st = cache.fresh_fold(joined(data, pieces))[0]
         apply(st, redact_event(pid, str(reason)))
-        # the snapshot is rewritten where this prior lies; its old record's bytes are zeroed
-        after = aftercare("writing the fold cache", cache.store, paths.dir, st, measured, loaded if derived else None,
-                          scrub=(pid,))
+        # the snapshot points at ledger lines, so it holds no claim; a derived state's records still
+        # point into the old ledger, and every offset is carried over to where its line moved
+        after = aftercare("writing the fold cache", cache.store, paths.dir, st, measured,
+                          pieces if derived else None)
         aftercare("rendering .priors/PRIORS.md (it may still show the redacted claim)",
                   rendered.write, paths, st, loaded.mark, {pid: True}, after, old=shown)
     ctx.print(f"{pid} redacted — its content is gone from .priors/ (a tombstone keeps its hash); "

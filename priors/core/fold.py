@@ -23,10 +23,13 @@ def _field(i: int, doc: str) -> property:
 
 
 class PriorState(Plain, list):
-    """One prior's folded state. `rec` is its ledger record; a cached state inflates it on first use.
+    """One prior's folded state. `rec` is its ledger record, read back from its ledger line on first use.
 
-    A list underneath, in the order of `LAYOUT`, so that the fold cache builds 100k of them at C
-    speed (`PriorState(row)`); fields are read and set by name. Make one with `new_prior`.
+    A fold keeps no record dict: only where the record's line lies in the ledger (`_packed`) and
+    the few fields every verb reads (facets, ns, scope_ref, review_every). At 100k priors that is
+    the difference between ~400 MB and well under 120 MB. A list underneath, in the order of
+    `LAYOUT`, so that the fold cache builds 100k of them at C speed (`PriorState(row)`); fields
+    are read and set by name. Make one with `new_prior`.
     """
 
     __slots__ = ()
@@ -39,8 +42,8 @@ class PriorState(Plain, list):
     scope_hash = _field(2, "the scope hash it was last judged against")
     miss = _field(3, "runs in a row its scope was missing")
     human_idx = _field(4, "index in runs_order of its last human decision (or birth)")
-    _rec = _field(5, "the record, once inflated")
-    _packed = _field(6, "the record packed by the fold cache, until inflated")
+    _rec = _field(5, "the record, once read (or when it is known only in memory)")
+    _packed = _field(6, "(offset, length) of the ledger line holding the record, when known")
     _facets = _field(7, "the record's facets, kept beside the packed record")
     _ns = _field(8, "the record's ns, kept beside the packed record")
     _ref = _field(9, "the record's scope_ref, kept beside the packed record")
@@ -51,7 +54,9 @@ class PriorState(Plain, list):
     def rec(self) -> Dict[str, Any]:
         r = self[5]
         if r is None:
-            r = self.rec = self.record()  # a cached state packs records (priors.cache)
+            # a packed record (read back from the ledger line it came from): kept once read, and its
+            # place in the ledger stays known, so a snapshot still points at the line, not a copy
+            r = self[5] = self[11].inflate(self)
         return r
 
     @rec.setter
@@ -150,7 +155,8 @@ class State(Plain):
     the ledger has lines only if some are blank. `loop`: what the lessons loop reads (`new_loop`)."""
 
     __slots__ = ("priors", "runs_order", "run_pos", "calls", "commits", "max_prior", "max_run", "scored", "records",
-                 "loop")
+                 "loop", "awaiting")
+    DERIVED = ("awaiting",)  # rebuilt from the rest (`index_calls`), never stored
 
     def __init__(self) -> None:
         self.priors: Dict[str, PriorState] = {}
@@ -163,6 +169,10 @@ class State(Plain):
         self.scored = False
         self.records = 0
         self.loop: Dict[str, Any] = new_loop()
+        self.awaiting: Dict[str, List[CallState]] = {}  # prior id → its unresolved calls, in order
+
+    def fields(self) -> tuple:
+        return self.__slots__[:-len(self.DERIVED)]  # equality by what the ledger says, not by the index
 
     def note_run(self, run: Any) -> None:
         if isinstance(run, str) and run not in self.run_pos:
@@ -177,64 +187,124 @@ class State(Plain):
         return (p for p in self.priors.values() if p.ns == ns)
 
 
-def parse_lines(data: bytes, name: str = ".priors/ledger.jsonl") -> List[Dict[str, Any]]:
+LEDGER_NAME = ".priors/ledger.jsonl"
+BLOCK = 1 << 20  # the clean parse decodes the ledger a block of about this many bytes at a time
+
+
+def parse_lines(data: bytes, name: str = LEDGER_NAME) -> List[Dict[str, Any]]:
     """Each non-blank line must be one JSON object in UTF-8; anything else names its line."""
-    fast = _parse_clean(data)
-    if fast is not None:
-        return fast
-    return _parse_strict(data, name)
+    return [rec for rec, _at, _n in parse_spans(data, name)]
 
 
-def _parse_clean(data: bytes) -> Optional[List[Dict[str, Any]]]:
-    """The common case, about twice as fast: every line is exactly one JSON object, nothing else.
-    None on any deviation (blank line, stray space, non-object, bad UTF-8, NaN, ...): the strict
-    line-by-line parse then decides — and names the line."""
-    out: List[Dict[str, Any]] = []
-    return out if _each_clean(data, out.append) else None
+def parse_spans(data: bytes, name: str = LEDGER_NAME, first_line: int = 1) -> List[Tuple[Dict[str, Any], int, int]]:
+    """(record, byte offset, byte length) of each record line — the line without its newline.
+
+    The clean parse first; on any deviation the strict line-by-line parse decides and names the
+    line (counting from `first_line`, for a tail whose earlier lines were checked already)."""
+    out: List[Tuple[Dict[str, Any], int, int]] = []
+    if _each_clean(data, lambda rec, at, n: out.append((rec, at, n))):
+        return out
+    return _parse_strict(data, name, first_line)
 
 
-def fold_data(data: bytes, name: str = ".priors/ledger.jsonl") -> State:
+def fold_data(data: bytes, name: str = LEDGER_NAME, src: Any = None) -> State:
     """`fold(parse_lines(data))` without holding every parsed record at once: each record is folded
-    as it is decoded and dropped unless the state keeps it (a prior's record). On a large ledger
-    that halves the peak memory of a first call (no cache yet)."""
+    as it is decoded and dropped. With a `src` (anything with `inflate(prior) -> record`: the store
+    reading the ledger back), a prior keeps only where its line lies; without one it keeps its dict."""
     st = State()
-    if _each_clean(data, lambda rec: apply(st, rec)):
+    if _each_clean(data, lambda rec, at, n: apply_at(st, rec, at, n, src)):
         return st
-    return fold(_parse_strict(data, name))  # a deviation: start over strictly (rare; names the bad line)
+    st = State()  # a deviation: start over strictly (rare; names the bad line)
+    for rec, at, n in _parse_strict(data, name, 1):
+        apply_at(st, rec, at, n, src)
+    return st
+
+
+def fold_tail(st: State, data: bytes, base: int, src: Any, name: str = LEDGER_NAME,
+              first_line: int = 1) -> List[Dict[str, Any]]:
+    """Fold `data` — the ledger's bytes from offset `base` on — onto `st`; returns its records.
+    Parsed whole before the first is applied, so a damaged tail leaves `st` untouched."""
+    spans = parse_spans(data, name, first_line)
+    for rec, at, n in spans:
+        apply_at(st, rec, base + at, n, src)
+    return [rec for rec, _at, _n in spans]
+
+
+_ONE: Dict[Any, Any] = {}  # one string object per distinct namespace across the fold
+
+
+def apply_at(st: State, rec: Dict[str, Any], at: int, n: int, src: Any) -> None:
+    """`apply`, and when `rec` became a prior's record, keep where its line is instead of the dict."""
+    apply(st, rec)
+    if src is None or rec.get("t") != "prior":
+        return
+    pid = rec.get("id")
+    p = st.priors.get(pid) if type(pid) is str else None
+    if p is None or p[5] is not rec:
+        return
+    f = rec.get("facets")
+    ns = rec.get("ns")
+    if type(ns) is str:
+        ns = _ONE.setdefault(ns, ns)
+    p[9] = p.scope_ref
+    p[6], p[7], p[8], p[10], p[11] = (at, n), f if id(f) in _SHARED_IDS else None, ns, rec.get("review_every"), src
+    p[5] = None
 
 
 def _each_clean(data: bytes, sink: Any) -> bool:
-    """Hand `sink` object after object decoded from one string, demanding a newline right after
-    each; False at the first deviation (what was handed over so far is then to be discarded)."""
+    """Hand `sink(record, offset, length)` each line's object, a block of lines at a time; False at
+    the first deviation (what was handed over so far is then to be discarded): a line that is not
+    exactly one JSON object, a missing final newline, bad UTF-8, NaN, ..."""
     import json
 
     from priors.core.canonical import _reject_constant
 
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
     decode = json.JSONDecoder(parse_constant=_reject_constant).raw_decode
-    i, n = 0, len(text)
+    start, n = 0, len(data)
     try:
-        while i < n:
-            if text[i] != "{":
+        while start < n:
+            end = data.find(b"\n", min(start + BLOCK, n - 1))
+            if end < 0:
+                return False  # no final newline: the strict parse decides
+            if not _scan_block(data[start:end + 1], decode, sink, start):
                 return False
-            obj, j = decode(text, i)
-            if j >= n or text[j] != "\n" or type(obj) is not dict or text.find("\n", i, j) >= 0:
-                return False
-            sink(obj)
-            i = j + 1
-    except (ValueError, RecursionError):
+            start = end + 1
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
         return False
     return True
 
 
-def _parse_strict(data: bytes, name: str) -> List[Dict[str, Any]]:
+def _scan_block(block: bytes, decode: Any, sink: Any, base: int) -> bool:
+    """Lines decoded as one string: object after object, each followed at once by its newline. A
+    clean line holds no newline inside, so the k-th object is the k-th line of the bytes: that gives
+    byte offsets when some text is not ASCII (characters and bytes then differ)."""
+    text = block.decode("utf-8")
+    raws = None if len(text) == len(block) else block.split(b"\n")  # equal lengths: all ASCII
+    i, n, k, at = 0, len(text), 0, base
+    while i < n:
+        if text[i] != "{":
+            return False
+        obj, j = decode(text, i)
+        if j >= n or text[j] != "\n" or type(obj) is not dict or text.find("\n", i, j) >= 0:
+            return False
+        if raws is None:
+            sink(obj, base + i, j - i)
+        else:
+            ln = len(raws[k])
+            sink(obj, at, ln)
+            at += ln + 1
+            k += 1
+        i = j + 1
+    return True
+
+
+def _parse_strict(data: bytes, name: str, first_line: int = 1) -> List[Tuple[Dict[str, Any], int, int]]:
     from priors.core.canonical import JSONError, loads
 
-    records: List[Dict[str, Any]] = []
-    for no, raw in enumerate(data.split(b"\n"), 1):
+    records: List[Tuple[Dict[str, Any], int, int]] = []
+    at = 0
+    for no, raw in enumerate(data.split(b"\n"), first_line):
+        here, at = at, at + len(raw) + 1
         if not raw.strip():
             continue
         try:
@@ -250,7 +320,7 @@ def _parse_strict(data: bytes, name: str) -> List[Dict[str, Any]]:
             ) from None
         if not isinstance(obj, dict):
             raise DamagedLedger(f"priors: {name} line {no}: a JSON {type(obj).__name__}, not an object — the ledger is damaged; nothing was written")
-        records.append(obj)
+        records.append((obj, here, len(raw)))
     return records
 
 
@@ -270,10 +340,14 @@ def apply(st: State, rec: Dict[str, Any]) -> None:
     block = t in BLOCK_TYPES
     for key in ("run", "born"):
         v = rec.get(key)
-        n = id_number(RUN_RE, v)
+        if type(v) is not str:
+            continue  # no run id: numbers 0, starts no block
+        n = _RUN_NUMBER.get(v)
+        if n is None:
+            n = _RUN_NUMBER[v] = id_number(RUN_RE, v)
         if n > st.max_run:
             st.max_run = n
-        if block and isinstance(v, str):
+        if block:
             first = loop["first"]
             if v not in first:
                 first[v] = idx
@@ -296,7 +370,9 @@ def apply(st: State, rec: Dict[str, Any]) -> None:
                 spans[pid].append(idx + 1)
     elif t == "call":
         st.note_run(rec.get("run"))
-        st.calls.append(CallState(rec, bool(rec.get("redacted") is True)))
+        call = CallState(rec, bool(rec.get("redacted") is True))
+        st.calls.append(call)
+        _await_decision(st, call)
     elif t == "score":
         st.scored = True
         loop["scores"].append([idx, rec])
@@ -317,6 +393,23 @@ def apply(st: State, rec: Dict[str, Any]) -> None:
             for r in runs:
                 if isinstance(r, str):
                     learned[r] = idx
+
+
+_RUN_NUMBER: Dict[str, int] = {}  # run id → its number: a ledger names each run on many lines
+
+
+def _await_decision(st: State, call: CallState) -> None:
+    """Index an unresolved call under the prior it conflicts with: a decide on that prior resolves it."""
+    cw = call.conflicts_with
+    if not call.resolved and type(cw) is str:
+        st.awaiting.setdefault(cw, []).append(call)
+
+
+def index_calls(st: State) -> None:
+    """Rebuild `st.awaiting` from `st.calls` (a state read back from a snapshot keeps only the calls)."""
+    st.awaiting = {}
+    for call in st.calls:
+        _await_decision(st, call)
 
 
 def _new_lesson(st: State, pid: str, idx: int) -> None:
@@ -344,6 +437,7 @@ def forget_lesson(st: State, pid: str) -> None:
 
 
 _SHARED_FACETS: Dict[Any, Dict[str, Any]] = {}  # content → one dict: a ledger has a handful of distinct facet sets
+_SHARED_IDS = set()  # ids of those dicts: facets kept beside a packed record are always one of them
 _SHARED_MAX = 4096
 
 
@@ -365,6 +459,7 @@ def _share_facets(rec: Dict[str, Any]) -> None:
         if len(_SHARED_FACETS) >= _SHARED_MAX or not all(type(k) is str and type(v) is str for k, v in key):
             return
         shared = _SHARED_FACETS[key] = f
+        _SHARED_IDS.add(id(f))
     rec["facets"] = shared
 
 
@@ -373,7 +468,8 @@ def _apply_prior(st: State, rec: Dict[str, Any]) -> None:
     if not isinstance(pid, str):
         return
     _share_facets(rec)
-    n = id_number(PRIOR_RE, pid)
+    digits = pid[2:]  # `P-` and four or more ASCII digits (PRIOR_RE), without a regex per record
+    n = int(digits) if pid[:2] == "P-" and len(digits) >= 4 and digits.isascii() and digits.isdigit() else 0
     if n > st.max_prior:
         st.max_prior = n
     st.note_run(rec.get("born"))
@@ -406,9 +502,8 @@ def _apply_event(st: State, rec: Dict[str, Any]) -> None:
         p.miss = 0
         p.status = "open" if to == "reopen" else "accepted" if to == "keep" else _verdict(to)
         p.human_idx = st.last_run_idx
-        for call in st.calls:
-            if not call.resolved and call.conflicts_with == p.id:
-                call.resolved = True
+        for call in st.awaiting.pop(p.id, ()):
+            call.resolved = True
     elif action == "redact":
         p.status = "redacted"
 

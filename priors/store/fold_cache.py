@@ -10,24 +10,22 @@ import os
 import sys
 import zlib
 from bisect import bisect_right
-from operator import itemgetter
 from pathlib import Path
 
 from priors.core import fold as _fold
-from priors.store.ledger_digest import Background, measure_pieces, prefix_matches, read_ledger
+from priors.store.ledger_digest import Background, measure_pieces, open_prefix, prefix_matches, read_ledger
 from priors.core.fold import CallState, PriorState, State
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
     from typing import Any, Dict, List, Optional, Tuple
 
-FORMAT = 2
+FORMAT = 3
 CACHE_DIR = "cache"
 CACHE_FILE = "fold.bin"
 MAGIC = b"PRIORS-FOLD-CACHE\n"
 MIN_BYTES = 64 * 1024
 REFRESH_BYTES = 256 * 1024
-EAGER_BLOBS = 64 * 1024  # a blob region smaller than this is read at load; larger ones record by record
 ROWS = 1024  # priors per row chunk: a rewrite redoes only the chunks that hold a changed prior
 
 
@@ -83,91 +81,66 @@ def _signature() -> bytes:
 
 # ---------------------------------------------------------------- encoding the state
 #
-# A prior is stored as (id, ns, status, scope_hash, miss, human_idx, facets_index, blob, scope_ref): blob is
-# marshal of its record with `facets` replaced by an index into one shared table of facet objects
-# (a ledger has a handful of distinct ones). Loading builds no record dict; `PriorState.rec`
-# inflates one on first use, so a verb pays only for the priors it reads.
+# A prior is stored as a row in PriorState.LAYOUT with its facets as an index into one shared table
+# of facet objects (a ledger has a handful of distinct ones) and, in place of its record, where the
+# record's line lies in the ledger: (offset, length). The ledger is append-only and the snapshot is
+# used only when the ledger still starts with the bytes it was folded from (SHA-256), so that line
+# is the record. A record known only in memory (a tombstone a redact just wrote) is stored inline.
 
 _LAYOUT = ("id", "status", "scope_hash", "miss", "human_idx", "_rec", "_packed", "_facets", "_ns", "_ref", "_every",
            "_src")
+KEEP_OPEN = os.name != "nt"  # Windows cannot replace a file another process holds open: read it whole there
 
 
-def inflate(p: PriorState) -> Dict[str, Any]:
-    """A cached prior's record, read from the snapshot file (or, if that is damaged, from the ledger)."""
-    src: BlobSource = p._src
-    blob = src.get(p._packed)
-    if blob is None:
-        return src.recover(p.id)
-    rec = marshal.loads(blob)
-    if p._facets is not None:
-        rec["facets"] = p._facets
-    return rec
+class LedgerSource:
+    """Reads a folded prior's record back from its ledger line: from `data` (the ledger's bytes, when
+    the verb holds them anyway) or from `fd`, the very ledger file the fold was proven against — the
+    descriptor is kept, so an append or a redact that replaces the file cannot mix two versions."""
+
+    def __init__(self, data: Optional[bytes] = None, fd: Optional[int] = None) -> None:
+        self.data, self.fd = data, fd
+
+    decode: Any = None
+
+    def inflate(self, p: PriorState) -> Dict[str, Any]:
+        off, ln = p[6]
+        decode = self.decode
+        if decode is None:  # one decoder for every record (json.loads would build one per call)
+            import json
+
+            from priors.core.canonical import _reject_constant
+
+            decode = self.decode = json.JSONDecoder(parse_constant=_reject_constant).decode
+        try:
+            raw = self.data[off:off + ln] if self.data is not None else _pread(self.fd, ln, off)
+            rec = decode(raw.decode("utf-8"))
+        except (OSError, TypeError, ValueError, RecursionError):  # bad UTF-8 or JSON are ValueErrors
+            rec = None
+        if type(rec) is not dict or rec.get("t") != "prior" or rec.get("id") != p[0]:
+            from priors.core.errors import DamagedLedger
+
+            raise DamagedLedger("priors: .priors/ledger.jsonl changed in place while this command read it "
+                                "(another program wrote into it) — see `priors verify`, then run the command again")
+        if p[7] is not None:
+            rec["facets"] = p[7]  # one shared dict per distinct facet set
+        return rec
+
+    def close(self) -> None:
+        _close(self)
 
 
-class BlobSource:
-    """The packed records of one loaded snapshot: the blob region at the end of fold.bin.
+class Snapshot:
+    """The fold.bin a state was read from: its facet table and row chunks, and (POSIX) the open file,
+    so that a rewrite copies every row chunk that did not change instead of encoding it again."""
 
-    Loading reads only the small rows; a record is read (pread, CRC-checked) when a verb asks for
-    it, from the very file that was loaded — the descriptor is kept, so a later rewrite of
-    fold.bin cannot mix versions. A damaged record falls back to folding the ledger prefix the
-    snapshot stood for, so the cache still never changes a result.
-    """
-
-    def __init__(self, fd: Optional[int], start: int, size: int, ledger: Path, length: int, digest: bytes) -> None:
-        self.fd, self.start, self.size = fd, start, size
-        self.ledger, self.length, self.digest = ledger, length, digest
-        self._all: Optional[bytes] = None
-        self._fresh: Optional[State] = None
-        # the layout of the file, so that a rewrite can copy what did not change (see _rewrite)
+    def __init__(self) -> None:
+        self.fd: Optional[int] = None
         self.table: List[Any] = []
         self.chunks: List[Tuple[int, int, int]] = []  # each row chunk's file offset, length (with its
         self.rows = 0                                   # 16-byte head) and first row
 
-    def inflate(self, p: PriorState) -> Dict[str, Any]:
-        return inflate(p)
-
-    def get(self, packed: Tuple[int, int, int]) -> Optional[bytes]:
-        off, ln, crc = packed
-        if self._all is not None:
-            blob = self._all[off:off + ln]
-        else:
-            try:
-                blob = _pread(self.fd, ln, self.start + off)
-            except (OSError, TypeError):
-                return None
-        return blob if len(blob) == ln and zlib.crc32(blob) == crc else None
-
-    def region(self) -> bytes:
-        """All the records at once (a snapshot rewrite needs every one)."""
-        if self._all is None:
-            try:
-                self._all = _pread(self.fd, self.size, self.start)
-            except (OSError, TypeError):
-                self._all = b""
-        return self._all
-
-    def recover(self, pid: str) -> Dict[str, Any]:
-        from priors.core.errors import DamagedLedger
-
-        if self._fresh is None:
-            data = read_ledger(self.ledger)
-            if len(data) < self.length or hashlib.sha256(memoryview(data)[:self.length]).digest() != self.digest:
-                raise DamagedLedger("priors: .priors/cache/fold.bin is damaged and the ledger changed meanwhile — "
-                                    "delete .priors/cache/ and run the command again; nothing was written")
-            self._fresh = fresh_fold(data[:self.length])[0]
-            try:
-                os.unlink(str(self.ledger.parent / CACHE_DIR / CACHE_FILE))  # rebuilt by the next load
-            except OSError:
-                pass
-        return dict(self._fresh.priors[pid].rec)
-
     def close(self) -> None:
-        if self.fd is not None:
-            try:
-                os.close(self.fd)
-            except OSError:
-                pass
-            self.fd = None
+        _close(self)
 
     def __del__(self) -> None:
         try:
@@ -176,38 +149,31 @@ class BlobSource:
             pass
 
 
+def _close(holder: Any) -> None:
+    if holder.fd is not None:
+        try:
+            os.close(holder.fd)
+        except OSError:
+            pass
+        holder.fd = None
+
+
+LedgerSource.__del__ = Snapshot.__del__  # type: ignore[assignment]
+
+
 def _pread(fd: Optional[int], n: int, offset: int) -> bytes:
     if fd is None:
-        raise OSError("no snapshot file")
+        raise OSError("no file")
     if hasattr(os, "pread"):
         return os.pread(fd, n, offset)
-    os.lseek(fd, offset, os.SEEK_SET)  # pragma: no cover - Windows reads the region eagerly instead
+    os.lseek(fd, offset, os.SEEK_SET)  # pragma: no cover - Windows keeps the bytes instead
     return os.read(fd, n)
-
-
-def _pack(rec: Dict[str, Any], table: List[Any], index: Dict[Any, int]) -> Tuple[int, bytes]:
-    f = rec.get("facets")
-    if type(f) is dict:
-        key = tuple(f.items())
-        try:
-            i = index.get(key)  # found: equal to facets already checked to be all text (only text equals text)
-        except TypeError:  # a facet value that is a list or an object: not tabled
-            return -1, marshal.dumps(rec, 4)
-        if i is None:
-            if not all(type(k) is str and type(v) is str for k, v in key):
-                return -1, marshal.dumps(rec, 4)
-            i = index[key] = len(table)
-            table.append(dict(f))
-        rec = dict(rec)
-        rec["facets"] = i
-        return i, marshal.dumps(rec, 4)
-    return -1, marshal.dumps(rec, 4)
 
 
 def _facet_index(fac: Optional[Dict[str, Any]], table: List[Any], index: Dict[Any, int]) -> int:
     if fac is None:
         return -1
-    i = index.get(id(fac))  # a cached state shares a handful of facet dicts: find them by identity first
+    i = index.get(id(fac))  # a state shares a handful of facet dicts: find them by identity first
     if i is not None and table[i] is fac:
         return i
     key = tuple(fac.items())
@@ -219,81 +185,77 @@ def _facet_index(fac: Optional[Dict[str, Any]], table: List[Any], index: Dict[An
     return i
 
 
+def _mover(pieces: List[Any]) -> Any:
+    """offset → offset in a ledger rewritten as `pieces` (spans (start, end) of the old bytes, or new
+    bytes): a line inside a kept span moves with it; any other line has no place (None)."""
+    starts: List[int] = []
+    spans: List[Tuple[int, int, int]] = []
+    at = 0
+    for piece in pieces:
+        if isinstance(piece, tuple):
+            starts.append(piece[0])
+            spans.append((piece[0], piece[1], at))
+            at += piece[1] - piece[0]
+        else:
+            at += len(piece)
+
+    def move(packed: Tuple[int, int]) -> Optional[Tuple[int, int]]:
+        off, ln = packed
+        k = bisect_right(starts, off) - 1
+        if k < 0 or off + ln > spans[k][1]:
+            return None
+        return spans[k][2] + off - spans[k][0], ln
+
+    return move
+
+
 class _Encoder:
-    """Encodes priors into rows and packed records, appending to one facet table and one blob region.
+    """Encodes priors into rows, appending to one facet table. `move`: the ledger was rewritten
+    (redact) and every line offset goes through it."""
 
-    `keep`: a loaded snapshot whose blob region the new file keeps as is — a prior still packed
-    there keeps its (offset, length, crc); any other packed prior is copied over, with its CRC.
-    """
-
-    def __init__(self, table: List[Any], keep: Optional["BlobSource"] = None, at: int = 0) -> None:
+    def __init__(self, table: List[Any], move: Any = None) -> None:
         if PriorState.LAYOUT != _LAYOUT or CallState.__slots__ != ("rec", "resolved"):
             raise TypeError("fold state changed shape; the cache does not know it")
         self.table = table
+        self.move = move
         self.index: Dict[Any, int] = {}
         for i, fac in enumerate(table):
             self.index.setdefault(tuple(fac.items()), i)
             self.index[id(fac)] = i
-        self.keep = keep
-        self.at = at  # where the next blob goes in the region
-        self.blobs: List[bytes] = []
-        self.one: Dict[Any, Any] = {}  # one object per distinct ref, ns and status: marshal then stores each once
-        self.regions: Dict[int, bytes] = {}
+        self.one: Dict[Any, Any] = {}  # one object per distinct status: marshal then stores each once
 
     def rows(self, priors: Any) -> List[Any]:
-        """One row per prior (PriorState.LAYOUT, facets as a table index). This loop runs 100k times on
-        a full rewrite, hence the indexing by position and no calls it can spare."""
-        table, index, one, keep, blobs = self.table, self.index, self.one, self.keep, self.blobs
-        at = self.at
+        """One row per prior. This loop runs 100k times on a full write, hence the indexing by
+        position and no calls it can spare."""
+        table, index, one, move = self.table, self.index, self.one, self.move
         rows = []
         for p in priors:
             status = one.setdefault(p[1], p[1])
-            if p[5] is None:
-                src: BlobSource = p[11]
-                if src is keep:  # the region is kept: so is where the record lies in it
-                    rows.append((p[0], status, p[2], p[3], p[4], None, p[6], _facet_index(p[7], table, index),
-                                 p[8], p[9], p[10], None))
-                    continue
-                # packed by an earlier snapshot: bytes copied with their stored CRC (damage stays detectable);
-                # ns and ref are already shared objects, which marshal stores once
-                region = self.regions.get(id(src))
-                if region is None:
-                    region = self.regions[id(src)] = src.region()
-                off, ln, crc = p[6]
-                blob = region[off:off + ln]
-                if len(blob) != ln:
-                    raise ValueError("a packed record is missing")  # the snapshot is then simply not written
-                rows.append((p[0], status, p[2], p[3], p[4], None, (at, ln, crc), _facet_index(p[7], table, index),
-                             p[8], p[9], p[10], None))
-            else:
-                rec = p[5]
-                fi, blob = _pack(rec, table, index)
-                ns, ref = rec.get("ns"), p.scope_ref
-                if ref is not None:
-                    ref = one.setdefault(("r", ref), ref)
-                if isinstance(ns, str):
-                    ns = one.setdefault(("n", ns), ns)
-                rows.append((p[0], status, p[2], p[3], p[4], None, (at, len(blob), zlib.crc32(blob)), fi, ns, ref,
-                             rec.get("review_every"), None))
-            blobs.append(blob)
-            at += len(blob)
-        self.at = at
+            packed = p[6]
+            if packed is None:  # known only in memory: the record itself
+                rows.append((p[0], status, p[2], p[3], p[4], p[5], None, -1, None, None, None, None))
+                continue
+            if move is not None:
+                packed = move(packed)
+                if packed is None:
+                    raise ValueError("a record's line has no place in the rewritten ledger")  # not written, then
+            rows.append((p[0], status, p[2], p[3], p[4], None, packed, _facet_index(p[7], table, index),
+                         p[8], p[9], p[10], None))
         return rows
 
     def head(self, st: State) -> Tuple[Any, ...]:
         """(facet table, calls, the other fields): encode it after every row, which may add facets."""
         calls = [(c.rec, c.resolved) for c in st.calls]
-        rest = {name: getattr(st, name) for name in State.__slots__ if name not in ("priors", "calls")}
+        rest = {name: getattr(st, name) for name in st.fields() if name not in ("priors", "calls")}
         return self.table, calls, rest
 
 
-def _encode_state(st: State) -> Tuple[List[Any], List[bytes]]:
-    """([head, rows, rows, ...], blobs): head = (facet table, calls, other fields); rows in slices of
-    ROWS, each prior's packed record given as (offset, length, crc32) into the concatenated blobs."""
-    enc = _Encoder([])
+def _encode_state(st: State, move: Any = None) -> List[Any]:
+    """[head, rows, rows, ...]: head = (facet table, calls, other fields); rows in slices of ROWS."""
+    enc = _Encoder([], move)
     rows = enc.rows(st.priors.values())
     n = rows_per_chunk()
-    return [enc.head(st)] + [rows[i:i + n] for i in range(0, len(rows), n)], enc.blobs
+    return [enc.head(st)] + [rows[i:i + n] for i in range(0, len(rows), n)]
 
 
 def _decode_head(head: Tuple[Any, ...]) -> Tuple[State, List[Any]]:
@@ -302,66 +264,76 @@ def _decode_head(head: Tuple[Any, ...]) -> Tuple[State, List[Any]]:
     st.calls = [CallState(rec, resolved) for rec, resolved in calls_rows]
     for name, v in rest.items():
         setattr(st, name, v)
+    _fold.index_calls(st)
     return st, table
 
 
-def _decode_rows(st: State, table: List[Any], rows: List[Any], src: "BlobSource") -> None:
+def _decode_rows(st: State, table: List[Any], rows: List[Any], src: LedgerSource) -> None:
     """Rows are PriorState.LAYOUT with the facets as a table index: the list is built in C."""
     made = list(map(PriorState, rows))
     for p in made:
         fi = p[7]
         p[7] = table[fi] if fi >= 0 else None
-        p[11] = src
+        if p[6] is not None:
+            p[11] = src
     st.priors.update(zip([p[0] for p in made], made))
 
 
 # ---------------------------------------------------------------- reading and writing the snapshot
 #
 # fold.bin = MAGIC, signature(32), ledger prefix length(8), its line count(8), its sha256(32),
-# chunk count(8), blob region size(8); then per chunk: size(8), crc32(8), marshal bytes; then the
-# blob region: every prior's packed record, each with its CRC in its row. Chunks are read one at
-# a time so a large state never sits in memory twice; the blob region is not read at load at all.
+# chunk count(8); then per chunk: size(8), crc32(8), marshal bytes. Chunks are read one at a time
+# so a large state never sits in memory twice.
 
-_HEAD = len(MAGIC) + 32 + 8 + 8 + 32 + 8 + 8
+_HEAD = len(MAGIC) + 32 + 8 + 8 + 32 + 8
 
 
 def _u64(b: bytes, i: int) -> int:
     return int.from_bytes(b[i:i + 8], "big")
 
 
-def _read_snapshot(priors_dir: Path, ledger: Path,
-                   want_data: bool) -> Optional[Tuple[State, int, int, Any, bytes, "BlobSource"]]:
-    """(state, prefix length, lines, running sha256, tail, its records' source) when the snapshot is
-    intact and matches the ledger."""
+def _read_snapshot(priors_dir: Path, ledger: Path, want_data: bool) -> Optional[Tuple[Any, ...]]:
+    """(state, prefix length, lines, running sha256, rest of the ledger, snapshot) when the snapshot
+    is intact and matches the ledger. The rest is the whole ledger when `want_data`."""
     path = cache_dir(priors_dir) / CACHE_FILE
     try:
         fh = open(str(path), "rb")
     except OSError:
         return None
+    src = LedgerSource()
+    snap = Snapshot()
     with fh:
         head = fh.read(_HEAD)
         if len(head) != _HEAD or not head.startswith(MAGIC) or head[len(MAGIC):len(MAGIC) + 32] != _signature():
             return None
         i = len(MAGIC) + 32
         length, lines = _u64(head, i), _u64(head, i + 8)
-        digest, nchunks, blob_size = head[i + 16:i + 48], _u64(head, i + 48), _u64(head, i + 56)
-        check = Background(prefix_matches, (ledger, length, digest, want_data),  # beside the decoding below
+        digest, nchunks = head[i + 16:i + 48], _u64(head, i + 48)
+        whole = want_data or not KEEP_OPEN
+        check = Background(open_prefix, (ledger, length, digest, whole, not whole),  # beside the decoding
                            length >= Background.THREAD_BYTES)
-        src = BlobSource(None, 0, blob_size, ledger, length, digest)  # its start is known after the chunks
         try:
-            st = _decode_snapshot(fh, nchunks, blob_size, src)
+            st = _decode_snapshot(fh, nchunks, snap, src)
+            if st is not None and KEEP_OPEN:
+                snap.fd = os.dup(fh.fileno())  # a rewrite copies unchanged chunks from this very file
         except (OSError, ValueError, TypeError, EOFError, IndexError):
             st = None
     hit = check.result()
     if st is None or hit is None:
-        src.close()
+        snap.close()
+        if hit is not None and hit[2] is not None:
+            os.close(hit[2])
         return None
-    h, rest = hit
-    return st, length, lines, h, rest, src
+    h, rest, fd = hit
+    if whole:
+        src.data = rest  # the whole ledger: records are sliced from it
+    else:
+        src.fd = fd
+    return st, length, lines, h, rest, snap, src
 
 
-def _decode_snapshot(fh: Any, nchunks: int, blob_size: int, src: "BlobSource") -> Optional[State]:
-    """The state in the snapshot's chunks (None if one is torn or damaged); `src` learns its layout."""
+def _decode_snapshot(fh: Any, nchunks: int, snap: Snapshot, src: LedgerSource) -> Optional[State]:
+    """The state in the snapshot's chunks (None if one is torn or damaged); `snap` learns its layout."""
     st: Optional[State] = None
     table: List[Any] = []
     for _ in range(nchunks):
@@ -377,78 +349,65 @@ def _decode_snapshot(fh: Any, nchunks: int, blob_size: int, src: "BlobSource") -
         del chunk
         if st is None:
             st, table = _decode_head(obj)
-            src.table = table
+            snap.table = table
         else:
             _decode_rows(st, table, obj, src)
-            src.chunks.append((at, 16 + size, src.rows))
-            src.rows += len(obj)
-    start = fh.tell()
-    if st is None or os.fstat(fh.fileno()).st_size != start + blob_size:
+            snap.chunks.append((at, 16 + size, snap.rows))
+            snap.rows += len(obj)
+    if st is None or os.fstat(fh.fileno()).st_size != fh.tell():
         return None
-    src.start = start
-    if os.name == "nt" or blob_size < EAGER_BLOBS:
-        src._all = fh.read(blob_size)  # small, or Windows (an open file could not be replaced)
-    else:
-        src.fd = os.dup(fh.fileno())  # the records are read from this very file, on demand
     return st
 
 
-def _write_snapshot(priors_dir: Path, length: int, digest: bytes, lines: int, st: State) -> None:
+def _write_snapshot(priors_dir: Path, length: int, digest: bytes, lines: int, st: State, move: Any = None) -> None:
     """Best effort, atomic (temp + rename). Never raises."""
     try:
-        parts, blobs = _encode_state(st)
-        chunks = [_chunk(c) for c in parts]
+        chunks = [_chunk(c) for c in _encode_state(st, move)]
     except (ValueError, TypeError):
         return
-    header = _header(length, lines, digest, len(chunks), sum(len(b) for b in blobs))
-    write_file(priors_dir, CACHE_FILE, [header] + chunks + [b"".join(blobs)], describes=(length, digest))
+    write_file(priors_dir, CACHE_FILE, [_header(length, lines, digest, len(chunks))] + chunks,
+               describes=(length, digest))
 
 
-def _header(length: int, lines: int, digest: bytes, nchunks: int, blob_size: int) -> bytes:
-    return (MAGIC + _signature() + length.to_bytes(8, "big") + lines.to_bytes(8, "big") + digest
-            + nchunks.to_bytes(8, "big") + blob_size.to_bytes(8, "big"))
+def _header(length: int, lines: int, digest: bytes, nchunks: int) -> bytes:
+    return MAGIC + _signature() + length.to_bytes(8, "big") + lines.to_bytes(8, "big") + digest + nchunks.to_bytes(8, "big")
 
 
-def _rewrite(priors_dir: Path, length: int, digest: bytes, lines: int, st: State, src: Optional["BlobSource"],
-             dirty: Any, scrub: Tuple[str, ...] = ()) -> bool:
-    """Write the snapshot of `st` — loaded from `src`, and changed since only in the priors `dirty`
-    and in the ledger-wide fields — copying from the file `src` was read every row chunk that holds
-    no such prior, and its whole blob region: the cost is that of the change, not of the ledger.
+def _rewrite(priors_dir: Path, length: int, digest: bytes, lines: int, st: State, snap: Optional[Snapshot],
+             dirty: Any) -> bool:
+    """Write the snapshot of `st` — read from `snap`, and changed since only in the priors `dirty`
+    and in the ledger-wide fields — copying from the file `snap` was read every row chunk that holds
+    no such prior: the cost is that of the change, not of the ledger. (The ledger only grew, so
+    every line a copied row points at is where it was.)
 
-    `scrub` (redact): priors whose old records must not survive even as unused bytes; their blobs
-    are zeroed, and their facets dropped from the table unless another prior has the same.
     False when it cannot (no open snapshot file, as on Windows): then the caller writes it whole.
     """
-    if src is None or src.fd is None or src._all is not None or not src.chunks:
+    if snap is None or snap.fd is None or not snap.chunks:
         return False
     keys = list(st.priors)
-    if len(keys) < src.rows:
+    if len(keys) < snap.rows:
         return False
-    starts = [c[2] for c in src.chunks]
-    touched = set(dirty) | set(scrub)
-    pos = dict(zip(keys, range(len(keys)))) if len(touched) > 8 else None
+    starts = [c[2] for c in snap.chunks]
+    pos = dict(zip(keys, range(len(keys)))) if len(dirty) > 8 else None
     redo = set()
-    for pid in touched:
+    for pid in dirty:
         if pid in st.priors:
             i = pos[pid] if pos is not None else keys.index(pid)
-            if i < src.rows:
+            if i < snap.rows:
                 redo.add(bisect_right(starts, i) - 1)
-    grown = len(keys) > src.rows  # new priors: the last chunk is redone with them, in chunks of ROWS
+    grown = len(keys) > snap.rows  # new priors: the last chunk is redone with them, in chunks of ROWS
     n = rows_per_chunk()
     try:
-        enc = _Encoder(list(src.table), keep=src, at=src.size)
-        zeros = _scrub_ranges(st, src, scrub, keys, pos, starts, enc.table)
-        if zeros is None:
-            return False
+        enc = _Encoder(list(snap.table))
         parts: List[Any] = []
-        last = len(src.chunks) - 1 if grown else len(src.chunks)
+        last = len(snap.chunks) - 1 if grown else len(snap.chunks)
         for k in range(last):
-            off, ln, first = src.chunks[k]
+            off, ln, first = snap.chunks[k]
             if k in redo:
-                end = src.chunks[k + 1][2] if k + 1 < len(src.chunks) else src.rows
+                end = snap.chunks[k + 1][2] if k + 1 < len(snap.chunks) else snap.rows
                 parts.append(_chunk(enc.rows(st.priors[key] for key in keys[first:end])))
             else:
-                parts.append((src.fd, off, ln))
+                parts.append((snap.fd, off, ln))
         count = last
         for i in range(starts[last] if grown else len(keys), len(keys), n):
             parts.append(_chunk(enc.rows(st.priors[key] for key in keys[i:i + n])))
@@ -456,15 +415,7 @@ def _rewrite(priors_dir: Path, length: int, digest: bytes, lines: int, st: State
         head = _chunk(enc.head(st))
     except (ValueError, TypeError, OSError, EOFError, IndexError):
         return False
-    at = 0
-    for off, ln in sorted(zeros):
-        if off > at:
-            parts.append((src.fd, src.start + at, off - at))
-        parts.append(bytes(ln))
-        at = max(at, off + ln)
-    if src.size > at:
-        parts.append((src.fd, src.start + at, src.size - at))
-    write_file(priors_dir, CACHE_FILE, [_header(length, lines, digest, 1 + count, enc.at), head] + parts + enc.blobs,
+    write_file(priors_dir, CACHE_FILE, [_header(length, lines, digest, 1 + count), head] + parts,
                describes=(length, digest))
     return True
 
@@ -472,40 +423,6 @@ def _rewrite(priors_dir: Path, length: int, digest: bytes, lines: int, st: State
 def _chunk(obj: Any) -> bytes:
     c = marshal.dumps(obj, 4)
     return len(c).to_bytes(8, "big") + zlib.crc32(c).to_bytes(8, "big") + c
-
-
-def _scrub_ranges(st: State, src: "BlobSource", scrub: Tuple[str, ...], keys: List[str], pos: Optional[Dict[str, int]],
-                  starts: List[int], table: List[Any]) -> Optional[List[Tuple[int, int]]]:
-    """The region ranges of the `scrub` priors' old records (read from their old rows), to be zeroed;
-    a facet entry only they had is blanked in `table`. None if an old row is not where it should be."""
-    zeros = []
-    for pid in scrub:
-        if pid not in st.priors:
-            continue
-        i = pos[pid] if pos is not None else keys.index(pid)
-        if i >= src.rows:
-            continue  # not in the old snapshot at all
-        off, ln, first = src.chunks[bisect_right(starts, i) - 1]
-        raw = _pread(src.fd, ln, off)
-        if len(raw) != ln or zlib.crc32(raw[16:]) != _u64(raw, 8):
-            return None
-        row = marshal.loads(raw[16:])[i - first]
-        if row[0] != pid:
-            return None
-        zeros.append(row[6][:2])
-        fi = row[7]
-        if fi >= 0 and not _facets_shared(st, table[fi]):  # st holds the scrubbed prior's new state
-            table[fi] = {}
-    return zeros
-
-
-def _facets_shared(st: State, fac: Any) -> bool:
-    """Does any prior have these facets? (Every row naming a table entry does.) Scans in C: the
-    facets beside packed records, then the inflated records."""
-    vals = list(st.priors.values())
-    if fac in list(map(itemgetter(7), vals)):
-        return True
-    return any(r.get("facets") == fac for r in map(itemgetter(5), vals) if r is not None)
 
 
 def write_file(priors_dir: Path, name: str, body: List[Any], describes: Optional[Tuple[int, bytes]] = None) -> None:
@@ -557,11 +474,11 @@ class Loaded:
     """The folded ledger; `data` is the ledger's bytes when asked for."""
 
     def __init__(self, state: State, length: int, hasher: Any, data: Optional[bytes], from_cache: bool,
-                 ends_with_newline: bool = True, src: Optional[BlobSource] = None,
+                 ends_with_newline: bool = True, snap: Optional[Snapshot] = None,
                  named: Optional[Dict[str, bool]] = None, lines: int = -1) -> None:
         self.state = state
         self.lines = lines  # newlines in the ledger (-1: not counted)
-        self.src = src  # the snapshot it was read from, if any
+        self.snap = snap  # the snapshot it was read from, if any
         self.named = named or {}  # the priors the records after that snapshot named
         self.ends_with_newline = ends_with_newline
         self.length = length
@@ -581,28 +498,9 @@ class Loaded:
         return self.length + len(appended), h.digest()
 
 
-def fresh_fold(data: bytes, name: str = ".priors/ledger.jsonl", first_line: int = 1) -> Tuple[State, int]:
-    """Parse (strictly) and fold; returns the state and the number of lines."""
-    if first_line == 1:
-        return _fold.fold_data(data, name), data.count(b"\n")
-    return _fold.fold(_parse_from(data, name, first_line)), data.count(b"\n")
-
-
-def _parse_from(data: bytes, name: str, first_line: int) -> List[Dict[str, Any]]:
-    """parse_lines, but with line numbers continuing after `first_line - 1` already-checked lines."""
-    from priors.core.errors import DamagedLedger
-
-    try:
-        return _fold.parse_lines(data, name)
-    except DamagedLedger as exc:
-        msg = str(exc)
-        marker = f"{name} line "
-        if marker in msg:
-            head, _, tail = msg.partition(marker)
-            num, _, rest = tail.partition(":")
-            if num.isdigit():
-                msg = f"{head}{marker}{int(num) + first_line - 1}:{rest}"
-        raise DamagedLedger(msg) from None
+def fresh_fold(data: bytes) -> Tuple[State, int]:
+    """Parse (strictly) and fold the whole ledger `data`; returns the state and the number of lines."""
+    return _fold.fold_data(data, _fold.LEDGER_NAME, LedgerSource(data=data)), data.count(b"\n")
 
 
 def load(priors_dir: Path, ledger: Path, want_data: bool = False) -> Loaded:
@@ -623,25 +521,23 @@ def _load(priors_dir: Path, ledger: Path, want_data: bool) -> Loaded:
     hit = _read_snapshot(priors_dir, ledger, want_data) if use else None
     if hit is None:
         return _fresh(priors_dir, read_ledger(ledger), use, want_data)
-    st, length, lines, h, rest, src = hit
-    data = rest if want_data else None
-    tail = memoryview(rest)[length:] if want_data else memoryview(rest)
+    st, length, lines, h, rest, snap, src = hit
+    tail = memoryview(rest)[length:] if src.data is rest else memoryview(rest)
     size = length + len(tail)
     named: Dict[str, bool] = {}
     total = lines
     if tail:
         tail_bytes = tail.tobytes()
-        records = _parse_from(tail_bytes, ".priors/ledger.jsonl", lines + 1)
-        for rec in records:
-            _fold.apply(st, rec)
+        records = _fold.fold_tail(st, tail_bytes, length, src, _fold.LEDGER_NAME, lines + 1)
         named = _fold.named_in(records)
         h.update(tail)
         total += tail_bytes.count(b"\n")
         if tail_bytes.endswith(b"\n") and len(tail_bytes) >= refresh_bytes():
             digest = h.digest()
-            if not _rewrite(priors_dir, size, digest, total, st, src, named):
+            if not _rewrite(priors_dir, size, digest, total, st, snap, named):
                 _write_snapshot(priors_dir, size, digest, total, st)
-    return Loaded(st, size, h, data, True, not tail or tail[-1:] == b"\n", src, named, total)
+    return Loaded(st, size, h, rest if want_data else None, True, not tail or tail[-1:] == b"\n", snap, named,
+                  total)
 
 
 def measure(data: bytes, pieces: Optional[List[Any]] = None, lines: Optional[int] = None) -> Background:
@@ -651,19 +547,14 @@ def measure(data: bytes, pieces: Optional[List[Any]] = None, lines: Optional[int
     return Background(measure_pieces, (data, pieces, lines), len(data) >= Background.THREAD_BYTES)
 
 
-def store(priors_dir: Path, st: State, measured: Background, loaded: Optional[Loaded] = None,
-          scrub: Tuple[str, ...] = ()) -> Tuple[int, bytes]:
+def store(priors_dir: Path, st: State, measured: Background, moved: Optional[List[Any]] = None) -> Tuple[int, bytes]:
     """Snapshot `st` as the fold of the ledger a verb rewrote (redact), `measured` by `measure`.
 
-    Given the `loaded` ledger `st` was derived from, changed only in the priors `scrub`, the
-    snapshot it came from is rewritten only where that changes it (`_rewrite`).
-    Returns the ledger's (length, sha256)."""
+    `moved`: the pieces the new ledger was made of, when `st`'s records still point into the old
+    one (every offset is carried over). Returns the ledger's (length, sha256)."""
     length, digest, lines, last = measured.result()
     if enabled() and length >= min_bytes() and last == 10:
-        done = loaded is not None and _rewrite(priors_dir, length, digest, lines, st, loaded.src,
-                                               set(loaded.named) | set(scrub), scrub)
-        if not done:
-            _write_snapshot(priors_dir, length, digest, lines, st)
+        _write_snapshot(priors_dir, length, digest, lines, st, None if moved is None else _mover(moved))
     return length, digest
 
 

@@ -58,9 +58,16 @@ def prefix_matches(ledger: Path, length: int, digest: bytes, want_data: bool) ->
     """Does the ledger start with the snapshot's bytes? Then (sha256 so far, the rest of the file).
 
     With want_data the rest is the whole file. Otherwise the prefix is hashed in 1 MiB steps and
-    only the tail is kept. One open file descriptor serves the whole read, so a writer's rename in
-    between cannot mix two versions.
-    """
+    only the tail is kept."""
+    hit = open_prefix(ledger, length, digest, want_data, keep=False)
+    return None if hit is None else hit[:2]
+
+
+def open_prefix(ledger: Path, length: int, digest: bytes, want_data: bool,
+                keep: bool = True) -> Optional[Tuple[Any, bytes, Optional[int]]]:
+    """`prefix_matches`, plus (with `keep`) a descriptor of the very file that was hashed, left open
+    for reading records back: one open file serves the whole read, so a writer's rename in between
+    cannot mix two versions, and records read later come from the bytes that were proven."""
     try:
         with open(str(ledger), "rb") as fh:
             if os.fstat(fh.fileno()).st_size < length:
@@ -68,7 +75,9 @@ def prefix_matches(ledger: Path, length: int, digest: bytes, want_data: bool) ->
             if want_data:
                 data = fh.read()
                 h = hashlib.sha256(memoryview(data)[:length])
-                return (h, data) if h.digest() == digest else None
+                if h.digest() != digest:
+                    return None
+                return h, data, os.dup(fh.fileno()) if keep else None
             h = hashlib.sha256()
             buf = bytearray(min(CHUNK, max(length, 1)))
             view = memoryview(buf)
@@ -81,7 +90,7 @@ def prefix_matches(ledger: Path, length: int, digest: bytes, want_data: bool) ->
                 left -= n
             if h.digest() != digest:
                 return None
-            return h, fh.read()
+            return h, fh.read(), os.dup(fh.fileno()) if keep else None
     except OSError:
         return None
 
