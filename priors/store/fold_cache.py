@@ -26,7 +26,7 @@ CACHE_FILE = "fold.bin"
 MAGIC = b"PRIORS-FOLD-CACHE\n"
 MIN_BYTES = 64 * 1024
 REFRESH_BYTES = 256 * 1024
-ROWS = 1024  # priors per row chunk: a rewrite redoes only the chunks that hold a changed prior
+ROWS = 1024  # priors per row chunk: a load decodes one chunk at a time, so rows never sit in memory twice
 
 
 def enabled() -> bool:
@@ -128,20 +128,6 @@ class LedgerSource:
     def close(self) -> None:
         _close(self)
 
-
-class Snapshot:
-    """The fold.bin a state was read from: its facet table and row chunks, and (POSIX) the open file,
-    so that a rewrite copies every row chunk that did not change instead of encoding it again."""
-
-    def __init__(self) -> None:
-        self.fd: Optional[int] = None
-        self.table: List[Any] = []
-        self.chunks: List[Tuple[int, int, int]] = []  # each row chunk's file offset, length (with its
-        self.rows = 0                                   # 16-byte head) and first row
-
-    def close(self) -> None:
-        _close(self)
-
     def __del__(self) -> None:
         try:
             self.close()
@@ -158,7 +144,6 @@ def _close(holder: Any) -> None:
         holder.fd = None
 
 
-LedgerSource.__del__ = Snapshot.__del__  # type: ignore[assignment]
 
 
 def _pread(fd: Optional[int], n: int, offset: int) -> bytes:
@@ -293,15 +278,14 @@ def _u64(b: bytes, i: int) -> int:
 
 
 def _read_snapshot(priors_dir: Path, ledger: Path, want_data: bool) -> Optional[Tuple[Any, ...]]:
-    """(state, prefix length, lines, running sha256, rest of the ledger, snapshot) when the snapshot
-    is intact and matches the ledger. The rest is the whole ledger when `want_data`."""
+    """(state, prefix length, lines, running sha256, rest of the ledger, records' source) when the
+    snapshot is intact and matches the ledger. The rest is the whole ledger when `want_data`."""
     path = cache_dir(priors_dir) / CACHE_FILE
     try:
         fh = open(str(path), "rb")
     except OSError:
         return None
     src = LedgerSource()
-    snap = Snapshot()
     with fh:
         head = fh.read(_HEAD)
         if len(head) != _HEAD or not head.startswith(MAGIC) or head[len(MAGIC):len(MAGIC) + 32] != _signature():
@@ -313,14 +297,11 @@ def _read_snapshot(priors_dir: Path, ledger: Path, want_data: bool) -> Optional[
         check = Background(open_prefix, (ledger, length, digest, whole, not whole),  # beside the decoding
                            length >= Background.THREAD_BYTES)
         try:
-            st = _decode_snapshot(fh, nchunks, snap, src)
-            if st is not None and KEEP_OPEN:
-                snap.fd = os.dup(fh.fileno())  # a rewrite copies unchanged chunks from this very file
+            st = _decode_snapshot(fh, nchunks, src)
         except (OSError, ValueError, TypeError, EOFError, IndexError):
             st = None
     hit = check.result()
     if st is None or hit is None:
-        snap.close()
         if hit is not None and hit[2] is not None:
             os.close(hit[2])
         return None
@@ -329,15 +310,14 @@ def _read_snapshot(priors_dir: Path, ledger: Path, want_data: bool) -> Optional[
         src.data = rest  # the whole ledger: records are sliced from it
     else:
         src.fd = fd
-    return st, length, lines, h, rest, snap, src
+    return st, length, lines, h, rest, src
 
 
-def _decode_snapshot(fh: Any, nchunks: int, snap: Snapshot, src: LedgerSource) -> Optional[State]:
-    """The state in the snapshot's chunks (None if one is torn or damaged); `snap` learns its layout."""
+def _decode_snapshot(fh: Any, nchunks: int, src: LedgerSource) -> Optional[State]:
+    """The state in the snapshot's chunks (None if one is torn or damaged)."""
     st: Optional[State] = None
     table: List[Any] = []
     for _ in range(nchunks):
-        at = fh.tell()
         sizes = fh.read(16)
         if len(sizes) != 16:
             return None
@@ -349,11 +329,8 @@ def _decode_snapshot(fh: Any, nchunks: int, snap: Snapshot, src: LedgerSource) -
         del chunk
         if st is None:
             st, table = _decode_head(obj)
-            snap.table = table
         else:
             _decode_rows(st, table, obj, src)
-            snap.chunks.append((at, 16 + size, snap.rows))
-            snap.rows += len(obj)
     if st is None or os.fstat(fh.fileno()).st_size != fh.tell():
         return None
     return st
@@ -373,53 +350,6 @@ def _header(length: int, lines: int, digest: bytes, nchunks: int) -> bytes:
     return MAGIC + _signature() + length.to_bytes(8, "big") + lines.to_bytes(8, "big") + digest + nchunks.to_bytes(8, "big")
 
 
-def _rewrite(priors_dir: Path, length: int, digest: bytes, lines: int, st: State, snap: Optional[Snapshot],
-             dirty: Any) -> bool:
-    """Write the snapshot of `st` — read from `snap`, and changed since only in the priors `dirty`
-    and in the ledger-wide fields — copying from the file `snap` was read every row chunk that holds
-    no such prior: the cost is that of the change, not of the ledger. (The ledger only grew, so
-    every line a copied row points at is where it was.)
-
-    False when it cannot (no open snapshot file, as on Windows): then the caller writes it whole.
-    """
-    if snap is None or snap.fd is None or not snap.chunks:
-        return False
-    keys = list(st.priors)
-    if len(keys) < snap.rows:
-        return False
-    starts = [c[2] for c in snap.chunks]
-    pos = dict(zip(keys, range(len(keys)))) if len(dirty) > 8 else None
-    redo = set()
-    for pid in dirty:
-        if pid in st.priors:
-            i = pos[pid] if pos is not None else keys.index(pid)
-            if i < snap.rows:
-                redo.add(bisect_right(starts, i) - 1)
-    grown = len(keys) > snap.rows  # new priors: the last chunk is redone with them, in chunks of ROWS
-    n = rows_per_chunk()
-    try:
-        enc = _Encoder(list(snap.table))
-        parts: List[Any] = []
-        last = len(snap.chunks) - 1 if grown else len(snap.chunks)
-        for k in range(last):
-            off, ln, first = snap.chunks[k]
-            if k in redo:
-                end = snap.chunks[k + 1][2] if k + 1 < len(snap.chunks) else snap.rows
-                parts.append(_chunk(enc.rows(st.priors[key] for key in keys[first:end])))
-            else:
-                parts.append((snap.fd, off, ln))
-        count = last
-        for i in range(starts[last] if grown else len(keys), len(keys), n):
-            parts.append(_chunk(enc.rows(st.priors[key] for key in keys[i:i + n])))
-            count += 1
-        head = _chunk(enc.head(st))
-    except (ValueError, TypeError, OSError, EOFError, IndexError):
-        return False
-    write_file(priors_dir, CACHE_FILE, [_header(length, lines, digest, 1 + count), head] + parts,
-               describes=(length, digest))
-    return True
-
-
 def _chunk(obj: Any) -> bytes:
     c = marshal.dumps(obj, 4)
     return len(c).to_bytes(8, "big") + zlib.crc32(c).to_bytes(8, "big") + c
@@ -429,9 +359,8 @@ def write_file(priors_dir: Path, name: str, body: List[Any], describes: Optional
     """Write `cache/<name>` atomically (temp + rename), best effort: never raises, never follows a link.
 
     The cache is only ever an optimisation: a read-only `.priors/`, a full disk or a `cache`
-    that is not a plain folder just means it is not written. A part may be bytes, or
-    (fd, offset, length): that range of an open file, copied by the kernel where it can."""
-    from priors.store.files import copy_range, write_all
+    that is not a plain folder just means it is not written."""
+    from priors.store.files import write_all
 
     d = cache_dir(priors_dir)
     tmp = d / f".{name.split('.')[0]}.{os.getpid()}.tmp"
@@ -448,16 +377,13 @@ def write_file(priors_dir: Path, name: str, body: List[Any], describes: Optional
                      | getattr(os, "O_BINARY", 0), 0o644)
         try:
             for part in body:
-                if isinstance(part, tuple):
-                    copy_range(*part, fd)
-                else:
-                    write_all(fd, part)
+                write_all(fd, part)
         finally:
             os.close(fd)
         os.replace(str(tmp), str(d / name))
         if describes is not None and prefix_matches(priors_dir / "ledger.jsonl", describes[0], describes[1], False) is None:
-            # The ledger changed under this lock-free writer (a redact rewrote it): this snapshot may
-            # hold content that is gone from the ledger. Checked after the rename: a redact that
+            # The ledger changed under this lock-free writer (a redact rewrote it): this snapshot
+            # may describe content that is gone from the ledger (a call's claim). Checked after the rename: a redact that
             # replaced the ledger before it is seen here, one after it removes cache/ itself.
             os.unlink(str(d / name))
     except (OSError, EOFError):
@@ -474,11 +400,10 @@ class Loaded:
     """The folded ledger; `data` is the ledger's bytes when asked for."""
 
     def __init__(self, state: State, length: int, hasher: Any, data: Optional[bytes], from_cache: bool,
-                 ends_with_newline: bool = True, snap: Optional[Snapshot] = None,
-                 named: Optional[Dict[str, bool]] = None, lines: int = -1) -> None:
+                 ends_with_newline: bool = True, named: Optional[Dict[str, bool]] = None,
+                 lines: int = -1) -> None:
         self.state = state
         self.lines = lines  # newlines in the ledger (-1: not counted)
-        self.snap = snap  # the snapshot it was read from, if any
         self.named = named or {}  # the priors the records after that snapshot named
         self.ends_with_newline = ends_with_newline
         self.length = length
@@ -521,7 +446,7 @@ def _load(priors_dir: Path, ledger: Path, want_data: bool) -> Loaded:
     hit = _read_snapshot(priors_dir, ledger, want_data) if use else None
     if hit is None:
         return _fresh(priors_dir, read_ledger(ledger), use, want_data)
-    st, length, lines, h, rest, snap, src = hit
+    st, length, lines, h, rest, src = hit
     tail = memoryview(rest)[length:] if src.data is rest else memoryview(rest)
     size = length + len(tail)
     named: Dict[str, bool] = {}
@@ -533,11 +458,8 @@ def _load(priors_dir: Path, ledger: Path, want_data: bool) -> Loaded:
         h.update(tail)
         total += tail_bytes.count(b"\n")
         if tail_bytes.endswith(b"\n") and len(tail_bytes) >= refresh_bytes():
-            digest = h.digest()
-            if not _rewrite(priors_dir, size, digest, total, st, snap, named):
-                _write_snapshot(priors_dir, size, digest, total, st)
-    return Loaded(st, size, h, rest if want_data else None, True, not tail or tail[-1:] == b"\n", snap, named,
-                  total)
+            _write_snapshot(priors_dir, size, h.digest(), total, st)
+    return Loaded(st, size, h, rest if want_data else None, True, not tail or tail[-1:] == b"\n", named, total)
 
 
 def measure(data: bytes, pieces: Optional[List[Any]] = None, lines: Optional[int] = None) -> Background:
