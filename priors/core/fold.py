@@ -212,7 +212,13 @@ def fold_data(data: bytes, name: str = LEDGER_NAME, src: Any = None) -> State:
     as it is decoded and dropped. With a `src` (anything with `inflate(prior) -> record`: the store
     reading the ledger back), a prior keeps only where its line lies; without one it keeps its dict."""
     st = State()
-    if _each_clean(data, lambda rec, at, n: apply_at(st, rec, at, n, src)):
+
+    def sink(rec: Dict[str, Any], at: int, n: int) -> None:  # one call per line: apply_at, inlined
+        apply(st, rec)
+        if src is not None and rec.get("t") == "prior":
+            _pack(st, rec, at, n, src)
+
+    if _each_clean(data, sink):
         return st
     st = State()  # a deviation: start over strictly (rare; names the bad line)
     for rec, at, n in _parse_strict(data, name, 1):
@@ -236,8 +242,11 @@ _ONE: Dict[Any, Any] = {}  # one string object per distinct namespace across the
 def apply_at(st: State, rec: Dict[str, Any], at: int, n: int, src: Any) -> None:
     """`apply`, and when `rec` became a prior's record, keep where its line is instead of the dict."""
     apply(st, rec)
-    if src is None or rec.get("t") != "prior":
-        return
+    if src is not None and rec.get("t") == "prior":
+        _pack(st, rec, at, n, src)
+
+
+def _pack(st: State, rec: Dict[str, Any], at: int, n: int, src: Any) -> None:
     pid = rec.get("id")
     p = st.priors.get(pid) if type(pid) is str else None
     if p is None or p[5] is not rec:
@@ -332,14 +341,16 @@ def fold(records: Iterable[Dict[str, Any]]) -> State:
 
 
 def apply(st: State, rec: Dict[str, Any]) -> None:
-    """Advance the state by one ledger record."""
+    """Advance the state by one ledger record.
+
+    This runs once per ledger line on a first call (216k times at 100k priors), so it works on the
+    prior's list by position and inlines what a property or a method call would cost."""
     idx = st.records
-    st.records += 1
-    t = rec.get("t")
-    loop = st.loop
+    st.records = idx + 1
+    get = rec.get
+    t = get("t")
     block = t in BLOCK_TYPES
-    for key in ("run", "born"):
-        v = rec.get(key)
+    for v in (get("run"), get("born")):
         if type(v) is not str:
             continue  # no run id: numbers 0, starts no block
         n = _RUN_NUMBER.get(v)
@@ -348,27 +359,45 @@ def apply(st: State, rec: Dict[str, Any]) -> None:
         if n > st.max_run:
             st.max_run = n
         if block:
-            first = loop["first"]
+            first = st.loop["first"]
             if v not in first:
                 first[v] = idx
-    if t == "prior" or t == "event":
-        pid = rec.get("id")
-        spans = loop["spans"]
-        p = st.priors.get(pid) if isinstance(pid, str) else None
-        was = p is not None and p[1] in INJECTABLE
-        if t == "prior":
-            _apply_prior(st, rec)
-            if p is None and isinstance(pid, str):
-                _new_lesson(st, pid, idx)
+    if t == "event":
+        pid = get("id")
+        if type(pid) is not str:
+            return
+        action = get("action")
+        if action == "decide":
+            st.loop["decided"][pid] = idx
+        p = st.priors.get(pid)
+        if p is None:
+            return
+        was = p[1] in INJECTABLE
+        _apply_event(st, p, rec, action)
+        if was != (p[1] in INJECTABLE):
+            spans = st.loop["spans"].get(pid)
+            if spans is not None:
+                spans.append(idx + 1)
+    elif t == "prior":
+        pid = get("id")
+        if type(pid) is not str:
+            return
+        p = st.priors.get(pid)
+        _apply_prior(st, rec, pid)
+        if p is None:
+            _new_lesson(st, pid, rec, idx)
         else:
-            if rec.get("action") == "decide" and isinstance(pid, str):
-                loop["decided"][pid] = idx
-            _apply_event(st, rec)
-        if p is not None and pid in spans:
-            now = st.priors[pid][1] in INJECTABLE
-            if now != was:
-                spans[pid].append(idx + 1)
-    elif t == "call":
+            spans = st.loop["spans"].get(pid)
+            if spans is not None and (p[1] in INJECTABLE) != (st.priors[pid][1] in INJECTABLE):
+                spans.append(idx + 1)
+    else:
+        _apply_other(st, rec, t, idx)
+
+
+def _apply_other(st: State, rec: Dict[str, Any], t: Any, idx: int) -> None:
+    """Calls, scores, commits and the lessons loop's records."""
+    loop = st.loop
+    if t == "call":
         st.note_run(rec.get("run"))
         call = CallState(rec, bool(rec.get("redacted") is True))
         st.calls.append(call)
@@ -412,18 +441,18 @@ def index_calls(st: State) -> None:
         _await_decision(st, call)
 
 
-def _new_lesson(st: State, pid: str, idx: int) -> None:
+def _new_lesson(st: State, pid: str, rec: Dict[str, Any], idx: int) -> None:
     """A prior's first record: a run-start prior joins its namespace's lessons, shown from the next record on."""
-    p = st.priors.get(pid)
-    if p is None or p.facet("activation") != "run-start":
+    f = rec.get("facets")
+    if not isinstance(f, dict) or f.get("activation") != "run-start":
         return
-    ns = p.ns
+    ns = rec.get("ns")
     try:
         hash(ns)
     except TypeError:
         return
     st.loop["lessons"].setdefault(ns, []).append(pid)
-    st.loop["spans"][pid] = [idx + 1] if p[1] in INJECTABLE else []
+    st.loop["spans"][pid] = [idx + 1] if st.priors[pid][1] in INJECTABLE else []
 
 
 def forget_lesson(st: State, pid: str) -> None:
@@ -463,49 +492,48 @@ def _share_facets(rec: Dict[str, Any]) -> None:
     rec["facets"] = shared
 
 
-def _apply_prior(st: State, rec: Dict[str, Any]) -> None:
-    pid = rec.get("id")
-    if not isinstance(pid, str):
-        return
+def _apply_prior(st: State, rec: Dict[str, Any], pid: str) -> None:
     _share_facets(rec)
     digits = pid[2:]  # `P-` and four or more ASCII digits (PRIOR_RE), without a regex per record
     n = int(digits) if pid[:2] == "P-" and len(digits) >= 4 and digits.isascii() and digits.isdigit() else 0
     if n > st.max_prior:
         st.max_prior = n
-    st.note_run(rec.get("born"))
+    born = rec.get("born")
+    if type(born) is str and born not in st.run_pos:
+        st.note_run(born)
     if rec.get("redacted") is True:
-        st.priors[pid] = new_prior(pid, rec, "redacted", None, 0, -1)
+        st.priors[pid] = PriorState((pid, "redacted", None, 0, -1, rec, None, None, None, None, None, None))
         return
     sh = rec.get("scope_hash")
-    st.priors[pid] = new_prior(pid, rec, "open", sh if isinstance(sh, str) else None, 0, st.last_run_idx)
+    st.priors[pid] = PriorState((pid, "open", sh if type(sh) is str else None, 0, len(st.runs_order) - 1, rec,
+                                 None, None, None, None, None, None))
 
 
-def _apply_event(st: State, rec: Dict[str, Any]) -> None:
-    pid = rec.get("id")
-    p = st.priors.get(pid) if isinstance(pid, str) else None
-    if p is None:
-        return
-    st.note_run(rec.get("run"))
-    action = rec.get("action")
-    to = rec.get("to")
+def _apply_event(st: State, p: PriorState, rec: Dict[str, Any], action: Any) -> None:
+    """An event on the prior `p` it names. Positions: 1 status, 2 scope_hash, 3 miss, 4 human_idx."""
+    run = rec.get("run")
+    if type(run) is str and run not in st.run_pos:
+        st.note_run(run)
     if action == "scope-missing":
-        p.miss += 1
+        p[3] += 1
     elif action == "disposition":
         if p[1] in BINDING:
             return  # a person's binding decision is absolute: no agent verdict moves it (docs/protocol.md)
-        p.miss = 0
+        p[3] = 0
         sh = rec.get("scope_hash")
-        if isinstance(sh, str):
-            p.scope_hash = sh
-        p.status = "open" if to in ("still-open", "reaffirmed") else _verdict(to)
+        if type(sh) is str:
+            p[2] = sh
+        to = rec.get("to")
+        p[1] = "open" if to in ("still-open", "reaffirmed") else to if type(to) is str else "open"
     elif action == "decide":
-        p.miss = 0
-        p.status = "open" if to == "reopen" else "accepted" if to == "keep" else _verdict(to)
-        p.human_idx = st.last_run_idx
-        for call in st.awaiting.pop(p.id, ()):
+        to = rec.get("to")
+        p[3] = 0
+        p[1] = "open" if to == "reopen" else "accepted" if to == "keep" else to if type(to) is str else "open"
+        p[4] = len(st.runs_order) - 1
+        for call in st.awaiting.pop(p[0], ()):
             call.resolved = True
     elif action == "redact":
-        p.status = "redacted"
+        p[1] = "redacted"
 
 
 def named_in(records: Iterable[Dict[str, Any]]) -> Dict[str, bool]:
@@ -518,10 +546,6 @@ def named_in(records: Iterable[Dict[str, Any]]) -> Dict[str, bool]:
         if t in ("prior", "event") and isinstance(pid, str):
             out[pid] = out.get(pid, False) or t == "prior"
     return out
-
-
-def _verdict(to: Any) -> str:
-    return to if isinstance(to, str) else "open"
 
 
 def review_due(st: State, p: PriorState) -> bool:
