@@ -247,3 +247,31 @@ def test_the_fold_numbers_prior_ids_as_the_vocabulary_does(pid):
 
     st_ = fold([{"t": "prior", "id": pid, "ns": "web", "claim": "x"}])
     assert st_.max_prior == max(0, id_number(PRIOR_RE, pid))
+
+
+_prior_rec = st.fixed_dictionaries({
+    "t": st.just("prior"), "id": st.sampled_from(["P-0001", "P-0002", "P-0003", "P-0004"]),
+    "ns": st.one_of(st.sampled_from(["web", "api"]), st.integers(0, 2), st.lists(st.just("web"), max_size=1)),
+    "facets": st.sampled_from([{"obligation": "inject-as-instruction", "activation": "run-start"},
+                               {"obligation": "disposition-required", "activation": "verify-phase"}, "x"])})
+_event_rec = st.fixed_dictionaries({
+    "t": st.just("event"), "id": st.sampled_from(["P-0001", "P-0002", "P-0003", "P-0004"]),
+    "action": st.sampled_from(["disposition", "decide", "scope-missing", "redact"]),
+    "to": st.sampled_from(["fixed", "still-open", "stale", "accepted", "wontfix", "obsolete", "keep", "reopen"])})
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_prior_rec, _event_rec), max_size=40))
+def test_status_counts_are_each_priors_bucket_counted(recs):
+    """`tally` groups before it counts; the counts are still one `count_bucket` per prior."""
+    from priors.core.views import BUCKETS, count_bucket, tally
+
+    state = fold(recs)
+    want: dict = {}
+    for p in state.priors.values():
+        if isinstance(p.ns, str):
+            counts = want.setdefault(p.ns, dict.fromkeys(BUCKETS, 0))
+            if count_bucket(p):
+                counts[count_bucket(p)] += 1
+    got = tally(state)
+    assert got == want and list(got) == list(want)

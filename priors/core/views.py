@@ -11,7 +11,7 @@ from priors.core.vocabulary import display_status  # noqa: F401 (PRIORS.md rows 
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Dict, List, Optional, Sequence
+    from typing import Any, Dict, List, Optional, Sequence
 
 NO_PRIORS = "no priors yet — first run writes them"
 NO_PRIORS_OPEN = "no priors yet — the open run's commit writes the first ones"
@@ -24,9 +24,43 @@ BUCKETS = ("open", "fixed", "settled", "learned", "retired", "resting")
 def count_bucket(p: PriorState) -> str:
     """Which status column a prior counts in — first match wins (contract §7, status)."""
     status = p.status
+    return _bucket(status, p.miss >= REST_AFTER, status == "open" and p.facet("obligation") == "inject-as-instruction")
+
+
+def tally(st: State) -> Dict[str, Dict[str, int]]:
+    """Counts per (string) namespace, in the order of each namespace's first prior — one pass.
+
+    `count_bucket` per prior, counted first by (namespace, status, resting, learned) — a handful of
+    distinct keys — so the loop over 100k priors does no more than build one small tuple each."""
+    seen: Dict[Any, int] = {}
+    for p in st.priors.values():
+        r = p[5]
+        ns = p[8] if r is None else r.get("ns")
+        status = p[1]
+        learned = status == "open" and p.facet("obligation") == "inject-as-instruction"
+        key = (ns, status, p[3] >= REST_AFTER, learned)
+        try:
+            seen[key] = seen.get(key, 0) + 1
+        except TypeError:  # an unhashable namespace: not a string, not counted
+            continue
+    out: Dict[str, Dict[str, int]] = {}
+    for (ns, status, resting, learned), n in seen.items():
+        if not isinstance(ns, str):
+            continue
+        counts = out.get(ns)
+        if counts is None:
+            counts = out[ns] = dict.fromkeys(BUCKETS, 0)
+        bucket = _bucket(status, resting, learned)
+        if bucket:
+            counts[bucket] += n
+    return out
+
+
+def _bucket(status: str, resting: bool, learned: bool) -> str:
+    """`count_bucket`'s rules over the fields it reads."""
     if status == "redacted":
         return ""
-    if p.miss >= REST_AFTER and status not in BINDING:
+    if resting and status not in BINDING:
         return "resting"
     if status == "fixed":
         return "fixed"
@@ -34,27 +68,11 @@ def count_bucket(p: PriorState) -> str:
         return "retired"
     if status in BINDING:
         return "settled"
-    if status == "open" and p.facet("obligation") == "inject-as-instruction":
+    if learned:
         return "learned"
     if status in ("open", "stale"):
         return "open"
     return ""
-
-
-def tally(st: State) -> Dict[str, Dict[str, int]]:
-    """Counts per (string) namespace, in the order of each namespace's first prior — one pass."""
-    out: Dict[str, Dict[str, int]] = {}
-    for p in st.priors.values():
-        ns = p.ns
-        if not isinstance(ns, str):
-            continue
-        counts = out.get(ns)
-        if counts is None:
-            counts = out[ns] = dict.fromkeys(BUCKETS, 0)
-        bucket = count_bucket(p)
-        if bucket:
-            counts[bucket] += 1
-    return out
 
 
 def namespaces(st: State, known: Optional[List[str]] = None) -> List[str]:
