@@ -491,7 +491,7 @@ def check_ledger(data: bytes) -> Checked:
     """`check`, parsing each line once; the parsed records are kept for the other checks of `verify`."""
     import json
 
-    from priors.core.canonical import _FAST, _HIGH, _reject_constant, dumps
+    from priors.core.canonical import _FAST, _has_high, _reject_constant, dumps
 
     odd_numbers: List[str] = []  # a float, or a whole number too large to stay exact, in the current line
 
@@ -525,7 +525,7 @@ def check_ledger(data: bytes) -> Checked:
             continue
         records.append(rec)
         canonical = False
-        if not odd_numbers and not _HIGH.search(text):  # then the canonical text is the C encoder's
+        if not odd_numbers and not _has_high(text):  # then the canonical text is the C encoder's
             try:
                 canonical = _FAST(rec) == text
             except (TypeError, ValueError):
