@@ -1,12 +1,16 @@
 """Generate a deterministic, reference-shaped ledger for benchmarks and stress tests.
 
-    python bench/gen_ledger.py N OUT_DIR [--seed S]
+    python bench/gen_ledger.py N OUT_DIR [--seed S] [--runs R]
 
 writes OUT_DIR/.priors/{ledger.jsonl,runs/,.gitignore} holding N priors across a
 few namespaces: mixed types and presets, dispositions over many committed runs
 (every run block ends with its commit record), decides with and without
 reasons, reversal calls, scope-missing streaks that leave priors resting, and
-a few redaction tombstones. Same N and seed → the same bytes.
+a few redaction tombstones. Same N, seed and R → the same bytes.
+
+Without --runs each run adds 10–40 priors (about N / 25 runs: 802 at 20k). With
+--runs R (1 ≤ R ≤ N) there are exactly R runs and the N priors are spread evenly
+over them (`gen_ledger.py 20k DIR --runs 1000`: 20 a run).
 
 The generator also writes OUT_DIR/bench-scopes.json: the scope snapshot of a
 "typical run" in namespace `web` — about 50 verify items with a present scope
@@ -61,8 +65,9 @@ def scope_hash(ref: str, version: int) -> str:
 class Gen:
     """Builds the ledger as a list of records, tracking just enough state to keep it coherent."""
 
-    def __init__(self, n: int, seed: int) -> None:
+    def __init__(self, n: int, seed: int, runs: Optional[int] = None) -> None:
         self.n = n
+        self.runs = runs                              # exactly this many runs, or None: 10–40 priors a run
         self.rng = random.Random(seed)
         self.records: List[Dict[str, Any]] = []
         self.next_prior = 1
@@ -116,7 +121,8 @@ class Gen:
     def run_block(self) -> None:
         rng = self.rng
         ns = weighted(rng, NAMESPACES)
-        run = f"run-{self.next_run:03d}"
+        run_no = self.next_run
+        run = f"run-{run_no:03d}"
         self.next_run += 1
         counts = {"fixed": 0, "carried": 0, "touched": 0, "call": 0}
         # the world moved: some files changed since last run
@@ -157,7 +163,7 @@ class Gen:
             self.gone[ns].append(pid)
         # new priors
         born = []
-        for _ in range(min(rng.randint(10, 40), self.n - self.next_prior + 1)):
+        for _ in range(self._births(run_no)):
             rec = self.new_prior(ns, run)
             self.emit(rec)
             born.append(rec["id"])
@@ -184,6 +190,13 @@ class Gen:
             summary.append(f"  ? {counts['call'] + calls} need your call — `priors status --calls` to review")
         summary.append(f"New this run: {len(born)}")
         self.emit({"t": "run", "action": "commit", "run": run, "ns": ns, "summary": summary})
+
+    def _births(self, run_no: int) -> int:
+        """How many priors run `run_no` (1-based) adds: random by default; with --runs, run k adds
+        its even share, floor(N*k/R) - floor(N*(k-1)/R), so the R runs add exactly N."""
+        if self.runs is None:
+            return min(self.rng.randint(10, 40), self.n - self.next_prior + 1)
+        return self.n * run_no // self.runs - self.n * (run_no - 1) // self.runs
 
     def _settled_with_direction(self, ns: str) -> Optional[str]:
         for _ in range(20):
@@ -228,7 +241,7 @@ class Gen:
         self.info[pid]["status"] = "redacted"
 
     def generate(self) -> List[Dict[str, Any]]:
-        while self.next_prior <= self.n:
+        while self.next_prior <= self.n if self.runs is None else self.next_run <= self.runs:
             self.run_block()
             self.decides()
         for k in range(max(1, self.n // 5000)):
@@ -286,8 +299,8 @@ def write_tree(out: Path, records: List[Dict[str, Any]], scopes: Dict[str, str],
         (cdir / f"c{k:02d}.json").write_text(dumps(c), encoding="utf-8")
 
 
-def generate(n: int, out: Path, seed: int = 1) -> Dict[str, Any]:
-    gen = Gen(n, seed)
+def generate(n: int, out: Path, seed: int = 1, runs: Optional[int] = None) -> Dict[str, Any]:
+    gen = Gen(n, seed, runs)
     records = gen.generate()
     scopes, cands = typical_run_inputs(gen)
     write_tree(out, records, scopes, cands)
@@ -302,9 +315,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("n", type=lambda s: int(s.lower().replace("k", "000")))
     ap.add_argument("out", type=Path)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--runs", type=int, default=None,
+                    help="exactly this many runs, the priors spread evenly over them (default: 10–40 priors a run)")
     a = ap.parse_args(argv)
+    if a.runs is not None and not 1 <= a.runs <= a.n:
+        ap.error("--runs must be between 1 and N (every run adds at least one prior)")
     a.out.mkdir(parents=True, exist_ok=True)
-    info = generate(a.n, a.out, a.seed)
+    info = generate(a.n, a.out, a.seed, a.runs)
     print(json.dumps(info))
     return 0
 

@@ -312,8 +312,11 @@ def test_history_agrees_with_every_summary_in_a_rich_scenario(keeper):
 
 def _same_as_reference(recs):
     import history_reference as ref
+    from priors.core.history import history_and_state
 
-    assert [r.as_dict() for r in history_rows(recs)] == [r.as_dict() for r in ref.history_rows(recs)]
+    want = [r.as_dict() for r in ref.history_rows(recs)]
+    assert [r.as_dict() for r in history_rows(recs)] == want
+    assert [r.as_dict() for r in history_and_state(recs)[0]] == want  # the report's pass, the whole fold per record
     for ns in ("web", "api"):
         assert [r.as_dict() for r in history_rows(recs, ns)] == [r.as_dict() for r in ref.history_rows(recs, ns)]
     pids = sorted({r["id"] for r in recs if isinstance(r.get("id"), str)} | {"P-0001", "P-0002"})
@@ -332,6 +335,22 @@ def test_history_and_show_match_the_quadratic_reference_on_a_generated_ledger(tm
     for i, r in enumerate(recs):
         if r.get("t") == "prior" and i % 7 == 0 and r.get("redacted") is not True:
             recs[i] = dict(r, review_every=1 + i % 4)
+    _same_as_reference(recs)
+
+
+def test_history_matches_the_reference_on_a_ledger_of_many_small_runs(tmp_path):
+    """`gen_ledger.py N DIR --runs R`: exactly R runs sharing the N priors, the same bytes every
+    time — the shape the history benchmark uses (20k priors over 1,000 runs)."""
+    from conftest import gen_ledger
+    from priors.core.fold import parse_lines
+
+    gen = gen_ledger()
+    info = gen.generate(300, tmp_path / "a", runs=60)
+    assert info["runs"] == 60 and gen.generate(300, tmp_path / "b", runs=60)["sha256"] == info["sha256"]
+    recs = parse_lines((tmp_path / "a" / ".priors" / "ledger.jsonl").read_bytes())
+    assert sum(1 for r in recs if r.get("t") == "run") == 60
+    assert len({r["id"] for r in recs if r.get("t") == "prior"}) == 300
+    assert len(history_rows(recs)) == 60
     _same_as_reference(recs)
 
 

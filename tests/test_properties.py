@@ -275,3 +275,33 @@ def test_status_counts_are_each_priors_bucket_counted(recs):
                 counts[count_bucket(p)] += 1
     got = tally(state)
     assert got == want and list(got) == list(want)
+
+
+_ids = st.sampled_from(["P-0001", "P-0002", "P-0003"])
+_runs = st.one_of(st.sampled_from(["run-001", "run-002", "run-003", "run-1"]), st.none(), st.integers(0, 2))
+_line = st.one_of(
+    st.fixed_dictionaries({"t": st.just("prior"), "id": _ids, "born": _runs, "ns": st.just("web")},
+                          optional={"redacted": st.just(True), "scope_hash": st.sampled_from(["abc", 1])}),
+    st.fixed_dictionaries({"t": st.just("event"), "id": _ids, "run": _runs,
+                           "action": st.sampled_from(["disposition", "decide", "scope-missing", "redact", "other"]),
+                           "to": st.sampled_from(["fixed", "still-open", "stale", "keep", "reopen", "wontfix", 3])}),
+    st.fixed_dictionaries({"t": st.just("call"), "run": _runs, "conflicts_with": _ids, "call_id": st.just("c")}),
+    st.fixed_dictionaries({"t": st.just("run"), "run": _runs, "action": st.sampled_from(["commit", "abort"])}),
+    st.fixed_dictionaries({"t": st.sampled_from(["score", "injected", "learned", None]), "run": _runs}),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_line, max_size=30))
+def test_the_history_fold_moves_priors_runs_and_commits_as_the_whole_fold_does(recs):
+    """`apply_priors` (what `priors history` folds with) leaves the priors, the run order and the
+    commits exactly as `apply` does, after every line."""
+    from priors.core.fold import State, apply, apply_priors
+
+    whole, lean = State(), State()
+    for rec in recs:
+        apply(whole, rec)
+        apply_priors(lean, rec)
+        assert lean.priors == whole.priors
+        assert [list(p) for p in lean.priors.values()] == [list(p) for p in whole.priors.values()]
+        assert (lean.runs_order, lean.commits) == (whole.runs_order, whole.commits)

@@ -394,6 +394,32 @@ def apply(st: State, rec: Dict[str, Any]) -> None:
         _apply_other(st, rec, t, idx)
 
 
+def apply_priors(st: State, rec: Dict[str, Any]) -> None:
+    """`apply`, less what only the lessons loop (`State.loop`), the id counters and the calls are:
+    the priors, the run order and the commits advance exactly as `apply` advances them. For a
+    reader that folds the whole ledger record by record and reads nothing else (`priors
+    history`: ~30 % less fold per line); the state it leaves is not the ledger's. Keep it beside
+    `apply`: a new way a record moves a prior, a run or a commit goes into both."""
+    get = rec.get
+    t = get("t")
+    if t == "event":
+        pid = get("id")
+        p = st.priors.get(pid) if type(pid) is str else None
+        if p is not None:
+            _apply_event(st, p, rec, get("action"))
+    elif t == "prior":
+        pid = get("id")
+        if type(pid) is str:
+            _apply_prior(st, rec, pid)
+    elif t == "call":
+        st.note_run(get("run"))
+    elif t == "run" and get("action") == "commit":
+        run = get("run")
+        st.note_run(run)
+        if isinstance(run, str) and run not in st.commits:
+            st.commits[run] = rec
+
+
 def _apply_other(st: State, rec: Dict[str, Any], t: Any, idx: int) -> None:
     """Calls, scores, commits and the lessons loop's records."""
     loop = st.loop

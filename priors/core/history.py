@@ -4,10 +4,14 @@
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from operator import attrgetter
 
+from priors.core.plain import Plain
 from priors.core.vocabulary import SESSION_VIA, display_status
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from priors.core.chart import CATEGORIES, LABELS, chart_svg, quiet_streak  # noqa: F401 (re-exported)
 
@@ -18,20 +22,6 @@ CLAIM_WIDTH = 72
 def cut(text: str, width: int = CLAIM_WIDTH) -> str:
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def _belongs(rec: Dict[str, Any]) -> Optional[str]:
-    """The run a ledger line was written by (commit blocks), else None."""
-    t = rec.get("t")
-    if t == "prior":
-        v = rec.get("born")
-    elif t == "event" and rec.get("action") in ("disposition", "scope-missing"):
-        v = rec.get("run")
-    elif t in ("call", "run"):
-        v = rec.get("run")
-    else:
-        return None
-    return v if isinstance(v, str) else None
 
 
 # ------------------------------------------------------------------ show
@@ -225,38 +215,46 @@ def list_text(rows: Sequence[Dict[str, Any]]) -> str:
 # ------------------------------------------------------------------ history
 
 
-@dataclass
-class RunRow:
-    run: str
-    ns: Any
-    line: int
-    checked: int = 0
-    fixed: int = 0
-    carried: int = 0
-    touched: int = 0
-    your_call: int = 0
-    new: int = 0
-    resting: int = 0
-    open: int = 0
-    quiescent: bool = False
+COUNTS = ("checked", "fixed", "carried", "touched", "your_call", "new")
+ROW_FIELDS = ("run", "ns", "line", *COUNTS, "resting", "open", "quiescent")
+
+
+class RunRow(Plain):
+    """One committed run's row: equality and repr by its fields, as the dataclass it was — without
+    importing dataclasses (and the inspect module it pulls in) on every `priors history`."""
+
+    __slots__ = ROW_FIELDS
+
+    def __init__(self, run: str, ns: Any, line: int, checked: int = 0, fixed: int = 0, carried: int = 0,
+                 touched: int = 0, your_call: int = 0, new: int = 0, resting: int = 0, open: int = 0,
+                 quiescent: bool = False) -> None:
+        self.run, self.ns, self.line = run, ns, line
+        self.checked, self.fixed, self.carried, self.touched, self.your_call, self.new = checked, fixed, carried, touched, your_call, new
+        self.resting, self.open, self.quiescent = resting, open, quiescent
 
     def as_dict(self) -> Dict[str, Any]:
-        return {k: getattr(self, k) for k in ("run", "ns", "line", "checked", "fixed", "carried", "touched", "your_call", "new", "resting", "open", "quiescent")}
+        return {k: getattr(self, k) for k in ROW_FIELDS}
 
 
-@dataclass
-class _Acc:
-    counts: Dict[str, int] = field(default_factory=lambda: {k: 0 for k in ("checked", "fixed", "carried", "touched", "your_call", "new")})
-    nudges: Dict[Any, int] = field(default_factory=dict)
+class _Open:
+    """An uncommitted run's counts so far, and the review nudges due when it opened."""
+
+    __slots__ = ("counts", "nudges")
+
+    def __init__(self, nudges: Dict[Any, int]) -> None:
+        self.counts = dict.fromkeys(COUNTS, 0)
+        self.nudges = nudges
 
 
 def _counts_open(p: Any) -> bool:
     """Open as `priors status` counts it: not redacted, resting, fixed, retired, binding or a locked lesson; open or stale."""
-    if p.redacted or p.resting or p.status in ("fixed", "obsolete") or p.binding:
-        return False
-    if p.facet("obligation") == "inject-as-instruction" and p.status == "open":
-        return False
-    return p.status in ("open", "stale")
+    return _open(p.status, p.resting, p.facet("obligation"))
+
+
+def _open(status: Any, resting: bool, obligation: Any) -> bool:
+    """`_counts_open` from what it reads: redacted, fixed, retired and binding priors are neither
+    open nor stale, so only a resting prior and a locked lesson (open, inject-as-instruction) drop out."""
+    return not resting and (status == "stale" or (status == "open" and obligation != "inject-as-instruction"))
 
 
 def open_count(st: Any, ns: Any) -> int:
@@ -264,10 +262,38 @@ def open_count(st: Any, ns: Any) -> int:
     return sum(1 for p in st.priors.values() if p.ns == ns and _counts_open(p))
 
 
+_BASIS = attrgetter("status", "miss", "human_idx")  # what a prior's share is computed from, beside its record
+_OPEN, _RESTING = 1, 2  # a prior's share: counted open, counted resting (never both), or 0: neither
+
+
+class _Seen:
+    """One prior as the tally last counted it: the folded state it read, what that state's record
+    says (read once per state: a prior record makes a new one), the status, miss streak and last
+    human decision its share was computed from (`basis`), and the share: `code` (_OPEN, _RESTING
+    or 0) counted under namespace `where`."""
+
+    __slots__ = ("state", "ns", "plain", "activation", "obligation", "every", "basis", "code", "where")
+
+    def __init__(self, p: Any, was: Optional["_Seen"]) -> None:
+        ns, every = p.ns, p.review_every
+        try:
+            hash(ns)
+            self.plain = True
+        except TypeError:
+            self.plain = False  # counted the slow way, only for a run whose namespace is not a plain value
+        self.state, self.ns, self.basis = p, ns, None
+        self.activation, self.obligation = p.facet("activation"), p.facet("obligation")
+        self.every = every if isinstance(every, int) and not isinstance(every, bool) else None
+        self.code, self.where = (0, None) if was is None else (was.code, was.where)  # until `update` moves it
+
+
 class _Tally:
     """Per namespace, resting and open priors and the review nudges due, kept current record by
     record (a record changes only the prior it names; a nudge falls due as runs pass) — so history
-    is linear in the ledger instead of walking every prior for every run."""
+    is linear in the ledger instead of walking every prior for every run.
+
+    A record that leaves its prior's status, miss streak and last human decision as they were —
+    as most dispositions do — costs one comparison (`_Seen.basis`)."""
 
     def __init__(self) -> None:
         self.resting: Dict[Any, int] = {}
@@ -276,30 +302,62 @@ class _Tally:
         self.review: Dict[str, List[Any]] = {}  # id → [ns, the run position it falls due at, due yet]
         self.heap: List[Any] = []
         self.n = 0
+        self.seen: Dict[str, _Seen] = {}
 
-    def move(self, p: Any, sign: int) -> None:
+    def facts(self, pid: str, p: Any) -> _Seen:
+        """`pid` as last counted, for the prior state `p` (its share carries over to a new state)."""
+        e = self.seen.get(pid)
+        if e is None or e.state is not p:
+            e = self.seen[pid] = _Seen(p, e)
+        return e
+
+    def update(self, pid: str, p: Any) -> None:
+        """`pid`'s prior is now `p` (None: there is none): move its share and review if they changed."""
         if p is None:
+            return  # (a prior once folded never goes away: it had no share either)
+        e = self.seen.get(pid)
+        if e is None or e.state is not p:
+            e = self.facts(pid, p)
+        basis = _BASIS(p)
+        if basis == e.basis:
             return
-        ns = p.ns
-        try:
-            hash(ns)
-        except TypeError:
-            return  # counted the slow way, only for a run whose namespace is not a plain value
-        if p.resting:
-            self.resting[ns] = self.resting.get(ns, 0) + sign
-        if _counts_open(p):
-            self.open[ns] = self.open.get(ns, 0) + sign
-        if sign < 0:
-            e = self.review.pop(p.id, None)
-            if e is not None and e[2]:
-                self.due[e[0]] -= 1
-            return
-        every = p.review_every  # as fold.review_due: due once `every` runs passed its last human decision
-        if (isinstance(every, int) and not isinstance(every, bool) and p.facet("activation") == "run-start"
-                and p.status in ("open", "accepted", "wontfix")):
-            e = self.review[p.id] = [ns, p.human_idx + every, False]
+        e.basis = basis
+        status = basis[0]
+        code = 0
+        if e.plain:
+            if p.resting:
+                code = _RESTING
+            elif _open(status, False, e.obligation):
+                code = _OPEN
+        if code != e.code or (code and e.where != e.ns):
+            self._move(e, code)
+        due_at = None
+        if e.plain and e.every is not None and e.activation == "run-start" and status in ("open", "accepted", "wontfix"):
+            due_at = basis[2] + e.every  # as fold.review_due: due once `every` runs passed its last human decision
+        if due_at is not None or pid in self.review:
+            old = self.review.get(pid)
+            if old is None or old[1] != due_at or old[0] != e.ns:
+                self._reschedule(pid, e.ns, due_at)
+
+    def _move(self, e: _Seen, code: int) -> None:
+        """Count `e`'s prior as `code` under its namespace, no longer as it was counted."""
+        if e.code:
+            tally = self.resting if e.code == _RESTING else self.open
+            tally[e.where] -= 1
+        if code:
+            tally = self.resting if code == _RESTING else self.open
+            tally[e.ns] = tally.get(e.ns, 0) + 1
+        e.code, e.where = code, e.ns
+
+    def _reschedule(self, pid: str, ns: Any, due_at: Any) -> None:
+        """Its review falls due at `due_at` now (None: never): the old entry goes, due or not."""
+        e = self.review.pop(pid, None)
+        if e is not None and e[2]:
+            self.due[e[0]] -= 1
+        if due_at is not None:
+            e = self.review[pid] = [ns, due_at, False]
             self.n += 1
-            heapq.heappush(self.heap, (e[1], self.n, p.id, e))
+            heapq.heappush(self.heap, (due_at, self.n, pid, e))
 
     def nudges(self, st: Any) -> Dict[Any, int]:
         """Review nudges `relevant` would give now, per namespace (taken when a run opens)."""
@@ -328,63 +386,105 @@ def history_rows(records: Sequence[Dict[str, Any]], ns: Optional[str] = None) ->
     review nudges due when it opened; new = priors born in it; resting and open =
     priors of its namespace in that state right after its commit record.
     """
-    return history_and_state(records, ns)[0]
+    from priors.core.fold import apply_priors
+
+    return _walk(records, ns, apply_priors)[0]  # (the rows read only priors, runs and commits)
 
 
 def history_and_state(records: Sequence[Dict[str, Any]], ns: Optional[str] = None):
-    """(history_rows, the folded state): one pass for callers that need both (the report)."""
-    from priors.core.fold import State, apply
+    """(history_rows, the folded state): one pass for callers that need both (the report) — the
+    whole `apply` per record, where `history_rows` folds only what the rows read."""
+    from priors.core.fold import apply
+
+    return _walk(records, ns, apply)
+
+
+def _walk(records: Sequence[Dict[str, Any]], ns: Optional[str], step: Any):
+    """(the rows, the state `step` folded the records into).
+
+    One fold step and a few lookups per record. A line counts for the run that wrote it while
+    that run is uncommitted — a prior for its `born`, a disposition or scope-missing event, a call
+    or a run record for its `run` — against the state before the line; the prior it names then
+    has its share of the tallies moved (`_Tally.update`). The branches per record type are
+    written out: this loop runs once per ledger line."""
+    from priors.core.fold import State
 
     st = State()
+    priors, commits = st.priors, st.commits
     tally = _Tally()
+    update = tally.update
     rows: List[RunRow] = []
-    acc: Dict[str, _Acc] = {}
+    runs: Dict[str, _Open] = {}
     for no, rec in enumerate(records, 1):
-        run = _belongs(rec)
-        if run is not None and run not in acc and run not in st.commits:
-            acc[run] = _Acc(nudges=tally.nudges(st))
-        t, action = rec.get("t"), rec.get("action")
-        a = acc.get(run) if run is not None else None
-        if a is not None and run not in st.commits:
-            c = a.counts
-            pid = rec.get("id")
-            p = st.priors.get(pid) if t == "event" and isinstance(pid, str) else None
-            if t == "event" and p is not None and action == "disposition":
-                to = rec.get("to")
-                if p.facet("activation") != "run-start":
-                    c["checked"] += 1
-                if to == "fixed":
-                    c["fixed"] += 1
-                elif to in ("still-open", "reaffirmed"):
-                    c["carried"] += 1
-                elif to == "stale":
-                    c["touched"] += 1
-                elif to in ("challenged", "obsolete-proposed"):
-                    c["your_call"] += 1
-            elif t == "event" and p is not None and action == "scope-missing":
-                c["checked"] += 1
-            elif t == "prior" and isinstance(rec.get("id"), str) and rec.get("id") not in st.priors:
-                c["new"] += 1
-            elif t == "call":
-                c["your_call"] += 1
-        fresh_commit = t == "run" and action == "commit" and isinstance(run, str) and run not in st.commits
-        named = rec.get("id") if t in ("prior", "event") else None
-        if isinstance(named, str):
-            tally.move(st.priors.get(named), -1)
-        apply(st, rec)
-        if isinstance(named, str):
-            p = st.priors.get(named)
-            tally.move(p, 1)
-        if fresh_commit and a is not None:
-            rns = rec.get("ns")
-            c = a.counts
-            row = RunRow(run, rns, no, **c)  # type: ignore[arg-type]
-            row.your_call += a.nudges.get(rns, 0)
-            row.resting, row.open = tally.after_commit(st, rns)
-            row.quiescent = row.checked > 0 and row.carried == row.checked and not (row.fixed or row.touched or row.new or row.your_call)
-            if (ns is None or rns == ns) and rec.get("via") != SESSION_VIA:
-                rows.append(row)  # (a scored coding session is sealed as a run, but reviewed nothing: no row)
+        get = rec.get
+        t = get("t")
+        if t == "event":
+            pid = get("id")
+            p = priors.get(pid) if isinstance(pid, str) else None
+            action = get("action")
+            if action == "disposition" or action == "scope-missing":
+                run = get("run")
+                if isinstance(run, str) and run not in commits:
+                    a = runs.get(run) or _opened(runs, run, tally, st)
+                    if p is not None:
+                        c = a.counts
+                        if action == "scope-missing" or tally.facts(pid, p).activation != "run-start":
+                            c["checked"] += 1
+                        if action == "disposition":
+                            _count_verdict(c, get("to"))
+            step(st, rec)
+            if p is not None:  # (an event names an existing prior or changes nothing)
+                update(pid, priors.get(pid))
+        elif t == "prior":
+            pid, run = get("id"), get("born")
+            if isinstance(run, str) and run not in commits:
+                a = runs.get(run) or _opened(runs, run, tally, st)
+                if isinstance(pid, str) and pid not in priors:
+                    a.counts["new"] += 1
+            step(st, rec)
+            if isinstance(pid, str):
+                update(pid, priors.get(pid))
+        elif t == "call" or t == "run":
+            run = get("run")
+            a = None
+            if isinstance(run, str) and run not in commits:
+                a = runs.get(run) or _opened(runs, run, tally, st)
+                if t == "call":
+                    a.counts["your_call"] += 1
+            step(st, rec)
+            if a is not None and t == "run" and get("action") == "commit":  # the run's first commit
+                row = _row(run, get("ns"), no, a, tally, st)
+                if (ns is None or row.ns == ns) and get("via") != SESSION_VIA:
+                    rows.append(row)  # (a scored coding session is sealed as a run, but reviewed nothing: no row)
+        else:
+            step(st, rec)
     return rows, st
+
+
+def _opened(runs: Dict[str, _Open], run: str, tally: _Tally, st: Any) -> _Open:
+    """A run's first line: its counts start, with the review nudges due as it opened."""
+    a = runs[run] = _Open(tally.nudges(st))
+    return a
+
+
+def _count_verdict(c: Dict[str, int], to: Any) -> None:
+    if to == "fixed":
+        c["fixed"] += 1
+    elif to in ("still-open", "reaffirmed"):
+        c["carried"] += 1
+    elif to == "stale":
+        c["touched"] += 1
+    elif to in ("challenged", "obsolete-proposed"):
+        c["your_call"] += 1
+
+
+def _row(run: str, rns: Any, no: int, a: _Open, tally: _Tally, st: Any) -> RunRow:
+    """The row of a run, at its first commit record (line `no`)."""
+    row = RunRow(run, rns, no, **a.counts)
+    row.your_call += a.nudges.get(rns, 0)
+    row.resting, row.open = tally.after_commit(st, rns)
+    row.quiescent = row.checked > 0 and row.carried == row.checked and not (row.fixed or row.touched or row.new or row.your_call)
+    return row
 
 
 def _bar(row: RunRow, scale: float) -> str:
