@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any, Dict, List
 
@@ -335,6 +336,9 @@ def test_a_failed_commit_leaves_nothing_staged(keeper: Keeper, tmp_path: Path) -
     name = ruff_sarif(k, "r1.sarif")
     dry = tmp_path / "dry"
     shutil.copytree(str(k.root), str(dry))
+    # Both trees' files older than the snapshot's racy window (2 s), so that the dry run and the real
+    # one make the same writes (a racy file is not cached) and the fault lands on the same call.
+    time.sleep(2.1)
     argv = [sys.executable, str(REPO / "tests" / "faultrun.py"), "ingest-sarif", name, "--ns", "ruff", "--snapshot", "src"]
     env = dict(os.environ, PYTHONPATH=str(REPO), PRIORS_FAULT_LOG=str(tmp_path / "calls.log"), PRIORS_FAULT="0:none")
     r = subprocess.run(argv, cwd=str(dry), env=env, capture_output=True, text=True)
