@@ -140,6 +140,7 @@ def _status(status: int) -> int:
 
 
 def serve() -> int:
+    import gc
     import importlib
     import json
     import pkgutil
@@ -150,6 +151,7 @@ def serve() -> int:
 
     for mod in pkgutil.walk_packages(priors.__path__, "priors."):
         importlib.import_module(mod.name)
+    gc.freeze()  # what the children share stays shared: the collector does not walk (and so copy) it
     requests, answers = sys.stdin.buffer, sys.stdout
     for line in requests:
         if not line.strip():
