@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 import pytest
 
@@ -47,21 +47,92 @@ class Result:
         return f"<exit {self.code} out={self.out!r} err={self.err!r}>"
 
 
-def run_priors(cwd: Path, *args: str, stdin: Optional[str] = None, env: Optional[Dict[str, str]] = None) -> Result:
+# Variables read as a process starts (encoding, import path, hash seed, locale, the temp folder):
+# a call that sets any of them differently from the fork servers' start gets a real process.
+_STARTUP = ("PYTHON", "LC_", "LANG", "TMP", "TEMP")
+
+
+def _startup_env(env: Dict[str, str]) -> Dict[str, str]:
+    return {k: v for k, v in env.items() if k.startswith(_STARTUP)}
+
+
+class _ForkServers:
+    """Two tests/forkserver.py processes per test process, each with its own hash seed, used in turn."""
+
+    def __init__(self) -> None:
+        self.procs: List[Optional[subprocess.Popen]] = [None, None]
+        self.env: Optional[Dict[str, str]] = None  # the first call's: what the servers start with
+        self.turn = 0
+
+    def usable(self, env: Dict[str, str], cwd: Path) -> bool:
+        if os.environ.get("PRIORS_TEST_SUBPROCESS") == "1" or not hasattr(os, "fork") or not cwd.is_dir():
+            return False
+        if self.env is None:
+            self.env = dict(env)
+        return _startup_env(env) == _startup_env(self.env)
+
+    def call(self, cwd: Path, args, stdin: Optional[str], env: Dict[str, str]) -> subprocess.CompletedProcess:
+        self.turn = (self.turn + 1) % len(self.procs)
+        proc = self.procs[self.turn]
+        if proc is None or proc.poll() is not None:
+            proc = self.procs[self.turn] = subprocess.Popen(
+                [sys.executable, str(REPO / "tests" / "forkserver.py")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                env=self.env)
+        stdin_bytes = None if stdin is None else stdin.encode("utf-8")  # as subprocess.run(input=, encoding=) would
+        req = {"cwd": str(cwd), "argv": [str(a) for a in args], "env": env,
+               "stdin": None if stdin_bytes is None else stdin_bytes.decode("latin-1")}
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(json.dumps(req).encode("utf-8") + b"\n")
+        proc.stdin.flush()
+        line = proc.stdout.readline()
+        assert line, "tests/forkserver.py died"
+        answer = json.loads(line)
+        out, err = (answer[k].encode("latin-1").decode("utf-8") for k in ("stdout", "stderr"))
+        return subprocess.CompletedProcess(args, answer["rc"], _newlines(out), _newlines(err))
+
+    def close(self) -> None:
+        for i, proc in enumerate(self.procs):
+            if proc is not None:
+                proc.stdin.close()  # type: ignore[union-attr]  # end of requests: the server exits
+                proc.wait(timeout=60)
+                proc.stdout.close()  # type: ignore[union-attr]
+            self.procs[i] = None
+
+
+def _newlines(text: str) -> str:
+    """subprocess's text mode: universal newlines."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+_FORK = _ForkServers()
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    _FORK.close()
+
+
+def run_priors(cwd: Path, *args: str, stdin: Optional[str] = None, env: Optional[Dict[str, str]] = None,
+               fresh_process: bool = False) -> Result:
+    """`python -m priors ARGS` in cwd: forked from a server with priors imported (tests/forkserver.py), or a
+    new interpreter when fresh_process is set, the call changes how the interpreter starts, or
+    PRIORS_TEST_SUBPROCESS=1 asks for one every time."""
     full_env = dict(os.environ)
     full_env["PYTHONPATH"] = str(REPO) + os.pathsep + full_env.get("PYTHONPATH", "")
     full_env.setdefault("PYTHONIOENCODING", "utf-8")
     if env:
         full_env.update(env)
-    proc = subprocess.run(
-        [sys.executable, "-m", "priors", *args],
-        cwd=str(cwd),
-        input=stdin,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        env=full_env,
-    )
+    if not fresh_process and _FORK.usable(full_env, Path(cwd)):
+        proc = _FORK.call(Path(cwd), args, stdin, full_env)
+    else:
+        proc = subprocess.run(
+            [sys.executable, "-m", "priors", *args],
+            cwd=str(cwd),
+            input=stdin,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            env=full_env,
+        )
     assert "Traceback" not in proc.stderr, proc.stderr
     return Result(proc)
 

@@ -258,7 +258,7 @@ def test_damaged_or_strange_ledgers(template: Path, tmp_path: Path, how: str, pi
 def test_subprocess_cases(template: Path, tmp_path: Path, argv: List[str], stdin: str) -> None:
     root = fresh(template, tmp_path)
     before = ledger(root)
-    r = run_priors(root, *argv, stdin=stdin)
+    r = run_priors(root, *argv, stdin=stdin, fresh_process=True)
     assert r.code in (0, 1, 2), r
     assert "Traceback" not in r.err
     if r.code:
@@ -272,7 +272,7 @@ def test_damaged_ledger_subprocess(template: Path, tmp_path: Path) -> None:
     data = lp.read_bytes() + b"<<<<<<< HEAD\n"
     lp.write_bytes(data)
     for argv in (["status"], ["decide", "P-0002", "keep"], ["render"], ["commit", "--run", "run-002"]):
-        r = run_priors(root, *argv)
+        r = run_priors(root, *argv, fresh_process=True)
         assert r.code == 2, (argv, r)
         assert "line" in r.err and "Traceback" not in r.err
         assert lp.read_bytes() == data

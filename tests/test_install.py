@@ -375,7 +375,8 @@ def copy_checkout(dest: Path, pyproject: bool) -> Path:
     """A copy of the checkout, with or without packaging metadata."""
     dest.mkdir(parents=True)
     for name in ("priors", "skills", "adapters"):
-        shutil.copytree(REPO / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+        # not node_modules: the Pi adapter's dev dependencies (.ci/run installs them) are no part of a clone
+        shutil.copytree(REPO / name, dest / name, ignore=shutil.ignore_patterns("__pycache__", "node_modules"))
     shutil.copy2(REPO / "install.sh", dest / "install.sh")
     for meta in ("pyproject.toml", "setup.py", "setup.cfg", "README.md", "LICENSE"):
         if pyproject and (REPO / meta).exists():

@@ -21,7 +21,10 @@ class Wheel(unittest.TestCase):
         self.addCleanup(shutil.rmtree, tmp, True)
         src = tmp / "src"
         # a copy, so the build leaves nothing (build/, *.egg-info) in the checkout
-        shutil.copytree(REPO, src, ignore=shutil.ignore_patterns(".git", ".ci-venv", "__pycache__", "build", "*.egg-info"))
+        # (nor what a clone does not have: virtual environments, caches, the Pi adapter's node_modules)
+        skip = (".git", ".ci-venv", ".venv", "__pycache__", "build", "*.egg-info", "node_modules", ".hypothesis",
+                ".pytest_cache", ".work")
+        shutil.copytree(REPO, src, ignore=shutil.ignore_patterns(*skip))
         proc = subprocess.run(
             [sys.executable, "-m", "pip", "wheel", "--quiet", "--disable-pip-version-check", "--no-deps",
              "-w", str(tmp / "dist"), str(src)],
