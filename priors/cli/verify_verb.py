@@ -11,7 +11,6 @@ from priors.core.ledger_checks import (
     Problem,
     check_ledger,
     check_since,
-    render_expected,
 )
 from priors.store.git import git_show
 
@@ -19,8 +18,8 @@ from priors.store.git import git_show
 
 
 def check_files(root: Any, data: bytes, checked: Optional[Checked] = None) -> List[Problem]:
-    """PRIORS.md up to date, no staging of committed runs, no stray temp files (`checked`: the
-    ledger's lines as `check_ledger` parsed them, so no line is parsed twice)."""
+    """PRIORS.md up to date, no staging of committed runs, no stray temp files (`checked`: what
+    `check_ledger(data, render=True)` found, so no line is parsed twice)."""
     import os
 
     from priors.store.files import read_bytes
@@ -29,14 +28,13 @@ def check_files(root: Any, data: bytes, checked: Optional[Checked] = None) -> Li
     paths = Paths(root)
     problems: List[Problem] = []
     if checked is None:
-        checked = check_ledger(data)
+        checked = check_ledger(data, render=True)
     committed = checked.committed_runs()
-    expected = render_expected(data, None if checked.damaged else checked.records)
-    if expected is not None:
+    if not checked.damaged:  # a damaged ledger has no rendering to compare with
         have = read_bytes(paths.rendered)
         if have is None:
             problems.append(Problem(0, "RENDER_MISSING", "missing — run `priors render` and commit it", ".priors/PRIORS.md"))
-        elif have != expected:
+        elif checked.renders_as(have) is False:
             problems.append(Problem(0, "RENDER_STALE", "out of date with the ledger — run `priors render` and commit it", ".priors/PRIORS.md"))
     try:
         runs = sorted(os.listdir(str(paths.runs)))
@@ -61,7 +59,7 @@ def cmd_verify(argv: List[str], ctx: Any) -> int:
 
     from priors.cli.args import BOOL, VALUE, Spec, parse
     from priors.core.canonical import dumps
-    from priors.store.files import read_bytes
+    from priors.store.files import read_blocks, read_bytes
     from priors.store.paths import Paths, require_init
 
     spec = Spec(
@@ -81,8 +79,12 @@ def cmd_verify(argv: List[str], ctx: Any) -> int:
     paths = Paths(ctx.root)
     require_init(paths)
     check_inside(paths.ledger)  # what every writer refuses, verify refuses too: it proves nothing through a link
-    data = read_bytes(paths.ledger) or b""
-    checked = check_ledger(data)  # every line parsed once, for every check below
+    if args.get("no_git"):  # the ledger is read once, a block at a time, and never held whole
+        data = b""
+        checked = check_ledger(read_blocks(paths.ledger) or (), render=True)
+    else:  # the comparison with git needs it whole
+        data = read_bytes(paths.ledger) or b""
+        checked = check_ledger(data, render=True)  # every line parsed once, for every check below
     problems, warnings = list(checked.problems), checked.warnings
     gone = ledger_missing(paths)
     if gone is not None:

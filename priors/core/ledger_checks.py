@@ -1,44 +1,24 @@
 """Ledger soundness as pure checks: bytes in, problems out (what `priors verify` reports).
+
+One pass reads the ledger a megabyte at a time and keeps no parsed record: each line is read
+once, found canonical (or not), held to the rules, and — when `verify` asks — folded into the
+rows `PRIORS.md` must hold. The common sound prior or event takes the quick way (`ledger_quick`:
+matched as canonical text, or parsed and read by its keys' places, its canonical form proved by
+its length); anything else takes the strict way (`ledger_rules`), which is the reference and says
+every message. `check_ledger(..., strict=True)` runs every line the strict way: a property test
+holds the two to the same answer.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
-from priors.core.canonical import plainly_writable, reason_hash, too_large, value_problem
-from priors.core.vocabulary import MAX_DEPTH
-from priors.core.vocabulary import ACTIONS, AGENT_VERDICTS, CALL_RE, FACETS, HASH12_RE, HUMAN_VERDICTS, OUTCOMES, PRIOR_RE, RUN_RE, SEVERITIES, id_number
+from dataclasses import dataclass
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
-
-TOMBSTONE_KEYS = {"t", "id", "ns", "redacted", "content_hash", "born"}
-REDACTED_CALL_KEYS = {"t", "call_id", "kind", "run", "ns", "conflicts_with", "redacted"}
-LEDGER_NAME = ".priors/ledger.jsonl"
-
-# Order of a run's lines at commit (contract §7 commit): dispositions, scope-missing, priors, calls, the run record.
-# The lessons loop adds `injected` (what a budgeted run was shown) just before the run record.
-_BLOCK_RANK = {"disposition": 0, "scope-missing": 1, "prior": 2, "call": 3, "injected": 4}
-
-
-@dataclass(frozen=True)
-class Problem:
-    line: int  # 1-based ledger line; 0 for a problem about a file as a whole
-    code: str
-    message: str
-    file: str = LEDGER_NAME
-
-    def as_dict(self) -> Dict[str, Any]:
-        d: Dict[str, Any] = {"line": self.line, "code": self.code, "message": self.message}
-        if self.file != LEDGER_NAME:
-            d["file"] = self.file
-        return d
-
-    def text(self) -> str:
-        if self.file == LEDGER_NAME and self.line:
-            return f"line {self.line}: {self.message}"
-        if self.line:
-            return f"{self.file} line {self.line}: {self.message}"
-        return f"{self.file}: {self.message}"
-
+from priors.core.canonical import _has_high, plainly_writable, proves_canonical, reason_hash, too_large
+from priors.core.ledger_quick import EVENT_LINE, PRIOR_LINE, QuickChecker, Shape, facets_verdict
+from priors.core.ledger_rules import LEDGER_NAME, REDACTED_CALL_KEYS, TOMBSTONE_KEYS, Problem  # noqa: F401 (re-exported)
+from priors.core.vocabulary import BINDING, MAX_DEPTH, REST_AFTER
+from priors.core.views import row_parts, row_plain
 
 # ------------------------------------------------------------------ splitting and parsing
 
@@ -86,386 +66,6 @@ def _json_kind(obj: Any) -> str:
     return "number"
 
 
-def _nonempty_str(value: Any) -> bool:
-    return isinstance(value, str) and value != ""
-
-
-# ------------------------------------------------------------------ the ledger checker
-
-
-@dataclass
-class _Block:
-    run: str
-    start: int
-    rank: int = -1
-    lines: List[Tuple[int, str, Any]] = field(default_factory=list)  # (line, what, ns)
-    disposed: Set[str] = field(default_factory=set)
-
-
-@dataclass
-class _Checker:
-    problems: List[Problem] = field(default_factory=list)
-    warnings: List[Problem] = field(default_factory=list)
-    priors: Dict[str, Dict[str, Any]] = field(default_factory=dict)  # id -> record
-    prior_line: Dict[str, int] = field(default_factory=dict)
-    redact_seen: Set[str] = field(default_factory=set)
-    max_prior: int = -1
-    committed: Dict[str, int] = field(default_factory=dict)  # run -> line of its commit record
-    call_ids: Set[str] = field(default_factory=set)
-    block: Optional[_Block] = None
-    # tombstone line numbers waiting for their redact event
-    tombstones: Dict[str, int] = field(default_factory=dict)
-    after_redact: Dict[str, int] = field(default_factory=dict)
-    binding: Dict[str, str] = field(default_factory=dict)  # prior -> the binding verdict a person last gave it
-    # agent verdicts on a binding prior, waiting for a later human word on it (a merge restates one)
-    after_binding: Dict[str, Tuple[int, str]] = field(default_factory=dict)
-
-    def add(self, line: int, code: str, message: str) -> None:
-        self.problems.append(Problem(line, code, message))
-
-    def warn(self, line: int, code: str, message: str) -> None:
-        self.warnings.append(Problem(line, code, message))
-
-    # -- structure of run blocks
-
-    def belong(self, no: int, run: Any, what: str, ns: Any) -> None:
-        """A line written by the commit of `run`: it must sit inside that run's one contiguous block."""
-        if not isinstance(run, str) or not RUN_RE.match(run):
-            return  # the field check already named it
-        if run in self.committed:
-            self.add(no, "RUN_ALREADY_SEALED", f"{what} belongs to {run}, which was already sealed by its commit record on line {self.committed[run]}")
-            return
-        blk = self.block
-        if blk is not None and blk.run != run:
-            self.add(no, "RUN_NOT_CONTIGUOUS", f"{what} belongs to {run} but stands inside the block of {blk.run} (opened on line {blk.start}, not yet sealed)")
-            return
-        if blk is None:
-            blk = self.block = _Block(run, no)
-        rank = _BLOCK_RANK.get(what.split(" ")[0], 0)
-        if rank < blk.rank:
-            self.add(no, "BLOCK_ORDER", f"{what} is out of order in {run}'s block (dispositions, scope-missing, priors, calls, then the run record)")
-        blk.rank = max(blk.rank, rank)
-        blk.lines.append((no, what, ns))
-
-    def outside_block(self, no: int, what: str) -> None:
-        if self.block is not None:
-            self.add(no, "INSIDE_RUN_BLOCK", f"{what} has no run but stands inside the block of {self.block.run} (opened on line {self.block.start}); it belongs between runs")
-
-    def seal(self, no: int, rec: Dict[str, Any]) -> None:
-        run, ns = rec.get("run"), rec.get("ns")
-        if not isinstance(run, str) or not RUN_RE.match(run):
-            return
-        if run in self.committed:
-            self.add(no, "DUPLICATE_COMMIT", f"{run} is sealed twice (first commit record on line {self.committed[run]})")
-            return
-        blk = self.block
-        if blk is not None and blk.run != run:
-            self.add(no, "RUN_NOT_CONTIGUOUS", f"the commit record of {run} stands inside the block of {blk.run} (opened on line {blk.start}, not yet sealed)")
-            return
-        if blk is not None:
-            for line, what, other_ns in blk.lines:
-                if isinstance(ns, str) and isinstance(other_ns, str) and other_ns != ns:
-                    self.add(line, "RUN_NS_MISMATCH", f"{what} is in namespace {other_ns!r} but {run} is a run of {ns!r}")
-        self.committed[run] = no
-        self.block = None
-
-    def finish(self) -> None:
-        if self.block is not None:
-            self.add(self.block.start, "UNSEALED_RUN", f"{self.block.run} starts here but no commit record seals it")
-        for pid, no in self.tombstones.items():
-            self.add(no, "TOMBSTONE_WITHOUT_REDACT", f"{pid} is a tombstone but no redact event for it follows")
-        for pid, no in self.after_redact.items():
-            self.add(no, "EVENT_AFTER_REDACT", f"an event of {pid} comes after its redaction and no later redact event restates it")
-        for pid, (no, status) in self.after_binding.items():
-            self.add(no, "AGENT_AFTER_BINDING", f"an agent verdict on {pid} after a person made it {status}, and no later "
-                     "decision restates theirs — only `priors decide` changes a binding prior (the keeper ignores this verdict)")
-
-    # -- one record
-
-    def record(self, no: int, rec: Dict[str, Any], plain: bool = False) -> None:
-        """Check one parsed line; `plain`: its text already proved it holds no value the writer refuses."""
-        why = None if plain else value_problem(rec, MAX_DEPTH)
-        if why is not None:  # the writer's limits at the door (core.grammar.check_at_door), held here too
-            self.add(no, "BAD_VALUE", f"the line holds {why} — no keeper writes that and not every reader can read it")
-        t = rec.get("t")
-        if "t" not in rec:
-            self.add(no, "MISSING_FIELD", "record has no `t`")
-            return
-        if t == "prior":
-            self.prior(no, rec)
-        elif t == "event":
-            self.event(no, rec)
-        elif t == "call":
-            self.call(no, rec)
-        elif t == "run":
-            self.run(no, rec)
-        elif t == "injected":
-            self.injected(no, rec)
-        elif t == "score":
-            self.score(no, rec)
-        elif t == "learned":
-            self.learned(no, rec)
-        else:
-            self.warn(no, "UNKNOWN_TYPE", f"unknown record type {t!r} (tolerated — another keeper may write it)")
-
-    def need(self, no: int, rec: Dict[str, Any], keys: Sequence[str], what: str) -> bool:
-        ok = True
-        for key in keys:
-            if not _nonempty_str(rec.get(key)):
-                if key in rec:
-                    self.add(no, "BAD_FIELD", f"{what}: `{key}` must be a non-empty string")
-                else:
-                    self.add(no, "MISSING_FIELD", f"{what}: missing `{key}`")
-                ok = False
-        return ok
-
-    def prior(self, no: int, rec: Dict[str, Any]) -> None:
-        pid = rec.get("id")
-        what = f"prior {pid}" if isinstance(pid, str) else "prior"
-        if not isinstance(pid, str):
-            self.add(no, "MISSING_FIELD" if "id" not in rec else "BAD_FIELD", "prior: missing or non-string `id`")
-            return
-        n = id_number(PRIOR_RE, pid, -1)
-        if n < 0:
-            self.add(no, "BAD_ID", f"prior id {pid!r} is not `P-` and at least four digits")
-        elif pid in self.priors:
-            self.add(no, "DUPLICATE_ID", f"prior id {pid} already used on line {self.prior_line[pid]}")
-            return
-        elif n <= self.max_prior:
-            self.add(no, "ID_NOT_INCREASING", f"prior id {pid} does not increase (an earlier prior is P-{self.max_prior:04d})")
-        self.max_prior = max(self.max_prior, n)
-        self.priors[pid] = rec
-        self.prior_line[pid] = no
-        born = rec.get("born")
-        if self.need(no, rec, ["ns", "born"], what) and not RUN_RE.match(born):
-            self.add(no, "BAD_FIELD", f"{what}: born {born!r} is not a run id")
-        if rec.get("redacted") is True or "redacted" in rec:
-            self.tombstone(no, pid, rec)
-        else:
-            self.live_prior(no, what, rec)
-        self.belong(no, born, what, rec.get("ns"))
-
-    def tombstone(self, no: int, pid: str, rec: Dict[str, Any]) -> None:
-        if rec.get("redacted") is not True:
-            self.add(no, "BAD_TOMBSTONE", f"tombstone {pid}: `redacted` must be true")
-        extra = sorted(set(rec) - TOMBSTONE_KEYS)
-        if extra:
-            self.add(no, "BAD_TOMBSTONE", f"tombstone {pid} still carries {', '.join(extra)} — a tombstone keeps only id, ns, born and content_hash")
-        ch = rec.get("content_hash")
-        if not (isinstance(ch, str) and HASH12_RE.match(ch)):
-            self.add(no, "BAD_TOMBSTONE", f"tombstone {pid}: content_hash must be 12 lowercase hex digits")
-        self.tombstones[pid] = no
-
-    def live_prior(self, no: int, what: str, rec: Dict[str, Any]) -> None:
-        self.need(no, rec, ["type"], what)
-        claim = rec.get("claim")
-        if not _nonempty_str(claim):
-            self.add(no, "MISSING_FIELD" if "claim" not in rec else "BAD_FIELD", f"{what}: missing or empty `claim`")
-        else:
-            from priors.core.canonical import normalize
-
-            if normalize(claim) != claim:
-                self.add(no, "BAD_FIELD", f"{what}: claim is not stored normalized")
-        facets = rec.get("facets")
-        scope = self.facets(no, what, facets)
-        if scope is not None and scope != "repo-wide" and not _nonempty_str(rec.get("scope_ref")):
-            self.add(no, "MISSING_FIELD", f"{what}: a {scope} scope needs a `scope_ref`")
-        for key in ("severity", "depth"):
-            if key in rec and rec[key] not in SEVERITIES:
-                self.add(no, "BAD_FIELD", f"{what}: {key} {rec[key]!r} is not minor, major or gate")
-        if "review_every" in rec:
-            every = rec["review_every"]
-            if isinstance(every, bool) or not isinstance(every, int) or every < 1:
-                self.add(no, "BAD_FIELD", f"{what}: review_every must be a positive integer")
-        for key in ("scope_ref", "scope_hash", "direction"):
-            if key in rec and not _nonempty_str(rec[key]):
-                self.add(no, "BAD_FIELD", f"{what}: `{key}` must be a non-empty string")
-
-    def facets(self, no: int, what: str, facets: Any) -> Optional[str]:
-        if not isinstance(facets, dict):
-            self.add(no, "MISSING_FIELD" if facets is None else "BAD_FACETS", f"{what}: `facets` must be an object of the five facets")
-            return None
-        ok = True
-        for name, values in FACETS.items():
-            v = facets.get(name)
-            if name not in facets:
-                self.add(no, "BAD_FACETS", f"{what}: facet {name} is missing")
-                ok = False
-            elif name == "authority" and v == "binding":
-                self.add(no, "BINDING_FACET", f"{what}: authority is never self-assigned — `binding` comes only from a human decision")
-            elif v not in values:
-                self.add(no, "BAD_FACETS", f"{what}: {name} {v!r} is not one of {', '.join(values)}")
-                ok = False
-        for name in sorted(set(facets) - set(FACETS)):
-            self.add(no, "BAD_FACETS", f"{what}: unknown facet {name!r}")
-        if not ok:
-            return None
-        rules = [
-            ("obligation", "inject-as-instruction", "activation", "run-start"),
-            ("obligation", "disposition-required", "activation", "verify-phase"),
-            ("obligation", "veto-only", "activation", "propose-gate"),
-        ]
-        for a, av, b, bv in rules:
-            if facets[a] == av and facets[b] != bv:
-                self.add(no, "INCOHERENT_FACETS", f"{what}: {av} needs {bv}, not {facets[b]}")
-        if facets["scope"] == "repo-wide" and facets["lifecycle"] == "stale-on-scope-change":
-            self.add(no, "INCOHERENT_FACETS", f"{what}: repo-wide cannot be stale-on-scope-change")
-        return facets["scope"]
-
-    def event(self, no: int, rec: Dict[str, Any]) -> None:
-        pid, action = rec.get("id"), rec.get("action")
-        what = f"{action or 'event'} of {pid}" if isinstance(pid, str) else f"{action or 'event'}"
-        if not self.need(no, rec, ["id", "action"], "event"):
-            return
-        if action not in ACTIONS:
-            self.warn(no, "UNKNOWN_ACTION", f"event action {action!r} is unknown (tolerated — another keeper may write it)")
-            return
-        prior = self.priors.get(pid)
-        if prior is None:
-            self.add(no, "UNKNOWN_PRIOR", f"{what} refers to {pid}, which no earlier line defines")
-        tomb = prior is not None and prior.get("redacted") is True
-        if tomb and action != "redact" and pid in self.redact_seen:
-            self.after_redact.setdefault(pid, no)  # fine only if a later redact restates it (a merge)
-        if tomb and "reason" in rec and action != "redact":
-            self.add(no, "REASON_NOT_REDACTED", f"{what}: {pid} is redacted but this event still carries its reason")
-        if "reason_redacted" in rec:
-            if rec.get("reason_redacted") is not True or not (isinstance(rec.get("reason_hash"), str) and HASH12_RE.match(rec["reason_hash"])):
-                self.add(no, "BAD_FIELD", f"{what}: a redacted reason needs reason_redacted: true and a 12-hex reason_hash")
-            if "reason" in rec:
-                self.add(no, "BAD_FIELD", f"{what}: reason_redacted but the reason is still there")
-        ns = prior.get("ns") if prior else None
-        if action == "disposition":
-            self.actor(no, what, rec, "agent", AGENT_VERDICTS, "an agent verdict")
-            if self.need(no, rec, ["run"], what) and self.run_id(no, what, rec["run"]):
-                blk = self.block
-                if blk is not None and blk.run == rec["run"] and pid in blk.disposed:
-                    self.add(no, "DUPLICATE_DISPOSITION", f"{pid} has two dispositions in {rec['run']}")
-                self.belong(no, rec["run"], f"disposition of {pid}", ns)
-                if self.block is not None and self.block.run == rec["run"]:
-                    self.block.disposed.add(pid)  # type: ignore[arg-type]
-            if pid in self.binding:
-                self.after_binding.setdefault(pid, (no, self.binding[pid]))
-        elif action == "scope-missing":
-            if self.need(no, rec, ["run"], what) and self.run_id(no, what, rec["run"]):
-                self.belong(no, rec["run"], f"scope-missing of {pid}", ns)
-        elif action == "decide":
-            self.actor(no, what, rec, "human", HUMAN_VERDICTS, "a human verdict")
-            if rec.get("to") == "reopen" and not (_nonempty_str(rec.get("reason")) or rec.get("reason_redacted") is True):
-                self.add(no, "REOPEN_WITHOUT_REASON", f"{what}: reopen needs a reason")
-            self.outside_block(no, what)
-            self.after_binding.pop(pid, None)  # the person's later word stands (a merge restates theirs)
-            to = rec.get("to")
-            if to in ("accepted", "wontfix", "keep"):
-                self.binding[pid] = "accepted" if to == "keep" else to
-            else:
-                self.binding.pop(pid, None)
-        elif action == "redact":
-            if rec.get("by") != "human":
-                self.add(no, "WRONG_ACTOR", f"{what}: a redaction is by the human (by: \"human\"), not {rec.get('by')!r}")
-            if not (_nonempty_str(rec.get("reason")) or rec.get("reason_redacted") is True):
-                self.add(no, "MISSING_FIELD", f"{what}: a redaction needs a reason")
-            if prior is not None and not tomb:
-                self.add(no, "REDACT_WITHOUT_TOMBSTONE", f"{what}: {pid} was redacted but its prior line (line {self.prior_line[pid]}) still holds the content")
-            self.tombstones.pop(pid, None)
-            self.after_redact.pop(pid, None)
-            self.after_binding.pop(pid, None)
-            self.binding.pop(pid, None)
-            self.redact_seen.add(pid)
-            self.outside_block(no, what)
-
-    def actor(self, no: int, what: str, rec: Dict[str, Any], by: str, verdicts: Sequence[str], kind: str) -> None:
-        to = rec.get("to")
-        if to not in verdicts:
-            other = HUMAN_VERDICTS if by == "agent" else AGENT_VERDICTS
-            hint = f" ({to} is {'a human' if by == 'agent' else 'an agent'} verdict)" if to in other else ""
-            self.add(no, "BAD_VERDICT", f"{what}: {to!r} is not {kind}{hint}")
-        if rec.get("by") != by:
-            self.add(no, "WRONG_ACTOR", f"{what}: must be by {by!r}, not {rec.get('by')!r}")
-
-    def run_id(self, no: int, what: str, run: str) -> bool:
-        if not RUN_RE.match(run):
-            self.add(no, "BAD_FIELD", f"{what}: run {run!r} is not a run id")
-            return False
-        return True
-
-    def call(self, no: int, rec: Dict[str, Any]) -> None:
-        cid = rec.get("call_id")
-        what = f"call {cid}" if isinstance(cid, str) else "call"
-        if not self.need(no, rec, ["call_id", "kind", "run", "ns", "conflicts_with"], what):
-            if isinstance(rec.get("run"), str):
-                self.belong(no, rec["run"], what, rec.get("ns"))
-            return
-        m = CALL_RE.match(cid)
-        if not m or m.group(1) != rec["run"]:
-            self.add(no, "BAD_CALL_ID", f"{what}: call_id must be `{rec['run']}-C-NN`")
-        if cid in self.call_ids:
-            self.add(no, "DUPLICATE_ID", f"call id {cid} is used twice")
-        self.call_ids.add(cid)
-        self.run_id(no, what, rec["run"])
-        target = self.priors.get(rec["conflicts_with"])
-        if target is None:
-            self.add(no, "UNKNOWN_PRIOR", f"{what} conflicts with {rec['conflicts_with']}, which no earlier line defines")
-        if rec.get("redacted") is True:
-            extra = sorted(set(rec) - REDACTED_CALL_KEYS)
-            if extra:
-                self.add(no, "BAD_TOMBSTONE", f"redacted {what} still carries {', '.join(extra)}")
-        else:
-            if target is not None and target.get("redacted") is True:
-                self.add(no, "CALL_NOT_REDACTED", f"{what} conflicts with redacted {rec['conflicts_with']} but still carries its claim")
-            self.need(no, rec, ["claim"], what)
-            if "direction" in rec and not _nonempty_str(rec["direction"]):
-                self.add(no, "BAD_FIELD", f"{what}: `direction` must be a non-empty string")
-        self.belong(no, rec["run"], what, rec.get("ns"))
-
-    # -- the lessons loop's own records
-
-    def id_list(self, no: int, what: str, value: Any, key: str, kind: str) -> None:
-        if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
-            self.add(no, "MISSING_FIELD" if value is None else "BAD_FIELD", f"{what}: `{key}` must be a list of {kind} ids")
-            return
-        for x in value:
-            if kind == "prior" and x not in self.priors:
-                self.add(no, "UNKNOWN_PRIOR", f"{what} names {x}, which no earlier line defines")
-            if kind == "run" and x not in self.committed:
-                self.add(no, "UNKNOWN_RUN", f"{what} names {x}, which no earlier commit record seals")
-
-    def injected(self, no: int, rec: Dict[str, Any]) -> None:
-        run = rec.get("run")
-        what = f"injected record of {run}" if isinstance(run, str) else "injected record"
-        if self.need(no, rec, ["run"], what) and self.run_id(no, what, run):
-            self.belong(no, run, f"injected record of {run}", None)
-        self.id_list(no, what, rec.get("ids"), "ids", "prior")
-
-    def score(self, no: int, rec: Dict[str, Any]) -> None:
-        run = rec.get("run")
-        what = f"score of {run}" if isinstance(run, str) else "score"
-        if self.need(no, rec, ["run"], what) and run not in self.committed:
-            self.add(no, "UNKNOWN_RUN", f"{what}: only a committed run can be scored")
-        if rec.get("outcome") not in OUTCOMES:
-            self.add(no, "BAD_FIELD", f"{what}: outcome {rec.get('outcome')!r} is not success, partial or failure")
-        if rec.get("by") != "human":
-            self.add(no, "WRONG_ACTOR", f"{what}: a score is by the human (by: \"human\"), not {rec.get('by')!r}")
-        if "injected" in rec:
-            self.id_list(no, what, rec.get("injected"), "injected", "prior")
-        self.outside_block(no, what)
-
-    def learned(self, no: int, rec: Dict[str, Any]) -> None:
-        self.id_list(no, "learned record", rec.get("runs"), "runs", "run")
-        self.outside_block(no, "learned record")
-
-    def run(self, no: int, rec: Dict[str, Any]) -> None:
-        what = f"run record {rec.get('run')}" if isinstance(rec.get("run"), str) else "run record"
-        if rec.get("action") != "commit":
-            self.warn(no, "UNKNOWN_ACTION", f"{what}: action {rec.get('action')!r} is unknown (tolerated)")
-            return
-        ok = self.need(no, rec, ["run", "ns"], what)
-        summary = rec.get("summary")
-        if not isinstance(summary, list) or not all(isinstance(s, str) for s in summary):
-            self.add(no, "MISSING_FIELD" if summary is None else "BAD_FIELD", f"{what}: `summary` must be a list of lines")
-        if ok and self.run_id(no, what, rec["run"]):
-            self.seal(no, rec)
-
-
 def check(data: bytes) -> Tuple[List[Problem], List[Problem]]:
     """(problems, warnings) for ledger bytes. Pure; never raises on bad input."""
     checked = check_ledger(data)
@@ -474,76 +74,395 @@ def check(data: bytes) -> Tuple[List[Problem], List[Problem]]:
 
 @dataclass
 class Checked:
-    """What one pass over the ledger found: problems, warnings, and every line that parsed (in order)."""
+    """What one pass over the ledger found: problems, warnings, the runs it saw committed, and
+    (when asked for) what `PRIORS.md` must hold."""
 
     problems: List[Problem]
     warnings: List[Problem]
-    records: List[Dict[str, Any]]
     damaged: bool  # some non-blank line is not one JSON object (the fold would refuse the ledger)
     lines: int
+    committed: Set[str]  # every run a commit record names (sound or not)
+    table: Optional["_Table"] = None  # PRIORS.md's rows, kept by the quick pass
+    expected: Optional[bytes] = None  # PRIORS.md in full, from the strict pass
 
     def committed_runs(self) -> Set[str]:
-        return {r["run"] for r in self.records
-                if r.get("t") == "run" and r.get("action") == "commit" and isinstance(r.get("run"), str)}
+        return self.committed
+
+    def renders_as(self, have: bytes) -> Optional[bool]:
+        """Whether `have` is what `priors render` writes for this ledger; None when that cannot be
+        worked out (a damaged line: the fold refuses the ledger) or was not asked for."""
+        if self.damaged:
+            return None
+        if self.table is not None:
+            return self.table.matches(have)
+        return None if self.expected is None else have == self.expected
 
 
-def check_ledger(data: bytes) -> Checked:
-    """`check`, parsing each line once; the parsed records are kept for the other checks of `verify`."""
-    import json
+def check_ledger(data: Union[bytes, Iterable[bytes]], render: bool = False, strict: bool = False) -> Checked:
+    """`check`, parsing each line once and keeping no parsed record. `data`: the ledger's bytes, or
+    its bytes in pieces as they are read (then the ledger is never held whole). `render`: also work
+    out what `PRIORS.md` must hold (`Checked.renders_as`).
 
-    from priors.core.canonical import _FAST, _has_high, _reject_constant, dumps
+    `strict`: every line the plain way — a parse per line, the canonical text encoded in full, every
+    record by its strict rule, `PRIORS.md` from a fold of every record (so `data` must be bytes).
+    The reference the quick way is held to (a property test); same answer, several times slower."""
+    import gc
 
-    odd_numbers: List[str] = []  # a float, or a whole number too large to stay exact, in the current line
+    run = _Pass(render and not strict)
+    collecting = gc.isenabled()
+    gc.disable()  # hundreds of thousands of short-lived acyclic objects: collections would only cost time
+    try:
+        for lines, high, escapes, bare in _blocks(data, run):
+            if strict:
+                for line in lines:
+                    run.strict(line if type(line) is bytes else line.encode("utf-8"))
+            else:
+                run.block(lines, high, escapes, bare)
+    finally:
+        if collecting:
+            gc.enable()
+    ck = run.ck
+    if run.unterminated:
+        ck.add(run.no, "NO_FINAL_NEWLINE", "the ledger does not end with a newline")
+    ck.finish()
+    ck.problems.sort(key=lambda p: p.line)
+    checked = Checked(ck.problems, ck.warnings, run.damaged, run.no, run.committed, run.table)
+    if render and strict and not run.damaged:
+        checked.expected = render_expected(data)  # type: ignore[arg-type]
+    return checked
 
-    def note_float(text: str) -> float:
-        odd_numbers.append(text)
-        return float(text)
 
-    def note_int(text: str) -> int:
-        number = int(text)
-        if too_large(number):
-            odd_numbers.append(text)
-        return number
+_BLOCK = 1 << 20  # read the ledger a megabyte at a time: no list of every line is ever held
 
-    decode = json.JSONDecoder(parse_constant=_reject_constant, parse_float=note_float, parse_int=note_int).decode
-    ck = _Checker()
-    records: List[Dict[str, Any]] = []
-    damaged = False
-    lines = split_lines(data)
-    for no, raw in enumerate(lines, 1):
+
+def _pieces(data: Union[bytes, Iterable[bytes]]) -> Iterator[bytes]:
+    """The ledger in pieces of whole lines, each about a megabyte and ending with a newline (the last
+    one may not: a ledger without a final newline)."""
+    if isinstance(data, (bytes, bytearray)):
+        start, end = 0, len(data)
+        while start < end:
+            cut = data.find(b"\n", start + _BLOCK) if start + _BLOCK < end else -1
+            yield bytes(data[start:] if cut < 0 else data[start:cut + 1])
+            start = end if cut < 0 else cut + 1
+        return
+    rest = b""
+    for chunk in data:
+        chunk = rest + chunk
+        cut = chunk.rfind(b"\n")
+        if cut < 0:
+            rest = chunk
+            continue
+        rest = chunk[cut + 1:]
+        yield chunk[:cut + 1]
+    if rest:
+        yield rest
+
+
+def _blocks(data: Union[bytes, Iterable[bytes]], run: "_Pass") -> Iterator[Tuple[List[Any], bool, bool, bool]]:
+    """The ledger's lines as `split_lines` cuts them, a block at a time: text where the block is
+    UTF-8 (nearly always), bytes where it is not; with whether the block may hold a character at or
+    above U+D800, whether it holds a backslash (an escape) at all, and whether it is bare text (UTF-8
+    with no backslash and no control character but the newlines: its strings are written as they
+    read). Notes on `run` whether the last line lacks its newline."""
+    for chunk in _pieces(data):
+        try:
+            lines: List[Any] = chunk.decode("utf-8").split("\n")
+        except UnicodeDecodeError:
+            lines = chunk.split(b"\n")
+        run.unterminated = not chunk.endswith(b"\n")
+        if not run.unterminated:
+            lines.pop()
+        escapes = b"\\" in chunk
+        odd = chunk.translate(None, _USUAL)  # its control characters and the lead bytes of high ones
+        newlines = len(lines) - run.unterminated
+        if len(odd) == newlines:  # (the common case: only the newlines)
+            high, bare = False, not escapes and type(lines[0]) is str
+        else:
+            high = len(odd.translate(None, _CONTROLS)) > 0
+            bare = not escapes and type(lines[0]) is str and len(odd.translate(None, _HIGH_LEADS)) == newlines
+        yield lines, high, escapes, bare
+
+
+# What a block is mostly made of: deleted from it, they leave its control characters (its newlines, in
+# a bare block) and the lead bytes of UTF-8 characters at or above U+D000 — a block without those
+# holds no character at or above U+D800 (whose JavaScript key order and escaping differ), so none of
+# its lines needs the search for one.
+_USUAL = bytes(range(0x20, 0xED))
+_CONTROLS = bytes(range(0x20))
+_HIGH_LEADS = bytes(range(0xED, 0x100))
+
+
+class _Pass:
+    """One walk over the ledger's lines, in order: `block` takes the quick way where it can, `strict`
+    the plain way (the reference for every step of `block`)."""
+
+    def __init__(self, render: bool) -> None:
+        import json
+
+        from priors.core.canonical import _reject_constant, c_encoder
+
+        odd: List[str] = []  # a float, or a whole number too large to stay exact, in the current line
+        self.odd = odd
+
+        def note_float(text: str) -> float:
+            odd.append(text)
+            return float(text)
+
+        def note_int(text: str) -> int:
+            number = int(text)
+            if too_large(number):
+                odd.append(text)
+            return number
+
+        decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_float=note_float, parse_int=note_int)
+        self.decode, self.scan = decoder.decode, decoder.scan_once
+        self.encode = c_encoder()
+        self.ck = QuickChecker()
+        self.table: Optional[_Table] = _Table() if render else None
+        self.rows = None if self.table is None else self.table.rows
+        self.committed: Set[str] = set()
+        self.shapes: Dict[Tuple[str, ...], Shape] = {}
+        self.scopes: Dict[str, str] = {}  # canonical text of a facets set found sound -> its scope
+        self.damaged = False
+        self.unterminated = False  # the last line has no newline
+        self.no = 0
+
+    def block(self, lines: List[Any], high: bool, escapes: bool, bare: bool) -> None:
+        """Lines in order, each the quick way when it is one JSON object alone on its line (else the
+        strict way). One function, for speed: this runs for every line."""
+        scan, odd, shapes = self.scan, self.odd, self.shapes
+        no = self.no
+        for line in lines:
+            if bare:  # the common lines, read as text: no parse at all
+                if line.startswith('{"action":"'):
+                    m = EVENT_LINE(line)
+                    if m is not None and self.event_text(no + 1, m.groups()):
+                        no += 1
+                        continue
+                elif line.startswith('{"born":"'):
+                    m = PRIOR_LINE(line)
+                    if m is not None and self.prior_text(no + 1, m.groups()):
+                        no += 1
+                        continue
+            rec = None
+            if type(line) is str and line.startswith("{") and line.endswith("}"):
+                if odd:
+                    odd.clear()
+                try:
+                    rec, end = scan(line, 0)
+                except (StopIteration, ValueError, RecursionError):
+                    end = -1
+                if end != len(line) or type(rec) is not dict:
+                    rec = None
+            if rec is None:  # not one object alone on its line: the strict parse names what it is
+                self.no = no
+                self.strict(line if type(line) is bytes else line.encode("utf-8"))
+                no = self.no
+                continue
+            no += 1
+            keys = tuple(rec)
+            shape = shapes.get(keys)
+            if shape is None:
+                shape = self.shape(keys)
+            kind = shape.kind
+            if odd or kind is None or not (self.event_line(no, rec, line, shape, high, escapes) if kind == "event"
+                                           else self.prior_line(no, rec, line, shape, high, escapes)):
+                self.parsed(no, rec, line, high, escapes)
+        self.no = no
+
+    # A prior or event line of strings (a prior's facets an object of them, its review_every a number)
+    # is checked from its values by their places in its shape: the canonical text proved by its length,
+    # the rules' fast way, PRIORS.md's row. False, having done nothing: not such a line.
+
+    def event_text(self, no: int, fields: Tuple[Any, ...]) -> bool:
+        """An event line `EVENT_LINE` matched: canonical, its values its groups."""
+        action, by, pid, reason, run, to = fields
+        if not self.ck.sound_event(no, pid, action, by, to, run, reason):
+            return False
+        if self.rows is not None:
+            row = self.rows.get(pid)
+            if row is not None:
+                if action == "disposition" and row[3] not in BINDING:  # `_Table.event`, its common case inline
+                    row[3] = "open" if to == "still-open" or to == "reaffirmed" or to is None else to
+                    row[4] = 0
+                else:
+                    _Table.event(row, action, to)
+        return True
+
+    def prior_text(self, no: int, fields: Tuple[Any, ...]) -> bool:
+        """A prior line `PRIOR_LINE` matched: canonical, its values its groups, its facets one of the
+        sets already found sound (else the line is parsed)."""
+        scope = self.scopes.get(fields[4])
+        if scope is None:
+            return False
+        pid, parts = fields[5], None
+        if self.rows is not None:
+            ref = fields[8]
+            parts = row_plain(pid, fields[6], fields[10], scope if ref is None else ref, fields[1])
+            if parts is None:
+                return False  # a cell to escape: the parsed way has the record `row_parts` reads
+        if not self.ck.text_prior(no, fields, scope, parts is not None):
+            return False
+        if parts is not None:
+            self.table.put(pid, parts, "open")  # type: ignore[union-attr]
+        return True
+
+    def event_line(self, no: int, rec: Dict[str, Any], line: str, shape: Shape, high: bool, escapes: bool) -> bool:
+        vals = tuple(rec.values())
+        try:
+            strings = len("".join(vals))
+        except TypeError:
+            return False  # a value that is not a string
+        ck = self.ck
+        if not self.proved(line, shape.size, strings, high, escapes) and not self.encoded(rec, line, high) \
+                and not _canonical(rec, line, self.odd, line.encode("utf-8")):
+            ck.add(no, "NOT_CANONICAL", _NOT_CANONICAL)
+        plain = not (escapes and "\\u" in line)  # strings, no float: only an escape could be bad
+        if not (plain and ck.quick_event(no, shape, vals)):
+            ck.record(no, rec, plain)
+        if vals[shape.t] != "event":
+            self.keep(rec)  # shaped like an event, but says it is something else
+        elif self.rows is not None:
+            row = self.rows.get(vals[shape.id])
+            if row is not None:
+                to = vals[shape.to] if shape.to >= 0 else None
+                if vals[shape.action] == "disposition" and row[3] not in BINDING:  # `_Table.event`, its common case inline
+                    row[3] = "open" if to == "still-open" or to == "reaffirmed" or to is None else to
+                    row[4] = 0
+                else:
+                    _Table.event(row, vals[shape.action], to)
+        return True
+
+    def prior_line(self, no: int, rec: Dict[str, Any], line: str, shape: Shape, high: bool, escapes: bool) -> bool:
+        vals = list(rec.values())
+        verdict = facets_verdict(vals[shape.facets])
+        if verdict is None:
+            return False
+        if verdict[2] not in self.scopes and len(self.scopes) < _SHAPES_MAX:
+            self.scopes[verdict[2]] = verdict[0]  # a line with these facets is read as text from now on
+        scope, extra = verdict[0], verdict[1] - 2  # the facets' text, where a string would have had two quotes
+        vals[shape.facets] = ""
+        if shape.review_every >= 0:
+            every = vals[shape.review_every]
+            if type(every) is not int or every < 1 or too_large(every):
+                return False
+            vals[shape.review_every] = ""
+            extra += len(str(every)) - 2
+        try:
+            strings = len("".join(vals))
+        except TypeError:
+            return False  # a value that is not a string
+        ck = self.ck
+        if not self.proved(line, shape.size, strings + extra, high, escapes) and not self.encoded(rec, line, high) \
+                and not _canonical(rec, line, self.odd, line.encode("utf-8")):
+            ck.add(no, "NOT_CANONICAL", _NOT_CANONICAL)
+        plain = not (escapes and "\\u" in line)  # strings, nested at most twice, no float: only an escape could be bad
+        pid, parts = vals[shape.id], None
+        if plain and self.rows is not None:
+            parts = row_plain(pid, vals[shape.ns], vals[shape.type], vals[shape.scope_ref] if shape.scope_ref >= 0 else scope,
+                              vals[shape.claim])
+        if plain and ck.quick_prior(no, shape, vals, scope, parts is not None):
+            if self.rows is not None:
+                self.table.put(pid, parts or row_parts(pid, rec), "open")  # type: ignore[union-attr]
+            return True
+        ck.record(no, rec, plain)
+        self.keep(rec)
+        return True
+
+    @staticmethod
+    def proved(line: str, size: int, strings: int, high: bool, escapes: bool) -> bool:
+        """`line` is canonical, proved by its length: its shape's `size` (negative: keys out of order)
+        and the length of its strings make the length of the canonical text of what it parsed to. With
+        no escape and no character at or above U+D800, no text of those values is shorter than the
+        canonical one, and only the canonical one has exactly its length (`canonical.proves_canonical`)."""
+        return size >= 0 and size + strings == len(line) and not (escapes and "\\" in line) \
+            and (not high or not _has_high(line))
+
+    def encoded(self, rec: Dict[str, Any], line: str, high: bool) -> bool:
+        """`line` is the C encoder's text of `rec` (its canonical text, when `rec` holds no float and
+        `line` no character at or above U+D800): the encoder built once, not once per line."""
+        if self.odd or self.encode is None or (high and _has_high(line)):
+            return False
+        try:
+            return "".join(self.encode(rec, 0)) == line
+        except (TypeError, ValueError):
+            return False
+
+    def parsed(self, no: int, rec: Dict[str, Any], line: str, high: bool, escapes: bool) -> None:
+        """Any other line that parsed alone: canonical as `strict` decides it (proved by lengths for an
+        object of strings, else encoded), then the strict rules."""
+        ck = self.ck
+        if self.odd or (escapes and "\\" in line) or (high and _has_high(line)) or not proves_canonical(rec, line):
+            if not self.encoded(rec, line, high) and not _canonical(rec, line, self.odd, line.encode("utf-8")):
+                ck.add(no, "NOT_CANONICAL", _NOT_CANONICAL)
+        plain = not self.odd and not (escapes and "\\u" in line) and line.count("{") + line.count("[") <= MAX_DEPTH
+        ck.record(no, rec, plain)
+        self.keep(rec)
+
+    def shape(self, keys: Tuple[str, ...]) -> Shape:
+        shape = Shape(keys)
+        if len(self.shapes) < _SHAPES_MAX:
+            self.shapes[keys] = shape
+        return shape
+
+    def strict(self, raw: bytes) -> None:
+        """One line the plain way."""
+        self.no = no = self.no + 1
+        ck = self.ck
         if raw.endswith(b"\r"):
             ck.add(no, "NOT_CANONICAL", "line ends with CR (\\r\\n); the ledger uses \\n only")
             raw = raw[:-1]
         if not raw.strip():
             ck.add(no, "BLANK_LINE", "blank line")
-            continue
-        del odd_numbers[:]
-        rec, why, text = _parse_once(raw, decode)
+            return
+        self.odd.clear()
+        rec, why, text = _parse_once(raw, self.decode)
         if rec is None:
-            damaged = True
+            self.damaged = True
+            self.table = self.rows = None  # the fold refuses a damaged ledger: nothing to render
             ck.add(no, "DAMAGED_LINE", f"not one JSON object in UTF-8: {why}")
-            continue
-        records.append(rec)
-        canonical = False
-        if not odd_numbers and not _has_high(text):  # then the canonical text is the C encoder's
-            try:
-                canonical = _FAST(rec) == text
-            except (TypeError, ValueError):
-                canonical = False
-        if not canonical:
-            try:
-                canon = dumps(rec).encode("utf-8", "surrogatepass")
-            except (TypeError, ValueError):
-                canon = b""
-            canonical = canon == raw
-        if not canonical:
-            ck.add(no, "NOT_CANONICAL", "not canonical JSON (keys sorted, no spaces, UTF-8 not \\u escapes)")
-        ck.record(no, rec, not odd_numbers and plainly_writable(text, MAX_DEPTH))
-    if data and not data.endswith(b"\n"):
-        ck.add(len(lines), "NO_FINAL_NEWLINE", "the ledger does not end with a newline")
-    ck.finish()
-    ck.problems.sort(key=lambda p: p.line)
-    return Checked(ck.problems, ck.warnings, records, damaged, len(lines))
+            return
+        if not _canonical(rec, text, self.odd, raw):
+            ck.add(no, "NOT_CANONICAL", _NOT_CANONICAL)
+        ck.record(no, rec, not self.odd and plainly_writable(text, MAX_DEPTH))
+        self.keep(rec)
+
+    def keep(self, rec: Dict[str, Any]) -> None:
+        """What later checks need of a line the rules took the strict way: the runs committed, and
+        PRIORS.md's rows (as the fold moves them)."""
+        t = rec.get("t")
+        run, pid = rec.get("run"), rec.get("id")
+        if t == "run" and rec.get("action") == "commit" and isinstance(run, str):
+            self.committed.add(run)
+        elif self.table is not None and isinstance(pid, str):
+            if t == "prior":
+                self.table.put(pid, row_parts(pid, rec), "redacted" if rec.get("redacted") is True else "open")
+            elif t == "event":
+                row = self.table.rows.get(pid)
+                if row is not None:
+                    self.table.event(row, rec.get("action"), rec.get("to"))
+
+
+_SHAPES_MAX = 1024  # distinct key sets remembered; a ledger holds a few dozen
+
+
+_NOT_CANONICAL = "not canonical JSON (keys sorted, no spaces, UTF-8 not \\u escapes)"
+
+
+def _canonical(rec: Dict[str, Any], text: str, odd: List[str], raw: bytes) -> bool:
+    from priors.core.canonical import _FAST, dumps
+
+    if not odd and not _has_high(text):  # then the canonical text is the C encoder's
+        try:
+            if _FAST(rec) == text:
+                return True
+        except (TypeError, ValueError):
+            pass
+    try:
+        canon = dumps(rec).encode("utf-8", "surrogatepass")
+    except (TypeError, ValueError):
+        canon = b""
+    return canon == raw
 
 
 def _parse_once(raw: bytes, decode: Any) -> Tuple[Optional[Dict[str, Any]], Optional[str], str]:
@@ -567,6 +486,70 @@ def _parse_once(raw: bytes, decode: Any) -> Tuple[Optional[Dict[str, Any]], Opti
     if not isinstance(obj, dict):
         return None, f"a JSON {_json_kind(obj)}, not an object", text
     return obj, None, text
+
+
+class _Table:
+    """`PRIORS.md`'s rows kept current line by line, as `views.render_markdown(fold(records))` writes
+    them, without keeping the records: per prior (in the order the fold keeps), its row without the
+    status (`views.row_parts`, as UTF-8: half the memory of text holding a dash), and the status and
+    scope-missing streak the fold's events give it."""
+
+    __slots__ = ("rows",)
+
+    def __init__(self) -> None:
+        # id -> [row up to its status, row after it with its newline, length of `| id | area | `, status, streak]
+        self.rows: Dict[str, List[Any]] = {}
+
+    def put(self, pid: str, parts: Tuple[str, str, str], status: str) -> None:
+        pre, kind, tail = parts
+        self.rows[pid] = [(pre + kind).encode("utf-8"), (tail + "\n").encode("utf-8"),
+                          len(pre) if pre.isascii() else len(pre.encode("utf-8")), status, 0]
+
+    @staticmethod
+    def event(row: List[Any], action: Any, to: Any) -> None:
+        """What an event of the prior does to its status: `fold._apply_event`, for the fields the table shows."""
+        if action == "scope-missing":
+            row[4] += 1
+        elif action == "disposition":
+            if row[3] in BINDING:
+                return  # a person's binding decision is absolute: no agent verdict moves it
+            row[4] = 0
+            row[3] = "open" if to in ("still-open", "reaffirmed") else to if isinstance(to, str) else "open"
+        elif action == "decide":
+            row[4] = 0
+            row[3] = "open" if to == "reopen" else "accepted" if to == "keep" else to if isinstance(to, str) else "open"
+        elif action == "redact":
+            row[3] = "redacted"
+
+    def matches(self, have: bytes) -> bool:
+        """`have` is exactly what these rows render to (compared a thousand rows at a time, as they
+        are made: the whole text is never held)."""
+        from priors.core.views import REDACTED_ROW, markdown_lines, row_line
+
+        head = "".join(line + "\n" for line in markdown_lines(bool(self.rows), ())).encode("utf-8")
+        if not have.startswith(head):
+            return False
+        at, batch = len(head), []
+        redacted = (REDACTED_ROW + "\n").encode("utf-8")
+        middles: Dict[str, bytes] = {}  # status -> ` | status` as its cell shows it (a handful of statuses)
+        for start, end, cut, status, streak in self.rows.values():
+            if status == "redacted":
+                batch.append(start[:cut] + redacted)
+            else:
+                if streak >= REST_AFTER and status not in BINDING:
+                    status = "resting"
+                middle = middles.get(status)
+                if middle is None:
+                    middle = middles[status] = row_line(("", "", ""), status).encode("utf-8")
+                batch.append(start + middle + end)
+            if len(batch) == 1000:
+                chunk = b"".join(batch)
+                if not have.startswith(chunk, at):
+                    return False
+                at += len(chunk)
+                batch.clear()
+        chunk = b"".join(batch)
+        return have.startswith(chunk, at) and at + len(chunk) == len(have)
 
 
 # ------------------------------------------------------------------ growth since an older version
@@ -631,11 +614,16 @@ def check_since(old: bytes, new: bytes, rev: str = "the old revision") -> List[P
     problems: List[Problem] = []
     if len(n) < len(o):
         problems.append(Problem(len(n) + 1 if n else 1, "LEDGER_SHRANK", f"the ledger has {len(n)} lines but had {len(o)} at {rev}: lines were removed"))
-    tombs = redacted_ids(n)
+    tombs: Optional[Set[str]] = None  # read only when some line changed: a ledger that only grew needs no parse
     for i, (a, b) in enumerate(zip(o, n), 1):
+        if a == b:
+            continue
         why = rewrite_problem(a, b)
-        if why is None and a != b and _subject(b) not in tombs:
-            why = f"was rewritten for a redaction of {_subject(b)}, which is not a tombstone"
+        if why is None:
+            if tombs is None:
+                tombs = redacted_ids(n)
+            if _subject(b) not in tombs:
+                why = f"was rewritten for a redaction of {_subject(b)}, which is not a tombstone"
         if why is not None:
             problems.append(Problem(i, "NOT_APPEND_ONLY", f"{why} since {rev}"))
     return problems

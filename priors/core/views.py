@@ -11,7 +11,7 @@ from priors.core.vocabulary import display_status  # noqa: F401 (PRIORS.md rows 
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Dict, List, Optional, Sequence
+    from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 NO_PRIORS = "no priors yet — first run writes them"
 NO_PRIORS_OPEN = "no priors yet — the open run's commit writes the first ones"
@@ -156,48 +156,91 @@ _LONE = re.compile("[\ud800-\udfff]")
 
 def _cell(text: object) -> str:
     s = "" if text is None else str(text)
+    if s.isprintable() and "|" not in s and "\\" not in s and "  " not in s and s[:1] != " " and s[-1:] != " ":
+        # Nothing to escape or collapse (the common case: ids, areas, statuses, most claims). Printable
+        # text holds no control, format or separator character, no lone surrogate and no whitespace
+        # but the space: so only the pipe, the backslash and runs of spaces could change it.
+        return s
     if _PLAIN.fullmatch(s):
-        return s  # nothing to escape or collapse (the common case: ids, areas, statuses)
+        return s
     s = s.replace("\\", "\\\\").replace("|", "\\|")
     s = _LONE.sub("\ufffd", s)  # a lone surrogate (a ledger another keeper wrote) is not UTF-8: shown as U+FFFD
     return visible(" ".join(s.split()))  # a control or bidi character is shown as `\uXXXX`, never raw
 
 
-def _cut(text: str, width: int = 72) -> str:
+_WIDTH = 72  # the longest claim the table shows whole
+
+
+def _cut(text: str, width: int = _WIDTH) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def render_markdown(st: State) -> str:
     """The human table. Pure: same ledger, same bytes."""
-    head = [
-        "# Priors",
-        "",
-        "Rendered from `.priors/ledger.jsonl` by `priors render` — do not edit by hand.",
-        "",
-    ]
-    if not st.priors:
-        return "\n".join(head + ["No priors yet — the first run writes them.", ""])
-    rows = ["| id | area | type | status | where | what |", "|---|---|---|---|---|---|"]
-    rows.extend(table_row(p) for p in st.priors.values())
-    return "\n".join(head + rows + [""])
+    return "\n".join(markdown_lines(bool(st.priors), (table_row(p) for p in st.priors.values()))) + "\n"
+
+
+def markdown_lines(any_priors: bool, rows: Iterable[str]) -> Iterator[str]:
+    """`PRIORS.md` line by line, each to be followed by a newline: the head, then the table of `rows`
+    (one per prior, in ledger order) — or the note that there are no priors yet."""
+    yield "# Priors"
+    yield ""
+    yield "Rendered from `.priors/ledger.jsonl` by `priors render` — do not edit by hand."
+    yield ""
+    if not any_priors:
+        yield "No priors yet — the first run writes them."
+        return
+    yield "| id | area | type | status | where | what |"
+    yield "|---|---|---|---|---|---|"
+    yield from rows
+
+
+REDACTED_ROW = "— | redacted | — | *(redacted)* |"  # a redacted prior's row after its id and area
 
 
 def table_row(p: PriorState) -> str:
     """One prior's line of the table."""
     if p.redacted:
-        return f"| {_cell(p.id)} | {_cell(p.ns)} | — | redacted | — | *(redacted)* |"
+        return f"| {_cell(p.id)} | {_cell(p.ns)} | {REDACTED_ROW}"
     rec = p.record()  # read once, not kept: this runs for every prior on every ledger write
-    status = display_status(p)
+    return row_line(row_parts(p.id, rec), display_status(p))
+
+
+def row_parts(pid: str, rec: Dict[str, object]) -> Tuple[str, str, str]:
+    """A prior's row without its status, from its record: `| id | area | `, the type cell, and
+    ` | where | what |` — so a reader of the ledger that folds no state (`verify`) can keep the row
+    and add the status it ends with."""
     ref = rec.get("scope_ref")
     if isinstance(ref, str):
         where = ref
     else:
         facets = rec.get("facets")
         where = (facets.get("scope") if isinstance(facets, dict) else None) or ""
-    claim = rec.get("claim")
+    ns, kind, claim, dist = rec.get("ns"), rec.get("type"), rec.get("claim"), rec.get("distinct_from")
+    if type(where) is str and type(ns) is str and type(kind) is str and type(claim) is str and not dist:
+        parts = row_plain(pid, ns, kind, where, claim)
+        if parts is not None:
+            return parts
     what = _cut(" ".join(claim.split())) if isinstance(claim, str) else ""
-    dist = rec.get("distinct_from")
     if isinstance(dist, list) and dist:  # the agent said it differs from a similar finding: a human may audit
         what += " (distinct from " + ", ".join(str(x) for x in dist) + ")"
-    return (f"| {_cell(p.id)} | {_cell(rec.get('ns'))} | {_cell(rec.get('type'))} | {_cell(status)} | "
-            f"{_cell(where)} | {_cell(what)} |")
+    return f"| {_cell(pid)} | {_cell(rec.get('ns'))} | ", _cell(rec.get("type")), f" | {_cell(where)} | {_cell(what)} |"
+
+
+def row_plain(pid: str, ns: str, kind: str, where: str, claim: str) -> Optional[Tuple[str, str, str]]:
+    """`row_parts` of a record whose id, ns, type, where and claim are these strings (and which has no
+    `distinct_from` list), when every cell is written as it reads; None when one needs `_cell`.
+
+    The row is checked whole: printable, no pipe but the six between cells, no backslash and no two
+    spaces together — then every cell is its own `_cell`, none is empty, and the claim has nothing
+    for `split` to collapse."""
+    pre, full = f"| {pid} | {ns} | ", f" | {where} | {claim} |"
+    probe = pre + kind + full
+    if probe.isprintable() and "\\" not in probe and "  " not in probe and probe.count("|") == 6:
+        return pre, kind, full if len(claim) <= _WIDTH else f" | {where} | {_cut(claim)} |"
+    return None
+
+
+def row_line(parts: Tuple[str, str, str], status: str) -> str:
+    """The row of `row_parts` with the status a person reads (`display_status`)."""
+    return f"{parts[0]}{parts[1]} | {_cell(status)}{parts[2]}"

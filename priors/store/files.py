@@ -67,6 +67,28 @@ def read_bytes(path: Path, limit: Optional[int] = None, what: str = "") -> Optio
     return data
 
 
+def read_blocks(path: Path, size: int = 1 << 20) -> Optional[Iterator[bytes]]:
+    """The file's bytes `size` at a time, or None when it does not exist: a reader that goes through
+    a large file once (verify) never holds it whole. Refuses what `read_bytes` refuses."""
+    fd = open_regular(path)
+    if fd is None:
+        return None
+    fh = os.fdopen(fd, "rb")
+
+    def blocks() -> Iterator[bytes]:
+        with fh:
+            while True:
+                try:
+                    chunk = fh.read(size)
+                except OSError as exc:
+                    raise UsageError(f"priors: cannot read {path}: {exc.strerror or exc}") from None
+                if not chunk:
+                    return
+                yield chunk
+
+    return blocks()
+
+
 def open_regular(path: Path, what: str = "") -> Optional[int]:
     """A descriptor open for reading on the regular file `path`, or None when it does not exist.
     Opened without blocking (a FIFO would wait for a writer), then refused unless regular."""
