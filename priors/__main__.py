@@ -1,8 +1,6 @@
 """`python -m priors` — the same CLI as the `priors` console script."""
 
-import sys
-
-from priors.cli.main import main
+from priors.cli.main import run
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -223,7 +223,7 @@ class Packaging(unittest.TestCase):
     def test_distribution_name_of_our_own(self):
         text = self.pyproject()
         self.assertRegex(text, r'(?m)^name = "priors-keeper"')
-        self.assertIn('priors = "priors.cli.main:main"', text)  # the command stays priors
+        self.assertIn('priors = "priors.cli.main:run"', text)  # the command stays priors
         readme = README.read_text(encoding="utf-8")
         self.assertIn("**The package is `priors-keeper`**", readme)
 

@@ -36,7 +36,7 @@ version = "0.1.0"
 requires-python = ">=3.9"
 
 [project.scripts]
-priors = "priors.cli.main:main"
+priors = "priors.cli.main:run"
 
 [tool.setuptools]
 packages = ["priors", "priors.core", "priors.store", "priors.snapshot", "priors.cli"]

@@ -46,7 +46,7 @@ class Wheel(unittest.TestCase):
             entry = whl.read(next(n for n in names if n.endswith(".dist-info/entry_points.txt"))).decode()
         self.assertIn("Name: priors-keeper\n", meta)
         self.assertIn("License-Expression: MIT\n", meta)
-        self.assertIn("priors = priors.cli.main:main", entry)
+        self.assertIn("priors = priors.cli.main:run", entry)
         self.assertIn("priors/__main__.py", names)
         sources = sorted(str(f.relative_to(REPO)).replace("\\", "/") for f in (REPO / "priors").rglob("*.py"))
         self.assertEqual([f for f in sources if f not in names], [], "modules the wheel leaves out")

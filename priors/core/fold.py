@@ -192,8 +192,14 @@ BLOCK = 1 << 20  # the clean parse decodes the ledger a block of about this many
 
 
 def parse_lines(data: bytes, name: str = LEDGER_NAME) -> List[Dict[str, Any]]:
-    """Each non-blank line must be one JSON object in UTF-8; anything else names its line."""
-    return [rec for rec, _at, _n in parse_spans(data, name)]
+    """Each non-blank line must be one JSON object in UTF-8; anything else names its line.
+
+    The clean parse without the byte offsets (`parse_spans`): the timeline readers (show,
+    history, reflect) never use them."""
+    out: List[Dict[str, Any]] = []
+    if _each_clean(data, None, out):
+        return out
+    return [rec for rec, _at, _n in _parse_strict(data, name)]
 
 
 def parse_spans(data: bytes, name: str = LEDGER_NAME, first_line: int = 1) -> List[Tuple[Dict[str, Any], int, int]]:
@@ -260,41 +266,54 @@ def _pack(st: State, rec: Dict[str, Any], at: int, n: int, src: Any) -> None:
     p[5] = None
 
 
-def _each_clean(data: bytes, sink: Any) -> bool:
-    """Hand `sink(record, offset, length)` each line's object, a block of lines at a time; False at
-    the first deviation (what was handed over so far is then to be discarded): a line that is not
-    exactly one JSON object, a missing final newline, bad UTF-8, NaN, ..."""
-    import json
-
-    from priors.core.canonical import _reject_constant
-
-    decode = json.JSONDecoder(parse_constant=_reject_constant).raw_decode
+def _each_clean(data: bytes, sink: Any, out: Optional[List[Dict[str, Any]]] = None) -> bool:
+    """Hand `sink(record, offset, length)` each line's object, a block of lines at a time — or,
+    with no sink, append each object to `out`; False at the first deviation (what was handed over
+    so far is then to be discarded): a line that is not exactly one JSON object, a missing final
+    newline, bad UTF-8, NaN, ..."""
+    scan = _scanner()
     start, n = 0, len(data)
     try:
         while start < n:
             end = data.find(b"\n", min(start + BLOCK, n - 1))
             if end < 0:
                 return False  # no final newline: the strict parse decides
-            if not _scan_block(data[start:end + 1], decode, sink, start):
+            block = data[start:end + 1]
+            if sink is None:
+                if not _scan_records(block, scan, out.append):  # type: ignore[union-attr]
+                    return False
+            elif not _scan_block(block, scan, sink, start):
                 return False
             start = end + 1
-    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+    except (ValueError, RecursionError, StopIteration):  # UnicodeDecodeError is a ValueError
         return False
     return True
 
 
-def _scan_block(block: bytes, decode: Any, sink: Any, base: int) -> bool:
+def _scanner() -> Any:
+    """The json module's C scanner, called directly: `scan(text, i)` → (object, end). It is what
+    `raw_decode` calls after a Python-level wrapper; skipping that wrapper takes a quarter off
+    decoding a prior's line. NaN and the infinities are refused (as `canonical.loads` refuses them)."""
+    import json
+
+    from priors.core.canonical import _reject_constant
+
+    return json.JSONDecoder(parse_constant=_reject_constant).scan_once
+
+
+def _scan_block(block: bytes, scan: Any, sink: Any, base: int) -> bool:
     """Lines decoded as one string: object after object, each followed at once by its newline. A
     clean line holds no newline inside, so the k-th object is the k-th line of the bytes: that gives
     byte offsets when some text is not ASCII (characters and bytes then differ)."""
     text = block.decode("utf-8")
     raws = None if len(text) == len(block) else block.split(b"\n")  # equal lengths: all ASCII
+    find = text.find
     i, n, k, at = 0, len(text), 0, base
     while i < n:
         if text[i] != "{":
             return False
-        obj, j = decode(text, i)
-        if j >= n or text[j] != "\n" or type(obj) is not dict or text.find("\n", i, j) >= 0:
+        obj, j = scan(text, i)
+        if j >= n or text[j] != "\n" or type(obj) is not dict or find("\n", i, j) >= 0:
             return False
         if raws is None:
             sink(obj, base + i, j - i)
@@ -303,6 +322,22 @@ def _scan_block(block: bytes, decode: Any, sink: Any, base: int) -> bool:
             sink(obj, at, ln)
             at += ln + 1
             k += 1
+        i = j + 1
+    return True
+
+
+def _scan_records(block: bytes, scan: Any, append: Any) -> bool:
+    """`_scan_block` for a reader that keeps only the records (no offsets, no call per line)."""
+    text = block.decode("utf-8")
+    find = text.find
+    i, n = 0, len(text)
+    while i < n:
+        if text[i] != "{":
+            return False
+        obj, j = scan(text, i)
+        if j >= n or text[j] != "\n" or type(obj) is not dict or find("\n", i, j) >= 0:
+            return False
+        append(obj)
         i = j + 1
     return True
 
@@ -410,7 +445,7 @@ def apply_priors(st: State, rec: Dict[str, Any]) -> None:
     elif t == "prior":
         pid = get("id")
         if type(pid) is str:
-            _apply_prior(st, rec, pid)
+            _apply_prior(st, rec, pid, False)
     elif t == "call":
         st.note_run(get("run"))
     elif t == "run" and get("action") == "commit":
@@ -518,8 +553,9 @@ def _share_facets(rec: Dict[str, Any]) -> None:
     rec["facets"] = shared
 
 
-def _apply_prior(st: State, rec: Dict[str, Any], pid: str) -> None:
-    _share_facets(rec)
+def _apply_prior(st: State, rec: Dict[str, Any], pid: str, share: bool = True) -> None:
+    if share:  # (a fold that keeps its state; history's drops it, and sharing only saves memory)
+        _share_facets(rec)
     digits = pid[2:]  # `P-` and four or more ASCII digits (PRIOR_RE), without a regex per record
     n = int(digits) if pid[:2] == "P-" and len(digits) >= 4 and digits.isascii() and digits.isdigit() else 0
     if n > st.max_prior:

@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 import heapq
-from operator import attrgetter
+from operator import itemgetter
 
+from priors.core.fold import PriorState
 from priors.core.plain import Plain
-from priors.core.vocabulary import SESSION_VIA, display_status
+from priors.core.vocabulary import BINDING, REST_AFTER, SESSION_VIA, display_status
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -262,7 +263,8 @@ def open_count(st: Any, ns: Any) -> int:
     return sum(1 for p in st.priors.values() if p.ns == ns and _counts_open(p))
 
 
-_BASIS = attrgetter("status", "miss", "human_idx")  # what a prior's share is computed from, beside its record
+# what a prior's share is computed from, beside its record: (status, miss, human_idx), read by position
+_BASIS = itemgetter(*(PriorState.LAYOUT.index(k) for k in ("status", "miss", "human_idx")))
 _OPEN, _RESTING = 1, 2  # a prior's share: counted open, counted resting (never both), or 0: neither
 
 
@@ -275,14 +277,20 @@ class _Seen:
     __slots__ = ("state", "ns", "plain", "activation", "obligation", "every", "basis", "code", "where")
 
     def __init__(self, p: Any, was: Optional["_Seen"]) -> None:
-        ns, every = p.ns, p.review_every
+        r = p[5]  # the record, when the fold kept it (history's does): read it once, not per property
+        if r is not None:
+            ns, every, f = r.get("ns"), r.get("review_every"), r.get("facets")
+            activation, obligation = (f.get("activation"), f.get("obligation")) if isinstance(f, dict) else (None, None)
+        else:
+            ns, every = p.ns, p.review_every
+            activation, obligation = p.facet("activation"), p.facet("obligation")
         try:
             hash(ns)
             self.plain = True
         except TypeError:
             self.plain = False  # counted the slow way, only for a run whose namespace is not a plain value
         self.state, self.ns, self.basis = p, ns, None
-        self.activation, self.obligation = p.facet("activation"), p.facet("obligation")
+        self.activation, self.obligation = activation, obligation
         self.every = every if isinstance(every, int) and not isinstance(every, bool) else None
         self.code, self.where = (0, None) if was is None else (was.code, was.where)  # until `update` moves it
 
@@ -325,7 +333,7 @@ class _Tally:
         status = basis[0]
         code = 0
         if e.plain:
-            if p.resting:
+            if basis[1] >= REST_AFTER and status not in BINDING and status != "redacted":  # p.resting, inlined
                 code = _RESTING
             elif _open(status, False, e.obligation):
                 code = _OPEN
