@@ -12,6 +12,7 @@ import pytest
 from priors.store import fold_cache as cache
 from priors.store import ledger_digest
 from priors.core import fold as fold
+from priors.core import ledger_parse
 from priors.core.errors import DamagedLedger
 
 from conftest import Keeper, gen_ledger, run_priors
@@ -204,13 +205,13 @@ def test_small_ledgers_skip_the_cache(pdir: Path, monkeypatch) -> None:
 
 def _clean(data: bytes):
     out: list = []
-    return out if fold._each_clean(data, lambda rec, at, n: out.append((rec, at, n))) else None
+    return out if ledger_parse.each_clean(data, lambda rec, at, n: out.append((rec, at, n))) else None
 
 
 def test_fast_parse_agrees_with_strict(ledger_bytes: bytes, monkeypatch) -> None:
-    strict = fold._parse_strict(ledger_bytes, "x")
+    strict = ledger_parse.parse_strict(ledger_bytes, "x")
     assert _clean(ledger_bytes) == strict
-    monkeypatch.setattr(fold, "BLOCK", 333)  # many blocks, each ending at a line's end
+    monkeypatch.setattr(ledger_parse, "BLOCK", 333)  # many blocks, each ending at a line's end
     assert _clean(ledger_bytes) == strict
     assert all(fold.parse_lines(ledger_bytes[at:at + n]) == [rec] for rec, at, n in strict[:200])
     for bad in (b'{"a":\n1}\n', b'{"a":1}\n\n', b'{"a":1} \n', b'[1]\n', b'{"a":1}', b"\xef\xbb\xbf{}\n",
@@ -352,14 +353,14 @@ def test_clean_parse_matches_strict(records, sep, block) -> None:
     """The block-wise clean parse (ASCII blocks as one string, others line by line) gives the strict
     parse's records and byte offsets, or gives up; each offset's bytes are that record's line."""
     data = "".join(canonical.dumps(r) + sep + "\n" for r in records).encode("utf-8", "surrogatepass")
-    saved = fold.BLOCK
-    fold.BLOCK = block
+    saved = ledger_parse.BLOCK
+    ledger_parse.BLOCK = block
     try:
         fast = _clean(data)
     finally:
-        fold.BLOCK = saved
+        ledger_parse.BLOCK = saved
     try:
-        strict = fold._parse_strict(data, "x")
+        strict = ledger_parse.parse_strict(data, "x")
     except DamagedLedger:
         assert fast is None
         return

@@ -305,3 +305,90 @@ def test_the_history_fold_moves_priors_runs_and_commits_as_the_whole_fold_does(r
         assert lean.priors == whole.priors
         assert [list(p) for p in lean.priors.values()] == [list(p) for p in whole.priors.values()]
         assert (lean.runs_order, lean.commits) == (whole.runs_order, whole.commits)
+
+
+# ------------------------------------------------------------------ a line read as text (the first call's fold)
+
+_text = st.one_of(st.sampled_from(["web", "api", "w\u00e9b", "a\"b", "back\\slash", "tab\there", "\u2028", "", "run-002",
+                                   "\U0001f600", "x\u0000y"]), st.text(max_size=6))
+_plainish = st.one_of(st.sampled_from(["web", "api", "w\u00e9b", "run-001", "run-002", "run-1", "P-0001"]), _text)
+_values = st.one_of(_plainish, st.integers(-3, 3), st.booleans(), st.none(), st.just(2.0), st.lists(st.just("x"), max_size=1))
+_facets = st.one_of(
+    st.dictionaries(st.sampled_from(["activation", "obligation", "authority", "a\"k"]),
+                    st.one_of(st.sampled_from(["run-start", "verify-phase", "inject-as-instruction", "advisory"]), _text),
+                    max_size=3),
+    st.dictionaries(st.sampled_from(["activation", "x"]), _values, max_size=2), _values)
+_quick_prior = st.fixed_dictionaries(
+    {"t": st.just("prior"), "id": st.one_of(st.sampled_from(["P-0001", "P-0002", "P-0003", "P-12345"]), _values)},
+    optional={"born": _plainish, "claim": _text, "content_hash": _text, "depth": _values, "direction": _text,
+              "evidence": _text, "facets": _facets, "ns": st.one_of(_plainish, _values), "redacted": _values,
+              "review_every": st.one_of(st.integers(-1, 10**20), _values), "scope_hash": _plainish,
+              "scope_ref": st.one_of(_plainish, _values), "severity": _text, "supersedes": _text, "type": _text,
+              "tags": st.lists(_text, max_size=1), "run": _plainish})
+_quick_event = st.fixed_dictionaries(
+    {"t": st.just("event"), "id": st.one_of(st.sampled_from(["P-0001", "P-0002", "P-0003"]), _values),
+     "action": st.one_of(st.sampled_from(["disposition", "decide", "scope-missing", "redact"]), _values)},
+    optional={"by": st.one_of(st.sampled_from(["agent", "human"]), _values), "reason": _text,
+              "run": st.one_of(_plainish, _values), "scope_hash": st.one_of(_plainish, _values),
+              "to": st.one_of(st.sampled_from(["fixed", "still-open", "stale", "keep", "reopen", "wontfix"]), _values),
+              "via": _text})
+_plain_text = st.sampled_from(["web", "api", "w\u00e9b", "run-001", "run-002", "\U0001f600", ""])
+_keeper_prior = st.fixed_dictionaries(  # as the keeper writes them: most are read as text
+    {"t": st.just("prior"), "id": st.sampled_from(["P-0001", "P-0002", "P-0003", "P-12345", "P-01"]),
+     "born": st.sampled_from(["run-001", "run-002", "run-003", "run-1", "x"]), "claim": _text},
+    optional={"evidence": _text, "ns": _plain_text, "redacted": st.just(True), "content_hash": _text,
+              "facets": st.dictionaries(st.sampled_from(["activation", "obligation", "authority"]),
+                                        st.sampled_from(["run-start", "verify-phase", "inject-as-instruction", "advisory",
+                                                         "w\u00e9b", "q\"uote"]), max_size=3),
+              "review_every": st.one_of(st.integers(0, 12), st.just(10**17)), "scope_hash": _plain_text,
+              "scope_ref": _plain_text, "severity": _text, "type": _text})
+_keeper_event = st.fixed_dictionaries(
+    {"t": st.just("event"), "id": st.sampled_from(["P-0001", "P-0002", "P-0003", "P-0009"]),
+     "action": st.sampled_from(["disposition", "decide", "scope-missing", "redact"])},
+    optional={"by": st.sampled_from(["agent", "human"]), "reason": _text, "run": st.sampled_from(["run-001", "run-002", "run-004"]),
+              "scope_hash": _plain_text,
+              "to": st.sampled_from(["fixed", "still-open", "stale", "keep", "reopen", "wontfix", "reaffirmed", "obsolete"])})
+_other_line = st.sampled_from([
+    '{"action":"commit","ns":"web","run":"run-001","summary":[],"t":"run"}',
+    '{"action":"commit","ns":"web","run":"run-002","summary":[],"t":"run"}',
+    '{"call_id":"c","conflicts_with":"P-0001","run":"run-002","t":"call"}',
+    '{"id":"P-0001","t":"prior"}', '{"id": "P-0002", "t": "prior"}', '{"t":"prior","id":"P-0003"}',
+    '{"born":"run-001","born":"run-002","id":"P-0001","t":"prior"}', '{"action":"decide","id":"P-0001","t":"event","to":"keep"}',
+    '{"action":"redact","by":"human","id":"P-0002","reason":"x","t":"event"}', '{"t":"score","run":"run-001"}'])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(_keeper_prior.map(dumps), _keeper_event.map(dumps), _quick_prior.map(dumps),
+                          _quick_event.map(dumps), _other_line), max_size=14),
+       st.sampled_from([1, 64, 1 << 20]))
+def test_a_line_read_as_text_folds_as_its_decoded_record(lines, block):
+    """The first call folds a prior's or an event's canonical line from its text, without decoding
+    it; any ledger ends in exactly the state (every prior's fields and where its line lies, the
+    runs, the lessons loop) that decoding each line and applying it gives."""
+    from priors.core import ledger_parse
+    from priors.core.fold import State, apply_at, fold_data
+
+    class Source:  # reads a record back from its line, as the store's LedgerSource does
+        def __init__(self, data: bytes) -> None:
+            self.data = data
+
+        def inflate(self, p):
+            at, n = p[6]
+            return json.loads(self.data[at:at + n])
+
+    data = "".join(line + "\n" for line in lines).encode("utf-8", "surrogatepass")
+    src = Source(data)
+    saved = ledger_parse.BLOCK
+    ledger_parse.BLOCK = block
+    try:
+        have = fold_data(data, "x", src)
+    finally:
+        ledger_parse.BLOCK = saved
+    want = State()
+    for rec, at, n in ledger_parse.parse_strict(data, "x"):
+        apply_at(want, rec, at, n, src)
+    assert have == want
+    assert {k: list(p) for k, p in have.priors.items()} == {k: list(p) for k, p in want.priors.items()}
+    assert have.awaiting == want.awaiting
+    for k, p in have.priors.items():
+        assert dumps(p.record()) == dumps(want.priors[k].record())

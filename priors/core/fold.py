@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from operator import itemgetter
 
-from priors.core.errors import DamagedLedger
+import re
+
+from priors.core.ledger_parse import (  # noqa: F401 (parse_lines, parse_spans, LEDGER_NAME: re-exported)
+    LEDGER_NAME, each_block, each_clean, lines_of, parse_lines, parse_spans, parse_strict, scanner)
 from priors.core.plain import Plain
 from priors.core.vocabulary import BINDING, BLOCK_TYPES, INJECTABLE, PRIOR_RE, REST_AFTER, RUN_RE, id_number, prior_number  # noqa: F401 (re-exported to callers of the fold)
 
@@ -187,47 +190,24 @@ class State(Plain):
         return (p for p in self.priors.values() if p.ns == ns)
 
 
-LEDGER_NAME = ".priors/ledger.jsonl"
-BLOCK = 1 << 20  # the clean parse decodes the ledger a block of about this many bytes at a time
-
-
-def parse_lines(data: bytes, name: str = LEDGER_NAME) -> List[Dict[str, Any]]:
-    """Each non-blank line must be one JSON object in UTF-8; anything else names its line.
-
-    The clean parse without the byte offsets (`parse_spans`): the timeline readers (show,
-    history, reflect) never use them."""
-    out: List[Dict[str, Any]] = []
-    if _each_clean(data, None, out):
-        return out
-    return [rec for rec, _at, _n in _parse_strict(data, name)]
-
-
-def parse_spans(data: bytes, name: str = LEDGER_NAME, first_line: int = 1) -> List[Tuple[Dict[str, Any], int, int]]:
-    """(record, byte offset, byte length) of each record line — the line without its newline.
-
-    The clean parse first; on any deviation the strict line-by-line parse decides and names the
-    line (counting from `first_line`, for a tail whose earlier lines were checked already)."""
-    out: List[Tuple[Dict[str, Any], int, int]] = []
-    if _each_clean(data, lambda rec, at, n: out.append((rec, at, n))):
-        return out
-    return _parse_strict(data, name, first_line)
-
-
 def fold_data(data: bytes, name: str = LEDGER_NAME, src: Any = None) -> State:
     """`fold(parse_lines(data))` without holding every parsed record at once: each record is folded
     as it is decoded and dropped. With a `src` (anything with `inflate(prior) -> record`: the store
-    reading the ledger back), a prior keeps only where its line lies; without one it keeps its dict."""
+    reading the ledger back), a prior keeps only where its line lies; without one it keeps its dict.
+    With a `src`, a prior's line in the common canonical shape is not decoded at all (`_quick_prior`)."""
     st = State()
+    scan = scanner()
+    if src is None:
+        def sink(rec: Dict[str, Any], _at: int, _n: int) -> None:
+            apply(st, rec)
 
-    def sink(rec: Dict[str, Any], at: int, n: int) -> None:  # one call per line: apply_at, inlined
-        apply(st, rec)
-        if src is not None and rec.get("t") == "prior":
-            _pack(st, rec, at, n, src)
-
-    if _each_clean(data, sink):
+        done = each_clean(data, sink)
+    else:
+        done = each_block(data, lambda block, start: _fold_block(st, block, start, scan, src))
+    if done:
         return st
     st = State()  # a deviation: start over strictly (rare; names the bad line)
-    for rec, at, n in _parse_strict(data, name, 1):
+    for rec, at, n in parse_strict(data, name, 1):
         apply_at(st, rec, at, n, src)
     return st
 
@@ -266,107 +246,105 @@ def _pack(st: State, rec: Dict[str, Any], at: int, n: int, src: Any) -> None:
     p[5] = None
 
 
-def _each_clean(data: bytes, sink: Any, out: Optional[List[Dict[str, Any]]] = None) -> bool:
-    """Hand `sink(record, offset, length)` each line's object, a block of lines at a time — or,
-    with no sink, append each object to `out`; False at the first deviation (what was handed over
-    so far is then to be discarded): a line that is not exactly one JSON object, a missing final
-    newline, bad UTF-8, NaN, ..."""
-    scan = _scanner()
-    start, n = 0, len(data)
-    try:
-        while start < n:
-            end = data.find(b"\n", min(start + BLOCK, n - 1))
-            if end < 0:
-                return False  # no final newline: the strict parse decides
-            block = data[start:end + 1]
-            if sink is None:
-                if not _scan_records(block, scan, out.append):  # type: ignore[union-attr]
-                    return False
-            elif not _scan_block(block, scan, sink, start):
-                return False
-            start = end + 1
-    except (ValueError, RecursionError, StopIteration):  # UnicodeDecodeError is a ValueError
-        return False
-    return True
+# ------------------------------------------------------------------ a prior's line, read without decoding it
+#
+# A first call folds every line of the ledger, and most of its bytes are priors' lines — whose claim
+# and evidence the fold never reads (the record is read back from its line when a verb needs it). A
+# prior's line in the shape the keeper writes — canonical JSON, known keys in sorted order, the
+# values the fold reads written plainly — is matched as text instead: what the fold reads is taken
+# from the match, and no dict is built. Any other line is decoded as before. A property test holds
+# the two ways to the same folded state on any ledger.
+
+_CH = r'[^"\\\x00-\x1f]'  # a character JSON writes as itself inside a string
+_STR = '"' + _CH + r'*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})' + _CH + '*)*"'  # any JSON string
+_PLAIN = '"(' + _CH + '*)"'  # a string written without an escape: its text is its value
+_PAIR = '"' + _CH + '*":"' + _CH + '*"'
+_PRIOR_LINE = re.compile(
+    r'\{(?:"born":' + _PLAIN + ',)?(?:"claim":' + _STR + ',)?(?:"content_hash":' + _STR + ',)?'
+    '(?:"depth":' + _STR + ',)?(?:"direction":' + _STR + ',)?(?:"evidence":' + _STR + ',)?'
+    r'(?:"facets":(\{(?:' + _PAIR + '(?:,' + _PAIR + r')*)?\}),)?"id":' + _PLAIN + ',(?:"ns":' + _PLAIN + ',)?'
+    '(?:"redacted":(true),)?(?:"review_every":(0|[1-9][0-9]{0,17}),)?(?:"scope_hash":' + _PLAIN + ',)?'
+    '(?:"scope_ref":' + _PLAIN + ',)?(?:"severity":' + _STR + ',)?(?:"supersedes":' + _STR + ',)?'
+    '"t":"prior"(?:,"type":' + _STR + r')?\}').fullmatch
+_EVENT_LINE = re.compile(  # an event's line, likewise: the fold reads its action, id, run, scope_hash and to
+    r'\{"action":' + _PLAIN + '(?:,"by":' + _STR + ')?,"id":' + _PLAIN + '(?:,"reason":' + _STR + ')?'
+    '(?:,"run":' + _PLAIN + ')?(?:,"scope_hash":' + _PLAIN + ')?,"t":"event"(?:,"to":' + _PLAIN + r')?\}').fullmatch
+_FACETS_TEXT: Dict[str, Dict[str, Any]] = {}  # a facets object's text → its shared dict
 
 
-def _scanner() -> Any:
-    """The json module's C scanner, called directly: `scan(text, i)` → (object, end). It is what
-    `raw_decode` calls after a Python-level wrapper; skipping that wrapper takes a quarter off
-    decoding a prior's line. NaN and the infinities are refused (as `canonical.loads` refuses them)."""
-    import json
-
-    from priors.core.canonical import _reject_constant
-
-    return json.JSONDecoder(parse_constant=_reject_constant).scan_once
-
-
-def _scan_block(block: bytes, scan: Any, sink: Any, base: int) -> bool:
-    """Lines decoded as one string: object after object, each followed at once by its newline. A
-    clean line holds no newline inside, so the k-th object is the k-th line of the bytes: that gives
-    byte offsets when some text is not ASCII (characters and bytes then differ)."""
-    text = block.decode("utf-8")
-    raws = None if len(text) == len(block) else block.split(b"\n")  # equal lengths: all ASCII
-    find = text.find
+def _fold_block(st: State, block: bytes, base: int, scan: Any, src: Any) -> bool:
+    """`each_clean`'s block loop with the fold inlined, and a prior's canonical line read as text."""
+    text, raws = lines_of(block)
+    find, starts, prior_line, event_line = text.find, text.startswith, _PRIOR_LINE, _EVENT_LINE
     i, n, k, at = 0, len(text), 0, base
     while i < n:
-        if text[i] != "{":
-            return False
-        obj, j = scan(text, i)
-        if j >= n or text[j] != "\n" or type(obj) is not dict or find("\n", i, j) >= 0:
-            return False
+        j = find("\n", i)  # (the block ends with one)
         if raws is None:
-            sink(obj, base + i, j - i)
+            at, ln = base + i, j - i
         else:
             ln = len(raws[k])
-            sink(obj, at, ln)
+        if starts('{"action":', i):
+            m = event_line(text, i, j)
+            if m is not None:
+                _quick_event(st, m.groups())
+        else:
+            m = prior_line(text, i, j)
+            if m is not None:
+                _quick_prior(st, m.groups(), at, ln, src, scan)
+        if m is None:
+            if text[i] != "{":
+                return False
+            rec, e = scan(text, i)
+            if e != j or type(rec) is not dict:
+                return False
+            apply(st, rec)
+            if rec.get("t") == "prior":
+                _pack(st, rec, at, ln, src)
+        if raws is not None:
             at += ln + 1
             k += 1
         i = j + 1
     return True
 
 
-def _scan_records(block: bytes, scan: Any, append: Any) -> bool:
-    """`_scan_block` for a reader that keeps only the records (no offsets, no call per line)."""
-    text = block.decode("utf-8")
-    find = text.find
-    i, n = 0, len(text)
-    while i < n:
-        if text[i] != "{":
-            return False
-        obj, j = scan(text, i)
-        if j >= n or text[j] != "\n" or type(obj) is not dict or find("\n", i, j) >= 0:
-            return False
-        append(obj)
-        i = j + 1
-    return True
+def _quick_prior(st: State, g: Tuple[Any, ...], at: int, ln: int, src: Any, scan: Any) -> None:
+    """`apply` and `_pack` of a prior's line from the values `_PRIOR_LINE` matched (None: absent)."""
+    born, facets, pid, ns, redacted, every, sh, ref = g
+    idx = st.records
+    st.records = idx + 1
+    if born is not None:
+        _block_run(st, born, idx)
+    f = None if facets is None else _facets_of(facets, scan)
+    was = st.priors.get(pid)
+    _place_prior(st, pid, born, redacted is not None, sh, None)
+    p = st.priors[pid]
+    if ns is not None:
+        ns = _ONE.setdefault(ns, ns)
+    p[6], p[7], p[8], p[9], p[10], p[11] = ((at, ln), f if id(f) in _SHARED_IDS else None, ns, ref,
+                                            None if every is None else int(every), src)
+    _after_prior(st, pid, was, f, ns, idx)
 
 
-def _parse_strict(data: bytes, name: str, first_line: int = 1) -> List[Tuple[Dict[str, Any], int, int]]:
-    from priors.core.canonical import JSONError, loads
+def _quick_event(st: State, g: Tuple[Any, ...]) -> None:
+    """`apply` of an event's line from the values `_EVENT_LINE` matched (None: absent)."""
+    action, pid, run, sh, to = g
+    idx = st.records
+    st.records = idx + 1
+    if run is not None:
+        _block_run(st, run, idx)
+    _on_event(st, pid, action, run, sh, to, idx)
 
-    records: List[Tuple[Dict[str, Any], int, int]] = []
-    at = 0
-    for no, raw in enumerate(data.split(b"\n"), first_line):
-        here, at = at, at + len(raw) + 1
-        if not raw.strip():
-            continue
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise DamagedLedger(f"priors: {name} line {no}: not valid UTF-8 — the ledger is damaged; nothing was written") from None
-        try:
-            obj = loads(text)
-        except JSONError as exc:
-            hint = " (a merge-conflict marker?)" if text.startswith(("<<<<<<<", "=======", ">>>>>>>")) else ""
-            raise DamagedLedger(
-                f"priors: {name} line {no}: not one JSON object{hint}: {exc} — the ledger is damaged; nothing was written"
-            ) from None
-        if not isinstance(obj, dict):
-            raise DamagedLedger(f"priors: {name} line {no}: a JSON {type(obj).__name__}, not an object — the ledger is damaged; nothing was written")
-        records.append((obj, here, len(raw)))
-    return records
 
+def _facets_of(text: str, scan: Any) -> Dict[str, Any]:
+    """The facets a line's text spells, as the one dict shared by every equal set (`_share_facets`)."""
+    f = _FACETS_TEXT.get(text)
+    if f is None:
+        holder = {"facets": scan(text, 0)[0]}
+        _share_facets(holder)
+        f = holder["facets"]
+        if id(f) in _SHARED_IDS and len(_FACETS_TEXT) < _SHARED_MAX:
+            _FACETS_TEXT[text] = f
+    return f
 
 def fold(records: Iterable[Dict[str, Any]]) -> State:
     st = State()
@@ -388,45 +366,65 @@ def apply(st: State, rec: Dict[str, Any]) -> None:
     for v in (get("run"), get("born")):
         if type(v) is not str:
             continue  # no run id: numbers 0, starts no block
+        if block:
+            _block_run(st, v, idx)
+            continue
         n = _RUN_NUMBER.get(v)
         if n is None:
             n = _RUN_NUMBER[v] = id_number(RUN_RE, v)
         if n > st.max_run:
             st.max_run = n
-        if block:
-            first = st.loop["first"]
-            if v not in first:
-                first[v] = idx
     if t == "event":
         pid = get("id")
-        if type(pid) is not str:
-            return
-        action = get("action")
-        if action == "decide":
-            st.loop["decided"][pid] = idx
-        p = st.priors.get(pid)
-        if p is None:
-            return
-        was = p[1] in INJECTABLE
-        _apply_event(st, p, rec, action)
-        if was != (p[1] in INJECTABLE):
-            spans = st.loop["spans"].get(pid)
-            if spans is not None:
-                spans.append(idx + 1)
+        if type(pid) is str:
+            _on_event(st, pid, get("action"), get("run"), get("scope_hash"), get("to"), idx)
     elif t == "prior":
         pid = get("id")
         if type(pid) is not str:
             return
-        p = st.priors.get(pid)
+        was = st.priors.get(pid)
         _apply_prior(st, rec, pid)
-        if p is None:
-            _new_lesson(st, pid, rec, idx)
-        else:
-            spans = st.loop["spans"].get(pid)
-            if spans is not None and (p[1] in INJECTABLE) != (st.priors[pid][1] in INJECTABLE):
-                spans.append(idx + 1)
+        _after_prior(st, pid, was, rec.get("facets"), rec.get("ns"), idx)
     else:
         _apply_other(st, rec, t, idx)
+
+
+def _on_event(st: State, pid: str, action: Any, run: Any, sh: Any, to: Any, idx: int) -> None:
+    """An event naming `pid`, from the values the fold reads of it, and the lessons loop after it."""
+    if action == "decide":
+        st.loop["decided"][pid] = idx
+    p = st.priors.get(pid)
+    if p is None:
+        return
+    was = p[1] in INJECTABLE
+    _apply_event(st, p, action, run, sh, to)
+    if was != (p[1] in INJECTABLE):
+        spans = st.loop["spans"].get(pid)
+        if spans is not None:
+            spans.append(idx + 1)
+
+
+def _block_run(st: State, run: str, idx: int) -> None:
+    """A run id on a line of a run's block (a prior's `born`, an event's or call's `run`): the
+    highest run number so far, and where that run's block starts."""
+    n = _RUN_NUMBER.get(run)
+    if n is None:
+        n = _RUN_NUMBER[run] = id_number(RUN_RE, run)
+    if n > st.max_run:
+        st.max_run = n
+    first = st.loop["first"]
+    if run not in first:
+        first[run] = idx
+
+
+def _after_prior(st: State, pid: str, was: Optional[PriorState], facets: Any, ns: Any, idx: int) -> None:
+    """The lessons loop after a prior record made `pid` (`was`: its state before, None if new)."""
+    if was is None:
+        _new_lesson(st, pid, facets, ns, idx)
+        return
+    spans = st.loop["spans"].get(pid)
+    if spans is not None and (was[1] in INJECTABLE) != (st.priors[pid][1] in INJECTABLE):
+        spans.append(idx + 1)
 
 
 def apply_priors(st: State, rec: Dict[str, Any]) -> None:
@@ -441,7 +439,7 @@ def apply_priors(st: State, rec: Dict[str, Any]) -> None:
         pid = get("id")
         p = st.priors.get(pid) if type(pid) is str else None
         if p is not None:
-            _apply_event(st, p, rec, get("action"))
+            _apply_event(st, p, get("action"), get("run"), get("scope_hash"), get("to"))
     elif t == "prior":
         pid = get("id")
         if type(pid) is str:
@@ -502,12 +500,10 @@ def index_calls(st: State) -> None:
         _await_decision(st, call)
 
 
-def _new_lesson(st: State, pid: str, rec: Dict[str, Any], idx: int) -> None:
+def _new_lesson(st: State, pid: str, f: Any, ns: Any, idx: int) -> None:
     """A prior's first record: a run-start prior joins its namespace's lessons, shown from the next record on."""
-    f = rec.get("facets")
     if not isinstance(f, dict) or f.get("activation") != "run-start":
         return
-    ns = rec.get("ns")
     try:
         hash(ns)
     except TypeError:
@@ -556,24 +552,27 @@ def _share_facets(rec: Dict[str, Any]) -> None:
 def _apply_prior(st: State, rec: Dict[str, Any], pid: str, share: bool = True) -> None:
     if share:  # (a fold that keeps its state; history's drops it, and sharing only saves memory)
         _share_facets(rec)
+    _place_prior(st, pid, rec.get("born"), rec.get("redacted") is True, rec.get("scope_hash"), rec)
+
+
+def _place_prior(st: State, pid: str, born: Any, redacted: bool, sh: Any, rec: Optional[Dict[str, Any]]) -> None:
+    """`pid`'s new state after a prior record: open as of the latest run, or redacted (a tombstone)."""
     digits = pid[2:]  # `P-` and four or more ASCII digits (PRIOR_RE), without a regex per record
     n = int(digits) if pid[:2] == "P-" and len(digits) >= 4 and digits.isascii() and digits.isdigit() else 0
     if n > st.max_prior:
         st.max_prior = n
-    born = rec.get("born")
     if type(born) is str and born not in st.run_pos:
         st.note_run(born)
-    if rec.get("redacted") is True:
+    if redacted:
         st.priors[pid] = PriorState((pid, "redacted", None, 0, -1, rec, None, None, None, None, None, None))
         return
-    sh = rec.get("scope_hash")
     st.priors[pid] = PriorState((pid, "open", sh if type(sh) is str else None, 0, len(st.runs_order) - 1, rec,
                                  None, None, None, None, None, None))
 
 
-def _apply_event(st: State, p: PriorState, rec: Dict[str, Any], action: Any) -> None:
-    """An event on the prior `p` it names. Positions: 1 status, 2 scope_hash, 3 miss, 4 human_idx."""
-    run = rec.get("run")
+def _apply_event(st: State, p: PriorState, action: Any, run: Any, sh: Any, to: Any) -> None:
+    """An event on the prior `p` it names, from its `action`, `run`, `scope_hash` and `to`.
+    Positions: 1 status, 2 scope_hash, 3 miss, 4 human_idx."""
     if type(run) is str and run not in st.run_pos:
         st.note_run(run)
     if action == "scope-missing":
@@ -582,13 +581,10 @@ def _apply_event(st: State, p: PriorState, rec: Dict[str, Any], action: Any) -> 
         if p[1] in BINDING:
             return  # a person's binding decision is absolute: no agent verdict moves it (docs/protocol.md)
         p[3] = 0
-        sh = rec.get("scope_hash")
         if type(sh) is str:
             p[2] = sh
-        to = rec.get("to")
         p[1] = "open" if to in ("still-open", "reaffirmed") else to if type(to) is str else "open"
     elif action == "decide":
-        to = rec.get("to")
         p[3] = 0
         p[1] = "open" if to == "reopen" else "accepted" if to == "keep" else to if type(to) is str else "open"
         p[4] = len(st.runs_order) - 1

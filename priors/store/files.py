@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
 import stat
 from pathlib import Path
 
@@ -320,6 +319,8 @@ def remove_tree(path: Path, aside: bool = False) -> None:
             return
         except OSError:
             target = path  # cannot rename (Windows with an open file): remove it in place
+    import shutil  # here, not at the top: it pulls in bz2, lzma and zlib, which no other verb needs (~4 ms a call)
+
     for attempt in range(3):
         try:
             shutil.rmtree(str(target))

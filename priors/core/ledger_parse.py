@@ -1,0 +1,155 @@
+"""Ledger bytes into records: the clean parse, a block of lines at a time, and the strict one
+that names a bad line.
+
+The keeper writes each record as one line of canonical JSON, so the clean parse decodes a block
+of lines as one string, object after object, and checks that each object is exactly its line.
+Anything else — a blank line, CRLF, a missing final newline, bad UTF-8, NaN — is a deviation:
+the strict parse then decides, line by line, and either accepts the line (blank lines) or names
+it in a `DamagedLedger`. A property test holds both to the same records and byte offsets.
+"""
+
+from __future__ import annotations
+
+from priors.core.errors import DamagedLedger
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
+    from typing import Any, Callable, Dict, List, Optional, Tuple
+
+LEDGER_NAME = ".priors/ledger.jsonl"
+BLOCK = 1 << 20  # the clean parse decodes the ledger a block of about this many bytes at a time
+
+
+def parse_lines(data: bytes, name: str = LEDGER_NAME) -> List[Dict[str, Any]]:
+    """Each non-blank line must be one JSON object in UTF-8; anything else names its line.
+
+    The clean parse without the byte offsets (`parse_spans`): the timeline readers (show,
+    history, reflect) never use them."""
+    out: List[Dict[str, Any]] = []
+    scan = scanner()
+    if each_block(data, lambda block, _start: _scan_records(block, scan, out.append)):
+        return out
+    return [rec for rec, _at, _n in parse_strict(data, name)]
+
+
+def parse_spans(data: bytes, name: str = LEDGER_NAME, first_line: int = 1) -> List[Tuple[Dict[str, Any], int, int]]:
+    """(record, byte offset, byte length) of each record line — the line without its newline.
+
+    The clean parse first; on any deviation the strict line-by-line parse decides and names the
+    line (counting from `first_line`, for a tail whose earlier lines were checked already)."""
+    out: List[Tuple[Dict[str, Any], int, int]] = []
+    if each_clean(data, lambda rec, at, n: out.append((rec, at, n))):
+        return out
+    return parse_strict(data, name, first_line)
+
+
+def each_block(data: bytes, each: Callable[[bytes, int], bool]) -> bool:
+    """Hand `each(block, offset)` the ledger a block of whole lines at a time; False as soon as
+    one returns False or the decoding fails (what was handed over is then to be discarded) — and
+    for a ledger without its final newline, which only the strict parse accepts."""
+    start, n = 0, len(data)
+    try:
+        while start < n:
+            end = data.find(b"\n", min(start + BLOCK, n - 1))
+            if end < 0:
+                return False  # no final newline: the strict parse decides
+            if not each(data[start:end + 1], start):
+                return False
+            start = end + 1
+    except (ValueError, RecursionError, StopIteration):  # UnicodeDecodeError is a ValueError
+        return False
+    return True
+
+
+def each_clean(data: bytes, sink: Callable[[Dict[str, Any], int, int], None]) -> bool:
+    """Hand `sink(record, offset, length)` each line's object; False at the first deviation (a
+    line that is not exactly one JSON object, a missing final newline, bad UTF-8, NaN, ...)."""
+    scan = scanner()
+    return each_block(data, lambda block, start: _scan_block(block, scan, sink, start))
+
+
+def scanner() -> Any:
+    """The json module's C scanner, called directly: `scan(text, i)` → (object, end), or
+    StopIteration when no value starts at `i`. NaN and the infinities are refused, as
+    `canonical.loads` refuses them."""
+    import json
+
+    from priors.core.canonical import _reject_constant
+
+    return json.JSONDecoder(parse_constant=_reject_constant).scan_once
+
+
+def lines_of(block: bytes) -> Tuple[str, Optional[List[bytes]]]:
+    """The block as text, and its raw lines when some text is not ASCII (characters and bytes then
+    differ: a line's byte offset and length come from its raw bytes)."""
+    text = block.decode("utf-8")
+    return text, None if len(text) == len(block) else block.split(b"\n")
+
+
+def _scan_block(block: bytes, scan: Any, sink: Any, base: int) -> bool:
+    """Object after object, each followed at once by its newline. A clean line holds no newline
+    inside, so the k-th object is the k-th line of the bytes."""
+    text, raws = lines_of(block)
+    find = text.find
+    i, n, k, at = 0, len(text), 0, base
+    while i < n:
+        j = find("\n", i)  # (the block ends with one)
+        if text[i] != "{":
+            return False
+        obj, e = scan(text, i)
+        if e != j or type(obj) is not dict:
+            return False
+        if raws is None:
+            sink(obj, base + i, j - i)
+        else:
+            ln = len(raws[k])
+            sink(obj, at, ln)
+            at += ln + 1
+            k += 1
+        i = j + 1
+    return True
+
+
+def _scan_records(block: bytes, scan: Any, append: Any) -> bool:
+    """`_scan_block` for a reader that keeps only the records (no offsets, no call per line)."""
+    text = block.decode("utf-8")
+    find = text.find
+    i, n = 0, len(text)
+    while i < n:
+        j = find("\n", i)
+        if text[i] != "{":
+            return False
+        obj, e = scan(text, i)
+        if e != j or type(obj) is not dict:
+            return False
+        append(obj)
+        i = j + 1
+    return True
+
+
+def parse_strict(data: bytes, name: str, first_line: int = 1) -> List[Tuple[Dict[str, Any], int, int]]:
+    """Line by line: blank lines are skipped; the first line that is not one JSON object in UTF-8
+    raises DamagedLedger naming it."""
+    from priors.core.canonical import JSONError, loads
+
+    records: List[Tuple[Dict[str, Any], int, int]] = []
+    at = 0
+    for no, raw in enumerate(data.split(b"\n"), first_line):
+        here, at = at, at + len(raw) + 1
+        if not raw.strip():
+            continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise DamagedLedger(f"priors: {name} line {no}: not valid UTF-8 — the ledger is damaged; nothing was written") from None
+        try:
+            obj = loads(text)
+        except JSONError as exc:
+            hint = " (a merge-conflict marker?)" if text.startswith(("<<<<<<<", "=======", ">>>>>>>")) else ""
+            raise DamagedLedger(
+                f"priors: {name} line {no}: not one JSON object{hint}: {exc} — the ledger is damaged; nothing was written"
+            ) from None
+        if not isinstance(obj, dict):
+            raise DamagedLedger(f"priors: {name} line {no}: a JSON {type(obj).__name__}, not an object — the ledger is damaged; nothing was written")
+        records.append((obj, here, len(raw)))
+    return records
