@@ -259,23 +259,32 @@ _CH = r'[^"\\\x00-\x1f]'  # a character JSON writes as itself inside a string
 _STR = '"' + _CH + r'*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})' + _CH + '*)*"'  # any JSON string
 _PLAIN = '"(' + _CH + '*)"'  # a string written without an escape: its text is its value
 _PAIR = '"' + _CH + '*":"' + _CH + '*"'
-_PRIOR_LINE = re.compile(
+_PRIOR_LINE = (  # compiled on a first call's first block (`_line_patterns`): ~2 ms no other call needs
     r'\{(?:"born":' + _PLAIN + ',)?(?:"claim":' + _STR + ',)?(?:"content_hash":' + _STR + ',)?'
     '(?:"depth":' + _STR + ',)?(?:"direction":' + _STR + ',)?(?:"evidence":' + _STR + ',)?'
     r'(?:"facets":(\{(?:' + _PAIR + '(?:,' + _PAIR + r')*)?\}),)?"id":' + _PLAIN + ',(?:"ns":' + _PLAIN + ',)?'
     '(?:"redacted":(true),)?(?:"review_every":(0|[1-9][0-9]{0,17}),)?(?:"scope_hash":' + _PLAIN + ',)?'
     '(?:"scope_ref":' + _PLAIN + ',)?(?:"severity":' + _STR + ',)?(?:"supersedes":' + _STR + ',)?'
-    '"t":"prior"(?:,"type":' + _STR + r')?\}').fullmatch
-_EVENT_LINE = re.compile(  # an event's line, likewise: the fold reads its action, id, run, scope_hash and to
+    '"t":"prior"(?:,"type":' + _STR + r')?\}')
+_EVENT_LINE = (  # an event's line, likewise: the fold reads its action, id, run, scope_hash and to
     r'\{"action":' + _PLAIN + '(?:,"by":' + _STR + ')?,"id":' + _PLAIN + '(?:,"reason":' + _STR + ')?'
-    '(?:,"run":' + _PLAIN + ')?(?:,"scope_hash":' + _PLAIN + ')?,"t":"event"(?:,"to":' + _PLAIN + r')?\}').fullmatch
+    '(?:,"run":' + _PLAIN + ')?(?:,"scope_hash":' + _PLAIN + ')?,"t":"event"(?:,"to":' + _PLAIN + r')?\}')
 _FACETS_TEXT: Dict[str, Dict[str, Any]] = {}  # a facets object's text → its shared dict
+_COMPILED: List[Any] = []
+
+
+def _line_patterns() -> Tuple[Any, Any]:
+    """(prior line, event line) `fullmatch`es, compiled once per process."""
+    if not _COMPILED:
+        _COMPILED.extend((re.compile(_PRIOR_LINE).fullmatch, re.compile(_EVENT_LINE).fullmatch))
+    return _COMPILED[0], _COMPILED[1]
 
 
 def _fold_block(st: State, block: bytes, base: int, scan: Any, src: Any) -> bool:
     """`each_clean`'s block loop with the fold inlined, and a prior's canonical line read as text."""
     text, raws = lines_of(block)
-    find, starts, prior_line, event_line = text.find, text.startswith, _PRIOR_LINE, _EVENT_LINE
+    find, starts = text.find, text.startswith
+    prior_line, event_line = _line_patterns()
     i, n, k, at = 0, len(text), 0, base
     while i < n:
         j = find("\n", i)  # (the block ends with one)
