@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-from operator import itemgetter
-
 import re
+from operator import itemgetter
 
 from priors.core.ledger_parse import (  # noqa: F401 (parse_lines, parse_spans, LEDGER_NAME: re-exported)
     LEDGER_NAME, each_block, each_clean, lines_of, parse_lines, parse_spans, parse_strict, scanner)

@@ -13,6 +13,7 @@ from bisect import bisect_right
 from pathlib import Path
 
 from priors.core import fold as _fold
+from priors.core import ledger_parse as _parse
 from priors.store.ledger_digest import Background, measure_pieces, open_prefix, prefix_matches, read_ledger
 from priors.core.fold import CallState, PriorState, State
 
@@ -63,11 +64,11 @@ _SIG: Optional[bytes] = None
 
 
 def _signature() -> bytes:
-    """Who folded it: the cache format, this package's fold and cache code, this Python's marshal."""
+    """Who folded it: the cache format, this package's parse, fold and cache code, this Python's marshal."""
     global _SIG
     if _SIG is None:
         h = hashlib.sha256(f"{FORMAT}|{sys.version_info[:2]}|{marshal.version}|".encode())
-        for mod in (_fold, sys.modules[__name__]):
+        for mod in (_fold, _parse, sys.modules[__name__]):
             src = getattr(mod, "__file__", None) or ""
             try:
                 with open(src, "rb") as fh:
