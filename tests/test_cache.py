@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 import shutil
@@ -389,3 +390,56 @@ def test_background_work_runs_again_in_the_caller_when_its_thread_fails(capfd) -
     assert ledger_digest.Background(lambda: 7, (), True).result() == 7
     assert ledger_digest.Background(lambda: 8, (), False).result() == 8  # small: no thread at all
     assert capfd.readouterr().err == ""  # no thread traceback
+
+
+# ------------------------------------------------------------------ a first call that only reads
+
+
+@pytest.mark.parametrize("block", [97, 4096, 1 << 20])
+@pytest.mark.parametrize("variant", ["clean", "non-ascii", "blank line", "crlf", "no final newline", "damaged"])
+def test_a_first_read_only_call_folds_the_ledger_as_reading_it_whole_would(pdir: Path, ledger_bytes: bytes, monkeypatch,
+                                                                          variant: str, block: int) -> None:
+    """A verb that only reads folds the ledger a block at a time from one open file; any ledger ends
+    as reading it whole would: the same state, records, length, digest and line count — or the same
+    refusal naming the same line — and the snapshot it leaves serves the next call."""
+    lines = ledger_bytes.splitlines(keepends=True)[:400]
+    if variant == "non-ascii":
+        lines.insert(7, b'{"born":"run-001","claim":"caf\xc3\xa9 \xe2\x80\x94 \\"x\\" \xf0\x9f\x98\x80","id":"P-9001",'
+                        b'"ns":"w\xc3\xa9b","t":"prior","type":"conclusion"}\n')
+    elif variant == "blank line":
+        lines.insert(50, b"\n")
+    elif variant == "crlf":
+        lines[60] = lines[60].rstrip(b"\n") + b"\r\n"
+    elif variant == "no final newline":
+        lines[-1] = lines[-1].rstrip(b"\n")
+    elif variant == "damaged":
+        lines.insert(200, b'{"t":"event",\n')
+    data = b"".join(lines)
+    ledger = pdir / "ledger.jsonl"
+    ledger.write_bytes(data)
+    monkeypatch.setattr(ledger_parse, "BLOCK", block)
+    try:
+        want = fold.fold(fold.parse_lines(data))
+    except DamagedLedger as exc:
+        with pytest.raises(DamagedLedger) as got:
+            cache.load(pdir, ledger, want_data=False)
+        assert str(got.value) == str(exc)
+        return
+    got = cache.load(pdir, ledger, want_data=False)
+    assert got.data is None and got.from_cache is False
+    assert (got.length, got.digest, got.lines) == (len(data), hashlib.sha256(data).digest(), data.count(b"\n"))
+    assert got.state == want
+    assert {k: p.rec for k, p in got.state.priors.items()} == {k: p.rec for k, p in want.priors.items()}
+    again = cache.load(pdir, ledger, want_data=False)
+    assert again.from_cache is (variant in ("clean", "non-ascii", "blank line", "crlf")) and again.state == want
+
+
+def test_a_ledger_rewritten_in_place_after_a_first_read_is_named_not_misread(pdir: Path, ledger_bytes: bytes) -> None:
+    ledger = pdir / "ledger.jsonl"
+    ledger.write_bytes(ledger_bytes)
+    got = cache.load(pdir, ledger, want_data=False)
+    pid = next(iter(got.state.priors))
+    with open(ledger, "r+b") as fh:  # another program writes into the very file (not a rename)
+        fh.write(b" " * len(ledger_bytes))
+    with pytest.raises(DamagedLedger, match="changed in place"):
+        got.state.priors[pid].rec

@@ -211,6 +211,22 @@ def fold_data(data: bytes, name: str = LEDGER_NAME, src: Any = None) -> State:
     return st
 
 
+def fold_blocks(blocks: Iterable[Tuple[bytes, int]], src: Any) -> Optional[State]:
+    """`fold_data` of a ledger handed over a block at a time — (bytes of whole lines, their offset in
+    the ledger) — for a reader that never holds it whole; None at the first deviation from the
+    clean form (an iterator that raises ValueError says there was one): the caller then reads the
+    ledger whole and `fold_data` decides, naming a bad line."""
+    st = State()
+    scan = scanner()
+    try:
+        for block, start in blocks:
+            if not _fold_block(st, block, start, scan, src):
+                return None
+    except (ValueError, RecursionError, StopIteration):  # UnicodeDecodeError is a ValueError
+        return None
+    return st
+
+
 def fold_tail(st: State, data: bytes, base: int, src: Any, name: str = LEDGER_NAME,
               first_line: int = 1) -> List[Dict[str, Any]]:
     """Fold `data` — the ledger's bytes from offset `base` on — onto `st`; returns its records.
