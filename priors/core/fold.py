@@ -338,14 +338,12 @@ def _quick_prior(st: State, g: Tuple[Any, ...], at: int, ln: int, src: Any, scan
     st.records = idx + 1
     if born is not None:
         _block_run(st, born, idx)
-    f = None if facets is None else _facets_of(facets, scan)
-    was = st.priors.get(pid)
-    _place_prior(st, pid, born, redacted is not None, sh, None)
-    p = st.priors[pid]
+    f = None if facets is None else (_FACETS_TEXT.get(facets) or _facets_of(facets, scan))
     if ns is not None:
         ns = _ONE.setdefault(ns, ns)
-    p[6], p[7], p[8], p[9], p[10], p[11] = ((at, ln), f if id(f) in _SHARED_IDS else None, ns, ref,
-                                            None if every is None else int(every), src)
+    was = st.priors.get(pid)
+    _place_prior(st, pid, born, redacted is not None, sh, None,
+                 ((at, ln), f if id(f) in _SHARED_IDS else None, ns, ref, None if every is None else int(every), src))
     _after_prior(st, pid, was, f, ns, idx)
 
 
@@ -579,8 +577,11 @@ def _apply_prior(st: State, rec: Dict[str, Any], pid: str, share: bool = True) -
     _place_prior(st, pid, rec.get("born"), rec.get("redacted") is True, rec.get("scope_hash"), rec)
 
 
-def _place_prior(st: State, pid: str, born: Any, redacted: bool, sh: Any, rec: Optional[Dict[str, Any]]) -> None:
-    """`pid`'s new state after a prior record: open as of the latest run, or redacted (a tombstone)."""
+def _place_prior(st: State, pid: str, born: Any, redacted: bool, sh: Any, rec: Optional[Dict[str, Any]],
+                 packed: Tuple[Any, ...] = (None, None, None, None, None, None)) -> None:
+    """`pid`'s new state after a prior record: open as of the latest run, or redacted (a tombstone).
+    `packed`: where its line lies and what is kept beside it (PriorState.LAYOUT's last six), when
+    the record itself is not kept."""
     digits = pid[2:]  # `P-` and four or more ASCII digits (PRIOR_RE), without a regex per record
     n = int(digits) if pid[:2] == "P-" and len(digits) >= 4 and digits.isascii() and digits.isdigit() else 0
     if n > st.max_prior:
@@ -588,10 +589,9 @@ def _place_prior(st: State, pid: str, born: Any, redacted: bool, sh: Any, rec: O
     if type(born) is str and born not in st.run_pos:
         st.note_run(born)
     if redacted:
-        st.priors[pid] = PriorState((pid, "redacted", None, 0, -1, rec, None, None, None, None, None, None))
+        st.priors[pid] = PriorState((pid, "redacted", None, 0, -1, rec) + packed)
         return
-    st.priors[pid] = PriorState((pid, "open", sh if type(sh) is str else None, 0, len(st.runs_order) - 1, rec,
-                                 None, None, None, None, None, None))
+    st.priors[pid] = PriorState((pid, "open", sh if type(sh) is str else None, 0, len(st.runs_order) - 1, rec) + packed)
 
 
 def _apply_event(st: State, p: PriorState, action: Any, run: Any, sh: Any, to: Any) -> None:
