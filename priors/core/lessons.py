@@ -240,6 +240,7 @@ class Ledger:
         self._starts: Optional[Dict[str, int]] = None
         self._shown: Dict[str, List[str]] = {}
         self._stats: Dict[Any, Dict[str, Stats]] = {}
+        self._scored: Optional[List[Tuple[PriorState, Stats]]] = None
 
     @classmethod
     def of(cls, records: List[Dict[str, Any]], state: Optional[State] = None) -> "Ledger":
@@ -372,6 +373,16 @@ class Ledger:
             self._stats[key] = out
         return out
 
+    def scored_lessons(self) -> List[Tuple[PriorState, Stats]]:
+        """Lessons with a scored use, not obsolete, in the ledger's order, with their statistics: one
+        walk over the priors per call, however many namespaces `status` prints."""
+        if self._scored is None:
+            stats = self.stats()
+            scored = {pid for pid, s in stats.items() if s.scored}
+            self._scored = [(p, stats[p.id]) for p in self.state.priors.values()
+                            if p.id in scored and is_lesson(p) and p.status != "obsolete"] if scored else []
+        return self._scored
+
     def low_scores(self) -> Dict[str, Stats]:
         """Lessons whose outcomes since the last human decision put them to the human: keep or retire."""
         got = self._stats.get("low")
@@ -413,14 +424,7 @@ class Ledger:
 
 def score_lines_for(ledger: Ledger, ns: str) -> List[str]:
     """`status` lines for scored lessons of a namespace (none when nothing was scored)."""
-    stats = ledger.stats()
-    out = []
-    for p in ledger.state.in_ns(ns):
-        s = stats.get(p.id)
-        if s is None or not s.scored or not is_lesson(p) or p.status == "obsolete":
-            continue
-        out.append(f"  · {p.id} score {fmt_score(s.score)} — {describe(s)}")
-    return out
+    return [f"  · {p.id} score {fmt_score(s.score)} — {describe(s)}" for p, s in ledger.scored_lessons() if p.ns == ns]
 
 
 def describe(s: Stats) -> str:
