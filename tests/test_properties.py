@@ -358,8 +358,22 @@ _other_line = st.sampled_from([
 
 
 @settings(max_examples=400, deadline=None)
+def _spoiled(line: str, how: int) -> str:
+    """A keeper-shaped line made invalid JSON in one of the ways a pattern could let through."""
+    cut = line.index('"claim":"') + 9
+    return [line[:cut] + "\u0001" + line[cut:],           # a raw control character inside a string
+            line[:cut] + "\\x" + line[cut:],             # an escape JSON does not have
+            line[:cut] + "\\u12" + line[cut:],           # a \u escape cut short
+            line[:-1],                                    # no closing brace
+            line[:-1] + ",}",                             # a trailing comma
+            line.replace('":"', '":', 1)][how]            # a string without its opening quote
+
+
+_spoiled_line = st.builds(_spoiled, _keeper_prior.map(dumps), st.integers(0, 5))
+
+
 @given(st.lists(st.one_of(_keeper_prior.map(dumps), _keeper_event.map(dumps), _quick_prior.map(dumps),
-                          _quick_event.map(dumps), _other_line), max_size=14),
+                          _quick_event.map(dumps), _other_line, _spoiled_line), max_size=14),
        st.sampled_from([1, 64, 1 << 20]))
 def test_a_line_read_as_text_folds_as_its_decoded_record(lines, block):
     """The first call folds a prior's or an event's canonical line from its text, without decoding
@@ -376,11 +390,20 @@ def test_a_line_read_as_text_folds_as_its_decoded_record(lines, block):
             at, n = p[6]
             return json.loads(self.data[at:at + n])
 
+    from priors.core.errors import DamagedLedger
+
     data = "".join(line + "\n" for line in lines).encode("utf-8", "surrogatepass")
     src = Source(data)
     saved = ledger_parse.BLOCK
     ledger_parse.BLOCK = block
     try:
+        try:
+            ledger_parse.parse_strict(data, "x")
+        except DamagedLedger as exc:  # a line the strict parse refuses: refused alike, naming the same line
+            with pytest.raises(DamagedLedger) as got:
+                fold_data(data, "x", src)
+            assert str(got.value) == str(exc)
+            return
         have = fold_data(data, "x", src)
     finally:
         ledger_parse.BLOCK = saved
