@@ -396,7 +396,7 @@ def test_background_work_runs_again_in_the_caller_when_its_thread_fails(capfd) -
 
 
 @pytest.mark.parametrize("block", [97, 4096, 1 << 20])
-@pytest.mark.parametrize("variant", ["clean", "non-ascii", "blank line", "crlf", "no final newline", "damaged"])
+@pytest.mark.parametrize("variant", ["clean", "non-ascii", "blank line", "crlf", "no final newline", "damaged", "empty"])
 def test_a_first_read_only_call_folds_the_ledger_as_reading_it_whole_would(pdir: Path, ledger_bytes: bytes, monkeypatch,
                                                                           variant: str, block: int) -> None:
     """A verb that only reads folds the ledger a block at a time from one open file; any ledger ends
@@ -414,6 +414,8 @@ def test_a_first_read_only_call_folds_the_ledger_as_reading_it_whole_would(pdir:
         lines[-1] = lines[-1].rstrip(b"\n")
     elif variant == "damaged":
         lines.insert(200, b'{"t":"event",\n')
+    elif variant == "empty":  # as `priors init` leaves it: no snapshot describes it
+        lines = []
     data = b"".join(lines)
     ledger = pdir / "ledger.jsonl"
     ledger.write_bytes(data)
@@ -428,6 +430,8 @@ def test_a_first_read_only_call_folds_the_ledger_as_reading_it_whole_would(pdir:
     got = cache.load(pdir, ledger, want_data=False)
     assert got.data is None and got.from_cache is False
     assert (got.length, got.digest, got.lines) == (len(data), hashlib.sha256(data).digest(), data.count(b"\n"))
+    assert got.ends_with_newline is data.endswith(b"\n")
+    assert (pdir / "cache" / cache.CACHE_FILE).exists() is data.endswith(b"\n")
     assert got.state == want
     assert {k: p.rec for k, p in got.state.priors.items()} == {k: p.rec for k, p in want.priors.items()}
     again = cache.load(pdir, ledger, want_data=False)

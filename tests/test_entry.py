@@ -101,3 +101,18 @@ def test_python_m_priors_and_the_console_script_name_the_same_entry():
     text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
     assert 'priors = "priors.cli.main:run"' in text
     assert "run()" in (REPO / "priors" / "__main__.py").read_text(encoding="utf-8")
+
+
+def test_the_cli_module_run_as_a_script_says_what_a_verb_it_does_not_know_is(tmp_path):
+    p = subprocess.run([*PYTHON, "-m", "priors.cli.main", "statsu"], cwd=str(tmp_path), env=_env(), capture_output=True,
+                       text=True, encoding="utf-8", timeout=120)
+    assert p.returncode == 2 and "unknown verb 'statsu'" in p.stderr and "did you mean `status`" in p.stderr
+    assert "unexpected error" not in p.stderr
+
+
+def test_decide_with_standard_input_closed_is_a_usage_error_not_a_crash(tmp_path):
+    root = _seeded(tmp_path, 3)
+    command = " ".join([*PYTHON, "-m", "priors", "decide"]) + " <&-"  # fd 0 closed: sys.stdin is None
+    p = subprocess.run(["sh", "-c", command], cwd=str(root), env=_env(), capture_output=True, text=True,
+                       encoding="utf-8", timeout=120)
+    assert p.returncode == 2 and "this is not one" in p.stderr and "unexpected error" not in p.stderr

@@ -112,7 +112,7 @@ def walk(ctx, with_open: bool, ns: Optional[str], where: Sequence[str]) -> int:
     from priors.core.desk import KEYS, QUIT, SKIP, ask_text, commands, key_prompt
     from priors.store.ledger import load, open_runs
 
-    if not (sys.stdin.isatty() and ctx.out.isatty()):
+    if sys.stdin is None or ctx.out is None or not (sys.stdin.isatty() and ctx.out.isatty()):  # (closed: None)
         raise UsageError(NOT_A_TERMINAL)
     paths = paths_of(ctx)
     _, st = load(paths, want_data=False)

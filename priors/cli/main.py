@@ -363,13 +363,13 @@ def _nothing_waits_for_exit() -> bool:
     return count is not None and count() == 0
 
 
-if __name__ == "__main__":
-    run()
-
-
 def _did_you_mean(word: str, known) -> str:
     """` — did you mean `status`?` for a near miss (difflib's ratio ≥ 0.6), else nothing."""
     from priors.core.spelling import nearest
 
     close = nearest(word, known)
     return f" — did you mean `{close}`?" if close else ""
+
+
+if __name__ == "__main__":
+    run()

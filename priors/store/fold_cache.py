@@ -514,9 +514,10 @@ def _fresh_streamed(priors_dir: Path, ledger: Path, use: bool) -> Optional[Loade
     if st is None or h is None:
         src.close()
         return None
-    if use and size >= min_bytes():
+    ends = size > 0  # (a ledger with bytes that read back got this far only ending with a newline)
+    if use and ends and size >= min_bytes():  # as `_fresh`: an empty ledger leaves no snapshot
         _write_snapshot(priors_dir, size, h.digest(), lines[0], st)
-    return Loaded(st, size, h, None, False, True, lines=lines[0])
+    return Loaded(st, size, h, None, False, ends, lines=lines[0])
 
 
 def _line_blocks(fd: int, size: int, lines: List[int]) -> Iterator[Tuple[bytes, int]]:
