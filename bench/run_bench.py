@@ -34,6 +34,7 @@ from typing import Dict, List, Optional, Tuple
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 WORK = HERE / ".work"
+RUNS = WORK / f"runs-{os.getpid()}"  # this runner's copies: two runners in one checkout never share them
 sys.path.insert(0, str(REPO))
 
 
@@ -126,7 +127,7 @@ def prepare(n: int) -> Path:
 def fresh_copy(src: Path, name: str) -> Path:
     """A copy of a prepared tree, flushed to disk: otherwise the first `fsync` of the timed verb
     would also pay for writing back the whole copy (ext4 commits it in the same journal transaction)."""
-    dst = WORK / "runs" / name
+    dst = RUNS / name
     if dst.exists():
         shutil.rmtree(str(dst))
     dst.parent.mkdir(parents=True, exist_ok=True)
@@ -332,7 +333,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     print(text)
     if a.out:
         a.out.write_text(text + "\n", encoding="utf-8")
-    shutil.rmtree(str(WORK / "runs"), ignore_errors=True)
+    shutil.rmtree(str(RUNS), ignore_errors=True)
     return 0
 
 
