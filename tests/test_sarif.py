@@ -353,6 +353,44 @@ def test_a_failed_commit_leaves_nothing_staged(keeper: Keeper, tmp_path: Path) -
     assert not list((k.root / ".priors" / "runs").iterdir())
 
 
+@pytest.mark.parametrize("verb", ["ingest-sarif", "relevant"])
+def test_a_run_that_fails_before_its_ledger_write_leaves_no_folder_behind(
+        keeper: Keeper, tmp_path_factory, verb: str) -> None:
+    """An I/O error on any write of a run being opened or staged (its folder, relevant.json, the
+    staging, the ledger's temp file) takes the run back: no `runs/run-001` is left to skip a number,
+    and the message never names it among what the call changed."""
+    k = keeper
+    k.write("src/a.py", A1)
+    name = ruff_sarif(k, "r1.sarif")
+    args = [name, "--ns", "ruff", "--snapshot", "src"] if verb == "ingest-sarif" else ["--ns", "ruff", "--snapshot", "src"]
+    argv = [sys.executable, str(REPO / "tests" / "faultrun.py"), verb, *args]
+    work = tmp_path_factory.mktemp("copies")
+    pristine = work / "pristine"  # never run: every copy below is a copy of it, so all make the same writes
+    shutil.copytree(str(k.root), str(pristine))
+    time.sleep(2.1)  # past the snapshot's racy window: the files' age no longer changes what is cached
+    dry = work / "dry"
+    shutil.copytree(str(pristine), str(dry))
+    env = dict(os.environ, PYTHONPATH=str(REPO), PRIORS_FAULT_LOG=str(work / "calls.log"), PRIORS_FAULT="0:none")
+    assert subprocess.run(argv, cwd=str(dry), env=env, capture_output=True, text=True).returncode == 0
+    env.pop("PRIORS_FAULT_LOG")
+    calls = (work / "calls.log").read_text(encoding="utf-8").splitlines()
+    sealed = "/.ledger.jsonl." if verb == "ingest-sarif" else "/.relevant.json."  # (relevant writes no ledger)
+    last = next(int(c.split()[0]) for c in calls if c.split()[1] == "replace" and sealed in c)
+    first = next(int(c.split()[0]) for c in calls if c.split()[1] == "mkdir" and c.endswith("/runs/run-001"))
+    for n in range(first, last + 1):  # every write from the run's folder to the ledger's (relevant.json's) replace
+        root = work / f"t{n}"
+        shutil.copytree(str(pristine), str(root))
+        env["PRIORS_FAULT"] = f"{n}:EIO"
+        r = subprocess.run(argv, cwd=str(root), env=env, capture_output=True, text=True)
+        if r.returncode == 0:  # a directory's fsync after a rename: the keeper goes on without it
+            assert calls[n - 1].split()[1] == "fsync", (n, calls[n - 1])
+            continue
+        assert r.returncode == 2 and "Traceback" not in r.stderr, (n, r.stderr)
+        assert not list((root / ".priors" / "runs").iterdir()), (n, calls[n - 1])
+        changed = r.stderr.split("this call changed:", 1)[1] if "this call changed:" in r.stderr else ""
+        assert "/runs/" not in changed, (n, r.stderr)  # (a cache the call refreshed is still named)
+
+
 def one_result(file: str, line: int) -> str:
     return json.dumps({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "lint"}}, "results": [
         {"ruleId": "L1", "level": "warning", "message": {"text": "loop variable is unused"},

@@ -8,7 +8,7 @@ from priors.cli.args import BOOL, REST, VALUE, Spec, parse, required
 from priors.cli.inputs import Answer, check_run_id, emit, parse_json_input, paths_of, read_input
 from priors.core.canonical import dumps, dumps_object
 from priors.core.errors import Refusal, UsageError
-from priors.store.files import aftercare, atomic_write, remove_tree
+from priors.store.files import aftercare, atomic_write, discard_tree, remove_tree
 from priors.store.ledger import (
     append_ledger,
     ensure_dirs,
@@ -142,7 +142,11 @@ def open_run_locked(paths: Paths, st, ns: str, scopes: Dict[str, str], run, budg
     printed = dumps_object(parts)
     parts["scopes"] = dumps(scopes)
     parts["ledger_records"] = str(st.records)  # where the ledger stood: commit finds what a person decided since
-    atomic_write(rdir / "relevant.json", (dumps_object(parts) + "\n").encode("utf-8"))
+    try:
+        atomic_write(rdir / "relevant.json", (dumps_object(parts) + "\n").encode("utf-8"))
+    except BaseException:  # a run that could not be opened leaves no folder behind
+        discard_tree(rdir)
+        raise
     return str(run), printed
 
 

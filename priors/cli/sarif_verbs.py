@@ -136,7 +136,7 @@ def _ingest_locked(paths, ns: str, scopes: Dict[str, str], budget, fresh: bool,
     """Open, disposition, propose, commit — with the lock held; anything short of a commit aborts the run."""
     from priors.cli.run_verbs import _propose_one, _save_staging, commit_locked, open_run_locked
     from priors.core.protocol import judge_disposition
-    from priors.store.files import remove_tree
+    from priors.store.files import discard_tree
     from priors.store.ledger import load, read_run, write_jsonl
 
     _, st = load(paths, want_data=False)
@@ -177,7 +177,7 @@ def _ingest_locked(paths, ns: str, scopes: Dict[str, str], budget, fresh: bool,
         _save_staging(paths, rf, before)
         summary = commit_locked(paths, run)
     except BaseException:
-        remove_tree(paths.run_dir(run))  # nothing half-made stays staged; the ledger was not touched
+        discard_tree(paths.run_dir(run))  # nothing half-made stays staged; the ledger was not touched
         raise
     counts = {
         "results": len(found),

@@ -332,6 +332,19 @@ def remove_tree(path: Path, aside: bool = False) -> None:
                 raise
 
 
+def discard_tree(path: Path) -> None:
+    """Take back a folder this call made and could not finish (a run that failed to open or to
+    seal): it is removed, and once it is gone nothing inside it counts as changed, so the message
+    can say "nothing was changed" when nothing else was. If the removal fails, the folder stays
+    named among the changes (and the caller's own error stands)."""
+    try:
+        remove_tree(path)
+    except OSError:
+        return
+    inside = str(path)
+    CHANGED[:] = [c for c in CHANGED if c != inside and not c.startswith(inside + os.sep)]
+
+
 def iter_files(path: Path) -> Iterator[Path]:
     for dirpath, _dirs, files in os.walk(str(path)):
         for name in sorted(files):
