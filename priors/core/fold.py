@@ -7,7 +7,7 @@ import re
 from operator import itemgetter
 
 from priors.core.ledger_parse import (  # noqa: F401 (parse_lines, parse_spans, LEDGER_NAME: re-exported)
-    LEDGER_NAME, each_block, each_clean, lines_of, parse_lines, parse_spans, parse_strict, scanner)
+    LEDGER_NAME, blocks_of, each_clean, lines_of, parse_lines, parse_spans, parse_strict, scanner)
 from priors.core.plain import Plain
 from priors.core.vocabulary import BINDING, BLOCK_TYPES, INJECTABLE, PRIOR_RE, REST_AFTER, RUN_RE, id_number, prior_number  # noqa: F401 (re-exported to callers of the fold)
 
@@ -194,17 +194,14 @@ def fold_data(data: bytes, name: str = LEDGER_NAME, src: Any = None) -> State:
     as it is decoded and dropped. With a `src` (anything with `inflate(prior) -> record`: the store
     reading the ledger back), a prior keeps only where its line lies; without one it keeps its dict.
     With a `src`, a prior's line in the common canonical shape is not decoded at all (`_quick_prior`)."""
-    st = State()
-    scan = scanner()
-    if src is None:
-        def sink(rec: Dict[str, Any], _at: int, _n: int) -> None:
-            apply(st, rec)
-
-        done = each_clean(data, sink)
+    if src is not None:
+        folded = fold_blocks(blocks_of(data), src)
     else:
-        done = each_block(data, lambda block, start: _fold_block(st, block, start, scan, src))
-    if done:
-        return st
+        folded = State()
+        if not each_clean(data, lambda rec, _at, _n: apply(folded, rec)):
+            folded = None
+    if folded is not None:
+        return folded
     st = State()  # a deviation: start over strictly (rare; names the bad line)
     for rec, at, n in parse_strict(data, name, 1):
         apply_at(st, rec, at, n, src)
@@ -355,7 +352,7 @@ def _quick_prior(st: State, g: Tuple[Any, ...], at: int, ln: int, src: Any, scan
     st.records = idx + 1
     if born is not None:
         _block_run(st, born, idx)
-    f = None if facets is None else (_FACETS_TEXT.get(facets) or _facets_of(facets, scan))
+    f = None if facets is None else _facets_of(facets, scan)
     if ns is not None:
         ns = _ONE.setdefault(ns, ns)
     was = st.priors.get(pid)

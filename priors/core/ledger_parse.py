@@ -14,7 +14,7 @@ from priors.core.errors import DamagedLedger
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Callable, Dict, List, Optional, Tuple
+    from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 LEDGER_NAME = ".priors/ledger.jsonl"
 BLOCK = 1 << 20  # the clean parse decodes the ledger a block of about this many bytes at a time
@@ -43,19 +43,25 @@ def parse_spans(data: bytes, name: str = LEDGER_NAME, first_line: int = 1) -> Li
     return parse_strict(data, name, first_line)
 
 
-def each_block(data: bytes, each: Callable[[bytes, int], bool]) -> bool:
-    """Hand `each(block, offset)` the ledger a block of whole lines at a time; False as soon as
-    one returns False or the decoding fails (what was handed over is then to be discarded) — and
-    for a ledger without its final newline, which only the strict parse accepts."""
+def blocks_of(data: bytes) -> Iterator[Tuple[bytes, int]]:
+    """The ledger a block of whole lines at a time (about BLOCK bytes), with each block's offset;
+    ValueError for a ledger without its final newline, which only the strict parse accepts."""
     start, n = 0, len(data)
+    while start < n:
+        end = data.find(b"\n", min(start + BLOCK, n - 1))
+        if end < 0:
+            raise ValueError("no final newline")
+        yield data[start:end + 1], start
+        start = end + 1
+
+
+def each_block(data: bytes, each: Callable[[bytes, int], bool]) -> bool:
+    """Hand `each(block, offset)` the ledger's blocks (`blocks_of`); False as soon as one returns
+    False or the decoding fails (what was handed over is then to be discarded)."""
     try:
-        while start < n:
-            end = data.find(b"\n", min(start + BLOCK, n - 1))
-            if end < 0:
-                return False  # no final newline: the strict parse decides
-            if not each(data[start:end + 1], start):
+        for block, start in blocks_of(data):
+            if not each(block, start):
                 return False
-            start = end + 1
     except (ValueError, RecursionError, StopIteration):  # UnicodeDecodeError is a ValueError
         return False
     return True

@@ -487,9 +487,17 @@ def _fresh(priors_dir: Path, data: bytes, use: bool, want_data: bool = True) -> 
     hashing = Background(hashlib.sha256, (data,), len(data) >= Background.THREAD_BYTES)  # beside the fold
     st, lines = fresh_fold(data)
     h = hashing.result()
-    if use and len(data) >= min_bytes() and data.endswith(b"\n"):
-        _write_snapshot(priors_dir, len(data), h.digest(), lines, st)
-    return Loaded(st, len(data), h, data if want_data else None, False, data.endswith(b"\n"), lines=lines)
+    return _folded_fresh(priors_dir, st, len(data), h, lines, data.endswith(b"\n"), use, data if want_data else None)
+
+
+def _folded_fresh(priors_dir: Path, st: State, size: int, h: Any, lines: int, ends: bool, use: bool,
+                  data: Optional[bytes]) -> Loaded:
+    """What a fold from scratch leaves, read whole or a block at a time: a snapshot when the cache is
+    on, the ledger big enough and ending with a newline (so an empty ledger leaves none), and the
+    loaded ledger."""
+    if use and ends and size >= min_bytes():
+        _write_snapshot(priors_dir, size, h.digest(), lines, st)
+    return Loaded(st, size, h, data, False, ends, lines=lines)
 
 
 def _fresh_streamed(priors_dir: Path, ledger: Path, use: bool) -> Optional[Loaded]:
@@ -514,10 +522,8 @@ def _fresh_streamed(priors_dir: Path, ledger: Path, use: bool) -> Optional[Loade
     if st is None or h is None:
         src.close()
         return None
-    ends = size > 0  # (a ledger with bytes that read back got this far only ending with a newline)
-    if use and ends and size >= min_bytes():  # as `_fresh`: an empty ledger leaves no snapshot
-        _write_snapshot(priors_dir, size, h.digest(), lines[0], st)
-    return Loaded(st, size, h, None, False, ends, lines=lines[0])
+    # (a ledger with bytes got this far only ending with a newline)
+    return _folded_fresh(priors_dir, st, size, h, lines[0], size > 0, use, None)
 
 
 def _line_blocks(fd: int, size: int, lines: List[int]) -> Iterator[Tuple[bytes, int]]:
