@@ -437,25 +437,69 @@ def test_verify_names_a_line_nested_too_deep():
 # ------------------------------------------------------------------ 4. redaction leaks
 
 
-def test_a_stale_reader_writing_the_cache_after_a_redact_leaves_no_claim(keeper):
-    """A reader loaded the ledger before `redact` and writes the fold cache after it."""
+def _committed_call(kp: Keeper) -> None:
+    """P-0001 accepted by a person, then a reversal of it sealed as a call whose claim is
+    "secret sauce expands" (a call's claim is the one content a fold cache's snapshot holds)."""
+    kp.write("a.py", "a = 1\n")
+    scopes = {"a.py": kp.hash("a.py")}
+    run = kp.open_run("web", scopes)["run"]
+    kp.propose(run, "web", {"type": "conclusion", "claim": "a is terse", "scope_ref": "a.py", "direction": "terser"})
+    kp.ok("commit", "--run", run)
+    kp.ok("decide", "P-0001", "accepted")
+    run = kp.open_run("web", scopes)["run"]
+    kp.propose(run, "web", {"type": "conclusion", "claim": "secret sauce expands", "scope_ref": "a.py",
+                            "direction": "expand"})
+    assert "need your call" in kp.ok("commit", "--run", run)
+
+
+@pytest.mark.parametrize("held", [False, True], ids=["read-whole", "held-open"])
+def test_a_stale_reader_writing_the_cache_after_a_redact_leaves_no_claim(keeper, held):
+    """A reader folded the ledger before `redact` and writes the fold cache after it — having read
+    it whole, or (as a first call that streams it does) still holding the old ledger file open."""
     import hashlib
+    import os
 
     from priors.store import fold_cache
 
-    _one_finding(keeper)
+    _committed_call(keeper)
     d = keeper.root / ".priors"
     data = keeper.ledger_bytes()
-    st, lines = fold_cache.fresh_fold(data)
-    fold_cache._write_snapshot(d, len(data), hashlib.sha256(data).digest(), lines, st)
-    assert (d / "cache" / "fold.bin").exists()  # what the stale reader would write (it points at ledger lines)
-    keeper.ok("redact", "P-0001", "--because", "leak")
-    fold_cache._write_snapshot(d, len(data), hashlib.sha256(data).digest(), lines, st)  # the stale reader
+    fd = os.open(str(d / "ledger.jsonl"), os.O_RDONLY) if held else None
+    try:
+        st, lines = fold_cache.fresh_fold(data)
+        fold_cache._write_snapshot(d, len(data), hashlib.sha256(data).digest(), lines, st, held=fd)
+        assert b"secret sauce" in (d / "cache" / "fold.bin").read_bytes()  # what the stale reader would write
+        keeper.ok("redact", "P-0001", "--because", "leak")
+        fold_cache._write_snapshot(d, len(data), hashlib.sha256(data).digest(), lines, st, held=fd)  # the stale reader
+    finally:
+        if fd is not None:
+            os.close(fd)
     for path in d.rglob("*"):
         if path.is_file():
-            assert b"a is magic" not in path.read_bytes(), path
+            assert b"secret sauce" not in path.read_bytes(), path
     keeper.ok("status")
     assert keeper("verify").code == 0
+
+
+def test_a_snapshot_written_while_holding_the_ledger_it_describes_is_kept(keeper):
+    """The held descriptor spares hashing the ledger again only while the path still names that file."""
+    import hashlib
+    import os
+
+    from priors.store import fold_cache
+
+    _committed_call(keeper)
+    d = keeper.root / ".priors"
+    data = keeper.ledger_bytes()
+    fd = os.open(str(d / "ledger.jsonl"), os.O_RDONLY)
+    try:
+        st, lines = fold_cache.fresh_fold(data)
+        fold_cache._write_snapshot(d, len(data), hashlib.sha256(data).digest(), lines, st, held=fd)
+    finally:
+        os.close(fd)
+    snap = (d / "cache" / "fold.bin").read_bytes()
+    assert b"secret sauce" in snap
+    assert keeper.ok("status") and (d / "cache" / "fold.bin").read_bytes() == snap  # used as it is, not rebuilt
 
 
 def test_redact_scrubs_an_open_runs_reversal_escalation(keeper):

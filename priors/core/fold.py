@@ -279,19 +279,23 @@ _CARE = bytes(c for c in range(0x20) if c != 0x0A) + b"\\"  # a byte that calls 
 
 def _prior_shape(string: str, plain: str, pair: str) -> str:
     """A prior's line in the shape the keeper writes, its keys in sorted order; the fold reads its
-    born, facets, id, ns, redacted, review_every, scope_hash and scope_ref."""
-    return (r'\{(?:"born":' + plain + ',)?(?:"claim":' + string + ',)?(?:"content_hash":' + string + ',)?'
-            '(?:"depth":' + string + ',)?(?:"direction":' + string + ',)?(?:"evidence":' + string + ',)?'
-            r'(?:"facets":(\{(?:' + pair + '(?:,' + pair + r')*)?\}),)?"id":' + plain + ',(?:"ns":' + plain + ',)?'
-            '(?:"redacted":(true),)?(?:"review_every":(0|[1-9][0-9]{0,17}),)?(?:"scope_hash":' + plain + ',)?'
-            '(?:"scope_ref":' + plain + ',)?(?:"severity":' + string + ',)?(?:"supersedes":' + string + ',)?'
-            '"t":"prior"(?:,"type":' + string + r')?\}')
+    born, facets, id, ns, redacted, review_every, scope_hash and scope_ref.
+
+    Each optional key is `(?:…|)` rather than `(?:…)?`, and the quote before a key is matched by the
+    separator before it: `re` runs an alternative with an empty branch without the bookkeeping of a
+    repeat, and a branch whose first letter differs is skipped at once (a quarter less matching)."""
+    return (r'\{"(?:born":' + plain + ',"|)(?:claim":' + string + ',"|)(?:content_hash":' + string + ',"|)'
+            '(?:depth":' + string + ',"|)(?:direction":' + string + ',"|)(?:evidence":' + string + ',"|)'
+            r'(?:facets":(\{(?:' + pair + '(?:,' + pair + r')*|)\}),"|)id":' + plain + ',"(?:ns":' + plain + ',"|)'
+            '(?:redacted":(true),"|)(?:review_every":(0|[1-9][0-9]{0,17}),"|)(?:scope_hash":' + plain + ',"|)'
+            '(?:scope_ref":' + plain + ',"|)(?:severity":' + string + ',"|)(?:supersedes":' + string + ',"|)'
+            't":"prior"(?:,"type":' + string + r'|)\}')
 
 
 def _event_shape(string: str, plain: str) -> str:
     """An event's line; the fold reads its action, id, run, scope_hash and to."""
-    return (r'\{"action":' + plain + '(?:,"by":' + string + ')?,"id":' + plain + '(?:,"reason":' + string + ')?'
-            '(?:,"run":' + plain + ')?(?:,"scope_hash":' + plain + ')?,"t":"event"(?:,"to":' + plain + r')?\}')
+    return (r'\{"action":' + plain + ',"(?:by":' + string + ',"|)id":' + plain + ',"(?:reason":' + string + ',"|)'
+            '(?:run":' + plain + ',"|)(?:scope_hash":' + plain + ',"|)t":"event"(?:,"to":' + plain + r'|)\}')
 
 
 _FACETS_TEXT: Dict[str, Dict[str, Any]] = {}  # a facets object's text → its shared dict
@@ -311,16 +315,18 @@ def _line_patterns(bare: bool) -> Tuple[Any, Any]:
 
 def _fold_block(st: State, block: bytes, base: int, scan: Any, src: Any) -> bool:
     """`each_clean`'s block loop with the fold inlined, and a prior's canonical line read as text."""
-    text, raws = lines_of(block)
+    text, bfind = lines_of(block)
     find, starts = text.find, text.startswith
     prior_line, event_line = _line_patterns(len(block.translate(None, _CARE)) == len(block))
-    i, n, k, at = 0, len(text), 0, base
+    i, n, b, at = 0, len(text), 0, base
     while i < n:
         j = find("\n", i)  # (the block ends with one)
-        if raws is None:
+        if bfind is None:
             at, ln = base + i, j - i
         else:
-            ln = len(raws[k])
+            e = bfind(b"\n", b)
+            at, ln = base + b, e - b
+            b = e + 1
         if starts('{"action":', i):
             m = event_line(text, i, j)
             if m is not None:
@@ -338,9 +344,6 @@ def _fold_block(st: State, block: bytes, base: int, scan: Any, src: Any) -> bool
             apply(st, rec)
             if rec.get("t") == "prior":
                 _pack(st, rec, at, ln, src)
-        if raws is not None:
-            at += ln + 1
-            k += 1
         i = j + 1
     return True
 

@@ -14,7 +14,7 @@ from priors.core.errors import DamagedLedger
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+    from typing import Any, Callable, Dict, Iterator, List, Tuple
 
 LEDGER_NAME = ".priors/ledger.jsonl"
 BLOCK = 1 << 20  # the clean parse decodes the ledger a block of about this many bytes at a time
@@ -85,19 +85,20 @@ def scanner() -> Any:
     return json.JSONDecoder(parse_constant=_reject_constant).scan_once
 
 
-def lines_of(block: bytes) -> Tuple[str, Optional[List[bytes]]]:
-    """The block as text, and its raw lines when some text is not ASCII (characters and bytes then
-    differ: a line's byte offset and length come from its raw bytes)."""
+def lines_of(block: bytes) -> Tuple[str, Any]:
+    """The block as text, and — when some text is not ASCII, so characters and bytes differ — the
+    block's own `find`: a line's byte offset and length then come from the next newline in the bytes
+    (a cursor beside the text's; splitting the block into lines cost ~3x as much)."""
     text = block.decode("utf-8")
-    return text, None if len(text) == len(block) else block.split(b"\n")
+    return text, None if len(text) == len(block) else block.find
 
 
 def _scan_block(block: bytes, scan: Any, sink: Any, base: int) -> bool:
     """Object after object, each followed at once by its newline. A clean line holds no newline
     inside, so the k-th object is the k-th line of the bytes."""
-    text, raws = lines_of(block)
+    text, bfind = lines_of(block)
     find = text.find
-    i, n, k, at = 0, len(text), 0, base
+    i, n, b = 0, len(text), 0
     while i < n:
         j = find("\n", i)  # (the block ends with one)
         if text[i] != "{":
@@ -105,13 +106,12 @@ def _scan_block(block: bytes, scan: Any, sink: Any, base: int) -> bool:
         obj, e = scan(text, i)
         if e != j or type(obj) is not dict:
             return False
-        if raws is None:
+        if bfind is None:
             sink(obj, base + i, j - i)
         else:
-            ln = len(raws[k])
-            sink(obj, at, ln)
-            at += ln + 1
-            k += 1
+            e = bfind(b"\n", b)
+            sink(obj, base + b, e - b)
+            b = e + 1
         i = j + 1
     return True
 
