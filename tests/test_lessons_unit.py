@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as S
 
 from priors.core.errors import UsageError
-from priors.core.lessons import Budget, Ledger, Stats, check_config, fmt_score, injected_record, injections, set_config, shape, words
+from priors.core.lessons import (Budget, Ledger, Stats, check_config, fmt_score, injected_record, injections, is_lesson,
+                                 set_config, shape, words)
 from priors.core.grammar import check_tags
 from priors.core.lesson_bundles import export_bundle, reflection_packet
 
@@ -408,3 +409,28 @@ def test_folded_lesson_stats_match_a_fresh_computation(steps):
         assert led.shown == shown
         assert {k: v.as_dict() for k, v in led.stats().items()} == want
         assert injections(recs) == shown
+        # what `status` lists per namespace: the scored lessons, not obsolete, in ledger order, with
+        # the same uses and credits (counted only for them)
+        priors = led.state.priors
+        listed = [pid for pid, p in priors.items()
+                  if sum(want.get(pid, {}).get(k, 0) for k in ("wins", "partials", "losses"))
+                  and is_lesson(p) and p.status != "obsolete"]
+        got = [(ns, p.id, s.as_dict()) for ns, lst in led.scored_lessons().items() for p, s in lst]
+        assert sorted(got, key=lambda x: listed.index(x[1])) == [(priors[pid].ns, pid, want[pid]) for pid in listed]
+        for ns, lst in led.scored_lessons().items():
+            assert [p.id for p, _ in lst] == [pid for pid in listed if priors[pid].ns == ns]
+
+
+def test_scored_lessons_are_listed_per_namespace_with_all_their_uses():
+    """`status`'s score lines: each scored lesson under its namespace, its uses counted from runs
+    that recorded what they injected and from runs that were shown it, like `stats()`."""
+    recs = [prior("P-0001", "run-001", "c1", ns="a", facets=CAL), prior("P-0002", "run-001", "c2", ns="a", facets=CAL),
+            prior("P-0003", "run-001", "c3", ns="b", facets=CAL), seal("run-001", ns="a", by="human"),
+            {"t": "injected", "run": "run-002", "ids": ["P-0001"]}, seal("run-002", ns="a"),
+            seal("run-003", ns="a"), seal("run-004", ns="b"),
+            score("run-002", "success"), score("run-004", "partial")]
+    led = Ledger.of(recs)
+    got = {ns: [(p.id, s.as_dict()) for p, s in lst] for ns, lst in led.scored_lessons().items()}
+    assert got == {"a": [("P-0001", {"uses": 2, "wins": 1, "partials": 0, "losses": 0})],
+                   "b": [("P-0003", {"uses": 1, "wins": 0, "partials": 1, "losses": 0})]}
+    assert got["a"][0][1] == led.stats()["P-0001"].as_dict()

@@ -240,7 +240,7 @@ class Ledger:
         self._starts: Optional[Dict[str, int]] = None
         self._shown: Dict[str, List[str]] = {}
         self._stats: Dict[Any, Dict[str, Stats]] = {}
-        self._scored: Optional[List[Tuple[PriorState, Stats]]] = None
+        self._scored: Optional[Dict[Any, List[Tuple[PriorState, Stats]]]] = None
 
     @classmethod
     def of(cls, records: List[Dict[str, Any]], state: Optional[State] = None) -> "Ledger":
@@ -310,8 +310,9 @@ class Ledger:
         ids = score.injected
         return ids if ids is not None else (self.shown_for(score.run) or [])
 
-    def uses(self) -> Dict[str, int]:
-        """Per lesson, the agent runs it was shown to — counted from the lessons' spans, not run by run."""
+    def uses(self, only: Optional[Any] = None) -> Dict[str, int]:
+        """Per lesson, the agent runs it was shown to — counted from the lessons' spans, not run by run.
+        `only`: a set of ids, to count just those lessons."""
         out: Dict[str, int] = {}
         injected = self._loop["injected"]
         commits = self.state.commits
@@ -320,7 +321,8 @@ class Ledger:
             ids = injected.get(run)
             if ids is not None:
                 for pid in ids:
-                    out[pid] = out.get(pid, 0) + 1
+                    if only is None or pid in only:
+                        out[pid] = out.get(pid, 0) + 1
                 continue
             ns = commits[run].get("ns")
             try:
@@ -334,7 +336,7 @@ class Ledger:
                 continue
             arr.sort()
             last = len(arr)
-            for pid in ids:
+            for pid in ids if only is None else [x for x in ids if x in only]:
                 sp = spans[pid]
                 n = 0
                 for k in range(0, len(sp), 2):
@@ -373,14 +375,24 @@ class Ledger:
             self._stats[key] = out
         return out
 
-    def scored_lessons(self) -> List[Tuple[PriorState, Stats]]:
-        """Lessons with a scored use, not obsolete, in the ledger's order, with their statistics: one
-        walk over the priors per call, however many namespaces `status` prints."""
+    def scored_lessons(self) -> Dict[Any, List[Tuple[PriorState, Stats]]]:
+        """Per namespace, its lessons with a scored use, not obsolete, in the ledger's order, with
+        their statistics: one walk over the priors per call, however many namespaces `status`
+        prints (after a score at 100k priors a walk per namespace cost ~0.08 s)."""
         if self._scored is None:
-            stats = self.stats()
-            scored = {pid for pid, s in stats.items() if s.scored}
-            self._scored = [(p, stats[p.id]) for p in self.state.priors.values()
-                            if p.id in scored and is_lesson(p) and p.status != "obsolete"] if scored else []
+            credits = self.stats(uses=False)
+            scored = {pid for pid, s in credits.items() if s.scored}
+            by_ns: Dict[Any, List[Tuple[PriorState, Stats]]] = {}
+            if scored:
+                uses = self.uses(scored)  # (only theirs: `status` shows no other lesson's uses)
+                for p in self.state.priors.values():
+                    if p[0] in scored and is_lesson(p) and p.status != "obsolete":  # (p[0]: the id, read 100k times)
+                        c = credits[p[0]]
+                        try:
+                            by_ns.setdefault(p.ns, []).append((p, Stats(uses.get(p[0], 0), c.wins, c.partials, c.losses)))
+                        except TypeError:  # a namespace that is not a plain value: no namespace's lesson
+                            continue
+            self._scored = by_ns
         return self._scored
 
     def low_scores(self) -> Dict[str, Stats]:
@@ -424,7 +436,7 @@ class Ledger:
 
 def score_lines_for(ledger: Ledger, ns: str) -> List[str]:
     """`status` lines for scored lessons of a namespace (none when nothing was scored)."""
-    return [f"  · {p.id} score {fmt_score(s.score)} — {describe(s)}" for p, s in ledger.scored_lessons() if p.ns == ns]
+    return [f"  · {p.id} score {fmt_score(s.score)} — {describe(s)}" for p, s in ledger.scored_lessons().get(ns, ())]
 
 
 def describe(s: Stats) -> str:
