@@ -437,9 +437,9 @@ def test_verify_names_a_line_nested_too_deep():
 # ------------------------------------------------------------------ 4. redaction leaks
 
 
-def _committed_call(kp: Keeper) -> None:
-    """P-0001 accepted by a person, then a reversal of it sealed as a call whose claim is
-    "secret sauce expands" (a call's claim is the one content a fold cache's snapshot holds)."""
+def _reversal_staged(kp: Keeper) -> str:
+    """P-0001 accepted by a person, then a reversal of it ("secret sauce expands") proposed in an
+    open run, which stages it as an escalation; returns that run."""
     kp.write("a.py", "a = 1\n")
     scopes = {"a.py": kp.hash("a.py")}
     run = kp.open_run("web", scopes)["run"]
@@ -447,9 +447,16 @@ def _committed_call(kp: Keeper) -> None:
     kp.ok("commit", "--run", run)
     kp.ok("decide", "P-0001", "accepted")
     run = kp.open_run("web", scopes)["run"]
-    kp.propose(run, "web", {"type": "conclusion", "claim": "secret sauce expands", "scope_ref": "a.py",
-                            "direction": "expand"})
-    assert "need your call" in kp.ok("commit", "--run", run)
+    r = kp.propose(run, "web", {"type": "conclusion", "claim": "secret sauce expands", "scope_ref": "a.py",
+                                "direction": "expand"})
+    assert json.loads(r.out)["refused"] == "REVERSAL"
+    return run
+
+
+def _committed_call(kp: Keeper) -> None:
+    """`_reversal_staged`, sealed: a call whose claim is "secret sauce expands" (a call's claim is
+    the one content a fold cache's snapshot holds)."""
+    assert "need your call" in kp.ok("commit", "--run", _reversal_staged(kp))
 
 
 @pytest.mark.parametrize("held", [False, True], ids=["read-whole", "held-open"])
@@ -503,16 +510,7 @@ def test_a_snapshot_written_while_holding_the_ledger_it_describes_is_kept(keeper
 
 
 def test_redact_scrubs_an_open_runs_reversal_escalation(keeper):
-    keeper.write("a.py", "a = 1\n")
-    scopes = {"a.py": keeper.hash("a.py")}
-    run = keeper.open_run("web", scopes)["run"]
-    keeper.propose(run, "web", {"type": "conclusion", "claim": "a is terse", "scope_ref": "a.py", "direction": "terser"})
-    keeper.ok("commit", "--run", run)
-    keeper.ok("decide", "P-0001", "accepted")
-    run = keeper.open_run("web", scopes)["run"]
-    r = keeper.propose(run, "web", {"type": "conclusion", "claim": "secret sauce expands", "scope_ref": "a.py",
-                                    "direction": "expand"})
-    assert json.loads(r.out)["refused"] == "REVERSAL"
+    run = _reversal_staged(keeper)
     esc = keeper.root / ".priors" / "runs" / run / "escalations.jsonl"
     assert b"secret sauce" in esc.read_bytes()
     keeper.ok("redact", "P-0001", "--because", "leak")
