@@ -388,8 +388,9 @@ class Ledger:
                 for p in self.state.priors.values():
                     if p[0] in scored and is_lesson(p) and p.status != "obsolete":  # (p[0]: the id, read 100k times)
                         c = credits[p[0]]
+                        s = Stats(uses.get(p[0], 0), c.wins, c.partials, c.losses)
                         try:
-                            by_ns.setdefault(p.ns, []).append((p, Stats(uses.get(p[0], 0), c.wins, c.partials, c.losses)))
+                            by_ns.setdefault(p.ns, []).append((p, s))
                         except TypeError:  # a namespace that is not a plain value: no namespace's lesson
                             continue
             self._scored = by_ns
