@@ -474,10 +474,11 @@ def test_a_stale_reader_writing_the_cache_after_a_redact_leaves_no_claim(keeper,
     fd = os.open(str(d / "ledger.jsonl"), os.O_RDONLY) if held else None
     try:
         st, lines = fold_cache.fresh_fold(data)
-        fold_cache._write_snapshot(d, len(data), hashlib.sha256(data).digest(), lines, st, held=fd)
+        opened = None if fd is None else os.fstat(fd)
+        fold_cache._write_snapshot(d, len(data), hashlib.sha256(data).digest(), lines, st, opened=opened)
         assert b"secret sauce" in (d / "cache" / "fold.bin").read_bytes()  # what the stale reader would write
         keeper.ok("redact", "P-0001", "--because", "leak")
-        fold_cache._write_snapshot(d, len(data), hashlib.sha256(data).digest(), lines, st, held=fd)  # the stale reader
+        fold_cache._write_snapshot(d, len(data), hashlib.sha256(data).digest(), lines, st, opened=opened)  # the stale reader
     finally:
         if fd is not None:
             os.close(fd)
@@ -489,7 +490,7 @@ def test_a_stale_reader_writing_the_cache_after_a_redact_leaves_no_claim(keeper,
 
 
 def test_a_snapshot_written_while_holding_the_ledger_it_describes_is_kept(keeper):
-    """The held descriptor spares hashing the ledger again only while the path still names that file."""
+    """The held, unchanged ledger spares hashing it again: the snapshot stays and is used."""
     import hashlib
     import os
 
@@ -501,12 +502,41 @@ def test_a_snapshot_written_while_holding_the_ledger_it_describes_is_kept(keeper
     fd = os.open(str(d / "ledger.jsonl"), os.O_RDONLY)
     try:
         st, lines = fold_cache.fresh_fold(data)
-        fold_cache._write_snapshot(d, len(data), hashlib.sha256(data).digest(), lines, st, held=fd)
+        fold_cache._write_snapshot(d, len(data), hashlib.sha256(data).digest(), lines, st, opened=os.fstat(fd))
     finally:
         os.close(fd)
     snap = (d / "cache" / "fold.bin").read_bytes()
     assert b"secret sauce" in snap
     assert keeper.ok("status") and (d / "cache" / "fold.bin").read_bytes() == snap  # used as it is, not rebuilt
+
+
+def test_a_snapshot_of_a_ledger_edited_in_place_meanwhile_is_not_kept(keeper):
+    """Another program writes into the ledger file itself (same inode) while a first call folds it,
+    removing a call's claim: the snapshot the call then writes would still hold that claim, so it
+    is taken back (the file's times moved; the prefix no longer hashes the same)."""
+    import hashlib
+    import os
+
+    from priors.store import fold_cache
+
+    _committed_call(keeper)
+    d = keeper.root / ".priors"
+    ledger = d / "ledger.jsonl"
+    data = keeper.ledger_bytes()
+    fd = os.open(str(ledger), os.O_RDONLY)
+    try:
+        opened = os.fstat(fd)
+        st, lines = fold_cache.fresh_fold(data)
+        with open(str(ledger), "r+b") as fh:  # in place: same inode, same size
+            fh.write(data.replace(b"secret sauce", b"xxxxxx xxxxx"))
+        os.utime(str(ledger), ns=(opened.st_atime_ns, opened.st_mtime_ns + 10**9))  # a later tick, whatever the clock
+        assert os.stat(str(ledger)).st_ino == opened.st_ino
+        fold_cache._write_snapshot(d, len(data), hashlib.sha256(data).digest(), lines, st, opened=opened)
+    finally:
+        os.close(fd)
+    for path in d.rglob("*"):
+        if path.is_file():
+            assert b"secret sauce" not in path.read_bytes(), path
 
 
 def test_redact_scrubs_an_open_runs_reversal_escalation(keeper):

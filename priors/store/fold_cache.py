@@ -334,15 +334,16 @@ def _decode_snapshot(fh: Any, nchunks: int, src: LedgerSource) -> Optional[State
 
 
 def _write_snapshot(priors_dir: Path, length: int, digest: bytes, lines: int, st: State, move: Any = None,
-                    held: Optional[int] = None) -> None:
-    """Best effort, atomic (temp + rename). Never raises. `held`: a descriptor of the very ledger
-    file the state was folded from, kept open (see `_still_describes`)."""
+                    opened: Any = None) -> None:
+    """Best effort, atomic (temp + rename). Never raises. `opened`: the `fstat` of the ledger file
+    the state was folded from, taken before it was read and with the file held open to the end
+    (see `_still_describes`)."""
     try:
         chunks = [_chunk(c) for c in _encode_state(st, move)]
     except (ValueError, TypeError):
         return
     write_file(priors_dir, CACHE_FILE, [_header(length, lines, digest, len(chunks))] + chunks,
-               describes=(length, digest, held))
+               describes=(length, digest, opened))
 
 
 def _header(length: int, lines: int, digest: bytes, nchunks: int) -> bytes:
@@ -392,17 +393,19 @@ def write_file(priors_dir: Path, name: str, body: List[Any], describes: Optional
             pass
 
 
-def _still_describes(ledger: Path, length: int, digest: bytes, held: Optional[int]) -> bool:
+def _still_describes(ledger: Path, length: int, digest: bytes, opened: Any) -> bool:
     """Does the ledger still start with the `length` bytes of SHA-256 `digest` a snapshot describes?
 
-    Every keeper write — an append as much as a redact — renames a new file into place, and a held
-    descriptor keeps its file (and so its inode) alive: while the path still names the file `held`
-    reads, nothing replaced it, and the ~4 ms of hashing it again at 10k priors is spared. Otherwise
-    the prefix is hashed as it is now."""
-    if held is not None:
+    Every keeper write — an append as much as a redact — renames a new file into place, and a file
+    held open keeps its inode from being reused: while the path names the file `opened` describes
+    (same device and inode), unchanged since it was opened (same size, modification and change
+    times — a program writing into it in place moves them), nothing replaced or edited it, and the
+    ~4 ms of hashing it again at 10k priors is spared. Otherwise the prefix is hashed as it is now."""
+    if opened is not None:
         try:
-            now, was = os.stat(str(ledger)), os.fstat(held)
-            if (now.st_dev, now.st_ino) == (was.st_dev, was.st_ino) and now.st_size >= length:
+            now = os.stat(str(ledger))
+            if (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns, now.st_ctime_ns) == \
+                    (opened.st_dev, opened.st_ino, opened.st_size, opened.st_mtime_ns, opened.st_ctime_ns):
                 return True
         except OSError:
             pass
@@ -475,7 +478,7 @@ def _load(priors_dir: Path, ledger: Path, want_data: bool) -> Loaded:
         h.update(tail)
         total += tail_bytes.count(b"\n")
         if tail_bytes.endswith(b"\n") and len(tail_bytes) >= refresh_bytes():
-            _write_snapshot(priors_dir, size, h.digest(), total, st, held=src.fd)
+            _write_snapshot(priors_dir, size, h.digest(), total, st)
     return Loaded(st, size, h, rest if want_data else None, True, not tail or tail[-1:] == b"\n", named, total)
 
 
@@ -505,12 +508,12 @@ def _fresh(priors_dir: Path, data: bytes, use: bool, want_data: bool = True) -> 
 
 
 def _folded_fresh(priors_dir: Path, st: State, size: int, h: Any, lines: int, ends: bool, use: bool,
-                  data: Optional[bytes], held: Optional[int] = None) -> Loaded:
+                  data: Optional[bytes], opened: Any = None) -> Loaded:
     """What a fold from scratch leaves, read whole or a block at a time: a snapshot when the cache is
     on, the ledger big enough and ending with a newline (so an empty ledger leaves none), and the
     loaded ledger."""
     if use and ends and size >= min_bytes():
-        _write_snapshot(priors_dir, size, h.digest(), lines, st, held=held)
+        _write_snapshot(priors_dir, size, h.digest(), lines, st, opened=opened)
     return Loaded(st, size, h, data, False, ends, lines=lines)
 
 
@@ -526,7 +529,8 @@ def _fresh_streamed(priors_dir: Path, ledger: Path, use: bool) -> Optional[Loade
         return None
     src = LedgerSource(fd=fd)
     try:
-        size = os.fstat(fd).st_size
+        opened = os.fstat(fd)
+        size = opened.st_size
         hashing = Background(_hash_descriptor, (fd, size), size >= Background.THREAD_BYTES)
         st = _fold.fold_blocks(_line_blocks(fd, size), src)
         h = hashing.result()
@@ -537,7 +541,7 @@ def _fresh_streamed(priors_dir: Path, ledger: Path, use: bool) -> Optional[Loade
         return None
     # (a ledger with bytes got this far only ending with a newline, and as clean lines: one record
     # each, so the records folded are its lines — counting newlines again cost ~4 ms at 10k)
-    return _folded_fresh(priors_dir, st, size, h, st.records, size > 0, use, None, fd)
+    return _folded_fresh(priors_dir, st, size, h, st.records, size > 0, use, None, opened)
 
 
 def _line_blocks(fd: int, size: int) -> Iterator[Tuple[bytes, int]]:
