@@ -539,6 +539,37 @@ def test_a_snapshot_of_a_ledger_edited_in_place_meanwhile_is_not_kept(keeper):
             assert b"secret sauce" not in path.read_bytes(), path
 
 
+def test_a_snapshot_folded_across_an_in_place_write_is_not_kept(keeper):
+    """Another program writes into the ledger file itself while a first call reads it, and the hash
+    sees the new bytes where the fold saw the old ones: the snapshot would pass a later digest check
+    with a state the ledger no longer holds, so it is not kept at all."""
+    import hashlib
+    import os
+
+    from priors.store import fold_cache
+
+    _committed_call(keeper)
+    d = keeper.root / ".priors"
+    ledger = d / "ledger.jsonl"
+    data = keeper.ledger_bytes()
+    edited = data.replace(b'"to":"accepted"', b'"to":"obsolete"')
+    assert len(edited) == len(data) and edited != data
+    fd = os.open(str(ledger), os.O_RDONLY)
+    try:
+        opened = os.fstat(fd)
+        st, lines = fold_cache.fresh_fold(data)  # the fold read the old bytes ...
+        with open(str(ledger), "r+b") as fh:
+            fh.write(edited)
+        os.utime(str(ledger), ns=(opened.st_atime_ns, opened.st_mtime_ns + 10**9))
+        fold_cache._write_snapshot(d, len(edited), hashlib.sha256(edited).digest(), lines, st,  # ... the hash the new
+                                   opened=opened)
+    finally:
+        os.close(fd)
+    assert not (d / "cache" / "fold.bin").exists()
+    seen = keeper.ok("status")
+    assert seen == keeper("status", env={"PRIORS_NO_CACHE": "1"}).out and "1 retired" in seen  # the ledger as it is now
+
+
 def test_redact_scrubs_an_open_runs_reversal_escalation(keeper):
     run = _reversal_staged(keeper)
     esc = keeper.root / ".priors" / "runs" / run / "escalations.jsonl"

@@ -397,16 +397,18 @@ def _still_describes(ledger: Path, length: int, digest: bytes, opened: Any) -> b
     """Does the ledger still start with the `length` bytes of SHA-256 `digest` a snapshot describes?
 
     Every keeper write — an append as much as a redact — renames a new file into place, and a file
-    held open keeps its inode from being reused: while the path names the file `opened` describes
-    (same device and inode), unchanged since it was opened (same size, modification and change
-    times — a program writing into it in place moves them), nothing replaced or edited it, and the
-    ~4 ms of hashing it again at 10k priors is spared. Otherwise the prefix is hashed as it is now."""
+    held open keeps its inode from being reused. So while the path names the file `opened`
+    describes (same device and inode), either it is unchanged since it was opened (same size,
+    modification and change times), and the ~4 ms of hashing it again at 10k priors is spared; or
+    another program wrote into it in place while it was read, and the state folded from it is in
+    doubt (the fold and the hash may each have read a different side of the write): no snapshot.
+    A path that names another file now is hashed as it is."""
     if opened is not None:
         try:
             now = os.stat(str(ledger))
-            if (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns, now.st_ctime_ns) == \
-                    (opened.st_dev, opened.st_ino, opened.st_size, opened.st_mtime_ns, opened.st_ctime_ns):
-                return True
+            if (now.st_dev, now.st_ino) == (opened.st_dev, opened.st_ino):
+                return (now.st_size, now.st_mtime_ns, now.st_ctime_ns) == \
+                    (opened.st_size, opened.st_mtime_ns, opened.st_ctime_ns)
         except OSError:
             pass
     return prefix_matches(ledger, length, digest, False) is not None
