@@ -490,7 +490,7 @@ def test_a_stale_reader_writing_the_cache_after_a_redact_leaves_no_claim(keeper,
 
 
 def test_a_snapshot_written_while_holding_the_ledger_it_describes_is_kept(keeper):
-    """The held, unchanged ledger spares hashing it again: the snapshot stays and is used."""
+    """A snapshot of the ledger a first call holds, unchanged since it was opened, stays and is used."""
     import hashlib
     import os
 

@@ -396,19 +396,21 @@ def write_file(priors_dir: Path, name: str, body: List[Any], describes: Optional
 def _still_describes(ledger: Path, length: int, digest: bytes, opened: Any) -> bool:
     """Does the ledger still start with the `length` bytes of SHA-256 `digest` a snapshot describes?
 
-    Every keeper write — an append as much as a redact — renames a new file into place, and a file
-    held open keeps its inode from being reused. So while the path names the file `opened`
-    describes (same device and inode), either it is unchanged since it was opened (same size,
-    modification and change times), and the ~4 ms of hashing it again at 10k priors is spared; or
-    another program wrote into it in place while it was read, and the state folded from it is in
-    doubt (the fold and the hash may each have read a different side of the write): no snapshot.
-    A path that names another file now is hashed as it is."""
+    The prefix is hashed as it is now. Before that, when the path still names the file `opened`
+    describes (same device and inode: a file held open keeps its inode from being reused) but its
+    size or modification or change time moved, another program wrote into it in place while it
+    was read — every keeper write renames a new file into place instead — and the state folded
+    from it is in doubt: the fold and the hash read it separately and may each have seen a
+    different side of that write, which a later digest check could not tell. No snapshot then.
+    (Skipping the hash when nothing moved saved ~4 ms at 10k priors, but a write through a shared
+    mapping or on a file system with coarse times moves nothing `stat` shows.)"""
     if opened is not None:
         try:
             now = os.stat(str(ledger))
-            if (now.st_dev, now.st_ino) == (opened.st_dev, opened.st_ino):
-                return (now.st_size, now.st_mtime_ns, now.st_ctime_ns) == \
-                    (opened.st_size, opened.st_mtime_ns, opened.st_ctime_ns)
+            if (now.st_dev, now.st_ino) == (opened.st_dev, opened.st_ino) and \
+                    (now.st_size, now.st_mtime_ns, now.st_ctime_ns) != \
+                    (opened.st_size, opened.st_mtime_ns, opened.st_ctime_ns):
+                return False
         except OSError:
             pass
     return prefix_matches(ledger, length, digest, False) is not None
