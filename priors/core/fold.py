@@ -115,10 +115,16 @@ class PriorState(Plain, list):
 
     @property
     def resting(self) -> bool:
-        return self[3] >= REST_AFTER and self[1] not in BINDING and self[1] != "redacted"
+        return rests(self[1], self[3])
 
     def copy(self) -> "PriorState":  # type: ignore[override]
         return PriorState(self)
+
+
+def rests(status: str, miss: int) -> bool:
+    """A prior with this status and this many runs in a row without its scope is resting: it leaves
+    a run's lists until its scope returns (a person's binding decision and a tombstone never rest)."""
+    return miss >= REST_AFTER and status not in BINDING and status != "redacted"
 
 
 def new_prior(id: str, rec: Optional[Dict[str, Any]], status: str, scope_hash: Optional[str],

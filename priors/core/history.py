@@ -6,9 +6,9 @@ from __future__ import annotations
 import heapq
 from operator import itemgetter
 
-from priors.core.fold import PriorState
+from priors.core.fold import PriorState, rests
 from priors.core.plain import Plain
-from priors.core.vocabulary import BINDING, REST_AFTER, SESSION_VIA, display_status
+from priors.core.vocabulary import SESSION_VIA, display_status
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -333,7 +333,7 @@ class _Tally:
         status = basis[0]
         code = 0
         if e.plain:
-            if basis[1] >= REST_AFTER and status not in BINDING and status != "redacted":  # p.resting, inlined
+            if rests(status, basis[1]):  # (p.resting, from the basis already read)
                 code = _RESTING
             elif _open(status, False, e.obligation):
                 code = _OPEN
