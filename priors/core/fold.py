@@ -355,7 +355,7 @@ def _fold_block(st: State, block: bytes, base: int, scan: Any, src: Any) -> bool
 
 
 def _quick_prior(st: State, g: Tuple[Any, ...], at: int, ln: int, src: Any, scan: Any) -> None:
-    """`apply` and `_pack` of a prior's line from the values `_PRIOR_LINE` matched (None: absent)."""
+    """`apply` and `_pack` of a prior's line from the groups its `_prior_shape` pattern matched (None: absent)."""
     born, facets, pid, ns, redacted, every, sh, ref = g
     idx = st.records
     st.records = idx + 1
@@ -371,7 +371,7 @@ def _quick_prior(st: State, g: Tuple[Any, ...], at: int, ln: int, src: Any, scan
 
 
 def _quick_event(st: State, g: Tuple[Any, ...]) -> None:
-    """`apply` of an event's line from the values `_EVENT_LINE` matched (None: absent)."""
+    """`apply` of an event's line from the groups its `_event_shape` pattern matched (None: absent)."""
     action, pid, run, sh, to = g
     idx = st.records
     st.records = idx + 1
