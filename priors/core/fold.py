@@ -7,7 +7,7 @@ import re
 from operator import itemgetter
 
 from priors.core.ledger_parse import (  # noqa: F401 (parse_lines, parse_spans, LEDGER_NAME: re-exported)
-    LEDGER_NAME, blocks_of, each_clean, lines_of, parse_lines, parse_spans, parse_strict, scanner)
+    LEDGER_NAME, blocks_of, each_block, each_clean, lines_of, parse_lines, parse_spans, parse_strict, scanner)
 from priors.core.plain import Plain
 from priors.core.vocabulary import BINDING, BLOCK_TYPES, INJECTABLE, PRIOR_RE, REST_AFTER, RUN_RE, id_number, prior_number  # noqa: F401 (re-exported to callers of the fold)
 
@@ -221,13 +221,7 @@ def fold_blocks(blocks: Iterable[Tuple[bytes, int]], src: Any) -> Optional[State
     ledger whole and `fold_data` decides, naming a bad line."""
     st = State()
     scan = scanner()
-    try:
-        for block, start in blocks:
-            if not _fold_block(st, block, start, scan, src):
-                return None
-    except (ValueError, RecursionError, StopIteration):  # UnicodeDecodeError is a ValueError
-        return None
-    return st
+    return st if each_block(blocks, lambda block, start: _fold_block(st, block, start, scan, src)) else None
 
 
 def fold_tail(st: State, data: bytes, base: int, src: Any, name: str = LEDGER_NAME,

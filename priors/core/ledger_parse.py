@@ -14,7 +14,7 @@ from priors.core.errors import DamagedLedger
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Callable, Dict, Iterator, List, Tuple
+    from typing import Any, Callable, Dict, Iterable, Iterator, List, Tuple
 
 LEDGER_NAME = ".priors/ledger.jsonl"
 BLOCK = 1 << 20  # the clean parse decodes the ledger a block of about this many bytes at a time
@@ -27,7 +27,7 @@ def parse_lines(data: bytes, name: str = LEDGER_NAME) -> List[Dict[str, Any]]:
     history, reflect) never use them."""
     out: List[Dict[str, Any]] = []
     scan = scanner()
-    if each_block(data, lambda block, _start: _scan_records(block, scan, out.append)):
+    if each_block(blocks_of(data), lambda block, _start: _scan_records(block, scan, out.append)):
         return out
     return [rec for rec, _at, _n in parse_strict(data, name)]
 
@@ -55,11 +55,12 @@ def blocks_of(data: bytes) -> Iterator[Tuple[bytes, int]]:
         start = end + 1
 
 
-def each_block(data: bytes, each: Callable[[bytes, int], bool]) -> bool:
-    """Hand `each(block, offset)` the ledger's blocks (`blocks_of`); False as soon as one returns
-    False or the decoding fails (what was handed over is then to be discarded)."""
+def each_block(blocks: Iterable[Tuple[bytes, int]], each: Callable[[bytes, int], bool]) -> bool:
+    """Hand `each(block, offset)` the ledger's blocks of whole lines (`blocks_of`, or read from a
+    file); False as soon as one returns False, the decoding fails or the blocks do (ValueError:
+    no final newline, a short read) — what was handed over is then to be discarded."""
     try:
-        for block, start in blocks_of(data):
+        for block, start in blocks:
             if not each(block, start):
                 return False
     except (ValueError, RecursionError, StopIteration):  # UnicodeDecodeError is a ValueError
@@ -71,7 +72,7 @@ def each_clean(data: bytes, sink: Callable[[Dict[str, Any], int, int], None]) ->
     """Hand `sink(record, offset, length)` each line's object; False at the first deviation (a
     line that is not exactly one JSON object, a missing final newline, bad UTF-8, NaN, ...)."""
     scan = scanner()
-    return each_block(data, lambda block, start: _scan_block(block, scan, sink, start))
+    return each_block(blocks_of(data), lambda block, start: _scan_block(block, scan, sink, start))
 
 
 def scanner() -> Any:
