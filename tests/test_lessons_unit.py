@@ -10,8 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as S
 
 from priors.core.errors import UsageError
-from priors.core.lessons import (Budget, Ledger, Stats, check_config, fmt_score, injected_record, injections, is_lesson,
-                                 set_config, shape, words)
+from priors.core.lessons import (Budget, Ledger, Stats, fmt_score, injected_record, injections, is_lesson,
+                                 shape, words)
+from priors.core.settings import check_config, set_config
 from priors.core.grammar import check_tags
 from priors.core.lesson_bundles import export_bundle, reflection_packet
 

@@ -1,11 +1,15 @@
-"""Argument parsing for every verb: one small declarative spec per verb.
+"""Argument parsing for every verb, from the small declarative spec each verb's record holds
+(cli/verbs.py): flags and their kinds, aliases, how many positionals, the help text.
 """
 
 from __future__ import annotations
 
+from priors.core.canonical import bad_text
+from priors.core.controls import describe, has_control
 from priors.core.errors import UsageError
 from priors.core.plain import Plain
 from priors.core.spelling import nearest
+from priors.core.vocabulary import MAX_TEXT_BYTES, NS_RE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -29,10 +33,13 @@ class Spec(Plain):
 
 
 class Parsed(Plain):
-    __slots__ = ("pos", "opts", "present")
+    """A verb's arguments, parsed and checked against its `spec`: positionals, options by Python name
+    (`--max-inject` as `max_inject`) and the flags given, in order."""
 
-    def __init__(self, pos: List[str], opts: Dict[str, object], present: List[str]) -> None:
-        self.pos, self.opts, self.present = pos, opts, present
+    __slots__ = ("pos", "opts", "present", "spec")
+
+    def __init__(self, pos: List[str], opts: Dict[str, object], present: List[str], spec: Spec) -> None:
+        self.pos, self.opts, self.present, self.spec = pos, opts, present, spec
 
     def get(self, name: str, default=None):
         return self.opts.get(name, default)
@@ -47,17 +54,16 @@ class HelpRequested(Exception):
         self.text = text
 
 
-def required(a: Parsed, spec: Spec, flag: str, metavar: str) -> str:
+def required(a: Parsed, flag: str, metavar: str) -> str:
     """A required flag's value, or the usage error every verb words the same way."""
     value = a.get(flag)
     if not value:
-        raise UsageError(f"priors {spec.verb}: --{flag} {metavar} is required\nusage: {spec.usage}")
+        raise UsageError(f"priors {a.spec.verb}: --{flag} {metavar} is required\nusage: {a.spec.usage}")
     return str(value)
 
 
-def parse(argv: Sequence[str], spec: Spec, min_pos: Optional[int] = None) -> Parsed:
-    """The verb's arguments, checked. `min_pos`: the MCP server passes 0 for a verb whose positional
-    inputs (candidate files) arrive in the tool call itself; every other check is the command line's."""
+def parse(argv: Sequence[str], spec: Spec) -> Parsed:
+    """The verb's arguments, checked against its spec (the number of positionals included)."""
     pos: List[str] = []
     opts: Dict[str, object] = {}
     present: List[str] = []
@@ -103,7 +109,7 @@ def parse(argv: Sequence[str], spec: Spec, min_pos: Optional[int] = None) -> Par
             inline = argv[i]
             i += 1
         if name == "--ns":
-            _check_ns(spec, inline)
+            check_ns(spec.verb, inline)
         if kind == MULTI:
             opts.setdefault(key, [])
             opts[key].append(inline)  # type: ignore[union-attr]
@@ -111,18 +117,16 @@ def parse(argv: Sequence[str], spec: Spec, min_pos: Optional[int] = None) -> Par
             if key in opts:
                 raise UsageError(f"priors {spec.verb}: {name} given twice")
             opts[key] = inline
-    if len(pos) < (spec.min_pos if min_pos is None else min_pos) or (spec.max_pos is not None and len(pos) > spec.max_pos):
+    if len(pos) < spec.min_pos or (spec.max_pos is not None and len(pos) > spec.max_pos):
         raise UsageError(f"priors {spec.verb}: wrong number of arguments\nusage: {spec.usage}")
     _check_texts(spec, pos, opts)
-    return Parsed(pos, opts, present)
+    return Parsed(pos, opts, present, spec)
 
 
-def _check_ns(spec: Spec, value: str) -> None:
+def check_ns(verb: str, value: str) -> None:
     """A namespace is a name: it becomes a table cell and a heading, never a path or two lines."""
-    from priors.core.vocabulary import NS_RE
-
     if not NS_RE.match(value):
-        raise UsageError(f"priors {spec.verb}: bad namespace {value!r} — lowercase letters, digits, '.', '_' and '-',"
+        raise UsageError(f"priors {verb}: bad namespace {value!r} — lowercase letters, digits, '.', '_' and '-',"
                          " starting with a letter or digit, at most 64 characters (e.g. code-review)")
 
 
@@ -138,10 +142,6 @@ HASHED_ONLY = (("hash", "--text"),)
 def _check_texts(spec: Spec, pos: List[str], opts: Dict[str, object]) -> None:
     """Every other argument may end up in the ledger: it must be valid Unicode text (Python turns
     argv bytes that are not UTF-8 into lone surrogates) and of a sane size. Checked before any write."""
-    from priors.core.canonical import bad_text
-    from priors.core.controls import describe, has_control
-    from priors.core.vocabulary import MAX_TEXT_BYTES
-
     skip = {f.lstrip("-").replace("-", "_") for f in PATH_FLAGS}
     named = [] if spec.verb in PATH_POSITIONALS else [("an argument", p) for p in pos]
     for key, value in opts.items():
@@ -149,16 +149,22 @@ def _check_texts(spec: Spec, pos: List[str], opts: Dict[str, object]) -> None:
             for v in value if isinstance(value, list) else [value]:
                 named.append(("--" + key.replace("_", "-"), v))
     for what, value in named:
-        if not isinstance(value, str):
-            continue
-        if bad_text(value):
-            raise UsageError(f"priors {spec.verb}: {what} is not valid text — it holds bytes that are not UTF-8"
-                             " (or a lone surrogate); nothing was written")
-        if has_control(value) and (spec.verb, what) not in HASHED_ONLY:
-            raise UsageError(f"priors {spec.verb}: {what} holds a control or bidirectional-format character"
-                             f" ({describe(value)}); nothing was written")
-        if len(value) > MAX_TEXT_BYTES // 4 and len(value.encode("utf-8")) > MAX_TEXT_BYTES:
-            raise UsageError(f"priors {spec.verb}: {what} is longer than {MAX_TEXT_BYTES} bytes; nothing was written")
+        if isinstance(value, str):
+            check_text(spec.verb, what, value)
+
+
+def check_text(verb: str, what: str, value: str) -> None:
+    """An argument that may end up in the ledger or on a screen: valid Unicode (no lone surrogate),
+    no control or bidi-format character (unless it is only hashed), at most MAX_TEXT_BYTES. The
+    MCP server holds a tool's arguments to the same rule."""
+    if bad_text(value):
+        raise UsageError(f"priors {verb}: {what} is not valid text — it holds bytes that are not UTF-8"
+                         " (or a lone surrogate); nothing was written")
+    if has_control(value) and (verb, what) not in HASHED_ONLY:
+        raise UsageError(f"priors {verb}: {what} holds a control or bidirectional-format character"
+                         f" ({describe(value)}); nothing was written")
+    if len(value) > MAX_TEXT_BYTES // 4 and len(value.encode("utf-8")) > MAX_TEXT_BYTES:
+        raise UsageError(f"priors {verb}: {what} is longer than {MAX_TEXT_BYTES} bytes; nothing was written")
 
 
 def _is_number(tok: str) -> bool:

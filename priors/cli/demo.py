@@ -10,10 +10,14 @@ import shutil
 import tempfile
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
-from priors.cli.args import VALUE, Spec, parse
+from priors.cli.main import main
 from priors.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from priors.cli.args import Parsed
+    from priors.cli.main import Context
 
 CART_V1 = '''"""A tiny shopping cart."""
 
@@ -57,16 +61,6 @@ NEW_RUN2 = {"type": "conclusion", "claim": "checkout() swallows payment errors",
 DUP_RUN3 = {"type": "conclusion", "claim": "checkout()   swallows payment errors", "scope_ref": "cart.py#checkout",
             "severity": "gate"}
 
-SPEC = Spec("demo", "priors demo [--keep DIR]", {"--keep": VALUE}, help="""usage: priors demo [--keep DIR]
-
-Watch priors work in under a minute: in a scratch repo with a little real
-code, a scripted reviewer makes real keeper calls over three runs —
-run 1 finds issues, you mark one wontfix, the code is fixed in places,
-run 2 shows fixed / carried / a refused re-raise / new, and run 3 ends with
-"Everything settled still holds. Nothing new."
-  --keep DIR   build the repo in DIR (must be empty or absent) and leave it to explore""")
-
-
 class Demo:
     def __init__(self, root: Path, out) -> None:
         self.root = root
@@ -77,8 +71,6 @@ class Demo:
 
     def keeper(self, *args: str, show: Optional[str] = None) -> Tuple[int, str]:
         """Run a real keeper call in the demo repo and echo it like a terminal."""
-        from priors.cli.main import main
-
         buf, err = io.StringIO(), io.StringIO()
         cwd = os.getcwd()
         os.chdir(self.root)
@@ -159,8 +151,7 @@ def _story(d: Demo) -> List[str]:
     return summaries
 
 
-def cmd_demo(argv: List[str], ctx) -> int:
-    a = parse(argv, SPEC)
+def cmd_demo(a: Parsed, ctx: Context) -> int:
     keep = a.get("keep")
     if keep is not None:
         root = Path(str(keep)).resolve()

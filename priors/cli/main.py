@@ -1,58 +1,33 @@
-"""The `priors` command line: parse the global options, dispatch to a verb, map errors to exit codes.
+"""The `priors` command line: parse the global options, dispatch to a verb (cli/verbs.py declares
+them), print its answer, map errors to exit codes.
+
+The one lazy import of the package is here: a verb's module is imported when that verb runs, so a
+call pays only for what its verb uses.
 """
 
 from __future__ import annotations
 
+import atexit
+import importlib
+import os
 import sys
+
+from priors import __version__
+from priors.cli.args import HelpRequested, parse
+from priors.cli.verbs import ANSWER, GROUPS, VERBS
+from priors.core.answer import Answer
+from priors.core.canonical import dumps
+from priors.core.controls import visible
+from priors.core.errors import MachineError, Refusal, UsageError
+from priors.core.spelling import nearest
+from priors.store.files import CHANGED, WARNINGS, ledger_landed
+from priors.store.paths import find_root
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import List, Optional, Sequence
+    from typing import Any, List, Optional, Sequence
 
-# verb -> (module, function, one-line summary). Each function takes (argv, ctx) and returns an exit code.
-VERBS = {
-    "init": ("priors.cli.desk_verbs", "cmd_init", "create .priors/ in the target repo (idempotent)"),
-    "hash": ("priors.cli.desk_verbs", "cmd_hash", "print the sha12 of a file, a text or raw bytes"),
-    "snapshot": ("priors.cli.snapshot_verb", "cmd_snapshot", "print a map of scope refs (files, definitions, dirs, *) to hashes"),
-    "relevant": ("priors.cli.run_verbs", "cmd_relevant", "open a run: select what still applies"),
-    "disposition": ("priors.cli.run_verbs", "cmd_disposition", "record the agent's verdict on an old finding"),
-    "propose": ("priors.cli.run_verbs", "cmd_propose", "stage a new prior (vetoed if it repeats the past)"),
-    "withdraw": ("priors.cli.ground_verbs", "cmd_withdraw", "take back priors this open run staged"),
-    "scopes": ("priors.cli.ground_verbs", "cmd_scopes", "print an open run's scope refs (with --lines, line spans)"),
-    "ingest-sarif": ("priors.cli.sarif_verbs", "cmd_ingest_sarif", "one whole run from an analyzer's SARIF log (ruff, semgrep, CodeQL…)"),
-    "commit": ("priors.cli.run_verbs", "cmd_commit", "seal the run atomically — or refuse"),
-    "abort": ("priors.cli.run_verbs", "cmd_abort", "drop an open run's staging; the ledger is untouched"),
-    "decide": ("priors.cli.desk_verbs", "cmd_decide", "a human verdict that sticks (between runs)"),
-    "redact": ("priors.cli.desk_verbs", "cmd_redact", "remove a prior's content from .priors/ for good"),
-    "status": ("priors.cli.desk_verbs", "cmd_status", "one line per namespace; --calls lists your calls"),
-    "render": ("priors.cli.desk_verbs", "cmd_render", "rewrite .priors/PRIORS.md from the ledger"),
-    "report": ("priors.cli.report_verb", "cmd_report", "write one self-contained HTML page: chart, your calls, open findings"),
-    "show": ("priors.cli.inspect_verbs", "cmd_show", "one prior in plain words and its whole timeline"),
-    "list": ("priors.cli.inspect_verbs", "cmd_list", "list priors, filtered by namespace, status or type"),
-    "history": ("priors.cli.inspect_verbs", "cmd_history", "per-run table and chart: a project converging to quiescence"),
-    "verify": ("priors.cli.verify_verb", "cmd_verify", "check the ledger is sound (CI, pre-commit); --since REV: it only grew"),
-    "merge-driver": ("priors.cli.merge_verb", "cmd_merge_driver", "git merge driver for the ledger (set up by `init --git`)"),
-    "add": ("priors.cli.lessons_verbs", "cmd_add", "record a lesson a person wrote, as accepted (between runs)"),
-    "score": ("priors.cli.lessons_verbs", "cmd_score", "score how a committed run turned out; credits its lessons"),
-    "reflect": ("priors.cli.lessons_verbs", "cmd_reflect", "write a reflection packet from scored runs for the next run"),
-    "lessons": ("priors.cli.lessons_verbs", "cmd_lessons", "list lessons with uses, wins, partials, losses and score"),
-    "export": ("priors.cli.lessons_verbs", "cmd_export", "write a JSON bundle of lessons (no runs, scores or notes)"),
-    "import": ("priors.cli.lessons_verbs", "cmd_import", "add a bundle's lessons as a sealed run, skipping known ones"),
-    "config": ("priors.cli.lessons_verbs", "cmd_config", "show or set .priors/config.json (injection budget, review)"),
-    "demo": ("priors.cli.demo", "cmd_demo", "watch three scripted runs in a scratch repo (start here)"),
-    "mcp": ("priors.cli.mcp_server", "cmd_mcp", "serve the agent's verbs as MCP tools on stdin/stdout (for agent clients)"),
-}
-
-GROUPS = [
-    ("Start here", ["demo"]),
-    ("Set up", ["init", "hash", "snapshot", "mcp"]),
-    ("The run ritual (agent)", ["relevant", "scopes", "disposition", "propose", "withdraw", "commit", "abort"]),
-    ("Humans", ["decide", "redact", "status", "render"]),
-    ("See what is settled", ["show", "list", "history", "report"]),
-    ("CI and git", ["verify", "merge-driver", "ingest-sarif"]),
-    ("Lessons", ["add", "score", "reflect", "lessons", "export", "import", "config"]),
-]
-
+    from priors.cli.args import Parsed
 
 class Context:
     """What every verb gets: the -C option and where to print."""
@@ -66,10 +41,8 @@ class Context:
         self.cwd: Optional[str] = None  # what PATH arguments are relative to (None: the current directory)
 
     @property
-    def root(self):
+    def root(self) -> Any:
         if self._root is None:
-            from priors.store.paths import find_root
-
             self._root = find_root(self.root_opt)
         return self._root
 
@@ -77,17 +50,11 @@ class Context:
         if self.lost:
             return
         try:
-            self.out.write(_visible(text) + "\n")
+            self.out.write(visible(text) + "\n")
         except BrokenPipeError:
             raise  # the reader went away (`| head`): main stops quietly
         except (AttributeError, OSError, ValueError):  # stdout closed (None) or full
             self.lost = True
-
-
-def _version() -> str:
-    from priors import __version__
-
-    return __version__
 
 
 def overview() -> str:
@@ -102,19 +69,9 @@ def overview() -> str:
         "and below-floor nits are refused; the run is sealed atomically — or not at all.",
         "",
     ]
-    listed = set()
-    for title, verbs in GROUPS:
-        lines.append(title + ":")
-        for v in verbs:
-            if v in VERBS:
-                listed.add(v)
-                lines.append(f"  {v:<13}{VERBS[v][2]}")
-        lines.append("")
-    rest = [v for v in VERBS if v not in listed]
-    if rest:
-        lines.append("More:")
-        for v in rest:
-            lines.append(f"  {v:<13}{VERBS[v][2]}")
+    for group in GROUPS:
+        lines.append(group + ":")
+        lines += [f"  {v.name:<13}{v.summary}" for v in VERBS.values() if v.group == group]
         lines.append("")
     lines += [
         "Global options:",
@@ -132,8 +89,6 @@ def _split_global(argv: Sequence[str]):
     root_opt = None
     rest: List[str] = []
     i = 0
-    from priors.core.errors import UsageError
-
     while i < len(argv):
         tok = argv[i]
         if tok == "-C" or tok == "--root":
@@ -156,9 +111,6 @@ def _split_global(argv: Sequence[str]):
 def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     _utf8_streams()
-    from priors.core.errors import Refusal, UsageError
-    from priors.store.files import CHANGED, WARNINGS
-
     del CHANGED[:], WARNINGS[:]  # one call's record (main may run more than once in a process)
 
     try:
@@ -172,21 +124,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             _err(overview())
             return 2
         if rest[0] in ("--version", "-V", "version"):
-            print(f"priors {_version()}")
+            print(f"priors {__version__}")
             return 0
-        verb = rest[0]
-        if verb not in VERBS:
-            raise UsageError(f"priors: unknown verb {verb!r}{_did_you_mean(verb, VERBS)} — try `priors --help`")
-        module, func, _ = VERBS[verb]
-        import importlib
-
-        fn = getattr(importlib.import_module(module), func)
+        verb = VERBS.get(rest[0])
+        if verb is None:
+            raise UsageError(f"priors: unknown verb {rest[0]!r}{_did_you_mean(rest[0], VERBS)} — try `priors --help`")
+        a = parse(rest[1:], verb.spec)
+        handler = getattr(importlib.import_module(verb.module), verb.handler)  # the one lazy import
         ctx = Context(root_opt)
-        code = int(fn(rest[1:], ctx) or 0)
+        result = handler(a, ctx)
+        code = emit(ctx, a, result) if verb.prints == ANSWER else int(result or 0)
         return _finish(ctx, code)
     except Refusal as refusal:
-        from priors.core.canonical import dumps
-
         try:
             sys.stdout.write(dumps(refusal.payload()) + "\n")
             sys.stdout.flush()
@@ -197,13 +146,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             _err(dumps(refusal.payload()))
         return 1
     except UsageError as exc:
-        from priors.store.files import ledger_landed
-
         if ledger_landed():  # a step after the ledger landed: the change stands
             return _failed(str(exc).replace("priors: ", "", 1))
         _err(str(exc))
         return 2
-    except _help_type() as h:
+    except HelpRequested as h:
         try:
             print(h.text)
             sys.stdout.flush()
@@ -219,15 +166,23 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except Exception as exc:  # OSError, RecursionError, the last line of defence: a message, never a traceback
         return _failed(describe(exc))
     finally:
-        _flush_warnings()
+        flush_warnings()
+
+
+def emit(ctx: Context, a: Parsed, answer: Answer) -> int:
+    """Print an answer on the command line: its text (nothing when it is empty), or its canonical JSON
+    with `--json` (or when the verb has no text form)."""
+    if a.get("json") or answer.text is None:
+        ctx.print(answer.json())
+    elif answer.text:
+        ctx.print(answer.text)
+    return answer.code
 
 
 def _finish(ctx: Context, code: int) -> int:
     """Flush the answer. If it cannot be printed (stdout closed or full), say so on stderr; a verb
     that changed something still exits with its own code — the change stands, and repeating the
     call would record it twice."""
-    from priors.store.files import CHANGED
-
     try:
         if ctx.out is None:
             raise ValueError("standard output is closed")
@@ -261,8 +216,6 @@ def failure(message: str):
     """(exit code, honest message) for a call that failed: "nothing was changed" only when this process
     changed nothing. An error after the ledger landed is a warning: the change stands (exit 0), the
     next verb repairs. The MCP server words its errors with this too."""
-    from priors.store.files import CHANGED, ledger_landed
-
     if ledger_landed():
         return 0, (f"priors: warning: {message}; this came after the ledger was written — the change stands, "
                    "do not repeat the call (`priors verify` checks .priors/, `priors render` repairs PRIORS.md)")
@@ -278,24 +231,16 @@ def _failed(message: str) -> int:
     return code
 
 
-def _flush_warnings() -> None:
-    from priors.store.files import WARNINGS
-
+def flush_warnings() -> None:
+    """The warnings of steps that failed after the ledger landed, on stderr (exit 0: the change stands)."""
     for w in WARNINGS:
         _err(w)
     del WARNINGS[:]
 
 
-def _visible(text: str) -> str:
-    """No control or bidi-format character reaches a terminal raw (priors/core/controls.py)."""
-    from priors.core.controls import visible
-
-    return visible(text)
-
-
 def _err(text: str) -> None:
     try:
-        sys.stderr.write(_visible(text) + "\n")
+        sys.stderr.write(visible(text) + "\n")
         sys.stderr.flush()
     except (AttributeError, OSError, ValueError):
         pass  # stderr is closed too: nothing left to tell
@@ -303,19 +248,11 @@ def _err(text: str) -> None:
 
 def _quiet_broken_pipe() -> None:
     """The reader went away (`priors … | head`): stop quietly, without Python's shutdown complaint."""
-    import os
-
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)
     except (OSError, ValueError):
         pass
-
-
-def _help_type():
-    from priors.cli.args import HelpRequested
-
-    return HelpRequested
 
 
 def _utf8_streams() -> None:
@@ -338,8 +275,6 @@ def run() -> None:
     way — `sys.exit` — whenever anything else waits for the end: a thread still running, or work
     registered with `atexit` (a coverage tool, a temporary folder's clean-up), or a stream that
     cannot be flushed."""
-    import os
-
     code = main()
     try:
         sys.stdout.flush()
@@ -354,8 +289,6 @@ def run() -> None:
 def _nothing_waits_for_exit() -> bool:
     """No other thread alive and nothing registered with `atexit` (unknown on an interpreter
     without CPython's counter: then something may be)."""
-    import atexit
-
     threading = sys.modules.get("threading")
     if threading is not None and threading.active_count() > 1:
         return False
@@ -365,8 +298,6 @@ def _nothing_waits_for_exit() -> bool:
 
 def _did_you_mean(word: str, known) -> str:
     """` — did you mean `status`?` for a near miss (difflib's ratio ≥ 0.6), else nothing."""
-    from priors.core.spelling import nearest
-
     close = nearest(word, known)
     return f" — did you mean `{close}`?" if close else ""
 

@@ -1,20 +1,27 @@
 """`priors mcp`: the agent's verbs as Model Context Protocol tools, over standard input and output.
 
 JSON-RPC 2.0, one message a line, one request at a time (no threads). A tool call runs its verb's
-own function — the same parser, core, lock and writes as the command line — so a run through tools
-leaves the same ledger bytes as the same run typed at a shell. What a tool is, and how its
-arguments become the verb's, is data in `priors/core/mcp_tools.py`; this module reads, dispatches
-and writes. Standard output carries JSON-RPC messages only: the real stdout is kept for them, and
-file descriptor 1 is pointed at stderr, so a stray print or a child process cannot corrupt the stream.
+`ops` function — the same function, checks, lock and writes as the command line's — so a run
+through tools leaves the same ledger bytes as the same run typed at a shell. Which verbs are tools,
+with their schemas, is declared with the verbs (cli/verbs.py); the protocol's data is
+core/mcp_tools.py; this module reads, dispatches and writes. Standard output carries JSON-RPC
+messages only: the real stdout is kept for them, and file descriptor 1 is pointed at stderr, so a
+stray print or a child process cannot corrupt the stream.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 
-from priors.cli.args import Spec, parse
+from priors import __version__
+from priors.cli.args import check_ns, check_text
+from priors.cli.main import describe, failure, flush_warnings
+from priors.cli.verbs import tools
 from priors.core.canonical import JSONError, dumps, loads
 from priors.core.errors import Refusal, UsageError
+from priors.core.grammar import check_run_id
 from priors.core.mcp_tools import (
     BATCH_VERSIONS,
     INSTRUCTIONS,
@@ -25,46 +32,26 @@ from priors.core.mcp_tools import (
     PARSE_ERROR,
     SERVER_NAME,
     STRUCTURED_VERSIONS,
-    TOOLS,
     negotiate,
     request_id_ok,
     schema_problem,
-    tool_list,
+    tool_entry,
     unknown_tool,
-    verb_call,
 )
 from priors.core.vocabulary import MAX_MCP_MESSAGE_BYTES
+from priors.ops import desk, ground, inspect, run
+from priors.ops.lessons import budget_for
+from priors.snapshot.scan import take_snapshot
+from priors.store.files import CHANGED, WARNINGS, ledger_landed
+from priors.store.paths import Paths, find_root
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
-    from typing import Any, BinaryIO, Dict, List, Optional, Tuple
+    from typing import Any, BinaryIO, Callable, Dict, List, Optional, Tuple
 
-MCP = Spec("mcp", "priors [-C DIR] mcp", help="""usage: priors [-C DIR] mcp
-
-Serve the agent's verbs as Model Context Protocol tools on standard input and
-output (JSON-RPC 2.0, one message per line) until standard input closes.
-Register it with your agent client, e.g. `claude mcp add priors -- priors mcp`;
-see docs/mcp.md. Tools: priors_relevant, priors_disposition, priors_propose,
-priors_withdraw, priors_commit, priors_abort, priors_scopes, priors_status,
-priors_show. A person's verbs (decide, redact, add, score, import, config) are
-never tools. Each call runs exactly the command-line verb: same checks, same
-lock, same ledger bytes. A refusal is a tool result with isError: true; a usage
-error is a JSON-RPC error. Messages over 4 MiB are refused unread.
-  -C DIR   the target root (default: where the client starts the server,
-           found as every verb finds it)""")
-
-# verb -> (module, its Spec's name — or a function returning it, the answering function)
-OPS = {
-    "relevant": ("priors.cli.run_verbs", "RELEVANT", "relevant"),
-    "disposition": ("priors.cli.run_verbs", "DISPOSITION", "disposition"),
-    "propose": ("priors.cli.run_verbs", "PROPOSE", "propose"),
-    "commit": ("priors.cli.run_verbs", "COMMIT", "commit"),
-    "abort": ("priors.cli.run_verbs", "ABORT", "abort"),
-    "withdraw": ("priors.cli.ground_verbs", "WITHDRAW", "withdraw"),
-    "scopes": ("priors.cli.ground_verbs", "SCOPES", "scopes"),
-    "status": ("priors.cli.desk_verbs", "STATUS", "status"),
-    "show": ("priors.cli.inspect_verbs", "show_spec", "show"),
-}
+    from priors.cli.args import Parsed
+    from priors.cli.main import Context
+    from priors.core.answer import Answer
 
 
 class RpcError(Exception):
@@ -75,8 +62,7 @@ class RpcError(Exception):
         self.code, self.message = code, message
 
 
-def cmd_mcp(argv: List[str], ctx) -> int:
-    parse(argv, MCP)
+def cmd_mcp(a: Parsed, ctx: Context) -> int:
     if ctx.root_opt is not None:
         ctx.root  # noqa: B018 — a -C that names no directory is a usage error now, not at every call
     reader, writer, restore = _claim_streams()
@@ -94,8 +80,6 @@ def _claim_streams():
     points at stderr and fd 0 at the null device, so nothing but this server can read a request or
     write a byte of the stream; `restore` puts them back. A caller that replaced sys.stdin and
     sys.stdout (an embedding, a test) gets its own objects, untouched."""
-    import os
-
     stdin, stdout = sys.stdin, sys.stdout
     try:
         real = stdin.fileno() == 0 and stdout.fileno() == 1
@@ -198,8 +182,6 @@ class Server:
         try:
             data = text.encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate echoed back from a request: escape it
-            import json
-
             data = json.dumps(msg, ensure_ascii=True, separators=(",", ":"), sort_keys=True).encode("ascii")
         try:
             self.out.write(data + b"\n")
@@ -260,15 +242,14 @@ class Server:
                 raise RpcError(INVALID_REQUEST, "already initialized")
             if not isinstance(params.get("protocolVersion"), str):
                 raise RpcError(INVALID_PARAMS, "initialize needs params.protocolVersion (a string)")
-            from priors import __version__
-
             self.version = negotiate(params["protocolVersion"])
             return {"protocolVersion": self.version, "capabilities": {"tools": {"listChanged": False}},
                     "serverInfo": {"name": SERVER_NAME, "version": __version__}, "instructions": INSTRUCTIONS}
         if method in ("tools/list", "tools/call") and self.version is None:
             raise RpcError(INVALID_REQUEST, f"{method} before initialize — send initialize first")
         if method == "tools/list":
-            return {"tools": tool_list()}
+            return {"tools": [tool_entry(name, v.tool.title, v.tool.read_only, v.tool.description, v.tool.schema)
+                              for name, v in tools().items() if v.tool is not None]}
         if method == "tools/call":
             return self.call(params)
         raise RpcError(METHOD_NOT_FOUND, f"method not found: {method!r} (this server answers initialize, ping, "
@@ -280,43 +261,28 @@ class Server:
         name = params.get("name")
         args = params.get("arguments")
         args = {} if args is None else args
-        if not isinstance(name, str) or name not in TOOLS:
-            raise RpcError(INVALID_PARAMS, unknown_tool(name) if isinstance(name, str)
+        known = tools()
+        verb = known.get(name) if isinstance(name, str) else None
+        if verb is None or verb.tool is None:
+            raise RpcError(INVALID_PARAMS, unknown_tool(name, list(known)) if isinstance(name, str)
                            else "tools/call needs params.name (a string)")
-        why = schema_problem(TOOLS[name][4], args)
+        why = schema_problem(verb.tool.schema, args)
         if why is not None:
             raise RpcError(INVALID_PARAMS, f"{name}: {why}")
-        verb, argv, inband = verb_call(name, args)
-        code, obj, text = self.run(verb, argv, inband)
+        code, obj, text = self.run(verb.name, args)
         result: Dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": code != 0}
         if self.version in STRUCTURED_VERSIONS:
             result["structuredContent"] = obj
         return result
 
-    def run(self, verb: str, argv: List[str], inband: Dict[str, Any]) -> Tuple[int, Dict[str, Any], str]:
+    def run(self, verb: str, args: Dict[str, Any]) -> Tuple[int, Dict[str, Any], str]:
         """(exit code, canonical JSON object, its text) — exactly what the command line would answer;
         a usage error becomes a JSON-RPC error, as it would be exit 2 with a message."""
-        import importlib
-
-        from priors.cli.args import HelpRequested
-        from priors.cli.main import Context, _flush_warnings, describe, failure
-        from priors.store.files import CHANGED, WARNINGS, ledger_landed
-
         del CHANGED[:], WARNINGS[:]  # one call's record, as for one process
-        module, spec_name, fn_name = OPS[verb]
-        mod = importlib.import_module(module)
-        spec = getattr(mod, spec_name)
-        spec = spec() if callable(spec) else spec
-        ctx = Context(self.root_opt, out=_Sink(), err=self.err)
-        kwargs: Dict[str, Any] = {}
-        if "scopes" in inband:
-            kwargs["scopes_given"] = inband["scopes"]
-        if "candidates" in inband:
-            kwargs["given"] = inband["candidates"]
         try:
-            ctx.cwd = str(ctx.root)  # a tool's paths are relative to the target root: a client has no working directory
-            a = parse(argv, spec, min_pos=0 if verb == "propose" else None)
-            answer = getattr(mod, fn_name)(a, ctx, **kwargs)
+            _check_texts(verb, args)
+            root = find_root(self.root_opt)
+            answer = CALLS[verb](Paths(root), args, self.err)
             return answer.code, answer.obj, answer.json()
         except Refusal as refusal:
             body = refusal.payload()
@@ -326,8 +292,6 @@ class Server:
             if not ledger_landed():
                 raise RpcError(INVALID_PARAMS, str(exc)) from None
             return self._landed(failure(message)[1])
-        except HelpRequested as h:
-            raise RpcError(INVALID_PARAMS, h.text) from None
         except KeyboardInterrupt:
             raise
         except Exception as exc:  # never a traceback on the stream: an honest message, as the CLI gives
@@ -336,13 +300,67 @@ class Server:
                 return self._landed(text)
             raise RpcError(INTERNAL_ERROR, text) from None
         finally:
-            _flush_warnings()
+            flush_warnings()
 
     def _landed(self, text: str) -> Tuple[int, Dict[str, Any], str]:
         """A step after the ledger landed failed: the change stands, and the answer says so."""
         self.err.write(text + "\n")
         obj = {"warning": text}
         return 0, obj, dumps(obj)
+
+
+# ------------------------------------------------------------------ each tool's call of its `ops` function
+
+
+def _check_texts(verb: str, args: Dict[str, Any]) -> None:
+    """The command line's rules for its arguments, for a tool's: a namespace is a name; every other
+    string that may reach the ledger or a screen is valid, control-free text of a sane size. Data the
+    verb checks itself (candidates, an in-band snapshot, snapshot paths) is left to it."""
+    for key, value in args.items():
+        if key in ("candidates", "scopes", "snapshot"):
+            continue
+        if key == "ns" and isinstance(value, str):
+            check_ns(verb, value)
+        for item in value if isinstance(value, list) else [value]:
+            for text in item.values() if isinstance(item, dict) else [item]:
+                if isinstance(text, str):
+                    check_text(verb, "an argument" if isinstance(value, list) else "--" + key.replace("_", "-"), text)
+
+
+def _relevant(paths: Paths, args: Dict[str, Any], err: Any) -> Answer:
+    if args.get("run") is not None:
+        check_run_id(args["run"], "relevant")
+    run.check_settled(args.get("settled"))
+    snap = args.get("snapshot", False)
+    if "scopes" in args and snap is not False:
+        raise UsageError("priors relevant: give --scopes or --snapshot, not both")
+    if "scopes" in args:
+        scopes = args["scopes"]
+        if not isinstance(scopes, dict) or not all(isinstance(v, str) for v in scopes.values()):
+            raise UsageError("priors relevant: scopes must be a JSON object mapping scope refs to hash strings")
+    elif snap is not False:  # a tool's paths are relative to the target root: a client has no working directory
+        scopes = take_snapshot(paths.root, None if snap is True else (list(snap) or None), cwd=str(paths.root))
+    else:
+        scopes = {}
+    budget = budget_for(paths, args.get("max_inject"), args.get("max_chars"), args.get("query"))
+    return run.open_run(paths, args["ns"], scopes, args.get("run"), budget, args.get("settled"),
+                        say=lambda line: err.write(line + "\n"))
+
+
+CALLS: Dict[str, Callable[[Paths, Dict[str, Any], Any], Answer]] = {
+    "relevant": _relevant,
+    "disposition": lambda paths, args, err: run.disposition(
+        paths, args["run"], [(item["id"], item["verdict"]) for item in args["verdicts"]]),
+    "propose": lambda paths, args, err: run.propose(
+        paths, args["run"], args["ns"], [(f"candidates[{i}]", c) for i, c in enumerate(args["candidates"])]),
+    "withdraw": lambda paths, args, err: ground.withdraw(paths, args["run"], args["ids"]),
+    "commit": lambda paths, args, err: run.commit(paths, args["run"]),
+    "abort": lambda paths, args, err: run.abort(paths, args["run"]),
+    "scopes": lambda paths, args, err: ground.list_scopes(paths, args["run"], args.get("paths", []),
+                                                          bool(args.get("lines"))),
+    "status": lambda paths, args, err: desk.status(paths, bool(args.get("calls")), True),
+    "show": lambda paths, args, err: inspect.show(paths, args["id"]),
+}
 
 
 class _Sink:

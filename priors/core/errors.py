@@ -28,3 +28,9 @@ class Refusal(Exception):
         body = {"refused": self.code}
         body.update(self.details)
         return body
+
+
+class MachineError(Exception):
+    """The machine failed, not the call: a disk full, a permission denied, a lock that cannot be
+    created, a file another program changed under us. Exit 3, message on stderr; calling again
+    differently would not help, fixing the machine (or waiting) would."""

@@ -11,7 +11,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
     from typing import Any, Dict, List, Optional
 from typing import Any, Dict, List, Optional
-from priors.core.vocabulary import CANDIDATE_FIELDS, KEEPER_FIELDS, AGENT_VERDICTS, FACET_ORDER, FACETS, HUMAN_VERDICTS, MAX_TAGS, PRESETS, PRIOR_RE, SEVERITIES, SEVERITY_RANK, TAG_RE  # noqa: F401
+from priors.core.vocabulary import CANDIDATE_FIELDS, KEEPER_FIELDS, AGENT_VERDICTS, FACET_ORDER, FACETS, HUMAN_VERDICTS, MAX_TAGS, PRESETS, PRIOR_RE, RUN_RE, SEVERITIES, SEVERITY_RANK, TAG_RE  # noqa: F401
 
 
 
@@ -243,3 +243,20 @@ def check_tags(value: Any, where: str = "tags") -> List[str]:
     if len(tags) > MAX_TAGS:
         raise UsageError(f"priors: at most {MAX_TAGS} tags per lesson")
     return tags
+
+
+def check_run_id(run: Optional[str], verb: str) -> str:
+    """A run id a verb was given, or the usage error that names the verb and the id's shape."""
+    if run is None:
+        raise UsageError(f"priors {verb}: --run RUN is required")
+    if not RUN_RE.match(run):
+        raise UsageError(f"priors {verb}: bad run id {run!r} — a run id is `run-` and three to nine ASCII digits (e.g. run-001)")
+    return run
+
+
+def check_agent_verdict(verdict: str) -> None:
+    """An agent's verdict, never a person's: those belong to `priors decide`."""
+    if verdict in HUMAN_VERDICTS:
+        raise UsageError(f"priors disposition: {verdict!r} is a human verdict — only `priors decide` records it")
+    if verdict not in AGENT_VERDICTS:
+        raise UsageError(f"priors disposition: unknown verdict {verdict!r} — one of {', '.join(AGENT_VERDICTS)}")

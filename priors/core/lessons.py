@@ -20,62 +20,6 @@ NEUTRAL = Fraction(1, 2)
 LOW_SCORE = Fraction(1, 3)
 LOW_SCORE_MIN_USES = 3
 
-# ------------------------------------------------------------------ config
-
-CONFIG_KEYS = {
-    "max_inject": "int",
-    "max_chars": "int",
-    "require_review": "bool",
-}
-_TRUE = ("on", "true", "yes", "1")
-_FALSE = ("off", "false", "no", "0")
-_UNSET = ("none", "unset", "default")
-
-
-def check_config(obj: Any, where: str = ".priors/config.json") -> Dict[str, Any]:
-    """A validated config object; anything unexpected is a usage error naming the file."""
-    if not isinstance(obj, dict):
-        raise UsageError(f"priors: {where}: must be a JSON object")
-    for key, value in obj.items():
-        kind = CONFIG_KEYS.get(key)
-        if kind is None:
-            raise UsageError(f"priors: {where}: unknown key {key!r} — keys are {', '.join(CONFIG_KEYS)}")
-        if kind == "int" and not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
-            raise UsageError(f"priors: {where}: {key} must be a whole number ≥ 1")
-        if kind == "bool" and not isinstance(value, bool):
-            raise UsageError(f"priors: {where}: {key} must be true or false")
-    return dict(obj)
-
-
-def set_config(cfg: Dict[str, Any], key: str, text: str) -> Dict[str, Any]:
-    """`priors config KEY VALUE`: the new config (a value of `none` removes the key)."""
-    kind = CONFIG_KEYS.get(key)
-    if kind is None:
-        raise UsageError(f"priors config: unknown key {key!r} — keys are {', '.join(CONFIG_KEYS)}")
-    out = dict(cfg)
-    low = text.strip().lower()
-    if low in _UNSET:
-        out.pop(key, None)
-        return out
-    if kind == "bool":
-        if low not in _TRUE + _FALSE:
-            raise UsageError(f"priors config: {key} takes on|off (true|false)")
-        out[key] = low in _TRUE
-        return out
-    out[key] = parse_count(text, f"priors config: {key}")
-    return out
-
-
-def parse_count(text: Any, what: str) -> int:
-    try:
-        n = int(str(text).strip(), 10)
-    except ValueError:
-        raise UsageError(f"{what} must be a whole number ≥ 1, not {text!r}") from None
-    if n < 1:
-        raise UsageError(f"{what} must be a whole number ≥ 1, not {text!r}")
-    return n
-
-
 def check_supersedes(st: State, value: Any, ns: str) -> Optional[str]:
     """`supersedes: P-…` must name a live prior of the same namespace (usage error otherwise)."""
     if value is None:
@@ -570,3 +514,56 @@ def shape(out: Dict[str, Any], ledger: Ledger, budget: Budget) -> Dict[str, Any]
     return res
 
 
+
+
+# ------------------------------------------------------------------ what a person's verdict retires, and the list
+
+
+def supersede_events(st: State, pid: str, verdict: str) -> List[Dict[str, Any]]:
+    """When a human accepts a lesson that supersedes another, the old one retires in the same write."""
+    if verdict not in ("accepted", "keep"):
+        return []
+    p = st.priors.get(pid)
+    old = p.rec.get("supersedes") if p is not None else None
+    q = st.priors.get(old) if isinstance(old, str) else None
+    if q is None or q.redacted or q.status == "obsolete" or q.id == pid:
+        return []
+    return [{"t": "event", "id": q.id, "action": "decide", "to": "obsolete", "by": "human",
+             "reason": f"superseded by {pid}"}]
+
+
+def lesson_rows(ledger: Ledger, ns: Optional[Sequence[str]], include_all: bool) -> List[Dict[str, Any]]:
+    """Rows of `priors lessons`: every lesson of the namespaces `ns` (None: all), retired ones only
+    with `include_all`, each with its outcome record and whether it waits for a person's call."""
+    stats = ledger.stats()
+    low = ledger.low_scores()
+    rows = []
+    for p in ledger.state.priors.values():
+        if not is_lesson(p) or (ns is not None and p.ns not in ns):
+            continue
+        if p.status == "obsolete" and not include_all:
+            continue
+        s = stats.get(p.id, Stats())
+        row: Dict[str, Any] = {"id": p.id, "ns": p.ns, "type": p.rec.get("type"), "status": p.status,
+                               "claim": p.claim, "score": fmt_score(s.score), **s.as_dict()}
+        tags = tags_of(p)
+        if tags:
+            row["tags"] = tags
+        if p.id in low:
+            row["your_call"] = True
+        rows.append(row)
+    return rows
+
+
+def lessons_table(rows: List[Dict[str, Any]]) -> str:
+    """`priors lessons` for people: one line a lesson, its claim cut to 72 characters."""
+    if not rows:
+        return "no lessons yet — `priors add` one, or let a run propose one"
+    out = ["id       score  uses  W  P  L  status    lesson"]
+    for r in rows:
+        tags = " " + " ".join("#" + t for t in r.get("tags", [])) if r.get("tags") else ""
+        flag = "  ← your call" if r.get("your_call") else ""
+        claim = r["claim"] if len(r["claim"]) <= 72 else r["claim"][:71] + "…"
+        out.append(f"{r['id']:<8} {r['score']:>5} {r['uses']:>5} {r['wins']:>2} {r['partials']:>2} {r['losses']:>2}"
+                   f"  {r['status']:<9} {claim}{tags}{flag}")
+    return "\n".join(out)

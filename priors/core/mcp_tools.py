@@ -1,10 +1,11 @@
-"""The keeper's MCP face, as data: protocol versions, the tools with their input schemas, and how a
-tool call's arguments become its verb's arguments.
+"""The keeper's MCP face, as data: protocol versions, error codes, the server's instructions, the
+schema pieces the tools are built from (the tools themselves are declared with their verbs, in
+cli/verbs.py) and the check of a call's arguments against a tool's schema.
 
-Pure: `priors/cli/mcp_server.py` reads and writes. A tool is exactly one agent verb: its arguments
-become that verb's argument vector — checked by the same parser as the command line — plus, for
-candidates and an in-band snapshot, the values the verb would otherwise read from files. So a run
-through tools and the same run through the command line write the same ledger bytes.
+Pure: `priors/cli/mcp_server.py` reads and writes. A tool is exactly one agent verb: its arguments,
+checked here, reach that verb's `ops` function — the same function the command line calls, with
+the same checks, lock and writes — so a run through tools and the same run through the command
+line write the same ledger bytes.
 """
 
 from __future__ import annotations
@@ -63,29 +64,29 @@ def request_id_ok(value: Any) -> bool:
 # ------------------------------------------------------------------ the tools
 
 
-def _ecma(regex: Any) -> str:
+def ecma(regex: Any) -> str:
     """A vocabulary pattern as JSON Schema writes it (`\\Z` is Python's; ECMAScript says `$`)."""
     return str(regex.pattern).replace("\\Z", "$")
 
 
-def _run() -> Dict[str, Any]:
-    return {"type": "string", "pattern": _ecma(RUN_RE), "description": "the open run's id, e.g. run-004"}
+def run_schema() -> Dict[str, Any]:
+    return {"type": "string", "pattern": ecma(RUN_RE), "description": "the open run's id, e.g. run-004"}
 
 
-def _ns(what: str) -> Dict[str, Any]:
-    return {"type": "string", "pattern": _ecma(NS_RE), "description": what}
+def ns_schema(what: str) -> Dict[str, Any]:
+    return {"type": "string", "pattern": ecma(NS_RE), "description": what}
 
 
-def _object(props: Dict[str, Any], required: Tuple[str, ...] = ()) -> Dict[str, Any]:
+def object_schema(props: Dict[str, Any], required: Tuple[str, ...] = ()) -> Dict[str, Any]:
     schema: Dict[str, Any] = {"type": "object", "properties": props, "additionalProperties": False}
     if required:
         schema["required"] = list(required)
     return schema
 
 
-_COUNT = {"type": "integer", "minimum": 0}
+COUNT = {"type": "integer", "minimum": 0}
 
-_CANDIDATE = {
+CANDIDATE = {
     "type": "object",
     "description": "one candidate, the grammar `priors propose` reads from a file (unknown fields are refused "
                    "with the nearest known one): " + ", ".join(CANDIDATE_FIELDS),
@@ -110,92 +111,27 @@ _CANDIDATE = {
         "facets": {"type": "object", "description": "override the type's facets (never authority: binding)"},
         "scope_hash": {"type": "string"},
         "tags": {"type": "array", "items": {"type": "string"}},
-        "supersedes": {"type": "string", "pattern": _ecma(PRIOR_RE)},
-        "distinct_from": {"type": "array", "items": {"type": "string", "pattern": _ecma(PRIOR_RE)},
+        "supersedes": {"type": "string", "pattern": ecma(PRIOR_RE)},
+        "distinct_from": {"type": "array", "items": {"type": "string", "pattern": ecma(PRIOR_RE)},
                           "description": "priors you are sure this differs from (skips the similarity check for them)"},
     },
     "required": ["claim"],
 }
 
-# name -> (verb, title, read-only?, description, input schema)
-TOOLS: Dict[str, Tuple[str, str, bool, str, Dict[str, Any]]] = {
-    "priors_relevant": ("relevant", "Open a run", False,
-                        "Open a run: what still applies to this namespace. Returns {run, inject, verify, nudges, "
-                        "floors, settled, settled_here, ...}. Follow every inject item; every verify item needs a "
-                        "verdict (priors_disposition) before anything new. Give snapshot: true (or paths) to hash "
-                        "the code now, or scopes: {ref: hash}.",
-                        _object({
-                            "ns": _ns("the namespace, one per job, e.g. code-review"),
-                            "snapshot": {"anyOf": [{"type": "boolean"}, {"type": "array", "items": {"type": "string"}}],
-                                         "description": "true: snapshot the whole target now; a list: only these paths"},
-                            "scopes": {"type": "object", "additionalProperties": {"type": "string"},
-                                       "description": "the run's trusted snapshot, {scope_ref: hash} (instead of snapshot)"},
-                            "query": {"type": "string", "description": "rank lessons by word overlap with this task"},
-                            "run": _run(),
-                            "max_inject": _COUNT, "max_chars": _COUNT, "settled": _COUNT,
-                        }, ("ns",))),
-    "priors_disposition": ("disposition", "Judge old findings", False,
-                           "Record your verdict on verify items (or challenged on an injected lesson); each is "
-                           "judged as if alone, in order. Verdicts: " + ", ".join(AGENT_VERDICTS) + ".",
-                           _object({
-                               "run": _run(),
-                               "verdicts": {"type": "array", "minItems": 1, "items": _object({
-                                   "id": {"type": "string", "pattern": _ecma(PRIOR_RE)},
-                                   "verdict": {"type": "string", "enum": list(AGENT_VERDICTS)},
-                               }, ("id", "verdict"))},
-                           }, ("run", "verdicts"))),
-    "priors_propose": ("propose", "Propose new findings", False,
-                       "Stage new priors, each judged as if proposed alone: duplicates, re-raises of a person's "
-                       "decisions, reversals and findings below a review floor are refused.",
-                       _object({
-                           "run": _run(),
-                           "ns": _ns("the open run's namespace"),
-                           "candidates": {"type": "array", "minItems": 1, "items": _CANDIDATE},
-                       }, ("run", "ns", "candidates"))),
-    "priors_withdraw": ("withdraw", "Withdraw staged findings", False,
-                        "Take back priors this open run staged (the ledger is untouched).",
-                        _object({
-                            "run": _run(),
-                            "ids": {"type": "array", "minItems": 1, "items": {"type": "string", "pattern": _ecma(PRIOR_RE)}},
-                        }, ("run", "ids"))),
-    "priors_commit": ("commit", "Seal the run", False,
-                      "Seal the run atomically and return its summary (a retry returns the same summary and "
-                      "writes nothing).", _object({"run": _run()}, ("run",))),
-    "priors_abort": ("abort", "Drop the run", False,
-                     "Drop an open run's staging; the ledger is untouched.", _object({"run": _run()}, ("run",))),
-    "priors_scopes": ("scopes", "List the run's scope refs", True,
-                      "The open run's scope refs ({ref: hash}; with lines: {ref: [first, last]} for definitions), "
-                      "optionally only under some paths.",
-                      _object({
-                          "run": _run(),
-                          "paths": {"type": "array", "items": {"type": "string"}},
-                          "lines": {"type": "boolean"},
-                      }, ("run",))),
-    "priors_status": ("status", "Where things stand", True,
-                      "Counts per namespace and open runs; with calls: true, what waits for a person, each with "
-                      "the exact `priors decide` commands to print for them.",
-                      _object({"calls": {"type": "boolean"}})),
-    "priors_show": ("show", "Show one prior", True,
-                    "One prior in full with its whole timeline.",
-                    _object({"id": {"type": "string", "pattern": _ecma(PRIOR_RE)}}, ("id",))),
-}
+def tool_entry(name: str, title: str, read_only: bool, description: str, schema: Dict[str, Any]) -> Dict[str, Any]:
+    """One tool as `tools/list` answers it."""
+    return {"name": name, "title": title, "description": description, "inputSchema": schema,
+            "annotations": {"title": title, "readOnlyHint": read_only, "destructiveHint": False, "openWorldHint": False}}
 
 
-def tool_list() -> List[Dict[str, Any]]:
-    """What `tools/list` answers."""
-    return [{"name": name, "title": title, "description": desc, "inputSchema": schema,
-             "annotations": {"title": title, "readOnlyHint": ro, "destructiveHint": False, "openWorldHint": False}}
-            for name, (_, title, ro, desc, schema) in TOOLS.items()]
-
-
-def unknown_tool(name: Any) -> str:
+def unknown_tool(name: Any, known: List[str]) -> str:
     """The message for a tool this server does not have — a person's verb says so."""
     verb = name[len("priors_"):] if isinstance(name, str) and name.startswith("priors_") else name
     if verb in HUMAN_VERBS:
         return (f"{name!r} is not a tool: `priors {verb}` is a person's verb, never the agent's — print the exact "
                 f"command for the person to run (see `priors {verb} --help`)")
-    near = nearest(str(name), list(TOOLS))
-    return f"unknown tool {name!r}" + (f" — did you mean {near!r}?" if near else "") + f" (tools: {', '.join(TOOLS)})"
+    near = nearest(str(name), known)
+    return f"unknown tool {name!r}" + (f" — did you mean {near!r}?" if near else "") + f" (tools: {', '.join(known)})"
 
 
 # ------------------------------------------------------------------ arguments
@@ -259,39 +195,3 @@ def schema_problem(schema: Dict[str, Any], value: Any, where: str = "") -> Optio
 
 def _join(where: str, key: str) -> str:
     return f"{where}.{key}" if where else key
-
-
-def verb_call(name: str, args: Dict[str, Any]) -> Tuple[str, List[str], Dict[str, Any]]:
-    """(verb, its argument vector, values carried in-band) for a tool call whose arguments fit the schema.
-
-    Lists of ids and verdicts follow `--`, so an id that looks like a flag stays an argument (and is
-    refused by the verb as the command line would refuse it)."""
-    verb = TOOLS[name][0]
-    run = ["--run", args["run"]] if "run" in args else []
-    inband: Dict[str, Any] = {}
-    if verb == "relevant":
-        argv = ["--ns", args["ns"]] + run
-        for key in ("query", "max_inject", "max_chars", "settled"):
-            if key in args:
-                argv += ["--" + key.replace("_", "-"), str(args[key])]
-        snap = args.get("snapshot", False)
-        if snap is not False:
-            argv += ["--snapshot"] + ([] if snap is True else list(snap))
-        if "scopes" in args:
-            inband["scopes"] = args["scopes"]
-        return verb, argv, inband
-    if verb == "disposition":
-        pairs = [tok for item in args["verdicts"] for tok in (item["id"], item["verdict"])]
-        return verb, run + ["--json", "--"] + pairs, inband
-    if verb == "propose":
-        inband["candidates"] = [(f"candidates[{i}]", c) for i, c in enumerate(args["candidates"])]
-        return verb, run + ["--ns", args["ns"], "--json"], inband
-    if verb == "withdraw":
-        return verb, run + ["--json", "--"] + list(args["ids"]), inband
-    if verb == "scopes":
-        return verb, run + ["--json"] + (["--lines"] if args.get("lines") else []) + ["--"] + list(args.get("paths", [])), inband
-    if verb == "status":
-        return verb, ["--json"] + (["--calls"] if args.get("calls") else []), inband
-    if verb == "show":
-        return verb, ["--json", "--", args["id"]], inband
-    return verb, run + ["--json"], inband  # commit, abort

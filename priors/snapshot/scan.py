@@ -436,7 +436,7 @@ def read_merge(arg: str) -> Dict[str, str]:
     return doc
 
 
-def _tty_progress(stream) -> Optional[Progress]:
+def tty_progress(stream) -> Optional[Progress]:
     """A self-overwriting progress line, only for a human watching a terminal."""
     try:
         if not stream.isatty():

@@ -60,7 +60,7 @@ def _git(args: List[str], cwd: Any) -> "Any":
     return subprocess.run(["git", *args], cwd=str(cwd), capture_output=True)
 
 
-def _git_dir(cwd: Any) -> Optional[str]:
+def git_dir(cwd: Any) -> Optional[str]:
     import os
 
     try:
@@ -73,7 +73,7 @@ def _git_dir(cwd: Any) -> Optional[str]:
     return path if os.path.isdir(path) else None
 
 
-def _head(cwd: Any) -> str:
+def head_commit(cwd: Any) -> str:
     try:
         r = _git(["rev-parse", "-q", "--verify", "HEAD"], cwd)
     except OSError:

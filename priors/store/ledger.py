@@ -1,38 +1,31 @@
-"""The one ledger API: load the folded ledger, append records, read and write a run's staging.
+"""The one ledger API: every read and write of `.priors/ledger.jsonl`'s bytes goes through here —
+the folded ledger (through the fold cache), its records, its bytes or blocks, an append and what
+follows it (the fold moved on, PRIORS.md patched), the one rewrite (redaction) — and a run's staging.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 from priors.core.canonical import dumps
 from priors.core.errors import UsageError
-from priors.store.files import atomic_write, read_bytes
-from priors.store.paths import GITIGNORE_LINES, Paths
+from priors.core.fold import apply, named_in, parse_lines
+from priors.core.views import display_status
 from priors.core.vocabulary import RUN_RE
+from priors.store import rendered
+from priors.store.files import CHANGED, aftercare, atomic_write, check_inside, read_blocks, read_bytes
+from priors.store.fold_cache import load as cached_load
+from priors.store.paths import GITIGNORE_LINES, Paths, list_run_dirs, require_init, require_ledger
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Dict, List, Optional, Sequence, Tuple
-
-
-
-def load(paths: Paths, want_data: bool = True):
-    """(ledger bytes, folded state) — the one way every verb reads the ledger.
-
-    Goes through the fold cache (priors.cache), which is exact or ignored. Read-only callers pass
-    want_data=False and get None for the bytes, sparing the memory of a large ledger.
-    """
-    loaded = load_ledger(paths, want_data)
-    return loaded.data, loaded.state
+    from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 
 def load_ledger(paths: Paths, want_data: bool = True):
-    """The folded ledger with its length and digest (priors.cache.Loaded): what a writing verb needs."""
-    from priors.store.files import check_inside
-    from priors.store.fold_cache import load as cached_load
-    from priors.store.paths import require_ledger
-
+    """The folded ledger (`fold_cache.Loaded`: its state, length, digest and — with `want_data` —
+    its bytes), through the fold cache, which is exact or ignored. Read-only callers pass
+    want_data=False, sparing the memory of a large ledger; a writer appends through `loaded`."""
     check_inside(paths.ledger)
     require_ledger(paths)
     return cached_load(paths.dir, paths.ledger, want_data)
@@ -40,14 +33,48 @@ def load_ledger(paths: Paths, want_data: bool = True):
 
 def read_records(paths: Paths) -> List[Dict[str, Any]]:
     """The ledger's records, parsed once, in order — for the verbs that read its timeline (show,
-    history, reflect) rather than its folded state. Every other verb reads `load`."""
-    from priors.core.fold import parse_lines
-    from priors.store.files import check_inside
-    from priors.store.paths import read_ledger_bytes, require_init
-
+    history, reflect) rather than its folded state. Every other verb reads `load_ledger`."""
     require_init(paths)
-    check_inside(paths.ledger)
     return parse_lines(read_ledger_bytes(paths))  # refuses a deleted ledger too
+
+
+def read_ledger_bytes(paths: Paths) -> bytes:
+    """The ledger's bytes, never through a symlink; a ledger that is missing where one was is an error."""
+    check_inside(paths.ledger)
+    data = read_bytes(paths.ledger)
+    if data is None:
+        require_ledger(paths)
+        return b""
+    return data
+
+
+def ledger_blocks(paths: Paths) -> Iterator[bytes]:
+    """The ledger a block at a time (`verify --no-git`: proven without ever holding it whole); nothing
+    for a ledger not written yet."""
+    check_inside(paths.ledger)
+    return read_blocks(paths.ledger) or iter(())
+
+
+def rewrite_ledger(paths: Paths, pieces: Sequence[Any], size: int) -> None:
+    """The one write that is not an append: redaction's tombstone, the kept spans copied from the file
+    (`size`: the length they were measured against, so a ledger that moved meanwhile is refused)."""
+    atomic_write(paths.ledger, pieces, size=size)
+
+
+def append_and_apply(paths: Paths, loaded: Any, lines: List[Dict[str, Any]], folded: bool = False,
+                     shown: Optional[Dict[str, str]] = None) -> None:
+    """Append `lines` to the ledger `loaded` came from, move its fold on by them (unless the caller's
+    plan `folded` them already) and patch PRIORS.md — every writing verb's last three steps.
+
+    Once the ledger has landed nothing may turn the answer into a failure: rendering is aftercare,
+    a failure there a loud warning that the next writer repairs (docs/reliability.md). `shown`: each
+    prior's status column before the append, so rows whose column did not move are left alone."""
+    after = append_ledger(paths, None, lines, loaded)
+    st = loaded.state
+    if not folded:
+        for rec in lines:
+            apply(st, rec)
+    aftercare("rendering .priors/PRIORS.md", render, paths, st, loaded.mark, lines, after, shown)
 
 
 def append_ledger(paths: Paths, data: Optional[bytes], records: List[Dict[str, Any]],
@@ -77,10 +104,6 @@ def render(paths: Paths, state=None, base: Optional[Tuple[int, bytes]] = None,
     With both marks known only the rows that can have changed are rendered (priors.rendered);
     `shown` (id → status column before the append) drops those whose column did not move.
     Without a state the ledger is loaded: it is `after` (and `base` too, unless given)."""
-    from priors.core.fold import named_in
-    from priors.core.views import display_status
-    from priors.store.rendered import write
-
     if state is None:
         loaded = load_ledger(paths, want_data=False)
         state, after = loaded.state, loaded.mark
@@ -90,54 +113,11 @@ def render(paths: Paths, state=None, base: Optional[Tuple[int, bytes]] = None,
         priors = state.priors
         named = {pid: whole for pid, whole in named.items()
                  if whole or pid not in priors or shown.get(pid) != display_status(priors[pid])}
-    write(paths, state, base, named, after)
+    rendered.write(paths, state, base, named, after)
 
 
-def read_jsonl(path: Path) -> List[Any]:
-    """Staging lines; an unparseable line is kept as None so commit can name it malformed."""
-    from priors.core.canonical import JSONError, loads
-
-    data = read_bytes(path)
-    out: List[Any] = []
-    if not data:
-        return out
-    for raw in data.split(b"\n"):
-        if not raw.strip():
-            continue
-        try:
-            out.append(loads(raw.decode("utf-8")))
-        except (UnicodeDecodeError, JSONError):
-            out.append(None)
-    return out
-
-
-def write_jsonl(path: Path, items: List[Any]) -> None:
-    atomic_write(path, "".join(dumps(x) + "\n" for x in items).encode("utf-8"))
-
-
-def read_run(paths: Paths, run: str):
-    from priors.core.canonical import JSONError, loads
-    from priors.core.protocol import RunFiles
-    from priors.store.files import check_inside
-
-    rdir = paths.run_dir(run)
-    check_inside(rdir / "relevant.json")  # staging read through a symlink could be anyone's data
-    rel_bytes = read_bytes(rdir / "relevant.json")
-    relevant = None
-    if rel_bytes is not None:
-        try:
-            relevant = loads(rel_bytes.decode("utf-8"))
-        except (UnicodeDecodeError, JSONError):
-            raise UsageError(f"priors: {rdir / 'relevant.json'} is damaged; `priors abort --run {run}` and reopen") from None
-        if not isinstance(relevant, dict):
-            raise UsageError(f"priors: {rdir / 'relevant.json'} is not an object; `priors abort --run {run}` and reopen")
-    return RunFiles(run, relevant, read_jsonl(rdir / "dispositions.jsonl"), read_jsonl(rdir / "staged.jsonl"),
-                    read_jsonl(rdir / "escalations.jsonl"))
-
-
-def open_runs(paths: Paths, state) -> List[str]:
-    from priors.store.paths import list_run_dirs
-
+def open_runs(paths: Paths, state: Any) -> List[str]:
+    """The runs with staging under runs/ that the ledger has not sealed, by id."""
     return [name for name in list_run_dirs(paths)
             if RUN_RE.match(name) and name not in state.commits and (paths.run_dir(name) / "relevant.json").is_file()]
 
@@ -146,8 +126,6 @@ def check_layout(paths: Paths) -> None:
     """Everything `init` (or a first `relevant`) would create is absent or already of the right
     kind — checked before the first folder is made, so a `.gitignore` that is a directory (say)
     is named up front instead of leaving half a `.priors/` behind."""
-    import os
-
     want = [(paths.dir, True), (paths.runs, True), (paths.ledger, False), (paths.dir / ".gitignore", False),
             (paths.rendered, False)]
     for path, folder in want:
@@ -169,8 +147,6 @@ def ensure_dirs(paths: Paths) -> None:
             raise UsageError(f"priors: {d} exists and is not a directory")
         try:
             if not d.is_dir():
-                from priors.store.files import CHANGED
-
                 CHANGED.append(str(d))
             d.mkdir(exist_ok=True)
         except OSError as exc:

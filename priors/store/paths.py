@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from priors.core.errors import UsageError
@@ -80,18 +81,6 @@ class Paths(Plain):
         return self.runs / run
 
 
-def read_ledger_bytes(paths: Paths) -> bytes:
-    """The ledger's bytes, never through a symlink; a ledger that is missing where one was is an error."""
-    from priors.store.files import check_inside
-
-    check_inside(paths.ledger)
-    data = read_bytes(paths.ledger)
-    if data is None:
-        require_ledger(paths)
-        return b""
-    return data
-
-
 def ledger_missing(paths: Paths) -> Optional[str]:
     """Why a missing ledger.jsonl looks deleted rather than never written, or None: PRIORS.md lists
     priors, a run is staged, or the fold cache describes a ledger. (A fresh `.priors/` has none.)"""
@@ -129,3 +118,35 @@ def list_run_dirs(paths: Paths) -> List[str]:
         return sorted(os.listdir(str(paths.runs)))
     except OSError:
         return []
+
+
+def output_target(verb: str, flag: str, name: str, root: Any) -> Path:
+    """Where `-o NAME` may be written: a new or regular file outside the target's `.priors/`.
+
+    The page or log is written atomically (a temporary file renamed over the target), which would
+    replace a device node, a FIFO or a symlink, and would overwrite the ledger itself — so those are
+    usage errors, checked before anything is read or written."""
+    target = Path(name)
+    shown = f"priors {verb}: {flag} {name}"
+    try:
+        st = os.lstat(str(target))
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise UsageError(f"{shown}: {exc.strerror or exc}") from None
+    if st is not None:
+        if stat.S_ISDIR(st.st_mode):
+            raise UsageError(f"{shown}: a directory — expected a file path")
+        if not stat.S_ISREG(st.st_mode):
+            raise UsageError(f"{shown}: not a regular file (a symlink, device or pipe would be replaced, not written to)")
+    parent = target.parent
+    if not parent.is_dir():
+        raise UsageError(f"{shown}: no such directory {parent}")
+    keeper = Paths(Path(root)).dir
+    try:
+        inside = os.path.realpath(str(parent / target.name)).startswith(os.path.realpath(str(keeper)) + os.sep)
+    except (OSError, ValueError):
+        inside = False
+    if inside:
+        raise UsageError(f"{shown}: inside {keeper} — the keeper's own files are never an output")
+    return target

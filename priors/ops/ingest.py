@@ -1,64 +1,44 @@
-"""Analyzers in: `ingest-sarif`, a whole keeper run from an analyzer's SARIF log. The mapping rules
-live in core/sarif_in.py; this module reads files, holds the lock and drives the run's own code
-paths (`export --sarif`, the way out, is cli/sarif_export.py).
+"""`ingest-sarif`: one whole keeper run from an analyzer's SARIF log. The mapping rules live in
+core/sarif_in.py; this transaction reads nothing but what it is given, holds the lock and drives
+the run's own code paths — `open_run_locked`, `propose_one`, `commit_locked` (ops/run.py) — so every
+keeper rule applies to an analyzer exactly as to an agent.
 """
 
 from __future__ import annotations
 
-from priors.cli.args import BOOL, REST, VALUE, Spec, parse, required
+import signal
+from pathlib import Path
+
+from priors.core.answer import Answer
 from priors.core.canonical import dumps
 from priors.core.errors import Refusal, UsageError
+from priors.core.grammar import validate
+from priors.core.protocol import judge_disposition
+from priors.core.sarif_in import plan_ingest, read_log
+from priors.ops.ground import resolve_location
+from priors.ops.run import commit_locked, highest_staged, open_run_locked, propose_one
+from priors.store.files import discard_tree
+from priors.store.ledger import ensure_dirs, load_ledger
+from priors.store.lock import Lock
+from priors.store.paths import Paths
+from priors.store.staging import read_run, save_staging, write_jsonl
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
-    from typing import Any, Dict, List, Optional, Tuple
+    from typing import Any, Callable, Dict, List, Optional, Tuple
+
+    from priors.core.lessons import Budget
+    from priors.core.protocol import RunFiles
 
 
-INGEST = Spec("ingest-sarif", "priors ingest-sarif FILE [FILE ...] --ns NS [--scopes FILE|-] [--json] [--snapshot [PATH ...]]",
-              {"--ns": VALUE, "--scopes": VALUE, "--snapshot": REST, "--json": BOOL}, min_pos=1, max_pos=None,
-              help="""usage: priors ingest-sarif FILE [FILE ...] --ns NS [--scopes FILE|-] [--json] [--snapshot [PATH ...]]
-
-One whole keeper run from an analyzer's SARIF 2.1.0 log (ruff, semgrep, bandit,
-CodeQL, ESLint…): open a run, give every old finding of NS its verdict by
-whether the analyzer reported it again (reported on unchanged code: carried;
-on changed code: reaffirmed; not reported: fixed; scope gone: missing), propose
-every other result as a new finding, and commit — every keeper rule applies:
-a result a person marked wontfix (or accepted) is not re-added, it is counted
-as suppressed.
-
-Each result becomes a candidate: claim from message.text, direction
-TOOL:RULE from ruleId, severity from security-severity, problem.severity or
-level (docs/sarif.md), scope from the first location — the file and
-region.startLine resolved to the innermost definition, else the file; no
-location: `*` — and evidence FILE:LINE with the snippet.
-
-  --ns NS            the namespace (one per analyzer, e.g. ruff)
-  --snapshot [PATH]  the scopes the analyzer covered: give it the paths the
-                     analyzer was given (default: a snapshot of the whole target)
-  --scopes FILE|-    or a JSON object {scope_ref: hash}, as for `relevant`
-  --json             print counts, the summary and every refused result as JSON
-
-Several files, runs and tools are read as one log. Invalid SARIF is a usage
-error naming the JSON path (runs[0].results[3].locations[0]) and opens no run;
-so is a log of a failed analyzer (no runs, a run without results, an
-invocation with executionSuccessful false). When a result cannot be placed in
-the snapshot, nothing is marked fixed by that ingest.""")
-
-
-def cmd_ingest_sarif(argv: List[str], ctx) -> int:
-    from priors.cli.inputs import parse_json_input, read_input
-    from priors.cli.run_verbs import scopes_from
-    from priors.store.ledger import ensure_dirs
-    from priors.core.grammar import validate
-    from priors.core.sarif_in import read_log
-    from priors.store.paths import Paths
-
-    a = parse(argv, INGEST)
-    ns = str(required(a, INGEST, "ns", "NS"))
-    roots = _roots(ctx.root)
-    found: List[Tuple[str, Any]] = []  # (file name, finding)
-    for name in a.pos:
-        doc = parse_json_input(read_input(name, "SARIF file"), name, "SARIF file")
+def read_findings(names: List[str], load: Callable[[str], Any], root: Path) -> List[Tuple[str, Any]]:
+    """(file name, finding) for every result of the SARIF logs `names` (each parsed by `load`, in
+    order) — checked whole before anything opens: invalid SARIF, or a candidate the grammar refuses,
+    is a usage error naming it."""
+    roots = _roots(root)
+    found: List[Tuple[str, Any]] = []
+    for name in names:
+        doc = load(name)
         try:
             findings = read_log(doc, roots)
         except UsageError as exc:
@@ -71,37 +51,29 @@ def cmd_ingest_sarif(argv: List[str], ctx) -> int:
                     msg = str(exc).replace("priors: ", "", 1)
                     raise UsageError(f"priors ingest-sarif: {name}: {f.path}: {msg}") from None
             found.append((name, f))
-    paths = Paths(ctx.root)
-    scopes = scopes_from(a, ctx, "ingest-sarif", default_snapshot=True)
-    from priors.cli.lesson_config import budget_from
+    return found
 
-    budget = budget_from(a, paths)
+
+def ingest(paths: Paths, ns: str, scopes: Dict[str, str], budget: Optional[Budget],
+           found: List[Tuple[str, Any]], say: Optional[Callable[[str], None]] = None) -> Answer:
+    """Open, disposition, propose, commit; JSON: the counts, the new ids, every refused result and
+    the run's summary. Anything short of a commit takes the run back."""
     fresh = not paths.dir.is_dir()
     if fresh:
         ensure_dirs(paths)
-        ctx.err.write(f"priors: set up {paths.dir} for this first run — commit it with your repo\n")
-    from priors.store.lock import Lock
-
-    with _term_as_interrupt(), Lock(paths):
+        if say is not None:
+            say(f"priors: set up {paths.dir} for this first run — commit it with your repo")
+    with TermAsInterrupt(), Lock(paths):
         report = _ingest_locked(paths, ns, scopes, budget, fresh, found)
-    if a.get("json"):
-        ctx.print(dumps(report))
-        return 0
-    for line in report["summary"]:
-        ctx.print(line)
-    for line in _plain(report):
-        ctx.print(line)
-    return 0
+    return Answer(0, report, "\n".join(report["summary"] + plain_lines(report)))
 
 
-class _term_as_interrupt:
+class TermAsInterrupt:
     """While the ingest holds the lock, SIGTERM (a cancelled CI job, `kill PID`) takes Ctrl-C's path:
     it raises KeyboardInterrupt, so the half-made run is removed and the lock released instead of
     both being left behind. POSIX only, main thread only; the old handler comes back afterwards."""
 
-    def __enter__(self) -> "_term_as_interrupt":
-        import signal
-
+    def __enter__(self) -> "TermAsInterrupt":
         self.installed, self.old = False, None
         if hasattr(signal, "SIGTERM") and hasattr(signal, "SIGKILL"):  # POSIX (Windows has no SIGKILL)
             try:
@@ -112,8 +84,6 @@ class _term_as_interrupt:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        import signal
-
         if self.installed:
             signal.signal(signal.SIGTERM, self.old if self.old is not None else signal.SIG_DFL)
 
@@ -122,7 +92,7 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
-def _roots(root) -> List[str]:
+def _roots(root: Path) -> List[str]:
     out = [root.as_posix()]
     try:
         real = root.resolve().as_posix()
@@ -131,22 +101,15 @@ def _roots(root) -> List[str]:
     return out if real == out[0] else out + [real]
 
 
-def _ingest_locked(paths, ns: str, scopes: Dict[str, str], budget, fresh: bool,
+def _ingest_locked(paths: Paths, ns: str, scopes: Dict[str, str], budget: Optional[Budget], fresh: bool,
                    found: List[Tuple[str, Any]]) -> Dict[str, Any]:
     """Open, disposition, propose, commit — with the lock held; anything short of a commit aborts the run."""
-    from priors.cli.run_verbs import _propose_one, _save_staging, commit_locked, open_run_locked
-    from priors.core.protocol import judge_disposition
-    from priors.store.files import discard_tree
-    from priors.store.ledger import load, read_run, write_jsonl
-
-    _, st = load(paths, want_data=False)
+    st = load_ledger(paths, want_data=False).state
     run, _ = open_run_locked(paths, st, ns, scopes, None, budget, fresh)
     try:
         rf = read_run(paths, run)
         refused: List[Dict[str, Any]] = []
         cands = _resolve(paths, rf, found, refused)
-        from priors.core.sarif_in import plan_ingest
-
         verify = []
         for pid, item in rf.verify_items().items():
             p = st.priors.get(pid)
@@ -160,21 +123,19 @@ def _ingest_locked(paths, ns: str, scopes: Dict[str, str], budget, fresh: bool,
             rf.dispositions.append(judge_disposition(st, rf, pid, verdict))
         if rf.dispositions:
             write_jsonl(paths.run_dir(run) / "dispositions.jsonl", rf.dispositions)
-        from priors.core.fold import prior_number
-
         before = (len(rf.staged), len(rf.escalations))
-        next_id = [max([st.max_prior] + [prior_number(r.get("id")) for r in rf.staged if isinstance(r, dict)])]
+        next_id = [highest_staged(st, rf)]
         new: List[str] = []
         for (name, f), cand, fate in zip(found, cands, plan.fate):
             if fate != "propose":
                 continue
             try:
-                rec = _propose_one(st, rf, cand, ns, next_id, paths)
+                rec = propose_one(st, rf, cand, ns, next_id, paths)
             except Refusal as r:
                 refused.append(dict(r.payload(), file=name, result=f.path))
                 continue
             new.append(rec["id"])
-        _save_staging(paths, rf, before)
+        save_staging(paths, rf, before)
         summary = commit_locked(paths, run)
     except BaseException:
         discard_tree(paths.run_dir(run))  # nothing half-made stays staged; the ledger was not touched
@@ -208,10 +169,8 @@ def _ingest_locked(paths, ns: str, scopes: Dict[str, str], budget, fresh: bool,
     return report
 
 
-def _resolve(paths, rf, found: List[Tuple[str, Any]], refused: List[Dict[str, Any]]) -> List[Optional[Dict[str, Any]]]:
+def _resolve(paths: Paths, rf: RunFiles, found: List[Tuple[str, Any]], refused: List[Dict[str, Any]]) -> List[Optional[Dict[str, Any]]]:
     """Each finding's candidate with its location resolved to a scope ref (the keeper's one resolver)."""
-    from priors.cli.ground_verbs import resolve_location
-
     memo: Dict[str, Any] = {}
     out: List[Optional[Dict[str, Any]]] = []
     for name, f in found:
@@ -226,7 +185,7 @@ def _resolve(paths, rf, found: List[Tuple[str, Any]], refused: List[Dict[str, An
     return out
 
 
-def _plain(report: Dict[str, Any]) -> List[str]:
+def plain_lines(report: Dict[str, Any]) -> List[str]:
     """The analyzer's part of the answer, in plain words, after the run's summary."""
     c = report["counts"]
     lines = [f"From the analyzer: {c['results']} result{'s' if c['results'] != 1 else ''} — {c['known']} already known, "

@@ -1,27 +1,60 @@
-"""Code scanning out: `priors export --sarif`, the ledger's findings as SARIF 2.1.0. The mapping is
-core/sarif_out.py; this module reads the ledger and, for each file a finding points at, its lines
-and definitions as they are now.
+"""What leaves the repository: `priors export` — the live lessons as a JSON bundle, or the ledger's
+findings as SARIF 2.1.0 for code scanning (the mapping is core/sarif_out.py; this module reads the
+ledger and, for each file a finding points at, its lines and definitions as they are now) — to
+standard output or to a file a person names (never one of the keeper's own).
 """
 
 from __future__ import annotations
 
-from priors.core.canonical import dumps
+from priors import __version__
+from priors.core.answer import Answer
+from priors.core.canonical import JSONError, dumps, loads
+from priors.core.errors import UsageError
+from priors.core.fold import parse_lines
+from priors.core.sarif_out import last_runs, sarif_log
+from priors.core.spelling import nearest
+from priors.ops.lessons import export_lessons
+from priors.snapshot.anchors import line_spans
+from priors.store.files import atomic_write, read_bytes
+from priors.store.ledger import load_ledger, read_ledger_bytes
+from priors.store.paths import Paths, output_target, require_init
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
-    from typing import Any, Dict, Optional, Tuple
+    from typing import Any, Dict, List, Optional, Tuple
+
+    from priors.core.fold import State
 
 
-def export_sarif(paths, ns: Optional[str], current_only: bool) -> Tuple[str, int]:
+def export(paths: Paths, ns: Optional[str], typ: Optional[str], sarif: bool, current: bool,
+           out: Optional[str]) -> Answer:
+    """The bundle (or with `sarif` the SARIF log) printed, or written to `out` (`-`: printed)."""
+    require_init(paths)
+    target = output_target("export", "-o", out, paths.root) if out is not None and out != "-" else None
+    if sarif:
+        if typ is not None:
+            raise UsageError("priors export: --type selects lessons; --sarif exports findings — give one or the other")
+        text, n = export_sarif(paths, ns, current)
+        what = "finding"
+    else:
+        if current:
+            raise UsageError("priors export: --current goes with --sarif")
+        text, n = export_lessons(paths, ns, typ)
+        what = "lesson"
+    if target is None:
+        return Answer(0, None, text[:-1], encoded=text[:-1])
+    try:
+        atomic_write(target, text.encode("utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"priors export: cannot write {out}: no such directory") from None
+    return Answer(0, {"count": n, "path": out},
+                  f"exported {n} {what}{'s' if n != 1 else ''} to {out}" + (" as SARIF 2.1.0" if sarif else ""))
+
+
+def export_sarif(paths: Paths, ns: Optional[str], current_only: bool) -> Tuple[str, int]:
     """(the SARIF log as canonical JSON text, how many results it holds) — `priors export --sarif`."""
-    from priors import __version__
-    from priors.core.fold import parse_lines
-    from priors.core.sarif_out import sarif_log
-    from priors.store.ledger import load
-    from priors.store.paths import read_ledger_bytes
-
-    _, st = load(paths, want_data=False)
-    data = read_ledger_bytes(paths) or b""
+    st = load_ledger(paths, want_data=False).state
+    data = read_ledger_bytes(paths)
     records = parse_lines(data)
     if ns is not None:
         _check_ns(ns, st, records)
@@ -29,13 +62,9 @@ def export_sarif(paths, ns: Optional[str], current_only: bool) -> Tuple[str, int
     return dumps(doc) + "\n", sum(len(r["results"]) for r in doc["runs"])
 
 
-def _check_ns(ns: str, st, records) -> None:
+def _check_ns(ns: str, st: State, records: List[Dict[str, Any]]) -> None:
     """A namespace the ledger never held is a usage error, not an empty log: uploaded to code
     scanning, an empty run would close every alert of the namespace meant (a misspelt `--ns`)."""
-    from priors.core.errors import UsageError
-    from priors.core.sarif_out import last_runs
-    from priors.core.spelling import nearest
-
     known = sorted({p.ns for p in st.priors.values() if isinstance(p.ns, str)} | set(last_runs(records)))
     if ns in known:
         return
@@ -46,8 +75,6 @@ def _check_ns(ns: str, st, records) -> None:
 
 def _ledger_lines(data: bytes) -> Dict[str, int]:
     """prior id -> the line of the ledger that defines it (canonical lines: `"t":"prior"` is literal)."""
-    from priors.core.canonical import JSONError, loads
-
     out: Dict[str, int] = {}
     for no, raw in enumerate(data.split(b"\n"), 1):
         if b'"t":"prior"' not in raw:
@@ -61,11 +88,8 @@ def _ledger_lines(data: bytes) -> Dict[str, int]:
     return out
 
 
-def _files_now(paths, st, ns: Optional[str]) -> Dict[str, Any]:
+def _files_now(paths: Paths, st: State, ns: Optional[str]) -> Dict[str, Any]:
     """For every file a finding points at: its line count and its definitions' spans, read now."""
-    from priors.snapshot.anchors import line_spans
-    from priors.store.files import read_bytes
-
     wanted = set()
     for p in st.priors.values():
         ref = p.scope_ref

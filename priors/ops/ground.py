@@ -1,24 +1,38 @@
-"""The agent's ground in an open run: `scopes` (what it may point at), `withdraw` (take back a
-proposal), and locations (`"at": "src/a.py:120"`) resolved to the run's scope refs.
+"""The agent's ground in an open run: the scope refs it may point at (`scopes`), taking back what it
+staged (`withdraw`), and a location (`"at": "src/a.py:120"`) resolved to the innermost definition
+of the run's snapshot that spans it — the one resolver `propose` and `ingest-sarif` share.
 """
 
 from __future__ import annotations
 
-from priors.cli.args import BOOL, VALUE, Spec, parse
-from priors.cli.inputs import Answer, check_run_id, emit, paths_of
-from priors.core.canonical import dumps
+import os
+import posixpath
+
+from priors.core.answer import Answer
+from priors.core.canonical import JSONError, dumps, loads, sha12_bytes
 from priors.core.errors import Refusal, UsageError
+from priors.core.grammar import check_run_id, location_of
+from priors.core.protocol import nearest_refs, require_open
+from priors.core.vocabulary import PRIOR_RE
+from priors.snapshot.anchors import line_spans
+from priors.snapshot.scan import file_result
+from priors.store.files import atomic_write, read_bytes
+from priors.store.ledger import load_ledger
 from priors.store.lock import Lock
+from priors.store.paths import Paths, require_init
+from priors.store.staging import read_run, write_jsonl
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
-    from typing import Any, Dict, List, Optional, Tuple
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+    from priors.core.protocol import RunFiles
 
 
 # ------------------------------------------------------------------ line spans beside the run
 
 
-def spans_for(paths, rf, file: str, memo: Optional[Dict[str, Any]] = None) -> Tuple[List[list], int]:
+def spans_for(paths: Paths, rf: RunFiles, file: str, memo: Optional[Dict[str, Any]] = None) -> Tuple[List[list], int]:
     """(`[[qualname, first, last], …]`, its number of lines) for `file` as it was in the run's snapshot.
 
     Read from `runs/<run>/spans.json`, or computed from the file on disk when its hash still
@@ -29,11 +43,7 @@ def spans_for(paths, rf, file: str, memo: Optional[Dict[str, Any]] = None) -> Tu
     """
     if memo is not None and file in memo:
         return memo[file]
-    from priors.core.canonical import JSONError, loads
-
     sfile = paths.run_dir(rf.run) / "spans.json"
-    from priors.store.files import read_bytes
-
     raw = read_bytes(sfile)
     table: Dict[str, Any] = {}
     if raw is not None:
@@ -43,8 +53,6 @@ def spans_for(paths, rf, file: str, memo: Optional[Dict[str, Any]] = None) -> Tu
         except (UnicodeDecodeError, JSONError):
             table = {}
     want = rf.scopes.get(file)
-    from priors.snapshot.scan import file_result
-
     # The agent counts lines in the file as it reads it now: they mean something only while it is
     # still the snapshot's. Checked on every call (one file read), cached spans or not.
     parts = file.split("/")
@@ -57,8 +65,6 @@ def spans_for(paths, rf, file: str, memo: Optional[Dict[str, Any]] = None) -> Tu
                            " give `scope_ref` (see `priors scopes --run " + rf.run + "`)")
     # Spans are kept by the file's exact bytes: blank lines added above a definition leave the
     # snapshot's (whitespace-normalized) hash alone but move every line after them.
-    from priors.core.canonical import sha12_bytes
-
     exact = sha12_bytes(data)
     entry = table.get(file)
     if (isinstance(entry, dict) and entry.get("hash") == want and entry.get("bytes") == exact
@@ -66,37 +72,29 @@ def spans_for(paths, rf, file: str, memo: Optional[Dict[str, Any]] = None) -> Tu
         if memo is not None:
             memo[file] = (entry["defs"], data.count(b"\n") + 1)
         return entry["defs"], data.count(b"\n") + 1
-    from priors.snapshot.anchors import line_spans
-
     defs = [[n, a, b] for n, a, b in line_spans(file, data.decode("utf-8", "replace"))
             if f"{file}#{n}" in rf.scopes]
     if memo is not None:
         memo[file] = (defs, data.count(b"\n") + 1)
         return memo[file]
     table[file] = {"bytes": exact, "defs": defs, "hash": want}
-    from priors.store.files import atomic_write
-
     atomic_write(sfile, (dumps(table) + "\n").encode("utf-8"))
     return defs, data.count(b"\n") + 1
 
 
-def resolve_location(paths, rf, raw: Dict[str, Any], memo: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+def resolve_location(paths: Paths, rf: RunFiles, raw: Dict[str, Any], memo: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     """The candidate with `at` (or `file`+`line`) replaced by the `scope_ref` it points at (`memo`: see spans_for)."""
-    from priors.core.grammar import location_of
-
     if raw.get("at") is not None:
         file, line = location_of(raw["at"])  # validate() checked the shape
     else:
         file, line = raw["file"], raw.get("line")
     file = file[2:] if file.startswith("./") else file
     if file not in rf.scopes or file == "*" or file.endswith("/") or "#" in file:
-        from priors.core.protocol import nearest_refs
-
         raise Refusal("UNKNOWN_SCOPE", scope_ref=file, nearest=nearest_refs(file, rf.scopes),
                       hint="point only at files in this run's snapshot (`priors scopes --run " + rf.run + "`)")
     ref = file
     if line is not None:
-        _refuse_link(paths, rf, file, line)
+        refuse_link_lines(paths, rf, file, line)
         best = None
         defs, lines = spans_for(paths, rf, file, memo)  # checks the file on disk is the snapshot's
         if line > lines:
@@ -112,14 +110,11 @@ def resolve_location(paths, rf, raw: Dict[str, Any], memo: Optional[Dict[str, An
     return out
 
 
-def _refuse_link(paths, rf, file: str, line: int) -> None:
+def refuse_link_lines(paths: Paths, rf: RunFiles, file: str, line: int) -> None:
     """A line of a symbolic link means nothing to the snapshot: it records the link itself (a hash
     of where it points) and never follows it (docs/snapshot.md), so it holds no lines or
     definitions. Refused UNKNOWN_SCOPE, naming the file the link leads to when the snapshot has it;
     the link itself stays a valid `scope_ref` (or `file` without `line`)."""
-    import os
-    import posixpath
-
     full = paths.root.joinpath(*file.split("/"))
     if not os.path.islink(str(full)):
         return
@@ -144,43 +139,23 @@ def _refuse_link(paths, rf, file: str, line: int) -> None:
 # ------------------------------------------------------------------ scopes
 
 
-SCOPES = Spec("scopes", "priors scopes --run RUN [PATH ...] [--lines] [--json]",
-              {"--run": VALUE, "--lines": BOOL, "--json": BOOL}, max_pos=None,
-              help="""usage: priors scopes --run RUN [PATH ...] [--lines] [--json]
-
-Print the scope refs of an open run's snapshot, one per line, sorted: the
-refs a candidate's `scope_ref` may name. PATH limits them to files and
-directories at or under those paths (as refs: `src/a.py`, `src/`).
-  --lines   beside each definition, its line span in the snapshot (`12-30`)
-  --json    one JSON object {ref: hash} (with --lines: {ref: [first, last]} for definitions)
-Instead of a ref a candidate may give `"at": "src/a.py:120"`; the keeper
-resolves it to the innermost definition spanning that line, else the file.""")
-
-
-def cmd_scopes(argv: List[str], ctx) -> int:
-    a = parse(argv, SCOPES)
-    return emit(ctx, a, scopes(a, ctx))
-
-
-def scopes(a, ctx) -> Answer:
-    """The run's refs; JSON: `{ref: hash}`, with --lines `{ref: [first, last]}` for definitions."""
-    from priors.core.protocol import require_open
-    from priors.store.ledger import load, read_run
-
-    run = check_run_id(a.get("run"), "scopes")
-    paths = paths_of(ctx)
-    wanted = [p[2:] if p.startswith("./") else p for p in a.pos]
+def list_scopes(paths: Paths, run: str, wanted: Sequence[str], lines: bool) -> Answer:
+    """The run's refs under `wanted` (all when empty); JSON: `{ref: hash}`, with `lines`
+    `{ref: [first, last]}` for definitions."""
+    check_run_id(run, "scopes")
+    require_init(paths)
+    wanted = [p[2:] if p.startswith("./") else p for p in wanted]
     with Lock(paths):
-        _, st = load(paths, want_data=False)
+        st = load_ledger(paths, want_data=False).state
         rf = read_run(paths, run)
         require_open(st, rf)
         refs = sorted(r for r in rf.scopes if not wanted or any(_under(r, w) for w in wanted))
         spans: Dict[str, List[int]] = {}
-        if a.get("lines"):
+        if lines:
             for file in sorted({r.split("#", 1)[0] for r in refs if "#" in r}):
                 for name, first, last in spans_for(paths, rf, file)[0]:
                     spans[f"{file}#{name}"] = [first, last]
-    obj = {r: spans.get(r, rf.scopes[r]) if a.get("lines") else rf.scopes[r] for r in refs}
+    obj = {r: spans.get(r, rf.scopes[r]) if lines else rf.scopes[r] for r in refs}
     text = "\n".join(f"{r}  {spans[r][0]}-{spans[r][1]}" if r in spans else r for r in refs)
     return Answer(0, obj, text)
 
@@ -195,36 +170,16 @@ def _under(ref: str, path: str) -> bool:
 # ------------------------------------------------------------------ withdraw
 
 
-WITHDRAW = Spec("withdraw", "priors withdraw --run RUN ID [ID ...] [--json]", {"--run": VALUE, "--json": BOOL},
-                min_pos=1, max_pos=None, help="""usage: priors withdraw --run RUN ID [ID ...] [--json]
-
-Take back priors this open run staged with `priors propose` (and any call for
-the human filed against them). The ledger is not touched and the rest of the
-run stays as it is: dispositions and other proposals are kept. An id that is
-not staged in this run is refused (NOT_STAGED) and nothing is withdrawn.
-Staged ids are not renumbered; the next proposal takes the number after the
-highest one still staged. --json prints {"run": ..., "withdrawn": [ids]}.""")
-
-
-def cmd_withdraw(argv: List[str], ctx) -> int:
-    a = parse(argv, WITHDRAW)
-    return emit(ctx, a, withdraw(a, ctx))
-
-
-def withdraw(a, ctx) -> Answer:
-    """Take staged priors back; JSON: `{"run", "withdrawn": [ids]}`."""
-    from priors.core.protocol import require_open
-    from priors.core.vocabulary import PRIOR_RE
-    from priors.store.ledger import load, read_run, write_jsonl
-
-    run = check_run_id(a.get("run"), "withdraw")
-    for pid in a.pos:
+def withdraw(paths: Paths, run: str, ids: Sequence[str]) -> Answer:
+    """Take staged priors back (and the calls filed against them); JSON: `{"run", "withdrawn": [ids]}`."""
+    check_run_id(run, "withdraw")
+    for pid in ids:
         if not PRIOR_RE.match(pid):
             raise UsageError(f"priors withdraw: {pid!r} is not a prior id like P-0012")
-    ids = list(dict.fromkeys(a.pos))
-    paths = paths_of(ctx)
+    ids = list(dict.fromkeys(ids))
+    require_init(paths)
     with Lock(paths):
-        _, st = load(paths, want_data=False)
+        st = load_ledger(paths, want_data=False).state
         rf = read_run(paths, run)
         require_open(st, rf)
         staged = {r.get("id") for r in rf.staged if isinstance(r, dict)}

@@ -1,91 +1,75 @@
-"""`priors lessons --inject`: lessons for a coding session's system prompt, and scoring that session.
+"""`priors lessons --inject`: lessons for a coding session's system prompt, and the session record
+that lets `priors score last` credit a session that never opened a run.
 
 Read-only with respect to the ledger: no run is opened, nothing is appended. The lessons are
 chosen, ranked and budgeted by the very functions `relevant` uses (`core.inject.lesson_pool`,
 `core.lessons.shape`); what the session was given goes to the local session record
-(`store.session`), so that `priors score last` can credit a session that never opened a run.
+(`store.session`), which `score last` later seals as runs (ops/score.py).
 """
 
 from __future__ import annotations
 
-from priors.core.canonical import dumps
-from priors.core.errors import UsageError
+from priors.core.answer import Answer
+from priors.core.errors import MachineError, UsageError
+from priors.core.inject import already_given, block, check_key, lesson_pool, record, seal_lines, session_is_last
+from priors.core.lessons import Ledger, shape
+from priors.ops.lessons import budget_for
+from priors.store.files import WARNINGS
+from priors.store.ledger import load_ledger
+from priors.store.paths import Paths, list_run_dirs
+from priors.store.session import read_session, write_session
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Dict, List, Optional
+    from typing import Any, Dict, List, Optional, Sequence
 
-INJECT_ONLY = ("query", "session", "fresh", "new_only", "max_inject", "max_chars")
-
-
-def check_options(a) -> None:
-    """`--query` and friends belong to `--inject`; `--all` does not."""
-    if a.get("inject"):
-        if a.get("all"):
-            raise UsageError("priors lessons: --all lists retired lessons; --inject gives only the live ones")
-        key = a.get("session")
-        if key is not None:
-            from priors.core.inject import check_key
-
-            if not check_key(key):
-                raise UsageError(f"priors lessons: bad --session {key!r} — the harness's session id: letters, digits,"
-                                 " '.', '_', ':' and '-', at most 128 characters")
-        return
-    for name in INJECT_ONLY:
-        if a.get(name) is not None:
-            raise UsageError(f"priors lessons: --{name.replace('_', '-')} goes with --inject")
+    from priors.core.fold import State
 
 
-def cmd_inject(a, ctx) -> int:
-    """Print the lessons for this session (nothing when there is no .priors/ or no lesson)."""
-    from priors.store.paths import Paths
+def check_session_key(key: Optional[str]) -> None:
+    """`--session KEY`: the harness's session id, a name (it is written to the session record)."""
+    if key is not None and not check_key(key):
+        raise UsageError(f"priors lessons: bad --session {key!r} — the harness's session id: letters, digits,"
+                         " '.', '_', ':' and '-', at most 128 characters")
 
-    paths = Paths(ctx.root)
-    as_json = bool(a.get("json"))
+
+def inject(paths: Paths, ns: Optional[Sequence[str]], max_inject: Any, max_chars: Any, query: Any,
+           key: Optional[str], fresh: bool, new_only: bool) -> Answer:
+    """The lessons for this session (text: the advisory block; nothing where there is no .priors/
+    or no lesson). JSON: `{"inject", "inject_omitted"[, "awaiting_review", "already_given", "seq"]}`."""
+    check_session_key(key)
     if not paths.dir.is_dir():
-        return _print(ctx, as_json, {"inject": [], "inject_omitted": []}, "")
-    from priors.cli.lesson_config import budget_from
-    from priors.core.inject import already_given, block, lesson_pool, record
-    from priors.store.ledger import load
-    from priors.store.session import read_session, write_session
-
-    budget = budget_from(a, paths, "lessons")
-    _, st = load(paths, want_data=False)
-    namespaces = a.get("ns")
-    pool = lesson_pool(st, list(namespaces) if namespaces else None)
+        return Answer(0, {"inject": [], "inject_omitted": []}, "")
+    budget = budget_for(paths, max_inject, max_chars, query, "lessons")
+    st = load_ledger(paths, want_data=False).state
+    pool = lesson_pool(st, list(ns) if ns else None)
     out: Dict[str, Any] = {"inject": pool, "inject_omitted": []}
     if budget is not None and budget.active and pool:
-        from priors.core.lessons import Ledger, shape
-
         shaped = shape({"inject": pool}, Ledger(st), budget)  # `relevant`'s ranking and budgets, not a copy
         out = {"inject": shaped["inject"], "inject_omitted": shaped["inject_omitted"]}
         if "awaiting_review" in shaped:
             out["awaiting_review"] = shaped["awaiting_review"]
     items: List[Dict[str, Any]] = out["inject"]
-    key = a.get("session")
-    fresh = bool(a.get("fresh"))
     old = read_session(paths)
-    if a.get("new_only"):
+    if new_only:
         have = already_given(old, key, fresh)
         out["already_given"] = [i["id"] for i in items if i["id"] in have]
         items = [i for i in items if i["id"] not in have]
     out["inject"] = [_described(st, i) for i in items]
     if not items:
-        return _print(ctx, as_json, out, "")
+        return Answer(0, out, "")
     rec = record(old, key, fresh, st.records, [i["id"] for i in items])
     try:
         write_session(paths, rec)
         out["seq"] = rec["seq"]
-    except (OSError, UsageError) as exc:  # the lessons still go out; only the credit for them is lost
-        from priors.store.files import WARNINGS
-
+    except (OSError, UsageError, MachineError) as exc:  # the lessons still go out; only the credit for them is lost
         detail = getattr(exc, "strerror", None) or str(exc)
         WARNINGS.append(f"priors: warning: could not record the session in .priors/cache/ ({detail}); "
                         "`priors score last` will not credit these lessons")
-    return _print(ctx, as_json, out, block(items, {i["id"]: _tags(st, i["id"]) for i in items}))
+    return Answer(0, out, block(items, {i["id"]: _tags(st, i["id"]) for i in items}))
 
 
-def _described(st, item: Dict[str, Any]) -> Dict[str, Any]:
+def _described(st: State, item: Dict[str, Any]) -> Dict[str, Any]:
     out = dict(item)
     p = st.priors[item["id"]]
     out["ns"] = p.ns
@@ -95,28 +79,18 @@ def _described(st, item: Dict[str, Any]) -> Dict[str, Any]:
     return out
 
 
-def _tags(st, pid: str) -> List[str]:
+def _tags(st: State, pid: str) -> List[str]:
     t = st.priors[pid].rec.get("tags")
     return [x for x in t if isinstance(x, str)] if isinstance(t, list) else []
-
-
-def _print(ctx, as_json: bool, out: Dict[str, Any], text: str) -> int:
-    if as_json:
-        ctx.print(dumps(out))
-    elif text:
-        ctx.print(text)
-    return 0
 
 
 # ------------------------------------------------------------------ scoring the session
 
 
-def session_targets(paths, ledger) -> Optional[List[str]]:
+def session_targets(paths: Paths, ledger: Ledger) -> Optional[List[str]]:
     """`score last` when the session record says so: the runs sealed for the scored session (when
     the latest agent run is one of them), else None — `last` means the latest run, or a session
     newer than it, which `seal_session` turns into runs."""
-    from priors.store.session import read_session
-
     session = read_session(paths)
     if session is None or not session.get("sealed"):
         return None
@@ -128,29 +102,21 @@ def session_targets(paths, ledger) -> Optional[List[str]]:
     return sealed if latest in sealed else None
 
 
-def pending_session(paths, ledger) -> Optional[Dict[str, Any]]:
+def pending_session(paths: Paths, ledger: Ledger) -> Optional[Dict[str, Any]]:
     """The unscored session, when it is newer than the latest committed agent run."""
-    from priors.core.inject import session_is_last
-    from priors.store.session import read_session
-
     session = read_session(paths)
     agent = [r for r in ledger.runs.values() if not r.by_human]
     last_at = max(r.index for r in agent) if agent else None
     return session if session_is_last(session, last_at) else None
 
 
-def seal_session(paths, ledger, session: Dict[str, Any]) -> List[Dict[str, Any]]:
+def seal_session(paths: Paths, ledger: Ledger, session: Dict[str, Any]) -> List[Dict[str, Any]]:
     """The lines sealing the session as runs (empty when none of its lessons is left)."""
-    from priors.core.inject import seal_lines
-    from priors.store.paths import list_run_dirs
-
     return seal_lines(ledger.state, session["ids"], list_run_dirs(paths))
 
 
-def remember_sealed(paths, session: Dict[str, Any], runs: List[str]) -> None:
+def remember_sealed(paths: Paths, session: Dict[str, Any], runs: List[str]) -> None:
     """After the ledger landed: the session record notes its runs, so a new injection starts a new session."""
-    from priors.store.session import write_session
-
     rec = dict(session)
     rec["sealed"] = list(runs)
     write_session(paths, rec)

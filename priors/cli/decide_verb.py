@@ -1,56 +1,64 @@
-"""`priors decide` with no ID, on a terminal: one call at a time, each answer written at once.
+"""`priors decide` on the command line: `decide ID VERDICT [--because TEXT]`, or with no ID, on a
+terminal, a walk through every call waiting for the person, one at a time.
 
-The walk reads keys from the terminal and writes every answer through `write_decision`, the same
-code path as `priors decide ID VERDICT --because …` — so quitting halfway loses nothing, and the
-ledger holds exactly the bytes the commands would have written.
+The walk reads keys from the terminal and writes every answer through `ops.decide.decide`, the
+same code path as `priors decide ID VERDICT --because …` — so quitting halfway loses nothing, and
+the ledger holds exactly the bytes the commands would have written.
 """
 
 from __future__ import annotations
 
 import os
+import select
 import sys
 
+from priors.core.canonical import dumps
+from priors.core.controls import describe, has_control, visible
+from priors.core.desk import KEYS, QUIT, SKIP, ask_text, commands, key_prompt
 from priors.core.errors import Refusal, UsageError
+from priors.ops.decide import decide as decide_verdict
+from priors.ops.desk import asks_now
+from priors.store.ledger import load_ledger, open_runs
+from priors.store.paths import Paths, require_init
+
+try:  # single keys from a terminal: POSIX only (on Windows the walk reads a line and takes its first key)
+    import termios
+    import tty
+except ImportError:  # pragma: no cover - Windows
+    termios = tty = None  # type: ignore[assignment]
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Dict, List, Optional, Sequence, Tuple
+    from typing import Any, Dict, Optional, Sequence, Tuple
+
+    from priors.cli.args import Parsed
+    from priors.cli.main import Context
 
 NOT_A_TERMINAL = ("priors decide: with no ID VERDICT, decide walks through your calls on a terminal, and this "
                   "is not one — `priors status --calls` lists them, each with the `priors decide` command that "
                   "answers it")
 
 
-def lesson_calls(paths, st, ledger=None) -> Tuple[Dict[str, str], List[str]]:
-    """(low-scoring lessons: id → score line, proposed lessons held for review) — the lessons loop's
-    calls. `ledger`: the lessons loop's view of the ledger, when the caller has one already."""
-    from priors.cli.lesson_config import read_config
-
-    review = bool(read_config(paths).get("require_review", False)) if paths.dir.is_dir() else False
-    if not st.scored and not review:
-        return {}, []
-    from priors.core.lessons import Ledger, fmt_score, is_lesson
-
-    if ledger is None:
-        from priors.store.ledger import read_records
-
-        ledger = Ledger.of(read_records(paths), st)
-    low = {pid: f"scored {fmt_score(s.score)} over {s.scored} runs" for pid, s in ledger.low_scores().items()}
-    held = [p.id for p in st.priors.values() if is_lesson(p) and p.status == "open"] if review else []
-    return low, held
-
-
-def asks_now(paths, with_open: bool, ns: Optional[str], where: Sequence[str]) -> List[Dict[str, Any]]:
-    from priors.core.desk import open_asks, waiting
-    from priors.store.ledger import load
-
-    _, st = load(paths, want_data=False)
-    low, held = lesson_calls(paths, st)
-    asks = waiting(st, low, held)
-    if with_open:
-        named = {a["id"] for a in asks}
-        asks += [a for a in open_asks(st, ns, where) if a["id"] not in named]
-    return asks
+def cmd_decide(a: Parsed, ctx: Context) -> int:
+    """One verdict, or with no ID the terminal walk; prints as it goes (the walk is a dialogue)."""
+    if a.has("--open") or a.has("--ns") or not a.pos:
+        if a.has("--because"):
+            raise UsageError("priors decide: --because goes with ID VERDICT; the walk asks for each reason\n"
+                             f"usage: {a.spec.usage}")
+        if a.has("--ns") and not a.has("--open"):
+            raise UsageError(f"priors decide: --ns goes with --open\nusage: {a.spec.usage}")
+        if a.get("ns") == "":
+            raise UsageError("priors decide: --ns needs a non-empty value")
+        if a.pos and not a.has("--open"):
+            raise UsageError(f"priors decide: wrong number of arguments\nusage: {a.spec.usage}")
+        return walk(ctx, bool(a.get("open")), a.get("ns"), a.pos)
+    if len(a.pos) != 2:
+        raise UsageError(f"priors decide: wrong number of arguments\nusage: {a.spec.usage}")
+    pid, verdict = a.pos
+    reason = a.get("because")
+    for line in decide_verdict(Paths(ctx.root), pid, verdict, None if reason is None else str(reason)):
+        ctx.print(line)
+    return 0
 
 
 def _key_of(ask: Dict[str, Any]) -> Tuple[str, str, str]:
@@ -60,23 +68,18 @@ def _key_of(ask: Dict[str, Any]) -> Tuple[str, str, str]:
 class Terminal:
     """Single keys and lines from the terminal on standard input; text to standard output."""
 
-    def __init__(self, out) -> None:
+    def __init__(self, out: Any) -> None:
         self.fd = sys.stdin.fileno()
         self.out = out
 
     def write(self, text: str) -> None:
-        from priors.core.controls import visible
-
         self.out.write(visible(text))
         self.out.flush()
 
     def key(self, prompt: str) -> str:
         """One key press, without Enter (end of input reads as q). The terminal takes single keys
         before the prompt shows, and keeps what was typed ahead (TCSANOW, not a flush)."""
-        try:
-            import termios
-            import tty
-        except ImportError:  # no termios (Windows): a line, its first character
+        if termios is None or tty is None:  # no termios (Windows): a line, its first character
             line = self.line(prompt)
             return line[:1] if line else "q"
         old = termios.tcgetattr(self.fd)
@@ -85,8 +88,6 @@ class Terminal:
             self.write(prompt)
             ch = os.read(self.fd, 1)
             if ch == b"\x1b":  # an escape sequence (arrow keys…): drain it
-                import select
-
                 while select.select([self.fd], [], [], 0.05)[0]:
                     os.read(self.fd, 16)
         finally:
@@ -106,16 +107,13 @@ class Terminal:
         return buf.decode("utf-8", "replace").strip()
 
 
-def walk(ctx, with_open: bool, ns: Optional[str], where: Sequence[str]) -> int:
-    from priors.cli.decision import write_decision
-    from priors.cli.inputs import paths_of
-    from priors.core.desk import KEYS, QUIT, SKIP, ask_text, commands, key_prompt
-    from priors.store.ledger import load, open_runs
-
+def walk(ctx: Context, with_open: bool, ns: Optional[str], where: Sequence[str]) -> int:
+    """Every call waiting for the person, one at a time, each answer written at once."""
     if sys.stdin is None or ctx.out is None or not (sys.stdin.isatty() and ctx.out.isatty()):  # (closed: None)
         raise UsageError(NOT_A_TERMINAL)
-    paths = paths_of(ctx)
-    _, st = load(paths, want_data=False)
+    paths = Paths(ctx.root)
+    require_init(paths)
+    st = load_ledger(paths, want_data=False).state
     active = open_runs(paths, st)
     if active:  # the refusal `priors decide ID VERDICT` would give, before asking anything
         raise Refusal("ACTIVE_RUN_EXISTS", run=active[0],
@@ -153,18 +151,14 @@ def walk(ctx, with_open: bool, ns: Optional[str], where: Sequence[str]) -> int:
             skipped += 1
             term.write("  no reason given — skipped (reopen needs one)\n\n")
             continue
-        from priors.core.controls import describe, has_control
-
         if reason is not None and has_control(reason):  # refused as `priors decide` refuses it, and asked again later
             skipped += 1
             term.write(f"  the reason holds a control or bidirectional-format character ({describe(reason)})"
                        " — not recorded, skipped\n\n")
             continue
         try:
-            lines = write_decision(ctx, ask["id"], verdict, reason)
+            lines = decide_verdict(paths, ask["id"], verdict, reason)
         except Refusal as refusal:  # the ledger moved under us (a run opened): stop, as the command would
-            from priors.core.canonical import dumps
-
             term.write(f"  refused: {dumps(refusal.payload())}\n")
             raise
         decided += 1

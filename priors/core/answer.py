@@ -1,0 +1,38 @@
+"""A verb's answer before anything prints it: its exit code, its canonical JSON object and the text a
+person reads. One `ops` function computes it; the command line prints the text (or the JSON with
+`--json`) and the MCP server hands back the object — so both faces say the same thing.
+"""
+
+from __future__ import annotations
+
+from priors.core.canonical import dumps, loads
+from priors.core.plain import Plain
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
+    from typing import Any, Optional
+
+
+class Answer(Plain):
+    """`code`: the exit code (0 done, 1 refused). `obj`: the canonical JSON object. `text`: the lines
+    for a person (None: the verb has no text form, print the JSON). `encoded`: the JSON line when the
+    verb encoded it already — `relevant`'s can be large, and the command line prints it as it is."""
+
+    __slots__ = ("code", "raw_obj", "text", "encoded")
+
+    def __init__(self, code: int, obj: Any, text: Optional[str] = None, encoded: Optional[str] = None) -> None:
+        self.code, self.raw_obj, self.text, self.encoded = code, obj, text, encoded
+
+    @property
+    def obj(self) -> Any:
+        """The JSON object; when the verb gave only its encoded line (relevant's), read back on first use —
+        the command line prints the line and never pays for this."""
+        if self.raw_obj is None and self.encoded is not None:
+            self.raw_obj = loads(self.encoded)
+        return self.raw_obj
+
+    def json(self) -> str:
+        """The canonical JSON line (kept when the verb encoded it already)."""
+        if self.encoded is None:
+            self.encoded = dumps(self.obj)
+        return self.encoded

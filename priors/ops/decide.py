@@ -1,0 +1,52 @@
+"""`priors decide ID VERDICT`: the one code path that writes a human verdict. The command and the
+terminal walk (`decide` with no ID) both come through `decide`, so a walk leaves exactly the bytes
+the commands would have written.
+"""
+
+from __future__ import annotations
+
+from priors.core.canonical import bad_text
+from priors.core.controls import describe, has_control
+from priors.core.errors import UsageError
+from priors.core.grammar import AGENT_VERDICTS, HUMAN_VERDICTS
+from priors.core.human import decide_event
+from priors.core.lessons import supersede_events
+from priors.store.ledger import append_and_apply, load_ledger, open_runs
+from priors.store.lock import Lock
+from priors.store.paths import Paths, require_init
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
+    from typing import List, Optional
+
+
+def check_reason(reason: Optional[str]) -> None:
+    """A person's reason is text for the ledger: valid Unicode, no control or bidi-format character."""
+    if reason is not None and bad_text(reason):  # the walk reads it from a terminal; decide from argv (checked too)
+        raise UsageError("priors decide: the reason is not valid text (bytes that are not UTF-8); nothing was written")
+    if reason is not None and has_control(reason):
+        raise UsageError(f"priors decide: the reason holds a control or bidirectional-format character"
+                         f" ({describe(reason)}); nothing was written")
+
+
+def decide(paths: Paths, pid: str, verdict: str, reason: Optional[str]) -> List[str]:
+    """Write a person's verdict on `pid` (and retire a lesson it supersedes, in the same write).
+    Returns the lines to print."""
+    if verdict not in HUMAN_VERDICTS:
+        extra = " (that is an agent verdict — see `priors disposition`)" if verdict in AGENT_VERDICTS else ""
+        raise UsageError(f"priors decide: unknown verdict {verdict!r}{extra} — one of {', '.join(HUMAN_VERDICTS)}")
+    check_reason(reason)
+    if verdict == "reopen" and not reason:
+        raise UsageError("priors decide: reopen needs --because TEXT (why the settled judgment no longer holds)")
+    require_init(paths)
+    with Lock(paths):
+        loaded = load_ledger(paths, want_data=False)
+        st = loaded.state
+        active = open_runs(paths, st)
+        event = decide_event(st, pid, verdict, reason, active[0] if active else None)
+        retired = supersede_events(st, pid, verdict)
+        # the decision lands first; a failure after it is a warning, never the answer (docs/reliability.md)
+        append_and_apply(paths, loaded, [event] + retired)
+    out = [f"{pid} → {verdict} (your call — this sticks)"]
+    out += [f"{rec['id']} → obsolete (superseded by {pid})" for rec in retired]
+    return out

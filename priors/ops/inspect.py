@@ -1,0 +1,86 @@
+"""Reading the ledger's timeline: `show` (one prior and everything that happened to it), `list` (a
+line a prior) and `history` (a row a committed run, with the convergence chart). Each parses the
+records once (`store.ledger.read_records`); nothing is written but the chart a person asks for.
+"""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+from priors.core.answer import Answer
+from priors.core.errors import Refusal, UsageError
+from priors.core.history import (
+    history_rows,
+    history_svg,
+    history_text,
+    list_rows,
+    list_text,
+    show_text,
+    timeline,
+)
+from priors.core.vocabulary import LIST_STATUSES, PRESETS, PRIOR_RE
+from priors.store.files import atomic_write
+from priors.store.ledger import read_records
+from priors.store.paths import Paths
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
+    from typing import Any, Dict, Optional
+
+
+def show(paths: Paths, pid: str) -> Answer:
+    """One prior's timeline; JSON: `show --json`'s object."""
+    if not PRIOR_RE.match(pid):
+        raise UsageError(f"priors show: {pid!r} is not a prior id (P- and at least four digits)")
+    body = timeline(read_records(paths), pid)
+    if body is None:
+        raise Refusal("UNKNOWN_PRIOR", id=pid)
+    return Answer(0, body, show_text(body))
+
+
+def list_priors(paths: Paths, ns: Optional[str], status: Optional[str], typ: Optional[str]) -> Answer:
+    """One row a prior, filtered; JSON: `{"priors": [rows]}`."""
+    if status is not None and status not in LIST_STATUSES:
+        raise UsageError(f"priors list: --status {status!r}: expected one of {', '.join(LIST_STATUSES)}")
+    for key, value in (("ns", ns), ("type", typ)):
+        if value == "":
+            raise UsageError(f"priors list: --{key} needs a non-empty value")
+    records = read_records(paths)
+    if typ is not None:
+        known = list(PRESETS) + sorted({str(r["type"]) for r in records if r.get("t") == "prior"
+                                        and isinstance(r.get("type"), str) and r["type"] not in PRESETS})
+        if typ not in known:  # a misspelt type would list nothing and look like an empty ledger
+            raise UsageError(f"priors list: --type {typ!r}: expected one of {', '.join(known)}")
+    rows = list_rows(records, ns, status, typ)
+    return Answer(0, {"priors": rows}, list_text(rows))
+
+
+def check_chart_target(svg: str) -> Path:
+    """Where `history --svg FILE` may write: a file path in a folder that exists (checked before any work)."""
+    target = Path(svg)
+    if svg == "" or target.is_dir():
+        raise UsageError(f"priors history: --svg {svg!r}: expected a file path")
+    if not target.parent.is_dir() and str(target.parent) not in ("", "."):
+        raise UsageError(f"priors history: --svg {svg}: no such directory {target.parent}")
+    return target
+
+
+def history(paths: Paths, ns: Optional[str], svg: Optional[str]) -> Answer:
+    """A row a committed run (of `ns`, or all); JSON: `{["ns",] "runs": [rows]}`; `svg`: the chart too."""
+    if ns == "":
+        raise UsageError("priors history: --ns needs a non-empty value")
+    target = check_chart_target(svg) if svg is not None else None
+    gc.disable()  # the records and the fold hold no cycles: a collection would only walk them all (~2 % of the call)
+    try:
+        rows = history_rows(read_records(paths), ns)
+    finally:
+        gc.enable()
+    runs = [r.as_dict() for r in rows]
+    obj: Dict[str, Any] = {"ns": ns, "runs": runs} if ns is not None else {"runs": runs}
+    text = history_text(rows)
+    if target is not None:
+        title = f"priors history — {ns}" if ns is not None else "priors history"
+        atomic_write(target, history_svg(rows, title).encode("utf-8"))
+        text += f"\nwrote {svg}"
+    return Answer(0, obj, text)

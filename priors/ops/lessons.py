@@ -1,0 +1,312 @@
+"""The lessons loop's transactions: a person's lesson (`add`), reflection packets (`reflect`), bundles
+in (`import`), the shared config (`config`), the list (`lessons`) — and the hooks other verbs call:
+the injection budget `relevant` and `lessons --inject` share, the ranking `relevant` applies, the
+`injected` record a budgeted commit writes, and the scrub a redaction runs over reflection packets.
+"""
+
+from __future__ import annotations
+
+import os
+
+from priors.core.answer import Answer
+from priors.core.canonical import dumps, normalize
+from priors.core.controls import visible
+from priors.core.errors import Refusal, UsageError
+from priors.core.fold import next_run_id
+from priors.core.grammar import PRESETS, check_at_door, check_tags
+from priors.core.lesson_bundles import (
+    export_bundle,
+    next_ids,
+    present_claims,
+    read_bundle,
+    reflection_packet,
+    sealed_block,
+)
+from priors.core.lessons import (
+    Budget,
+    Ledger,
+    check_supersedes,
+    injected_record,
+    is_lesson,
+    lesson_rows,
+    lessons_table,
+    shape,
+)
+from priors.core.secret_patterns import guard
+from priors.core.settings import CONFIG_KEYS, parse_count, set_config
+from priors.core.vocabulary import LESSON_TYPES
+from priors.store.config import config_if_set_up, read_config, write_config
+from priors.store.files import atomic_write, read_bytes
+from priors.store.ledger import append_and_apply, load_ledger, open_runs, read_records
+from priors.store.lock import Lock
+from priors.store.paths import Paths, list_run_dirs, require_init
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+    from priors.core.fold import State
+
+REFLECTION_DIR = "reflection"
+
+
+def lesson_ledger(paths: Paths, records: bool = False) -> Tuple[Any, Ledger]:
+    """(the loaded ledger, lessons.Ledger over its folded state); `records`: with the parsed records too."""
+    loaded = load_ledger(paths, want_data=False)
+    return loaded, Ledger(loaded.state, read_records(paths) if records else None)
+
+
+def refuse_if_open(paths: Paths, st: State, verb: str) -> None:
+    """A person's write to the lessons happens between runs, as a decision does."""
+    active = open_runs(paths, st)
+    if active:
+        raise Refusal("ACTIVE_RUN_EXISTS", run=active[0],
+                      hint=f"{verb} happens between runs: commit or abort {active[0]} first")
+
+
+# ------------------------------------------------------------------ the budget and the hooks of a run
+
+
+def budget_for(paths: Paths, max_inject: Any = None, max_chars: Any = None, query: Any = None,
+               verb: str = "relevant") -> Optional[Budget]:
+    """The injection budget: the options given over .priors/config.json (no options, no config: None,
+    the contract's `relevant`). `lessons --inject` takes the same options and the same config."""
+    cfg = config_if_set_up(paths)
+    if (max_inject is None and max_chars is None and query is None and cfg.get("max_inject") is None
+            and cfg.get("max_chars") is None and not cfg.get("require_review")):
+        return None
+    return Budget(
+        max_inject=parse_count(max_inject, f"priors {verb}: --max-inject") if max_inject is not None else cfg.get("max_inject"),
+        max_chars=parse_count(max_chars, f"priors {verb}: --max-chars") if max_chars is not None else cfg.get("max_chars"),
+        query=str(query) if query is not None else None,
+        require_review=bool(cfg.get("require_review", False)),
+    )
+
+
+def relevant_hook(budget: Optional[Budget], st: State, out: Dict[str, Any]) -> Dict[str, Any]:
+    """Rank, budget and hold back `relevant`'s inject list; add low-score nudges.
+
+    With no budget and no scores in the ledger, the contract's output is returned untouched.
+    """
+    if (budget is None or not budget.active) and not st.scored:
+        return out
+    return shape(out, Ledger(st), budget or Budget())
+
+
+def commit_extra(relevant: Optional[Dict[str, Any]], run: str) -> List[Dict[str, Any]]:
+    """Lines to append just before the run record: what a budgeted run was actually shown."""
+    if not isinstance(relevant, dict) or not (relevant.get("inject_omitted") or relevant.get("awaiting_review")):
+        return []
+    rec = injected_record(relevant, run)
+    return [] if rec is None else [rec]
+
+
+def scrub_reflections(paths: Paths, pid: str) -> None:
+    """Redaction: a reflection packet naming the prior is deleted (packets are regenerable notes)."""
+    rdir = paths.dir / REFLECTION_DIR
+    if not rdir.is_dir():
+        return
+    needle = pid.encode("utf-8")
+    for name in sorted(os.listdir(str(rdir))):
+        path = rdir / name
+        if path.is_file() and not path.is_symlink() and needle in (read_bytes(path) or b""):
+            try:
+                path.unlink()
+            except OSError:
+                pass
+
+
+# ------------------------------------------------------------------ config
+
+
+def show_config(paths: Paths, key: Optional[str]) -> Answer:
+    """The whole config as JSON, or one key's value (`none` when unset)."""
+    require_init(paths)
+    cfg = read_config(paths)
+    if key is None:
+        return Answer(0, cfg, dumps(cfg))
+    if key not in CONFIG_KEYS:
+        raise UsageError(f"priors config: unknown key {key!r} — keys are {', '.join(CONFIG_KEYS)}")
+    return Answer(0, cfg.get(key), dumps(cfg[key]) if key in cfg else "none")
+
+
+def set_config_key(paths: Paths, key: str, value: str) -> Answer:
+    """Set (or, with `none`, remove) one key of .priors/config.json, under the writer lock."""
+    require_init(paths)
+    if key not in CONFIG_KEYS:
+        raise UsageError(f"priors config: unknown key {key!r} — keys are {', '.join(CONFIG_KEYS)}")
+    with Lock(paths):
+        cfg = set_config(read_config(paths), key, value)
+        write_config(paths, cfg)
+    return Answer(0, cfg, f"{key} = {dumps(cfg[key]) if key in cfg else 'none'}")
+
+
+# ------------------------------------------------------------------ add
+
+
+def add_lesson(paths: Paths, ns: str, typ: str, words: Sequence[str], scope_ref: Optional[str],
+               scope_hash: Optional[str], tags: Sequence[str], supersedes: Optional[str],
+               review_every: Any, accept: bool) -> Answer:
+    """A lesson a person wrote, sealed as a run of its own (accepted unless `accept` is False)."""
+    if typ not in LESSON_TYPES:
+        raise UsageError(f"priors add: --type must be one of {', '.join(LESSON_TYPES)}")
+    claim = normalize(" ".join(words))
+    if not claim:
+        raise UsageError("priors add: the lesson TEXT is empty")
+    tags = check_tags(list(tags))
+    facets = dict(PRESETS[typ])
+    rec: Dict[str, Any] = {"t": "prior", "ns": ns, "type": typ, "facets": facets, "claim": claim}
+    if facets["scope"] == "repo-wide":
+        if scope_ref is not None or scope_hash is not None:
+            raise UsageError(f"priors add: a {typ} lesson is repo-wide — it takes no --scope-ref/--scope-hash")
+    else:
+        if not scope_ref or not scope_hash:
+            raise UsageError(f"priors add: a {typ} lesson needs --scope-ref R and --scope-hash H (see `priors hash`)")
+        rec["scope_ref"], rec["scope_hash"] = str(scope_ref), str(scope_hash)
+    if tags:
+        rec["tags"] = tags
+    if review_every is not None:
+        rec["review_every"] = parse_count(review_every, "priors add: --review-every")
+    guard({k: rec[k] for k in ("claim", "scope_ref", "tags") if k in rec})
+    require_init(paths)
+    with Lock(paths):
+        loaded, ledger = lesson_ledger(paths)
+        st = ledger.state
+        refuse_if_open(paths, st, "add")
+        old = check_supersedes(st, supersedes, ns)
+        if old is not None:
+            rec["supersedes"] = old
+        same = present_claims(st, ns).get(claim)
+        if same is not None and same.status != "obsolete" and same.id != old:
+            raise Refusal("DUPLICATE", of=same.id, status=same.status, hint="this lesson is already in the ledger")
+        run = next_run_id(st, list_run_dirs(paths))
+        rec["id"] = f"P-{st.max_prior + 1:04d}"
+        rec["born"] = run
+        # the old lesson retires when a human accepts its successor: now, or at a later `decide … accepted`
+        retire = [(old, rec["id"])] if accept and old is not None and st.priors[old].status != "obsolete" else []
+        append_and_apply(paths, loaded, sealed_block([rec], run, ns, accept, "add", retire))
+    lines = [f"{rec['id']} added to {ns} as {run} — {'accepted (binding)' if accept else 'open'}"]
+    lines += [f"{o} → obsolete (superseded by {rec['id']})" for o, _ in retire]
+    return Answer(0, {"id": rec["id"], "run": run, "retired": [o for o, _ in retire]}, "\n".join(lines))
+
+
+# ------------------------------------------------------------------ reflect
+
+
+def reflect(paths: Paths, n: Any, ns: Optional[str], dry_run: bool, include_learned: bool,
+            mark_only: bool) -> Answer:
+    """Write a reflection packet from the last `n` scored runs (8 unless given) and mark them learned;
+    `mark_only`: mark without a packet (a one-time catch-up)."""
+    count: Optional[int] = parse_count(n, "priors reflect: N") if n is not None else None
+    if mark_only and include_learned:
+        raise UsageError("priors reflect: --mark-existing marks unlearned runs; --include-learned makes no sense with it")
+    require_init(paths)
+    with Lock(paths):
+        loaded, ledger = lesson_ledger(paths, records=True)
+        runs = ledger.scored_runs(ns, include_learned)
+        if count is None and not mark_only:
+            count = 8
+        if count is not None:
+            runs = runs[-count:]
+        if not runs:
+            return Answer(0, {"runs": []}, "nothing to reflect on — no scored runs"
+                          + ("" if include_learned else " left unlearned")
+                          + " (score runs with `priors score RUN success|partial|failure`)")
+        unlearned = set(ledger.scored_runs(ns, False))
+        to_mark = [r for r in runs if r in unlearned]
+        if mark_only:
+            if not dry_run:
+                append_and_apply(paths, loaded, [{"t": "learned", "runs": to_mark}])
+            verb = "would mark" if dry_run else "marked"
+            return Answer(0, {"marked": [] if dry_run else to_mark, "runs": runs},
+                          f"{verb} {len(to_mark)} run{'s' if len(to_mark) != 1 else ''} as learned: {', '.join(to_mark)}")
+        text = visible(reflection_packet(ledger, runs, ns))
+        rdir = paths.dir / REFLECTION_DIR
+        rdir.mkdir(exist_ok=True)
+        name = f"reflect-{runs[-1]}{'-' + _safe(ns) if ns else ''}.md"
+        atomic_write(rdir / name, text.encode("utf-8"))
+        if to_mark and not dry_run:
+            append_and_apply(paths, loaded, [{"t": "learned", "runs": to_mark}])
+    rel = f".priors/{REFLECTION_DIR}/{name}"
+    lines = [f"wrote {rel} from {len(runs)} scored run{'s' if len(runs) != 1 else ''} ({', '.join(runs)})"]
+    if dry_run:
+        lines.append("dry run: no run was marked learned")
+    elif to_mark:
+        lines.append(f"marked learned: {', '.join(to_mark)}")
+    lines.append(f"next: the agent reads {rel} and proposes lessons in its next run; you accept the good ones")
+    return Answer(0, {"marked": [] if dry_run else to_mark, "packet": rel, "runs": runs}, "\n".join(lines))
+
+
+def _safe(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in text)[:40]
+
+
+# ------------------------------------------------------------------ export / import
+
+
+def export_lessons(paths: Paths, ns: Optional[str], typ: Optional[str]) -> Tuple[str, int]:
+    """(the bundle as canonical JSON text, how many lessons it holds) — `priors export`."""
+    require_init(paths)
+    _, ledger = lesson_ledger(paths)
+    if typ is not None:
+        known = list(LESSON_TYPES) + sorted({p.rec["type"] for p in ledger.state.priors.values()
+                                             if not p.redacted and is_lesson(p)
+                                             and isinstance(p.rec.get("type"), str)} - set(LESSON_TYPES))
+        if typ not in known:  # a misspelt type would export nothing and look like no lessons
+            raise UsageError(f"priors export: --type {typ!r}: expected one of {', '.join(known)}")
+    bundle = export_bundle(ledger, ns, typ)
+    return dumps(bundle) + "\n", len(bundle["lessons"])
+
+
+def import_bundle(paths: Paths, name: str, obj: Any, ns: str, accept: bool) -> Answer:
+    """Add a bundle's lessons to `ns` as a sealed run of its own, skipping the claims already here."""
+    incoming = read_bundle(obj)
+    for item in incoming:
+        check_at_door(item.rec, f"bundle {name}: lessons[{item.index}]")
+        guard({k: item.rec[k] for k in ("claim", "scope_ref", "tags", "direction") if k in item.rec},
+              f"lessons[{item.index}]")
+    require_init(paths)
+    with Lock(paths):
+        loaded, ledger = lesson_ledger(paths)
+        st = ledger.state
+        refuse_if_open(paths, st, "import")
+        have = present_claims(st, ns)
+        fresh: List[Dict[str, Any]] = []
+        skipped: List[str] = []
+        seen = set()
+        for item in incoming:
+            claim = item.rec["claim"]
+            if claim in have:
+                p = have[claim]
+                skipped.append(f"lessons[{item.index}] (already here as {p.id}, {p.status})")
+            elif claim in seen:
+                skipped.append(f"lessons[{item.index}] (repeated in the bundle)")
+            else:
+                seen.add(claim)
+                fresh.append(dict(item.rec))
+        run = None
+        if fresh:
+            run = next_run_id(st, list_run_dirs(paths))
+            for rec, pid in zip(fresh, next_ids(st, len(fresh))):
+                rec.update({"id": pid, "ns": ns, "born": run})
+            ordered = [{k: r[k] for k in sorted(r)} for r in fresh]
+            append_and_apply(paths, loaded, sealed_block(ordered, run, ns, accept, "import"))
+    if run is None:
+        lines = [f"imported nothing into {ns} — all {len(incoming)} lessons are already here"]
+    else:
+        ids = ", ".join(r["id"] for r in fresh)
+        lines = [f"imported {len(fresh)} lesson{'s' if len(fresh) != 1 else ''} into {ns} as {run} "
+                 f"({'accepted' if accept else 'open, awaiting your review'}): {ids}"]
+    lines += [f"skipped {s}" for s in skipped]
+    return Answer(0, {"ids": [r["id"] for r in fresh], "run": run, "skipped": skipped}, "\n".join(lines))
+
+
+# ------------------------------------------------------------------ lessons (the list)
+
+
+def list_lessons(paths: Paths, ns: Optional[Sequence[str]], include_all: bool) -> Answer:
+    """Every lesson with its outcome record; JSON: the rows as a list."""
+    require_init(paths)
+    _, ledger = lesson_ledger(paths)
+    rows = lesson_rows(ledger, list(ns) if ns else None, include_all)
+    return Answer(0, rows, lessons_table(rows))

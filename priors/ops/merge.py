@@ -1,0 +1,96 @@
+"""git's merge drivers for `.priors/`: the ledger (base + our new lines + their new lines, their
+colliding ids renumbered) and PRIORS.md (the rendering of the merged ledger, never a conflict).
+The rules are core/merge_rules.py; this module reads the three versions, writes ours, and hands
+the rendering from one driver to the other through a file in the git directory.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from priors.core.canonical import JSONError, dumps, loads
+from priors.core.errors import Refusal, UsageError
+from priors.core.ledger_checks import render_expected
+from priors.core.merge_rules import RUN_RE, Conflict, merge
+from priors.store.files import atomic_write, read_bytes
+from priors.store.git import git_dir, head_commit
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated
+    from typing import Callable, List, Optional
+
+STASH = "priors-merge-render.json"
+
+
+def _stash(cwd: str) -> Optional[str]:
+    gitdir = git_dir(cwd)
+    return os.path.join(gitdir, STASH) if gitdir else None
+
+
+def merge_ledgers(base_p: str, ours_p: str, theirs_p: str, path: Optional[str],
+                  warn: Callable[[str], None]) -> None:
+    """Merge the three versions git gives into OURS (`path`: the ledger's own path, %P, when git
+    passes it). Not an append-only extension on either side: the MERGE_CONFLICT refusal (git's
+    "conflict"), `warn`ing the person how to merge it by hand; ours is left in place."""
+    label = path if path is not None else ours_p
+    cwd = os.getcwd()
+    stash = _stash(cwd)
+    where = os.path.dirname(path) if path is not None else None
+    data = []
+    for p in (base_p, ours_p, theirs_p):
+        b = read_bytes(Path(p))
+        if b is None:
+            raise UsageError(f"priors merge-driver: {p}: no such file")
+        data.append(b)
+    if stash and os.path.exists(stash):
+        os.unlink(stash)
+    result = merge(*data, reserved=_reserved(os.path.dirname(path)) if path is not None else ())
+    if isinstance(result, Conflict):
+        warn(f"priors merge-driver: cannot merge {label}: {result.reason}.\n"
+             "  The ledger is append-only; merge it by hand so that it is the base plus both sides' new lines,\n"
+             "  then run `priors verify` (our version was left in place).")
+        # exit 1 tells git "conflict"; like every exit 1 it is also a refusal line on stdout
+        raise Refusal("MERGE_CONFLICT", path=label, reason=result.reason,
+                      hint="merge the ledger by hand (the base plus both sides' new lines), then `priors verify`")
+    atomic_write(Path(ours_p), result)
+    md = render_expected(result)
+    if stash and md is not None:
+        with open(stash, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(dumps({"head": head_commit(cwd), "md": md.decode("utf-8"), "dir": where}))
+
+
+def _reserved(priors_dir: str) -> List[str]:
+    """Run ids of open runs beside the ledger in our work tree.
+
+    Their runs are moved past these, or a later `commit --run` of our open run would find
+    "already committed" and drop its staging. Staged prior ids are not reserved: prior ids must
+    increase along the ledger, so a collision is left to `commit`'s STAGED_ID_COLLISION refusal.
+    """
+    try:
+        names = sorted(os.listdir(os.path.join(priors_dir or ".", "runs")))
+    except OSError:
+        return []
+    return [name for name in names if RUN_RE.match(name)]
+
+
+def merge_rendering(ours_p: str, where: Optional[str]) -> None:
+    """PRIORS.md: take the rendering of the merged ledger the ledger driver left; else keep ours. Never a conflict."""
+    cwd = os.getcwd()
+    stash = _stash(cwd)
+    if not stash or not os.path.exists(stash):
+        return
+    try:
+        with open(stash, "r", encoding="utf-8") as fh:
+            saved = loads(fh.read())
+    except (OSError, JSONError, UnicodeDecodeError):
+        saved = None
+    try:
+        os.unlink(stash)
+    except OSError:
+        pass
+    same_dir = where is None or saved is None or not isinstance(saved, dict) or saved.get("dir") in (None, where)
+    if isinstance(saved, dict) and same_dir and saved.get("head") == head_commit(cwd) and isinstance(saved.get("md"), str):
+        atomic_write(Path(ours_p), saved["md"].encode("utf-8"))
+
+

@@ -1,0 +1,91 @@
+"""`priors redact`: remove a prior's content from everything under `.priors/` for good — the one
+rewrite of the ledger (a tombstone keeps the content's hash), then the copies scrubbed: the fold
+cache dropped, run staging and reflection packets cleaned, PRIORS.md rewritten.
+"""
+
+from __future__ import annotations
+
+from priors.core.canonical import JSONError, dumps, loads
+from priors.core.errors import UsageError
+from priors.core.fold import apply
+from priors.core.human import check_redactable, fold_redaction, joined, redact_event, redact_pieces, scrub
+from priors.ops.lessons import scrub_reflections
+from priors.store import fold_cache as cache
+from priors.store.files import aftercare, atomic_write, iter_files, read_bytes, remove_tree
+from priors.store.ledger import load_ledger, rewrite_ledger
+from priors.store.lock import Lock, remove_stray_temps
+from priors.store.paths import Paths, require_init
+from priors.store.rendered import read_mark
+from priors.store.rendered import write as write_rendered
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
+    from typing import List
+
+
+def redact(paths: Paths, pid: str, reason: str) -> str:
+    """Redact `pid` with the person's `reason` (it stays in the ledger); returns the line to print."""
+    if not reason:
+        raise UsageError("priors redact: --because TEXT is required (it stays in the ledger)")
+    require_init(paths)
+    with Lock(paths):
+        loaded = load_ledger(paths)
+        st = loaded.state
+        check_redactable(st, pid)
+        data = loaded.data or b""
+        lines = loaded.lines + (0 if loaded.ends_with_newline else 1)  # lines in the file, the last one included
+        blank_free = bool(data) and st.records == lines  # one record per line: no line is blank
+        pieces, content_hash, named = redact_pieces(data, pid, str(reason), blank_free)
+        measured = cache.measure(data, pieces, lines + 1 if blank_free else None)  # every line kept, one added
+        shown = read_mark(paths.dir)  # which ledger PRIORS.md shows: cache/ is about to go
+        rewrite_ledger(paths, pieces, len(data))  # kept spans copied from the file, not from memory
+        # The ledger is redacted: what follows scrubs the copies, and none of it may turn the answer
+        # into a failure — a step that fails is a loud warning, and the next writer retries it.
+        aftercare("removing .priors/cache/ (it may still hold the redacted content)",
+                  remove_tree, paths.dir / "cache", aside=True)  # no cache file may keep what was removed
+        aftercare("scrubbing run staging under .priors/runs/ (it may still hold the redacted content)",
+                  _scrub_runs, paths, pid, content_hash or "")
+        aftercare("scrubbing .priors/reflection/ (it may still hold the redacted content)", scrub_reflections, paths, pid)
+        aftercare("removing temporary files", remove_stray_temps, paths)
+        # the fold of the rewritten ledger, from the fold of the old one: only this prior's state moves
+        derived = fold_redaction(st, pid, named)
+        if not derived:
+            st = cache.fresh_fold(joined(data, pieces))[0]
+        apply(st, redact_event(pid, str(reason)))
+        # the snapshot points at ledger lines, so it holds no claim; a derived state's records still
+        # point into the old ledger, and every offset is carried over to where its line moved
+        after = aftercare("writing the fold cache", cache.store, paths.dir, st, measured,
+                          pieces if derived else None)
+        aftercare("rendering .priors/PRIORS.md (it may still show the redacted claim)",
+                  write_rendered, paths, st, loaded.mark, {pid: True}, after, old=shown)
+    return (f"{pid} redacted — its content is gone from .priors/ (a tombstone keeps its hash); "
+            "git history still holds it: rewrite history if it must go")
+
+
+def _scrub_runs(paths: Paths, pid: str, content_hash: str) -> None:
+    """Staging that names the prior, or holds its content, rewritten without it."""
+    if not paths.runs.is_dir():
+        return
+    for path in iter_files(paths.runs):
+        if path.suffix not in (".json", ".jsonl") or path.is_symlink():
+            continue
+        data = read_bytes(path) or b""
+        rows = data.split(b"\n") if path.suffix == ".jsonl" else [data]
+        out: List[str] = []
+        changed = False
+        for row in rows:
+            if not row.strip():
+                continue
+            try:
+                obj = loads(row.decode("utf-8"))
+            except (UnicodeDecodeError, JSONError):
+                if pid.encode() in row:
+                    changed = True
+                    continue
+                out.append(row.decode("utf-8", "replace"))
+                continue
+            new = scrub(obj, pid, content_hash)
+            changed = changed or new != obj
+            out.append(dumps(new))
+        if changed:
+            atomic_write(path, "".join(s + "\n" for s in out).encode("utf-8"))

@@ -1,0 +1,41 @@
+"""`priors report`: the ledger as one self-contained static page — one parse and one fold give the
+history and the state; the page itself is pure (core/report_html.py).
+"""
+
+from __future__ import annotations
+
+from priors.core.errors import UsageError
+from priors.core.desk import waiting
+from priors.core.history import history_and_state
+from priors.core.lessons import Ledger, lesson_rows
+from priors.core.report_html import report_html
+from priors.core.vocabulary import is_run_id
+from priors.ops.desk import lesson_calls
+from priors.store.files import atomic_write
+from priors.store.ledger import read_records
+from priors.store.paths import Paths, output_target, require_init
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
+    from typing import Optional
+
+
+def report(paths: Paths, out: str, since: Optional[str]) -> str:
+    """Write the page to `out` (a new or regular file outside `.priors/`); `since`: a committed run
+    after which the chart and the changes start. Returns the line to print."""
+    target = output_target("report", "-o", out, paths.root)
+    if since is not None and not is_run_id(since):
+        raise UsageError(f"priors report: --since {since!r}: expected a run id like run-007")
+    require_init(paths)
+    records = read_records(paths)
+    rows, st = history_and_state(records)
+    if since is not None and since not in st.commits:
+        raise UsageError(f"priors report: --since {since}: no committed run of that id in the ledger")
+    ledger = Ledger.of(records, st)
+    low, held = lesson_calls(paths, st, ledger)
+    lessons = lesson_rows(ledger, None, False)
+    name = paths.root.name
+    title = f"priors report — {name}" if name else "priors report"
+    page = report_html(title, st, records, rows, waiting(st, low, held), lessons, since)
+    atomic_write(target, page.encode("utf-8"))
+    return f"wrote {out}"

@@ -1,0 +1,280 @@
+"""The agent's run, one transaction a function: open it (`relevant`), judge the old findings
+(`disposition`), stage new ones (`propose`), seal it (`commit`) or drop it (`abort`).
+
+Each takes the writer lock, loads the ledger, plans with the pure core and writes — and returns the
+`Answer` the command line prints and the MCP server hands back. `ingest-sarif` (ops/ingest.py)
+drives a whole run through `open_run_locked`, `propose_one` and `commit_locked`: a run has one way
+to open, one way to stage a candidate and one way to be sealed.
+"""
+
+from __future__ import annotations
+
+from priors.core.answer import Answer
+from priors.core.canonical import dumps, dumps_object
+from priors.core.commit_plan import decided_since, plan_commit
+from priors.core.errors import Refusal, UsageError
+from priors.core.fold import next_prior_id, next_run_id, prior_number
+from priors.core.grammar import check_agent_verdict, check_run_id, validate
+from priors.core.lessons import check_supersedes
+from priors.core.protocol import (
+    check_distinct_from,
+    check_run_for_propose,
+    check_scope,
+    escalation_known,
+    find_conflict,
+    judge_disposition,
+    prior_record,
+    reversal_refusal,
+    select,
+)
+from priors.core.secret_patterns import guard
+from priors.core.views import display_status
+from priors.ops.ground import resolve_location
+from priors.ops.lessons import commit_extra, relevant_hook
+from priors.store.files import aftercare, atomic_write, discard_tree, make_dir, remove_tree
+from priors.store.ledger import append_and_apply, ensure_dirs, first_files, load_ledger, open_runs, read_records, render
+from priors.store.lock import Lock
+from priors.store.paths import Paths, list_run_dirs, require_init
+from priors.store.staging import read_run, save_staging, write_jsonl
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
+    from typing import Any, Callable, Dict, List, Optional, Tuple
+
+    from priors.core.fold import State
+    from priors.core.lessons import Budget
+    from priors.core.protocol import RunFiles
+
+
+# ------------------------------------------------------------------ relevant
+
+
+def check_settled(cap: Any) -> int:
+    """`relevant --settled N`: how many binding priors `settled_here` lists (50 unless given)."""
+    if cap is None:
+        return 50
+    if not str(cap).isdigit() or len(str(cap)) > 9:
+        raise UsageError(f"priors relevant: --settled takes a whole number, not {cap!r}")
+    return int(str(cap))
+
+
+def open_run(paths: Paths, ns: str, scopes: Dict[str, str], run: Optional[str], budget: Optional[Budget],
+             settled: Any = None, say: Optional[Callable[[str], None]] = None) -> Answer:
+    """Open a run and answer what applies to it. The first run of a target sets up `.priors/` (and
+    `say`s so); `scopes` is the run's trusted snapshot, already taken or read."""
+    if run is not None:
+        check_run_id(str(run), "relevant")
+    cap = check_settled(settled)
+    fresh = not paths.dir.is_dir()
+    if fresh:  # the first run starts the ledger, and says where
+        ensure_dirs(paths)
+        if say is not None:
+            say(f"priors: set up {paths.dir} for this first run — commit it with your repo")
+    with Lock(paths):
+        st = load_ledger(paths, want_data=False).state
+        _, printed = open_run_locked(paths, st, ns, scopes, run, budget, fresh, cap)
+    return Answer(0, None, encoded=printed)  # the object is read back from the line only when asked for
+
+
+def open_run_locked(paths: Paths, st: State, ns: str, scopes: Dict[str, str], run: Optional[str],
+                    budget: Optional[Budget], fresh: bool, cap: int = 50) -> Tuple[str, str]:
+    """Open a run with the writer lock held: (its id, the JSON line `relevant` prints).
+
+    The one way a run is opened — `relevant` and `ingest-sarif` both come through here."""
+    if fresh:
+        first_files(paths)
+        render(paths, st)
+    active = open_runs(paths, st)
+    if active:
+        raise Refusal("ACTIVE_RUN_EXISTS", run=active[0],
+                      hint=f"finish it first: `priors commit --run {active[0]}` or `priors abort --run {active[0]}`")
+    if run is None:
+        run = next_run_id(st, list_run_dirs(paths))
+    elif run in st.commits or paths.run_dir(str(run)).exists():
+        raise Refusal("RUN_EXISTS", run=run)
+    out = relevant_hook(budget, st, select(st, ns, scopes, str(run), cap))
+    rdir = paths.run_dir(str(run))
+    make_dir(rdir)
+    parts = {k: dumps(v) for k, v in out.items()}  # the verify list can be 10k items: encode it once
+    printed = dumps_object(parts)
+    parts["scopes"] = dumps(scopes)
+    parts["ledger_records"] = str(st.records)  # where the ledger stood: commit finds what a person decided since
+    try:
+        atomic_write(rdir / "relevant.json", (dumps_object(parts) + "\n").encode("utf-8"))
+    except BaseException:  # a run that could not be opened leaves no folder behind
+        discard_tree(rdir)
+        raise
+    return str(run), printed
+
+
+# ------------------------------------------------------------------ disposition
+
+
+def disposition(paths: Paths, run: str, pairs: List[Tuple[str, str]]) -> Answer:
+    """Judge each (ID, VERDICT) pair in order, each as if alone. JSON: `{"run", "items": [{"id", "to"}
+    | refusal + "item"]}`; one pair refused alone is the refusal itself."""
+    for _, verdict in pairs:
+        check_agent_verdict(verdict)
+    check_run_id(run, "disposition")
+    require_init(paths)
+    batch = len(pairs) > 1
+    with Lock(paths):
+        st = load_ledger(paths, want_data=False).state
+        rf = read_run(paths, run)
+        results: List[Tuple[bool, str]] = []
+        items: List[Dict[str, Any]] = []
+        added = 0
+        for pid, verdict in pairs:
+            try:
+                event = judge_disposition(st, rf, pid, verdict)
+            except Refusal as r:
+                if not batch:
+                    raise
+                body = r.payload()
+                body["item"] = pid
+                results.append((False, dumps(body)))
+                items.append(body)
+                continue
+            rf.dispositions.append(event)
+            added += 1
+            results.append((True, f"{pid} → {verdict}"))
+            items.append({"id": pid, "to": verdict})
+        if added:
+            write_jsonl(paths.run_dir(run) / "dispositions.jsonl", rf.dispositions)
+    code = 0 if all(ok for ok, _ in results) else 1
+    return Answer(code, {"items": items, "run": run}, "\n".join(text for _, text in results))
+
+
+# ------------------------------------------------------------------ propose
+
+
+def propose_one(st: State, rf: RunFiles, raw: Any, ns: str, next_id: List[int], paths: Optional[Paths] = None
+                ) -> Dict[str, Any]:
+    """Judge one candidate exactly as the contract orders; returns the staged record (`next_id`: the
+    highest prior number taken so far, moved on when this one is staged)."""
+    check_run_for_propose(st, rf, ns)
+    cand = validate(raw)
+    if paths is not None and (raw.get("at") is not None or raw.get("file") is not None):
+        raw = resolve_location(paths, rf, raw)  # the prior records the resolved scope_ref
+        cand = validate(raw)
+    check_supersedes(st, raw.get("supersedes"), ns)  # lessons loop: a usage error like any bad field
+    current = check_scope(rf, cand)
+    check_distinct_from(st, rf, cand, ns)
+    guard(raw)  # the secret guard: before anything (a staged prior or a call's claim) can hold the text
+    esc = find_conflict(st, rf, cand, current)
+    if esc is not None:
+        if not escalation_known(rf, esc):
+            rf.escalations.append({k: v for k, v in esc.items() if v is not None})
+        raise reversal_refusal(esc)
+    pid = next_prior_id(next_id[0])
+    next_id[0] += 1
+    rec = prior_record(cand, pid, ns, rf.run, current)
+    rf.staged.append(rec)
+    return rec
+
+
+def highest_staged(st: State, rf: RunFiles) -> int:
+    """The highest prior number the ledger or this run's staging holds: the next proposal takes the one after."""
+    return max([st.max_prior] + [prior_number(r.get("id")) for r in rf.staged if isinstance(r, dict)])
+
+
+def propose(paths: Paths, run: str, ns: str, items: List[Tuple[str, Any]]) -> Answer:
+    """Judge each (label, candidate) in order, each as if proposed alone. JSON: `{"run", "items":
+    [{"item", "id"[, "scope_ref"]} | refusal + "item"]}`; one candidate refused alone is the refusal."""
+    check_run_id(run, "propose")
+    if not items:
+        raise UsageError("priors propose: give at least one candidate")
+    batch = len(items) > 1
+    if batch:
+        for label, raw in items:
+            try:
+                validate(raw)
+            except UsageError as exc:
+                raise UsageError(f"{exc} (in {label}; nothing was staged)") from None
+    require_init(paths)
+    with Lock(paths):
+        st = load_ledger(paths, want_data=False).state
+        rf = read_run(paths, run)
+        before = (len(rf.staged), len(rf.escalations))
+        next_id = [highest_staged(st, rf)]
+        results: List[Tuple[bool, str]] = []
+        out: List[Dict[str, Any]] = []
+        for label, raw in items:
+            try:
+                rec = propose_one(st, rf, raw, ns, next_id, paths)
+            except Refusal as r:
+                if not batch:
+                    save_staging(paths, rf, before)
+                    raise
+                body = r.payload()
+                body["item"] = label
+                results.append((False, dumps(body)))
+                out.append(body)
+                continue
+            results.append((True, f"{rec['id']} staged (new)"))
+            staged = {"id": rec["id"], "item": label}
+            if isinstance(rec.get("scope_ref"), str):
+                staged["scope_ref"] = rec["scope_ref"]  # where an `at` location resolved to
+            out.append(staged)
+        save_staging(paths, rf, before)
+    code = 0 if all(ok for ok, _ in results) else 1
+    return Answer(code, {"items": out, "run": run}, "\n".join(text for _, text in results))
+
+
+# ------------------------------------------------------------------ commit / abort
+
+
+def commit(paths: Paths, run: str) -> Answer:
+    """Seal the run; JSON: `{"run", "summary": [lines]}` (a retry answers the sealed run's summary)."""
+    check_run_id(run, "commit")
+    require_init(paths)
+    with Lock(paths):
+        summary = commit_locked(paths, run)
+    return Answer(0, {"run": run, "summary": summary}, "\n".join(summary))
+
+
+def commit_locked(paths: Paths, run: str) -> List[str]:
+    """Seal `run` with the writer lock held and return its summary lines (a sealed run: its old
+    summary, nothing written). The one way a run is sealed — `commit` and `ingest-sarif` use it."""
+    loaded = load_ledger(paths, want_data=False)
+    st = loaded.state
+    sealed = st.commits.get(run)
+    if sealed is not None:
+        remove_tree(paths.run_dir(run))
+        summary = sealed.get("summary")
+        return [str(s) for s in summary] if isinstance(summary, list) else [""]
+    rf = read_run(paths, run)
+    if rf.relevant is None:
+        raise Refusal("UNKNOWN_RUN", run=run)
+    shown = {pid: display_status(st.priors[pid]) for pid in rf.verify_items() if pid in st.priors}
+    plan = plan_commit(st, rf, decided_since_open(paths, st, rf))  # folds the plan's lines into `st`
+    lines = plan.lines[:-1] + commit_extra(rf.relevant, run) + plan.lines[-1:]
+    append_and_apply(paths, loaded, lines, folded=True, shown=shown)
+    # the run is sealed: nothing after this line may turn the answer into a failure
+    aftercare(f"removing {run}'s staging", remove_tree, paths.run_dir(run))
+    return list(plan.summary)
+
+
+def decided_since_open(paths: Paths, st: State, rf: RunFiles) -> List[str]:
+    """The priors a person decided in ledger lines that arrived after the run opened (a git pull
+    or merge brings them; `decide` itself is refused while a run is open). Read only when the
+    ledger's record count moved since `relevant` noted it — the common case reads nothing."""
+    opened = (rf.relevant or {}).get("ledger_records")
+    if not isinstance(opened, int) or isinstance(opened, bool) or opened == st.records:
+        return []
+    records = read_records(paths)
+    return decided_since(records[opened:] if 0 <= opened <= len(records) else records)
+
+
+def abort(paths: Paths, run: str) -> Answer:
+    """Drop an open run's staging; JSON: `{"aborted": true, "run"}`."""
+    check_run_id(run, "abort")
+    require_init(paths)
+    with Lock(paths):
+        st = load_ledger(paths, want_data=False).state
+        if run in st.commits:
+            raise Refusal("RUN_COMMITTED", run=run, hint="a sealed run cannot be aborted")
+        if not paths.run_dir(run).exists():
+            raise Refusal("UNKNOWN_RUN", run=run)
+        remove_tree(paths.run_dir(run))
+    return Answer(0, {"aborted": True, "run": run}, f"{run} aborted — uncommitted staging removed; the ledger was untouched")

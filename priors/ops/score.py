@@ -1,0 +1,120 @@
+"""`priors score`: a person's verdict on how a committed run — or a coding session given lessons
+without a run — turned out. Every lesson injected into it is credited in the same write.
+"""
+
+from __future__ import annotations
+
+from priors.core.answer import Answer
+from priors.core.canonical import normalize
+from priors.core.errors import Refusal, UsageError
+from priors.core.lessons import Ledger
+from priors.core.vocabulary import OUTCOMES, is_run_id
+from priors.core.secret_patterns import guard
+from priors.ops.lessons import lesson_ledger, refuse_if_open
+from priors.ops.session import pending_session, remember_sealed, seal_session, session_targets
+from priors.store.files import aftercare
+from priors.store.ledger import append_and_apply
+from priors.store.lock import Lock
+from priors.store.paths import Paths, require_init
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
+    from typing import Any, Dict, List, Optional
+
+
+def score(paths: Paths, run: str, outcome: str, reason: Optional[str], again: bool, replace: bool) -> Answer:
+    """Score `run` (or `last`: the latest agent run, or a coding session newer than it) as `outcome`."""
+    if outcome not in OUTCOMES:
+        raise UsageError(f"priors score: outcome must be one of {', '.join(OUTCOMES)}")
+    if again and replace:
+        raise UsageError("priors score: give --again or --replace, not both")
+    if run != "last" and not is_run_id(run):
+        raise UsageError(f"priors score: bad run id {run!r} — a run id is `run-` and three to nine ASCII digits (e.g. run-001), or say `last`")
+    if reason is not None:
+        reason = normalize(str(reason))
+        if not reason:
+            raise UsageError("priors score: --because needs some text")
+        guard({"reason": reason})
+    require_init(paths)
+    with Lock(paths):
+        loaded, ledger = lesson_ledger(paths)
+        runs = [run]
+        if run == "last":
+            session = pending_session(paths, ledger)
+            if session is not None:
+                return _score_session(paths, loaded, ledger, session, outcome, reason, replace)
+            sealed = session_targets(paths, ledger)
+            if sealed:
+                runs = sealed  # the session scored last: --again and --replace reach all its runs
+            else:
+                agent = [r for r in ledger.runs.values() if not r.by_human]
+                if not agent:
+                    raise Refusal("UNKNOWN_RUN", run="last", hint="no committed run or coding session to score yet")
+                runs = [max(agent, key=lambda r: r.index).run]
+        recs = [_score_record(paths, ledger, r, outcome, reason, again, replace) for r in runs]
+        append_and_apply(paths, loaded, recs)
+    return Answer(0, {"scored": [{"injected": r["injected"], "run": r["run"]} for r in recs]},
+                  "\n".join(_scored_line(rec) for rec in recs))
+
+
+def _score_record(paths: Paths, ledger: Ledger, run: str, outcome: str, reason: Optional[str], again: bool,
+                  replace: bool) -> Dict[str, Any]:
+    """The score record for a committed agent run, or the refusal that stops it."""
+    info = ledger.runs.get(run)
+    if info is None:
+        if paths.run_dir(run).is_dir():
+            raise Refusal("RUN_OPEN", run=run, hint="score a run after `priors commit`")
+        raise Refusal("UNKNOWN_RUN", run=run)
+    if info.by_human:
+        raise Refusal("NOT_SCORABLE", run=run, hint="this run holds lessons a person added or imported; score agent runs")
+    prior = ledger.scores.get(run, [])
+    if replace and not prior:
+        raise Refusal("NOT_SCORED", run=run, hint="nothing to replace — score it without --replace")
+    if prior and not (again or replace):
+        raise Refusal("ALREADY_SCORED", run=run, outcome=prior[-1].outcome,
+                      hint="--again adds another score, --replace corrects the latest")
+    ids = ledger.shown_for(run) or []
+    rec: Dict[str, Any] = {"t": "score", "run": run, "outcome": outcome, "by": "human", "injected": ids}
+    if reason is not None:
+        rec["reason"] = reason
+    if replace:
+        rec["replaces"] = True
+    return rec
+
+
+def _scored_line(rec: Dict[str, Any], session: bool = False) -> str:
+    ids = rec["injected"]
+    what = f"credits {len(ids)} lesson{'s' if len(ids) != 1 else ''}" + (f": {_few(ids)}" if ids else "")
+    return f"{rec['run']} → {rec['outcome']} ({'a coding session: ' if session else ''}{what})"
+
+
+def _score_session(paths: Paths, loaded: Any, ledger: Ledger, session: Dict[str, Any], outcome: str,
+                   reason: Optional[str], replace: bool) -> Answer:
+    """`score last` after a coding session newer than any run: seal what it was given as runs (one per
+    namespace), score them in the same write, and note the runs in the session record."""
+    if replace:
+        raise Refusal("NOT_SCORED", run="last", hint="the latest session is not scored yet — score it without --replace")
+    refuse_if_open(paths, ledger.state, "scoring a coding session")
+    lines = seal_session(paths, ledger, session)
+    if not lines:
+        raise Refusal("UNKNOWN_RUN", run="last", hint="the lessons the latest session was given are gone from the ledger")
+    scores: List[Dict[str, Any]] = []
+    for rec in lines:
+        if rec["t"] == "injected":
+            one: Dict[str, Any] = {"t": "score", "run": rec["run"], "outcome": outcome, "by": "human",
+                                   "injected": list(rec["ids"])}
+            if reason is not None:
+                one["reason"] = reason
+            scores.append(one)
+    append_and_apply(paths, loaded, lines + scores)
+    aftercare("noting the scored session in .priors/cache/", remember_sealed, paths, session,
+              [s["run"] for s in scores])
+    return Answer(0, {"scored": [{"injected": s["injected"], "run": s["run"]} for s in scores]},
+                  "\n".join(_scored_line(s, session=True) for s in scores))
+
+
+def _few(ids: List[str], shown: int = 5) -> str:
+    """A handful of ids and how many more: a run shown 650 lessons is not a 650-id line."""
+    if len(ids) <= shown:
+        return ", ".join(ids)
+    return f"{', '.join(ids[:shown])} and {len(ids) - shown} more (`priors lessons` lists them)"

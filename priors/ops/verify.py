@@ -1,0 +1,118 @@
+"""`priors verify`: prove `.priors/` is sound — the ledger line by line (core/ledger_checks.py), the
+files around it (PRIORS.md current, no staging of sealed runs, no stray temp files) and, in a git
+work tree, that the ledger only grew since HEAD (or since `--since REV`).
+"""
+
+from __future__ import annotations
+
+import os
+
+from priors.core.answer import Answer
+from priors.core.canonical import dumps
+from priors.core.ledger_checks import (
+    LEDGER_NAME,
+    Checked,
+    Problem,
+    check_ledger,
+    check_since,
+)
+from priors.store.files import read_bytes
+from priors.store.git import committed_ledger, git_show
+from priors.store.ledger import ledger_blocks, read_ledger_bytes
+from priors.store.paths import Paths, ledger_missing, require_init
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated
+    from typing import Any, Dict, List, Optional, Tuple
+
+
+# ------------------------------------------------------------------ the files around the ledger
+
+
+def check_files(root: Any, data: bytes, checked: Optional[Checked] = None) -> List[Problem]:
+    """PRIORS.md up to date, no staging of committed runs, no stray temp files (`checked`: what
+    `check_ledger(data, render=True)` found, so no line is parsed twice)."""
+    paths = Paths(root)
+    problems: List[Problem] = []
+    if checked is None:
+        checked = check_ledger(data, render=True)
+    committed = checked.committed_runs()
+    if not checked.damaged:  # a damaged ledger has no rendering to compare with
+        have = read_bytes(paths.rendered)
+        if have is None:
+            problems.append(Problem(0, "RENDER_MISSING", "missing — run `priors render` and commit it", ".priors/PRIORS.md"))
+        elif checked.renders_as(have) is False:
+            problems.append(Problem(0, "RENDER_STALE", "out of date with the ledger — run `priors render` and commit it", ".priors/PRIORS.md"))
+    try:
+        runs = sorted(os.listdir(str(paths.runs)))
+    except OSError:
+        runs = []
+    for name in runs:
+        if name in committed:
+            problems.append(Problem(0, "STAGING_OF_COMMITTED_RUN", f"staging left for {name}, which is committed — run `priors commit --run {name}` to clear it", f".priors/runs/{name}"))
+    for dirpath, _dirs, files in os.walk(str(paths.dir)):
+        for name in sorted(files):
+            if name.endswith(".tmp"):
+                rel = os.path.relpath(os.path.join(dirpath, name), str(root)).replace(os.sep, "/")
+                problems.append(Problem(0, "STRAY_TEMP_FILE", "a temporary file left by an interrupted write — delete it", rel))
+    return problems
+
+
+# ------------------------------------------------------------------ the check
+
+
+def verify(paths: Paths, since: Optional[str], no_git: bool) -> Tuple[Answer, List[str]]:
+    """(every problem in `.priors/` — exit code 1 when there is any —, each problem as a GitHub
+    Actions `::error` workflow command, for the caller to print where the workflow reads them)."""
+    require_init(paths)
+    if no_git:  # the ledger is read once, a block at a time, and never held whole
+        data = b""
+        checked = check_ledger(ledger_blocks(paths), render=True)
+    else:  # the comparison with git needs it whole
+        data = read_ledger_bytes(paths) if ledger_missing(paths) is None else b""
+        checked = check_ledger(data, render=True)  # every line parsed once, for every check below
+    problems, warnings = list(checked.problems), checked.warnings
+    gone = ledger_missing(paths)
+    if gone is not None:
+        problems.append(Problem(0, "LEDGER_MISSING", f"missing, but {gone} — restore it "
+                                "(`git checkout -- .priors/ledger.jsonl`)", LEDGER_NAME))
+    problems += check_files(paths.root, data, checked)
+    against = None
+    if since is not None:
+        problems += check_since(git_show(paths.root, since), data, since)
+    elif not no_git:
+        old = committed_ledger(paths.root)  # a hand edit of a committed line is caught before it is committed
+        if old is not None:
+            against = "the last commit (HEAD)"
+            problems += check_since(old, data, against)
+    problems.sort(key=lambda p: (p.file != LEDGER_NAME, p.file, p.line))
+    body: Dict[str, Any] = {"ok": not problems, "problems": [p.as_dict() for p in problems]}
+    if warnings:
+        body["warnings"] = [w.as_dict() for w in warnings]
+    lines = [p.text() for p in problems] + ["warning: " + w.text() for w in warnings]
+    n = checked.lines
+    if not problems:
+        grew = f", grew only since {since}" if since else (f", grew only since {against}" if against else "")
+        lines.append(f"ledger sound: {n} line{'s' if n != 1 else ''}" + grew)
+    else:
+        lines.append(f"{len(problems)} problem{'s' if len(problems) != 1 else ''} in .priors/")
+    return (Answer(1 if problems else 0, body, "\n".join(lines), encoded=dumps(body)),
+            [github_annotation(p) for p in problems])
+
+
+def github_annotation(p: Problem) -> str:
+    """`::error file=…,line=…,title=…::message` with GitHub's escaping."""
+
+    def esc_data(s: str) -> str:
+        return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+    def esc_prop(s: str) -> str:
+        return esc_data(s).replace(":", "%3A").replace(",", "%2C")
+
+    props = [f"file={esc_prop(p.file)}"]
+    if p.line:
+        props.append(f"line={p.line}")
+    props.append(f"title={esc_prop('priors ' + p.code)}")
+    return f"::error {','.join(props)}::{esc_data(p.message)}"
+
+
