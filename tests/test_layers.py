@@ -9,12 +9,12 @@ from __future__ import annotations
 import ast
 import sys
 from pathlib import Path
-from typing import Dict, List, Set
+from typing import Dict, List, Set, Tuple
 
 PKG = Path(__file__).resolve().parent.parent / "priors"
 
 # lower number = lower layer; a module may import only from its own layer or below
-LAYERS = {"core": 0, "store": 1, "snapshot": 2, "cli": 3}
+LAYERS = {"core": 0, "store": 1, "snapshot": 2, "ops": 3, "cli": 4}
 IO_MODULES = {"os", "io", "subprocess", "shutil", "tempfile", "threading", "fcntl", "sqlite3", "pathlib",
               "socket", "signal", "mmap", "ctypes", "msvcrt", "concurrent", "multiprocessing", "glob"}
 MAX_LINES = 700
@@ -70,7 +70,7 @@ GRAPH: Dict[str, Set[str]] = {
 def test_every_module_lives_in_a_layer() -> None:
     loose = [m for m in MODULES if m.count(".") == 1 and m.split(".")[1] not in LAYERS
              and m not in ("priors.__main__",)]
-    assert loose == [], f"modules outside core/store/snapshot/cli: {loose}"
+    assert loose == [], f"modules outside core/store/snapshot/ops/cli: {loose}"
 
 
 def test_layers_point_down_only() -> None:
@@ -162,8 +162,8 @@ def test_the_vocabulary_is_declared_once() -> None:
 
 
 def test_every_import_of_ours_names_something_that_exists() -> None:
-    """A verb's imports run only when the verb runs (lazy, at dispatch or inside a function), so a
-    name moved to another module would fail only in front of a user: check every one here."""
+    """A verb's module is imported only when the verb runs (lazily, at dispatch), so a name moved to
+    another module would fail only in front of a user: check every one here."""
     import importlib
 
     missing = []
@@ -182,3 +182,104 @@ def test_every_import_of_ours_names_something_that_exists() -> None:
                     if alias.name.startswith("priors"):
                         importlib.import_module(alias.name)
     assert not missing, "\n".join(missing)
+
+
+# ------------------------------------------------------------------ the house rules of issue 26
+
+
+def _verb_modules() -> Set[str]:
+    from priors.cli.verbs import VERBS
+
+    return {v.module for v in VERBS.values()}
+
+
+def test_no_verb_module_imports_another() -> None:
+    """A verb module reads arguments, calls one `ops` function and returns; what two verbs share lives
+    below the CLI (ops, store, core), never in a verb module the other imports."""
+    verbs = _verb_modules()
+    crossing = sorted(f"{m} -> {i}" for m in verbs for i in GRAPH[m] if i in verbs)
+    assert crossing == [], "verb modules importing each other:\n" + "\n".join(crossing)
+
+
+def _private_crossings(path: Path, module: str) -> List[str]:
+    """`from priors.x import _name`, and `mod._name` on a module of ours imported here."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    ours: Set[str] = set()  # local names bound to modules of ours
+    out: List[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("priors"):
+            for a in node.names:
+                if a.name.startswith("_"):
+                    out.append(f"{module}:{node.lineno} imports {node.module}.{a.name}")
+                if f"{node.module}.{a.name}" in MODULES:
+                    ours.add(a.asname or a.name)
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.startswith("priors") and a.asname:
+                    ours.add(a.asname)
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ours
+                and node.attr.startswith("_") and not node.attr.startswith("__")):
+            out.append(f"{module}:{node.lineno} reaches {node.value.id}.{node.attr}")
+    return out
+
+
+def test_no_private_name_crosses_a_module_boundary() -> None:
+    """What another module needs is public, and named for what it does."""
+    bad = [line for m, p in MODULES.items() for line in _private_crossings(p, m)]
+    assert bad == [], "private names used across modules:\n" + "\n".join(bad)
+
+
+def test_the_private_name_check_finds_planted_crossings(tmp_path: Path) -> None:
+    planted = tmp_path / "planted.py"
+    planted.write_text("from priors.core.fold import _x\nfrom priors.store import fold_cache as cache\n"
+                       "def f():\n    return cache._secret\n", encoding="utf-8")
+    assert _private_crossings(planted, "planted") == ["planted:1 imports priors.core.fold._x",
+                                                     "planted:4 reaches cache._secret"]
+
+
+# Function-level imports the rule allows: the verb dispatch (an `importlib` call, not a statement)
+# and a standard-library module that only a rare path needs and that costs the common path start-up
+# time — each named here with why. Everything else imports at the top of its module.
+LAZY_STDLIB = {
+    "subprocess": "git and --tool commands only; ~3 ms (it pulls in selectors, signal, threading)",
+    "shutil": "removing trees, finding git; imports fnmatch and more",
+    "concurrent.futures": "hashing on several cores, for a large snapshot only",
+    "threading": "the hashing thread of a large ledger only",
+    "ctypes": "Windows file locking only",
+    "difflib": "a did-you-mean suggestion, after a typo only",
+    "urllib.parse": "SARIF artifact URIs, for ingest-sarif only",
+    "tempfile": "the demo's scratch repo and atomic temp names on rare paths",
+    "signal": "ingest-sarif's SIGTERM handler only",
+    "termios": "the decide walk's single keys, on a terminal only",
+    "tty": "the decide walk's single keys, on a terminal only",
+    "msvcrt": "Windows only",
+    "fcntl": "POSIX locking (absent on Windows)",
+    "select": "the decide walk only",
+    "ast": "a rare check only",
+    "warnings": "a rare check only",
+    "multiprocessing": "hashing on several cores only",
+}
+
+
+def _function_level_imports(path: Path) -> List[Tuple[int, str]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: List[Tuple[int, str]] = []
+
+    def walk(node: ast.AST, nested: bool) -> None:
+        for ch in ast.iter_child_nodes(node):
+            if isinstance(ch, (ast.Import, ast.ImportFrom)) and nested:
+                names = [ch.module or ""] if isinstance(ch, ast.ImportFrom) else [a.name for a in ch.names]
+                found.extend((ch.lineno, n) for n in names)
+            walk(ch, nested or isinstance(ch, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)))
+
+    walk(tree, False)
+    return found
+
+
+def test_imports_stand_at_the_top_of_their_module() -> None:
+    """Lazy only at the verb dispatch in cli/main.py (an importlib call), and for the few standard
+    library modules LAZY_STDLIB names: a cycle or a cost hidden in a function is not hidden here."""
+    bad = [f"{m}:{line} imports {name} inside a function" for m, p in MODULES.items()
+           for line, name in _function_level_imports(p) if name not in LAZY_STDLIB]
+    assert bad == [], "\n".join(bad)

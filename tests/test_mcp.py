@@ -1,6 +1,7 @@
 """`priors mcp` at the byte level: the handshake, every malformed message, batches per revision,
 oversized lines, a closed stdin, a stdout that carries nothing but the protocol — and the pure
-tool table in priors/core/mcp_tools.py. (A real client drives the server in test_mcp_sdk.py.)
+tool table (the tools declared with their verbs in priors/cli/verbs.py, the protocol's data in
+priors/core/mcp_tools.py). (A real client drives the server in test_mcp_sdk.py.)
 """
 
 from __future__ import annotations
@@ -14,14 +15,13 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from conftest import REPO, Keeper
 
+from priors.cli.verbs import tools
 from priors.core.mcp_tools import (
     PROTOCOL_VERSIONS,
-    TOOLS,
     negotiate,
     schema_problem,
-    tool_list,
+    tool_entry,
     unknown_tool,
-    verb_call,
 )
 from priors.core.vocabulary import MAX_MCP_MESSAGE_BYTES
 
@@ -114,7 +114,7 @@ def test_tools_before_initialize_and_bad_initialize_are_errors(tmp_path: Path) -
     assert "initialize first" in _error(replies[0])[2]
     assert replies[4]["result"]["protocolVersion"] == "2025-11-25"
     names = [t["name"] for t in replies[5]["result"]["tools"]]
-    assert names == list(TOOLS)
+    assert names == list(tools())
     assert not any(v in n for n in names for v in ("decide", "redact", "add", "score", "import", "config"))
 
 
@@ -204,7 +204,7 @@ def test_batches_are_answered_only_in_the_revision_that_has_them(tmp_path: Path)
     batch = replies[2]
     assert isinstance(batch, list) and len(batch) == 4
     assert batch[0] == {"jsonrpc": "2.0", "id": 2, "result": {}}
-    assert len(batch[1]["result"]["tools"]) == len(TOOLS)
+    assert len(batch[1]["result"]["tools"]) == len(tools())
     assert _error(batch[2])[:2] == (None, -32600)
     assert _error(batch[3])[:2] == (6, -32600) and "batch" in _error(batch[3])[2]
     assert _error(replies[3])[:2] == (None, -32600)  # an empty batch; the batch of one notification has no reply
@@ -250,25 +250,26 @@ def test_failures_inside_a_call_are_reported_honestly(tmp_path: Path, monkeypatc
     """An unexpected error is a JSON-RPC error saying nothing changed; after the ledger landed, a warning."""
     import io
 
-    from priors.cli import mcp_server, run_verbs
+    from priors.cli import mcp_server
+    from priors.ops import run
     from priors.store import files
 
     k = _target(tmp_path)
     server = mcp_server.Server(str(k.root), io.BytesIO(), io.StringIO())
     assert server.handle(_init())["result"]["protocolVersion"] == "2025-06-18"
 
-    def full_disk(a: Any, ctx: Any) -> Any:
+    def full_disk(paths: Any, run_id: str) -> Any:
         raise OSError(28, "No space left on device")
 
-    def landed_then_failed(a: Any, ctx: Any) -> Any:
+    def landed_then_failed(paths: Any, run_id: str) -> Any:
         files.CHANGED.append(str(k.root / ".priors" / "ledger.jsonl"))
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(run_verbs, "abort", full_disk)
+    monkeypatch.setattr(run, "abort", full_disk)
     reply = server.handle(_call(1, "priors_abort", {"run": "run-001"}))
     assert reply["error"]["code"] == -32603
     assert "No space left on device" in reply["error"]["message"] and "nothing was changed" in reply["error"]["message"]
-    monkeypatch.setattr(run_verbs, "commit", landed_then_failed)
+    monkeypatch.setattr(run, "commit", landed_then_failed)
     result = server.handle(_call(2, "priors_commit", {"run": "run-001"}))["result"]
     assert result["isError"] is False
     assert "the change stands, do not repeat the call" in result["structuredContent"]["warning"]
@@ -400,21 +401,22 @@ def test_status_with_calls_gives_the_commands_for_the_person(tmp_path: Path) -> 
 def test_negotiation_and_the_tool_table() -> None:
     assert negotiate("2025-06-18") == "2025-06-18"
     assert negotiate("2026-07-28") == negotiate(None) == PROTOCOL_VERSIONS[0]
-    listed = tool_list()
-    assert [t["name"] for t in listed] == list(TOOLS)
+    listed = [tool_entry(n, v.tool.title, v.tool.read_only, v.tool.description, v.tool.schema)
+              for n, v in tools().items()]
+    assert [t["name"] for t in listed] == list(tools())
     assert all(t["inputSchema"]["additionalProperties"] is False for t in listed)
-    assert "person's verb" in unknown_tool("priors_redact") and "person's verb" in unknown_tool("score")
-    assert "did you mean 'priors_commit'" in unknown_tool("priors_comit")
+    assert "person's verb" in unknown_tool("priors_redact", list(tools())) and "person's verb" in unknown_tool("score", [])
+    assert "did you mean 'priors_commit'" in unknown_tool("priors_comit", list(tools()))
 
 
 def test_schema_problems_are_named_by_their_path() -> None:
-    schema = TOOLS["priors_disposition"][4]
+    schema = tools()["priors_disposition"].tool.schema
     assert schema_problem(schema, {"run": "run-001", "verdicts": [{"id": "P-0001", "verdict": "fixed"}]}) is None
     assert schema_problem(schema, {"run": "run-001", "verdicts": []}) == "`verdicts` must hold at least 1 item(s)"
     assert schema_problem(schema, {"run": 1, "verdicts": [{}]}) == "`run` must be a string"
     assert schema_problem(schema, {"run": "run-001", "verdicts": [{"id": "P-0001", "verdict": "fixed", "x": 1}]}) \
         .startswith("unknown argument `verdicts[0].x`")
-    rel = TOOLS["priors_relevant"][4]
+    rel = tools()["priors_relevant"].tool.schema
     assert schema_problem(rel, {"ns": NS, "snapshot": ["a", "b"], "max_inject": 2}) is None
     assert schema_problem(rel, {"ns": NS, "max_inject": -1}) == "`max_inject` must be at least 0"
     assert schema_problem(rel, {"ns": NS, "settled": True}) == "`settled` must be a whole number"
@@ -422,15 +424,19 @@ def test_schema_problems_are_named_by_their_path() -> None:
     assert schema_problem(rel, {"ns": NS, "snapshots": True}).startswith("unknown argument `snapshots` — did you mean `snapshot`?")
 
 
-def test_a_tool_call_becomes_its_verbs_arguments() -> None:
-    assert verb_call("priors_relevant", {"ns": NS, "snapshot": ["src"], "query": "-x", "max_chars": 50,
-                                         "scopes": {}}) == \
-        ("relevant", ["--ns", NS, "--query", "-x", "--max-chars", "50", "--snapshot", "src"], {"scopes": {}})
-    assert verb_call("priors_disposition", {"run": "run-001", "verdicts": [{"id": "--help", "verdict": "fixed"}]}) == \
-        ("disposition", ["--run", "run-001", "--json", "--", "--help", "fixed"], {})
-    verb, argv, inband = verb_call("priors_propose", {"run": "run-001", "ns": NS, "candidates": [{"claim": "c"}]})
-    assert (verb, argv, inband) == ("propose", ["--run", "run-001", "--ns", NS, "--json"],
-                                    {"candidates": [("candidates[0]", {"claim": "c"})]})
-    assert verb_call("priors_show", {"id": "P-0001"}) == ("show", ["--json", "--", "P-0001"], {})
-    assert verb_call("priors_status", {"calls": False}) == ("status", ["--json"], {})
-    assert verb_call("priors_abort", {"run": "run-001"}) == ("abort", ["--run", "run-001", "--json"], {})
+def test_a_tool_call_reaches_its_verb_with_its_arguments_as_they_are(tmp_path: Path) -> None:
+    """No argument vector in between: a query or an id that looks like a flag stays a value, and the
+    answer is the command line's for the same values (the ids after `--` there)."""
+    k = _target(tmp_path)
+    replies, err, code = serve(k.root, [
+        _init(),
+        _call(1, "priors_relevant", {"ns": NS, "query": "-x", "max_chars": 50, "scopes": {}}),
+        _call(2, "priors_disposition", {"run": "run-001", "verdicts": [{"id": "--help", "verdict": "fixed"}]}),
+        _call(3, "priors_show", {"id": "-h"}),
+    ])
+    assert code == 0
+    assert replies[1]["result"]["structuredContent"]["run"] == "run-001"
+    cli = k("disposition", "--run", "run-001", "--json", "--", "--help", "fixed")
+    assert cli.code == 1 and replies[2]["result"]["isError"] is True
+    assert replies[2]["result"]["content"][0]["text"] == cli.out.strip()
+    assert _error(replies[3])[1] == -32602 and "'-h' is not a prior id" in _error(replies[3])[2]

@@ -13,7 +13,7 @@ import pytest
 import ledgerkit as k
 from priors.core.canonical import dumps
 from priors.core.ledger_checks import check, check_since, rewrite_problem, Problem
-from priors.cli.verify_verb import github_annotation
+from priors.ops.verify import github_annotation
 
 ROOT = Path(__file__).resolve().parent.parent
 

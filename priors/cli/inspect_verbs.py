@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from priors.core.errors import UsageError
-from priors.ops import inspect
+from priors.ops import timeline
 from priors.ops.lessons import list_lessons
 from priors.store.paths import Paths
 
@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 
 
 def cmd_show(a: Parsed, ctx: Context) -> Answer:
-    return inspect.show(Paths(ctx.root), a.pos[0])
+    return timeline.show(Paths(ctx.root), a.pos[0])
 
 
 def cmd_list(a: Parsed, ctx: Context) -> Answer:
@@ -24,8 +24,8 @@ def cmd_list(a: Parsed, ctx: Context) -> Answer:
             raise UsageError("priors list: --lessons takes only --ns and --json")
         ns = a.get("ns")
         return list_lessons(Paths(ctx.root), [str(ns)] if ns else None, False)
-    return inspect.list_priors(Paths(ctx.root), a.get("ns"), a.get("status"), a.get("type"))
+    return timeline.list_priors(Paths(ctx.root), a.get("ns"), a.get("status"), a.get("type"))
 
 
 def cmd_history(a: Parsed, ctx: Context) -> Answer:
-    return inspect.history(Paths(ctx.root), a.get("ns"), a.get("svg"))
+    return timeline.history(Paths(ctx.root), a.get("ns"), a.get("svg"))

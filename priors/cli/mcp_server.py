@@ -39,7 +39,7 @@ from priors.core.mcp_tools import (
     unknown_tool,
 )
 from priors.core.vocabulary import MAX_MCP_MESSAGE_BYTES
-from priors.ops import desk, ground, inspect, run
+from priors.ops import desk, ground, run, timeline
 from priors.ops.lessons import budget_for
 from priors.snapshot.scan import take_snapshot
 from priors.store.files import CHANGED, WARNINGS, ledger_landed
@@ -359,7 +359,7 @@ CALLS: Dict[str, Callable[[Paths, Dict[str, Any], Any], Answer]] = {
     "scopes": lambda paths, args, err: ground.list_scopes(paths, args["run"], args.get("paths", []),
                                                           bool(args.get("lines"))),
     "status": lambda paths, args, err: desk.status(paths, bool(args.get("calls")), True),
-    "show": lambda paths, args, err: inspect.show(paths, args["id"]),
+    "show": lambda paths, args, err: timeline.show(paths, args["id"]),
 }
 
 

@@ -459,7 +459,7 @@ HEAD are checked only as lines: an edit to one of them is not seen.
 
 Under GitHub Actions (GITHUB_ACTIONS=true) every problem is also printed as an
 ::error annotation (on stdout; on stderr with --json, so stdout stays JSON)."""))
-declare(Verb('merge-driver', 'git merge driver for the ledger (set up by `init --git`)', CI, "verify_verb", OWN,
+declare(Verb('merge-driver', 'git merge driver for the ledger (set up by `init --git`)', CI, "merge_verb", OWN,
              usage='priors merge-driver [--render] BASE OURS THEIRS [PATH]',
              flags={"--render": BOOL},
              min_pos=3,
