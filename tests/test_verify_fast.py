@@ -290,9 +290,9 @@ def _cell_the_long_way(text):
 
 @given(cell_text)
 def test_a_cell_kept_as_it_reads_is_what_escaping_would_give(text):
-    from priors.core.views import _cell
+    from priors.core.views import table_cell
 
-    assert _cell(text) == _cell_the_long_way(text)
+    assert table_cell(text) == _cell_the_long_way(text)
 
 
 @settings(max_examples=300, deadline=None)

@@ -112,22 +112,22 @@ def _string(s: str) -> str:
     return text
 
 
-_FAST = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False).encode
+fast_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False).encode
 
 
-def _has_high(text: str) -> bool:
+def has_high_char(text: str) -> bool:
     """Any character at or above U+D800? (A regex over that range costs ~10 ms to compile, per process.)"""
     return not text.isascii() and max(text) >= "\ud800"
 
 
 def c_encoder() -> Any:
-    """The C encoder under `_FAST`, built once. `_FAST` builds a new one on every call, which costs a
+    """The C encoder under `fast_dumps`, built once. `fast_dumps` builds a new one on every call, which costs a
     reader of many lines (verify) nearly as much as the encoding itself. `encoder(value, 0)` gives
-    `_FAST(value)` in pieces for any parsed JSON value; None where Python has no C accelerator."""
+    `fast_dumps(value)` in pieces for any parsed JSON value; None where Python has no C accelerator."""
     make = getattr(json.encoder, "c_make_encoder", None)
     if make is None:
         return None
-    try:  # the arguments JSONEncoder.iterencode passes, as `_FAST` is configured (no circular check: parsed data has no cycle)
+    try:  # the arguments JSONEncoder.iterencode passes, as `fast_dumps` is configured (no circular check: parsed data has no cycle)
         return make(None, None, json.encoder.encode_basestring, None, ":", ",", True, False, False)
     except TypeError:
         return None
@@ -180,10 +180,10 @@ def dumps(value: Any) -> str:
         # and no character at or above U+D800 (lone surrogates are escaped, and only there can
         # code-point order and JavaScript's UTF-16 key order differ).
         try:
-            text = _FAST(value)
+            text = fast_dumps(value)
         except (TypeError, ValueError):
             text = None
-        if text is not None and not _has_high(text):
+        if text is not None and not has_high_char(text):
             return text
     out: list = []
     _encode(value, out)
@@ -286,14 +286,14 @@ class JSONError(ValueError):
     """Input that is not acceptable JSON (syntax, NaN/Infinity, or too deep)."""
 
 
-def _reject_constant(name: str) -> Any:
+def reject_constant(name: str) -> Any:
     raise JSONError(f"{name} is not valid JSON")
 
 
 def loads(text: str) -> Any:
     """Strict JSON parse: no NaN/Infinity; deep nesting becomes JSONError, not RecursionError."""
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=reject_constant)
     except RecursionError:
         raise JSONError("nested too deeply") from None
     except JSONError:

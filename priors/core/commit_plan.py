@@ -10,6 +10,9 @@ from priors.core.fold import REST_AFTER, State, apply
 from priors.core.grammar import AGENT_VERDICTS
 from priors.core.plain import Plain
 from priors.core.protocol import QUIESCENT, RunFiles, escalation_known, find_conflict, missing_dispositions
+from priors.core.grammar import FACETS, FACET_ORDER, validate
+from priors.core.errors import UsageError
+from priors.core.vocabulary import CANDIDATE_FIELDS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -60,8 +63,6 @@ def _valid_disposition(ev: Any, run: str) -> bool:
 
 
 def _valid_staged(rec: Any, rf: RunFiles) -> bool:
-    from priors.core.grammar import FACET_ORDER, FACETS
-
     if not isinstance(rec, dict) or rec.get("t") != "prior" or rec.get("born") != rf.run or rec.get("ns") != rf.ns:
         return False
     facets = rec.get("facets")
@@ -146,10 +147,6 @@ def rejudge_staged(st: State, rf: RunFiles, decided: Any) -> List[str]:
     git pull brings those decisions mid-run): one that now repeats a settled prior (RERAISE,
     DUPLICATE) or sits below a floor is dropped; one that now reverses it becomes a call for the
     person, as `propose` would have made it. Returns a summary phrase per dropped finding; never silent."""
-    from priors.core.errors import UsageError
-    from priors.core.grammar import validate
-    from priors.core.vocabulary import CANDIDATE_FIELDS
-
     only = {pid for pid in decided if pid in st.priors}
     if not only or not rf.staged:
         return []

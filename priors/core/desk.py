@@ -9,6 +9,7 @@ from __future__ import annotations
 from priors.core.fold import PriorState, State, review_due
 from priors.core.views import count_bucket, namespaces
 from priors.core.vocabulary import HUMAN_VERDICTS, SEVERITY_RANK
+from priors.core.canonical import dumps
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -128,8 +129,6 @@ def commands(ask: Dict[str, Any]) -> List[str]:
 
 def _one_line(value: Any, width: int = 200) -> str:
     if not isinstance(value, str):
-        from priors.core.canonical import dumps
-
         value = dumps(value)
     text = " ".join(value.split())
     return text if len(text) <= width else text[: width - 1] + "…"

@@ -12,6 +12,9 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
     from typing import Any, Dict, List, Optional
 from typing import Any, Dict, List, Optional
 from priors.core.vocabulary import CANDIDATE_FIELDS, KEEPER_FIELDS, AGENT_VERDICTS, FACET_ORDER, FACETS, HUMAN_VERDICTS, MAX_TAGS, PRESETS, PRIOR_RE, RUN_RE, SEVERITIES, SEVERITY_RANK, TAG_RE  # noqa: F401
+from priors.core.canonical import dumps, normalize, value_problem
+from priors.core.vocabulary import MAX_CANDIDATE_BYTES, MAX_DEPTH
+from priors.core.controls import control_problem
 
 
 
@@ -166,7 +169,6 @@ def validate(raw: Any) -> Candidate:
     check_fields(raw)
     typ, facets = resolve_facets(raw)
     claim = raw.get("claim")
-    from priors.core.canonical import normalize
 
     if not isinstance(claim, str) or not normalize(claim):
         raise UsageError("priors: a candidate needs a non-empty `claim` string")
@@ -182,8 +184,6 @@ def validate(raw: Any) -> Candidate:
     if opp is not None and (not isinstance(opp, list) or not all(isinstance(x, str) for x in opp)):
         raise UsageError("priors: `opposes` must be a list of direction strings")
     if raw.get("tags") is not None:
-        from priors.core.grammar import check_tags
-
         check_tags(raw["tags"])  # lessons loop: short lowercase words
     sup = raw.get("supersedes")
     if sup is not None and (not isinstance(sup, str) or not PRIOR_RE.match(sup)):
@@ -203,10 +203,6 @@ def check_at_door(raw: Any, what: str) -> None:
     """The limits every value meets before the keeper writes it (reader and writer agree on them,
     and `verify` holds every ledger line to them): valid Unicode text, finite and exact numbers,
     nesting at most MAX_DEPTH, canonical JSON at most MAX_CANDIDATE_BYTES. Usage errors."""
-    from priors.core.canonical import dumps, value_problem
-    from priors.core.vocabulary import MAX_CANDIDATE_BYTES, MAX_DEPTH
-
-    from priors.core.controls import control_problem
 
     why = value_problem(raw, MAX_DEPTH)
     if why is None:

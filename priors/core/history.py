@@ -15,6 +15,8 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
     from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from priors.core.chart import CATEGORIES, LABELS, chart_svg, quiet_streak  # noqa: F401 (re-exported)
+from priors.core.fold import State, apply, apply_priors, fold
+from priors.core.canonical import dumps
 
 BAR_CHARS = {"fixed": "#", "carried": "=", "touched": "~", "your_call": "?", "new": "+"}
 CLAIM_WIDTH = 72
@@ -30,8 +32,6 @@ def cut(text: str, width: int = CLAIM_WIDTH) -> str:
 
 def timeline(records: Sequence[Dict[str, Any]], pid: str) -> Optional[Dict[str, Any]]:
     """The prior and every ledger line that touched it, with resting and resurrection read from the fold."""
-    from priors.core.fold import State, apply
-
     st = State()
     events: List[Dict[str, Any]] = []
     calls: Dict[str, Dict[str, Any]] = {}
@@ -166,8 +166,6 @@ def show_text(body: Dict[str, Any]) -> str:
 
 
 def _compact(v: Any) -> str:
-    from priors.core.canonical import dumps
-
     return dumps(v)
 
 
@@ -175,8 +173,6 @@ def _compact(v: Any) -> str:
 
 
 def list_rows(records: Sequence[Dict[str, Any]], ns: Optional[str] = None, status: Optional[str] = None, typ: Optional[str] = None) -> List[Dict[str, Any]]:
-    from priors.core.fold import fold
-
     st = fold(records)
     rows = []
     for p in st.priors.values():
@@ -394,16 +390,12 @@ def history_rows(records: Sequence[Dict[str, Any]], ns: Optional[str] = None) ->
     review nudges due when it opened; new = priors born in it; resting and open =
     priors of its namespace in that state right after its commit record.
     """
-    from priors.core.fold import apply_priors
-
     return _walk(records, ns, apply_priors)[0]  # (the rows read only priors, runs and commits)
 
 
 def history_and_state(records: Sequence[Dict[str, Any]], ns: Optional[str] = None):
     """(history_rows, the folded state): one pass for callers that need both (the report) — the
     whole `apply` per record, where `history_rows` folds only what the rows read."""
-    from priors.core.fold import apply
-
     return _walk(records, ns, apply)
 
 
@@ -415,8 +407,6 @@ def _walk(records: Sequence[Dict[str, Any]], ns: Optional[str], step: Any):
     or a run record for its `run` — against the state before the line; the prior it names then
     has its share of the tallies moved (`_Tally.update`). The branches per record type are
     written out: this loop runs once per ledger line."""
-    from priors.core.fold import State
-
     st = State()
     priors, commits = st.priors, st.commits
     tally = _Tally()

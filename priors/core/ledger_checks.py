@@ -14,11 +14,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
-from priors.core.canonical import _has_high, plainly_writable, proves_canonical, reason_hash, too_large
+from priors.core.canonical import has_high_char, plainly_writable, proves_canonical, reason_hash, too_large
 from priors.core.ledger_quick import EVENT_LINE, PRIOR_LINE, QuickChecker, Shape, facets_verdict
 from priors.core.ledger_rules import LEDGER_NAME, REDACTED_CALL_KEYS, TOMBSTONE_KEYS, Problem  # noqa: F401 (re-exported)
 from priors.core.vocabulary import BINDING, MAX_DEPTH, REST_AFTER
 from priors.core.views import row_parts, row_plain
+import gc
+import json
+from priors.core.canonical import JSONError, c_encoder, dumps, fast_dumps, loads, reject_constant, sha12
+from priors.core.views import REDACTED_ROW, markdown_lines, render_markdown, row_line
+from priors.core.errors import UsageError
+from priors.core.fold import fold, parse_lines
 
 # ------------------------------------------------------------------ splitting and parsing
 
@@ -35,8 +41,6 @@ def split_lines(data: bytes) -> List[bytes]:
 
 def parse_line(raw: bytes) -> Tuple[Optional[Dict[str, Any]], Optional[str]]:
     """(object, None) or (None, why it is not one JSON object in UTF-8)."""
-    from priors.core.canonical import JSONError, loads
-
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -106,8 +110,6 @@ def check_ledger(data: Union[bytes, Iterable[bytes]], render: bool = False, stri
     `strict`: every line the plain way — a parse per line, the canonical text encoded in full, every
     record by its strict rule, `PRIORS.md` from a fold of every record (so `data` must be bytes).
     The reference the quick way is held to (a property test); same answer, several times slower."""
-    import gc
-
     run = _Pass(render and not strict)
     collecting = gc.isenabled()
     gc.disable()  # hundreds of thousands of short-lived acyclic objects: collections would only cost time
@@ -197,9 +199,6 @@ class _Pass:
     the plain way (the reference for every step of `block`)."""
 
     def __init__(self, render: bool) -> None:
-        import json
-
-        from priors.core.canonical import _reject_constant, c_encoder
 
         odd: List[str] = []  # a float, or a whole number too large to stay exact, in the current line
         self.odd = odd
@@ -214,7 +213,7 @@ class _Pass:
                 odd.append(text)
             return number
 
-        decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_float=note_float, parse_int=note_int)
+        decoder = json.JSONDecoder(parse_constant=reject_constant, parse_float=note_float, parse_int=note_int)
         self.decode, self.scan = decoder.decode, decoder.scan_once
         self.encode = c_encoder()
         self.ck = QuickChecker()
@@ -376,12 +375,12 @@ class _Pass:
         no escape and no character at or above U+D800, no text of those values is shorter than the
         canonical one, and only the canonical one has exactly its length (`canonical.proves_canonical`)."""
         return size >= 0 and size + strings == len(line) and not (escapes and "\\" in line) \
-            and (not high or not _has_high(line))
+            and (not high or not has_high_char(line))
 
     def encoded(self, rec: Dict[str, Any], line: str, high: bool) -> bool:
         """`line` is the C encoder's text of `rec` (its canonical text, when `rec` holds no float and
         `line` no character at or above U+D800): the encoder built once, not once per line."""
-        if self.odd or self.encode is None or (high and _has_high(line)):
+        if self.odd or self.encode is None or (high and has_high_char(line)):
             return False
         try:
             return "".join(self.encode(rec, 0)) == line
@@ -392,7 +391,7 @@ class _Pass:
         """Any other line that parsed alone: canonical as `strict` decides it (proved by lengths for an
         object of strings, else encoded), then the strict rules."""
         ck = self.ck
-        if self.odd or (escapes and "\\" in line) or (high and _has_high(line)) or not proves_canonical(rec, line):
+        if self.odd or (escapes and "\\" in line) or (high and has_high_char(line)) or not proves_canonical(rec, line):
             if not self.encoded(rec, line, high) and not _canonical(rec, line, self.odd, line.encode("utf-8")):
                 ck.add(no, "NOT_CANONICAL", _NOT_CANONICAL)
         plain = not self.odd and not (escapes and "\\u" in line) and line.count("{") + line.count("[") <= MAX_DEPTH
@@ -450,11 +449,9 @@ _NOT_CANONICAL = "not canonical JSON (keys sorted, no spaces, UTF-8 not \\u esca
 
 
 def _canonical(rec: Dict[str, Any], text: str, odd: List[str], raw: bytes) -> bool:
-    from priors.core.canonical import _FAST, dumps
-
-    if not odd and not _has_high(text):  # then the canonical text is the C encoder's
+    if not odd and not has_high_char(text):  # then the canonical text is the C encoder's
         try:
-            if _FAST(rec) == text:
+            if fast_dumps(rec) == text:
                 return True
         except (TypeError, ValueError):
             pass
@@ -467,8 +464,6 @@ def _canonical(rec: Dict[str, Any], text: str, odd: List[str], raw: bytes) -> bo
 
 def _parse_once(raw: bytes, decode: Any) -> Tuple[Optional[Dict[str, Any]], Optional[str], str]:
     """`parse_line` with the given decoder (which notes odd_numbers), also returning the decoded text."""
-    from priors.core.canonical import JSONError
-
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -524,8 +519,6 @@ class _Table:
     def matches(self, have: bytes) -> bool:
         """`have` is exactly what these rows render to (compared a thousand rows at a time, as they
         are made: the whole text is never held)."""
-        from priors.core.views import REDACTED_ROW, markdown_lines, row_line
-
         head = "".join(line + "\n" for line in markdown_lines(bool(self.rows), ())).encode("utf-8")
         if not have.startswith(head):
             return False
@@ -559,7 +552,6 @@ def rewrite_problem(old: bytes, new: bytes) -> Optional[str]:
     """None when `new` is `old` or the sanctioned redaction rewrite of it; else why not."""
     if old == new:
         return None
-    from priors.core.canonical import sha12
 
     o, _ = parse_line(old)
     n, _ = parse_line(new)
@@ -632,21 +624,9 @@ def check_since(old: bytes, new: bytes, rev: str = "the old revision") -> List[P
 def render_expected(data: bytes, records: Optional[List[Dict[str, Any]]] = None) -> Optional[bytes]:
     """What `priors render` would write for this ledger; None when it cannot be computed (damage).
     `records`: the ledger already parsed (by `check_ledger`, when no line is damaged)."""
-    from priors.core.errors import UsageError
-
-    try:
-        from priors.core import views as views
-    except ImportError:
-        return None
-    fn = getattr(views, "render_markdown", None) or getattr(views, "render", None)
-    if fn is None:
-        return None
-    from priors.core.fold import fold, parse_lines
-
     try:
         if records is None:
             records = parse_lines(data)
-        text = fn(fold(records))
+        return render_markdown(fold(records)).encode("utf-8")
     except (UsageError, ValueError, TypeError):
         return None
-    return text.encode("utf-8") if isinstance(text, str) else text

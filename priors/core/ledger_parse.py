@@ -11,6 +11,8 @@ it in a `DamagedLedger`. A property test holds both to the same records and byte
 from __future__ import annotations
 
 from priors.core.errors import DamagedLedger
+import json
+from priors.core.canonical import JSONError, loads, reject_constant
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -79,11 +81,8 @@ def scanner() -> Any:
     """The json module's C scanner, called directly: `scan(text, i)` → (object, end), or
     StopIteration when no value starts at `i`. NaN and the infinities are refused, as
     `canonical.loads` refuses them."""
-    import json
 
-    from priors.core.canonical import _reject_constant
-
-    return json.JSONDecoder(parse_constant=_reject_constant).scan_once
+    return json.JSONDecoder(parse_constant=reject_constant).scan_once
 
 
 def lines_of(block: bytes) -> Tuple[str, Any]:
@@ -137,8 +136,6 @@ def _scan_records(block: bytes, scan: Any, append: Any) -> bool:
 def parse_strict(data: bytes, name: str, first_line: int = 1) -> List[Tuple[Dict[str, Any], int, int]]:
     """Line by line: blank lines are skipped; the first line that is not one JSON object in UTF-8
     raises DamagedLedger naming it."""
-    from priors.core.canonical import JSONError, loads
-
     records: List[Tuple[Dict[str, Any], int, int]] = []
     at = 0
     for no, raw in enumerate(data.split(b"\n"), first_line):

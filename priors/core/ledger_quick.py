@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 from priors.core.canonical import normalize
-from priors.core.ledger_rules import _BLOCK_RANK, _Block, _Checker
+from priors.core.ledger_rules import BLOCK_RANK, RunBlock, Checker
 from priors.core.vocabulary import AGENT_VERDICTS, HUMAN_VERDICTS, PRIOR_RE, RUN_RE, SEVERITIES
+from priors.core.canonical import dumps, flat_size
 
 # ------------------------------------------------------------------ lines read as text
 
@@ -80,9 +81,8 @@ def facets_verdict(facets: Any) -> Optional[Tuple[str, int, str]]:
         pass
     except TypeError:  # a value that is a list or an object: the strict method says what is wrong
         return None
-    from priors.core.canonical import dumps, flat_size
 
-    probe = _Checker()
+    probe = Checker()
     scope = probe.facets(0, "", facets)
     size = flat_size(facets)
     verdict = (scope, size, dumps(facets)) if scope is not None and not probe.problems and size > 0 else None
@@ -94,7 +94,7 @@ def facets_verdict(facets: Any) -> Optional[Tuple[str, int, str]]:
 # ------------------------------------------------------------------ the rules, the quick way
 
 @dataclass
-class QuickChecker(_Checker):
+class QuickChecker(Checker):
     """The strict checker with quick methods for the common sound prior and event. Each returns True
     when the line is sound and the state moved exactly as `record` would have moved it, and False,
     having changed nothing, when `record` must check the line."""
@@ -112,7 +112,7 @@ class QuickChecker(_Checker):
         if blk is None:
             if RUN_RE.match(born) is None or born in self.committed:
                 return False
-        elif blk.run != born or blk.rank > _BLOCK_RANK["prior"]:
+        elif blk.run != born or blk.rank > BLOCK_RANK["prior"]:
             return False  # (the open block's run is a run id no commit record has sealed yet)
         if pid == self.next_id and self.next_after == self.max_prior:
             n = self.max_prior + 1  # the id that follows the last one, as a keeper numbers them
@@ -133,8 +133,8 @@ class QuickChecker(_Checker):
         self.next_id = f"P-{n + 1:04d}"
         self.priors[pid] = (ns, False, no)
         if blk is None:
-            blk = self.block = _Block(born, no)
-        blk.rank = _BLOCK_RANK["prior"]
+            blk = self.block = RunBlock(born, no)
+        blk.rank = BLOCK_RANK["prior"]
         blk.lines.append((no, "prior ", pid, ns))
         return True
 
@@ -157,16 +157,16 @@ class QuickChecker(_Checker):
         if action == "disposition":
             if by != "agent" or to not in AGENT_VERDICTS:
                 return False
-            rank, head = _BLOCK_RANK["disposition"], "disposition of "
+            rank, head = BLOCK_RANK["disposition"], "disposition of "
         elif action == "scope-missing":
-            rank, head = _BLOCK_RANK["scope-missing"], "scope-missing of "
+            rank, head = BLOCK_RANK["scope-missing"], "scope-missing of "
         else:
             return False
         blk = self.block
         if blk is None:
             if run is None or RUN_RE.match(run) is None or run in self.committed:
                 return False
-            blk = self.block = _Block(run, no)
+            blk = self.block = RunBlock(run, no)
         elif blk.run != run or blk.rank > rank or (rank == 0 and pid in blk.disposed):
             return False
         blk.rank = rank

@@ -20,7 +20,7 @@ LEDGER_NAME = ".priors/ledger.jsonl"
 
 # Order of a run's lines at commit (contract §7 commit): dispositions, scope-missing, priors, calls, the run record.
 # The lessons loop adds `injected` (what a budgeted run was shown) just before the run record.
-_BLOCK_RANK = {"disposition": 0, "scope-missing": 1, "prior": 2, "call": 3, "injected": 4}
+BLOCK_RANK = {"disposition": 0, "scope-missing": 1, "prior": 2, "call": 3, "injected": 4}
 _NS_OF = itemgetter(3)  # the namespace of a line of a run's block
 
 
@@ -53,7 +53,7 @@ def _nonempty_str(value: Any) -> bool:
 
 
 @dataclass
-class _Block:
+class RunBlock:
     run: str
     start: int
     rank: int = -1
@@ -62,7 +62,7 @@ class _Block:
 
 
 @dataclass
-class _Checker:
+class Checker:
     problems: List[Problem] = field(default_factory=list)
     warnings: List[Problem] = field(default_factory=list)
     # id -> (its ns, whether it is a tombstone, its line): what later lines ask of a prior, not its record
@@ -71,7 +71,7 @@ class _Checker:
     max_prior: int = -1
     committed: Dict[str, int] = field(default_factory=dict)  # run -> line of its commit record
     call_ids: Set[str] = field(default_factory=set)
-    block: Optional[_Block] = None
+    block: Optional[RunBlock] = None
     # tombstone line numbers waiting for their redact event
     tombstones: Dict[str, int] = field(default_factory=dict)
     after_redact: Dict[str, int] = field(default_factory=dict)
@@ -99,8 +99,8 @@ class _Checker:
             self.add(no, "RUN_NOT_CONTIGUOUS", f"{what} belongs to {run} but stands inside the block of {blk.run} (opened on line {blk.start}, not yet sealed)")
             return
         if blk is None:
-            blk = self.block = _Block(run, no)
-        rank = _BLOCK_RANK.get(what.split(" ")[0], 0)
+            blk = self.block = RunBlock(run, no)
+        rank = BLOCK_RANK.get(what.split(" ")[0], 0)
         if rank < blk.rank:
             self.add(no, "BLOCK_ORDER", f"{what} is out of order in {run}'s block (dispositions, scope-missing, priors, calls, then the run record)")
         blk.rank = max(blk.rank, rank)

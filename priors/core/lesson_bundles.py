@@ -16,6 +16,8 @@ from priors.core.lessons import (
     fmt_score,
     is_lesson,
 )
+from priors.core.canonical import normalize
+from priors.core.grammar import resolve_facets
 
 # ------------------------------------------------------------------ reflection packets
 
@@ -157,9 +159,6 @@ class Incoming:
 
 def read_bundle(obj: Any) -> List[Incoming]:
     """Validate a bundle's shape and grammar (usage errors) and return the lessons it carries."""
-    from priors.core.canonical import normalize
-    from priors.core.grammar import resolve_facets
-
     if not isinstance(obj, dict) or obj.get("format") != BUNDLE_FORMAT:
         raise UsageError(f"priors import: not a lessons bundle (expected \"format\": \"{BUNDLE_FORMAT}\")")
     if obj.get("version") != BUNDLE_VERSION:
@@ -209,8 +208,6 @@ def read_bundle(obj: Any) -> List[Incoming]:
 
 def present_claims(st: State, ns: str) -> Dict[str, PriorState]:
     """Normalized claim -> prior, for every prior of the namespace whose content is still there."""
-    from priors.core.canonical import normalize
-
     out: Dict[str, PriorState] = {}
     for p in st.in_ns(ns):
         if not p.redacted:

@@ -11,6 +11,7 @@ from priors.core.errors import UsageError
 from priors.core.fold import PriorState, State, prior_number
 from priors.core.plain import Plain
 from priors.core.vocabulary import BINDING, BLOCK_TYPES, INJECTABLE, LESSON_TYPES, OUTCOMES, PRIOR_RE, RUN_RE, is_run_id  # noqa: F401 (the lessons verbs read them here)
+from priors.core.fold import fold
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -67,8 +68,6 @@ def injections(records: Sequence[Dict[str, Any]]) -> Dict[str, List[str]]:
     namespace that were open or binding then). A run whose list was cut by a budget or held back
     for review left an `injected` record (just before its seal); that wins.
     """
-    from priors.core.fold import fold
-
     return Ledger(fold(records)).shown
 
 
@@ -188,8 +187,6 @@ class Ledger:
 
     @classmethod
     def of(cls, records: List[Dict[str, Any]], state: Optional[State] = None) -> "Ledger":
-        from priors.core.fold import fold
-
         return cls(state if state is not None else fold(records), records)
 
     @property

@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union
 from priors.core.vocabulary import CALL_RE, PRIOR_RE, RUN_RE, id_number
+from priors.core.ledger_checks import REDACTED_CALL_KEYS, parse_line, rewrite_problem, split_lines
+from priors.core.canonical import dumps, reason_hash
 
 PRIOR_REF_KEYS = ("id", "conflicts_with", "supersedes")
 RUN_REF_KEYS = ("run", "born")
@@ -20,8 +22,6 @@ class Conflict:
 
 
 def _records(lines: Sequence[bytes], side: str, offset: int) -> Union[List[Dict[str, Any]], Conflict]:
-    from priors.core.ledger_checks import parse_line
-
     out = []
     for i, raw in enumerate(lines):
         rec, why = parse_line(raw)
@@ -37,8 +37,6 @@ def _s(value: Any) -> Optional[str]:
 
 
 def _prefix(base: List[bytes], side: List[bytes], name: str) -> Optional[Conflict]:
-    from priors.core.ledger_checks import rewrite_problem
-
     if len(side) < len(base):
         return Conflict(f"{name} is not an append-only extension of the base: it has {len(side)} lines, the base {len(base)}")
     for i, (a, b) in enumerate(zip(base, side), 1):
@@ -126,9 +124,6 @@ def rewrite_refs(rec: Dict[str, Any], pmap: Dict[str, str], rmap: Dict[str, str]
 
 def redact_refs(rec: Dict[str, Any], redacted: Set[str]) -> Dict[str, Any]:
     """Apply the other side's redaction to a record: reasons hashed, calls cut to their stub."""
-    from priors.core.canonical import reason_hash
-    from priors.core.ledger_checks import REDACTED_CALL_KEYS
-
     t = rec.get("t")
     if t == "event" and _s(rec.get("id")) in redacted and rec.get("action") != "redact" and "reason" in rec:
         out = {k: v for k, v in rec.items() if k != "reason"}
@@ -169,9 +164,6 @@ def merge(base: bytes, ours: bytes, theirs: bytes, reserved: Sequence[str] = ())
     `reserved`: ids our side holds outside the ledger (the driver passes its open runs); their ids
     are moved past those too. Our lines are kept byte for byte unless their redaction rewrites them.
     """
-    from priors.core.canonical import dumps
-    from priors.core.ledger_checks import split_lines
-
     b, o, t = split_lines(base), split_lines(ours), split_lines(theirs)
     for lines, name in ((o, "ours"), (t, "theirs")):
         bad = _prefix(b, lines, name)

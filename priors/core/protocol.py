@@ -16,6 +16,8 @@ from priors.core.grammar import SEVERITY_RANK, Candidate, opposes
 from priors.core.inject import inject_item, lesson_applies
 from priors.core.plain import Plain
 from priors.core.similarity import norm_direction, scopes_related, similar
+import bisect
+from priors.core.grammar import check_tags
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -327,8 +329,6 @@ class ProposePool(Plain):
             if ref not in self.by_ref:
                 self.by_ref[ref] = []
                 if self.refs is not None:
-                    import bisect
-
                     bisect.insort(self.refs, ref)
             self.by_ref[ref].append(pos)
         if p.facet("scope") == "repo-wide":
@@ -347,7 +347,6 @@ class ProposePool(Plain):
         if ref is None or ref == "*":
             return list(self.items) if ref == "*" else [self.items[i] for i in sorted(set(self.wide) | set(
                 self.by_ref.get("*", ())))]
-        import bisect
 
         refs = self.refs or []
         hit = set(self.wide)
@@ -492,7 +491,6 @@ def prior_record(cand: Candidate, pid: str, ns: str, run: str, current: Optional
         if key in cand.raw:
             rec[key] = cand.raw[key]
     if cand.raw.get("tags"):  # lessons loop (docs/lessons.md): tags for ranking, a lesson it supersedes
-        from priors.core.grammar import check_tags
 
         rec["tags"] = check_tags(cand.raw["tags"])
     if isinstance(cand.raw.get("supersedes"), str):

@@ -13,6 +13,7 @@ from priors.core.controls import visible
 from priors.core.chart import chart_svg, quiet_streak
 from priors.core.desk import KINDS, commands, open_findings
 from priors.core.views import BUCKETS, namespaces, tally
+from priors.core.canonical import dumps
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -77,8 +78,6 @@ def e(value: Any) -> str:
 
 def _flat(value: Any) -> str:
     if not isinstance(value, str):
-        from priors.core.canonical import dumps
-
         value = dumps(value)
     return " ".join(value.split())
 

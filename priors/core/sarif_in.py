@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from priors.core.errors import UsageError
 from priors.core.plain import Plain
+import re
+from priors.core.canonical import dumps, normalize
+from priors.core.similarity import norm_direction
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
@@ -217,8 +220,6 @@ def _rule_of(res: Dict[str, Any], at: str, ctx: _RunCtx) -> Tuple[Optional[Dict[
 
 
 def _message(msg: Any, at: str, rule: Optional[Dict[str, Any]]) -> str:
-    from priors.core.canonical import normalize
-
     _obj(msg, at)
     text = msg.get("text")
     if text is not None and not isinstance(text, str):
@@ -235,8 +236,6 @@ def _message(msg: Any, at: str, rule: Optional[Dict[str, Any]]) -> str:
 
 def _fill(template: str, args: Any) -> str:
     """SARIF's `{0}` placeholders filled from `arguments` (`{{`/`}}` are literal braces)."""
-    import re
-
     vals = args if isinstance(args, list) else []
 
     def one(m: Any) -> str:
@@ -291,8 +290,6 @@ def _where(res: Dict[str, Any], at: str, ctx: _RunCtx) -> Tuple[Optional[str], O
         if snip is not None:
             _obj(snip, f"{lat}.physicalLocation.{key}.snippet")
             if isinstance(snip.get("text"), str) and not snippet:
-                from priors.core.canonical import normalize
-
                 snippet = normalize(snip["text"])[:MAX_SNIPPET]
         if key == "region" and start is not None:
             line = start
@@ -428,8 +425,6 @@ def _whole(v: Any) -> bool:
 
 
 def _show(v: Any) -> str:
-    from priors.core.canonical import dumps
-
     if v is None:
         return "missing"
     try:
@@ -472,9 +467,6 @@ def plan_ingest(verify: Sequence[Dict[str, Any]], cands: Sequence[Optional[Dict[
     at a tree other than ours and its silence proves nothing. No prior is judged `fixed`: one not
     reported is carried as it stands — `still-open` on unchanged code, `stale` (queued for
     re-judgment) on changed code, the only verdicts the protocol allows there that claim nothing."""
-    from priors.core.canonical import normalize
-    from priors.core.similarity import norm_direction
-
     def keys(ref: Any, direction: Any, claim: Any) -> List[tuple]:
         out = []
         d = norm_direction(direction)

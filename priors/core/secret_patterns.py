@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import re
 from typing import Any, Iterator, List, Optional, Tuple
+from priors.core.errors import Refusal
 
 # (kind, pattern) — checked in order; the first hit names the kind.
 _PATTERNS: List[Tuple[str, "re.Pattern[str]"]] = [
@@ -141,6 +142,4 @@ def guard(value: Any, path: str = "") -> None:
     """Refuse SECRET_SUSPECTED {field, kind, hint} — the secret itself is never echoed."""
     hit = find(value, path)
     if hit is not None:
-        from priors.core.errors import Refusal
-
         raise Refusal("SECRET_SUSPECTED", field=hit[0], kind=hit[1], hint=HINT)

@@ -154,7 +154,7 @@ _PLAIN = re.compile(r"[^\\|\s\ud800-\udfff\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u
 _LONE = re.compile("[\ud800-\udfff]")
 
 
-def _cell(text: object) -> str:
+def table_cell(text: object) -> str:
     s = "" if text is None else str(text)
     if s.isprintable() and "|" not in s and "\\" not in s and "  " not in s and s[:1] != " " and s[-1:] != " ":
         # Nothing to escape or collapse (the common case: ids, areas, statuses, most claims). Printable
@@ -201,7 +201,7 @@ REDACTED_ROW = "— | redacted | — | *(redacted)* |"  # a redacted prior's row
 def table_row(p: PriorState) -> str:
     """One prior's line of the table."""
     if p.redacted:
-        return f"| {_cell(p.id)} | {_cell(p.ns)} | {REDACTED_ROW}"
+        return f"| {table_cell(p.id)} | {table_cell(p.ns)} | {REDACTED_ROW}"
     rec = p.record()  # read once, not kept: this runs for every prior on every ledger write
     return row_line(row_parts(p.id, rec), display_status(p))
 
@@ -224,15 +224,15 @@ def row_parts(pid: str, rec: Dict[str, object]) -> Tuple[str, str, str]:
     what = _cut(" ".join(claim.split())) if isinstance(claim, str) else ""
     if isinstance(dist, list) and dist:  # the agent said it differs from a similar finding: a human may audit
         what += " (distinct from " + ", ".join(str(x) for x in dist) + ")"
-    return f"| {_cell(pid)} | {_cell(rec.get('ns'))} | ", _cell(rec.get("type")), f" | {_cell(where)} | {_cell(what)} |"
+    return f"| {table_cell(pid)} | {table_cell(rec.get('ns'))} | ", table_cell(rec.get("type")), f" | {table_cell(where)} | {table_cell(what)} |"
 
 
 def row_plain(pid: str, ns: str, kind: str, where: str, claim: str) -> Optional[Tuple[str, str, str]]:
     """`row_parts` of a record whose id, ns, type, where and claim are these strings (and which has no
-    `distinct_from` list), when every cell is written as it reads; None when one needs `_cell`.
+    `distinct_from` list), when every cell is written as it reads; None when one needs `table_cell`.
 
     The row is checked whole: printable, no pipe but the six between cells, no backslash and no two
-    spaces together — then every cell is its own `_cell`, none is empty, and the claim has nothing
+    spaces together — then every cell is its own `table_cell`, none is empty, and the claim has nothing
     for `split` to collapse."""
     pre, full = f"| {pid} | {ns} | ", f" | {where} | {claim} |"
     probe = pre + kind + full
@@ -243,4 +243,4 @@ def row_plain(pid: str, ns: str, kind: str, where: str, claim: str) -> Optional[
 
 def row_line(parts: Tuple[str, str, str], status: str) -> str:
     """The row of `row_parts` with the status a person reads (`display_status`)."""
-    return f"{parts[0]}{parts[1]} | {_cell(status)}{parts[2]}"
+    return f"{parts[0]}{parts[1]} | {table_cell(status)}{parts[2]}"

@@ -7,7 +7,9 @@ import hashlib
 from typing import Callable, Dict, List, Optional, Tuple
 
 from priors.snapshot.brace_anchors import go_spans, js_spans, rust_spans
-from priors.snapshot.lexer import Span, _line_starts, _Utf8Offsets, _with_source
+from priors.snapshot.lexer import Span, line_starts, Utf8Offsets, with_source
+import bisect
+from priors.snapshot.hashing import normalized_utf8
 
 # Bump whenever any extractor's output could change: the snapshot cache keys on it.
 VERSION = "1"
@@ -54,8 +56,6 @@ def hash_spans(text: str, spans: List[Span]) -> List[Tuple[str, str]]:
 
     Same result as `sha12(normalize(segment))`, through the byte-level fast path.
     """
-    from priors.snapshot.hashing import normalized_utf8
-
     out = []
     for name, start, end in spans:
         seg = text[start:end].encode("utf-8", "surrogatepass")
@@ -105,8 +105,8 @@ def python_spans(text: str) -> List[Span]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a user's `1if x else 2` is their business: no SyntaxWarning on our stderr
         tree = ast.parse(source)
-    line_starts = _line_starts(source)
-    utf8 = _Utf8Offsets(source, line_starts)
+    starts = line_starts(source)
+    utf8 = Utf8Offsets(source, starts)
     spans: List[Span] = []
     stack: List[Tuple[list, str]] = [(tree.body, "")]
     defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -116,7 +116,7 @@ def python_spans(text: str) -> List[Span]:
             if isinstance(node, defs):
                 qual = prefix + node.name
                 first = min([d.lineno for d in node.decorator_list] + [node.lineno])
-                start = line_starts[first - 1]
+                start = starts[first - 1]
                 end = utf8.offset(node.end_lineno, node.end_col_offset)
                 spans.append((qual, start + shift, end + shift))
                 stack.append((node.body, qual + "."))
@@ -134,8 +134,8 @@ def python_spans(text: str) -> List[Span]:
 
 EXTRACTORS: Dict[str, Callable[[str], List[Span]]] = {
     "python": python_spans,
-    "js": _with_source(js_spans),
-    "go": _with_source(go_spans),
+    "js": with_source(js_spans),
+    "go": with_source(go_spans),
     "rust": rust_spans,
 }
 
@@ -153,9 +153,8 @@ def line_spans(path: str, text: str) -> List[Tuple[str, int, int]]:
         spans = disambiguate(EXTRACTORS[lang](text))
     except Exception:  # as anchors_for: a file we cannot parse has no definitions
         return []
-    import bisect
 
-    starts = _line_starts(text)
+    starts = line_starts(text)
     out = []
     for name, start, end in spans:
         first = bisect.bisect_right(starts, start)

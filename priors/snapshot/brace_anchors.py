@@ -6,20 +6,20 @@ from __future__ import annotations
 from typing import List, Optional, Tuple
 
 from priors.snapshot.lexer import (
-    _SRC,
+    SOURCE,
     Span,
     Tok,
-    _lex,
-    _match_brackets,
-    _newline_between,
+    lex,
+    match_brackets,
+    newline_between,
 )
 
 # ---------------------------------------------------------------- Go
 
 def go_spans(text: str) -> List[Span]:
     """Top-level `func` (methods as `Type.Method`) and `type Name …` declarations, grouped or not."""
-    toks = _lex(text, "go")
-    match = _match_brackets(toks)
+    toks = lex(text, "go")
+    match = match_brackets(toks)
     spans: List[Span] = []
     i, n = 0, len(toks)
     while i < n:
@@ -69,7 +69,7 @@ def _go_func(toks: List[Tok], match: List[int], i: int, spans: List[Span]) -> in
             break
         if kind == "p" and (val == ";" or val == "}"):
             break
-        if _newline_between(toks, k):
+        if newline_between(toks, k):
             break
         k += 1
     if end is None:
@@ -114,7 +114,7 @@ def _go_type_spec(toks, match, j, limit, spans, start=None) -> int:
             continue
         if kind == "p" and val == ";":
             break
-        if k > j + 1 and _newline_between(toks, k) and not _go_continues(toks, k):
+        if k > j + 1 and newline_between(toks, k) and not _go_continues(toks, k):
             break
         k += 1
     spans.append((name, toks[j][2] if start is None else start, toks[k - 1][3]))
@@ -138,8 +138,8 @@ def rust_spans(text: str) -> List[Span]:
     An item's span starts at its first outer attribute (`#[…]`) or qualifier
     (`pub`, `async`, `unsafe`, `extern "C"`…) — the Rust analogue of decorators.
     """
-    toks = _lex(text, "rust")
-    match = _match_brackets(toks)
+    toks = lex(text, "rust")
+    match = match_brackets(toks)
     spans: List[Span] = []
     _rust_block(toks, match, 0, len(toks), "", spans)
     return spans
@@ -253,8 +253,8 @@ _JS_CONTAINERS = {"class", "interface", "namespace", "module", "enum"}
 def js_spans(text: str) -> List[Span]:
     """Functions, classes (with methods as `Class.method`), TS interfaces/enums/namespaces, and
     `const f = (…) => …` / `const f = function …` bindings. Decorators are part of the span."""
-    toks = _lex(text, "js")
-    match = _match_brackets(toks)
+    toks = lex(text, "js")
+    match = match_brackets(toks)
     spans: List[Span] = []
     _js_block(toks, match, 0, len(toks), "", spans, in_class=False)
     return spans
@@ -323,7 +323,7 @@ def _js_asi(toks, k) -> bool:
     if k <= 0:
         return False
     prev, cur = toks[k - 1], toks[k]
-    if "\n" not in _SRC[0][prev[3]:cur[2]]:
+    if "\n" not in SOURCE[0][prev[3]:cur[2]]:
         return False
     if prev[0] == "p" and prev[1] in _JS_CONTINUES:
         return False

@@ -10,6 +10,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 from priors.core.canonical import WS_RUN as _WS_RUN
 from priors.core.canonical import dumps, normalize, sha12, sha12_bytes
+import json
 
 ROOT_REF = "*"
 BINARY_SNIFF = 8192
@@ -155,8 +156,6 @@ def tree_hash(children: Iterable[Tuple[str, str]]) -> str:
     Names are valid Unicode (undecodable ones never get this far) and lists
     keep their order, so the C encoder's output is the canonical one.
     """
-    import json
-
     pairs = sorted([name, h] for name, h in children)
     return sha12(json.dumps(pairs, ensure_ascii=False, separators=(",", ":")))
 
@@ -208,8 +207,6 @@ def combine(
 
 def dumps_map(m: Dict[str, str]) -> str:
     """Canonical JSON of a flat str->str map; uses the C encoder when its order provably agrees."""
-    import json
-
     text = json.dumps(m, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     if text.isascii() or not re.search("[\ud800-\udfff\U00010000-\U0010ffff]", text):
         return text  # code-point order equals UTF-16 order, and no escapes differ

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from typing import Callable, List, Optional, Tuple
+from itertools import accumulate
 
 
 class _Lazy:
@@ -31,18 +32,16 @@ Span = Tuple[str, int, int]  # (qualified name, start offset, end offset) in cha
 _PY_LINE_END = _Lazy(r"\r\n|\r|\n")
 
 
-def _line_starts(text: str) -> List[int]:
+def line_starts(text: str) -> List[int]:
     """Character offset of each line, splitting on \\r\\n, \\r and \\n as Python's tokenizer does."""
     if "\r" not in text:
-        from itertools import accumulate
-
         return [0, *accumulate(len(line) + 1 for line in text.split("\n")[:-1])]
     starts = [0]
     starts.extend(m.end() for m in _PY_LINE_END.finditer(text))
     return starts
 
 
-class _Utf8Offsets:
+class Utf8Offsets:
     """Turn ast's (line, UTF-8 byte column) into a character offset without re-encoding the file."""
 
     def __init__(self, text: str, line_starts: List[int]) -> None:
@@ -65,7 +64,7 @@ class _Utf8Offsets:
 Tok = Tuple[str, str, int, int]
 
 
-def _lex(text: str, lang: str) -> List[Tok]:
+def lex(text: str, lang: str) -> List[Tok]:
     """Significant tokens with offsets; comments dropped, literals kept as opaque "s" tokens."""
     toks: List[Tok] = []
     n = len(text)
@@ -289,7 +288,7 @@ def _regex_end(text: str, i: int) -> int:
     return n
 
 
-def _match_brackets(toks: List[Tok]) -> List[int]:
+def match_brackets(toks: List[Tok]) -> List[int]:
     """For each opening bracket token the index of its closer (-1 if unbalanced); ValueError when mismatched."""
     match = [-1] * len(toks)
     stack: List[int] = []
@@ -308,22 +307,22 @@ def _match_brackets(toks: List[Tok]) -> List[int]:
     return match
 
 
-_SRC: List[str] = [""]
+SOURCE: List[str] = [""]
 
 
-def _newline_between(toks: List[Tok], k: int) -> bool:
+def newline_between(toks: List[Tok], k: int) -> bool:
     """Go's semicolon insertion: does a line break separate token k from the one before it?"""
-    return "\n" in _SRC[0][toks[k - 1][3]:toks[k][2]]
+    return "\n" in SOURCE[0][toks[k - 1][3]:toks[k][2]]
 
 
-def _with_source(fn: Callable[[str], List[Span]]) -> Callable[[str], List[Span]]:
+def with_source(fn: Callable[[str], List[Span]]) -> Callable[[str], List[Span]]:
     """Go's newline-sensitive rules need the source next to the tokens; keep it for the call."""
 
     def run(text: str) -> List[Span]:
-        _SRC[0] = text
+        SOURCE[0] = text
         try:
             return fn(text)
         finally:
-            _SRC[0] = ""
+            SOURCE[0] = ""
 
     return run

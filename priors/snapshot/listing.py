@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import List, Optional, Sequence
 
 from priors.core.errors import UsageError
+from priors.store.paths import git_top
 
 SKIP_NAMES = (".git", ".priors")
 
@@ -29,8 +30,6 @@ def list_tree(root: Path, prefixes: Optional[List[str]] = None) -> Listing:
 
     With `prefixes` (refs under the root; "" is not one), only what lies under them is listed —
     exactly the whole listing's refs under them, without walking the rest of a large tree."""
-    from priors.store.paths import _git_top
-
     problems: List[str] = []
     if prefixes is not None:
         ps = sorted(set(prefixes))
@@ -41,7 +40,7 @@ def list_tree(root: Path, prefixes: Optional[List[str]] = None) -> Listing:
             listing = Listing()
             listing.problems = problems
             return listing
-    listing = _git_listing(root, prefixes) if _git_top(root) is not None else None
+    listing = _git_listing(root, prefixes) if git_top(root) is not None else None
     if listing is None:
         listing = _walk_listing(root, prefixes)
     listing.problems[:0] = problems

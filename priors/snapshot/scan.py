@@ -14,6 +14,13 @@ from priors.core.canonical import sha12_bytes
 from priors.core.errors import UsageError
 from priors.snapshot.hashing import combine, is_binary, link_hash, pack, text_hash
 from priors.snapshot.listing import Selection, list_tree, resolve_paths
+import json
+import marshal
+from priors.snapshot.anchors import VERSION, anchors_for, language_of
+from priors.store.files import atomic_write, iter_chunks, read_bytes, read_stdin
+from priors.core.vocabulary import MAX_INPUT_BYTES, MAX_WHOLE_FILE_BYTES
+from priors.snapshot.hashing import digest_stream
+from priors.core.canonical import JSONError, loads
 
 CACHE_FORMAT = 1
 RACY_NS = 2_000_000_000  # an entry modified this close to the snapshot is never cached (racy-git)
@@ -28,7 +35,6 @@ def file_result(rel: str, data: bytes, want_anchors: bool) -> Tuple[str, Optiona
     h = text_hash(data)
     if not want_anchors:
         return h, None
-    from priors.snapshot.anchors import anchors_for, language_of
 
     if language_of(rel) is None:
         return h, ""
@@ -43,8 +49,6 @@ def _cache_path(root: Path) -> Optional[Path]:
 
 
 def _cache_tag() -> str:
-    from priors.snapshot.anchors import VERSION
-
     return f"{CACHE_FORMAT}/{VERSION}"
 
 
@@ -53,8 +57,6 @@ def load_cache(path: Optional[Path]) -> Dict[str, list]:
     if path is None:
         return {}
     try:
-        import json
-
         with open(path, "rb") as fh:
             doc = json.loads(fh.read().decode("utf-8"))
         if not isinstance(doc, dict) or doc.get("format") != _cache_tag():
@@ -81,9 +83,6 @@ def save_cache(path: Optional[Path], entries: Dict[str, list]) -> None:
     if path is None:
         return
     try:
-        import json
-
-        from priors.store.files import atomic_write
 
         path.parent.mkdir(exist_ok=True)
         body = json.dumps({"format": _cache_tag(), "entries": entries}, separators=(",", ":"), sort_keys=True)
@@ -109,10 +108,6 @@ def read_or_stream(fd: int, mode: str) -> Tuple[str, Optional[bytes]]:
     is hashed as a stream, a megabyte at a time — a 1.5 GB file no longer costs 1.5 GB of memory.
     `mode` as `hashing.digest_stream`'s, except that in "content" mode a file read whole comes back
     unhashed, ("", bytes): `hash_job` hashes and anchors it in one pass."""
-    from priors.core.vocabulary import MAX_WHOLE_FILE_BYTES
-    from priors.snapshot.hashing import digest_stream
-    from priors.store.files import iter_chunks
-
     if os.fstat(fd).st_size <= MAX_WHOLE_FILE_BYTES:
         with os.fdopen(fd, "rb") as fh:
             data = fh.read()
@@ -192,8 +187,6 @@ def _run_forked(jobs: List[Job], sizes: Dict[str, int], workers: int, progress: 
     starting a pool costs over a hundred — and the snapshot runs on every
     agent call. A helper that fails for any reason is simply redone here.
     """
-    import marshal
-
     shares = _shares(jobs, sizes, workers)
     children = []
     for share in shares[1:]:
@@ -419,10 +412,6 @@ def tool_hashes(tools: Dict[str, str], root: Path) -> Dict[str, str]:
 
 def read_merge(arg: str) -> Dict[str, str]:
     """A --merge file: a JSON object of string refs to string hashes (`-` reads stdin)."""
-    from priors.core.canonical import JSONError, loads
-
-    from priors.core.vocabulary import MAX_INPUT_BYTES
-    from priors.store.files import read_bytes, read_stdin
 
     raw = read_stdin(MAX_INPUT_BYTES, "--merge") if arg == "-" else read_bytes(Path(arg), MAX_INPUT_BYTES, "--merge file")
     if raw is None:

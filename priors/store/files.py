@@ -9,6 +9,7 @@ import stat
 from pathlib import Path
 
 from priors.core.errors import UsageError
+import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -133,8 +134,6 @@ def iter_chunks(fd: int, limit: Optional[int] = None, what: str = "", size: int 
 
 def check_stdin(what: str) -> None:
     """Standard input that is a device (but a terminal) is refused at once: `< /dev/zero` never ends."""
-    import sys
-
     if os.name == "nt":
         return  # the console and NUL are devices there; the size cap still ends an endless pipe
     try:
@@ -154,8 +153,6 @@ def check_stdin(what: str) -> None:
 
 def read_stdin(limit: int, what: str) -> bytes:
     """Standard input, at most `limit` bytes: an endless stream (`< /dev/zero`) is refused, not read forever."""
-    import sys
-
     check_stdin(what)
     data = sys.stdin.buffer.read(limit + 1)
     if len(data) > limit:

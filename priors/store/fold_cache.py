@@ -17,6 +17,10 @@ from priors.core import ledger_parse as _parse
 from priors.store.files import open_regular
 from priors.store.ledger_digest import Background, measure_pieces, open_prefix, prefix_matches, read_ledger
 from priors.core.fold import CallState, PriorState, State
+import json
+from priors.core.canonical import reject_constant
+from priors.core.errors import DamagedLedger
+from priors.store.files import write_all
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -109,19 +113,15 @@ class LedgerSource:
         off, ln = p[6]
         decode = self.decode
         if decode is None:  # one decoder for every record (json.loads would build one per call)
-            import json
 
-            from priors.core.canonical import _reject_constant
 
-            decode = self.decode = json.JSONDecoder(parse_constant=_reject_constant).decode
+            decode = self.decode = json.JSONDecoder(parse_constant=reject_constant).decode
         try:
             raw = self.data[off:off + ln] if self.data is not None else _pread(self.fd, ln, off)
             rec = decode(raw.decode("utf-8"))
         except (OSError, TypeError, ValueError, RecursionError):  # bad UTF-8 or JSON are ValueErrors
             rec = None
         if type(rec) is not dict or rec.get("t") != "prior" or rec.get("id") != p[0]:
-            from priors.core.errors import DamagedLedger
-
             raise DamagedLedger("priors: .priors/ledger.jsonl changed in place while this command read it "
                                 "(another program wrote into it) — see `priors verify`, then run the command again")
         if p[7] is not None:
@@ -360,8 +360,6 @@ def write_file(priors_dir: Path, name: str, body: List[Any], describes: Optional
 
     The cache is only ever an optimisation: a read-only `.priors/`, a full disk or a `cache`
     that is not a plain folder just means it is not written."""
-    from priors.store.files import write_all
-
     d = cache_dir(priors_dir)
     tmp = d / f".{name.split('.')[0]}.{os.getpid()}.tmp"
     try:

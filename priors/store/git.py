@@ -4,6 +4,11 @@
 from __future__ import annotations
 
 from typing import Any, List, Optional
+import os
+import sys
+from priors.core.errors import UsageError
+from pathlib import Path
+from priors.store.files import atomic_write, read_bytes
 
 # ------------------------------------------------------------------ git
 
@@ -12,7 +17,6 @@ def git_show(root: Any, rev: str) -> bytes:
     """The ledger's bytes at `rev` (empty when it did not exist there); UsageError when rev is bad."""
     import subprocess
 
-    from priors.core.errors import UsageError
 
     if rev.startswith("-"):
         raise UsageError(f"priors verify: --since {rev}: not a revision")
@@ -61,8 +65,6 @@ def _git(args: List[str], cwd: Any) -> "Any":
 
 
 def git_dir(cwd: Any) -> Optional[str]:
-    import os
-
     try:
         r = _git(["rev-parse", "--absolute-git-dir"], cwd)
     except OSError:
@@ -84,8 +86,6 @@ def head_commit(cwd: Any) -> str:
 def driver_command() -> str:
     """`priors` when it is on PATH, else this interpreter's `-m priors` (so a venv without the script works)."""
     import shutil
-    import sys
-    from pathlib import Path
 
     if shutil.which("priors"):
         return "priors"
@@ -101,8 +101,6 @@ ATTR_LINES = (
 
 def require_git(root: Any) -> None:
     """UsageError unless `root` is inside a git work tree (checked before anything is written)."""
-    from priors.core.errors import UsageError
-
     try:
         inside = _git(["rev-parse", "--is-inside-work-tree"], root)
     except OSError:
@@ -113,10 +111,6 @@ def require_git(root: Any) -> None:
 
 def register_git(root: Any) -> List[str]:
     """Register the merge drivers in the repo's git config and `.gitattributes` beside `.priors/`. Idempotent."""
-    from pathlib import Path
-
-    from priors.core.errors import UsageError
-    from priors.store.files import atomic_write, read_bytes
 
     require_git(root)
     cmd = driver_command()

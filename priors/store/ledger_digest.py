@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from priors.store.files import read_bytes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -18,8 +19,6 @@ CHUNK = 1 << 20  # the prefix is hashed in steps of this many bytes
 
 
 def read_ledger(ledger: Path) -> bytes:
-    from priors.store.files import read_bytes
-
     data = read_bytes(ledger)
     return b"" if data is None else data
 

@@ -33,7 +33,7 @@ def find_root(root_opt: Optional[str]) -> Path:
     here = Path(os.path.abspath(os.getcwd()))
     if (here / ".priors").is_dir():
         return here
-    top = _git_top(here)
+    top = git_top(here)
     if top is None:
         return here
     for cand in [here, *here.parents]:
@@ -44,7 +44,7 @@ def find_root(root_opt: Optional[str]) -> Path:
     return top
 
 
-def _git_top(start: Path) -> Optional[Path]:
+def git_top(start: Path) -> Optional[Path]:
     for cand in [start, *start.parents]:
         if (cand / ".git").exists():
             return cand

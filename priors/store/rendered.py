@@ -9,6 +9,12 @@ import sys
 from pathlib import Path
 
 from priors.core.fold import PriorState, State
+from priors.core import fold as fold, views as views, vocabulary
+from priors.core.errors import UsageError
+from priors.store import fold_cache as cache
+from priors.store.files import atomic_write, read_bytes
+from priors.core.views import display_status, render_markdown, table_cell, table_row
+from priors.store.fold_cache import write_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -23,10 +29,6 @@ HEAD_LINES = 6  # title, blank, note, blank, table head, separator — views.ren
 
 def _signature() -> bytes:
     """Who rendered it: this module's, the table's and the fold's code."""
-    from priors.core import fold as fold
-    from priors.core import views as views
-    from priors.core import vocabulary
-
     h = hashlib.sha256(MAGIC)
     for mod in (fold, views, vocabulary, sys.modules[__name__]):
         try:
@@ -46,10 +48,6 @@ def write(paths, st: State, base: Optional[Mark], named: Optional[Dict[str, bool
     `base`/`after` are None and `named` is None when unknown (then the whole table is rendered).
     `old` is the render mark as read before a caller dropped cache/ (redact); by default it is read here.
     """
-    from priors.core.errors import UsageError
-    from priors.store import fold_cache as cache
-    from priors.store.files import atomic_write, read_bytes
-
     use = cache.enabled() and base is not None and after is not None and named is not None
     if old == "read":
         old = read_mark(paths.dir) if use else None
@@ -64,15 +62,12 @@ def write(paths, st: State, base: Optional[Mark], named: Optional[Dict[str, bool
                 patched = _patched(md, old[3], st, named or {})
                 new = None if patched is None else [patched]
     if new is None:
-        from priors.core.views import render_markdown
-
         new = [render_markdown(st).encode("utf-8")]
     try:
         atomic_write(paths.rendered, new, size=None if md is None else len(md))
     except UsageError:
         if not any(isinstance(c, tuple) for c in new):
             raise
-        from priors.core.views import render_markdown
 
         new = [render_markdown(st).encode("utf-8")]
         atomic_write(paths.rendered, new)
@@ -83,7 +78,7 @@ def write(paths, st: State, base: Optional[Mark], named: Optional[Dict[str, bool
         _write_mark(paths.dir, after, h.digest(), len(st.priors))
 
 
-_CELL = rb"(?:[^\\|]|\\.)*"  # a cell as views._cell writes it: `|` and `\` only escaped
+_CELL = rb"(?:[^\\|]|\\.)*"  # a cell as views.table_cell writes it: `|` and `\` only escaped
 _STATUS_CELL = re.compile(rb"\| " + _CELL + rb" \| " + _CELL + rb" \| " + _CELL + rb" \| (" + _CELL + rb") \| ")
 _REDACTED_TAIL = b"| *(redacted)* |"
 
@@ -91,12 +86,10 @@ _REDACTED_TAIL = b"| *(redacted)* |"
 def _row(p: PriorState, old: bytes, whole: bool) -> bytes:
     """The prior's new row. When only events changed it, only its status cell can differ (unless it
     was or is now redacted): that cell is swapped in the old row and the record is not read."""
-    from priors.core.views import _cell, display_status, table_row
-
     if not whole and not p.redacted and not old.endswith(_REDACTED_TAIL):
         m = _STATUS_CELL.match(old)
         if m is not None:
-            return old[:m.start(1)] + _cell(display_status(p)).encode("utf-8") + old[m.end(1):]
+            return old[:m.start(1)] + table_cell(display_status(p)).encode("utf-8") + old[m.end(1):]
     return table_row(p).encode("utf-8")
 
 
@@ -107,8 +100,6 @@ def _in_place(md: bytes, rows_before: int, st: State, named: Dict[str, bool]) ->
     """PRIORS.md as chunks: the `named` rows redone, found by their id in one pass, rows for new
     priors added at the end, and every other byte a (start, end) range of the file as it is (copied
     by the kernel). None when many rows change (then `_patched`) or a row is not where it should be."""
-    from priors.core.views import _cell, table_row
-
     keys = list(st.priors)
     if len(keys) < rows_before or len(named) > IN_PLACE_ROWS or not md.endswith(b"\n"):
         return None
@@ -124,7 +115,7 @@ def _in_place(md: bytes, rows_before: int, st: State, named: Dict[str, bool]) ->
     chunks: List[Any] = []
     cur = newlines = 0  # newlines = md[:cur].count(b"\n")
     for i, pid, whole in sorted(targets):
-        at = md.find(b"\n| " + _cell(pid).encode("utf-8") + b" |", max(cur - 1, 0))
+        at = md.find(b"\n| " + table_cell(pid).encode("utf-8") + b" |", max(cur - 1, 0))
         if at < 0:
             return None
         newlines += md.count(b"\n", cur, at)
@@ -141,8 +132,6 @@ def _in_place(md: bytes, rows_before: int, st: State, named: Dict[str, bool]) ->
 
 def _patched(md: bytes, rows_before: int, st: State, named: Dict[str, bool]) -> Optional[bytes]:
     """PRIORS.md with the rows of the `named` priors re-rendered and new priors' rows added."""
-    from priors.core.views import table_row
-
     lines = md.split(b"\n")
     if rows_before == 0 or len(lines) != HEAD_LINES + rows_before + 1 or lines[-1] != b"":
         return None
@@ -183,7 +172,5 @@ def read_mark(priors_dir: Path) -> Optional[Tuple[int, bytes, bytes, int]]:
 
 def _write_mark(priors_dir: Path, ledger: Mark, md_digest: bytes, rows: int) -> None:
     """Best effort, like the fold cache: this is only an optimisation."""
-    from priors.store.fold_cache import write_file
-
     write_file(priors_dir, RENDER_FILE, [MAGIC + _signature() + ledger[0].to_bytes(8, "big") + ledger[1]
                                          + md_digest + rows.to_bytes(8, "big")])

@@ -7,6 +7,10 @@ writes, so the record stays on this machine, and a redaction (which empties `cac
 from __future__ import annotations
 
 from priors.store.paths import Paths
+from priors.core.canonical import JSONError, dumps, loads
+from priors.core.errors import UsageError
+from priors.core.inject import read_session as check
+from priors.store.files import atomic_write, check_inside, make_dir, read_bytes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -22,11 +26,6 @@ def session_path(paths: Paths):
 def read_session(paths: Paths) -> Optional[Dict[str, Any]]:
     """The recorded session, or None when there is none or it cannot be trusted (damaged, foreign,
     behind a symlink): a missing record only means nothing extra is credited."""
-    from priors.core.canonical import JSONError, loads
-    from priors.core.errors import UsageError
-    from priors.core.inject import read_session as check
-    from priors.store.files import check_inside, read_bytes
-
     path = session_path(paths)
     try:
         check_inside(path)
@@ -43,9 +42,6 @@ def read_session(paths: Paths) -> Optional[Dict[str, Any]]:
 
 def write_session(paths: Paths, rec: Dict[str, Any]) -> None:
     """Replace the record atomically (the store's one writer); the folder is made when missing."""
-    from priors.core.canonical import dumps
-    from priors.store.files import atomic_write, make_dir
-
     path = session_path(paths)
     make_dir(path.parent)
     atomic_write(path, (dumps(rec) + "\n").encode("utf-8"))
