@@ -310,3 +310,36 @@ class CiDoc(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class EveryVerb(unittest.TestCase):
+    """The README's "Every verb" table is read against the one record of each verb (cli/verbs.py)."""
+
+    def table_verbs(self):
+        text = README.read_text(encoding="utf-8")
+        section = text[text.index("## Every verb"):]
+        section = section[:section.index("\n## ", 1)]
+        return [m.group(1) for m in re.finditer(r"^\| `priors ([a-z-]+)", section, re.M)]
+
+    def test_the_table_names_every_verb_in_the_help_order(self):
+        from priors.cli.verbs import GROUPS, VERBS
+
+        in_help_order = [v.name for g in GROUPS for v in VERBS.values() if v.group == g]
+        self.assertEqual(list(dict.fromkeys(self.table_verbs())), in_help_order)
+
+    def test_mcp_doc_names_every_tool_and_no_other(self):
+        from priors.cli.verbs import tools
+
+        text = (REPO / "docs" / "mcp.md").read_text(encoding="utf-8")
+        named = set(re.findall(r"`(priors_[a-z_]+)`", text))
+        self.assertEqual(named, set(tools()))
+
+
+class Architecture(unittest.TestCase):
+    def test_every_module_is_named_in_architecture_md(self):
+        text = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+        for path in sorted((REPO / "priors").rglob("*.py")):
+            if path.name in ("__init__.py", "__main__.py"):
+                continue
+            with self.subTest(module=str(path.relative_to(REPO))):
+                self.assertIn(f"`{path.name}`", text)
