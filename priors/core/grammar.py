@@ -3,17 +3,26 @@
 
 from __future__ import annotations
 
-
 from priors.core.errors import UsageError
 from priors.core.plain import Plain
+from priors.core.vocabulary import (  # noqa: F401 (AGENT_VERDICTS, HUMAN_VERDICTS, SEVERITY_RANK: re-exported)
+    AGENT_VERDICTS,
+    CANDIDATE_FIELDS,
+    FACET_ORDER,
+    FACETS,
+    HUMAN_VERDICTS,
+    KEEPER_FIELDS,
+    MAX_TAGS,
+    PRESETS,
+    PRIOR_RE,
+    SEVERITIES,
+    SEVERITY_RANK,
+    TAG_RE,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
     from typing import Any, Dict, List, Optional
-from typing import Any, Dict, List, Optional
-from priors.core.vocabulary import CANDIDATE_FIELDS, KEEPER_FIELDS, AGENT_VERDICTS, FACET_ORDER, FACETS, HUMAN_VERDICTS, MAX_TAGS, PRESETS, PRIOR_RE, SEVERITIES, SEVERITY_RANK, TAG_RE  # noqa: F401
-
-
 
 
 OPPOSED = {
@@ -204,9 +213,8 @@ def check_at_door(raw: Any, what: str) -> None:
     and `verify` holds every ledger line to them): valid Unicode text, finite and exact numbers,
     nesting at most MAX_DEPTH, canonical JSON at most MAX_CANDIDATE_BYTES. Usage errors."""
     from priors.core.canonical import dumps, value_problem
-    from priors.core.vocabulary import MAX_CANDIDATE_BYTES, MAX_DEPTH
-
     from priors.core.controls import control_problem
+    from priors.core.vocabulary import MAX_CANDIDATE_BYTES, MAX_DEPTH
 
     why = value_problem(raw, MAX_DEPTH)
     if why is None:

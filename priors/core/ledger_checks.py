@@ -17,8 +17,8 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Set,
 from priors.core.canonical import _has_high, plainly_writable, proves_canonical, reason_hash, too_large
 from priors.core.ledger_quick import EVENT_LINE, PRIOR_LINE, QuickChecker, Shape, facets_verdict
 from priors.core.ledger_rules import LEDGER_NAME, REDACTED_CALL_KEYS, TOMBSTONE_KEYS, Problem  # noqa: F401 (re-exported)
-from priors.core.vocabulary import BINDING, MAX_DEPTH, REST_AFTER
 from priors.core.views import row_parts, row_plain
+from priors.core.vocabulary import BINDING, MAX_DEPTH, REST_AFTER
 
 # ------------------------------------------------------------------ splitting and parsing
 
@@ -128,7 +128,7 @@ def check_ledger(data: Union[bytes, Iterable[bytes]], render: bool = False, stri
     ck.problems.sort(key=lambda p: p.line)
     checked = Checked(ck.problems, ck.warnings, run.damaged, run.no, run.committed, run.table)
     if render and strict and not run.damaged:
-        checked.expected = render_expected(data)  # type: ignore[arg-type]
+        checked.expected = render_expected(data)  # type: ignore[arg-type]  # strict: `data` is bytes (see above)
     return checked
 
 
@@ -215,7 +215,7 @@ class _Pass:
             return number
 
         decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_float=note_float, parse_int=note_int)
-        self.decode, self.scan = decoder.decode, decoder.scan_once
+        self.decode, self.scan = decoder.decode, decoder.scan_once  # type: ignore[attr-defined]  # as in ledger_parse.scanner
         self.encode = c_encoder()
         self.ck = QuickChecker()
         self.table: Optional[_Table] = _Table() if render else None
@@ -304,7 +304,7 @@ class _Pass:
         if not self.ck.text_prior(no, fields, scope, parts is not None):
             return False
         if parts is not None:
-            self.table.put(pid, parts, "open")  # type: ignore[union-attr]
+            self.table.put(pid, parts, "open")  # type: ignore[union-attr]  # `parts` only with a table
         return True
 
     def event_line(self, no: int, rec: Dict[str, Any], line: str, shape: Shape, high: bool, escapes: bool) -> bool:
@@ -362,8 +362,8 @@ class _Pass:
             parts = row_plain(pid, vals[shape.ns], vals[shape.type], vals[shape.scope_ref] if shape.scope_ref >= 0 else scope,
                               vals[shape.claim])
         if plain and ck.quick_prior(no, shape, vals, scope, parts is not None):
-            if self.rows is not None:
-                self.table.put(pid, parts or row_parts(pid, rec), "open")  # type: ignore[union-attr]
+            if self.table is not None:  # (there are rows exactly when there is a table)
+                self.table.put(pid, parts or row_parts(pid, rec), "open")
             return True
         ck.record(no, rec, plain)
         self.keep(rec)
@@ -613,7 +613,8 @@ def check_since(old: bytes, new: bytes, rev: str = "the old revision") -> List[P
     o, n = split_lines(old), split_lines(new)
     problems: List[Problem] = []
     if len(n) < len(o):
-        problems.append(Problem(len(n) + 1 if n else 1, "LEDGER_SHRANK", f"the ledger has {len(n)} lines but had {len(o)} at {rev}: lines were removed"))
+        problems.append(Problem(len(n) + 1 if n else 1, "LEDGER_SHRANK",
+                                f"the ledger has {len(n)} lines but had {len(o)} at {rev}: lines were removed"))
     tombs: Optional[Set[str]] = None  # read only when some line changed: a ledger that only grew needs no parse
     for i, (a, b) in enumerate(zip(o, n), 1):
         if a == b:

@@ -83,7 +83,7 @@ def scanner() -> Any:
 
     from priors.core.canonical import _reject_constant
 
-    return json.JSONDecoder(parse_constant=_reject_constant).scan_once
+    return json.JSONDecoder(parse_constant=_reject_constant).scan_once  # type: ignore[attr-defined]  # set in __init__, not in typeshed
 
 
 def lines_of(block: bytes) -> Tuple[str, Any]:
@@ -148,7 +148,8 @@ def parse_strict(data: bytes, name: str, first_line: int = 1) -> List[Tuple[Dict
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
-            raise DamagedLedger(f"priors: {name} line {no}: not valid UTF-8 — the ledger is damaged; nothing was written") from None
+            raise DamagedLedger(
+                f"priors: {name} line {no}: not valid UTF-8 — the ledger is damaged; nothing was written") from None
         try:
             obj = loads(text)
         except JSONError as exc:
@@ -157,6 +158,7 @@ def parse_strict(data: bytes, name: str, first_line: int = 1) -> List[Tuple[Dict
                 f"priors: {name} line {no}: not one JSON object{hint}: {exc} — the ledger is damaged; nothing was written"
             ) from None
         if not isinstance(obj, dict):
-            raise DamagedLedger(f"priors: {name} line {no}: a JSON {type(obj).__name__}, not an object — the ledger is damaged; nothing was written")
+            raise DamagedLedger(f"priors: {name} line {no}: a JSON {type(obj).__name__}, not an object"
+                                " — the ledger is damaged; nothing was written")
         records.append((obj, here, len(raw)))
     return records

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from priors.core.canonical import normalize
 from priors.core.ledger_rules import _BLOCK_RANK, _Block, _Checker
@@ -46,6 +46,25 @@ class Shape:
     FIELDS = ("t", "id", "born", "ns", "type", "claim", "facets", "scope_ref", "scope_hash", "direction", "severity",
               "depth", "review_every", "action", "by", "to", "run", "reason")
     __slots__ = FIELDS + ("kind", "size")
+    # where each of FIELDS sits among the values, or -1 (set by name in __init__)
+    t: int
+    id: int
+    born: int
+    ns: int
+    type: int
+    claim: int
+    facets: int
+    scope_ref: int
+    scope_hash: int
+    direction: int
+    severity: int
+    depth: int
+    review_every: int
+    action: int
+    by: int
+    to: int
+    run: int
+    reason: int
 
     def __init__(self, keys: Tuple[str, ...]) -> None:
         at = {key: i for i, key in enumerate(keys)}
@@ -189,11 +208,12 @@ class QuickChecker(_Checker):
             return False
         if (shape.scope_hash >= 0 and not vals[shape.scope_hash]) or (shape.direction >= 0 and not vals[shape.direction]):
             return False
-        if (shape.severity >= 0 and vals[shape.severity] not in SEVERITIES) or (shape.depth >= 0 and vals[shape.depth] not in SEVERITIES):
+        if ((shape.severity >= 0 and vals[shape.severity] not in SEVERITIES)
+                or (shape.depth >= 0 and vals[shape.depth] not in SEVERITIES)):
             return False
         return self.sound_prior(no, vals[shape.id], vals[shape.born], vals[shape.ns], vals[shape.claim], clean)
 
-    def quick_event(self, no: int, shape: Shape, vals: List[Any]) -> bool:
+    def quick_event(self, no: int, shape: Shape, vals: Sequence[Any]) -> bool:
         """A parsed event line whose values are all strings."""
         if vals[shape.t] != "event":
             return False

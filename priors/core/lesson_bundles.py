@@ -94,9 +94,9 @@ def reflection_packet(ledger: Ledger, runs: List[str], ns: Optional[str]) -> str
         lines.append(f"### {run} — {' then '.join(str(s.outcome) for s in scores)}")
         lines.append("")
         lines.append(f"- namespace: {info.ns if info else '?'}")
-        for s in scores:
-            note = s.rec.get("reason")
-            lines.append(f"- scored **{s.outcome}**" + (f": {_quote(note)}" if isinstance(note, str) else ""))
+        for sc in scores:
+            note = sc.rec.get("reason")
+            lines.append(f"- scored **{sc.outcome}**" + (f": {_quote(note)}" if isinstance(note, str) else ""))
         summary = info.rec.get("summary") if info else None
         if isinstance(summary, list) and summary:
             lines.append("- commit summary:")

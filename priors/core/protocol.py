@@ -66,7 +66,8 @@ class RunFiles(Plain):
     def inject_ids(self) -> List[str]:
         return [x["id"] for x in self.items("inject") if isinstance(x.get("id"), str)]
 
-    def disposed_ids(self) -> List[str]:
+    def disposed_ids(self) -> List[object]:
+        """The ids the staged dispositions name, as staged (a hand-edited file may hold any value)."""
         return [d.get("id") for d in self.dispositions if isinstance(d, dict)]
 
     def is_disposed(self, pid: str) -> bool:

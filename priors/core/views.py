@@ -7,7 +7,7 @@ import re
 
 from priors.core.controls import visible
 from priors.core.fold import BINDING, REST_AFTER, PriorState, State, review_due
-from priors.core.vocabulary import display_status  # noqa: F401 (PRIORS.md rows and their patches)
+from priors.core.vocabulary import display_status
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -150,7 +150,8 @@ def status_text(st: State, with_calls: bool, extras=None, open_runs: Sequence[st
     return "\n".join(lines + running)
 
 
-_PLAIN = re.compile(r"[^\\|\s\ud800-\udfff\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufff9-\ufffb\U000e0000-\U000e007f]*")
+_PLAIN = re.compile(r"[^\\|\s\ud800-\udfff\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+                    r"\ufff9-\ufffb\U000e0000-\U000e007f]*")
 _LONE = re.compile("[\ud800-\udfff]")
 
 

@@ -117,6 +117,7 @@ def python_spans(text: str) -> List[Span]:
                 qual = prefix + node.name
                 first = min([d.lineno for d in node.decorator_list] + [node.lineno])
                 start = line_starts[first - 1]
+                assert node.end_lineno is not None and node.end_col_offset is not None  # ast.parse sets both
                 end = utf8.offset(node.end_lineno, node.end_col_offset)
                 spans.append((qual, start + shift, end + shift))
                 stack.append((node.body, qual + "."))

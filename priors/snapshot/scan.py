@@ -420,7 +420,6 @@ def tool_hashes(tools: Dict[str, str], root: Path) -> Dict[str, str]:
 def read_merge(arg: str) -> Dict[str, str]:
     """A --merge file: a JSON object of string refs to string hashes (`-` reads stdin)."""
     from priors.core.canonical import JSONError, loads
-
     from priors.core.vocabulary import MAX_INPUT_BYTES
     from priors.store.files import read_bytes, read_stdin
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from priors.core.canonical import dumps
 from priors.core.errors import UsageError
+from priors.core.vocabulary import RUN_RE
 from priors.store.files import atomic_write, read_bytes
 from priors.store.paths import GITIGNORE_LINES, Paths
-from priors.core.vocabulary import RUN_RE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call

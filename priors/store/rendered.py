@@ -79,7 +79,11 @@ def write(paths, st: State, base: Optional[Mark], named: Optional[Dict[str, bool
     if use and after is not None:
         h = hashlib.sha256()
         for chunk in new:
-            h.update(memoryview(md)[chunk[0]:chunk[1]] if isinstance(chunk, tuple) else chunk)
+            if isinstance(chunk, tuple):
+                assert md is not None  # a range of the old PRIORS.md comes only from the one read above
+                h.update(memoryview(md)[chunk[0]:chunk[1]])
+            else:
+                h.update(chunk)
         _write_mark(paths.dir, after, h.digest(), len(st.priors))
 
 
