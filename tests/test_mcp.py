@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from conftest import REPO, Keeper
-
 from priors.core.mcp_tools import (
     PROTOCOL_VERSIONS,
     TOOLS,
@@ -419,7 +418,8 @@ def test_schema_problems_are_named_by_their_path() -> None:
     assert schema_problem(rel, {"ns": NS, "max_inject": -1}) == "`max_inject` must be at least 0"
     assert schema_problem(rel, {"ns": NS, "settled": True}) == "`settled` must be a whole number"
     assert schema_problem(rel, {"ns": NS, "scopes": {"a.py": 3}}) == "`scopes.a.py` must be a string"
-    assert schema_problem(rel, {"ns": NS, "snapshots": True}).startswith("unknown argument `snapshots` — did you mean `snapshot`?")
+    assert schema_problem(rel, {"ns": NS, "snapshots": True}).startswith(
+        "unknown argument `snapshots` — did you mean `snapshot`?")
 
 
 def test_a_tool_call_becomes_its_verbs_arguments() -> None:
