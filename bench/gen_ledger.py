@@ -28,8 +28,7 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from priors.core.canonical import dumps, sha12
 
@@ -42,7 +41,8 @@ PRESETS = {
 }
 FACETS = ("scope", "activation", "obligation", "authority", "lifecycle")
 TYPES = [("conclusion", 78), ("behavioral", 8), ("coverage", 6), ("calibration", 8)]
-DIRECTIONS = ["terser", "expand", "proof-earlier", "proof-later", "cta-singular", "cta-multiple", "hoist-resource", "inline-resource"]
+DIRECTIONS = ["terser", "expand", "proof-earlier", "proof-later", "cta-singular", "cta-multiple", "hoist-resource",
+              "inline-resource"]
 OPPOSITE = {"terser": "expand", "expand": "terser", "proof-earlier": "proof-later", "proof-later": "proof-earlier",
             "cta-singular": "cta-multiple", "cta-multiple": "cta-singular",
             "hoist-resource": "inline-resource", "inline-resource": "hoist-resource"}
@@ -243,7 +243,7 @@ class Gen:
         while self.next_prior <= self.n if self.runs is None else self.next_run <= self.runs:
             self.run_block()
             self.decides()
-        for k in range(max(1, self.n // 5000)):
+        for _ in range(max(1, self.n // 5000)):
             pid = f"P-{self.rng.randint(1, self.n):04d}"
             if self.info[pid]["status"] != "redacted":
                 self.redact(pid)

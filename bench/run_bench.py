@@ -177,7 +177,7 @@ class Stages:
 
 def measure(stage: Path, argv: List[str], env: Dict[str, str], reps: int, name: str) -> Tuple[float, float, int]:
     walls, cpus, peak = [], [], 0
-    for i in range(reps):
+    for _ in range(reps):
         root = fresh_copy(stage, f"m-{name}")
         wall, rss, code, out = timed(argv, root, env)
         if code not in (0,):

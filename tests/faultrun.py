@@ -171,7 +171,7 @@ def serve() -> int:
             if pid == 0:
                 _child(req, os.dup(out.fileno()), os.dup(err.fileno()))
             fired = []
-            signal.signal(signal.SIGALRM, lambda *_: fired.append(os.kill(pid, signal.SIGKILL)))
+            signal.signal(signal.SIGALRM, lambda *_, pid=pid, fired=fired: fired.append(os.kill(pid, signal.SIGKILL)))
             signal.alarm(int(req.get("timeout", 120)))
             _, status = os.waitpid(pid, 0)
             signal.alarm(0)

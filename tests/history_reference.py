@@ -84,7 +84,8 @@ def timeline(records: Sequence[Dict[str, Any]], pid: str) -> Optional[Dict[str, 
             if c.conflicts_with == pid and c.resolved and call_before.get(cid) is False and cid in calls:
                 calls[str(cid)]["resolved_on_line"] = no
         if not was_resting and p.resting:
-            events.append(_ev(no, run, "resting", f"resting — its scope was missing {p.miss} runs in a row; it wakes if the scope returns"))
+            events.append(_ev(no, run, "resting",
+                              f"resting — its scope was missing {p.miss} runs in a row; it wakes if the scope returns"))
         elif was_resting and not p.resting and not p.redacted and t == "event" and rec.get("id") == pid:
             events.append(_ev(no, run, "resurrected", "resurrected — back from resting"))
     if not found:
@@ -160,12 +161,14 @@ class RunRow:
     quiescent: bool = False
 
     def as_dict(self) -> Dict[str, Any]:
-        return {k: getattr(self, k) for k in ("run", "ns", "line", "checked", "fixed", "carried", "touched", "your_call", "new", "resting", "open", "quiescent")}
+        return {k: getattr(self, k) for k in ("run", "ns", "line", "checked", "fixed", "carried", "touched", "your_call", "new",
+                                              "resting", "open", "quiescent")}
 
 
 @dataclass
 class _Acc:
-    counts: Dict[str, int] = field(default_factory=lambda: {k: 0 for k in ("checked", "fixed", "carried", "touched", "your_call", "new")})
+    counts: Dict[str, int] = field(
+        default_factory=lambda: {k: 0 for k in ("checked", "fixed", "carried", "touched", "your_call", "new")})
     nudges: Dict[Any, int] = field(default_factory=dict)
 
 
@@ -244,7 +247,8 @@ def history_rows(records: Sequence[Dict[str, Any]], ns: Optional[str] = None) ->
             row.your_call += a.nudges.get(rns, 0)
             row.resting = sum(1 for p in st.priors.values() if p.ns == rns and p.resting)
             row.open = open_count(st, rns)
-            row.quiescent = row.checked > 0 and row.carried == row.checked and not (row.fixed or row.touched or row.new or row.your_call)
+            row.quiescent = (row.checked > 0 and row.carried == row.checked
+                             and not (row.fixed or row.touched or row.new or row.your_call))
             if ns is None or rns == ns:
                 rows.append(row)
     return rows

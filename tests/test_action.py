@@ -164,7 +164,8 @@ class VerifyStep(unittest.TestCase):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def priors(self, *args):
-        subprocess.run(["priors", *args], cwd=str(self.work), check=True, capture_output=True, env={**os.environ, "PATH": self.path})
+        subprocess.run(["priors", *args], cwd=str(self.work), check=True, capture_output=True,
+                       env={**os.environ, "PATH": self.path})
 
     def commit(self, message):
         git(self.work, "add", "-A")

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-REPO = Path(__file__).resolve().parents[1]
+from conftest import REPO
+
 sys.path.insert(0, str(REPO))
 
-from priors.snapshot import anchors
 from priors.core.canonical import normalize, sha12
+from priors.snapshot import anchors
 from priors.snapshot.scan import take_snapshot
 
 

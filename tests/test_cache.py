@@ -9,14 +9,16 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from priors.store import fold_cache as cache
-from priors.store import ledger_digest
+from conftest import Keeper, gen_ledger, run_priors
+from priors.core import canonical as canonical
 from priors.core import fold as fold
 from priors.core import ledger_parse
 from priors.core.errors import DamagedLedger
-
-from conftest import Keeper, gen_ledger, run_priors
+from priors.store import fold_cache as cache
+from priors.store import ledger_digest
 
 pytestmark = pytest.mark.one_cache_mode
 
@@ -327,10 +329,6 @@ def test_redact_leaves_nothing_in_the_cache(generated: Path, tmp_path: Path, whe
 
 # ------------------------------------------------------------------ the other speed paths are exact too
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-from priors.core import canonical as canonical
 
 _leaf = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(),
                   st.sampled_from(["\ud800", "\U0001f600", "\ue000", "…", "\u2028", "a\"b\\c\n"]))
@@ -446,4 +444,4 @@ def test_a_ledger_rewritten_in_place_after_a_first_read_is_named_not_misread(pdi
     with open(ledger, "r+b") as fh:  # another program writes into the very file (not a rename)
         fh.write(b" " * len(ledger_bytes))
     with pytest.raises(DamagedLedger, match="changed in place"):
-        got.state.priors[pid].rec
+        _ = got.state.priors[pid].rec  # reading the record re-reads the changed file

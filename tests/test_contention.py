@@ -14,7 +14,6 @@ import sys
 import time
 from pathlib import Path
 
-
 from conftest import REPO, Keeper
 
 WORKERS = 16

@@ -157,11 +157,11 @@ def _base(root: Path) -> Keeper:
     sc = {"a.txt": k.hash("a.txt"), "b.txt": k.hash("b.txt")}
     rel = k.open_run("web", sc)
     run = rel["run"]
-    for i, obj in enumerate([
+    for obj in [
         {"type": "conclusion", "claim": "alpha lacks a label", "scope_ref": "a.txt", "severity": "major", "direction": "terser"},
         {"type": "conclusion", "claim": "beta leaks a secret token", "scope_ref": "b.txt", "severity": "gate"},
         {"type": "calibration", "claim": "prefer short answers"},
-    ]):
+    ]:
         assert k.propose(run, "web", obj).code == 0
     k.ok("commit", "--run", run)
     k.ok("decide", "P-0001", "accepted", "--because", "agreed in review")

@@ -162,7 +162,8 @@ def anchors(path: Path):
 
 class Links(unittest.TestCase):
     def test_slug(self):
-        self.assertEqual(slug("13. Where this keeper differs from the reference"), "13-where-this-keeper-differs-from-the-reference")
+        self.assertEqual(slug("13. Where this keeper differs from the reference"),
+                         "13-where-this-keeper-differs-from-the-reference")
         self.assertEqual(slug("The writer lock"), "the-writer-lock")
         self.assertEqual(slug("Merging branches: `priors init --git`"), "merging-branches-priors-init---git")
 

@@ -6,7 +6,6 @@ import subprocess
 from pathlib import Path
 
 from conftest import Keeper, run_priors
-
 from priors.core.spelling import distance, nearest
 
 

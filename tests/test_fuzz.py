@@ -22,7 +22,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as s
 
 from conftest import Keeper, run_priors
-from priors.cli.main import VERBS, main as priors_main
+from priors.cli.main import VERBS
+from priors.cli.main import main as priors_main
 
 FUZZ = settings(max_examples=int(os.environ.get("PRIORS_FUZZ_EXAMPLES", "400")), deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,

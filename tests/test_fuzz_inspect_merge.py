@@ -5,15 +5,27 @@ import xml.dom.minidom
 
 import pytest
 
-hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import given, settings, strategies as st, HealthCheck  # noqa: E402
-from priors.core.canonical import dumps
-from priors.core.ledger_checks import check, render_expected, check_since, split_lines
-from priors.core.history import history_rows, list_rows, timeline, history_svg, history_text, show_text, list_text
-from priors.core.merge_rules import Conflict, merge
+pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 import ledgerkit as k
-vals = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from(["P-0001","P-0002","run-001","run-002","web","fixed","decide","disposition","redact","scope-missing","commit","prior","event","call","run","x", "still-open","accepted","reopen"]), st.lists(st.text(max_size=3), max_size=2), st.dictionaries(st.sampled_from(["scope","activation","obligation","authority","lifecycle"]), st.sampled_from(["content-hash","repo-wide","run-start","verify-phase","binding","advisory","veto-only"]), max_size=5))
-keys = st.sampled_from(["t","id","ns","type","facets","claim","born","run","action","to","by","reason","call_id","conflicts_with","redacted","content_hash","summary","scope_ref","scope_hash","review_every","direction","severity"])
+from priors.core.canonical import dumps
+from priors.core.history import history_rows, history_svg, history_text, list_rows, list_text, show_text, timeline
+from priors.core.ledger_checks import check, check_since, render_expected, split_lines
+from priors.core.merge_rules import Conflict, merge
+
+vals = st.one_of(
+    st.none(), st.booleans(), st.integers(-3, 3),
+    st.sampled_from(["P-0001", "P-0002", "run-001", "run-002", "web", "fixed", "decide", "disposition", "redact",
+                     "scope-missing", "commit", "prior", "event", "call", "run", "x", "still-open", "accepted", "reopen"]),
+    st.lists(st.text(max_size=3), max_size=2),
+    st.dictionaries(st.sampled_from(["scope", "activation", "obligation", "authority", "lifecycle"]),
+                    st.sampled_from(["content-hash", "repo-wide", "run-start", "verify-phase", "binding", "advisory",
+                                     "veto-only"]), max_size=5))
+keys = st.sampled_from(["t", "id", "ns", "type", "facets", "claim", "born", "run", "action", "to", "by", "reason", "call_id",
+                        "conflicts_with", "redacted", "content_hash", "summary", "scope_ref", "scope_hash", "review_every",
+                        "direction", "severity"])
 rec = st.dictionaries(keys, vals, max_size=8)
 
 

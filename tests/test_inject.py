@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 
 from conftest import Keeper
-
 from priors.core.inject import ADVISORY, HEADING
 
 CLAIMS = [

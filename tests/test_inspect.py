@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, Dict, List
 
-
 import ledgerkit as k
+from conftest import Keeper
 from priors.core.canonical import dumps
 from priors.core.history import history_rows, history_svg, history_text, list_rows, list_text, show_text, timeline
 
@@ -67,7 +68,8 @@ def test_list_filters():
 
 
 def test_history_counts_from_events():
-    rows = history_rows(k.sample() + [k.disp("P-0003", "run-004", "challenged"), k.call("run-004", 1, "P-0002"), k.commit("run-004")])
+    rows = history_rows(k.sample() + [k.disp("P-0003", "run-004", "challenged"), k.call("run-004", 1, "P-0002"),
+                                      k.commit("run-004")])
     got = [(r.run, r.checked, r.fixed, r.carried, r.touched, r.your_call, r.new, r.open, r.quiescent) for r in rows]
     assert got == [
         ("run-001", 0, 0, 0, 0, 0, 3, 3, False),
@@ -151,15 +153,11 @@ def test_svg_escapes_names():
 
 # ------------------------------------------------------------------ end to end through the real verbs
 
-import json as _json
-
-from conftest import Keeper
-from priors.core.canonical import dumps as _dumps
 
 
 def _canonical(out: str) -> dict:
-    body = _json.loads(out)
-    assert out == _dumps(body) + "\n"
+    body = json.loads(out)
+    assert out == dumps(body) + "\n"
     return body
 
 
@@ -169,11 +167,13 @@ def _replay(k: Keeper) -> None:
     k.write("b.py", "def tax():\n    return 0.2\n")
     scopes = {"a.py": k.hash("a.py"), "b.py": k.hash("b.py")}
     k.open_run("review", scopes)
-    k.ok("propose", k.candidate({"type": "conclusion", "claim": "cart total ignores discounts", "scope_ref": "a.py"}), "--run", "run-001", "--ns", "review")
+    k.ok("propose", k.candidate({"type": "conclusion", "claim": "cart total ignores discounts", "scope_ref": "a.py"}),
+         "--run", "run-001", "--ns", "review")
     k.ok("commit", "--run", "run-001")
     k.open_run("review", scopes)
     k.ok("disposition", "P-0001", "still-open", "--run", "run-002")
-    k.ok("propose", k.candidate({"type": "conclusion", "claim": "tax rate is hard-coded", "scope_ref": "b.py"}), "--run", "run-002", "--ns", "review")
+    k.ok("propose", k.candidate({"type": "conclusion", "claim": "tax rate is hard-coded", "scope_ref": "b.py"}),
+         "--run", "run-002", "--ns", "review")
     k.ok("commit", "--run", "run-002")
     k.write("a.py", "def total(cart):\n    return sum(cart) - discount(cart)\n")
     scopes = {"a.py": k.hash("a.py"), "b.py": k.hash("b.py")}
@@ -271,15 +271,21 @@ def test_history_agrees_with_every_summary_in_a_rich_scenario(keeper):
     k.write("tool.txt", "v1\n")
     full = {"a.py": k.hash("a.py"), "b.py": k.hash("b.py"), "tool.txt": k.hash("tool.txt")}
     k.open_run("web", full)
-    k.ok("propose", k.candidate({"type": "conclusion", "claim": "a leaks", "scope_ref": "a.py"}), "--run", "run-001", "--ns", "web")
-    k.ok("propose", k.candidate({"type": "behavioral", "claim": "run the linter first", "scope_ref": "tool.txt", "review_every": 2}), "--run", "run-001", "--ns", "web")
-    k.ok("propose", k.candidate({"type": "conclusion", "claim": "b is verbose", "scope_ref": "b.py", "direction": "terser"}), "--run", "run-001", "--ns", "web")
+    k.ok("propose", k.candidate({"type": "conclusion", "claim": "a leaks", "scope_ref": "a.py"}),
+         "--run", "run-001", "--ns", "web")
+    k.ok("propose", k.candidate({"type": "behavioral", "claim": "run the linter first", "scope_ref": "tool.txt",
+                                 "review_every": 2}),
+         "--run", "run-001", "--ns", "web")
+    k.ok("propose", k.candidate({"type": "conclusion", "claim": "b is verbose", "scope_ref": "b.py", "direction": "terser"}),
+         "--run", "run-001", "--ns", "web")
     k.ok("commit", "--run", "run-001")
     k.ok("decide", "P-0003", "wontfix", "--because", "verbosity is deliberate")
     no_a = {x: v for x, v in full.items() if x != "a.py"}
     k.open_run("web", no_a)
     k.ok("disposition", "P-0002", "challenged", "--run", "run-002")
-    assert k("propose", k.candidate({"type": "conclusion", "claim": "b should expand", "scope_ref": "b.py", "direction": "expand"}), "--run", "run-002", "--ns", "web").code == 1
+    assert k("propose", k.candidate({"type": "conclusion", "claim": "b should expand", "scope_ref": "b.py",
+                                     "direction": "expand"}),
+             "--run", "run-002", "--ns", "web").code == 1
     k.ok("commit", "--run", "run-002")
     k.ok("decide", "P-0002", "keep")
     for n in range(3, 7):

@@ -466,7 +466,8 @@ class Package(InstallerTest):
 
         out = self.run_install(script=repo / "install.sh", skip_package=False, extra_env=env).stdout
         self.assertEqual(len(log.read_text().splitlines()), 1, "a re-run from unchanged sources ran pip again")
-        self.assertIn("priors-keeper 0.1.0 from this checkout is already installed and its sources are unchanged; pip skipped", out)
+        self.assertIn("priors-keeper 0.1.0 from this checkout is already installed and its sources are unchanged; pip skipped",
+                      out)
         self.assertNotIn("pip is installing", out)
         self.assertEqual(tree(self.home), first)
         out = self.run_install("--dry-run", script=repo / "install.sh", skip_package=False, extra_env=env).stdout

@@ -14,6 +14,7 @@ import pytest
 
 import ledgerkit as k
 from conftest import Keeper
+from test_integrity import _one_finding  # the same committed run with one open finding
 
 # Every character that must never reach a terminal or PRIORS.md raw.
 RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\U000e0000-\U000e007f]")
@@ -197,8 +198,8 @@ def test_streamed_hashing_equals_whole_hashing():
     """Small chunks cut words, whitespace runs and UTF-8 sequences anywhere; the hash is the same."""
     import random
 
-    from priors.snapshot.hashing import content_hash, digest_stream, text_hash
     from priors.core.canonical import sha12_bytes
+    from priors.snapshot.hashing import content_hash, digest_stream, text_hash
 
     rng = random.Random(14)
     alphabet = [b"a", b"b", b" ", b"\t", b"\n", b"\r", b"\xc2\xa0", b"\xe3\x80\x80", b"\xef\xbb\xbf", b"\xc3\xa9",
@@ -241,9 +242,6 @@ def test_a_huge_file_is_hashed_as_a_stream(keeper):
 
 
 # ------------------------------------------------------------------ a deleted ledger, symlinks, config, init
-
-
-from test_integrity import _one_finding  # noqa: E402 (the same committed run with one open finding)
 
 
 def test_a_deleted_ledger_is_named_not_silently_started_over(keeper):

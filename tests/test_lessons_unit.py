@@ -10,11 +10,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as S
 
 from priors.core.errors import UsageError
-from priors.core.lessons import (Budget, Ledger, Stats, fmt_score, injected_record, injections, is_lesson,
-                                 shape, words)
-from priors.core.settings import check_config, set_config
 from priors.core.grammar import check_tags
 from priors.core.lesson_bundles import export_bundle, reflection_packet
+from priors.core.lessons import (
+    Budget,
+    Ledger,
+    Stats,
+    fmt_score,
+    injected_record,
+    injections,
+    is_lesson,
+    shape,
+    words,
+)
+from priors.core.settings import check_config, set_config
 
 CAL = {"scope": "repo-wide", "activation": "run-start", "obligation": "inject-as-instruction",
        "authority": "advisory", "lifecycle": "only-by-supersession"}
@@ -125,12 +134,12 @@ def test_low_score_call_counts_only_evidence_since_the_last_human_decision():
 
 
 @given(S.integers(0, 50), S.integers(0, 50), S.integers(0, 50))
-def test_score_is_exact(w, p, l):
-    s = Stats(uses=w + p + l, wins=w, partials=p, losses=l)
-    if w + p + l == 0:
+def test_score_is_exact(w, p, lo):
+    s = Stats(uses=w + p + lo, wins=w, partials=p, losses=lo)
+    if w + p + lo == 0:
         assert s.score == Fraction(1, 2)
     else:
-        assert s.score == Fraction(2 * w + p, 2 * (w + p + l))
+        assert s.score == Fraction(2 * w + p, 2 * (w + p + lo))
     assert 0 <= s.score <= 1
     text = fmt_score(s.score)
     assert abs(Fraction(text) - s.score) <= Fraction(1, 200)
@@ -212,7 +221,7 @@ lesson_st = S.lists(
        S.one_of(S.none(), S.integers(1, 120)), S.booleans())
 def test_ranking_is_deterministic_and_budgets_hold(lessons, query, max_inject, max_chars, review):
     recs: List[Dict[str, Any]] = []
-    for i, (ws, tags, status, outs) in enumerate(lessons, 1):
+    for i, (ws, tags, _status, _outs) in enumerate(lessons, 1):
         recs.append(prior(f"P-{i:04d}", "run-001", " ".join(ws), tags=sorted(set(tags))))
     recs.append(seal("run-001"))
     for i, (_, _, status, _) in enumerate(lessons, 1):

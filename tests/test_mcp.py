@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from conftest import REPO, Keeper
-
 from priors.cli.verbs import tools
 from priors.core.mcp_tools import (
     PROTOCOL_VERSIONS,
@@ -421,7 +420,8 @@ def test_schema_problems_are_named_by_their_path() -> None:
     assert schema_problem(rel, {"ns": NS, "max_inject": -1}) == "`max_inject` must be at least 0"
     assert schema_problem(rel, {"ns": NS, "settled": True}) == "`settled` must be a whole number"
     assert schema_problem(rel, {"ns": NS, "scopes": {"a.py": 3}}) == "`scopes.a.py` must be a string"
-    assert schema_problem(rel, {"ns": NS, "snapshots": True}).startswith("unknown argument `snapshots` — did you mean `snapshot`?")
+    assert schema_problem(rel, {"ns": NS, "snapshots": True}).startswith(
+        "unknown argument `snapshots` — did you mean `snapshot`?")
 
 
 def test_a_tool_call_reaches_its_verb_with_its_arguments_as_they_are(tmp_path: Path) -> None:

@@ -22,8 +22,8 @@ if sys.version_info < (3, 10):
     pytest.skip("the MCP Python SDK (`mcp`, in the test extra) needs Python >= 3.10; test_mcp.py covers the "
                 "server's protocol here with raw bytes", allow_module_level=True)
 
-from mcp import ClientSession, StdioServerParameters  # noqa: E402
-from mcp.client.stdio import stdio_client  # noqa: E402
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 NS = "code-review"
 AGENT_TOOLS = {"priors_relevant", "priors_disposition", "priors_propose", "priors_withdraw", "priors_commit",

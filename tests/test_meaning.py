@@ -244,7 +244,8 @@ def test_a_location_in_a_symbolic_link_points_at_what_it_leads_to(keeper):
                           "--run", "run-001", "--ns", NS)
     assert body["link_to"] == "outside the target" and body["nearest"] == []
     # what the hint says works: the file it leads to, or the link itself
-    keeper.ok("propose", keeper.candidate(conclusion("total() returns a rate", at="src/shop.py:7")), "--run", "run-001", "--ns", NS)
+    keeper.ok("propose", keeper.candidate(conclusion("total() returns a rate", at="src/shop.py:7")),
+              "--run", "run-001", "--ns", NS)
     keeper.ok("propose", keeper.candidate(conclusion("the link hides which module is imported", file="src/link.py")),
               "--run", "run-001", "--ns", NS)
     refs = [json.loads(x)["scope_ref"] for x in (keeper.root / ".priors/runs/run-001/staged.jsonl").read_text().splitlines()]

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+from pathlib import Path
 from typing import Any, Dict, List
 
+import pytest
+
 import ledgerkit as k
+from conftest import REPO, Keeper, run_priors
 from priors.core.canonical import loads
 from priors.core.fold import fold, parse_lines
-from priors.core.merge_rules import Conflict, merge
 from priors.core.ledger_checks import check
+from priors.core.merge_rules import Conflict, merge
 
 
 def b(recs: List[Dict[str, Any]]) -> bytes:
@@ -105,11 +112,13 @@ def test_redaction_on_ours_wins_over_their_new_lines():
     assert check(out)[0] == []
     lines = recs(out)
     assert lines[: len(ours)] == ours
-    assert lines[-1] == {"t": "event", "id": "P-0002", "action": "redact", "by": "human", "reason": "leaked a token", "restated": True}
+    assert lines[-1] == {"t": "event", "id": "P-0002", "action": "redact", "by": "human", "reason": "leaked a token",
+                         "restated": True}
     assert lines[1]["redacted"] is True
     assert fold(parse_lines(out)).priors["P-0002"].status == "redacted"
     call = [r for r in lines if r["t"] == "call"][0]
-    assert call == {"t": "call", "call_id": "run-004-C-01", "kind": "reversal", "run": "run-004", "ns": "web", "conflicts_with": "P-0002", "redacted": True}
+    assert call == {"t": "call", "call_id": "run-004-C-01", "kind": "reversal", "run": "run-004", "ns": "web",
+                    "conflicts_with": "P-0002", "redacted": True}
 
 
 def test_redaction_on_theirs_wins_over_our_new_lines():
@@ -183,14 +192,6 @@ def test_forged_tombstone_is_a_conflict():
 
 # ------------------------------------------------------------------ real git repositories, real verbs
 
-import json
-import os
-import subprocess
-from pathlib import Path
-
-import pytest
-
-from conftest import REPO, Keeper, run_priors
 
 GIT_ENV = {
     "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com",
@@ -250,7 +251,8 @@ def repo(tmp_path: Path) -> Repo:
     out = r.ok("init", "--git")
     assert "merge driver registered" in out
     r.write(".gitignore", "cand.json\nscopes.json\n")
-    r.run("web", {"a.py": "a = 1\n", "b.py": "b = 1\n"}, new=[conclusion("a is magic", "a.py", direction="terser"), conclusion("b is magic", "b.py")])
+    r.run("web", {"a.py": "a = 1\n", "b.py": "b = 1\n"},
+          new=[conclusion("a is magic", "a.py", direction="terser"), conclusion("b is magic", "b.py")])
     r.save("run-001")
     return r
 
@@ -291,18 +293,21 @@ def test_diverging_branches_merge_with_renumbered_ids(repo):
     assert repo.git("status", "--porcelain").stdout == ""
     merged = repo.ledger()
     assert merged[: len(ours_before)] == ours_before
-    assert merged[-1] == {"t": "event", "id": "P-0002", "action": "decide", "to": "accepted", "by": "human", "reason": "ours: fine", "restated": True}
+    assert merged[-1] == {"t": "event", "id": "P-0002", "action": "decide", "to": "accepted", "by": "human",
+                          "reason": "ours: fine", "restated": True}
     tail = merged[len(ours_before):]
     assert [r["id"] for r in merged if r["t"] == "prior"] == ["P-0001", "P-0002", "P-0003", "P-0004", "P-0005"]
     assert [r["run"] for r in merged if r["t"] == "run"] == ["run-001", "run-002", "run-003", "run-004"]
-    assert {"t": "event", "id": "P-0004", "action": "decide", "to": "wontfix", "by": "human", "reason": "theirs: by design"} in tail
+    assert {"t": "event", "id": "P-0004", "action": "decide", "to": "wontfix", "by": "human",
+            "reason": "theirs: by design"} in tail
     assert [r["claim"] for r in merged if r["t"] == "prior"][2:] == ["e is ours", "c is theirs", "d is theirs"]
     r = repo("verify")
     assert r.code == 0, r
     assert repo("verify", "--since", "HEAD~1").code == 0
     assert repo("verify", "--since", "feature").code == 1  # their ids were renumbered: not a prefix of theirs
     st = repo.ok("status")
-    assert st == "web: 1 open · 1 fixed · 2 decided by you · 0 lessons locked\napi: 1 open · 0 fixed · 0 decided by you · 0 lessons locked\n"
+    assert st == ("web: 1 open · 1 fixed · 2 decided by you · 0 lessons locked\n"
+                  "api: 1 open · 0 fixed · 0 decided by you · 0 lessons locked\n")
     # the keeper carries on after the merge with fresh ids
     run = repo.run("web", {"a.py": "a = 2\n", "b.py": "b = 3\n", "c.py": "c = 1\n", "e.py": "e = 1\n", "f.py": "f\n"},
                    {"P-0003": "still-open"}, [conclusion("f is new", "f.py")])
@@ -434,7 +439,8 @@ def _grow(base: List[Dict[str, Any]], steps: List[tuple]) -> List[Dict[str, Any]
 
 def test_property_merges_of_valid_extensions_verify():
     pytest.importorskip("hypothesis")
-    from hypothesis import given, settings, strategies as st
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
 
     step = st.tuples(st.sampled_from(["run", "run", "decide", "redact"]), st.integers(0, 9), st.integers(0, 9))
 

@@ -23,7 +23,7 @@ class Wheel(unittest.TestCase):
         # a copy, so the build leaves nothing (build/, *.egg-info) in the checkout
         # (nor what a clone does not have: virtual environments, caches, the Pi adapter's node_modules)
         skip = (".git", ".ci-venv", ".venv", "__pycache__", "build", "*.egg-info", "node_modules", ".hypothesis",
-                ".pytest_cache", ".work")
+                ".pytest_cache", ".mypy_cache", ".ruff_cache", ".work")
         shutil.copytree(REPO, src, ignore=shutil.ignore_patterns(*skip))
         proc = subprocess.run(
             [sys.executable, "-m", "pip", "wheel", "--quiet", "--disable-pip-version-check", "--no-deps",
@@ -35,7 +35,8 @@ class Wheel(unittest.TestCase):
                 self.skipTest("pip cannot reach a package index from here, so it cannot fetch setuptools>=77")
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
         # this sandbox's pip configuration may name index folders that do not exist; those lines are pip's, not ours
-        noise = [l for l in (proc.stdout + proc.stderr).splitlines() if l.strip() and "is ignored: it is neither a file nor a directory" not in l]
+        noise = [ln for ln in (proc.stdout + proc.stderr).splitlines()
+                 if ln.strip() and "is ignored: it is neither a file nor a directory" not in ln]
         self.assertEqual(noise, [], "the build printed warnings")
         wheels = list((tmp / "dist").glob("*.whl"))
         self.assertEqual(len(wheels), 1)
@@ -54,8 +55,8 @@ class Wheel(unittest.TestCase):
 
 class CiScript(unittest.TestCase):
     def test_ci_installs_quietly_and_runs_the_readme_command(self):
-        lines = [l for l in (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines() if l and not l.startswith("#")]
-        installs = [l for l in lines if " pip install " in l]
+        lines = [ln for ln in (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines() if ln and not ln.startswith("#")]
+        installs = [ln for ln in lines if " pip install " in ln]
         self.assertEqual(len(installs), 2)
         for line in installs:
             self.assertIn("--quiet", line)

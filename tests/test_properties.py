@@ -52,7 +52,8 @@ JS = r"""
 const lines = require('fs').readFileSync(0, 'utf8').split('\n').filter(Boolean);
 function canon(v) {
   if (Array.isArray(v)) return '[' + v.map(canon).join(',') + ']';
-  if (v && typeof v === 'object') return '{' + Object.keys(v).sort().map(k => JSON.stringify(k) + ':' + canon(v[k])).join(',') + '}';
+  if (v && typeof v === 'object')
+    return '{' + Object.keys(v).sort().map(k => JSON.stringify(k) + ':' + canon(v[k])).join(',') + '}';
   return JSON.stringify(v);
 }
 for (const l of lines) {
@@ -196,7 +197,8 @@ def test_verify_names_values_no_keeper_writes(tmp_path):
 
     base = {"t": "call", "call_id": "run-001-C-01", "kind": "challenge", "run": "run-001", "ns": "n",
             "conflicts_with": "P-0001"}
-    lines = [dumps(dict(base, note=value)) for value in ("\ud800", 2 ** 60, [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]])]
+    lines = [dumps(dict(base, note=value))
+             for value in ("\ud800", 2 ** 60, [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]])]
     lines.append(dumps(dict(base, note=2 ** 53 - 1)))
     data = ("\n".join(lines) + "\n").encode("utf-8", "surrogatepass")
     bad = sorted(p.line for p in check_ledger(data).problems if p.code == "BAD_VALUE")
@@ -354,7 +356,8 @@ _keeper_prior = st.fixed_dictionaries(  # as the keeper writes them: most are re
 _keeper_event = st.fixed_dictionaries(
     {"t": st.just("event"), "id": st.sampled_from(["P-0001", "P-0002", "P-0003", "P-0009"]),
      "action": st.sampled_from(["disposition", "decide", "scope-missing", "redact"])},
-    optional={"by": st.sampled_from(["agent", "human"]), "reason": _text, "run": st.sampled_from(["run-001", "run-002", "run-004"]),
+    optional={"by": st.sampled_from(["agent", "human"]), "reason": _text,
+              "run": st.sampled_from(["run-001", "run-002", "run-004"]),
               "scope_hash": _plain_text,
               "to": st.sampled_from(["fixed", "still-open", "stale", "keep", "reopen", "wontfix", "reaffirmed", "obsolete"])})
 _other_line = st.sampled_from([

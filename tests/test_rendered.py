@@ -11,13 +11,12 @@ from typing import Any, Dict, List
 
 import pytest
 
-from priors.store import rendered as rendered
+from conftest import Keeper, gen_ledger
 from priors.core.canonical import dumps
 from priors.core.fold import fold, named_in, parse_lines
-from priors.store.paths import Paths
 from priors.core.views import render_markdown
-
-from conftest import Keeper, gen_ledger
+from priors.store import rendered as rendered
+from priors.store.paths import Paths
 
 pytestmark = pytest.mark.one_cache_mode
 

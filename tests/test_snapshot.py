@@ -13,14 +13,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-REPO = Path(__file__).resolve().parents[1]
+from conftest import REPO
+
 sys.path.insert(0, str(REPO))
 
 from priors.core import errors
-from priors.snapshot import hashing
-from priors.snapshot import listing
-from priors.snapshot import scan
 from priors.core.canonical import decode_text, dumps, normalize, sha12, sha12_bytes
+from priors.snapshot import hashing, listing, scan
 
 HAS_GIT = shutil.which("git") is not None
 ES_WS = "\t\n\x0b\x0c\r \u00a0\u1680\u2000\u2005\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from priors.store import files
 from priors.core.errors import UsageError
+from priors.store import files
 
 pytestmark = pytest.mark.one_cache_mode
 

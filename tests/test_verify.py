@@ -11,8 +11,9 @@ from typing import Any, Dict, List
 import pytest
 
 import ledgerkit as k
+from conftest import Keeper
 from priors.core.canonical import dumps
-from priors.core.ledger_checks import check, check_since, rewrite_problem, Problem
+from priors.core.ledger_checks import Problem, check, check_since, rewrite_problem
 from priors.ops.verify import github_annotation
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -284,7 +285,8 @@ def test_never_crashes_on_garbage():
     """Whatever the bytes, check() answers, names real lines, and flags every line that is not a
     canonical JSON object."""
     pytest.importorskip("hypothesis")
-    from hypothesis import given, settings, strategies as st
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
 
     from priors.core.ledger_checks import split_lines
 
@@ -310,8 +312,6 @@ def test_never_crashes_on_garbage():
 
 # ------------------------------------------------------------------ end to end through the real verbs
 
-from conftest import Keeper  # noqa: E402
-
 
 def git_env(home: Path) -> Dict[str, str]:
     return {
@@ -332,7 +332,8 @@ def git(root: Path, *args: str) -> str:
 def one_run(k: Keeper) -> None:
     k.write("a.py", "x = 1\n")
     k.open_run("review", {"a.py": k.hash("a.py")})
-    k.ok("propose", k.candidate({"type": "conclusion", "claim": "x is magic", "scope_ref": "a.py", "direction": "terser"}), "--run", "run-001", "--ns", "review")
+    k.ok("propose", k.candidate({"type": "conclusion", "claim": "x is magic", "scope_ref": "a.py", "direction": "terser"}),
+         "--run", "run-001", "--ns", "review")
     k.ok("commit", "--run", "run-001")
 
 
@@ -350,7 +351,9 @@ def test_verify_after_real_redaction_and_calls(keeper):
     one_run(keeper)
     keeper.ok("decide", "P-0001", "wontfix", "--because", "secret reason")
     keeper.open_run("review", {"a.py": keeper.hash("a.py")})
-    keeper.refused("REVERSAL", "propose", keeper.candidate({"type": "conclusion", "claim": "expand x", "scope_ref": "a.py", "direction": "expand"}), "--run", "run-002", "--ns", "review")
+    keeper.refused("REVERSAL", "propose",
+                   keeper.candidate({"type": "conclusion", "claim": "expand x", "scope_ref": "a.py", "direction": "expand"}),
+                   "--run", "run-002", "--ns", "review")
     keeper.ok("commit", "--run", "run-002")
     assert keeper("verify").code == 0
     old = keeper.ledger_bytes()
@@ -404,7 +407,8 @@ def test_verify_github_annotations(keeper):
     r = keeper("verify", env={"GITHUB_ACTIONS": "true"})
     assert r.code == 1
     assert "line 1: prior P-0001: authority is never self-assigned" in r.out
-    assert "::error file=.priors/ledger.jsonl,line=1,title=priors BINDING_FACET::prior P-0001: authority is never self-assigned" in r.out
+    assert ("::error file=.priors/ledger.jsonl,line=1,title=priors BINDING_FACET::prior P-0001: authority is never self-assigned"
+            in r.out)
     r = keeper("verify", "--json", env={"GITHUB_ACTIONS": "true"})
     assert r.out.startswith('{"ok":false') and r.err.startswith("::error file=")
     r = keeper("verify", env={"GITHUB_ACTIONS": "false"})

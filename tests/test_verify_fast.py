@@ -39,9 +39,12 @@ scalars = st.one_of(texts, st.sampled_from([0, 1, 3, -1, True, None, 2 ** 60, 1.
 prior = st.fixed_dictionaries(
     {"t": st.just("prior"), "id": ids, "born": runs, "ns": spaces, "type": st.sampled_from(["conclusion", "calibration", "", 1]),
      "claim": texts, "facets": facets},
-    optional={"scope_ref": st.one_of(texts, st.sampled_from(["src/a.ts", "src/b|c.ts"])), "scope_hash": st.sampled_from(["abcdef012345", "", 7]),
-              "severity": st.sampled_from(["minor", "major", "gate", "huge", 1]), "depth": st.sampled_from(["minor", "gate", "deep"]),
-              "review_every": st.sampled_from([1, 3, 0, -2, True, "2", 2 ** 60, 1.0]), "direction": st.sampled_from(["up", "", None]),
+    optional={"scope_ref": st.one_of(texts, st.sampled_from(["src/a.ts", "src/b|c.ts"])),
+              "scope_hash": st.sampled_from(["abcdef012345", "", 7]),
+              "severity": st.sampled_from(["minor", "major", "gate", "huge", 1]),
+              "depth": st.sampled_from(["minor", "gate", "deep"]),
+              "review_every": st.sampled_from([1, 3, 0, -2, True, "2", 2 ** 60, 1.0]),
+              "direction": st.sampled_from(["up", "", None]),
               "evidence": scalars, "distinct_from": st.sampled_from([["P-0001"], [], "P-0002", [1]]),
               "redacted": st.sampled_from([True, False, 1]), "content_hash": st.sampled_from(["abcdef012345", "nope"]),
               "t2": scalars},
@@ -60,9 +63,11 @@ commit = st.fixed_dictionaries(
     optional={"summary": st.sampled_from([["ok"], [], "x", [1]])},
 )
 other = st.one_of(
-    st.fixed_dictionaries({"t": st.just("call"), "call_id": st.sampled_from(["run-001-C-01", "run-002-C-01", "c"]), "kind": st.just("reversal"),
-                           "run": runs, "ns": spaces, "conflicts_with": ids}, optional={"claim": texts, "redacted": st.just(True)}),
-    st.fixed_dictionaries({"t": st.just("score"), "run": runs, "outcome": st.sampled_from(["success", "meh"]), "by": st.just("human")}),
+    st.fixed_dictionaries({"t": st.just("call"), "call_id": st.sampled_from(["run-001-C-01", "run-002-C-01", "c"]),
+                           "kind": st.just("reversal"), "run": runs, "ns": spaces, "conflicts_with": ids},
+                          optional={"claim": texts, "redacted": st.just(True)}),
+    st.fixed_dictionaries({"t": st.just("score"), "run": runs, "outcome": st.sampled_from(["success", "meh"]),
+                           "by": st.just("human")}),
     st.fixed_dictionaries({"t": st.just("injected"), "run": runs, "ids": st.sampled_from([["P-0001"], "x"])}),
     st.fixed_dictionaries({"t": st.just("learned"), "runs": st.sampled_from([["run-001"], [2]])}),
     st.fixed_dictionaries({"t": st.sampled_from(["mystery", 7])}),
@@ -92,9 +97,11 @@ def _written(rec, how):
     return how  # a damaged or blank line, as given
 
 
-hows = st.sampled_from(["canonical", "canonical2", "canonical3", "spaced", "reversed", "ascii", "twice", "crlf", "padded", "slash"])
+hows = st.sampled_from(["canonical", "canonical2", "canonical3", "spaced", "reversed", "ascii", "twice", "crlf", "padded",
+                        "slash"])
 junk = st.sampled_from(["", " ", "[1]", "{", '{"t":"prior"}x', "<<<<<<< HEAD", '"x"', "{\"t\":NaN}", "{\"a\":1}{}", "\ud800"])
-lines = st.lists(st.one_of(st.tuples(record, hows).map(lambda p: _written(*p)), st.tuples(record, hows).map(lambda p: _written(*p)), junk),
+lines = st.lists(st.one_of(st.tuples(record, hows).map(lambda p: _written(*p)),
+                           st.tuples(record, hows).map(lambda p: _written(*p)), junk),
                  max_size=14)
 
 
@@ -138,11 +145,13 @@ def ledgers(draw):
         for _ in range(draw(st.integers(0, 4))):
             kind = draw(st.sampled_from(sorted(PRESETS)))
             rec = {"t": "prior", "id": f"P-{next_id:04d}", "born": run, "ns": ns, "type": kind,
-                   "claim": draw(st.sampled_from(["a claim", "dash — here", "x" * 90, "with, comma"])), "facets": dict(PRESETS[kind])}
+                   "claim": draw(st.sampled_from(["a claim", "dash — here", "x" * 90, "with, comma"])),
+                   "facets": dict(PRESETS[kind])}
             if PRESETS[kind]["scope"] != "repo-wide" or draw(st.booleans()):
                 rec["scope_ref"], rec["scope_hash"] = draw(st.sampled_from(["src/a.ts", "docs/b.md"])), "abcdef012345"
-            for key, value in draw(st.dictionaries(st.sampled_from(["severity", "depth", "review_every", "direction", "evidence"]),
-                                                  st.sampled_from(["minor", "gate", 3, "up", "repo:1 x"]), max_size=3)).items():
+            extras = draw(st.dictionaries(st.sampled_from(["severity", "depth", "review_every", "direction", "evidence"]),
+                                          st.sampled_from(["minor", "gate", 3, "up", "repo:1 x"]), max_size=3))
+            for key, value in extras.items():
                 rec[key] = value
             recs.append(rec)
             known.append(rec["id"])

@@ -13,7 +13,7 @@ from priors.core.vocabulary import MAX_TEXT_BYTES, NS_RE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Dict, List, Optional, Sequence
+    from typing import Dict, List, Optional, Sequence, Tuple
 
 # Flag kinds: "value" takes the next token; "bool" takes none; "multi" repeats a value;
 # "rest" takes every following token that does not start with "--".
@@ -100,8 +100,9 @@ def parse(argv: Sequence[str], spec: Spec) -> Parsed:
             while i < len(argv) and not argv[i].startswith("--"):
                 vals.append(argv[i])
                 i += 1
-            opts.setdefault(key, [])
-            opts[key].extend(vals)  # type: ignore[union-attr]
+            rest = opts.setdefault(key, [])
+            assert isinstance(rest, list)  # REST and MULTI values are always lists
+            rest.extend(vals)
             continue
         if inline is None:
             if i >= len(argv):
@@ -111,8 +112,9 @@ def parse(argv: Sequence[str], spec: Spec) -> Parsed:
         if name == "--ns":
             check_ns(spec.verb, inline)
         if kind == MULTI:
-            opts.setdefault(key, [])
-            opts[key].append(inline)  # type: ignore[union-attr]
+            many = opts.setdefault(key, [])
+            assert isinstance(many, list)
+            many.append(inline)
         else:
             if key in opts:
                 raise UsageError(f"priors {spec.verb}: {name} given twice")
@@ -143,7 +145,7 @@ def _check_texts(spec: Spec, pos: List[str], opts: Dict[str, object]) -> None:
     """Every other argument may end up in the ledger: it must be valid Unicode text (Python turns
     argv bytes that are not UTF-8 into lone surrogates) and of a sane size. Checked before any write."""
     skip = {f.lstrip("-").replace("-", "_") for f in PATH_FLAGS}
-    named = [] if spec.verb in PATH_POSITIONALS else [("an argument", p) for p in pos]
+    named: List[Tuple[str, object]] = [] if spec.verb in PATH_POSITIONALS else [("an argument", p) for p in pos]
     for key, value in opts.items():
         if key not in skip:
             for v in value if isinstance(value, list) else [value]:

@@ -18,13 +18,14 @@ from priors.cli.verbs import ANSWER, GROUPS, VERBS
 from priors.core.answer import Answer
 from priors.core.canonical import dumps
 from priors.core.controls import visible
-from priors.core.errors import MachineError, Refusal, UsageError
+from priors.core.errors import Refusal, UsageError
 from priors.core.spelling import nearest
 from priors.store.files import CHANGED, WARNINGS, ledger_landed
 from priors.store.paths import find_root
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
+    from pathlib import Path
     from typing import Any, List, Optional, Sequence
 
     from priors.cli.args import Parsed
@@ -36,7 +37,7 @@ class Context:
         self.root_opt = root_opt
         self.out = out or sys.stdout
         self.err = err or sys.stderr
-        self._root = None
+        self._root: Optional[Path] = None
         self.lost = False  # the answer could not be printed (stdout closed or full)
         self.cwd: Optional[str] = None  # what PATH arguments are relative to (None: the current directory)
 
@@ -259,7 +260,7 @@ def _utf8_streams() -> None:
     """Write UTF-8 with \\n line ends whatever the locale or platform."""
     for stream in (sys.stdout, sys.stderr):
         try:
-            stream.reconfigure(encoding="utf-8", errors="backslashreplace", newline="\n")  # type: ignore[attr-defined]
+            stream.reconfigure(encoding="utf-8", errors="backslashreplace", newline="\n")  # type: ignore[union-attr]  # any stream
         except (AttributeError, ValueError):
             pass
 

@@ -47,7 +47,7 @@ from priors.store.paths import Paths, find_root
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
-    from typing import Any, BinaryIO, Callable, Dict, List, Optional, Tuple
+    from typing import Any, BinaryIO, Callable, Dict, Optional, Tuple
 
     from priors.cli.args import Parsed
     from priors.cli.main import Context

@@ -15,7 +15,7 @@ from priors.core.vocabulary import AGENT_VERDICTS, PRIOR_RE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Dict, List, Optional, Tuple
+    from typing import Any, Dict, Optional
 
 # How a verb's answer prints. ANSWER: its handler returns an `Answer`, printed as text — or as its
 # canonical JSON with --json, or when it has no text. OWN: its handler prints as it goes (a stream,
@@ -148,8 +148,10 @@ error is a JSON-RPC error. Messages over 4 MiB are refused unread.
   -C DIR   the target root (default: where the client starts the server,
            found as every verb finds it)"""))
 declare(Verb('relevant', 'open a run: select what still applies', RITUAL, "run_verbs", ANSWER,
-             usage='priors relevant --ns NS [--scopes FILE|-] [--snapshot [PATH ...]] [--run RUN] [--max-inject N] [--max-chars C] [--query TEXT] [--settled N]',
-             flags={"--settled": VALUE, "--ns": VALUE, "--scopes": VALUE, "--run": VALUE, "--snapshot": REST, "--max-inject": VALUE, "--max-chars": VALUE, "--query": VALUE},
+             usage=('priors relevant --ns NS [--scopes FILE|-] [--snapshot [PATH ...]] [--run RUN] [--max-inject N]'
+                    ' [--max-chars C] [--query TEXT] [--settled N]'),
+             flags={"--settled": VALUE, "--ns": VALUE, "--scopes": VALUE, "--run": VALUE, "--snapshot": REST,
+                    "--max-inject": VALUE, "--max-chars": VALUE, "--query": VALUE},
              tool=Tool("Open a run", False,
                        "Open a run: what still applies to this namespace. Returns {run, inject, verify, nudges, "
                        "floors, settled, settled_here, ...}. Follow every inject item; every verify item needs a "
@@ -508,7 +510,8 @@ invocation with executionSuccessful false). When a result cannot be placed in
 the snapshot, nothing is marked fixed by that ingest."""))
 declare(Verb('add', 'record a lesson a person wrote, as accepted (between runs)', LESSONS, "lessons_verbs", ANSWER,
              usage='priors add --ns NS [--type calibration|behavioral] [--scope-ref R --scope-hash H] [--tag T ...] TEXT',
-             flags={"--ns": VALUE, "--type": VALUE, "--scope-ref": VALUE, "--scope-hash": VALUE, "--tag": MULTI, "--supersedes": VALUE, "--review-every": VALUE, "--open": BOOL},
+             flags={"--ns": VALUE, "--type": VALUE, "--scope-ref": VALUE, "--scope-hash": VALUE, "--tag": MULTI,
+                    "--supersedes": VALUE, "--review-every": VALUE, "--open": BOOL},
              min_pos=1,
              max_pos=None,
              help="""usage: priors add --ns NS [--type calibration|behavioral] [--scope-ref R --scope-hash H]
@@ -555,7 +558,8 @@ agent run reads it and proposes lessons. The runs are then marked learned
                       learned without writing a packet (a one-time catch-up)"""))
 declare(Verb('lessons', 'list lessons with uses, wins, partials, losses and score', LESSONS, "lessons_verbs", ANSWER,
              usage='priors lessons [--ns NS ...] [--all] [--json] | --inject [--query TEXT] [--ns NS ...]',
-             flags={"--ns": MULTI, "--all": BOOL, "--json": BOOL, "--inject": BOOL, "--query": VALUE, "--session": VALUE, "--fresh": BOOL, "--new-only": BOOL, "--max-inject": VALUE, "--max-chars": VALUE},
+             flags={"--ns": MULTI, "--all": BOOL, "--json": BOOL, "--inject": BOOL, "--query": VALUE, "--session": VALUE,
+                    "--fresh": BOOL, "--new-only": BOOL, "--max-inject": VALUE, "--max-chars": VALUE},
              help="""usage: priors lessons [--ns NS ...] [--all] [--json]
        priors lessons --inject [--query TEXT] [--ns NS ...] [--json]
                       [--session KEY] [--fresh] [--new-only] [--max-inject N] [--max-chars C]

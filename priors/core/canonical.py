@@ -127,7 +127,8 @@ def c_encoder() -> Any:
     make = getattr(json.encoder, "c_make_encoder", None)
     if make is None:
         return None
-    try:  # the arguments JSONEncoder.iterencode passes, as `fast_dumps` is configured (no circular check: parsed data has no cycle)
+    # the arguments JSONEncoder.iterencode passes, as `fast_dumps` is configured (no circular check: parsed data has no cycle)
+    try:
         return make(None, None, json.encoder.encode_basestring, None, ":", ",", True, False, False)
     except TypeError:
         return None

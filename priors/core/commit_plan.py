@@ -5,13 +5,11 @@ Split from `protocol.py` (selection, dispositions, proposals), whose rules it ap
 
 from __future__ import annotations
 
-from priors.core.errors import Refusal
+from priors.core.errors import Refusal, UsageError
 from priors.core.fold import REST_AFTER, State, apply
-from priors.core.grammar import AGENT_VERDICTS
+from priors.core.grammar import AGENT_VERDICTS, FACET_ORDER, FACETS, validate
 from priors.core.plain import Plain
 from priors.core.protocol import QUIESCENT, RunFiles, escalation_known, find_conflict, missing_dispositions
-from priors.core.grammar import FACETS, FACET_ORDER, validate
-from priors.core.errors import UsageError
 from priors.core.vocabulary import CANDIDATE_FIELDS
 
 TYPE_CHECKING = False

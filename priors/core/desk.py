@@ -6,10 +6,10 @@ exact `priors decide` commands that answer it. `status --calls` lists the same a
 
 from __future__ import annotations
 
+from priors.core.canonical import dumps
 from priors.core.fold import PriorState, State, review_due
 from priors.core.views import count_bucket, namespaces
 from priors.core.vocabulary import HUMAN_VERDICTS, SEVERITY_RANK
-from priors.core.canonical import dumps
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -77,7 +77,7 @@ def waiting(st: State, low: Optional[Dict[str, str]] = None, review_lessons: Ite
             out.append((rank[ask["kind"]], order.get(p.ns, len(order)), n, ask))
     for n, call in enumerate(st.calls):
         rec = call.rec
-        target = st.priors.get(rec.get("conflicts_with"))  # type: ignore[arg-type]
+        target = st.priors.get(rec.get("conflicts_with", ""))
         if call.resolved or target is None or target.redacted:
             continue
         cid = str(rec.get("call_id"))
@@ -108,7 +108,7 @@ def open_findings(st: State, ns: Optional[str] = None, paths: Sequence[str] = ()
     found = [p for p in st.priors.values()
              if count_bucket(p) == "open" and p.facet("activation") == "verify-phase"
              and (ns is None or p.ns == ns) and _under(p.scope_ref, paths)]
-    found.sort(key=lambda p: -SEVERITY_RANK.get(p.rec.get("severity"), -1))  # stable: ledger order within
+    found.sort(key=lambda p: -SEVERITY_RANK.get(p.rec.get("severity", ""), -1))  # stable: ledger order within
     return found
 
 

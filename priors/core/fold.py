@@ -7,7 +7,16 @@ import re
 from operator import itemgetter
 
 from priors.core.ledger_parse import (  # noqa: F401 (parse_lines, parse_spans, LEDGER_NAME: re-exported)
-    LEDGER_NAME, blocks_of, each_block, each_clean, lines_of, parse_lines, parse_spans, parse_strict, scanner)
+    LEDGER_NAME,
+    blocks_of,
+    each_block,
+    each_clean,
+    lines_of,
+    parse_lines,
+    parse_spans,
+    parse_strict,
+    scanner,
+)
 from priors.core.plain import Plain
 from priors.core.vocabulary import BINDING, BLOCK_TYPES, INJECTABLE, PRIOR_RE, REST_AFTER, RUN_RE, id_number, prior_number  # noqa: F401 (re-exported to callers of the fold)
 
@@ -117,7 +126,7 @@ class PriorState(Plain, list):
     def resting(self) -> bool:
         return rests(self[1], self[3])
 
-    def copy(self) -> "PriorState":  # type: ignore[override]
+    def copy(self) -> "PriorState":
         return PriorState(self)
 
 
@@ -203,9 +212,8 @@ def fold_data(data: bytes, name: str = LEDGER_NAME, src: Any = None) -> State:
     if src is not None:
         folded = fold_blocks(blocks_of(data), src)
     else:
-        folded = State()
-        if not each_clean(data, lambda rec, _at, _n: apply(folded, rec)):
-            folded = None
+        fresh = State()
+        folded = fresh if each_clean(data, lambda rec, _at, _n: apply(fresh, rec)) else None
     if folded is not None:
         return folded
     st = State()  # a deviation: start over strictly (rare; names the bad line)

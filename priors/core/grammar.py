@@ -3,21 +3,31 @@
 
 from __future__ import annotations
 
-
+from priors.core.canonical import dumps, normalize, value_problem
+from priors.core.controls import control_problem
 from priors.core.errors import UsageError
 from priors.core.plain import Plain
+from priors.core.vocabulary import (  # noqa: F401 (AGENT_VERDICTS, HUMAN_VERDICTS, SEVERITY_RANK: re-exported)
+    AGENT_VERDICTS,
+    CANDIDATE_FIELDS,
+    FACET_ORDER,
+    FACETS,
+    HUMAN_VERDICTS,
+    KEEPER_FIELDS,
+    MAX_CANDIDATE_BYTES,
+    MAX_DEPTH,
+    MAX_TAGS,
+    PRESETS,
+    PRIOR_RE,
+    RUN_RE,
+    SEVERITIES,
+    SEVERITY_RANK,
+    TAG_RE,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
     from typing import Any, Dict, List, Optional
-from typing import Any, Dict, List, Optional
-from priors.core.vocabulary import CANDIDATE_FIELDS, KEEPER_FIELDS, AGENT_VERDICTS, FACET_ORDER, FACETS, HUMAN_VERDICTS, MAX_TAGS, PRESETS, PRIOR_RE, RUN_RE, SEVERITIES, SEVERITY_RANK, TAG_RE  # noqa: F401
-from priors.core.canonical import dumps, normalize, value_problem
-from priors.core.vocabulary import MAX_CANDIDATE_BYTES, MAX_DEPTH
-from priors.core.controls import control_problem
-
-
-
 
 OPPOSED = {
     "terser": "expand", "expand": "terser",

@@ -6,7 +6,9 @@ from __future__ import annotations
 import heapq
 from operator import itemgetter
 
-from priors.core.fold import PriorState, rests
+from priors.core.canonical import dumps
+from priors.core.chart import CATEGORIES, LABELS, chart_svg, quiet_streak
+from priors.core.fold import PriorState, State, apply, apply_priors, fold, rests
 from priors.core.plain import Plain
 from priors.core.vocabulary import SESSION_VIA, display_status
 
@@ -14,9 +16,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
     from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from priors.core.chart import CATEGORIES, LABELS, chart_svg, quiet_streak  # noqa: F401 (re-exported)
-from priors.core.fold import State, apply, apply_priors, fold
-from priors.core.canonical import dumps
 
 BAR_CHARS = {"fixed": "#", "carried": "=", "touched": "~", "your_call": "?", "new": "+"}
 CLAIM_WIDTH = 72
@@ -63,11 +62,11 @@ def timeline(records: Sequence[Dict[str, Any]], pid: str) -> Optional[Dict[str, 
         elif t == "event" and rec.get("id") == pid:
             events.append(_event_entry(no, run, rec, p))
         elif t == "call" and rec.get("conflicts_with") == pid:
-            cid = rec.get("call_id")
+            call_id = rec.get("call_id")
             if rec.get("redacted") is True:
-                text = f"call {cid}: a reversal of this prior (redacted)"
+                text = f"call {call_id}: a reversal of this prior (redacted)"
             else:
-                text = f"call {cid}: {cut(str(rec.get('claim', '')), 60)!s} — reverses this ({rec.get('direction')})"
+                text = f"call {call_id}: {cut(str(rec.get('claim', '')), 60)!s} — reverses this ({rec.get('direction')})"
             entry = _ev(no, run, "call", text)
             entry["call_id"] = cid
             calls[str(cid)] = entry
@@ -77,7 +76,8 @@ def timeline(records: Sequence[Dict[str, Any]], pid: str) -> Optional[Dict[str, 
             if c.resolved and call_before.get(cid) is False and cid in calls:
                 calls[str(cid)]["resolved_on_line"] = no
         if not was_resting and p.resting:
-            events.append(_ev(no, run, "resting", f"resting — its scope was missing {p.miss} runs in a row; it wakes if the scope returns"))
+            events.append(_ev(no, run, "resting",
+                              f"resting — its scope was missing {p.miss} runs in a row; it wakes if the scope returns"))
         elif was_resting and not p.resting and not p.redacted and t == "event" and rec.get("id") == pid:
             events.append(_ev(no, run, "resurrected", "resurrected — back from resting"))
     if not found:
@@ -141,12 +141,14 @@ def show_text(body: Dict[str, Any]) -> str:
         lines.append(f"  (content redacted; content_hash {body.get('content_hash')})")
     else:
         lines.append(f"  {body.get('claim', '')}")
-        f = body.get("facets") if isinstance(body.get("facets"), dict) else {}
+        facets = body.get("facets")
+        f = facets if isinstance(facets, dict) else {}
         where = body.get("scope_ref") or ("the whole repo" if f.get("scope") == "repo-wide" else "—")
         sh = f" @ {body['scope_hash']}" if body.get("scope_hash") else ""
         lines.append(f"  where: {where}{sh}")
         if f:
-            lines.append("  facets: " + " · ".join(str(f.get(k)) for k in ("scope", "activation", "obligation", "authority", "lifecycle")))
+            lines.append("  facets: " + " · ".join(str(f.get(k))
+                                                   for k in ("scope", "activation", "obligation", "authority", "lifecycle")))
         extra = [f"{k.replace('_', ' ')} {body[k]}" for k in ("severity", "depth", "direction", "review_every") if k in body]
         if extra:
             lines.append("  " + " · ".join(extra))
@@ -160,7 +162,8 @@ def show_text(body: Dict[str, Any]) -> str:
     for e in body["timeline"]:
         resolved = ""
         if e.get("kind") == "call":
-            resolved = f" — resolved by your decision on line {e['resolved_on_line']}" if "resolved_on_line" in e else " — awaiting your call"
+            resolved = (f" — resolved by your decision on line {e['resolved_on_line']}" if "resolved_on_line" in e
+                        else " — awaiting your call")
         lines.append(f"  line {e['line']:<5} {e.get('run', ''):<9} {e['text']}{resolved}")
     return "\n".join(lines)
 
@@ -172,7 +175,8 @@ def _compact(v: Any) -> str:
 # ------------------------------------------------------------------ list
 
 
-def list_rows(records: Sequence[Dict[str, Any]], ns: Optional[str] = None, status: Optional[str] = None, typ: Optional[str] = None) -> List[Dict[str, Any]]:
+def list_rows(records: Sequence[Dict[str, Any]], ns: Optional[str] = None, status: Optional[str] = None,
+              typ: Optional[str] = None) -> List[Dict[str, Any]]:
     st = fold(records)
     rows = []
     for p in st.priors.values():
@@ -226,7 +230,8 @@ class RunRow(Plain):
                  touched: int = 0, your_call: int = 0, new: int = 0, resting: int = 0, open: int = 0,
                  quiescent: bool = False) -> None:
         self.run, self.ns, self.line = run, ns, line
-        self.checked, self.fixed, self.carried, self.touched, self.your_call, self.new = checked, fixed, carried, touched, your_call, new
+        self.checked, self.fixed, self.carried = checked, fixed, carried
+        self.touched, self.your_call, self.new = touched, your_call, new
         self.resting, self.open, self.quiescent = resting, open, quiescent
 
     def as_dict(self) -> Dict[str, Any]:
@@ -271,6 +276,8 @@ class _Seen:
     or 0) counted under namespace `where`."""
 
     __slots__ = ("state", "ns", "plain", "activation", "obligation", "every", "basis", "code", "where")
+    code: int
+    where: Any  # a namespace: whatever JSON value the record holds
 
     def __init__(self, p: Any, was: Optional["_Seen"]) -> None:
         r = p[5]  # the record, when the fold kept it (history's does): read it once, not per property
@@ -304,7 +311,7 @@ class _Tally:
         self.open: Dict[Any, int] = {}
         self.due: Dict[Any, int] = {}
         self.review: Dict[str, List[Any]] = {}  # id → [ns, the run position it falls due at, due yet]
-        self.heap: List[Any] = []
+        self.heap: List[Tuple[int, int, str, List[Any]]] = []  # (due at, push order, id, its review entry)
         self.n = 0
         self.seen: Dict[str, _Seen] = {}
 
@@ -418,7 +425,10 @@ def _walk(records: Sequence[Dict[str, Any]], ns: Optional[str], step: Any):
         t = get("t")
         if t == "event":
             pid = get("id")
-            p = priors.get(pid) if isinstance(pid, str) else None
+            if isinstance(pid, str):
+                p = priors.get(pid)
+            else:
+                pid, p = "", None  # names no prior: counts nothing
             action = get("action")
             if action == "disposition" or action == "scope-missing":
                 run = get("run")
@@ -450,7 +460,7 @@ def _walk(records: Sequence[Dict[str, Any]], ns: Optional[str], step: Any):
                 if t == "call":
                     a.counts["your_call"] += 1
             step(st, rec)
-            if a is not None and t == "run" and get("action") == "commit":  # the run's first commit
+            if a is not None and isinstance(run, str) and t == "run" and get("action") == "commit":  # the run's first commit
                 row = _row(run, get("ns"), no, a, tally, st)
                 if (ns is None or row.ns == ns) and get("via") != SESSION_VIA:
                     rows.append(row)  # (a scored coding session is sealed as a run, but reviewed nothing: no row)
@@ -478,7 +488,8 @@ def _count_verdict(c: Dict[str, int], to: Any) -> None:
 
 def _row(run: str, rns: Any, no: int, a: _Open, tally: _Tally, st: Any) -> RunRow:
     """The row of a run, at its first commit record (line `no`)."""
-    row = RunRow(run, rns, no, **a.counts)
+    c = a.counts
+    row = RunRow(run, rns, no, c["checked"], c["fixed"], c["carried"], c["touched"], c["your_call"], c["new"])
     row.your_call += a.nudges.get(rns, 0)
     row.resting, row.open = tally.after_commit(st, rns)
     row.quiescent = row.checked > 0 and row.carried == row.checked and not (row.fixed or row.touched or row.new or row.your_call)
@@ -498,9 +509,10 @@ def history_text(rows: Sequence[RunRow], width: int = 40) -> str:
     if not rows:
         return "no committed runs yet"
     head = ("run", "ns", "checked", "fixed", "carried", "touched", "call", "new", "resting", "open")
-    table = [head]
+    table: List[Tuple[str, ...]] = [head]
     for r in rows:
-        table.append((r.run, str(r.ns), *(str(getattr(r, k)) for k in ("checked", "fixed", "carried", "touched", "your_call", "new", "resting", "open"))))
+        table.append((r.run, str(r.ns), *(str(getattr(r, k)) for k in ("checked", "fixed", "carried", "touched", "your_call",
+                                                                        "new", "resting", "open"))))
     widths = [max(len(t[i]) for t in table) for i in range(len(head))]
     biggest = max(sum(getattr(r, k) for k in CATEGORIES) for r in rows)
     scale = min(1.0, width / biggest) if biggest else 1.0
@@ -513,7 +525,8 @@ def history_text(rows: Sequence[RunRow], width: int = 40) -> str:
             line += "  " + _bar(r, scale) + ("  quiescent" if r.quiescent else "")
         lines.append(line.rstrip())
     lines.append("")
-    lines.append("bars: " + "  ".join(f"{BAR_CHARS[k]} {LABELS[k]}" for k in CATEGORIES) + (f"   (1 mark ≈ {1 / scale:.1f})" if scale < 1 else ""))
+    lines.append("bars: " + "  ".join(f"{BAR_CHARS[k]} {LABELS[k]}" for k in CATEGORIES)
+                 + (f"   (1 mark ≈ {1 / scale:.1f})" if scale < 1 else ""))
     q = sum(1 for r in rows if r.quiescent)
     if q:
         lines.append(f"quiescent runs (everything settled still held, nothing new): {q} of {len(rows)}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from priors.core.canonical import reason_hash, dumps, loads, sha12
+from priors.core.canonical import dumps, loads, reason_hash, sha12
 from priors.core.errors import Refusal
 from priors.core.fold import State, forget_lesson
 

@@ -11,20 +11,31 @@ holds the two to the same answer.
 
 from __future__ import annotations
 
+import gc
+import json
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
-from priors.core.canonical import has_high_char, plainly_writable, proves_canonical, reason_hash, too_large
-from priors.core.ledger_quick import EVENT_LINE, PRIOR_LINE, QuickChecker, Shape, facets_verdict
-from priors.core.ledger_rules import LEDGER_NAME, REDACTED_CALL_KEYS, TOMBSTONE_KEYS, Problem  # noqa: F401 (re-exported)
-from priors.core.vocabulary import BINDING, MAX_DEPTH, REST_AFTER
-from priors.core.views import row_parts, row_plain
-import gc
-import json
-from priors.core.canonical import JSONError, c_encoder, dumps, fast_dumps, loads, reject_constant, sha12
-from priors.core.views import REDACTED_ROW, markdown_lines, render_markdown, row_line
+from priors.core.canonical import (
+    JSONError,
+    c_encoder,
+    dumps,
+    fast_dumps,
+    has_high_char,
+    loads,
+    plainly_writable,
+    proves_canonical,
+    reason_hash,
+    reject_constant,
+    sha12,
+    too_large,
+)
 from priors.core.errors import UsageError
 from priors.core.fold import fold, parse_lines
+from priors.core.ledger_quick import EVENT_LINE, PRIOR_LINE, QuickChecker, Shape, facets_verdict
+from priors.core.ledger_rules import LEDGER_NAME, REDACTED_CALL_KEYS, TOMBSTONE_KEYS, Problem  # noqa: F401 (re-exported)
+from priors.core.views import REDACTED_ROW, markdown_lines, render_markdown, row_line, row_parts, row_plain
+from priors.core.vocabulary import BINDING, MAX_DEPTH, REST_AFTER
 
 # ------------------------------------------------------------------ splitting and parsing
 
@@ -130,7 +141,7 @@ def check_ledger(data: Union[bytes, Iterable[bytes]], render: bool = False, stri
     ck.problems.sort(key=lambda p: p.line)
     checked = Checked(ck.problems, ck.warnings, run.damaged, run.no, run.committed, run.table)
     if render and strict and not run.damaged:
-        checked.expected = render_expected(data)  # type: ignore[arg-type]
+        checked.expected = render_expected(data)  # type: ignore[arg-type]  # strict: `data` is bytes (see above)
     return checked
 
 
@@ -214,7 +225,7 @@ class _Pass:
             return number
 
         decoder = json.JSONDecoder(parse_constant=reject_constant, parse_float=note_float, parse_int=note_int)
-        self.decode, self.scan = decoder.decode, decoder.scan_once
+        self.decode, self.scan = decoder.decode, decoder.scan_once  # type: ignore[attr-defined]  # as in ledger_parse.scanner
         self.encode = c_encoder()
         self.ck = QuickChecker()
         self.table: Optional[_Table] = _Table() if render else None
@@ -303,7 +314,7 @@ class _Pass:
         if not self.ck.text_prior(no, fields, scope, parts is not None):
             return False
         if parts is not None:
-            self.table.put(pid, parts, "open")  # type: ignore[union-attr]
+            self.table.put(pid, parts, "open")  # type: ignore[union-attr]  # `parts` only with a table
         return True
 
     def event_line(self, no: int, rec: Dict[str, Any], line: str, shape: Shape, high: bool, escapes: bool) -> bool:
@@ -361,8 +372,8 @@ class _Pass:
             parts = row_plain(pid, vals[shape.ns], vals[shape.type], vals[shape.scope_ref] if shape.scope_ref >= 0 else scope,
                               vals[shape.claim])
         if plain and ck.quick_prior(no, shape, vals, scope, parts is not None):
-            if self.rows is not None:
-                self.table.put(pid, parts or row_parts(pid, rec), "open")  # type: ignore[union-attr]
+            if self.table is not None:  # (there are rows exactly when there is a table)
+                self.table.put(pid, parts or row_parts(pid, rec), "open")
             return True
         ck.record(no, rec, plain)
         self.keep(rec)
@@ -605,7 +616,8 @@ def check_since(old: bytes, new: bytes, rev: str = "the old revision") -> List[P
     o, n = split_lines(old), split_lines(new)
     problems: List[Problem] = []
     if len(n) < len(o):
-        problems.append(Problem(len(n) + 1 if n else 1, "LEDGER_SHRANK", f"the ledger has {len(n)} lines but had {len(o)} at {rev}: lines were removed"))
+        problems.append(Problem(len(n) + 1 if n else 1, "LEDGER_SHRANK",
+                                f"the ledger has {len(n)} lines but had {len(o)} at {rev}: lines were removed"))
     tombs: Optional[Set[str]] = None  # read only when some line changed: a ledger that only grew needs no parse
     for i, (a, b) in enumerate(zip(o, n), 1):
         if a == b:

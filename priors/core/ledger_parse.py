@@ -10,9 +10,10 @@ it in a `DamagedLedger`. A property test holds both to the same records and byte
 
 from __future__ import annotations
 
-from priors.core.errors import DamagedLedger
 import json
+
 from priors.core.canonical import JSONError, loads, reject_constant
+from priors.core.errors import DamagedLedger
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -82,7 +83,7 @@ def scanner() -> Any:
     StopIteration when no value starts at `i`. NaN and the infinities are refused, as
     `canonical.loads` refuses them."""
 
-    return json.JSONDecoder(parse_constant=reject_constant).scan_once
+    return json.JSONDecoder(parse_constant=reject_constant).scan_once  # type: ignore[attr-defined]  # set in __init__, not in typeshed
 
 
 def lines_of(block: bytes) -> Tuple[str, Any]:
@@ -145,7 +146,8 @@ def parse_strict(data: bytes, name: str, first_line: int = 1) -> List[Tuple[Dict
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
-            raise DamagedLedger(f"priors: {name} line {no}: not valid UTF-8 — the ledger is damaged; nothing was written") from None
+            raise DamagedLedger(
+                f"priors: {name} line {no}: not valid UTF-8 — the ledger is damaged; nothing was written") from None
         try:
             obj = loads(text)
         except JSONError as exc:
@@ -154,6 +156,7 @@ def parse_strict(data: bytes, name: str, first_line: int = 1) -> List[Tuple[Dict
                 f"priors: {name} line {no}: not one JSON object{hint}: {exc} — the ledger is damaged; nothing was written"
             ) from None
         if not isinstance(obj, dict):
-            raise DamagedLedger(f"priors: {name} line {no}: a JSON {type(obj).__name__}, not an object — the ledger is damaged; nothing was written")
+            raise DamagedLedger(f"priors: {name} line {no}: a JSON {type(obj).__name__}, not an object"
+                                " — the ledger is damaged; nothing was written")
         records.append((obj, here, len(raw)))
     return records

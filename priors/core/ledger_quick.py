@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from priors.core.canonical import normalize
-from priors.core.ledger_rules import BLOCK_RANK, RunBlock, Checker
+from priors.core.canonical import dumps, flat_size, normalize
+from priors.core.ledger_rules import BLOCK_RANK, Checker, RunBlock
 from priors.core.vocabulary import AGENT_VERDICTS, HUMAN_VERDICTS, PRIOR_RE, RUN_RE, SEVERITIES
-from priors.core.canonical import dumps, flat_size
 
 # ------------------------------------------------------------------ lines read as text
 
@@ -47,6 +46,25 @@ class Shape:
     FIELDS = ("t", "id", "born", "ns", "type", "claim", "facets", "scope_ref", "scope_hash", "direction", "severity",
               "depth", "review_every", "action", "by", "to", "run", "reason")
     __slots__ = FIELDS + ("kind", "size")
+    # where each of FIELDS sits among the values, or -1 (set by name in __init__)
+    t: int
+    id: int
+    born: int
+    ns: int
+    type: int
+    claim: int
+    facets: int
+    scope_ref: int
+    scope_hash: int
+    direction: int
+    severity: int
+    depth: int
+    review_every: int
+    action: int
+    by: int
+    to: int
+    run: int
+    reason: int
 
     def __init__(self, keys: Tuple[str, ...]) -> None:
         at = {key: i for i, key in enumerate(keys)}
@@ -189,11 +207,12 @@ class QuickChecker(Checker):
             return False
         if (shape.scope_hash >= 0 and not vals[shape.scope_hash]) or (shape.direction >= 0 and not vals[shape.direction]):
             return False
-        if (shape.severity >= 0 and vals[shape.severity] not in SEVERITIES) or (shape.depth >= 0 and vals[shape.depth] not in SEVERITIES):
+        if ((shape.severity >= 0 and vals[shape.severity] not in SEVERITIES)
+                or (shape.depth >= 0 and vals[shape.depth] not in SEVERITIES)):
             return False
         return self.sound_prior(no, vals[shape.id], vals[shape.born], vals[shape.ns], vals[shape.claim], clean)
 
-    def quick_event(self, no: int, shape: Shape, vals: List[Any]) -> bool:
+    def quick_event(self, no: int, shape: Shape, vals: Sequence[Any]) -> bool:
         """A parsed event line whose values are all strings."""
         if vals[shape.t] != "event":
             return False

@@ -9,10 +9,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
-from priors.core.canonical import normalize, value_problem
-from priors.core.vocabulary import MAX_DEPTH
-from priors.core.vocabulary import ACTIONS, AGENT_VERDICTS, CALL_RE, FACETS, HASH12_RE, HUMAN_VERDICTS, OUTCOMES, PRIOR_RE, RUN_RE, SEVERITIES, id_number
 
+from priors.core.canonical import normalize, value_problem
+from priors.core.vocabulary import (
+    ACTIONS,
+    AGENT_VERDICTS,
+    CALL_RE,
+    FACETS,
+    HASH12_RE,
+    HUMAN_VERDICTS,
+    MAX_DEPTH,
+    OUTCOMES,
+    PRIOR_RE,
+    RUN_RE,
+    SEVERITIES,
+    id_number,
+)
 
 TOMBSTONE_KEYS = {"t", "id", "ns", "redacted", "content_hash", "born"}
 REDACTED_CALL_KEYS = {"t", "call_id", "kind", "run", "ns", "conflicts_with", "redacted"}
@@ -92,23 +104,29 @@ class Checker:
         if not isinstance(run, str) or not RUN_RE.match(run):
             return  # the field check already named it
         if run in self.committed:
-            self.add(no, "RUN_ALREADY_SEALED", f"{what} belongs to {run}, which was already sealed by its commit record on line {self.committed[run]}")
+            self.add(no, "RUN_ALREADY_SEALED",
+                     f"{what} belongs to {run}, which was already sealed by its commit record on line {self.committed[run]}")
             return
         blk = self.block
         if blk is not None and blk.run != run:
-            self.add(no, "RUN_NOT_CONTIGUOUS", f"{what} belongs to {run} but stands inside the block of {blk.run} (opened on line {blk.start}, not yet sealed)")
+            self.add(no, "RUN_NOT_CONTIGUOUS",
+                     f"{what} belongs to {run} but stands inside the block of {blk.run}"
+                     f" (opened on line {blk.start}, not yet sealed)")
             return
         if blk is None:
             blk = self.block = RunBlock(run, no)
         rank = BLOCK_RANK.get(what.split(" ")[0], 0)
         if rank < blk.rank:
-            self.add(no, "BLOCK_ORDER", f"{what} is out of order in {run}'s block (dispositions, scope-missing, priors, calls, then the run record)")
+            self.add(no, "BLOCK_ORDER",
+                     f"{what} is out of order in {run}'s block (dispositions, scope-missing, priors, calls, then the run record)")
         blk.rank = max(blk.rank, rank)
         blk.lines.append((no, what, "", ns))
 
     def outside_block(self, no: int, what: str) -> None:
         if self.block is not None:
-            self.add(no, "INSIDE_RUN_BLOCK", f"{what} has no run but stands inside the block of {self.block.run} (opened on line {self.block.start}); it belongs between runs")
+            self.add(no, "INSIDE_RUN_BLOCK",
+                     f"{what} has no run but stands inside the block of {self.block.run}"
+                     f" (opened on line {self.block.start}); it belongs between runs")
 
     def seal(self, no: int, rec: Dict[str, Any]) -> None:
         run, ns = rec.get("run"), rec.get("ns")
@@ -119,7 +137,9 @@ class Checker:
             return
         blk = self.block
         if blk is not None and blk.run != run:
-            self.add(no, "RUN_NOT_CONTIGUOUS", f"the commit record of {run} stands inside the block of {blk.run} (opened on line {blk.start}, not yet sealed)")
+            self.add(no, "RUN_NOT_CONTIGUOUS",
+                     f"the commit record of {run} stands inside the block of {blk.run}"
+                     f" (opened on line {blk.start}, not yet sealed)")
             return
         if blk is not None and isinstance(ns, str) and list(map(_NS_OF, blk.lines)).count(ns) != len(blk.lines):
             for line, what, more, other_ns in blk.lines:  # (only a block with another namespace in it gets here)
@@ -134,7 +154,8 @@ class Checker:
         for pid, no in self.tombstones.items():
             self.add(no, "TOMBSTONE_WITHOUT_REDACT", f"{pid} is a tombstone but no redact event for it follows")
         for pid, no in self.after_redact.items():
-            self.add(no, "EVENT_AFTER_REDACT", f"an event of {pid} comes after its redaction and no later redact event restates it")
+            self.add(no, "EVENT_AFTER_REDACT",
+                     f"an event of {pid} comes after its redaction and no later redact event restates it")
         for pid, (no, status) in self.after_binding.items():
             self.add(no, "AGENT_AFTER_BINDING", f"an agent verdict on {pid} after a person made it {status}, and no later "
                      "decision restates theirs — only `priors decide` changes a binding prior (the keeper ignores this verdict)")
@@ -195,7 +216,7 @@ class Checker:
         self.max_prior = max(self.max_prior, n)
         self.priors[pid] = (rec.get("ns"), rec.get("redacted") is True, no)
         born = rec.get("born")
-        if self.need(no, rec, ["ns", "born"], what) and not RUN_RE.match(born):
+        if self.need(no, rec, ["ns", "born"], what) and isinstance(born, str) and not RUN_RE.match(born):
             self.add(no, "BAD_FIELD", f"{what}: born {born!r} is not a run id")
         if rec.get("redacted") is True or "redacted" in rec:
             self.tombstone(no, pid, rec)
@@ -208,7 +229,8 @@ class Checker:
             self.add(no, "BAD_TOMBSTONE", f"tombstone {pid}: `redacted` must be true")
         extra = sorted(set(rec) - TOMBSTONE_KEYS)
         if extra:
-            self.add(no, "BAD_TOMBSTONE", f"tombstone {pid} still carries {', '.join(extra)} — a tombstone keeps only id, ns, born and content_hash")
+            self.add(no, "BAD_TOMBSTONE",
+                     f"tombstone {pid} still carries {', '.join(extra)} — a tombstone keeps only id, ns, born and content_hash")
         ch = rec.get("content_hash")
         if not (isinstance(ch, str) and HASH12_RE.match(ch)):
             self.add(no, "BAD_TOMBSTONE", f"tombstone {pid}: content_hash must be 12 lowercase hex digits")
@@ -217,11 +239,10 @@ class Checker:
     def live_prior(self, no: int, what: str, rec: Dict[str, Any]) -> None:
         self.need(no, rec, ["type"], what)
         claim = rec.get("claim")
-        if not _nonempty_str(claim):
+        if not isinstance(claim, str) or claim == "":  # as _nonempty_str, spelled out so the checker knows a str follows
             self.add(no, "MISSING_FIELD" if "claim" not in rec else "BAD_FIELD", f"{what}: missing or empty `claim`")
-        else:
-            if normalize(claim) != claim:
-                self.add(no, "BAD_FIELD", f"{what}: claim is not stored normalized")
+        elif normalize(claim) != claim:
+            self.add(no, "BAD_FIELD", f"{what}: claim is not stored normalized")
         facets = rec.get("facets")
         scope = self.facets(no, what, facets)
         if scope is not None and scope != "repo-wide" and not _nonempty_str(rec.get("scope_ref")):
@@ -239,7 +260,8 @@ class Checker:
 
     def facets(self, no: int, what: str, facets: Any) -> Optional[str]:
         if not isinstance(facets, dict):
-            self.add(no, "MISSING_FIELD" if facets is None else "BAD_FACETS", f"{what}: `facets` must be an object of the five facets")
+            self.add(no, "MISSING_FIELD" if facets is None else "BAD_FACETS",
+                     f"{what}: `facets` must be an object of the five facets")
             return None
         ok = True
         for name, values in FACETS.items():
@@ -248,7 +270,8 @@ class Checker:
                 self.add(no, "BAD_FACETS", f"{what}: facet {name} is missing")
                 ok = False
             elif name == "authority" and v == "binding":
-                self.add(no, "BINDING_FACET", f"{what}: authority is never self-assigned — `binding` comes only from a human decision")
+                self.add(no, "BINDING_FACET",
+                         f"{what}: authority is never self-assigned — `binding` comes only from a human decision")
             elif v not in values:
                 self.add(no, "BAD_FACETS", f"{what}: {name} {v!r} is not one of {', '.join(values)}")
                 ok = False
@@ -271,7 +294,7 @@ class Checker:
     def event(self, no: int, rec: Dict[str, Any]) -> None:
         pid, action = rec.get("id"), rec.get("action")
         what = f"{action or 'event'} of {pid}" if isinstance(pid, str) else f"{action or 'event'}"
-        if not self.need(no, rec, ["id", "action"], "event"):
+        if not self.need(no, rec, ["id", "action"], "event") or not isinstance(pid, str):
             return
         if action not in ACTIONS:
             self.warn(no, "UNKNOWN_ACTION", f"event action {action!r} is unknown (tolerated — another keeper may write it)")
@@ -285,7 +308,8 @@ class Checker:
         if tomb and "reason" in rec and action != "redact":
             self.add(no, "REASON_NOT_REDACTED", f"{what}: {pid} is redacted but this event still carries its reason")
         if "reason_redacted" in rec:
-            if rec.get("reason_redacted") is not True or not (isinstance(rec.get("reason_hash"), str) and HASH12_RE.match(rec["reason_hash"])):
+            if rec.get("reason_redacted") is not True or not (isinstance(rec.get("reason_hash"), str)
+                                                              and HASH12_RE.match(rec["reason_hash"])):
                 self.add(no, "BAD_FIELD", f"{what}: a redacted reason needs reason_redacted: true and a 12-hex reason_hash")
             if "reason" in rec:
                 self.add(no, "BAD_FIELD", f"{what}: reason_redacted but the reason is still there")
@@ -298,7 +322,7 @@ class Checker:
                     self.add(no, "DUPLICATE_DISPOSITION", f"{pid} has two dispositions in {rec['run']}")
                 self.belong(no, rec["run"], f"disposition of {pid}", ns)
                 if self.block is not None and self.block.run == rec["run"]:
-                    self.block.disposed.add(pid)  # type: ignore[arg-type]
+                    self.block.disposed.add(pid)
             if pid in self.binding:
                 self.after_binding.setdefault(pid, (no, self.binding[pid]))
         elif action == "scope-missing":
@@ -321,7 +345,8 @@ class Checker:
             if not (_nonempty_str(rec.get("reason")) or rec.get("reason_redacted") is True):
                 self.add(no, "MISSING_FIELD", f"{what}: a redaction needs a reason")
             if prior is not None and not tomb:
-                self.add(no, "REDACT_WITHOUT_TOMBSTONE", f"{what}: {pid} was redacted but its prior line (line {prior[2]}) still holds the content")
+                self.add(no, "REDACT_WITHOUT_TOMBSTONE",
+                         f"{what}: {pid} was redacted but its prior line (line {prior[2]}) still holds the content")
             self.tombstones.pop(pid, None)
             self.after_redact.pop(pid, None)
             self.after_binding.pop(pid, None)
@@ -347,7 +372,7 @@ class Checker:
     def call(self, no: int, rec: Dict[str, Any]) -> None:
         cid = rec.get("call_id")
         what = f"call {cid}" if isinstance(cid, str) else "call"
-        if not self.need(no, rec, ["call_id", "kind", "run", "ns", "conflicts_with"], what):
+        if not self.need(no, rec, ["call_id", "kind", "run", "ns", "conflicts_with"], what) or not isinstance(cid, str):
             if isinstance(rec.get("run"), str):
                 self.belong(no, rec["run"], what, rec.get("ns"))
             return
@@ -367,7 +392,8 @@ class Checker:
                 self.add(no, "BAD_TOMBSTONE", f"redacted {what} still carries {', '.join(extra)}")
         else:
             if target is not None and target[1]:
-                self.add(no, "CALL_NOT_REDACTED", f"{what} conflicts with redacted {rec['conflicts_with']} but still carries its claim")
+                self.add(no, "CALL_NOT_REDACTED",
+                         f"{what} conflicts with redacted {rec['conflicts_with']} but still carries its claim")
             self.need(no, rec, ["claim"], what)
             if "direction" in rec and not _nonempty_str(rec["direction"]):
                 self.add(no, "BAD_FIELD", f"{what}: `direction` must be a non-empty string")
@@ -388,7 +414,7 @@ class Checker:
     def injected(self, no: int, rec: Dict[str, Any]) -> None:
         run = rec.get("run")
         what = f"injected record of {run}" if isinstance(run, str) else "injected record"
-        if self.need(no, rec, ["run"], what) and self.run_id(no, what, run):
+        if self.need(no, rec, ["run"], what) and isinstance(run, str) and self.run_id(no, what, run):
             self.belong(no, run, f"injected record of {run}", None)
         self.id_list(no, what, rec.get("ids"), "ids", "prior")
 

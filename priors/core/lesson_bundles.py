@@ -6,9 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from priors.core.canonical import normalize
 from priors.core.errors import UsageError
 from priors.core.fold import PriorState, State
-from priors.core.grammar import check_tags
+from priors.core.grammar import check_tags, resolve_facets
 from priors.core.lessons import (
     INJECTABLE,
     Ledger,
@@ -16,8 +17,6 @@ from priors.core.lessons import (
     fmt_score,
     is_lesson,
 )
-from priors.core.canonical import normalize
-from priors.core.grammar import resolve_facets
 
 # ------------------------------------------------------------------ reflection packets
 
@@ -96,9 +95,9 @@ def reflection_packet(ledger: Ledger, runs: List[str], ns: Optional[str]) -> str
         lines.append(f"### {run} — {' then '.join(str(s.outcome) for s in scores)}")
         lines.append("")
         lines.append(f"- namespace: {info.ns if info else '?'}")
-        for s in scores:
-            note = s.rec.get("reason")
-            lines.append(f"- scored **{s.outcome}**" + (f": {_quote(note)}" if isinstance(note, str) else ""))
+        for sc in scores:
+            note = sc.rec.get("reason")
+            lines.append(f"- scored **{sc.outcome}**" + (f": {_quote(note)}" if isinstance(note, str) else ""))
         summary = info.rec.get("summary") if info else None
         if isinstance(summary, list) and summary:
             lines.append("- commit summary:")

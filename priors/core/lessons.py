@@ -8,10 +8,9 @@ from bisect import bisect_left, bisect_right
 from fractions import Fraction
 
 from priors.core.errors import UsageError
-from priors.core.fold import PriorState, State, prior_number
+from priors.core.fold import PriorState, State, fold, prior_number
 from priors.core.plain import Plain
 from priors.core.vocabulary import BINDING, BLOCK_TYPES, INJECTABLE, LESSON_TYPES, OUTCOMES, PRIOR_RE, RUN_RE, is_run_id  # noqa: F401 (the lessons verbs read them here)
-from priors.core.fold import fold
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -245,6 +244,7 @@ class Ledger:
     @property
     def shown(self) -> Dict[str, List[str]]:
         """The lesson ids each committed agent run was shown."""
+        # shown_for is None only for a run starts() does not hold
         return {run: self.shown_for(run) for run in sorted(self.starts(), key=self.starts().__getitem__)}  # type: ignore[misc]
 
     def credited(self, score: Score) -> List[str]:
@@ -477,9 +477,9 @@ def shape(out: Dict[str, Any], ledger: Ledger, budget: Budget) -> Dict[str, Any]
     held: List[str] = []
     pool: List[Tuple[tuple, Dict[str, Any]]] = []
     query = words(budget.query or "")
-    live: List[Tuple[PriorState, Fraction, Dict[str, Any]]] = []
+    live: List[Tuple[PriorState, Optional[Fraction], Dict[str, Any]]] = []
     for item in inject:
-        p = ledger.state.priors.get(item.get("id"))  # type: ignore[arg-type]
+        p = ledger.state.priors.get(item.get("id", ""))
         if p is None:
             continue
         if budget.require_review and p.status == "open":
@@ -489,8 +489,8 @@ def shape(out: Dict[str, Any], ledger: Ledger, budget: Budget) -> Dict[str, Any]
         live.append((p, None if s is None else s.score, item))  # None: unscored, the neutral ½
     place = {score: i for i, score in enumerate(sorted({NEUTRAL, *(s for _, s, _ in live if s is not None)}))}
     neutral = place[NEUTRAL]
-    for p, s, item in live:
-        pool.append((rank_key(p, query, neutral if s is None else place[s]), item))
+    for p, score, item in live:
+        pool.append((rank_key(p, query, neutral if score is None else place[score]), item))
     pool.sort(key=lambda kv: kv[0])
     taken: List[Dict[str, Any]] = []
     omitted: List[str] = []

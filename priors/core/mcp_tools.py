@@ -11,7 +11,7 @@ line write the same ledger bytes.
 from __future__ import annotations
 
 from priors.core.spelling import nearest
-from priors.core.vocabulary import AGENT_VERDICTS, CANDIDATE_FIELDS, NS_RE, PRESETS, PRIOR_RE, RUN_RE, SEVERITIES
+from priors.core.vocabulary import CANDIDATE_FIELDS, NS_RE, PRESETS, PRIOR_RE, RUN_RE, SEVERITIES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated

@@ -6,9 +6,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union
-from priors.core.vocabulary import CALL_RE, PRIOR_RE, RUN_RE, id_number
-from priors.core.ledger_checks import REDACTED_CALL_KEYS, parse_line, rewrite_problem, split_lines
+
 from priors.core.canonical import dumps, reason_hash
+from priors.core.ledger_checks import REDACTED_CALL_KEYS, parse_line, rewrite_problem, split_lines
+from priors.core.vocabulary import CALL_RE, PRIOR_RE, RUN_RE, id_number
 
 PRIOR_REF_KEYS = ("id", "conflicts_with", "supersedes")
 RUN_REF_KEYS = ("run", "born")
@@ -84,7 +85,7 @@ def renumbering(
     for rec in theirs_new:
         for key in RUN_REF_KEYS:
             v = rec.get(key)
-            if id_number(RUN_RE, v, -1) >= 0 and v not in base_runs and v not in new_runs:
+            if isinstance(v, str) and id_number(RUN_RE, v, -1) >= 0 and v not in base_runs and v not in new_runs:
                 new_runs.append(v)
     pmap = _shift_after(new_priors, our_prior, PRIOR_RE, "P-{:04d}")
     rmap = _shift_after(new_runs, our_run, RUN_RE, "run-{:03d}")
@@ -175,7 +176,8 @@ def merge(base: bytes, ours: bytes, theirs: bytes, reserved: Sequence[str] = ())
             return Conflict(f"both sides rewrote line {i} differently")
         head.append(ol if ol != bl else tl)
     parsed = []
-    for lines, name, off in ((b, "base", 0), (head, "merged base", 0), (o[len(b):], "ours", len(b)), (t[len(b):], "theirs", len(b))):
+    for lines, name, off in ((b, "base", 0), (head, "merged base", 0),
+                             (o[len(b):], "ours", len(b)), (t[len(b):], "theirs", len(b))):
         recs = _records(lines, name, off)
         if isinstance(recs, Conflict):
             return recs
@@ -184,6 +186,7 @@ def merge(base: bytes, ours: bytes, theirs: bytes, reserved: Sequence[str] = ())
     pmap, rmap = renumbering(base_recs, ours_new, theirs_new, reserved)
     theirs_new = [rewrite_refs(r, pmap, rmap) for r in theirs_new]
     was = _tombs(base_recs)
+    # every line of o and t was parsed above (as a line of b or head, or in its new tail): no Conflict here
     ours_red = _tombs(_records(o, "ours", 0)) - was  # type: ignore[arg-type]
     theirs_red = _tombs(_records(t, "theirs", 0)) - was  # type: ignore[arg-type]
     ours_out = [raw if redact_refs(r, theirs_red) == r else dumps(redact_refs(r, theirs_red)).encode("utf-8")
@@ -195,7 +198,8 @@ def merge(base: bytes, ours: bytes, theirs: bytes, reserved: Sequence[str] = ())
     # prior their lines end on an agent disposition of, are restated after their lines.
     touched = {_s(r.get("id")) for r in theirs_new if r.get("t") == "event" and r.get("action") != "redact"}
     touched |= {_s(r.get("conflicts_with")) for r in theirs_new if r.get("t") == "call"}
-    late = [r for r in ours_new if r.get("t") == "event" and r.get("action") == "redact" and _s(r.get("id")) in ours_red and _s(r.get("id")) in touched]
+    late = [r for r in ours_new if r.get("t") == "event" and r.get("action") == "redact"
+            and _s(r.get("id")) in ours_red and _s(r.get("id")) in touched]
     restated = [dict(r, restated=True) for r in _decisions_to_keep_last(ours_new, theirs_new) + late]
     out = list(head)
     out += ours_out

@@ -21,7 +21,7 @@ class Plain:
         eq = self.__eq__(other)
         return eq if eq is NotImplemented else not eq
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # unhashable, as mutable; typeshed types object.__hash__ a method
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(" + ", ".join(f"{f}={getattr(self, f)!r}" for f in self.fields()) + ")"

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import bisect
+
 from priors.core.canonical import normalize
 from priors.core.errors import Refusal
 from priors.core.fold import (
@@ -12,12 +14,10 @@ from priors.core.fold import (
     review_due,
     scope_state,
 )
-from priors.core.grammar import SEVERITY_RANK, Candidate, opposes
+from priors.core.grammar import SEVERITY_RANK, Candidate, check_tags, opposes
 from priors.core.inject import inject_item, lesson_applies
 from priors.core.plain import Plain
 from priors.core.similarity import norm_direction, scopes_related, similar
-import bisect
-from priors.core.grammar import check_tags
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -68,7 +68,8 @@ class RunFiles(Plain):
     def inject_ids(self) -> List[str]:
         return [x["id"] for x in self.items("inject") if isinstance(x.get("id"), str)]
 
-    def disposed_ids(self) -> List[str]:
+    def disposed_ids(self) -> List[object]:
+        """The ids the staged dispositions name, as staged (a hand-edited file may hold any value)."""
         return [d.get("id") for d in self.dispositions if isinstance(d, dict)]
 
     def is_disposed(self, pid: str) -> bool:

@@ -8,16 +8,17 @@ from __future__ import annotations
 
 from html import escape
 
-from priors.core.controls import visible
-
+from priors.core.canonical import dumps
 from priors.core.chart import chart_svg, quiet_streak
+from priors.core.controls import visible
 from priors.core.desk import KINDS, commands, open_findings
 from priors.core.views import BUCKETS, namespaces, tally
-from priors.core.canonical import dumps
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
     from typing import Any, Dict, List, Optional, Sequence
+
+    from priors.core.fold import PriorState
 
 # Every table of the page, by kind (its class): its column headings. On a phone each row becomes a
 # card and each cell shows its column's heading beside it — from these, in the CSS, not per cell, so a
@@ -188,15 +189,15 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
     out.append(f'<section id="open"><h2>{e(head)} ({len(found)})</h2>')
     if older:
         out.append(f"<p>{older} other open finding{'s' if older != 1 else ''} were raised before {e(since)}.</p>")
-    by_file: Dict[str, List[Any]] = {}
+    by_file: Dict[str, List[PriorState]] = {}
     for p in found:
         by_file.setdefault(_file_of(p), []).append(p)
     for file in sorted(by_file):
-        group = by_file[file]
-        out.append(f"<h3>{e(file)} — {len(group)}</h3>")
+        in_file = by_file[file]
+        out.append(f"<h3>{e(file)} — {len(in_file)}</h3>")
         trs = [f"<tr><td><code>{e(p.id)}</code></td><td>{_sev(p.rec.get('severity'))}</td>"
                f'<td class="claim">{e(_flat(p.claim))}</td><td><code>{e(p.scope_ref or "—")}</code></td>'
-               f"<td>{e(p.ns)}</td></tr>" for p in group]
+               f"<td>{e(p.ns)}</td></tr>" for p in in_file]
         out.append(_table("open", trs))
     if not found:
         out.append("<p>None.</p>")

@@ -8,10 +8,11 @@ The severity mapping is documented in docs/sarif.md and tested in tests/test_sar
 
 from __future__ import annotations
 
+import re
+
+from priors.core.canonical import dumps, normalize
 from priors.core.errors import UsageError
 from priors.core.plain import Plain
-import re
-from priors.core.canonical import dumps, normalize
 from priors.core.similarity import norm_direction
 
 TYPE_CHECKING = False
@@ -366,7 +367,8 @@ def severity_of(level: Optional[str], props: Optional[Dict[str, Any]], rule: Opt
     3. `level` on the result, else the rule's `defaultConfiguration.level`, else SARIF's default
        (`warning`, or `none` when the result's kind is not `fail`): error → major, others → minor.
     """
-    rprops = rule.get("properties") if isinstance(rule, dict) and isinstance(rule.get("properties"), dict) else {}
+    found = rule.get("properties") if isinstance(rule, dict) else None
+    rprops: Dict[str, Any] = found if isinstance(found, dict) else {}
     for bag in (props or {}, rprops):
         score = _number(bag.get("security-severity"))
         if score is not None:

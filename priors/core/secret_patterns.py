@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import re
 from typing import Any, Iterator, List, Optional, Tuple
+
 from priors.core.errors import Refusal
 
 # (kind, pattern) — checked in order; the first hit names the kind.

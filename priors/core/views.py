@@ -7,7 +7,7 @@ import re
 
 from priors.core.controls import visible
 from priors.core.fold import BINDING, REST_AFTER, PriorState, State, review_due
-from priors.core.vocabulary import display_status  # noqa: F401 (PRIORS.md rows and their patches)
+from priors.core.vocabulary import display_status
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -150,7 +150,8 @@ def status_text(st: State, with_calls: bool, extras=None, open_runs: Sequence[st
     return "\n".join(lines + running)
 
 
-_PLAIN = re.compile(r"[^\\|\s\ud800-\udfff\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufff9-\ufffb\U000e0000-\U000e007f]*")
+_PLAIN = re.compile(r"[^\\|\s\ud800-\udfff\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+                    r"\ufff9-\ufffb\U000e0000-\U000e007f]*")
 _LONE = re.compile("[\ud800-\udfff]")
 
 
@@ -224,7 +225,8 @@ def row_parts(pid: str, rec: Dict[str, object]) -> Tuple[str, str, str]:
     what = _cut(" ".join(claim.split())) if isinstance(claim, str) else ""
     if isinstance(dist, list) and dist:  # the agent said it differs from a similar finding: a human may audit
         what += " (distinct from " + ", ".join(str(x) for x in dist) + ")"
-    return f"| {table_cell(pid)} | {table_cell(rec.get('ns'))} | ", table_cell(rec.get("type")), f" | {table_cell(where)} | {table_cell(what)} |"
+    return (f"| {table_cell(pid)} | {table_cell(rec.get('ns'))} | ", table_cell(rec.get("type")),
+            f" | {table_cell(where)} | {table_cell(what)} |")
 
 
 def row_plain(pid: str, ns: str, kind: str, where: str, claim: str) -> Optional[Tuple[str, str, str]]:

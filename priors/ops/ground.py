@@ -85,7 +85,9 @@ def spans_for(paths: Paths, rf: RunFiles, file: str, memo: Optional[Dict[str, An
 def resolve_location(paths: Paths, rf: RunFiles, raw: Dict[str, Any], memo: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     """The candidate with `at` (or `file`+`line`) replaced by the `scope_ref` it points at (`memo`: see spans_for)."""
     if raw.get("at") is not None:
-        file, line = location_of(raw["at"])  # validate() checked the shape
+        at = location_of(raw["at"])
+        assert at is not None  # validate() checked the shape
+        file, line = at
     else:
         file, line = raw["file"], raw.get("line")
     file = file[2:] if file.startswith("./") else file

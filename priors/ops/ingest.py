@@ -55,7 +55,7 @@ def read_findings(names: List[str], load: Callable[[str], Any], root: Path) -> L
 
 
 def ingest(paths: Paths, ns: str, scopes: Dict[str, str], budget: Optional[Budget],
-           found: List[Tuple[str, Any]], say: Optional[Callable[[str], None]] = None) -> Answer:
+           found: List[Tuple[str, Any]], say: Optional[Callable[[str], object]] = None) -> Answer:
     """Open, disposition, propose, commit; JSON: the counts, the new ids, every refused result and
     the run's summary. Anything short of a commit takes the run back."""
     fresh = not paths.dir.is_dir()
@@ -169,7 +169,8 @@ def _ingest_locked(paths: Paths, ns: str, scopes: Dict[str, str], budget: Option
     return report
 
 
-def _resolve(paths: Paths, rf: RunFiles, found: List[Tuple[str, Any]], refused: List[Dict[str, Any]]) -> List[Optional[Dict[str, Any]]]:
+def _resolve(paths: Paths, rf: RunFiles, found: List[Tuple[str, Any]], refused: List[Dict[str, Any]]
+             ) -> List[Optional[Dict[str, Any]]]:
     """Each finding's candidate with its location resolved to a scope ref (the keeper's one resolver)."""
     memo: Dict[str, Any] = {}
     out: List[Optional[Dict[str, Any]]] = []

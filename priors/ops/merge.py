@@ -29,7 +29,7 @@ def _stash(cwd: str) -> Optional[str]:
 
 
 def merge_ledgers(base_p: str, ours_p: str, theirs_p: str, path: Optional[str],
-                  warn: Callable[[str], None]) -> None:
+                  warn: Callable[[str], object]) -> None:
     """Merge the three versions git gives into OURS (`path`: the ledger's own path, %P, when git
     passes it). Not an append-only extension on either side: the MERGE_CONFLICT refusal (git's
     "conflict"), `warn`ing the person how to merge it by hand; ours is left in place."""
@@ -45,7 +45,7 @@ def merge_ledgers(base_p: str, ours_p: str, theirs_p: str, path: Optional[str],
         data.append(b)
     if stash and os.path.exists(stash):
         os.unlink(stash)
-    result = merge(*data, reserved=_reserved(os.path.dirname(path)) if path is not None else ())
+    result = merge(data[0], data[1], data[2], reserved=_reserved(os.path.dirname(path)) if path is not None else ())
     if isinstance(result, Conflict):
         warn(f"priors merge-driver: cannot merge {label}: {result.reason}.\n"
              "  The ledger is append-only; merge it by hand so that it is the base plus both sides' new lines,\n"

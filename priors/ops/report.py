@@ -4,8 +4,8 @@ history and the state; the page itself is pure (core/report_html.py).
 
 from __future__ import annotations
 
-from priors.core.errors import UsageError
 from priors.core.desk import waiting
+from priors.core.errors import UsageError
 from priors.core.history import history_and_state
 from priors.core.lessons import Ledger, lesson_rows
 from priors.core.report_html import report_html

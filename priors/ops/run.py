@@ -59,7 +59,7 @@ def check_settled(cap: Any) -> int:
 
 
 def open_run(paths: Paths, ns: str, scopes: Dict[str, str], run: Optional[str], budget: Optional[Budget],
-             settled: Any = None, say: Optional[Callable[[str], None]] = None) -> Answer:
+             settled: Any = None, say: Optional[Callable[[str], object]] = None) -> Answer:
     """Open a run and answer what applies to it. The first run of a target sets up `.priors/` (and
     `say`s so); `scopes` is the run's trusted snapshot, already taken or read."""
     if run is not None:

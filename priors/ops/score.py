@@ -8,8 +8,8 @@ from priors.core.answer import Answer
 from priors.core.canonical import normalize
 from priors.core.errors import Refusal, UsageError
 from priors.core.lessons import Ledger
-from priors.core.vocabulary import OUTCOMES, is_run_id
 from priors.core.secret_patterns import guard
+from priors.core.vocabulary import OUTCOMES, is_run_id
 from priors.ops.lessons import lesson_ledger, refuse_if_open
 from priors.ops.session import pending_session, remember_sealed, seal_session, session_targets
 from priors.store.files import aftercare
@@ -29,7 +29,8 @@ def score(paths: Paths, run: str, outcome: str, reason: Optional[str], again: bo
     if again and replace:
         raise UsageError("priors score: give --again or --replace, not both")
     if run != "last" and not is_run_id(run):
-        raise UsageError(f"priors score: bad run id {run!r} — a run id is `run-` and three to nine ASCII digits (e.g. run-001), or say `last`")
+        raise UsageError(f"priors score: bad run id {run!r} — a run id is `run-` and three to nine ASCII digits"
+                         " (e.g. run-001), or say `last`")
     if reason is not None:
         reason = normalize(str(reason))
         if not reason:

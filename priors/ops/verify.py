@@ -42,14 +42,16 @@ def check_files(root: Any, data: bytes, checked: Optional[Checked] = None) -> Li
         if have is None:
             problems.append(Problem(0, "RENDER_MISSING", "missing — run `priors render` and commit it", ".priors/PRIORS.md"))
         elif checked.renders_as(have) is False:
-            problems.append(Problem(0, "RENDER_STALE", "out of date with the ledger — run `priors render` and commit it", ".priors/PRIORS.md"))
+            problems.append(Problem(0, "RENDER_STALE", "out of date with the ledger — run `priors render` and commit it",
+                                    ".priors/PRIORS.md"))
     try:
         runs = sorted(os.listdir(str(paths.runs)))
     except OSError:
         runs = []
     for name in runs:
         if name in committed:
-            problems.append(Problem(0, "STAGING_OF_COMMITTED_RUN", f"staging left for {name}, which is committed — run `priors commit --run {name}` to clear it", f".priors/runs/{name}"))
+            problems.append(Problem(0, "STAGING_OF_COMMITTED_RUN", f"staging left for {name}, which is committed — run "
+                                    f"`priors commit --run {name}` to clear it", f".priors/runs/{name}"))
     for dirpath, _dirs, files in os.walk(str(paths.dir)):
         for name in sorted(files):
             if name.endswith(".tmp"):

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 from typing import Callable, Dict, List, Optional, Tuple
 
 from priors.snapshot.brace_anchors import go_spans, js_spans, rust_spans
-from priors.snapshot.lexer import Span, line_starts, Utf8Offsets, with_source
-import bisect
 from priors.snapshot.hashing import normalized_utf8
+from priors.snapshot.lexer import Span, Utf8Offsets, line_starts, with_source
 
 # Bump whenever any extractor's output could change: the snapshot cache keys on it.
 VERSION = "1"
@@ -117,6 +117,7 @@ def python_spans(text: str) -> List[Span]:
                 qual = prefix + node.name
                 first = min([d.lineno for d in node.decorator_list] + [node.lineno])
                 start = starts[first - 1]
+                assert node.end_lineno is not None and node.end_col_offset is not None  # ast.parse sets both
                 end = utf8.offset(node.end_lineno, node.end_col_offset)
                 spans.append((qual, start + shift, end + shift))
                 stack.append((node.body, qual + "."))

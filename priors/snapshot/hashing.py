@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 import re
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 from priors.core.canonical import WS_RUN as _WS_RUN
 from priors.core.canonical import dumps, normalize, sha12, sha12_bytes
-import json
 
 ROOT_REF = "*"
 BINARY_SNIFF = 8192

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import re
-from typing import Callable, List, Optional, Tuple
 from itertools import accumulate
+from typing import Callable, List, Optional, Tuple
 
 
 class _Lazy:

@@ -37,9 +37,9 @@ def list_tree(root: Path, prefixes: Optional[List[str]] = None) -> Listing:
         problems = [f"undecodable name {os.fsencode(p)!r}" for p in outer if not _encodable(p)]
         prefixes = [p for p in outer if _listable(root, p)]
         if not prefixes:
-            listing = Listing()
-            listing.problems = problems
-            return listing
+            empty = Listing()
+            empty.problems = problems
+            return empty
     listing = _git_listing(root, prefixes) if git_top(root) is not None else None
     if listing is None:
         listing = _walk_listing(root, prefixes)
@@ -165,7 +165,7 @@ class Selection:
     def wants(self, ref: str) -> bool:
         if self.whole:
             return True
-        return any(ref == p or ref.startswith(p + "/") for p in self.prefixes)  # type: ignore[union-attr]
+        return any(ref == p or ref.startswith(p + "/") for p in self.prefixes)  # type: ignore[union-attr]  # not whole: a list
 
     def full_dir(self, d: str) -> bool:
         return self.wants(d)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+import marshal
 import os
 import stat as _stat
 import sys
@@ -10,17 +12,13 @@ import time
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
 
-from priors.core.canonical import sha12_bytes
+from priors.core.canonical import JSONError, loads, sha12_bytes
 from priors.core.errors import UsageError
-from priors.snapshot.hashing import combine, is_binary, link_hash, pack, text_hash
-from priors.snapshot.listing import Selection, list_tree, resolve_paths
-import json
-import marshal
-from priors.snapshot.anchors import VERSION, anchors_for, language_of
-from priors.store.files import atomic_write, iter_chunks, read_bytes, read_stdin
 from priors.core.vocabulary import MAX_INPUT_BYTES, MAX_WHOLE_FILE_BYTES
-from priors.snapshot.hashing import digest_stream
-from priors.core.canonical import JSONError, loads
+from priors.snapshot.anchors import VERSION, anchors_for, language_of
+from priors.snapshot.hashing import combine, digest_stream, is_binary, link_hash, pack, text_hash
+from priors.snapshot.listing import Selection, list_tree, resolve_paths
+from priors.store.files import atomic_write, iter_chunks, read_bytes, read_stdin
 
 CACHE_FORMAT = 1
 RACY_NS = 2_000_000_000  # an entry modified this close to the snapshot is never cached (racy-git)

@@ -6,16 +6,17 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import sys
 from pathlib import Path
 
 from priors.core.errors import UsageError
-import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
     from typing import Iterator, Optional, Sequence, Tuple, Union
 
-    Chunk = Union[bytes, bytearray, memoryview, Tuple[int, int]]  # bytes, or a (start, end) range of the old file
+    Bytes = Union[bytes, bytearray, memoryview]
+    Chunk = Union[Bytes, Tuple[int, int]]  # bytes, or a (start, end) range of the old file
 
 
 # What this process changed on disk, in order: the catch-all error message says "nothing was
@@ -225,6 +226,7 @@ def atomic_write(path: Path, data: Union[bytes, Sequence[Chunk]], keep: int = 0,
             try:
                 for chunk in chunks:
                     if isinstance(chunk, tuple):
+                        assert src is not None  # opened above whenever a chunk is a range
                         copy_range(src, chunk[0], chunk[1] - chunk[0], fd)
                     else:
                         write_all(fd, chunk)
@@ -249,7 +251,7 @@ def atomic_write(path: Path, data: Union[bytes, Sequence[Chunk]], keep: int = 0,
     _fsync_dir(path.parent)
 
 
-def write_all(fd: int, data: Chunk) -> None:
+def write_all(fd: int, data: Bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]

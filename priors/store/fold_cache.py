@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import json
 import marshal
 import os
 import sys
@@ -14,17 +15,15 @@ from pathlib import Path
 
 from priors.core import fold as _fold
 from priors.core import ledger_parse as _parse
-from priors.store.files import open_regular
-from priors.store.ledger_digest import Background, measure_pieces, open_prefix, prefix_matches, read_ledger
-from priors.core.fold import CallState, PriorState, State
-import json
 from priors.core.canonical import reject_constant
 from priors.core.errors import DamagedLedger
-from priors.store.files import write_all
+from priors.core.fold import CallState, PriorState, State
+from priors.store.files import open_regular, write_all
+from priors.store.ledger_digest import Background, measure_pieces, open_prefix, prefix_matches, read_ledger
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Dict, Iterator, List, Optional, Tuple
+    from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 FORMAT = 4
 CACHE_DIR = "cache"
@@ -195,11 +194,11 @@ def _facet_indexes(facets: Tuple[Any, ...], table: List[Any]) -> List[int]:
         if fac is None:
             continue
         key = tuple(fac.items())
-        i = index.get(key)
-        if i is None:
-            i = index[key] = len(table)
+        at = index.get(key)
+        if at is None:
+            at = index[key] = len(table)
             table.append(fac)
-        by_id[id(fac)] = i
+        by_id[id(fac)] = at
     return [by_id[id(f)] for f in facets]
 
 
@@ -211,6 +210,8 @@ def _columns(priors: List[PriorState], table: List[Any], move: Any) -> Tuple[Any
     is one C call where rows took a Python loop (encoding at 10k: ~106 → ~75 M instructions)."""
     if PriorState.LAYOUT != _LAYOUT or CallState.__slots__ != ("rec", "resolved"):
         raise TypeError("fold state changed shape; the cache does not know it")
+    status: Sequence[Any]  # columns: the transpose's tuples, two of them then remade as lists
+    lines: Sequence[Any]
     ids, status, sh, miss, human, recs, lines, facets, ns, ref, every, _src = zip(*priors)
     one: Dict[Any, Any] = {}  # one object per distinct status: marshal then stores each once
     status = [one.setdefault(x, x) for x in status]

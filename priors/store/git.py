@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
-from typing import Any, List, Optional
 import os
 import sys
-from priors.core.errors import UsageError
 from pathlib import Path
+from typing import Any, List, Optional
+
+from priors.core.errors import UsageError
 from priors.store.files import atomic_write, read_bytes
 
 # ------------------------------------------------------------------ git

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+
 from priors.store.files import read_bytes
 
 TYPE_CHECKING = False
@@ -114,4 +115,4 @@ def measure_pieces(data: bytes, pieces: List[Any], known: Optional[int]) -> Tupl
             h.update(piece)
             lines += piece.count(b"\n")
             length, last = length + len(piece), piece[-1]
-    return length, h.digest(), lines if count else known, last
+    return length, h.digest(), lines if known is None else known, last

@@ -14,9 +14,8 @@ from priors.store.paths import LOCK, Paths, list_run_dirs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Optional, Tuple, Union
+    from typing import Optional
 
-    Chunk = Union[bytes, bytearray, memoryview, Tuple[int, int]]  # bytes, or a (start, end) range of the old file
 STALE_EMPTY_S = 0.0  # kept for callers: the lock is published with its pid inside, so an empty one is stale at once
 MAX_PID = 2 ** 31 - 1  # a pid above this (or 0, or negative) is not a plausible live process: stale
 
@@ -101,11 +100,11 @@ def pid_alive(pid: int) -> bool:
 def _pid_alive_windows(pid: int) -> bool:
     import ctypes
 
-    kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
+    kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]  # Windows-only; mypy checks as on this platform
     SYNCHRONIZE, QUERY_LIMITED = 0x00100000, 0x1000
     handle = kernel32.OpenProcess(SYNCHRONIZE | QUERY_LIMITED, False, pid)
     if not handle:
-        return ctypes.get_last_error() == 5  # access denied: it exists
+        return ctypes.get_last_error() == 5  # type: ignore[attr-defined]  # Windows-only, as windll; 5: access denied, it exists
     try:
         return kernel32.WaitForSingleObject(handle, 0) == 0x00000102  # WAIT_TIMEOUT: still running
     finally:
@@ -140,7 +139,7 @@ class Lock:
         """Publish the lock with our pid already inside: write a temp file, then link it into place
         (atomic, and fails if a lock exists). Where hard links are not supported, create exclusively
         and write the pid."""
-        tmp = self.paths.dir / f".{LOCK}-new.{os.getpid()}.tmp"
+        tmp: Optional[Path] = self.paths.dir / f".{LOCK}-new.{os.getpid()}.tmp"
         try:
             if os.path.lexists(str(tmp)):
                 os.unlink(str(tmp))

@@ -13,9 +13,8 @@ from priors.store.files import read_bytes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import List, Optional, Tuple, Union
+    from typing import Any, List, Optional
 
-    Chunk = Union[bytes, bytearray, memoryview, Tuple[int, int]]  # bytes, or a (start, end) range of the old file
 
 LEDGER = "ledger.jsonl"
 LOCK = "keeper.lock"

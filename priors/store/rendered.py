@@ -8,12 +8,14 @@ import re
 import sys
 from pathlib import Path
 
-from priors.core.fold import PriorState, State
-from priors.core import fold as fold, views as views, vocabulary
+from priors.core import fold as fold
+from priors.core import views as views
+from priors.core import vocabulary
 from priors.core.errors import UsageError
+from priors.core.fold import PriorState, State
+from priors.core.views import display_status, render_markdown, table_cell, table_row
 from priors.store import fold_cache as cache
 from priors.store.files import atomic_write, read_bytes
-from priors.core.views import display_status, render_markdown, table_cell, table_row
 from priors.store.fold_cache import write_file
 
 TYPE_CHECKING = False
@@ -74,7 +76,11 @@ def write(paths, st: State, base: Optional[Mark], named: Optional[Dict[str, bool
     if use and after is not None:
         h = hashlib.sha256()
         for chunk in new:
-            h.update(memoryview(md)[chunk[0]:chunk[1]] if isinstance(chunk, tuple) else chunk)
+            if isinstance(chunk, tuple):
+                assert md is not None  # a range of the old PRIORS.md comes only from the one read above
+                h.update(memoryview(md)[chunk[0]:chunk[1]])
+            else:
+                h.update(chunk)
         _write_mark(paths.dir, after, h.digest(), len(st.priors))
 
 

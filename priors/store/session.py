@@ -6,11 +6,11 @@ writes, so the record stays on this machine, and a redaction (which empties `cac
 
 from __future__ import annotations
 
-from priors.store.paths import Paths
 from priors.core.canonical import JSONError, dumps, loads
 from priors.core.errors import UsageError
 from priors.core.inject import read_session as check
 from priors.store.files import atomic_write, check_inside, make_dir, read_bytes
+from priors.store.paths import Paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
