@@ -14,7 +14,7 @@ import sys
 
 from priors.cli.args import Spec, parse
 from priors.core.canonical import JSONError, dumps, loads
-from priors.core.errors import Refusal, UsageError
+from priors.core.errors import MachineError, Refusal, UsageError
 from priors.core.mcp_tools import (
     BATCH_VERSIONS,
     INSTRUCTIONS,
@@ -49,7 +49,8 @@ priors_withdraw, priors_commit, priors_abort, priors_scopes, priors_status,
 priors_show. A person's verbs (decide, redact, add, score, import, config) are
 never tools. Each call runs exactly the command-line verb: same checks, same
 lock, same ledger bytes. A refusal is a tool result with isError: true; a usage
-error is a JSON-RPC error. Messages over 4 MiB are refused unread.
+error is a JSON-RPC error (-32602), and so is a failure of the machine (-32603,
+saying so). Messages over 4 MiB are refused unread.
   -C DIR   the target root (default: where the client starts the server,
            found as every verb finds it)""")
 
@@ -295,11 +296,12 @@ class Server:
 
     def run(self, verb: str, argv: List[str], inband: Dict[str, Any]) -> Tuple[int, Dict[str, Any], str]:
         """(exit code, canonical JSON object, its text) — exactly what the command line would answer;
-        a usage error becomes a JSON-RPC error, as it would be exit 2 with a message."""
+        a usage error becomes a JSON-RPC error (-32602), as it would be exit 2 with a message, and a
+        failure of the machine one that says so (-32603), as it would be exit 3."""
         import importlib
 
         from priors.cli.args import HelpRequested
-        from priors.cli.main import Context, _flush_warnings, describe, failure
+        from priors.cli.main import Context, _flush_warnings, describe, failure, machine_failure
         from priors.store.files import CHANGED, WARNINGS, ledger_landed
 
         del CHANGED[:], WARNINGS[:]  # one call's record, as for one process
@@ -331,10 +333,10 @@ class Server:
         except KeyboardInterrupt:
             raise
         except Exception as exc:  # never a traceback on the stream: an honest message, as the CLI gives
-            code, text = failure(describe(exc))
+            code, text = machine_failure(exc) if isinstance(exc, MachineError) else failure(describe(exc))
             if code == 0:
                 return self._landed(text)
-            raise RpcError(INTERNAL_ERROR, text) from None
+            raise RpcError(INTERNAL_ERROR, text + MACHINE_NOT_CALL) from None
         finally:
             _flush_warnings()
 
@@ -343,6 +345,11 @@ class Server:
         self.err.write(text + "\n")
         obj = {"warning": text}
         return 0, obj, dumps(obj)
+
+
+# What a -32603 error adds to the command line's message (exit 3): whose failure it is.
+MACHINE_NOT_CALL = (" — the machine failed, not your call: the call was well formed, and the same call "
+                    "may succeed once the cause is gone")
 
 
 class _Sink:
