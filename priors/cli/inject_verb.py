@@ -9,7 +9,7 @@ chosen, ranked and budgeted by the very functions `relevant` uses (`core.inject.
 from __future__ import annotations
 
 from priors.core.canonical import dumps
-from priors.core.errors import UsageError
+from priors.core.errors import MachineError, UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -76,7 +76,7 @@ def cmd_inject(a, ctx) -> int:
     try:
         write_session(paths, rec)
         out["seq"] = rec["seq"]
-    except (OSError, UsageError) as exc:  # the lessons still go out; only the credit for them is lost
+    except (OSError, UsageError, MachineError) as exc:  # the lessons still go out; only the credit for them is lost
         from priors.store.files import WARNINGS
 
         detail = getattr(exc, "strerror", None) or str(exc)

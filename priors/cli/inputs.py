@@ -112,7 +112,9 @@ def output_target(verb: str, flag: str, name: str, root: Any) -> Path:
     except FileNotFoundError:
         st = None
     except OSError as exc:
-        raise UsageError(f"{shown}: {exc.strerror or exc}") from None
+        from priors.core.errors import os_failure
+
+        raise os_failure(f"{shown}: {exc.strerror or exc}", exc) from None
     if st is not None:
         if stat.S_ISDIR(st.st_mode):
             raise UsageError(f"{shown}: a directory — expected a file path")

@@ -69,7 +69,9 @@ def cmd_snapshot(argv: List[str], ctx) -> int:
         try:
             atomic_write(target, text.encode("utf-8"))
         except OSError as exc:
-            raise UsageError(f"priors snapshot: -o {output}: {exc.strerror or exc}") from None
+            from priors.core.errors import os_failure
+
+            raise os_failure(f"priors snapshot: -o {output}: {exc.strerror or exc}", exc) from None
     else:
         ctx.print(text[:-1])
     return 0

@@ -46,7 +46,7 @@ def write(paths, st: State, base: Optional[Mark], named: Optional[Dict[str, bool
     `base`/`after` are None and `named` is None when unknown (then the whole table is rendered).
     `old` is the render mark as read before a caller dropped cache/ (redact); by default it is read here.
     """
-    from priors.core.errors import UsageError
+    from priors.core.errors import MachineError, UsageError
     from priors.store import fold_cache as cache
     from priors.store.files import atomic_write, read_bytes
 
@@ -69,7 +69,7 @@ def write(paths, st: State, base: Optional[Mark], named: Optional[Dict[str, bool
         new = [render_markdown(st).encode("utf-8")]
     try:
         atomic_write(paths.rendered, new, size=None if md is None else len(md))
-    except UsageError:
+    except (UsageError, MachineError):  # PRIORS.md changed or shrank under us: render it whole
         if not any(isinstance(c, tuple) for c in new):
             raise
         from priors.core.views import render_markdown

@@ -23,7 +23,7 @@ def read_session(paths: Paths) -> Optional[Dict[str, Any]]:
     """The recorded session, or None when there is none or it cannot be trusted (damaged, foreign,
     behind a symlink): a missing record only means nothing extra is credited."""
     from priors.core.canonical import JSONError, loads
-    from priors.core.errors import UsageError
+    from priors.core.errors import MachineError, UsageError
     from priors.core.inject import read_session as check
     from priors.store.files import check_inside, read_bytes
 
@@ -31,7 +31,7 @@ def read_session(paths: Paths) -> Optional[Dict[str, Any]]:
     try:
         check_inside(path)
         data = read_bytes(path)
-    except UsageError:
+    except (UsageError, MachineError):
         return None
     if data is None:
         return None
