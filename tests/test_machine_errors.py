@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
@@ -34,15 +36,13 @@ def _one_finding(k: Keeper) -> None:
 
 def _planted(k: Keeper, plant: str, *argv: str) -> subprocess.CompletedProcess:
     """`priors ARGV` in the keeper's root, in a new process where `plant` ran first."""
-    script = k.root.parent / f"plant-{os.getpid()}.py"
-    script.write_text("import errno, os, sys\n" + plant + "\nfrom priors.cli.main import main\n"
-                      "sys.exit(main(sys.argv[1:]))\n", encoding="utf-8")
+    code = "import errno, os, sys\n" + plant + "\nfrom priors.cli.main import main\nsys.exit(main(sys.argv[1:]))\n"
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, str(script), *argv], cwd=str(k.root), capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-c", code, *argv], cwd=str(k.root), capture_output=True, text=True,
                           encoding="utf-8", env=env, timeout=120)
 
 
-def _faulted(k: Keeper, fault: str, *argv: str, log: Path = None) -> subprocess.CompletedProcess:
+def _faulted(k: Keeper, fault: str, *argv: str, log: Optional[Path] = None) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""), PRIORS_FAULT=fault)
     if log is not None:
         env["PRIORS_FAULT_LOG"] = str(log)
@@ -186,8 +186,6 @@ def test_a_full_disk_or_an_io_error_on_the_ledger_write_is_the_machines_failure(
     _one_finding(keeper)
     before = keeper.ledger_bytes()
     dry = Keeper(tmp_path_factory.mktemp("dry"))
-    import shutil
-
     shutil.copytree(str(keeper.root / ".priors"), str(dry.root / ".priors"))
     log = tmp_path_factory.mktemp("log") / "calls.log"
     assert _faulted(dry, "0:none", "decide", "P-0001", "wontfix", log=log).returncode == 0
