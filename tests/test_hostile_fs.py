@@ -1,6 +1,7 @@
 """Hostile file system: symlinks that point outside, a read-only .priors/, a lock that is a
-directory, a full disk. The keeper refuses clearly (exit 2, a message naming the problem,
-no traceback) and never writes outside .priors/.
+directory, a full disk. The keeper refuses clearly (a message naming the problem, no traceback;
+exit 2 for what is in the way under .priors/, exit 3 when the machine fails a write) and never
+writes outside .priors/.
 """
 
 from __future__ import annotations
@@ -162,7 +163,8 @@ def _faulted(root: Path, argv, kind: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("kind", ["EROFS", "EACCES", "ENOSPC"])
 def test_read_only_or_full_file_system(world, kind: str) -> None:
-    """Every mutation fails (a read-only mount, no permission, a full disk): clear refusal, nothing changed.
+    """Every mutation fails (a read-only mount, no permission, a full disk): exit 3, the machine's
+    failure and not the caller's, a clear message, nothing changed.
 
     Uses the fault injector so it also holds when tests run as root (where chmod does not bite).
     """
@@ -171,7 +173,7 @@ def test_read_only_or_full_file_system(world, kind: str) -> None:
     for argv in (["commit", "--run", run], ["disposition", "P-0001", "stale", "--run", run], ["abort", "--run", run],
                  ["render"], ["init"]):
         r = _faulted(k.root, argv, kind)
-        assert r.returncode == 2, (argv, r.returncode, r.stdout, r.stderr)
+        assert r.returncode == 3, (argv, r.returncode, r.stdout, r.stderr)
         assert "Traceback" not in r.stderr and r.stderr.strip().startswith("priors"), r.stderr
         assert snapshot(k.root / ".priors") == before, argv
     r = _faulted(k.root, ["status"], kind)  # a reader still answers (the cache write just fails)
@@ -191,7 +193,7 @@ def test_read_only_priors_dir_by_mode(world) -> None:
     try:
         before = snapshot(d)
         r = k("commit", "--run", run)
-        assert r.code == 2 and "Traceback" not in r.err, r
+        assert r.code == 3 and "Traceback" not in r.err, r
         assert snapshot(d) == before
     finally:
         for p, m in modes.items():

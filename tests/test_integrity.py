@@ -356,7 +356,7 @@ def test_the_catch_all_tells_the_truth(keeper, monkeypatch, capsys):
         raise RuntimeError("boom")
 
     monkeypatch.setattr(lock.Lock, "__enter__", boom)  # before anything is written
-    assert cli.main(["-C", str(keeper.root), "decide", "P-0001", "wontfix"]) == 2
+    assert cli.main(["-C", str(keeper.root), "decide", "P-0001", "wontfix"]) == 3
     err = capsys.readouterr().err
     assert "boom" in err and "nothing was changed" in err
     monkeypatch.undo()

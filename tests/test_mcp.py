@@ -268,11 +268,35 @@ def test_failures_inside_a_call_are_reported_honestly(tmp_path: Path, monkeypatc
     reply = server.handle(_call(1, "priors_abort", {"run": "run-001"}))
     assert reply["error"]["code"] == -32603
     assert "No space left on device" in reply["error"]["message"] and "nothing was changed" in reply["error"]["message"]
+    assert "the machine failed, not your call" in reply["error"]["message"]
     monkeypatch.setattr(run, "commit", landed_then_failed)
     result = server.handle(_call(2, "priors_commit", {"run": "run-001"}))["result"]
     assert result["isError"] is False
     assert "the change stands, do not repeat the call" in result["structuredContent"]["warning"]
     assert server.handle(_ping(3))["result"] == {}  # and it goes on
+
+
+def test_a_failure_of_the_machine_is_an_error_that_names_the_machine(tmp_path: Path) -> None:
+    """A read-only or full disk (every write fails, through tests/faultrun.py): the tool call is a
+    -32603 error saying the machine failed, not the call — exit 3 on the command line — while a
+    wrong call on the same server stays a -32602 usage error."""
+    k = _target(tmp_path)
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               PRIORS_FAULT="all:EROFS")
+    msgs = [_init(), _call(1, "priors_relevant", {"ns": NS, "snapshot": ["src"]}),
+            _call(2, "priors_abort", {"run": "run-1"})]
+    data = b"\n".join(json.dumps(m).encode("utf-8") for m in msgs) + b"\n"
+    proc = subprocess.run([sys.executable, str(REPO / "tests" / "faultrun.py"), "-C", str(k.root), "mcp"],
+                          input=data, capture_output=True, cwd=str(tmp_path), env=env, timeout=120)
+    assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc.stderr
+    replies = [json.loads(x) for x in proc.stdout.decode("utf-8").splitlines()]
+    mid, code, message = _error(replies[1])
+    assert (mid, code) == (1, -32603), replies[1]
+    assert "Read-only file system" in message and "the machine failed, not your call" in message, message
+    assert replies[2]["error"]["code"] == -32602, replies[2]  # the caller's mistake stays theirs
+    assert "bad run id" in replies[2]["error"]["message"] and "the machine" not in replies[2]["error"]["message"]
+    assert not (k.root / ".priors" / "runs").exists() or not list((k.root / ".priors" / "runs").iterdir())
+    assert k.ledger_bytes() == b""
 
 
 def test_in_process_the_server_uses_the_streams_it_is_given(tmp_path: Path, monkeypatch) -> None:

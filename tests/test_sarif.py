@@ -348,7 +348,7 @@ def test_a_failed_commit_leaves_nothing_staged(keeper: Keeper, tmp_path: Path) -
     before = k.ledger_bytes()
     env["PRIORS_FAULT"] = f"{at}:EIO"
     r = subprocess.run(argv, cwd=str(k.root), env=env, capture_output=True, text=True)
-    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert r.returncode == 3 and "Traceback" not in r.stderr, r.stderr
     assert k.ledger_bytes() == before
     assert not list((k.root / ".priors" / "runs").iterdir())
 
@@ -385,7 +385,7 @@ def test_a_run_that_fails_before_its_ledger_write_leaves_no_folder_behind(
         if r.returncode == 0:  # a directory's fsync after a rename: the keeper goes on without it
             assert calls[n - 1].split()[1] == "fsync", (n, calls[n - 1])
             continue
-        assert r.returncode == 2 and "Traceback" not in r.stderr, (n, r.stderr)
+        assert r.returncode == 3 and "Traceback" not in r.stderr, (n, r.stderr)
         assert not list((root / ".priors" / "runs").iterdir()), (n, calls[n - 1])
         changed = r.stderr.split("this call changed:", 1)[1] if "this call changed:" in r.stderr else ""
         assert "/runs/" not in changed, (n, r.stderr)  # (a cache the call refreshed is still named)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from priors.core.errors import UsageError
+from priors.core.errors import MachineError
 from priors.store import files
 
 pytestmark = pytest.mark.one_cache_mode
@@ -67,7 +67,7 @@ def test_a_half_done_kernel_copy_is_finished_by_the_loop(tmp_path: Path, monkeyp
 
 def test_a_ledger_that_changed_length_is_not_written(tmp_path: Path) -> None:
     p = _ledger(tmp_path)
-    with pytest.raises(UsageError, match="changed while this verb ran"):
+    with pytest.raises(MachineError, match="changed while this verb ran"):
         files.atomic_write(p, [b"tail\n"], keep=len(OLD) - 1)
     assert p.read_bytes() == OLD
     assert [x.name for x in p.parent.iterdir()] == ["ledger.jsonl"]  # the temp file is gone too
@@ -103,9 +103,9 @@ def test_ranges_of_the_old_file_are_copied_between_new_bytes(tmp_path: Path, mon
 
 def test_ranges_from_a_file_that_changed_are_refused(tmp_path: Path) -> None:
     p = _ledger(tmp_path)
-    with pytest.raises(UsageError, match="changed while this verb ran"):
+    with pytest.raises(MachineError, match="changed while this verb ran"):
         files.atomic_write(p, [(0, 10), b"x"], size=len(OLD) + 1)
-    with pytest.raises(UsageError, match="shrank"):
+    with pytest.raises(MachineError, match="shrank"):
         files.atomic_write(p, [(0, len(OLD) + 10)], size=len(OLD))  # a range past its end
     assert p.read_bytes() == OLD
     assert [x.name for x in p.parent.iterdir()] == ["ledger.jsonl"]

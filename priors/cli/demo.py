@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from priors.cli.main import main
-from priors.core.errors import UsageError
+from priors.core.errors import MachineError, UsageError
 
 if TYPE_CHECKING:
     from priors.cli.args import Parsed
@@ -84,6 +84,8 @@ class Demo:
             self.say(f"    {line}")
         if code == 2:
             raise UsageError(f"priors demo: the keeper rejected `priors {' '.join(args)}`: {err.getvalue().strip()}")
+        if code == 3:
+            raise MachineError(f"priors demo: `priors {' '.join(args)}` failed: {err.getvalue().strip()}")
         return code, buf.getvalue()
 
     def candidate(self, name: str, obj: Any) -> str:

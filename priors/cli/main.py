@@ -18,7 +18,7 @@ from priors.cli.verbs import ANSWER, GROUPS, VERBS
 from priors.core.answer import Answer
 from priors.core.canonical import dumps
 from priors.core.controls import visible
-from priors.core.errors import Refusal, UsageError
+from priors.core.errors import MachineError, Refusal, UsageError
 from priors.core.spelling import nearest
 from priors.store.files import CHANGED, WARNINGS, ledger_landed
 from priors.store.paths import find_root
@@ -26,7 +26,7 @@ from priors.store.paths import find_root
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
     from pathlib import Path
-    from typing import Any, List, Optional, Sequence
+    from typing import Any, List, Optional, Sequence, Tuple
 
     from priors.cli.args import Parsed
 
@@ -80,7 +80,8 @@ def overview() -> str:
         "               ancestor with .priors/ inside the same git work tree)",
         "  --version    print the version",
         "",
-        "Exit codes: 0 done · 1 refused by a rule (one JSON line on stdout) · 2 usage error.",
+        "Exit codes: 0 done · 1 refused by a rule (one JSON line on stdout) ·",
+        "2 usage error (fix the call) · 3 the machine failed (disk, permissions, I/O).",
     ]
     return "\n".join(lines)
 
@@ -151,6 +152,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return _failed(str(exc).replace("priors: ", "", 1))
         _err(str(exc))
         return 2
+    except MachineError as exc:  # the environment failed a right call: exit 3, never the caller's fault
+        code, text = machine_failure(exc)
+        _err(text)
+        return code
     except HelpRequested as h:
         try:
             print(h.text)
@@ -216,14 +221,23 @@ def describe(exc: BaseException) -> str:
 def failure(message: str):
     """(exit code, honest message) for a call that failed: "nothing was changed" only when this process
     changed nothing. An error after the ledger landed is a warning: the change stands (exit 0), the
-    next verb repairs. The MCP server words its errors with this too."""
+    next verb repairs. Otherwise exit 3: what ends here is the machine's failure (an OSError, an
+    unexpected exception), not a wrong call. The MCP server words its errors with this too."""
     if ledger_landed():
         return 0, (f"priors: warning: {message}; this came after the ledger was written — the change stands, "
                    "do not repeat the call (`priors verify` checks .priors/, `priors render` repairs PRIORS.md)")
     if CHANGED:
         changed = ", ".join(sorted(set(CHANGED)))
-        return 2, f"priors: {message}; the ledger was not changed, but this call changed: {changed}"
-    return 2, f"priors: {message}; nothing was changed"
+        return 3, f"priors: {message}; the ledger was not changed, but this call changed: {changed}"
+    return 3, f"priors: {message}; nothing was changed"
+
+
+def machine_failure(exc: BaseException) -> Tuple[int, str]:
+    """(exit code, message) for a MachineError: its own words, exit 3, when the call changed nothing;
+    else `failure`'s, which names what changed (or, after the ledger landed, is a warning, exit 0)."""
+    if CHANGED:
+        return failure(str(exc).replace("priors: ", "", 1))
+    return 3, str(exc)
 
 
 def _failed(message: str) -> int:

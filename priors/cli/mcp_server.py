@@ -17,10 +17,10 @@ import sys
 
 from priors import __version__
 from priors.cli.args import check_ns, check_text
-from priors.cli.main import describe, failure, flush_warnings
+from priors.cli.main import describe, failure, flush_warnings, machine_failure
 from priors.cli.verbs import tools
 from priors.core.canonical import JSONError, dumps, loads
-from priors.core.errors import Refusal, UsageError
+from priors.core.errors import MachineError, Refusal, UsageError
 from priors.core.grammar import check_run_id
 from priors.core.mcp_tools import (
     BATCH_VERSIONS,
@@ -277,7 +277,8 @@ class Server:
 
     def run(self, verb: str, args: Dict[str, Any]) -> Tuple[int, Dict[str, Any], str]:
         """(exit code, canonical JSON object, its text) — exactly what the command line would answer;
-        a usage error becomes a JSON-RPC error, as it would be exit 2 with a message."""
+        a usage error becomes a JSON-RPC error (-32602), as it would be exit 2 with a message, and a
+        failure of the machine one that says so (-32603), as it would be exit 3."""
         del CHANGED[:], WARNINGS[:]  # one call's record, as for one process
         try:
             _check_texts(verb, args)
@@ -295,10 +296,10 @@ class Server:
         except KeyboardInterrupt:
             raise
         except Exception as exc:  # never a traceback on the stream: an honest message, as the CLI gives
-            code, text = failure(describe(exc))
+            code, text = machine_failure(exc) if isinstance(exc, MachineError) else failure(describe(exc))
             if code == 0:
                 return self._landed(text)
-            raise RpcError(INTERNAL_ERROR, text) from None
+            raise RpcError(INTERNAL_ERROR, text + MACHINE_NOT_CALL) from None
         finally:
             flush_warnings()
 
@@ -307,6 +308,11 @@ class Server:
         self.err.write(text + "\n")
         obj = {"warning": text}
         return 0, obj, dumps(obj)
+
+
+# What a -32603 error adds to the command line's message (exit 3): whose failure it is.
+MACHINE_NOT_CALL = (" — the machine failed, not your call: the call was well formed, and the same call "
+                    "may succeed once the cause is gone")
 
 
 # ------------------------------------------------------------------ each tool's call of its `ops` function

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from priors.core.answer import Answer
-from priors.core.errors import UsageError
+from priors.core.errors import UsageError, os_failure
 from priors.ops import setup
 from priors.snapshot.hashing import dumps_map
 from priors.snapshot.listing import resolve_paths
@@ -70,6 +70,6 @@ def cmd_snapshot(a: Parsed, ctx: Context) -> int:
     try:
         atomic_write(target, text.encode("utf-8"))
     except OSError as exc:
-        raise UsageError(f"priors snapshot: -o {output}: {exc.strerror or exc}") from None
+        raise os_failure(f"priors snapshot: -o {output}: {exc.strerror or exc}", exc) from None
     return 0
 

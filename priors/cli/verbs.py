@@ -144,7 +144,8 @@ priors_withdraw, priors_commit, priors_abort, priors_scopes, priors_status,
 priors_show. A person's verbs (decide, redact, add, score, import, config) are
 never tools. Each call runs exactly the command-line verb: same checks, same
 lock, same ledger bytes. A refusal is a tool result with isError: true; a usage
-error is a JSON-RPC error. Messages over 4 MiB are refused unread.
+error is a JSON-RPC error (-32602), and so is a failure of the machine (-32603,
+saying so). Messages over 4 MiB are refused unread.
   -C DIR   the target root (default: where the client starts the server,
            found as every verb finds it)"""))
 declare(Verb('relevant', 'open a run: select what still applies', RITUAL, "run_verbs", ANSWER,

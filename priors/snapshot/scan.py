@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
 
 from priors.core.canonical import JSONError, loads, sha12_bytes
-from priors.core.errors import UsageError
+from priors.core.errors import MachineError, UsageError
 from priors.core.vocabulary import MAX_INPUT_BYTES, MAX_WHOLE_FILE_BYTES
 from priors.snapshot.anchors import VERSION, anchors_for, language_of
 from priors.snapshot.hashing import combine, digest_stream, is_binary, link_hash, pack, text_hash
@@ -398,7 +398,9 @@ def tool_hashes(tools: Dict[str, str], root: Path) -> Dict[str, str]:
         try:
             proc = subprocess.run(command, shell=True, cwd=str(root), stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, timeout=120)
-        except (OSError, subprocess.SubprocessError) as exc:
+        except OSError as exc:  # the shell itself could not be started (no process, no memory): the machine's
+            raise MachineError(f"priors snapshot: --tool {name}: cannot run {command!r}: {exc}") from None
+        except subprocess.SubprocessError as exc:  # the caller's command timed out
             raise UsageError(f"priors snapshot: --tool {name}: cannot run {command!r}: {exc}") from None
         if proc.returncode != 0:
             err = proc.stderr.decode("utf-8", "replace").strip().splitlines()

@@ -9,7 +9,7 @@ import stat
 import sys
 from pathlib import Path
 
-from priors.core.errors import UsageError
+from priors.core.errors import MachineError, UsageError, os_failure
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -49,7 +49,8 @@ def aftercare(what: str, fn, *args, **kwargs):
 
 
 def read_bytes(path: Path, limit: Optional[int] = None, what: str = "") -> Optional[bytes]:
-    """File bytes, or None when it does not exist; other failures are usage errors.
+    """File bytes, or None when it does not exist; a wrong path or file is a usage error, a failing
+    machine (permission denied, an I/O error) a MachineError.
 
     Only a regular file is read: a FIFO would block the verb until some writer opened it, and a
     device such as /dev/zero never ends — both are refused before a byte is read. With `limit`, a
@@ -61,7 +62,7 @@ def read_bytes(path: Path, limit: Optional[int] = None, what: str = "") -> Optio
         with os.fdopen(fd, "rb") as fh:
             data = fh.read() if limit is None else fh.read(limit + 1)
     except OSError as exc:
-        raise UsageError(f"priors: cannot read {path}: {exc.strerror or exc}") from None
+        raise os_failure(f"priors: cannot read {path}: {exc.strerror or exc}", exc) from None
     if limit is not None and len(data) > limit:
         raise UsageError(f"priors: {what or path} {path}: larger than {limit} bytes, the most the keeper reads"
                          " — nothing was written")
@@ -82,7 +83,7 @@ def read_blocks(path: Path, size: int = 1 << 20) -> Optional[Iterator[bytes]]:
                 try:
                     chunk = fh.read(size)
                 except OSError as exc:
-                    raise UsageError(f"priors: cannot read {path}: {exc.strerror or exc}") from None
+                    raise os_failure(f"priors: cannot read {path}: {exc.strerror or exc}", exc) from None
                 if not chunk:
                     return
                 yield chunk
@@ -101,12 +102,12 @@ def open_regular(path: Path, what: str = "") -> Optional[int]:
     except IsADirectoryError:
         raise UsageError(f"priors: {label} is a directory, expected a file") from None
     except OSError as exc:
-        raise UsageError(f"priors: cannot read {label}: {exc.strerror or exc}") from None
+        raise os_failure(f"priors: cannot read {label}: {exc.strerror or exc}", exc) from None
     try:
         mode = os.fstat(fd).st_mode
     except OSError as exc:
         os.close(fd)
-        raise UsageError(f"priors: cannot read {label}: {exc.strerror or exc}") from None
+        raise MachineError(f"priors: cannot read {label}: {exc.strerror or exc}") from None
     if not stat.S_ISREG(mode):
         os.close(fd)
         kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file (a FIFO, socket or device)"
@@ -193,12 +194,13 @@ def check_inside(path: Path) -> None:
 def make_dir(path: Path) -> None:
     """mkdir -p for a folder under .priors/, refusing to create anything through a symlink."""
     check_inside(path)
+    new = not path.is_dir()
     try:
-        if not path.is_dir():
-            CHANGED.append(str(path))
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise UsageError(f"priors: cannot create {path}: {exc.strerror or exc}") from None
+        raise os_failure(f"priors: cannot create {path}: {exc.strerror or exc}", exc) from None
+    if new:  # recorded once made: a folder that could not be created is not named among the changes
+        CHANGED.append(str(path))
 
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -231,7 +233,8 @@ def atomic_write(path: Path, data: Union[bytes, Sequence[Chunk]], keep: int = 0,
                     else:
                         write_all(fd, chunk)
             except EOFError:
-                raise UsageError(f"priors: {path} shrank while this verb ran; nothing was written — run it again") from None
+                raise MachineError(f"priors: {path} shrank while this verb ran; nothing was written"
+                                   " — run it again") from None
             finally:
                 if src is not None:
                     os.close(src)
@@ -262,8 +265,8 @@ def _open_base(path: Path, size: Optional[int]) -> int:
     src = os.open(str(path), os.O_RDONLY | _NOFOLLOW | getattr(os, "O_BINARY", 0))
     if size is None or os.fstat(src).st_size != size:
         os.close(src)
-        raise UsageError(f"priors: {path} changed while this verb ran (another program wrote it); "
-                         "nothing was written — run it again")
+        raise MachineError(f"priors: {path} changed while this verb ran (another program wrote it); "
+                           "nothing was written — run it again")
     return src
 
 

@@ -8,14 +8,15 @@ import sys
 from pathlib import Path
 from typing import Any, List, Optional
 
-from priors.core.errors import UsageError
+from priors.core.errors import MachineError, UsageError
 from priors.store.files import atomic_write, read_bytes
 
 # ------------------------------------------------------------------ git
 
 
 def git_show(root: Any, rev: str) -> bytes:
-    """The ledger's bytes at `rev` (empty when it did not exist there); UsageError when rev is bad."""
+    """The ledger's bytes at `rev` (empty when it did not exist there); UsageError when rev is bad
+    (or git is missing), MachineError when git cannot be started or cannot read what is there."""
     import subprocess
 
 
@@ -23,8 +24,10 @@ def git_show(root: Any, rev: str) -> bytes:
         raise UsageError(f"priors verify: --since {rev}: not a revision")
     try:
         chk = subprocess.run(["git", "rev-parse", "--verify", "--quiet", rev + "^{commit}"], cwd=str(root), capture_output=True)
-    except OSError:
+    except FileNotFoundError:
         raise UsageError("priors verify: --since needs git, which was not found") from None
+    except OSError as exc:
+        raise MachineError(f"priors verify: --since: cannot run git: {exc.strerror or exc}") from None
     if chk.returncode != 0:
         raise UsageError(f"priors verify: --since {rev}: not a revision in this git repository")
     spec = f"{rev}:./.priors/ledger.jsonl"
@@ -33,7 +36,7 @@ def git_show(root: Any, rev: str) -> bytes:
         return b""
     out = subprocess.run(["git", "show", spec], cwd=str(root), capture_output=True)
     if out.returncode != 0:
-        raise UsageError(f"priors verify: cannot read the ledger at {rev}: {out.stderr.decode('utf-8', 'replace').strip()}")
+        raise MachineError(f"priors verify: cannot read the ledger at {rev}: {out.stderr.decode('utf-8', 'replace').strip()}")
     return out.stdout
 
 
@@ -101,11 +104,14 @@ ATTR_LINES = (
 
 
 def require_git(root: Any) -> None:
-    """UsageError unless `root` is inside a git work tree (checked before anything is written)."""
+    """UsageError unless `root` is inside a git work tree (checked before anything is written);
+    MachineError when git is there but cannot be started."""
     try:
         inside = _git(["rev-parse", "--is-inside-work-tree"], root)
-    except OSError:
+    except FileNotFoundError:
         raise UsageError("priors init --git: git was not found") from None
+    except OSError as exc:
+        raise MachineError(f"priors init --git: cannot run git: {exc.strerror or exc}") from None
     if inside.returncode != 0 or inside.stdout.strip() != b"true":
         raise UsageError(f"priors init --git: {root} is not inside a git work tree — run `git init` first")
 
@@ -128,7 +134,7 @@ def register_git(root: Any) -> List[str]:
             continue
         r = _git(["config", "--local", key, value], root)
         if r.returncode != 0:
-            raise UsageError(f"priors init --git: git config {key} failed: {r.stderr.decode('utf-8', 'replace').strip()}")
+            raise MachineError(f"priors init --git: git config {key} failed: {r.stderr.decode('utf-8', 'replace').strip()}")
         done.append(f"git config {key}")
     attrs = Path(root) / ".gitattributes"
     old = (read_bytes(attrs) or b"").decode("utf-8", "replace")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from priors.core.canonical import dumps
-from priors.core.errors import UsageError
+from priors.core.errors import UsageError, os_failure
 from priors.core.fold import apply, named_in, parse_lines
 from priors.core.views import display_status
 from priors.core.vocabulary import RUN_RE
@@ -145,12 +145,14 @@ def ensure_dirs(paths: Paths) -> None:
     for d in (paths.dir, paths.runs):
         if d.is_symlink() or (d.exists() and not d.is_dir()):
             raise UsageError(f"priors: {d} exists and is not a directory")
+        new = not d.is_dir()
         try:
-            if not d.is_dir():
-                CHANGED.append(str(d))
             d.mkdir(exist_ok=True)
         except OSError as exc:
-            raise UsageError(f"priors: cannot create {d}: {exc.strerror or exc}") from None
+            raise os_failure(f"priors: cannot create {d}: {exc.strerror or exc}", exc) from None
+        if new:  # recorded once made: a folder that could not be created is not named among the changes
+
+            CHANGED.append(str(d))
 
 
 def first_files(paths: Paths) -> None:

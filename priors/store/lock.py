@@ -8,7 +8,7 @@ import os
 import time
 from pathlib import Path
 
-from priors.core.errors import Refusal, UsageError
+from priors.core.errors import MachineError, Refusal, UsageError
 from priors.store.files import check_inside
 from priors.store.paths import LOCK, Paths, list_run_dirs
 
@@ -162,7 +162,7 @@ class Lock:
                     return False
                 if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOSYS, errno.EXDEV, errno.EMLINK,
                                      getattr(errno, "ENOTSUP", errno.EOPNOTSUPP)):
-                    raise UsageError(f"priors: cannot create {self.paths.lock}: {exc.strerror}") from None
+                    raise MachineError(f"priors: cannot create {self.paths.lock}: {exc.strerror}") from None
             finally:
                 try:
                     os.unlink(str(tmp))
@@ -178,11 +178,11 @@ class Lock:
         except PermissionError:
             if self.paths.lock.exists():
                 return False
-            raise UsageError(f"priors: cannot create {self.paths.lock}: permission denied") from None
+            raise MachineError(f"priors: cannot create {self.paths.lock}: permission denied") from None
         except OSError as exc:
             if exc.errno == errno.EEXIST:
                 return False
-            raise UsageError(f"priors: cannot create {self.paths.lock}: {exc.strerror}") from None
+            raise MachineError(f"priors: cannot create {self.paths.lock}: {exc.strerror}") from None
         try:
             try:
                 os.write(fd, str(os.getpid()).encode("ascii"))
@@ -193,7 +193,7 @@ class Lock:
                 os.unlink(str(self.paths.lock))  # never leave a lock without a pid behind
             except OSError:
                 pass
-            raise UsageError(f"priors: cannot write {self.paths.lock}: {exc.strerror or exc}; nothing was changed") from None
+            raise MachineError(f"priors: cannot write {self.paths.lock}: {exc.strerror or exc}; nothing was changed") from None
         return True
 
     def _stale_content(self) -> Optional[bytes]:
@@ -232,7 +232,7 @@ class Lock:
         except FileNotFoundError:
             return True
         except OSError as exc:
-            raise UsageError(f"priors: cannot clear stale lock {self.paths.lock}: {exc.strerror}") from None
+            raise MachineError(f"priors: cannot clear stale lock {self.paths.lock}: {exc.strerror}") from None
         try:
             with open(aside, "rb") as fh:
                 moved = fh.read(64)

@@ -7,7 +7,7 @@ import os
 import stat
 from pathlib import Path
 
-from priors.core.errors import UsageError
+from priors.core.errors import UsageError, os_failure
 from priors.core.plain import Plain
 from priors.store.files import read_bytes
 
@@ -132,7 +132,7 @@ def output_target(verb: str, flag: str, name: str, root: Any) -> Path:
     except FileNotFoundError:
         st = None
     except OSError as exc:
-        raise UsageError(f"{shown}: {exc.strerror or exc}") from None
+        raise os_failure(f"{shown}: {exc.strerror or exc}", exc) from None
     if st is not None:
         if stat.S_ISDIR(st.st_mode):
             raise UsageError(f"{shown}: a directory — expected a file path")

@@ -11,7 +11,7 @@ from pathlib import Path
 from priors.core import fold as fold
 from priors.core import views as views
 from priors.core import vocabulary
-from priors.core.errors import UsageError
+from priors.core.errors import MachineError, UsageError
 from priors.core.fold import PriorState, State
 from priors.core.views import display_status, render_markdown, table_cell, table_row
 from priors.store import fold_cache as cache
@@ -67,7 +67,7 @@ def write(paths, st: State, base: Optional[Mark], named: Optional[Dict[str, bool
         new = [render_markdown(st).encode("utf-8")]
     try:
         atomic_write(paths.rendered, new, size=None if md is None else len(md))
-    except UsageError:
+    except (UsageError, MachineError):  # PRIORS.md changed or shrank under us: render it whole
         if not any(isinstance(c, tuple) for c in new):
             raise
 

@@ -7,7 +7,7 @@ writes, so the record stays on this machine, and a redaction (which empties `cac
 from __future__ import annotations
 
 from priors.core.canonical import JSONError, dumps, loads
-from priors.core.errors import UsageError
+from priors.core.errors import MachineError, UsageError
 from priors.core.inject import read_session as check
 from priors.store.files import atomic_write, check_inside, make_dir, read_bytes
 from priors.store.paths import Paths
@@ -30,7 +30,7 @@ def read_session(paths: Paths) -> Optional[Dict[str, Any]]:
     try:
         check_inside(path)
         data = read_bytes(path)
-    except UsageError:
+    except (UsageError, MachineError):
         return None
     if data is None:
         return None
