@@ -464,3 +464,34 @@ def test_a_tool_call_reaches_its_verb_with_its_arguments_as_they_are(tmp_path: P
     assert cli.code == 1 and replies[2]["result"]["isError"] is True
     assert replies[2]["result"]["content"][0]["text"] == cli.out.strip()
     assert _error(replies[3])[1] == -32602 and "'-h' is not a prior id" in _error(replies[3])[2]
+
+
+def test_a_tool_call_is_held_to_the_command_lines_rules_for_text(tmp_path: Path) -> None:
+    """No parser in between, the same rules: a bad namespace, a control or bidi character, a lone
+    surrogate or an oversized value is a usage error (-32602) with the command line's own words,
+    and nothing is written."""
+    k = _target(tmp_path)
+    before = k.ledger_bytes()
+    bell, rlo = "\u0007", "\u202e"
+    replies, err, code = serve(k.root, [
+        _init(),
+        _call(1, "priors_relevant", {"ns": "Code Review", "scopes": {}}),
+        _call(2, "priors_relevant", {"ns": NS, "query": f"fix{bell}", "scopes": {}}),
+        _call(3, "priors_disposition", {"run": "run-001", "verdicts": [{"id": f"P-0001{rlo}", "verdict": "fixed"}]}),
+        b'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"priors_show","arguments":{"id":"P-\\ud800"}}}',
+        _call(5, "priors_scopes", {"run": "run-001", "paths": ["x" * (2 << 20)]}),
+    ])
+    assert code == 0
+    cli = k("relevant", "--ns", NS, "--query", f"fix{bell}", "--scopes", k.scopes({}))
+    assert cli.code == 2
+    expected = {
+        1: "bad namespace 'Code Review'",
+        2: cli.err.strip().split("priors relevant: ", 1)[1],
+        3: "an argument holds a control or bidirectional-format character",
+        4: "is not valid text",
+        5: "is longer than",
+    }
+    for reply in replies[1:]:
+        mid, rpc, message = _error(reply)
+        assert rpc == -32602 and expected[mid] in message, (mid, message)
+    assert k.ledger_bytes() == before and not (k.root / ".priors" / "runs" / "run-001").exists()
