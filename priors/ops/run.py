@@ -130,10 +130,7 @@ def disposition(paths: Paths, run: str, pairs: List[Tuple[str, str]]) -> Answer:
             except Refusal as r:
                 if not batch:
                     raise
-                body = r.payload()
-                body["item"] = pid
-                results.append((False, dumps(body)))
-                items.append(body)
+                _refused_item(r, pid, results, items)
                 continue
             rf.dispositions.append(event)
             added += 1
@@ -143,6 +140,14 @@ def disposition(paths: Paths, run: str, pairs: List[Tuple[str, str]]) -> Answer:
             write_jsonl(paths.run_dir(run) / "dispositions.jsonl", rf.dispositions)
     code = 0 if all(ok for ok, _ in results) else 1
     return Answer(code, {"items": items, "run": run}, "\n".join(text for _, text in results))
+
+
+def _refused_item(r: Refusal, item: str, results: List[Tuple[bool, str]], out: List[Dict[str, Any]]) -> None:
+    """One item of a batch refused: its refusal, naming the item, goes to the answer; the rest go on."""
+    body = r.payload()
+    body["item"] = item
+    results.append((False, dumps(body)))
+    out.append(body)
 
 
 # ------------------------------------------------------------------ propose
@@ -206,10 +211,7 @@ def propose(paths: Paths, run: str, ns: str, items: List[Tuple[str, Any]]) -> An
                 if not batch:
                     save_staging(paths, rf, before)
                     raise
-                body = r.payload()
-                body["item"] = label
-                results.append((False, dumps(body)))
-                out.append(body)
+                _refused_item(r, label, results, out)
                 continue
             results.append((True, f"{rec['id']} staged (new)"))
             staged = {"id": rec["id"], "item": label}
