@@ -4,6 +4,7 @@ export/import between two repos, the secret guard, and require_review."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from conftest import Keeper
@@ -463,3 +464,28 @@ def test_list_lessons_is_the_lessons_view(keeper: Keeper):
     assert keeper.ok("list", "--lessons") == keeper.ok("lessons")
     assert keeper.ok("list", "--lessons", "--json", "--ns", "dev") == keeper.ok("lessons", "--json", "--ns", "dev")
     keeper.usage("list", "--lessons", "--status", "open")
+
+
+def test_a_symlinked_reflection_or_runs_folder_is_never_followed(keeper: Keeper, tmp_path: Path):
+    """`.priors/reflection` or `.priors/runs` leading outside the repository: `reflect` refuses to
+    write through it and `redact` leaves what it leads to alone (it used to delete those files)."""
+    outside = tmp_path / "outside"
+    (outside / "reflection").mkdir(parents=True)
+    (outside / "runs" / "run-900").mkdir(parents=True)
+    kept = outside / "reflection" / "notes-P-0002.md"
+    kept.write_text("P-0002 is mentioned here\n", encoding="utf-8")
+    staged = outside / "runs" / "run-900" / "staged.jsonl"
+    staged.write_text('{"id":"P-0002","claim":"mine"}\n', encoding="utf-8")
+    add(keeper, "Lesson one.")
+    r2 = run_once(keeper, propose=[{"type": "calibration", "claim": "Found in run two."}])["run"]
+    keeper.ok("score", r2, "failure")
+    (keeper.root / ".priors" / "reflection").symlink_to(outside / "reflection", target_is_directory=True)
+    ledger = keeper.ledger_bytes()
+    assert "is a symlink" in keeper.usage("reflect")
+    assert keeper.ledger_bytes() == ledger and sorted(p.name for p in (outside / "reflection").iterdir()) == [kept.name]
+    runs = keeper.root / ".priors" / "runs"
+    shutil.rmtree(runs)
+    runs.symlink_to(outside / "runs", target_is_directory=True)
+    keeper.ok("redact", "P-0002", "--because", "private")
+    assert kept.read_text(encoding="utf-8") == "P-0002 is mentioned here\n"
+    assert staged.read_text(encoding="utf-8") == '{"id":"P-0002","claim":"mine"}\n'

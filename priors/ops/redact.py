@@ -63,8 +63,9 @@ def redact(paths: Paths, pid: str, reason: str) -> str:
 
 
 def _scrub_runs(paths: Paths, pid: str, content_hash: str) -> None:
-    """Staging that names the prior, or holds its content, rewritten without it."""
-    if not paths.runs.is_dir():
+    """Staging that names the prior, or holds its content, rewritten without it. A `runs` that is a
+    symlink is left alone: the files it leads to are not the keeper's to rewrite."""
+    if paths.runs.is_symlink() or not paths.runs.is_dir():
         return
     for path in iter_files(paths.runs):
         if path.suffix not in (".json", ".jsonl") or path.is_symlink():
