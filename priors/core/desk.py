@@ -7,6 +7,7 @@ exact `priors decide` commands that answer it. `status --calls` lists the same a
 from __future__ import annotations
 
 from priors.core.canonical import dumps
+from priors.core.controls import shell_text, shell_word
 from priors.core.fold import PriorState, State, review_due
 from priors.core.views import count_bucket, namespaces
 from priors.core.vocabulary import HUMAN_VERDICTS, SEVERITY_RANK
@@ -120,9 +121,9 @@ def commands(ask: Dict[str, Any]) -> List[str]:
     """The exact commands that answer an ask, one per verdict it offers."""
     out = []
     for v in ask["verdicts"]:
-        cmd = f"priors decide {ask['id']} {v}"
+        cmd = f"priors decide {shell_word(ask['id'])} {v}"
         if v == "reopen":
-            cmd += f' --because "{ask.get("reason") or "why it no longer holds"}"'
+            cmd += f" --because {shell_text(ask.get('reason') or 'why it no longer holds')}"
         out.append(cmd)
     return out
 
