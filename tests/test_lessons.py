@@ -489,3 +489,20 @@ def test_a_symlinked_reflection_or_runs_folder_is_never_followed(keeper: Keeper,
     keeper.ok("redact", "P-0002", "--because", "private")
     assert kept.read_text(encoding="utf-8") == "P-0002 is mentioned here\n"
     assert staged.read_text(encoding="utf-8") == '{"id":"P-0002","claim":"mine"}\n'
+
+
+def test_a_query_copied_from_a_coloured_prompt_ranks_as_its_words(keeper: Keeper):
+    """`--query` only ranks and is never stored: terminal escapes and control characters are dropped
+    from it (the hooks and the Pi extension pass a person's prompt as it is), for `lessons --inject`
+    and `relevant` alike; every other argument still refuses them."""
+    add(keeper, "Run the parser tests first.", "--tag", "parser")
+    add(keeper, "Keep the changelog current.")
+    plain = keeper.ok("lessons", "--inject", "--query", "fix the parser", "--max-inject", "1", "--json")
+    coloured = keeper.ok("lessons", "--inject", "--query", "\x1b[31mfix\x1b[0m the\x07 parser\x1b]0;title\x07",
+                         "--max-inject", "1", "--json")
+    assert json.loads(coloured)["inject"] == json.loads(plain)["inject"]
+    assert [i["id"] for i in json.loads(plain)["inject"]] == ["P-0001"]
+    rel = json.loads(keeper.ok("relevant", "--ns", "dev", "--query", "\x1b[1mparser\x1b[0m", "--max-inject", "1"))
+    assert [i["id"] for i in rel["inject"]] == ["P-0001"]
+    keeper.ok("abort", "--run", rel["run"])
+    assert "control or bidirectional-format character" in keeper.usage("add", "--ns", "dev", "bad\x1b[31m lesson")

@@ -96,3 +96,13 @@ def shell_text(text: Any) -> str:
     if one and not any(c in one for c in _SHELL_SPECIAL_IN_DOUBLE_QUOTES):
         return f'"{one}"'
     return "'" + one.replace("'", "'\\''") + "'"
+
+
+# A terminal's escape sequences: CSI (`ESC [ … final`) and OSC (`ESC ] … BEL` or `ESC \`).
+_ANSI = re.compile("\x1b\\[[0-?]*[ -/]*[@-~]|\x1b\\][^\x07\x1b]*(?:\x07|\x1b\\\\)?")
+
+
+def without_controls(text: str) -> str:
+    """`text` with terminal escape sequences removed and every other refused character turned into a
+    space — for text that only ranks and is never stored (a query copied from a coloured prompt)."""
+    return " ".join(_REFUSED.sub(" ", _ANSI.sub("", text)).split())

@@ -10,7 +10,7 @@ import os
 
 from priors.core.answer import Answer
 from priors.core.canonical import dumps, normalize
-from priors.core.controls import visible
+from priors.core.controls import visible, without_controls
 from priors.core.errors import Refusal, UsageError
 from priors.core.fold import next_run_id
 from priors.core.grammar import PRESETS, check_at_door, check_tags
@@ -78,7 +78,7 @@ def budget_for(paths: Paths, max_inject: Any = None, max_chars: Any = None, quer
     return Budget(
         max_inject=parse_count(max_inject, f"priors {verb}: --max-inject") if max_inject is not None else cfg.get("max_inject"),
         max_chars=parse_count(max_chars, f"priors {verb}: --max-chars") if max_chars is not None else cfg.get("max_chars"),
-        query=str(query) if query is not None else None,
+        query=without_controls(str(query)) if query is not None else None,
         require_review=bool(cfg.get("require_review", False)),
     )
 
