@@ -676,3 +676,23 @@ def test_challenged_on_an_injected_lesson_records_no_scope_hash(keeper):
     keeper.ok("commit", "--run", run)
     ev = [r for r in keeper.ledger() if r.get("action") == "disposition"]
     assert ev == [{"t": "event", "id": "P-0001", "action": "disposition", "to": "challenged", "run": run, "by": "agent"}]
+
+
+def test_a_chosen_run_id_never_locks_the_next_run_out(keeper):
+    """`relevant --run run-999999999` used to seal a run after which every `relevant` opened
+    run-1000000000, an id every other verb refuses: agents were locked out for good. A chosen id
+    now leaves a million ids of room, and a ledger already at the last id says so, writing nothing."""
+    scopes = keeper.scopes({"a.py": "aaaaaaaaaaaa"})
+    err = keeper.usage("relevant", "--ns", "web", "--scopes", scopes, "--run", "run-999999999")
+    assert "leaves no room for the runs after it" in err and "run-998999999" in err
+    last = json.loads(keeper.ok("relevant", "--ns", "web", "--scopes", scopes, "--run", "run-998999999"))["run"]
+    keeper.ok("commit", "--run", last)
+    nxt = json.loads(keeper.ok("relevant", "--ns", "web", "--scopes", scopes))["run"]
+    assert nxt == "run-999000000"
+    keeper.ok("commit", "--run", nxt)
+    path = keeper.root / ".priors" / "ledger.jsonl"
+    path.write_bytes(path.read_bytes() + b'{"action":"commit","ns":"web","run":"run-999999999","summary":[],"t":"run"}\n')
+    before = keeper.ledger_bytes()
+    for verb in (["relevant", "--ns", "web", "--scopes", scopes], ["add", "--ns", "web", "a lesson"]):
+        assert "the last run id there is" in keeper.usage(*verb)
+    assert keeper.ledger_bytes() == before
