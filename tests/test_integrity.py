@@ -696,3 +696,31 @@ def test_a_chosen_run_id_never_locks_the_next_run_out(keeper):
     for verb in (["relevant", "--ns", "web", "--scopes", scopes], ["add", "--ns", "web", "a lesson"]):
         assert "the last run id there is" in keeper.usage(*verb)
     assert keeper.ledger_bytes() == before
+
+
+def test_ids_and_numbers_of_any_length_are_named_never_an_unexpected_error(keeper):
+    """A prior id of 4,301+ digits made every verb, verify included, fail with "unexpected error
+    (ValueError: Exceeds the limit …)": Python will not read such a number. A prior id has at most
+    eighteen digits; a longer one is named by verify and counted by no verb; a line number too long
+    to be one is a usage error."""
+    huge = "P-" + "1" * 5000
+    rec = {"born": "run-001", "claim": "x", "facets": {"activation": "verify-phase", "authority": "advisory",
+           "lifecycle": "stale-on-scope-change", "obligation": "disposition-required", "scope": "content-hash"},
+           "id": huge, "ns": "web", "t": "prior", "type": "conclusion"}
+    path = keeper.root / ".priors" / "ledger.jsonl"
+    path.write_bytes(path.read_bytes() + (json.dumps(rec, separators=(",", ":"), sort_keys=True) + "\n"
+                                          + '{"action":"commit","ns":"web","run":"run-001","summary":[],"t":"run"}\n')
+                     .encode("utf-8"))
+    for verb in (["status"], ["list"], ["history"], ["status", "--calls", "--json"], ["lessons"]):
+        r = keeper(*verb)
+        assert r.code == 0 and "unexpected error" not in r.err, (verb, r)
+    r = keeper("verify", "--no-git")
+    assert r.code == 1 and "unexpected error" not in r.err and f"prior {huge[:40]}" in r.out, r
+    keeper.write("a.py", "x = 1\n")
+    run = keeper.open_run("web", {"a.py": keeper.hash("a.py")})["run"]
+    err = keeper.usage("propose", keeper.candidate({"type": "conclusion", "claim": "c", "at": "a.py:" + "9" * 5000}),
+                       "--run", run, "--ns", "web")
+    assert "`at` must be PATH:LINE" in err
+    keeper.write("big.json", '{"type": "conclusion", "claim": "c", "file": "a.py", "line": ' + "9" * 5000 + "}")
+    err = keeper.usage("propose", "big.json", "--run", run, "--ns", "web")
+    assert "not valid JSON" in err and "Traceback" not in err

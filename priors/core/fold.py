@@ -618,8 +618,8 @@ def _place_prior(st: State, pid: str, born: Any, redacted: bool, sh: Any, rec: O
     """`pid`'s new state after a prior record: open as of the latest run, or redacted (a tombstone).
     `packed`: where its line lies and what is kept beside it (PriorState.LAYOUT's last six), when
     the record itself is not kept."""
-    digits = pid[2:]  # `P-` and four or more ASCII digits (PRIOR_RE), without a regex per record
-    n = int(digits) if pid[:2] == "P-" and len(digits) >= 4 and digits.isascii() and digits.isdigit() else 0
+    digits = pid[2:]  # `P-` and four to eighteen ASCII digits (PRIOR_RE), without a regex per record
+    n = int(digits) if pid[:2] == "P-" and 4 <= len(digits) <= 18 and digits.isascii() and digits.isdigit() else 0
     if n > st.max_prior:
         st.max_prior = n
     if type(born) is str and born not in st.run_pos:

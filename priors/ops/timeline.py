@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 def show(paths: Paths, pid: str) -> Answer:
     """One prior's timeline; JSON: `show --json`'s object."""
     if not PRIOR_RE.match(pid):
-        raise UsageError(f"priors show: {pid!r} is not a prior id (P- and at least four digits)")
+        raise UsageError(f"priors show: {pid!r} is not a prior id (P- and four to eighteen digits)")
     body = timeline(read_records(paths), pid)
     if body is None:
         raise Refusal("UNKNOWN_PRIOR", id=pid)

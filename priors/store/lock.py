@@ -51,7 +51,7 @@ def _remove_temps_in(d: Path, only_dead: bool) -> None:
             continue
         if only_dead:
             pid = name[:-4].rsplit(".", 1)[-1]
-            if pid.isdigit() and pid_alive(int(pid)):
+            if pid.isdigit() and len(pid) < 20 and pid_alive(int(pid)):
                 continue  # a live writer's (a lock-free reader's cache write, a keeper publishing its lock)
         try:
             os.unlink(str(d / name))
@@ -65,7 +65,7 @@ def _remove_gone(d: Path, name: str) -> None:
     import shutil
 
     pid = name[: -len(".gone")].rsplit(".", 1)[-1]
-    if pid.isdigit() and int(pid) != os.getpid() and pid_alive(int(pid)):
+    if pid.isdigit() and len(pid) < 20 and int(pid) != os.getpid() and pid_alive(int(pid)):
         return
     path = d / name
     if path.is_symlink():
