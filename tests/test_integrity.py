@@ -724,3 +724,30 @@ def test_ids_and_numbers_of_any_length_are_named_never_an_unexpected_error(keepe
     keeper.write("big.json", '{"type": "conclusion", "claim": "c", "file": "a.py", "line": ' + "9" * 5000 + "}")
     err = keeper.usage("propose", "big.json", "--run", run, "--ns", "web")
     assert "not valid JSON" in err and "Traceback" not in err
+
+
+def test_a_retry_repairs_what_a_killed_commit_or_redact_left(keeper):
+    """A kill after the ledger landed leaves PRIORS.md stale (commit) or still showing the redacted
+    claim (redact); the retry answers as before — the sealed summary, ALREADY_REDACTED — and repairs
+    PRIORS.md (and the scrub) on its way. Here the kill's leftovers are put back by hand."""
+    import shutil
+
+    keeper.write("a.py", "x = 1\n")
+    run = keeper.open_run("web", {"a.py": keeper.hash("a.py")})["run"]
+    keeper.ok("propose", keeper.candidate({"type": "conclusion", "claim": "secret claim", "scope_ref": "a.py"}),
+              "--run", run, "--ns", "web")
+    rendered = keeper.root / ".priors" / "PRIORS.md"
+    before, staging = rendered.read_bytes(), keeper.root / ".priors" / "runs" / run
+    shutil.copytree(staging, keeper.root / "staging-copy")
+    summary = keeper.ok("commit", "--run", run)
+    rendered.write_bytes(before)  # killed after the ledger landed: PRIORS.md not rendered, staging still there
+    shutil.copytree(keeper.root / "staging-copy", staging)
+    assert keeper("verify", "--no-git").code == 1
+    assert keeper.ok("commit", "--run", run) == summary
+    assert keeper.ok("verify", "--no-git").startswith("ledger sound") and b"secret claim" in rendered.read_bytes()
+    shown = rendered.read_bytes()
+    keeper.ok("redact", "P-0001", "--because", "private")
+    rendered.write_bytes(shown)  # killed after the ledger was rewritten: the claim still on show
+    keeper.refused("ALREADY_REDACTED", "redact", "P-0001", "--because", "private")
+    assert b"secret claim" not in rendered.read_bytes()
+    assert keeper.ok("verify", "--no-git").startswith("ledger sound")

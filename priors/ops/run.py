@@ -250,7 +250,8 @@ def commit_locked(paths: Paths, run: str) -> List[str]:
     loaded = load_ledger(paths, want_data=False)
     st = loaded.state
     sealed = st.commits.get(run)
-    if sealed is not None:
+    if sealed is not None:  # a retry — maybe of a commit killed after the ledger landed
+        aftercare("rendering .priors/PRIORS.md", render, paths, st, loaded.mark, (), loaded.mark)
         remove_tree(paths.run_dir(run))
         summary = sealed.get("summary")
         return [str(s) for s in summary] if isinstance(summary, list) else [""]
