@@ -506,3 +506,29 @@ def test_a_query_copied_from_a_coloured_prompt_ranks_as_its_words(keeper: Keeper
     assert [i["id"] for i in rel["inject"]] == ["P-0001"]
     keeper.ok("abort", "--run", rel["run"])
     assert "control or bidirectional-format character" in keeper.usage("add", "--ns", "dev", "bad\x1b[31m lesson")
+
+
+def test_supersedes_names_only_a_lesson_and_says_what_it_retires(keeper: Keeper):
+    """An agent's lesson with `supersedes` naming a person's wontfix *finding*: once the person
+    accepted the lesson, the finding became obsolete and its re-raise new. `supersedes` now names a
+    lesson only, and `show`, the walk's ask and the report say what accepting retires."""
+    keeper.write("a.py", "x = 1\n")
+    run = keeper.open_run("dev", {"a.py": keeper.hash("a.py")})["run"]
+    keeper.ok("propose", keeper.candidate({"type": "conclusion", "claim": "x is a magic number", "scope_ref": "a.py"}),
+              "--run", run, "--ns", "dev")
+    keeper.ok("commit", "--run", run)
+    keeper.ok("decide", "P-0001", "wontfix", "--because", "it is fine")
+    add(keeper, "Name constants.")
+    run = keeper.open_run("dev", {"a.py": keeper.hash("a.py")})["run"]
+    err = keeper.usage("propose", keeper.candidate({"type": "calibration", "claim": "Prefer named constants.",
+                                                    "supersedes": "P-0001"}), "--run", run, "--ns", "dev")
+    assert "P-0001, which is not a lesson" in err
+    keeper.ok("propose", keeper.candidate({"type": "calibration", "claim": "Prefer named constants.",
+                                           "supersedes": "P-0002"}), "--run", run, "--ns", "dev")
+    keeper.ok("commit", "--run", run)
+    assert "supersedes: P-0002 (accepting or keeping this lesson retires it)" in keeper.ok("show", "P-0003")
+    keeper.ok("config", "require_review", "on")
+    calls = json.loads(keeper.ok("status", "--calls", "--json"))["calls"]
+    assert any(c["id"] == "P-0003" and c.get("supersedes") == "P-0002" for c in calls)
+    keeper.ok("report", "-o", "r.html")
+    assert "accepting it retires P-0002" in keeper.read("r.html")

@@ -45,7 +45,7 @@ def _ask(p: PriorState, kind: str, verdicts: Sequence[str], **extra: Any) -> Dic
         ask["scope"] = ref
     elif isinstance(facets, dict) and facets.get("scope") == "repo-wide":
         ask["scope"] = "the whole repository"
-    for key in ("severity", "evidence", "type"):
+    for key in ("severity", "evidence", "type", "supersedes"):
         if key in rec:
             ask[key] = rec[key]
     ask.update(extra)
@@ -150,6 +150,8 @@ def ask_text(ask: Dict[str, Any], at: int, total: int) -> str:
         lines.append(f"  evidence: {_one_line(ask['evidence'])}")
     if ask.get("note"):
         lines.append(f"  score:    {ask['note']}")
+    if isinstance(ask.get("supersedes"), str) and any(v in ("accepted", "keep") for v in ask["verdicts"]):
+        lines.append(f"  replaces: {ask['supersedes']} — accepting this lesson retires it")
     lines.append(f"  origin:   born in {ask.get('born')}" + (f" ({ask['type']})" if ask.get("type") else ""))
     return "\n".join(lines)
 
