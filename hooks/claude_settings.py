@@ -38,6 +38,19 @@ def commands(script, python):
     }
 
 
+def _no_constant(name):
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite(text):
+    """A number as written, unless writing it back would not be JSON (`1e400` reads as infinity,
+    which `json.dumps` writes as `Infinity`, a file Claude Code cannot read)."""
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"the number {text} is too large to write back as JSON")
+    return value
+
+
 def load(path):
     try:
         with open(path, "rb") as fh:
@@ -45,7 +58,7 @@ def load(path):
     except FileNotFoundError:
         return None, {}
     try:
-        obj = json.loads(data.decode("utf-8")) if data.strip() else {}
+        obj = json.loads(data.decode("utf-8"), parse_constant=_no_constant, parse_float=_finite) if data.strip() else {}
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise Refused(f"{path} is not valid JSON ({exc.__class__.__name__}: {exc})") from None
     if not isinstance(obj, dict):
@@ -111,12 +124,19 @@ def remove(obj, script):
 
 
 def write(path, obj):
-    text = json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
-    folder = os.path.dirname(os.path.abspath(path))
+    """Replace the file atomically — the file a symlink leads to, when `path` is one (a settings file
+    kept in a dotfiles repository stays linked). Text that UTF-8 cannot hold (a lone surrogate read
+    from a `\\ud800` escape) is written escaped, as it was read."""
+    path = os.path.realpath(path)
+    try:
+        data = (json.dumps(obj, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        data = (json.dumps(obj, indent=2, ensure_ascii=True) + "\n").encode("ascii")
+    folder = os.path.dirname(path)
     fd, tmp = tempfile.mkstemp(prefix=".settings.", suffix=".tmp", dir=folder)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         if os.path.exists(path):

@@ -266,3 +266,29 @@ def test_every_kind_of_call_is_walked_in_its_order_with_its_keys(tmp_path):
     typed.ok("decide", "P-0001", "keep", "--because", "still right")
     typed.ok("decide", "P-0003", "accepted")
     assert walked.ledger_bytes() == typed.ledger_bytes()
+
+
+def test_hand_written_ledger_text_never_changes_a_suggested_command(keeper):
+    """A call id or a claim written by hand into the ledger is offered to a person inside a command to
+    copy (`status --calls`, `status --calls --json`, the report): it stays one quoted shell word."""
+    import shlex
+
+    keeper.write("a.py", "x = 1\n")
+    keeper.open_run("cr", {"a.py": keeper.hash("a.py")})
+    keeper.ok("propose", keeper.candidate({"type": "conclusion", "claim": "x is one", "scope_ref": "a.py",
+                                           "direction": "smaller"}), "--run", "run-001", "--ns", "cr")
+    keeper.ok("commit", "--run", "run-001")
+    keeper.ok("decide", "P-0001", "accepted")
+    evil = 'run-002-C-01"; touch PWNED; echo "'
+    call = {"t": "call", "call_id": evil, "kind": "reversal", "run": "run-002", "ns": "cr",
+            "conflicts_with": "P-0001", "claim": "x should be bigger $(touch PWNED2)", "direction": "bigger"}
+    path = keeper.root / ".priors" / "ledger.jsonl"
+    path.write_bytes(path.read_bytes() + (json.dumps(call, separators=(",", ":"), sort_keys=True) + "\n").encode())
+    text = keeper.ok("status", "--calls")
+    line = next(ln for ln in text.splitlines() if "reverses P-0001" in ln)
+    suggested = line.split("reverses P-0001; ", 1)[1].rsplit(" | ", 1)[0]
+    assert shlex.split(suggested) == ["decide", "P-0001", "reopen", "--because", f"accept {evil}"]
+    calls = json.loads(keeper.ok("status", "--calls", "--json"))["calls"]
+    reopen = next(c for ask in calls for c in ask["commands"] if " reopen " in c)
+    assert shlex.split(reopen) == ["priors", "decide", "P-0001", "reopen", "--because", f"accept {evil}"]
+    assert not (keeper.root / "PWNED").exists() and not (keeper.root / "PWNED2").exists()

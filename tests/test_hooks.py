@@ -138,3 +138,46 @@ def test_fail_open(repo: Keeper, tmp_path: Path):
     # a wrong event name in the configuration still never blocks
     proc = run_hook("pre-tool", start_json(repo.root), tmp_path, ok_path)
     assert (proc.returncode, proc.stdout) == (0, b"")
+
+
+# ------------------------------------------------------------------ hooks/claude_settings.py (install.sh --hooks)
+
+SETTINGS_TOOL = REPO / "hooks" / "claude_settings.py"
+
+
+def _settings(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SETTINGS_TOOL), *args], capture_output=True, text=True, timeout=60)
+
+
+def test_settings_that_json_cannot_write_back_are_left_alone(tmp_path: Path):
+    """`1e400` reads as infinity, which would be written back as `Infinity` (not JSON, so Claude Code
+    could no longer read its settings): refused, exit 3, the file untouched, never a traceback."""
+    for body in ('{"x": 1e400, "hooks": {}}', '{"x": NaN}', '{"x": -Infinity}'):
+        settings = tmp_path / "settings.json"
+        settings.write_text(body, encoding="utf-8")
+        r = _settings("add", str(settings), "/opt/hook.py", "/usr/bin/python3")
+        assert r.returncode == 3 and "left alone" in r.stdout and "Traceback" not in r.stderr, r
+        assert settings.read_text(encoding="utf-8") == body
+
+
+def test_settings_with_a_lone_surrogate_escape_keep_it(tmp_path: Path):
+    settings = tmp_path / "settings.json"
+    settings.write_text('{"note": "\\ud800 kept", "n": 1.5}', encoding="utf-8")
+    r = _settings("add", str(settings), "/opt/hook.py", "/usr/bin/python3")
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r
+    obj = json.loads(settings.read_text(encoding="utf-8"))
+    assert obj["note"] == "\ud800 kept" and obj["n"] == 1.5 and "UserPromptSubmit" in obj["hooks"]
+
+
+def test_a_symlinked_settings_file_stays_a_link(tmp_path: Path):
+    """A settings file kept in a dotfiles repository: the file it leads to is updated, the link kept."""
+    real = tmp_path / "dotfiles" / "settings.json"
+    real.parent.mkdir()
+    real.write_text('{"theme": "dark"}', encoding="utf-8")
+    link = tmp_path / "settings.json"
+    link.symlink_to(real)
+    r = _settings("add", str(link), "/opt/hook.py", "/usr/bin/python3")
+    assert r.returncode == 0, r
+    assert link.is_symlink() and os.readlink(str(link)) == str(real)
+    obj = json.loads(real.read_text(encoding="utf-8"))
+    assert obj["theme"] == "dark" and "SessionStart" in obj["hooks"]

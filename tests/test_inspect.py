@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import Any, Dict, List
 
 import ledgerkit as k
@@ -393,3 +394,20 @@ def test_history_and_show_match_the_reference_on_odd_records():
         _same_as_reference(recs)
 
     check()
+
+
+def test_history_svg_never_replaces_the_keepers_files_or_a_device(keeper):
+    """`--svg` is a file a person names: the one output guard every such flag goes through refuses
+    the ledger, PRIORS.md, a symlink and a device, before anything is written."""
+    _replay(keeper)
+    ledger = keeper.ledger_bytes()
+    rendered = (keeper.root / ".priors" / "PRIORS.md").read_bytes()
+    for target in (".priors/ledger.jsonl", ".priors/PRIORS.md", ".priors/chart.svg"):
+        assert "the keeper's own files are never an output" in keeper.usage("history", "--svg", target)
+    (keeper.root / "link.svg").symlink_to(keeper.root / ".priors" / "ledger.jsonl")
+    assert "not a regular file" in keeper.usage("history", "--svg", "link.svg")
+    assert "not a regular file" in keeper.usage("history", "--svg", os.devnull)
+    assert keeper.ledger_bytes() == ledger
+    assert (keeper.root / ".priors" / "PRIORS.md").read_bytes() == rendered
+    assert os.path.exists(os.devnull) and not os.path.isfile(os.devnull)
+    assert not (keeper.root / ".priors" / "chart.svg").exists()

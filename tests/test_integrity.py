@@ -676,3 +676,78 @@ def test_challenged_on_an_injected_lesson_records_no_scope_hash(keeper):
     keeper.ok("commit", "--run", run)
     ev = [r for r in keeper.ledger() if r.get("action") == "disposition"]
     assert ev == [{"t": "event", "id": "P-0001", "action": "disposition", "to": "challenged", "run": run, "by": "agent"}]
+
+
+def test_a_chosen_run_id_never_locks_the_next_run_out(keeper):
+    """`relevant --run run-999999999` used to seal a run after which every `relevant` opened
+    run-1000000000, an id every other verb refuses: agents were locked out for good. A chosen id
+    now leaves a million ids of room, and a ledger already at the last id says so, writing nothing."""
+    scopes = keeper.scopes({"a.py": "aaaaaaaaaaaa"})
+    err = keeper.usage("relevant", "--ns", "web", "--scopes", scopes, "--run", "run-999999999")
+    assert "leaves no room for the runs after it" in err and "run-998999999" in err
+    last = json.loads(keeper.ok("relevant", "--ns", "web", "--scopes", scopes, "--run", "run-998999999"))["run"]
+    keeper.ok("commit", "--run", last)
+    nxt = json.loads(keeper.ok("relevant", "--ns", "web", "--scopes", scopes))["run"]
+    assert nxt == "run-999000000"
+    keeper.ok("commit", "--run", nxt)
+    path = keeper.root / ".priors" / "ledger.jsonl"
+    path.write_bytes(path.read_bytes() + b'{"action":"commit","ns":"web","run":"run-999999999","summary":[],"t":"run"}\n')
+    before = keeper.ledger_bytes()
+    for verb in (["relevant", "--ns", "web", "--scopes", scopes], ["add", "--ns", "web", "a lesson"]):
+        assert "the last run id there is" in keeper.usage(*verb)
+    assert keeper.ledger_bytes() == before
+
+
+def test_ids_and_numbers_of_any_length_are_named_never_an_unexpected_error(keeper):
+    """A prior id of 4,301+ digits made every verb, verify included, fail with "unexpected error
+    (ValueError: Exceeds the limit …)": Python will not read such a number. A prior id has at most
+    eighteen digits; a longer one is named by verify and counted by no verb; a line number too long
+    to be one is a usage error."""
+    huge = "P-" + "1" * 5000
+    rec = {"born": "run-001", "claim": "x", "facets": {"activation": "verify-phase", "authority": "advisory",
+           "lifecycle": "stale-on-scope-change", "obligation": "disposition-required", "scope": "content-hash"},
+           "id": huge, "ns": "web", "t": "prior", "type": "conclusion"}
+    path = keeper.root / ".priors" / "ledger.jsonl"
+    path.write_bytes(path.read_bytes() + (json.dumps(rec, separators=(",", ":"), sort_keys=True) + "\n"
+                                          + '{"action":"commit","ns":"web","run":"run-001","summary":[],"t":"run"}\n')
+                     .encode("utf-8"))
+    for verb in (["status"], ["list"], ["history"], ["status", "--calls", "--json"], ["lessons"]):
+        r = keeper(*verb)
+        assert r.code == 0 and "unexpected error" not in r.err, (verb, r)
+    r = keeper("verify", "--no-git")
+    assert r.code == 1 and "unexpected error" not in r.err and f"prior {huge[:40]}" in r.out, r
+    keeper.write("a.py", "x = 1\n")
+    run = keeper.open_run("web", {"a.py": keeper.hash("a.py")})["run"]
+    err = keeper.usage("propose", keeper.candidate({"type": "conclusion", "claim": "c", "at": "a.py:" + "9" * 5000}),
+                       "--run", run, "--ns", "web")
+    assert "`at` must be PATH:LINE" in err
+    keeper.write("big.json", '{"type": "conclusion", "claim": "c", "file": "a.py", "line": ' + "9" * 5000 + "}")
+    err = keeper.usage("propose", "big.json", "--run", run, "--ns", "web")
+    assert "not valid JSON" in err and "Traceback" not in err
+
+
+def test_a_retry_repairs_what_a_killed_commit_or_redact_left(keeper):
+    """A kill after the ledger landed leaves PRIORS.md stale (commit) or still showing the redacted
+    claim (redact); the retry answers as before — the sealed summary, ALREADY_REDACTED — and repairs
+    PRIORS.md (and the scrub) on its way. Here the kill's leftovers are put back by hand."""
+    import shutil
+
+    keeper.write("a.py", "x = 1\n")
+    run = keeper.open_run("web", {"a.py": keeper.hash("a.py")})["run"]
+    keeper.ok("propose", keeper.candidate({"type": "conclusion", "claim": "secret claim", "scope_ref": "a.py"}),
+              "--run", run, "--ns", "web")
+    rendered = keeper.root / ".priors" / "PRIORS.md"
+    before, staging = rendered.read_bytes(), keeper.root / ".priors" / "runs" / run
+    shutil.copytree(staging, keeper.root / "staging-copy")
+    summary = keeper.ok("commit", "--run", run)
+    rendered.write_bytes(before)  # killed after the ledger landed: PRIORS.md not rendered, staging still there
+    shutil.copytree(keeper.root / "staging-copy", staging)
+    assert keeper("verify", "--no-git").code == 1
+    assert keeper.ok("commit", "--run", run) == summary
+    assert keeper.ok("verify", "--no-git").startswith("ledger sound") and b"secret claim" in rendered.read_bytes()
+    shown = rendered.read_bytes()
+    keeper.ok("redact", "P-0001", "--because", "private")
+    rendered.write_bytes(shown)  # killed after the ledger was rewritten: the claim still on show
+    keeper.refused("ALREADY_REDACTED", "redact", "P-0001", "--because", "private")
+    assert b"secret claim" not in rendered.read_bytes()
+    assert keeper.ok("verify", "--no-git").startswith("ledger sound")

@@ -4,6 +4,7 @@ export/import between two repos, the secret guard, and require_review."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from conftest import Keeper
@@ -463,3 +464,71 @@ def test_list_lessons_is_the_lessons_view(keeper: Keeper):
     assert keeper.ok("list", "--lessons") == keeper.ok("lessons")
     assert keeper.ok("list", "--lessons", "--json", "--ns", "dev") == keeper.ok("lessons", "--json", "--ns", "dev")
     keeper.usage("list", "--lessons", "--status", "open")
+
+
+def test_a_symlinked_reflection_or_runs_folder_is_never_followed(keeper: Keeper, tmp_path: Path):
+    """`.priors/reflection` or `.priors/runs` leading outside the repository: `reflect` refuses to
+    write through it and `redact` leaves what it leads to alone (it used to delete those files)."""
+    outside = tmp_path / "outside"
+    (outside / "reflection").mkdir(parents=True)
+    (outside / "runs" / "run-900").mkdir(parents=True)
+    kept = outside / "reflection" / "notes-P-0002.md"
+    kept.write_text("P-0002 is mentioned here\n", encoding="utf-8")
+    staged = outside / "runs" / "run-900" / "staged.jsonl"
+    staged.write_text('{"id":"P-0002","claim":"mine"}\n', encoding="utf-8")
+    add(keeper, "Lesson one.")
+    r2 = run_once(keeper, propose=[{"type": "calibration", "claim": "Found in run two."}])["run"]
+    keeper.ok("score", r2, "failure")
+    (keeper.root / ".priors" / "reflection").symlink_to(outside / "reflection", target_is_directory=True)
+    ledger = keeper.ledger_bytes()
+    assert "is a symlink" in keeper.usage("reflect")
+    assert keeper.ledger_bytes() == ledger and sorted(p.name for p in (outside / "reflection").iterdir()) == [kept.name]
+    runs = keeper.root / ".priors" / "runs"
+    shutil.rmtree(runs)
+    runs.symlink_to(outside / "runs", target_is_directory=True)
+    keeper.ok("redact", "P-0002", "--because", "private")
+    assert kept.read_text(encoding="utf-8") == "P-0002 is mentioned here\n"
+    assert staged.read_text(encoding="utf-8") == '{"id":"P-0002","claim":"mine"}\n'
+
+
+def test_a_query_copied_from_a_coloured_prompt_ranks_as_its_words(keeper: Keeper):
+    """`--query` only ranks and is never stored: terminal escapes and control characters are dropped
+    from it (the hooks and the Pi extension pass a person's prompt as it is), for `lessons --inject`
+    and `relevant` alike; every other argument still refuses them."""
+    add(keeper, "Run the parser tests first.", "--tag", "parser")
+    add(keeper, "Keep the changelog current.")
+    plain = keeper.ok("lessons", "--inject", "--query", "fix the parser", "--max-inject", "1", "--json")
+    coloured = keeper.ok("lessons", "--inject", "--query", "\x1b[31mfix\x1b[0m the\x07 parser\x1b]0;title\x07",
+                         "--max-inject", "1", "--json")
+    assert json.loads(coloured)["inject"] == json.loads(plain)["inject"]
+    assert [i["id"] for i in json.loads(plain)["inject"]] == ["P-0001"]
+    rel = json.loads(keeper.ok("relevant", "--ns", "dev", "--query", "\x1b[1mparser\x1b[0m", "--max-inject", "1"))
+    assert [i["id"] for i in rel["inject"]] == ["P-0001"]
+    keeper.ok("abort", "--run", rel["run"])
+    assert "control or bidirectional-format character" in keeper.usage("add", "--ns", "dev", "bad\x1b[31m lesson")
+
+
+def test_supersedes_names_only_a_lesson_and_says_what_it_retires(keeper: Keeper):
+    """An agent's lesson with `supersedes` naming a person's wontfix *finding*: once the person
+    accepted the lesson, the finding became obsolete and its re-raise new. `supersedes` now names a
+    lesson only, and `show`, the walk's ask and the report say what accepting retires."""
+    keeper.write("a.py", "x = 1\n")
+    run = keeper.open_run("dev", {"a.py": keeper.hash("a.py")})["run"]
+    keeper.ok("propose", keeper.candidate({"type": "conclusion", "claim": "x is a magic number", "scope_ref": "a.py"}),
+              "--run", run, "--ns", "dev")
+    keeper.ok("commit", "--run", run)
+    keeper.ok("decide", "P-0001", "wontfix", "--because", "it is fine")
+    add(keeper, "Name constants.")
+    run = keeper.open_run("dev", {"a.py": keeper.hash("a.py")})["run"]
+    err = keeper.usage("propose", keeper.candidate({"type": "calibration", "claim": "Prefer named constants.",
+                                                    "supersedes": "P-0001"}), "--run", run, "--ns", "dev")
+    assert "P-0001, which is not a lesson" in err
+    keeper.ok("propose", keeper.candidate({"type": "calibration", "claim": "Prefer named constants.",
+                                           "supersedes": "P-0002"}), "--run", run, "--ns", "dev")
+    keeper.ok("commit", "--run", run)
+    assert "supersedes: P-0002 (accepting or keeping this lesson retires it)" in keeper.ok("show", "P-0003")
+    keeper.ok("config", "require_review", "on")
+    calls = json.loads(keeper.ok("status", "--calls", "--json"))["calls"]
+    assert any(c["id"] == "P-0003" and c.get("supersedes") == "P-0002" for c in calls)
+    keeper.ok("report", "-o", "r.html")
+    assert "accepting it retires P-0002" in keeper.read("r.html")

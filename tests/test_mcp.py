@@ -476,13 +476,13 @@ def test_a_tool_call_is_held_to_the_command_lines_rules_for_text(tmp_path: Path)
     replies, err, code = serve(k.root, [
         _init(),
         _call(1, "priors_relevant", {"ns": "Code Review", "scopes": {}}),
-        _call(2, "priors_relevant", {"ns": NS, "query": f"fix{bell}", "scopes": {}}),
+        _call(2, "priors_relevant", {"ns": NS, "run": f"run-001{bell}", "scopes": {}}),
         _call(3, "priors_disposition", {"run": "run-001", "verdicts": [{"id": f"P-0001{rlo}", "verdict": "fixed"}]}),
         b'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"priors_show","arguments":{"id":"P-\\ud800"}}}',
         _call(5, "priors_scopes", {"run": "run-001", "paths": ["x" * (2 << 20)]}),
     ])
     assert code == 0
-    cli = k("relevant", "--ns", NS, "--query", f"fix{bell}", "--scopes", k.scopes({}))
+    cli = k("relevant", "--ns", NS, "--run", f"run-001{bell}", "--scopes", k.scopes({}))
     assert cli.code == 2
     expected = {
         1: "bad namespace 'Code Review'",

@@ -414,3 +414,18 @@ def test_a_location_must_name_a_line_of_a_file(keeper):
                        "--run", "run-002", "--ns", NS)
     assert not (keeper.root / ".priors/runs/run-002/staged.jsonl").exists() or \
         "x is wrong" not in (keeper.root / ".priors/runs/run-002/staged.jsonl").read_text()
+
+
+def test_distinct_from_never_admits_the_named_priors_own_claim(keeper):
+    """`distinct_from` naming a person's wontfix with its very claim — on its scope or the enclosing
+    file's, in another case or punctuation — was staged and committed: a way around a person."""
+    _seed(keeper)
+    before = keeper.ledger_bytes()
+    for claim, scope in (("Tax rate is hard-coded", "src/shop.py"), ("tax RATE: is hard coded!", "src/shop.py#Cart.total"),
+                         ("Tax-rate is hard coded.", "*")):
+        body = keeper.refused("RERAISE", "propose", keeper.candidate(conclusion(
+            claim, scope_ref=scope, distinct_from=["P-0002"])), "--run", "run-002", "--ns", NS)
+        assert body["of"] == "P-0002" and "never the same claim" in body["hint"], body
+    assert keeper.ledger_bytes() == before
+    assert not (keeper.root / ".priors/runs/run-002/staged.jsonl").exists() or \
+        "hard" not in keeper.read(".priors/runs/run-002/staged.jsonl")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any, Dict, List
 
@@ -376,11 +377,23 @@ def test_verify_file_problems(keeper):
     assert r.code == 1 and json.loads(r.out)["problems"][0]["code"] == "RENDER_MISSING"
     keeper.ok("render")
     (keeper.root / ".priors" / "runs" / "run-001").mkdir(parents=True)
-    (keeper.root / ".priors" / ".ledger.jsonl.999.tmp").write_bytes(b"x")
+    live = keeper.root / ".priors" / f".ledger.jsonl.{os.getpid()}.tmp"  # a live writer's work in progress
+    live.write_bytes(b"x")
+    dead = _dead_pid()
+    (keeper.root / ".priors" / f".ledger.jsonl.{dead}.tmp").write_bytes(b"x")
     r = keeper("verify", "--json")
     body = json.loads(r.out)
     assert r.code == 1 and r.out == dumps(body) + "\n"
     assert sorted(p["code"] for p in body["problems"]) == ["STAGING_OF_COMMITTED_RUN", "STRAY_TEMP_FILE"]
+    assert [p["file"] for p in body["problems"] if p["code"] == "STRAY_TEMP_FILE"] == [
+        f".priors/.ledger.jsonl.{dead}.tmp"]
+
+
+def _dead_pid() -> int:
+    """The pid of a process that has exited (and been reaped)."""
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
 
 
 def test_verify_damaged_line_is_a_problem_not_a_crash(keeper):

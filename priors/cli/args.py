@@ -139,6 +139,9 @@ PATH_POSITIONALS = ("propose", "hash", "snapshot", "import", "merge-driver", "in
 
 # Text that is only hashed, never stored or shown: any character may be hashed (`hash --text`).
 HASHED_ONLY = (("hash", "--text"),)
+# Text that only ranks lessons and is never stored: control characters and terminal escapes are
+# dropped from it (ops.lessons.budget_for), not refused — a harness passes a person's prompt as it is.
+RANKING_ONLY = (("relevant", "--query"), ("lessons", "--query"))
 
 
 def _check_texts(spec: Spec, pos: List[str], opts: Dict[str, object]) -> None:
@@ -162,7 +165,7 @@ def check_text(verb: str, what: str, value: str) -> None:
     if bad_text(value):
         raise UsageError(f"priors {verb}: {what} is not valid text — it holds bytes that are not UTF-8"
                          " (or a lone surrogate); nothing was written")
-    if has_control(value) and (verb, what) not in HASHED_ONLY:
+    if has_control(value) and (verb, what) not in HASHED_ONLY and (verb, what) not in RANKING_ONLY:
         raise UsageError(f"priors {verb}: {what} holds a control or bidirectional-format character"
                          f" ({describe(value)}); nothing was written")
     if len(value) > MAX_TEXT_BYTES // 4 and len(value.encode("utf-8")) > MAX_TEXT_BYTES:

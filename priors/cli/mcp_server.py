@@ -21,7 +21,6 @@ from priors.cli.main import describe, failure, flush_warnings, machine_failure
 from priors.cli.verbs import tools
 from priors.core.canonical import JSONError, dumps, loads
 from priors.core.errors import MachineError, Refusal, UsageError
-from priors.core.grammar import check_run_id
 from priors.core.mcp_tools import (
     BATCH_VERSIONS,
     INSTRUCTIONS,
@@ -335,7 +334,7 @@ def _check_texts(verb: str, args: Dict[str, Any]) -> None:
 
 def _relevant(paths: Paths, args: Dict[str, Any], err: Any) -> Answer:
     if args.get("run") is not None:
-        check_run_id(args["run"], "relevant")
+        run.check_chosen_run(args["run"])
     run.check_settled(args.get("settled"))
     snap = args.get("snapshot", False)
     if "scopes" in args and snap is not False:

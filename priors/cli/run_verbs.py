@@ -24,7 +24,7 @@ def cmd_relevant(a: Parsed, ctx: Context) -> Answer:
     ns = required(a, "ns", "NS")
     paths = Paths(ctx.root)
     if a.get("run") is not None:  # checked before the snapshot is taken: a bad id costs no scan
-        check_run_id(str(a.get("run")), "relevant")
+        run.check_chosen_run(str(a.get("run")))
     run.check_settled(a.get("settled"))
     scopes = scopes_from(a, ctx, "relevant")
     budget = budget_for(paths, a.get("max_inject"), a.get("max_chars"), a.get("query"))

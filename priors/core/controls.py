@@ -73,3 +73,36 @@ def control_problem(value: Any) -> Optional[str]:
         elif type(v) is list:
             stack.extend(v)
     return None
+
+
+_BARE = re.compile(r"^[A-Za-z0-9._:/=+-]+\Z")
+_SHELL_SPECIAL_IN_DOUBLE_QUOTES = '"$`\\!'
+
+
+def shell_word(text: Any) -> str:
+    """A value placed into a command a person is offered to copy (`priors decide ID …`), as one
+    shell word: as it is when it holds only plain characters, else single-quoted. Ledger text can be
+    hand-written: a call id or a claim must never turn a suggested command into another one."""
+    one = " ".join(str(text).split())  # one line: a newline would end the command
+    if _BARE.match(one):
+        return one
+    return "'" + one.replace("'", "'\\''") + "'"
+
+
+def shell_text(text: Any) -> str:
+    """A phrase for `--because`: double-quoted as people write it when the shell reads nothing into
+    it, else single-quoted (`shell_word`)."""
+    one = " ".join(str(text).split())
+    if one and not any(c in one for c in _SHELL_SPECIAL_IN_DOUBLE_QUOTES):
+        return f'"{one}"'
+    return "'" + one.replace("'", "'\\''") + "'"
+
+
+# A terminal's escape sequences: CSI (`ESC [ … final`) and OSC (`ESC ] … BEL` or `ESC \`).
+_ANSI = re.compile("\x1b\\[[0-?]*[ -/]*[@-~]|\x1b\\][^\x07\x1b]*(?:\x07|\x1b\\\\)?")
+
+
+def without_controls(text: str) -> str:
+    """`text` with terminal escape sequences removed and every other refused character turned into a
+    space — for text that only ranks and is never stored (a query copied from a coloured prompt)."""
+    return " ".join(_REFUSED.sub(" ", _ANSI.sub("", text)).split())

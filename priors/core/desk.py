@@ -7,6 +7,7 @@ exact `priors decide` commands that answer it. `status --calls` lists the same a
 from __future__ import annotations
 
 from priors.core.canonical import dumps
+from priors.core.controls import shell_text, shell_word
 from priors.core.fold import PriorState, State, review_due
 from priors.core.views import count_bucket, namespaces
 from priors.core.vocabulary import HUMAN_VERDICTS, SEVERITY_RANK
@@ -44,7 +45,7 @@ def _ask(p: PriorState, kind: str, verdicts: Sequence[str], **extra: Any) -> Dic
         ask["scope"] = ref
     elif isinstance(facets, dict) and facets.get("scope") == "repo-wide":
         ask["scope"] = "the whole repository"
-    for key in ("severity", "evidence", "type"):
+    for key in ("severity", "evidence", "type", "supersedes"):
         if key in rec:
             ask[key] = rec[key]
     ask.update(extra)
@@ -120,9 +121,9 @@ def commands(ask: Dict[str, Any]) -> List[str]:
     """The exact commands that answer an ask, one per verdict it offers."""
     out = []
     for v in ask["verdicts"]:
-        cmd = f"priors decide {ask['id']} {v}"
+        cmd = f"priors decide {shell_word(ask['id'])} {v}"
         if v == "reopen":
-            cmd += f' --because "{ask.get("reason") or "why it no longer holds"}"'
+            cmd += f" --because {shell_text(ask.get('reason') or 'why it no longer holds')}"
         out.append(cmd)
     return out
 
@@ -149,6 +150,8 @@ def ask_text(ask: Dict[str, Any], at: int, total: int) -> str:
         lines.append(f"  evidence: {_one_line(ask['evidence'])}")
     if ask.get("note"):
         lines.append(f"  score:    {ask['note']}")
+    if isinstance(ask.get("supersedes"), str) and any(v in ("accepted", "keep") for v in ask["verdicts"]):
+        lines.append(f"  replaces: {ask['supersedes']} — accepting this lesson retires it")
     lines.append(f"  origin:   born in {ask.get('born')}" + (f" ({ask['type']})" if ask.get("type") else ""))
     return "\n".join(lines)
 

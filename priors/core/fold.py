@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from operator import itemgetter
 
+from priors.core.errors import UsageError
 from priors.core.ledger_parse import (  # noqa: F401 (parse_lines, parse_spans, LEDGER_NAME: re-exported)
     LEDGER_NAME,
     blocks_of,
@@ -18,7 +19,17 @@ from priors.core.ledger_parse import (  # noqa: F401 (parse_lines, parse_spans, 
     scanner,
 )
 from priors.core.plain import Plain
-from priors.core.vocabulary import BINDING, BLOCK_TYPES, INJECTABLE, PRIOR_RE, REST_AFTER, RUN_RE, id_number, prior_number  # noqa: F401 (re-exported to callers of the fold)
+from priors.core.vocabulary import (  # noqa: F401 (re-exported to callers of the fold)
+    BINDING,
+    BLOCK_TYPES,
+    INJECTABLE,
+    LAST_RUN,
+    PRIOR_RE,
+    REST_AFTER,
+    RUN_RE,
+    id_number,
+    prior_number,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -607,8 +618,8 @@ def _place_prior(st: State, pid: str, born: Any, redacted: bool, sh: Any, rec: O
     """`pid`'s new state after a prior record: open as of the latest run, or redacted (a tombstone).
     `packed`: where its line lies and what is kept beside it (PriorState.LAYOUT's last six), when
     the record itself is not kept."""
-    digits = pid[2:]  # `P-` and four or more ASCII digits (PRIOR_RE), without a regex per record
-    n = int(digits) if pid[:2] == "P-" and len(digits) >= 4 and digits.isascii() and digits.isdigit() else 0
+    digits = pid[2:]  # `P-` and four to eighteen ASCII digits (PRIOR_RE), without a regex per record
+    n = int(digits) if pid[:2] == "P-" and 4 <= len(digits) <= 18 and digits.isascii() and digits.isdigit() else 0
     if n > st.max_prior:
         st.max_prior = n
     if type(born) is str and born not in st.run_pos:
@@ -664,9 +675,15 @@ def review_due(st: State, p: PriorState) -> bool:
 
 
 def next_run_id(st: State, run_dirs: Iterable[str]) -> str:
+    """One more than the largest run id the ledger or the staging holds — never an id the grammar
+    refuses: a ledger whose runs reached the last nine-digit id (by hand; `relevant --run` keeps a
+    million ids of room) is an error that says so, not a run no verb could name again."""
     best = st.max_run
     for name in run_dirs:
         best = max(best, id_number(RUN_RE, name))
+    if best >= LAST_RUN:
+        raise UsageError(f"priors: the ledger holds run-{best}, the last run id there is (run ids have at most nine"
+                         " digits), so no run can be numbered after it; nothing was changed")
     return f"run-{best + 1:03d}"
 
 

@@ -164,9 +164,10 @@ def _check_location(raw: Dict[str, Any]) -> None:
 
 
 def location_of(at: str) -> Optional[tuple]:
-    """`src/a.py:120` → ("src/a.py", 120); None when it is not PATH:LINE."""
+    """`src/a.py:120` → ("src/a.py", 120); None when it is not PATH:LINE (a line number of more than
+    nine digits is none: no file has that many lines, and Python will not read a 4,301-digit one)."""
     path, sep, num = at.rpartition(":")
-    if not sep or not path or not num.isdigit() or int(num) < 1:
+    if not sep or not path or not num.isdigit() or len(num) > 9 or int(num) < 1:
         return None
     return path, int(num)
 

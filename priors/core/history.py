@@ -96,7 +96,7 @@ def timeline(records: Sequence[Dict[str, Any]], pid: str) -> Optional[Dict[str, 
         body["content_hash"] = rec.get("content_hash")
     else:
         for key in ("type", "claim", "facets", "scope_ref", "direction", "severity", "depth", "evidence", "review_every",
-                    "distinct_from"):
+                    "distinct_from", "supersedes"):
             if key in rec:
                 body[key] = rec[key]
         if p.scope_hash is not None:
@@ -155,6 +155,8 @@ def show_text(body: Dict[str, Any]) -> str:
         if isinstance(body.get("distinct_from"), list):
             lines.append("  distinct from: " + ", ".join(str(x) for x in body["distinct_from"])
                          + " (the agent said this differs from those similar findings)")
+        if isinstance(body.get("supersedes"), str):
+            lines.append(f"  supersedes: {body['supersedes']} (accepting or keeping this lesson retires it)")
         if "evidence" in body:
             ev = body["evidence"]
             lines.append("  evidence: " + cut(ev if isinstance(ev, str) else _compact(ev), 100))

@@ -207,7 +207,7 @@ class Checker:
             return
         n = id_number(PRIOR_RE, pid, -1)
         if n < 0:
-            self.add(no, "BAD_ID", f"prior id {pid!r} is not `P-` and at least four digits")
+            self.add(no, "BAD_ID", f"prior id {pid!r} is not `P-` and four to eighteen digits")
         elif pid in self.priors:
             self.add(no, "DUPLICATE_ID", f"prior id {pid} already used on line {self.priors[pid][2]}")
             return

@@ -21,7 +21,9 @@ LOW_SCORE = Fraction(1, 3)
 LOW_SCORE_MIN_USES = 3
 
 def check_supersedes(st: State, value: Any, ns: str) -> Optional[str]:
-    """`supersedes: P-…` must name a live prior of the same namespace (usage error otherwise)."""
+    """`supersedes: P-…` must name a live lesson of the same namespace (usage error otherwise): only a
+    lesson is retired by its successor — a finding a person settled never is (accepting an agent's
+    lesson that named a wontfix finding used to make the finding obsolete, and its re-raise new)."""
     if value is None:
         return None
     if not isinstance(value, str) or not PRIOR_RE.match(value):
@@ -31,6 +33,9 @@ def check_supersedes(st: State, value: Any, ns: str) -> Optional[str]:
         raise UsageError(f"priors: `supersedes` names {value}, which is not a prior in the ledger")
     if p.ns != ns:
         raise UsageError(f"priors: `supersedes` names {value} from namespace {p.ns!r}, not {ns!r}")
+    if not is_lesson(p):
+        raise UsageError(f"priors: `supersedes` names {value}, which is not a lesson (a run-start prior): only a"
+                         " lesson is retired by the lesson that replaces it")
     return value
 
 
@@ -523,8 +528,8 @@ def supersede_events(st: State, pid: str, verdict: str) -> List[Dict[str, Any]]:
     p = st.priors.get(pid)
     old = p.rec.get("supersedes") if p is not None else None
     q = st.priors.get(old) if isinstance(old, str) else None
-    if q is None or q.redacted or q.status == "obsolete" or q.id == pid:
-        return []
+    if q is None or q.redacted or q.status == "obsolete" or q.id == pid or not is_lesson(q):
+        return []  # (a hand-written `supersedes` of a finding retires nothing)
     return [{"t": "event", "id": q.id, "action": "decide", "to": "obsolete", "by": "human",
              "reason": f"superseded by {pid}"}]
 

@@ -17,7 +17,7 @@ from priors.core.fold import (
 from priors.core.grammar import SEVERITY_RANK, Candidate, check_tags, opposes
 from priors.core.inject import inject_item, lesson_applies
 from priors.core.plain import Plain
-from priors.core.similarity import norm_direction, scopes_related, similar
+from priors.core.similarity import folded, norm_direction, scopes_related, similar
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -282,6 +282,20 @@ def check_distinct_from(st: State, rf: RunFiles, cand: Candidate, ns: str) -> No
         raise Refusal("DISTINCT_FROM_UNKNOWN", ns=ns, **detail,
                       hint="`distinct_from` names the similar finding a refusal named (its `of`), a prior of this"
                            " namespace; drop the ids that are not")
+    # Naming a prior says "mine is another finding"; a claim in the prior's own words is not, on any scope.
+    words = folded(cand.claim)
+    for pid in sorted(set(ids)):
+        p = st.priors.get(pid)
+        if p is not None and not p.redacted and isinstance(p.claim, str) and folded(p.claim) == words:
+            refusal = _same_refusal(p)
+            refusal.details["hint"] = (f"{pid} says the same in the same words; `distinct_from` sets aside a finding"
+                                       " that only sounds alike, never the same claim")
+            raise refusal
+        for r in rf.staged:
+            if isinstance(r, dict) and r.get("id") == pid and isinstance(r.get("claim"), str) and folded(r["claim"]) == words:
+                raise Refusal("DUPLICATE", of=pid, status="staged",
+                              hint=f"{pid}, staged in this run, says the same in the same words; `distinct_from`"
+                                   " sets aside a finding that only sounds alike, never the same claim")
 
 
 def nearest_refs(ref: str, scopes: Dict[str, str], n: int = 5) -> List[str]:

@@ -170,6 +170,8 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
                     what += f" {ask['call']}: {_flat(ask.get('call_claim', ''))}"
                 if ask.get("note"):
                     what += f" ({ask['note']})"
+                if isinstance(ask.get("supersedes"), str):
+                    what += f" — accepting it retires {ask['supersedes']}"
                 cmds = "".join(f"<li><code>{e(c)}</code></li>" for c in commands(ask))
                 trs.append(f"<tr><td><code>{e(ask['id'])}</code></td><td>{e(what)}</td>"
                            f'<td class="claim">{e(_flat(ask["claim"]))}</td><td><ul class="cmds">{cmds}</ul></td></tr>')

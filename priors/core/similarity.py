@@ -369,3 +369,13 @@ def _contains(outer: str, inner: str) -> bool:
     if "#" not in outer:
         return inner.startswith(outer + "#")
     return inner.startswith(outer + ".")
+
+
+_PUNCTUATION = re.compile(r"[^\w]+")
+
+
+def folded(claim: str) -> str:
+    """A claim as its words alone: case, spaces and punctuation folded away (`Tax-rate: hard coded!`
+    and `tax rate hard coded` fold alike). Two claims that fold alike say the same thing whatever
+    else a candidate asserts about them (`distinct_from`)."""
+    return " ".join(_PUNCTUATION.sub(" ", claim.casefold()).replace("_", " ").split())

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from priors.core.controls import visible
+from priors.core.controls import shell_text, shell_word, visible
 from priors.core.fold import BINDING, REST_AFTER, PriorState, State, review_due
 from priors.core.vocabulary import display_status
 
@@ -121,7 +121,7 @@ def call_lines(st: State, ns: str, group: Optional[List[PriorState]] = None) -> 
         target = rec.get("conflicts_with")
         cid = rec.get("call_id")
         out.append(f"  ? {cid} — {rec.get('claim')} reverses {target}; "
-                   f"decide {target} reopen --because \"accept {cid}\" | keep")
+                   f"decide {shell_word(target)} reopen --because {shell_text(f'accept {cid}')} | keep")
     return out
 
 

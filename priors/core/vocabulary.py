@@ -16,7 +16,11 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 
 # ASCII digits only and nothing after them (`\d` takes other scripts' digits, `$` a trailing newline).
 RUN_RE = re.compile(r"^run-([0-9]{3,9})\Z")  # run-001: three to nine digits (a longer one names no file)
-PRIOR_RE = re.compile(r"^P-([0-9]{4,})\Z")  # P-0001: at least four digits
+LAST_RUN = 999_999_999  # the largest number a run id holds
+# An id a caller picks (`relevant --run`) leaves the keeper room to number a million runs after it:
+# past this one, the next run would need a tenth digit that no verb accepts.
+LAST_CHOSEN_RUN = LAST_RUN - 1_000_000
+PRIOR_RE = re.compile(r"^P-([0-9]{4,18})\Z")  # P-0001: four to eighteen digits (a longer one is no number a verb can count on)
 CALL_RE = re.compile(r"^(run-[0-9]{3,9})-C-([0-9]{2,})\Z")  # run-001-C-01: the run that raised it, two or more digits
 HASH12_RE = re.compile(r"^[0-9a-f]{12}$")  # a sha12: scope hashes, content hashes, reason hashes
 

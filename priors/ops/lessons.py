@@ -10,7 +10,7 @@ import os
 
 from priors.core.answer import Answer
 from priors.core.canonical import dumps, normalize
-from priors.core.controls import visible
+from priors.core.controls import visible, without_controls
 from priors.core.errors import Refusal, UsageError
 from priors.core.fold import next_run_id
 from priors.core.grammar import PRESETS, check_at_door, check_tags
@@ -36,7 +36,7 @@ from priors.core.secret_patterns import guard
 from priors.core.settings import CONFIG_KEYS, parse_count, set_config
 from priors.core.vocabulary import LESSON_TYPES
 from priors.store.config import config_if_set_up, read_config, write_config
-from priors.store.files import atomic_write, read_bytes
+from priors.store.files import atomic_write, check_inside, make_dir, read_bytes
 from priors.store.ledger import append_and_apply, load_ledger, open_runs, read_records
 from priors.store.lock import Lock
 from priors.store.paths import Paths, list_run_dirs, require_init
@@ -78,7 +78,7 @@ def budget_for(paths: Paths, max_inject: Any = None, max_chars: Any = None, quer
     return Budget(
         max_inject=parse_count(max_inject, f"priors {verb}: --max-inject") if max_inject is not None else cfg.get("max_inject"),
         max_chars=parse_count(max_chars, f"priors {verb}: --max-chars") if max_chars is not None else cfg.get("max_chars"),
-        query=str(query) if query is not None else None,
+        query=without_controls(str(query)) if query is not None else None,
         require_review=bool(cfg.get("require_review", False)),
     )
 
@@ -102,9 +102,10 @@ def commit_extra(relevant: Optional[Dict[str, Any]], run: str) -> List[Dict[str,
 
 
 def scrub_reflections(paths: Paths, pid: str) -> None:
-    """Redaction: a reflection packet naming the prior is deleted (packets are regenerable notes)."""
+    """Redaction: a reflection packet naming the prior is deleted (packets are regenerable notes). A
+    `reflection` that is a symlink is left alone: what it leads to is not the keeper's to delete."""
     rdir = paths.dir / REFLECTION_DIR
-    if not rdir.is_dir():
+    if rdir.is_symlink() or not rdir.is_dir():
         return
     needle = pid.encode("utf-8")
     for name in sorted(os.listdir(str(rdir))):
@@ -222,8 +223,9 @@ def reflect(paths: Paths, n: Any, ns: Optional[str], dry_run: bool, include_lear
                           f"{verb} {len(to_mark)} run{'s' if len(to_mark) != 1 else ''} as learned: {', '.join(to_mark)}")
         text = visible(reflection_packet(ledger, runs, ns))
         rdir = paths.dir / REFLECTION_DIR
-        rdir.mkdir(exist_ok=True)
         name = f"reflect-{runs[-1]}{'-' + _safe(ns) if ns else ''}.md"
+        check_inside(rdir / name)  # a symlinked reflection/ would carry the packet out of the repository
+        make_dir(rdir)
         atomic_write(rdir / name, text.encode("utf-8"))
         if to_mark and not dry_run:
             append_and_apply(paths, loaded, [{"t": "learned", "runs": to_mark}])

@@ -12,7 +12,7 @@ from priors.core.human import check_redactable, fold_redaction, joined, redact_e
 from priors.ops.lessons import scrub_reflections
 from priors.store import fold_cache as cache
 from priors.store.files import aftercare, atomic_write, iter_files, read_bytes, remove_tree
-from priors.store.ledger import load_ledger, rewrite_ledger
+from priors.store.ledger import load_ledger, render, rewrite_ledger
 from priors.store.lock import Lock, remove_stray_temps
 from priors.store.paths import Paths, require_init
 from priors.store.rendered import read_mark
@@ -20,7 +20,7 @@ from priors.store.rendered import write as write_rendered
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import List
+    from typing import Any, List
 
 
 def redact(paths: Paths, pid: str, reason: str) -> str:
@@ -31,6 +31,9 @@ def redact(paths: Paths, pid: str, reason: str) -> str:
     with Lock(paths):
         loaded = load_ledger(paths)
         st = loaded.state
+        done = st.priors.get(pid)
+        if done is not None and done.redacted:  # a retry — maybe of a redact killed while it scrubbed
+            _finish_scrub(paths, pid, done.rec.get("content_hash"))
         check_redactable(st, pid)
         data = loaded.data or b""
         lines = loaded.lines + (0 if loaded.ends_with_newline else 1)  # lines in the file, the last one included
@@ -62,9 +65,23 @@ def redact(paths: Paths, pid: str, reason: str) -> str:
             "git history still holds it: rewrite history if it must go")
 
 
+def _finish_scrub(paths: Paths, pid: str, content_hash: Any) -> None:
+    """Do again what scrubs the copies of an already redacted prior — each step is idempotent — and
+    write PRIORS.md whole: a redact killed after the ledger was rewritten left the claim in them,
+    and its retry is refused ALREADY_REDACTED, so it must repair before it refuses."""
+    aftercare("removing .priors/cache/ (it may still hold the redacted content)",
+              remove_tree, paths.dir / "cache", aside=True)
+    aftercare("scrubbing run staging under .priors/runs/ (it may still hold the redacted content)",
+              _scrub_runs, paths, pid, content_hash if isinstance(content_hash, str) else "")
+    aftercare("scrubbing .priors/reflection/ (it may still hold the redacted content)", scrub_reflections, paths, pid)
+    aftercare("removing temporary files", remove_stray_temps, paths)
+    aftercare("rendering .priors/PRIORS.md (it may still show the redacted claim)", render, paths)
+
+
 def _scrub_runs(paths: Paths, pid: str, content_hash: str) -> None:
-    """Staging that names the prior, or holds its content, rewritten without it."""
-    if not paths.runs.is_dir():
+    """Staging that names the prior, or holds its content, rewritten without it. A `runs` that is a
+    symlink is left alone: the files it leads to are not the keeper's to rewrite."""
+    if paths.runs.is_symlink() or not paths.runs.is_dir():
         return
     for path in iter_files(paths.runs):
         if path.suffix not in (".json", ".jsonl") or path.is_symlink():

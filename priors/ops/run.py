@@ -29,6 +29,7 @@ from priors.core.protocol import (
 )
 from priors.core.secret_patterns import guard
 from priors.core.views import display_status
+from priors.core.vocabulary import LAST_CHOSEN_RUN, RUN_RE, id_number
 from priors.ops.ground import resolve_location
 from priors.ops.lessons import commit_extra, relevant_hook
 from priors.store.files import aftercare, atomic_write, discard_tree, make_dir, remove_tree
@@ -49,6 +50,16 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 # ------------------------------------------------------------------ relevant
 
 
+def check_chosen_run(run: str) -> str:
+    """A run id the caller picks for a new run: a run id, and one that leaves room after it — the next
+    run is numbered one higher, and an id past LAST_CHOSEN_RUN would soon leave none."""
+    check_run_id(run, "relevant")
+    if id_number(RUN_RE, run) > LAST_CHOSEN_RUN:
+        raise UsageError(f"priors relevant: --run {run} leaves no room for the runs after it (run ids have at most"
+                         f" nine digits): pick one up to run-{LAST_CHOSEN_RUN}, or let the keeper number the run")
+    return run
+
+
 def check_settled(cap: Any) -> int:
     """`relevant --settled N`: how many binding priors `settled_here` lists (50 unless given)."""
     if cap is None:
@@ -63,7 +74,7 @@ def open_run(paths: Paths, ns: str, scopes: Dict[str, str], run: Optional[str], 
     """Open a run and answer what applies to it. The first run of a target sets up `.priors/` (and
     `say`s so); `scopes` is the run's trusted snapshot, already taken or read."""
     if run is not None:
-        check_run_id(str(run), "relevant")
+        check_chosen_run(str(run))
     cap = check_settled(settled)
     fresh = not paths.dir.is_dir()
     if fresh:  # the first run starts the ledger, and says where
@@ -241,7 +252,8 @@ def commit_locked(paths: Paths, run: str) -> List[str]:
     loaded = load_ledger(paths, want_data=False)
     st = loaded.state
     sealed = st.commits.get(run)
-    if sealed is not None:
+    if sealed is not None:  # a retry — maybe of a commit killed after the ledger landed
+        aftercare("rendering .priors/PRIORS.md", render, paths, st, loaded.mark, (), loaded.mark)
         remove_tree(paths.run_dir(run))
         summary = sealed.get("summary")
         return [str(s) for s in summary] if isinstance(summary, list) else [""]

@@ -6,7 +6,6 @@ records once (`store.ledger.read_records`); nothing is written but the chart a p
 from __future__ import annotations
 
 import gc
-from pathlib import Path
 
 from priors.core.answer import Answer
 from priors.core.errors import Refusal, UsageError
@@ -22,7 +21,7 @@ from priors.core.history import (
 from priors.core.vocabulary import LIST_STATUSES, PRESETS, PRIOR_RE
 from priors.store.files import atomic_write
 from priors.store.ledger import read_records
-from priors.store.paths import Paths
+from priors.store.paths import Paths, output_target
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -32,7 +31,7 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 def show(paths: Paths, pid: str) -> Answer:
     """One prior's timeline; JSON: `show --json`'s object."""
     if not PRIOR_RE.match(pid):
-        raise UsageError(f"priors show: {pid!r} is not a prior id (P- and at least four digits)")
+        raise UsageError(f"priors show: {pid!r} is not a prior id (P- and four to eighteen digits)")
     body = timeline(read_records(paths), pid)
     if body is None:
         raise Refusal("UNKNOWN_PRIOR", id=pid)
@@ -56,21 +55,13 @@ def list_priors(paths: Paths, ns: Optional[str], status: Optional[str], typ: Opt
     return Answer(0, {"priors": rows}, list_text(rows))
 
 
-def check_chart_target(svg: str) -> Path:
-    """Where `history --svg FILE` may write: a file path in a folder that exists (checked before any work)."""
-    target = Path(svg)
-    if svg == "" or target.is_dir():
-        raise UsageError(f"priors history: --svg {svg!r}: expected a file path")
-    if not target.parent.is_dir() and str(target.parent) not in ("", "."):
-        raise UsageError(f"priors history: --svg {svg}: no such directory {target.parent}")
-    return target
-
-
 def history(paths: Paths, ns: Optional[str], svg: Optional[str]) -> Answer:
     """A row a committed run (of `ns`, or all); JSON: `{["ns",] "runs": [rows]}`; `svg`: the chart too."""
     if ns == "":
         raise UsageError("priors history: --ns needs a non-empty value")
-    target = check_chart_target(svg) if svg is not None else None
+    if svg == "":
+        raise UsageError("priors history: --svg '': expected a file path")
+    target = output_target("history", "--svg", svg, paths.root) if svg is not None else None
     gc.disable()  # the records and the fold hold no cycles: a collection would only walk them all (~2 % of the call)
     try:
         rows = history_rows(read_records(paths), ns)

@@ -19,6 +19,7 @@ from priors.core.ledger_checks import (
 from priors.store.files import read_bytes
 from priors.store.git import committed_ledger, git_show
 from priors.store.ledger import ledger_blocks, read_ledger_bytes
+from priors.store.lock import writer_alive
 from priors.store.paths import Paths, ledger_missing, require_init
 
 TYPE_CHECKING = False
@@ -54,7 +55,7 @@ def check_files(root: Any, data: bytes, checked: Optional[Checked] = None) -> Li
                                     f"`priors commit --run {name}` to clear it", f".priors/runs/{name}"))
     for dirpath, _dirs, files in os.walk(str(paths.dir)):
         for name in sorted(files):
-            if name.endswith(".tmp"):
+            if name.endswith(".tmp") and not writer_alive(name):  # a live writer's file is work in progress
                 rel = os.path.relpath(os.path.join(dirpath, name), str(root)).replace(os.sep, "/")
                 problems.append(Problem(0, "STRAY_TEMP_FILE", "a temporary file left by an interrupted write — delete it", rel))
     return problems

@@ -49,14 +49,19 @@ def _remove_temps_in(d: Path, only_dead: bool) -> None:
             continue
         if not (name.endswith(".tmp") and name.startswith(".")):
             continue
-        if only_dead:
-            pid = name[:-4].rsplit(".", 1)[-1]
-            if pid.isdigit() and pid_alive(int(pid)):
-                continue  # a live writer's (a lock-free reader's cache write, a keeper publishing its lock)
+        if only_dead and writer_alive(name):
+            continue  # a live writer's (a lock-free reader's cache write, a keeper publishing its lock)
         try:
             os.unlink(str(d / name))
         except OSError:
             pass
+
+
+def writer_alive(temp_name: str) -> bool:
+    """Whether the process that is writing the temp file `.<name>.<pid>.tmp` is alive: its file is
+    work in progress, not one left by an interrupted write."""
+    pid = temp_name[:-4].rsplit(".", 1)[-1] if temp_name.endswith(".tmp") else ""
+    return pid.isdigit() and len(pid) < 20 and pid_alive(int(pid))
 
 
 def _remove_gone(d: Path, name: str) -> None:
@@ -65,7 +70,7 @@ def _remove_gone(d: Path, name: str) -> None:
     import shutil
 
     pid = name[: -len(".gone")].rsplit(".", 1)[-1]
-    if pid.isdigit() and int(pid) != os.getpid() and pid_alive(int(pid)):
+    if pid.isdigit() and len(pid) < 20 and int(pid) != os.getpid() and pid_alive(int(pid)):
         return
     path = d / name
     if path.is_symlink():
