@@ -165,6 +165,27 @@ os.rename = _rename
     keeper.ok("decide", "P-0001", "wontfix")  # without the fault the dead holder's lock is cleared
 
 
+LOCK_TEMP_FULL = """
+_real_write = os.write
+def _write(fd, data):
+    if os.path.basename(os.readlink("/proc/self/fd/%d" % fd)).startswith(".keeper.lock-new."):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    return _real_write(fd, data)
+os.write = _write
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="names an open file through /proc")
+def test_a_full_disk_while_taking_the_lock_leaves_no_temp_file(keeper: Keeper) -> None:
+    """The lock is published from a temp file; a disk too full to write our pid into it left that
+    empty temp behind, which verify then named as left by an interrupted write."""
+    _one_finding(keeper)
+    r = _planted(keeper, LOCK_TEMP_FULL, "decide", "P-0001", "wontfix")
+    assert r.returncode in (0, 3), r  # the plain create may still publish the lock; either way no temp stays
+    assert not list((keeper.root / ".priors").glob(".keeper.lock-new.*.tmp"))
+    assert keeper.ok("verify", "--no-git").startswith("ledger sound")
+
+
 def test_a_live_lock_is_still_a_refusal_and_a_lock_folder_still_a_usage_error(keeper: Keeper) -> None:
     _one_finding(keeper)
     lock = keeper.root / ".priors" / "keeper.lock"

@@ -155,6 +155,10 @@ class Lock:
             finally:
                 os.close(fd)
         except OSError:
+            try:  # created but not written (a full disk): take it back, or verify would call it stray
+                os.unlink(str(tmp))
+            except OSError:
+                pass
             tmp = None  # cannot even write a temp here: the plain create below says why
         if tmp is not None:
             try:
