@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import sys
 import tempfile
 import unittest
 from pathlib import Path
@@ -331,16 +332,25 @@ class EveryVerb(unittest.TestCase):
     def test_mcp_doc_names_every_tool_and_no_other(self):
         from priors.cli.verbs import tools
 
-        text = (REPO / "docs" / "mcp.md").read_text(encoding="utf-8")
-        named = set(re.findall(r"`(priors_[a-z_]+)`", text))
-        self.assertEqual(named, set(tools()))
+        for doc in (REPO / "docs" / "mcp.md", README):
+            with self.subTest(doc=doc.name):
+                named = set(re.findall(r"`(priors_[a-z_]+)`", doc.read_text(encoding="utf-8")))
+                self.assertEqual(named, set(tools()))
+        help_text = subprocess.run([sys.executable, "-m", "priors", "mcp", "--help"], capture_output=True,
+                                   text=True, cwd=str(REPO), check=True).stdout
+        self.assertEqual(set(re.findall(r"priors_[a-z_]+", help_text)), set(tools()))
 
 
 class Architecture(unittest.TestCase):
-    def test_every_module_is_named_in_architecture_md(self):
+    def test_every_module_is_named_in_its_layers_table(self):
+        """docs/architecture.md has a section a layer (`## core — …`); each module is named in a table
+        row of its own layer's section, and no row names a module that is not there."""
         text = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
-        for path in sorted((REPO / "priors").rglob("*.py")):
-            if path.name in ("__init__.py", "__main__.py"):
-                continue
-            with self.subTest(module=str(path.relative_to(REPO))):
-                self.assertIn(f"`{path.name}`", text)
+        sections = dict(re.findall(r"^## (core|store|snapshot|ops|cli) — .*?\n(.*?)(?=^## |\Z)", text, re.M | re.S))
+        self.assertEqual(sorted(sections), ["cli", "core", "ops", "snapshot", "store"])
+        for layer, body in sections.items():
+            rows = " ".join(line for line in body.splitlines() if line.startswith("| `"))
+            named = set(re.findall(r"`([a-z_]+\.py)`", rows))
+            here = {p.name for p in (REPO / "priors" / layer).glob("*.py") if p.name != "__init__.py"}
+            with self.subTest(layer=layer):
+                self.assertEqual(named, here)

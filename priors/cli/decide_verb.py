@@ -17,9 +17,9 @@ from priors.core.controls import describe, has_control, visible
 from priors.core.desk import KEYS, QUIT, SKIP, ask_text, commands, key_prompt
 from priors.core.errors import Refusal, UsageError
 from priors.ops.decide import decide as decide_verdict
+from priors.ops.decide import refuse_while_a_run_is_open
 from priors.ops.desk import asks_now
-from priors.store.ledger import load_ledger, open_runs
-from priors.store.paths import Paths, require_init
+from priors.store.paths import Paths
 
 try:  # single keys from a terminal: POSIX only (on Windows the walk reads a line and takes its first key)
     import termios
@@ -112,12 +112,7 @@ def walk(ctx: Context, with_open: bool, ns: Optional[str], where: Sequence[str])
     if sys.stdin is None or ctx.out is None or not (sys.stdin.isatty() and ctx.out.isatty()):  # (closed: None)
         raise UsageError(NOT_A_TERMINAL)
     paths = Paths(ctx.root)
-    require_init(paths)
-    st = load_ledger(paths, want_data=False).state
-    active = open_runs(paths, st)
-    if active:  # the refusal `priors decide ID VERDICT` would give, before asking anything
-        raise Refusal("ACTIVE_RUN_EXISTS", run=active[0],
-                      hint=f"decisions happen between runs: commit or abort {active[0]} first")
+    refuse_while_a_run_is_open(paths)
     term = Terminal(ctx.out)
     seen = set()
     decided = skipped = 0

@@ -112,7 +112,7 @@ Print the sha12 (first 12 hex digits of SHA-256) the keeper uses for scopes.
   --text TEXT   the given text, normalized the same way
   --raw FILE    the file's bytes exactly as they are
   --stdin-raw   standard input's bytes exactly as they are"""))
-declare(Verb('snapshot', 'print a map of scope refs (files, definitions, dirs, *) to hashes', SET_UP, "setup_verbs", OWN,
+declare(Verb('snapshot', 'print a map of scope refs (files, definitions, dirs, *) to hashes', SET_UP, "setup_verbs", ANSWER,
              usage='priors snapshot [PATH ...] [-o FILE] [--no-anchors] [--merge FILE] [--tool NAME=COMMAND ...]',
              flags={"--output": VALUE, "--no-anchors": BOOL, "--merge": MULTI, "--tool": MULTI, "--no-cache": BOOL},
              aliases={'-o': '--output'},
@@ -139,9 +139,9 @@ declare(Verb('mcp', "serve the agent's verbs as MCP tools on stdin/stdout (for a
 Serve the agent's verbs as Model Context Protocol tools on standard input and
 output (JSON-RPC 2.0, one message per line) until standard input closes.
 Register it with your agent client, e.g. `claude mcp add priors -- priors mcp`;
-see docs/mcp.md. Tools: priors_relevant, priors_disposition, priors_propose,
-priors_withdraw, priors_commit, priors_abort, priors_scopes, priors_status,
-priors_show. A person's verbs (decide, redact, add, score, import, config) are
+see docs/mcp.md. Tools:
+{tools}.
+A person's verbs (decide, redact, add, score, import, config) are
 never tools. Each call runs exactly the command-line verb: same checks, same
 lock, same ledger bytes. A refusal is a tool result with isError: true; a usage
 error is a JSON-RPC error (-32602), and so is a failure of the machine (-32603,
@@ -621,3 +621,18 @@ Show or set .priors/config.json (committed with the repo, shared by every agent)
   require_review on   inject agent-proposed lessons only after a human accepts them
 A VALUE of `none` removes the key (back to the contract: inject every lesson).
 With no KEY, prints the whole config as JSON; with only KEY, its value."""))
+
+
+def _tool_lines(names: List[str], width: int = 74) -> str:
+    """Tool names as indented lines of help text, each at most `width` characters."""
+    lines: List[str] = []
+    for name in names:
+        if lines and len(lines[-1]) + 2 + len(name) <= width:
+            lines[-1] += ", " + name
+        else:
+            lines.append(name)
+    return ",\n".join("  " + line for line in lines)
+
+
+# `priors mcp --help` names the tools declared above: derived here, never listed by hand.
+VERBS["mcp"].spec.help = VERBS["mcp"].spec.help.replace("{tools}", _tool_lines(list(tools())))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from priors.core.canonical import bad_text
 from priors.core.controls import describe, has_control
-from priors.core.errors import UsageError
+from priors.core.errors import Refusal, UsageError
 from priors.core.grammar import AGENT_VERDICTS, HUMAN_VERDICTS
 from priors.core.human import decide_event
 from priors.core.lessons import supersede_events
@@ -27,6 +27,15 @@ def check_reason(reason: Optional[str]) -> None:
     if reason is not None and has_control(reason):
         raise UsageError(f"priors decide: the reason holds a control or bidirectional-format character"
                          f" ({describe(reason)}); nothing was written")
+
+
+def refuse_while_a_run_is_open(paths: Paths) -> None:
+    """The refusal `decide ID VERDICT` gives while a run is open — the walk says it before asking anything."""
+    require_init(paths)
+    active = open_runs(paths, load_ledger(paths, want_data=False).state)
+    if active:
+        raise Refusal("ACTIVE_RUN_EXISTS", run=active[0],
+                      hint=f"decisions happen between runs: commit or abort {active[0]} first")
 
 
 def decide(paths: Paths, pid: str, verdict: str, reason: Optional[str]) -> List[str]:
