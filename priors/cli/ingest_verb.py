@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from priors.cli.args import required
 from priors.cli.inputs import read_json_file, scopes_from
+from priors.ops.budget import budget_for
 from priors.ops.ingest import ingest, read_findings
-from priors.ops.lessons import budget_for
 from priors.store.paths import Paths
 
 TYPE_CHECKING = False

@@ -38,8 +38,8 @@ from priors.core.mcp_tools import (
     unknown_tool,
 )
 from priors.core.vocabulary import MAX_MCP_MESSAGE_BYTES
-from priors.ops import desk, ground, run, timeline
-from priors.ops.lessons import budget_for
+from priors.ops import desk, ground, propose, run, timeline
+from priors.ops.budget import budget_for
 from priors.snapshot.scan import take_snapshot
 from priors.store.files import CHANGED, WARNINGS, ledger_landed
 from priors.store.paths import Paths, find_root
@@ -356,9 +356,9 @@ CALLS: Dict[str, Callable[[Paths, Dict[str, Any], Any], Answer]] = {
     "relevant": _relevant,
     "disposition": lambda paths, args, err: run.disposition(
         paths, args["run"], [(item["id"], item["verdict"]) for item in args["verdicts"]]),
-    "propose": lambda paths, args, err: run.propose(
+    "propose": lambda paths, args, err: propose.propose(
         paths, args["run"], args["ns"], [(f"candidates[{i}]", c) for i, c in enumerate(args["candidates"])]),
-    "withdraw": lambda paths, args, err: ground.withdraw(paths, args["run"], args["ids"]),
+    "withdraw": lambda paths, args, err: run.withdraw(paths, args["run"], args["ids"]),
     "commit": lambda paths, args, err: run.commit(paths, args["run"]),
     "abort": lambda paths, args, err: run.abort(paths, args["run"]),
     "scopes": lambda paths, args, err: ground.list_scopes(paths, args["run"], args.get("paths", []),

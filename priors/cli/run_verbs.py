@@ -1,16 +1,13 @@
-"""The agent's run on the command line: relevant, scopes, disposition, propose, withdraw, commit,
-abort. Each handler reads its arguments (and any input file) and calls one `ops` function; the
-dispatcher prints the `Answer` (cli/verbs.py declares the verbs).
+"""The agent's run on the command line, past its opening: disposition, withdraw, commit, abort.
+Each handler calls one `ops/run.py` function; the dispatcher prints the `Answer`. Opening a run
+(relevant) and staging findings (propose, scopes) have modules of their own, so these verbs load
+neither the snapshot nor the location resolver.
 """
 
 from __future__ import annotations
 
-from priors.cli.args import required
-from priors.cli.inputs import read_candidates, scopes_from
 from priors.core.errors import UsageError
-from priors.core.grammar import check_run_id
-from priors.ops import ground, run
-from priors.ops.lessons import budget_for
+from priors.ops import run
 from priors.store.paths import Paths
 
 TYPE_CHECKING = False
@@ -20,22 +17,6 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
     from priors.core.answer import Answer
 
 
-def cmd_relevant(a: Parsed, ctx: Context) -> Answer:
-    ns = required(a, "ns", "NS")
-    paths = Paths(ctx.root)
-    if a.get("run") is not None:  # checked before the snapshot is taken: a bad id costs no scan
-        run.check_chosen_run(str(a.get("run")))
-    run.check_settled(a.get("settled"))
-    scopes = scopes_from(a, ctx, "relevant")
-    budget = budget_for(paths, a.get("max_inject"), a.get("max_chars"), a.get("query"))
-    return run.open_run(paths, ns, scopes, a.get("run"), budget, a.get("settled"),
-                        say=lambda line: ctx.err.write(line + "\n"))
-
-
-def cmd_scopes(a: Parsed, ctx: Context) -> Answer:
-    return ground.list_scopes(Paths(ctx.root), a.get("run"), a.pos, bool(a.get("lines")))
-
-
 def cmd_disposition(a: Parsed, ctx: Context) -> Answer:
     if len(a.pos) % 2:
         raise UsageError("priors disposition: give ID VERDICT pairs\nusage: " + a.spec.usage)
@@ -43,14 +24,8 @@ def cmd_disposition(a: Parsed, ctx: Context) -> Answer:
     return run.disposition(Paths(ctx.root), a.get("run"), pairs)
 
 
-def cmd_propose(a: Parsed, ctx: Context) -> Answer:
-    check_run_id(a.get("run"), "propose")
-    ns = required(a, "ns", "NS")
-    return run.propose(Paths(ctx.root), a.get("run"), ns, read_candidates(a.pos))
-
-
 def cmd_withdraw(a: Parsed, ctx: Context) -> Answer:
-    return ground.withdraw(Paths(ctx.root), a.get("run"), a.pos)
+    return run.withdraw(Paths(ctx.root), a.get("run"), a.pos)
 
 
 def cmd_commit(a: Parsed, ctx: Context) -> Answer:

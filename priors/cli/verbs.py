@@ -15,7 +15,7 @@ from priors.core.vocabulary import AGENT_VERDICTS, PRIOR_RE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Dict, Optional
+    from typing import Any, Dict, List, Optional
 
 # How a verb's answer prints. ANSWER: its handler returns an `Answer`, printed as text — or as its
 # canonical JSON with --json, or when it has no text. OWN: its handler prints as it goes (a stream,
@@ -148,7 +148,7 @@ error is a JSON-RPC error (-32602), and so is a failure of the machine (-32603,
 saying so). Messages over 4 MiB are refused unread.
   -C DIR   the target root (default: where the client starts the server,
            found as every verb finds it)"""))
-declare(Verb('relevant', 'open a run: select what still applies', RITUAL, "run_verbs", ANSWER,
+declare(Verb('relevant', 'open a run: select what still applies', RITUAL, "relevant_verb", ANSWER,
              usage=('priors relevant --ns NS [--scopes FILE|-] [--snapshot [PATH ...]] [--run RUN] [--max-inject N]'
                     ' [--max-chars C] [--query TEXT] [--settled N]'),
              flags={"--settled": VALUE, "--ns": VALUE, "--scopes": VALUE, "--run": VALUE, "--snapshot": REST,
@@ -192,7 +192,7 @@ Open a run and print, as one JSON line, what applies to it:
                      overlap, outcome score, id; what did not fit is in inject_omitted
 
 Only one run may be open at a time. Finish it with `priors commit` or `priors abort`."""))
-declare(Verb('scopes', "print an open run's scope refs (with --lines, line spans)", RITUAL, "run_verbs", ANSWER,
+declare(Verb('scopes', "print an open run's scope refs (with --lines, line spans)", RITUAL, "propose_verb", ANSWER,
              usage='priors scopes --run RUN [PATH ...] [--lines] [--json]',
              flags={"--run": VALUE, "--lines": BOOL, "--json": BOOL},
              tool=Tool("List the run's scope refs", True,
@@ -241,7 +241,7 @@ Record your verdict on an old finding the run had to verify:
 Several ID VERDICT pairs may be given; each is judged as if alone, in order.
 --json prints one canonical JSON object {"items": [...], "run": ...} instead of lines.
 Human verdicts (accepted, wontfix, obsolete, reopen, keep) belong to `priors decide`."""))
-declare(Verb('propose', 'stage a new prior (vetoed if it repeats the past)', RITUAL, "run_verbs", ANSWER,
+declare(Verb('propose', 'stage a new prior (vetoed if it repeats the past)', RITUAL, "propose_verb", ANSWER,
              usage='priors propose FILE [FILE ...] --run RUN --ns NS [--json]',
              flags={"--run": VALUE, "--ns": VALUE, "--json": BOOL},
              tool=Tool("Propose new findings", False,

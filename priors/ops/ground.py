@@ -10,17 +10,16 @@ import posixpath
 
 from priors.core.answer import Answer
 from priors.core.canonical import JSONError, dumps, loads, sha12_bytes
-from priors.core.errors import Refusal, UsageError
+from priors.core.errors import Refusal
 from priors.core.grammar import check_run_id, location_of
 from priors.core.protocol import nearest_refs, require_open
-from priors.core.vocabulary import PRIOR_RE
 from priors.snapshot.anchors import line_spans
 from priors.snapshot.scan import file_result
 from priors.store.files import atomic_write, read_bytes
 from priors.store.ledger import load_ledger
 from priors.store.lock import Lock
 from priors.store.paths import Paths, require_init
-from priors.store.staging import read_run, write_jsonl
+from priors.store.staging import read_run
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
@@ -167,32 +166,3 @@ def _under(ref: str, path: str) -> bool:
         return True
     p = path.rstrip("/")
     return ref == p or ref == p + "/" or ref.startswith(p + "/") or ref.startswith(p + "#")
-
-
-# ------------------------------------------------------------------ withdraw
-
-
-def withdraw(paths: Paths, run: str, ids: Sequence[str]) -> Answer:
-    """Take staged priors back (and the calls filed against them); JSON: `{"run", "withdrawn": [ids]}`."""
-    check_run_id(run, "withdraw")
-    for pid in ids:
-        if not PRIOR_RE.match(pid):
-            raise UsageError(f"priors withdraw: {pid!r} is not a prior id like P-0012")
-    ids = list(dict.fromkeys(ids))
-    require_init(paths)
-    with Lock(paths):
-        st = load_ledger(paths, want_data=False).state
-        rf = read_run(paths, run)
-        require_open(st, rf)
-        staged = {r.get("id") for r in rf.staged if isinstance(r, dict)}
-        missing = [pid for pid in ids if pid not in staged]
-        if missing:
-            raise Refusal("NOT_STAGED", ids=missing, run=run,
-                          hint="only priors this open run staged can be withdrawn; the ledger's are settled history")
-        gone = set(ids)
-        rdir = paths.run_dir(run)
-        keep_esc = [e for e in rf.escalations if not (isinstance(e, dict) and e.get("conflicts_with") in gone)]
-        if len(keep_esc) != len(rf.escalations):
-            write_jsonl(rdir / "escalations.jsonl", keep_esc)
-        write_jsonl(rdir / "staged.jsonl", [r for r in rf.staged if not (isinstance(r, dict) and r.get("id") in gone)])
-    return Answer(0, {"run": run, "withdrawn": ids}, f"{', '.join(ids)} withdrawn from {run} — the ledger was untouched")

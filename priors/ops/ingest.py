@@ -16,7 +16,8 @@ from priors.core.grammar import validate
 from priors.core.protocol import judge_disposition
 from priors.core.sarif_in import plan_ingest, read_log
 from priors.ops.ground import resolve_location
-from priors.ops.run import commit_locked, highest_staged, open_run_locked, propose_one
+from priors.ops.propose import highest_staged, propose_one
+from priors.ops.run import commit_locked, open_run_locked
 from priors.store.files import discard_tree
 from priors.store.ledger import ensure_dirs, load_ledger
 from priors.store.lock import Lock

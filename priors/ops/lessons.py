@@ -10,7 +10,7 @@ import os
 
 from priors.core.answer import Answer
 from priors.core.canonical import dumps, normalize
-from priors.core.controls import visible, without_controls
+from priors.core.controls import visible
 from priors.core.errors import Refusal, UsageError
 from priors.core.fold import next_run_id
 from priors.core.grammar import PRESETS, check_at_door, check_tags
@@ -23,19 +23,16 @@ from priors.core.lesson_bundles import (
     sealed_block,
 )
 from priors.core.lessons import (
-    Budget,
     Ledger,
     check_supersedes,
-    injected_record,
     is_lesson,
     lesson_rows,
     lessons_table,
-    shape,
 )
 from priors.core.secret_patterns import guard
 from priors.core.settings import CONFIG_KEYS, parse_count, set_config
 from priors.core.vocabulary import LESSON_TYPES
-from priors.store.config import config_if_set_up, read_config, write_config
+from priors.store.config import read_config, write_config
 from priors.store.files import atomic_write, check_inside, make_dir, read_bytes
 from priors.store.ledger import append_and_apply, load_ledger, open_runs, read_records
 from priors.store.lock import Lock
@@ -64,41 +61,7 @@ def refuse_if_open(paths: Paths, st: State, verb: str) -> None:
                       hint=f"{verb} happens between runs: commit or abort {active[0]} first")
 
 
-# ------------------------------------------------------------------ the budget and the hooks of a run
-
-
-def budget_for(paths: Paths, max_inject: Any = None, max_chars: Any = None, query: Any = None,
-               verb: str = "relevant") -> Optional[Budget]:
-    """The injection budget: the options given over .priors/config.json (no options, no config: None,
-    the contract's `relevant`). `lessons --inject` takes the same options and the same config."""
-    cfg = config_if_set_up(paths)
-    if (max_inject is None and max_chars is None and query is None and cfg.get("max_inject") is None
-            and cfg.get("max_chars") is None and not cfg.get("require_review")):
-        return None
-    return Budget(
-        max_inject=parse_count(max_inject, f"priors {verb}: --max-inject") if max_inject is not None else cfg.get("max_inject"),
-        max_chars=parse_count(max_chars, f"priors {verb}: --max-chars") if max_chars is not None else cfg.get("max_chars"),
-        query=without_controls(str(query)) if query is not None else None,
-        require_review=bool(cfg.get("require_review", False)),
-    )
-
-
-def relevant_hook(budget: Optional[Budget], st: State, out: Dict[str, Any]) -> Dict[str, Any]:
-    """Rank, budget and hold back `relevant`'s inject list; add low-score nudges.
-
-    With no budget and no scores in the ledger, the contract's output is returned untouched.
-    """
-    if (budget is None or not budget.active) and not st.scored:
-        return out
-    return shape(out, Ledger(st), budget or Budget())
-
-
-def commit_extra(relevant: Optional[Dict[str, Any]], run: str) -> List[Dict[str, Any]]:
-    """Lines to append just before the run record: what a budgeted run was actually shown."""
-    if not isinstance(relevant, dict) or not (relevant.get("inject_omitted") or relevant.get("awaiting_review")):
-        return []
-    rec = injected_record(relevant, run)
-    return [] if rec is None else [rec]
+# ------------------------------------------------------------------ what a redaction scrubs
 
 
 def scrub_reflections(paths: Paths, pid: str) -> None:

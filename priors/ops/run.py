@@ -1,5 +1,6 @@
 """The agent's run, one transaction a function: open it (`relevant`), judge the old findings
-(`disposition`), stage new ones (`propose`), seal it (`commit`) or drop it (`abort`).
+(`disposition`), take back what it staged (`withdraw`), seal it (`commit`) or drop it (`abort`);
+staging new findings is ops/propose.py.
 
 Each takes the writer lock, loads the ledger, plans with the pure core and writes — and returns the
 `Answer` the command line prints and the MCP server hands back. `ingest-sarif` (ops/ingest.py)
@@ -13,34 +14,25 @@ from priors.core.answer import Answer
 from priors.core.canonical import dumps, dumps_object
 from priors.core.commit_plan import decided_since, plan_commit
 from priors.core.errors import Refusal, UsageError
-from priors.core.fold import next_prior_id, next_run_id, prior_number
-from priors.core.grammar import check_agent_verdict, check_run_id, validate
-from priors.core.lessons import check_supersedes
+from priors.core.fold import next_run_id
+from priors.core.grammar import check_agent_verdict, check_run_id
 from priors.core.protocol import (
-    check_distinct_from,
-    check_run_for_propose,
-    check_scope,
-    escalation_known,
-    find_conflict,
     judge_disposition,
-    prior_record,
-    reversal_refusal,
+    require_open,
     select,
 )
-from priors.core.secret_patterns import guard
 from priors.core.views import display_status
-from priors.core.vocabulary import LAST_CHOSEN_RUN, RUN_RE, id_number
-from priors.ops.ground import resolve_location
-from priors.ops.lessons import commit_extra, relevant_hook
+from priors.core.vocabulary import LAST_CHOSEN_RUN, PRIOR_RE, RUN_RE, id_number
+from priors.ops.budget import commit_extra, relevant_hook
 from priors.store.files import aftercare, atomic_write, discard_tree, make_dir, remove_tree
 from priors.store.ledger import append_and_apply, ensure_dirs, first_files, load_ledger, open_runs, read_records, render
 from priors.store.lock import Lock
 from priors.store.paths import Paths, list_run_dirs, require_init
-from priors.store.staging import read_run, save_staging, write_jsonl
+from priors.store.staging import read_run, write_jsonl
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Callable, Dict, List, Optional, Tuple
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
     from priors.core.fold import State
     from priors.core.lessons import Budget
@@ -141,7 +133,7 @@ def disposition(paths: Paths, run: str, pairs: List[Tuple[str, str]]) -> Answer:
             except Refusal as r:
                 if not batch:
                     raise
-                _refused_item(r, pid, results, items)
+                refused_item(r, pid, results, items)
                 continue
             rf.dispositions.append(event)
             added += 1
@@ -153,7 +145,7 @@ def disposition(paths: Paths, run: str, pairs: List[Tuple[str, str]]) -> Answer:
     return Answer(code, {"items": items, "run": run}, "\n".join(text for _, text in results))
 
 
-def _refused_item(r: Refusal, item: str, results: List[Tuple[bool, str]], out: List[Dict[str, Any]]) -> None:
+def refused_item(r: Refusal, item: str, results: List[Tuple[bool, str]], out: List[Dict[str, Any]]) -> None:
     """One item of a batch refused: its refusal, naming the item, goes to the answer; the rest go on."""
     body = r.payload()
     body["item"] = item
@@ -161,77 +153,33 @@ def _refused_item(r: Refusal, item: str, results: List[Tuple[bool, str]], out: L
     out.append(body)
 
 
-# ------------------------------------------------------------------ propose
+# ------------------------------------------------------------------ withdraw
 
 
-def propose_one(st: State, rf: RunFiles, raw: Any, ns: str, next_id: List[int], paths: Optional[Paths] = None
-                ) -> Dict[str, Any]:
-    """Judge one candidate exactly as the contract orders; returns the staged record (`next_id`: the
-    highest prior number taken so far, moved on when this one is staged)."""
-    check_run_for_propose(st, rf, ns)
-    cand = validate(raw)
-    if paths is not None and (raw.get("at") is not None or raw.get("file") is not None):
-        raw = resolve_location(paths, rf, raw)  # the prior records the resolved scope_ref
-        cand = validate(raw)
-    check_supersedes(st, raw.get("supersedes"), ns)  # lessons loop: a usage error like any bad field
-    current = check_scope(rf, cand)
-    check_distinct_from(st, rf, cand, ns)
-    guard(raw)  # the secret guard: before anything (a staged prior or a call's claim) can hold the text
-    esc = find_conflict(st, rf, cand, current)
-    if esc is not None:
-        if not escalation_known(rf, esc):
-            rf.escalations.append({k: v for k, v in esc.items() if v is not None})
-        raise reversal_refusal(esc)
-    pid = next_prior_id(next_id[0])
-    next_id[0] += 1
-    rec = prior_record(cand, pid, ns, rf.run, current)
-    rf.staged.append(rec)
-    return rec
-
-
-def highest_staged(st: State, rf: RunFiles) -> int:
-    """The highest prior number the ledger or this run's staging holds: the next proposal takes the one after."""
-    return max([st.max_prior] + [prior_number(r.get("id")) for r in rf.staged if isinstance(r, dict)])
-
-
-def propose(paths: Paths, run: str, ns: str, items: List[Tuple[str, Any]]) -> Answer:
-    """Judge each (label, candidate) in order, each as if proposed alone. JSON: `{"run", "items":
-    [{"item", "id"[, "scope_ref"]} | refusal + "item"]}`; one candidate refused alone is the refusal."""
-    check_run_id(run, "propose")
-    if not items:
-        raise UsageError("priors propose: give at least one candidate")
-    batch = len(items) > 1
-    if batch:
-        for label, raw in items:
-            try:
-                validate(raw)
-            except UsageError as exc:
-                raise UsageError(f"{exc} (in {label}; nothing was staged)") from None
+def withdraw(paths: Paths, run: str, ids: Sequence[str]) -> Answer:
+    """Take staged priors back (and the calls filed against them); JSON: `{"run", "withdrawn": [ids]}`."""
+    check_run_id(run, "withdraw")
+    for pid in ids:
+        if not PRIOR_RE.match(pid):
+            raise UsageError(f"priors withdraw: {pid!r} is not a prior id like P-0012")
+    ids = list(dict.fromkeys(ids))
     require_init(paths)
     with Lock(paths):
         st = load_ledger(paths, want_data=False).state
         rf = read_run(paths, run)
-        before = (len(rf.staged), len(rf.escalations))
-        next_id = [highest_staged(st, rf)]
-        results: List[Tuple[bool, str]] = []
-        out: List[Dict[str, Any]] = []
-        for label, raw in items:
-            try:
-                rec = propose_one(st, rf, raw, ns, next_id, paths)
-            except Refusal as r:
-                if not batch:
-                    save_staging(paths, rf, before)
-                    raise
-                _refused_item(r, label, results, out)
-                continue
-            results.append((True, f"{rec['id']} staged (new)"))
-            staged = {"id": rec["id"], "item": label}
-            if isinstance(rec.get("scope_ref"), str):
-                staged["scope_ref"] = rec["scope_ref"]  # where an `at` location resolved to
-            out.append(staged)
-        save_staging(paths, rf, before)
-    code = 0 if all(ok for ok, _ in results) else 1
-    return Answer(code, {"items": out, "run": run}, "\n".join(text for _, text in results))
+        require_open(st, rf)
+        staged = {r.get("id") for r in rf.staged if isinstance(r, dict)}
+        missing = [pid for pid in ids if pid not in staged]
+        if missing:
+            raise Refusal("NOT_STAGED", ids=missing, run=run,
+                          hint="only priors this open run staged can be withdrawn; the ledger's are settled history")
+        gone = set(ids)
+        rdir = paths.run_dir(run)
+        keep_esc = [e for e in rf.escalations if not (isinstance(e, dict) and e.get("conflicts_with") in gone)]
+        if len(keep_esc) != len(rf.escalations):
+            write_jsonl(rdir / "escalations.jsonl", keep_esc)
+        write_jsonl(rdir / "staged.jsonl", [r for r in rf.staged if not (isinstance(r, dict) and r.get("id") in gone)])
+    return Answer(0, {"run": run, "withdrawn": ids}, f"{', '.join(ids)} withdrawn from {run} — the ledger was untouched")
 
 
 # ------------------------------------------------------------------ commit / abort

@@ -13,7 +13,7 @@ from priors.core.answer import Answer
 from priors.core.errors import MachineError, UsageError
 from priors.core.inject import already_given, block, check_key, lesson_pool, record, seal_lines, session_is_last
 from priors.core.lessons import Ledger, shape
-from priors.ops.lessons import budget_for
+from priors.ops.budget import budget_for
 from priors.store.files import WARNINGS
 from priors.store.ledger import load_ledger
 from priors.store.paths import Paths, list_run_dirs

@@ -1,0 +1,52 @@
+"""The lessons loop's hooks into a run: the injection budget (`relevant` and `lessons --inject` share
+it), the ranking `relevant` applies, and the `injected` record a budgeted commit writes. A module of
+its own so that a run's verbs load the ranking and nothing else of the lessons loop.
+"""
+
+from __future__ import annotations
+
+from priors.core.controls import without_controls
+from priors.core.lessons import Budget, Ledger, injected_record, shape
+from priors.core.settings import parse_count
+from priors.store.config import config_if_set_up
+from priors.store.paths import Paths
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
+    from typing import Any, Dict, List, Optional
+
+    from priors.core.fold import State
+
+
+def budget_for(paths: Paths, max_inject: Any = None, max_chars: Any = None, query: Any = None,
+               verb: str = "relevant") -> Optional[Budget]:
+    """The injection budget: the options given over .priors/config.json (no options, no config: None,
+    the contract's `relevant`). `lessons --inject` takes the same options and the same config."""
+    cfg = config_if_set_up(paths)
+    if (max_inject is None and max_chars is None and query is None and cfg.get("max_inject") is None
+            and cfg.get("max_chars") is None and not cfg.get("require_review")):
+        return None
+    return Budget(
+        max_inject=parse_count(max_inject, f"priors {verb}: --max-inject") if max_inject is not None else cfg.get("max_inject"),
+        max_chars=parse_count(max_chars, f"priors {verb}: --max-chars") if max_chars is not None else cfg.get("max_chars"),
+        query=without_controls(str(query)) if query is not None else None,
+        require_review=bool(cfg.get("require_review", False)),
+    )
+
+
+def relevant_hook(budget: Optional[Budget], st: State, out: Dict[str, Any]) -> Dict[str, Any]:
+    """Rank, budget and hold back `relevant`'s inject list; add low-score nudges.
+
+    With no budget and no scores in the ledger, the contract's output is returned untouched.
+    """
+    if (budget is None or not budget.active) and not st.scored:
+        return out
+    return shape(out, Ledger(st), budget or Budget())
+
+
+def commit_extra(relevant: Optional[Dict[str, Any]], run: str) -> List[Dict[str, Any]]:
+    """Lines to append just before the run record: what a budgeted run was actually shown."""
+    if not isinstance(relevant, dict) or not (relevant.get("inject_omitted") or relevant.get("awaiting_review")):
+        return []
+    rec = injected_record(relevant, run)
+    return [] if rec is None else [rec]

@@ -1,0 +1,108 @@
+"""Staging new findings in an open run (`propose`): each candidate judged exactly as the contract
+orders — grammar, location, supersedes, scope, distinct_from, secrets, then duplicates, re-raises,
+reversals and floors. `propose_one` is the one way a candidate is staged: `ingest-sarif` uses it too.
+A module of its own: only proposing loads the location resolver and the secret guard.
+"""
+
+from __future__ import annotations
+
+from priors.core.answer import Answer
+from priors.core.errors import Refusal, UsageError
+from priors.core.fold import next_prior_id, prior_number
+from priors.core.grammar import check_run_id, validate
+from priors.core.lessons import check_supersedes
+from priors.core.protocol import (
+    check_distinct_from,
+    check_run_for_propose,
+    check_scope,
+    escalation_known,
+    find_conflict,
+    prior_record,
+    reversal_refusal,
+)
+from priors.core.secret_patterns import guard
+from priors.ops.ground import resolve_location
+from priors.ops.run import refused_item
+from priors.store.ledger import load_ledger
+from priors.store.lock import Lock
+from priors.store.paths import Paths, require_init
+from priors.store.staging import read_run, save_staging
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
+    from typing import Any, Dict, List, Optional, Tuple
+
+    from priors.core.fold import State
+    from priors.core.protocol import RunFiles
+
+
+def propose_one(st: State, rf: RunFiles, raw: Any, ns: str, next_id: List[int], paths: Optional[Paths] = None
+                ) -> Dict[str, Any]:
+    """Judge one candidate exactly as the contract orders; returns the staged record (`next_id`: the
+    highest prior number taken so far, moved on when this one is staged)."""
+    check_run_for_propose(st, rf, ns)
+    cand = validate(raw)
+    if paths is not None and (raw.get("at") is not None or raw.get("file") is not None):
+        raw = resolve_location(paths, rf, raw)  # the prior records the resolved scope_ref
+        cand = validate(raw)
+    check_supersedes(st, raw.get("supersedes"), ns)  # lessons loop: a usage error like any bad field
+    current = check_scope(rf, cand)
+    check_distinct_from(st, rf, cand, ns)
+    guard(raw)  # the secret guard: before anything (a staged prior or a call's claim) can hold the text
+    esc = find_conflict(st, rf, cand, current)
+    if esc is not None:
+        if not escalation_known(rf, esc):
+            rf.escalations.append({k: v for k, v in esc.items() if v is not None})
+        raise reversal_refusal(esc)
+    pid = next_prior_id(next_id[0])
+    next_id[0] += 1
+    rec = prior_record(cand, pid, ns, rf.run, current)
+    rf.staged.append(rec)
+    return rec
+
+
+def highest_staged(st: State, rf: RunFiles) -> int:
+    """The highest prior number the ledger or this run's staging holds: the next proposal takes the one after."""
+    return max([st.max_prior] + [prior_number(r.get("id")) for r in rf.staged if isinstance(r, dict)])
+
+
+def propose(paths: Paths, run: str, ns: str, items: List[Tuple[str, Any]]) -> Answer:
+    """Judge each (label, candidate) in order, each as if proposed alone. JSON: `{"run", "items":
+    [{"item", "id"[, "scope_ref"]} | refusal + "item"]}`; one candidate refused alone is the refusal."""
+    check_run_id(run, "propose")
+    if not items:
+        raise UsageError("priors propose: give at least one candidate")
+    batch = len(items) > 1
+    if batch:
+        for label, raw in items:
+            try:
+                validate(raw)
+            except UsageError as exc:
+                raise UsageError(f"{exc} (in {label}; nothing was staged)") from None
+    require_init(paths)
+    with Lock(paths):
+        st = load_ledger(paths, want_data=False).state
+        rf = read_run(paths, run)
+        before = (len(rf.staged), len(rf.escalations))
+        next_id = [highest_staged(st, rf)]
+        results: List[Tuple[bool, str]] = []
+        out: List[Dict[str, Any]] = []
+        for label, raw in items:
+            try:
+                rec = propose_one(st, rf, raw, ns, next_id, paths)
+            except Refusal as r:
+                if not batch:
+                    save_staging(paths, rf, before)
+                    raise
+                refused_item(r, label, results, out)
+                continue
+            results.append((True, f"{rec['id']} staged (new)"))
+            staged = {"id": rec["id"], "item": label}
+            if isinstance(rec.get("scope_ref"), str):
+                staged["scope_ref"] = rec["scope_ref"]  # where an `at` location resolved to
+            out.append(staged)
+        save_staging(paths, rf, before)
+    code = 0 if all(ok for ok, _ in results) else 1
+    return Answer(code, {"items": out, "run": run}, "\n".join(text for _, text in results))
+
+
