@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 from conftest import run_priors
 
@@ -33,3 +34,26 @@ def test_demo_without_keep_cleans_up_and_refuses_a_busy_dir(tmp_path):
     (tmp_path / "busy" / "x").write_text("x")
     r = run_priors(tmp_path, "demo", "--keep", "busy")
     assert r.code == 2 and "empty" in r.err
+
+
+def test_demo_kept_inside_a_repo_never_touches_that_repos_ledger(tmp_path):
+    """`priors demo --keep DIR` with DIR inside a repository that has `.priors/`: the demo's calls
+    used to find the enclosing repository's ledger, sealed a run in it and crashed on the next."""
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    outer = tmp_path / "outer"
+    outer.mkdir()
+    subprocess.run(["git", "init", "-q", str(outer)], check=True)
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    run = lambda *a: subprocess.run([sys.executable, "-m", "priors", *a], cwd=str(outer), env=env,  # noqa: E731
+                                    capture_output=True, text=True, timeout=300)
+    assert run("init").returncode == 0
+    ledger = outer / ".priors" / "ledger.jsonl"
+    before = ledger.read_bytes()
+    r = run("demo", "--keep", "kept")
+    assert r.returncode == 0 and "Everything settled still holds" in r.stdout, r
+    assert ledger.read_bytes() == before and not list((outer / ".priors" / "runs").iterdir())
+    assert (outer / "kept" / ".priors" / "ledger.jsonl").stat().st_size > 0

@@ -11,13 +11,13 @@ from hypothesis import strategies as S
 
 from priors.core.errors import UsageError
 from priors.core.grammar import check_tags
+from priors.core.inject import injected_record
 from priors.core.lesson_bundles import export_bundle, reflection_packet
 from priors.core.lessons import (
     Budget,
     Ledger,
     Stats,
     fmt_score,
-    injected_record,
     injections,
     is_lesson,
     shape,

@@ -10,6 +10,7 @@ not bite in CI), or tests/faultrun.py fails the Nth write.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import shutil
 import subprocess
@@ -263,3 +264,25 @@ def test_usage_errors_stay_exit_2(keeper: Keeper, tmp_path: Path) -> None:
     bare = Keeper(tmp_path / "bare")
     bare.root.mkdir()
     assert "priors init" in bare.usage("decide", "P-0001", "wontfix")
+
+
+RELEVANT_FULL = """
+_real_open = os.open
+def _open(path, flags, *a, **kw):
+    if ".relevant.json." in os.fspath(path) and flags & os.O_CREAT:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), os.fspath(path))
+    return _real_open(path, flags, *a, **kw)
+os.open = _open
+"""
+
+
+def test_a_first_run_on_a_full_disk_is_the_machines_failure_not_a_change_that_stands(tmp_path: Path) -> None:
+    """A first `relevant` makes an empty ledger before it opens the run: that is no landing. When the
+    run cannot be written it used to answer exit 0, "the change stands", with no run opened."""
+    k = Keeper(tmp_path)
+    k.write("a.py", "x = 1\n")
+    r = _planted(k, RELEVANT_FULL, "relevant", "--ns", "cr", "--snapshot")
+    assert r.returncode == 3 and r.stdout == "" and "the change stands" not in r.stderr, r
+    assert "No space left on device" in r.stderr and "this call changed" in r.stderr
+    assert not list((tmp_path / ".priors" / "runs").iterdir())
+    assert json.loads(k.ok("relevant", "--ns", "cr", "--snapshot"))["run"] == "run-001"

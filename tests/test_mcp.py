@@ -262,6 +262,7 @@ def test_failures_inside_a_call_are_reported_honestly(tmp_path: Path, monkeypatc
 
     def landed_then_failed(paths: Any, run_id: str) -> Any:
         files.CHANGED.append(str(k.root / ".priors" / "ledger.jsonl"))
+        files.LANDED.append(str(k.root / ".priors" / "ledger.jsonl"))
         raise OSError(5, "Input/output error")
 
     monkeypatch.setattr(run, "abort", full_disk)

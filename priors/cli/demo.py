@@ -76,7 +76,7 @@ class Demo:
         os.chdir(self.root)
         try:
             with redirect_stdout(buf), redirect_stderr(err):
-                code = main(list(args))
+                code = main(["-C", str(self.root), *args])  # this repo, never one that encloses it
         finally:
             os.chdir(cwd)
         self.say(f"  $ priors {show or ' '.join(args)}")

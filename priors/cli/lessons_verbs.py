@@ -1,13 +1,13 @@
-"""The lessons loop on the command line: config, add, score, reflect, lessons (and `--inject`),
-export, import. Each handler reads its arguments and calls one `ops` function."""
+"""The lessons loop's writing verbs on the command line: config, add, score, reflect, export,
+import. Each handler reads its arguments and calls one `ops` function (`lessons`, run at every
+prompt by the hooks, has a module of its own)."""
 
 from __future__ import annotations
 
 from priors.cli.args import required
 from priors.cli.inputs import parse_json_input, read_input
 from priors.core.answer import Answer
-from priors.core.errors import UsageError
-from priors.ops import lessons, session
+from priors.ops import lessons
 from priors.ops.export import export
 from priors.ops.score import score
 from priors.store.paths import Paths
@@ -16,9 +16,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
     from priors.cli.args import Parsed
     from priors.cli.main import Context
-
-INJECT_ONLY = ("query", "session", "fresh", "new_only", "max_inject", "max_chars")
-
 
 def cmd_config(a: Parsed, ctx: Context) -> Answer:
     paths = Paths(ctx.root)
@@ -58,16 +55,3 @@ def cmd_import(a: Parsed, ctx: Context) -> Answer:
     name = a.pos[0]
     obj = parse_json_input(read_input(name, "bundle"), name, "bundle")
     return lessons.import_bundle(Paths(ctx.root), name, obj, ns, bool(a.get("accept")))
-
-
-def cmd_lessons(a: Parsed, ctx: Context) -> Answer:
-    ns = a.get("ns")
-    if a.get("inject"):
-        if a.get("all"):
-            raise UsageError("priors lessons: --all lists retired lessons; --inject gives only the live ones")
-        return session.inject(Paths(ctx.root), ns, a.get("max_inject"), a.get("max_chars"), a.get("query"),
-                              a.get("session"), bool(a.get("fresh")), bool(a.get("new_only")))
-    for name in INJECT_ONLY:
-        if a.get(name) is not None:
-            raise UsageError(f"priors lessons: --{name.replace('_', '-')} goes with --inject")
-    return lessons.list_lessons(Paths(ctx.root), ns, bool(a.get("all")))

@@ -20,7 +20,7 @@ from priors.core.canonical import dumps
 from priors.core.controls import visible
 from priors.core.errors import MachineError, Refusal, UsageError
 from priors.core.spelling import nearest
-from priors.store.files import CHANGED, WARNINGS, ledger_landed
+from priors.store.files import CHANGED, LANDED, WARNINGS, ledger_landed
 from priors.store.paths import find_root
 
 TYPE_CHECKING = False
@@ -113,7 +113,7 @@ def _split_global(argv: Sequence[str]):
 def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     _utf8_streams()
-    del CHANGED[:], WARNINGS[:]  # one call's record (main may run more than once in a process)
+    del CHANGED[:], WARNINGS[:], LANDED[:]  # one call's record (main may run more than once in a process)
 
     try:
         root_opt, rest = _split_global(argv)
@@ -235,8 +235,8 @@ def failure(message: str):
 def machine_failure(exc: BaseException) -> Tuple[int, str]:
     """(exit code, message) for a MachineError: its own words, exit 3, when the call changed nothing;
     else `failure`'s, which names what changed (or, after the ledger landed, is a warning, exit 0)."""
-    if CHANGED:
-        return failure(str(exc).replace("priors: ", "", 1))
+    if CHANGED:  # its own "nothing was changed" would be false: `failure` names what was
+        return failure(str(exc).replace("priors: ", "", 1).replace("; nothing was changed", ""))
     return 3, str(exc)
 
 

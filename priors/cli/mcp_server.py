@@ -38,10 +38,10 @@ from priors.core.mcp_tools import (
     unknown_tool,
 )
 from priors.core.vocabulary import MAX_MCP_MESSAGE_BYTES
-from priors.ops import desk, ground, propose, run, timeline
+from priors.ops import desk, ground, opening, propose, run, timeline
 from priors.ops.budget import budget_for
 from priors.snapshot.scan import take_snapshot
-from priors.store.files import CHANGED, WARNINGS, ledger_landed
+from priors.store.files import CHANGED, LANDED, WARNINGS, ledger_landed
 from priors.store.paths import Paths, find_root
 
 TYPE_CHECKING = False
@@ -278,7 +278,7 @@ class Server:
         """(exit code, canonical JSON object, its text) — exactly what the command line would answer;
         a usage error becomes a JSON-RPC error (-32602), as it would be exit 2 with a message, and a
         failure of the machine one that says so (-32603), as it would be exit 3."""
-        del CHANGED[:], WARNINGS[:]  # one call's record, as for one process
+        del CHANGED[:], WARNINGS[:], LANDED[:]  # one call's record, as for one process
         try:
             _check_texts(verb, args)
             root = find_root(self.root_opt)
@@ -317,6 +317,9 @@ MACHINE_NOT_CALL = (" — the machine failed, not your call: the call was well f
 # ------------------------------------------------------------------ each tool's call of its `ops` function
 
 
+POSITIONAL = ("id",)  # a tool argument that is a positional on the command line (`priors show ID`)
+
+
 def _check_texts(verb: str, args: Dict[str, Any]) -> None:
     """The command line's rules for its arguments, for a tool's: a namespace is a name; every other
     string that may reach the ledger or a screen is valid, control-free text of a sane size. Data the
@@ -329,13 +332,15 @@ def _check_texts(verb: str, args: Dict[str, Any]) -> None:
         for item in value if isinstance(value, list) else [value]:
             for text in item.values() if isinstance(item, dict) else [item]:
                 if isinstance(text, str):
-                    check_text(verb, "an argument" if isinstance(value, list) else "--" + key.replace("_", "-"), text)
+                    positional = isinstance(value, list) or key in POSITIONAL
+                    check_text(verb, "an argument" if positional else "--" + key.replace("_", "-"), text)
 
 
 def _relevant(paths: Paths, args: Dict[str, Any], err: Any) -> Answer:
     if args.get("run") is not None:
-        run.check_chosen_run(args["run"])
-    run.check_settled(args.get("settled"))
+        opening.check_chosen_run(args["run"])
+    counts = {k: str(args[k]) for k in ("max_inject", "max_chars", "settled") if k in args}  # as argv carries them
+    opening.check_settled(counts.get("settled"))
     snap = args.get("snapshot", False)
     if "scopes" in args and snap is not False:
         raise UsageError("priors relevant: give --scopes or --snapshot, not both")
@@ -347,8 +352,8 @@ def _relevant(paths: Paths, args: Dict[str, Any], err: Any) -> Answer:
         scopes = take_snapshot(paths.root, None if snap is True else (list(snap) or None), cwd=str(paths.root))
     else:
         scopes = {}
-    budget = budget_for(paths, args.get("max_inject"), args.get("max_chars"), args.get("query"))
-    return run.open_run(paths, args["ns"], scopes, args.get("run"), budget, args.get("settled"),
+    budget = budget_for(paths, counts.get("max_inject"), counts.get("max_chars"), args.get("query"))
+    return opening.open_run(paths, args["ns"], scopes, args.get("run"), budget, counts.get("settled"),
                         say=lambda line: err.write(line + "\n"))
 
 

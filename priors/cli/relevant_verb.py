@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from priors.cli.args import required
 from priors.cli.inputs import scopes_from
-from priors.ops import run
+from priors.ops import opening
 from priors.ops.budget import budget_for
 from priors.store.paths import Paths
 
@@ -20,9 +20,9 @@ def cmd_relevant(a: Parsed, ctx: Context) -> Answer:
     ns = required(a, "ns", "NS")
     paths = Paths(ctx.root)
     if a.get("run") is not None:  # checked before the snapshot is taken: a bad id costs no scan
-        run.check_chosen_run(str(a.get("run")))
-    run.check_settled(a.get("settled"))
+        opening.check_chosen_run(str(a.get("run")))
+    opening.check_settled(a.get("settled"))
     scopes = scopes_from(a, ctx, "relevant")
     budget = budget_for(paths, a.get("max_inject"), a.get("max_chars"), a.get("query"))
-    return run.open_run(paths, ns, scopes, a.get("run"), budget, a.get("settled"),
+    return opening.open_run(paths, ns, scopes, a.get("run"), budget, a.get("settled"),
                         say=lambda line: ctx.err.write(line + "\n"))

@@ -557,7 +557,7 @@ agent run reads it and proposes lessons. The runs are then marked learned
   --include-learned   revisit runs already learned from
   --mark-existing     mark the last N (default all) unlearned scored runs as
                       learned without writing a packet (a one-time catch-up)"""))
-declare(Verb('lessons', 'list lessons with uses, wins, partials, losses and score', LESSONS, "lessons_verbs", ANSWER,
+declare(Verb('lessons', 'list lessons with uses, wins, partials, losses and score', LESSONS, "lessons_list_verb", ANSWER,
              usage='priors lessons [--ns NS ...] [--all] [--json] | --inject [--query TEXT] [--ns NS ...]',
              flags={"--ns": MULTI, "--all": BOOL, "--json": BOOL, "--inject": BOOL, "--query": VALUE, "--session": VALUE,
                     "--fresh": BOOL, "--new-only": BOOL, "--max-inject": VALUE, "--max-chars": VALUE},

@@ -75,18 +75,6 @@ def injections(records: Sequence[Dict[str, Any]]) -> Dict[str, List[str]]:
     return Ledger(fold(records)).shown
 
 
-def injected_record(relevant: Dict[str, Any], run: str) -> Optional[Dict[str, Any]]:
-    """At commit: the `injected` record to append when the run was shown fewer lessons than the contract's set."""
-    omitted = relevant.get("inject_omitted")
-    held = relevant.get("awaiting_review")
-    if not (isinstance(omitted, list) and omitted) and not (isinstance(held, list) and held):
-        return None
-    inject = relevant.get("inject")
-    ids = [x.get("id") for x in inject if isinstance(x, dict) and isinstance(x.get("id"), str)] \
-        if isinstance(inject, list) else []
-    return {"t": "injected", "run": run, "ids": ids}
-
-
 # ------------------------------------------------------------------ outcome scores
 
 

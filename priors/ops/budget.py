@@ -1,19 +1,19 @@
 """The lessons loop's hooks into a run: the injection budget (`relevant` and `lessons --inject` share
-it), the ranking `relevant` applies, and the `injected` record a budgeted commit writes. A module of
+it), the ranking `relevant` applies, A module of
 its own so that a run's verbs load the ranking and nothing else of the lessons loop.
 """
 
 from __future__ import annotations
 
 from priors.core.controls import without_controls
-from priors.core.lessons import Budget, Ledger, injected_record, shape
+from priors.core.lessons import Budget, Ledger, shape
 from priors.core.settings import parse_count
 from priors.store.config import config_if_set_up
 from priors.store.paths import Paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Dict, List, Optional
+    from typing import Any, Dict, Optional
 
     from priors.core.fold import State
 
@@ -42,11 +42,3 @@ def relevant_hook(budget: Optional[Budget], st: State, out: Dict[str, Any]) -> D
     if (budget is None or not budget.active) and not st.scored:
         return out
     return shape(out, Ledger(st), budget or Budget())
-
-
-def commit_extra(relevant: Optional[Dict[str, Any]], run: str) -> List[Dict[str, Any]]:
-    """Lines to append just before the run record: what a budgeted run was actually shown."""
-    if not isinstance(relevant, dict) or not (relevant.get("inject_omitted") or relevant.get("awaiting_review")):
-        return []
-    rec = injected_record(relevant, run)
-    return [] if rec is None else [rec]

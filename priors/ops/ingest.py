@@ -1,6 +1,6 @@
 """`ingest-sarif`: one whole keeper run from an analyzer's SARIF log. The mapping rules live in
 core/sarif_in.py; this transaction reads nothing but what it is given, holds the lock and drives
-the run's own code paths — `open_run_locked`, `propose_one`, `commit_locked` (ops/run.py) — so every
+the run's own code paths — `open_run_locked`, `propose_one`, `commit_locked` (ops/opening.py, ops/propose.py, ops/run.py) — so every
 keeper rule applies to an analyzer exactly as to an agent.
 """
 
@@ -16,8 +16,9 @@ from priors.core.grammar import validate
 from priors.core.protocol import judge_disposition
 from priors.core.sarif_in import plan_ingest, read_log
 from priors.ops.ground import resolve_location
+from priors.ops.opening import open_run_locked
 from priors.ops.propose import highest_staged, propose_one
-from priors.ops.run import commit_locked, open_run_locked
+from priors.ops.run import commit_locked
 from priors.store.files import discard_tree
 from priors.store.ledger import ensure_dirs, load_ledger
 from priors.store.lock import Lock

@@ -26,8 +26,6 @@ from priors.core.lessons import (
     Ledger,
     check_supersedes,
     is_lesson,
-    lesson_rows,
-    lessons_table,
 )
 from priors.core.secret_patterns import guard
 from priors.core.settings import CONFIG_KEYS, parse_count, set_config
@@ -264,14 +262,3 @@ def import_bundle(paths: Paths, name: str, obj: Any, ns: str, accept: bool) -> A
                  f"({'accepted' if accept else 'open, awaiting your review'}): {ids}"]
     lines += [f"skipped {s}" for s in skipped]
     return Answer(0, {"ids": [r["id"] for r in fresh], "run": run, "skipped": skipped}, "\n".join(lines))
-
-
-# ------------------------------------------------------------------ lessons (the list)
-
-
-def list_lessons(paths: Paths, ns: Optional[Sequence[str]], include_all: bool) -> Answer:
-    """Every lesson with its outcome record; JSON: the rows as a list."""
-    require_init(paths)
-    _, ledger = lesson_ledger(paths)
-    rows = lesson_rows(ledger, list(ns) if ns else None, include_all)
-    return Answer(0, rows, lessons_table(rows))

@@ -1,6 +1,6 @@
-"""The agent's run, one transaction a function: open it (`relevant`), judge the old findings
-(`disposition`), take back what it staged (`withdraw`), seal it (`commit`) or drop it (`abort`);
-staging new findings is ops/propose.py.
+"""The agent's run past its opening, one transaction a function: judge the old findings
+(`disposition`), take back what it staged (`withdraw`), seal it (`commit`) or drop it (`abort`).
+Opening a run is ops/opening.py, staging new findings ops/propose.py.
 
 Each takes the writer lock, loads the ledger, plans with the pure core and writes — and returns the
 `Answer` the command line prints and the MCP server hands back. `ingest-sarif` (ops/ingest.py)
@@ -11,103 +11,29 @@ to open, one way to stage a candidate and one way to be sealed.
 from __future__ import annotations
 
 from priors.core.answer import Answer
-from priors.core.canonical import dumps, dumps_object
+from priors.core.canonical import dumps
 from priors.core.commit_plan import decided_since, plan_commit
 from priors.core.errors import Refusal, UsageError
-from priors.core.fold import next_run_id
 from priors.core.grammar import check_agent_verdict, check_run_id
+from priors.core.inject import injected_record
 from priors.core.protocol import (
     judge_disposition,
     require_open,
-    select,
 )
 from priors.core.views import display_status
-from priors.core.vocabulary import LAST_CHOSEN_RUN, PRIOR_RE, RUN_RE, id_number
-from priors.ops.budget import commit_extra, relevant_hook
-from priors.store.files import aftercare, atomic_write, discard_tree, make_dir, remove_tree
-from priors.store.ledger import append_and_apply, ensure_dirs, first_files, load_ledger, open_runs, read_records, render
+from priors.core.vocabulary import PRIOR_RE
+from priors.store.files import aftercare, remove_tree
+from priors.store.ledger import append_and_apply, load_ledger, read_records, render
 from priors.store.lock import Lock
-from priors.store.paths import Paths, list_run_dirs, require_init
+from priors.store.paths import Paths, require_init
 from priors.store.staging import read_run, write_jsonl
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
 
     from priors.core.fold import State
-    from priors.core.lessons import Budget
     from priors.core.protocol import RunFiles
-
-
-# ------------------------------------------------------------------ relevant
-
-
-def check_chosen_run(run: str) -> str:
-    """A run id the caller picks for a new run: a run id, and one that leaves room after it — the next
-    run is numbered one higher, and an id past LAST_CHOSEN_RUN would soon leave none."""
-    check_run_id(run, "relevant")
-    if id_number(RUN_RE, run) > LAST_CHOSEN_RUN:
-        raise UsageError(f"priors relevant: --run {run} leaves no room for the runs after it (run ids have at most"
-                         f" nine digits): pick one up to run-{LAST_CHOSEN_RUN}, or let the keeper number the run")
-    return run
-
-
-def check_settled(cap: Any) -> int:
-    """`relevant --settled N`: how many binding priors `settled_here` lists (50 unless given)."""
-    if cap is None:
-        return 50
-    if not str(cap).isdigit() or len(str(cap)) > 9:
-        raise UsageError(f"priors relevant: --settled takes a whole number, not {cap!r}")
-    return int(str(cap))
-
-
-def open_run(paths: Paths, ns: str, scopes: Dict[str, str], run: Optional[str], budget: Optional[Budget],
-             settled: Any = None, say: Optional[Callable[[str], object]] = None) -> Answer:
-    """Open a run and answer what applies to it. The first run of a target sets up `.priors/` (and
-    `say`s so); `scopes` is the run's trusted snapshot, already taken or read."""
-    if run is not None:
-        check_chosen_run(str(run))
-    cap = check_settled(settled)
-    fresh = not paths.dir.is_dir()
-    if fresh:  # the first run starts the ledger, and says where
-        ensure_dirs(paths)
-        if say is not None:
-            say(f"priors: set up {paths.dir} for this first run — commit it with your repo")
-    with Lock(paths):
-        st = load_ledger(paths, want_data=False).state
-        _, printed = open_run_locked(paths, st, ns, scopes, run, budget, fresh, cap)
-    return Answer(0, None, encoded=printed)  # the object is read back from the line only when asked for
-
-
-def open_run_locked(paths: Paths, st: State, ns: str, scopes: Dict[str, str], run: Optional[str],
-                    budget: Optional[Budget], fresh: bool, cap: int = 50) -> Tuple[str, str]:
-    """Open a run with the writer lock held: (its id, the JSON line `relevant` prints).
-
-    The one way a run is opened — `relevant` and `ingest-sarif` both come through here."""
-    if fresh:
-        first_files(paths)
-        render(paths, st)
-    active = open_runs(paths, st)
-    if active:
-        raise Refusal("ACTIVE_RUN_EXISTS", run=active[0],
-                      hint=f"finish it first: `priors commit --run {active[0]}` or `priors abort --run {active[0]}`")
-    if run is None:
-        run = next_run_id(st, list_run_dirs(paths))
-    elif run in st.commits or paths.run_dir(str(run)).exists():
-        raise Refusal("RUN_EXISTS", run=run)
-    out = relevant_hook(budget, st, select(st, ns, scopes, str(run), cap))
-    rdir = paths.run_dir(str(run))
-    make_dir(rdir)
-    parts = {k: dumps(v) for k, v in out.items()}  # the verify list can be 10k items: encode it once
-    printed = dumps_object(parts)
-    parts["scopes"] = dumps(scopes)
-    parts["ledger_records"] = str(st.records)  # where the ledger stood: commit finds what a person decided since
-    try:
-        atomic_write(rdir / "relevant.json", (dumps_object(parts) + "\n").encode("utf-8"))
-    except BaseException:  # a run that could not be opened leaves no folder behind
-        discard_tree(rdir)
-        raise
-    return str(run), printed
 
 
 # ------------------------------------------------------------------ disposition
@@ -240,3 +166,11 @@ def abort(paths: Paths, run: str) -> Answer:
             raise Refusal("UNKNOWN_RUN", run=run)
         remove_tree(paths.run_dir(run))
     return Answer(0, {"aborted": True, "run": run}, f"{run} aborted — uncommitted staging removed; the ledger was untouched")
+
+
+def commit_extra(relevant: Optional[Dict[str, Any]], run: str) -> List[Dict[str, Any]]:
+    """Lines to append just before the run record: what a budgeted run was actually shown."""
+    if not isinstance(relevant, dict) or not (relevant.get("inject_omitted") or relevant.get("awaiting_review")):
+        return []
+    rec = injected_record(relevant, run)
+    return [] if rec is None else [rec]

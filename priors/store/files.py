@@ -23,11 +23,13 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 # changed" only when this is empty, and a failure after the ledger landed is a warning, not the answer.
 CHANGED: "list" = []
 WARNINGS: "list" = []  # steps that failed after the ledger landed; printed on stderr, exit 0
+LANDED: "list" = []  # the ledgers this call wrote records into (an append, a redaction): from then on the change stands
 
 
 def ledger_landed() -> bool:
-    """True once this process replaced a ledger."""
-    return any(os.path.basename(p) == "ledger.jsonl" for p in CHANGED)
+    """True once this call wrote records into a ledger (an empty one made for a first run is no
+    landing: a step failing after it is the machine's failure, not a change that stands)."""
+    return bool(LANDED)
 
 
 def aftercare(what: str, fn, *args, **kwargs):

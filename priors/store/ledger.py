@@ -13,7 +13,7 @@ from priors.core.fold import apply, named_in, parse_lines
 from priors.core.views import display_status
 from priors.core.vocabulary import RUN_RE
 from priors.store import rendered
-from priors.store.files import CHANGED, aftercare, atomic_write, check_inside, read_blocks, read_bytes
+from priors.store.files import CHANGED, LANDED, aftercare, atomic_write, check_inside, read_blocks, read_bytes
 from priors.store.fold_cache import load as cached_load
 from priors.store.paths import GITIGNORE_LINES, Paths, list_run_dirs, require_init, require_ledger
 
@@ -59,6 +59,7 @@ def rewrite_ledger(paths: Paths, pieces: Sequence[Any], size: int) -> None:
     """The one write that is not an append: redaction's tombstone, the kept spans copied from the file
     (`size`: the length they were measured against, so a ledger that moved meanwhile is refused)."""
     atomic_write(paths.ledger, pieces, size=size)
+    LANDED.append(str(paths.ledger))
 
 
 def append_and_apply(paths: Paths, loaded: Any, lines: List[Dict[str, Any]], folded: bool = False,
@@ -93,6 +94,7 @@ def append_ledger(paths: Paths, data: Optional[bytes], records: List[Dict[str, A
     else:
         new = (b"\n" if data and not data.endswith(b"\n") else b"") + body
         atomic_write(paths.ledger, [data, new])
+    LANDED.append(str(paths.ledger))
     return None if loaded is None else loaded.mark_after(new)
 
 
