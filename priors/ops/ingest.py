@@ -1,7 +1,7 @@
 """`ingest-sarif`: one whole keeper run from an analyzer's SARIF log. The mapping rules live in
 core/sarif_in.py; this transaction reads nothing but what it is given, holds the lock and drives
-the run's own code paths — `open_run_locked`, `propose_one`, `commit_locked` (ops/opening.py, ops/propose.py, ops/run.py) — so every
-keeper rule applies to an analyzer exactly as to an agent.
+the run's own code paths — `open_run_locked` (ops/opening.py), `propose_one` (ops/propose.py),
+`commit_locked` (ops/run.py) — so every keeper rule applies to an analyzer exactly as to an agent.
 """
 
 from __future__ import annotations
