@@ -1,11 +1,9 @@
-"""Setting up on the command line: init, hash, snapshot, render."""
+"""Setting up on the command line: init, render."""
 
 from __future__ import annotations
 
 from priors.core.answer import Answer
-from priors.core.errors import UsageError
 from priors.ops import setup
-from priors.snapshot.scan import tty_progress
 from priors.store.paths import Paths
 
 TYPE_CHECKING = False
@@ -18,28 +16,6 @@ def cmd_init(a: Parsed, ctx: Context) -> Answer:
     return Answer(0, None, "\n".join(setup.init(Paths(ctx.root), a.has("--git"))))
 
 
-def cmd_hash(a: Parsed, ctx: Context) -> Answer:
-    modes = len(a.pos) + sum(1 for f in ("--text", "--raw", "--stdin-raw") if a.has(f))
-    if modes != 1:
-        raise UsageError("priors hash: give exactly one of FILE, --text, --raw FILE, --stdin-raw")
-    if a.has("--text"):
-        return Answer(0, None, setup.hash_text(str(a.get("text"))))
-    if a.has("--stdin-raw"):
-        return Answer(0, None, setup.hash_stdin())
-    return Answer(0, None, setup.hash_file(str(a.get("raw")) if a.has("--raw") else a.pos[0], a.has("--raw")))
-
-
 def cmd_render(a: Parsed, ctx: Context) -> Answer:
     setup.render_all(Paths(ctx.root))
     return Answer(0, None, "rendered .priors/PRIORS.md")
-
-
-def cmd_snapshot(a: Parsed, ctx: Context) -> Answer:
-    """The scope map, printed or written to `-o FILE`; a progress line on a terminal meanwhile."""
-    progress = tty_progress(ctx.err)
-    try:
-        return setup.snapshot_map(ctx.root, list(a.pos) or None, list(a.get("tool") or []), list(a.get("merge") or []),
-                                  a.get("output"), not a.get("no_anchors"), not a.get("no_cache"), progress)
-    finally:
-        if progress is not None:
-            progress(-1, -1)
