@@ -259,6 +259,7 @@ LAZY_STDLIB = {
     "ast": "the Python definition extractor only (snapshots of .py files); ~3 ms of start-up",
     "warnings": "beside ast, to keep a user's SyntaxWarning off our stderr",
     "multiprocessing": "hashing on several cores only",
+    "fractions": "exact lesson scores, for a ledger with scored runs only (it pulls in decimal and numbers)",
 }
 
 

@@ -250,7 +250,7 @@ def test_failures_inside_a_call_are_reported_honestly(tmp_path: Path, monkeypatc
     import io
 
     from priors.cli import mcp_server
-    from priors.ops import run
+    from priors.ops import retract, run
     from priors.store import files
 
     k = _target(tmp_path)
@@ -265,7 +265,7 @@ def test_failures_inside_a_call_are_reported_honestly(tmp_path: Path, monkeypatc
         files.LANDED.append(str(k.root / ".priors" / "ledger.jsonl"))
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(run, "abort", full_disk)
+    monkeypatch.setattr(retract, "abort", full_disk)
     reply = server.handle(_call(1, "priors_abort", {"run": "run-001"}))
     assert reply["error"]["code"] == -32603
     assert "No space left on device" in reply["error"]["message"] and "nothing was changed" in reply["error"]["message"]

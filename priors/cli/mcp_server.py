@@ -38,7 +38,7 @@ from priors.core.mcp_tools import (
     unknown_tool,
 )
 from priors.core.vocabulary import MAX_MCP_MESSAGE_BYTES
-from priors.ops import desk, ground, opening, propose, run, timeline
+from priors.ops import desk, ground, opening, propose, retract, run, timeline
 from priors.ops.budget import budget_for
 from priors.snapshot.scan import take_snapshot
 from priors.store.files import CHANGED, LANDED, WARNINGS, ledger_landed
@@ -363,9 +363,9 @@ CALLS: Dict[str, Callable[[Paths, Dict[str, Any], Any], Answer]] = {
         paths, args["run"], [(item["id"], item["verdict"]) for item in args["verdicts"]]),
     "propose": lambda paths, args, err: propose.propose(
         paths, args["run"], args["ns"], [(f"candidates[{i}]", c) for i, c in enumerate(args["candidates"])]),
-    "withdraw": lambda paths, args, err: run.withdraw(paths, args["run"], args["ids"]),
+    "withdraw": lambda paths, args, err: retract.withdraw(paths, args["run"], args["ids"]),
     "commit": lambda paths, args, err: run.commit(paths, args["run"]),
-    "abort": lambda paths, args, err: run.abort(paths, args["run"]),
+    "abort": lambda paths, args, err: retract.abort(paths, args["run"]),
     "scopes": lambda paths, args, err: ground.list_scopes(paths, args["run"], args.get("paths", []),
                                                           bool(args.get("lines"))),
     "status": lambda paths, args, err: desk.status(paths, bool(args.get("calls")), True),

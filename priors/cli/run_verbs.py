@@ -1,7 +1,7 @@
-"""The agent's run on the command line, past its opening: disposition, withdraw, commit, abort.
-Each handler calls one `ops/run.py` function; the dispatcher prints the `Answer`. Opening a run
-(relevant) and staging findings (propose, scopes) have modules of their own, so these verbs load
-neither the snapshot nor the location resolver.
+"""The agent's run on the command line, past its opening: disposition, commit. Each handler calls
+one `ops/run.py` function; the dispatcher prints the `Answer`. Opening a run (relevant), staging
+findings (propose, scopes) and taking staged work back (withdraw, abort) have modules of their
+own, so each verb loads the code it runs.
 """
 
 from __future__ import annotations
@@ -24,13 +24,5 @@ def cmd_disposition(a: Parsed, ctx: Context) -> Answer:
     return run.disposition(Paths(ctx.root), a.get("run"), pairs)
 
 
-def cmd_withdraw(a: Parsed, ctx: Context) -> Answer:
-    return run.withdraw(Paths(ctx.root), a.get("run"), a.pos)
-
-
 def cmd_commit(a: Parsed, ctx: Context) -> Answer:
     return run.commit(Paths(ctx.root), a.get("run"))
-
-
-def cmd_abort(a: Parsed, ctx: Context) -> Answer:
-    return run.abort(Paths(ctx.root), a.get("run"))

@@ -269,7 +269,7 @@ A FILE may hold one candidate, a JSON array of them, or JSON lines; each is
 judged as if proposed alone, in order, with one output line per item.
 --json prints one canonical JSON object {"items": [...], "run": ...} instead:
 each staged item names its id and the scope_ref it landed on."""))
-declare(Verb('withdraw', 'take back priors this open run staged', RITUAL, "run_verbs", ANSWER,
+declare(Verb('withdraw', 'take back priors this open run staged', RITUAL, "retract_verbs", ANSWER,
              usage='priors withdraw --run RUN ID [ID ...] [--json]',
              flags={"--run": VALUE, "--json": BOOL},
              tool=Tool("Withdraw staged findings", False,
@@ -302,7 +302,7 @@ print the summary (fixed / carried / touched / your call / new).
 Refused while any verify item with a present scope lacks a disposition.
 Committing an already committed run prints the same summary and writes nothing.
 --json prints {"run": ..., "summary": [lines]}."""))
-declare(Verb('abort', "drop an open run's staging; the ledger is untouched", RITUAL, "run_verbs", ANSWER,
+declare(Verb('abort', "drop an open run's staging; the ledger is untouched", RITUAL, "retract_verbs", ANSWER,
              usage='priors abort --run RUN [--json]',
              flags={"--run": VALUE, "--json": BOOL},
              tool=Tool("Drop the run", False, "Drop an open run's staging; the ledger is untouched.",

@@ -9,7 +9,8 @@ from priors.core.errors import Refusal, UsageError
 from priors.core.fold import REST_AFTER, State, apply
 from priors.core.grammar import AGENT_VERDICTS, FACET_ORDER, FACETS, validate
 from priors.core.plain import Plain
-from priors.core.protocol import QUIESCENT, RunFiles, escalation_known, find_conflict, missing_dispositions
+from priors.core.protocol import QUIESCENT, escalation_known, find_conflict, missing_dispositions
+from priors.core.run_files import RunFiles
 from priors.core.vocabulary import CANDIDATE_FIELDS
 
 TYPE_CHECKING = False

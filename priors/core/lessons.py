@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from fractions import Fraction
 
 from priors.core.errors import UsageError
 from priors.core.fold import PriorState, State, fold, prior_number
@@ -14,11 +13,27 @@ from priors.core.vocabulary import BINDING, BLOCK_TYPES, INJECTABLE, LESSON_TYPE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
+    from fractions import Fraction
     from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-NEUTRAL = Fraction(1, 2)
-LOW_SCORE = Fraction(1, 3)
+
+def exact(numerator: int, denominator: int) -> Fraction:
+    """A score as an exact fraction (ranking must not depend on float rounding). `fractions` is
+    imported here, not at the top: only a ledger with scored runs needs it, and it costs every
+    other call a few milliseconds of start-up (it pulls in `decimal` and `numbers`)."""
+    from fractions import Fraction
+
+    return Fraction(numerator, denominator)
+
+
+def neutral() -> Fraction:
+    """The score of a lesson no scored run used: ½."""
+    return exact(1, 2)
+
+
+LOW_SCORE = (1, 3)  # under this score, after LOW_SCORE_MIN_USES scored uses, a lesson comes back to a person
 LOW_SCORE_MIN_USES = 3
+
 
 def check_supersedes(st: State, value: Any, ns: str) -> Optional[str]:
     """`supersedes: P-…` must name a live lesson of the same namespace (usage error otherwise): only a
@@ -94,8 +109,8 @@ class Stats(Plain):
     def score(self) -> Fraction:
         """(wins + ½·partials) / scored uses, exactly; ½ with none."""
         if not self.scored:
-            return NEUTRAL
-        return Fraction(2 * self.wins + self.partials, 2 * self.scored)
+            return neutral()
+        return exact(2 * self.wins + self.partials, 2 * self.scored)
 
     def credit(self, outcome: Any) -> None:
         if outcome == "success":
@@ -345,7 +360,7 @@ class Ledger:
             p = self.state.priors.get(pid)
             if p is None or not is_lesson(p) or p.status not in INJECTABLE:
                 continue
-            if s.scored >= LOW_SCORE_MIN_USES and s.score < LOW_SCORE:
+            if s.scored >= LOW_SCORE_MIN_USES and s.score < exact(*LOW_SCORE):
                 out[pid] = s
         return out
 
@@ -480,10 +495,11 @@ def shape(out: Dict[str, Any], ledger: Ledger, budget: Budget) -> Dict[str, Any]
             continue
         s = stats.get(p.id)
         live.append((p, None if s is None else s.score, item))  # None: unscored, the neutral ½
-    place = {score: i for i, score in enumerate(sorted({NEUTRAL, *(s for _, s, _ in live if s is not None)}))}
-    neutral = place[NEUTRAL]
+    half = neutral()
+    place = {score: i for i, score in enumerate(sorted({half, *(s for _, s, _ in live if s is not None)}))}
+    neutral_place = place[half]
     for p, score, item in live:
-        pool.append((rank_key(p, query, neutral if score is None else place[score]), item))
+        pool.append((rank_key(p, query, neutral_place if score is None else place[score]), item))
     pool.sort(key=lambda kv: kv[0])
     taken: List[Dict[str, Any]] = []
     omitted: List[str] = []

@@ -12,7 +12,8 @@ from priors.core.answer import Answer
 from priors.core.canonical import JSONError, dumps, loads, sha12_bytes
 from priors.core.errors import Refusal
 from priors.core.grammar import check_run_id, location_of
-from priors.core.protocol import nearest_refs, require_open
+from priors.core.protocol import nearest_refs
+from priors.core.run_files import require_open
 from priors.snapshot.anchors import line_spans
 from priors.snapshot.scan import file_result
 from priors.store.files import atomic_write, read_bytes
@@ -25,7 +26,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
     from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-    from priors.core.protocol import RunFiles
+    from priors.core.run_files import RunFiles
 
 
 # ------------------------------------------------------------------ line spans beside the run

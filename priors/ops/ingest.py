@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # annotations only, never evaluated
     from typing import Any, Callable, Dict, List, Optional, Tuple
 
     from priors.core.lessons import Budget
-    from priors.core.protocol import RunFiles
+    from priors.core.run_files import RunFiles
 
 
 def read_findings(names: List[str], load: Callable[[str], Any], root: Path) -> List[Tuple[str, Any]]:

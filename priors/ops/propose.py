@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
     from typing import Any, Dict, List, Optional, Tuple
 
     from priors.core.fold import State
-    from priors.core.protocol import RunFiles
+    from priors.core.run_files import RunFiles
 
 
 def propose_one(st: State, rf: RunFiles, raw: Any, ns: str, next_id: List[int], paths: Optional[Paths] = None

@@ -1,6 +1,6 @@
 """The agent's run past its opening, one transaction a function: judge the old findings
-(`disposition`), take back what it staged (`withdraw`), seal it (`commit`) or drop it (`abort`).
-Opening a run is ops/opening.py, staging new findings ops/propose.py.
+(`disposition`) and seal it (`commit`). Opening a run is ops/opening.py, staging new findings
+ops/propose.py, taking staged work back (`withdraw`, `abort`) ops/retract.py.
 
 Each takes the writer lock, loads the ledger, plans with the pure core and writes — and returns the
 `Answer` the command line prints and the MCP server hands back. `ingest-sarif` (ops/ingest.py)
@@ -13,15 +13,13 @@ from __future__ import annotations
 from priors.core.answer import Answer
 from priors.core.canonical import dumps
 from priors.core.commit_plan import decided_since, plan_commit
-from priors.core.errors import Refusal, UsageError
+from priors.core.errors import Refusal
 from priors.core.grammar import check_agent_verdict, check_run_id
 from priors.core.inject import injected_record
 from priors.core.protocol import (
     judge_disposition,
-    require_open,
 )
 from priors.core.views import display_status
-from priors.core.vocabulary import PRIOR_RE
 from priors.store.files import aftercare, remove_tree
 from priors.store.ledger import append_and_apply, load_ledger, read_records, render
 from priors.store.lock import Lock
@@ -30,10 +28,10 @@ from priors.store.staging import read_run, write_jsonl
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Dict, List, Optional, Sequence, Tuple
+    from typing import Any, Dict, List, Optional, Tuple
 
     from priors.core.fold import State
-    from priors.core.protocol import RunFiles
+    from priors.core.run_files import RunFiles
 
 
 # ------------------------------------------------------------------ disposition
@@ -79,36 +77,7 @@ def refused_item(r: Refusal, item: str, results: List[Tuple[bool, str]], out: Li
     out.append(body)
 
 
-# ------------------------------------------------------------------ withdraw
-
-
-def withdraw(paths: Paths, run: str, ids: Sequence[str]) -> Answer:
-    """Take staged priors back (and the calls filed against them); JSON: `{"run", "withdrawn": [ids]}`."""
-    check_run_id(run, "withdraw")
-    for pid in ids:
-        if not PRIOR_RE.match(pid):
-            raise UsageError(f"priors withdraw: {pid!r} is not a prior id like P-0012")
-    ids = list(dict.fromkeys(ids))
-    require_init(paths)
-    with Lock(paths):
-        st = load_ledger(paths, want_data=False).state
-        rf = read_run(paths, run)
-        require_open(st, rf)
-        staged = {r.get("id") for r in rf.staged if isinstance(r, dict)}
-        missing = [pid for pid in ids if pid not in staged]
-        if missing:
-            raise Refusal("NOT_STAGED", ids=missing, run=run,
-                          hint="only priors this open run staged can be withdrawn; the ledger's are settled history")
-        gone = set(ids)
-        rdir = paths.run_dir(run)
-        keep_esc = [e for e in rf.escalations if not (isinstance(e, dict) and e.get("conflicts_with") in gone)]
-        if len(keep_esc) != len(rf.escalations):
-            write_jsonl(rdir / "escalations.jsonl", keep_esc)
-        write_jsonl(rdir / "staged.jsonl", [r for r in rf.staged if not (isinstance(r, dict) and r.get("id") in gone)])
-    return Answer(0, {"run": run, "withdrawn": ids}, f"{', '.join(ids)} withdrawn from {run} — the ledger was untouched")
-
-
-# ------------------------------------------------------------------ commit / abort
+# ------------------------------------------------------------------ commit
 
 
 def commit(paths: Paths, run: str) -> Answer:
@@ -152,20 +121,6 @@ def decided_since_open(paths: Paths, st: State, rf: RunFiles) -> List[str]:
         return []
     records = read_records(paths)
     return decided_since(records[opened:] if 0 <= opened <= len(records) else records)
-
-
-def abort(paths: Paths, run: str) -> Answer:
-    """Drop an open run's staging; JSON: `{"aborted": true, "run"}`."""
-    check_run_id(run, "abort")
-    require_init(paths)
-    with Lock(paths):
-        st = load_ledger(paths, want_data=False).state
-        if run in st.commits:
-            raise Refusal("RUN_COMMITTED", run=run, hint="a sealed run cannot be aborted")
-        if not paths.run_dir(run).exists():
-            raise Refusal("UNKNOWN_RUN", run=run)
-        remove_tree(paths.run_dir(run))
-    return Answer(0, {"aborted": True, "run": run}, f"{run} aborted — uncommitted staging removed; the ledger was untouched")
 
 
 def commit_extra(relevant: Optional[Dict[str, Any]], run: str) -> List[Dict[str, Any]]:

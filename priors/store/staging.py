@@ -9,7 +9,7 @@ from pathlib import Path
 
 from priors.core.canonical import JSONError, dumps, loads
 from priors.core.errors import UsageError
-from priors.core.protocol import RunFiles
+from priors.core.run_files import RunFiles
 from priors.store.files import atomic_write, check_inside, read_bytes
 from priors.store.paths import Paths
 

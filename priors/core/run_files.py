@@ -1,0 +1,79 @@
+"""An open run's staging as the rules read it (`RunFiles`), and whether it is still open. A module
+of its own: reading staging (abort, withdraw, the store) needs no rule of the protocol.
+"""
+
+from __future__ import annotations
+
+from priors.core.errors import Refusal
+from priors.core.plain import Plain
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
+    from typing import Any, Dict, List, Optional
+
+    from priors.core.fold import State
+
+
+class RunFiles(Plain):
+    """An open run's staging as read from `.priors/runs/<run>/`."""
+
+    __slots__ = ("run", "relevant", "dispositions", "staged", "escalations", "_verify", "_seen", "_pool")
+
+    def __init__(self, run: str, relevant: Optional[Dict[str, Any]], dispositions: Optional[List[Any]] = None,
+                 staged: Optional[List[Any]] = None, escalations: Optional[List[Any]] = None) -> None:
+        self.run, self.relevant = run, relevant
+        self.dispositions = [] if dispositions is None else dispositions
+        self.staged = [] if staged is None else staged
+        self.escalations = [] if escalations is None else escalations
+        self._verify: Optional[Dict[str, Dict[str, Any]]] = None
+        self._seen: Optional[list] = None  # [the dispositions list, how many of it were read, their ids]
+        self._pool: Any = None  # the protocol.ProposePool built for this run (the rules build it)
+
+    def fields(self) -> tuple:
+        return ("run", "relevant", "dispositions", "staged", "escalations")  # the caches are not the run
+
+    @property
+    def ns(self) -> Any:
+        return (self.relevant or {}).get("ns")
+
+    @property
+    def scopes(self) -> Dict[str, str]:
+        s = (self.relevant or {}).get("scopes")
+        return s if isinstance(s, dict) else {}
+
+    def items(self, kind: str) -> List[Dict[str, Any]]:
+        got = (self.relevant or {}).get(kind)
+        return [x for x in got if isinstance(x, dict)] if isinstance(got, list) else []
+
+    def verify_items(self) -> Dict[str, Dict[str, Any]]:
+        """By id; built once per verb (a batch of 8k dispositions asks 8k times). Treat as read-only."""
+        if self._verify is None:
+            self._verify = {x["id"]: x for x in self.items("verify")
+                            if isinstance(x.get("id"), str) and not x.get("redacted")}
+        return self._verify
+
+    def inject_ids(self) -> List[str]:
+        return [x["id"] for x in self.items("inject") if isinstance(x.get("id"), str)]
+
+    def disposed_ids(self) -> List[object]:
+        """The ids the staged dispositions name, as staged (a hand-edited file may hold any value)."""
+        return [d.get("id") for d in self.dispositions if isinstance(d, dict)]
+
+    def is_disposed(self, pid: str) -> bool:
+        """`pid in disposed_ids()`, read incrementally: a batch of 8k verdicts (or an ingest) appends
+        one at a time and asks each time — a list rebuilt per ask made that quadratic."""
+        seen = self._seen
+        if seen is None or seen[0] is not self.dispositions or seen[1] > len(self.dispositions):
+            seen = self._seen = [self.dispositions, 0, set()]
+        for d in self.dispositions[seen[1]:]:
+            if isinstance(d, dict):
+                seen[2].add(d.get("id"))
+        seen[1] = len(self.dispositions)
+        return pid in seen[2]
+
+
+def require_open(st: State, rf: RunFiles) -> None:
+    if rf.run in st.commits:
+        raise Refusal("RUN_COMMITTED", run=rf.run, hint="this run is sealed; open a new one with `priors relevant`")
+    if rf.relevant is None:
+        raise Refusal("UNKNOWN_RUN", run=rf.run)
