@@ -101,7 +101,7 @@ Commit .priors/ with your repository so every agent shares the history.
           `merge.priors-render` in the repo's git config, and .gitattributes
           lines so two branches' runs merge without id collisions and
           PRIORS.md never blocks a merge (see docs/ci.md)"""))
-declare(Verb('hash', 'print the sha12 of a file, a text or raw bytes', SET_UP, "hash_verbs", ANSWER,
+declare(Verb('hash', 'print the sha12 of a file, a text or raw bytes', SET_UP, "hash_verb", ANSWER,
              usage='priors hash FILE | --text TEXT | --raw FILE | --stdin-raw',
              flags={"--text": VALUE, "--raw": VALUE, "--stdin-raw": BOOL},
              max_pos=1,
@@ -112,7 +112,7 @@ Print the sha12 (first 12 hex digits of SHA-256) the keeper uses for scopes.
   --text TEXT   the given text, normalized the same way
   --raw FILE    the file's bytes exactly as they are
   --stdin-raw   standard input's bytes exactly as they are"""))
-declare(Verb('snapshot', 'print a map of scope refs (files, definitions, dirs, *) to hashes', SET_UP, "hash_verbs", ANSWER,
+declare(Verb('snapshot', 'print a map of scope refs (files, definitions, dirs, *) to hashes', SET_UP, "snapshot_verb", ANSWER,
              usage='priors snapshot [PATH ...] [-o FILE] [--no-anchors] [--merge FILE] [--tool NAME=COMMAND ...]',
              flags={"--output": VALUE, "--no-anchors": BOOL, "--merge": MULTI, "--tool": MULTI, "--no-cache": BOOL},
              aliases={'-o': '--output'},

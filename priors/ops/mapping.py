@@ -1,22 +1,17 @@
-"""What the keeper hashes, without touching `.priors/`: `hash` (the sha12 it uses for scopes, of a
-file, a text or raw bytes) and `snapshot` (the scope map of the code). A module apart from the
-set-up verbs: hashing a text loads no ledger code.
+"""`priors snapshot`: the scope map of the code (files, definitions, folders, tools), printed or
+written to a file a person names. `.priors/` is never touched.
 """
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
 from priors.core.answer import Answer
-from priors.core.canonical import normalize, sha12
 from priors.core.errors import UsageError, os_failure
-from priors.core.vocabulary import MAX_STREAM_BYTES
-from priors.snapshot.hashing import digest_stream, dumps_map
+from priors.snapshot.hashing import dumps_map
 from priors.snapshot.listing import resolve_paths
-from priors.snapshot.scan import parse_tool, read_merge, read_or_stream, take_snapshot
-from priors.store.files import atomic_write, check_stdin, iter_chunks, open_regular
+from priors.snapshot.scan import parse_tool, read_merge, take_snapshot
+from priors.store.files import atomic_write
 from priors.store.paths import output_target
 
 TYPE_CHECKING = False
@@ -24,28 +19,6 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
     from typing import Dict, List, Optional
 
     from priors.snapshot.scan import Progress
-
-
-def hash_text(text: str) -> str:
-    """The sha12 of a text, whitespace runs collapsed and trimmed."""
-    return sha12(normalize(text))
-
-
-def hash_stdin() -> str:
-    """The sha12 of standard input's bytes as they are: a pipe may be endless, so it is hashed as a
-    stream, up to a limit."""
-    check_stdin("hash --stdin-raw")
-    chunks = iter_chunks(os.dup(sys.stdin.fileno()), MAX_STREAM_BYTES, "standard input")
-    return digest_stream(chunks, "raw", 0)[0]
-
-
-def hash_file(name: str, raw: bool) -> str:
-    """The sha12 of a regular file (a FIFO would block, /dev/zero never ends), streamed: any size,
-    little memory. `raw`: its bytes exactly; else as text, normalized."""
-    fd = open_regular(Path(name))
-    if fd is None:
-        raise UsageError(f"priors hash: {name}: no such file")
-    return read_or_stream(fd, "raw" if raw else "text")[0]
 
 
 def snapshot_map(root: Path, where: Optional[List[str]], tool_args: List[str], merge_files: List[str],

@@ -18,15 +18,14 @@ from priors.core.history import (
     show_text,
     timeline,
 )
-from priors.core.lessons import Ledger, lesson_rows, lessons_table
 from priors.core.vocabulary import LIST_STATUSES, PRESETS, PRIOR_RE
 from priors.store.files import atomic_write
-from priors.store.ledger import load_ledger, read_records
-from priors.store.paths import Paths, output_target, require_init
+from priors.store.ledger import read_records
+from priors.store.paths import Paths, output_target
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Dict, Optional, Sequence
+    from typing import Any, Dict, Optional
 
 
 def show(paths: Paths, pid: str) -> Answer:
@@ -76,10 +75,3 @@ def history(paths: Paths, ns: Optional[str], svg: Optional[str]) -> Answer:
         atomic_write(target, history_svg(rows, title).encode("utf-8"))
         text += f"\nwrote {svg}"
     return Answer(0, obj, text)
-
-
-def list_lessons(paths: Paths, ns: Optional[Sequence[str]], include_all: bool) -> Answer:
-    """Every lesson with its outcome record (`priors lessons`, `list --lessons`); JSON: the rows."""
-    require_init(paths)
-    rows = lesson_rows(Ledger(load_ledger(paths, want_data=False).state), list(ns) if ns else None, include_all)
-    return Answer(0, rows, lessons_table(rows))

@@ -6,11 +6,14 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import os
 import re
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 from priors.core.canonical import WS_RUN as _WS_RUN
 from priors.core.canonical import dumps, normalize, sha12, sha12_bytes
+from priors.core.vocabulary import MAX_WHOLE_FILE_BYTES
+from priors.store.files import iter_chunks
 
 ROOT_REF = "*"
 BINARY_SNIFF = 8192
@@ -211,3 +214,16 @@ def dumps_map(m: Dict[str, str]) -> str:
     if text.isascii() or not re.search("[\ud800-\udfff\U00010000-\U0010ffff]", text):
         return text  # code-point order equals UTF-16 order, and no escapes differ
     return dumps(m)
+
+
+def read_or_stream(fd: int, mode: str) -> Tuple[str, Optional[bytes]]:
+    """(sha12, the file's bytes or None) for the regular file open on `fd` (closed here). A file up
+    to MAX_WHOLE_FILE_BYTES is read whole (the fast path; the caller may anchor it); a larger one
+    is hashed as a stream, a megabyte at a time — a 1.5 GB file no longer costs 1.5 GB of memory.
+    `mode` as `hashing.digest_stream`'s, except that in "content" mode a file read whole comes back
+    unhashed, ("", bytes): `hash_job` hashes and anchors it in one pass."""
+    if os.fstat(fd).st_size <= MAX_WHOLE_FILE_BYTES:
+        with os.fdopen(fd, "rb") as fh:
+            data = fh.read()
+        return digest_stream([data], mode, len(data)) if mode != "content" else ("", data)
+    return digest_stream(iter_chunks(fd), mode, 0)

@@ -14,11 +14,11 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from priors.core.canonical import JSONError, loads, sha12_bytes
 from priors.core.errors import MachineError, UsageError
-from priors.core.vocabulary import MAX_INPUT_BYTES, MAX_WHOLE_FILE_BYTES
+from priors.core.vocabulary import MAX_INPUT_BYTES
 from priors.snapshot.anchors import VERSION, anchors_for, language_of
-from priors.snapshot.hashing import combine, digest_stream, is_binary, link_hash, pack, text_hash
+from priors.snapshot.hashing import combine, is_binary, link_hash, pack, read_or_stream, text_hash
 from priors.snapshot.listing import Selection, list_tree, resolve_paths
-from priors.store.files import atomic_write, iter_chunks, read_bytes, read_stdin
+from priors.store.files import atomic_write, read_bytes, read_stdin
 
 CACHE_FORMAT = 1
 RACY_NS = 2_000_000_000  # an entry modified this close to the snapshot is never cached (racy-git)
@@ -98,19 +98,6 @@ def stat_key(st: os.stat_result) -> List[int]:
 
 Job = Tuple[str, str, bool]  # (ref, absolute path, want anchors)
 Result = Tuple[str, Optional[str], Optional[str], Optional[str]]  # (ref, hash, packed anchors, problem)
-
-
-def read_or_stream(fd: int, mode: str) -> Tuple[str, Optional[bytes]]:
-    """(sha12, the file's bytes or None) for the regular file open on `fd` (closed here). A file up
-    to MAX_WHOLE_FILE_BYTES is read whole (the fast path; the caller may anchor it); a larger one
-    is hashed as a stream, a megabyte at a time — a 1.5 GB file no longer costs 1.5 GB of memory.
-    `mode` as `hashing.digest_stream`'s, except that in "content" mode a file read whole comes back
-    unhashed, ("", bytes): `hash_job` hashes and anchors it in one pass."""
-    if os.fstat(fd).st_size <= MAX_WHOLE_FILE_BYTES:
-        with os.fdopen(fd, "rb") as fh:
-            data = fh.read()
-        return digest_stream([data], mode, len(data)) if mode != "content" else ("", data)
-    return digest_stream(iter_chunks(fd), mode, 0)
 
 
 def hash_job(job: Job) -> Result:

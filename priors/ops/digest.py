@@ -1,0 +1,37 @@
+"""`priors hash`: the sha12 the keeper uses for scopes, of a text, a file or raw bytes. A module of
+its own: hashing a text loads neither the ledger's code nor the snapshot's.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from priors.core.canonical import normalize, sha12
+from priors.core.errors import UsageError
+from priors.core.vocabulary import MAX_STREAM_BYTES
+from priors.snapshot.hashing import digest_stream, read_or_stream
+from priors.store.files import check_stdin, iter_chunks, open_regular
+
+
+def hash_text(text: str) -> str:
+    """The sha12 of a text, whitespace runs collapsed and trimmed."""
+    return sha12(normalize(text))
+
+
+def hash_stdin() -> str:
+    """The sha12 of standard input's bytes as they are: a pipe may be endless, so it is hashed as a
+    stream, up to a limit."""
+    check_stdin("hash --stdin-raw")
+    chunks = iter_chunks(os.dup(sys.stdin.fileno()), MAX_STREAM_BYTES, "standard input")
+    return digest_stream(chunks, "raw", 0)[0]
+
+
+def hash_file(name: str, raw: bool) -> str:
+    """The sha12 of a regular file (a FIFO would block, /dev/zero never ends), streamed: any size,
+    little memory. `raw`: its bytes exactly; else as text, normalized."""
+    fd = open_regular(Path(name))
+    if fd is None:
+        raise UsageError(f"priors hash: {name}: no such file")
+    return read_or_stream(fd, "raw" if raw else "text")[0]
