@@ -3,16 +3,19 @@
 
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
-
 from priors.snapshot.lexer import (
     SOURCE,
-    Span,
-    Tok,
     lex,
     match_brackets,
     newline_between,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~5 ms per CLI call
+    from typing import List, Optional, Tuple
+
+    from priors.snapshot.lexer import Span, Tok
+
 
 # ---------------------------------------------------------------- Go
 
