@@ -44,12 +44,7 @@ def redact(paths: Paths, pid: str, reason: str) -> str:
         rewrite_ledger(paths, pieces, len(data))  # kept spans copied from the file, not from memory
         # The ledger is redacted: what follows scrubs the copies, and none of it may turn the answer
         # into a failure — a step that fails is a loud warning, and the next writer retries it.
-        aftercare("removing .priors/cache/ (it may still hold the redacted content)",
-                  remove_tree, paths.dir / "cache", aside=True)  # no cache file may keep what was removed
-        aftercare("scrubbing run staging under .priors/runs/ (it may still hold the redacted content)",
-                  _scrub_runs, paths, pid, content_hash or "")
-        aftercare("scrubbing .priors/reflection/ (it may still hold the redacted content)", scrub_reflections, paths, pid)
-        aftercare("removing temporary files", remove_stray_temps, paths)
+        _scrub_copies(paths, pid, content_hash)
         # the fold of the rewritten ledger, from the fold of the old one: only this prior's state moves
         derived = fold_redaction(st, pid, named)
         if not derived:
@@ -65,16 +60,22 @@ def redact(paths: Paths, pid: str, reason: str) -> str:
             "git history still holds it: rewrite history if it must go")
 
 
-def _finish_scrub(paths: Paths, pid: str, content_hash: Any) -> None:
-    """Do again what scrubs the copies of an already redacted prior — each step is idempotent — and
-    write PRIORS.md whole: a redact killed after the ledger was rewritten left the claim in them,
-    and its retry is refused ALREADY_REDACTED, so it must repair before it refuses."""
+def _scrub_copies(paths: Paths, pid: str, content_hash: Any) -> None:
+    """Scrub every copy of a redacted prior's content under .priors/: the cache (no cache file may
+    keep what was removed), run staging, reflection packets, stray temp files. Each step is aftercare
+    (a failure is a loud warning) and idempotent: a redact and its retry both run it."""
     aftercare("removing .priors/cache/ (it may still hold the redacted content)",
               remove_tree, paths.dir / "cache", aside=True)
     aftercare("scrubbing run staging under .priors/runs/ (it may still hold the redacted content)",
               _scrub_runs, paths, pid, content_hash if isinstance(content_hash, str) else "")
     aftercare("scrubbing .priors/reflection/ (it may still hold the redacted content)", scrub_reflections, paths, pid)
     aftercare("removing temporary files", remove_stray_temps, paths)
+
+
+def _finish_scrub(paths: Paths, pid: str, content_hash: Any) -> None:
+    """A redact killed after the ledger was rewritten left the claim in the copies, and its retry is
+    refused ALREADY_REDACTED: scrub them again and write PRIORS.md whole before refusing."""
+    _scrub_copies(paths, pid, content_hash)
     aftercare("rendering .priors/PRIORS.md (it may still show the redacted claim)", render, paths)
 
 
