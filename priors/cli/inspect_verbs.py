@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from priors.core.errors import UsageError
-from priors.ops import desk, timeline
+from priors.ops import session, timeline
 from priors.store.paths import Paths
 
 TYPE_CHECKING = False
@@ -22,7 +22,7 @@ def cmd_list(a: Parsed, ctx: Context) -> Answer:
         if a.has("--status") or a.has("--type"):
             raise UsageError("priors list: --lessons takes only --ns and --json")
         ns = a.get("ns")
-        return desk.list_lessons(Paths(ctx.root), [str(ns)] if ns else None, False)
+        return session.list_lessons(Paths(ctx.root), [str(ns)] if ns else None, False)
     return timeline.list_priors(Paths(ctx.root), a.get("ns"), a.get("status"), a.get("type"))
 
 

@@ -5,7 +5,7 @@ ranking and the session record and nothing else of the lessons loop."""
 from __future__ import annotations
 
 from priors.core.errors import UsageError
-from priors.ops import desk, session
+from priors.ops import session
 from priors.store.paths import Paths
 
 TYPE_CHECKING = False
@@ -27,4 +27,4 @@ def cmd_lessons(a: Parsed, ctx: Context) -> Answer:
     for name in INJECT_ONLY:
         if a.get(name) is not None:
             raise UsageError(f"priors lessons: --{name.replace('_', '-')} goes with --inject")
-    return desk.list_lessons(Paths(ctx.root), ns, bool(a.get("all")))
+    return session.list_lessons(Paths(ctx.root), ns, bool(a.get("all")))

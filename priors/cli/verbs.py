@@ -338,7 +338,7 @@ is written at once, exactly as `priors decide ID VERDICT --because …` writes i
   --ns NS      open findings of namespace NS only
   PATH…        open findings whose scope lies under these paths only
 Not on a terminal, `priors status --calls` lists the same calls with commands."""))
-declare(Verb('redact', "remove a prior's content from .priors/ for good", HUMANS, "desk_verbs", ANSWER,
+declare(Verb('redact', "remove a prior's content from .priors/ for good", HUMANS, "redact_verb", ANSWER,
              usage='priors redact ID --because TEXT',
              flags={"--because": VALUE},
              min_pos=1,
@@ -416,7 +416,7 @@ carried everything and nothing was fixed, touched, new or put to you.
   --ns N       only runs of namespace N
   --json       canonical JSON {"runs":[…]}
   --svg FILE   also write a self-contained SVG chart to FILE"""))
-declare(Verb('report', 'write one self-contained HTML page: chart, your calls, open findings', SEE, "desk_verbs", ANSWER,
+declare(Verb('report', 'write one self-contained HTML page: chart, your calls, open findings', SEE, "report_verb", ANSWER,
              usage='priors report -o FILE.html [--since RUN]',
              flags={"-o": VALUE, "--since": VALUE},
              aliases={'--output': '-o'},

@@ -150,9 +150,12 @@ def status_text(st: State, with_calls: bool, extras=None, open_runs: Sequence[st
     return "\n".join(lines + running)
 
 
-_PLAIN = re.compile(r"[^\\|\s\ud800-\udfff\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-                    r"\ufff9-\ufffb\U000e0000-\U000e007f]*")
-_LONE = re.compile("[\ud800-\udfff]")
+# Text that needs no escaping in a table cell. Compiled on first use, not at import: the class is
+# large (~3 M instructions to compile) and most calls never reach it — every verb that loads the
+# ledger imports this module, few render a cell that the fast test in `table_cell` does not clear.
+_PLAIN_CLASS = (r"[^\\|\s\ud800-\udfff\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+                r"\ufff9-\ufffb\U000e0000-\U000e007f]*")
+_LONE = "[\ud800-\udfff]"
 
 
 def table_cell(text: object) -> str:
@@ -162,10 +165,10 @@ def table_cell(text: object) -> str:
         # text holds no control, format or separator character, no lone surrogate and no whitespace
         # but the space: so only the pipe, the backslash and runs of spaces could change it.
         return s
-    if _PLAIN.fullmatch(s):
+    if re.fullmatch(_PLAIN_CLASS, s):  # `re` keeps the compiled pattern after the first call
         return s
     s = s.replace("\\", "\\\\").replace("|", "\\|")
-    s = _LONE.sub("\ufffd", s)  # a lone surrogate (a ledger another keeper wrote) is not UTF-8: shown as U+FFFD
+    s = re.sub(_LONE, "\ufffd", s)  # a lone surrogate (a ledger another keeper wrote) is not UTF-8: shown as U+FFFD
     return visible(" ".join(s.split()))  # a control or bidi character is shown as `\uXXXX`, never raw
 
 

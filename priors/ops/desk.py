@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from priors.core.answer import Answer
 from priors.core.desk import commands, open_asks, waiting
-from priors.core.lessons import Ledger, call_lines_for, fmt_score, is_lesson, lesson_rows, lessons_table, score_lines_for
+from priors.core.lessons import Ledger, call_lines_for, fmt_score, is_lesson, score_lines_for
 from priors.core.views import BUCKETS, namespaces, status_text, tally
 from priors.store.config import config_if_set_up
 from priors.store.ledger import load_ledger, open_runs, read_records
-from priors.store.paths import Paths, require_init
+from priors.store.paths import Paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -72,10 +72,3 @@ def status(paths: Paths, calls: bool, as_json: bool) -> Answer:
         low, held = lesson_calls(paths, st)
         obj["calls"] = [dict(ask, commands=commands(ask)) for ask in waiting(st, low, held)]
     return Answer(0, obj)
-
-
-def list_lessons(paths: Paths, ns: Optional[Sequence[str]], include_all: bool) -> Answer:
-    """Every lesson with its outcome record (`priors lessons`, `list --lessons`); JSON: the rows."""
-    require_init(paths)
-    rows = lesson_rows(Ledger(load_ledger(paths, want_data=False).state), list(ns) if ns else None, include_all)
-    return Answer(0, rows, lessons_table(rows))

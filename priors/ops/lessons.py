@@ -6,8 +6,6 @@ the injection budget `relevant` and `lessons --inject` share, the ranking `relev
 
 from __future__ import annotations
 
-import os
-
 from priors.core.answer import Answer
 from priors.core.canonical import dumps, normalize
 from priors.core.controls import visible
@@ -31,10 +29,11 @@ from priors.core.secret_patterns import guard
 from priors.core.settings import CONFIG_KEYS, parse_count, set_config
 from priors.core.vocabulary import LESSON_TYPES
 from priors.store.config import read_config, write_config
-from priors.store.files import atomic_write, check_inside, make_dir, read_bytes
+from priors.store.files import atomic_write, check_inside, make_dir
 from priors.store.ledger import append_and_apply, load_ledger, open_runs, read_records
 from priors.store.lock import Lock
 from priors.store.paths import Paths, list_run_dirs, require_init
+from priors.store.reflection import REFLECTION_DIR
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -42,7 +41,6 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 
     from priors.core.fold import State
 
-REFLECTION_DIR = "reflection"
 
 
 def lesson_ledger(paths: Paths, records: bool = False) -> Tuple[Any, Ledger]:
@@ -60,22 +58,6 @@ def refuse_if_open(paths: Paths, st: State, verb: str) -> None:
 
 
 # ------------------------------------------------------------------ what a redaction scrubs
-
-
-def scrub_reflections(paths: Paths, pid: str) -> None:
-    """Redaction: a reflection packet naming the prior is deleted (packets are regenerable notes). A
-    `reflection` that is a symlink is left alone: what it leads to is not the keeper's to delete."""
-    rdir = paths.dir / REFLECTION_DIR
-    if rdir.is_symlink() or not rdir.is_dir():
-        return
-    needle = pid.encode("utf-8")
-    for name in sorted(os.listdir(str(rdir))):
-        path = rdir / name
-        if path.is_file() and not path.is_symlink() and needle in (read_bytes(path) or b""):
-            try:
-                path.unlink()
-            except OSError:
-                pass
 
 
 # ------------------------------------------------------------------ config

@@ -9,12 +9,12 @@ from priors.core.canonical import JSONError, dumps, loads
 from priors.core.errors import UsageError
 from priors.core.fold import apply
 from priors.core.human import check_redactable, fold_redaction, joined, redact_event, redact_pieces, scrub
-from priors.ops.lessons import scrub_reflections
 from priors.store import fold_cache as cache
 from priors.store.files import aftercare, atomic_write, iter_files, read_bytes, remove_tree
 from priors.store.ledger import load_ledger, render, rewrite_ledger
 from priors.store.lock import Lock, remove_stray_temps
 from priors.store.paths import Paths, require_init
+from priors.store.reflection import scrub_reflections
 from priors.store.rendered import read_mark
 from priors.store.rendered import write as write_rendered
 

@@ -1,5 +1,6 @@
-"""`priors lessons --inject`: lessons for a coding session's system prompt, and the session record
-that lets `priors score last` credit a session that never opened a run.
+"""`priors lessons`: the list of lessons with their records, and with `--inject` the lessons for a
+coding session's system prompt, with the session record that lets `priors score last` credit a
+session that never opened a run.
 
 Read-only with respect to the ledger: no run is opened, nothing is appended. The lessons are
 chosen, ranked and budgeted by the very functions `relevant` uses (`core.inject.lesson_pool`,
@@ -12,11 +13,11 @@ from __future__ import annotations
 from priors.core.answer import Answer
 from priors.core.errors import MachineError, UsageError
 from priors.core.inject import already_given, block, check_key, lesson_pool, record, seal_lines, session_is_last
-from priors.core.lessons import Ledger, shape
+from priors.core.lessons import Ledger, lesson_rows, lessons_table, shape
 from priors.ops.budget import budget_for
 from priors.store.files import WARNINGS
 from priors.store.ledger import load_ledger
-from priors.store.paths import Paths, list_run_dirs
+from priors.store.paths import Paths, list_run_dirs, require_init
 from priors.store.session import read_session, write_session
 
 TYPE_CHECKING = False
@@ -120,3 +121,10 @@ def remember_sealed(paths: Paths, session: Dict[str, Any], runs: List[str]) -> N
     rec = dict(session)
     rec["sealed"] = list(runs)
     write_session(paths, rec)
+
+
+def list_lessons(paths: Paths, ns: Optional[Sequence[str]], include_all: bool) -> Answer:
+    """Every lesson with its outcome record (`priors lessons`, `list --lessons`); JSON: the rows."""
+    require_init(paths)
+    rows = lesson_rows(Ledger(load_ledger(paths, want_data=False).state), list(ns) if ns else None, include_all)
+    return Answer(0, rows, lessons_table(rows))
