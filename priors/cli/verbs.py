@@ -185,7 +185,8 @@ Open a run and print, as one JSON line, what applies to it:
   --scopes FILE|-    JSON object {scope_ref: hash} — the run's trusted snapshot
   --snapshot [PATH]  take the snapshot now (see `priors snapshot`)
   --run RUN          the run id (default: the next free one, e.g. run-004)
-  --max-inject N     inject at most N lessons (default: .priors/config.json, else all)
+  --max-inject N     inject at most N lessons (default: .priors/config.json, else all);
+                     binding lessons are never left out, and count against it
   --max-chars C      inject at most C characters of lesson text (same default)
   --settled N        list at most N priors in settled_here (default 50)
   --query TEXT       rank lessons by word overlap with TEXT: binding first, then
@@ -616,7 +617,8 @@ declare(Verb('config', 'show or set .priors/config.json (injection budget, revie
              help="""usage: priors config [KEY [VALUE]]
 
 Show or set .priors/config.json (committed with the repo, shared by every agent).
-  max_inject N        at most N lessons injected per run (`relevant --max-inject`)
+  max_inject N        at most N lessons injected per run (`relevant --max-inject`;
+                      binding lessons are never left out)
   max_chars C         at most C characters of lesson text per run (`relevant --max-chars`)
   require_review on   inject agent-proposed lessons only after a human accepts them
 A VALUE of `none` removes the key (back to the contract: inject every lesson).

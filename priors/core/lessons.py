@@ -504,9 +504,12 @@ def shape(out: Dict[str, Any], ledger: Ledger, budget: Budget) -> Dict[str, Any]
     taken: List[Dict[str, Any]] = []
     omitted: List[str] = []
     chars = 0
-    for _, item in pool:
+    for key, item in pool:
         size = len(str(item.get("claim") or ""))
-        if budget.max_inject is not None and len(taken) >= budget.max_inject:
+        if key[0] == 0:  # binding: a person accepted it, and no budget drops a person's word (it still counts)
+            taken.append(item)
+            chars += size
+        elif budget.max_inject is not None and len(taken) >= budget.max_inject:
             omitted.append(item["id"])
         elif budget.max_chars is not None and chars + size > budget.max_chars:
             omitted.append(item["id"])
