@@ -310,7 +310,7 @@ def test_reflect_mark_existing_and_ns(keeper: Keeper):
 
 
 def test_propose_tags_supersedes_and_the_secret_guard(keeper: Keeper):
-    add(keeper, "Old advice.")
+    add(keeper, "Old advice.", "--open")  # open: its successor's acceptance retires it (a binding one only if named)
     out = json.loads(keeper.ok("relevant", "--ns", "dev"))
     run = out["run"]
     body = keeper.refused("SECRET_SUSPECTED", "propose", keeper.candidate(
@@ -526,7 +526,7 @@ def test_supersedes_names_only_a_lesson_and_says_what_it_retires(keeper: Keeper)
               "--run", run, "--ns", "dev")
     keeper.ok("commit", "--run", run)
     keeper.ok("decide", "P-0001", "wontfix", "--because", "it is fine")
-    add(keeper, "Name constants.")
+    add(keeper, "Name constants.", "--open")  # open: accepting its successor retires it (a binding one: below)
     run = keeper.open_run("dev", {"a.py": keeper.hash("a.py")})["run"]
     err = keeper.usage("propose", keeper.candidate({"type": "calibration", "claim": "Prefer named constants.",
                                                     "supersedes": "P-0001"}), "--run", run, "--ns", "dev")
@@ -540,3 +540,41 @@ def test_supersedes_names_only_a_lesson_and_says_what_it_retires(keeper: Keeper)
     assert any(c["id"] == "P-0003" and c.get("supersedes") == "P-0002" for c in calls)
     keeper.ok("report", "-o", "r.html")
     assert "accepting it retires P-0002" in keeper.read("r.html")
+
+
+def test_accepting_a_lesson_leaves_a_persons_lesson_in_force_unless_named(keeper: Keeper):
+    """Issue 27: an agent's lesson with `supersedes` naming a lesson a person accepted. Accepting the
+    new lesson used to retire the person's lesson as a side effect; now only the person's own word
+    about that very lesson does (`decide NEW accepted --retires OLD`), and every view says so."""
+    add(keeper, "Name constants.")  # P-0001, accepted by a person: binding
+    run = keeper.open_run("dev", {})["run"]
+    for claim in ("Prefer named constants.", "Give every magic number a name."):
+        keeper.ok("propose", keeper.candidate({"type": "calibration", "claim": claim, "supersedes": "P-0001"}),
+                  "--run", run, "--ns", "dev")
+    keeper.ok("commit", "--run", run)
+    show = keeper.ok("show", "P-0002")
+    assert ("supersedes: P-0001 (accepted by a person: accepting or keeping this lesson leaves it in force unless"
+            " you name it — `priors decide P-0002 accepted --retires P-0001`)") in show
+    keeper.ok("config", "require_review", "on")
+    calls = {c["id"]: c for c in json.loads(keeper.ok("status", "--calls", "--json"))["calls"]}
+    assert calls["P-0002"]["supersedes_binding"] == "accepted"
+    assert "priors decide P-0002 accepted --retires P-0001" in calls["P-0002"]["commands"]
+    keeper.ok("report", "-o", "r.html")
+    assert "a person settled it (accepted): accepting this lesson leaves it in force" in keeper.read("r.html")
+    # usage errors write nothing: a prior the lesson does not supersede, a verdict that accepts nothing
+    assert "P-0002 does not supersede P-0003" in keeper.usage("decide", "P-0002", "accepted", "--retires", "P-0003")
+    assert "--retires goes with accepted or keep" in keeper.usage("decide", "P-0002", "wontfix", "--retires", "P-0001")
+    assert "P-0002" in keeper.usage("decide", "P-0001", "accepted", "--retires", "P-0002")
+    # accepting without naming it: the person's lesson stays in force, and the answer says how to retire it
+    before = len(keeper.ledger())
+    out = keeper.ok("decide", "P-0002", "accepted")
+    assert "P-0001 → obsolete" not in out
+    assert 'P-0001 stays accepted — P-0002 supersedes it, but a person settled it' in out
+    assert keeper.ledger()[before:] == [{"t": "event", "id": "P-0002", "action": "decide", "to": "accepted", "by": "human"}]
+    rows = {r["id"]: r for r in json.loads(keeper.ok("lessons", "--json"))}
+    assert rows["P-0001"]["status"] == "accepted"
+    # naming it in the same decision retires it, in the same write
+    out = keeper.ok("decide", "P-0003", "accepted", "--retires", "P-0001")
+    assert "P-0001 → obsolete (superseded by P-0003)" in out
+    assert [(r["id"], r["to"]) for r in keeper.ledger()[-2:]] == [("P-0003", "accepted"), ("P-0001", "obsolete")]
+    assert keeper.ok("verify").startswith("ledger sound")

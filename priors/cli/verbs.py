@@ -314,10 +314,10 @@ Throw away an open run's staging (dispositions, proposals, escalations).
 The ledger is not touched; open a fresh run with `priors relevant`.
 --json prints {"aborted": true, "run": ...}."""))
 declare(Verb('decide', 'a human verdict that sticks (between runs)', HUMANS, "decide_verb", OWN,
-             usage='priors decide ID VERDICT [--because TEXT] | priors decide [--open [--ns NS] [PATH…]]',
-             flags={"--because": VALUE, "--open": BOOL, "--ns": VALUE},
+             usage='priors decide ID VERDICT [--because TEXT] [--retires P-…] | priors decide [--open [--ns NS] [PATH…]]',
+             flags={"--because": VALUE, "--retires": VALUE, "--open": BOOL, "--ns": VALUE},
              max_pos=None,
-             help="""usage: priors decide ID VERDICT [--because TEXT]
+             help="""usage: priors decide ID VERDICT [--because TEXT] [--retires P-…]
        priors decide [--open [--ns NS] [PATH…]]      (on a terminal: one call at a time)
 
 A human verdict — it sticks. Only run this on a person's explicit instruction.
@@ -327,7 +327,9 @@ A human verdict — it sticks. Only run this on a person's explicit instruction.
   reopen     reopen a settled prior (needs --because)
   keep       keep a challenged or due-for-review prior (binding)
 Decisions happen between runs. Accepting (or keeping) a lesson whose candidate
-named `supersedes: P-…` retires that lesson in the same write.
+named `supersedes: P-…` retires that lesson in the same write — unless a person
+settled it (accepted, wontfix): then only `--retires P-…`, naming it, does.
+  --retires P-…  with accepted or keep: retire the binding lesson this one supersedes
 
 With no ID, on a terminal, walks through what waits for you — challenges,
 proposed retirements, reversals, losing lessons, lessons awaiting review,
