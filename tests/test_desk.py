@@ -292,3 +292,39 @@ def test_hand_written_ledger_text_never_changes_a_suggested_command(keeper):
     reopen = next(c for ask in calls for c in ask["commands"] if " reopen " in c)
     assert shlex.split(reopen) == ["priors", "decide", "P-0001", "reopen", "--because", f"accept {evil}"]
     assert not (keeper.root / "PWNED").exists() and not (keeper.root / "PWNED2").exists()
+
+
+def test_the_walk_retires_a_persons_lesson_only_on_the_persons_key(tmp_path):
+    """Issue 27: accepting a lesson that supersedes one a person accepted leaves that one in force;
+    the walk asks, and only `y` — the person naming it — retires it in the same write."""
+    k = Keeper(tmp_path / "t")
+    k.root.mkdir()
+    k.ok("init")
+    k.ok("add", "--ns", "dev", "Name constants.")
+    run = k.open_run("dev", {})["run"]
+    for claim in ("Prefer named constants.", "Give every magic number a name."):
+        k.ok("propose", k.candidate({"type": "calibration", "claim": claim, "supersedes": "P-0001"}),
+             "--run", run, "--ns", "dev")
+    k.ok("commit", "--run", run)
+    k.ok("config", "require_review", "on")
+    t = Pty(k.root, "decide")
+    first = t.expect(PROMPT)
+    assert "replaces: P-0001 — a person settled it (accepted): accepting this lesson leaves it in force" in first
+    assert "priors decide P-0002 accepted --retires P-0001" in first
+    t.send("a")
+    t.expect("reason (optional — Enter for none): ")
+    t.send("\n")
+    t.expect("retire it too? y yes · n no (keep it) > ")
+    t.send("n")  # kept: P-0001 stays in force
+    t.expect("P-0001 stays accepted")
+    t.expect(PROMPT)  # P-0003: the same question
+    t.send("a")
+    t.expect("reason (optional — Enter for none): ")
+    t.send("\n")
+    t.expect("retire it too? y yes · n no (keep it) > ")
+    t.send("y")
+    t.expect("P-0001 → obsolete (superseded by P-0003)")
+    code, _ = t.finish()
+    assert code == 0
+    assert [(r.get("id"), r.get("to")) for r in k.ledger()[-3:]] == [
+        ("P-0002", "accepted"), ("P-0003", "accepted"), ("P-0001", "obsolete")]

@@ -57,9 +57,10 @@ def repo(tmp_path: Path) -> Keeper:
     k = Keeper(tmp_path / "repo")
     k.root.mkdir()
     k.ok("init")
-    k.ok("add", "--ns", "dev", "--tag", "testing", "Run the narrowest relevant test before the full suite.")
-    k.ok("add", "--ns", "dev", "The parser tests are flaky under load; rerun them once before debugging.")
-    k.ok("config", "max_inject", "1")
+    k.ok("add", "--ns", "dev", "--tag", "testing", "--open", "Run the narrowest relevant test before the full suite.")
+    k.ok("add", "--ns", "dev", "--open", "The parser tests are flaky under load; rerun them once before debugging.")
+    k.ok("add", "--ns", "dev", "Never edit generated files by hand.")  # accepted: no budget drops it
+    k.ok("config", "max_inject", "2")
     return k
 
 
@@ -80,11 +81,12 @@ def test_session_start_and_prompts(repo: Keeper, tmp_path: Path):
     path = str(fake_keeper(tmp_path / "bin"))
     text = context(run_hook("session-start", start_json(repo.root), tmp_path, path), "SessionStart")
     assert text.startswith("## Lessons from this repository (priors)")
-    assert "- [P-0001] #testing Run the narrowest" in text and "P-0002" not in text  # max_inject 1
+    assert "- [P-0003] Never edit generated files" in text  # a person's lesson: always, and first
+    assert "- [P-0001] #testing Run the narrowest" in text and "P-0002" not in text  # max_inject 2
     # a prompt about the parser: a lesson the session does not have yet
     proc = run_hook("prompt", prompt_json(repo.root, "why is the parser test flaky?"), tmp_path, path)
     text = context(proc, "UserPromptSubmit")
-    assert "- [P-0002] The parser tests are flaky" in text and "P-0001" not in text
+    assert "- [P-0002] The parser tests are flaky" in text and "P-0001" not in text and "P-0003" not in text
     # the same prompt again: nothing new, nothing printed
     again = run_hook("prompt", prompt_json(repo.root, "why is the parser test flaky?"), tmp_path, path)
     assert (again.returncode, again.stdout) == (0, b"")
@@ -93,10 +95,10 @@ def test_session_start_and_prompts(repo: Keeper, tmp_path: Path):
     sub.mkdir()
     (repo.root / ".git").mkdir()
     proc = run_hook("session-start", dict(start_json(repo.root, "compact"), cwd=str(sub)), tmp_path, path)
-    assert "P-0001" in context(proc, "SessionStart")
+    assert "P-0001" in context(proc, "SessionStart") and "P-0003" in context(proc, "SessionStart")
     # what the session was given is on record, and `score last` credits it
     out = repo.ok("score", "last", "success")
-    assert out == "run-003 → success (a coding session: credits 2 lessons: P-0001, P-0002)\n"
+    assert out == "run-004 → success (a coding session: credits 3 lessons: P-0001, P-0002, P-0003)\n"
     assert repo.ledger_bytes().count(b'"t":"prompt"') == 0 and b"flaky?" not in repo.ledger_bytes()
 
 
@@ -111,7 +113,7 @@ def test_malformed_input_prints_nothing_and_exits_0(repo: Keeper, tmp_path: Path
         assert proc.returncode == 0, proc
         if event == "prompt" or stdin in (b"", b"not json", b"[1, 2]", b"\xff\xfe", b"{" * 5000):
             assert proc.stdout == b"", proc
-    assert repo.ledger_bytes().count(b"\n") == 6  # the hooks never write the ledger
+    assert repo.ledger_bytes().count(b"\n") == 7  # the hooks never write the ledger
 
 
 def test_fail_open(repo: Keeper, tmp_path: Path):

@@ -19,9 +19,10 @@ CLAIMS = [
 
 
 def seed(k: Keeper) -> None:
+    """Four open lessons (ranked and budgeted) and one a person accepted (P-0005: no budget drops it)."""
     for ns, text, tags in CLAIMS:
         extra = [x for t in tags for x in ("--tag", t)]
-        k.ok("add", "--ns", ns, *extra, text)
+        k.ok("add", "--ns", ns, *extra, *(() if text.startswith("Never") else ("--open",)), text)
 
 
 def inject(k: Keeper, *args: str) -> dict:
@@ -61,8 +62,13 @@ def test_ranks_and_budgets_exactly_as_relevant(keeper: Keeper):
         assert got["inject_omitted"] == rel["inject_omitted"]
         assert [{k: x[k] for k in ("id", "claim", "status")} for x in got["inject"]] == rel["inject"]
     # options win over the config, as with relevant
-    got = inject(keeper, "--ns", "dev", "--query", "parser", "--max-inject", "1", "--max-chars", "500")
-    assert ids(got["inject"]) == ["P-0003"] and len(got["inject_omitted"]) == 3
+    got = inject(keeper, "--ns", "dev", "--query", "parser", "--max-inject", "2", "--max-chars", "500")
+    assert ids(got["inject"]) == ["P-0005", "P-0003"] and got["inject_omitted"] == ["P-0001", "P-0002"]
+    # the accepted lesson fills a budget of one by itself, and is never the one left out
+    got = inject(keeper, "--ns", "dev", "--query", "parser", "--max-inject", "1", "--fresh")
+    assert ids(got["inject"]) == ["P-0005"] and got["inject_omitted"] == ["P-0003", "P-0001", "P-0002"]
+    got = inject(keeper, "--ns", "dev", "--query", "parser", "--max-chars", "10", "--fresh")  # shorter than its claim
+    assert ids(got["inject"]) == ["P-0005"] and got["inject_omitted"] == ["P-0003", "P-0001", "P-0002"]
 
 
 def test_every_namespace_by_default_and_ns_filters(keeper: Keeper):
@@ -81,8 +87,8 @@ def test_the_block_is_advisory_and_compact(keeper: Keeper):
     lines = text.splitlines()
     assert lines[:4] == [HEADING, "", ADVISORY, ""]
     assert "AGENTS.md" in ADVISORY and "override" in ADVISORY and "user's instructions" in ADVISORY
-    assert lines[4:] == ["- [P-0003] #parser The parser tests are flaky under load; rerun them once before debugging.",
-                         "- [P-0001] #testing Run the narrowest relevant test before the full suite."]
+    assert lines[4:] == ["- [P-0005] Never edit generated files by hand.",  # accepted: first, whatever the budget
+                         "- [P-0003] #parser The parser tests are flaky under load; rerun them once before debugging."]
 
 
 def test_require_review_holds_agent_lessons(keeper: Keeper):
@@ -104,19 +110,19 @@ def test_session_record_is_local_content_free_and_dedupes(keeper: Keeper):
     first = inject(keeper, "--session", "abc-1", "--query", "parser", "--max-inject", "2")
     assert first["seq"] == 1
     rec = json.loads(keeper.read(".priors/cache/session.json"))
-    assert rec == {"format": "priors-session", "version": 1, "key": "abc-1", "seq": 1, "start": 15, "at": 15,
-                   "ids": ["P-0001", "P-0003"], "last": ["P-0003", "P-0001"]}
+    assert rec == {"format": "priors-session", "version": 1, "key": "abc-1", "seq": 1, "start": 11, "at": 11,
+                   "ids": ["P-0003", "P-0005"], "last": ["P-0005", "P-0003"]}
     assert "parser" not in keeper.read(".priors/cache/session.json")  # ids and positions, never text
     # the same prompt again: nothing new for this session
     r = keeper("lessons", "--inject", "--session", "abc-1", "--query", "parser", "--max-inject", "2", "--new-only")
     assert (r.code, r.out) == (0, "")
     again = inject(keeper, "--session", "abc-1", "--query", "commits", "--max-inject", "2", "--new-only")
-    assert ids(again["inject"]) == ["P-0002"] and again["already_given"] == ["P-0001"]
-    assert json.loads(keeper.read(".priors/cache/session.json"))["ids"] == ["P-0001", "P-0002", "P-0003"]
+    assert ids(again["inject"]) == ["P-0002"] and again["already_given"] == ["P-0005"]
+    assert json.loads(keeper.read(".priors/cache/session.json"))["ids"] == ["P-0002", "P-0003", "P-0005"]
     # another session id starts a new session: everything is new to it
     other = inject(keeper, "--session", "abc-2", "--query", "parser", "--max-inject", "2", "--new-only")
-    assert ids(other["inject"]) == ["P-0003", "P-0001"] and other["seq"] == 3  # counts injections that gave something
-    assert json.loads(keeper.read(".priors/cache/session.json"))["ids"] == ["P-0001", "P-0003"]
+    assert ids(other["inject"]) == ["P-0005", "P-0003"] and other["seq"] == 3  # counts injections that gave something
+    assert json.loads(keeper.read(".priors/cache/session.json"))["ids"] == ["P-0003", "P-0005"]
 
 
 def test_score_last_credits_the_latest_session(keeper: Keeper):
@@ -124,13 +130,13 @@ def test_score_last_credits_the_latest_session(keeper: Keeper):
     inject(keeper, "--session", "s1", "--query", "parser", "--max-inject", "2")
     inject(keeper, "--session", "s1", "--ns", "docs", "--new-only")
     out = keeper.ok("score", "last", "success", "--because", "tests passed")
-    assert out == ("run-006 → success (a coding session: credits 2 lessons: P-0001, P-0003)\n"
+    assert out == ("run-006 → success (a coding session: credits 2 lessons: P-0003, P-0005)\n"
                    "run-007 → success (a coding session: credits 1 lesson: P-0004)\n")
     tail = keeper.ledger()[-6:]
-    assert tail[0] == {"t": "injected", "run": "run-006", "ids": ["P-0001", "P-0003"]}
+    assert tail[0] == {"t": "injected", "run": "run-006", "ids": ["P-0003", "P-0005"]}
     assert tail[1]["t"] == "run" and tail[1]["via"] == "session" and tail[1]["ns"] == "dev" and "by" not in tail[1]
     assert tail[4] == {"t": "score", "run": "run-006", "outcome": "success", "by": "human",
-                       "injected": ["P-0001", "P-0003"], "reason": "tests passed"}
+                       "injected": ["P-0003", "P-0005"], "reason": "tests passed"}
     assert keeper.ok("verify").startswith("ledger sound")
     history = [r["run"] for r in json.loads(keeper.ok("history", "--json"))["runs"]]
     assert "run-006" not in history and "run-007" not in history  # a coding session reviewed nothing

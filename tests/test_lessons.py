@@ -112,10 +112,10 @@ def test_config_verb(keeper: Keeper):
 
 
 def _library(k: Keeper):
-    add(k, "Keep the README short and scannable.", "--tag", "docs")
-    add(k, "Run the narrowest relevant test before the full suite.", "--tag", "testing")
+    add(k, "Keep the README short and scannable.", "--tag", "docs")  # accepted: binding
+    add(k, "Run the narrowest relevant test before the full suite.", "--tag", "testing", "--open")
     add(k, "Prefer small commits with honest messages.", "--open")
-    add(k, "Cache lint results between runs; they are slow.", "--tag", "lint")
+    add(k, "Cache lint results between runs; they are slow.", "--tag", "lint", "--open")
 
 
 def test_relevant_without_options_is_the_contract(keeper: Keeper):
@@ -127,13 +127,16 @@ def test_relevant_without_options_is_the_contract(keeper: Keeper):
 
 def test_budgets_rank_and_list_what_did_not_fit(keeper: Keeper):
     _library(keeper)
-    out = json.loads(keeper.ok("relevant", "--ns", "dev", "--query", "update the docs and the readme",
-                               "--max-inject", "2"))
-    assert ids(out["inject"]) == ["P-0001", "P-0002"]  # binding first, the docs lesson on top
-    assert out["inject_omitted"] == ["P-0004", "P-0003"]
+    out = json.loads(keeper.ok("relevant", "--ns", "dev", "--query", "run the lint", "--max-inject", "2"))
+    assert ids(out["inject"]) == ["P-0001", "P-0004"]  # binding first, then the best match
+    assert out["inject_omitted"] == ["P-0002", "P-0003"]
     keeper.ok("abort", "--run", out["run"])
-    out = json.loads(keeper.ok("relevant", "--ns", "dev", "--query", "slow lint", "--max-chars", "60"))
-    assert ids(out["inject"]) == ["P-0004"] and out["inject_omitted"] == ["P-0001", "P-0002", "P-0003"]
+    out = json.loads(keeper.ok("relevant", "--ns", "dev", "--query", "slow lint", "--max-chars", "90"))
+    assert ids(out["inject"]) == ["P-0001", "P-0004"] and out["inject_omitted"] == ["P-0002", "P-0003"]
+    keeper.ok("abort", "--run", out["run"])
+    # a person's accepted lesson is never dropped by a budget, even one it alone exceeds (36 characters)
+    out = json.loads(keeper.ok("relevant", "--ns", "dev", "--query", "slow lint", "--max-chars", "10"))
+    assert ids(out["inject"]) == ["P-0001"] and out["inject_omitted"] == ["P-0004", "P-0002", "P-0003"]
     keeper.ok("abort", "--run", out["run"])
     keeper.usage("relevant", "--ns", "dev", "--max-inject", "none")
     keeper.usage("relevant", "--ns", "dev", "--max-chars", "-3")
@@ -143,6 +146,10 @@ def test_budgets_rank_and_list_what_did_not_fit(keeper: Keeper):
     keeper.ok("abort", "--run", out["run"])
     out = json.loads(keeper.ok("relevant", "--ns", "dev", "--max-inject", "4"))  # options beat config
     assert len(out["inject"]) == 4 and out["inject_omitted"] == []
+    keeper.ok("abort", "--run", out["run"])
+    add(keeper, "Never force-push a shared branch.")  # a second binding lesson: both stay over max_inject 1
+    out = json.loads(keeper.ok("relevant", "--ns", "dev", "--query", "lint"))
+    assert ids(out["inject"]) == ["P-0001", "P-0005"] and out["inject_omitted"] == ["P-0004", "P-0002", "P-0003"]
 
 
 def test_a_budgeted_run_records_what_it_was_shown_and_only_that_is_scored(keeper: Keeper):
@@ -150,14 +157,15 @@ def test_a_budgeted_run_records_what_it_was_shown_and_only_that_is_scored(keeper
     before = len(keeper.ledger())
     run_once(keeper, "dev")  # no budget: nothing extra after the seal
     assert [r["t"] for r in keeper.ledger()[before:]] == ["run"]
-    out = run_once(keeper, "dev", "--max-inject", "1", "--query", "lint")
-    assert ids(out["inject"]) == ["P-0004"]
+    out = run_once(keeper, "dev", "--max-inject", "2", "--query", "lint")
+    assert ids(out["inject"]) == ["P-0001", "P-0004"]  # the binding lesson, then the best match
     shown, seal = keeper.ledger()[-2:]
-    assert seal["t"] == "run" and shown == {"t": "injected", "run": out["run"], "ids": ["P-0004"]}
-    assert keeper.ok("score", out["run"], "success").strip() == f"{out['run']} → success (credits 1 lesson: P-0004)"
+    assert seal["t"] == "run" and shown == {"t": "injected", "run": out["run"], "ids": ["P-0001", "P-0004"]}
+    assert (keeper.ok("score", out["run"], "success").strip()
+            == f"{out['run']} → success (credits 2 lessons: P-0001, P-0004)")
     rows = {r["id"]: r for r in json.loads(keeper.ok("lessons", "--json"))}
-    assert rows["P-0004"]["wins"] == 1 and rows["P-0001"]["wins"] == 0
-    assert rows["P-0004"]["uses"] == 2 and rows["P-0001"]["uses"] == 1
+    assert rows["P-0004"]["wins"] == 1 and rows["P-0002"]["wins"] == 0
+    assert rows["P-0004"]["uses"] == 2 and rows["P-0002"]["uses"] == 1
 
 
 def test_require_review_injects_agent_lessons_only_after_a_human_accepts(keeper: Keeper):
@@ -302,7 +310,7 @@ def test_reflect_mark_existing_and_ns(keeper: Keeper):
 
 
 def test_propose_tags_supersedes_and_the_secret_guard(keeper: Keeper):
-    add(keeper, "Old advice.")
+    add(keeper, "Old advice.", "--open")  # open: its successor's acceptance retires it (a binding one only if named)
     out = json.loads(keeper.ok("relevant", "--ns", "dev"))
     run = out["run"]
     body = keeper.refused("SECRET_SUSPECTED", "propose", keeper.candidate(
@@ -495,8 +503,8 @@ def test_a_query_copied_from_a_coloured_prompt_ranks_as_its_words(keeper: Keeper
     """`--query` only ranks and is never stored: terminal escapes and control characters are dropped
     from it (the hooks and the Pi extension pass a person's prompt as it is), for `lessons --inject`
     and `relevant` alike; every other argument still refuses them."""
-    add(keeper, "Run the parser tests first.", "--tag", "parser")
-    add(keeper, "Keep the changelog current.")
+    add(keeper, "Run the parser tests first.", "--tag", "parser", "--open")  # open: ranked, and the budget applies
+    add(keeper, "Keep the changelog current.", "--open")
     plain = keeper.ok("lessons", "--inject", "--query", "fix the parser", "--max-inject", "1", "--json")
     coloured = keeper.ok("lessons", "--inject", "--query", "\x1b[31mfix\x1b[0m the\x07 parser\x1b]0;title\x07",
                          "--max-inject", "1", "--json")
@@ -518,7 +526,7 @@ def test_supersedes_names_only_a_lesson_and_says_what_it_retires(keeper: Keeper)
               "--run", run, "--ns", "dev")
     keeper.ok("commit", "--run", run)
     keeper.ok("decide", "P-0001", "wontfix", "--because", "it is fine")
-    add(keeper, "Name constants.")
+    add(keeper, "Name constants.", "--open")  # open: accepting its successor retires it (a binding one: below)
     run = keeper.open_run("dev", {"a.py": keeper.hash("a.py")})["run"]
     err = keeper.usage("propose", keeper.candidate({"type": "calibration", "claim": "Prefer named constants.",
                                                     "supersedes": "P-0001"}), "--run", run, "--ns", "dev")
@@ -532,3 +540,41 @@ def test_supersedes_names_only_a_lesson_and_says_what_it_retires(keeper: Keeper)
     assert any(c["id"] == "P-0003" and c.get("supersedes") == "P-0002" for c in calls)
     keeper.ok("report", "-o", "r.html")
     assert "accepting it retires P-0002" in keeper.read("r.html")
+
+
+def test_accepting_a_lesson_leaves_a_persons_lesson_in_force_unless_named(keeper: Keeper):
+    """Issue 27: an agent's lesson with `supersedes` naming a lesson a person accepted. Accepting the
+    new lesson used to retire the person's lesson as a side effect; now only the person's own word
+    about that very lesson does (`decide NEW accepted --retires OLD`), and every view says so."""
+    add(keeper, "Name constants.")  # P-0001, accepted by a person: binding
+    run = keeper.open_run("dev", {})["run"]
+    for claim in ("Prefer named constants.", "Give every magic number a name."):
+        keeper.ok("propose", keeper.candidate({"type": "calibration", "claim": claim, "supersedes": "P-0001"}),
+                  "--run", run, "--ns", "dev")
+    keeper.ok("commit", "--run", run)
+    show = keeper.ok("show", "P-0002")
+    assert ("supersedes: P-0001 (accepted by a person: accepting or keeping this lesson leaves it in force unless"
+            " you name it — `priors decide P-0002 accepted --retires P-0001`)") in show
+    keeper.ok("config", "require_review", "on")
+    calls = {c["id"]: c for c in json.loads(keeper.ok("status", "--calls", "--json"))["calls"]}
+    assert calls["P-0002"]["supersedes_binding"] == "accepted"
+    assert "priors decide P-0002 accepted --retires P-0001" in calls["P-0002"]["commands"]
+    keeper.ok("report", "-o", "r.html")
+    assert "a person settled it (accepted): accepting this lesson leaves it in force" in keeper.read("r.html")
+    # usage errors write nothing: a prior the lesson does not supersede, a verdict that accepts nothing
+    assert "P-0002 does not supersede P-0003" in keeper.usage("decide", "P-0002", "accepted", "--retires", "P-0003")
+    assert "--retires goes with accepted or keep" in keeper.usage("decide", "P-0002", "wontfix", "--retires", "P-0001")
+    assert "P-0002" in keeper.usage("decide", "P-0001", "accepted", "--retires", "P-0002")
+    # accepting without naming it: the person's lesson stays in force, and the answer says how to retire it
+    before = len(keeper.ledger())
+    out = keeper.ok("decide", "P-0002", "accepted")
+    assert "P-0001 → obsolete" not in out
+    assert 'P-0001 stays accepted — P-0002 supersedes it, but a person settled it' in out
+    assert keeper.ledger()[before:] == [{"t": "event", "id": "P-0002", "action": "decide", "to": "accepted", "by": "human"}]
+    rows = {r["id"]: r for r in json.loads(keeper.ok("lessons", "--json"))}
+    assert rows["P-0001"]["status"] == "accepted"
+    # naming it in the same decision retires it, in the same write
+    out = keeper.ok("decide", "P-0003", "accepted", "--retires", "P-0001")
+    assert "P-0001 → obsolete (superseded by P-0003)" in out
+    assert [(r["id"], r["to"]) for r in keeper.ledger()[-2:]] == [("P-0003", "accepted"), ("P-0001", "obsolete")]
+    assert keeper.ok("verify").startswith("ledger sound")

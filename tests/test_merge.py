@@ -567,9 +567,11 @@ def test_lessons_loop_records_verify_and_merge(repo):
     """`add` (a sealed human run), budgeted runs (`injected`), `score` and `reflect` (`learned`) on both branches."""
     def lessons_round(r: Repo, label: str) -> None:
         r.ok("add", "--ns", "web", f"{label}: keep diffs small")
-        r.ok("add", "--ns", "web", f"{label}: run the tests first")
+        r.ok("add", "--ns", "web", "--open", f"{label}: run the tests first")  # open: the budget may leave it out
         r.ok("config", "max_inject", "1")
-        run = r.open_run("web", {"a.py": r.hash("a.py"), "b.py": r.hash("b.py")})["run"]
+        rel = r.open_run("web", {"a.py": r.hash("a.py"), "b.py": r.hash("b.py")})
+        run = rel["run"]
+        assert [i["claim"] for i in rel["inject"]] == [f"{label}: keep diffs small"]  # the accepted one, always
         r.ok("disposition", "P-0001", "still-open", "--run", run)
         r.ok("disposition", "P-0002", "still-open", "--run", run)
         r.ok("commit", "--run", run)

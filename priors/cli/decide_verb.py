@@ -42,8 +42,9 @@ NOT_A_TERMINAL = ("priors decide: with no ID VERDICT, decide walks through your 
 def cmd_decide(a: Parsed, ctx: Context) -> int:
     """One verdict, or with no ID the terminal walk; prints as it goes (the walk is a dialogue)."""
     if a.has("--open") or a.has("--ns") or not a.pos:
-        if a.has("--because"):
-            raise UsageError("priors decide: --because goes with ID VERDICT; the walk asks for each reason\n"
+        if a.has("--because") or a.has("--retires"):
+            flag = "--because" if a.has("--because") else "--retires"
+            raise UsageError(f"priors decide: {flag} goes with ID VERDICT; the walk asks for each reason\n"
                              f"usage: {a.spec.usage}")
         if a.has("--ns") and not a.has("--open"):
             raise UsageError(f"priors decide: --ns goes with --open\nusage: {a.spec.usage}")
@@ -56,7 +57,9 @@ def cmd_decide(a: Parsed, ctx: Context) -> int:
         raise UsageError(f"priors decide: wrong number of arguments\nusage: {a.spec.usage}")
     pid, verdict = a.pos
     reason = a.get("because")
-    for line in decide_verdict(Paths(ctx.root), pid, verdict, None if reason is None else str(reason)):
+    retires = a.get("retires")
+    for line in decide_verdict(Paths(ctx.root), pid, verdict, None if reason is None else str(reason),
+                               None if retires is None else str(retires)):
         ctx.print(line)
     return 0
 
@@ -151,8 +154,14 @@ def walk(ctx: Context, with_open: bool, ns: Optional[str], where: Sequence[str])
             term.write(f"  the reason holds a control or bidirectional-format character ({describe(reason)})"
                        " — not recorded, skipped\n\n")
             continue
+        retires = None
+        if verdict in ("accepted", "keep") and ask.get("supersedes_binding"):  # only the person's own key retires it
+            old = ask["supersedes"]
+            k2 = term.key(f"  {old} is {ask['supersedes_binding']} by a person — retire it too? y yes · n no (keep it) > ")
+            term.write((k2 if k2.isprintable() else "") + "\n")
+            retires = old if k2 == "y" else None
         try:
-            lines = decide_verdict(paths, ask["id"], verdict, reason)
+            lines = decide_verdict(paths, ask["id"], verdict, reason, retires)
         except Refusal as refusal:  # the ledger moved under us (a run opened): stop, as the command would
             term.write(f"  refused: {dumps(refusal.payload())}\n")
             raise

@@ -185,7 +185,8 @@ Open a run and print, as one JSON line, what applies to it:
   --scopes FILE|-    JSON object {scope_ref: hash} — the run's trusted snapshot
   --snapshot [PATH]  take the snapshot now (see `priors snapshot`)
   --run RUN          the run id (default: the next free one, e.g. run-004)
-  --max-inject N     inject at most N lessons (default: .priors/config.json, else all)
+  --max-inject N     inject at most N lessons (default: .priors/config.json, else all);
+                     binding lessons are never left out, and count against it
   --max-chars C      inject at most C characters of lesson text (same default)
   --settled N        list at most N priors in settled_here (default 50)
   --query TEXT       rank lessons by word overlap with TEXT: binding first, then
@@ -313,10 +314,10 @@ Throw away an open run's staging (dispositions, proposals, escalations).
 The ledger is not touched; open a fresh run with `priors relevant`.
 --json prints {"aborted": true, "run": ...}."""))
 declare(Verb('decide', 'a human verdict that sticks (between runs)', HUMANS, "decide_verb", OWN,
-             usage='priors decide ID VERDICT [--because TEXT] | priors decide [--open [--ns NS] [PATH…]]',
-             flags={"--because": VALUE, "--open": BOOL, "--ns": VALUE},
+             usage='priors decide ID VERDICT [--because TEXT] [--retires P-…] | priors decide [--open [--ns NS] [PATH…]]',
+             flags={"--because": VALUE, "--retires": VALUE, "--open": BOOL, "--ns": VALUE},
              max_pos=None,
-             help="""usage: priors decide ID VERDICT [--because TEXT]
+             help="""usage: priors decide ID VERDICT [--because TEXT] [--retires P-…]
        priors decide [--open [--ns NS] [PATH…]]      (on a terminal: one call at a time)
 
 A human verdict — it sticks. Only run this on a person's explicit instruction.
@@ -326,7 +327,9 @@ A human verdict — it sticks. Only run this on a person's explicit instruction.
   reopen     reopen a settled prior (needs --because)
   keep       keep a challenged or due-for-review prior (binding)
 Decisions happen between runs. Accepting (or keeping) a lesson whose candidate
-named `supersedes: P-…` retires that lesson in the same write.
+named `supersedes: P-…` retires that lesson in the same write — unless a person
+settled it (accepted, wontfix): then only `--retires P-…`, naming it, does.
+  --retires P-…  with accepted or keep: retire the binding lesson this one supersedes
 
 With no ID, on a terminal, walks through what waits for you — challenges,
 proposed retirements, reversals, losing lessons, lessons awaiting review,
@@ -616,7 +619,8 @@ declare(Verb('config', 'show or set .priors/config.json (injection budget, revie
              help="""usage: priors config [KEY [VALUE]]
 
 Show or set .priors/config.json (committed with the repo, shared by every agent).
-  max_inject N        at most N lessons injected per run (`relevant --max-inject`)
+  max_inject N        at most N lessons injected per run (`relevant --max-inject`;
+                      binding lessons are never left out)
   max_chars C         at most C characters of lesson text per run (`relevant --max-chars`)
   require_review on   inject agent-proposed lessons only after a human accepts them
 A VALUE of `none` removes the key (back to the contract: inject every lesson).

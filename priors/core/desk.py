@@ -9,6 +9,7 @@ from __future__ import annotations
 from priors.core.canonical import dumps
 from priors.core.controls import shell_text, shell_word
 from priors.core.fold import PriorState, State, review_due
+from priors.core.lessons import kept_in_force
 from priors.core.views import count_bucket, namespaces
 from priors.core.vocabulary import HUMAN_VERDICTS, SEVERITY_RANK
 
@@ -75,6 +76,8 @@ def waiting(st: State, low: Optional[Dict[str, str]] = None, review_lessons: Ite
         elif (p.status == "open" or p.binding) and review_due(st, p):
             ask = _ask(p, "review", KEEP_OR_RETIRE)
         if ask is not None:
+            if "supersedes" in ask and kept_in_force(st, p.id) is not None:
+                ask["supersedes_binding"] = st.priors[ask["supersedes"]].status  # a person's: left in force unless named
             out.append((rank[ask["kind"]], order.get(p.ns, len(order)), n, ask))
     for n, call in enumerate(st.calls):
         rec = call.rec
@@ -125,7 +128,19 @@ def commands(ask: Dict[str, Any]) -> List[str]:
         if v == "reopen":
             cmd += f" --because {shell_text(ask.get('reason') or 'why it no longer holds')}"
         out.append(cmd)
+        if v in ("accepted", "keep") and ask.get("supersedes_binding"):  # naming the person's lesson retires it too
+            out.append(f"{cmd} --retires {shell_word(ask['supersedes'])}")
     return out
+
+
+def supersedes_note(ask: Dict[str, Any]) -> str:
+    """What accepting the ask's lesson does to the lesson it supersedes (the walk, the report)."""
+    old = ask["supersedes"]
+    status = ask.get("supersedes_binding")
+    if status:
+        return (f"{old} — a person settled it ({status}): accepting this lesson leaves it in force,"
+                f" unless you name it (--retires {old})")
+    return f"{old} — accepting this lesson retires it"
 
 
 def _one_line(value: Any, width: int = 200) -> str:
@@ -151,7 +166,7 @@ def ask_text(ask: Dict[str, Any], at: int, total: int) -> str:
     if ask.get("note"):
         lines.append(f"  score:    {ask['note']}")
     if isinstance(ask.get("supersedes"), str) and any(v in ("accepted", "keep") for v in ask["verdicts"]):
-        lines.append(f"  replaces: {ask['supersedes']} — accepting this lesson retires it")
+        lines.append(f"  replaces: {supersedes_note(ask)}")
     lines.append(f"  origin:   born in {ask.get('born')}" + (f" ({ask['type']})" if ask.get("type") else ""))
     return "\n".join(lines)
 

@@ -9,6 +9,7 @@ from operator import itemgetter
 from priors.core.canonical import dumps
 from priors.core.chart import CATEGORIES, LABELS, chart_svg, quiet_streak
 from priors.core.fold import PriorState, State, apply, apply_priors, fold, rests
+from priors.core.lessons import kept_in_force
 from priors.core.plain import Plain
 from priors.core.vocabulary import SESSION_VIA, display_status
 
@@ -101,6 +102,9 @@ def timeline(records: Sequence[Dict[str, Any]], pid: str) -> Optional[Dict[str, 
                 body[key] = rec[key]
         if p.scope_hash is not None:
             body["scope_hash"] = p.scope_hash
+        kept = kept_in_force(st, pid) if "supersedes" in body else None
+        if kept is not None:  # a person's lesson: accepting this one leaves it in force unless the person names it
+            body["supersedes_binding"] = st.priors[kept].status
     if p.miss:
         body["missing_runs"] = p.miss
     return body
@@ -155,7 +159,11 @@ def show_text(body: Dict[str, Any]) -> str:
         if isinstance(body.get("distinct_from"), list):
             lines.append("  distinct from: " + ", ".join(str(x) for x in body["distinct_from"])
                          + " (the agent said this differs from those similar findings)")
-        if isinstance(body.get("supersedes"), str):
+        if isinstance(body.get("supersedes"), str) and body.get("supersedes_binding"):
+            old = body["supersedes"]
+            lines.append(f"  supersedes: {old} ({body['supersedes_binding']} by a person: accepting or keeping this lesson"
+                         f" leaves it in force unless you name it — `priors decide {body['id']} accepted --retires {old}`)")
+        elif isinstance(body.get("supersedes"), str):
             lines.append(f"  supersedes: {body['supersedes']} (accepting or keeping this lesson retires it)")
         if "evidence" in body:
             ev = body["evidence"]

@@ -504,9 +504,12 @@ def shape(out: Dict[str, Any], ledger: Ledger, budget: Budget) -> Dict[str, Any]
     taken: List[Dict[str, Any]] = []
     omitted: List[str] = []
     chars = 0
-    for _, item in pool:
+    for key, item in pool:
         size = len(str(item.get("claim") or ""))
-        if budget.max_inject is not None and len(taken) >= budget.max_inject:
+        if key[0] == 0:  # binding: a person accepted it, and no budget drops a person's word (it still counts)
+            taken.append(item)
+            chars += size
+        elif budget.max_inject is not None and len(taken) >= budget.max_inject:
             omitted.append(item["id"])
         elif budget.max_chars is not None and chars + size > budget.max_chars:
             omitted.append(item["id"])
@@ -525,15 +528,51 @@ def shape(out: Dict[str, Any], ledger: Ledger, budget: Budget) -> Dict[str, Any]
 # ------------------------------------------------------------------ what a person's verdict retires, and the list
 
 
-def supersede_events(st: State, pid: str, verdict: str) -> List[Dict[str, Any]]:
-    """When a human accepts a lesson that supersedes another, the old one retires in the same write."""
-    if verdict not in ("accepted", "keep"):
-        return []
+def superseded_by(st: State, pid: str) -> Optional[PriorState]:
+    """The live lesson that accepting (or keeping) lesson `pid` would retire: the one its
+    `supersedes` names, when that is a lesson that still has content and is not retired yet."""
     p = st.priors.get(pid)
-    old = p.rec.get("supersedes") if p is not None else None
+    old = p.rec.get("supersedes") if p is not None and not p.redacted else None
     q = st.priors.get(old) if isinstance(old, str) else None
     if q is None or q.redacted or q.status == "obsolete" or q.id == pid or not is_lesson(q):
-        return []  # (a hand-written `supersedes` of a finding retires nothing)
+        return None  # (a hand-written `supersedes` of a finding retires nothing)
+    return q
+
+
+def kept_in_force(st: State, pid: str) -> Optional[str]:
+    """The binding lesson (a person accepted or kept it) that lesson `pid` supersedes: accepting `pid`
+    leaves it in force unless the person names it in the same decision (`decide … --retires ID`).
+    `show`, the decide walk, `status --calls` and the report say so; `verify` may call this too."""
+    q = superseded_by(st, pid)
+    return q.id if q is not None and q.binding else None
+
+
+def check_retires(st: State, pid: str, verdict: str, retires: Optional[str]) -> None:
+    """`decide ID accepted|keep --retires OLD`: OLD must be what ID supersedes (usage error otherwise)."""
+    if retires is None:
+        return
+    if verdict not in ("accepted", "keep"):
+        raise UsageError(f"priors decide: --retires goes with accepted or keep (the lesson that replaces {retires}),"
+                         f" not {verdict}; nothing was written")
+    if not PRIOR_RE.match(retires):
+        raise UsageError(f"priors decide: --retires takes a prior id like P-0003, not {retires!r}")
+    p = st.priors.get(pid)
+    named = p.rec.get("supersedes") if p is not None and not p.redacted else None
+    if named != retires:
+        what = f"it supersedes {named}" if isinstance(named, str) else "it names no `supersedes`"
+        raise UsageError(f"priors decide: --retires {retires}: {pid} does not supersede {retires} ({what});"
+                         " nothing was written")
+
+
+def supersede_events(st: State, pid: str, verdict: str, retires: Optional[str] = None) -> List[Dict[str, Any]]:
+    """When a human accepts a lesson that supersedes another, the old one retires in the same write —
+    unless the old one is binding (a person settled it) and the person did not name it (`retires`):
+    a person's decision is only ever undone by a person's word about that very prior."""
+    if verdict not in ("accepted", "keep"):
+        return []
+    q = superseded_by(st, pid)
+    if q is None or (q.binding and retires != q.id):
+        return []
     return [{"t": "event", "id": q.id, "action": "decide", "to": "obsolete", "by": "human",
              "reason": f"superseded by {pid}"}]
 

@@ -11,6 +11,7 @@ from priors.core.fold import (
     PriorState,
     State,
     new_prior,
+    prior_number,
     review_due,
     scope_state,
 )
@@ -19,6 +20,7 @@ from priors.core.inject import inject_item, lesson_applies
 from priors.core.plain import Plain
 from priors.core.run_files import RunFiles, require_open
 from priors.core.similarity import folded, norm_direction, scopes_related, similar
+from priors.core.vocabulary import BINDING
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -79,6 +81,20 @@ def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: in
     return {"run": run, "ns": ns, "inject": inject, "verify": verify, "nudges": nudges,
             "settled": settled, "archived": archived, "floors": floors,
             "settled_here": here, "settled_here_more": more}
+
+
+def settled_refs(st: State, scopes: Dict[str, str]) -> List[str]:
+    """The refs of `scopes` that hold a binding prior (of any namespace) scoped to code — a file, a
+    definition, a folder, `*`: the keeper hashes these from disk itself, whatever the run's snapshot
+    says, so an invented hash can never make a person's decision look out of date. (A tool or
+    environment scope is no file: its hash is taken as given.)"""
+    refs = set()
+    for p in st.priors.values():
+        ref = p.scope_ref
+        if (ref is not None and p[1] in BINDING and ref in scopes and ref not in refs and not p.redacted
+                and p.facet("scope") not in ("tool-version", "env-fingerprint")):
+            refs.add(ref)
+    return sorted(refs)
 
 
 def _drop_none(d: Dict[str, Any], keep_null: tuple = ()) -> Dict[str, Any]:
@@ -255,10 +271,12 @@ class ProposePool(Plain):
     Kept on the run while the ledger state and the run's verdicts are the ones it was built from;
     staged priors are indexed as they are appended."""
 
-    __slots__ = ("st", "dispositions", "n_disp", "staged", "n_staged", "items", "by_ref", "refs", "wide")
+    __slots__ = ("st", "dispositions", "n_disp", "staged", "n_staged", "items", "by_ref", "refs", "wide", "ns", "other")
 
     def __init__(self, st: State, rf: RunFiles) -> None:
         self.st, self.dispositions, self.n_disp = st, rf.dispositions, len(rf.dispositions)
+        self.ns = rf.ns
+        self.other: Optional[tuple] = None  # the binding priors of other namespaces, indexed on first use
         self.staged, self.n_staged = rf.staged, 0
         self.items: List[PriorState] = []
         self.by_ref: Dict[str, List[int]] = {}
@@ -294,21 +312,39 @@ class ProposePool(Plain):
     def around(self, cand: Candidate) -> List[PriorState]:
         """The priors, in pool order, whose scope is the candidate's, contains it or lies inside it,
         is a string prefix of it (a floor's reach) or `*` — and the repo-wide ones."""
-        ref = cand.scope_ref
-        if ref is None or ref == "*":
-            return list(self.items) if ref == "*" else [self.items[i] for i in sorted(set(self.wide) | set(
-                self.by_ref.get("*", ())))]
+        return _around(self.items, self.by_ref, self.refs or [], self.wide, cand.scope_ref)
 
-        refs = self.refs or []
-        hit = set(self.wide)
-        for n in range(1, len(ref) + 1):
-            hit.update(self.by_ref.get(ref[:n], ()))
-        hit.update(self.by_ref.get("*", ()))
-        i = bisect.bisect_left(refs, ref)
-        while i < len(refs) and refs[i].startswith(ref):
-            hit.update(self.by_ref[refs[i]])
-            i += 1
-        return [self.items[i] for i in sorted(hit)]
+    def settled_elsewhere(self, cand: Candidate) -> List[PriorState]:
+        """The binding priors of every other namespace around the candidate's scope (as `around`):
+        a person's decision holds in every namespace (built on first use)."""
+        if self.other is None:
+            items = [p for p in self.st.priors.values()
+                     if p[1] in BINDING and p.ns != self.ns and not p.redacted]  # (p[1]: the status)
+            by_ref: Dict[str, List[int]] = {}
+            wide: List[int] = []
+            for pos, p in enumerate(items):
+                if isinstance(p.scope_ref, str):
+                    by_ref.setdefault(p.scope_ref, []).append(pos)
+                if p.facet("scope") == "repo-wide":
+                    wide.append(pos)
+            self.other = (items, by_ref, sorted(by_ref), wide)
+        items, by_ref, refs, wide = self.other
+        return _around(items, by_ref, refs, wide, cand.scope_ref) if items else []
+
+
+def _around(items: List[PriorState], by_ref: Dict[str, List[int]], refs: List[str], wide: List[int],
+            ref: Optional[str]) -> List[PriorState]:
+    if ref is None or ref == "*":
+        return list(items) if ref == "*" else [items[i] for i in sorted(set(wide) | set(by_ref.get("*", ())))]
+    hit = set(wide)
+    for n in range(1, len(ref) + 1):
+        hit.update(by_ref.get(ref[:n], ()))
+    hit.update(by_ref.get("*", ()))
+    i = bisect.bisect_left(refs, ref)
+    while i < len(refs) and refs[i].startswith(ref):
+        hit.update(by_ref[refs[i]])
+        i += 1
+    return [items[i] for i in sorted(hit)]
 
 
 def _pool_for(st: State, rf: RunFiles) -> ProposePool:
@@ -326,9 +362,13 @@ def find_conflict(st: State, rf: RunFiles, cand: Candidate, current: Optional[st
     `only`: judge against these priors alone (commit re-judging a staged candidate against what a
     person decided while the run was open)."""
     if only is None:
-        pool = _pool_for(st, rf).around(cand)
+        index = _pool_for(st, rf)
+        pool = index.around(cand)
+        elsewhere = index.settled_elsewhere(cand)
     else:
         pool = [p for p in with_run_dispositions(st, rf) if p.id in only]
+        elsewhere = [st.priors[i] for i in sorted(only, key=lambda x: (prior_number(x), x))
+                     if i in st.priors and st.priors[i].ns != rf.ns and st.priors[i].binding and not st.priors[i].redacted]
     cdir = norm_direction(cand.direction)
     for p in pool:
         if p.redacted or not _same_scope(p, cand, current):
@@ -338,9 +378,12 @@ def find_conflict(st: State, rf: RunFiles, cand: Candidate, current: Optional[st
             raise _same_refusal(p)
         if opposes(cand, p.rec.get("direction")) and p.status in ("fixed", "accepted", "wontfix"):
             return {"kind": "reversal", "conflicts_with": p.id, "claim": cand.claim, "direction": cand.direction}
-    near = _most_similar(pool, cand, rf.scopes)
+    for p in elsewhere:  # a person's decision holds in every namespace: the same claim on the same state
+        if _same_scope(p, cand, current) and normalize(p.claim) == cand.claim:
+            raise _same_refusal(p, elsewhere=True)
+    near = _most_similar(pool + elsewhere, cand, rf.scopes)
     if near is not None:
-        raise _same_refusal(near[0], near[1])
+        raise _same_refusal(near[0], near[1], elsewhere=near[0].ns != rf.ns)
     for p in pool:
         floor = _floor_of(p, cand, rf.scopes)
         if floor is not None:
@@ -349,8 +392,12 @@ def find_conflict(st: State, rf: RunFiles, cand: Candidate, current: Optional[st
     return None
 
 
-def _same_refusal(p: PriorState, figure: Optional[float] = None) -> Refusal:
+def _same_refusal(p: PriorState, figure: Optional[float] = None, elsewhere: bool = False) -> Refusal:
     extra: Dict[str, Any] = {} if figure is None else {"similar": True, "similarity": figure}
+    if elsewhere:  # another namespace's: `distinct_from` cannot name it (it names this namespace's priors only)
+        return Refusal("RERAISE", of=p.id, status=p.status, ns=p.ns, **extra,
+                       hint=f"a human settled this on the same state in namespace {p.ns}; a person's decision holds"
+                            " in every namespace — do not raise it again")
     if p.binding:
         return Refusal("RERAISE", of=p.id, status=p.status, **extra,
                        hint="a human settled this on the same state; do not raise it again"

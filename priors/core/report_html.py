@@ -11,7 +11,7 @@ from html import escape
 from priors.core.canonical import dumps
 from priors.core.chart import chart_svg, quiet_streak
 from priors.core.controls import visible
-from priors.core.desk import KINDS, commands, open_findings
+from priors.core.desk import KINDS, commands, open_findings, supersedes_note
 from priors.core.views import BUCKETS, namespaces, tally
 
 TYPE_CHECKING = False
@@ -171,7 +171,8 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
                 if ask.get("note"):
                     what += f" ({ask['note']})"
                 if isinstance(ask.get("supersedes"), str):
-                    what += f" — accepting it retires {ask['supersedes']}"
+                    what += (f" — replaces {supersedes_note(ask)}" if ask.get("supersedes_binding")
+                             else f" — accepting it retires {ask['supersedes']}")
                 cmds = "".join(f"<li><code>{e(c)}</code></li>" for c in commands(ask))
                 trs.append(f"<tr><td><code>{e(ask['id'])}</code></td><td>{e(what)}</td>"
                            f'<td class="claim">{e(_flat(ask["claim"]))}</td><td><ul class="cmds">{cmds}</ul></td></tr>')

@@ -10,7 +10,7 @@ from priors.core.controls import describe, has_control
 from priors.core.errors import Refusal, UsageError
 from priors.core.grammar import AGENT_VERDICTS, HUMAN_VERDICTS
 from priors.core.human import decide_event
-from priors.core.lessons import supersede_events
+from priors.core.lessons import check_retires, kept_in_force, supersede_events
 from priors.store.ledger import append_and_apply, load_ledger, open_runs
 from priors.store.lock import Lock
 from priors.store.paths import Paths, require_init
@@ -38,9 +38,9 @@ def refuse_while_a_run_is_open(paths: Paths) -> None:
                       hint=f"decisions happen between runs: commit or abort {active[0]} first")
 
 
-def decide(paths: Paths, pid: str, verdict: str, reason: Optional[str]) -> List[str]:
-    """Write a person's verdict on `pid` (and retire a lesson it supersedes, in the same write).
-    Returns the lines to print."""
+def decide(paths: Paths, pid: str, verdict: str, reason: Optional[str], retires: Optional[str] = None) -> List[str]:
+    """Write a person's verdict on `pid` (and retire a lesson it supersedes, in the same write — a
+    binding one only when the person names it: `retires`). Returns the lines to print."""
     if verdict not in HUMAN_VERDICTS:
         extra = " (that is an agent verdict — see `priors disposition`)" if verdict in AGENT_VERDICTS else ""
         raise UsageError(f"priors decide: unknown verdict {verdict!r}{extra} — one of {', '.join(HUMAN_VERDICTS)}")
@@ -53,9 +53,15 @@ def decide(paths: Paths, pid: str, verdict: str, reason: Optional[str]) -> List[
         st = loaded.state
         active = open_runs(paths, st)
         event = decide_event(st, pid, verdict, reason, active[0] if active else None)
-        retired = supersede_events(st, pid, verdict)
+        check_retires(st, pid, verdict, retires)
+        retired = supersede_events(st, pid, verdict, retires)
+        kept = kept_in_force(st, pid) if verdict in ("accepted", "keep") and not retired else None
+        kept_status = st.priors[kept].status if kept is not None else None
         # the decision lands first; a failure after it is a warning, never the answer (docs/reliability.md)
         append_and_apply(paths, loaded, [event] + retired)
     out = [f"{pid} → {verdict} (your call — this sticks)"]
     out += [f"{rec['id']} → obsolete (superseded by {pid})" for rec in retired]
+    if kept is not None:
+        out.append(f"{kept} stays {kept_status} — {pid} supersedes it, but a person settled it; to retire it too:"
+                   f" priors decide {kept} obsolete --because \"superseded by {pid}\"")
     return out

@@ -15,6 +15,7 @@ from priors.core.ledger_checks import render_expected
 from priors.core.merge_rules import RUN_RE, Conflict, merge
 from priors.store.files import atomic_write, read_bytes
 from priors.store.git import git_dir, head_commit
+from priors.store.lock import writer_alive
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
@@ -45,6 +46,7 @@ def merge_ledgers(base_p: str, ours_p: str, theirs_p: str, path: Optional[str],
         data.append(b)
     if stash and os.path.exists(stash):
         os.unlink(stash)
+    clear_dead_temps(ours_p)
     result = merge(data[0], data[1], data[2], reserved=_reserved(os.path.dirname(path)) if path is not None else ())
     if isinstance(result, Conflict):
         warn(f"priors merge-driver: cannot merge {label}: {result.reason}.\n"
@@ -58,6 +60,29 @@ def merge_ledgers(base_p: str, ours_p: str, theirs_p: str, path: Optional[str],
     if stash and md is not None:
         with open(stash, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(dumps({"head": head_commit(cwd), "md": md.decode("utf-8"), "dir": where}))
+
+
+def clear_dead_temps(ours_p: str) -> None:
+    """A driver killed while writing OURS (SIGKILL, a power cut) leaves its temp file beside it,
+    `.<ours>.<pid>.tmp` — in git's case `..merge_file_XXXXXX.<pid>.tmp` at the top of the work
+    tree, an untracked file nobody made. The next driver deletes every such temp whose writer is
+    dead: its own name's, and git's merge files' (never another file, never a live writer's)."""
+    folder, name = os.path.split(os.path.abspath(ours_p))
+    mine = f".{name}."
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for other in names:
+        if not other.endswith(".tmp") or not (other.startswith(mine) or other.startswith("..merge_file_")):
+            continue
+        pid = other[:-4].rsplit(".", 1)[-1]
+        if not pid.isdigit() or writer_alive(other):
+            continue
+        try:
+            os.unlink(os.path.join(folder, other))
+        except OSError:
+            pass
 
 
 def _reserved(priors_dir: str) -> List[str]:

@@ -10,9 +10,10 @@ from priors.core.canonical import dumps, dumps_object
 from priors.core.errors import Refusal, UsageError
 from priors.core.fold import next_run_id
 from priors.core.grammar import check_run_id
-from priors.core.protocol import select
+from priors.core.protocol import select, settled_refs
 from priors.core.vocabulary import LAST_CHOSEN_RUN, RUN_RE, id_number
 from priors.ops.budget import relevant_hook
+from priors.snapshot.scan import rehash
 from priors.store.files import atomic_write, discard_tree, make_dir
 from priors.store.ledger import ensure_dirs, first_files, load_ledger, open_runs, render
 from priors.store.lock import Lock
@@ -43,6 +44,23 @@ def check_settled(cap: Any) -> int:
     if not str(cap).isdigit() or len(str(cap)) > 9:
         raise UsageError(f"priors relevant: --settled takes a whole number, not {cap!r}")
     return int(str(cap))
+
+
+def settled_from_disk(paths: Paths, st: State, scopes: Dict[str, str]) -> Dict[str, str]:
+    """The run's snapshot with every scope that holds a binding prior hashed by the keeper from disk,
+    whatever `--scopes` (or a tool call) said: what a person settled is judged against the code as it
+    is. Such a scope that names nothing on disk is left out of the run (missing)."""
+    refs = settled_refs(st, scopes)
+    if not refs:
+        return scopes
+    disk = rehash(paths.root, refs)
+    out = dict(scopes)
+    for ref in refs:
+        if ref in disk:
+            out[ref] = disk[ref]
+        else:
+            del out[ref]
+    return out
 
 
 def open_run(paths: Paths, ns: str, scopes: Dict[str, str], run: Optional[str], budget: Optional[Budget],
@@ -79,6 +97,7 @@ def open_run_locked(paths: Paths, st: State, ns: str, scopes: Dict[str, str], ru
         run = next_run_id(st, list_run_dirs(paths))
     elif run in st.commits or paths.run_dir(str(run)).exists():
         raise Refusal("RUN_EXISTS", run=run)
+    scopes = settled_from_disk(paths, st, scopes)
     out = relevant_hook(budget, st, select(st, ns, scopes, str(run), cap))
     rdir = paths.run_dir(str(run))
     make_dir(rdir)

@@ -15,7 +15,7 @@ from priors.core.canonical import JSONError, loads, sha12_bytes
 from priors.core.errors import MachineError, UsageError
 from priors.core.vocabulary import MAX_INPUT_BYTES
 from priors.snapshot.anchors import VERSION, anchors_for, language_of
-from priors.snapshot.hashing import combine, is_binary, link_hash, pack, read_or_stream, text_hash
+from priors.snapshot.hashing import ROOT_REF, combine, is_binary, link_hash, pack, read_or_stream, text_hash
 from priors.snapshot.listing import Selection, list_tree, resolve_paths
 from priors.store.files import atomic_write, read_bytes, read_stdin
 
@@ -280,6 +280,31 @@ def take_snapshot(
         for p in report:
             sys.stderr.write(f"priors snapshot: {p}\n")
     return out
+
+
+def rehash(root: Path, refs: List[str]) -> Dict[str, str]:
+    """The keeper's own hashes of `refs` (files, definitions `f.py#X`, folders `d/`, `*`), from what is
+    on disk now: exactly what a snapshot of them says. A ref that names nothing on disk (or a path
+    outside the root) is absent from the answer. Only the files the refs name are listed and read
+    (through the stat cache), so checking a few scopes costs a few files, not a snapshot."""
+    root = Path(os.path.abspath(str(root)))
+    want = sorted(set(refs))
+    paths = set()
+    for ref in want:
+        for base in {ref.split("#", 1)[0].rstrip("/"), ref.rstrip("/")} if ref != ROOT_REF else {""}:
+            parts = base.split("/") if base else []
+            if any(p in ("", ".", "..") or "\\" in p for p in parts) or os.path.isabs(base):
+                continue
+            full = os.path.join(str(root), *parts)
+            if os.path.lexists(full):
+                paths.add(full)
+    if not paths:
+        return {}
+    try:
+        snap = take_snapshot(root, sorted(paths), problems=[], cwd=str(root))
+    except UsageError:  # a path that left the root through a link: the keeper has no hash for it
+        return {}
+    return {r: snap[r] for r in want if r in snap}
 
 
 def ambiguous_refs(files: Dict[str, str]) -> List[str]:
