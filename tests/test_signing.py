@@ -350,3 +350,52 @@ def test_armor_round_trip():
     body = "U1NIU0lH" + "A" * 150 + "=="
     assert dearmor(armor(body)) == body
     assert dearmor("not a signature") is None
+
+
+@needs_keygen
+def test_signing_key_spellings_git_accepts(repo, tmp_path):
+    """user.signingkey as a relative or ~/ path, a public key held by ssh-agent, a literal `key::`;
+    gpg.ssh.program is the signing program when set."""
+    base = turn_signing_on(repo)
+    repo.ok("add", "--ns", "web", "Prefer small functions.")
+    git(repo.root, "config", "user.signingkey", "../keys/alice")  # from the repository's root
+    repo.ok("decide", "P-0001", "keep")
+    git(repo.root, "config", "user.signingkey", "~/alice")
+    r = repo("decide", "P-0001", "keep", env={"HOME": str(repo.keys)})
+    assert r.code == 0, r
+    log = tmp_path / "program.log"
+    wrapper = tmp_path / "keygen-wrapper"
+    wrapper.write_text(f'#!/bin/sh\necho "$@" >> "{log}"\nexec ssh-keygen "$@"\n', encoding="utf-8")
+    wrapper.chmod(0o755)
+    git(repo.root, "config", "gpg.ssh.program", str(wrapper))
+    git(repo.root, "config", "user.signingkey", str(repo.alice))
+    repo.ok("decide", "P-0001", "keep")
+    assert "-Y sign -n priors" in log.read_text(encoding="utf-8")
+    git(repo.root, "config", "--unset", "gpg.ssh.program")
+    sock = tmp_path / "agent.sock"
+    agent = subprocess.Popen(["ssh-agent", "-D", "-a", str(sock)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            if sock.exists():
+                break
+            subprocess.run(["sleep", "0.05"])
+        env = {"SSH_AUTH_SOCK": str(sock)}
+        subprocess.run(["ssh-add", "-q", str(repo.alice)], env=dict(os.environ, **env), check=True,
+                       capture_output=True)
+        git(repo.root, "config", "user.signingkey", str(repo.alice) + ".pub")
+        assert repo("decide", "P-0001", "keep", env=env).code == 0
+        literal = Path(str(repo.alice) + ".pub").read_text(encoding="utf-8").strip()
+        git(repo.root, "config", "user.signingkey", "key::" + literal)
+        r = repo("decide", "P-0001", "keep", env=env)
+        assert r.code == 0, r
+    finally:
+        agent.terminate()
+        agent.wait(timeout=10)
+    r = repo("verify", "--since", base, "--json")
+    assert r.code == 0, r
+    listed = json.loads(r.out)["human_lines"]
+    keeps = [h for h in listed if h["says"] == "decide P-0001 keep"]
+    assert len(keeps) == 5 and all(h["signer"] == ALICE for h in keeps)
+    # identical payloads sign to identical signatures (ed25519 is deterministic): the list says so
+    assert [h.get("same_as") for h in keeps] == [None] + [keeps[0]["line"]] * 4
+    assert f"the same signature as line {keeps[0]['line']}" in repo.ok("verify", "--since", base)
