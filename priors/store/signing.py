@@ -11,6 +11,7 @@ carry one — are pure, in core/signing.py.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from priors.core.canonical import JSONError, loads
 from priors.core.errors import Refusal
@@ -36,8 +37,6 @@ from priors.store.git import file_at
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
     from typing import Any, Dict, List, Optional, Sequence, Tuple
-
-    from priors.store.paths import Paths
 
 CONFIG_NAME = ".priors/config.json"
 SIGN_HELP = "docs/ci.md, \"Human lines are signed\""
@@ -187,7 +186,7 @@ def review(root: Any, data: bytes, old: Optional[bytes], rev: Optional[str], lab
     added_from = len(split(old)) + 1 if old is not None else len(split(data)) + 1
     if old is not None:
         out.added = added_lines(lines, added_from)
-    here = read_bytes(signers_path(root))
+    here = read_bytes(Path(signers_path(root)))
     then = file_at(root, rev, SIGNERS_NAME) if rev is not None else None
     if rev is not None:
         config_warning(out, root, rev, label)
@@ -241,7 +240,7 @@ def config_warning(out: Review, root: Any, rev: str, label: str) -> None:
             return {"(the file)": "unreadable"}
         return obj if isinstance(obj, dict) else {"(the file)": "not an object"}
 
-    here = read_bytes(os.path.join(str(root), *CONFIG_NAME.split("/")))
+    here = read_bytes(Path(root, *CONFIG_NAME.split("/")))
     then = file_at(root, rev, CONFIG_NAME)
     changes = config_changes(parsed(then), parsed(here))
     if changes:
