@@ -105,13 +105,13 @@ def verify(paths: Paths, since: Optional[str], no_git: bool) -> Tuple[Answer, Li
     if people.added:
         body["human_lines"] = people.added
     lines = [p.text() for p in problems] + ["warning: " + w.text() for w in warnings]
-    lines += human_summary(people.added, since or against or "")
     n = checked.lines
     if not problems:
         grew = f", grew only since {since}" if since else (f", grew only since {against}" if against else "")
         lines.append(f"ledger sound: {n} line{'s' if n != 1 else ''}" + grew)
     else:
         lines.append(f"{len(problems)} problem{'s' if len(problems) != 1 else ''} in .priors/")
+    lines += human_summary(people.added, since or "HEAD")  # after the verdict line
     return (Answer(1 if problems else 0, body, "\n".join(lines), encoded=dumps(body)),
             [github_annotation(p) for p in problems] + [github_annotation(w, "warning") for w in warnings])
 
