@@ -101,8 +101,8 @@ def _lines_holding(data: bytes, needle: bytes) -> List[Tuple[int, int]]:
     return spans
 
 
-def redact_pieces(data: bytes, pid: str, reason: str,
-                  blank_free: bool = False) -> Tuple[List[Any], Optional[str], List[Dict[str, Any]]]:
+def redact_pieces(data: bytes, pid: str, reason: str, blank_free: bool = False,
+                  event: Optional[Dict[str, Any]] = None) -> Tuple[List[Any], Optional[str], List[Dict[str, Any]]]:
     """`redact_lines` over the ledger's bytes, parsing only the lines that can name `pid`.
 
     A line names `pid` only if it holds its canonical JSON text, or spells a character another way
@@ -112,7 +112,8 @@ def redact_pieces(data: bytes, pid: str, reason: str,
     the bytes) — the tombstone's content hash (of the first live prior line), and, in ledger
     order, the new records of every line that names `pid` (for `fold_redaction`).
     `blank_free`: the caller knows no line is blank (the fold counted one record per line), which
-    spares scanning for them.
+    spares scanning for them. `event`: the redact event to append (signed, say); by default
+    `redact_event(pid, reason)`.
     """
     needle = dumps(pid).encode("utf-8")
     lines: Optional[List[bytes]] = None
@@ -148,7 +149,7 @@ def redact_pieces(data: bytes, pid: str, reason: str,
         pieces.append((at, len(data)))
         if not data.endswith(b"\n"):
             pieces.append(b"\n")
-    pieces.append((dumps(redact_event(pid, reason)) + "\n").encode("utf-8"))
+    pieces.append((dumps(redact_event(pid, reason) if event is None else event) + "\n").encode("utf-8"))
     return pieces, content_hash, named
 
 

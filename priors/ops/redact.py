@@ -17,6 +17,7 @@ from priors.store.paths import Paths, require_init
 from priors.store.reflection import scrub_reflections
 from priors.store.rendered import read_mark
 from priors.store.rendered import write as write_rendered
+from priors.store.signing import sign_lines
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -35,10 +36,12 @@ def redact(paths: Paths, pid: str, reason: str) -> str:
         if done is not None and done.redacted:  # a retry — maybe of a redact killed while it scrubbed
             _finish_scrub(paths, pid, done.rec.get("content_hash"))
         check_redactable(st, pid)
+        event = redact_event(pid, str(reason))
+        sign_lines(paths.root, [event])  # signed (when the repository asks) before a byte is rewritten
         data = loaded.data or b""
         lines = loaded.lines + (0 if loaded.ends_with_newline else 1)  # lines in the file, the last one included
         blank_free = bool(data) and st.records == lines  # one record per line: no line is blank
-        pieces, content_hash, named = redact_pieces(data, pid, str(reason), blank_free)
+        pieces, content_hash, named = redact_pieces(data, pid, str(reason), blank_free, event)
         measured = cache.measure(data, pieces, lines + 1 if blank_free else None)  # every line kept, one added
         shown = read_mark(paths.dir)  # which ledger PRIORS.md shows: cache/ is about to go
         rewrite_ledger(paths, pieces, len(data))  # kept spans copied from the file, not from memory
@@ -49,7 +52,7 @@ def redact(paths: Paths, pid: str, reason: str) -> str:
         derived = fold_redaction(st, pid, named)
         if not derived:
             st = cache.fresh_fold(joined(data, pieces))[0]
-        apply(st, redact_event(pid, str(reason)))
+        apply(st, event)
         # the snapshot points at ledger lines, so it holds no claim; a derived state's records still
         # point into the old ledger, and every offset is carried over to where its line moved
         after = aftercare("writing the fold cache", cache.store, paths.dir, st, measured,

@@ -21,6 +21,7 @@ from priors.store.git import committed_ledger, git_show
 from priors.store.ledger import ledger_blocks, read_ledger_bytes
 from priors.store.lock import writer_alive
 from priors.store.paths import Paths, ledger_missing, require_init
+from priors.store.signing import review, signing_on
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
@@ -81,17 +82,28 @@ def verify(paths: Paths, since: Optional[str], no_git: bool) -> Tuple[Answer, Li
                                 "(`git checkout -- .priors/ledger.jsonl`)", LEDGER_NAME))
     problems += check_files(paths.root, data, checked)
     against = None
+    old: Optional[bytes] = None
     if since is not None:
-        problems += check_since(git_show(paths.root, since), data, since)
+        old = git_show(paths.root, since)
+        problems += check_since(old, data, since)
     elif not no_git:
         old = committed_ledger(paths.root)  # a hand edit of a committed line is caught before it is committed
         if old is not None:
             against = "the last commit (HEAD)"
             problems += check_since(old, data, against)
+    # a person's lines: signatures (when .priors/allowed_signers asks), and those this change adds
+    if no_git and signing_on(paths.root) and ledger_missing(paths) is None:
+        data = read_ledger_bytes(paths)
+    people = review(paths.root, data, old, since if since is not None else ("HEAD" if against else None),
+                    since or against or "")
+    problems += people.problems
+    warnings = warnings + people.warnings
     problems.sort(key=lambda p: (p.file != LEDGER_NAME, p.file, p.line))
     body: Dict[str, Any] = {"ok": not problems, "problems": [p.as_dict() for p in problems]}
     if warnings:
         body["warnings"] = [w.as_dict() for w in warnings]
+    if people.added:
+        body["human_lines"] = people.added
     lines = [p.text() for p in problems] + ["warning: " + w.text() for w in warnings]
     n = checked.lines
     if not problems:
@@ -99,12 +111,27 @@ def verify(paths: Paths, since: Optional[str], no_git: bool) -> Tuple[Answer, Li
         lines.append(f"ledger sound: {n} line{'s' if n != 1 else ''}" + grew)
     else:
         lines.append(f"{len(problems)} problem{'s' if len(problems) != 1 else ''} in .priors/")
+    lines += human_summary(people.added, since or "HEAD")  # after the verdict line
     return (Answer(1 if problems else 0, body, "\n".join(lines), encoded=dumps(body)),
-            [github_annotation(p) for p in problems])
+            [github_annotation(p) for p in problems] + [github_annotation(w, "warning") for w in warnings])
 
 
-def github_annotation(p: Problem) -> str:
-    """`::error file=…,line=…,title=…::message` with GitHub's escaping."""
+def human_summary(added: List[Dict[str, Any]], label: str) -> List[str]:
+    """The lines a person wrote that this change adds, for the reviewer to see (docs/ci.md)."""
+    if not added:
+        return []
+    n = len(added)
+    out = [f"{n} decision{'s' if n != 1 else ''} by a person in this change (since {label}):"]
+    for item in added:
+        extra = f" — signed by {item['signer']}" if "signer" in item else " — unsigned"
+        if "same_as" in item:
+            extra += f", the same signature as line {item['same_as']}"
+        out.append(f"  line {item['line']}: {item['says']}{extra}")
+    return out
+
+
+def github_annotation(p: Problem, kind: str = "error") -> str:
+    """`::error file=…,line=…,title=…::message` (or `::warning`) with GitHub's escaping."""
 
     def esc_data(s: str) -> str:
         return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
@@ -116,6 +143,6 @@ def github_annotation(p: Problem) -> str:
     if p.line:
         props.append(f"line={p.line}")
     props.append(f"title={esc_prop('priors ' + p.code)}")
-    return f"::error {','.join(props)}::{esc_data(p.message)}"
+    return f"::{kind} {','.join(props)}::{esc_data(p.message)}"
 
 

@@ -148,3 +148,13 @@ def register_git(root: Any) -> List[str]:
         atomic_write(attrs, text.encode("utf-8"))
         done.append(".gitattributes")
     return done
+
+
+def file_at(root: Any, rev: str, rel: str) -> Optional[bytes]:
+    """The bytes of `rel` (a path under the target root) at `rev`; None when it is not there, or
+    git cannot say (`verify` compares `.priors/config.json` and `.priors/allowed_signers` with it)."""
+    try:
+        out = _git(["show", f"{rev}:./{rel}"], root)
+    except OSError:
+        return None
+    return out.stdout if out.returncode == 0 else None

@@ -16,6 +16,7 @@ from priors.store import rendered
 from priors.store.files import CHANGED, LANDED, aftercare, atomic_write, check_inside, read_blocks, read_bytes
 from priors.store.fold_cache import load as cached_load
 from priors.store.paths import GITIGNORE_LINES, Paths, list_run_dirs, require_init, require_ledger
+from priors.store.signing import sign_lines
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -83,7 +84,10 @@ def append_ledger(paths: Paths, data: Optional[bytes], records: List[Dict[str, A
     """Old bytes plus new canonical lines, written atomically.
 
     With `data` None the old bytes are copied from the file the `loaded` fold came from (they are
-    never read into memory). Given `loaded`, returns the new ledger's (length, sha256)."""
+    never read into memory). Given `loaded`, returns the new ledger's (length, sha256).
+    A person's lines are signed first when the repository asks for it (store/signing.py): a
+    signature that cannot be made refuses the write before its first byte."""
+    sign_lines(paths.root, records)
     body = "".join(dumps(r) + "\n" for r in records).encode("utf-8")
     if data is None:
         if loaded is None:

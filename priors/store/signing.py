@@ -1,0 +1,256 @@
+"""Signing a person's ledger lines with the SSH key git signs commits with, and checking them.
+
+Signing is on when `.priors/allowed_signers` exists (OpenSSH's allowed-signers format, the file git
+reads for `gpg.ssh.allowedSignersFile`). A person's verb then signs each of its lines with
+`ssh-keygen -Y sign -n priors` and the key `git config user.signingkey` names (`gpg.format ssh`),
+as the principal `git config user.email`, before the first byte is written; `verify` checks every
+person's line with `ssh-keygen -Y verify`. The rules — what a signature covers, which lines must
+carry one — are pure, in core/signing.py.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from priors.core.canonical import JSONError, loads
+from priors.core.errors import Refusal
+from priors.core.ledger_rules import Problem
+from priors.core.signing import (
+    NAMESPACE,
+    SIGNERS_NAME,
+    HumanLine,
+    added_lines,
+    armor,
+    config_changes,
+    dearmor,
+    good_principal,
+    human_lines,
+    is_human,
+    judge,
+    payload,
+    signer_changes,
+)
+from priors.store.files import read_bytes
+from priors.store.git import file_at
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+CONFIG_NAME = ".priors/config.json"
+SIGN_HELP = "docs/ci.md, \"Human lines are signed\""
+
+
+def signers_path(root: Any) -> str:
+    return os.path.join(str(root), *SIGNERS_NAME.split("/"))
+
+
+def signing_on(root: Any) -> bool:
+    """Whether the repository asks for signed human lines: it holds `.priors/allowed_signers`."""
+    return os.path.isfile(signers_path(root))
+
+
+# ------------------------------------------------------------------ signing a person's lines
+
+
+def refuse(why: str) -> Refusal:
+    return Refusal("SIGNING_FAILED", hint=f"{why}; nothing was written (set-up: {SIGN_HELP})")
+
+
+def git_config(root: Any) -> Dict[str, str]:
+    """Git's effective configuration in `root` (the last value of each key wins, as in git)."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "config", "--null", "--list"], cwd=str(root), capture_output=True)
+    except OSError:
+        raise refuse(".priors/allowed_signers turns signing on, and the signing key is read from git's "
+                     "config, but git was not found") from None
+    cfg: Dict[str, str] = {}
+    for entry in out.stdout.decode("utf-8", "replace").split("\0"):
+        key, _, value = entry.partition("\n")
+        if key:
+            cfg[key.lower()] = value
+    return cfg
+
+
+def signing_key(root: Any) -> Tuple[str, str, bool, str]:
+    """(principal, key file for `ssh-keygen -f`, whether the key is a literal held by the agent,
+    the ssh-keygen program) from git's config — or the refusal saying what is missing."""
+    cfg = git_config(root)
+    program = cfg.get("gpg.ssh.program") or "ssh-keygen"
+    if cfg.get("gpg.format") != "ssh":
+        raise refuse("signing is on (.priors/allowed_signers exists) and uses git's SSH signing key: run "
+                     "`git config gpg.format ssh` and `git config user.signingkey ~/.ssh/id_ed25519.pub`")
+    key = cfg.get("user.signingkey", "").strip()
+    if not key:
+        raise refuse("signing is on (.priors/allowed_signers exists) but git names no signing key: run "
+                     "`git config user.signingkey ~/.ssh/id_ed25519.pub` (a private or public key file)")
+    email = cfg.get("user.email", "").strip()
+    if not good_principal(email):
+        raise refuse("signing is on (.priors/allowed_signers exists) and your line names you by "
+                     "`git config user.email`, which is unset or not one word: set it to your principal in "
+                     ".priors/allowed_signers")
+    if key.startswith("key::"):
+        return email, key[len("key::"):].strip(), True, program
+    if key.startswith(("ssh-", "ecdsa-", "sk-")):  # git's older spelling of a literal key
+        return email, key, True, program
+    path = os.path.expanduser(key)
+    if not os.path.isabs(path):
+        path = os.path.join(str(root), path)
+    if not os.path.isfile(path):
+        raise refuse(f"git's user.signingkey names {key!r}, which is not a file")
+    return email, path, False, program
+
+
+def run_keygen(args: Sequence[str], data: bytes) -> Tuple[int, bytes, str]:
+    """(exit code, stdout, the last line of stderr) of ssh-keygen — or the refusal naming its absence."""
+    import subprocess
+
+    try:
+        out = subprocess.run(list(args), input=data, capture_output=True)
+    except FileNotFoundError:
+        raise refuse(f"signing is on (.priors/allowed_signers exists) but {args[0]} was not found: "
+                     "install OpenSSH (ssh-keygen 8.2 or later)") from None
+    except OSError as exc:
+        raise refuse(f"signing is on but {args[0]} could not be started: {exc.strerror or exc}") from None
+    said = [ln.strip() for ln in out.stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
+    return out.returncode, out.stdout, said[-1] if said else ""
+
+
+def sign_lines(root: Any, records: Sequence[Dict[str, Any]]) -> None:
+    """Sign, in place, every person's line among `records` that carries no signature yet — when signing
+    is on. Each signature is checked against allowed_signers before anything is written, so a key the
+    file does not list is refused here, not found by the next `verify`. Raises SIGNING_FAILED."""
+    todo = [r for r in records if is_human(r) and "sig" not in r]
+    if not todo or not signing_on(root):
+        return
+    import tempfile
+
+    email, key, literal, program = signing_key(root)
+    done: List[Tuple[Dict[str, Any], str]] = []
+    with tempfile.TemporaryDirectory(prefix="priors-sign-") as tmp:
+        if literal:
+            keyfile = os.path.join(tmp, "key.pub")
+            with open(keyfile, "w", encoding="utf-8") as fh:
+                fh.write(key + "\n")
+            key = keyfile
+        for rec in todo:
+            body = payload(dict(rec, signer=email))
+            args = [program, "-Y", "sign", "-n", NAMESPACE, "-f", key] + (["-U"] if literal else [])
+            code, out, said = run_keygen(args, body)
+            sig = dearmor(out.decode("utf-8", "replace")) if code == 0 else None
+            if sig is None:
+                raise refuse(f"ssh-keygen could not sign with {key} ({said or f'exit {code}'})")
+            why = check_one(program, signers_path(root), email, sig, body, tmp)
+            if why is not None:
+                raise refuse(f"your signature does not verify against .priors/allowed_signers ({why}): add "
+                             f"`{email} <your public key>` to it")
+            done.append((rec, sig))
+    for rec, sig in done:
+        rec["signer"] = email
+        rec["sig"] = sig
+
+
+def check_one(program: str, allowed: str, principal: str, sig: str, body: bytes, tmp: str) -> Optional[str]:
+    """None when `sig` is `principal`'s valid signature of `body` under `allowed`; else why not."""
+    sigfile = os.path.join(tmp, "line.sig")
+    with open(sigfile, "w", encoding="ascii") as fh:
+        fh.write(armor(sig))
+    code, _, said = run_keygen([program, "-Y", "verify", "-f", allowed, "-I", principal, "-n", NAMESPACE,
+                                "-s", sigfile], body)
+    return None if code == 0 else (said or f"ssh-keygen exit {code}")
+
+
+# ------------------------------------------------------------------ verify: a person's lines and the change
+
+
+class Review:
+    """What `verify` adds about people: signature problems, warnings (unsigned lines from before
+    signing, a changed config or signer list), and the person's lines the compared change adds."""
+
+    def __init__(self) -> None:
+        self.problems: List[Problem] = []
+        self.warnings: List[Problem] = []
+        self.added: List[Dict[str, Any]] = []
+
+
+def review(root: Any, data: bytes, old: Optional[bytes], rev: Optional[str], label: str) -> Review:
+    """Check `data`'s human lines against allowed_signers — the file as `rev` holds it when it does
+    (a change cannot vouch for itself by adding a key), else the working tree's — and, when there is
+    a comparison (`old`: the ledger at `rev`), list the human lines the change adds and flag changes
+    to .priors/config.json and .priors/allowed_signers since `rev` (`label` names it)."""
+    out = Review()
+    lines = human_lines(data)
+    added_from = len(split(old)) + 1 if old is not None else len(split(data)) + 1
+    if old is not None:
+        out.added = added_lines(lines, added_from)
+    here = read_bytes(Path(signers_path(root)))
+    then = file_at(root, rev, SIGNERS_NAME) if rev is not None else None
+    if rev is not None:
+        config_warning(out, root, rev, label)
+        moved = signer_changes(then, here)
+        if moved and then is not None:
+            out.warnings.append(Problem(0, "SIGNERS_CHANGED", f"changed since {label} ({'; '.join(moved)}) — "
+                                        f"signatures are checked against the list at {label}", SIGNERS_NAME))
+    anchor = then if then is not None else here
+    if anchor is None:
+        return out
+    failures: Dict[int, str] = {}
+    to_check = [hl for hl in lines if hl.sig is not None and hl.shape_problem() is None]
+    if to_check:
+        try:
+            failures = check_all(anchor, to_check)
+        except Refusal as exc:
+            out.problems.append(Problem(0, "SIGNING_UNAVAILABLE", str(exc.details.get("hint", exc.code))
+                                        .replace("; nothing was written", ""), SIGNERS_NAME))
+            return out
+    problems, warnings = judge(lines, added_from, failures)
+    out.problems += problems
+    out.warnings += warnings
+    return out
+
+
+def check_all(allowed: bytes, lines: Sequence[HumanLine]) -> Dict[int, str]:
+    """line number → why its signature failed, for each of `lines` whose signature does not verify."""
+    import tempfile
+
+    failures: Dict[int, str] = {}
+    with tempfile.TemporaryDirectory(prefix="priors-verify-") as tmp:
+        path = os.path.join(tmp, "allowed_signers")
+        with open(path, "wb") as fh:
+            fh.write(allowed)
+        for hl in lines:
+            assert hl.sig is not None and hl.signer is not None
+            why = check_one("ssh-keygen", path, hl.signer, hl.sig, payload(hl.rec), tmp)
+            if why is not None:
+                failures[hl.no] = f"signed as {hl.signer}: {why}"
+    return failures
+
+
+def config_warning(out: Review, root: Any, rev: str, label: str) -> None:
+    """A warning naming every key of .priors/config.json that changed since `rev`."""
+    def parsed(data: Optional[bytes]) -> Optional[Dict[str, Any]]:
+        if data is None:
+            return None
+        try:
+            obj = loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, JSONError):
+            return {"(the file)": "unreadable"}
+        return obj if isinstance(obj, dict) else {"(the file)": "not an object"}
+
+    here = read_bytes(Path(root, *CONFIG_NAME.split("/")))
+    then = file_at(root, rev, CONFIG_NAME)
+    changes = config_changes(parsed(then), parsed(here))
+    if changes:
+        out.warnings.append(Problem(0, "CONFIG_CHANGED", f"changed since {label}: {'; '.join(changes)}", CONFIG_NAME))
+
+
+def split(data: Optional[bytes]) -> List[bytes]:
+    if not data:
+        return []
+    parts = data.split(b"\n")
+    if parts[-1] == b"":
+        parts.pop()
+    return parts

@@ -1,0 +1,401 @@
+"""Human decisions can be proven human (issue 27): with `.priors/allowed_signers` committed, a person's
+verbs sign their lines with git's SSH signing key and `verify` checks every one; without it,
+`verify --since` shows the reviewer the person's lines a change adds and a changed config.
+
+End to end, with real `ssh-keygen` keys made in a temp folder and git config in a temp repository.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+
+from conftest import Keeper
+from priors.core.canonical import dumps
+from priors.core.signing import armor, dearmor, payload
+
+KEYGEN = shutil.which("ssh-keygen")
+needs_keygen = pytest.mark.skipif(KEYGEN is None, reason="ssh-keygen is not installed")
+ALICE = "alice@example.com"
+
+
+def git(root: Path, *args: str) -> str:
+    out = subprocess.run(["git", *args], cwd=str(root), capture_output=True, text=True)
+    assert out.returncode == 0, out
+    return out.stdout.strip()
+
+
+def make_key(folder: Path, name: str) -> Path:
+    path = folder / name
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(path)], check=True)
+    return path
+
+
+def allowed_line(principal: str, key: Path) -> str:
+    kind, blob = Path(str(key) + ".pub").read_text(encoding="utf-8").split()[:2]
+    return f"{principal} {kind} {blob}\n"
+
+
+def sign_as(key: Path, rec: Dict[str, Any], signer: str) -> Dict[str, Any]:
+    """`rec` signed by `key` outside the keeper, as a forger holding some key would."""
+    rec = dict(rec, signer=signer)
+    out = subprocess.run(["ssh-keygen", "-Y", "sign", "-n", "priors", "-f", str(key)], input=payload(rec),
+                         capture_output=True, check=True)
+    rec["sig"] = dearmor(out.stdout.decode("ascii"))
+    return rec
+
+
+def human(keeper: Keeper) -> List[Dict[str, Any]]:
+    return [r for r in keeper.ledger() if r.get("by") == "human"]
+
+
+def append(keeper: Keeper, rec: Dict[str, Any]) -> int:
+    """Append one canonical line by hand; returns its line number."""
+    p = keeper.root / ".priors" / "ledger.jsonl"
+    with open(p, "ab") as fh:
+        fh.write((dumps(rec) + "\n").encode("utf-8"))
+    return len(keeper.ledger())
+
+
+def problems(r) -> List[Dict[str, Any]]:
+    return json.loads(r.out)["problems"]
+
+
+@pytest.fixture
+def repo(tmp_path):
+    """A git repository with the keeper, a committed base; alice's key configured for SSH signing."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    git(root, "init", "-q")
+    git(root, "config", "user.name", "Alice")
+    git(root, "config", "user.email", ALICE)
+    git(root, "config", "commit.gpgsign", "false")
+    kp = Keeper(root)
+    kp.ok("init")
+    kp.keys = keys  # type: ignore[attr-defined]
+    if KEYGEN is not None:
+        alice = make_key(keys, "alice")
+        git(root, "config", "gpg.format", "ssh")
+        git(root, "config", "user.signingkey", str(alice))
+        kp.alice = alice  # type: ignore[attr-defined]
+    return kp
+
+
+def commit(kp: Keeper, msg: str) -> str:
+    git(kp.root, "add", "-A")
+    git(kp.root, "commit", "-q", "--no-verify", "-m", msg)
+    return git(kp.root, "rev-parse", "HEAD")
+
+
+def turn_signing_on(kp: Keeper, *extra: str) -> str:
+    kp.write(".priors/allowed_signers", allowed_line(ALICE, kp.alice) + "".join(extra))  # type: ignore[attr-defined]
+    return commit(kp, "signing on")
+
+
+# ------------------------------------------------------------------ signed lines verify
+
+
+@needs_keygen
+def test_signed_decide_verifies(repo):
+    base = turn_signing_on(repo)
+    repo.ok("add", "--ns", "web", "Prefer small functions.")
+    repo.ok("decide", "P-0001", "reopen", "--because", "too strict for parsers")
+    lines = human(repo)
+    assert [r.get("action", r["t"]) for r in lines] == ["commit", "decide", "decide"]
+    assert all(r["signer"] == ALICE and isinstance(r["sig"], str) for r in lines)
+    r = repo("verify", "--since", base, "--json")
+    assert r.code == 0, r
+    body = json.loads(r.out)
+    assert [h["says"] for h in body["human_lines"]] == ["add run-001 in web", "decide P-0001 accepted",
+                                                         "decide P-0001 reopen"]
+    assert {h["signer"] for h in body["human_lines"]} == {ALICE}
+    text = repo.ok("verify", "--since", base)
+    assert "3 decisions by a person in this change" in text
+    assert f"line 4: decide P-0001 reopen — signed by {ALICE}" in text
+    assert repo("verify").code == 0  # against HEAD
+    commit(repo, "decided")
+    assert repo("verify", "--no-git").code == 0
+
+
+@needs_keygen
+def test_forged_unsigned_human_line_fails_naming_the_line(repo):
+    base = turn_signing_on(repo)
+    repo.ok("add", "--ns", "web", "Prefer small functions.")
+    commit(repo, "lesson")
+    n = append(repo, {"t": "event", "id": "P-0001", "action": "decide", "to": "obsolete", "by": "human"})
+    repo.ok("render")
+    for args in (("verify", "--json"), ("verify", "--since", base, "--json"), ("verify", "--no-git", "--json")):
+        r = repo(*args)
+        assert r.code == 1, (args, r)
+        assert [(p["line"], p["code"]) for p in problems(r)] == [(n, "UNSIGNED_HUMAN_LINE")], args
+        assert "decide P-0001 obsolete" in problems(r)[0]["message"]
+    assert f"line {n}: decide P-0001 obsolete: a person's line without a signature" in repo("verify").out
+
+
+@needs_keygen
+def test_line_signed_by_a_key_not_allowed_fails(repo):
+    base = turn_signing_on(repo)
+    repo.ok("add", "--ns", "web", "Prefer small functions.")
+    mallory = make_key(repo.keys, "mallory")
+    line = {"t": "event", "id": "P-0001", "action": "decide", "to": "obsolete", "by": "human"}
+    n = append(repo, sign_as(mallory, line, ALICE))  # claims to be alice
+    n2 = append(repo, sign_as(mallory, dict(line, to="wontfix"), "mallory@example.com"))
+    repo.ok("render")
+    r = repo("verify", "--since", base, "--json")
+    assert r.code == 1
+    assert [(p["line"], p["code"]) for p in problems(r)] == [(n, "BAD_SIGNATURE"), (n2, "BAD_SIGNATURE")]
+    assert "signed as alice@example.com" in problems(r)[0]["message"]
+    # and the keeper refuses to sign with a key allowed_signers does not list: nothing written
+    git(repo.root, "config", "user.signingkey", str(mallory))
+    body = repo.refused("SIGNING_FAILED", "decide", "P-0001", "keep")
+    assert "does not verify against .priors/allowed_signers" in body["hint"]
+    assert "nothing was written" in body["hint"]
+
+
+@needs_keygen
+def test_tampered_decision_field_fails(repo):
+    base = turn_signing_on(repo)
+    repo.ok("add", "--ns", "web", "Prefer small functions.")
+    repo.ok("add", "--ns", "web", "Name tests after behaviour.")
+    repo.ok("decide", "P-0001", "obsolete", "--because", "we split parsers")
+    assert repo("verify", "--since", base).code == 0
+    p = repo.root / ".priors" / "ledger.jsonl"
+    good = p.read_bytes()
+    for old, new in ((b'"to":"obsolete"', b'"to":"wontfix"'), (b'"id":"P-0001","reason"', b'"id":"P-0002","reason"'),
+                     (b'"reason":"we split parsers"', b'"reason":"we split lexers"')):
+        assert good.count(old) == 1, old
+        p.write_bytes(good.replace(old, new))
+        repo.ok("render")
+        r = repo("verify", "--since", base, "--json")
+        assert r.code == 1, (old, r)
+        bad = [(x["line"], x["code"]) for x in problems(r)]
+        assert bad == [(len(repo.ledger()), "BAD_SIGNATURE")], (old, bad)
+
+
+@needs_keygen
+def test_redact_keeps_other_signatures_valid(repo):
+    base = turn_signing_on(repo)
+    repo.ok("add", "--ns", "web", "Prefer small functions.")
+    repo.ok("decide", "P-0001", "reopen", "--because", "the parser team objected")
+    repo.ok("add", "--ns", "web", "Name tests after behaviour.")
+    before = [r["sig"] for r in human(repo)]
+    repo.ok("redact", "P-0001", "--because", "named a customer")
+    after = human(repo)
+    assert [r["sig"] for r in after[:-1]] == before  # every earlier signature kept as it was
+    reopen = next(r for r in after if r.get("to") == "reopen")
+    assert "reason" not in reopen and reopen["reason_redacted"] is True
+    assert after[-1]["action"] == "redact" and after[-1]["signer"] == ALICE
+    r = repo("verify", "--since", base, "--json")
+    assert r.code == 0, r
+    assert repo("verify").code == 0
+
+
+@needs_keygen
+def test_missing_ssh_keygen_is_said_clearly(repo, tmp_path):
+    turn_signing_on(repo)
+    repo.ok("add", "--ns", "web", "Prefer small functions.")
+    only_git = tmp_path / "bin"
+    only_git.mkdir()
+    os.symlink(shutil.which("git"), str(only_git / "git"))
+    env = {"PATH": str(only_git)}
+    before = repo.ledger_bytes()
+    r = repo("decide", "P-0001", "obsolete", env=env)
+    assert r.code == 1, r
+    body = json.loads(r.out)
+    assert body["refused"] == "SIGNING_FAILED"
+    assert "ssh-keygen was not found" in body["hint"] and "nothing was written" in body["hint"]
+    assert repo.ledger_bytes() == before
+    r = repo("redact", "P-0001", "--because", "x", env=env)
+    assert r.code == 1 and json.loads(r.out)["refused"] == "SIGNING_FAILED"
+    assert repo.ledger_bytes() == before
+    r = repo("verify", "--json", env=env)
+    assert r.code == 1, r
+    assert [(p["code"], p.get("file")) for p in problems(r)] == [("SIGNING_UNAVAILABLE", ".priors/allowed_signers")]
+    assert "ssh-keygen was not found" in problems(r)[0]["message"]
+
+
+@needs_keygen
+def test_signing_set_up_missing_pieces_are_refusals(repo):
+    turn_signing_on(repo)
+    repo.ok("add", "--ns", "web", "Prefer small functions.")
+    git(repo.root, "config", "--unset", "gpg.format")
+    assert "git config gpg.format ssh" in repo.refused("SIGNING_FAILED", "decide", "P-0001", "keep")["hint"]
+    git(repo.root, "config", "gpg.format", "ssh")
+    git(repo.root, "config", "user.signingkey", str(repo.keys / "nope"))
+    assert "not a file" in repo.refused("SIGNING_FAILED", "decide", "P-0001", "keep")["hint"]
+    git(repo.root, "config", "user.signingkey", str(repo.alice))
+    git(repo.root, "config", "user.email", "bob@example.com")  # a principal allowed_signers does not list
+    assert "does not verify" in repo.refused("SIGNING_FAILED", "decide", "P-0001", "keep")["hint"]
+    git(repo.root, "config", "user.email", ALICE)
+    repo.ok("decide", "P-0001", "keep")
+
+
+@needs_keygen
+def test_lines_before_signing_are_listed_not_failed(repo):
+    repo.ok("add", "--ns", "web", "Prefer small functions.")
+    repo.ok("decide", "P-0001", "keep")
+    commit(repo, "before signing")
+    assert all("sig" not in r for r in human(repo))
+    turn_signing_on(repo)
+    r = repo("verify", "--json")
+    assert r.code == 0, r
+    warn = json.loads(r.out)["warnings"]
+    assert [w["code"] for w in warn] == ["UNSIGNED_BEFORE_SIGNING"]
+    assert "3 unsigned lines" in warn[0]["message"] and "(lines 2, 3, 4)" in warn[0]["message"]
+    repo.ok("decide", "P-0001", "obsolete")
+    assert repo("verify").code == 0
+    commit(repo, "signed")
+    # after the first signed line, an unsigned one fails even once committed
+    n = append(repo, {"t": "event", "id": "P-0001", "action": "decide", "to": "keep", "by": "human"})
+    repo.ok("render")
+    commit(repo, "forged")
+    r = repo("verify", "--json")
+    assert [(p["line"], p["code"]) for p in problems(r)] == [(n, "UNSIGNED_HUMAN_LINE")]
+    assert "signing began at line 5" in problems(r)[0]["message"]
+
+
+@needs_keygen
+def test_a_change_cannot_add_unsigned_lines_before_the_first_signed_one(repo):
+    turn_signing_on(repo)
+    repo.ok("add", "--ns", "web", "Prefer small functions.")
+    base = commit(repo, "one signed lesson")
+    ledger = repo.root / ".priors" / "ledger.jsonl"
+    ledger.write_bytes(b"")  # a ledger rebuilt without signatures, from the start
+    git(repo.root, "rm", "-q", "--cached", ".priors/allowed_signers")
+    (repo.root / ".priors" / "allowed_signers").unlink()
+    commit(repo, "signing off")
+    repo.ok("add", "--ns", "web", "Prefer small functions.")  # unsigned: signing is off here
+    here = commit(repo, "unsigned")
+    turn_signing_on(repo)
+    r = repo("verify", "--since", here, "--json")  # lines before the range and before any signature: tolerated
+    assert r.code == 0, r
+    r = repo("verify", "--since", f"{here}~1", "--json")  # the range adds them: refused
+    assert {p["code"] for p in problems(r)} == {"UNSIGNED_HUMAN_LINE"}
+    assert base
+
+
+@needs_keygen
+def test_signatures_are_checked_against_the_list_at_the_base(repo):
+    base = turn_signing_on(repo)
+    repo.ok("add", "--ns", "web", "Prefer small functions.")
+    mallory = make_key(repo.keys, "mallory")
+    repo.write(".priors/allowed_signers", allowed_line(ALICE, repo.alice) + allowed_line("mallory@example.com", mallory))
+    git(repo.root, "config", "user.email", "mallory@example.com")
+    git(repo.root, "config", "user.signingkey", str(mallory))
+    repo.ok("decide", "P-0001", "obsolete")  # the working tree's list allows mallory
+    r = repo("verify", "--since", base, "--json")
+    assert r.code == 1
+    body = json.loads(r.out)
+    assert [(p["line"], p["code"]) for p in body["problems"]] == [(4, "BAD_SIGNATURE")]
+    changed = [w for w in body["warnings"] if w["code"] == "SIGNERS_CHANGED"]
+    assert changed and "+ mallory@example.com ssh-ed25519" in changed[0]["message"]
+
+
+# ------------------------------------------------------------------ without signing: the reviewer sees
+
+
+def test_since_lists_human_lines_and_flags_a_config_change(repo):
+    repo.ok("config", "require_review", "on")
+    base = commit(repo, "base")
+    repo.ok("add", "--ns", "web", "Prefer small functions.")
+    repo.ok("decide", "P-0001", "wontfix", "--because", "legacy code")
+    repo.ok("config", "require_review", "none")
+    r = repo("verify", "--since", base, "--json")
+    assert r.code == 0, r
+    body = json.loads(r.out)
+    assert [(h["line"], h["says"]) for h in body["human_lines"]] == [
+        (2, "add run-001 in web"), (3, "decide P-0001 accepted"), (4, "decide P-0001 wontfix")]
+    assert all("signer" not in h for h in body["human_lines"])
+    cfg = [w for w in body["warnings"] if w["code"] == "CONFIG_CHANGED"]
+    assert cfg == [{"code": "CONFIG_CHANGED", "file": ".priors/config.json", "line": 0,
+                    "message": f"changed since {base}: require_review: true → unset"}]
+    text = repo("verify", "--since", base)
+    assert text.code == 0
+    assert "3 decisions by a person in this change" in text.out
+    assert "line 4: decide P-0001 wontfix — unsigned" in text.out
+    assert "warning: .priors/config.json: changed since" in text.out
+    gha = repo("verify", "--since", base, env={"GITHUB_ACTIONS": "true"})
+    assert "::warning file=.priors/config.json,title=priors CONFIG_CHANGED::" in gha.out
+    commit(repo, "decided")
+    assert "human_lines" not in json.loads(repo.ok("verify", "--json"))  # nothing new since HEAD
+
+
+# ------------------------------------------------------------------ what a signature covers
+
+
+def test_payload_covers_decision_fields_not_scrubbable_text():
+    rec = {"t": "event", "id": "P-0001", "action": "decide", "to": "reopen", "by": "human",
+           "reason": "the parser team objected", "signer": ALICE}
+    from priors.core.canonical import reason_hash
+
+    redacted = {k: v for k, v in rec.items() if k != "reason"}
+    redacted.update(reason_redacted=True, reason_hash=reason_hash(rec["reason"]))
+    assert payload(redacted) == payload(rec)  # a redaction keeps the signature
+    assert payload(dict(rec, restated=True, sig="AAAA")) == payload(rec)  # a merge's restatement too
+    for key, value in (("to", "keep"), ("id", "P-0002"), ("by", "agent"), ("signer", "bob@example.com"),
+                       ("reason", "other")):
+        assert payload(dict(rec, **{key: value})) != payload(rec), key
+    assert payload(rec).startswith(b"priors signed line v1\n")
+
+
+def test_armor_round_trip():
+    body = "U1NIU0lH" + "A" * 150 + "=="
+    assert dearmor(armor(body)) == body
+    assert dearmor("not a signature") is None
+
+
+@needs_keygen
+def test_signing_key_spellings_git_accepts(repo, tmp_path):
+    """user.signingkey as a relative or ~/ path, a public key held by ssh-agent, a literal `key::`;
+    gpg.ssh.program is the signing program when set."""
+    base = turn_signing_on(repo)
+    repo.ok("add", "--ns", "web", "Prefer small functions.")
+    git(repo.root, "config", "user.signingkey", "../keys/alice")  # from the repository's root
+    repo.ok("decide", "P-0001", "keep")
+    git(repo.root, "config", "user.signingkey", "~/alice")
+    r = repo("decide", "P-0001", "keep", env={"HOME": str(repo.keys)})
+    assert r.code == 0, r
+    log = tmp_path / "program.log"
+    wrapper = tmp_path / "keygen-wrapper"
+    wrapper.write_text(f'#!/bin/sh\necho "$@" >> "{log}"\nexec ssh-keygen "$@"\n', encoding="utf-8")
+    wrapper.chmod(0o755)
+    git(repo.root, "config", "gpg.ssh.program", str(wrapper))
+    git(repo.root, "config", "user.signingkey", str(repo.alice))
+    repo.ok("decide", "P-0001", "keep")
+    assert "-Y sign -n priors" in log.read_text(encoding="utf-8")
+    git(repo.root, "config", "--unset", "gpg.ssh.program")
+    sock = tmp_path / "agent.sock"
+    agent = subprocess.Popen(["ssh-agent", "-D", "-a", str(sock)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            if sock.exists():
+                break
+            subprocess.run(["sleep", "0.05"])
+        env = {"SSH_AUTH_SOCK": str(sock)}
+        subprocess.run(["ssh-add", "-q", str(repo.alice)], env=dict(os.environ, **env), check=True,
+                       capture_output=True)
+        git(repo.root, "config", "user.signingkey", str(repo.alice) + ".pub")
+        assert repo("decide", "P-0001", "keep", env=env).code == 0
+        literal = Path(str(repo.alice) + ".pub").read_text(encoding="utf-8").strip()
+        git(repo.root, "config", "user.signingkey", "key::" + literal)
+        r = repo("decide", "P-0001", "keep", env=env)
+        assert r.code == 0, r
+    finally:
+        agent.terminate()
+        agent.wait(timeout=10)
+    r = repo("verify", "--since", base, "--json")
+    assert r.code == 0, r
+    listed = json.loads(r.out)["human_lines"]
+    keeps = [h for h in listed if h["says"] == "decide P-0001 keep"]
+    assert len(keeps) == 5 and all(h["signer"] == ALICE for h in keeps)
+    # identical payloads sign to identical signatures (ed25519 is deterministic): the list says so
+    assert [h.get("same_as") for h in keeps] == [None] + [keeps[0]["line"]] * 4
+    assert f"the same signature as line {keeps[0]['line']}" in repo.ok("verify", "--since", base)
