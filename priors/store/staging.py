@@ -9,7 +9,7 @@ from pathlib import Path
 
 from priors.core.canonical import JSONError, dumps, loads
 from priors.core.errors import UsageError
-from priors.core.run_files import RunFiles
+from priors.core.run_files import STAGING_FILES, RunFiles
 from priors.store.files import atomic_write, check_inside, read_bytes
 from priors.store.paths import Paths
 
@@ -20,18 +20,26 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 
 def read_jsonl(path: Path) -> List[Any]:
     """Staging lines; an unparseable line is kept as None so commit can name it malformed."""
+    return read_numbered(path)[0]
+
+
+def read_numbered(path: Path) -> Tuple[List[Any], List[int]]:
+    """Staging lines and the line number (from 1) each stands on in the file: blank lines are
+    skipped, so a refusal can still name the line a person sees."""
     data = read_bytes(path)
     out: List[Any] = []
+    numbers: List[int] = []
     if not data:
-        return out
-    for raw in data.split(b"\n"):
+        return out, numbers
+    for no, raw in enumerate(data.split(b"\n"), 1):
         if not raw.strip():
             continue
+        numbers.append(no)
         try:
             out.append(loads(raw.decode("utf-8")))
         except (UnicodeDecodeError, JSONError):
             out.append(None)
-    return out
+    return out, numbers
 
 
 def write_jsonl(path: Path, items: List[Any]) -> None:
@@ -52,8 +60,10 @@ def read_run(paths: Paths, run: str) -> RunFiles:
             raise UsageError(f"priors: {rdir / 'relevant.json'} is damaged; `priors abort --run {run}` and reopen") from None
         if not isinstance(relevant, dict):
             raise UsageError(f"priors: {rdir / 'relevant.json'} is not an object; `priors abort --run {run}` and reopen")
-    return RunFiles(run, relevant, read_jsonl(rdir / "dispositions.jsonl"), read_jsonl(rdir / "staged.jsonl"),
-                    read_jsonl(rdir / "escalations.jsonl"))
+    disp, staged, esc = (read_numbered(rdir / name) for name in STAGING_FILES)
+    rf = RunFiles(run, relevant, disp[0], staged[0], esc[0])
+    rf.line_numbers = {"dispositions": disp[1], "staged": staged[1], "escalations": esc[1]}
+    return rf
 
 
 def save_staging(paths: Paths, rf: RunFiles, before: Tuple[int, int]) -> None:
