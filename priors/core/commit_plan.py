@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from priors.core.canonical import normalize
 from priors.core.errors import Refusal, UsageError
-from priors.core.fold import REST_AFTER, State, apply
+from priors.core.fold import REST_AFTER, State, apply, next_prior_id
 from priors.core.grammar import AGENT_VERDICTS, check_at_door
 from priors.core.plain import Plain
 from priors.core.protocol import (
@@ -27,7 +27,7 @@ from priors.core.vocabulary import CANDIDATE_FIELDS, NS_RE, PRIOR_RE, prior_numb
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Dict, List, Optional
+    from typing import Any, Dict, List, Optional, Tuple
 
 
 # ------------------------------------------------------------------ commit
@@ -107,7 +107,7 @@ def plan_commit(st: State, rf: RunFiles, decided: Any = ()) -> CommitPlan:
     refused with its file and line. What a person decided since the run opened (`decided`) wins:
     verdicts on those priors are set aside (`human_word_wins`), and a staged finding that now
     repeats one is dropped, or becomes a call when it reverses one — each named in the summary."""
-    _check_relevant(st, rf)
+    _check_ns(rf)
     # A prior redacted mid-run leaves marks in staging; its verdict has nothing left to say.
     where = [i for i, d in enumerate(rf.dispositions) if not _redaction_mark(d)]
     rf.dispositions = [rf.dispositions[i] for i in where]
@@ -131,6 +131,7 @@ def plan_commit(st: State, rf: RunFiles, decided: Any = ()) -> CommitPlan:
     if stranger:  # the ledger as it is now has no such prior in this namespace: a hand-edited staging
         raise staging_refusal("PRIOR_OUTSIDE_RUN", rf, "dispositions", where[stranger[0]],
                               ids=[rf.dispositions[i]["id"] for i in stranger], ns=rf.ns)
+    _check_verify_items(st, rf)
     missing = missing_dispositions(rf)
     waived = [pid for pid in missing if pid in decided]  # a person decided it mid-run: no verdict is owed
     missing = [pid for pid in missing if pid not in decided]
@@ -181,13 +182,16 @@ def _second(items: List[Any], pid: str) -> int:
     return 0
 
 
-def _check_relevant(st: State, rf: RunFiles) -> None:
-    """What the run's stored `relevant.json` says and commit writes from: its namespace, and the
-    verify items it turns into `scope-missing` events — priors of that namespace in the ledger."""
-    where = f".priors/runs/{rf.run}/relevant.json"
+def _check_ns(rf: RunFiles) -> None:
+    """The namespace the run's stored `relevant.json` gives every line commit writes."""
     if not isinstance(rf.ns, str) or not NS_RE.match(rf.ns):
-        raise Refusal("MALFORMED_STAGING", run=rf.run, file=where, line=1, because={"rule": "`ns` is not a namespace"},
-                      hint=_REDO.replace("<run>", rf.run))
+        raise Refusal("MALFORMED_STAGING", run=rf.run, file=f".priors/runs/{rf.run}/relevant.json", line=1,
+                      because={"rule": "`ns` is not a namespace"}, hint=_REDO.replace("<run>", rf.run))
+
+
+def _check_verify_items(st: State, rf: RunFiles) -> None:
+    """The verify items commit turns into `scope-missing` events are priors of the run's namespace."""
+    where = f".priors/runs/{rf.run}/relevant.json"
     strangers = [pid for pid in rf.verify_items() if pid not in st.priors or st.priors[pid].ns != rf.ns]
     if strangers:
         raise Refusal("MALFORMED_STAGING", run=rf.run, file=where, line=1, ids=strangers,
@@ -196,16 +200,21 @@ def _check_relevant(st: State, rf: RunFiles) -> None:
 
 
 def _check_ids(st: State, rf: RunFiles) -> None:
-    """Staged prior ids are new and increase: one the ledger holds, or at or below its highest
-    (a pull brought those priors), is a collision; a repeated one too."""
-    collide = _repeated_ids(rf.staged, taken=st.priors)
-    top = st.max_prior
-    for rec in rf.staged:
+    """Staged prior ids are new: one the ledger holds, or at or below its highest (a pull brought
+    those priors), is a collision; one staged twice too. Named: every such id, and the first line."""
+    collide: List[str] = []
+    first = -1
+    seen = set()
+    for i, rec in enumerate(rf.staged):
         pid = rec.get("id") if isinstance(rec, dict) else None
-        if isinstance(pid, str) and PRIOR_RE.match(pid) and prior_number(pid) <= top and pid not in collide:
-            collide.append(pid)
+        if not isinstance(pid, str):
+            continue
+        if pid in seen or pid in st.priors or (PRIOR_RE.match(pid) and prior_number(pid) <= st.max_prior):
+            first = i if first < 0 else first
+            if pid not in collide:
+                collide.append(pid)
+        seen.add(pid)
     if collide:
-        first = next(i for i, rec in enumerate(rf.staged) if isinstance(rec, dict) and rec.get("id") in collide)
         raise staging_refusal("STAGED_ID_COLLISION", rf, "staged", first, ids=collide,
                               hint=f"the ledger took these ids since the run opened: `priors carry --run {rf.run}`"
                                    " moves the staging to a new run with new ids (or `priors abort --run <run>`)")
@@ -378,3 +387,50 @@ def summarize(rf: RunFiles, after: State, escalations: int, set_aside: Any = (),
     if checked and carried == checked and not (fixed or touched or calls or new or set_aside or dropped):
         lines.append(QUIESCENT)
     return lines
+
+
+# ------------------------------------------------------------------ a run id sealed elsewhere
+
+
+def _in_block(rec: Dict[str, Any], run: str) -> bool:
+    t = rec.get("t")
+    if t == "prior":
+        return rec.get("born") == run
+    if t == "event":
+        return rec.get("action") in ("disposition", "scope-missing") and rec.get("run") == run
+    return t in ("call", "injected") and rec.get("run") == run
+
+
+def block_of(records: List[Dict[str, Any]], run: str) -> Optional[Tuple[int, int]]:
+    """Where `run`'s sealed block lies among `records`: (its first line, one past its run record)."""
+    end = next((i for i in range(len(records) - 1, -1, -1) if records[i].get("t") == "run"
+                and records[i].get("action") == "commit" and records[i].get("run") == run), None)
+    if end is None:
+        return None
+    start = end
+    while start > 0 and _in_block(records[start - 1], run):
+        start -= 1
+    return start, end + 1
+
+
+def carried(rf: RunFiles, new_run: str, max_prior: int) -> Tuple[Dict[str, Any], List[List[Any]], Dict[str, str]]:
+    """A run's staging moved to `new_run`: (its relevant.json, its dispositions, staged priors and
+    calls — in STAGING_FILES order —, the staged prior ids renumbered after `max_prior`, old → new).
+    Nothing is judged here: the commit of the new run judges every line against the ledger as it is then."""
+    ids: Dict[str, str] = {}
+    for rec in rf.staged:
+        if isinstance(rec, dict) and isinstance(rec.get("id"), str) and rec["id"] not in ids:
+            ids[rec["id"]] = next_prior_id(max_prior + len(ids))
+    staged = []
+    for rec in rf.staged:
+        if isinstance(rec, dict) and rec.get("born") == rf.run:
+            rec = dict(rec, born=new_run)
+            if isinstance(rec.get("id"), str):
+                rec["id"] = ids[rec["id"]]
+            dist = rec.get("distinct_from")
+            if isinstance(dist, list):
+                rec["distinct_from"] = sorted({ids.get(x, x) if isinstance(x, str) else x for x in dist}, key=str)
+        staged.append(rec)
+    disp = [dict(ev, run=new_run) if isinstance(ev, dict) and ev.get("run") == rf.run else ev for ev in rf.dispositions]
+    relevant = dict(rf.relevant or {}, run=new_run)
+    return relevant, [disp, staged, list(rf.escalations)], ids

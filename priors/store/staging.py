@@ -10,7 +10,7 @@ from pathlib import Path
 from priors.core.canonical import JSONError, dumps, loads
 from priors.core.errors import UsageError
 from priors.core.run_files import STAGING_FILES, RunFiles
-from priors.store.files import atomic_write, check_inside, read_bytes
+from priors.store.files import atomic_write, check_inside, discard_tree, make_dir, read_bytes, remove_tree
 from priors.store.paths import Paths
 
 TYPE_CHECKING = False
@@ -74,3 +74,20 @@ def save_staging(paths: Paths, rf: RunFiles, before: Tuple[int, int]) -> None:
         write_jsonl(rdir / "staged.jsonl", rf.staged)
     if len(rf.escalations) != before[1]:
         write_jsonl(rdir / "escalations.jsonl", rf.escalations)
+
+
+def move_staging(paths: Paths, old: str, new: str, relevant: Any, files: List[List[Any]]) -> None:
+    """Write a run's staging under a new run id, its stored snapshot last (it is what makes the run
+    open), then drop the old folder — the new one is taken back if that fails. Caches (`spans.json`)
+    are left behind: they are rebuilt when needed."""
+    rdir = paths.run_dir(new)
+    make_dir(rdir)
+    try:
+        for name, items in zip(STAGING_FILES, files):
+            if items:
+                write_jsonl(rdir / name, items)
+        atomic_write(rdir / "relevant.json", (dumps(relevant) + "\n").encode("utf-8"))
+        remove_tree(paths.run_dir(old))
+    except BaseException:
+        discard_tree(rdir)
+        raise
