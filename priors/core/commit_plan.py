@@ -88,10 +88,11 @@ _WITHDRAW = ("`priors withdraw --run <run> <id>` takes the line back (or `priors
              " then propose it again if it still holds")
 
 
-def staging_refusal(code: str, rf: RunFiles, kind: str, index: int, hint: str = _REDO, **details: Any) -> Refusal:
-    """A refusal that names the staging file and the line (from 1) commit would not take."""
-    return Refusal(code, run=rf.run, file=staging_file(rf.run, kind), line=rf.line_of(kind, index),
-                   hint=hint.replace("<run>", rf.run), **details)
+def staging_refusal(refusal: Refusal, rf: RunFiles, kind: str, index: int, hint: str = _REDO) -> Refusal:
+    """`refusal`, naming the staging file and the line (from 1) commit would not take."""
+    refusal.details.update(run=rf.run, file=staging_file(rf.run, kind), line=rf.line_of(kind, index),
+                           hint=hint.replace("<run>", rf.run))
+    return refusal
 
 
 def _differs(want: Dict[str, Any], got: Dict[str, Any]) -> Dict[str, Any]:
@@ -113,24 +114,24 @@ def plan_commit(st: State, rf: RunFiles, decided: Any = ()) -> CommitPlan:
     rf.dispositions = [rf.dispositions[i] for i in where]
     dups = _repeated_ids(rf.dispositions)
     if dups:
-        raise staging_refusal("DUPLICATE_DISPOSITIONS", rf, "dispositions", where[_second(rf.dispositions, dups[0])],
-                              ids=dups)
+        raise staging_refusal(Refusal("DUPLICATE_DISPOSITIONS", ids=dups), rf, "dispositions",
+                              where[_second(rf.dispositions, dups[0])])
     bad = [i for i, ev in enumerate(rf.dispositions) if not _valid_disposition(ev, rf.run)]
     if bad:
-        raise staging_refusal("MALFORMED_DISPOSITIONS", rf, "dispositions", where[bad[0]],
-                              ids=[_label(rf.dispositions[i], rf.line_of("dispositions", where[i])) for i in bad])
+        ids = [_label(rf.dispositions[i], rf.line_of("dispositions", where[i])) for i in bad]
+        raise staging_refusal(Refusal("MALFORMED_DISPOSITIONS", ids=ids), rf, "dispositions", where[bad[0]])
     verify = rf.verify_items()
     inject = set(rf.inject_ids())
     outside = [i for i, ev in enumerate(rf.dispositions)
                if ev["id"] not in verify and not (ev["to"] == "challenged" and ev["id"] in inject)]
     if outside:
-        raise staging_refusal("PRIOR_OUTSIDE_RUN", rf, "dispositions", where[outside[0]],
-                              ids=[rf.dispositions[i]["id"] for i in outside])
+        raise staging_refusal(Refusal("PRIOR_OUTSIDE_RUN", ids=[rf.dispositions[i]["id"] for i in outside]), rf,
+                              "dispositions", where[outside[0]])
     stranger = [i for i, ev in enumerate(rf.dispositions)
                 if ev["id"] not in st.priors or st.priors[ev["id"]].ns != rf.ns]
     if stranger:  # the ledger as it is now has no such prior in this namespace: a hand-edited staging
-        raise staging_refusal("PRIOR_OUTSIDE_RUN", rf, "dispositions", where[stranger[0]],
-                              ids=[rf.dispositions[i]["id"] for i in stranger], ns=rf.ns)
+        raise staging_refusal(Refusal("PRIOR_OUTSIDE_RUN", ids=[rf.dispositions[i]["id"] for i in stranger], ns=rf.ns),
+                              rf, "dispositions", where[stranger[0]])
     _check_verify_items(st, rf)
     missing = missing_dispositions(rf)
     waived = [pid for pid in missing if pid in decided]  # a person decided it mid-run: no verdict is owed
@@ -215,7 +216,7 @@ def _check_ids(st: State, rf: RunFiles) -> None:
                 collide.append(pid)
         seen.add(pid)
     if collide:
-        raise staging_refusal("STAGED_ID_COLLISION", rf, "staged", first, ids=collide,
+        raise staging_refusal(Refusal("STAGED_ID_COLLISION", ids=collide), rf, "staged", first,
                               hint=f"the ledger took these ids since the run opened: `priors carry --run {rf.run}`"
                                    " moves the staging to a new run with new ids (or `priors abort --run <run>`)")
 
@@ -228,11 +229,11 @@ def judge_verdicts(st: State, rf: RunFiles, where: List[int]) -> None:
         try:
             event = judge_disposition(st, fresh, ev["id"], ev["to"])
         except Refusal as refusal:
-            raise staging_refusal("MALFORMED_DISPOSITIONS", rf, "dispositions", where[j], ids=[ev["id"]],
-                                  because=refusal.payload()) from None
+            raise staging_refusal(Refusal("MALFORMED_DISPOSITIONS", ids=[ev["id"]], because=refusal.payload()), rf,
+                                  "dispositions", where[j]) from None
         if event != ev:
-            raise staging_refusal("MALFORMED_DISPOSITIONS", rf, "dispositions", where[j], ids=[ev["id"]],
-                                  because=_differs(event, ev))
+            raise staging_refusal(Refusal("MALFORMED_DISPOSITIONS", ids=[ev["id"]], because=_differs(event, ev)), rf,
+                                  "dispositions", where[j])
         fresh.dispositions.append(event)
 
 
@@ -327,12 +328,12 @@ def judge_staged(st: State, rf: RunFiles, decided: Any) -> List[str]:
 
 
 def _bad_call(rf: RunFiles, i: int, because: Dict[str, Any]) -> Refusal:
-    return staging_refusal("MALFORMED_STAGING", rf, "escalations", i, because=because)
+    return staging_refusal(Refusal("MALFORMED_STAGING", because=because), rf, "escalations", i)
 
 
 def _bad_staged(rf: RunFiles, i: int, label: str, because: Dict[str, Any]) -> Refusal:
-    return staging_refusal("MALFORMED_STAGING", rf, "staged", i, hint=_WITHDRAW.replace("<id>", label), ids=[label],
-                           because=because)
+    return staging_refusal(Refusal("MALFORMED_STAGING", ids=[label], because=because), rf, "staged", i,
+                           hint=_WITHDRAW.replace("<id>", label))
 
 
 def _repeated_ids(items: List[Any], taken: Any = ()) -> List[str]:
