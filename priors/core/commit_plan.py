@@ -99,7 +99,7 @@ def _differs(want: Dict[str, Any], got: Dict[str, Any]) -> Dict[str, Any]:
     return {"differs": sorted(k for k in set(want) | set(got) if want.get(k) != got.get(k))}
 
 
-def plan_commit(st: State, rf: RunFiles, decided: Any = ()) -> CommitPlan:
+def plan_commit(st: State, rf: RunFiles, decided: Any = (), judged: bool = False) -> CommitPlan:
     """Everything the commit appends, in the contract's order — or the refusal.
 
     Staging is the agent's to write, so nothing in it is trusted: every staged verdict, prior and
@@ -107,7 +107,9 @@ def plan_commit(st: State, rf: RunFiles, decided: Any = ()) -> CommitPlan:
     `judge_candidate`) against the ledger as it is now; a line the door would not have accepted is
     refused with its file and line. What a person decided since the run opened (`decided`) wins:
     verdicts on those priors are set aside (`human_word_wins`), and a staged finding that now
-    repeats one is dropped, or becomes a call when it reverses one — each named in the summary."""
+    repeats one is dropped, or becomes a call when it reverses one — each named in the summary.
+    `judged`: the caller opened the run, staged every line through the door and seals it under one
+    hold of the lock, from memory (`ingest-sarif`): nothing to judge twice, nothing decided since."""
     _check_ns(rf)
     # A prior redacted mid-run leaves marks in staging; its verdict has nothing left to say.
     where = [i for i, d in enumerate(rf.dispositions) if not _redaction_mark(d)]
@@ -146,9 +148,11 @@ def plan_commit(st: State, rf: RunFiles, decided: Any = ()) -> CommitPlan:
         keep = [j for j, ev in enumerate(rf.dispositions) if ev["id"] not in set_aside]
         rf.dispositions = [rf.dispositions[j] for j in keep]
         where = [where[j] for j in keep]
-    judge_verdicts(st, rf, where)
-    judge_calls(st, rf, decided)
-    dropped = judge_staged(st, rf, decided)
+    dropped: List[str] = []
+    if not judged:
+        judge_verdicts(st, rf, where)
+        judge_calls(st, rf, decided)
+        dropped = judge_staged(st, rf, decided)
     lines: List[Dict[str, Any]] = list(rf.dispositions)
     for pid, item in verify.items():
         if item.get("scopeState") == "missing" and pid not in done:

@@ -1,6 +1,8 @@
 """The agent's run past its opening, one transaction a function: judge the old findings
-(`disposition`) and seal it (`commit`). Opening a run is ops/opening.py, staging new findings
-ops/propose.py, taking staged work back (`withdraw`, `abort`) ops/retract.py.
+(`disposition`), seal it (`commit`: every staged line judged again by the door's rules), and move
+a run's staging to a new run id (`carry`: its id sealed elsewhere, or its staged ids taken).
+Opening a run is ops/opening.py, staging new findings ops/propose.py, taking staged work back
+(`withdraw`, `abort`) ops/retract.py.
 
 Each takes the writer lock, loads the ledger, plans with the pure core and writes — and returns the
 `Answer` the command line prints and the MCP server hands back. `ingest-sarif` (ops/ingest.py)
@@ -90,9 +92,12 @@ def commit(paths: Paths, run: str) -> Answer:
     return Answer(0, {"run": run, "summary": summary}, "\n".join(summary))
 
 
-def commit_locked(paths: Paths, run: str) -> List[str]:
+def commit_locked(paths: Paths, run: str, judged: Optional[RunFiles] = None) -> List[str]:
     """Seal `run` with the writer lock held and return its summary lines (a sealed run: its old
-    summary, nothing written). The one way a run is sealed — `commit` and `ingest-sarif` use it."""
+    summary, nothing written). The one way a run is sealed — `commit` and `ingest-sarif` use it.
+
+    `judged`: the staging, when this very hold of the lock opened the run and staged each line
+    through the door (`ingest-sarif`): sealed from memory, not read back and judged twice."""
     loaded = load_ledger(paths, want_data=False)
     st = loaded.state
     sealed = st.commits.get(run)
@@ -107,11 +112,14 @@ def commit_locked(paths: Paths, run: str) -> List[str]:
         remove_tree(paths.run_dir(run))
         summary = sealed.get("summary")
         return [str(s) for s in summary] if isinstance(summary, list) else [""]
-    rf = read_run(paths, run)
+    rf = read_run(paths, run) if judged is None else judged
     if rf.relevant is None:
         raise Refusal("UNKNOWN_RUN", run=run)
     shown = {pid: display_status(st.priors[pid]) for pid in rf.verify_items() if pid in st.priors}
-    plan = plan_commit(st, rf, decided_since_open(paths, st, rf))  # folds the plan's lines into `st`
+    if judged is None:
+        plan = plan_commit(st, rf, decided_since_open(paths, st, rf))  # folds the plan's lines into `st`
+    else:
+        plan = plan_commit(st, rf, judged=True)
     lines = plan.lines[:-1] + commit_extra(rf.relevant, run) + plan.lines[-1:]
     append_and_apply(paths, loaded, lines, folded=True, shown=shown)
     # the run is sealed: nothing after this line may turn the answer into a failure
