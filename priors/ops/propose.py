@@ -38,7 +38,7 @@ def propose_one(st: State, rf: RunFiles, raw: Any, ns: str, next_id: List[int], 
     """Judge one candidate exactly as the contract orders; returns the staged record (`next_id`: the
     highest prior number taken so far, moved on when this one is staged)."""
     check_run_for_propose(st, rf, ns)
-    if paths is not None and (raw.get("at") is not None or raw.get("file") is not None):
+    if paths is not None and isinstance(raw, dict) and (raw.get("at") is not None or raw.get("file") is not None):
         validate(raw)  # the grammar first: only a sound candidate's location is resolved
         raw = resolve_location(paths, rf, raw)  # the prior records the resolved scope_ref
     cand, current, esc = judge_candidate(st, rf, raw, ns)
