@@ -365,6 +365,7 @@ CALLS: Dict[str, Callable[[Paths, Dict[str, Any], Any], Answer]] = {
         paths, args["run"], args["ns"], [(f"candidates[{i}]", c) for i, c in enumerate(args["candidates"])]),
     "withdraw": lambda paths, args, err: retract.withdraw(paths, args["run"], args["ids"]),
     "commit": lambda paths, args, err: run.commit(paths, args["run"]),
+    "carry": lambda paths, args, err: run.carry(paths, args["run"]),
     "abort": lambda paths, args, err: retract.abort(paths, args["run"]),
     "scopes": lambda paths, args, err: ground.list_scopes(paths, args["run"], args.get("paths", []),
                                                           bool(args.get("lines"))),

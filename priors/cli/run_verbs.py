@@ -1,4 +1,4 @@
-"""The agent's run on the command line, past its opening: disposition, commit. Each handler calls
+"""The agent's run on the command line, past its opening: disposition, commit, carry. Each handler calls
 one `ops/run.py` function; the dispatcher prints the `Answer`. Opening a run (relevant), staging
 findings (propose, scopes) and taking staged work back (withdraw, abort) have modules of their
 own, so each verb loads the code it runs.
@@ -26,3 +26,7 @@ def cmd_disposition(a: Parsed, ctx: Context) -> Answer:
 
 def cmd_commit(a: Parsed, ctx: Context) -> Answer:
     return run.commit(Paths(ctx.root), a.get("run"))
+
+
+def cmd_carry(a: Parsed, ctx: Context) -> Answer:
+    return run.carry(Paths(ctx.root), a.get("run"))

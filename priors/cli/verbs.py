@@ -301,8 +301,27 @@ Seal the run: append its dispositions, the missing-scope marks, the new
 priors and any calls for the human to the ledger in one atomic write, then
 print the summary (fixed / carried / touched / your call / new).
 Refused while any verify item with a present scope lacks a disposition.
-Committing an already committed run prints the same summary and writes nothing.
+Every staged line is judged again, by the same rules, against the ledger as it
+is now: a line they would refuse refuses the commit (its file and line named).
+Committing an already committed run prints the same summary and writes nothing;
+a run of that id sealed with other content (another clone's, brought by a git
+pull) is refused RUN_COMMITTED and the staging kept: `priors carry` moves it.
 --json prints {"run": ..., "summary": [lines]}."""))
+declare(Verb('carry', "move a run's staging to a new open run, its staged ids renumbered", RITUAL, "run_verbs", ANSWER,
+             usage='priors carry --run RUN [--json]',
+             flags={"--run": VALUE, "--json": BOOL},
+             tool=Tool("Carry the staging to a new run", False,
+                       "Move a run's staging to a new open run when its id was sealed elsewhere or its staged "
+                       "ids were taken (the ledger is untouched).", object_schema({"run": run_schema()}, ("run",))),
+             help="""usage: priors carry --run RUN [--json]
+
+Move RUN's staging (its snapshot, dispositions, proposals and calls) to a new
+open run, its staged priors renumbered after the ledger's highest id. For a
+run whose id another clone sealed (commit refuses RUN_COMMITTED and names this
+command) or whose staged ids the ledger took (STAGED_ID_COLLISION). Nothing is
+judged here and the ledger is not touched: `priors commit` on the new run
+judges every line against the ledger as it is then.
+--json prints {"carried": RUN, "ids": {old: new}, "run": NEW}."""))
 declare(Verb('abort', "drop an open run's staging; the ledger is untouched", RITUAL, "retract_verbs", ANSWER,
              usage='priors abort --run RUN [--json]',
              flags={"--run": VALUE, "--json": BOOL},

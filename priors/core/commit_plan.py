@@ -5,17 +5,29 @@ Split from `protocol.py` (selection, dispositions, proposals), whose rules it ap
 
 from __future__ import annotations
 
+from priors.core.canonical import normalize
 from priors.core.errors import Refusal, UsageError
-from priors.core.fold import REST_AFTER, State, apply
-from priors.core.grammar import AGENT_VERDICTS, FACET_ORDER, FACETS, validate
+from priors.core.fold import REST_AFTER, State, apply, next_prior_id
+from priors.core.grammar import AGENT_VERDICTS, check_at_door
 from priors.core.plain import Plain
-from priors.core.protocol import QUIESCENT, escalation_known, find_conflict, missing_dispositions
-from priors.core.run_files import RunFiles
-from priors.core.vocabulary import CANDIDATE_FIELDS
+from priors.core.protocol import (
+    QUIESCENT,
+    REVERSIBLE,
+    escalation_known,
+    judge_candidate,
+    judge_disposition,
+    missing_dispositions,
+    prior_record,
+    reversal_refusal,
+    with_run_dispositions,
+)
+from priors.core.run_files import RunFiles, staging_file
+from priors.core.secret_patterns import guard
+from priors.core.vocabulary import CANDIDATE_FIELDS, NS_RE, PRIOR_RE, prior_number
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Dict, List, Optional
+    from typing import Any, Dict, List, Optional, Tuple
 
 
 # ------------------------------------------------------------------ commit
@@ -61,69 +73,92 @@ def _valid_disposition(ev: Any, run: str) -> bool:
             and ev.get("by") == "agent")
 
 
-def _valid_staged(rec: Any, rf: RunFiles) -> bool:
-    if not isinstance(rec, dict) or rec.get("t") != "prior" or rec.get("born") != rf.run or rec.get("ns") != rf.ns:
-        return False
-    facets = rec.get("facets")
-    if not isinstance(facets, dict) or any(facets.get(f) not in FACETS[f] for f in FACET_ORDER):
-        return False
-    if facets.get("authority") == "binding":
-        return False
-    return isinstance(rec.get("claim"), str) and isinstance(rec.get("type"), str)
-
-
-def _label(rec: Any, index: int) -> str:
+def _label(rec: Any, line: int) -> str:
     if isinstance(rec, dict) and isinstance(rec.get("id"), str):
         return rec["id"]
-    return f"line {index + 1}"
+    return f"line {line}"
 
 
 def _redaction_mark(rec: Any) -> bool:
     return isinstance(rec, dict) and rec.get("redacted") is True and set(rec) == {"id", "redacted", "content_hash"}
 
 
-def plan_commit(st: State, rf: RunFiles, decided: Any = ()) -> CommitPlan:
+_REDO = "`priors abort --run <run>` drops the run's staging (the ledger is untouched); then redo the run"
+_WITHDRAW = ("`priors withdraw --run <run> <id>` takes the line back (or `priors abort --run <run>` drops the run);"
+             " then propose it again if it still holds")
+
+
+def staging_refusal(refusal: Refusal, rf: RunFiles, kind: str, index: int, hint: str = _REDO) -> Refusal:
+    """`refusal`, naming the staging file and the line (from 1) commit would not take."""
+    refusal.details.update(run=rf.run, file=staging_file(rf.run, kind), line=rf.line_of(kind, index),
+                           hint=hint.replace("<run>", rf.run))
+    return refusal
+
+
+def _differs(want: Dict[str, Any], got: Dict[str, Any]) -> Dict[str, Any]:
+    return {"differs": sorted(k for k in set(want) | set(got) if want.get(k) != got.get(k))}
+
+
+def plan_commit(st: State, rf: RunFiles, decided: Any = (), judged: bool = False) -> CommitPlan:
     """Everything the commit appends, in the contract's order — or the refusal.
 
-    Every staged verdict is checked against the ledger as it is now (`decided`: the priors a person
-    decided since the run opened): unknown priors and priors of another namespace are refused (hand
-    edits), and verdicts on priors a person has settled are set aside (`human_word_wins`)."""
+    Staging is the agent's to write, so nothing in it is trusted: every staged verdict, prior and
+    call is judged again, from scratch, by the door's own rules (`judge_disposition`,
+    `judge_candidate`) against the ledger as it is now; a line the door would not have accepted is
+    refused with its file and line. What a person decided since the run opened (`decided`) wins:
+    verdicts on those priors are set aside (`human_word_wins`), and a staged finding that now
+    repeats one is dropped, or becomes a call when it reverses one — each named in the summary.
+    `judged`: the caller opened the run, staged every line through the door and seals it under one
+    hold of the lock, from memory (`ingest-sarif`): nothing to judge twice, nothing decided since."""
+    _check_ns(rf)
     # A prior redacted mid-run leaves marks in staging; its verdict has nothing left to say.
-    rf.dispositions = [d for d in rf.dispositions if not _redaction_mark(d)]
+    where = [i for i, d in enumerate(rf.dispositions) if not _redaction_mark(d)]
+    rf.dispositions = [rf.dispositions[i] for i in where]
     dups = _repeated_ids(rf.dispositions)
     if dups:
-        raise Refusal("DUPLICATE_DISPOSITIONS", ids=dups)
-    bad = [_label(ev, i) for i, ev in enumerate(rf.dispositions) if not _valid_disposition(ev, rf.run)]
+        raise staging_refusal(Refusal("DUPLICATE_DISPOSITIONS", ids=dups), rf, "dispositions",
+                              where[_second(rf.dispositions, dups[0])])
+    bad = [i for i, ev in enumerate(rf.dispositions) if not _valid_disposition(ev, rf.run)]
     if bad:
-        raise Refusal("MALFORMED_DISPOSITIONS", ids=bad)
+        ids = [_label(rf.dispositions[i], rf.line_of("dispositions", where[i])) for i in bad]
+        raise staging_refusal(Refusal("MALFORMED_DISPOSITIONS", ids=ids), rf, "dispositions", where[bad[0]])
     verify = rf.verify_items()
     inject = set(rf.inject_ids())
-    outside = [ev["id"] for ev in rf.dispositions
+    outside = [i for i, ev in enumerate(rf.dispositions)
                if ev["id"] not in verify and not (ev["to"] == "challenged" and ev["id"] in inject)]
     if outside:
-        raise Refusal("PRIOR_OUTSIDE_RUN", ids=outside, run=rf.run)
-    stranger = [ev["id"] for ev in rf.dispositions
+        raise staging_refusal(Refusal("PRIOR_OUTSIDE_RUN", ids=[rf.dispositions[i]["id"] for i in outside]), rf,
+                              "dispositions", where[outside[0]])
+    stranger = [i for i, ev in enumerate(rf.dispositions)
                 if ev["id"] not in st.priors or st.priors[ev["id"]].ns != rf.ns]
     if stranger:  # the ledger as it is now has no such prior in this namespace: a hand-edited staging
-        raise Refusal("PRIOR_OUTSIDE_RUN", ids=stranger, run=rf.run, ns=rf.ns)
+        raise staging_refusal(Refusal("PRIOR_OUTSIDE_RUN", ids=[rf.dispositions[i]["id"] for i in stranger], ns=rf.ns),
+                              rf, "dispositions", where[stranger[0]])
+    _check_verify_items(st, rf)
     missing = missing_dispositions(rf)
     waived = [pid for pid in missing if pid in decided]  # a person decided it mid-run: no verdict is owed
     missing = [pid for pid in missing if pid not in decided]
     if missing:
         raise Refusal("INCOMPLETE_DISPOSITIONS", missing=missing,
                       hint="disposition every verify item whose scope is present, or `priors abort`")
-    _check_staging(st, rf)
+    _check_ids(st, rf)
     done = set(rf.disposed_ids())
     set_aside = human_word_wins(st, rf, decided)
     if set_aside:
-        rf.dispositions = [ev for ev in rf.dispositions if ev["id"] not in set_aside]
-    dropped = rejudge_staged(st, rf, decided)
+        keep = [j for j, ev in enumerate(rf.dispositions) if ev["id"] not in set_aside]
+        rf.dispositions = [rf.dispositions[j] for j in keep]
+        where = [where[j] for j in keep]
+    dropped: List[str] = []
+    if not judged:
+        judge_verdicts(st, rf, where)
+        judge_calls(st, rf, decided)
+        dropped = judge_staged(st, rf, decided)
     lines: List[Dict[str, Any]] = list(rf.dispositions)
     for pid, item in verify.items():
         if item.get("scopeState") == "missing" and pid not in done:
             lines.append({"t": "event", "id": pid, "action": "scope-missing", "run": rf.run})
     lines.extend(rf.staged)
-    escalations = [e for e in rf.escalations if isinstance(e, dict)]
+    escalations = rf.escalations
     for i, esc in enumerate(escalations, 1):
         call = {"t": "call", "call_id": f"{rf.run}-C-{i:02d}", "kind": esc.get("kind", "reversal"), "run": rf.run,
                 "ns": rf.ns, "conflicts_with": esc.get("conflicts_with")}
@@ -141,35 +176,168 @@ def plan_commit(st: State, rf: RunFiles, decided: Any = ()) -> CommitPlan:
     return CommitPlan(lines, summary, set_aside)
 
 
-def rejudge_staged(st: State, rf: RunFiles, decided: Any) -> List[str]:
-    """Staged findings judged again against the priors a person decided since the run opened (a
-    git pull brings those decisions mid-run): one that now repeats a settled prior (RERAISE,
-    DUPLICATE) or sits below a floor is dropped; one that now reverses it becomes a call for the
-    person, as `propose` would have made it. Returns a summary phrase per dropped finding; never silent."""
-    only = {pid for pid in decided if pid in st.priors}
-    if not only or not rf.staged:
-        return []
-    kept: List[Any] = []
-    out: List[str] = []
-    for rec in rf.staged:
-        raw = {k: v for k, v in rec.items() if k in CANDIDATE_FIELDS and k != "scope_hash"}
+def _second(items: List[Any], pid: str) -> int:
+    """Where `pid` occurs the second time among `items`."""
+    seen = 0
+    for i, rec in enumerate(items):
+        if isinstance(rec, dict) and rec.get("id") == pid:
+            seen += 1
+            if seen == 2:
+                return i
+    return 0
+
+
+def _check_ns(rf: RunFiles) -> None:
+    """The namespace the run's stored `relevant.json` gives every line commit writes."""
+    if not isinstance(rf.ns, str) or not NS_RE.match(rf.ns):
+        raise Refusal("MALFORMED_STAGING", run=rf.run, file=f".priors/runs/{rf.run}/relevant.json", line=1,
+                      because={"rule": "`ns` is not a namespace"}, hint=_REDO.replace("<run>", rf.run))
+
+
+def _check_verify_items(st: State, rf: RunFiles) -> None:
+    """The verify items commit turns into `scope-missing` events are priors of the run's namespace."""
+    where = f".priors/runs/{rf.run}/relevant.json"
+    strangers = [pid for pid in rf.verify_items() if pid not in st.priors or st.priors[pid].ns != rf.ns]
+    if strangers:
+        raise Refusal("MALFORMED_STAGING", run=rf.run, file=where, line=1, ids=strangers,
+                      because={"rule": "a verify item is no prior of the run's namespace"},
+                      hint=_REDO.replace("<run>", rf.run))
+
+
+def _check_ids(st: State, rf: RunFiles) -> None:
+    """Staged prior ids are new: one the ledger holds, or at or below its highest (a pull brought
+    those priors), is a collision; one staged twice too. Named: every such id, and the first line."""
+    collide: List[str] = []
+    first = -1
+    seen = set()
+    for i, rec in enumerate(rf.staged):
+        pid = rec.get("id") if isinstance(rec, dict) else None
+        if not isinstance(pid, str):
+            continue
+        if pid in seen or pid in st.priors or (PRIOR_RE.match(pid) and prior_number(pid) <= st.max_prior):
+            first = i if first < 0 else first
+            if pid not in collide:
+                collide.append(pid)
+        seen.add(pid)
+    if collide:
+        raise staging_refusal(Refusal("STAGED_ID_COLLISION", ids=collide), rf, "staged", first,
+                              hint=f"the ledger took these ids since the run opened: `priors carry --run {rf.run}`"
+                                   " moves the staging to a new run with new ids (or `priors abort --run <run>`)")
+
+
+def judge_verdicts(st: State, rf: RunFiles, where: List[int]) -> None:
+    """Each staged verdict judged again by `judge_disposition`, in order, as if given now: the event
+    it makes must be the staged line itself."""
+    fresh = RunFiles(rf.run, rf.relevant)
+    for j, ev in enumerate(rf.dispositions):
         try:
-            cand = validate(raw)
-            esc = find_conflict(st, rf, cand, rec.get("scope_hash"), only)
-        except UsageError:
-            esc = None  # what the keeper staged itself always validates; _valid_staged judged the rest
+            event = judge_disposition(st, fresh, ev["id"], ev["to"])
+        except Refusal as refusal:
+            raise staging_refusal(Refusal("MALFORMED_DISPOSITIONS", ids=[ev["id"]], because=refusal.payload()), rf,
+                                  "dispositions", where[j]) from None
+        if event != ev:
+            raise staging_refusal(Refusal("MALFORMED_DISPOSITIONS", ids=[ev["id"]], because=_differs(event, ev)), rf,
+                                  "dispositions", where[j])
+        fresh.dispositions.append(event)
+
+
+_CALL_KEYS = {"kind", "conflicts_with", "claim", "direction"}
+_REDACTED_CALL = {"kind", "conflicts_with", "redacted"}
+
+
+def judge_calls(st: State, rf: RunFiles, decided: Any) -> None:
+    """Each staged call (a reversal `propose` filed for the person) must be one the door files: a
+    known live prior of the run's namespace that is fixed or decided (with this run's verdicts) —
+    or decided since the run opened —, a claim that passes the candidate's limits and secret guard."""
+    if not rf.escalations:
+        return
+    status = {p.id: p.status for p in with_run_dispositions(st, rf)}
+    seen = set()
+    for i, esc in enumerate(rf.escalations):
+        if not isinstance(esc, dict) or esc.get("kind") != "reversal":
+            raise _bad_call(rf, i, {"rule": "not a reversal call"})
+        pid = esc.get("conflicts_with")
+        p = st.priors.get(pid) if isinstance(pid, str) else None
+        if p is None or p.ns != rf.ns:
+            raise _bad_call(rf, i, {"rule": "`conflicts_with` names no prior of the run's namespace"})
+        if esc.get("redacted") is True:  # scrubbed by a redaction of that prior while the run was open
+            if set(esc) != _REDACTED_CALL or not p.redacted:
+                raise _bad_call(rf, i, {"rule": "a redacted call names a prior that is not redacted"})
+            continue
+        if not set(esc) <= _CALL_KEYS or p.redacted:
+            raise _bad_call(rf, i, {"rule": "not the call a reversal files"})
+        try:
+            check_at_door(esc, "call")
+        except UsageError as exc:
+            raise _bad_call(rf, i, {"usage": str(exc)}) from None
+        claim, direction = esc.get("claim"), esc.get("direction")
+        if not isinstance(claim, str) or not claim or normalize(claim) != claim or (
+                direction is not None and not isinstance(direction, str)):
+            raise _bad_call(rf, i, {"rule": "a call's claim is a normalized string, its direction a string"})
+        try:
+            guard(esc)
+        except Refusal as refusal:
+            raise _bad_call(rf, i, refusal.payload()) from None
+        if status.get(pid) not in REVERSIBLE and pid not in decided:
+            raise _bad_call(rf, i, {"rule": f"{pid} is {status.get(pid)}: only a fixed or decided prior is reversed"})
+        key = (pid, claim, direction)
+        if key in seen:
+            raise _bad_call(rf, i, {"rule": "the same call twice"})
+        seen.add(key)
+
+
+def judge_staged(st: State, rf: RunFiles, decided: Any) -> List[str]:
+    """Each staged prior judged again, in order, by the door's rules (`judge_candidate`) against the
+    ledger as it is now, this run's verdicts and the priors staged before it: the record `propose`
+    would stage must be the staged line itself. A line the door refuses is the commit's refusal —
+    except a finding that meets a prior a person decided since the run opened (a git pull brings
+    those decisions): one that now repeats it (RERAISE, DUPLICATE) or sits below its floor is
+    dropped, one that now reverses it becomes a call for the person, as `propose` would have made
+    it. Returns a summary phrase per dropped finding; never silent. The ids of those kept stay."""
+    staged, rf.staged = rf.staged, []
+    view = RunFiles(rf.run, rf.relevant, rf.dispositions, rf.staged)  # what the door saw: the staged so far
+    out: List[str] = []
+    top = 0
+    for i, rec in enumerate(staged):
+        pid = rec.get("id") if isinstance(rec, dict) else None
+        label = _label(rec, rf.line_of("staged", i))
+        if not isinstance(rec, dict) or rec.get("t") != "prior":
+            raise _bad_staged(rf, i, label, {"rule": "not a prior record"})
+        if not isinstance(pid, str) or not PRIOR_RE.match(pid) or prior_number(pid) <= top:
+            raise _bad_staged(rf, i, label, {"rule": "a staged prior's id is P- and digits, above every id staged before it"})
+        top = prior_number(pid)
+        raw = {k: rec[k] for k in CANDIDATE_FIELDS if k in rec}
+        try:
+            cand, current, esc = judge_candidate(st, view, raw, rf.ns)
+        except UsageError as exc:
+            raise _bad_staged(rf, i, label, {"usage": str(exc)}) from None
         except Refusal as refusal:
             body = refusal.payload()
-            out.append(f"{rec['id']} ({body['refused']} of {body.get('of')})")
-            continue
+            if body["refused"] in ("RERAISE", "DUPLICATE", "BELOW_FLOOR") and body.get("of") in decided:
+                out.append(f"{pid} ({body['refused']} of {body['of']})")
+                continue
+            raise _bad_staged(rf, i, label, body) from None
         if esc is not None:
+            if esc["conflicts_with"] not in decided:
+                raise _bad_staged(rf, i, label, reversal_refusal(esc).payload())
             if not escalation_known(rf, esc):
                 rf.escalations.append({k: v for k, v in esc.items() if v is not None})
-            out.append(f"{rec['id']} (REVERSAL of {esc['conflicts_with']}: put to you as a call)")
+            out.append(f"{pid} (REVERSAL of {esc['conflicts_with']}: put to you as a call)")
             continue
-        kept.append(rec)
-    rf.staged = kept
+        want = prior_record(cand, pid, rf.ns, rf.run, current)
+        if want != rec:
+            raise _bad_staged(rf, i, label, _differs(want, rec))
+        rf.staged.append(rec)
     return out
+
+
+def _bad_call(rf: RunFiles, i: int, because: Dict[str, Any]) -> Refusal:
+    return staging_refusal(Refusal("MALFORMED_STAGING", because=because), rf, "escalations", i)
+
+
+def _bad_staged(rf: RunFiles, i: int, label: str, because: Dict[str, Any]) -> Refusal:
+    return staging_refusal(Refusal("MALFORMED_STAGING", ids=[label], because=because), rf, "staged", i,
+                           hint=_WITHDRAW.replace("<id>", label))
 
 
 def _repeated_ids(items: List[Any], taken: Any = ()) -> List[str]:
@@ -183,15 +351,6 @@ def _repeated_ids(items: List[Any], taken: Any = ()) -> List[str]:
             if (pid in taken or seen[pid] == 2) and pid not in out:
                 out.append(pid)
     return out
-
-
-def _check_staging(st: State, rf: RunFiles) -> None:
-    collide = _repeated_ids(rf.staged, taken=st.priors)
-    if collide:
-        raise Refusal("STAGED_ID_COLLISION", ids=collide)
-    bad = [_label(rec, i) for i, rec in enumerate(rf.staged) if not _valid_staged(rec, rf)]
-    if bad:
-        raise Refusal("MALFORMED_STAGING", ids=bad)
 
 
 def summarize(rf: RunFiles, after: State, escalations: int, set_aside: Any = (), dropped: Any = (),
@@ -233,3 +392,50 @@ def summarize(rf: RunFiles, after: State, escalations: int, set_aside: Any = (),
     if checked and carried == checked and not (fixed or touched or calls or new or set_aside or dropped):
         lines.append(QUIESCENT)
     return lines
+
+
+# ------------------------------------------------------------------ a run id sealed elsewhere
+
+
+def _in_block(rec: Dict[str, Any], run: str) -> bool:
+    t = rec.get("t")
+    if t == "prior":
+        return rec.get("born") == run
+    if t == "event":
+        return rec.get("action") in ("disposition", "scope-missing") and rec.get("run") == run
+    return t in ("call", "injected") and rec.get("run") == run
+
+
+def block_of(records: List[Dict[str, Any]], run: str) -> Optional[Tuple[int, int]]:
+    """Where `run`'s sealed block lies among `records`: (its first line, one past its run record)."""
+    end = next((i for i in range(len(records) - 1, -1, -1) if records[i].get("t") == "run"
+                and records[i].get("action") == "commit" and records[i].get("run") == run), None)
+    if end is None:
+        return None
+    start = end
+    while start > 0 and _in_block(records[start - 1], run):
+        start -= 1
+    return start, end + 1
+
+
+def carried(rf: RunFiles, new_run: str, max_prior: int) -> Tuple[Dict[str, Any], List[List[Any]], Dict[str, str]]:
+    """A run's staging moved to `new_run`: (its relevant.json, its dispositions, staged priors and
+    calls — in STAGING_FILES order —, the staged prior ids renumbered after `max_prior`, old → new).
+    Nothing is judged here: the commit of the new run judges every line against the ledger as it is then."""
+    ids: Dict[str, str] = {}
+    for rec in rf.staged:
+        if isinstance(rec, dict) and isinstance(rec.get("id"), str) and rec["id"] not in ids:
+            ids[rec["id"]] = next_prior_id(max_prior + len(ids))
+    staged = []
+    for rec in rf.staged:
+        if isinstance(rec, dict) and rec.get("born") == rf.run:
+            rec = dict(rec, born=new_run)
+            if isinstance(rec.get("id"), str):
+                rec["id"] = ids[rec["id"]]
+            dist = rec.get("distinct_from")
+            if isinstance(dist, list):
+                rec["distinct_from"] = sorted({ids.get(x, x) if isinstance(x, str) else x for x in dist}, key=str)
+        staged.append(rec)
+    disp = [dict(ev, run=new_run) if isinstance(ev, dict) and ev.get("run") == rf.run else ev for ev in rf.dispositions]
+    relevant = dict(rf.relevant or {}, run=new_run)
+    return relevant, [disp, staged, list(rf.escalations)], ids

@@ -15,19 +15,22 @@ from priors.core.fold import (
     review_due,
     scope_state,
 )
-from priors.core.grammar import SEVERITY_RANK, Candidate, check_tags, opposes
+from priors.core.grammar import SEVERITY_RANK, Candidate, check_tags, opposes, validate
 from priors.core.inject import inject_item, lesson_applies
+from priors.core.lessons import check_supersedes
 from priors.core.plain import Plain
 from priors.core.run_files import RunFiles, require_open
+from priors.core.secret_patterns import guard
 from priors.core.similarity import folded, norm_direction, scopes_related, similar
 from priors.core.vocabulary import BINDING
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Dict, List, Optional
+    from typing import Any, Dict, List, Optional, Tuple
 
 NUDGE_ASK = "still true? reply: decide <id> keep — or retire it"
 QUIESCENT = "Everything settled still holds. Nothing new."
+REVERSIBLE = ("fixed", "accepted", "wontfix")  # a candidate opposing a prior in one of these files a call for a person
 
 
 # ------------------------------------------------------------------ relevant
@@ -197,6 +200,20 @@ def check_run_for_propose(st: State, rf: RunFiles, ns: str) -> None:
     if missing:
         raise Refusal("PRIOR_OBLIGATIONS_OPEN", missing=missing,
                       hint="disposition every verify item first: `priors disposition <id> <verdict> --run " + rf.run + "`")
+
+
+def judge_candidate(st: State, rf: RunFiles, raw: Any, ns: str) -> Tuple[Candidate, Optional[str], Optional[Dict[str, Any]]]:
+    """The door's rules for one candidate whose location is resolved, in the contract's order:
+    grammar, supersedes, scope, distinct_from, secrets, then duplicates, re-raises, reversals and
+    floors (`find_conflict`). Returns (candidate, the scope's hash, the escalation a reversal files —
+    or None); raises the usage error or the refusal. `propose` stages through it, and `commit`
+    judges every staged prior through it again, against the ledger as it is then."""
+    cand = validate(raw)
+    check_supersedes(st, raw.get("supersedes"), ns)  # lessons loop: a usage error like any bad field
+    current = check_scope(rf, cand)
+    check_distinct_from(st, rf, cand, ns)
+    guard(raw)  # the secret guard: before anything (a staged prior or a call's claim) can hold the text
+    return cand, current, find_conflict(st, rf, cand, current)
 
 
 def check_scope(rf: RunFiles, cand: Candidate) -> Optional[str]:
@@ -376,7 +393,7 @@ def find_conflict(st: State, rf: RunFiles, cand: Candidate, current: Optional[st
         same = normalize(p.claim) == cand.claim or (cdir is not None and norm_direction(p.rec.get("direction")) == cdir)
         if same:
             raise _same_refusal(p)
-        if opposes(cand, p.rec.get("direction")) and p.status in ("fixed", "accepted", "wontfix"):
+        if opposes(cand, p.rec.get("direction")) and p.status in REVERSIBLE:
             return {"kind": "reversal", "conflicts_with": p.id, "claim": cand.claim, "direction": cand.direction}
     for p in elsewhere:  # a person's decision holds in every namespace: the same claim on the same state
         if _same_scope(p, cand, current) and normalize(p.claim) == cand.claim:

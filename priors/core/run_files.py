@@ -14,10 +14,20 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
     from priors.core.fold import State
 
 
+# The staging files, in the order `RunFiles` holds them: dispositions, staged priors, calls.
+STAGING_FILES = ("dispositions.jsonl", "staged.jsonl", "escalations.jsonl")
+
+
+def staging_file(run: str, kind: str) -> str:
+    """Where a kind of staging (`dispositions`, `staged`, `escalations`) lies, from the target root."""
+    return f".priors/runs/{run}/{kind}.jsonl"
+
+
 class RunFiles(Plain):
     """An open run's staging as read from `.priors/runs/<run>/`."""
 
-    __slots__ = ("run", "relevant", "dispositions", "staged", "escalations", "_verify", "_seen", "_pool")
+    __slots__ = ("run", "relevant", "dispositions", "staged", "escalations", "line_numbers", "_verify", "_seen",
+                 "_pool")
 
     def __init__(self, run: str, relevant: Optional[Dict[str, Any]], dispositions: Optional[List[Any]] = None,
                  staged: Optional[List[Any]] = None, escalations: Optional[List[Any]] = None) -> None:
@@ -25,12 +35,19 @@ class RunFiles(Plain):
         self.dispositions = [] if dispositions is None else dispositions
         self.staged = [] if staged is None else staged
         self.escalations = [] if escalations is None else escalations
+        # per kind, the file line each item was read from (None: items were not read from files)
+        self.line_numbers: Optional[Dict[str, List[int]]] = None
         self._verify: Optional[Dict[str, Dict[str, Any]]] = None
         self._seen: Optional[list] = None  # [the dispositions list, how many of it were read, their ids]
         self._pool: Any = None  # the protocol.ProposePool built for this run (the rules build it)
 
     def fields(self) -> tuple:
         return ("run", "relevant", "dispositions", "staged", "escalations")  # the caches are not the run
+
+    def line_of(self, kind: str, index: int) -> int:
+        """The line of its file that item `index` of `kind` was read from (from 1)."""
+        numbers = (self.line_numbers or {}).get(kind)
+        return numbers[index] if numbers is not None and 0 <= index < len(numbers) else index + 1
 
     @property
     def ns(self) -> Any:

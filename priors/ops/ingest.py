@@ -138,7 +138,7 @@ def _ingest_locked(paths: Paths, ns: str, scopes: Dict[str, str], budget: Option
                 continue
             new.append(rec["id"])
         save_staging(paths, rf, before)
-        summary = commit_locked(paths, run)
+        summary = commit_locked(paths, run, judged=rf)  # every line went through the door just now
     except BaseException:
         discard_tree(paths.run_dir(run))  # nothing half-made stays staged; the ledger was not touched
         raise

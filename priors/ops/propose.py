@@ -1,7 +1,8 @@
 """Staging new findings in an open run (`propose`): each candidate judged exactly as the contract
-orders — grammar, location, supersedes, scope, distinct_from, secrets, then duplicates, re-raises,
-reversals and floors. `propose_one` is the one way a candidate is staged: `ingest-sarif` uses it too.
-A module of its own: only proposing loads the location resolver and the secret guard.
+orders — grammar, location, then the door's rules (`core/protocol.py:judge_candidate`: supersedes,
+scope, distinct_from, secrets, duplicates, re-raises, reversals and floors; commit judges every
+staged prior through them again). `propose_one` is the one way a candidate is staged:
+`ingest-sarif` uses it too. A module of its own: only proposing loads the location resolver.
 """
 
 from __future__ import annotations
@@ -10,17 +11,13 @@ from priors.core.answer import Answer
 from priors.core.errors import Refusal, UsageError
 from priors.core.fold import next_prior_id, prior_number
 from priors.core.grammar import check_run_id, validate
-from priors.core.lessons import check_supersedes
 from priors.core.protocol import (
-    check_distinct_from,
     check_run_for_propose,
-    check_scope,
     escalation_known,
-    find_conflict,
+    judge_candidate,
     prior_record,
     reversal_refusal,
 )
-from priors.core.secret_patterns import guard
 from priors.ops.ground import resolve_location
 from priors.ops.run import refused_item
 from priors.store.ledger import load_ledger
@@ -41,15 +38,10 @@ def propose_one(st: State, rf: RunFiles, raw: Any, ns: str, next_id: List[int], 
     """Judge one candidate exactly as the contract orders; returns the staged record (`next_id`: the
     highest prior number taken so far, moved on when this one is staged)."""
     check_run_for_propose(st, rf, ns)
-    cand = validate(raw)
-    if paths is not None and (raw.get("at") is not None or raw.get("file") is not None):
+    if paths is not None and isinstance(raw, dict) and (raw.get("at") is not None or raw.get("file") is not None):
+        validate(raw)  # the grammar first: only a sound candidate's location is resolved
         raw = resolve_location(paths, rf, raw)  # the prior records the resolved scope_ref
-        cand = validate(raw)
-    check_supersedes(st, raw.get("supersedes"), ns)  # lessons loop: a usage error like any bad field
-    current = check_scope(rf, cand)
-    check_distinct_from(st, rf, cand, ns)
-    guard(raw)  # the secret guard: before anything (a staged prior or a call's claim) can hold the text
-    esc = find_conflict(st, rf, cand, current)
+    cand, current, esc = judge_candidate(st, rf, raw, ns)
     if esc is not None:
         if not escalation_known(rf, esc):
             rf.escalations.append({k: v for k, v in esc.items() if v is not None})

@@ -53,9 +53,13 @@ def abort(paths: Paths, run: str) -> Answer:
     require_init(paths)
     with Lock(paths):
         st = load_ledger(paths, want_data=False).state
-        if run in st.commits:
+        here = paths.run_dir(run).exists()
+        if run in st.commits and not here:
             raise Refusal("RUN_COMMITTED", run=run, hint="a sealed run cannot be aborted")
-        if not paths.run_dir(run).exists():
+        if not here:
             raise Refusal("UNKNOWN_RUN", run=run)
         remove_tree(paths.run_dir(run))
+    if run in st.commits:  # staging left beside a sealed run of that id (another clone's, or a killed commit's)
+        return Answer(0, {"aborted": True, "run": run},
+                      f"{run}'s leftover staging removed ({run} is sealed in the ledger); the ledger was untouched")
     return Answer(0, {"aborted": True, "run": run}, f"{run} aborted — uncommitted staging removed; the ledger was untouched")

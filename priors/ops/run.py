@@ -1,6 +1,8 @@
 """The agent's run past its opening, one transaction a function: judge the old findings
-(`disposition`) and seal it (`commit`). Opening a run is ops/opening.py, staging new findings
-ops/propose.py, taking staged work back (`withdraw`, `abort`) ops/retract.py.
+(`disposition`), seal it (`commit`: every staged line judged again by the door's rules), and move
+a run's staging to a new run id (`carry`: its id sealed elsewhere, or its staged ids taken).
+Opening a run is ops/opening.py, staging new findings ops/propose.py, taking staged work back
+(`withdraw`, `abort`) ops/retract.py.
 
 Each takes the writer lock, loads the ledger, plans with the pure core and writes — and returns the
 `Answer` the command line prints and the MCP server hands back. `ingest-sarif` (ops/ingest.py)
@@ -12,8 +14,9 @@ from __future__ import annotations
 
 from priors.core.answer import Answer
 from priors.core.canonical import dumps
-from priors.core.commit_plan import decided_since, plan_commit
+from priors.core.commit_plan import block_of, carried, decided_since, plan_commit
 from priors.core.errors import Refusal
+from priors.core.fold import fold, next_run_id
 from priors.core.grammar import check_agent_verdict, check_run_id
 from priors.core.inject import injected_record
 from priors.core.protocol import (
@@ -21,10 +24,10 @@ from priors.core.protocol import (
 )
 from priors.core.views import display_status
 from priors.store.files import aftercare, remove_tree
-from priors.store.ledger import append_and_apply, load_ledger, read_records, render
+from priors.store.ledger import append_and_apply, load_ledger, open_runs, read_records, render
 from priors.store.lock import Lock
-from priors.store.paths import Paths, require_init
-from priors.store.staging import read_run, write_jsonl
+from priors.store.paths import Paths, list_run_dirs, require_init
+from priors.store.staging import move_staging, read_run, write_jsonl
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -89,27 +92,60 @@ def commit(paths: Paths, run: str) -> Answer:
     return Answer(0, {"run": run, "summary": summary}, "\n".join(summary))
 
 
-def commit_locked(paths: Paths, run: str) -> List[str]:
+def commit_locked(paths: Paths, run: str, judged: Optional[RunFiles] = None) -> List[str]:
     """Seal `run` with the writer lock held and return its summary lines (a sealed run: its old
-    summary, nothing written). The one way a run is sealed — `commit` and `ingest-sarif` use it."""
+    summary, nothing written). The one way a run is sealed — `commit` and `ingest-sarif` use it.
+
+    `judged`: the staging, when this very hold of the lock opened the run and staged each line
+    through the door (`ingest-sarif`): sealed from memory, not read back and judged twice."""
     loaded = load_ledger(paths, want_data=False)
     st = loaded.state
     sealed = st.commits.get(run)
     if sealed is not None:  # a retry — maybe of a commit killed after the ledger landed
+        rf = read_run(paths, run)
+        if rf.relevant is not None and not sealed_as_staged(paths, rf):
+            raise Refusal("RUN_COMMITTED", run=run, sealed_elsewhere=True,
+                          hint=f"the ledger holds another {run} (a git pull brought another clone's run of that id);"
+                               f" this staging is kept: `priors carry --run {run}` moves it to a new open run,"
+                               f" `priors abort --run {run}` drops it")
         aftercare("rendering .priors/PRIORS.md", render, paths, st, loaded.mark, (), loaded.mark)
         remove_tree(paths.run_dir(run))
         summary = sealed.get("summary")
         return [str(s) for s in summary] if isinstance(summary, list) else [""]
-    rf = read_run(paths, run)
+    rf = read_run(paths, run) if judged is None else judged
     if rf.relevant is None:
         raise Refusal("UNKNOWN_RUN", run=run)
     shown = {pid: display_status(st.priors[pid]) for pid in rf.verify_items() if pid in st.priors}
-    plan = plan_commit(st, rf, decided_since_open(paths, st, rf))  # folds the plan's lines into `st`
+    if judged is None:
+        plan = plan_commit(st, rf, decided_since_open(paths, st, rf))  # folds the plan's lines into `st`
+    else:
+        plan = plan_commit(st, rf, judged=True)
     lines = plan.lines[:-1] + commit_extra(rf.relevant, run) + plan.lines[-1:]
     append_and_apply(paths, loaded, lines, folded=True, shown=shown)
     # the run is sealed: nothing after this line may turn the answer into a failure
     aftercare(f"removing {run}'s staging", remove_tree, paths.run_dir(run))
     return list(plan.summary)
+
+
+def sealed_as_staged(paths: Paths, rf: RunFiles) -> bool:
+    """Whether the ledger's block for `rf.run` is exactly what this staging commits against the
+    ledger as it stood before that block: a retry after a kill, not another clone's run of the same
+    id. Rare (a sealed run with staging left), so the ledger is read and folded whole."""
+    records = read_records(paths)
+    span = block_of(records, rf.run)
+    if span is None:
+        return False
+    start, end = span
+    opened = (rf.relevant or {}).get("ledger_records")
+    decided: List[str] = []
+    if isinstance(opened, int) and not isinstance(opened, bool) and opened != start:
+        decided = decided_since(records[opened:start] if 0 <= opened <= start else records[:start])
+    try:
+        plan = plan_commit(fold(records[:start]), rf, decided)
+    except Refusal:
+        return False
+    lines = plan.lines[:-1] + commit_extra(rf.relevant, rf.run) + plan.lines[-1:]
+    return [dumps(x) for x in lines] == [dumps(x) for x in records[start:end]]
 
 
 def decided_since_open(paths: Paths, st: State, rf: RunFiles) -> List[str]:
@@ -129,3 +165,32 @@ def commit_extra(relevant: Optional[Dict[str, Any]], run: str) -> List[Dict[str,
         return []
     rec = injected_record(relevant, run)
     return [] if rec is None else [rec]
+
+
+# ------------------------------------------------------------------ carry
+
+
+def carry(paths: Paths, run: str) -> Answer:
+    """Move a run's staging to a new open run, its staged priors renumbered after the ledger's — for
+    a run whose id another clone sealed (a git pull brought it), or whose staged ids the ledger took.
+    Nothing is judged: the new run's commit judges every line. JSON: `{"carried", "run", "ids": {old: new}}`."""
+    check_run_id(run, "carry")
+    require_init(paths)
+    with Lock(paths):
+        st = load_ledger(paths, want_data=False).state
+        if read_run(paths, run).relevant is None:
+            raise Refusal("UNKNOWN_RUN", run=run)
+        others = [r for r in open_runs(paths, st) if r != run]
+        if others:
+            raise Refusal("ACTIVE_RUN_EXISTS", run=others[0],
+                          hint=f"finish it first: `priors commit --run {others[0]}` or `priors abort --run {others[0]}`")
+        if run in st.commits and sealed_as_staged(paths, read_run(paths, run)):
+            raise Refusal("RUN_COMMITTED", run=run,
+                          hint=f"the ledger's {run} is this very staging: `priors commit --run {run}` finishes it")
+        new = next_run_id(st, list_run_dirs(paths))
+        relevant, files, ids = carried(read_run(paths, run), new, st.max_prior)
+        move_staging(paths, run, new, relevant, files)
+    moved = "".join(f"; {old} is now {pid}" for old, pid in ids.items())
+    text = (f"{run}'s staging is now {new}, open{moved}. `priors commit --run {new}` judges all of it against the"
+            " ledger as it is now")
+    return Answer(0, {"carried": run, "ids": ids, "run": new}, text)

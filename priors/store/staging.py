@@ -9,8 +9,8 @@ from pathlib import Path
 
 from priors.core.canonical import JSONError, dumps, loads
 from priors.core.errors import UsageError
-from priors.core.run_files import RunFiles
-from priors.store.files import atomic_write, check_inside, read_bytes
+from priors.core.run_files import STAGING_FILES, RunFiles
+from priors.store.files import atomic_write, check_inside, discard_tree, make_dir, read_bytes, remove_tree
 from priors.store.paths import Paths
 
 TYPE_CHECKING = False
@@ -20,18 +20,26 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 
 def read_jsonl(path: Path) -> List[Any]:
     """Staging lines; an unparseable line is kept as None so commit can name it malformed."""
+    return read_numbered(path)[0]
+
+
+def read_numbered(path: Path) -> Tuple[List[Any], List[int]]:
+    """Staging lines and the line number (from 1) each stands on in the file: blank lines are
+    skipped, so a refusal can still name the line a person sees."""
     data = read_bytes(path)
     out: List[Any] = []
+    numbers: List[int] = []
     if not data:
-        return out
-    for raw in data.split(b"\n"):
+        return out, numbers
+    for no, raw in enumerate(data.split(b"\n"), 1):
         if not raw.strip():
             continue
+        numbers.append(no)
         try:
             out.append(loads(raw.decode("utf-8")))
         except (UnicodeDecodeError, JSONError):
             out.append(None)
-    return out
+    return out, numbers
 
 
 def write_jsonl(path: Path, items: List[Any]) -> None:
@@ -52,8 +60,10 @@ def read_run(paths: Paths, run: str) -> RunFiles:
             raise UsageError(f"priors: {rdir / 'relevant.json'} is damaged; `priors abort --run {run}` and reopen") from None
         if not isinstance(relevant, dict):
             raise UsageError(f"priors: {rdir / 'relevant.json'} is not an object; `priors abort --run {run}` and reopen")
-    return RunFiles(run, relevant, read_jsonl(rdir / "dispositions.jsonl"), read_jsonl(rdir / "staged.jsonl"),
-                    read_jsonl(rdir / "escalations.jsonl"))
+    disp, staged, esc = (read_numbered(rdir / name) for name in STAGING_FILES)
+    rf = RunFiles(run, relevant, disp[0], staged[0], esc[0])
+    rf.line_numbers = {"dispositions": disp[1], "staged": staged[1], "escalations": esc[1]}
+    return rf
 
 
 def save_staging(paths: Paths, rf: RunFiles, before: Tuple[int, int]) -> None:
@@ -64,3 +74,20 @@ def save_staging(paths: Paths, rf: RunFiles, before: Tuple[int, int]) -> None:
         write_jsonl(rdir / "staged.jsonl", rf.staged)
     if len(rf.escalations) != before[1]:
         write_jsonl(rdir / "escalations.jsonl", rf.escalations)
+
+
+def move_staging(paths: Paths, old: str, new: str, relevant: Any, files: List[List[Any]]) -> None:
+    """Write a run's staging under a new run id, its stored snapshot last (it is what makes the run
+    open), then drop the old folder — the new one is taken back if that fails. Caches (`spans.json`)
+    are left behind: they are rebuilt when needed."""
+    rdir = paths.run_dir(new)
+    make_dir(rdir)
+    try:
+        for name, items in zip(STAGING_FILES, files):
+            if items:
+                write_jsonl(rdir / name, items)
+        atomic_write(rdir / "relevant.json", (dumps(relevant) + "\n").encode("utf-8"))
+        remove_tree(paths.run_dir(old))
+    except BaseException:
+        discard_tree(rdir)
+        raise
