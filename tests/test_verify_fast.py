@@ -289,12 +289,15 @@ cells = st.one_of(cell_text, words, words)
 def _cell_the_long_way(text):
     """What a table cell always was: escape `\\` and `|`, show lone surrogates as U+FFFD, collapse
     whitespace, write controls and bidi characters as `\\uXXXX`."""
-    from priors.core.controls import visible
-    from priors.core.views import _LONE, _PLAIN
+    import re
 
-    if _PLAIN.fullmatch(text):
+    from priors.core.controls import visible
+
+    plain = (r"[^\\|\s\ud800-\udfff\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+             r"\ufff9-\ufffb\U000e0000-\U000e007f]*")
+    if re.fullmatch(plain, text):
         return text
-    text = _LONE.sub("\ufffd", text.replace("\\", "\\\\").replace("|", "\\|"))
+    text = re.sub("[\\ud800-\\udfff]", "\ufffd", text.replace("\\", "\\\\").replace("|", "\\|"))
     return visible(" ".join(text.split()))
 
 
