@@ -327,7 +327,8 @@ class EveryVerb(unittest.TestCase):
         from priors.cli.verbs import GROUPS, VERBS
 
         in_help_order = [v.name for g in GROUPS for v in VERBS.values() if v.group == g]
-        self.assertEqual(list(dict.fromkeys(self.table_verbs())), in_help_order)
+        self.assertEqual(list(dict.fromkeys(self.table_verbs())), in_help_order,
+                         "README.md's \"Every verb\" table must name every verb of cli/verbs.py, in `priors --help` order")
 
     def test_mcp_doc_names_every_tool_and_no_other(self):
         from priors.cli.verbs import tools

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from conftest import REPO, Keeper
+from priors.cli.mcp_server import CALLS
 from priors.cli.verbs import tools
 from priors.core.mcp_tools import (
     PROTOCOL_VERSIONS,
@@ -431,6 +432,12 @@ def test_negotiation_and_the_tool_table() -> None:
     assert all(t["inputSchema"]["additionalProperties"] is False for t in listed)
     assert "person's verb" in unknown_tool("priors_redact", list(tools())) and "person's verb" in unknown_tool("score", [])
     assert "did you mean 'priors_commit'" in unknown_tool("priors_comit", list(tools()))
+
+
+def test_every_tool_has_its_call_and_every_call_its_tool() -> None:
+    # A verb record that gains a Tool without a call in cli/mcp_server.py would be listed by
+    # tools/list and then fail on every call: the two tables must name the same verbs.
+    assert sorted(CALLS) == sorted(v.name for v in tools().values())
 
 
 def test_schema_problems_are_named_by_their_path() -> None:

@@ -89,7 +89,7 @@ run 2 shows fixed / carried / a refused re-raise / new, and run 3 ends with
 "Everything settled still holds. Nothing new."
   --keep DIR   build the repo in DIR (must be empty or absent) and leave it to explore"""))
 declare(Verb('init', 'create .priors/ in the target repo (idempotent)', SET_UP, "setup_verbs", ANSWER,
-             usage='priors init',
+             usage='priors init [--git]',
              flags={"--git": BOOL},
              help="""usage: priors init [--git]
 
@@ -383,7 +383,8 @@ One line per namespace, counting its priors:
   open            findings still standing (open or stale)
   fixed           findings a run reported fixed
   decided by you  priors you accepted or marked wontfix (they bind every run)
-  lessons locked  lessons in force: run-start priors injected into every run
+  lessons locked  run-start lessons injected into every run that no person has
+                  decided yet (a lesson you accepted counts as decided by you)
   retired         priors you marked obsolete (only when there are any)
   resting         priors whose scope was missing 5 runs in a row (only when
                   there are any; they wake if the scope returns)
@@ -532,7 +533,8 @@ so is a log of a failed analyzer (no runs, a run without results, an
 invocation with executionSuccessful false). When a result cannot be placed in
 the snapshot, nothing is marked fixed by that ingest."""))
 declare(Verb('add', 'record a lesson a person wrote, as accepted (between runs)', LESSONS, "lessons_verbs", ANSWER,
-             usage='priors add --ns NS [--type calibration|behavioral] [--scope-ref R --scope-hash H] [--tag T ...] TEXT',
+             usage='priors add --ns NS [--type calibration|behavioral] [--scope-ref R --scope-hash H] [--tag T ...] '
+                   '[--supersedes P-…] [--review-every N] [--open] TEXT',
              flags={"--ns": VALUE, "--type": VALUE, "--scope-ref": VALUE, "--scope-hash": VALUE, "--tag": MULTI,
                     "--supersedes": VALUE, "--review-every": VALUE, "--open": BOOL},
              min_pos=1,
@@ -605,7 +607,7 @@ can credit the session.
 declare(Verb('export', 'write a JSON bundle of lessons (no runs, scores or notes)', LESSONS, "lessons_verbs", ANSWER,
              usage='priors export [--ns NS] [--type T] [-o FILE] | priors export --sarif [--ns NS] [--current] [-o FILE]',
              flags={"--ns": VALUE, "--type": VALUE, "--out": VALUE, "--sarif": BOOL, "--current": BOOL},
-             aliases={'-o': '--out'},
+             aliases={'-o': '--out', '--output': '--out'},
              help="""usage: priors export [--ns NS] [--type T] [-o FILE]
        priors export --sarif [--ns NS] [--current] [-o FILE]
 
