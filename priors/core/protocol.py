@@ -222,7 +222,7 @@ def check_distinct_from(st: State, rf: RunFiles, cand: Candidate, ns: str) -> No
     words = folded(cand.claim)
     for pid in sorted(set(ids)):
         p = st.priors.get(pid)
-        if p is not None and not p.redacted and isinstance(p.claim, str) and folded(p.claim) == words:
+        if p is not None and same_words(p, words):
             refusal = _same_refusal(p)
             refusal.details["hint"] = (f"{pid} says the same in the same words; `distinct_from` sets aside a finding"
                                        " that only sounds alike, never the same claim")
@@ -232,6 +232,12 @@ def check_distinct_from(st: State, rf: RunFiles, cand: Candidate, ns: str) -> No
                 raise Refusal("DUPLICATE", of=pid, status="staged",
                               hint=f"{pid}, staged in this run, says the same in the same words; `distinct_from`"
                                    " sets aside a finding that only sounds alike, never the same claim")
+
+
+def same_words(p: PriorState, words: str) -> bool:
+    """`p` says what a candidate whose claim folds to `words` says, in the same words (`folded`): naming
+    it in `distinct_from` cannot set the candidate aside from it. A redacted prior says nothing."""
+    return not p.redacted and isinstance(p.claim, str) and folded(p.claim) == words
 
 
 def nearest_refs(ref: str, scopes: Dict[str, str], n: int = 5) -> List[str]:
@@ -245,34 +251,22 @@ def nearest_refs(ref: str, scopes: Dict[str, str], n: int = 5) -> List[str]:
     return difflib.get_close_matches(ref, sorted(scopes), n=n, cutoff=0.5)
 
 
-class ProposePool(Plain):
-    """The priors a proposal is checked against — the namespace's, with this run's verdicts applied,
-    then the run's staged ones — indexed by scope ref, so that a candidate meets only the priors
-    whose scope can matter to it (the same, a containing or contained scope, a prefix for floors),
-    in the pool's own order: exactly what a scan of the whole pool would find, without scanning it
-    for every candidate of a large batch (an ingest of 5,000 analyzer results).
+class ScopeIndex(Plain):
+    """Priors indexed by scope ref, so that a candidate meets only the priors whose scope can matter
+    to it (the same, a containing or contained scope, a prefix for floors), in the order they were
+    added: exactly what a scan of every prior would find, without scanning them all for every
+    candidate. The door's pool (`ProposePool`) is one; `verify`'s replay keeps one per namespace
+    and adds each prior as the ledger brings it (core/ledger_replay.py)."""
 
-    Kept on the run while the ledger state and the run's verdicts are the ones it was built from;
-    staged priors are indexed as they are appended."""
+    __slots__ = ("items", "by_ref", "refs", "wide")
 
-    __slots__ = ("st", "dispositions", "n_disp", "staged", "n_staged", "items", "by_ref", "refs", "wide")
-
-    def __init__(self, st: State, rf: RunFiles) -> None:
-        self.st, self.dispositions, self.n_disp = st, rf.dispositions, len(rf.dispositions)
-        self.staged, self.n_staged = rf.staged, 0
+    def __init__(self) -> None:
         self.items: List[PriorState] = []
         self.by_ref: Dict[str, List[int]] = {}
-        self.refs: Optional[List[str]] = None  # sorted (once built), for the refs inside a scope
+        self.refs: Optional[List[str]] = []  # sorted, for the refs inside a scope (None while a pool is built)
         self.wide: List[int] = []  # repo-wide priors
-        for p in with_run_dispositions(st, rf):
-            self._add(p)
-        self.refs = sorted(self.by_ref)
 
-    def fits(self, st: State, rf: RunFiles) -> bool:
-        return (self.st is st and self.dispositions is rf.dispositions and self.n_disp == len(rf.dispositions)
-                and self.staged is rf.staged and self.n_staged <= len(rf.staged))
-
-    def _add(self, p: PriorState) -> None:
+    def add(self, p: PriorState) -> None:
         pos = len(self.items)
         self.items.append(p)
         ref = p.scope_ref
@@ -284,12 +278,6 @@ class ProposePool(Plain):
             self.by_ref[ref].append(pos)
         if p.facet("scope") == "repo-wide":
             self.wide.append(pos)
-
-    def catch_up(self, rf: RunFiles) -> None:
-        new = rf.staged[self.n_staged:]
-        self.n_staged = len(rf.staged)
-        for p in _staged_states(RunFiles(rf.run, rf.relevant, staged=new)):
-            self._add(p)
 
     def around(self, cand: Candidate) -> List[PriorState]:
         """The priors, in pool order, whose scope is the candidate's, contains it or lies inside it,
@@ -311,6 +299,38 @@ class ProposePool(Plain):
         return [self.items[i] for i in sorted(hit)]
 
 
+class ProposePool(ScopeIndex):
+    """The priors a proposal is checked against — the namespace's, with this run's verdicts applied,
+    then the run's staged ones — as a `ScopeIndex`.
+
+    Kept on the run while the ledger state and the run's verdicts are the ones it was built from;
+    staged priors are indexed as they are appended."""
+
+    __slots__ = ("st", "dispositions", "n_disp", "staged", "n_staged")
+
+    def __init__(self, st: State, rf: RunFiles) -> None:
+        ScopeIndex.__init__(self)
+        self.st, self.dispositions, self.n_disp = st, rf.dispositions, len(rf.dispositions)
+        self.staged, self.n_staged = rf.staged, 0
+        self.refs = None  # sorted once, after the namespace is in
+        for p in with_run_dispositions(st, rf):
+            self.add(p)
+        self.refs = sorted(self.by_ref)
+
+    def fields(self) -> tuple:
+        return ScopeIndex.__slots__ + self.__slots__
+
+    def fits(self, st: State, rf: RunFiles) -> bool:
+        return (self.st is st and self.dispositions is rf.dispositions and self.n_disp == len(rf.dispositions)
+                and self.staged is rf.staged and self.n_staged <= len(rf.staged))
+
+    def catch_up(self, rf: RunFiles) -> None:
+        new = rf.staged[self.n_staged:]
+        self.n_staged = len(rf.staged)
+        for p in _staged_states(RunFiles(rf.run, rf.relevant, staged=new)):
+            self.add(p)
+
+
 def _pool_for(st: State, rf: RunFiles) -> ProposePool:
     pool = rf._pool
     if pool is None or not pool.fits(st, rf):
@@ -329,6 +349,16 @@ def find_conflict(st: State, rf: RunFiles, cand: Candidate, current: Optional[st
         pool = _pool_for(st, rf).around(cand)
     else:
         pool = [p for p in with_run_dispositions(st, rf) if p.id in only]
+    return judge_candidate(pool, cand, current, rf.scopes)
+
+
+def judge_candidate(pool: List[PriorState], cand: Candidate, current: Optional[str], scopes: Dict[str, str],
+                    figure: Any = None) -> Optional[Dict[str, Any]]:
+    """The door's duplicate / re-raise / reversal / similar / floor rules for `cand` against `pool` (the
+    priors around its scope, in pool order), `current` its scope's hash and `scopes` the run's
+    snapshot. Raises the refusal; returns an escalation to record first. `figure`: how two claims
+    are found the same finding (`similarity.similar` unless given; `verify`'s replay, which does not
+    have the run's snapshot, passes a stricter one)."""
     cdir = norm_direction(cand.direction)
     for p in pool:
         if p.redacted or not _same_scope(p, cand, current):
@@ -338,11 +368,11 @@ def find_conflict(st: State, rf: RunFiles, cand: Candidate, current: Optional[st
             raise _same_refusal(p)
         if opposes(cand, p.rec.get("direction")) and p.status in ("fixed", "accepted", "wontfix"):
             return {"kind": "reversal", "conflicts_with": p.id, "claim": cand.claim, "direction": cand.direction}
-    near = _most_similar(pool, cand, rf.scopes)
+    near = _most_similar(pool, cand, scopes, similar if figure is None else figure)
     if near is not None:
         raise _same_refusal(near[0], near[1])
     for p in pool:
-        floor = _floor_of(p, cand, rf.scopes)
+        floor = _floor_of(p, cand, scopes)
         if floor is not None:
             raise Refusal("BELOW_FLOOR", of=p.id, depth=floor,
                           hint="this scope was reviewed at that depth; report only findings at or above it")
@@ -367,7 +397,7 @@ _DISTINCT_HINT = (" (it says the same in other words; if yours is a different fi
 _REWORDABLE = ("stale", "obsolete", "obsolete-proposed")
 
 
-def _most_similar(pool: List[PriorState], cand: Candidate, scopes: Dict[str, str]) -> Optional[tuple]:
+def _most_similar(pool: List[PriorState], cand: Candidate, scopes: Dict[str, str], figure: Any) -> Optional[tuple]:
     """(prior, figure) for the finding that says the same as `cand` in other words, on a related
     scope that is unchanged in this run's snapshot — or None. Findings only (verify-phase)."""
     if cand.facets.get("activation") != "verify-phase" or cand.repo_wide:
@@ -384,9 +414,9 @@ def _most_similar(pool: List[PriorState], cand: Candidate, scopes: Dict[str, str
         if not isinstance(claim, str):
             continue
         inner_ref = _narrower(ref, cand.scope_ref)
-        figure = similar(claim, cand.claim, inner_ref, _inner_defs(inner_ref, scopes))
-        if figure is not None and (best is None or figure > best[1]):
-            best = (p, figure)
+        got = figure(claim, cand.claim, inner_ref, _inner_defs(inner_ref, scopes))
+        if got is not None and (best is None or got > best[1]):
+            best = (p, got)
     return best
 
 
