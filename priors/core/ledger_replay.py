@@ -20,8 +20,8 @@ against the state just before them with the door's own rule functions:
 What the ledger does not keep is not guessed. The run's snapshot is known only as far as its own
 lines reveal it (a disposition's `scope_hash`, a new prior's); a prior whose scope state the block
 does not reveal is not compared by meaning or by floor. The definitions inside a scope, whose names
-the door weighs as the scope's own when it compares by meaning, are those the ledger names. A prior the run had to give a verdict on
-(an open finding whose scope the run saw) and did not is one the run never saw — the block came
+the door weighs as the scope's own when it compares by meaning, are those the ledger names. A prior
+the run had to give a verdict on (an open finding whose scope the run saw) and did not is one the run never saw — the block came
 from a parallel branch through the merge driver — and is left out of its pool. A tombstone's
 content is gone: nothing is judged against it. So a ledger only the keeper wrote replays clean.
 
@@ -166,7 +166,7 @@ class Replay:
     def human_word(self, rec: Dict[str, Any]) -> None:
         """A person's decision that restates the one an agent verdict went against (as the merge driver
         writes it after a parallel branch's lines) answers that verdict; a redaction leaves nothing to judge."""
-        pid = rec.get("id")
+        pid: Any = rec.get("id")
         got = self.overruled.get(pid) if isinstance(pid, str) else None
         if got is None:
             return
@@ -226,7 +226,8 @@ class Replay:
             t = rec.get("t")
             if t == "event" and rec.get("action") == "disposition":
                 disposed.add(rec.get("id"))
-                p = st.priors.get(rec.get("id")) if isinstance(rec.get("id"), str) else None
+                who: Any = rec.get("id")
+                p = st.priors.get(who) if isinstance(who, str) else None
                 if p is not None:
                     _reveal(known, p.scope_ref, rec.get("scope_hash"))
             elif t == "prior" and rec.get("redacted") is not True:
@@ -250,7 +251,7 @@ class Replay:
     def agent_verdict(self, no: int, rec: Dict[str, Any]) -> None:
         """An agent's verdict on a prior whose status only a person gives (the door refuses it as
         BINDING_IMMUTABLE or as no verify item of the run; commit sets it aside)."""
-        pid = rec.get("id")
+        pid: Any = rec.get("id")
         p = self.st.priors.get(pid) if isinstance(pid, str) else None
         if p is not None and p.status in _HUMAN_FINAL and pid not in self.overruled:
             self.overruled[pid] = (no, p.status)
@@ -289,7 +290,7 @@ class Replay:
             esc = judge_candidate(pool, cand, current if isinstance(current, str) else None, scopes, figure)
         except Refusal as refusal:
             body = refusal.payload()
-            of = st.priors.get(body.get("of"))
+            of = st.priors.get(str(body.get("of")))
             what = {"RERAISE": f"re-raises {body.get('of')}, which a person made {body.get('status')}",
                     "DUPLICATE": f"repeats {body.get('of')} ({body.get('status')})",
                     "BELOW_FLOOR": f"is below the {body.get('depth')} floor {body.get('of')} set"}.get(body["refused"],
@@ -349,7 +350,7 @@ class Replay:
 
     def fold(self, rec: Dict[str, Any]) -> None:
         st = self.st
-        pid = rec.get("id")
+        pid: Any = rec.get("id")
         new = rec.get("t") == "prior" and isinstance(pid, str) and pid not in st.priors
         apply(st, rec)
         if not new:
