@@ -37,12 +37,12 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Set, Tuple, Un
 from priors.core.canonical import normalize
 from priors.core.errors import Refusal, UsageError
 from priors.core.fold import PriorState, State, apply
-from priors.core.grammar import Candidate
+from priors.core.grammar import OPPOSED, Candidate
 from priors.core.ledger_parse import scanner
 from priors.core.ledger_rules import Problem
 from priors.core.lessons import check_supersedes
 from priors.core.protocol import ScopeIndex, judge_candidate, same_words
-from priors.core.similarity import folded, similar
+from priors.core.similarity import folded, norm_direction, similar
 from priors.core.vocabulary import FACETS
 
 # What of a prior's record the replay keeps (the rules read no more): a fold of 100k priors holds
@@ -115,7 +115,10 @@ class Replay:
     def __init__(self) -> None:
         self.st = State()
         self.problems: List[Problem] = []
-        self.index: Dict[str, ScopeIndex] = {}  # namespace -> its priors by scope ref
+        self.index: Dict[str, ScopeIndex] = {}  # namespace -> its findings and floors by scope ref
+        # namespace -> (scope ref, None when repo-wide; "claim" | "dir" | "raw"; the claim or direction) -> priors
+        self.same: Dict[str, Dict[Tuple[Any, str, str], List[PriorState]]] = {}
+        self.order: Dict[str, int] = {}  # prior -> its place in the ledger (the door's pool order)
         self.claims: Dict[str, Dict[str, PriorState]] = {}  # namespace -> normalized claim -> first prior saying it
         self.pending: List[Tuple[int, Dict[str, Any]]] = []  # the open block's lines
         self.pending_run: Any = None
@@ -211,7 +214,7 @@ class Replay:
         if self.bad_supersedes(no, rec, ns):
             return
         claim = rec.get("claim")
-        same = self.claims.get(ns, {}).get(normalize(claim)) if isinstance(claim, str) else None
+        same = self.claims.get(ns, {}).get(_normal(claim)) if isinstance(claim, str) else None
         if same is not None and not same.redacted and same.status != "obsolete" and same.id != rec.get("supersedes"):
             self.add(no, "DUPLICATE", f"lesson {pid} repeats {same.id} ({same.status}), already in {ns!r} — `priors add`"
                      " refuses a lesson that is already in the ledger and `import` skips it")
@@ -266,15 +269,13 @@ class Replay:
         if self.bad_supersedes(no, rec, ns):
             return
         typ = rec.get("type")
-        cand = Candidate(rec, typ if isinstance(typ, str) else "custom", facets, normalize(claim))
+        cand = Candidate(rec, typ if isinstance(typ, str) else "custom", facets, _normal(claim))
         if self.bad_distinct_from(no, pid, ns, cand):
             return
         current = rec.get("scope_hash")
         if not cand.repo_wide and not (isinstance(cand.scope_ref, str) and isinstance(current, str)):
             return
         index = self.index.get(ns)
-        if index is None:
-            return
         st = self.st
 
         def seen(p: PriorState) -> bool:
@@ -285,7 +286,7 @@ class Replay:
         def figure(a: str, b: str, inner_ref: str, inner: tuple) -> Optional[float]:
             return similar(a, b, inner_ref, inner_named(index, inner_ref, inner))
 
-        pool = [p for p in index.around(cand) if seen(p)]
+        pool = [p for p in self.pool(ns, index, cand) if seen(p)]
         try:
             esc = judge_candidate(pool, cand, current if isinstance(current, str) else None, scopes, figure)
         except Refusal as refusal:
@@ -303,6 +304,32 @@ class Replay:
         if esc is not None:
             self.add(no, "REVERSAL", f"prior {pid} reverses {esc['conflicts_with']}, which is settled, on the same scope"
                      " state — the door refuses it (REVERSAL) and puts it to a person as a call instead")
+
+    def pool(self, ns: str, index: Optional[ScopeIndex], cand: Candidate) -> List[PriorState]:
+        """Every prior of `ns` that can meet one of the door's rules for `cand`, in ledger order: those on
+        its very scope with its claim, its direction or the opposite direction (the exact and reversal
+        rules), and — for a finding that is not repo-wide — the findings and floors around its scope
+        (`ScopeIndex.around`: by meaning, by floor). The door scans a namespace's whole pool around a
+        scope for each of a run's few candidates; over a whole ledger that is quadratic, so the replay
+        looks up what can match instead. The same priors meet the same rules: same answer."""
+        ref = cand.scope_ref if not cand.repo_wide else None
+        same = self.same.get(ns)
+        got: Dict[int, PriorState] = {}
+        if same is not None:
+            keys = [(ref, "claim", cand.claim)]
+            cdir = norm_direction(cand.direction)
+            if cdir is not None:
+                keys.append((ref, "dir", cdir))
+            if cand.direction is not None and cand.direction in OPPOSED:
+                keys.append((ref, "raw", OPPOSED[cand.direction]))
+            for key in keys:
+                for p in same.get(key, ()):
+                    got[self.order[p.id]] = p
+        if index is not None and not cand.repo_wide and (cand.severity is not None
+                                                         or cand.facets.get("activation") == "verify-phase"):
+            for p in index.around(cand):  # (a floor judges a severity; meaning, a finding)
+                got[self.order[p.id]] = p
+        return [got[i] for i in sorted(got)]
 
     def bad_supersedes(self, no: int, rec: Dict[str, Any], ns: str) -> bool:
         value = rec.get("supersedes")
@@ -324,6 +351,8 @@ class Replay:
         return False
 
     def bad_distinct_from(self, no: int, pid: Any, ns: str, cand: Candidate) -> bool:
+        if "distinct_from" not in cand.raw:
+            return False
         words = folded(cand.claim)
         for other in sorted(set(cand.distinct_from)):
             p = self.st.priors.get(other)
@@ -359,13 +388,36 @@ class Replay:
         ns = p.ns
         if not isinstance(ns, str):
             return
-        index = self.index.get(ns)
-        if index is None:
-            index = self.index[ns] = ScopeIndex()
-        index.add(p)
-        if not p.redacted:
-            self.claims.setdefault(ns, {}).setdefault(normalize(p.claim), p)
+        self.order[pid] = len(self.order)
+        if p.redacted:
+            return
+        if p.facet("activation") in ("verify-phase", "propose-gate") and p.scope_ref is not None:
+            index = self.index.get(ns)  # what is compared by meaning or by floor
+            if index is None:
+                index = self.index[ns] = ScopeIndex()
+            index.add(p)
+        claim = _normal(p.claim)
+        self.claims.setdefault(ns, {}).setdefault(claim, p)
+        same = self.same.setdefault(ns, {})
+        ref = None if p.facet("scope") == "repo-wide" else p.scope_ref
+        keys = [(ref, "claim", claim)]
+        direction = p.rec.get("direction")
+        if isinstance(direction, str):
+            keys.append((ref, "raw", direction))
+            ndir = norm_direction(direction)
+            if ndir is not None:
+                keys.append((ref, "dir", ndir))
+        for key in keys:
+            same.setdefault(key, []).append(p)
 
+
+
+def _normal(claim: str) -> str:
+    """`normalize(claim)`: a claim as the keeper stores it (printable, single inner spaces, no space at
+    either end: every other ECMAScript whitespace is no printable character) is its own normal form."""
+    if claim.isprintable() and "  " not in claim and claim[:1] != " " and claim[-1:] != " ":
+        return claim
+    return normalize(claim)
 
 
 def _reveal(known: Dict[str, Optional[str]], ref: Any, h: Any) -> None:

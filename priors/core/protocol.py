@@ -258,11 +258,12 @@ class ScopeIndex(Plain):
     candidate. The door's pool (`ProposePool`) is one; `verify`'s replay keeps one per namespace
     and adds each prior as the ledger brings it (core/ledger_replay.py)."""
 
-    __slots__ = ("items", "by_ref", "refs", "wide")
+    __slots__ = ("items", "by_ref", "refs", "wide", "lengths")
 
     def __init__(self) -> None:
         self.items: List[PriorState] = []
         self.by_ref: Dict[str, List[int]] = {}
+        self.lengths: List[int] = []  # the lengths of the refs held, ascending: the only prefixes worth looking up
         self.refs: Optional[List[str]] = []  # sorted, for the refs inside a scope (None while a pool is built)
         self.wide: List[int] = []  # repo-wide priors
 
@@ -275,6 +276,10 @@ class ScopeIndex(Plain):
                 self.by_ref[ref] = []
                 if self.refs is not None:
                     bisect.insort(self.refs, ref)
+                n = len(ref)
+                at = bisect.bisect_left(self.lengths, n)
+                if at == len(self.lengths) or self.lengths[at] != n:
+                    self.lengths.insert(at, n)
             self.by_ref[ref].append(pos)
         if p.facet("scope") == "repo-wide":
             self.wide.append(pos)
@@ -289,7 +294,9 @@ class ScopeIndex(Plain):
 
         refs = self.refs or []
         hit = set(self.wide)
-        for n in range(1, len(ref) + 1):
+        for n in self.lengths:  # every prefix of `ref` that is a ref held (`range(1, len(ref) + 1)`, less misses)
+            if n > len(ref):
+                break
             hit.update(self.by_ref.get(ref[:n], ()))
         hit.update(self.by_ref.get("*", ()))
         i = bisect.bisect_left(refs, ref)
