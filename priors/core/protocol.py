@@ -26,7 +26,7 @@ from priors.core.vocabulary import BINDING
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Dict, List, Optional, Tuple
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 NUDGE_ASK = "still true? reply: decide <id> keep — or retire it"
 QUIESCENT = "Everything settled still holds. Nothing new."
@@ -255,7 +255,7 @@ def check_distinct_from(st: State, rf: RunFiles, cand: Candidate, ns: str) -> No
     words = folded(cand.claim)
     for pid in sorted(set(ids)):
         p = st.priors.get(pid)
-        if p is not None and not p.redacted and isinstance(p.claim, str) and folded(p.claim) == words:
+        if p is not None and same_words(p, words):
             refusal = _same_refusal(p)
             refusal.details["hint"] = (f"{pid} says the same in the same words; `distinct_from` sets aside a finding"
                                        " that only sounds alike, never the same claim")
@@ -265,6 +265,12 @@ def check_distinct_from(st: State, rf: RunFiles, cand: Candidate, ns: str) -> No
                 raise Refusal("DUPLICATE", of=pid, status="staged",
                               hint=f"{pid}, staged in this run, says the same in the same words; `distinct_from`"
                                    " sets aside a finding that only sounds alike, never the same claim")
+
+
+def same_words(p: PriorState, words: str) -> bool:
+    """`p` says what a candidate whose claim folds to `words` says, in the same words (`folded`): naming
+    it in `distinct_from` cannot set the candidate aside from it. A redacted prior says nothing."""
+    return not p.redacted and isinstance(p.claim, str) and folded(p.claim) == words
 
 
 def nearest_refs(ref: str, scopes: Dict[str, str], n: int = 5) -> List[str]:
@@ -278,36 +284,23 @@ def nearest_refs(ref: str, scopes: Dict[str, str], n: int = 5) -> List[str]:
     return difflib.get_close_matches(ref, sorted(scopes), n=n, cutoff=0.5)
 
 
-class ProposePool(Plain):
-    """The priors a proposal is checked against — the namespace's, with this run's verdicts applied,
-    then the run's staged ones — indexed by scope ref, so that a candidate meets only the priors
-    whose scope can matter to it (the same, a containing or contained scope, a prefix for floors),
-    in the pool's own order: exactly what a scan of the whole pool would find, without scanning it
-    for every candidate of a large batch (an ingest of 5,000 analyzer results).
+class ScopeIndex(Plain):
+    """Priors indexed by scope ref, so that a candidate meets only the priors whose scope can matter
+    to it (the same, a containing or contained scope, a prefix for floors), in the order they were
+    added: exactly what a scan of every prior would find, without scanning them all for every
+    candidate. The door's pool (`ProposePool`) is one; `verify`'s replay keeps one per namespace
+    and adds each prior as the ledger brings it (core/ledger_replay.py)."""
 
-    Kept on the run while the ledger state and the run's verdicts are the ones it was built from;
-    staged priors are indexed as they are appended."""
+    __slots__ = ("items", "by_ref", "refs", "wide", "lengths")
 
-    __slots__ = ("st", "dispositions", "n_disp", "staged", "n_staged", "items", "by_ref", "refs", "wide", "ns", "other")
-
-    def __init__(self, st: State, rf: RunFiles) -> None:
-        self.st, self.dispositions, self.n_disp = st, rf.dispositions, len(rf.dispositions)
-        self.ns = rf.ns
-        self.other: Optional[tuple] = None  # the binding priors of other namespaces, indexed on first use
-        self.staged, self.n_staged = rf.staged, 0
+    def __init__(self) -> None:
         self.items: List[PriorState] = []
         self.by_ref: Dict[str, List[int]] = {}
-        self.refs: Optional[List[str]] = None  # sorted (once built), for the refs inside a scope
+        self.lengths: List[int] = []  # the lengths of the refs held, ascending: the only prefixes worth looking up
+        self.refs: Optional[List[str]] = []  # sorted, for the refs inside a scope (None while a pool is built)
         self.wide: List[int] = []  # repo-wide priors
-        for p in with_run_dispositions(st, rf):
-            self._add(p)
-        self.refs = sorted(self.by_ref)
 
-    def fits(self, st: State, rf: RunFiles) -> bool:
-        return (self.st is st and self.dispositions is rf.dispositions and self.n_disp == len(rf.dispositions)
-                and self.staged is rf.staged and self.n_staged <= len(rf.staged))
-
-    def _add(self, p: PriorState) -> None:
+    def add(self, p: PriorState) -> None:
         pos = len(self.items)
         self.items.append(p)
         ref = p.scope_ref
@@ -316,52 +309,78 @@ class ProposePool(Plain):
                 self.by_ref[ref] = []
                 if self.refs is not None:
                     bisect.insort(self.refs, ref)
+                n = len(ref)
+                at = bisect.bisect_left(self.lengths, n)
+                if at == len(self.lengths) or self.lengths[at] != n:
+                    self.lengths.insert(at, n)
             self.by_ref[ref].append(pos)
         if p.facet("scope") == "repo-wide":
             self.wide.append(pos)
+
+    def around(self, cand: Candidate) -> List[PriorState]:
+        """The priors, in pool order, whose scope is the candidate's, contains it or lies inside it,
+        is a string prefix of it (a floor's reach) or `*` — and the repo-wide ones."""
+        ref = cand.scope_ref
+        if ref is None or ref == "*":
+            return list(self.items) if ref == "*" else [self.items[i] for i in sorted(set(self.wide) | set(
+                self.by_ref.get("*", ())))]
+
+        refs = self.refs or []
+        hit = set(self.wide)
+        for n in self.lengths:  # every prefix of `ref` that is a ref held (`range(1, len(ref) + 1)`, less misses)
+            if n > len(ref):
+                break
+            hit.update(self.by_ref.get(ref[:n], ()))
+        hit.update(self.by_ref.get("*", ()))
+        i = bisect.bisect_left(refs, ref)
+        while i < len(refs) and refs[i].startswith(ref):
+            hit.update(self.by_ref[refs[i]])
+            i += 1
+        return [self.items[i] for i in sorted(hit)]
+
+
+class ProposePool(ScopeIndex):
+    """The priors a proposal is checked against — the namespace's, with this run's verdicts applied,
+    then the run's staged ones — as a `ScopeIndex`.
+
+    Kept on the run while the ledger state and the run's verdicts are the ones it was built from;
+    staged priors are indexed as they are appended."""
+
+    __slots__ = ("st", "dispositions", "n_disp", "staged", "n_staged", "ns", "other")
+
+    def __init__(self, st: State, rf: RunFiles) -> None:
+        ScopeIndex.__init__(self)
+        self.st, self.dispositions, self.n_disp = st, rf.dispositions, len(rf.dispositions)
+        self.staged, self.n_staged = rf.staged, 0
+        self.ns = rf.ns
+        self.other: Optional[ScopeIndex] = None  # the binding priors of other namespaces, indexed on first use
+        self.refs = None  # sorted once, after the namespace is in
+        for p in with_run_dispositions(st, rf):
+            self.add(p)
+        self.refs = sorted(self.by_ref)
+
+    def fields(self) -> tuple:
+        return ScopeIndex.__slots__ + self.__slots__
+
+    def fits(self, st: State, rf: RunFiles) -> bool:
+        return (self.st is st and self.dispositions is rf.dispositions and self.n_disp == len(rf.dispositions)
+                and self.staged is rf.staged and self.n_staged <= len(rf.staged))
 
     def catch_up(self, rf: RunFiles) -> None:
         new = rf.staged[self.n_staged:]
         self.n_staged = len(rf.staged)
         for p in _staged_states(RunFiles(rf.run, rf.relevant, staged=new)):
-            self._add(p)
-
-    def around(self, cand: Candidate) -> List[PriorState]:
-        """The priors, in pool order, whose scope is the candidate's, contains it or lies inside it,
-        is a string prefix of it (a floor's reach) or `*` — and the repo-wide ones."""
-        return _around(self.items, self.by_ref, self.refs or [], self.wide, cand.scope_ref)
+            self.add(p)
 
     def settled_elsewhere(self, cand: Candidate) -> List[PriorState]:
         """The binding priors of every other namespace around the candidate's scope (as `around`):
-        a person's decision holds in every namespace (built on first use)."""
+        a person's decision holds in every namespace (indexed on first use)."""
         if self.other is None:
-            items = [p for p in self.st.priors.values()
-                     if p[1] in BINDING and p.ns != self.ns and not p.redacted]  # (p[1]: the status)
-            by_ref: Dict[str, List[int]] = {}
-            wide: List[int] = []
-            for pos, p in enumerate(items):
-                if isinstance(p.scope_ref, str):
-                    by_ref.setdefault(p.scope_ref, []).append(pos)
-                if p.facet("scope") == "repo-wide":
-                    wide.append(pos)
-            self.other = (items, by_ref, sorted(by_ref), wide)
-        items, by_ref, refs, wide = self.other
-        return _around(items, by_ref, refs, wide, cand.scope_ref) if items else []
-
-
-def _around(items: List[PriorState], by_ref: Dict[str, List[int]], refs: List[str], wide: List[int],
-            ref: Optional[str]) -> List[PriorState]:
-    if ref is None or ref == "*":
-        return list(items) if ref == "*" else [items[i] for i in sorted(set(wide) | set(by_ref.get("*", ())))]
-    hit = set(wide)
-    for n in range(1, len(ref) + 1):
-        hit.update(by_ref.get(ref[:n], ()))
-    hit.update(by_ref.get("*", ()))
-    i = bisect.bisect_left(refs, ref)
-    while i < len(refs) and refs[i].startswith(ref):
-        hit.update(by_ref[refs[i]])
-        i += 1
-    return [items[i] for i in sorted(hit)]
+            self.other = ScopeIndex()
+            for p in self.st.priors.values():
+                if p[1] in BINDING and p.ns != self.ns and not p.redacted:  # (p[1]: the status)
+                    self.other.add(p)
+        return self.other.around(cand) if self.other.items else []
 
 
 def _pool_for(st: State, rf: RunFiles) -> ProposePool:
@@ -386,6 +405,17 @@ def find_conflict(st: State, rf: RunFiles, cand: Candidate, current: Optional[st
         pool = [p for p in with_run_dispositions(st, rf) if p.id in only]
         elsewhere = [st.priors[i] for i in sorted(only, key=lambda x: (prior_number(x), x))
                      if i in st.priors and st.priors[i].ns != rf.ns and st.priors[i].binding and not st.priors[i].redacted]
+    return judge_pool(pool, cand, current, rf.scopes, elsewhere=elsewhere)
+
+
+def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], scopes: Dict[str, str],
+               figure: Any = None, elsewhere: Sequence[PriorState] = ()) -> Optional[Dict[str, Any]]:
+    """The door's duplicate / re-raise / reversal / similar / floor rules for `cand` against `pool` (the
+    priors of its namespace around its scope, in pool order) and `elsewhere` (the binding priors of
+    other namespaces around it: a person's decision holds in every namespace), `current` its scope's
+    hash and `scopes` the run's snapshot. Raises the refusal; returns an escalation to record first.
+    `figure`: how two claims are found the same finding (`similarity.similar` unless given;
+    `verify`'s replay, which does not have the run's snapshot, passes a stricter one)."""
     cdir = norm_direction(cand.direction)
     for p in pool:
         if p.redacted or not _same_scope(p, cand, current):
@@ -395,14 +425,15 @@ def find_conflict(st: State, rf: RunFiles, cand: Candidate, current: Optional[st
             raise _same_refusal(p)
         if opposes(cand, p.rec.get("direction")) and p.status in REVERSIBLE:
             return {"kind": "reversal", "conflicts_with": p.id, "claim": cand.claim, "direction": cand.direction}
-    for p in elsewhere:  # a person's decision holds in every namespace: the same claim on the same state
+    others = {p.id for p in elsewhere}
+    for p in elsewhere:  # the same claim on the same state
         if _same_scope(p, cand, current) and normalize(p.claim) == cand.claim:
             raise _same_refusal(p, elsewhere=True)
-    near = _most_similar(pool + elsewhere, cand, rf.scopes)
+    near = _most_similar(list(pool) + list(elsewhere), cand, scopes, similar if figure is None else figure)
     if near is not None:
-        raise _same_refusal(near[0], near[1], elsewhere=near[0].ns != rf.ns)
+        raise _same_refusal(near[0], near[1], elsewhere=near[0].id in others)
     for p in pool:
-        floor = _floor_of(p, cand, rf.scopes)
+        floor = _floor_of(p, cand, scopes)
         if floor is not None:
             raise Refusal("BELOW_FLOOR", of=p.id, depth=floor,
                           hint="this scope was reviewed at that depth; report only findings at or above it")
@@ -431,7 +462,7 @@ _DISTINCT_HINT = (" (it says the same in other words; if yours is a different fi
 _REWORDABLE = ("stale", "obsolete", "obsolete-proposed")
 
 
-def _most_similar(pool: List[PriorState], cand: Candidate, scopes: Dict[str, str]) -> Optional[tuple]:
+def _most_similar(pool: List[PriorState], cand: Candidate, scopes: Dict[str, str], figure: Any) -> Optional[tuple]:
     """(prior, figure) for the finding that says the same as `cand` in other words, on a related
     scope that is unchanged in this run's snapshot — or None. Findings only (verify-phase)."""
     if cand.facets.get("activation") != "verify-phase" or cand.repo_wide:
@@ -448,9 +479,9 @@ def _most_similar(pool: List[PriorState], cand: Candidate, scopes: Dict[str, str
         if not isinstance(claim, str):
             continue
         inner_ref = _narrower(ref, cand.scope_ref)
-        figure = similar(claim, cand.claim, inner_ref, _inner_defs(inner_ref, scopes))
-        if figure is not None and (best is None or figure > best[1]):
-            best = (p, figure)
+        got = figure(claim, cand.claim, inner_ref, _inner_defs(inner_ref, scopes))
+        if got is not None and (best is None or got > best[1]):
+            best = (p, got)
     return best
 
 

@@ -16,6 +16,7 @@ from priors.core.ledger_checks import (
     check_ledger,
     check_since,
 )
+from priors.core.ledger_replay import replay
 from priors.store.files import read_bytes
 from priors.store.git import committed_ledger, git_show
 from priors.store.ledger import ledger_blocks, read_ledger_bytes
@@ -76,6 +77,7 @@ def verify(paths: Paths, since: Optional[str], no_git: bool) -> Tuple[Answer, Li
         data = read_ledger_bytes(paths) if ledger_missing(paths) is None else b""
         checked = check_ledger(data, render=True)  # every line parsed once, for every check below
     problems, warnings = list(checked.problems), checked.warnings
+    problems += replay_problems(paths, data, no_git, checked)
     gone = ledger_missing(paths)
     if gone is not None:
         problems.append(Problem(0, "LEDGER_MISSING", f"missing, but {gone} — restore it "
@@ -128,6 +130,15 @@ def human_summary(added: List[Dict[str, Any]], label: str) -> List[str]:
             extra += f", the same signature as line {item['same_as']}"
         out.append(f"  line {item['line']}: {item['says']}{extra}")
     return out
+
+
+def replay_problems(paths: Paths, data: bytes, no_git: bool, checked: Checked) -> List[Problem]:
+    """The protocol replayed over the ledger (core/ledger_replay.py): every line the door would have
+    refused. Not over a damaged ledger, which no verb reads (its damage is the problem named)."""
+    if checked.damaged:
+        return []
+    named = {(p.line, p.code) for p in checked.problems}  # an agent verdict after a binding decision is named there too
+    return [p for p in replay(ledger_blocks(paths) if no_git else data) if (p.line, p.code) not in named]
 
 
 def github_annotation(p: Problem, kind: str = "error") -> str:

@@ -1,0 +1,441 @@
+"""`verify` replays the protocol: every block of the ledger held to the rules the door held it to then.
+
+`ledger_checks` proves each line well formed on its own; a line can be well formed and still be one
+the keeper's door (`propose`, `disposition`, `commit`, `add`) would have refused — a finding that
+repeats what a person settled, typed into the ledger by hand. The replay folds the ledger line by
+line (`fold.apply`, the keeper's own fold) and, at each run block's seal, judges the block's lines
+against the state just before them with the door's own rule functions:
+
+- a finding that repeats a prior on the same scope state, exactly or by meaning — `RERAISE` of a
+  binding prior, `DUPLICATE` of any other —, that reverses a settled one (`REVERSAL`) or falls
+  below a coverage floor (`BELOW_FLOOR`): `protocol.judge_pool`, `similarity.similar`;
+- `supersedes` naming a prior that is not a live lesson of the namespace (`lessons.check_supersedes`);
+- `distinct_from` naming a prior of another namespace, or one that says the same in the same words
+  (`protocol.same_words`);
+- a run's calls numbered other than `-C-01`, `-C-02`, … in order, as commit numbers them;
+- authority the line cannot have: a prior line carrying `by`, `status` or `authority` (the keeper's
+  to set, never a candidate's), a run sealed `by: human` that is not a person's `add`/`import` of
+  lessons and nothing else, and a lesson a person added that repeats one already there.
+
+What the ledger does not keep is not guessed. The run's snapshot is known only as far as its own
+lines reveal it (a disposition's `scope_hash`, a new prior's); a prior whose scope state the block
+does not reveal is not compared by meaning or by floor. The definitions inside a scope, whose names
+the door weighs as the scope's own when it compares by meaning, are those the ledger names. A prior
+the run had to give a verdict on (an open finding whose scope the run saw) and did not is one the run never saw — the block came
+from a parallel branch through the merge driver — and is left out of its pool. A tombstone's
+content is gone: nothing is judged against it. So a ledger only the keeper wrote replays clean.
+
+Pure: records in, problems out. Each prior is indexed by scope ref per namespace as it arrives
+(`protocol.ScopeIndex`, the door's own index), so a finding meets only the priors around its scope.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Set, Tuple, Union
+
+from priors.core.canonical import normalize
+from priors.core.errors import Refusal, UsageError
+from priors.core.fold import PriorState, State, apply
+from priors.core.grammar import OPPOSED, Candidate
+from priors.core.ledger_parse import scanner
+from priors.core.ledger_rules import Problem
+from priors.core.lessons import check_supersedes
+from priors.core.protocol import ScopeIndex, judge_pool, same_words
+from priors.core.similarity import folded, norm_direction, similar
+from priors.core.vocabulary import FACETS
+
+# What of a prior's record the replay keeps (the rules read no more): a fold of 100k priors holds
+# these, not their evidence.
+_KEEP = ("t", "id", "ns", "type", "facets", "claim", "born", "scope_ref", "scope_hash", "direction", "depth",
+         "severity", "redacted", "review_every", "supersedes", "distinct_from")
+_SELF_ASSIGNED = ("authority", "by", "status")  # the keeper's to set: no candidate, and so no prior line, holds them
+_SEEN_BY_RUN = ("open", "stale", "challenged")  # a verify-phase prior in these is a verify item of the next run
+_HUMAN_VIA = ("add", "import")  # the verbs that seal a person's lessons as a run of their own
+_BLOCK_ACTIONS = ("disposition", "scope-missing")
+_HUMAN_FINAL = ("accepted", "wontfix", "obsolete")  # statuses only a person gives (commit_plan.HUMAN_FINAL, less redacted)
+
+
+def replay(data: Union[bytes, Iterable[bytes]]) -> List[Problem]:
+    """Every line the door would have refused, in ledger order. `data`: the ledger's bytes, or its
+    bytes in pieces. Lines that do not parse are skipped (the well-formedness checks name them)."""
+    rp = Replay()
+    for no, rec in records(data):
+        rp.line(no, rec)
+    rp.finish()
+    return rp.problems
+
+
+def records(data: Union[bytes, Iterable[bytes]]) -> Iterator[Tuple[int, Dict[str, Any]]]:
+    """(line number, object) of every line that is one JSON object; blank and damaged lines only count."""
+    scan = scanner()
+    no = 0
+    for chunk in _whole_lines(data):
+        try:
+            lines: List[Any] = chunk.decode("utf-8").split("\n")
+        except UnicodeDecodeError:
+            lines = [raw.decode("utf-8", "replace") for raw in chunk.split(b"\n")]
+        if chunk.endswith(b"\n"):
+            lines.pop()
+        for line in lines:
+            no += 1
+            if line.endswith("\r"):
+                line = line[:-1]
+            if not line.startswith("{"):
+                continue
+            try:
+                rec, end = scan(line, 0)
+            except (StopIteration, ValueError, RecursionError):
+                continue
+            if end == len(line) and type(rec) is dict:
+                yield no, rec
+
+
+def _whole_lines(data: Union[bytes, Iterable[bytes]]) -> Iterator[bytes]:
+    if isinstance(data, (bytes, bytearray)):
+        if data:
+            yield bytes(data)
+        return
+    rest = b""
+    for piece in data:
+        piece = rest + piece
+        cut = piece.rfind(b"\n")
+        if cut < 0:
+            rest = piece
+            continue
+        rest = piece[cut + 1:]
+        yield piece[:cut + 1]
+    if rest:
+        yield rest
+
+
+class Replay:
+    """The ledger folded line by line, each run block judged when its seal arrives."""
+
+    def __init__(self) -> None:
+        self.st = State()
+        self.problems: List[Problem] = []
+        self.index: Dict[str, ScopeIndex] = {}  # namespace -> its findings and floors by scope ref
+        # namespace -> (scope ref, None when repo-wide; "claim" | "dir" | "raw"; the claim or direction) -> priors
+        self.same: Dict[str, Dict[Tuple[Any, str, str], List[PriorState]]] = {}
+        self.order: Dict[str, int] = {}  # prior -> its place in the ledger (the door's pool order)
+        self.claims: Dict[str, Dict[str, PriorState]] = {}  # namespace -> normalized claim -> first prior saying it
+        self.pending: List[Tuple[int, Dict[str, Any]]] = []  # the open block's lines
+        self.pending_run: Any = None
+        self.overruled: Dict[str, Tuple[int, str]] = {}  # prior -> (line, status) of an agent verdict on a person's decision
+
+    def add(self, no: int, code: str, message: str) -> None:
+        self.problems.append(Problem(no, code, message))
+
+    # -- the walk
+
+    def line(self, no: int, rec: Dict[str, Any]) -> None:
+        t = rec.get("t")
+        if t == "prior":
+            for key in _SELF_ASSIGNED:
+                if key in rec:
+                    self.add(no, "SELF_ASSIGNED_AUTHORITY", f"prior {rec.get('id')} carries `{key}`, which only the keeper"
+                             " sets (from a person's `priors decide`) — no candidate can, so no run writes it")
+            self.block_line(no, rec.get("born"), {k: rec[k] for k in _KEEP if k in rec})
+        elif t == "event" and rec.get("action") in _BLOCK_ACTIONS:
+            self.block_line(no, rec.get("run"), rec)
+        elif t in ("call", "injected"):
+            self.block_line(no, rec.get("run"), rec)
+        elif t == "run" and rec.get("action") == "commit":
+            if self.pending and self.pending_run != rec.get("run"):
+                self.flush(None)  # (sealed by the wrong record: the structural checks name it)
+            self.flush(rec, no)
+            apply(self.st, rec)
+        else:
+            if t == "event" and rec.get("action") in ("decide", "redact"):
+                self.human_word(rec)
+            apply(self.st, rec)  # decisions, redactions, scores: between blocks
+
+    def block_line(self, no: int, run: Any, rec: Dict[str, Any]) -> None:
+        if self.pending and run != self.pending_run:
+            self.flush(None)
+        self.pending_run = run
+        self.pending.append((no, rec))
+
+    def finish(self) -> None:
+        if self.pending:
+            self.flush(None)  # an unsealed block (named by the structural checks) is still judged
+        for pid, (no, status) in self.overruled.items():
+            self.add(no, "AGENT_AFTER_BINDING", f"an agent verdict on {pid} after a person made it {status}, and no later"
+                     f" decision restates {status} — only `priors decide` changes a person's decision (the door refuses"
+                     " the verdict, commit sets it aside)")
+        self.problems.sort(key=lambda p: p.line)
+
+    def human_word(self, rec: Dict[str, Any]) -> None:
+        """A person's decision that restates the one an agent verdict went against (as the merge driver
+        writes it after a parallel branch's lines) answers that verdict; a redaction leaves nothing to judge."""
+        pid: Any = rec.get("id")
+        got = self.overruled.get(pid) if isinstance(pid, str) else None
+        if got is None:
+            return
+        to = rec.get("to")
+        if rec.get("action") == "redact" or ("accepted" if to == "keep" else to) == got[1]:
+            del self.overruled[pid]
+
+    def flush(self, seal: Optional[Dict[str, Any]], seal_no: int = 0) -> None:
+        lines, self.pending, self.pending_run = self.pending, [], None
+        if seal is not None and seal.get("by") == "human":
+            self.human_block(lines, seal, seal_no)
+        else:
+            self.agent_block(lines)
+
+    # -- a person's lessons, sealed as a run of their own
+
+    def human_block(self, lines: List[Tuple[int, Dict[str, Any]]], seal: Dict[str, Any], seal_no: int) -> None:
+        """`add` and `import` seal a person's lessons, and nothing else, as a run `by: human`."""
+        run = seal.get("run")
+        if seal.get("via") not in _HUMAN_VIA:
+            self.add(seal_no, "SELF_ASSIGNED_AUTHORITY", f"the run record of {run} says `by: human` but not `via: add` or"
+                     " `via: import` — only a person's `add` or `import` seals a run as theirs")
+        for no, rec in lines:
+            t = rec.get("t")
+            if t != "prior":
+                what = f"{rec.get('action')} of {rec.get('id')}" if t == "event" else f"{t} record"
+                self.add(no, "SELF_ASSIGNED_AUTHORITY", f"{what} stands in {run}, which is sealed `by: human` — a run a"
+                         " person seals (`add`, `import`) holds only their lessons; an agent's line is not theirs")
+            elif rec.get("redacted") is not True:
+                self.human_lesson(no, rec, run)
+            self.fold(rec)
+
+    def human_lesson(self, no: int, rec: Dict[str, Any], run: Any) -> None:
+        pid, ns = rec.get("id"), rec.get("ns")
+        facets = rec.get("facets")
+        if not (isinstance(facets, dict) and facets.get("activation") == "run-start"):
+            self.add(no, "SELF_ASSIGNED_AUTHORITY", f"prior {pid} is not a lesson (a run-start prior) but stands in {run},"
+                     " which is sealed `by: human` — a person's `add` or `import` writes lessons only")
+            return
+        if not isinstance(ns, str):
+            return
+        if self.bad_supersedes(no, rec, ns):
+            return
+        claim = rec.get("claim")
+        same = self.claims.get(ns, {}).get(_normal(claim)) if isinstance(claim, str) else None
+        if same is not None and not same.redacted and same.status != "obsolete" and same.id != rec.get("supersedes"):
+            self.add(no, "DUPLICATE", f"lesson {pid} repeats {same.id} ({same.status}), already in {ns!r} — `priors add`"
+                     " refuses a lesson that is already in the ledger and `import` skips it")
+
+    # -- an agent's run
+
+    def agent_block(self, lines: List[Tuple[int, Dict[str, Any]]]) -> None:
+        st = self.st
+        known: Dict[str, Optional[str]] = {}  # what the block reveals of its snapshot: ref -> hash (None: contradicted)
+        disposed: Set[Any] = set()
+        for _no, rec in lines:
+            t = rec.get("t")
+            if t == "event" and rec.get("action") == "disposition":
+                disposed.add(rec.get("id"))
+                who: Any = rec.get("id")
+                p = st.priors.get(who) if isinstance(who, str) else None
+                if p is not None:
+                    _reveal(known, p.scope_ref, rec.get("scope_hash"))
+            elif t == "prior" and rec.get("redacted") is not True:
+                _reveal(known, rec.get("scope_ref"), rec.get("scope_hash"))
+        scopes = {ref: h for ref, h in known.items() if h is not None}
+        born: Set[Any] = set()
+        calls = 0
+        for no, rec in lines:
+            t = rec.get("t")
+            if t == "event" and rec.get("action") == "disposition":
+                self.agent_verdict(no, rec)
+            elif t == "prior":
+                if rec.get("redacted") is not True:
+                    self.agent_prior(no, rec, scopes, disposed, born)
+                born.add(rec.get("id"))
+            elif t == "call":
+                calls += 1
+                self.call_number(no, rec, calls)
+            self.fold(rec)
+
+    def agent_verdict(self, no: int, rec: Dict[str, Any]) -> None:
+        """An agent's verdict on a prior whose status only a person gives (the door refuses it as
+        BINDING_IMMUTABLE or as no verify item of the run; commit sets it aside)."""
+        pid: Any = rec.get("id")
+        p = self.st.priors.get(pid) if isinstance(pid, str) else None
+        if p is not None and p.status in _HUMAN_FINAL and pid not in self.overruled:
+            self.overruled[pid] = (no, p.status)
+
+    def agent_prior(self, no: int, rec: Dict[str, Any], scopes: Dict[str, str], disposed: Set[Any],
+                    born: Set[Any]) -> None:
+        """The door's checks of a candidate, in its order: supersedes, distinct_from, then the conflicts."""
+        pid, ns, claim, facets = rec.get("id"), rec.get("ns"), rec.get("claim"), rec.get("facets")
+        if not (isinstance(ns, str) and isinstance(claim, str) and isinstance(facets, dict)
+                and all(facets.get(f) in FACETS[f] for f in FACETS)):
+            return  # the field checks name it
+        if self.bad_supersedes(no, rec, ns):
+            return
+        typ = rec.get("type")
+        cand = Candidate(rec, typ if isinstance(typ, str) else "custom", facets, _normal(claim))
+        if self.bad_distinct_from(no, pid, ns, cand):
+            return
+        current = rec.get("scope_hash")
+        if not cand.repo_wide and not (isinstance(cand.scope_ref, str) and isinstance(current, str)):
+            return
+        index = self.index.get(ns)
+        st = self.st
+
+        def seen(p: PriorState) -> bool:
+            """Whether the run saw `p`: a verify item it owed a verdict and gave none came in on another branch."""
+            return (p.id in disposed or p.id in born or p.status not in _SEEN_BY_RUN
+                    or p.facet("activation") != "verify-phase" or p.scope_ref not in scopes)
+
+        def figure(a: str, b: str, inner_ref: str, inner: tuple) -> Optional[float]:
+            return similar(a, b, inner_ref, inner_named(index, inner_ref, inner))
+
+        pool = [p for p in self.pool(ns, index, cand) if seen(p)]
+        try:
+            esc = judge_pool(pool, cand, current if isinstance(current, str) else None, scopes, figure)
+        except Refusal as refusal:
+            body = refusal.payload()
+            of = st.priors.get(str(body.get("of")))
+            what = {"RERAISE": f"re-raises {body.get('of')}, which a person made {body.get('status')}",
+                    "DUPLICATE": f"repeats {body.get('of')} ({body.get('status')})",
+                    "BELOW_FLOOR": f"is below the {body.get('depth')} floor {body.get('of')} set"}.get(body["refused"],
+                                                                                                   f"meets {body.get('of')}")
+            how = f" in other words (similarity {body['similarity']})" if body.get("similar") else ""
+            where = f" on {of.scope_ref}" if of is not None and of.scope_ref else ""
+            self.add(no, body["refused"], f"prior {pid} {what}{how}{where}, on the same scope state — the door refuses it "
+                     f"({body['refused']}): no run records it")
+            return
+        if esc is not None:
+            self.add(no, "REVERSAL", f"prior {pid} reverses {esc['conflicts_with']}, which is settled, on the same scope"
+                     " state — the door refuses it (REVERSAL) and puts it to a person as a call instead")
+
+    def pool(self, ns: str, index: Optional[ScopeIndex], cand: Candidate) -> List[PriorState]:
+        """Every prior of `ns` that can meet one of the door's rules for `cand`, in ledger order: those on
+        its very scope with its claim, its direction or the opposite direction (the exact and reversal
+        rules), and — for a finding that is not repo-wide — the findings and floors around its scope
+        (`ScopeIndex.around`: by meaning, by floor). The door scans a namespace's whole pool around a
+        scope for each of a run's few candidates; over a whole ledger that is quadratic, so the replay
+        looks up what can match instead. The same priors meet the same rules: same answer."""
+        ref = cand.scope_ref if not cand.repo_wide else None
+        same = self.same.get(ns)
+        got: Dict[int, PriorState] = {}
+        if same is not None:
+            keys = [(ref, "claim", cand.claim)]
+            cdir = norm_direction(cand.direction)
+            if cdir is not None:
+                keys.append((ref, "dir", cdir))
+            if cand.direction is not None and cand.direction in OPPOSED:
+                keys.append((ref, "raw", OPPOSED[cand.direction]))
+            for key in keys:
+                for p in same.get(key, ()):
+                    got[self.order[p.id]] = p
+        if index is not None and not cand.repo_wide and (cand.severity is not None
+                                                         or cand.facets.get("activation") == "verify-phase"):
+            for p in index.around(cand):  # (a floor judges a severity; meaning, a finding)
+                got[self.order[p.id]] = p
+        return [got[i] for i in sorted(got)]
+
+    def bad_supersedes(self, no: int, rec: Dict[str, Any], ns: str) -> bool:
+        value = rec.get("supersedes")
+        if value is None:
+            return False
+        target = self.st.priors.get(value) if isinstance(value, str) else None
+        if target is not None and target.redacted:
+            return False  # its content is gone (a redaction): what it was cannot be judged
+        try:
+            check_supersedes(self.st, value, ns)
+        except UsageError as exc:
+            why = str(exc).split(": ", 1)[-1]
+            self.add(no, "SUPERSEDES_NOT_LESSON", f"prior {rec.get('id')}: {why}")
+            return True
+        return False
+
+    def bad_distinct_from(self, no: int, pid: Any, ns: str, cand: Candidate) -> bool:
+        if "distinct_from" not in cand.raw:
+            return False
+        words = folded(cand.claim)
+        for other in sorted(set(cand.distinct_from)):
+            p = self.st.priors.get(other)
+            if p is None:
+                continue  # staged, then withdrawn or dropped at commit: the door saw it, the ledger never did
+            if p.ns != ns:
+                self.add(no, "DISTINCT_FROM_UNKNOWN", f"prior {pid}: `distinct_from` names {other}, a prior of namespace "
+                         f"{p.ns!r}, not {ns!r} — the door refuses it (DISTINCT_FROM_UNKNOWN)")
+                return True
+            if same_words(p, words):
+                code = "RERAISE" if p.binding else "DUPLICATE"
+                self.add(no, code, f"prior {pid} says what {other} says in the same words, and names it in `distinct_from`"
+                         f" — that sets aside a finding that only sounds alike, never the same claim (the door refuses {code})")
+                return True
+        return False
+
+    def call_number(self, no: int, rec: Dict[str, Any], n: int) -> None:
+        run, cid = rec.get("run"), rec.get("call_id")
+        if isinstance(run, str) and isinstance(cid, str) and cid.startswith(run + "-C-") and cid != f"{run}-C-{n:02d}":
+            self.add(no, "CALL_OUT_OF_SEQUENCE", f"call {cid} is the call number {n} of {run}: commit numbers a run's"
+                     f" calls {run}-C-01, -C-02, … in order, so it would be {run}-C-{n:02d}")
+
+    # -- the state
+
+    def fold(self, rec: Dict[str, Any]) -> None:
+        st = self.st
+        pid: Any = rec.get("id")
+        new = rec.get("t") == "prior" and isinstance(pid, str) and pid not in st.priors
+        apply(st, rec)
+        if not new:
+            return
+        p = st.priors[pid]
+        ns = p.ns
+        if not isinstance(ns, str):
+            return
+        self.order[pid] = len(self.order)
+        if p.redacted:
+            return
+        if p.facet("activation") in ("verify-phase", "propose-gate") and p.scope_ref is not None:
+            index = self.index.get(ns)  # what is compared by meaning or by floor
+            if index is None:
+                index = self.index[ns] = ScopeIndex()
+            index.add(p)
+        claim = _normal(p.claim)
+        self.claims.setdefault(ns, {}).setdefault(claim, p)
+        same = self.same.setdefault(ns, {})
+        ref = None if p.facet("scope") == "repo-wide" else p.scope_ref
+        keys = [(ref, "claim", claim)]
+        direction = p.rec.get("direction")
+        if isinstance(direction, str):
+            keys.append((ref, "raw", direction))
+            ndir = norm_direction(direction)
+            if ndir is not None:
+                keys.append((ref, "dir", ndir))
+        for key in keys:
+            same.setdefault(key, []).append(p)
+
+
+
+def _normal(claim: str) -> str:
+    """`normalize(claim)`: a claim as the keeper stores it (printable, single inner spaces, no space at
+    either end: every other ECMAScript whitespace is no printable character) is its own normal form."""
+    if claim.isprintable() and "  " not in claim and claim[:1] != " " and claim[-1:] != " ":
+        return claim
+    return normalize(claim)
+
+
+def _reveal(known: Dict[str, Optional[str]], ref: Any, h: Any) -> None:
+    if isinstance(ref, str) and isinstance(h, str):
+        if known.get(ref, h) != h:
+            known[ref] = None  # two hashes for one scope in one run: a hand edit; trust neither
+        elif ref not in known:
+            known[ref] = h
+
+
+def inner_named(index: Optional[ScopeIndex], inner_ref: str, inner: tuple) -> tuple:
+    """The definitions inside `inner_ref` the run's snapshot is known to have held: those its own lines
+    reveal (`inner`, as the door finds them in the snapshot) and those any prior of the namespace
+    names as its scope (`index.refs`, sorted) — the ledger keeps no snapshot, so these stand for it."""
+    if index is None or inner_ref == "*" or inner_ref.endswith("/"):
+        return inner
+    lead = inner_ref + ("." if "#" in inner_ref else "#")
+    refs = index.refs or []
+    out = list(inner)
+    i = bisect_left(refs, lead)
+    while i < len(refs) and refs[i].startswith(lead) and len(out) < 200:
+        if refs[i] not in inner:
+            out.append(refs[i])
+        i += 1
+    return tuple(out)

@@ -1,0 +1,262 @@
+"""`priors verify` replays the protocol: a hand-made line the door would have refused is named by its
+line; a ledger only the keeper wrote replays clean (docs/ci.md, "The protocol, replayed")."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Dict, List
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import ledgerkit as k
+from conftest import Keeper
+from priors.core.canonical import dumps
+from priors.core.fold import fold_data
+
+SCOPES = {"src/tax.py": "aaaaaaaaaaaa", "src/tax.py#total": "bbbbbbbbbbbb", "src/cart.py#Cart.add": "cccccccccccc"}
+
+
+def cand(claim: str, ref: str = "src/tax.py#total", **extra: Any) -> Dict[str, Any]:
+    return dict({"type": "conclusion", "claim": claim, "scope_ref": ref, "severity": "major"}, **extra)
+
+
+def session(keeper: Keeper, *cands: Dict[str, Any], scopes: Dict[str, str] = SCOPES) -> str:
+    """One keeper run through the CLI that proposes `cands` (each must be staged) and commits; its run id."""
+    keeper.write("s.json", json.dumps(scopes))
+    run = json.loads(keeper.ok("relevant", "--ns", "web", "--scopes", "s.json"))["run"]
+    for i, c in enumerate(cands):
+        keeper.write(f"c{i}.json", json.dumps(c))
+        keeper.ok("propose", "--run", run, "--ns", "web", f"c{i}.json")
+    keeper.ok("commit", "--run", run)
+    return run
+
+
+def append(keeper: Keeper, records: List[Dict[str, Any]]) -> int:
+    """Append hand-made lines (and bring PRIORS.md in step); the line number of the first."""
+    path = keeper.root / ".priors" / "ledger.jsonl"
+    first = path.read_bytes().count(b"\n") + 1
+    with open(path, "ab") as fh:
+        fh.write(k.to_bytes(records))
+    keeper.ok("render")
+    return first
+
+
+def problems(keeper: Keeper) -> List[Dict[str, Any]]:
+    r = keeper("verify", "--no-git", "--json")
+    body = json.loads(r.out)
+    assert r.code == (0 if body["ok"] else 1), r
+    return body["problems"]
+
+
+def forged(pid: str, run: str, claim: str, ref: str = "src/tax.py#total", h: str = "bbbbbbbbbbbb", **extra: Any):
+    return k.prior(pid, run, claim, ref=ref, scope_hash=h, severity="major", **extra)
+
+
+def assert_named(keeper: Keeper, line: int, code: str) -> None:
+    got = problems(keeper)
+    assert [(p["line"], p["code"]) for p in got] == [(line, code)], got
+
+
+# ------------------------------------------------------------------ a clean keeper ledger
+
+
+def test_a_keeper_ledger_replays_clean(keeper: Keeper) -> None:
+    # Real files: the keeper hashes a scope that holds a person's decision from disk itself.
+    keeper.write("src/tax.py", "RATE = 0.2\n\n\ndef total(x):\n    return x * RATE\n")
+    keeper.write("src/cart.py", "class Cart:\n    def add(self, n):\n        self.n = n\n")
+    scopes = {ref: keeper.hash(ref) for ref in ("src/tax.py", "src/cart.py")}
+    session(keeper, cand("tax rate is hard-coded", "src/tax.py"), cand("Cart.add never checks the quantity", "src/cart.py"),
+            scopes=scopes)
+    keeper.ok("decide", "P-0001", "wontfix", "--because", "policy")
+    run = json.loads(keeper.ok("relevant", "--ns", "web", "--scopes", "s.json"))["run"]
+    keeper.ok("disposition", "--run", run, "P-0002", "still-open")
+    keeper.refused("RERAISE", "propose", "--run", run, "--ns", "web", "c0.json")
+    keeper.ok("commit", "--run", run)
+    assert problems(keeper) == []
+
+
+# ------------------------------------------------------------------ one test per rule (each passed verify before the replay)
+
+
+def test_a_hand_made_reraise_of_a_person_s_decision_is_named(keeper: Keeper) -> None:
+    session(keeper, cand("tax rate is hard-coded"))
+    keeper.ok("decide", "P-0001", "wontfix", "--because", "policy")
+    line = append(keeper, [forged("P-0002", "run-002", "tax rate is hard-coded"), k.commit("run-002")])
+    assert_named(keeper, line, "RERAISE")
+
+
+def test_a_hand_made_rewording_of_a_settled_finding_is_named(keeper: Keeper) -> None:
+    session(keeper, cand("tax rate is hard-coded"))
+    keeper.ok("decide", "P-0001", "accepted")
+    line = append(keeper, [forged("P-0002", "run-002", "The tax rate is hard coded"), k.commit("run-002")])
+    got = problems(keeper)
+    assert [(p["line"], p["code"]) for p in got] == [(line, "RERAISE")]
+    assert "other words (similarity" in got[0]["message"]
+
+
+def test_a_hand_made_duplicate_of_an_open_finding_the_run_judged_is_named(keeper: Keeper) -> None:
+    session(keeper, cand("tax rate is hard-coded"))
+    line = append(keeper, [k.disp("P-0001", "run-002", "still-open", scope_hash="bbbbbbbbbbbb"),
+                           forged("P-0002", "run-002", "tax rate is hard-coded"), k.commit("run-002")])
+    assert_named(keeper, line + 1, "DUPLICATE")
+
+
+def test_a_hand_made_reversal_of_a_settled_finding_is_named(keeper: Keeper) -> None:
+    session(keeper, cand("total() is too long", direction="terser"))
+    keeper.ok("decide", "P-0001", "wontfix", "--because", "fine")
+    line = append(keeper, [forged("P-0002", "run-002", "total() needs more words", direction="expand"), k.commit("run-002")])
+    assert_named(keeper, line, "REVERSAL")
+
+
+def test_an_agent_verdict_on_a_person_s_decision_is_named_even_when_a_later_decision_differs(keeper: Keeper) -> None:
+    session(keeper, cand("tax rate is hard-coded"))
+    keeper.ok("decide", "P-0001", "wontfix", "--because", "policy")
+    line = append(keeper, [k.disp("P-0001", "run-002", "fixed", scope_hash="bbbbbbbbbbbb"), k.commit("run-002"),
+                           k.decide("P-0001", "reopen", "look again")])
+    assert_named(keeper, line, "AGENT_AFTER_BINDING")
+
+
+def test_an_agent_verdict_on_an_obsolete_prior_is_named(keeper: Keeper) -> None:
+    session(keeper, cand("tax rate is hard-coded"))
+    keeper.ok("decide", "P-0001", "obsolete")
+    line = append(keeper, [k.disp("P-0001", "run-002", "still-open", scope_hash="bbbbbbbbbbbb"), k.commit("run-002")])
+    assert_named(keeper, line, "AGENT_AFTER_BINDING")
+
+
+def test_a_prior_line_claiming_authority_is_named(keeper: Keeper) -> None:
+    session(keeper, cand("tax rate is hard-coded"))
+    line = append(keeper, [forged("P-0002", "run-002", "Cart.add never checks the quantity", ref="src/cart.py#Cart.add",
+                                  h="cccccccccccc", by="human"), k.commit("run-002")])
+    assert_named(keeper, line, "SELF_ASSIGNED_AUTHORITY")
+
+
+def test_an_agent_run_sealed_as_a_person_s_is_named(keeper: Keeper) -> None:
+    session(keeper, cand("tax rate is hard-coded"))
+    seal = dict(k.commit("run-002"), by="human", via="add")
+    line = append(keeper, [k.disp("P-0001", "run-002", "fixed", scope_hash="bbbbbbbbbbbb"), seal])
+    assert_named(keeper, line, "SELF_ASSIGNED_AUTHORITY")
+    keeper.ok("add", "--ns", "web", "Run the narrowest test first.")  # a person's own add replays clean beside it
+    assert [p["code"] for p in problems(keeper)] == ["SELF_ASSIGNED_AUTHORITY"]
+
+
+def test_a_person_s_run_repeating_a_lesson_is_named(keeper: Keeper) -> None:
+    keeper.ok("add", "--ns", "web", "Run the narrowest test first.")
+    rec = json.loads((keeper.root / ".priors" / "ledger.jsonl").read_text().splitlines()[0])
+    copy = dict(rec, id="P-0002", born="run-002")
+    line = append(keeper, [copy, dict(k.commit("run-002"), by="human", via="add")])
+    assert_named(keeper, line, "DUPLICATE")
+
+
+def test_supersedes_naming_a_finding_is_named(keeper: Keeper) -> None:
+    session(keeper, cand("tax rate is hard-coded"))
+    lesson = dict(k.prior("P-0002", "run-002", "Read the tax tables first.", **{"facets": dict(k.BEHAVIORAL)}),
+                  type="behavioral", scope_ref="tool:pytest", supersedes="P-0001")
+    line = append(keeper, [lesson, k.commit("run-002")])
+    assert_named(keeper, line, "SUPERSEDES_NOT_LESSON")
+
+
+def test_distinct_from_naming_the_same_claim_is_named(keeper: Keeper) -> None:
+    session(keeper, cand("tax rate is hard-coded"))
+    line = append(keeper, [forged("P-0002", "run-002", "Tax rate: is HARD coded!", ref="src/tax.py", h="aaaaaaaaaaaa",
+                                  distinct_from=["P-0001"]), k.commit("run-002")])
+    assert_named(keeper, line, "DUPLICATE")
+
+
+def test_distinct_from_naming_another_namespace_is_named(keeper: Keeper) -> None:
+    session(keeper, cand("tax rate is hard-coded"))
+    line = append(keeper, [forged("P-0002", "run-002", "totals overflow", ns="api", ref="src/tax.py", h="aaaaaaaaaaaa",
+                                  distinct_from=["P-0001"]), k.commit("run-002", ns="api")])
+    assert_named(keeper, line, "DISTINCT_FROM_UNKNOWN")
+
+
+def test_calls_out_of_sequence_are_named(keeper: Keeper) -> None:
+    session(keeper, cand("tax rate is hard-coded"))
+    line = append(keeper, [k.call("run-002", 2, "P-0001"), k.commit("run-002")])
+    assert_named(keeper, line, "CALL_OUT_OF_SEQUENCE")
+
+
+def test_a_branch_that_never_saw_a_finding_is_not_a_duplicate(keeper: Keeper) -> None:
+    """Two branches that each raised the same finding, joined by the merge driver: the second block owed
+    the first finding a verdict had it seen it, and gave none — it ran in parallel; not a door refusal."""
+    session(keeper, cand("tax rate is hard-coded"))
+    append(keeper, [forged("P-0002", "run-002", "tax rate is hard-coded"), k.commit("run-002")])
+    assert problems(keeper) == []
+
+
+# ------------------------------------------------------------------ random keeper sessions
+
+
+CLAIMS = ["tax rate is hard-coded", "The tax rate is hard coded", "total() ignores discounts",
+          "Cart.add never checks the quantity", "quantity is not validated in Cart.add", "rounding drops cents"]
+REFS = ["src/tax.py", "src/tax.py#total", "src/cart.py#Cart.add"]
+VERDICTS = {"unchanged": ["fixed", "still-open", "obsolete-proposed"], "changed": ["fixed", "reaffirmed", "stale"]}
+
+step = st.tuples(st.integers(0, 9), st.integers(0, len(CLAIMS) - 1), st.integers(0, len(REFS) - 1),
+                 st.sampled_from([None, "terser", "expand"]), st.integers(0, 3))
+
+
+def play(keeper: Keeper, steps: List[Any]) -> None:
+    """Runs, proposals (refused or not), verdicts and decisions, each through the real CLI."""
+    version = 0
+    for kind, ci, ri, direction, pick in steps:
+        if kind == 9:
+            ids = sorted(fold_data(keeper.ledger_bytes()).priors)
+            if ids:
+                keeper(*["decide", ids[pick % len(ids)], ["wontfix", "accepted", "obsolete", "reopen"][pick]]
+                       + (["--because", "look"] if pick == 3 else []))
+            continue
+        if kind == 8:
+            version += 1
+        scopes = {r: f"{(version * 7 + i) % 10:012d}" for i, r in enumerate(REFS)}
+        keeper.write("s.json", json.dumps(scopes))
+        rel = json.loads(keeper.ok("relevant", "--ns", "web", "--scopes", "s.json"))
+        run = rel["run"]
+        for item in rel["verify"]:
+            if item["scopeState"] != "missing":
+                keeper.ok("disposition", "--run", run, item["id"], VERDICTS[item["scopeState"]][(ci + pick) % 3])
+        for j in range(1 + kind % 3):
+            c = cand(CLAIMS[(ci + j) % len(CLAIMS)], REFS[(ri + j) % len(REFS)])
+            if direction:
+                c["direction"] = direction
+            keeper.write("c.json", json.dumps(c))
+            r = keeper("propose", "--run", run, "--ns", "web", "c.json")
+            assert r.code in (0, 1), r
+        keeper.ok("commit", "--run", run)
+
+
+def refused_lines(keeper: Keeper) -> List[List[Dict[str, Any]]]:
+    """Blocks of one hand-made line (and its seal) the door refuses, built from the ledger as it is."""
+    state = fold_data(keeper.ledger_bytes())
+    run = f"run-{state.max_run + 1:03d}"
+    pid = f"P-{state.max_prior + 1:04d}"
+    out: List[List[Dict[str, Any]]] = []
+    for p in state.priors.values():
+        if p.redacted or p.facet("activation") != "verify-phase":
+            continue
+        if p.status in ("wontfix", "accepted", "fixed", "obsolete", "stale", "obsolete-proposed"):
+            out.append([forged(pid, run, p.claim, ref=p.scope_ref, h=p.scope_hash)])
+        if p.status in ("wontfix", "accepted", "obsolete"):
+            out.append([k.disp(p.id, run, "fixed", scope_hash=p.scope_hash)])
+        out.append([forged(pid, run, p.claim.upper() + "!", ref="src/other.py", h="dddddddddddd", distinct_from=[p.id])])
+        out.append([forged(pid, run, "something else entirely", ref="src/other.py", h="dddddddddddd", supersedes=p.id)])
+        out.append([k.call(run, 3, p.id)])
+    out.append([forged(pid, run, "something else entirely", ref="src/other.py", h="dddddddddddd", status="accepted")])
+    return [lines + [k.commit(run)] for lines in out]
+
+
+@settings(max_examples=int(os.environ.get("PRIORS_REPLAY_EXAMPLES", "8")), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(steps=st.lists(step, min_size=1, max_size=6), choice=st.integers(0, 10**6))
+def test_random_keeper_sessions_replay_clean_and_any_refused_line_is_named(tmp_path_factory, steps, choice) -> None:
+    keeper = Keeper(tmp_path_factory.mktemp("replay"))
+    keeper.ok("init")
+    play(keeper, steps)
+    assert problems(keeper) == []
+    blocks = refused_lines(keeper)
+    block = blocks[choice % len(blocks)]
+    line = append(keeper, block)
+    got = problems(keeper)
+    assert got and all(p["line"] == line for p in got), (block, got)
+    assert dumps(block[0]) in (keeper.root / ".priors" / "ledger.jsonl").read_text().splitlines()[line - 1]
