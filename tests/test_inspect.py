@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from typing import Any, Dict, List
 
 import ledgerkit as k
@@ -410,4 +411,16 @@ def test_history_svg_never_replaces_the_keepers_files_or_a_device(keeper):
     assert keeper.ledger_bytes() == ledger
     assert (keeper.root / ".priors" / "PRIORS.md").read_bytes() == rendered
     assert os.path.exists(os.devnull) and not os.path.isfile(os.devnull)
+
+
+def test_no_output_flag_writes_into_git_s_own_files(keeper):
+    """`export -o .git/config` once left the repository unusable ("not a git repository"): every
+    output flag goes through the one guard, which keeps out of `.git/` as out of `.priors/`."""
+    subprocess.run(["git", "init", "-q"], cwd=str(keeper.root), check=True)
+    config = (keeper.root / ".git" / "config").read_bytes()
+    for args in (["export", "-o", ".git/config"], ["report", "-o", ".git/HEAD"], ["snapshot", "-o", ".git/index"],
+                 ["history", "--svg", ".git/config"]):
+        assert "git's own files are never an output" in keeper.usage(*args), args
+    assert (keeper.root / ".git" / "config").read_bytes() == config
+    assert subprocess.run(["git", "status"], cwd=str(keeper.root), capture_output=True).returncode == 0
     assert not (keeper.root / ".priors" / "chart.svg").exists()

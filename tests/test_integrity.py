@@ -289,6 +289,24 @@ def test_stdout_full_is_a_warning_after_a_write_and_an_honest_error_before(keepe
     assert p.returncode == 2 and "nothing was changed" in p.stderr, p
 
 
+def test_help_and_version_that_cannot_print_are_the_same_honest_error(keeper):
+    """`--version`, `--help`, `help VERB` and `VERB --help` change nothing: unprintable, they exit 2 like
+    `status` (once exit 3 "No space left on device", or a traceback for `VERB --help`)."""
+    for args in ("--version", "--help", "help relevant", "status --help"):
+        for redirect in (">/dev/full", ">&-"):
+            p = _sh(keeper, f"$PRIORS {args} {redirect}")
+            assert p.returncode == 2 and "nothing was changed" in p.stderr and "Traceback" not in p.stderr, (args, p)
+
+
+def test_closed_standard_input_is_a_usage_error(keeper):
+    """`-` with standard input closed (`<&-`) once ended in "unexpected error (AttributeError …)"."""
+    keeper.ok("init")
+    for args in ("hash --stdin-raw", "relevant --ns web --scopes -", "snapshot --merge -"):
+        p = _sh(keeper, f"$PRIORS {args} <&-")
+        assert p.returncode == 2 and "standard input is closed" in p.stderr, (args, p)
+    assert not list((keeper.root / ".priors" / "runs").iterdir())
+
+
 def test_relevant_with_stdout_closed_opens_the_run_and_says_so(keeper):
     scopes = _one_finding(keeper)
     p = _sh(keeper, f"$PRIORS relevant --ns web --scopes {scopes} >&-")

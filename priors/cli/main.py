@@ -121,13 +121,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             if len(rest) > 1 and rest[0] == "help" and rest[1] in VERBS:
                 return main(([] if root_opt is None else ["-C", root_opt]) + [rest[1], "--help"])
             if rest:
-                print(overview())
-                return 0
+                return _say(overview())
             _err(overview())
             return 2
         if rest[0] in ("--version", "-V", "version"):
-            print(f"priors {__version__}")
-            return 0
+            return _say(f"priors {__version__}")
         verb = VERBS.get(rest[0])
         if verb is None:
             raise UsageError(f"priors: unknown verb {rest[0]!r}{_did_you_mean(rest[0], VERBS)} — try `priors --help`")
@@ -157,12 +155,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         _err(text)
         return code
     except HelpRequested as h:
-        try:
-            print(h.text)
-            sys.stdout.flush()
-        except BrokenPipeError:
-            _quiet_broken_pipe()
-        return 0
+        return _say(h.text)
     except KeyboardInterrupt:
         _err("priors: interrupted")
         return 130
@@ -206,6 +199,22 @@ def _finish(ctx: Context, code: int) -> int:
         return code
     _err("priors: cannot write the answer to standard output (closed or full); nothing was changed")
     return 2
+
+
+def _say(text: str) -> int:
+    """Print a text that changes nothing (help, the version): exit 0, or 2 when standard output is
+    closed or full — the same answer as any read-only verb that cannot print."""
+    try:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+        return 0
+    except BrokenPipeError:
+        _quiet_broken_pipe()
+        return 0
+    except (AttributeError, OSError, ValueError):
+        _quiet_broken_pipe()
+        _err("priors: cannot write the answer to standard output (closed or full); nothing was changed")
+        return 2
 
 
 def describe(exc: BaseException) -> str:

@@ -582,7 +582,8 @@ agent run reads it and proposes lessons. The runs are then marked learned
   --mark-existing     mark the last N (default all) unlearned scored runs as
                       learned without writing a packet (a one-time catch-up)"""))
 declare(Verb('lessons', 'list lessons with uses, wins, partials, losses and score', LESSONS, "lessons_list_verb", ANSWER,
-             usage='priors lessons [--ns NS ...] [--all] [--json] | --inject [--query TEXT] [--ns NS ...]',
+             usage='priors lessons [--ns NS ...] [--all] [--json] | priors lessons --inject [--query TEXT] [--ns NS ...] '
+                   '[--max-inject N] [--max-chars N] [--session KEY] [--fresh] [--new-only]',
              flags={"--ns": MULTI, "--all": BOOL, "--json": BOOL, "--inject": BOOL, "--query": VALUE, "--session": VALUE,
                     "--fresh": BOOL, "--new-only": BOOL, "--max-inject": VALUE, "--max-chars": VALUE},
              help="""usage: priors lessons [--ns NS ...] [--all] [--json]

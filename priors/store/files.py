@@ -137,7 +137,10 @@ def iter_chunks(fd: int, limit: Optional[int] = None, what: str = "", size: int 
 
 
 def check_stdin(what: str) -> None:
-    """Standard input that is a device (but a terminal) is refused at once: `< /dev/zero` never ends."""
+    """Standard input that is a device (but a terminal) is refused at once: `< /dev/zero` never ends.
+    Closed standard input (`<&-`: Python's `sys.stdin` is None) is a usage error, not a crash."""
+    if sys.stdin is None:
+        raise UsageError(f"priors: {what} on standard input, but standard input is closed — nothing was read")
     if os.name == "nt":
         return  # the console and NUL are devices there; the size cap still ends an endless pipe
     try:

@@ -120,7 +120,7 @@ def list_run_dirs(paths: Paths) -> List[str]:
 
 
 def output_target(verb: str, flag: str, name: str, root: Any) -> Path:
-    """Where `-o NAME` may be written: a new or regular file outside the target's `.priors/`.
+    """Where `-o NAME` may be written: a new or regular file outside the target's `.priors/` and `.git/`.
 
     The page or log is written atomically (a temporary file renamed over the target), which would
     replace a device node, a FIFO or a symlink, and would overwrite the ledger itself — so those are
@@ -142,10 +142,15 @@ def output_target(verb: str, flag: str, name: str, root: Any) -> Path:
     if not parent.is_dir():
         raise UsageError(f"{shown}: no such directory {parent}")
     keeper = Paths(Path(root)).dir
+    git = Path(root) / ".git"
     try:
-        inside = os.path.realpath(str(parent / target.name)).startswith(os.path.realpath(str(keeper)) + os.sep)
+        real = os.path.realpath(str(parent / target.name))
+        inside = real.startswith(os.path.realpath(str(keeper)) + os.sep)
+        in_git = real.startswith(os.path.realpath(str(git)) + os.sep)
     except (OSError, ValueError):
-        inside = False
+        inside = in_git = False
     if inside:
         raise UsageError(f"{shown}: inside {keeper} — the keeper's own files are never an output")
+    if in_git:
+        raise UsageError(f"{shown}: inside {git} — git's own files are never an output")
     return target
