@@ -33,7 +33,8 @@ from priors.core.canonical import (
 from priors.core.errors import UsageError
 from priors.core.fold import fold, parse_lines
 from priors.core.ledger_quick import EVENT_LINE, PRIOR_LINE, QuickChecker, Shape, facets_verdict
-from priors.core.ledger_rules import LEDGER_NAME, REDACTED_CALL_KEYS, TOMBSTONE_KEYS, Problem  # noqa: F401 (re-exported)
+from priors.core.ledger_rules import REDACTED_CALL_KEYS, TOMBSTONE_KEYS  # noqa: F401 (re-exported)
+from priors.core.problem import LEDGER_NAME, Problem  # noqa: F401 (re-exported)
 from priors.core.views import REDACTED_ROW, markdown_lines, render_markdown, row_line, row_parts, row_plain
 from priors.core.vocabulary import BINDING, MAX_DEPTH, REST_AFTER
 

@@ -39,8 +39,8 @@ from priors.core.errors import Refusal, UsageError
 from priors.core.fold import PriorState, State, apply
 from priors.core.grammar import OPPOSED, Candidate
 from priors.core.ledger_parse import scanner
-from priors.core.ledger_rules import Problem
 from priors.core.lessons import check_supersedes
+from priors.core.problem import Problem
 from priors.core.protocol import ScopeIndex, judge_pool, same_words
 from priors.core.similarity import folded, norm_direction, similar
 from priors.core.vocabulary import FACETS

@@ -11,6 +11,7 @@ from operator import itemgetter
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from priors.core.canonical import normalize, value_problem
+from priors.core.problem import Problem
 from priors.core.vocabulary import (
     ACTIONS,
     AGENT_VERDICTS,
@@ -28,33 +29,11 @@ from priors.core.vocabulary import (
 
 TOMBSTONE_KEYS = {"t", "id", "ns", "redacted", "content_hash", "born"}
 REDACTED_CALL_KEYS = {"t", "call_id", "kind", "run", "ns", "conflicts_with", "redacted"}
-LEDGER_NAME = ".priors/ledger.jsonl"
 
 # Order of a run's lines at commit (contract §7 commit): dispositions, scope-missing, priors, calls, the run record.
 # The lessons loop adds `injected` (what a budgeted run was shown) just before the run record.
 BLOCK_RANK = {"disposition": 0, "scope-missing": 1, "prior": 2, "call": 3, "injected": 4}
 _NS_OF = itemgetter(3)  # the namespace of a line of a run's block
-
-
-@dataclass(frozen=True)
-class Problem:
-    line: int  # 1-based ledger line; 0 for a problem about a file as a whole
-    code: str
-    message: str
-    file: str = LEDGER_NAME
-
-    def as_dict(self) -> Dict[str, Any]:
-        d: Dict[str, Any] = {"line": self.line, "code": self.code, "message": self.message}
-        if self.file != LEDGER_NAME:
-            d["file"] = self.file
-        return d
-
-    def text(self) -> str:
-        if self.file == LEDGER_NAME and self.line:
-            return f"line {self.line}: {self.message}"
-        if self.line:
-            return f"{self.file} line {self.line}: {self.message}"
-        return f"{self.file}: {self.message}"
 
 
 def _nonempty_str(value: Any) -> bool:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from priors.core.canonical import dumps, loads, reason_hash
-from priors.core.ledger_rules import Problem
+from priors.core.problem import Problem
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated

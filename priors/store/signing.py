@@ -15,7 +15,7 @@ from pathlib import Path
 
 from priors.core.canonical import JSONError, loads
 from priors.core.errors import Refusal
-from priors.core.ledger_rules import Problem
+from priors.core.problem import Problem
 from priors.core.signing import (
     NAMESPACE,
     SIGNERS_NAME,
