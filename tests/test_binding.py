@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 from conftest import REPO, Keeper
 
@@ -73,6 +74,22 @@ def test_a_binding_priors_scope_is_hashed_from_disk(keeper: Keeper):
     keeper.ok("abort", "--run", rel["run"])
     rel = keeper.open_run("code-review", {"b.py": "0123456789ab"})
     assert json.loads(keeper.read(f".priors/runs/{rel['run']}/relevant.json"))["scopes"] == {"b.py": "0123456789ab"}
+
+
+def test_a_tampered_snapshot_cache_never_stands_for_a_persons_scope(keeper: Keeper):
+    """`.priors/cache/` is anyone's to write: a hash planted there for the wontfix scope made it look
+    changed, so the exact claim was staged again. A scope holding a person's decision is read whole."""
+    h = _settled(keeper)
+    time.sleep(2.2)  # a file changed within 2 s of a snapshot is never cached (racy-git): age it
+    first = json.loads(keeper.ok("relevant", "--ns", "code-review", "--snapshot", "a.py"))  # fills the stat cache
+    keeper.ok("abort", "--run", first["run"])
+    cache = keeper.root / ".priors" / "cache" / "snapshot.json"
+    assert h in cache.read_text(encoding="utf-8")
+    cache.write_text(cache.read_text(encoding="utf-8").replace(h, "999999999999"), encoding="utf-8")
+    rel = json.loads(keeper.ok("relevant", "--ns", "code-review", "--snapshot", "a.py"))
+    assert json.loads(keeper.read(f".priors/runs/{rel['run']}/relevant.json"))["scopes"]["a.py"] == h
+    keeper.refused("RERAISE", "propose", keeper.candidate(
+        {"type": "conclusion", "claim": CLAIM, "scope_ref": "a.py"}), "--run", rel["run"], "--ns", "code-review")
 
 
 # ------------------------------------------------------------------ a killed merge driver

@@ -297,6 +297,9 @@ def test_signatures_are_checked_against_the_list_at_the_base(repo):
     assert [(p["line"], p["code"]) for p in body["problems"]] == [(4, "BAD_SIGNATURE")]
     changed = [w for w in body["warnings"] if w["code"] == "SIGNERS_CHANGED"]
     assert changed and "+ mallory@example.com ssh-ed25519" in changed[0]["message"]
+    # the reviewer's list never says "signed by" for a signature that does not hold
+    assert "line 4: decide P-0001 obsolete — its signature as mallory@example.com does not hold" in \
+        repo("verify", "--since", base).out
 
 
 # ------------------------------------------------------------------ without signing: the reviewer sees
@@ -399,3 +402,26 @@ def test_signing_key_spellings_git_accepts(repo, tmp_path):
     # identical payloads sign to identical signatures (ed25519 is deterministic): the list says so
     assert [h.get("same_as") for h in keeps] == [None] + [keeps[0]["line"]] * 4
     assert f"the same signature as line {keeps[0]['line']}" in repo.ok("verify", "--since", base)
+
+
+@needs_keygen
+def test_signers_added_by_the_change_itself_are_flagged(repo):
+    """With no allowed_signers at the base, a change that adds one vouches for its own signatures
+    (an agent can make a key and list it): `verify --since` says so, as a warning for the reviewer."""
+    base = commit(repo, "the keeper, no signing yet")
+    repo.write(".priors/allowed_signers", allowed_line(ALICE, repo.alice))
+    repo.ok("add", "--ns", "web", "Prefer small functions.")
+    commit(repo, "signing on, with a decision")
+    body = json.loads(repo("verify", "--since", base, "--json").out)
+    added = [w for w in body["warnings"] if w["code"] == "SIGNERS_CHANGED"]
+    assert added and "vouched for by the change itself" in added[0]["message"], body["warnings"]
+
+
+@needs_keygen
+def test_a_signers_line_without_a_key_is_named(repo):
+    """`ssh-keygen -f ~/.ssh/id_ed25519` failing (no ~/.ssh) left `alice@example.com ` alone in the
+    file; ssh-keygen skips such a line, so nobody could sign with it, silently."""
+    turn_signing_on(repo, "bob@example.com \n")
+    body = json.loads(repo("verify", "--json").out)
+    named = [(w["file"], w["line"]) for w in body["warnings"] if w["code"] == "SIGNERS_LINE_UNREADABLE"]
+    assert named == [(".priors/allowed_signers", 2)], body

@@ -97,7 +97,11 @@ def test_a_hand_written_staged_line_the_door_refuses_refuses_the_commit(keeper, 
 def test_a_staged_line_that_is_no_prior_or_not_json_is_named_by_its_line(keeper):
     run, good = _one_staged(keeper)
     keeper.write(f".priors/runs/{run}/staged.jsonl", json.dumps(good) + "\n{not json\n")
-    assert _refused_at(keeper, "MALFORMED_STAGING", run, "staged", 2)["ids"] == ["line 2"]
+    body = _refused_at(keeper, "MALFORMED_STAGING", run, "staged", 2)
+    assert body["ids"] == ["line 2"]
+    # a line without a prior id cannot be withdrawn: the hint offers what works (it once said
+    # `priors withdraw --run run-002 line 2`, a usage error)
+    assert "withdraw" not in body["hint"] and f"priors abort --run {run}" in body["hint"], body
     keeper.write(f".priors/runs/{run}/staged.jsonl", json.dumps(good) + "\n" + json.dumps(dict(good, id="P-0002")) + "\n")
     assert keeper.refused("STAGED_ID_COLLISION", "commit", "--run", run)["line"] == 2
 

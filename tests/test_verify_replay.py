@@ -87,6 +87,16 @@ def test_a_hand_made_reraise_of_a_person_s_decision_is_named(keeper: Keeper) -> 
     assert_named(keeper, line, "RERAISE")
 
 
+def test_a_hand_made_reraise_in_another_namespace_is_named(keeper: Keeper) -> None:
+    """The door refuses a person's settled claim in every namespace; the replay names a block that
+    slipped it in under another one (`audit`), exactly or reworded."""
+    session(keeper, cand("tax rate is hard-coded"))
+    keeper.ok("decide", "P-0001", "wontfix", "--because", "policy")
+    line = append(keeper, [forged("P-0002", "run-002", "tax rate is hard-coded", ns="audit"),
+                           k.commit("run-002", ns="audit")])
+    assert_named(keeper, line, "RERAISE")
+
+
 def test_a_hand_made_rewording_of_a_settled_finding_is_named(keeper: Keeper) -> None:
     session(keeper, cand("tax rate is hard-coded"))
     keeper.ok("decide", "P-0001", "accepted")

@@ -383,8 +383,9 @@ One line per namespace, counting its priors:
   open            findings still standing (open or stale)
   fixed           findings a run reported fixed
   decided by you  priors you accepted or marked wontfix (they bind every run)
-  lessons locked  run-start lessons injected into every run that no person has
-                  decided yet (a lesson you accepted counts as decided by you)
+  lessons locked  run-start lessons no person has decided yet: injected into
+                  every run (with require_review on, awaiting your review
+                  instead); a lesson you accepted counts as decided by you
   retired         priors you marked obsolete (only when there are any)
   resting         priors whose scope was missing 5 runs in a row (only when
                   there are any; they wake if the scope returns)

@@ -336,8 +336,10 @@ def _bad_call(rf: RunFiles, i: int, because: Dict[str, Any]) -> Refusal:
 
 
 def _bad_staged(rf: RunFiles, i: int, label: str, because: Dict[str, Any]) -> Refusal:
-    return staging_refusal(Refusal("MALFORMED_STAGING", ids=[label], because=because), rf, "staged", i,
-                           hint=_WITHDRAW.replace("<id>", label))
+    # `withdraw` takes back a line by its prior id; a line without one (or with no id `withdraw`
+    # can name) can only go with the run's staging
+    hint = _WITHDRAW.replace("<id>", label) if PRIOR_RE.match(label) else _REDO
+    return staging_refusal(Refusal("MALFORMED_STAGING", ids=[label], because=because), rf, "staged", i, hint=hint)
 
 
 def _repeated_ids(items: List[Any], taken: Any = ()) -> List[str]:

@@ -287,8 +287,12 @@ class Replay:
             return similar(a, b, inner_ref, inner_named(index, inner_ref, inner))
 
         pool = [p for p in self.pool(ns, index, cand) if seen(p)]
+        elsewhere = [p for other in sorted(set(self.index) | set(self.same)) if other != ns  # a person's decision
+                     for p in self.pool(other, self.index.get(other), cand)  # holds in every namespace
+                     if p.binding and not p.redacted]
         try:
-            esc = judge_pool(pool, cand, current if isinstance(current, str) else None, scopes, figure)
+            esc = judge_pool(pool, cand, current if isinstance(current, str) else None, scopes, figure,
+                             elsewhere=elsewhere)
         except Refusal as refusal:
             body = refusal.payload()
             of = st.priors.get(str(body.get("of")))

@@ -210,3 +210,23 @@ def signer_changes(old: Optional[bytes], new: Optional[bytes]) -> List[str]:
     gone: Set[str] = set(before) - set(after)
     came: Set[str] = set(after) - set(before)
     return [f"- {e}" for e in before if e in gone] + [f"+ {e}" for e in after if e in came]
+
+
+KEY_TYPES = ("ssh-ed25519", "ssh-rsa", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521",
+             "sk-ssh-ed25519@openssh.com", "sk-ecdsa-sha2-nistp256@openssh.com")
+
+
+def unreadable_signers(data: Optional[bytes]) -> List[Tuple[int, str]]:
+    """allowed_signers lines that name no key (`alice@example.com` alone: the key generation failed
+    and the set-up went on): (line, why). Such a line lets nobody sign, silently — `ssh-keygen`
+    skips it. A line is principals, optional options, then a key type and the key."""
+    out: List[Tuple[int, str]] = []
+    for no, line in enumerate((data or b"").decode("utf-8", "replace").splitlines(), 1):
+        words = line.split()
+        if not words or words[0].startswith("#"):
+            continue
+        at = next((i for i, w in enumerate(words) if w in KEY_TYPES), None)
+        if at is None or at == 0 or at + 1 >= len(words):
+            out.append((no, f"line {no} names no public key (`principal [options] key-type key`): nobody can "
+                            "sign with it"))
+    return out

@@ -26,7 +26,7 @@ from priors.store.signing import review, signing_on
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
-    from typing import Any, Dict, List, Optional, Tuple
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 
 # ------------------------------------------------------------------ the files around the ledger
@@ -113,19 +113,30 @@ def verify(paths: Paths, since: Optional[str], no_git: bool) -> Tuple[Answer, Li
         lines.append(f"ledger sound: {n} line{'s' if n != 1 else ''}" + grew)
     else:
         lines.append(f"{len(problems)} problem{'s' if len(problems) != 1 else ''} in .priors/")
-    lines += human_summary(people.added, since or "HEAD")  # after the verdict line
+    lines += human_summary(people.added, since or "HEAD", people.problems)  # after the verdict line
     return (Answer(1 if problems else 0, body, "\n".join(lines), encoded=dumps(body)),
             [github_annotation(p) for p in problems] + [github_annotation(w, "warning") for w in warnings])
 
 
-def human_summary(added: List[Dict[str, Any]], label: str) -> List[str]:
-    """The lines a person wrote that this change adds, for the reviewer to see (docs/ci.md)."""
+def human_summary(added: List[Dict[str, Any]], label: str, signing: Sequence[Problem] = ()) -> List[str]:
+    """The lines a person wrote that this change adds, for the reviewer to see (docs/ci.md). A line
+    says "signed by" only when its signature was checked and holds (`signing`: the signature
+    problems verify found)."""
     if not added:
         return []
+    bad = {p.line for p in signing if p.code == "BAD_SIGNATURE"}
+    unchecked = any(p.code == "SIGNING_UNAVAILABLE" for p in signing)
     n = len(added)
     out = [f"{n} decision{'s' if n != 1 else ''} by a person in this change (since {label}):"]
     for item in added:
-        extra = f" — signed by {item['signer']}" if "signer" in item else " — unsigned"
+        if "signer" not in item:
+            extra = " — unsigned"
+        elif item["line"] in bad:
+            extra = f" — its signature as {item['signer']} does not hold"
+        elif unchecked:
+            extra = f" — says it is signed by {item['signer']}, not checked"
+        else:
+            extra = f" — signed by {item['signer']}"
         if "same_as" in item:
             extra += f", the same signature as line {item['same_as']}"
         out.append(f"  line {item['line']}: {item['says']}{extra}")

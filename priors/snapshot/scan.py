@@ -285,8 +285,10 @@ def take_snapshot(
 def rehash(root: Path, refs: List[str]) -> Dict[str, str]:
     """The keeper's own hashes of `refs` (files, definitions `f.py#X`, folders `d/`, `*`), from what is
     on disk now: exactly what a snapshot of them says. A ref that names nothing on disk (or a path
-    outside the root) is absent from the answer. Only the files the refs name are listed and read
-    (through the stat cache), so checking a few scopes costs a few files, not a snapshot."""
+    outside the root) is absent from the answer. Only the files the refs name are read, so checking a
+    few scopes costs a few files, not a snapshot — and they are read whole, never through the stat
+    cache: `.priors/cache/` is anyone's to write, and a hash it held for a person's scope would make
+    the decision look out of date."""
     root = Path(os.path.abspath(str(root)))
     want = sorted(set(refs))
     paths = set()
@@ -301,7 +303,7 @@ def rehash(root: Path, refs: List[str]) -> Dict[str, str]:
     if not paths:
         return {}
     try:
-        snap = take_snapshot(root, sorted(paths), problems=[], cwd=str(root))
+        snap = take_snapshot(root, sorted(paths), problems=[], cwd=str(root), use_cache=False)
     except UsageError:  # a path that left the root through a link: the keeper has no hash for it
         return {}
     return {r: snap[r] for r in want if r in snap}

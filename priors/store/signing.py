@@ -30,6 +30,7 @@ from priors.core.signing import (
     judge,
     payload,
     signer_changes,
+    unreadable_signers,
 )
 from priors.store.files import read_bytes
 from priors.store.git import file_at
@@ -146,7 +147,8 @@ def sign_lines(root: Any, records: Sequence[Dict[str, Any]]) -> None:
             why = check_one(program, signers_path(root), email, sig, body, tmp)
             if why is not None:
                 raise refuse(f"your signature does not verify against .priors/allowed_signers ({why}): add "
-                             f"`{email} <your public key>` to it")
+                             f"`{email} <your public key>` to it, in a change of its own that lands first (CI checks "
+                             "signatures against the list of the change's base)")
             done.append((rec, sig))
     for rec, sig in done:
         rec["signer"] = email
@@ -194,6 +196,12 @@ def review(root: Any, data: bytes, old: Optional[bytes], rev: Optional[str], lab
         if moved and then is not None:
             out.warnings.append(Problem(0, "SIGNERS_CHANGED", f"changed since {label} ({'; '.join(moved)}) — "
                                         f"signatures are checked against the list at {label}", SIGNERS_NAME))
+        elif moved and here is not None:
+            out.warnings.append(Problem(0, "SIGNERS_CHANGED", f"added since {label} ({'; '.join(moved)}) — "
+                                        "the change's signatures are vouched for by the change itself: check "
+                                        "that these keys are your people's", SIGNERS_NAME))
+    for no, why in unreadable_signers(here):
+        out.warnings.append(Problem(no, "SIGNERS_LINE_UNREADABLE", why, SIGNERS_NAME))
     anchor = then if then is not None else here
     if anchor is None:
         return out
