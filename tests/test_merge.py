@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any, Dict, List
@@ -602,3 +603,133 @@ def test_lessons_loop_records_verify_and_merge(repo):
     learned = [x for x in merged if x["t"] == "learned"]
     assert learned[1]["runs"] == [scores[1]["run"]]
     assert "theirs: keep diffs small" in repo.ok("lessons")
+
+
+# ------------------------------------------------------------------ signed decisions on renumbered priors
+
+
+STILL = {"P-0001": "still-open", "P-0002": "still-open"}
+
+
+def _signed_pair(tmp_path: Path):
+    """Alice's repository and Bob's clone, signing on (both keys listed), the driver registered in
+    both; each then commits a run minting P-0003 and signs a decision on it. Returns (alice, bob, base)."""
+    from test_signing import allowed_line, make_key
+
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    alice = Repo(tmp_path / "alice")
+    alice.root.mkdir()
+    alice.git("init", "-q", "-b", "main")
+    alice.ok("init", "--git")
+    alice.write(".gitignore", "cand.json\nscopes.json\n")
+    alice.keys = {name: make_key(keys, name) for name in ("alice", "bob", "carol")}  # type: ignore[attr-defined]
+    alice.write(".priors/allowed_signers", allowed_line("alice@example.com", alice.keys["alice"])
+                + allowed_line("bob@example.com", alice.keys["bob"]))
+    alice.run("web", {"a.py": "a = 1\n", "b.py": "b = 1\n"},
+              new=[conclusion("a is magic", "a.py"), conclusion("b is magic", "b.py")])
+    alice.save("base")
+    base = alice.git("rev-parse", "HEAD").stdout.strip()
+    subprocess.run(["git", "clone", "-q", str(alice.root), str(tmp_path / "bob")], check=True, capture_output=True)
+    bob = Repo(tmp_path / "bob")
+    bob.ok("init", "--git")
+    bob.keys = alice.keys  # type: ignore[attr-defined]
+    for r, name in ((alice, "alice"), (bob, "bob")):
+        r.git("config", "user.email", f"{name}@example.com")
+        r.git("config", "gpg.format", "ssh")
+        r.git("config", "user.signingkey", str(alice.keys[name]))  # type: ignore[attr-defined]
+        r.git("config", "commit.gpgsign", "false")
+    bob.git("checkout", "-qb", "feature")
+    bob.run("web", {"a.py": "a = 1\n", "b.py": "b = 1\n", "c.py": "c\n"}, STILL, [conclusion("c is bob's", "c.py")])
+    bob.ok("decide", "P-0003", "accepted", "--because", "bob: agreed")
+    bob.save("bob: P-0003 accepted")
+    alice.run("web", {"a.py": "a = 1\n", "b.py": "b = 1\n", "d.py": "d\n"}, STILL, [conclusion("d is alice's", "d.py")])
+    alice.ok("decide", "P-0003", "wontfix", "--because", "alice: by design")
+    alice.save("alice: P-0003 wontfix")
+    return alice, bob, base
+
+
+def _decisions(r: Repo) -> Dict[str, tuple]:
+    return {rec["reason"]: (rec["id"], rec["signer"]) for rec in r.ledger()
+            if rec.get("action") == "decide" and "reason" in rec}
+
+
+def _claims(r: Repo) -> Dict[str, str]:
+    return {rec["claim"]: rec["id"] for rec in r.ledger() if rec["t"] == "prior"}
+
+
+needs_keygen = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen is not installed")
+
+
+@needs_keygen
+def test_a_renumbered_signed_decision_is_re_signed_by_the_merger(tmp_path):
+    alice, bob, base = _signed_pair(tmp_path)
+    alice.git("fetch", "-q", str(bob.root), "feature:bob")
+    m = alice.git("merge", "--no-edit", "bob", check=False)
+    assert m.returncode == 0, m.stdout + m.stderr
+    assert _claims(alice)["c is bob's"] == "P-0004"
+    # Bob's decision follows his prior to P-0004, vouched for by the merger
+    assert _decisions(alice) == {"alice: by design": ("P-0003", "alice@example.com"),
+                                 "bob: agreed": ("P-0004", "alice@example.com")}
+    for since in (base, "HEAD~1"):
+        r = alice("verify", "--since", since)
+        assert r.code == 0, (since, r)
+    assert alice("verify").code == 0
+    # the other way round: Bob merges Alice's main into his branch, and signs Alice's renumbered decision
+    bob.git("fetch", "-q", str(alice.root), "main:alice")
+    bob.git("reset", "-q", "--hard", "feature")
+    bob.git("merge", "--no-edit", "alice~1")
+    assert _decisions(bob) == {"bob: agreed": ("P-0003", "bob@example.com"),
+                               "alice: by design": ("P-0004", "bob@example.com")}
+    assert bob("verify", "--since", base).code == 0, bob("verify", "--since", base)
+
+
+@needs_keygen
+def test_a_rebase_re_signs_the_replayed_decision(tmp_path):
+    alice, bob, base = _signed_pair(tmp_path)
+    bob.git("fetch", "-q", str(alice.root), "main:alice")
+    r = bob.git("rebase", "alice", check=False)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert _claims(bob) == {"a is magic": "P-0001", "b is magic": "P-0002", "d is alice's": "P-0003", "c is bob's": "P-0004"}
+    assert _decisions(bob) == {"alice: by design": ("P-0003", "alice@example.com"),
+                               "bob: agreed": ("P-0004", "bob@example.com")}
+    for since in (base, "alice"):
+        v = bob("verify", "--since", since)
+        assert v.code == 0, (since, v)
+
+
+@needs_keygen
+@pytest.mark.parametrize("how", ["no key", "key not listed", "their signature does not hold"])
+def test_a_merger_who_cannot_sign_gets_a_conflict_not_a_broken_line(tmp_path, how):
+    alice, bob, base = _signed_pair(tmp_path)
+    if how == "no key":
+        alice.git("config", "--unset", "user.signingkey")
+    elif how == "key not listed":
+        alice.git("config", "user.signingkey", str(alice.keys["carol"]))  # type: ignore[attr-defined]
+    else:  # Alice's list no longer holds Bob: the merge must not vouch for a line it cannot check
+        from test_signing import allowed_line
+
+        alice.write(".priors/allowed_signers", allowed_line("alice@example.com", alice.keys["alice"]))  # type: ignore[attr-defined]
+        alice.save("bob leaves")
+    ledger = (alice.root / ".priors" / "ledger.jsonl").read_bytes()
+    md = (alice.root / ".priors" / "PRIORS.md").read_bytes()
+    alice.git("fetch", "-q", str(bob.root), "feature:bob")
+    m = alice.git("merge", "--no-edit", "bob", check=False)
+    assert m.returncode != 0
+    said = m.stdout + m.stderr
+    assert "Traceback" not in said
+    assert "CONFLICT" in m.stdout
+    assert "decide P-0003 accepted" in said and "P-0004" in said and "bob@example.com" in said
+    assert "git merge --abort" in said
+    assert (alice.root / ".priors" / "ledger.jsonl").read_bytes() == ledger  # ours, untouched
+    assert (alice.root / ".priors" / "PRIORS.md").read_bytes() == md
+    assert ".priors/ledger.jsonl" in alice.git("diff", "--name-only", "--diff-filter=U").stdout
+    alice.git("merge", "--abort")
+    assert alice.git("status", "--porcelain").stdout == ""
+    if how == "their signature does not hold":
+        assert "did not hold before the merge" in said
+        return
+    # set up signing again and the same merge goes through
+    alice.git("config", "user.signingkey", str(alice.keys["alice"]))  # type: ignore[attr-defined]
+    alice.git("merge", "--no-edit", "bob")
+    assert alice("verify", "--since", base).code == 0

@@ -1,5 +1,6 @@
 """git's merge drivers for `.priors/`: the ledger (base + our new lines + their new lines, their
-colliding ids renumbered) and PRIORS.md (the rendering of the merged ledger, never a conflict).
+colliding ids renumbered; a person's signed line the renumbering changed signed again by the person
+merging, when signing is on) and PRIORS.md (the rendering of the merged ledger, never a conflict).
 The rules are core/merge_rules.py; this module reads the three versions, writes ours, and hands
 the rendering from one driver to the other through a file in the git directory.
 """
@@ -13,13 +14,15 @@ from priors.core.canonical import JSONError, dumps, loads
 from priors.core.errors import Refusal, UsageError
 from priors.core.ledger_checks import render_expected
 from priors.core.merge_rules import RUN_RE, Conflict, merge
+from priors.core.signing import HumanLine, describe, human_lines, payload
 from priors.store.files import atomic_write, read_bytes
 from priors.store.git import git_dir, head_commit
 from priors.store.lock import writer_alive
+from priors.store.signing import SIGN_HELP, check_all, sign_lines, signers_path, signing_on
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
-    from typing import Callable, List, Optional
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 STASH = "priors-merge-render.json"
 
@@ -55,6 +58,8 @@ def merge_ledgers(base_p: str, ours_p: str, theirs_p: str, path: Optional[str],
         # exit 1 tells git "conflict"; like every exit 1 it is also a refusal line on stdout
         raise Refusal("MERGE_CONFLICT", path=label, reason=result.reason,
                       hint="merge the ledger by hand (the base plus both sides' new lines), then `priors verify`")
+    if where is not None:
+        result = resign_changed(os.path.dirname(where) or ".", result, data[1:], label, warn)
     atomic_write(Path(ours_p), result)
     md = render_expected(result)
     if stash and md is not None:
@@ -119,3 +124,81 @@ def merge_rendering(ours_p: str, where: Optional[str]) -> None:
         atomic_write(Path(ours_p), saved["md"].encode("utf-8"))
 
 
+
+
+# ------------------------------------------------------------------ signed lines the merge changed
+
+
+def resign_changed(root: str, result: bytes, sides: Sequence[bytes], label: str,
+                   warn: Callable[[str], object]) -> bytes:
+    """`result` with every person's signed line the merge changed (a renumbered id: their `decide
+    P-0008` become `decide P-0009`) signed again by the person merging — when signing is on in
+    `root`. The merger vouches for the renumbered decision; the line then names them as its signer.
+
+    A line is re-signed only when its signature held before the merge (against the work tree's
+    .priors/allowed_signers): a merge never turns a bad or foreign signature into a good one. When
+    a line cannot be re-signed (no key, no ssh-keygen, a key the list does not hold, an original
+    signature that does not hold), nothing is written: the MERGE_CONFLICT refusal (git's
+    "conflict", our version left in place), `warn`ing which decisions need signing and what to do.
+    """
+    if not signing_on(root):
+        return result
+    changed = changed_signed_lines(result, sides)
+    if not changed:
+        return result
+    fresh = [{k: v for k, v in hl.rec.items() if k not in ("sig", "signer")} for hl, _ in changed]
+    try:
+        allowed = read_bytes(Path(signers_path(root))) or b""
+        bad = [why for _, orig in changed for why in check_all(allowed, [orig]).values()]
+        if bad:
+            raise Refusal("SIGNING_FAILED", hint=f"its signature did not hold before the merge either ({'; '.join(bad)}), "
+                          "so the merge cannot vouch for it; if its signer is missing from .priors/allowed_signers, "
+                          "add them in a change of its own first")
+        sign_lines(root, fresh)
+    except Refusal as exc:
+        why = str(exc.details.get("hint", exc.code)).split("; nothing was written")[0]
+        raise _cannot_resign(label, changed, why, warn) from None
+    lines = result.split(b"\n")
+    for (hl, _), rec in zip(changed, fresh):
+        lines[hl.no - 1] = dumps(rec).encode("utf-8")
+    return b"\n".join(lines)
+
+
+def changed_signed_lines(result: bytes, sides: Sequence[bytes]) -> List[Tuple[HumanLine, HumanLine]]:
+    """(line of `result`, the line of `sides` it came from) for each person's signed line of the
+    merge whose signed bytes are no longer those its signature was made over — found by its
+    signature among the sides' lines, so whatever rule of the merge changed it."""
+    signed: Dict[str, List[HumanLine]] = {}
+    for data in sides:
+        for hl in human_lines(data):
+            if hl.sig is not None:
+                signed.setdefault(hl.sig, []).append(hl)
+    out: List[Tuple[HumanLine, HumanLine]] = []
+    for hl in human_lines(result):
+        if hl.sig is None or hl.sig not in signed:
+            continue
+        body = payload(hl.rec)
+        if all(payload(orig.rec) != body for orig in signed[hl.sig]):
+            out.append((hl, signed[hl.sig][0]))
+    return out
+
+
+def _cannot_resign(label: str, changed: Sequence[Tuple[HumanLine, HumanLine]], why: str,
+                   warn: Callable[[str], object]) -> Refusal:
+    items: List[Dict[str, Any]] = []
+    rows = []
+    for hl, orig in changed:
+        was, now = describe(orig.rec), describe(hl.rec)
+        rows.append(f"    {was}, signed by {orig.signer}, would become {now}")
+        items.append({"line": hl.no, "was": was, "now": now, "signer": orig.signer})
+    n = len(changed)
+    warn(f"priors merge-driver: cannot merge {label}: the merge renumbers an id in {n} signed decision"
+         f"{'s' if n != 1 else ''} by a person:\n" + "\n".join(rows) + "\n"
+         "  Signing is on (.priors/allowed_signers), so the merge signs a renumbered line with your key (you\n"
+         f"  vouch for it), and it could not: {why}.\n"
+         "  Our version of the ledger was left in place. Set up signing "
+         f"({SIGN_HELP}), then start again:\n"
+         "  `git merge --abort` (or `git rebase --abort`) and merge (or rebase) again. Resolving the ledger\n"
+         "  by hand would leave a line whose signature fails `priors verify`.")
+    return Refusal("MERGE_CONFLICT", path=label, reason="a renumbered signed decision needs your signature",
+                   decisions=items, hint=f"set up signing ({SIGN_HELP}), `git merge --abort` and merge again")
