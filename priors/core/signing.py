@@ -220,7 +220,9 @@ def judge(lines: Sequence[HumanLine], added_from: int, failures: Dict[int, str])
 
     A signed line must verify. An unsigned one is a problem when the change adds it, or when it
     follows a line whose signature verified (signing had begun); otherwise it was recorded before
-    signing began, and one warning lists every such line.
+    signing began, and one warning lists every such line. A line whose signature an earlier line
+    already carries — a copy — is REPLAYED_SIGNATURE unless it changes nothing a person decided
+    (`replayed`).
     """
     problems: List[Problem] = []
     early: List[int] = []
