@@ -17,8 +17,9 @@ from typing import Any, Dict, List
 import pytest
 
 from conftest import Keeper
-from priors.core.canonical import dumps
-from priors.core.signing import armor, dearmor, payload
+from priors.core.canonical import dumps, loads, sha12
+from priors.core.merge_rules import merge
+from priors.core.signing import armor, coverage, dearmor, human_lines, payload
 
 KEYGEN = shutil.which("ssh-keygen")
 needs_keygen = pytest.mark.skipif(KEYGEN is None, reason="ssh-keygen is not installed")
@@ -169,10 +170,11 @@ def test_tampered_decision_field_fails(repo):
     assert repo("verify", "--since", base).code == 0
     p = repo.root / ".priors" / "ledger.jsonl"
     good = p.read_bytes()
-    for old, new in ((b'"to":"obsolete"', b'"to":"wontfix"'), (b'"id":"P-0001","reason"', b'"id":"P-0002","reason"'),
-                     (b'"reason":"we split parsers"', b'"reason":"we split lexers"')):
-        assert good.count(old) == 1, old
-        p.write_bytes(good.replace(old, new))
+    head, last = good.rstrip(b"\n").rsplit(b"\n", 1)
+    for old, new in ((b'"to":"obsolete"', b'"to":"wontfix"'), (b'"id":"P-0001"', b'"id":"P-0002"'),
+                     (b'"reason":"we split parsers"', b'"reason":"we split lexers"'), (b'"nonce":"', b'"nonce":"0')):
+        assert last.count(old) == 1, old
+        p.write_bytes(head + b"\n" + last.replace(old, new) + b"\n")
         repo.ok("render")
         r = repo("verify", "--since", base, "--json")
         assert r.code == 1, (old, r)
@@ -187,6 +189,8 @@ def test_redact_keeps_other_signatures_valid(repo):
     repo.ok("decide", "P-0001", "reopen", "--because", "the parser team objected")
     repo.ok("add", "--ns", "web", "Name tests after behaviour.")
     before = [r["sig"] for r in human(repo)]
+    redacted_before = (repo.root / ".priors" / "ledger.jsonl").read_bytes()
+    prior_text = redacted_before.decode().splitlines()[0]
     repo.ok("redact", "P-0001", "--because", "named a customer")
     after = human(repo)
     assert [r["sig"] for r in after[:-1]] == before  # every earlier signature kept as it was
@@ -196,6 +200,11 @@ def test_redact_keeps_other_signatures_valid(repo):
     r = repo("verify", "--since", base, "--json")
     assert r.code == 0, r
     assert repo("verify").code == 0
+    # what the signatures cover (version 2: the priors decided or sealed) reads the same off the
+    # redacted ledger: the tombstone keeps the hash of the line it replaced
+    lines = human_lines(redacted_before)
+    assert coverage(redacted_before, lines) == coverage((repo.root / ".priors" / "ledger.jsonl").read_bytes(), lines)
+    assert coverage(redacted_before, lines)[lines[0].no] == [["P-0001", sha12(prior_text)]]
 
 
 @needs_keygen
@@ -302,6 +311,108 @@ def test_signatures_are_checked_against_the_list_at_the_base(repo):
         repo("verify", "--since", base).out
 
 
+# ------------------------------------------------------------------ a copy replays nothing; a signature covers the content
+
+
+def codes(r) -> List[Any]:
+    return [(x["line"], x["code"]) for x in problems(r)]
+
+
+@needs_keygen
+def test_a_copied_signed_decision_cannot_reopen_a_prior(repo):
+    turn_signing_on(repo)
+    repo.ok("add", "--ns", "web", "Prefer small functions.")
+    repo.ok("decide", "P-0001", "wontfix")
+    repo.ok("decide", "P-0001", "reopen", "--because", "the parser team objected")
+    repo.ok("decide", "P-0001", "wontfix")  # the same verdict again: its own signature (a new nonce)
+    base = commit(repo, "decided")
+    assert repo("verify", "--since", base).code == 0
+    reopen = next(i for i, r in enumerate(repo.ledger(), 1) if r.get("to") == "reopen")
+    n = append(repo, repo.ledger()[reopen - 1])  # the agent's byte copy of the person's signed reopen
+    repo.ok("render")
+    for args in (("verify", "--since", base, "--json"), ("verify", "--json")):
+        r = repo(*args)
+        assert r.code == 1, (args, r)
+        assert codes(r) == [(n, "REPLAYED_SIGNATURE")], args
+        msg = problems(r)[0]["message"]
+        assert f"a copy of line {reopen}'s signature" in msg and "from wontfix to open" in msg, msg
+
+
+@needs_keygen
+def test_a_person_s_add_signs_the_lesson_s_content(repo):
+    base = turn_signing_on(repo)
+    p = repo.root / ".priors" / "ledger.jsonl"
+    before = p.read_bytes()
+    repo.ok("add", "--ns", "web", "Prefer small functions.")
+    assert repo("verify", "--since", base).code == 0
+    good = p.read_bytes()
+    prior_line, seal, accepted = good[len(before):].decode().splitlines()
+    assert loads(prior_line)["t"] == "prior" and "sig" not in loads(prior_line)
+    first = len(before.splitlines()) + 1
+    # the claim edited after the person's add
+    p.write_bytes(good.replace(b"Prefer small functions.", b"Skip the tests when in a hurry."))
+    repo.ok("render")
+    r = repo("verify", "--since", base, "--json")
+    assert codes(r) == [(first + 1, "BAD_SIGNATURE"), (first + 2, "BAD_SIGNATURE")], r
+    # an agent's own prior line, followed by copies of the person's two signed lines
+    forged = dict(loads(prior_line), claim="Never run the linter.")
+    p.write_bytes(before + (dumps(forged) + "\n" + seal + "\n" + accepted + "\n").encode("utf-8"))
+    repo.ok("render")
+    r = repo("verify", "--since", base, "--json")
+    assert codes(r) == [(first + 1, "BAD_SIGNATURE"), (first + 2, "BAD_SIGNATURE")], r
+    assert "add run-001 in web" in problems(r)[0]["message"]
+    # the person's own lines, untouched, verify
+    p.write_bytes(good)
+    repo.ok("render")
+    assert repo("verify", "--since", base).code == 0
+
+
+@needs_keygen
+def test_a_line_signed_before_version_2_still_verifies(repo):
+    base = turn_signing_on(repo)
+    repo.ok("add", "--ns", "web", "Prefer small functions.")
+    line = {"t": "event", "id": "P-0001", "action": "decide", "to": "obsolete", "by": "human", "reason": "split"}
+    append(repo, sign_as(repo.alice, line, ALICE))  # version 1: its own fields only, not the content
+    repo.ok("render")
+    assert repo("verify", "--since", base).code == 0
+
+
+@needs_keygen
+def test_a_merge_s_restatements_and_a_repeated_keep_stay_clean(repo):
+    turn_signing_on(repo)
+    repo.ok("add", "--ns", "web", "Prefer small functions.")
+    repo.ok("add", "--ns", "web", "Name tests after behaviour.")
+    base = commit(repo, "lessons")
+    p = repo.root / ".priors" / "ledger.jsonl"
+    base_bytes = p.read_bytes()
+    repo.ok("decide", "P-0001", "wontfix", "--because", "legacy code")
+    repo.ok("redact", "P-0002", "--because", "named a customer")
+    ours = p.read_bytes()
+    agent = [{"t": "event", "id": pid, "action": "disposition", "to": "still-open", "run": "run-003", "by": "agent"}
+             for pid in ("P-0001", "P-0002")]
+    theirs = base_bytes + "".join(dumps(r) + "\n" for r in agent + [
+        {"t": "run", "action": "commit", "run": "run-003", "ns": "web", "summary": ["sealed run-003"]}]).encode()
+    merged = merge(base_bytes, ours, theirs)
+    assert isinstance(merged, bytes)
+    p.write_bytes(merged)
+    repo.ok("render")
+    restated = [r for r in repo.ledger() if r.get("restated") is True]
+    assert [(r["action"], r["id"]) for r in restated] == [("decide", "P-0001"), ("redact", "P-0002")]
+    r = repo("verify", "--since", base, "--json")
+    assert r.code == 0, r
+    assert sum(1 for h in json.loads(r.out)["human_lines"] if "same_as" in h) == 2
+    # a person's keep, and a copy of it: it restates the latest verdict, so it changes nothing
+    repo.ok("decide", "P-0001", "keep")
+    append(repo, repo.ledger()[-1])
+    repo.ok("render")
+    assert repo("verify", "--since", base).code == 0
+    # a copy of an add's seal is no restatement
+    seal = next(i for i, r in enumerate(repo.ledger(), 1) if r.get("t") == "run" and r.get("by") == "human")
+    n = append(repo, repo.ledger()[seal - 1])
+    r = repo("verify", "--since", base, "--json")
+    assert (n, "REPLAYED_SIGNATURE") in codes(r), r
+
+
 # ------------------------------------------------------------------ without signing: the reviewer sees
 
 
@@ -399,9 +510,14 @@ def test_signing_key_spellings_git_accepts(repo, tmp_path):
     listed = json.loads(r.out)["human_lines"]
     keeps = [h for h in listed if h["says"] == "decide P-0001 keep"]
     assert len(keeps) == 5 and all(h["signer"] == ALICE for h in keeps)
-    # identical payloads sign to identical signatures (ed25519 is deterministic): the list says so
-    assert [h.get("same_as") for h in keeps] == [None] + [keeps[0]["line"]] * 4
-    assert f"the same signature as line {keeps[0]['line']}" in repo.ok("verify", "--since", base)
+    # ed25519 signs identical bytes to identical signatures: each line's nonce keeps five decisions five
+    assert [h.get("same_as") for h in keeps] == [None] * 5
+    assert len({r["nonce"] for r in human(repo)}) == len(human(repo))
+    # a copy carries its original's signature: the list says so, and a repeated keep changes nothing
+    n = append(repo, repo.ledger()[keeps[-1]["line"] - 1])
+    repo.ok("render")
+    assert f"line {n}: decide P-0001 keep — signed by {ALICE}, the same signature as line {keeps[-1]['line']}" \
+        in repo.ok("verify", "--since", base)
 
 
 @needs_keygen
@@ -425,3 +541,25 @@ def test_a_signers_line_without_a_key_is_named(repo):
     body = json.loads(repo("verify", "--json").out)
     named = [(w["file"], w["line"]) for w in body["warnings"] if w["code"] == "SIGNERS_LINE_UNREADABLE"]
     assert named == [(".priors/allowed_signers", 2)], body
+
+
+@needs_keygen
+def test_signed_ledgers_are_deterministic(repo, tmp_path):
+    """Same inputs, same key ⇒ the same ledger bytes: the nonce that tells two equal decisions apart
+    comes from where the line goes, not from chance (ed25519 itself is deterministic)."""
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q")
+    for key, value in (("user.email", ALICE), ("gpg.format", "ssh"), ("user.signingkey", str(repo.alice))):
+        git(other, "config", key, value)
+    twin = Keeper(other)
+    twin.ok("init")
+    twin.alice = repo.alice  # type: ignore[attr-defined]
+    for kp in (repo, twin):
+        turn_signing_on(kp)
+        kp.ok("add", "--ns", "web", "Prefer small functions.")
+        kp.ok("decide", "P-0001", "keep")
+        kp.ok("decide", "P-0001", "keep")
+    assert repo.ledger_bytes() == twin.ledger_bytes()
+    nonces = [r["nonce"] for r in human(repo)]
+    assert len(set(nonces)) == len(nonces) == 4  # the seal, the acceptance, two keeps

@@ -8,13 +8,24 @@ its `reason_hash`, the hash a redaction leaves in its place. So a redaction, whi
 into its hash, and a merge, which restates a decision, keep every signature valid; any other change
 to a signed line's fields breaks it. The principal (`signer`, the person's git `user.email`) is on
 the line and is covered too.
+
+Version 2 of the signed bytes (every line signed since) also covers the content of the priors the
+line is about — the prior a decide or redact names, the priors an add's or import's seal commits —
+as the digest of each one's prior line in the ledger before it: the sha12 of the line's text, which
+is what a redaction's tombstone keeps as `content_hash` (so a redaction keeps these signatures valid
+too). Version 1 lines, signed before, cover only their own fields; verify accepts either.
+
+A signature says who, not when: an exact copy of a signed line verifies as well. So `judge` names a
+line whose signature an earlier line already carries (REPLAYED_SIGNATURE) unless it changes nothing
+a person decided: a decision restating the prior's latest human verdict (a merge's restatement, a
+repeated `keep`), or a redaction of a prior a person already redacted (a merge's restated redact).
 """
 
 from __future__ import annotations
 
 import re
 
-from priors.core.canonical import dumps, loads, reason_hash
+from priors.core.canonical import dumps, loads, reason_hash, sha12
 from priors.core.problem import Problem
 
 TYPE_CHECKING = False
@@ -23,7 +34,9 @@ if TYPE_CHECKING:  # annotations only, never evaluated
 
 NAMESPACE = "priors"  # ssh-keygen -Y sign/verify -n: a priors signature is never a valid git or file signature
 SIGNERS_NAME = ".priors/allowed_signers"
-PAYLOAD_HEAD = "priors signed line v1\n"
+PAYLOAD_HEAD = "priors signed line v1\n"  # a line's own fields only (lines signed before v2)
+PAYLOAD_HEAD_V2 = "priors signed line v2\n"  # and the digests of the priors it decides or seals
+NO_PRIOR = "-"  # the digest of a prior no earlier line defines
 NOT_COVERED = ("sig", "restated", "reason", "reason_redacted")
 ARMOR_BEGIN = "-----BEGIN SSH SIGNATURE-----"
 ARMOR_END = "-----END SSH SIGNATURE-----"
@@ -37,12 +50,81 @@ def is_human(rec: Any) -> bool:
     return isinstance(rec, dict) and rec.get("by") == "human"
 
 
-def payload(rec: Dict[str, Any]) -> bytes:
-    """The bytes a person signs for `rec` (its `sig`, if any, left out)."""
+def payload(rec: Dict[str, Any], covers: Optional[List[List[str]]] = None) -> bytes:
+    """The bytes a person signs for `rec` (its `sig`, if any, left out): version 1 without `covers`;
+    version 2 with them — `[prior id, digest]` for each prior the line decides or seals (`coverage`)."""
     body = {k: v for k, v in rec.items() if k not in NOT_COVERED}
     if "reason" in rec:
         body["reason_hash"] = reason_hash(rec["reason"])
-    return (PAYLOAD_HEAD + dumps(body) + "\n").encode("utf-8")
+    if covers is None:
+        return (PAYLOAD_HEAD + dumps(body) + "\n").encode("utf-8")
+    return (PAYLOAD_HEAD_V2 + dumps(body) + "\n" + dumps(covers) + "\n").encode("utf-8")
+
+
+def prior_digest(text: str, rec: Dict[str, Any]) -> str:
+    """A prior line's digest as a signature covers it: the sha12 of its text, which a redaction keeps
+    as the tombstone's `content_hash` (a tombstone's digest is that hash)."""
+    kept = rec.get("content_hash")
+    if rec.get("redacted") is True and isinstance(kept, str):
+        return kept
+    return sha12(text)
+
+
+def covered(rec: Dict[str, Any]) -> Tuple[Optional[str], Optional[str]]:
+    """(the prior id, the run) whose content a person's line covers: a decide or redact names its
+    prior; a seal (an add's or import's `run` line) covers every prior born in its run."""
+    t = rec.get("t")
+    if t == "event" and rec.get("action") in ("decide", "redact") and isinstance(rec.get("id"), str):
+        return rec["id"], None
+    if t == "run" and isinstance(rec.get("run"), str):
+        return None, rec["run"]
+    return None, None
+
+
+def coverage(data: bytes, lines: Sequence[HumanLine]) -> Dict[int, List[List[str]]]:
+    """line number → the `covers` of its version 2 payload, for each of `lines` (human lines of the
+    ledger `data`, in order): the digest of each prior it covers as the lines before it define it.
+    One pass; only prior lines that can matter are parsed."""
+    pids: Set[str] = set()
+    runs: Set[str] = set()
+    for hl in lines:
+        pid, run = covered(hl.rec)
+        if pid is not None:
+            pids.add(pid)
+        if run is not None:
+            runs.add(run)
+    digest: Dict[str, str] = {}
+    born: Dict[str, List[str]] = {}
+    out: Dict[int, List[List[str]]] = {}
+    todo = sorted(lines, key=lambda hl: hl.no)
+    at = 0
+    for no, raw in enumerate(data.split(b"\n"), 1):
+        while at < len(todo) and todo[at].no == no:
+            pid, run = covered(todo[at].rec)
+            if pid is not None:
+                out[no] = [[pid, digest.get(pid, NO_PRIOR)]]
+            elif run is not None:
+                out[no] = [[p, digest[p]] for p in born.get(run, ())]
+            else:
+                out[no] = []
+            at += 1
+        if at >= len(todo):
+            break
+        if b"prior" not in raw and b"\\" not in raw:  # a prior line spells `"t":"prior"`, or escapes it
+            continue
+        try:
+            text = raw.decode("utf-8")
+            rec = loads(text)
+        except (UnicodeDecodeError, ValueError):
+            continue
+        if not isinstance(rec, dict) or rec.get("t") != "prior" or not isinstance(rec.get("id"), str):
+            continue
+        pid, run = rec["id"], rec.get("born")
+        if pid in pids or (isinstance(run, str) and run in runs):
+            digest[pid] = prior_digest(text, rec)
+            if isinstance(run, str) and run in runs:
+                born.setdefault(run, []).append(pid)
+    return out
 
 
 def good_principal(name: Any) -> bool:
@@ -138,25 +220,38 @@ def judge(lines: Sequence[HumanLine], added_from: int, failures: Dict[int, str])
 
     A signed line must verify. An unsigned one is a problem when the change adds it, or when it
     follows a line whose signature verified (signing had begun); otherwise it was recorded before
-    signing began, and one warning lists every such line.
+    signing began, and one warning lists every such line. A line whose signature an earlier line
+    already carries — a copy — is REPLAYED_SIGNATURE unless it changes nothing a person decided
+    (`replayed`).
     """
     problems: List[Problem] = []
     early: List[int] = []
     began: Optional[int] = None
+    first: Dict[str, int] = {}  # signature → the line that first carried it
+    word: Dict[str, str] = {}  # prior id → its latest human word so far: the status a decide gives, or redacted
     for hl in lines:
         why = hl.shape_problem() or failures.get(hl.no)
+        said = word_of(hl.rec)
         if why is not None:
             problems.append(Problem(hl.no, "BAD_SIGNATURE", f"{describe(hl.rec)}: a person's line whose signature "
                                     f"does not hold — {why}"))
         elif hl.sig is not None:
             if began is None:
                 began = hl.no
+            if hl.sig in first:
+                replay = replayed(hl, first[hl.sig], said, word)
+                if replay is not None:
+                    problems.append(replay)
+            else:
+                first[hl.sig] = hl.no
         elif hl.no >= added_from or began is not None:
             when = "this change adds it" if hl.no >= added_from else f"signing began at line {began}"
             problems.append(Problem(hl.no, "UNSIGNED_HUMAN_LINE", f"{describe(hl.rec)}: a person's line without a "
                                     f"signature ({when}; .priors/allowed_signers turns signing on)"))
         else:
             early.append(hl.no)
+        if said is not None:
+            word[said[0]] = said[1]
     warnings: List[Problem] = []
     if early:
         listed = ", ".join(str(n) for n in early[:20]) + (" …" if len(early) > 20 else "")
@@ -165,6 +260,35 @@ def judge(lines: Sequence[HumanLine], added_from: int, failures: Dict[int, str])
                                 f"recorded before signing began (lines {listed}): committed before the compared "
                                 "revision and before the first signed line, so they are not checked"))
     return problems, warnings
+
+
+def word_of(rec: Dict[str, Any]) -> Optional[Tuple[str, str]]:
+    """(prior id, the status it leaves) for a person's decide or redact; None for any other line."""
+    pid, action, to = rec.get("id"), rec.get("action"), rec.get("to")
+    if rec.get("t") != "event" or not isinstance(pid, str):
+        return None
+    if action == "redact":
+        return pid, "redacted"
+    if action == "decide":
+        return pid, "open" if to == "reopen" else "accepted" if to == "keep" else to if isinstance(to, str) else "open"
+    return None
+
+
+def replayed(hl: HumanLine, earlier: int, said: Optional[Tuple[str, str]], word: Dict[str, str]) -> Optional[Problem]:
+    """The problem with a line carrying the signature of line `earlier`, unless it changes nothing a
+    person decided: a decide restating the prior's latest human word (`word`, before this line), a
+    redact of a prior a person already redacted. None when it is such a restatement."""
+    if said is not None and word.get(said[0]) == said[1]:
+        return None
+    what = describe(hl.rec)
+    if said is not None and said[1] != "redacted":
+        before = word.get(said[0])
+        change = f"it moves {said[0]} from {before or 'no decision'} to {said[1]}"
+    else:
+        change = "a person's seal, score or redaction counts once"
+    return Problem(hl.no, "REPLAYED_SIGNATURE",
+                   f"{what}: a copy of line {earlier}'s signature, and {change} — a signature proves who signed "
+                   "a line, not that they signed it again here (decide anew to change a decision)")
 
 
 def added_lines(lines: Sequence[HumanLine], added_from: int) -> List[Dict[str, Any]]:

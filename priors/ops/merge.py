@@ -14,7 +14,7 @@ from priors.core.canonical import JSONError, dumps, loads
 from priors.core.errors import Refusal, UsageError
 from priors.core.ledger_checks import render_expected
 from priors.core.merge_rules import RUN_RE, Conflict, merge
-from priors.core.signing import HumanLine, describe, human_lines, payload
+from priors.core.signing import HumanLine, coverage, describe, human_lines, payload
 from priors.store.files import atomic_write, read_bytes
 from priors.store.git import git_dir, head_commit
 from priors.store.lock import writer_alive
@@ -146,40 +146,55 @@ def resign_changed(root: str, result: bytes, sides: Sequence[bytes], label: str,
     changed = changed_signed_lines(result, sides)
     if not changed:
         return result
-    fresh = [{k: v for k, v in hl.rec.items() if k not in ("sig", "signer")} for hl, _ in changed]
+    fresh = [{k: v for k, v in hl.rec.items() if k not in ("sig", "signer", "nonce")} for hl, _, _ in changed]
+    lines = result.split(b"\n")
     try:
         allowed = read_bytes(Path(signers_path(root))) or b""
-        bad = [why for _, orig in changed for why in check_all(allowed, [orig]).values()]
+        bad = [why for _, orig, cov in changed
+               for why in check_all(allowed, [orig], None if cov is None else {orig.no: cov}).values()]
         if bad:
             raise Refusal("SIGNING_FAILED", hint=f"its signature did not hold before the merge either ({'; '.join(bad)}), "
                           "so the merge cannot vouch for it; if its signer is missing from .priors/allowed_signers, "
                           "add them in a change of its own first")
-        sign_lines(root, fresh)
+        for (hl, _, _), rec in zip(changed, fresh):  # each signed as the merged ledger before it defines its priors
+            sign_lines(root, [rec], before=_prefix(lines, hl.no - 1))
     except Refusal as exc:
         why = str(exc.details.get("hint", exc.code)).split("; nothing was written")[0]
-        raise _cannot_resign(label, changed, why, warn) from None
-    lines = result.split(b"\n")
-    for (hl, _), rec in zip(changed, fresh):
+        raise _cannot_resign(label, [(hl, orig) for hl, orig, _ in changed], why, warn) from None
+    for (hl, _, _), rec in zip(changed, fresh):
         lines[hl.no - 1] = dumps(rec).encode("utf-8")
     return b"\n".join(lines)
 
 
-def changed_signed_lines(result: bytes, sides: Sequence[bytes]) -> List[Tuple[HumanLine, HumanLine]]:
-    """(line of `result`, the line of `sides` it came from) for each person's signed line of the
-    merge whose signed bytes are no longer those its signature was made over — found by its
-    signature among the sides' lines, so whatever rule of the merge changed it."""
-    signed: Dict[str, List[HumanLine]] = {}
+def _prefix(lines: List[bytes], n: int) -> Callable[[], Optional[bytes]]:
+    """The ledger's first `n` lines, when asked (what a line placed after them is signed against)."""
+    return lambda: b"".join(line + b"\n" for line in lines[:n])
+
+
+def changed_signed_lines(result: bytes, sides: Sequence[bytes]) -> List[Tuple[HumanLine, HumanLine, Optional[List[List[str]]]]]:
+    """(line of `result`, the line of `sides` it came from, what that line's version 2 signature covered
+    there) for each person's signed line of the merge whose signed bytes are no longer those its
+    signature was made over — its own fields (a renumbered id), or the content of a prior it covers
+    (a renumbered prior or run: core/signing.py `coverage`). Found by its signature among the sides'
+    lines, so whatever rule of the merge changed it."""
+    signed: Dict[str, List[Tuple[HumanLine, Optional[List[List[str]]]]]] = {}
     for data in sides:
-        for hl in human_lines(data):
+        side = human_lines(data)
+        covers = coverage(data, side)
+        for hl in side:
             if hl.sig is not None:
-                signed.setdefault(hl.sig, []).append(hl)
-    out: List[Tuple[HumanLine, HumanLine]] = []
-    for hl in human_lines(result):
+                signed.setdefault(hl.sig, []).append((hl, covers.get(hl.no)))
+    merged = human_lines(result)
+    rcov = coverage(result, merged)
+    out: List[Tuple[HumanLine, HumanLine, Optional[List[List[str]]]]] = []
+    for hl in merged:
         if hl.sig is None or hl.sig not in signed:
             continue
-        body = payload(hl.rec)
-        if all(payload(orig.rec) != body for orig in signed[hl.sig]):
-            out.append((hl, signed[hl.sig][0]))
+        v1, v2 = payload(hl.rec), payload(hl.rec, rcov.get(hl.no, []))
+        if any(payload(o.rec) == v1 and payload(o.rec, oc or []) == v2 for o, oc in signed[hl.sig]):
+            continue
+        orig, was = signed[hl.sig][0]
+        out.append((hl, orig, was))
     return out
 
 

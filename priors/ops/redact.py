@@ -37,7 +37,8 @@ def redact(paths: Paths, pid: str, reason: str) -> str:
             _finish_scrub(paths, pid, done.rec.get("content_hash"))
         check_redactable(st, pid)
         event = redact_event(pid, str(reason))
-        sign_lines(paths.root, [event])  # signed (when the repository asks) before a byte is rewritten
+        # signed (when the repository asks) before a byte is rewritten, covering the prior it redacts
+        sign_lines(paths.root, [event], lambda: loaded.data or b"")
         data = loaded.data or b""
         lines = loaded.lines + (0 if loaded.ends_with_newline else 1)  # lines in the file, the last one included
         blank_free = bool(data) and st.records == lines  # one record per line: no line is blank

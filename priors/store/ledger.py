@@ -86,8 +86,15 @@ def append_ledger(paths: Paths, data: Optional[bytes], records: List[Dict[str, A
     With `data` None the old bytes are copied from the file the `loaded` fold came from (they are
     never read into memory). Given `loaded`, returns the new ledger's (length, sha256).
     A person's lines are signed first when the repository asks for it (store/signing.py): a
-    signature that cannot be made refuses the write before its first byte."""
-    sign_lines(paths.root, records)
+    signature that cannot be made refuses the write before its first byte. (Only then are the old
+    bytes read: a signature covers the content of the priors a line decides, as the ledger holds it.)"""
+    def ledger_before() -> bytes:  # what the records follow: a person's signature covers the priors it decides
+        if data is not None:
+            return data
+        held = read_bytes(paths.ledger) if loaded is not None else None
+        return (held or b"")[:loaded.length] if loaded is not None else b""
+
+    sign_lines(paths.root, records, ledger_before)
     body = "".join(dumps(r) + "\n" for r in records).encode("utf-8")
     if data is None:
         if loaded is None:

@@ -10,10 +10,11 @@ carry one — are pure, in core/signing.py.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
-from priors.core.canonical import JSONError, loads
+from priors.core.canonical import JSONError, dumps, loads
 from priors.core.errors import Refusal
 from priors.core.problem import Problem
 from priors.core.signing import (
@@ -23,6 +24,7 @@ from priors.core.signing import (
     added_lines,
     armor,
     config_changes,
+    coverage,
     dearmor,
     good_principal,
     human_lines,
@@ -37,7 +39,7 @@ from priors.store.git import file_at
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
-    from typing import Any, Dict, List, Optional, Sequence, Tuple
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 CONFIG_NAME = ".priors/config.json"
 SIGN_HELP = "docs/ci.md, \"Human lines are signed\""
@@ -120,25 +122,37 @@ def run_keygen(args: Sequence[str], data: bytes) -> Tuple[int, bytes, str]:
     return out.returncode, out.stdout, said[-1] if said else ""
 
 
-def sign_lines(root: Any, records: Sequence[Dict[str, Any]]) -> None:
+def sign_lines(root: Any, records: Sequence[Dict[str, Any]],
+               before: Optional[Callable[[], Optional[bytes]]] = None) -> None:
     """Sign, in place, every person's line among `records` that carries no signature yet — when signing
     is on. Each signature is checked against allowed_signers before anything is written, so a key the
-    file does not list is refused here, not found by the next `verify`. Raises SIGNING_FAILED."""
+    file does not list is refused here, not found by the next `verify`. Raises SIGNING_FAILED.
+
+    `before` gives the ledger `records` are appended to (called only when there is a line to sign):
+    the signatures are then version 2, covering the content of the priors each line decides or seals
+    as the ledger and the records before it define them (core/signing.py). Without it, version 1."""
     todo = [r for r in records if is_human(r) and "sig" not in r]
     if not todo or not signing_on(root):
         return
     import tempfile
 
     email, key, literal, program = signing_key(root)
-    done: List[Tuple[Dict[str, Any], str]] = []
+    data = None if before is None else (before() or b"")
+    covers = None if data is None else covers_of(data, records, todo)
+    done: List[Tuple[Dict[str, Any], str, str]] = []
     with tempfile.TemporaryDirectory(prefix="priors-sign-") as tmp:
         if literal:
             keyfile = os.path.join(tmp, "key.pub")
             with open(keyfile, "w", encoding="utf-8") as fh:
                 fh.write(key + "\n")
             key = keyfile
-        for rec in todo:
-            body = payload(dict(rec, signer=email))
+        for i, rec in enumerate(todo):
+            # A person signing the same thing twice signs two lines: the nonce tells them apart. It is
+            # drawn from where the line goes (the ledger's length and the line's place among `records`),
+            # so the same inputs still write the same bytes.
+            nonce = rec.get("nonce") or (os.urandom(8).hex() if data is None else hashlib.sha256(
+                f"{len(data)}:{i}:{dumps(rec)}".encode("utf-8", "surrogatepass")).hexdigest()[:16])
+            body = payload(dict(rec, signer=email, nonce=nonce), None if covers is None else covers[i])
             args = [program, "-Y", "sign", "-n", NAMESPACE, "-f", key] + (["-U"] if literal else [])
             code, out, said = run_keygen(args, body)
             sig = dearmor(out.decode("utf-8", "replace")) if code == 0 else None
@@ -149,10 +163,24 @@ def sign_lines(root: Any, records: Sequence[Dict[str, Any]]) -> None:
                 raise refuse(f"your signature does not verify against .priors/allowed_signers ({why}): add "
                              f"`{email} <your public key>` to it, in a change of its own that lands first (CI checks "
                              "signatures against the list of the change's base)")
-            done.append((rec, sig))
-    for rec, sig in done:
+            done.append((rec, nonce, sig))
+    for rec, nonce, sig in done:
+        rec["nonce"] = nonce
         rec["signer"] = email
         rec["sig"] = sig
+
+
+def covers_of(data: bytes, records: Sequence[Dict[str, Any]], todo: Sequence[Dict[str, Any]]) -> List[List[List[str]]]:
+    """The version 2 `covers` of each of `todo` (records among `records`), as they will stand in the
+    ledger `data` + `records`."""
+    if data and not data.endswith(b"\n"):
+        data += b"\n"
+    start = data.count(b"\n") + 1
+    ids = {id(r) for r in todo}
+    lines = [HumanLine(start + i, r) for i, r in enumerate(records) if id(r) in ids]
+    ctx = data + "".join(dumps(r) + "\n" for r in records).encode("utf-8")
+    got = coverage(ctx, lines)
+    return [got[hl.no] for hl in lines]
 
 
 def check_one(program: str, allowed: str, principal: str, sig: str, body: bytes, tmp: str) -> Optional[str]:
@@ -209,7 +237,7 @@ def review(root: Any, data: bytes, old: Optional[bytes], rev: Optional[str], lab
     to_check = [hl for hl in lines if hl.sig is not None and hl.shape_problem() is None]
     if to_check:
         try:
-            failures = check_all(anchor, to_check)
+            failures = check_all(anchor, to_check, coverage(data, to_check))
         except Refusal as exc:
             out.problems.append(Problem(0, "SIGNING_UNAVAILABLE", str(exc.details.get("hint", exc.code))
                                         .replace("; nothing was written", ""), SIGNERS_NAME))
@@ -220,8 +248,11 @@ def review(root: Any, data: bytes, old: Optional[bytes], rev: Optional[str], lab
     return out
 
 
-def check_all(allowed: bytes, lines: Sequence[HumanLine]) -> Dict[int, str]:
-    """line number → why its signature failed, for each of `lines` whose signature does not verify."""
+def check_all(allowed: bytes, lines: Sequence[HumanLine],
+              covers: Optional[Dict[int, List[List[str]]]] = None) -> Dict[int, str]:
+    """line number → why its signature failed, for each of `lines` whose signature does not verify.
+    `covers` (line number → its `coverage` in the ledger): each line is checked as version 2 first,
+    then as version 1 (a line signed before version 2 covers only its own fields)."""
     import tempfile
 
     failures: Dict[int, str] = {}
@@ -231,9 +262,14 @@ def check_all(allowed: bytes, lines: Sequence[HumanLine]) -> Dict[int, str]:
             fh.write(allowed)
         for hl in lines:
             assert hl.sig is not None and hl.signer is not None
-            why = check_one("ssh-keygen", path, hl.signer, hl.sig, payload(hl.rec), tmp)
-            if why is not None:
-                failures[hl.no] = f"signed as {hl.signer}: {why}"
+            why = None
+            if covers is not None and hl.no in covers:
+                why = check_one("ssh-keygen", path, hl.signer, hl.sig, payload(hl.rec, covers[hl.no]), tmp)
+                if why is None:
+                    continue
+            why_v1 = check_one("ssh-keygen", path, hl.signer, hl.sig, payload(hl.rec), tmp)
+            if why_v1 is not None:
+                failures[hl.no] = f"signed as {hl.signer}: {why or why_v1}"
     return failures
 
 
