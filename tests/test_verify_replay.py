@@ -97,6 +97,16 @@ def test_a_hand_made_reraise_in_another_namespace_is_named(keeper: Keeper) -> No
     assert_named(keeper, line, "RERAISE")
 
 
+def test_a_hand_made_finding_without_its_scope_hash_is_named(keeper: Keeper) -> None:
+    """Without a hash it could never meet the state a person decided on: the door always writes one."""
+    session(keeper, cand("tax rate is hard-coded"))
+    keeper.ok("decide", "P-0001", "wontfix", "--because", "policy")
+    bare = forged("P-0002", "run-002", "tax rate is hard-coded")
+    del bare["scope_hash"]
+    line = append(keeper, [bare, k.commit("run-002")])
+    assert_named(keeper, line, "MISSING_FIELD")
+
+
 def test_a_hand_made_rewording_of_a_settled_finding_is_named(keeper: Keeper) -> None:
     session(keeper, cand("tax rate is hard-coded"))
     keeper.ok("decide", "P-0001", "accepted")

@@ -273,6 +273,13 @@ class Replay:
         if self.bad_distinct_from(no, pid, ns, cand):
             return
         current = rec.get("scope_hash")
+        if (current is None and not cand.repo_wide and isinstance(cand.scope_ref, str)
+                and facets.get("activation") == "verify-phase"):
+            # the door stamps every finding with its scope's hash from the run's snapshot: one
+            # without it could never be compared with the state a person decided on
+            self.add(no, "MISSING_FIELD", f"prior {pid}: a finding on {cand.scope_ref} without the scope's hash "
+                     "(`scope_hash`): the door always writes it")
+            return
         if not cand.repo_wide and not (isinstance(cand.scope_ref, str) and isinstance(current, str)):
             return
         index = self.index.get(ns)
