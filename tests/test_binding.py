@@ -151,3 +151,16 @@ def test_a_killed_merge_driver_leaves_no_temp_file(tmp_path):
     (d / "..merge_file_abc123.999999999.tmp").write_bytes(b"x")  # git's merge file's temp, its writer dead
     assert _driver(d, "0:none").returncode == 0
     assert sorted(os.listdir(str(d))) == sorted(["b.jsonl", "o.jsonl", "t.jsonl", *keep])
+
+
+def test_distinct_from_never_sets_a_persons_decision_aside(keeper: Keeper):
+    """The RERAISE hint once suggested `distinct_from`, and naming the wontfix prior let its rewording
+    through: the agent's word sets aside another agent's finding, never a person's decision."""
+    h = _settled(keeper)
+    run = keeper.open_run("code-review", {"a.py": h})["run"]
+    reworded = {"type": "conclusion", "claim": "total() silently ignores discount codes", "scope_ref": "a.py"}
+    body = keeper.refused("RERAISE", "propose", keeper.candidate(reworded), "--run", run, "--ns", "code-review")
+    assert body["similar"] is True and "distinct_from" in body["hint"] and "cannot" in body["hint"]
+    body = keeper.refused("RERAISE", "propose", keeper.candidate(dict(reworded, distinct_from=["P-0001"])),
+                          "--run", run, "--ns", "code-review")
+    assert body["of"] == "P-0001"

@@ -449,7 +449,8 @@ def _same_refusal(p: PriorState, figure: Optional[float] = None, elsewhere: bool
     if p.binding:
         return Refusal("RERAISE", of=p.id, status=p.status, **extra,
                        hint="a human settled this on the same state; do not raise it again"
-                       + (_DISTINCT_HINT.replace("<id>", p.id) if extra else ""))
+                       + (" (it says the same in other words; `distinct_from` cannot set a person's decision aside:"
+                          " if yours is really another finding, tell the person)" if extra else ""))
     return Refusal("DUPLICATE", of=p.id, status=p.status, **extra,
                    hint="already recorded for this exact state" + (_DISTINCT_HINT.replace("<id>", p.id) if extra else ""))
 
@@ -470,7 +471,10 @@ def _most_similar(pool: List[PriorState], cand: Candidate, scopes: Dict[str, str
     skip = set(cand.distinct_from)
     best: Optional[tuple] = None
     for p in pool:
-        if p.redacted or p.id in skip or p.facet("activation") != "verify-phase" or p.status in _REWORDABLE:
+        # `distinct_from` is the agent's word that it is another finding: enough to set aside another
+        # agent's, never a person's decision (a similar claim on the state a person settled is theirs)
+        if (p.redacted or (p.id in skip and not p.binding) or p.facet("activation") != "verify-phase"
+                or p.status in _REWORDABLE):
             continue
         ref = p.scope_ref
         if ref is None or not scopes_related(ref, cand.scope_ref) or scopes.get(ref) != p.scope_hash:
