@@ -733,3 +733,23 @@ def test_a_merger_who_cannot_sign_gets_a_conflict_not_a_broken_line(tmp_path, ho
     alice.git("config", "user.signingkey", str(alice.keys["alice"]))  # type: ignore[attr-defined]
     alice.git("merge", "--no-edit", "bob")
     assert alice("verify", "--since", base).code == 0
+
+
+@needs_keygen
+def test_the_merge_never_vouches_for_an_agents_edited_copy_of_a_signed_line(tmp_path):
+    """The branch's agent copied a signed decision of the base (alice's on P-0001) and pointed it at
+    its own new prior; the merge renumbers that prior and found the base's line by its signature —
+    which verifies — so the merger re-signed the agent's line. Every line carrying the signature is
+    checked: the edited copy does not hold, so the merge is a conflict, nothing written."""
+    alice, bob, base = _signed_pair(tmp_path)
+    bob.ok("decide", "P-0001", "wontfix", "--because", "alice's word, say")  # (bob's key; signed, verifies)
+    signed = next(r for r in bob.ledger() if r.get("action") == "decide" and r.get("id") == "P-0001")
+    forged = dict(signed, id="P-0003")  # bob's branch minted P-0003 too: the merge renumbers it
+    with open(bob.root / ".priors" / "ledger.jsonl", "ab") as fh:
+        fh.write((json.dumps(forged, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n").encode())
+    bob.save("an agent's copy")
+    ledger = (alice.root / ".priors" / "ledger.jsonl").read_bytes()
+    alice.git("fetch", "-q", str(bob.root), "feature:bob")
+    m = alice.git("merge", "--no-edit", "bob", check=False)
+    assert m.returncode != 0 and "Traceback" not in m.stdout + m.stderr, m.stdout + m.stderr
+    assert (alice.root / ".priors" / "ledger.jsonl").read_bytes() == ledger

@@ -563,3 +563,24 @@ def test_signed_ledgers_are_deterministic(repo, tmp_path):
     assert repo.ledger_bytes() == twin.ledger_bytes()
     nonces = [r["nonce"] for r in human(repo)]
     assert len(set(nonces)) == len(nonces) == 4  # the seal, the acceptance, two keeps
+
+
+@needs_keygen
+def test_a_copy_with_a_re_encoded_signature_is_still_a_copy(repo):
+    """ed25519 as OpenSSH checks it accepts S + L for S (L the group order): a copied line with its
+    `sig` so re-encoded verified, and the copy rule (which compared `sig` texts) did not see a copy.
+    A copy is known by what it says signed."""
+    import base64
+
+    base = turn_signing_on(repo)
+    repo.ok("add", "--ns", "web", "Prefer small functions.")
+    repo.ok("decide", "P-0001", "wontfix", "--because", "style")
+    repo.ok("decide", "P-0001", "reopen", "--because", "too strict for parsers")
+    wontfix = next(r for r in repo.ledger() if r.get("to") == "wontfix")
+    blob = bytearray(base64.b64decode(wontfix["sig"]))
+    order = 2 ** 252 + 27742317777372353535851937790883648493
+    blob[-32:] = (int.from_bytes(bytes(blob[-32:]), "little") + order).to_bytes(32, "little")
+    n = append(repo, dict(wontfix, sig=base64.b64encode(bytes(blob)).decode("ascii")))
+    repo.ok("render")
+    r = repo("verify", "--since", base, "--json")
+    assert r.code == 1 and [c for line, c in codes(r) if line == n] in (["REPLAYED_SIGNATURE"], ["BAD_SIGNATURE"]), r

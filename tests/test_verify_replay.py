@@ -107,6 +107,17 @@ def test_a_hand_made_finding_without_its_scope_hash_is_named(keeper: Keeper) -> 
     assert_named(keeper, line, "MISSING_FIELD")
 
 
+def test_a_prior_line_with_an_id_that_is_no_text_is_named_not_a_crash(keeper: Keeper) -> None:
+    """`"id": {}` on a tombstone once ended `verify` in "unexpected error (TypeError: unhashable …)"."""
+    session(keeper, cand("tax rate is hard-coded"))
+    append(keeper, [{"t": "prior", "id": {}, "ns": "web", "redacted": True, "content_hash": "24ce5ae8a293"},
+                    {"t": "event", "action": "disposition", "id": [], "run": "run-002", "to": "fixed", "by": "agent"},
+                    k.commit("run-002")])
+    r = keeper("verify", "--no-git", "--json")
+    assert r.code == 1 and "Traceback" not in r.err and "unexpected" not in r.err, r
+    assert json.loads(r.out)["problems"]
+
+
 def test_a_hand_made_rewording_of_a_settled_finding_is_named(keeper: Keeper) -> None:
     session(keeper, cand("tax rate is hard-coded"))
     keeper.ok("decide", "P-0001", "accepted")

@@ -123,6 +123,10 @@ class Replay:
         self.pending: List[Tuple[int, Dict[str, Any]]] = []  # the open block's lines
         self.pending_run: Any = None
         self.overruled: Dict[str, Tuple[int, str]] = {}  # prior -> (line, status) of an agent verdict on a person's decision
+        # every prior a person ever made binding, of every namespace, by scope: what "a person's decision
+        # holds in every namespace" compares a finding with (filtered by what is binding at that point)
+        self.decided = ScopeIndex()
+        self.in_decided: Set[str] = set()
 
     def add(self, no: int, code: str, message: str) -> None:
         self.problems.append(Problem(no, code, message))
@@ -150,6 +154,13 @@ class Replay:
             if t == "event" and rec.get("action") in ("decide", "redact"):
                 self.human_word(rec)
             apply(self.st, rec)  # decisions, redactions, scores: between blocks
+            pid = rec.get("id")
+            if t == "event" and isinstance(pid, str) and pid not in self.in_decided:
+                p = self.st.priors.get(pid)
+                if (p is not None and p.binding and isinstance(p.scope_ref, str)
+                        and p.facet("activation") == "verify-phase" and p.facet("scope") != "repo-wide"):
+                    self.in_decided.add(pid)  # (a finding on a scope: what a finding elsewhere can repeat)
+                    self.decided.add(p)
 
     def block_line(self, no: int, run: Any, rec: Dict[str, Any]) -> None:
         if self.pending and run != self.pending_run:
@@ -228,8 +239,9 @@ class Replay:
         for _no, rec in lines:
             t = rec.get("t")
             if t == "event" and rec.get("action") == "disposition":
-                disposed.add(rec.get("id"))
                 who: Any = rec.get("id")
+                if isinstance(who, str):  # (any other id is named by the field checks)
+                    disposed.add(who)
                 p = st.priors.get(who) if isinstance(who, str) else None
                 if p is not None:
                     _reveal(known, p.scope_ref, rec.get("scope_hash"))
@@ -245,7 +257,8 @@ class Replay:
             elif t == "prior":
                 if rec.get("redacted") is not True:
                     self.agent_prior(no, rec, scopes, disposed, born)
-                born.add(rec.get("id"))
+                if isinstance(rec.get("id"), str):
+                    born.add(rec["id"])
             elif t == "call":
                 calls += 1
                 self.call_number(no, rec, calls)
@@ -294,9 +307,8 @@ class Replay:
             return similar(a, b, inner_ref, inner_named(index, inner_ref, inner))
 
         pool = [p for p in self.pool(ns, index, cand) if seen(p)]
-        elsewhere = [p for other in sorted(set(self.index) | set(self.same)) if other != ns  # a person's decision
-                     for p in self.pool(other, self.index.get(other), cand)  # holds in every namespace
-                     if p.binding and not p.redacted]
+        elsewhere = [p for p in self.decided.around(cand)  # a person's decision holds in every namespace
+                     if p.ns != ns and p.binding and not p.redacted] if self.decided.items else []
         try:
             esc = judge_pool(pool, cand, current if isinstance(current, str) else None, scopes, figure,
                              elsewhere=elsewhere)

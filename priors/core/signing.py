@@ -227,7 +227,9 @@ def judge(lines: Sequence[HumanLine], added_from: int, failures: Dict[int, str])
     problems: List[Problem] = []
     early: List[int] = []
     began: Optional[int] = None
-    first: Dict[str, int] = {}  # signature → the line that first carried it
+    # what a line says, signed (its payload, nonce and signer included) → the line that first said it:
+    # a copy is known by what it says, not by its `sig` text, which more than one encoding can verify
+    first: Dict[bytes, int] = {}
     word: Dict[str, str] = {}  # prior id → its latest human word so far: the status a decide gives, or redacted
     for hl in lines:
         why = hl.shape_problem() or failures.get(hl.no)
@@ -238,12 +240,13 @@ def judge(lines: Sequence[HumanLine], added_from: int, failures: Dict[int, str])
         elif hl.sig is not None:
             if began is None:
                 began = hl.no
-            if hl.sig in first:
-                replay = replayed(hl, first[hl.sig], said, word)
+            said_signed = payload(hl.rec)
+            if said_signed in first:
+                replay = replayed(hl, first[said_signed], said, word)
                 if replay is not None:
                     problems.append(replay)
             else:
-                first[hl.sig] = hl.no
+                first[said_signed] = hl.no
         elif hl.no >= added_from or began is not None:
             when = "this change adds it" if hl.no >= added_from else f"signing began at line {began}"
             problems.append(Problem(hl.no, "UNSIGNED_HUMAN_LINE", f"{describe(hl.rec)}: a person's line without a "
@@ -294,17 +297,18 @@ def replayed(hl: HumanLine, earlier: int, said: Optional[Tuple[str, str]], word:
 def added_lines(lines: Sequence[HumanLine], added_from: int) -> List[Dict[str, Any]]:
     """The human lines a change adds, as the reviewer's list shows them (`same_as`: an earlier line
     carrying the very same signature — a copy, or a merge's restatement)."""
-    first_seen: Dict[str, int] = {}
+    first_seen: Dict[bytes, int] = {}
     out: List[Dict[str, Any]] = []
     for hl in lines:
         item: Dict[str, Any] = {"line": hl.no, "says": describe(hl.rec)}
         if hl.signer is not None and hl.sig is not None:
             item["signer"] = hl.signer
         if hl.sig is not None:
-            if hl.sig in first_seen:
-                item["same_as"] = first_seen[hl.sig]
+            said_signed = payload(hl.rec)  # a copy is known by what it says signed (see `judge`)
+            if said_signed in first_seen:
+                item["same_as"] = first_seen[said_signed]
             else:
-                first_seen[hl.sig] = hl.no
+                first_seen[said_signed] = hl.no
         if hl.no >= added_from:
             out.append(item)
     return out

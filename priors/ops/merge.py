@@ -146,7 +146,8 @@ def resign_changed(root: str, result: bytes, sides: Sequence[bytes], label: str,
     changed = changed_signed_lines(result, sides)
     if not changed:
         return result
-    fresh = [{k: v for k, v in hl.rec.items() if k not in ("sig", "signer", "nonce")} for hl, _, _ in changed]
+    lines_changed = list({hl.no: hl for hl, _, _ in changed}.values())
+    fresh = [{k: v for k, v in hl.rec.items() if k not in ("sig", "signer", "nonce")} for hl in lines_changed]
     lines = result.split(b"\n")
     try:
         allowed = read_bytes(Path(signers_path(root))) or b""
@@ -156,12 +157,12 @@ def resign_changed(root: str, result: bytes, sides: Sequence[bytes], label: str,
             raise Refusal("SIGNING_FAILED", hint=f"its signature did not hold before the merge either ({'; '.join(bad)}), "
                           "so the merge cannot vouch for it; if its signer is missing from .priors/allowed_signers, "
                           "add them in a change of its own first")
-        for (hl, _, _), rec in zip(changed, fresh):  # each signed as the merged ledger before it defines its priors
+        for hl, rec in zip(lines_changed, fresh):  # each signed as the merged ledger before it defines its priors
             sign_lines(root, [rec], before=_prefix(lines, hl.no - 1))
     except Refusal as exc:
         why = str(exc.details.get("hint", exc.code)).split("; nothing was written")[0]
         raise _cannot_resign(label, [(hl, orig) for hl, orig, _ in changed], why, warn) from None
-    for (hl, _, _), rec in zip(changed, fresh):
+    for hl, rec in zip(lines_changed, fresh):
         lines[hl.no - 1] = dumps(rec).encode("utf-8")
     return b"\n".join(lines)
 
@@ -193,8 +194,8 @@ def changed_signed_lines(result: bytes, sides: Sequence[bytes]) -> List[Tuple[Hu
         v1, v2 = payload(hl.rec), payload(hl.rec, rcov.get(hl.no, []))
         if any(payload(o.rec) == v1 and payload(o.rec, oc or []) == v2 for o, oc in signed[hl.sig]):
             continue
-        orig, was = signed[hl.sig][0]
-        out.append((hl, orig, was))
+        for orig, was in signed[hl.sig]:  # every line of the sides that carries it is checked before the merge
+            out.append((hl, orig, was))  # vouches: the one it came from may be an agent's edited copy
     return out
 
 
