@@ -10,7 +10,7 @@ import re
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Dict
+    from typing import Any, Dict, List
 
 # Exactly the ECMAScript WhiteSpace + LineTerminator set (Python's \s differs).
 _ES_WS = "\u0009-\u000d\u0020\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
@@ -306,3 +306,13 @@ def loads(text: str) -> Any:
 def reason_hash(reason: Any) -> str:
     """sha12 of a reason as the keeper hashes it when redacting (a non-string reason by its canonical JSON)."""
     return sha12(reason if isinstance(reason, str) else dumps(reason))
+
+
+def split_lines(data: bytes) -> List[bytes]:
+    """The ledger's lines without their `\\n`; a final newline does not make an empty last line."""
+    if not data:
+        return []
+    parts = data.split(b"\n")
+    if parts[-1] == b"":
+        parts.pop()
+    return parts

@@ -28,6 +28,7 @@ from priors.core.canonical import (
     reason_hash,
     reject_constant,
     sha12,
+    split_lines,
     too_large,
 )
 from priors.core.errors import UsageError
@@ -39,16 +40,6 @@ from priors.core.views import REDACTED_ROW, markdown_lines, render_markdown, row
 from priors.core.vocabulary import BINDING, MAX_DEPTH, REST_AFTER
 
 # ------------------------------------------------------------------ splitting and parsing
-
-
-def split_lines(data: bytes) -> List[bytes]:
-    """The ledger's lines without their `\\n`; a final newline does not make an empty last line."""
-    if not data:
-        return []
-    parts = data.split(b"\n")
-    if parts[-1] == b"":
-        parts.pop()
-    return parts
 
 
 def parse_line(raw: bytes) -> Tuple[Optional[Dict[str, Any]], Optional[str]]:
@@ -149,7 +140,7 @@ def check_ledger(data: Union[bytes, Iterable[bytes]], render: bool = False, stri
 _BLOCK = 1 << 20  # read the ledger a megabyte at a time: no list of every line is ever held
 
 
-def _pieces(data: Union[bytes, Iterable[bytes]]) -> Iterator[bytes]:
+def whole_line_pieces(data: Union[bytes, Iterable[bytes]]) -> Iterator[bytes]:
     """The ledger in pieces of whole lines, each about a megabyte and ending with a newline (the last
     one may not: a ledger without a final newline)."""
     if isinstance(data, (bytes, bytearray)):
@@ -178,7 +169,7 @@ def _blocks(data: Union[bytes, Iterable[bytes]], run: "_Pass") -> Iterator[Tuple
     above U+D800, whether it holds a backslash (an escape) at all, and whether it is bare text (UTF-8
     with no backslash and no control character but the newlines: its strings are written as they
     read). Notes on `run` whether the last line lacks its newline."""
-    for chunk in _pieces(data):
+    for chunk in whole_line_pieces(data):
         try:
             lines: List[Any] = chunk.decode("utf-8").split("\n")
         except UnicodeDecodeError:

@@ -38,6 +38,7 @@ from priors.core.canonical import normalize
 from priors.core.errors import Refusal, UsageError
 from priors.core.fold import PriorState, State, apply
 from priors.core.grammar import OPPOSED, Candidate
+from priors.core.ledger_checks import whole_line_pieces
 from priors.core.ledger_parse import scanner
 from priors.core.lessons import check_supersedes
 from priors.core.problem import Problem
@@ -70,7 +71,7 @@ def records(data: Union[bytes, Iterable[bytes]]) -> Iterator[Tuple[int, Dict[str
     """(line number, object) of every line that is one JSON object; blank and damaged lines only count."""
     scan = scanner()
     no = 0
-    for chunk in _whole_lines(data):
+    for chunk in whole_line_pieces(data):
         try:
             lines: List[Any] = chunk.decode("utf-8").split("\n")
         except UnicodeDecodeError:
@@ -89,24 +90,6 @@ def records(data: Union[bytes, Iterable[bytes]]) -> Iterator[Tuple[int, Dict[str
                 continue
             if end == len(line) and type(rec) is dict:
                 yield no, rec
-
-
-def _whole_lines(data: Union[bytes, Iterable[bytes]]) -> Iterator[bytes]:
-    if isinstance(data, (bytes, bytearray)):
-        if data:
-            yield bytes(data)
-        return
-    rest = b""
-    for piece in data:
-        piece = rest + piece
-        cut = piece.rfind(b"\n")
-        if cut < 0:
-            rest = piece
-            continue
-        rest = piece[cut + 1:]
-        yield piece[:cut + 1]
-    if rest:
-        yield rest
 
 
 class Replay:

@@ -14,7 +14,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from priors.core.canonical import JSONError, dumps, loads
+from priors.core.canonical import JSONError, dumps, loads, split_lines
 from priors.core.errors import Refusal
 from priors.core.problem import Problem
 from priors.core.signing import (
@@ -213,7 +213,7 @@ def review(root: Any, data: bytes, old: Optional[bytes], rev: Optional[str], lab
     to .priors/config.json and .priors/allowed_signers since `rev` (`label` names it)."""
     out = Review()
     lines = human_lines(data)
-    added_from = len(split(old)) + 1 if old is not None else len(split(data)) + 1
+    added_from = len(split_lines(old)) + 1 if old is not None else len(split_lines(data)) + 1
     if old is not None:
         out.added = added_lines(lines, added_from)
     here = read_bytes(Path(signers_path(root)))
@@ -289,12 +289,3 @@ def config_warning(out: Review, root: Any, rev: str, label: str) -> None:
     changes = config_changes(parsed(then), parsed(here))
     if changes:
         out.warnings.append(Problem(0, "CONFIG_CHANGED", f"changed since {label}: {'; '.join(changes)}", CONFIG_NAME))
-
-
-def split(data: Optional[bytes]) -> List[bytes]:
-    if not data:
-        return []
-    parts = data.split(b"\n")
-    if parts[-1] == b"":
-        parts.pop()
-    return parts
