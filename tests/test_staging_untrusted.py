@@ -214,6 +214,9 @@ def test_a_run_id_sealed_by_another_clone_is_refused_and_carried_to_a_new_run(tm
     assert body["sealed_elsewhere"] is True and f"priors carry --run {run}" in body["hint"], body
     assert (a.root / ".priors" / "runs" / run / "staged.jsonl").exists()  # the staging is kept
     a.refused("RUN_COMMITTED", "commit", "--run", run)  # and stays refused: never the other clone's summary
+    # the run's other verbs point the same way (a disposition once said only "open a new one")
+    body = a.refused("RUN_COMMITTED", "disposition", "P-0001", "fixed", "--run", run)
+    assert f"priors carry --run {run}" in body["hint"], body
 
     moved = json.loads(a.ok("carry", "--run", run, "--json"))
     assert moved == {"carried": run, "ids": {"P-0002": "P-0003"}, "run": "run-003"}

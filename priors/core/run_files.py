@@ -91,6 +91,11 @@ class RunFiles(Plain):
 
 def require_open(st: State, rf: RunFiles) -> None:
     if rf.run in st.commits:
+        if rf.relevant is not None:  # staging of this id is still here: sealed by another clone, or a commit to retry
+            raise Refusal("RUN_COMMITTED", run=rf.run,
+                          hint=f"this run id is sealed in the ledger while its staging is still here: `priors commit --run "
+                               f"{rf.run}` finishes a commit of yours that was cut short, and if another clone sealed "
+                               f"the same id, `priors carry --run {rf.run}` moves your staging to a new run")
         raise Refusal("RUN_COMMITTED", run=rf.run, hint="this run is sealed; open a new one with `priors relevant`")
     if rf.relevant is None:
         raise Refusal("UNKNOWN_RUN", run=rf.run)
