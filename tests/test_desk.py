@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import select
+import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -328,3 +330,24 @@ def test_the_walk_retires_a_persons_lesson_only_on_the_persons_key(tmp_path):
     assert code == 0
     assert [(r.get("id"), r.get("to")) for r in k.ledger()[-3:]] == [
         ("P-0002", "accepted"), ("P-0003", "accepted"), ("P-0001", "obsolete")]
+
+
+@pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen is not installed")
+def test_the_walk_says_signing_cannot_work_before_asking_anything(tmp_path):
+    """With signing on and no key set up, the walk took a key and a reason, then printed the refusal
+    twice and stopped: now it refuses at once, before the first question, and writes nothing."""
+    keeper = make_target(tmp_path / "t")
+    subprocess.run(["git", "init", "-q"], cwd=str(keeper.root), check=True)
+    subprocess.run(["git", "config", "gpg.format", "openpgp"], cwd=str(keeper.root), check=True)  # no SSH key set up
+    (keeper.root / ".priors" / "allowed_signers").write_text(
+        "alice@example.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIO0000000000000000000000000000000000000000000\n")
+    ledger = keeper.ledger_bytes()
+    t = Pty(keeper.root, "decide")
+    try:
+        said = t.expect("SIGNING_FAILED", timeout=60)  # (a walk that asks first waits at its prompt instead)
+    except AssertionError:
+        os.kill(t.pid, 9)
+        raise
+    code, rest = t.finish()
+    assert code == 1 and PROMPT not in said + rest, said + rest
+    assert keeper.ledger_bytes() == ledger

@@ -17,7 +17,7 @@ from priors.core.controls import describe, has_control, visible
 from priors.core.desk import KEYS, QUIT, SKIP, ask_text, commands, key_prompt
 from priors.core.errors import Refusal, UsageError
 from priors.ops.decide import decide as decide_verdict
-from priors.ops.decide import refuse_while_a_run_is_open
+from priors.ops.decide import refuse_before_the_walk
 from priors.ops.desk import asks_now
 from priors.store.paths import Paths
 
@@ -115,7 +115,7 @@ def walk(ctx: Context, with_open: bool, ns: Optional[str], where: Sequence[str])
     if sys.stdin is None or ctx.out is None or not (sys.stdin.isatty() and ctx.out.isatty()):  # (closed: None)
         raise UsageError(NOT_A_TERMINAL)
     paths = Paths(ctx.root)
-    refuse_while_a_run_is_open(paths)
+    refuse_before_the_walk(paths)
     term = Terminal(ctx.out)
     seen = set()
     decided = skipped = 0

@@ -14,6 +14,7 @@ from priors.core.lessons import check_retires, kept_in_force, supersede_events
 from priors.store.ledger import append_and_apply, load_ledger, open_runs
 from priors.store.lock import Lock
 from priors.store.paths import Paths, require_init
+from priors.store.signing import ready_to_sign
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -29,9 +30,11 @@ def check_reason(reason: Optional[str]) -> None:
                          f" ({describe(reason)}); nothing was written")
 
 
-def refuse_while_a_run_is_open(paths: Paths) -> None:
-    """The refusal `decide ID VERDICT` gives while a run is open — the walk says it before asking anything."""
+def refuse_before_the_walk(paths: Paths) -> None:
+    """The refusals `decide ID VERDICT` gives while a run is open, or while signing is on and cannot
+    sign — the walk says them before asking anything."""
     require_init(paths)
+    ready_to_sign(paths.root)
     active = open_runs(paths, load_ledger(paths, want_data=False).state)
     if active:
         raise Refusal("ACTIVE_RUN_EXISTS", run=active[0],

@@ -107,6 +107,20 @@ def signing_key(root: Any) -> Tuple[str, str, bool, str]:
     return email, path, False, program
 
 
+def ready_to_sign(root: Any) -> None:
+    """The refusal `sign_lines` would give for want of a set-up — no key, no principal, no ssh-keygen —
+    said before a person answers anything (the decide walk asks for a reason first). Nothing when
+    signing is off or all is in place; a key the list does not hold is found at the first signature."""
+    if not signing_on(root):
+        return
+    program = signing_key(root)[3]
+    import shutil
+
+    if shutil.which(program) is None:
+        raise refuse(f"signing is on (.priors/allowed_signers exists) but {program} was not found: "
+                     "install OpenSSH (ssh-keygen 8.2 or later)")
+
+
 def run_keygen(args: Sequence[str], data: bytes) -> Tuple[int, bytes, str]:
     """(exit code, stdout, the last line of stderr) of ssh-keygen — or the refusal naming its absence."""
     import subprocess
