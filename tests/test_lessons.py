@@ -578,3 +578,20 @@ def test_accepting_a_lesson_leaves_a_persons_lesson_in_force_unless_named(keeper
     assert "P-0001 → obsolete (superseded by P-0003)" in out
     assert [(r["id"], r["to"]) for r in keeper.ledger()[-2:]] == [("P-0003", "accepted"), ("P-0001", "obsolete")]
     assert keeper.ok("verify").startswith("ledger sound")
+
+
+def test_retiring_after_the_acceptance_writes_only_the_retirement(keeper: Keeper):
+    """`decide NEW accepted` (the person's lesson kept), then the command README and `show` offer,
+    `decide NEW accepted --retires OLD`: it once wrote a second, identical acceptance before the
+    retirement, which the list of a change's human lines showed like a copy."""
+    add(keeper, "Name constants.")
+    run = keeper.open_run("dev", {})["run"]
+    keeper.ok("propose", keeper.candidate({"type": "calibration", "claim": "Prefer named constants.",
+                                           "supersedes": "P-0001"}), "--run", run, "--ns", "dev")
+    keeper.ok("commit", "--run", run)
+    keeper.ok("decide", "P-0002", "accepted")
+    before = len(keeper.ledger())
+    out = keeper.ok("decide", "P-0002", "accepted", "--retires", "P-0001")
+    assert "P-0002 stays accepted" in out and "P-0001 → obsolete (superseded by P-0002)" in out
+    assert [(r["id"], r["to"]) for r in keeper.ledger()[before:]] == [("P-0001", "obsolete")]
+    assert keeper.ok("verify").startswith("ledger sound")

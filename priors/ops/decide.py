@@ -60,9 +60,13 @@ def decide(paths: Paths, pid: str, verdict: str, reason: Optional[str], retires:
         retired = supersede_events(st, pid, verdict, retires)
         kept = kept_in_force(st, pid) if verdict in ("accepted", "keep") and not retired else None
         kept_status = st.priors[kept].status if kept is not None else None
+        # `decide NEW accepted --retires OLD` after `decide NEW accepted`: NEW stands as said already, so
+        # only the retirement is new (a second acceptance would read, in the list of a change's human
+        # lines, like a copy of the first)
+        again = bool(retired) and st.priors[pid].status == ("accepted" if verdict == "keep" else verdict)
         # the decision lands first; a failure after it is a warning, never the answer (docs/reliability.md)
-        append_and_apply(paths, loaded, [event] + retired)
-    out = [f"{pid} → {verdict} (your call — this sticks)"]
+        append_and_apply(paths, loaded, ([] if again else [event]) + retired)
+    out = [f"{pid} stays {verdict} (already your call)" if again else f"{pid} → {verdict} (your call — this sticks)"]
     out += [f"{rec['id']} → obsolete (superseded by {pid})" for rec in retired]
     if kept is not None:
         out.append(f"{kept} stays {kept_status} — {pid} supersedes it, but a person settled it; to retire it too:"
