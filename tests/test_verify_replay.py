@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any, Dict, List
 
 from hypothesis import HealthCheck, given, settings
@@ -15,6 +18,7 @@ from conftest import Keeper
 from priors.core.canonical import dumps
 from priors.core.fold import fold_data
 
+REPO = Path(__file__).resolve().parent.parent
 SCOPES = {"src/tax.py": "aaaaaaaaaaaa", "src/tax.py#total": "bbbbbbbbbbbb", "src/cart.py#Cart.add": "cccccccccccc"}
 
 
@@ -291,3 +295,39 @@ def test_random_keeper_sessions_replay_clean_and_any_refused_line_is_named(tmp_p
     got = problems(keeper)
     assert got and all(p["line"] == line for p in got), (block, got)
     assert dumps(block[0]) in (keeper.root / ".priors" / "ledger.jsonl").read_text().splitlines()[line - 1]
+
+
+# ------------------------------------------------------------------ the replay in a second process
+
+
+def test_the_replay_in_a_second_process_names_the_same_lines(keeper: Keeper) -> None:
+    """On a large ledger the replay runs in a child while verify checks the lines
+    (store/background.py); forced on a small one (PRIORS_PARALLEL_MIN_BYTES=0), and forced off,
+    verify says the same, byte for byte."""
+    session(keeper, cand("tax rate is hard-coded"))
+    keeper.ok("decide", "P-0001", "wontfix", "--because", "policy")
+    line = append(keeper, [forged("P-0002", "run-002", "tax rate is hard-coded"), k.commit("run-002")])
+    for args, says in ((("verify", "--no-git", "--json"), f'"code":"RERAISE","line":{line}'),
+                       (("verify", "--no-git"), f"line {line}: prior P-0002 re-raises P-0001")):
+        forked = keeper(*args, env={"PRIORS_PARALLEL_MIN_BYTES": "0"})
+        alone = keeper(*args, env={"PRIORS_PARALLEL_MIN_BYTES": str(1 << 40)})
+        assert forked.code == alone.code == 1
+        assert forked.out == alone.out and says in forked.out
+
+
+def test_work_in_a_second_process_comes_back_or_is_done_here(tmp_path) -> None:
+    """`background.start`: the child's result comes back through the pipe; a child that dies, or
+    work too small to pay for a process, is done in the calling process instead."""
+    script = """
+import os, sys
+from priors.store import background
+parent = os.getpid()
+where = background.start(lambda: ("child" if os.getpid() != parent else "parent", [1, "two"]), 1)()
+dies = background.start(lambda: os._exit(3) if os.getpid() != parent else "done here", 1)()
+small = background.start(lambda: os.getpid() == parent, 0)()
+print(where, dies, small)
+"""
+    env = dict(os.environ, PRIORS_PARALLEL_MIN_BYTES="1", PYTHONPATH=str(REPO))
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True).stdout
+    expected = "('child', [1, 'two']) done here True" if os.name == "posix" else "('parent', [1, 'two']) done here True"
+    assert out.strip() == expected

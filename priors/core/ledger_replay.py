@@ -31,6 +31,7 @@ Pure: records in, problems out. Each prior is indexed by scope ref per namespace
 
 from __future__ import annotations
 
+import gc
 from bisect import bisect_left
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Set, Tuple, Union
 
@@ -61,9 +62,15 @@ def replay(data: Union[bytes, Iterable[bytes]]) -> List[Problem]:
     """Every line the door would have refused, in ledger order. `data`: the ledger's bytes, or its
     bytes in pieces. Lines that do not parse are skipped (the well-formedness checks name them)."""
     rp = Replay()
-    for no, rec in records(data):
-        rp.line(no, rec)
-    rp.finish()
+    collecting = gc.isenabled()
+    gc.disable()  # a few hundred thousand acyclic records and states: a collection would only cost time
+    try:
+        for no, rec in records(data):
+            rp.line(no, rec)
+        rp.finish()
+    finally:
+        if collecting:
+            gc.enable()
     return rp.problems
 
 

@@ -24,6 +24,11 @@ class Problem(Plain):
     def __hash__(self) -> int:  # type: ignore[override]  # Plain is unhashable; a Problem never changes
         return hash((self.line, self.code, self.message, self.file))
 
+    def values(self) -> tuple:
+        """(line, code, message, file): `Problem(*values)` is this problem again (plain values, to cross
+        a process boundary)."""
+        return (self.line, self.code, self.message, self.file)
+
     def as_dict(self) -> Dict[str, Any]:
         d: Dict[str, Any] = {"line": self.line, "code": self.code, "message": self.message}
         if self.file != LEDGER_NAME:

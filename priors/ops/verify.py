@@ -17,7 +17,8 @@ from priors.core.ledger_checks import (
     check_since,
 )
 from priors.core.ledger_replay import replay
-from priors.store.files import read_bytes
+from priors.store.background import start
+from priors.store.files import file_size, read_bytes
 from priors.store.git import committed_ledger, git_show
 from priors.store.ledger import ledger_blocks, read_ledger_bytes
 from priors.store.lock import writer_alive
@@ -26,7 +27,7 @@ from priors.store.signing import review, signing_on
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
-    from typing import Any, Dict, List, Optional, Sequence, Tuple
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 
 # ------------------------------------------------------------------ the files around the ledger
@@ -70,14 +71,15 @@ def verify(paths: Paths, since: Optional[str], no_git: bool) -> Tuple[Answer, Li
     """(every problem in `.priors/` — exit code 1 when there is any —, each problem as a GitHub
     Actions `::error` workflow command, for the caller to print where the workflow reads them)."""
     require_init(paths)
-    if no_git:  # the ledger is read once, a block at a time, and never held whole
-        data = b""
-        checked = check_ledger(ledger_blocks(paths), render=True)
-    else:  # the comparison with git needs it whole
-        data = read_ledger_bytes(paths) if ledger_missing(paths) is None else b""
-        checked = check_ledger(data, render=True)  # every line parsed once, for every check below
+    data = b"" if no_git or ledger_missing(paths) is not None else read_ledger_bytes(paths)
+    # the protocol replayed (core/ledger_replay.py), in a second process on a large ledger while this
+    # one checks the lines (store/background.py): the two passes take the time of the longer one
+    replayed = start(lambda: [p.values() for p in replay(ledger_blocks(paths) if no_git else data)],
+                     file_size(paths.ledger))
+    # no_git: the ledger is read a block at a time, never held whole; else the comparison with git needs it
+    checked = check_ledger(ledger_blocks(paths) if no_git else data, render=True)  # every line parsed once
     problems, warnings = list(checked.problems), checked.warnings
-    problems += replay_problems(paths, data, no_git, checked)
+    problems += replay_problems(checked, replayed)
     gone = ledger_missing(paths)
     if gone is not None:
         problems.append(Problem(0, "LEDGER_MISSING", f"missing, but {gone} — restore it "
@@ -143,13 +145,14 @@ def human_summary(added: List[Dict[str, Any]], label: str, signing: Sequence[Pro
     return out
 
 
-def replay_problems(paths: Paths, data: bytes, no_git: bool, checked: Checked) -> List[Problem]:
-    """The protocol replayed over the ledger (core/ledger_replay.py): every line the door would have
-    refused. Not over a damaged ledger, which no verb reads (its damage is the problem named)."""
+def replay_problems(checked: Checked, replayed: Callable[[], List[Any]]) -> List[Problem]:
+    """What the protocol replayed over the ledger found (core/ledger_replay.py): every line the door
+    would have refused, less what the line checks already name. Nothing over a damaged ledger, which
+    no verb reads (its damage is the problem named)."""
     if checked.damaged:
-        return []
+        return []  # (a replay in a second process is left to end with this one)
     named = {(p.line, p.code) for p in checked.problems}  # an agent verdict after a binding decision is named there too
-    return [p for p in replay(ledger_blocks(paths) if no_git else data) if (p.line, p.code) not in named]
+    return [Problem(*f) for f in replayed() if (f[0], f[1]) not in named]
 
 
 def github_annotation(p: Problem, kind: str = "error") -> str:

@@ -71,6 +71,14 @@ def read_bytes(path: Path, limit: Optional[int] = None, what: str = "") -> Optio
     return data
 
 
+def file_size(path: Path) -> int:
+    """The size of the file at `path` in bytes; 0 for one that is not there or cannot be read."""
+    try:
+        return os.stat(str(path)).st_size
+    except (OSError, ValueError):
+        return 0
+
+
 def read_blocks(path: Path, size: int = 1 << 20) -> Optional[Iterator[bytes]]:
     """The file's bytes `size` at a time, or None when it does not exist: a reader that goes through
     a large file once (verify) never holds it whole. Refuses what `read_bytes` refuses."""

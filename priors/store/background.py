@@ -1,0 +1,94 @@
+"""Work done in a second process while this one does its own: `verify` replays the protocol over a
+large ledger (core/ledger_replay.py) in a child while it checks the ledger's lines itself, so the
+two passes take the time of the longer one, not their sum, on a machine with two cores.
+
+Only where that is safe and pays: a POSIX `fork` (the child shares the parent's memory, nothing is
+sent to it), a process with one thread (forking a threaded one, such as an MCP server's event loop,
+can deadlock the child), and work big enough to be worth a process (PRIORS_PARALLEL_MIN_BYTES,
+default 8 MB of ledger; tests set 0). Anywhere else — Windows, a thread running, a small ledger, a
+child that fails in any way — the work runs in this process when its result is asked for: the
+answer is the same, only slower.
+
+The child sends its result back through a pipe with `marshal` (plain values only: tuples, lists,
+strings, numbers) and leaves with `os._exit`, so it never runs the parent's clean-up or writes to
+its streams.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import sys
+import threading
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated
+    from typing import Any, Callable
+
+DEFAULT_MIN_BYTES = 8 << 20
+
+
+def min_bytes() -> int:
+    """How much work (bytes of ledger) a second process takes to pay for itself."""
+    raw = os.environ.get("PRIORS_PARALLEL_MIN_BYTES", "")
+    try:
+        return max(0, int(raw)) if raw.strip() else DEFAULT_MIN_BYTES
+    except ValueError:
+        return DEFAULT_MIN_BYTES
+
+
+def can_fork() -> bool:
+    return hasattr(os, "fork") and sys.platform != "win32" and threading.active_count() == 1
+
+
+def start(work: Callable[[], Any], size: int) -> Callable[[], Any]:
+    """Begin `work` (returning plain values) in a child when `size` bytes of work pay for one; the
+    returned function gives its result (waiting for the child, or running `work` here)."""
+    if size < min_bytes() or not can_fork():
+        return work
+    try:
+        read_end, write_end = os.pipe()
+    except OSError:
+        return work
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
+        return work
+    if pid == 0:  # the child: do the work, send it, leave without running anything of the parent's
+        code = 1
+        try:
+            os.close(read_end)
+            body = marshal.dumps(work())
+            view = memoryview(body)
+            while view:
+                view = view[os.write(write_end, view):]
+            code = 0
+        except BaseException:  # any failure: the parent does the work itself
+            pass
+        finally:
+            os._exit(code)
+    os.close(write_end)
+
+    def collect() -> Any:
+        chunks = []
+        try:
+            while True:
+                chunk = os.read(read_end, 1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+        finally:
+            os.close(read_end)
+        _, status = os.waitpid(pid, 0)
+        if status != 0:
+            return work()
+        try:
+            return marshal.loads(b"".join(chunks))
+        except (EOFError, ValueError, TypeError):
+            return work()
+
+    return collect
