@@ -504,7 +504,7 @@ side is not an append-only extension of the base it exits 1 (a conflict) and say
 declare(Verb('ingest-sarif', "one whole run from an analyzer's SARIF log (ruff, semgrep, CodeQL…)", CI, "ingest_verb", ANSWER,
              usage='priors ingest-sarif FILE [FILE ...] --ns NS [--scopes FILE|-] [--json] [--snapshot [PATH ...]]',
              flags={"--ns": VALUE, "--scopes": VALUE, "--snapshot": REST, "--json": BOOL},
-             min_pos=1,
+             min_pos=0,  # a log named after --snapshot is taken back from it (cli/ingest_verb.py): checked there
              max_pos=None,
              help="""usage: priors ingest-sarif FILE [FILE ...] --ns NS [--scopes FILE|-] [--json] [--snapshot [PATH ...]]
 

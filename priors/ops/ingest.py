@@ -158,7 +158,9 @@ def _ingest_locked(paths: Paths, ns: str, scopes: Dict[str, str], budget: Option
         "stale": sum(1 for _, v in plan.verdicts if v == "stale"),
     }
     report: Dict[str, Any] = {"run": run, "ns": ns, "counts": counts, "new": new, "refused": refused,
-                              "summary": summary}
+                              "summary": summary,
+                              "not_findings": [{"file": name, "result": f.path, "reason": f.skipped}
+                                               for name, f in found if f.candidate is None]}
     if plan.withheld:
         report["fixed_withheld"] = {
             "ids": plan.withheld, "unplaced": unplaced,
@@ -225,6 +227,10 @@ def plain_lines(report: Dict[str, Any]) -> List[str]:
         lines.append(f"  {len(again)} reported again but recorded fixed ({', '.join(again)}) — the analyzer still finds "
                      f"{'it' if len(again) == 1 else 'them'} on the same code; `priors decide ID reopen` to open "
                      f"{'it' if len(again) == 1 else 'them'} again")
+    bad = [x for x in report["not_findings"] if str(x["reason"]).startswith("holds ")]
+    if bad:  # a result the ledger cannot hold (a control character): left out, by name, not the whole log
+        lines.append(f"  {len(bad)} left out, not recorded:")
+        lines.extend(f"    {x['file']} {x['result']}: {x['reason']}" for x in bad)
     other = [r for r in report["refused"] if r.get("refused") != "RERAISE"]
     if other:
         lines.append(f"  {len(other)} refused by the keeper's rules:")
