@@ -213,3 +213,18 @@ def test_the_left_overs_bom_snapshot_placeholder_control_character(keeper: Keepe
     assert left["reason"].startswith("holds a control or bidirectional-format character (U+001B)")
     plain = k("ingest-sarif", "ctl.sarif", "--ns", "lint", "--snapshot", "src")
     assert "1 left out, not recorded:\n    ctl.sarif runs[0].results[2]: holds a control" in plain.out, plain
+
+
+def test_an_identity_written_into_an_agents_staging_is_refused_at_commit(keeper: Keeper) -> None:
+    """Staging is the agent's to write: a staged prior carrying `rule`/`fingerprint` (which would set it
+    apart from an analyzer's findings by identity instead of meaning) is not the line `propose` writes."""
+    k = keeper
+    k.write("src/m.py", UTIL)
+    run = k.open_run("review", {"src/m.py": k.hash("src/m.py")})["run"]
+    assert k.propose(run, "review", {"type": "conclusion", "claim": "f is dead code", "scope_ref": "src/m.py"}).code == 0
+    staged = k.root / ".priors" / "runs" / run / "staged.jsonl"
+    rec = json.loads(staged.read_text(encoding="utf-8"))
+    staged.write_text(json.dumps(dict(rec, rule="ruff:F401", fingerprint="text:0:0")) + "\n", encoding="utf-8")
+    r = k("commit", "--run", run)
+    assert r.code == 1 and r.json["refused"] == "MALFORMED_STAGING", r
+    assert r.json["because"]["differs"] == ["fingerprint", "rule"]
