@@ -228,3 +228,19 @@ def test_an_identity_written_into_an_agents_staging_is_refused_at_commit(keeper:
     r = k("commit", "--run", run)
     assert r.code == 1 and r.json["refused"] == "MALFORMED_STAGING", r
     assert r.json["because"]["differs"] == ["fingerprint", "rule"]
+
+
+def test_a_result_like_a_hand_written_finding_is_refused_with_a_hint_an_ingest_can_follow(keeper: Keeper) -> None:
+    """An analyzer's result still meets an agent's finding by meaning (docs/sarif.md, "Identity"); the
+    refusal's hint then asks a person, not for `distinct_from`, which an ingest cannot give."""
+    k = keeper
+    k.write("src/m.py", UTIL)
+    run = k.open_run("lint", {"src/m.py": k.hash("src/m.py")})["run"]
+    assert k.propose(run, "lint", {"type": "conclusion", "claim": "the `os` module is imported but unused here",
+                                   "scope_ref": "src/m.py"}).code == 0
+    k.ok("commit", "--run", run)
+    r = k("ingest-sarif", ruff(k, "1.sarif", "F401"), "--ns", "lint", "--snapshot", "src", "--json")
+    assert r.code == 0, r
+    (dup,) = r.json["refused"]
+    assert dup["refused"] == "DUPLICATE" and dup["similar"] is True and "distinct_from" not in dup["hint"], dup
+    assert "a person decides" in dup["hint"]

@@ -134,7 +134,11 @@ def _ingest_locked(paths: Paths, ns: str, scopes: Dict[str, str], budget: Option
             try:
                 rec = propose_one(st, rf, cand, ns, next_id, paths, analyzer=True)
             except Refusal as r:
-                refused.append(dict(r.payload(), file=name, result=f.path))
+                body = dict(r.payload(), file=name, result=f.path)
+                if body.get("similar") and body.get("refused") == "DUPLICATE":  # `distinct_from` is no ingest's to give
+                    body["hint"] = (f"{body.get('of')}, a finding written by hand on this scope, says the same in other"
+                                    " words; a person decides whether they differ")
+                refused.append(body)
                 continue
             new.append(rec["id"])
         save_staging(paths, rf, before)
