@@ -7,7 +7,7 @@ import pytest
 
 from priors.core.errors import UsageError
 from priors.core.fold import fold
-from priors.core.sarif_in import plan_ingest, read_log, relative_path, severity_of
+from priors.core.sarif_in import identities, plan_ingest, read_log, region_text, relative_path, severity_of
 from priors.core.sarif_out import baseline_state, fingerprint, sarif_log
 
 # docs/sarif.md, "Severity": every row of the table, in order of precedence
@@ -119,6 +119,60 @@ def test_plan_ingest() -> None:
     assert held.verdicts == [("P-1", "still-open"), ("P-2", "reaffirmed"), ("P-3", "still-open"),
                              ("P-5", "still-open"), ("P-6", "stale")]
     assert held.withheld == ["P-3", "P-6"]
+
+
+def test_plan_ingest_by_identity() -> None:
+    """Priors with an identity are reported again by it alone; one recorded before identities (no
+    fingerprint) still by its rule or claim."""
+    verify = [dict(item("P-1", "m", "changed", "t:F401", "`os` unused"), rule="t:F401", fingerprint="text:a:0"),
+              dict(item("P-2", "m", "changed", "t:F401", "`sys` unused"), rule="t:F401", fingerprint="text:b:0"),
+              item("P-3", "n", "unchanged", "t:F401", "old one")]
+    cands = [{"scope_ref": "m", "direction": "t:F401", "claim": "`sys` unused", "rule": "t:F401", "fingerprint": "text:b:0"},
+             {"scope_ref": "m", "direction": "t:F401", "claim": "`re` unused", "rule": "t:F401", "fingerprint": "text:c:0"},
+             {"scope_ref": "m", "direction": "t:F401", "claim": "`re` again", "rule": "t:F401", "fingerprint": "text:c:0"},
+             {"scope_ref": "n", "direction": "t:F401", "claim": "reworded", "rule": "t:F401", "fingerprint": "text:d:0"}]
+    plan = plan_ingest(verify, cands)
+    assert plan.verdicts == [("P-1", "fixed"), ("P-2", "reaffirmed"), ("P-3", "still-open")]
+    assert plan.fate == ["known", "propose", "merged", "known"]
+
+
+def test_identities_follow_the_text_not_the_line() -> None:
+    def found(rule, region, cand=None, given=None):
+        (f,) = read_log(log({"ruleId": rule, "message": {"text": "m"}, "locations": [{"physicalLocation": {
+            "artifactLocation": {"uri": "a.py"}, "region": region}}]}), [])
+        f.given = given
+        return f
+
+    one = ["import os, sys", "x = eval(s)", "x = eval(s)"]
+    moved = ["", "", "    import os, sys", "x = eval(s)", "", "x = eval(s)"]
+    fs = [found("F401", {"startLine": 1, "startColumn": 8, "endColumn": 10}),
+          found("F401", {"startLine": 1, "startColumn": 12, "endColumn": 15}),
+          found("S307", {"startLine": 2, "startColumn": 5, "endColumn": 12}),
+          found("S307", {"startLine": 3, "startColumn": 5, "endColumn": 12}),
+          found("S307", {"startLine": 3, "startColumn": 5, "endColumn": 12}),  # the same place twice: one finding
+          found("F401", {"startLine": 1}, given="tool:abc")]
+    got = identities(fs, ["a.py"] * 6, lambda f: one)
+    assert [g[0] for g in got] == ["lint:F401"] * 2 + ["lint:S307"] * 3 + ["lint:F401"]
+    fps = [g[1] for g in got]
+    assert fps[0] != fps[1]  # `os` and `sys` on one line: two results, two identities
+    assert fps[2].endswith(":0") and fps[3].endswith(":1") and fps[3] == fps[4] and fps[2][:-2] == fps[3][:-2]
+    assert fps[5] == "tool:abc"  # the analyzer's own fingerprint when it gives one
+    shifted = [found("F401", {"startLine": 3, "startColumn": 12, "endColumn": 14}),
+               found("S307", {"startLine": 6, "startColumn": 5, "endColumn": 12}),
+               found("S307", {"startLine": 4, "startColumn": 5, "endColumn": 12})]
+    again = identities(shifted, ["a.py"] * 3, lambda f: moved)
+    assert [g[1] for g in again] == [fps[0], fps[3], fps[2]]  # lines moved, re-indented: the same identities
+    assert identities(fs[:1], [None], lambda f: one) == [None]  # not placed: no identity
+    assert region_text(one, (9, 0, 0, 0)) is None
+    assert region_text(["ab", "cd", "ef"], (1, 2, 3, 2)) == "ab cd ef\nb cd e"
+
+
+def test_a_result_with_a_control_character_is_left_out_and_a_huge_placeholder_named() -> None:
+    (f, g) = read_log(log({"message": {"text": "ok"}}, {"message": {"text": "bad \u001b[2J"}}), [])
+    assert f.candidate is not None and g.candidate is None and g.skipped.startswith("holds a control")
+    rule = {"id": "R", "messageStrings": {"m": {"text": "{" + "1" * 4301 + "}"}}}
+    with pytest.raises(UsageError, match=r"runs\[0\]\.results\[0\]\.message\.id: message placeholder .* 4301 digits"):
+        read_log(log({"ruleIndex": 0, "message": {"id": "m"}}, tool={"driver": {"name": "T", "rules": [rule]}}), [])
 
 
 class P:

@@ -39,8 +39,14 @@ def parse_json_input(data: bytes, name: str, what: str) -> Any:
 
 
 def read_json_file(what: str) -> Any:
-    """A reader of JSON input files named `what` in its messages (`ingest-sarif` reads its logs with it)."""
-    return lambda name: parse_json_input(read_input(name, what), name, what)
+    """A reader of JSON input files named `what` in its messages (`ingest-sarif` reads its logs with it).
+    A UTF-8 byte order mark at the start is skipped: GitHub's SARIF uploader and several analyzers
+    write one, and JSON itself has no use for it."""
+    return lambda name: parse_json_input(_no_bom(read_input(name, what)), name, what)
+
+
+def _no_bom(data: bytes) -> bytes:
+    return data[3:] if data.startswith(b"\xef\xbb\xbf") else data
 
 
 def read_candidates(names: List[str]) -> List[Tuple[str, Any]]:

@@ -504,7 +504,7 @@ side is not an append-only extension of the base it exits 1 (a conflict) and say
 declare(Verb('ingest-sarif', "one whole run from an analyzer's SARIF log (ruff, semgrep, CodeQL…)", CI, "ingest_verb", ANSWER,
              usage='priors ingest-sarif FILE [FILE ...] --ns NS [--scopes FILE|-] [--json] [--snapshot [PATH ...]]',
              flags={"--ns": VALUE, "--scopes": VALUE, "--snapshot": REST, "--json": BOOL},
-             min_pos=1,
+             min_pos=0,  # a log named after --snapshot is taken back from it (cli/ingest_verb.py): checked there
              max_pos=None,
              help="""usage: priors ingest-sarif FILE [FILE ...] --ns NS [--scopes FILE|-] [--json] [--snapshot [PATH ...]]
 
@@ -520,7 +520,10 @@ Each result becomes a candidate: claim from message.text, direction
 TOOL:RULE from ruleId, severity from security-severity, problem.severity or
 level (docs/sarif.md), scope from the first location — the file and
 region.startLine resolved to the innermost definition, else the file; no
-location: `*` — and evidence FILE:LINE with the snippet.
+location: `*` — and evidence FILE:LINE with the snippet. Its identity is its
+rule and a fingerprint (the analyzer's, else a hash of the flagged text): it
+is reported again, merged or suppressed by a person's wontfix by that
+identity, never by its wording (docs/sarif.md, "Identity").
 
   --ns NS            the namespace (one per analyzer, e.g. ruff)
   --snapshot [PATH]  the scopes the analyzer covered: give it the paths the
@@ -528,7 +531,8 @@ location: `*` — and evidence FILE:LINE with the snippet.
   --scopes FILE|-    or a JSON object {scope_ref: hash}, as for `relevant`
   --json             print counts, the summary and every refused result as JSON
 
-Several files, runs and tools are read as one log. Invalid SARIF is a usage
+Several files, runs and tools are read as one log (a log named after
+--snapshot too). Invalid SARIF is a usage
 error naming the JSON path (runs[0].results[3].locations[0]) and opens no run;
 so is a log of a failed analyzer (no runs, a run without results, an
 invocation with executionSuccessful false). When a result cannot be placed in

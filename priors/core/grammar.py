@@ -9,6 +9,7 @@ from priors.core.errors import UsageError
 from priors.core.plain import Plain
 from priors.core.vocabulary import (  # noqa: F401 (AGENT_VERDICTS, HUMAN_VERDICTS, SEVERITY_RANK: re-exported)
     AGENT_VERDICTS,
+    ANALYZER_FIELDS,
     CANDIDATE_FIELDS,
     FACET_ORDER,
     FACETS,
@@ -27,7 +28,7 @@ from priors.core.vocabulary import (  # noqa: F401 (AGENT_VERDICTS, HUMAN_VERDIC
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Dict, List, Optional
+    from typing import Any, Dict, List, Optional, Tuple
 
 OPPOSED = {
     "terser": "expand", "expand": "terser",
@@ -66,6 +67,11 @@ class Candidate(Plain):
     def severity(self) -> Optional[str]:
         s = self.raw.get("severity")
         return s if isinstance(s, str) else None
+
+    @property
+    def identity(self) -> Optional[Tuple[str, str]]:
+        """(rule, fingerprint) of an analyzer's result (`ingest-sarif`), else None: see `identity_of`."""
+        return identity_of(self.raw)
 
     @property
     def distinct_from(self) -> List[str]:
@@ -128,9 +134,27 @@ def _check_level(raw: Dict[str, Any], key: str) -> None:
         raise UsageError(f"priors: unknown {key} {val!r} — only minor, major, gate")
 
 
-def check_fields(raw: Dict[str, Any]) -> None:
-    """Strict candidates: a field the keeper sets, or one it does not know, is a usage error."""
+def identity_of(rec: Any) -> Optional[Tuple[str, str]]:
+    """An analyzer result's identity — its rule and the fingerprint of what it flags — from a
+    candidate or a prior record; None for anything else (an agent's finding). Two priors that both
+    have one are the same finding exactly when it is equal (on the same scope): never by meaning."""
+    if not isinstance(rec, dict):
+        return None
+    rule, fp = rec.get("rule"), rec.get("fingerprint")
+    return (rule, fp) if isinstance(rule, str) and isinstance(fp, str) else None
+
+
+def check_fields(raw: Dict[str, Any], analyzer: bool = False) -> None:
+    """Strict candidates: a field the keeper sets, or one it does not know, is a usage error. An
+    analyzer's identity (`rule`, `fingerprint`) only from `ingest-sarif` (`analyzer`)."""
     for key in raw:
+        if key in ANALYZER_FIELDS:
+            if not analyzer:
+                raise UsageError(f"priors: `{key}` is set by the keeper from an analyzer's SARIF log"
+                                 " (`priors ingest-sarif`), never by a candidate")
+            if not isinstance(raw[key], str) or not raw[key]:
+                raise UsageError(f"priors: `{key}` must be a non-empty string")
+            continue
         if key in KEEPER_FIELDS:
             raise UsageError(f"priors: `{key}` is set by the keeper, never by a candidate"
                              + (" — only `priors decide` makes a prior binding" if key in ("authority", "status") else ""))
@@ -172,12 +196,15 @@ def location_of(at: str) -> Optional[tuple]:
     return path, int(num)
 
 
-def validate(raw: Any) -> Candidate:
-    """Grammar and shape of one candidate (usage errors only)."""
+def validate(raw: Any, analyzer: bool = False) -> Candidate:
+    """Grammar and shape of one candidate (usage errors only); `analyzer`: a result of `ingest-sarif`,
+    which may carry its identity (`rule`, `fingerprint`)."""
     if not isinstance(raw, dict):
         raise UsageError("priors: a candidate must be a JSON object")
     check_at_door(raw, "candidate")
-    check_fields(raw)
+    check_fields(raw, analyzer)
+    if analyzer and (raw.get("rule") is None) != (raw.get("fingerprint") is None):
+        raise UsageError("priors: an analyzer's result needs both `rule` and `fingerprint`, or neither")
     typ, facets = resolve_facets(raw)
     claim = raw.get("claim")
 

@@ -96,8 +96,8 @@ def timeline(records: Sequence[Dict[str, Any]], pid: str) -> Optional[Dict[str, 
         body["redacted"] = True
         body["content_hash"] = rec.get("content_hash")
     else:
-        for key in ("type", "claim", "facets", "scope_ref", "direction", "severity", "depth", "evidence", "review_every",
-                    "distinct_from", "supersedes"):
+        for key in ("type", "claim", "facets", "scope_ref", "direction", "rule", "fingerprint", "severity", "depth",
+                    "evidence", "review_every", "distinct_from", "supersedes"):
             if key in rec:
                 body[key] = rec[key]
         if p.scope_hash is not None:
@@ -153,6 +153,8 @@ def show_text(body: Dict[str, Any]) -> str:
         if f:
             lines.append("  facets: " + " · ".join(str(f.get(k))
                                                    for k in ("scope", "activation", "obligation", "authority", "lifecycle")))
+        if "rule" in body:  # an analyzer's result (`ingest-sarif`): its identity
+            lines.append(f"  rule: {body['rule']} · fingerprint {body.get('fingerprint')}")
         extra = [f"{k.replace('_', ' ')} {body[k]}" for k in ("severity", "depth", "direction", "review_every") if k in body]
         if extra:
             lines.append("  " + " · ".join(extra))
@@ -202,7 +204,7 @@ def list_rows(records: Sequence[Dict[str, Any]], ns: Optional[str] = None, statu
         if rec.get("redacted") is True:
             row["redacted"] = True
         else:
-            for key in ("type", "claim", "scope_ref", "severity"):
+            for key in ("type", "claim", "scope_ref", "severity", "rule"):
                 if key in rec:
                     row[key] = rec[key]
             if isinstance(p.facet("scope"), str):
@@ -216,7 +218,8 @@ def list_text(rows: Sequence[Dict[str, Any]]) -> str:
         return "no priors match"
     table = [("id", "area", "type", "status", "where", "what")]
     for r in rows:
-        what = "▒ redacted" if r.get("redacted") else cut(str(r.get("claim", "")))
+        rule = f"[{r['rule']}] " if isinstance(r.get("rule"), str) else ""  # an analyzer's result: its rule first
+        what = "▒ redacted" if r.get("redacted") else cut(rule + str(r.get("claim", "")))
         where = str(r.get("scope_ref", r.get("scope", "—")))
         table.append((r["id"], str(r.get("ns")), str(r.get("type", "—")), r["status"], where, what))
     widths = [max(len(row[i]) for row in table) for i in range(5)]

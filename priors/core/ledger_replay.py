@@ -50,7 +50,7 @@ from priors.core.vocabulary import FACETS
 # What of a prior's record the replay keeps (the rules read no more): a fold of 100k priors holds
 # these, not their evidence.
 _KEEP = ("t", "id", "ns", "type", "facets", "claim", "born", "scope_ref", "scope_hash", "direction", "depth",
-         "severity", "redacted", "review_every", "supersedes", "distinct_from")
+         "severity", "redacted", "review_every", "supersedes", "distinct_from", "rule", "fingerprint")
 _SELF_ASSIGNED = ("authority", "by", "status")  # the keeper's to set: no candidate, and so no prior line, holds them
 _SEEN_BY_RUN = ("open", "stale", "challenged")  # a verify-phase prior in these is a verify item of the next run
 _HUMAN_VIA = ("add", "import")  # the verbs that seal a person's lessons as a run of their own

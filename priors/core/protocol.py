@@ -15,7 +15,7 @@ from priors.core.fold import (
     review_due,
     scope_state,
 )
-from priors.core.grammar import SEVERITY_RANK, Candidate, check_tags, opposes, validate
+from priors.core.grammar import SEVERITY_RANK, Candidate, check_tags, identity_of, opposes, validate
 from priors.core.inject import inject_item, lesson_applies
 from priors.core.lessons import check_supersedes
 from priors.core.plain import Plain
@@ -202,13 +202,15 @@ def check_run_for_propose(st: State, rf: RunFiles, ns: str) -> None:
                       hint="disposition every verify item first: `priors disposition <id> <verdict> --run " + rf.run + "`")
 
 
-def judge_candidate(st: State, rf: RunFiles, raw: Any, ns: str) -> Tuple[Candidate, Optional[str], Optional[Dict[str, Any]]]:
+def judge_candidate(st: State, rf: RunFiles, raw: Any, ns: str, analyzer: bool = False
+                    ) -> Tuple[Candidate, Optional[str], Optional[Dict[str, Any]]]:
     """The door's rules for one candidate whose location is resolved, in the contract's order:
     grammar, supersedes, scope, distinct_from, secrets, then duplicates, re-raises, reversals and
     floors (`find_conflict`). Returns (candidate, the scope's hash, the escalation a reversal files —
     or None); raises the usage error or the refusal. `propose` stages through it, and `commit`
-    judges every staged prior through it again, against the ledger as it is then."""
-    cand = validate(raw)
+    judges every staged prior through it again, against the ledger as it is then. `analyzer`: a
+    result of `ingest-sarif`, which alone may carry an analyzer's identity (`rule`, `fingerprint`)."""
+    cand = validate(raw, analyzer)
     check_supersedes(st, raw.get("supersedes"), ns)  # lessons loop: a usage error like any bad field
     current = check_scope(rf, cand)
     check_distinct_from(st, rf, cand, ns)
@@ -417,8 +419,15 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
     `figure`: how two claims are found the same finding (`similarity.similar` unless given;
     `verify`'s replay, which does not have the run's snapshot, passes a stricter one)."""
     cdir = norm_direction(cand.direction)
+    cid = cand.identity
     for p in pool:
-        if p.redacted or not _same_scope(p, cand, current):
+        if p.redacted:
+            continue
+        if cid is not None and identity_of(p.rec) is not None:
+            if _same_result(p, cand, current):
+                raise _same_refusal(p)
+            continue  # two analyzer results: their identities alone say whether they are one finding
+        if not _same_scope(p, cand, current):
             continue
         same = normalize(p.claim) == cand.claim or (cdir is not None and norm_direction(p.rec.get("direction")) == cdir)
         if same:
@@ -427,9 +436,14 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
             return {"kind": "reversal", "conflicts_with": p.id, "claim": cand.claim, "direction": cand.direction}
     others = {p.id for p in elsewhere}
     for p in elsewhere:  # the same claim on the same state
-        if _same_scope(p, cand, current) and normalize(p.claim) == cand.claim:
+        if cid is not None and identity_of(p.rec) is not None:
+            if _same_result(p, cand, current):
+                raise _same_refusal(p, elsewhere=True)
+        elif _same_scope(p, cand, current) and normalize(p.claim) == cand.claim:
             raise _same_refusal(p, elsewhere=True)
-    near = _most_similar(list(pool) + list(elsewhere), cand, scopes, similar if figure is None else figure)
+    # never by meaning between two analyzer results (an agent's finding still meets one by meaning)
+    near = _most_similar([p for p in list(pool) + list(elsewhere) if cid is None or identity_of(p.rec) is None],
+                         cand, scopes, similar if figure is None else figure)
     if near is not None:
         raise _same_refusal(near[0], near[1], elsewhere=near[0].id in others)
     for p in pool:
@@ -438,6 +452,14 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
             raise Refusal("BELOW_FLOOR", of=p.id, depth=floor,
                           hint="this scope was reviewed at that depth; report only findings at or above it")
     return None
+
+
+def _same_result(p: PriorState, cand: Candidate, current: Optional[str]) -> bool:
+    """Two analyzer results are one finding when their identity (rule and fingerprint) is the same on
+    the same scope — on the same state, or on any state once a person decided it: the fingerprint
+    follows the flagged code, so a person's wontfix holds while it stays, wherever the line moves."""
+    return (identity_of(p.rec) == cand.identity and p.scope_ref == cand.scope_ref
+            and (p.binding or p.scope_hash == current))
 
 
 def _same_refusal(p: PriorState, figure: Optional[float] = None, elsewhere: bool = False) -> Refusal:
@@ -537,7 +559,7 @@ def prior_record(cand: Candidate, pid: str, ns: str, run: str, current: Optional
     if not cand.repo_wide:
         rec["scope_ref"] = cand.scope_ref
         rec["scope_hash"] = current
-    for key in ("direction", "severity", "depth", "evidence", "review_every"):
+    for key in ("direction", "rule", "fingerprint", "severity", "depth", "evidence", "review_every"):
         if key in cand.raw:
             rec[key] = cand.raw[key]
     if cand.raw.get("tags"):  # lessons loop (docs/lessons.md): tags for ranking, a lesson it supersedes

@@ -199,7 +199,7 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
         in_file = by_file[file]
         out.append(f"<h3>{e(file)} — {len(in_file)}</h3>")
         trs = [f"<tr><td><code>{e(p.id)}</code></td><td>{_sev(p.rec.get('severity'))}</td>"
-               f'<td class="claim">{e(_flat(p.claim))}</td><td><code>{e(p.scope_ref or "—")}</code></td>'
+               f'<td class="claim">{_rule(p)}{e(_flat(p.claim))}</td><td><code>{e(p.scope_ref or "—")}</code></td>'
                f"<td>{e(p.ns)}</td></tr>" for p in in_file]
         out.append(_table("open", trs))
     if not found:
@@ -221,8 +221,9 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
         if p is None:
             continue
         claim = "(redacted)" if p.redacted else _flat(p.claim)
+        rule = "" if p.redacted else _rule(p)
         trs.append(f"<tr><td><code>{e(pid)}</code></td><td>{e(run)}</td><td>{e(p.ns)}</td>"
-                   f'<td class="claim">{e(claim)}</td><td><code>{e(p.scope_ref or "—")}</code></td></tr>')
+                   f'<td class="claim">{rule}{e(claim)}</td><td><code>{e(p.scope_ref or "—")}</code></td></tr>')
     out.append(_table("fixed", trs) if trs else "<p>Nothing.</p>")
     out.append("</section>")
     if since is not None:
@@ -255,6 +256,12 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
     return "\n".join(out) + "\n"
 
 
+def _rule(p: Any) -> str:
+    """An analyzer's result shows its rule before its claim (`ruff:F401`); anything else, nothing."""
+    rule = p.rec.get("rule")
+    return f"<code>{e(rule)}</code> " if isinstance(rule, str) else ""
+
+
 def _since(st: Any, records: Sequence[Dict[str, Any]], start: int, picked: Any, since: str) -> str:
     """New priors born after `since`, and the human decisions written after it."""
     born = [p for p in st.priors.values() if p.rec.get("born") in picked]
@@ -265,7 +272,7 @@ def _since(st: Any, records: Sequence[Dict[str, Any]], start: int, picked: Any, 
             trs.append(f'<tr class="tomb"><td><code>{e(p.id)}</code></td><td>{e(p.ns)}</td><td>redacted</td><td>—</td></tr>')
             continue
         trs.append(f"<tr><td><code>{e(p.id)}</code></td><td>{e(p.ns)}</td><td>{e(p.status)}</td>"
-                   f'<td class="claim">{e(_flat(p.claim))}</td></tr>')
+                   f'<td class="claim">{_rule(p)}{e(_flat(p.claim))}</td></tr>')
     out.append(_table("new", trs) if trs else "<p>Nothing.</p>")
     decided = [rec for rec in records[start + 1:] if rec.get("t") == "event" and rec.get("action") == "decide"]
     out.append(f'</section><section id="decided"><h2>Your decisions since {e(since)} ({len(decided)})</h2>')

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import re
 
-from priors.core.canonical import dumps, normalize
+from priors.core.canonical import dumps, normalize, sha12
+from priors.core.controls import control_problem
 from priors.core.errors import UsageError
 from priors.core.plain import Plain
 from priors.core.similarity import norm_direction
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
-    from typing import Any, Dict, List, Optional, Sequence, Tuple
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 LEVELS = ("none", "note", "warning", "error")
 KINDS = ("notApplicable", "pass", "fail", "review", "open", "informational")
@@ -36,13 +37,21 @@ MAX_SNIPPET = 400  # characters of an analyzer's snippet kept as evidence
 PRIORS_TOOL = "priors"  # a log priors wrote itself: its rule ids are already directions
 
 
+MAX_PLACEHOLDER = 9  # digits of a `{N}` message placeholder: no log has a billion arguments
+
+
 class SarifFinding(Plain):
-    """One result: where it is in the log, the candidate it becomes, or why it is skipped."""
+    """One result: where it is in the log, the candidate it becomes, or why it is skipped — and what
+    its identity is made of (docs/sarif.md, "Identity"): `rule` (the direction, else the tool's word),
+    `given` (the analyzer's own fingerprint, or a priors log's recorded identity) and `region`
+    ((startLine, startColumn, endLine, endColumn), 0 where the log gives none) for the rest."""
 
-    __slots__ = ("path", "candidate", "skipped")
+    __slots__ = ("path", "candidate", "skipped", "rule", "given", "region")
 
-    def __init__(self, path: str, candidate: Optional[Dict[str, Any]], skipped: Optional[str] = None) -> None:
+    def __init__(self, path: str, candidate: Optional[Dict[str, Any]], skipped: Optional[str] = None,
+                 rule: str = "", given: Optional[str] = None, region: Optional[Tuple[int, int, int, int]] = None) -> None:
         self.path, self.candidate, self.skipped = path, candidate, skipped
+        self.rule, self.given, self.region = rule, given, region
 
 
 class _Bad(Exception):
@@ -147,6 +156,7 @@ def _read_result(res: Any, at: str, ctx: _RunCtx) -> SarifFinding:
         _obj(props, at + ".properties")
     claim = _message(res.get("message"), at + ".message", rule)
     where = _where(res, at, ctx)
+    given = _given_fingerprint(res, at, ctx)
     sups = _arr(res.get("suppressions"), at + ".suppressions")
     for j, sup in enumerate(sups):
         _obj(sup, f"{at}.suppressions[{j}]")
@@ -163,7 +173,11 @@ def _read_result(res: Any, at: str, ctx: _RunCtx) -> SarifFinding:
                             "severity": severity_of(level, props, rule, kind)}
     if rule_id is not None:
         cand["direction"] = rule_id if ctx.tool.lower() == PRIORS_TOOL else f"{_tool_word(ctx.tool)}:{rule_id}"
-    file, line, snippet = where
+    file, line, snippet, region = where
+    if isinstance(given, tuple):  # a log priors wrote: the identity the prior had keeps it
+        ident_rule, given = given
+    else:
+        ident_rule = cand.get("direction") or _tool_word(ctx.tool)
     if file is None:
         cand["scope_ref"] = "*"
     else:
@@ -174,7 +188,33 @@ def _read_result(res: Any, at: str, ctx: _RunCtx) -> SarifFinding:
     if snippet:
         evidence += ": " + snippet
     cand["evidence"] = evidence
-    return SarifFinding(at, cand)
+    why = control_problem(cand)
+    if why is not None:  # one bad result is left out, named; the rest of the log still counts
+        return SarifFinding(at, None, f"holds {why}: not recorded")
+    return SarifFinding(at, cand, rule=ident_rule, given=given, region=region)
+
+
+def _given_fingerprint(res: Dict[str, Any], at: str, ctx: _RunCtx) -> Any:
+    """The analyzer's own identity for a result: `fingerprints`, else `partialFingerprints` (SARIF
+    §3.27.16–17; objects of strings), as one hash — or, in a log priors wrote, the `rule` and
+    `fingerprint` its `properties.priors` keeps, as a pair; None when the log gives neither."""
+    if ctx.tool.lower() == PRIORS_TOOL:
+        props = res.get("properties")
+        mine = props.get("priors") if isinstance(props, dict) else None
+        if isinstance(mine, dict) and isinstance(mine.get("rule"), str) and isinstance(mine.get("fingerprint"), str):
+            return (mine["rule"], mine["fingerprint"])
+    found = None
+    for key in ("fingerprints", "partialFingerprints"):
+        fps = res.get(key)
+        if fps is None:
+            continue
+        _obj(fps, f"{at}.{key}")
+        for name, val in fps.items():
+            if not isinstance(val, str):
+                raise _Bad(f"{at}.{key}.{name}", "must be a string")
+        if fps and found is None:
+            found = "tool:" + sha12(dumps(fps))
+    return found
 
 
 def _tool_word(name: str) -> str:
@@ -229,13 +269,13 @@ def _message(msg: Any, at: str, rule: Optional[Dict[str, Any]]) -> str:
         strings = rule.get("messageStrings")
         entry = strings.get(msg["id"]) if isinstance(strings, dict) else None
         if isinstance(entry, dict) and isinstance(entry.get("text"), str):
-            text = _fill(entry["text"], msg.get("arguments"))
+            text = _fill(entry["text"], msg.get("arguments"), at + ".id")
     if text is None or not normalize(text):
         raise _Bad(at, "needs a non-empty `text` (or an `id` naming one of its rule's messageStrings)")
     return normalize(text)
 
 
-def _fill(template: str, args: Any) -> str:
+def _fill(template: str, args: Any, at: str) -> str:
     """SARIF's `{0}` placeholders filled from `arguments` (`{{`/`}}` are literal braces)."""
     vals = args if isinstance(args, list) else []
 
@@ -243,14 +283,19 @@ def _fill(template: str, args: Any) -> str:
         tok = m.group(0)
         if tok in ("{{", "}}"):
             return tok[0]
-        n = int(tok[1:-1])
+        digits = tok[1:-1]
+        if len(digits) > MAX_PLACEHOLDER:
+            raise _Bad(at, f"message placeholder {{{digits[:12]}…}} has {len(digits)} digits: no argument has that index")
+        n = int(digits)
         return str(vals[n]) if n < len(vals) else tok
 
     return re.sub(r"\{\{|\}\}|\{[0-9]+\}", one, template)
 
 
-def _where(res: Dict[str, Any], at: str, ctx: _RunCtx) -> Tuple[Optional[str], Optional[int], str]:
-    """(file relative to the target or the URI as given, start line, snippet) of the first location."""
+def _where(res: Dict[str, Any], at: str, ctx: _RunCtx
+           ) -> Tuple[Optional[str], Optional[int], str, Optional[Tuple[int, int, int, int]]]:
+    """(file relative to the target or the URI as given, start line, snippet, region) of the first
+    location; the region is (startLine, startColumn, endLine, endColumn), 0 for what is not given."""
     locs = _arr(res.get("locations"), at + ".locations")
     for j, loc in enumerate(locs):
         _obj(loc, f"{at}.locations[{j}]")
@@ -258,20 +303,20 @@ def _where(res: Dict[str, Any], at: str, ctx: _RunCtx) -> Tuple[Optional[str], O
         for j, loc in enumerate(_arr(res.get(key), f"{at}.{key}")):
             _obj(loc, f"{at}.{key}[{j}]")
     if not locs:
-        return None, None, ""
+        return None, None, "", None
     lat = at + ".locations[0]"
     phys = locs[0].get("physicalLocation")
     if phys is None:
-        return None, None, ""
+        return None, None, "", None
     _obj(phys, lat + ".physicalLocation")
     art = phys.get("artifactLocation")
     if art is None:
-        return None, None, ""
+        return None, None, "", None
     uri, base = _artifact_location(art, lat + ".physicalLocation.artifactLocation")
     if uri is None:
         idx = art.get("index")
         if idx is None:
-            return None, None, ""
+            return None, None, "", None
         if not 0 <= idx < len(ctx.artifacts) or not isinstance(ctx.artifacts[idx].get("location"), dict):
             raise _Bad(lat + ".physicalLocation.artifactLocation.index", "names no entry of run.artifacts with a location")
         uri, base = _artifact_location(ctx.artifacts[idx]["location"], lat + ".physicalLocation.artifactLocation")
@@ -279,6 +324,7 @@ def _where(res: Dict[str, Any], at: str, ctx: _RunCtx) -> Tuple[Optional[str], O
             raise _Bad(lat + ".physicalLocation.artifactLocation.index", "its artifact has no `uri`")
     file = relative_path(_based(uri, base, ctx.bases), ctx.roots)
     line, snippet = None, ""
+    region: Optional[Tuple[int, int, int, int]] = None
     for key in ("region", "contextRegion"):
         reg = phys.get(key)
         if reg is None:
@@ -294,7 +340,14 @@ def _where(res: Dict[str, Any], at: str, ctx: _RunCtx) -> Tuple[Optional[str], O
                 snippet = normalize(snip["text"])[:MAX_SNIPPET]
         if key == "region" and start is not None:
             line = start
-    return file, line, snippet
+            nums = [start]
+            for part in ("startColumn", "endLine", "endColumn"):
+                v = reg.get(part)
+                if v is not None and (not _whole(v) or v < 1):
+                    raise _Bad(f"{lat}.physicalLocation.region.{part}", "must be a whole number, at least 1")
+                nums.append(v if v is not None and v <= 10 ** 9 else 0)
+            region = (nums[0], nums[1], nums[2], nums[3])
+    return file, line, snippet, region
 
 
 def _artifact_location(art: Any, at: str) -> Tuple[Optional[str], Optional[str]]:
@@ -436,6 +489,74 @@ def _show(v: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+# ------------------------------------------------------------------ identity
+
+
+def identities(found: Sequence[SarifFinding], refs: Sequence[Optional[str]],
+               lines_of: Callable[[str], Optional[List[str]]]) -> List[Optional[Tuple[str, str]]]:
+    """(rule, fingerprint) for each result placed on scope `refs[i]` (None: not a finding, or not placed).
+
+    The fingerprint is the analyzer's own when it gives one (`given`); otherwise `text:` and a hash of
+    the flagged source region's text — its whole lines and the columns it names, whitespace collapsed,
+    so it survives line shifts and re-indentation — then `:N`, the occurrence index of that text among
+    the results of the same rule on the same scope, in source order (two results at the same place
+    share it: one finding). No file text to read (no location, a line past the end): the result's
+    snippet, else its message, stands in. `lines_of(file)`: the file's lines, None when unreadable."""
+    bases: List[Optional[Tuple[str, str, bool]]] = []
+    for f, ref in zip(found, refs):
+        cand = f.candidate
+        if cand is None or ref is None:
+            bases.append(None)
+        elif f.given is not None:
+            bases.append((f.rule, f.given, False))
+        else:
+            text = None
+            file = cand.get("file")
+            if isinstance(file, str) and f.region is not None:
+                lines = lines_of(file)
+                if lines is not None:
+                    text = region_text(lines, f.region)
+            if text is None:
+                ev = str(cand.get("evidence", ""))
+                text = "snippet\n" + ev.split(": ", 1)[1] if ": " in ev else "claim\n" + str(cand.get("claim"))
+            bases.append((f.rule, sha12(text), True))
+    spots: Dict[tuple, List[Tuple[int, int, int, int]]] = {}
+    for f, ref, base in zip(found, refs, bases):
+        if base is not None and base[2]:
+            spots.setdefault((ref, base[0], base[1]), []).append(f.region or (0, 0, 0, 0))
+    order = {key: sorted(set(v)) for key, v in spots.items()}
+    out: List[Optional[Tuple[str, str]]] = []
+    for f, ref, base in zip(found, refs, bases):
+        if base is None:
+            out.append(None)
+        elif not base[2]:
+            out.append((base[0], base[1]))
+        else:
+            nth = order[(ref, base[0], base[1])].index(f.region or (0, 0, 0, 0))
+            out.append((base[0], f"text:{base[1]}:{nth}"))
+    return out
+
+
+def region_text(lines: Sequence[str], region: Tuple[int, int, int, int]) -> Optional[str]:
+    """The text a region flags, as its fingerprint reads it: the region's whole lines, then the part
+    its columns name (1-based, end exclusive; counted in characters), each whitespace-collapsed.
+    None when the region starts past the end of the file."""
+    sl, sc, el, ec = region
+    if sl < 1 or sl > len(lines):
+        return None
+    el = min(max(el, sl), len(lines))
+    chunk = list(lines[sl - 1:el])
+    whole = normalize(" ".join(chunk))
+    if not sc and not ec:
+        return whole
+    head = sc - 1 if sc else 0
+    if len(chunk) == 1:
+        part = chunk[0][head:ec - 1 if ec else None]
+    else:
+        part = " ".join([chunk[0][head:]] + chunk[1:-1] + [chunk[-1][:ec - 1 if ec else None]])
+    return whole + "\n" + normalize(part)
+
+
 # ------------------------------------------------------------------ one ingest, planned
 
 
@@ -443,8 +564,8 @@ class IngestPlan(Plain):
     """What an ingest does with a run: the verdict for each verify item, and what each result became.
 
     `verdicts`: (prior id, verdict) in the run's verify order. `fate`: per candidate index, one of
-    `known` (it reports a verify item again), `merged` (the same rule on the same scope as an earlier
-    result: the keeper counts that as one finding) or `propose`. `withheld`: the ids not reported
+    `known` (it reports a verify item again), `merged` (the same identity — rule and fingerprint — on
+    the same scope as an earlier result: one finding) or `propose`. `withheld`: the ids not reported
     again that were not judged `fixed` because some result could not be placed."""
 
     __slots__ = ("verdicts", "fate", "withheld")
@@ -458,10 +579,12 @@ def plan_ingest(verify: Sequence[Dict[str, Any]], cands: Sequence[Optional[Dict[
     """Disposition every verify item by whether the analyzer reported it again, and sort the rest.
 
     `verify`: the run's verify items, each with `id`, `scope_ref`, `scopeState`, and the prior's
-    `direction` and `claim`. `cands`: the results as resolved candidates (`scope_ref` set; None for
-    a result that is not a finding or was refused). A result reports a prior again when it is on the
-    prior's scope and says the same issue the way the keeper's duplicate check reads it: the same
-    direction (the rule), or the same claim. Reported again → `still-open` on unchanged code,
+    `direction`, `claim`, `rule` and `fingerprint`. `cands`: the results as resolved candidates
+    (`scope_ref`, `rule` and `fingerprint` set; None for a result that is not a finding or was
+    refused). A result reports a prior again when it is on the prior's scope with the same identity
+    (rule and fingerprint). A prior recorded before identities (no fingerprint: an older ingest, or
+    an agent's finding) is reported again as the keeper's duplicate check reads it: the same
+    direction, or the same claim. Reported again → `still-open` on unchanged code,
     `reaffirmed` on changed code; not reported on a present scope → `fixed`; a missing scope gets
     no verdict (the commit records it as missing, as always).
 
@@ -478,11 +601,16 @@ def plan_ingest(verify: Sequence[Dict[str, Any]], cands: Sequence[Optional[Dict[
             out.append((ref, "c", normalize(claim)))
         return out
 
+    def identity(ref: Any, rec: Dict[str, Any]) -> Optional[tuple]:
+        rule, fp = rec.get("rule"), rec.get("fingerprint")
+        return (ref, "i", rule, fp) if isinstance(rule, str) and isinstance(fp, str) else None
+
     present: Dict[tuple, List[str]] = {}
     for item in verify:
         if item.get("scopeState") == "missing":
             continue
-        for k in keys(item.get("scope_ref"), item.get("direction"), item.get("claim")):
+        mine = identity(item.get("scope_ref"), item)
+        for k in [mine] if mine is not None else keys(item.get("scope_ref"), item.get("direction"), item.get("claim")):
             present.setdefault(k, []).append(item["id"])
     reported = set()
     fate: List[str] = []
@@ -491,16 +619,17 @@ def plan_ingest(verify: Sequence[Dict[str, Any]], cands: Sequence[Optional[Dict[
         if cand is None:
             fate.append("")
             continue
+        mine = identity(cand.get("scope_ref"), cand)
         ks = keys(cand.get("scope_ref"), cand.get("direction"), cand.get("claim"))
-        hit = [pid for k in ks for pid in present.get(k, ())]
+        hit = [pid for k in ([mine] if mine is not None else []) + ks for pid in present.get(k, ())]
         if hit:
             reported.update(hit)
             fate.append("known")
-        elif any(k in seen for k in ks):
+        elif mine is not None and mine in seen or mine is None and any(k in seen for k in ks):
             fate.append("merged")
         else:
             fate.append("propose")
-        seen.update(ks)
+        seen.update([mine] if mine is not None else ks)
     verdicts: List[Tuple[str, str]] = []
     withheld: List[str] = []
     for item in verify:

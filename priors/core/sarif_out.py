@@ -76,6 +76,10 @@ def fingerprint(ns: str, pid: str) -> str:
 
 
 def rule_id(rec: Dict[str, Any]) -> str:
+    """The result's rule: an analyzer's (`rule`, kept by `ingest-sarif`), else the direction, else the type."""
+    r = rec.get("rule")
+    if isinstance(r, str) and r.strip():
+        return r
     d = rec.get("direction")
     return d if isinstance(d, str) and d.strip() else f"priors/{rec.get('type', 'finding')}"
 
@@ -155,7 +159,7 @@ def _result(p: Any, ns: str, rid: str, state: str, reason: Optional[str], files:
 def _props(p: Any, ns: str) -> Dict[str, Any]:
     rec = p.rec
     out: Dict[str, Any] = {"id": p.id, "ns": ns, "status": p.status, "born": rec.get("born"), "type": rec.get("type")}
-    for key in ("scope_ref", "severity", "evidence", "direction"):
+    for key in ("scope_ref", "severity", "evidence", "direction", "rule", "fingerprint"):
         if rec.get(key) is not None:
             out[key] = rec[key]
     return {"priors": {k: v for k, v in out.items() if v is not None}}

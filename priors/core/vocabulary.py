@@ -105,6 +105,9 @@ CANDIDATE_FIELDS = ("type", "facets", "claim", "scope_ref", "scope_hash", "at", 
                     "direction", "opposes", "evidence", "depth", "review_every", "tags", "supersedes", "distinct_from")
 # Fields of a prior record that only the keeper sets: in a candidate they are usage errors.
 KEEPER_FIELDS = ("authority", "status", "by", "t", "id", "born", "redacted", "ns", "content_hash")
+# An analyzer result's identity (docs/sarif.md, "Identity"): set by `ingest-sarif` from the log, never
+# by an agent's candidate — two priors holding both are compared by them alone, never by meaning.
+ANALYZER_FIELDS = ("rule", "fingerprint")
 
 # ------------------------------------------------------------------ limits at the door
 

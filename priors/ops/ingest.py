@@ -10,16 +10,16 @@ import signal
 from pathlib import Path
 
 from priors.core.answer import Answer
-from priors.core.canonical import dumps
+from priors.core.canonical import decode_text, dumps
 from priors.core.errors import Refusal, UsageError
 from priors.core.grammar import validate
 from priors.core.protocol import judge_disposition
-from priors.core.sarif_in import plan_ingest, read_log
+from priors.core.sarif_in import identities, plan_ingest, read_log
 from priors.ops.ground import resolve_location
 from priors.ops.opening import open_run_locked
 from priors.ops.propose import highest_staged, propose_one
 from priors.ops.run import commit_locked
-from priors.store.files import discard_tree
+from priors.store.files import discard_tree, read_bytes
 from priors.store.ledger import ensure_dirs, load_ledger
 from priors.store.lock import Lock
 from priors.store.paths import Paths
@@ -48,7 +48,7 @@ def read_findings(names: List[str], load: Callable[[str], Any], root: Path) -> L
         for f in findings:
             if f.candidate is not None:
                 try:
-                    validate(f.candidate)
+                    validate(f.candidate, analyzer=True)
                 except UsageError as exc:
                     msg = str(exc).replace("priors: ", "", 1)
                     raise UsageError(f"priors ingest-sarif: {name}: {f.path}: {msg}") from None
@@ -111,12 +111,12 @@ def _ingest_locked(paths: Paths, ns: str, scopes: Dict[str, str], budget: Option
     try:
         rf = read_run(paths, run)
         refused: List[Dict[str, Any]] = []
-        cands = _resolve(paths, rf, found, refused)
+        cands = _with_identity(paths, found, _resolve(paths, rf, found, refused))
         verify = []
         for pid, item in rf.verify_items().items():
             p = st.priors.get(pid)
-            direction = p.rec.get("direction") if p is not None else None
-            verify.append(dict(item, direction=direction))
+            rec = p.rec if p is not None else {}
+            verify.append(dict(item, **{k: rec.get(k) for k in ("direction", "rule", "fingerprint")}))
         # A result the snapshot cannot place: the analyzer saw another tree (a wrong root, other paths),
         # so what it did not report proves nothing — no prior is marked fixed by this ingest.
         unplaced = len(refused) + sum(1 for c in cands if c is not None and c.get("scope_ref") not in rf.scopes)
@@ -132,9 +132,13 @@ def _ingest_locked(paths: Paths, ns: str, scopes: Dict[str, str], budget: Option
             if fate != "propose":
                 continue
             try:
-                rec = propose_one(st, rf, cand, ns, next_id, paths)
+                rec = propose_one(st, rf, cand, ns, next_id, paths, analyzer=True)
             except Refusal as r:
-                refused.append(dict(r.payload(), file=name, result=f.path))
+                body = dict(r.payload(), file=name, result=f.path)
+                if body.get("similar") and body.get("refused") == "DUPLICATE":  # `distinct_from` is no ingest's to give
+                    body["hint"] = (f"{body.get('of')}, a finding written by hand on this scope, says the same in other"
+                                    " words; a person decides whether they differ")
+                refused.append(body)
                 continue
             new.append(rec["id"])
         save_staging(paths, rf, before)
@@ -158,7 +162,9 @@ def _ingest_locked(paths: Paths, ns: str, scopes: Dict[str, str], budget: Option
         "stale": sum(1 for _, v in plan.verdicts if v == "stale"),
     }
     report: Dict[str, Any] = {"run": run, "ns": ns, "counts": counts, "new": new, "refused": refused,
-                              "summary": summary}
+                              "summary": summary,
+                              "not_findings": [{"file": name, "result": f.path, "reason": f.skipped}
+                                               for name, f in found if f.candidate is None]}
     if plan.withheld:
         report["fixed_withheld"] = {
             "ids": plan.withheld, "unplaced": unplaced,
@@ -188,11 +194,30 @@ def _resolve(paths: Paths, rf: RunFiles, found: List[Tuple[str, Any]], refused: 
     return out
 
 
+def _with_identity(paths: Paths, found: List[Tuple[str, Any]], cands: List[Optional[Dict[str, Any]]]
+                   ) -> List[Optional[Dict[str, Any]]]:
+    """Each placed candidate with its identity (`rule`, `fingerprint`: core/sarif_in.py `identities`),
+    the flagged regions read from the files as they are (the snapshot's: resolving checked them)."""
+    texts: Dict[str, Optional[List[str]]] = {}
+
+    def lines_of(file: str) -> Optional[List[str]]:
+        if file not in texts:
+            parts = file.split("/")
+            ok = not file.startswith("/") and ".." not in parts and "\\" not in file and ":" not in parts[0]
+            data = read_bytes(paths.root.joinpath(*parts)) if ok else None
+            texts[file] = decode_text(data).split("\n") if data is not None else None
+        return texts[file]
+
+    refs = [c.get("scope_ref") if c is not None else None for c in cands]
+    ids = identities([f for _, f in found], refs, lines_of)
+    return [c if c is None or i is None else dict(c, rule=i[0], fingerprint=i[1]) for c, i in zip(cands, ids)]
+
+
 def plain_lines(report: Dict[str, Any]) -> List[str]:
     """The analyzer's part of the answer, in plain words, after the run's summary."""
     c = report["counts"]
     lines = [f"From the analyzer: {c['results']} result{'s' if c['results'] != 1 else ''} — {c['known']} already known, "
-             f"{c['new']} new, {c['merged']} merged (same rule, same scope), {c['not_findings']} not findings"]
+             f"{c['new']} new, {c['merged']} merged (same rule, same place), {c['not_findings']} not findings"]
     sup = [r for r in report["refused"] if r.get("refused") == "RERAISE"]
     if sup:
         ids = ", ".join(sorted({str(r.get("of")) for r in sup}))
@@ -206,6 +231,10 @@ def plain_lines(report: Dict[str, Any]) -> List[str]:
         lines.append(f"  {len(again)} reported again but recorded fixed ({', '.join(again)}) — the analyzer still finds "
                      f"{'it' if len(again) == 1 else 'them'} on the same code; `priors decide ID reopen` to open "
                      f"{'it' if len(again) == 1 else 'them'} again")
+    bad = [x for x in report["not_findings"] if str(x["reason"]).startswith("holds ")]
+    if bad:  # a result the ledger cannot hold (a control character): left out, by name, not the whole log
+        lines.append(f"  {len(bad)} left out, not recorded:")
+        lines.extend(f"    {x['file']} {x['result']}: {x['reason']}" for x in bad)
     other = [r for r in report["refused"] if r.get("refused") != "RERAISE"]
     if other:
         lines.append(f"  {len(other)} refused by the keeper's rules:")

@@ -33,15 +33,16 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
     from priors.core.run_files import RunFiles
 
 
-def propose_one(st: State, rf: RunFiles, raw: Any, ns: str, next_id: List[int], paths: Optional[Paths] = None
-                ) -> Dict[str, Any]:
+def propose_one(st: State, rf: RunFiles, raw: Any, ns: str, next_id: List[int], paths: Optional[Paths] = None,
+                analyzer: bool = False) -> Dict[str, Any]:
     """Judge one candidate exactly as the contract orders; returns the staged record (`next_id`: the
-    highest prior number taken so far, moved on when this one is staged)."""
+    highest prior number taken so far, moved on when this one is staged). `analyzer`: a result of
+    `ingest-sarif`, the one caller whose candidates may carry an analyzer's identity."""
     check_run_for_propose(st, rf, ns)
     if paths is not None and isinstance(raw, dict) and (raw.get("at") is not None or raw.get("file") is not None):
-        validate(raw)  # the grammar first: only a sound candidate's location is resolved
+        validate(raw, analyzer)  # the grammar first: only a sound candidate's location is resolved
         raw = resolve_location(paths, rf, raw)  # the prior records the resolved scope_ref
-    cand, current, esc = judge_candidate(st, rf, raw, ns)
+    cand, current, esc = judge_candidate(st, rf, raw, ns, analyzer)
     if esc is not None:
         if not escalation_known(rf, esc):
             rf.escalations.append({k: v for k, v in esc.items() if v is not None})
