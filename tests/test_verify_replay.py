@@ -14,9 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ledgerkit as k
-from conftest import Keeper
+from conftest import Keeper, gen_ledger
 from priors.core.canonical import dumps
 from priors.core.fold import fold_data
+from priors.core.ledger_replay import Share, in_order, namespace_weights, replay, split_namespaces
 
 REPO = Path(__file__).resolve().parent.parent
 SCOPES = {"src/tax.py": "aaaaaaaaaaaa", "src/tax.py#total": "bbbbbbbbbbbb", "src/cart.py#Cart.add": "cccccccccccc"}
@@ -331,3 +332,70 @@ print(where, dies, small)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True).stdout
     expected = "('child', [1, 'two']) done here True" if os.name == "posix" else "('parent', [1, 'two']) done here True"
     assert out.strip() == expected
+
+
+_GEN = gen_ledger()
+
+
+def _crossing(seed: int) -> bytes:
+    """A generated ledger of five namespaces (its random lines the door refuses by the dozen), then
+    a person's decisions and hand-made blocks that meet every other rule, several across namespaces:
+    a re-raise of a decision in another namespace, verdicts after a decision, `distinct_from` and
+    `supersedes` naming another namespace's finding, calls out of sequence, self-assigned authority,
+    a person's seal on an agent's run."""
+    records = _GEN.Gen(1000, seed, 10).generate()
+    state = fold_data(k.to_bytes(records))
+    findings = [p for p in state.priors.values() if not p.redacted and p.facet("activation") == "verify-phase"
+                and p.facet("scope") != "repo-wide" and isinstance(p.scope_ref, str)]
+    by_ns: Dict[str, List[Any]] = {}
+    for p in findings:
+        by_ns.setdefault(p.ns, []).append(p)
+    run_no, pid_no = state.max_run, state.max_prior
+    names = sorted(by_ns)
+    for i, ns in enumerate(names):
+        target, other = by_ns[ns][seed], names[(i + 1) % len(names)]
+        records.append(k.decide(target.id, "wontfix", "policy"))
+        run_no += 1
+        run = f"run-{run_no:03d}"
+        pid_no += 1
+        records += [k.prior(f"P-{pid_no:04d}", run, target.claim, ns=other, ref=target.scope_ref,
+                            scope_hash=target.scope_hash), k.commit(run, ns=other)]
+        run_no += 1
+        run = f"run-{run_no:03d}"
+        records += [k.disp(target.id, run, "fixed", scope_hash=target.scope_hash), k.call(run, 2, target.id, ns=ns)]
+        pid_no += 1
+        records.append(k.prior(f"P-{pid_no:04d}", run, "says another thing", ns=ns, distinct_from=[by_ns[other][0].id]))
+        pid_no += 1
+        records.append(k.prior(f"P-{pid_no:04d}", run, "and one more", ns=ns, supersedes=by_ns[ns][0].id, status="open"))
+        records.append(k.commit(run, ns=ns))
+        run_no += 1
+        run = f"run-{run_no:03d}"
+        pid_no += 1
+        records += [k.prior(f"P-{pid_no:04d}", run, "an agent's finding", ns=ns), dict(k.commit(run, ns=ns), by="human")]
+    return k.to_bytes(records)
+
+
+_LEDGERS = {seed: _crossing(seed) for seed in (1, 2, 3)}
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.sampled_from(sorted(_LEDGERS)), st.sets(st.sampled_from(["api", "docs", "infra", "mobile", "web", "nope"])))
+def test_a_replay_split_by_namespace_names_what_the_whole_replay_names(seed: int, names) -> None:
+    """verify splits the replay of a large ledger between two processes by namespace (ops/verify.py
+    `start_replay`): each half judges its namespaces' lines, together exactly the whole's problems,
+    in the same order. Generated ledgers of five namespaces, whose random lines the door would
+    refuse by the hundred (every rule that compares priors is met)."""
+    data = _LEDGERS[seed]
+    whole = replay(data)
+    assert {p.code for p in whole} >= {"DUPLICATE", "RERAISE", "AGENT_AFTER_BINDING", "CALL_OUT_OF_SEQUENCE",
+                                        "DISTINCT_FROM_UNKNOWN", "SUPERSEDES_NOT_LESSON", "SELF_ASSIGNED_AUTHORITY"}
+    halves = in_order(replay(data, Share(names, inside=True)) + replay(data, Share(names, inside=False)))
+    assert halves == whole
+
+
+def test_the_split_puts_the_heaviest_namespaces_where_there_is_least_to_do() -> None:
+    weights = namespace_weights([_LEDGERS[1]])
+    assert set(weights) == {"api", "docs", "infra", "mobile", "web"}
+    mine = split_namespaces(weights, 0.4)  # this half also checks the lines: the other takes the heaviest
+    assert mine and "web" not in mine and mine != set(weights)
+    assert split_namespaces({"web": 100}, 0.4) == set()  # one namespace: the other half does it all

@@ -32,6 +32,7 @@ Pure: records in, problems out. Each prior is indexed by scope ref per namespace
 from __future__ import annotations
 
 import gc
+import re
 from bisect import bisect_left
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Set, Tuple, Union
 
@@ -42,6 +43,7 @@ from priors.core.grammar import OPPOSED, Candidate
 from priors.core.ledger_checks import whole_line_pieces
 from priors.core.ledger_parse import scanner
 from priors.core.lessons import check_supersedes
+from priors.core.plain import Plain
 from priors.core.problem import Problem
 from priors.core.protocol import ScopeIndex, judge_pool, same_words
 from priors.core.similarity import folded, norm_direction, similar
@@ -58,10 +60,11 @@ _BLOCK_ACTIONS = ("disposition", "scope-missing")
 _HUMAN_FINAL = ("accepted", "wontfix", "obsolete")  # statuses only a person gives (commit_plan.HUMAN_FINAL, less redacted)
 
 
-def replay(data: Union[bytes, Iterable[bytes]]) -> List[Problem]:
-    """Every line the door would have refused, in ledger order. `data`: the ledger's bytes, or its
-    bytes in pieces. Lines that do not parse are skipped (the well-formedness checks name them)."""
-    rp = Replay()
+def replay(data: Union[bytes, Iterable[bytes]], share: Optional[Share] = None) -> List[Problem]:
+    """Every line the door would have refused, in ledger order (`in_order`). `data`: the ledger's
+    bytes, or its bytes in pieces. Lines that do not parse are skipped (the well-formedness checks
+    name them). `share`: judge only the lines of these namespaces (`Share`); all when None."""
+    rp = Replay(share)
     collecting = gc.isenabled()
     gc.disable()  # a few hundred thousand acyclic records and states: a collection would only cost time
     try:
@@ -72,6 +75,59 @@ def replay(data: Union[bytes, Iterable[bytes]]) -> List[Problem]:
         if collecting:
             gc.enable()
     return rp.problems
+
+
+class Share(Plain):
+    """The namespaces one of two replays judges: those in `names` (`inside`) or every other one.
+
+    The two halves of a split replay each fold the whole ledger (a rule reads every namespace's
+    state: a person's decisions hold in all of them) but judge, and index for judging, only their
+    own namespaces' lines, so each line is judged by exactly one half and together they name what
+    one whole replay names (`in_order` makes the order the same too)."""
+
+    __slots__ = ("names", "inside")
+
+    def __init__(self, names: Iterable[str], inside: bool) -> None:
+        self.names, self.inside = frozenset(names), inside
+
+    def judges(self, ns: Any) -> bool:
+        return (ns in self.names) == self.inside if isinstance(ns, str) else not self.inside
+
+
+_NS = re.compile(rb'"ns":"([^"\\]*)"')
+
+
+def namespace_weights(pieces: Iterable[bytes]) -> Dict[str, int]:
+    """How many lines of the ledger (given in whole-line pieces) name each namespace, written plainly:
+    the work each namespace's lines are to a replay (a namespace written with escapes is not counted)."""
+    weights: Dict[str, int] = {}
+    for piece in pieces:
+        for raw in _NS.findall(piece):
+            name = raw.decode("utf-8", "replace")
+            weights[name] = weights.get(name, 0) + 1
+    return weights
+
+
+def split_namespaces(weights: Dict[str, int], head_start: float) -> Set[str]:
+    """The namespaces one half of a split replay judges when it has other work worth `head_start` of
+    the whole replay's (verify's line checks), the other half judging the rest: the heaviest first,
+    each to the half with less to do, so the two end about together. Empty when one half is best
+    doing it all (one namespace)."""
+    total = sum(weights.values()) or 1
+    mine: Set[str] = set()
+    load, other = head_start * total, 0.0
+    for name, weight in sorted(weights.items(), key=lambda kv: (-kv[1], kv[0])):
+        if load < other:
+            mine.add(name)
+            load += weight
+        else:
+            other += weight
+    return mine
+
+
+def in_order(problems: Iterable[Problem]) -> List[Problem]:
+    """Problems by line, and on one line by code and message: the same order however they were found."""
+    return sorted(problems, key=lambda p: (p.line, p.code, p.message))
 
 
 def records(data: Union[bytes, Iterable[bytes]]) -> Iterator[Tuple[int, Dict[str, Any]]]:
@@ -102,7 +158,8 @@ def records(data: Union[bytes, Iterable[bytes]]) -> Iterator[Tuple[int, Dict[str
 class Replay:
     """The ledger folded line by line, each run block judged when its seal arrives."""
 
-    def __init__(self) -> None:
+    def __init__(self, share: Optional[Share] = None) -> None:
+        self.share = share
         self.st = State()
         self.problems: List[Problem] = []
         self.index: Dict[str, ScopeIndex] = {}  # namespace -> its findings and floors by scope ref
@@ -121,12 +178,16 @@ class Replay:
     def add(self, no: int, code: str, message: str) -> None:
         self.problems.append(Problem(no, code, message))
 
+    def judges(self, ns: Any) -> bool:
+        """Whether this replay judges the lines of namespace `ns` (all, unless it is half of a split one)."""
+        return self.share is None or self.share.judges(ns)
+
     # -- the walk
 
     def line(self, no: int, rec: Dict[str, Any]) -> None:
         t = rec.get("t")
         if t == "prior":
-            for key in _SELF_ASSIGNED:
+            for key in _SELF_ASSIGNED if self.judges(rec.get("ns")) else ():
                 if key in rec:
                     self.add(no, "SELF_ASSIGNED_AUTHORITY", f"prior {rec.get('id')} carries `{key}`, which only the keeper"
                              " sets (from a person's `priors decide`) — no candidate can, so no run writes it")
@@ -165,7 +226,7 @@ class Replay:
             self.add(no, "AGENT_AFTER_BINDING", f"an agent verdict on {pid} after a person made it {status}, and no later"
                      f" decision restates {status} — only `priors decide` changes a person's decision (the door refuses"
                      " the verdict, commit sets it aside)")
-        self.problems.sort(key=lambda p: p.line)
+        self.problems = in_order(self.problems)
 
     def human_word(self, rec: Dict[str, Any]) -> None:
         """A person's decision that restates the one an agent verdict went against (as the merge driver
@@ -190,12 +251,14 @@ class Replay:
     def human_block(self, lines: List[Tuple[int, Dict[str, Any]]], seal: Dict[str, Any], seal_no: int) -> None:
         """`add` and `import` seal a person's lessons, and nothing else, as a run `by: human`."""
         run = seal.get("run")
-        if seal.get("via") not in _HUMAN_VIA:
+        if seal.get("via") not in _HUMAN_VIA and self.judges(seal.get("ns")):
             self.add(seal_no, "SELF_ASSIGNED_AUTHORITY", f"the run record of {run} says `by: human` but not `via: add` or"
                      " `via: import` — only a person's `add` or `import` seals a run as theirs")
         for no, rec in lines:
             t = rec.get("t")
-            if t != "prior":
+            if not self.judges(rec.get("ns") if t == "prior" else seal.get("ns")):
+                pass
+            elif t != "prior":
                 what = f"{rec.get('action')} of {rec.get('id')}" if t == "event" else f"{t} record"
                 self.add(no, "SELF_ASSIGNED_AUTHORITY", f"{what} stands in {run}, which is sealed `by: human` — a run a"
                          " person seals (`add`, `import`) holds only their lessons; an agent's line is not theirs")
@@ -224,6 +287,10 @@ class Replay:
 
     def agent_block(self, lines: List[Tuple[int, Dict[str, Any]]]) -> None:
         st = self.st
+        if self.share is not None and not any(self.judges(self.ns_of(rec)) for _no, rec in lines):
+            for _no, rec in lines:  # the other half's block: only its state counts here (its priors are
+                apply(st, rec)  # never in a pool this half judges, so they need no place in its order)
+            return
         known: Dict[str, Optional[str]] = {}  # what the block reveals of its snapshot: ref -> hash (None: contradicted)
         disposed: Set[Any] = set()
         for _no, rec in lines:
@@ -245,13 +312,14 @@ class Replay:
             if t == "event" and rec.get("action") == "disposition":
                 self.agent_verdict(no, rec)
             elif t == "prior":
-                if rec.get("redacted") is not True:
+                if rec.get("redacted") is not True and self.judges(rec.get("ns")):
                     self.agent_prior(no, rec, scopes, disposed, born)
                 if isinstance(rec.get("id"), str):
                     born.add(rec["id"])
             elif t == "call":
                 calls += 1
-                self.call_number(no, rec, calls)
+                if self.judges(rec.get("ns")):
+                    self.call_number(no, rec, calls)
             self.fold(rec)
 
     def agent_verdict(self, no: int, rec: Dict[str, Any]) -> None:
@@ -259,7 +327,7 @@ class Replay:
         BINDING_IMMUTABLE or as no verify item of the run; commit sets it aside)."""
         pid: Any = rec.get("id")
         p = self.st.priors.get(pid) if isinstance(pid, str) else None
-        if p is not None and p.status in _HUMAN_FINAL and pid not in self.overruled:
+        if p is not None and p.status in _HUMAN_FINAL and pid not in self.overruled and self.judges(p.ns):
             self.overruled[pid] = (no, p.status)
 
     def agent_prior(self, no: int, rec: Dict[str, Any], scopes: Dict[str, str], disposed: Set[Any],
@@ -386,6 +454,13 @@ class Replay:
 
     # -- the state
 
+    def ns_of(self, rec: Dict[str, Any]) -> Any:
+        """The namespace a block's line is judged in: its own, or a verdict's prior's."""
+        if rec.get("t") == "event":
+            p = self.st.priors.get(rec.get("id"))  # type: ignore[arg-type]  # (any id: a miss is None)
+            return None if p is None else p.ns
+        return rec.get("ns")
+
     def fold(self, rec: Dict[str, Any]) -> None:
         st = self.st
         pid: Any = rec.get("id")
@@ -398,7 +473,7 @@ class Replay:
         if not isinstance(ns, str):
             return
         self.order[pid] = len(self.order)
-        if p.redacted:
+        if p.redacted or not self.judges(ns):
             return
         if p.facet("activation") in ("verify-phase", "propose-gate") and p.scope_ref is not None:
             index = self.index.get(ns)  # what is compared by meaning or by floor

@@ -16,8 +16,8 @@ from priors.core.ledger_checks import (
     check_ledger,
     check_since,
 )
-from priors.core.ledger_replay import replay
-from priors.store.background import start
+from priors.core.ledger_replay import Share, in_order, namespace_weights, replay, split_namespaces
+from priors.store.background import start, worth_it
 from priors.store.files import file_size, read_bytes
 from priors.store.git import committed_ledger, git_show
 from priors.store.ledger import ledger_blocks, read_ledger_bytes
@@ -72,12 +72,12 @@ def verify(paths: Paths, since: Optional[str], no_git: bool) -> Tuple[Answer, Li
     Actions `::error` workflow command, for the caller to print where the workflow reads them)."""
     require_init(paths)
     data = b"" if no_git or ledger_missing(paths) is not None else read_ledger_bytes(paths)
-    # the protocol replayed (core/ledger_replay.py), in a second process on a large ledger while this
-    # one checks the lines (store/background.py): the two passes take the time of the longer one
-    replayed = start(lambda: [p.values() for p in replay(ledger_blocks(paths) if no_git else data)],
-                     file_size(paths.ledger))
-    # no_git: the ledger is read a block at a time, never held whole; else the comparison with git needs it
-    checked = check_ledger(ledger_blocks(paths) if no_git else data, render=True)  # every line parsed once
+
+    def source() -> Any:  # no_git: the ledger read a block at a time, never held whole; else git needs it whole
+        return ledger_blocks(paths) if no_git else data
+
+    replayed = start_replay(source, file_size(paths.ledger))
+    checked = check_ledger(source(), render=True)  # every line parsed once, for every check below
     problems, warnings = list(checked.problems), checked.warnings
     problems += replay_problems(checked, replayed)
     gone = ledger_missing(paths)
@@ -145,14 +145,37 @@ def human_summary(added: List[Dict[str, Any]], label: str, signing: Sequence[Pro
     return out
 
 
-def replay_problems(checked: Checked, replayed: Callable[[], List[Any]]) -> List[Problem]:
+def start_replay(source: Callable[[], Any], size: int) -> Callable[[], List[Problem]]:
+    """The protocol replayed (core/ledger_replay.py), begun: what the returned function gives.
+
+    On a large ledger where a second process is safe (store/background.py), the replay is split by
+    namespace between a child, started now, and this process, which first checks the lines
+    (`check_ledger`): each half folds the whole ledger but judges only its namespaces, and the
+    child takes the larger half, so both end about together (the line checks weigh about half a
+    replay). Elsewhere the whole replay runs here, when its answer is asked for."""
+    if not worth_it(size):
+        return lambda: replay(source())
+    mine = split_namespaces(namespace_weights(source()), HEAD_START)
+    child = start(lambda: [p.values() for p in replay(source(), Share(mine, inside=False))], size)
+
+    def collect() -> List[Problem]:
+        own = replay(source(), Share(mine, inside=True)) if mine else []
+        return in_order(own + [Problem(*v) for v in child()])
+
+    return collect
+
+
+HEAD_START = 0.4  # verify's line checks take about 0.4 of what judging every line adds to a replay (docs/reliability.md)
+
+
+def replay_problems(checked: Checked, replayed: Callable[[], List[Problem]]) -> List[Problem]:
     """What the protocol replayed over the ledger found (core/ledger_replay.py): every line the door
     would have refused, less what the line checks already name. Nothing over a damaged ledger, which
     no verb reads (its damage is the problem named)."""
     if checked.damaged:
         return []  # (a replay in a second process is left to end with this one)
     named = {(p.line, p.code) for p in checked.problems}  # an agent verdict after a binding decision is named there too
-    return [Problem(*f) for f in replayed() if (f[0], f[1]) not in named]
+    return [p for p in replayed() if (p.line, p.code) not in named]
 
 
 def github_annotation(p: Problem, kind: str = "error") -> str:

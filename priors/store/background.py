@@ -41,10 +41,15 @@ def can_fork() -> bool:
     return hasattr(os, "fork") and sys.platform != "win32" and threading.active_count() == 1
 
 
+def worth_it(size: int) -> bool:
+    """Whether `start` would begin `size` bytes of work in a second process (it pays, and is safe)."""
+    return size >= min_bytes() and can_fork()
+
+
 def start(work: Callable[[], Any], size: int) -> Callable[[], Any]:
     """Begin `work` (returning plain values) in a child when `size` bytes of work pay for one; the
     returned function gives its result (waiting for the child, or running `work` here)."""
-    if size < min_bytes() or not can_fork():
+    if not worth_it(size):
         return work
     try:
         read_end, write_end = os.pipe()
