@@ -549,3 +549,21 @@ def test_sigterm_mid_ingest_leaves_no_run_and_no_lock(keeper: Keeper, tmp_path: 
     assert k.ledger_bytes() == before
     assert not list((k.root / ".priors" / "runs").iterdir()) and not (k.root / ".priors" / "keeper.lock").exists()
     assert k("ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", "src").code == 0
+
+
+def test_an_ingest_names_the_findings_it_could_not_judge(keeper: Keeper) -> None:
+    """A finding of the namespace outside the run's snapshot gets no verdict line in the summary: the
+    analyzer's part says which ones were not judged and why, and --json lists them as `missing`."""
+    k = keeper
+    k.write("src/a.py", "def old():\n    for i in x:\n        pass\n")
+    k.write("src/b.py", "def other():\n    for i in x:\n        pass\n")
+    k.write("a.sarif", one_result("src/a.py", 2))
+    k.ok("ingest-sarif", "a.sarif", "--ns", "lint", "--snapshot", "src")
+    (first,) = [r["id"] for r in k.ledger() if r.get("t") == "prior"]
+    k.write("b.sarif", one_result("src/b.py", 2))
+    r = k("ingest-sarif", "b.sarif", "--ns", "lint", "--snapshot", "src/b.py")
+    assert r.code == 0 and f"1 not judged ({first})" in r.out and "rests" in r.out, r
+    r = k("ingest-sarif", "b.sarif", "--ns", "lint", "--snapshot", "src/b.py", "--json")
+    assert r.json["missing"] == [first] and r.json["counts"]["missing"] == 1
+    r = k("ingest-sarif", "b.sarif", "--ns", "lint", "--snapshot", "src", "--json")  # a.py is covered again
+    assert "missing" not in r.json and r.json["counts"]["missing"] == 0

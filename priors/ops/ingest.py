@@ -15,6 +15,7 @@ from priors.core.errors import Refusal, UsageError
 from priors.core.grammar import validate
 from priors.core.protocol import judge_disposition
 from priors.core.sarif_in import identities, plan_ingest, read_log
+from priors.core.vocabulary import REST_AFTER
 from priors.ops.ground import resolve_location
 from priors.ops.opening import open_run_locked
 from priors.ops.propose import highest_staged, propose_one
@@ -174,6 +175,9 @@ def _ingest_locked(paths: Paths, ns: str, scopes: Dict[str, str], budget: Option
     again = sorted({str(r.get("of")) for r in refused if r.get("refused") == "DUPLICATE" and r.get("status") == "fixed"})
     if again:
         report["reported_again_but_fixed"] = again
+    missing = sorted(str(x.get("id")) for x in verify if x.get("scopeState") == "missing")
+    if missing:
+        report["missing"] = missing
     return report
 
 
@@ -231,6 +235,11 @@ def plain_lines(report: Dict[str, Any]) -> List[str]:
         lines.append(f"  {len(again)} reported again but recorded fixed ({', '.join(again)}) — the analyzer still finds "
                      f"{'it' if len(again) == 1 else 'them'} on the same code; `priors decide ID reopen` to open "
                      f"{'it' if len(again) == 1 else 'them'} again")
+    missing = report.get("missing")
+    if missing:  # the summary's "Checked against N" counts them, but no verdict line does: say why
+        lines.append(f"  {len(missing)} not judged ({', '.join(missing)}) — {'its' if len(missing) == 1 else 'their'} "
+                     f"scope is not in this run's snapshot (outside the paths given to --snapshot, or the code is "
+                     f"gone); a finding missing from {REST_AFTER} runs in a row rests until its scope returns")
     bad = [x for x in report["not_findings"] if str(x["reason"]).startswith("holds ")]
     if bad:  # a result the ledger cannot hold (a control character): left out, by name, not the whole log
         lines.append(f"  {len(bad)} left out, not recorded:")
