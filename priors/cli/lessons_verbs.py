@@ -8,7 +8,7 @@ from priors.cli.args import required
 from priors.cli.inputs import parse_json_input, read_input
 from priors.core.answer import Answer
 from priors.core.errors import UsageError
-from priors.ops import lessons, trace
+from priors.ops import lessons, traces
 from priors.ops.export import export
 from priors.ops.score import score
 from priors.ops.suggest import suggest
@@ -53,15 +53,15 @@ def cmd_suggest(a: Parsed, ctx: Context) -> Answer:
 def cmd_trace(a: Parsed, ctx: Context) -> Answer:
     paths = Paths(ctx.root)
     pruning = a.get("prune") is not None or a.get("prune_scored") is not None
-    trace.check_modes(bool(a.pos), pruning, bool(a.get("where")))
+    traces.check_modes(bool(a.pos), pruning, bool(a.get("where")))
     if a.get("where"):
-        return trace.where(paths)
+        return traces.where(paths)
     if pruning:
-        return trace.prune_traces(paths, a.get("prune"), a.get("prune_scored"))
+        return traces.prune_traces(paths, a.get("prune"), a.get("prune_scored"))
     key = a.get("session")
     name = a.pos[0]
     obj = parse_json_input(read_input(name, "trace"), name, "trace")
-    return trace.record(paths, None if key is None else str(key), obj)
+    return traces.record(paths, None if key is None else str(key), obj)
 
 
 def cmd_reflect(a: Parsed, ctx: Context) -> Answer:

@@ -9,7 +9,7 @@ Importing this module costs no verb module: a handler is imported by name when i
 from __future__ import annotations
 
 from priors.cli.args import BOOL, MULTI, REST, VALUE, Spec
-from priors.core.mcp_tools import CANDIDATE, COUNT, ecma, ns_schema, object_schema, run_schema
+from priors.core.mcp_tools import CANDIDATE, COUNT, LESSONS_TOOL, ecma, ns_schema, object_schema, run_schema
 from priors.core.plain import Plain
 from priors.core.vocabulary import AGENT_VERDICTS, PRIOR_RE
 
@@ -551,24 +551,19 @@ It is sealed like a run of its own (a new run id), so any keeper can read it.
   --supersedes P-…     retire that lesson in the same write
   --review-every N     ask you to re-confirm it every N runs
   --open               record it as open (advisory) instead of accepted
-With --supersedes and no --ns, the lesson goes to the superseded one's namespace
-(a person's edit: the new text accepted, the old retired, in one write).
+(--supersedes without --ns: the superseded lesson's namespace.)
 A human verb: agents propose lessons with `priors propose` or `priors suggest`."""))
 declare(Verb('score', 'score how a committed run turned out; credits its lessons', LESSONS, "lessons_verbs", ANSWER,
              usage='priors score RUN|last success|partial|failure [--session KEY] [--because TEXT] [--again|--replace]',
              flags={"--because": VALUE, "--again": BOOL, "--replace": BOOL, "--session": VALUE},
              min_pos=1,
              max_pos=2,
-             help="""usage: priors score RUN|last success|partial|failure [--because TEXT] [--again|--replace]
-       priors score [last] success|partial|failure --session KEY [...]
+             help="""usage: priors score RUN|last success|partial|failure [--session KEY] [--because TEXT] [--again|--replace]
 
 A human verdict on how a committed run turned out. Every lesson injected
 into that run is credited: a win, a partial or a loss. RUN may be `last`:
-the most recent committed run, or the coding session given lessons after it
-(the answer names the run and the session). While a run is open, `last` is
-refused (RUN_OPEN, naming it): commit it first, or name the run to score.
-  --session KEY  score that harness session (`lessons --inject --session KEY`):
-                 what it was given, whatever other sessions did since
+the latest committed run or coding session (refused while a run is open).
+  --session KEY  score that harness session (`lessons --inject --session KEY`)
 Once per run, unless:
   --again     add another score (both count)
   --replace   replace the latest score of that run
@@ -595,21 +590,10 @@ declare(Verb('lessons', 'list lessons with uses, wins, partials, losses and scor
                    '[--ns NS ...] [--max-inject N] [--max-chars N] [--session KEY] [--fresh] [--new-only]',
              flags={"--ns": MULTI, "--all": BOOL, "--json": BOOL, "--inject": BOOL, "--query": VALUE, "--session": VALUE,
                     "--fresh": BOOL, "--new-only": BOOL, "--max-inject": VALUE, "--max-chars": VALUE, "--status": VALUE},
-             tool=Tool("Lessons: list, retrieve, suggest, revise", False,
-                       "The repository's lessons. action list (status active|proposed|inactive|rejected|all), "
-                       "retrieve (the lessons that fit a query, ranked), propose (a new lesson: text, tags, ns) or "
-                       "revise (id: a lesson to correct, text: its replacement). What you propose or revise stays "
-                       "open until a person accepts it; you can never accept, retire or delete a lesson.",
-                       object_schema({
-                           "action": {"type": "string", "enum": ["list", "retrieve", "propose", "revise"]},
-                           "status": {"type": "string", "enum": ["active", "proposed", "inactive", "rejected", "all"]},
-                           "query": {"type": "string", "description": "retrieve: the task, to rank lessons by"},
-                           "ns": ns_schema("propose: the namespace (revise takes the lesson's own)"),
-                           "id": {"type": "string", "pattern": ecma(PRIOR_RE), "description": "revise: the lesson"},
-                           "text": {"type": "string", "description": "propose/revise: the lesson, one sentence"},
-                           "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 8},
-                           "note": {"type": "string", "description": "why (kept as the lesson's evidence)"},
-                       }, ("action",))),
+             tool=Tool("Lessons: list, retrieve, propose, revise", False,
+                       "The repository's lessons: list (by status), retrieve (ranked by a query), propose (text, "
+                       "tags, ns) or revise (id, text). Proposals stay open until a person accepts them.",
+                       object_schema(LESSONS_TOOL, ("action",))),
              help="""usage: priors lessons [--ns NS ...] [--all | --status S] [--json]
        priors lessons --inject [--query TEXT] [--ns NS ...] [--json]
                       [--session KEY] [--fresh] [--new-only] [--max-inject N] [--max-chars C]
@@ -617,62 +601,43 @@ declare(Verb('lessons', 'list lessons with uses, wins, partials, losses and scor
 List lessons (run-start priors) with their outcome record: uses (agent runs
 they were injected into), wins, partials, losses and score
 ((wins + ½·partials) / scored uses; 0.50 with none). Retired lessons only with --all.
---status S lists only active (accepted or kept), proposed (open), inactive or
-rejected (both: retired), or all lessons.
+--status active|proposed|inactive|rejected|all: pi-prior's statuses.
 
 --inject prints the lessons that apply as an advisory block for a coding
 session's system prompt, ranked and budgeted exactly as `relevant` ranks them
 (.priors/config.json's max_inject, max_chars and require_review; --query ranks by
 word overlap). It opens no run and writes nothing to the ledger; it prints
 nothing where there is no .priors/ or no lesson. It notes which ids it gave in
-.priors/cache/ (local, never committed), so `priors score last` (or
-`priors score --session KEY`) can credit the session. Nothing with
-`priors config inject off`.
+.priors/cache/ (local), so `priors score` can credit the session.
   --ns NS          only these namespaces (repeatable; default: every namespace)
   --session KEY    the harness's session id: another KEY starts a new session
   --fresh          start a new session here
   --new-only       print only lessons this session was not given yet"""))
 declare(Verb('suggest', "an agent's lesson (or a revision) outside a run: open until a person accepts it", LESSONS,
              "lessons_verbs", ANSWER,
-             usage='priors suggest --ns NS [--tag T ...] [--because NOTE] TEXT | priors suggest --revises P-… [--tag T ...] TEXT',
+             usage='priors suggest --ns NS | --revises P-… [--tag T ...] [--because NOTE] TEXT',
              flags={"--ns": VALUE, "--tag": MULTI, "--revises": VALUE, "--because": VALUE},
              min_pos=1,
              max_pos=None,
-             help="""usage: priors suggest --ns NS [--tag T ...] [--because NOTE] TEXT
-       priors suggest --revises P-… [--tag T ...] [--because NOTE] TEXT
+             help="""usage: priors suggest --ns NS | --revises P-… [--tag T ...] [--because NOTE] TEXT
 
-Suggest a lesson without a keeper run (what a coding session's model does
-through the priors_lessons tool). It is judged exactly as `priors propose`
-judges a candidate — duplicates, re-raises of your decisions, reversals,
-secrets are refused — and sealed on its own, open: advisory, and held back
-from injection with `require_review on`. Only a person makes it binding:
-`priors decide P-… accepted` (a revision then retires the lesson it revises
-when no person settled that one; else --retires names it).
-  --revises P-…  propose a replacement for that lesson (its namespace)
-  --because NOTE why, kept as the lesson's evidence
-Its run credits nothing and cannot be scored."""))
+An agent's lesson without a keeper run (the priors_lessons tool's propose and
+revise), judged as `propose` judges a candidate and sealed on its own, open:
+only `priors decide P-… accepted` makes it binding. Its run is never scored.
+  --revises P-…   a replacement for that lesson (in its namespace)
+  --because NOTE  why, kept as the lesson's evidence"""))
 declare(Verb('trace', "keep a harness's trace of one agent run; prune traces; --where", LESSONS, "lessons_verbs", ANSWER,
-             usage='priors trace FILE|- [--session KEY] | priors trace --prune N | priors trace --prune-scored N | '
-                   'priors trace --where',
+             usage='priors trace FILE|- [--session KEY] | priors trace --prune N | --prune-scored N | --where',
              flags={"--session": VALUE, "--prune": VALUE, "--prune-scored": VALUE, "--where": BOOL},
              max_pos=1,
-             help="""usage: priors trace FILE|- [--session KEY]
-       priors trace --prune N | --prune-scored N | --where
+             help="""usage: priors trace FILE|- [--session KEY] | priors trace --prune N | --prune-scored N | --where
 
-Keep a trace of one agent run of a coding session, from a JSON object
-{"prompt", "given": [ids], "assistant": [texts], "tools": [{"name", "input",
-"output", "error"}]} (FILE, or - for stdin), in .priors/traces/ (private: the
-folder ignores itself in git). Cut to size (prompt 2000 characters, the last
-8 snippets, the last 16 tool calls), and anything that looks like a
-credential is replaced by [redacted: KIND]. `given` defaults to the lessons the
-session was last given. When the session is scored, its traces are marked with
-its runs and kept; `priors reflect` quotes them. Unscored ones: the newest
-max_traces (config, default 100). `priors config capture off` keeps none.
-  --session KEY      the harness's session id (as for `lessons --inject`)
-  --prune N          keep the newest N unscored traces (scored ones stay)
-  --prune-scored N   keep only the newest N scored traces
-  --where            where the ledger, config, traces, packets and session
-                     records are, and how many traces there are"""))
+Keep a trace of one agent run, {"prompt", "given", "assistant": [...], "tools":
+[{"name", "input", "output", "error"}]}, in .priors/traces/ (private), cut to
+size, credentials replaced by [redacted: KIND]. Scoring the session keeps its
+traces for `reflect`; of the unscored, the newest max_traces (default 100).
+  --prune N / --prune-scored N   keep the newest N unscored / scored traces
+  --where   where the ledger, config, traces and session records are"""))
 declare(Verb('export', 'write a JSON bundle of lessons (no runs, scores or notes)', LESSONS, "lessons_verbs", ANSWER,
              usage='priors export [--ns NS] [--type T] [-o FILE] | priors export --sarif [--ns NS] [--current] [-o FILE]',
              flags={"--ns": VALUE, "--type": VALUE, "--out": VALUE, "--sarif": BOOL, "--current": BOOL},
@@ -713,10 +678,8 @@ Show or set .priors/config.json (committed with the repo, shared by every agent)
                       binding lessons are never left out)
   max_chars C         at most C characters of lesson text per run (`relevant --max-chars`)
   require_review on   inject agent-proposed lessons only after a human accepts them
-  inject off          give coding sessions no lessons (`lessons --inject` prints
-                      nothing; keeper runs are not touched)
-  capture off         keep no traces (`priors trace`)
-  max_traces N        keep the newest N unscored traces (default 100)
+  inject off          give coding sessions no lessons (`lessons --inject`)
+  capture off | max_traces N   keep no traces / the newest N unscored (100)
 A VALUE of `none` removes the key (back to the contract: inject every lesson).
 With no KEY, prints the whole config as JSON; with only KEY, its value."""))
 

@@ -31,12 +31,11 @@ def record(paths: Paths, key: Optional[str], obj: Any) -> Answer:
     """Keep one trace (checked, cut to size, secrets replaced) for session `key`."""
     check_session_key(key)
     require_init(paths)
-    cfg = read_config(paths)
-    if cfg.get("capture") is False:
-        return Answer(0, {"kept": False}, "not kept: capture is off (priors config capture on)")
     session = read_session(paths, key)
     given = list(session["last"]) if session is not None and not session.get("sealed") else []
     trace = shape_trace(obj, given)  # validated before anything is written
+    if read_config(paths).get("capture") is False:
+        return Answer(0, {"kept": False}, "not kept: capture is off (priors config capture on)")
     with Lock(paths):
         rec = add_trace(paths, trace, key, keep_limit(paths))
     return Answer(0, {"kept": True, "n": rec["n"]}, f"kept trace {rec['n']}"
