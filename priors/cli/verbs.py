@@ -571,7 +571,7 @@ Lessons that keep losing (3+ scored uses, score under 1/3) come back to you
 as a keep-or-retire call."""))
 declare(Verb('reflect', 'write a reflection packet from scored runs for the next run', LESSONS, "lessons_verbs", ANSWER,
              usage='priors reflect [N] [--ns NS] [--dry-run] [--include-learned] [--mark-existing]',
-             flags={"--ns": VALUE, "--dry-run": BOOL, "--include-learned": BOOL, "--mark-existing": BOOL},
+             flags={"--ns": VALUE, "--dry-run": BOOL, "--include-learned": BOOL, "--mark-existing": BOOL, "--json": BOOL},
              max_pos=1,
              help="""usage: priors reflect [N] [--ns NS] [--dry-run] [--include-learned] [--mark-existing [N]]
 
@@ -589,7 +589,8 @@ declare(Verb('lessons', 'list lessons with uses, wins, partials, losses and scor
              usage='priors lessons [--ns NS ...] [--all | --status S] [--json] | priors lessons --inject [--query TEXT] '
                    '[--ns NS ...] [--max-inject N] [--max-chars N] [--session KEY] [--fresh] [--new-only]',
              flags={"--ns": MULTI, "--all": BOOL, "--json": BOOL, "--inject": BOOL, "--query": VALUE, "--session": VALUE,
-                    "--fresh": BOOL, "--new-only": BOOL, "--max-inject": VALUE, "--max-chars": VALUE, "--status": VALUE},
+                    "--fresh": BOOL, "--new-only": BOOL, "--max-inject": VALUE, "--max-chars": VALUE, "--status": VALUE,
+                    "--peek": BOOL},
              tool=Tool("Lessons: list, retrieve, propose, revise", False,
                        "The repository's lessons: list (by status), retrieve (ranked by a query), propose (text, "
                        "tags, ns) or revise (id, text). Proposals stay open until a person accepts them.",
@@ -612,7 +613,8 @@ nothing where there is no .priors/ or no lesson. It notes which ids it gave in
   --ns NS          only these namespaces (repeatable; default: every namespace)
   --session KEY    the harness's session id: another KEY starts a new session
   --fresh          start a new session here
-  --new-only       print only lessons this session was not given yet"""))
+  --new-only       print only lessons this session was not given yet
+  --peek           a lookup: print the lessons, give no session anything"""))
 declare(Verb('suggest', "an agent's lesson (or a revision) outside a run: open until a person accepts it", LESSONS,
              "lessons_verbs", ANSWER,
              usage='priors suggest --ns NS | --revises P-… [--tag T ...] [--because NOTE] TEXT',
@@ -622,13 +624,12 @@ declare(Verb('suggest', "an agent's lesson (or a revision) outside a run: open u
              help="""usage: priors suggest --ns NS | --revises P-… [--tag T ...] [--because NOTE] TEXT
 
 An agent's lesson without a keeper run (the priors_lessons tool's propose and
-revise), judged as `propose` judges a candidate and sealed on its own, open:
-only `priors decide P-… accepted` makes it binding. Its run is never scored.
-  --revises P-…   a replacement for that lesson (in its namespace)
-  --because NOTE  why, kept as the lesson's evidence"""))
+revise), judged as `propose` judges a candidate and sealed on its own, open
+(never scored): only `priors decide P-… accepted` makes it binding.
+  --revises P-… a replacement for that lesson · --because NOTE why (evidence)"""))
 declare(Verb('trace', "keep a harness's trace of one agent run; prune traces; --where", LESSONS, "lessons_verbs", ANSWER,
              usage='priors trace FILE|- [--session KEY] | priors trace --prune N | --prune-scored N | --where',
-             flags={"--session": VALUE, "--prune": VALUE, "--prune-scored": VALUE, "--where": BOOL},
+             flags={"--session": VALUE, "--prune": VALUE, "--prune-scored": VALUE, "--where": BOOL, "--json": BOOL},
              max_pos=1,
              help="""usage: priors trace FILE|- [--session KEY] | priors trace --prune N | --prune-scored N | --where
 

@@ -609,6 +609,8 @@ def lesson_rows(ledger: Ledger, ns: Optional[Sequence[str]], include_all: bool) 
         tags = tags_of(p)
         if tags:
             row["tags"] = tags
+        if isinstance(p.rec.get("supersedes"), str):
+            row["supersedes"] = p.rec["supersedes"]
         if p.id in low:
             row["your_call"] = True
         rows.append(row)
