@@ -31,6 +31,8 @@ PI_CLI = PI_PKG / "dist" / "cli.js"
 needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed")
 needs_deps = pytest.mark.skipif(not (TSC.is_file() and PI_CLI.is_file()),
                                 reason="the adapter's dev dependencies are not installed (cd adapters/pi && npm install)")
+# the real-pi tests put a POSIX shell launcher named `priors` on PATH
+needs_posix = pytest.mark.skipif(os.name == "nt", reason="the test's `priors` launcher is a POSIX shell script")
 TIMEOUT = 120
 
 
@@ -177,6 +179,7 @@ def seed(p: Pi) -> None:
 
 @needs_node
 @needs_deps
+@needs_posix
 def test_print_mode_lessons_reach_the_model_traces_are_kept_and_answers_print(tmp_path: Path, model: StandIn):
     p = Pi(tmp_path, model)
     seed(p)
@@ -205,6 +208,7 @@ def test_print_mode_lessons_reach_the_model_traces_are_kept_and_answers_print(tm
 
 @needs_node
 @needs_deps
+@needs_posix
 def test_two_interleaved_sessions_are_scored_for_what_each_was_given(tmp_path: Path, model: StandIn):
     p = Pi(tmp_path, model)
     seed(p)
@@ -235,6 +239,7 @@ def test_two_interleaved_sessions_are_scored_for_what_each_was_given(tmp_path: P
 
 @needs_node
 @needs_deps
+@needs_posix
 def test_every_command_in_rpc_mode(tmp_path: Path, model: StandIn):
     p = Pi(tmp_path, model)
     p.k.ok("init")
@@ -290,6 +295,7 @@ def test_every_command_in_rpc_mode(tmp_path: Path, model: StandIn):
 
 @needs_node
 @needs_deps
+@needs_posix
 def test_the_model_calls_the_tool_and_learn_starts_a_turn(tmp_path: Path, model: StandIn):
     p = Pi(tmp_path, model)
     seed(p)
@@ -324,6 +330,7 @@ def test_the_model_calls_the_tool_and_learn_starts_a_turn(tmp_path: Path, model:
 
 @needs_node
 @needs_deps
+@needs_posix
 def test_a_missing_keeper_is_named_with_how_to_install_it(tmp_path: Path, model: StandIn):
     p = Pi(tmp_path, model, keeper=False)
     (p.k.root / ".priors").mkdir()
@@ -337,6 +344,7 @@ def test_a_missing_keeper_is_named_with_how_to_install_it(tmp_path: Path, model:
 
 @needs_node
 @needs_deps
+@needs_posix
 def test_loaded_twice_the_block_is_given_once_and_priors_stays_one_command(tmp_path: Path, model: StandIn):
     p = Pi(tmp_path, model)
     seed(p)
