@@ -22,7 +22,8 @@
 # default python3), PRIORS_INSTALL_SKIP_PACKAGE=1 (skills only; skip the
 # command), PRIORS_INSTALL_NO_PIPX=1 (use a private virtual environment even
 # when pipx is present), PRIORS_INSTALL_NO_MCP=1 (register no MCP server;
-# print the snippets), PRIORS_CLAUDE (the claude command, default claude).
+# print the snippets), PRIORS_CLAUDE (the claude command, default claude),
+# PRIORS_PI (the pi command, default pi).
 
 set -u
 
@@ -554,9 +555,20 @@ unhooks_step() {
 # --- the Pi extension (when Pi is present) -------------------------------------
 
 pi_step() {
-    [ -d "$HOME/.pi/agent" ] || return 0
-    say ""
-    say "Pi extension ($(tilde "$PI_EXTENSION")):"
+    pi_cmd=${PRIORS_PI:-pi}  # the pi command (tests point it elsewhere)
+    if [ ! -d "$HOME/.pi/agent" ]; then
+        [ "$MODE" = uninstall ] && return 0
+        say ""
+        if ! command -v "$pi_cmd" >/dev/null 2>&1; then
+            say "Pi extension: skipped — no pi command on PATH and no ~/.pi/agent (install Pi, then run ./install.sh again)"
+            return 0
+        fi
+        say "Pi extension ($(tilde "$PI_EXTENSION")):"
+        say "  the pi command is here but ~/.pi/agent is not yet; $(would "it would be created" "creating it")"
+    else
+        say ""
+        say "Pi extension ($(tilde "$PI_EXTENSION")):"
+    fi
     if [ "$MODE" = uninstall ]; then
         if [ -d "$PI_EXTENSION" ] && [ -f "$PI_EXTENSION/$MARK" ]; then
             if [ "$DRY" -eq 1 ]; then say "  would remove $(tilde "$PI_EXTENSION")"; else rm -rf "$PI_EXTENSION" && say "  removed $(tilde "$PI_EXTENSION")"; fi
@@ -570,7 +582,7 @@ pi_step() {
         return 0
     fi
     if [ "$DRY" -eq 1 ]; then
-        say "  would install the priors extension (lessons before every prompt; /priors score, review, status)"
+        say "  would install the priors extension (lessons before every prompt, traces, the priors_lessons tool, /priors …)"
         return 0
     fi
     pe_verb=installed

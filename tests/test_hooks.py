@@ -98,7 +98,8 @@ def test_session_start_and_prompts(repo: Keeper, tmp_path: Path):
     assert "P-0001" in context(proc, "SessionStart") and "P-0003" in context(proc, "SessionStart")
     # what the session was given is on record, and `score last` credits it
     out = repo.ok("score", "last", "success")
-    assert out == "run-004 → success (a coding session: credits 3 lessons: P-0001, P-0002, P-0003)\n"
+    assert out == ("run-004 → success (coding session 0b5f8a1e-1111-4c2d-9a77-123456789abc: credits 3 lessons:"
+                   " P-0001, P-0002, P-0003)\n")  # `last` names the session it credited
     assert repo.ledger_bytes().count(b'"t":"prompt"') == 0 and b"flaky?" not in repo.ledger_bytes()
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 from conftest import Keeper
+from priors.core.canonical import sha12
 from priors.core.inject import ADVISORY, HEADING
 
 CLAIMS = [
@@ -27,6 +28,10 @@ def seed(k: Keeper) -> None:
 
 def inject(k: Keeper, *args: str) -> dict:
     return json.loads(k.ok("lessons", "--inject", "--json", *args))
+
+
+def session_file(key: str) -> str:
+    return f".priors/cache/sessions/{sha12(key)}.json"
 
 
 def ids(items):
@@ -109,20 +114,22 @@ def test_session_record_is_local_content_free_and_dedupes(keeper: Keeper):
     assert "cache/" in keeper.read(".priors/.gitignore").splitlines()  # never committed
     first = inject(keeper, "--session", "abc-1", "--query", "parser", "--max-inject", "2")
     assert first["seq"] == 1
-    rec = json.loads(keeper.read(".priors/cache/session.json"))
+    rec = json.loads(keeper.read(session_file("abc-1")))
     assert rec == {"format": "priors-session", "version": 1, "key": "abc-1", "seq": 1, "start": 11, "at": 11,
                    "ids": ["P-0003", "P-0005"], "last": ["P-0005", "P-0003"]}
-    assert "parser" not in keeper.read(".priors/cache/session.json")  # ids and positions, never text
+    assert "parser" not in keeper.read(session_file("abc-1"))  # ids and positions, never text
     # the same prompt again: nothing new for this session
     r = keeper("lessons", "--inject", "--session", "abc-1", "--query", "parser", "--max-inject", "2", "--new-only")
     assert (r.code, r.out) == (0, "")
     again = inject(keeper, "--session", "abc-1", "--query", "commits", "--max-inject", "2", "--new-only")
     assert ids(again["inject"]) == ["P-0002"] and again["already_given"] == ["P-0005"]
-    assert json.loads(keeper.read(".priors/cache/session.json"))["ids"] == ["P-0002", "P-0003", "P-0005"]
-    # another session id starts a new session: everything is new to it
+    assert json.loads(keeper.read(session_file("abc-1")))["ids"] == ["P-0002", "P-0003", "P-0005"]
+    # another session id is another session: everything is new to it, and the first keeps its record
     other = inject(keeper, "--session", "abc-2", "--query", "parser", "--max-inject", "2", "--new-only")
     assert ids(other["inject"]) == ["P-0005", "P-0003"] and other["seq"] == 3  # counts injections that gave something
-    assert json.loads(keeper.read(".priors/cache/session.json"))["ids"] == ["P-0003", "P-0005"]
+    assert json.loads(keeper.read(session_file("abc-2")))["ids"] == ["P-0003", "P-0005"]
+    assert json.loads(keeper.read(session_file("abc-1")))["ids"] == ["P-0002", "P-0003", "P-0005"]
+    assert not (keeper.root / ".priors" / "cache" / "session.json").exists()  # no keyless session was given anything
 
 
 def test_score_last_credits_the_latest_session(keeper: Keeper):
@@ -130,8 +137,8 @@ def test_score_last_credits_the_latest_session(keeper: Keeper):
     inject(keeper, "--session", "s1", "--query", "parser", "--max-inject", "2")
     inject(keeper, "--session", "s1", "--ns", "docs", "--new-only")
     out = keeper.ok("score", "last", "success", "--because", "tests passed")
-    assert out == ("run-006 → success (a coding session: credits 2 lessons: P-0003, P-0005)\n"
-                   "run-007 → success (a coding session: credits 1 lesson: P-0004)\n")
+    assert out == ("run-006 → success (coding session s1: credits 2 lessons: P-0003, P-0005)\n"
+                   "run-007 → success (coding session s1: credits 1 lesson: P-0004)\n")
     tail = keeper.ledger()[-6:]
     assert tail[0] == {"t": "injected", "run": "run-006", "ids": ["P-0003", "P-0005"]}
     assert tail[1]["t"] == "run" and tail[1]["via"] == "session" and tail[1]["ns"] == "dev" and "by" not in tail[1]
@@ -143,7 +150,7 @@ def test_score_last_credits_the_latest_session(keeper: Keeper):
     rows = {r["id"]: r for r in json.loads(keeper.ok("lessons", "--json"))}
     assert (rows["P-0003"]["uses"], rows["P-0003"]["wins"]) == (1, 1)
     assert (rows["P-0002"]["uses"], rows["P-0002"]["wins"]) == (0, 0)  # never given to that session
-    assert json.loads(keeper.read(".priors/cache/session.json"))["sealed"] == ["run-006", "run-007"]
+    assert json.loads(keeper.read(session_file("s1")))["sealed"] == ["run-006", "run-007"]
     keeper.refused("ALREADY_SCORED", "score", "last", "failure")
     assert keeper.ok("score", "last", "partial", "--replace").count("→ partial") == 2  # both runs of the session
     # a keeper run committed after the session is the latest now
@@ -153,7 +160,7 @@ def test_score_last_credits_the_latest_session(keeper: Keeper):
     # a new session after that run is the latest again; it starts fresh (the old one was sealed)
     inject(keeper, "--session", "s1", "--ns", "docs")
     assert keeper.ok("score", "last", "success") == \
-        "run-009 → success (a coding session: credits 1 lesson: P-0004)\n"
+        "run-009 → success (coding session s1: credits 1 lesson: P-0004)\n"
 
 
 def test_score_last_session_refusals(keeper: Keeper):
@@ -161,8 +168,8 @@ def test_score_last_session_refusals(keeper: Keeper):
     inject(keeper, "--ns", "dev", "--max-inject", "1")
     keeper.refused("NOT_SCORED", "score", "last", "success", "--replace")
     run = keeper.open_run("dev", {})["run"]
-    body = keeper.refused("ACTIVE_RUN_EXISTS", "score", "last", "success")
-    assert body["run"] == run
+    body = keeper.refused("RUN_OPEN", "score", "last", "success")  # `last` is not guessed while a run is open
+    assert body["run"] == run and f"priors commit --run {run}" in body["hint"]
     keeper.ok("abort", "--run", run)
     keeper.ok("redact", "P-0001", "--because", "wrong")  # empties cache/: the session record is gone
     keeper.refused("UNKNOWN_RUN", "score", "last", "success")
@@ -175,3 +182,50 @@ def test_usage_errors(keeper: Keeper):
     keeper.usage("lessons", "--inject", "--session", "has space")
     keeper.usage("lessons", "--inject", "--max-inject", "0")
     keeper.usage("lessons", "--inject", "--ns", "Bad NS")
+
+
+def test_two_interleaved_sessions_are_scored_separately(keeper: Keeper):
+    keeper.ok("init")
+    keeper.ok("add", "--ns", "dev", "Run the narrowest test before the suite.")
+    keeper.ok("add", "--ns", "ops", "Drain the queue before a deploy.")
+    inject(keeper, "--session", "pi-A", "--ns", "dev")  # session A is given P-0001
+    inject(keeper, "--session", "pi-B", "--ns", "ops")  # then session B, beside it, P-0002
+    out = keeper.ok("score", "failure", "--session", "pi-A")  # typed in A: A's lesson, not B's
+    assert out == "run-003 → failure (coding session pi-A: credits 1 lesson: P-0001)\n"
+    score = keeper.ledger()[-1]
+    assert score == {"t": "score", "run": "run-003", "outcome": "failure", "by": "human", "injected": ["P-0001"]}
+    # `last` is the session given lessons most recently — B — even though A's seal came later
+    assert keeper.ok("score", "last", "success") == "run-004 → success (coding session pi-B: credits 1 lesson: P-0002)\n"
+    keeper.refused("ALREADY_SCORED", "score", "last", "failure", "--session", "pi-A")
+    assert "→ partial" in keeper.ok("score", "last", "partial", "--session", "pi-A", "--replace")
+    rows = {r["id"]: r for r in json.loads(keeper.ok("lessons", "--json"))}
+    assert (rows["P-0001"]["wins"], rows["P-0001"]["partials"], rows["P-0001"]["losses"]) == (0, 1, 0)
+    assert (rows["P-0002"]["wins"], rows["P-0002"]["losses"]) == (1, 0)
+    body = keeper.refused("UNKNOWN_RUN", "score", "success", "--session", "pi-C")
+    assert "pi-C" in body["hint"]
+    keeper.usage("score", "run-003", "success", "--session", "pi-A")  # a run id and a session: which?
+    keeper.usage("score", "success")  # no run and no session
+    assert keeper.ok("verify").startswith("ledger sound")
+
+
+def test_score_last_with_a_run_open_refuses_naming_it(keeper: Keeper):
+    keeper.ok("init")
+    keeper.ok("add", "--ns", "dev", "Run the narrowest test before the suite.")
+    done = keeper.open_run("dev", {})["run"]
+    keeper.ok("commit", "--run", done)
+    run = keeper.open_run("dev", {})["run"]
+    before = keeper.read(".priors/ledger.jsonl")
+    body = keeper.refused("RUN_OPEN", "score", "last", "failure")
+    assert body["run"] == run and f"priors score {done} failure" in body["hint"]
+    assert keeper.read(".priors/ledger.jsonl") == before  # nothing scored silently
+    assert keeper.ok("score", done, "failure").startswith(f"{done} → failure")  # naming the run still works
+
+
+def test_config_inject_off_gives_sessions_nothing(keeper: Keeper):
+    seed(keeper)
+    keeper.ok("config", "inject", "off")
+    r = keeper("lessons", "--inject", "--session", "s1")
+    assert (r.code, r.out) == (0, "")
+    assert json.loads(keeper.ok("lessons", "--inject", "--json"))["off"] is True
+    keeper.ok("config", "inject", "on")
+    assert HEADING in keeper.ok("lessons", "--inject")

@@ -72,6 +72,7 @@ class InstallerTest(unittest.TestCase):
         env = {k: v for k, v in os.environ.items() if not k.startswith("PRIORS_")}
         env["HOME"] = str(self.home)
         env["PRIORS_CLAUDE"] = str(self.tmp / "no-claude-here")  # never the real `claude`: tests stay hermetic
+        env["PRIORS_PI"] = str(self.tmp / "no-pi-here")  # nor the real `pi`
         if skip_package:
             env["PRIORS_INSTALL_SKIP_PACKAGE"] = "1"
         env.update(extra_env or {})
@@ -669,6 +670,24 @@ class PiExtension(InstallerTest):
         self.assertIn("updated ~/.pi/agent/extensions/priors", self.run_install().stdout)
         self.run_install("--uninstall")
         self.assertEqual(tree(self.home), before)
+
+    def test_installed_when_the_pi_command_exists_before_its_folder_does(self):
+        fake = self.tmp / "bin" / "pi"
+        fake.parent.mkdir()
+        fake.write_text("#!/bin/sh\nexit 0\n")
+        fake.chmod(0o755)
+        before = tree(self.home)
+        out = self.run_install(extra_env={"PRIORS_PI": str(fake)}).stdout
+        self.assertIn("the pi command is here but ~/.pi/agent is not yet; creating it", out)
+        self.assertIn("installed ~/.pi/agent/extensions/priors", out)
+        self.assertTrue((self.home / ".pi/agent/extensions/priors/index.ts").is_file())
+        self.run_install("--uninstall", extra_env={"PRIORS_PI": str(fake)})
+        self.assertEqual(tree(self.home), before)  # the folders it made are gone again
+
+    def test_says_so_when_pi_is_not_there(self):
+        out = self.run_install().stdout
+        self.assertIn("Pi extension: skipped — no pi command on PATH and no ~/.pi/agent", out)
+        self.assertFalse((self.home / ".pi").exists())
 
     def test_never_touches_an_extension_it_did_not_install(self):
         self.make_harnesses(".pi/agent/extensions/priors")

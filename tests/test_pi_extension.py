@@ -1,28 +1,39 @@
-"""The Pi extension (adapters/pi/): a real Pi package, type-checked with `tsc` against the published
-@mariozechner/pi-coding-agent (the adapter's dev dependencies, installed by .ci/run), and run under
-Node with a fake `pi` object (tests/pi_fake.mjs) against the real keeper. Skips, saying why, when
-Node or the adapter's dev dependencies are not installed."""
+"""The Pi extension (adapters/pi/) in the real `pi` (@mariozechner/pi-coding-agent, the adapter's dev
+dependency, installed by .ci/run): type-checked with `tsc`, then driven in print mode (`pi -p`),
+JSON mode and RPC mode (`--mode rpc`) against a stand-in model server on 127.0.0.1
+(tests/pi_standin.py), offline, in a temporary HOME — with the real keeper behind a `priors`
+launcher on PATH. The tests assert on what reached the model's requests and on the ledger.
+Skips, saying why, when Node or the adapter's dev dependencies are not installed."""
 
 from __future__ import annotations
 
 import json
 import os
+import queue
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
+from typing import Any, Dict, Iterator, List
 
 import pytest
 
 from conftest import REPO, Keeper
+from pi_standin import StandIn
+from priors.core.inject import HEADING
 
 ADAPTER = REPO / "adapters" / "pi"
 NODE = shutil.which("node")
 TSC = ADAPTER / "node_modules" / "typescript" / "bin" / "tsc"
-PI_TYPES = ADAPTER / "node_modules" / "@mariozechner" / "pi-coding-agent" / "package.json"
+PI_PKG = ADAPTER / "node_modules" / "@mariozechner" / "pi-coding-agent"
+PI_CLI = PI_PKG / "dist" / "cli.js"
 needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed")
-needs_deps = pytest.mark.skipif(not (TSC.is_file() and PI_TYPES.is_file()),
+needs_deps = pytest.mark.skipif(not (TSC.is_file() and PI_CLI.is_file()),
                                 reason="the adapter's dev dependencies are not installed (cd adapters/pi && npm install)")
+# the real-pi tests put a POSIX shell launcher named `priors` on PATH
+needs_posix = pytest.mark.skipif(os.name == "nt", reason="the test's `priors` launcher is a POSIX shell script")
+TIMEOUT = 120
 
 
 def test_package_manifest_registers_the_extension():
@@ -31,10 +42,6 @@ def test_package_manifest_registers_the_extension():
     assert "pi-package" in pkg["keywords"]
     assert set(pkg["devDependencies"]) == {"@mariozechner/pi-coding-agent", "typescript", "@types/node"}
     assert "dependencies" not in pkg  # nothing to install at run time: types only, the keeper does the work
-    source = (ADAPTER / "index.ts").read_text(encoding="utf-8")
-    assert 'import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";' in source
-    for verb in ('"lessons", "--inject"', '"score", "last"', '"decide"', '"status", "--calls"'):
-        assert verb in source
 
 
 @needs_node
@@ -45,21 +52,308 @@ def test_type_checks_against_the_published_package():
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+# ------------------------------------------------------------------ driving the real pi
+
+
+class Pi:
+    """A temporary HOME with models.json pointing at the stand-in, a `priors` launcher on PATH (or
+    none: `keeper=False`), and a repository with .priors/."""
+
+    def __init__(self, tmp: Path, model: StandIn, keeper: bool = True) -> None:
+        self.home = tmp / "home"
+        (self.home / ".pi" / "agent").mkdir(parents=True)
+        (self.home / ".pi" / "agent" / "models.json").write_text(json.dumps(model.models_json()), encoding="utf-8")
+        self.bin = tmp / "bin"
+        self.bin.mkdir()
+        if keeper:
+            launcher = self.bin / "priors"
+            launcher.write_text(f'#!/bin/sh\nPYTHONPATH="{REPO}" exec "{sys.executable}" -m priors "$@"\n', encoding="utf-8")
+            launcher.chmod(0o755)
+        self.k = Keeper(tmp / "repo")
+        self.k.root.mkdir()
+        self.model = model
+        path = os.pathsep.join([str(self.bin), os.path.dirname(NODE or "node"), "/usr/bin", "/bin"])
+        self.env = {"HOME": str(self.home), "PATH": path, "PI_SKIP_VERSION_CHECK": "1", "PI_OFFLINE": "1",
+                    "LANG": "C.UTF-8"}
+
+    def argv(self, *args: str, extension: bool = True, discover: bool = False) -> List[str]:
+        out = [str(NODE), str(PI_CLI), "--offline", "--model", "mock/mock-model", "--no-skills",
+               "--no-context-files", "--no-prompt-templates", "--no-themes"]
+        if not discover:
+            out.append("--no-extensions")
+        if extension:
+            out += ["-e", str(ADAPTER / "index.ts")]
+        return out + list(args)
+
+    def print(self, *args: str, **kw: Any) -> subprocess.CompletedProcess:
+        return subprocess.run(self.argv("-p", *args, **kw), cwd=self.k.root, env=self.env, capture_output=True,
+                              text=True, timeout=TIMEOUT)
+
+    def rpc(self, **kw: Any) -> "Rpc":
+        return Rpc(subprocess.Popen(self.argv("--mode", "rpc", **kw), cwd=self.k.root, env=self.env,
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+
+    def traces(self) -> List[Dict[str, Any]]:
+        path = self.k.root / ".priors" / "traces" / "traces.jsonl"
+        return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()] if path.exists() else []
+
+    def system_prompts(self) -> List[str]:
+        return [r["messages"][0]["content"] for r in self.model.requests]
+
+
+class Rpc:
+    """pi --mode rpc: JSON lines in, events out (read on a thread, so a test never blocks forever)."""
+
+    def __init__(self, proc: subprocess.Popen) -> None:
+        self.proc = proc
+        self.events: "queue.Queue[Dict[str, Any]]" = queue.Queue()
+        self.seen: List[Dict[str, Any]] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            try:
+                self.events.put(json.loads(line))
+            except ValueError:
+                self.events.put({"type": "not-json", "line": line})
+
+    def send(self, obj: Dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(obj) + "\n")
+        self.proc.stdin.flush()
+
+    def until(self, pred, timeout: float = TIMEOUT) -> Dict[str, Any]:
+        while True:
+            ev = self.events.get(timeout=timeout)
+            self.seen.append(ev)
+            assert ev.get("type") != "not-json", ev
+            if ev.get("type") == "extension_ui_request" and ev.get("method") in ("select", "confirm"):
+                self.on_dialog(ev)
+            if pred(ev):
+                return ev
+
+    answers: List[Any] = []
+
+    def on_dialog(self, ev: Dict[str, Any]) -> None:
+        value = self.answers.pop(0) if self.answers else None
+        if value is None:
+            self.send({"type": "extension_ui_response", "id": ev["id"], "cancelled": True})
+        else:
+            self.send({"type": "extension_ui_response", "id": ev["id"], ("confirmed" if ev["method"] == "confirm"
+                                                                          else "value"): value})
+
+    def command(self, text: str) -> str:
+        """Send `/priors …`; the notice it answers with (RPC mode turns notify into an event)."""
+        self.send({"type": "prompt", "message": text})
+        ev = self.until(lambda e: e.get("type") == "extension_ui_request" and e.get("method") == "notify")
+        return str(ev["message"])
+
+    def prompt(self, text: str) -> None:
+        self.send({"type": "prompt", "message": text})
+        self.until(lambda e: e.get("type") == "agent_end")
+
+    def close(self) -> None:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@pytest.fixture
+def model() -> Iterator[StandIn]:
+    m = StandIn()
+    yield m
+    m.close()
+
+
+def seed(p: Pi) -> None:
+    p.k.ok("init")
+    p.k.ok("add", "--ns", "dev", "--open", "--tag", "testing", "Run the narrowest relevant test before the full suite.")
+    p.k.ok("add", "--ns", "dev", "--open", "The parser tests are flaky under load; rerun them once before debugging.")
+    p.k.ok("config", "max_inject", "1")  # one lesson a prompt: the one its words pick
+
+
 @needs_node
 @needs_deps
-def test_runs_under_node_with_a_fake_pi(tmp_path: Path):
-    k = Keeper(tmp_path / "repo")
-    k.root.mkdir()
-    k.ok("init")
-    k.ok("add", "--ns", "dev", "--tag", "testing", "Run the narrowest relevant test before the full suite.")
-    k.ok("add", "--ns", "dev", "The parser tests are flaky under load; rerun them once before debugging.")
-    run = k.open_run("dev", {})["run"]
-    for claim in ("Proposed lesson one.", "Proposed lesson two.", "Proposed lesson three."):
-        assert k.propose(run, "dev", {"type": "calibration", "claim": claim}).code == 0
-    k.ok("commit", "--run", run)
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    proc = subprocess.run([NODE, str(REPO / "tests" / "pi_fake.mjs"), str(ADAPTER), str(k.root), sys.executable,
-                           "-m", "priors"], capture_output=True, text=True, timeout=300, env=env)
-    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stdout + proc.stderr
-    assert k.ok("verify").startswith("ledger sound")
+@needs_posix
+def test_print_mode_lessons_reach_the_model_traces_are_kept_and_answers_print(tmp_path: Path, model: StandIn):
+    p = Pi(tmp_path, model)
+    seed(p)
+    out = p.print("why is the parser test flaky?")
+    assert out.returncode == 0 and out.stdout == "ok\n", out.stderr
+    system = p.system_prompts()[0]
+    assert system.count(HEADING) == 1 and "[P-0002] The parser tests are flaky" in system
+    assert "P-0001" not in system  # ranked and budgeted by the keeper: one lesson, the one that fits
+    assert [t["function"]["name"] for t in model.requests[0]["tools"]][-1] == "priors_lessons"
+    [trace] = p.traces()
+    assert trace["prompt"] == "why is the parser test flaky?" and trace["given"] == ["P-0002"]
+    assert trace["session"].startswith("pi-") and trace["assistant"] == ["ok"]
+    # a command's answer, and a refusal, reach stdout in print mode (Pi's notify does nothing there)
+    status = p.print("/priors status")
+    assert status.stdout.startswith("dev: ") and "lessons locked" in status.stdout
+    refused = p.print("/priors score success")  # a new session, given nothing yet
+    assert "not scored — UNKNOWN_RUN" in refused.stdout and "was given no lessons yet" in refused.stdout
+    listed = p.print("/priors list proposed")
+    assert "P-0001" in listed.stdout and "P-0002" in listed.stdout
+    # JSON mode: the answer is a JSON line among Pi's events, on stdout
+    lines = [json.loads(x) for x in p.print("--mode", "json", "/priors path").stdout.splitlines()]
+    said = [x for x in lines if x.get("type") == "priors"]
+    assert len(said) == 1 and "traces" in said[0]["text"] and "1/100 unscored" in said[0]["text"]
+    assert len(model.requests) == 1  # commands never reach the model
+
+
+@needs_node
+@needs_deps
+@needs_posix
+def test_two_interleaved_sessions_are_scored_for_what_each_was_given(tmp_path: Path, model: StandIn):
+    p = Pi(tmp_path, model)
+    seed(p)
+    a = p.rpc()
+    try:
+        a.prompt("the parser test is flaky again")  # session A: P-0002
+        b = p.print("run the narrowest test for the suite")  # session B, beside it: P-0001
+        assert b.returncode == 0
+        assert "[P-0002]" in p.system_prompts()[0] and "[P-0001]" in p.system_prompts()[1]
+        answer = a.command("/priors score failure the rerun hid a real bug")
+        assert answer.startswith("run-003 → failure (coding session pi-")
+        assert answer.endswith("credits 1 lesson: P-0002)")
+    finally:
+        a.close()
+    score = p.k.ledger()[-1]
+    assert score == {"t": "score", "run": "run-003", "outcome": "failure", "by": "human", "injected": ["P-0002"],
+                     "reason": "the rerun hid a real bug"}
+    # B is scored from B, found by its session id
+    b_key = [t["session"] for t in p.traces() if t["prompt"].startswith("run the narrowest")][0]
+    done = p.print("--session", b_key[len("pi-"):], "/priors score success")
+    assert "credits 1 lesson: P-0001" in done.stdout, done.stdout + done.stderr
+    rows = {r["id"]: r for r in json.loads(p.k.ok("lessons", "--json"))}
+    assert (rows["P-0001"]["wins"], rows["P-0001"]["losses"]) == (1, 0)
+    assert (rows["P-0002"]["wins"], rows["P-0002"]["losses"]) == (0, 1)
+    assert {tuple(t["runs"]) for t in p.traces()} == {("run-003",), ("run-004",)}  # both kept for learning
+    assert p.k.ok("verify").startswith("ledger sound")
+
+
+@needs_node
+@needs_deps
+@needs_posix
+def test_every_command_in_rpc_mode(tmp_path: Path, model: StandIn):
+    p = Pi(tmp_path, model)
+    p.k.ok("init")
+    p.k.ok("add", "--ns", "lessons", "Keep commits small.")
+    r = p.rpc()
+    try:
+        r.send({"type": "get_commands"})
+        got = r.until(lambda e: e.get("type") == "response" and e.get("command") == "get_commands")
+        assert "priors" in [c["name"] for c in got["data"]["commands"]]
+        say = r.command
+        assert say("/priors add #testing Run the narrowest test first.").startswith("P-0002 added to lessons")
+        assert say("/priors propose #docs Read AGENTS.md before editing.").startswith("P-0003 suggested in lessons")
+        assert "P-0004 suggested in lessons (revises P-0001)" in say("/priors revise P-0001 Keep commits small and focused.")
+        assert "P-0003" in say("/priors list proposed") and "P-0002" in say("/priors list active")
+        first, second = say("/priors activate P-0004").splitlines()[:2]
+        assert first.startswith("P-0004 → accepted")
+        assert second == "P-0001 → obsolete (superseded by P-0004)"  # applying a revision replaces the lesson
+        assert "P-0001" in say("/priors list inactive")
+        edited = say("/priors edit P-0002 #testing Run the narrowest relevant test first.")
+        assert "P-0002 → obsolete (superseded by P-0005)" in edited
+        assert "P-0003 → accepted" in say("/priors activate all")
+        assert say("/priors deactivate P-0003").startswith("P-0003 → obsolete")
+        assert say("/priors reject P-0005").startswith("P-0005 → obsolete")
+        assert say("/priors config maxItems 4") == "max_inject = 4"
+        assert "not carried" in say("/priors config minOverlap 1")
+        assert say("/priors off") == "inject = false"
+        r.prompt("anything at all")
+        assert HEADING not in p.system_prompts()[-1]  # off: nothing injected
+        assert say("/priors on") == "inject = true"
+        r.prompt("keep the commits small")
+        assert HEADING in p.system_prompts()[-1]
+        assert "2/100 unscored" in say("/priors path")
+        assert say("/priors prune 1") == "removed 1 trace, kept 1"
+        assert say("/priors prune scored 5") == "removed 0 traces, kept 1"
+        assert "credits" in say("/priors score partial good enough")
+        assert "ALREADY_SCORED" in say("/priors score success")
+        assert "wrote .priors/reflection/" in say("/priors learn 4 --dry-run")
+        assert say("/priors learn --mark-existing").startswith("priors: marked 1 scored run")
+        bundle = tmp_path / "bundle.json"
+        assert say(f"/priors export {bundle}").startswith("exported ") and bundle.is_file()
+        assert "not carried" in say(f"/priors import {bundle} replace")
+        assert "imported nothing" in say(f"/priors import {bundle}")
+        r.answers = [True]
+        assert say("/priors delete P-0005").startswith("P-0005 redacted")
+        assert "status" in say("/priors")  # the usage
+        assert say("/priors status").startswith("lessons: ")
+    finally:
+        r.close()
+    assert p.k.ok("verify").startswith("ledger sound")
+    # only the person's commands decided: every decide and the redaction are by the human
+    assert all(x.get("by") == "human" for x in p.k.ledger() if x.get("action") in ("decide", "redact"))
+
+
+@needs_node
+@needs_deps
+@needs_posix
+def test_the_model_calls_the_tool_and_learn_starts_a_turn(tmp_path: Path, model: StandIn):
+    p = Pi(tmp_path, model)
+    seed(p)
+    # a scored session to learn from
+    assert p.print("why is the parser test flaky?").returncode == 0
+    key = p.traces()[0]["session"]
+    p.k.ok("score", "failure", "--session", key, "--because", "rerun hid the bug")
+    p.k.ok("config", "require_review", "on")
+    model.script = [
+        {"tool": "priors_lessons", "arguments": {"action": "propose", "text": "Read the failing assertion before rerunning.",
+                                                  "tags": ["testing"]}},
+        {"tool": "priors_lessons", "arguments": {"action": "revise", "id": "P-0002",
+                                                  "text": "The parser tests are flaky under load; read the assertion first."}},
+        "Proposed two lessons for your review.",
+    ]
+    out = p.print("/priors learn 4")
+    assert "asking the model for lessons" in out.stdout, out.stdout + out.stderr
+    learn = model.requests[1]["messages"][-1]["content"]
+    text = learn if isinstance(learn, str) else " ".join(c.get("text", "") for c in learn)
+    assert "# Reflection packet" in text and "trace 1: given P-0002" in text and "priors_lessons" in text
+    results = [m for m in model.requests[2]["messages"] if m.get("role") == "tool"]
+    assert "P-0003 suggested in lessons" in str(results[-1]["content"])
+    assert "P-0004 suggested in dev (revises P-0002)" in str(model.requests[3]["messages"][-1]["content"])
+    statuses = {r["id"]: r["status"] for r in json.loads(p.k.ok("lessons", "--json"))}
+    assert statuses == {"P-0001": "open", "P-0002": "open", "P-0003": "open", "P-0004": "open"}  # nothing accepted
+    seal = [x for x in p.k.ledger() if x.get("t") == "run"][-1]
+    assert seal["via"] == "suggest" and "by" not in seal
+    # require_review on: the model's proposals are not injected until a person activates them
+    p.print("read the failing assertion")
+    assert "P-0003" not in p.system_prompts()[-1]
+
+
+@needs_node
+@needs_deps
+@needs_posix
+def test_a_missing_keeper_is_named_with_how_to_install_it(tmp_path: Path, model: StandIn):
+    p = Pi(tmp_path, model, keeper=False)
+    (p.k.root / ".priors").mkdir()
+    out = p.print("/priors status")
+    assert "the keeper is missing" in out.stdout and "install" in out.stdout
+    prompt = p.print("hello")
+    assert prompt.stdout == "ok\n"  # the prompt still runs, without lessons
+    assert "the keeper is missing" in prompt.stderr
+    assert HEADING not in p.system_prompts()[0]
+
+
+@needs_node
+@needs_deps
+@needs_posix
+def test_loaded_twice_the_block_is_given_once_and_priors_stays_one_command(tmp_path: Path, model: StandIn):
+    p = Pi(tmp_path, model)
+    seed(p)
+    installed = p.home / ".pi" / "agent" / "extensions" / "priors"
+    installed.mkdir(parents=True)
+    for name in ("index.ts", "package.json"):
+        shutil.copy(ADAPTER / name, installed / name)
+    assert p.print("the parser test", discover=True).returncode == 0
+    assert p.system_prompts()[0].count(HEADING) == 1
+    assert [t["function"]["name"] for t in model.requests[0]["tools"]].count("priors_lessons") == 1
+    assert p.print("/priors status", discover=True).stdout.startswith("dev: ")
+    assert len(p.traces()) == 1  # one trace a run, not one per copy

@@ -210,6 +210,28 @@ class PluginManifests(unittest.TestCase):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(json.loads(proc.stdout)["result"]["serverInfo"]["name"], "priors")
 
+    def test_plugin_slash_commands(self):
+        """Claude Code's plugin format: `commands/NAME.md` at the plugin root become `/priors:NAME`; each
+        has YAML frontmatter with a description (and an argument hint when it takes arguments), and
+        every `priors VERB` it tells the agent to run is a real verb, allowed by its allowed-tools."""
+        from priors.cli.verbs import VERBS
+
+        folder = REPO / "commands"
+        self.assertEqual(sorted(p.stem for p in folder.glob("*.md")), ["add", "learn", "lessons", "review", "score"])
+        for path in folder.glob("*.md"):
+            with self.subTest(command=path.stem):
+                text = path.read_text(encoding="utf-8")
+                head, sep, body = text[4:].partition("\n---\n")
+                self.assertTrue(text.startswith("---\n") and sep, "frontmatter between --- lines")
+                meta = dict(line.split(": ", 1) for line in head.splitlines())
+                self.assertTrue(meta["description"].strip())
+                self.assertEqual("argument-hint" in meta, "$ARGUMENTS" in body and path.stem != "review")
+                verbs = set(re.findall(r"(?:`|^)priors ([a-z-]+)", body, re.M))
+                self.assertTrue(verbs and verbs <= set(VERBS), verbs)
+                allowed = set(re.findall(r"Bash\(priors ([a-z-]+)", meta["allowed-tools"]))
+                self.assertEqual(verbs, allowed)
+        self.assertIn("--session ${CLAUDE_SESSION_ID}", (folder / "score.md").read_text(encoding="utf-8"))
+
     def test_plugin_version_matches_package(self):
         init = (REPO / "priors" / "__init__.py").read_text(encoding="utf-8")
         match = re.search(r'__version__\s*=\s*"([^"]+)"', init)

@@ -1,21 +1,49 @@
 /**
- * priors for Pi: the repository's lessons in every prompt, and the human's side of the loop.
+ * priors for Pi: pi-prior's whole loop over the priors keeper — lessons in every prompt, traces of
+ * every agent run, `/priors …` for the person, and a `priors_lessons` tool for the model.
  *
- * A thin layer over the `priors` command, which stays the single source of truth:
- *   - before_agent_start: `priors lessons --inject --query <prompt> --session <id>`; the block it
- *     prints is appended to the system prompt for that turn (advisory, ranked and budgeted by the
- *     keeper exactly as `priors relevant` ranks lessons). Any keeper failure leaves the prompt
- *     unchanged and says why in Pi's notice area.
- *   - /priors score success|partial|failure [--again|--replace] [note]  → `priors score last …`
- *   - /priors review   proposed (open) lessons one by one: accept, retire or skip → `priors decide`
- *   - /priors status   → `priors status --calls`
- * The keeper is `priors` on PATH, or the command named by PRIORS_BIN.
+ * A thin layer over the `priors` command (on PATH, or the command named by PRIORS_BIN), which stays
+ * the single source of truth; adapters/pi.md maps every pi-prior command onto the keeper's verbs.
+ *   - before_agent_start: `priors lessons --inject --query <prompt> --session <this session>`; the
+ *     advisory block is appended to that turn's system prompt (never twice: a copy loaded beside
+ *     this one, `-e` plus the installed extension, stays inert).
+ *   - agent_end: `priors trace - --session <this session>` with the prompt, the lessons given and
+ *     short assistant and tool snippets (the keeper cuts them and replaces secrets).
+ *   - /priors score …: `priors score OUTCOME --session <this session>` — this session's lessons,
+ *     whatever other sessions did since.
+ *   - the model's tool `priors_lessons`: list, retrieve, propose, revise — never accept, retire,
+ *     edit or delete; those are the person's `/priors` commands.
+ * Every answer is shown: in Pi's notice area with a UI, on stdout in print and JSON modes (where
+ * Pi's notify does nothing), as an RPC notify event in RPC mode.
  */
-import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, isAbsolute, join, sep } from "node:path";
 
 const OUTCOMES = ["success", "partial", "failure"];
+const STATUSES = ["active", "proposed", "inactive", "rejected", "all"];
 const MAX_QUERY = 4000; // characters of the prompt used for ranking
 const TIMEOUT_MS = 15000;
+const HEADING = "## Lessons from this repository (priors)"; // the keeper's block starts with it
+const PROBE = "priors:extension-loaded"; // on Pi's event bus: is a live copy of this extension here?
+// pi-prior's config names → the keeper's (`priors config KEY VALUE`)
+const CONFIG_KEYS: Record<string, string> = {
+	maxItems: "max_inject", maxChars: "max_chars", maxTraces: "max_traces", autoCapture: "capture",
+	requireReview: "require_review", max_inject: "max_inject", max_chars: "max_chars",
+	max_traces: "max_traces", capture: "capture", require_review: "require_review", inject: "inject",
+};
+const NOT_CARRIED: Record<string, string> = {
+	minOverlap: "lessons are ranked by word overlap and cut by max_inject/max_chars; there is no minimum overlap",
+	providerDebug: "provider requests are not recorded: a trace holds the prompt, the lessons given and snippets",
+};
+const USAGE = [
+	"/priors status · on · off · config [KEY [VALUE]] · path · prune [unscored] [N] · prune scored N",
+	"/priors list [active|proposed|inactive|rejected|all] · add|propose [#tag …] TEXT · revise|edit ID [#tag …] TEXT",
+	"/priors activate ID|all · deactivate ID · reject ID · delete ID · review",
+	"/priors score success|partial|failure [--again|--replace] [note]",
+	"/priors learn [N] [--dry-run] [--mark-existing [N]] [--include-learned] · export [FILE] · import FILE [merge]",
+].join("\n");
 
 interface Ran {
 	ok: boolean;
@@ -28,6 +56,18 @@ interface LessonRow {
 	status: string;
 	claim: string;
 	ns: string;
+	supersedes?: string;
+}
+
+interface ToolParams {
+	action: string;
+	status?: string;
+	query?: string;
+	ns?: string;
+	id?: string;
+	text?: string;
+	tags?: string[];
+	note?: string;
 }
 
 function keeperCommand(): string {
@@ -35,7 +75,30 @@ function keeperCommand(): string {
 	return named && named.trim() ? named.trim() : "priors";
 }
 
-/** The session id Pi gives this session, in the form `priors lessons --session` accepts. */
+/** The namespace `/priors add` and `propose` write to: PRIORS_NS, else `lessons`. */
+function lessonNs(): string {
+	const named = process.env.PRIORS_NS;
+	return named && named.trim() ? named.trim() : "lessons";
+}
+
+/** Is the keeper there at all? pi.exec reports a missing program as a plain exit code 1. */
+function keeperFound(cmd: string): boolean {
+	const exts = process.platform === "win32" ? (process.env.PATHEXT ?? ".EXE;.CMD;.BAT").split(";").concat([""]) : [""];
+	const isFile = (p: string) => {
+		try {
+			return statSync(p).isFile();
+		} catch {
+			return false;
+		}
+	};
+	if (isAbsolute(cmd) || cmd.includes(sep) || cmd.includes("/")) return exts.some((e) => isFile(cmd + e));
+	for (const dir of (process.env.PATH ?? "").split(delimiter)) {
+		if (dir && exts.some((e) => isFile(join(dir, cmd + e)))) return true;
+	}
+	return false;
+}
+
+/** The session id Pi gives this session, in the form `priors --session` accepts. */
 function sessionKey(ctx: ExtensionContext): string | undefined {
 	let id: string | undefined;
 	try {
@@ -48,7 +111,18 @@ function sessionKey(ctx: ExtensionContext): string | undefined {
 	return /^[A-Za-z0-9][A-Za-z0-9._:-]*$/.test(key) ? key : undefined;
 }
 
-/** A refusal's hint or a usage error's message: the first line worth showing a person. */
+/** Pi's output mode from its command line: the UI decides with a UI, these without one. */
+function outputMode(): "text" | "json" | "rpc" {
+	const argv = process.argv;
+	for (let i = 0; i < argv.length; i++) {
+		const a = argv[i];
+		const value = a === "--mode" ? argv[i + 1] : a.startsWith("--mode=") ? a.slice(7) : undefined;
+		if (value === "rpc" || value === "json") return value;
+	}
+	return "text";
+}
+
+/** A refusal's code and hint, or a usage error's message: the first line worth showing a person. */
 function reason(out: string, err: string, code: number): string {
 	const text = out.trim();
 	if (text.startsWith("{")) {
@@ -63,29 +137,110 @@ function reason(out: string, err: string, code: number): string {
 	return line || `the keeper exited with ${code}`;
 }
 
+/** `#tag` words first, then the text (pi-prior's `[#tag …] TEXT`). */
+function tagsAndText(words: string[]): { tags: string[]; text: string } {
+	const tags: string[] = [];
+	while (words.length && /^#[a-z0-9][a-z0-9-]*$/.test(words[0])) tags.push(words.shift()!.slice(1));
+	return { tags, text: words.join(" ") };
+}
+
+function tagArgs(tags: string[]): string[] {
+	return tags.flatMap((t) => ["--tag", t]);
+}
+
 export default function priors(pi: ExtensionAPI): void {
+	// Loaded twice (`pi -e …/index.ts` beside the installed copy), every prompt would get the block
+	// twice and `/priors` would become `/priors:1` and `/priors:2`. So a copy first asks on Pi's
+	// event bus whether a live copy is there: one is, until its session shuts down (a /reload
+	// shuts it down before loading afresh) — then this copy registers nothing at all.
+	const probe = { found: false };
+	pi.events.emit(PROBE, probe);
+	if (probe.found) return;
+	let alive = true;
+	const stop = pi.events.on(PROBE, (data) => {
+		if (alive) (data as { found: boolean }).found = true;
+	});
+	pi.on("session_shutdown", async () => {
+		alive = false;
+		stop();
+	});
+
 	let lastWarning = "";
+	let turnEnded: (() => void) | undefined; // /priors learn waits for the turn it started
+	let prompt = "";
+	let given: string[] = [];
+	const mode = outputMode();
 
 	async function run(ctx: ExtensionContext, args: string[]): Promise<Ran> {
+		const cmd = keeperCommand();
 		try {
-			const r = await pi.exec(keeperCommand(), args, { cwd: ctx.cwd, timeout: TIMEOUT_MS });
+			const r = await pi.exec(cmd, args, { cwd: ctx.cwd, timeout: TIMEOUT_MS });
 			if (r.killed) return { ok: false, stdout: "", why: "the keeper took too long" };
+			if (r.code !== 0 && !keeperFound(cmd)) return { ok: false, stdout: "", why: missing(cmd) };
 			if (r.code !== 0) return { ok: false, stdout: r.stdout, why: reason(r.stdout, r.stderr, r.code) };
 			return { ok: true, stdout: r.stdout, why: "" };
 		} catch (e) {
-			return { ok: false, stdout: "", why: `cannot run ${keeperCommand()} (${e instanceof Error ? e.message : String(e)})` };
+			if (!keeperFound(cmd)) return { ok: false, stdout: "", why: missing(cmd) };
+			return { ok: false, stdout: "", why: `cannot run ${cmd} (${e instanceof Error ? e.message : String(e)})` };
 		}
+	}
+
+	function missing(cmd: string): string {
+		return `the keeper is missing: \`${cmd}\` is not installed or not on PATH — install it (pipx install priors-keeper, or ./install.sh from a priors clone) or set PRIORS_BIN to its path`;
+	}
+
+	/** Show an answer: notify with a UI or in RPC mode, stdout in print and JSON modes. */
+	function say(ctx: ExtensionContext, text: string, level: "info" | "warning" | "error" = "info", aside = false): void {
+		if (ctx.hasUI || mode === "rpc") {
+			ctx.ui.notify(text, level);
+			return;
+		}
+		if (aside && mode === "text") {
+			process.stderr.write(text + "\n"); // a warning beside a prompt: stdout is the model's answer
+			return;
+		}
+		const line = mode === "json" ? JSON.stringify({ type: "priors", level, text }) : text;
+		writeSync(1, line + "\n"); // Pi sends console output to stderr in these modes; fd 1 is stdout itself
+	}
+
+	function answer(ctx: ExtensionContext, r: Ran, failed: string): void {
+		say(ctx, r.ok ? r.stdout.trim() || "priors: done" : `priors: ${failed} — ${r.why}`, r.ok ? "info" : "warning");
 	}
 
 	function warnOnce(ctx: ExtensionContext, message: string): void {
 		if (message === lastWarning) return; // the same trouble on every prompt is said once
 		lastWarning = message;
-		ctx.ui.notify(message, "warning");
+		say(ctx, message, "warning", true);
 	}
 
+	async function refreshStatus(ctx: ExtensionContext): Promise<void> {
+		if (!ctx.hasUI) return;
+		const lessons = await run(ctx, ["lessons", "--all", "--json"]);
+		const where = await run(ctx, ["trace", "--where", "--json"]);
+		if (!lessons.ok || !where.ok) {
+			ctx.ui.setStatus("priors", undefined);
+			return;
+		}
+		try {
+			const rows = JSON.parse(lessons.stdout) as LessonRow[];
+			const w = JSON.parse(where.stdout) as { unscored: number; scored: number; max_traces: number };
+			const active = rows.filter((x) => x.status === "accepted" || x.status === "wontfix").length;
+			const proposed = rows.filter((x) => x.status === "open").length;
+			ctx.ui.setStatus("priors", `priors ${active}/${proposed}p u${w.unscored}/${w.max_traces} s${w.scored}`);
+		} catch {
+			ctx.ui.setStatus("priors", undefined);
+		}
+	}
+
+	pi.on("session_start", async (_event, ctx) => {
+		await refreshStatus(ctx);
+	});
+
 	pi.on("before_agent_start", async (event, ctx) => {
+		prompt = typeof event.prompt === "string" ? event.prompt.trim() : "";
+		given = [];
+		if (event.systemPrompt.includes(HEADING)) return undefined; // another copy already gave it
 		const args = ["lessons", "--inject"];
-		const prompt = typeof event.prompt === "string" ? event.prompt.trim() : "";
 		if (prompt) args.push("--query", prompt.slice(0, MAX_QUERY));
 		const key = sessionKey(ctx);
 		if (key) args.push("--session", key);
@@ -96,85 +251,332 @@ export default function priors(pi: ExtensionAPI): void {
 		}
 		lastWarning = "";
 		const block = r.stdout.trim();
+		given = [...block.matchAll(/^- \[(P-\d+)\]/gm)].map((m) => m[1]); // for this run's trace
 		if (!block) return undefined;
 		return { systemPrompt: `${event.systemPrompt}\n\n${block}` };
 	});
 
+	pi.on("agent_end", async (event, ctx) => {
+		try {
+			await keepTrace(event, ctx);
+		} finally {
+			turnEnded?.();
+			turnEnded = undefined;
+		}
+	});
+
+	async function keepTrace(event: { messages: unknown[] }, ctx: ExtensionContext): Promise<void> {
+		if (!prompt) return;
+		const ui = ctx.hasUI; // read before any await: in print mode Pi may be closing the session meanwhile
+		const assistant: string[] = [];
+		const tools: { name: string; input?: unknown; output?: string; error?: boolean }[] = [];
+		const calls = new Map<string, { name: string; input?: unknown }>();
+		for (const m of event.messages as unknown as Record<string, unknown>[]) {
+			const content = Array.isArray(m.content) ? (m.content as Record<string, unknown>[]) : [];
+			if (m.role === "assistant") {
+				for (const c of content) {
+					if (c.type === "text" && typeof c.text === "string" && c.text.trim()) assistant.push(c.text);
+					if (c.type === "toolCall" && typeof c.name === "string") calls.set(String(c.id), { name: c.name, input: c.arguments });
+				}
+			} else if (m.role === "toolResult") {
+				const call = calls.get(String(m.toolCallId));
+				const out = content.filter((c) => c.type === "text").map((c) => String(c.text)).join("\n");
+				tools.push({ name: String(m.toolName ?? call?.name ?? "tool"), input: call?.input, output: out, error: m.isError === true });
+			}
+		}
+		const trace = { prompt, given, assistant, tools };
+		prompt = "";
+		const dir = mkdtempSync(join(tmpdir(), "priors-trace-"));
+		try {
+			const file = join(dir, "trace.json");
+			writeFileSync(file, JSON.stringify(trace), "utf-8");
+			const args = ["trace", file];
+			const key = sessionKey(ctx);
+			if (key) args.push("--session", key);
+			const r = await run(ctx, args);
+			if (!r.ok) warnOnce(ctx, `priors: this run's trace was not kept — ${r.why}`);
+		} finally {
+			rmSync(dir, { recursive: true, force: true });
+		}
+		if (ui) await refreshStatus(ctx);
+	}
+
+	// ------------------------------------------------------------------ the model's tool
+
+	pi.registerTool({
+		name: "priors_lessons",
+		label: "priors lessons",
+		description:
+			"The repository's lessons (priors). action list (status active|proposed|inactive|rejected|all), retrieve " +
+			"(the lessons that fit a query), propose (a new lesson: text, optional tags) or revise (id of a lesson to " +
+			"correct, text: its replacement). What you propose or revise stays proposed until a person activates it; " +
+			"you cannot activate, edit, reject or delete lessons.",
+		parameters: {
+			type: "object",
+			properties: {
+				action: { type: "string", enum: ["list", "retrieve", "propose", "revise"] },
+				status: { type: "string", enum: STATUSES },
+				query: { type: "string" },
+				ns: { type: "string" },
+				id: { type: "string" },
+				text: { type: "string" },
+				tags: { type: "array", items: { type: "string" } },
+				note: { type: "string" },
+			},
+			required: ["action"],
+			additionalProperties: false,
+		} as unknown as Parameters<ExtensionAPI["registerTool"]>[0]["parameters"],
+		async execute(_id, raw, _signal, _update, ctx) {
+			const p = raw as unknown as ToolParams;
+			let args: string[];
+			if (p.action === "list") args = ["lessons", "--status", p.status ?? "active"];
+			else if (p.action === "retrieve") args = ["lessons", "--inject", "--peek", "--query", (p.query ?? "").slice(0, MAX_QUERY)];
+			else if (p.action === "propose" || p.action === "revise") {
+				args = ["suggest", ...tagArgs(p.tags ?? [])];
+				if (p.action === "revise") args.push("--revises", p.id ?? "");
+				else args.push("--ns", p.ns ?? lessonNs());
+				if (p.note) args.push("--because", p.note);
+				args.push(p.text ?? "");
+			} else {
+				return { content: [{ type: "text", text: "unknown action: use list, retrieve, propose or revise" }], details: {} };
+			}
+			const r = await run(ctx, args);
+			const text = r.ok ? r.stdout.trim() || "no lessons" : `refused — ${r.why}`;
+			return { content: [{ type: "text", text }], details: { ok: r.ok } };
+		},
+	});
+
+	// ------------------------------------------------------------------ the person's commands
+
 	async function score(words: string[], ctx: ExtensionContext): Promise<void> {
 		const outcome = words.shift() ?? "";
 		if (!OUTCOMES.includes(outcome)) {
-			ctx.ui.notify("usage: /priors score success|partial|failure [--again|--replace] [note]", "warning");
+			say(ctx, "usage: /priors score success|partial|failure [--again|--replace] [note]", "warning");
 			return;
 		}
-		const args = ["score", "last", outcome];
+		const key = sessionKey(ctx);
+		const args = key ? ["score", outcome, "--session", key] : ["score", "last", outcome];
 		const note: string[] = [];
 		for (const w of words) {
 			if (w === "--again" || w === "--replace") args.push(w);
 			else note.push(w);
 		}
 		if (note.length) args.push("--because", note.join(" "));
-		const r = await run(ctx, args);
-		ctx.ui.notify(r.ok ? `priors: ${r.stdout.trim()}` : `priors: not scored — ${r.why}`, r.ok ? "info" : "warning");
+		answer(ctx, await run(ctx, args), "not scored");
+	}
+
+	async function rows(ctx: ExtensionContext, status: string): Promise<LessonRow[] | undefined> {
+		const r = await run(ctx, ["lessons", "--status", status, "--json"]);
+		if (!r.ok) {
+			say(ctx, `priors: cannot list lessons — ${r.why}`, "warning");
+			return undefined;
+		}
+		try {
+			return JSON.parse(r.stdout || "[]") as LessonRow[];
+		} catch {
+			say(ctx, "priors: the keeper's lesson list was not JSON", "warning");
+			return undefined;
+		}
+	}
+
+	/** `decide ID accepted`, naming the lesson it revises when a person had settled that one. */
+	async function activate(ctx: ExtensionContext, row: LessonRow, all: LessonRow[]): Promise<Ran> {
+		const args = ["decide", row.id, "accepted"];
+		const old = row.supersedes ? all.find((x) => x.id === row.supersedes) : undefined;
+		if (old && (old.status === "accepted" || old.status === "wontfix")) args.push("--retires", old.id);
+		return run(ctx, args);
+	}
+
+	async function activateCmd(words: string[], ctx: ExtensionContext): Promise<void> {
+		const target = words[0];
+		if (!target) return say(ctx, "usage: /priors activate ID|all", "warning");
+		const all = await rows(ctx, "all");
+		if (!all) return;
+		const todo = target === "all" ? all.filter((x) => x.status === "open") : all.filter((x) => x.id === target);
+		if (!todo.length) return say(ctx, target === "all" ? "priors: no proposed lessons" : `priors: no lesson ${target}`, "warning");
+		const out: string[] = [];
+		for (const row of todo) {
+			const r = await activate(ctx, row, all);
+			out.push(r.ok ? r.stdout.trim() : `${row.id} not activated — ${r.why}`);
+		}
+		say(ctx, out.join("\n"));
 	}
 
 	async function review(ctx: ExtensionContext): Promise<void> {
-		const r = await run(ctx, ["lessons", "--json"]);
-		if (!r.ok) {
-			ctx.ui.notify(`priors: cannot list lessons — ${r.why}`, "warning");
-			return;
-		}
-		let rows: LessonRow[];
-		try {
-			rows = (JSON.parse(r.stdout || "[]") as LessonRow[]).filter((x) => x.status === "open");
-		} catch {
-			ctx.ui.notify("priors: the keeper's lesson list was not JSON", "warning");
-			return;
-		}
-		if (!rows.length) {
-			ctx.ui.notify("priors: no proposed lessons wait for your review", "info");
-			return;
-		}
+		const all = await rows(ctx, "all");
+		if (!all) return;
+		const open = all.filter((x) => x.status === "open");
+		if (!open.length) return say(ctx, "priors: no proposed lessons wait for your review");
 		if (!ctx.hasUI) {
-			const lines = rows.map((x) => `${x.id} (${x.ns}) ${x.claim} — priors decide ${x.id} accepted | obsolete`);
-			ctx.ui.notify(`priors: ${rows.length} proposed lesson(s):\n${lines.join("\n")}`, "info");
-			return;
+			const lines = open.map((x) => `${x.id} (${x.ns}) ${x.claim}${x.supersedes ? ` [revises ${x.supersedes}]` : ""} — /priors activate ${x.id} | /priors reject ${x.id}`);
+			return say(ctx, `priors: ${open.length} proposed lesson(s):\n${lines.join("\n")}`);
 		}
 		const done: string[] = [];
-		for (const row of rows) {
-			const choice = await ctx.ui.select(`${row.id} (${row.ns}): ${row.claim}`, ["accept", "retire", "skip"]);
+		for (const row of open) {
+			const title = `${row.id} (${row.ns})${row.supersedes ? ` revises ${row.supersedes}` : ""}: ${row.claim}`;
+			const choice = await ctx.ui.select(title, ["accept", "reject", "skip"]);
 			if (choice === undefined) break; // escape ends the review
 			if (choice === "skip") continue;
-			const verdict = choice === "accept" ? "accepted" : "obsolete";
-			const d = await run(ctx, ["decide", row.id, verdict]);
-			if (!d.ok) {
-				ctx.ui.notify(`priors: ${row.id} not decided — ${d.why}`, "warning");
-				continue;
-			}
-			done.push(d.stdout.trim());
+			const d = choice === "accept" ? await activate(ctx, row, all)
+				: await run(ctx, ["decide", row.id, "obsolete", "--because", "rejected in review"]);
+			done.push(d.ok ? d.stdout.trim() : `${row.id} not decided — ${d.why}`);
 		}
-		if (done.length) ctx.ui.notify(`priors:\n${done.join("\n")}`, "info");
+		if (done.length) say(ctx, `priors:\n${done.join("\n")}`);
 	}
 
-	async function status(ctx: ExtensionContext): Promise<void> {
-		const r = await run(ctx, ["status", "--calls"]);
-		ctx.ui.notify(r.ok ? r.stdout.trim() || "priors: nothing recorded yet" : `priors: ${r.why}`, r.ok ? "info" : "warning");
+	async function config(words: string[], ctx: ExtensionContext): Promise<void> {
+		if (!words.length) return answer(ctx, await run(ctx, ["config"]), "cannot read the config");
+		const name = words[0];
+		if (NOT_CARRIED[name]) return say(ctx, `priors: ${name} is not carried — ${NOT_CARRIED[name]}`, "warning");
+		const key = CONFIG_KEYS[name];
+		if (!key) return say(ctx, `priors: unknown setting ${name} — ${Object.keys(CONFIG_KEYS).slice(0, 5).join(", ")}, inject`, "warning");
+		answer(ctx, await run(ctx, ["config", key, ...words.slice(1, 2)]), "not set");
 	}
+
+	async function prune(words: string[], ctx: ExtensionContext): Promise<void> {
+		if (words[0] === "scored") {
+			if (!/^\d+$/.test(words[1] ?? "")) return say(ctx, "usage: /priors prune scored N", "warning");
+			return answer(ctx, await run(ctx, ["trace", "--prune-scored", words[1]]), "not pruned");
+		}
+		if (words[0] === "unscored") words.shift();
+		let n = words[0];
+		if (!n) {
+			const w = await run(ctx, ["trace", "--where", "--json"]);
+			n = w.ok ? String((JSON.parse(w.stdout) as { max_traces: number }).max_traces) : "100";
+		}
+		answer(ctx, await run(ctx, ["trace", "--prune", n]), "not pruned");
+	}
+
+	async function learn(words: string[], ctx: ExtensionCommandContext): Promise<void> {
+		const args = ["reflect", "--json"];
+		let dry = false;
+		let mark = false;
+		for (let i = 0; i < words.length; i++) {
+			const w = words[i];
+			if (w === "--dry-run") dry = true;
+			else if (w === "--include-learned") args.push(w);
+			else if (w === "--mark-existing") mark = true;
+			else if (/^\d+$/.test(w)) args.push(w);
+			else return say(ctx, "usage: /priors learn [N] [--dry-run] [--mark-existing [N]] [--include-learned]", "warning");
+		}
+		if (dry) args.push("--dry-run");
+		if (mark) args.push("--mark-existing");
+		const r = await run(ctx, args);
+		if (!r.ok) return say(ctx, `priors: nothing learned — ${r.why}`, "warning");
+		const out = JSON.parse(r.stdout) as { packet?: string; runs?: string[]; marked?: string[] };
+		if (mark) return say(ctx, `priors: ${dry ? "would mark" : "marked"} ${(dry ? out.runs : out.marked)?.length ?? 0} scored run(s) as learned`);
+		if (!out.packet) return say(ctx, "priors: nothing to reflect on — no scored runs left unlearned (score runs with /priors score)");
+		if (dry) return say(ctx, `priors: wrote ${out.packet} (dry run: nothing marked learned, no model turn)`);
+		const packet = readFileSync(join(ctx.cwd, out.packet), "utf-8");
+		say(ctx, `priors: ${out.packet} — asking the model for lessons (they stay proposed until you activate them)`);
+		const ended = new Promise<void>((resolve) => {
+			turnEnded = resolve;
+		});
+		pi.sendUserMessage(
+			`${packet}\n\nYou are in a coding session, not a keeper run: propose at most three lessons with the ` +
+			"priors_lessons tool (action \"propose\"; action \"revise\" with the id of a lesson to correct instead of " +
+			"duplicating it). Do not activate anything: a person reviews your proposals with /priors review.",
+		);
+		await ended; // print mode would otherwise close the session under the turn
+	}
+
+	async function exportCmd(words: string[], ctx: ExtensionContext): Promise<void> {
+		const file = words[0];
+		answer(ctx, await run(ctx, file ? ["export", "-o", file] : ["export"]), "not exported");
+	}
+
+	async function importCmd(words: string[], ctx: ExtensionContext): Promise<void> {
+		const [file, how] = words;
+		if (!file) return say(ctx, "usage: /priors import FILE [merge]", "warning");
+		if (how === "replace") {
+			return say(ctx, "priors: import replace is not carried — the ledger is append-only: import merges, and you retire what no longer applies with /priors deactivate ID", "warning");
+		}
+		if (how && how !== "merge") return say(ctx, "usage: /priors import FILE [merge]", "warning");
+		answer(ctx, await run(ctx, ["import", file, "--ns", lessonNs()]), "not imported");
+	}
+
+	async function write(ctx: ExtensionContext, args: string[], failed: string): Promise<void> {
+		answer(ctx, await run(ctx, args), failed);
+		await refreshStatus(ctx);
+	}
+
+	async function handle(args: string, ctx: ExtensionCommandContext): Promise<void> {
+		const words = args.trim().split(/\s+/).filter((w) => w.length > 0);
+		const sub = words.shift() ?? "";
+		const id = words[0] ?? "";
+		switch (sub) {
+			case "status":
+				return answer(ctx, await run(ctx, ["status", "--calls"]), "no status");
+			case "on":
+			case "off":
+				return write(ctx, ["config", "inject", sub], "not switched");
+			case "config":
+				return config(words, ctx);
+			case "path":
+				return answer(ctx, await run(ctx, ["trace", "--where"]), "no paths");
+			case "prune":
+				return prune(words, ctx);
+			case "list": {
+				const status = words[0] ?? "active";
+				if (!STATUSES.includes(status)) return say(ctx, "usage: /priors list [active|proposed|inactive|rejected|all]", "warning");
+				return answer(ctx, await run(ctx, ["lessons", "--status", status]), "cannot list lessons");
+			}
+			case "add":
+			case "propose": {
+				const { tags, text } = tagsAndText(words);
+				if (!text) return say(ctx, `usage: /priors ${sub} [#tag …] TEXT`, "warning");
+				const verb = sub === "add" ? ["add"] : ["suggest"];
+				return write(ctx, [...verb, "--ns", lessonNs(), ...tagArgs(tags), text], `not ${sub === "add" ? "added" : "proposed"}`);
+			}
+			case "revise":
+			case "edit": {
+				words.shift();
+				const { tags, text } = tagsAndText(words);
+				if (!/^P-\d+$/.test(id) || !text) return say(ctx, `usage: /priors ${sub} ID [#tag …] TEXT`, "warning");
+				const verb = sub === "revise" ? ["suggest", "--revises", id] : ["add", "--supersedes", id];
+				return write(ctx, [...verb, ...tagArgs(tags), text], `not ${sub === "revise" ? "proposed" : "edited"}`);
+			}
+			case "activate":
+				await activateCmd(words, ctx);
+				return refreshStatus(ctx);
+			case "deactivate":
+			case "reject":
+				if (!id) return say(ctx, `usage: /priors ${sub} ID`, "warning");
+				return write(ctx, ["decide", id, "obsolete", "--because", sub === "reject" ? "rejected in Pi" : "deactivated in Pi"], `not ${sub}d`);
+			case "delete": {
+				if (!id) return say(ctx, "usage: /priors delete ID", "warning");
+				if (ctx.hasUI && !(await ctx.ui.confirm(`Delete ${id} for good?`, "Its content is removed from .priors/ (a tombstone keeps its hash)."))) {
+					return say(ctx, `priors: ${id} kept`);
+				}
+				return write(ctx, ["redact", id, "--because", "deleted in Pi"], "not deleted");
+			}
+			case "review":
+				await review(ctx);
+				return refreshStatus(ctx);
+			case "score":
+				await score(words, ctx);
+				return refreshStatus(ctx);
+			case "learn":
+				return learn(words, ctx);
+			case "export":
+				return exportCmd(words, ctx);
+			case "import":
+				await importCmd(words, ctx);
+				return refreshStatus(ctx);
+			default:
+				return say(ctx, USAGE);
+		}
+	}
+
+	const SUBS = ["status", "on", "off", "config", "path", "prune", "list", "add", "propose", "revise", "edit", "activate",
+		"deactivate", "reject", "delete", "review", "score success", "score partial", "score failure", "learn", "export", "import"];
 
 	pi.registerCommand("priors", {
-		description: "priors lessons: score success|partial|failure [note] · review · status",
+		description: "priors lessons: status · list · add · propose · revise · edit · activate · deactivate · reject · delete · review · score · learn · config · on/off · prune · path · export · import",
 		getArgumentCompletions: (prefix: string) => {
-			const items = ["score success", "score partial", "score failure", "review", "status"]
-				.filter((v) => v.startsWith(prefix))
-				.map((v) => ({ value: v, label: v }));
+			const items = SUBS.filter((v) => v.startsWith(prefix)).map((v) => ({ value: v, label: v }));
 			return items.length ? items : null;
 		},
-		handler: async (args, ctx) => {
-			const words = args.trim().split(/\s+/).filter((w) => w.length > 0);
-			const sub = words.shift();
-			if (sub === "score") return score(words, ctx);
-			if (sub === "review") return review(ctx);
-			if (sub === "status") return status(ctx);
-			ctx.ui.notify("usage: /priors score success|partial|failure [note] · /priors review · /priors status", "info");
-		},
+		handler: async (args, ctx) => handle(args, ctx),
 	});
 }

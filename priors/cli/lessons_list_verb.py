@@ -14,17 +14,23 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
     from priors.cli.main import Context
     from priors.core.answer import Answer
 
-INJECT_ONLY = ("query", "session", "fresh", "new_only", "max_inject", "max_chars")
+INJECT_ONLY = ("query", "session", "fresh", "new_only", "max_inject", "max_chars", "peek")
 
 
 def cmd_lessons(a: Parsed, ctx: Context) -> Answer:
     ns = a.get("ns")
     if a.get("inject"):
-        if a.get("all"):
-            raise UsageError("priors lessons: --all lists retired lessons; --inject gives only the live ones")
+        if a.get("all") or a.get("status") is not None:
+            raise UsageError("priors lessons: --all and --status list lessons; --inject gives only the live ones")
         return session.inject(Paths(ctx.root), ns, a.get("max_inject"), a.get("max_chars"), a.get("query"),
-                              a.get("session"), bool(a.get("fresh")), bool(a.get("new_only")))
+                              a.get("session"), bool(a.get("fresh")), bool(a.get("new_only")),
+                              remember=not a.get("peek"))
     for name in INJECT_ONLY:
         if a.get(name) is not None:
             raise UsageError(f"priors lessons: --{name.replace('_', '-')} goes with --inject")
+    status = a.get("status")
+    if status is not None:
+        if a.get("all"):
+            raise UsageError("priors lessons: give --all or --status, not both")
+        return session.lessons_by_status(Paths(ctx.root), str(status), ns)
     return session.list_lessons(Paths(ctx.root), ns, bool(a.get("all")))

@@ -7,9 +7,11 @@ from __future__ import annotations
 from priors.cli.args import required
 from priors.cli.inputs import parse_json_input, read_input
 from priors.core.answer import Answer
-from priors.ops import lessons
+from priors.core.errors import UsageError
+from priors.ops import lessons, traces
 from priors.ops.export import export
 from priors.ops.score import score
+from priors.ops.suggest import suggest
 from priors.store.paths import Paths
 
 TYPE_CHECKING = False
@@ -25,17 +27,41 @@ def cmd_config(a: Parsed, ctx: Context) -> Answer:
 
 
 def cmd_add(a: Parsed, ctx: Context) -> Answer:
-    ns = required(a, "ns", "NS")
+    # `--supersedes P-…` alone: the new lesson goes to that lesson's namespace (Pi's `/priors edit`)
+    ns = required(a, "ns", "NS") if not a.get("supersedes") or a.get("ns") else None
     return lessons.add_lesson(Paths(ctx.root), ns, str(a.get("type") or "calibration"), a.pos, a.get("scope_ref"),
                               a.get("scope_hash"), list(a.get("tag") or []), a.get("supersedes"),
                               a.get("review_every"), not a.get("open"))
 
 
 def cmd_score(a: Parsed, ctx: Context) -> Answer:
-    run, outcome = a.pos
+    key = a.get("session")
+    if len(a.pos) == 1 and key is None:
+        raise UsageError(f"priors score: give RUN (or last) and the outcome\nusage: {a.spec.usage}")
+    run, outcome = a.pos if len(a.pos) == 2 else ("last", a.pos[0])
     reason = a.get("because")
     return score(Paths(ctx.root), run, outcome, None if reason is None else str(reason), bool(a.get("again")),
-                 bool(a.get("replace")))
+                 bool(a.get("replace")), None if key is None else str(key))
+
+
+def cmd_suggest(a: Parsed, ctx: Context) -> Answer:
+    ns, revises, note = a.get("ns"), a.get("revises"), a.get("because")
+    return suggest(Paths(ctx.root), None if ns is None else str(ns), a.pos, list(a.get("tag") or []),
+                   None if revises is None else str(revises), None if note is None else str(note))
+
+
+def cmd_trace(a: Parsed, ctx: Context) -> Answer:
+    paths = Paths(ctx.root)
+    pruning = a.get("prune") is not None or a.get("prune_scored") is not None
+    traces.check_modes(bool(a.pos), pruning, bool(a.get("where")))
+    if a.get("where"):
+        return traces.where(paths)
+    if pruning:
+        return traces.prune_traces(paths, a.get("prune"), a.get("prune_scored"))
+    key = a.get("session")
+    name = a.pos[0]
+    obj = parse_json_input(read_input(name, "trace"), name, "trace")
+    return traces.record(paths, None if key is None else str(key), obj)
 
 
 def cmd_reflect(a: Parsed, ctx: Context) -> Answer:

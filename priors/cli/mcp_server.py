@@ -38,8 +38,9 @@ from priors.core.mcp_tools import (
     unknown_tool,
 )
 from priors.core.vocabulary import MAX_MCP_MESSAGE_BYTES
-from priors.ops import desk, ground, opening, propose, retract, run, timeline
+from priors.ops import desk, ground, opening, propose, retract, run, session, timeline
 from priors.ops.budget import budget_for
+from priors.ops.suggest import suggest
 from priors.snapshot.scan import take_snapshot
 from priors.store.files import CHANGED, LANDED, WARNINGS, ledger_landed
 from priors.store.paths import Paths, find_root
@@ -357,7 +358,28 @@ def _relevant(paths: Paths, args: Dict[str, Any], err: Any) -> Answer:
                         say=lambda line: err.write(line + "\n"))
 
 
+def _lessons(paths: Paths, args: Dict[str, Any], err: Any) -> Answer:
+    """`priors_lessons`: list, retrieve, propose, revise — never accept, retire or delete."""
+    action = args["action"]
+    ns = args.get("ns")
+    if action == "list":
+        return session.lessons_by_status(paths, str(args.get("status") or "active"), [ns] if ns else None)
+    if action == "retrieve":
+        query = args.get("query")
+        if not isinstance(query, str) or not query.strip():
+            raise UsageError("priors lessons: retrieve needs a query")
+        return session.inject(paths, [ns] if ns else None, None, None, query, None, False, False, remember=False)
+    text = args.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise UsageError(f"priors lessons: {action} needs the lesson's text")
+    if action == "revise" and not args.get("id"):
+        raise UsageError("priors lessons: revise needs the id of the lesson it corrects")
+    return suggest(paths, ns, [text], list(args.get("tags") or []), args.get("id") if action == "revise" else None,
+                   args.get("note"))
+
+
 CALLS: Dict[str, Callable[[Paths, Dict[str, Any], Any], Answer]] = {
+    "lessons": _lessons,
     "relevant": _relevant,
     "disposition": lambda paths, args, err: run.disposition(
         paths, args["run"], [(item["id"], item["verdict"]) for item in args["verdicts"]]),

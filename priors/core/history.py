@@ -11,7 +11,7 @@ from priors.core.chart import CATEGORIES, LABELS, chart_svg, quiet_streak
 from priors.core.fold import PriorState, State, apply, apply_priors, fold, rests
 from priors.core.lessons import kept_in_force
 from priors.core.plain import Plain
-from priors.core.vocabulary import SESSION_VIA, display_status
+from priors.core.vocabulary import SESSION_VIA, SUGGEST_VIA, display_status
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -475,7 +475,7 @@ def _walk(records: Sequence[Dict[str, Any]], ns: Optional[str], step: Any):
             step(st, rec)
             if a is not None and isinstance(run, str) and t == "run" and get("action") == "commit":  # the run's first commit
                 row = _row(run, get("ns"), no, a, tally, st)
-                if (ns is None or row.ns == ns) and get("via") != SESSION_VIA:
+                if (ns is None or row.ns == ns) and get("via") not in (SESSION_VIA, SUGGEST_VIA):
                     rows.append(row)  # (a scored coding session is sealed as a run, but reviewed nothing: no row)
         else:
             step(st, rec)

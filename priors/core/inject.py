@@ -106,10 +106,11 @@ def same_session(old: Optional[Dict[str, Any]], key: Optional[str], fresh: bool)
 
 
 def record(old: Optional[Dict[str, Any]], key: Optional[str], fresh: bool, at: int,
-           given: Sequence[str]) -> Dict[str, Any]:
+           given: Sequence[str], seq: int) -> Dict[str, Any]:
     """The session record after giving `given` (ids, in the order shown) at ledger position `at`
-    (how many records the ledger held). `seq` counts injections and never goes back."""
-    seq = (old["seq"] if old is not None else 0) + 1
+    (how many records the ledger held). `seq` counts injections across every session on this
+    machine (the caller passes one more than the highest recorded), so the most recent session is
+    the one with the highest `seq` — no clock needed."""
     if same_session(old, key, fresh):
         assert old is not None
         ids = sorted(set(old["ids"]) | set(given), key=_id_order)
@@ -135,17 +136,6 @@ def _id_order(pid: str) -> Tuple[int, str]:
 
 
 # ------------------------------------------------------------------ scoring a session
-
-
-def session_is_last(session: Optional[Dict[str, Any]], last_run_at: Optional[int]) -> bool:
-    """`score last`: is the unscored session newer than the latest committed agent run?
-
-    Positions compare as "how many ledger records existed": the session was last given lessons
-    when the ledger held `at` records; the run's seal is record number `last_run_at` (0-based),
-    so the session came after it exactly when `at > last_run_at`."""
-    if session is None or session.get("sealed") or not session.get("ids"):
-        return False
-    return last_run_at is None or session["at"] > last_run_at
 
 
 def seal_lines(st: State, ids: Sequence[str], run_dirs: Sequence[str]) -> List[Dict[str, Any]]:

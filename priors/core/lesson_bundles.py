@@ -15,6 +15,7 @@ from priors.core.lessons import (
     is_lesson,
 )
 from priors.core.plain import Plain
+from priors.core.traces import packet_lines
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -42,7 +43,11 @@ def _quote(text: str) -> str:
     return " ".join(text.split())
 
 
-def reflection_packet(ledger: Ledger, runs: List[str], ns: Optional[str]) -> str:
+def reflection_packet(ledger: Ledger, runs: List[str], ns: Optional[str],
+                      traces: Optional[Dict[str, List[Dict[str, Any]]]] = None) -> str:
+    """The packet; `traces`: per run, the traces a harness kept of the coding session scored as it
+    (prompt, lessons given, what the assistant and its tools did), quoted under the run."""
+    traces = traces or {}
     st = ledger.state
     stats = ledger.stats()
     starts = ledger.block_starts()
@@ -62,8 +67,10 @@ def reflection_packet(ledger: Ledger, runs: List[str], ns: Optional[str]) -> str
         "   \"Lessons injected\" were shown to it; lessons born later are listed separately.",
         "3. Look for what repeats: a habit that would have turned a failure or partial into a success,",
         "   or an injected lesson that keeps coinciding with failures.",
-        "4. In your next run (after `priors relevant`), propose at most three short, general lessons —",
-        "   one candidate file each, `priors propose FILE --run RUN --ns NS`:",
+        "4. Propose at most three short, general lessons: in a coding session, with the `priors_lessons`",
+        "   tool (action `propose`; `revise` with the id of a lesson to correct) or `priors suggest --ns NS",
+        "   TEXT`; in a keeper run (after `priors relevant`), one candidate file each,",
+        "   `priors propose FILE --run RUN --ns NS`:",
         "",
         "   ```json",
         "   {\"type\": \"calibration\", \"claim\": \"Run the narrowest relevant test before the full suite.\",",
@@ -123,6 +130,10 @@ def reflection_packet(ledger: Ledger, runs: List[str], ns: Optional[str]) -> str
                  and born_at.get(p.id, -1) > start]
         if later:
             lines.append(f"- lessons born after this run (it could not have used them): {', '.join(later)}")
+        kept = traces.get(run)
+        if kept:
+            lines.append("- what the session did (traces: the exact lessons each agent run was given):")
+            lines += ["  " + x for x in packet_lines(kept)]
         lines.append("")
     return "\n".join(lines).rstrip("\n") + "\n"
 

@@ -9,7 +9,17 @@ from bisect import bisect_left, bisect_right
 from priors.core.errors import UsageError
 from priors.core.fold import PriorState, State, fold, prior_number
 from priors.core.plain import Plain
-from priors.core.vocabulary import BINDING, BLOCK_TYPES, INJECTABLE, LESSON_TYPES, OUTCOMES, PRIOR_RE, RUN_RE, is_run_id  # noqa: F401 (the lessons verbs read them here)
+from priors.core.vocabulary import (  # noqa: F401 (the lessons verbs read them here)
+    BINDING,
+    BLOCK_TYPES,
+    INJECTABLE,
+    LESSON_TYPES,
+    OUTCOMES,
+    PRIOR_RE,
+    RUN_RE,
+    SUGGEST_VIA,
+    is_run_id,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -78,6 +88,11 @@ class RunInfo(Plain):
     def by_human(self) -> bool:
         """Sealed by `add`/`import`: lessons a person wrote, not an agent run."""
         return self.rec.get("by") == "human"
+
+    @property
+    def scorable(self) -> bool:
+        """An agent run that did work: not a person's lessons, not an agent's suggestion sealed on its own."""
+        return not self.by_human and self.rec.get("via") != SUGGEST_VIA
 
 
 def injections(records: Sequence[Dict[str, Any]]) -> Dict[str, List[str]]:
@@ -594,6 +609,8 @@ def lesson_rows(ledger: Ledger, ns: Optional[Sequence[str]], include_all: bool) 
         tags = tags_of(p)
         if tags:
             row["tags"] = tags
+        if isinstance(p.rec.get("supersedes"), str):
+            row["supersedes"] = p.rec["supersedes"]
         if p.id in low:
             row["your_call"] = True
         rows.append(row)

@@ -195,3 +195,16 @@ def schema_problem(schema: Dict[str, Any], value: Any, where: str = "") -> Optio
 
 def _join(where: str, key: str) -> str:
     return f"{where}.{key}" if where else key
+
+# `priors_lessons`: pi-prior's model-callable tool — list, retrieve, propose, revise; never accept.
+LESSONS_TOOL = {
+    "action": {"type": "string", "enum": ["list", "retrieve", "propose", "revise"]},
+    "status": {"type": "string", "enum": ["active", "proposed", "inactive", "rejected", "all"],
+               "description": "list: which lessons (default active)"},
+    "query": {"type": "string", "description": "retrieve: the task, to rank lessons by"},
+    "ns": ns_schema("propose: the namespace (revise takes the lesson's own)"),
+    "id": {"type": "string", "pattern": ecma(PRIOR_RE), "description": "revise: the lesson to correct"},
+    "text": {"type": "string", "description": "propose/revise: the lesson, one sentence"},
+    "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 8},
+    "note": {"type": "string", "description": "why (kept as the lesson's evidence)"},
+}

@@ -147,3 +147,18 @@ def guard(value: Any, path: str = "") -> None:
     hit = find(value, path)
     if hit is not None:
         raise Refusal("SECRET_SUSPECTED", field=hit[0], kind=hit[1], hint=HINT)
+
+
+def redacted(text: str) -> str:
+    """`text` with what looks like a credential replaced by `[redacted: KIND]` — word by word, and
+    the whole text when the credential spans words (a key block, a quoted password). For the
+    traces a harness captures (prompts, tool output), which are kept, not refused."""
+    if scan(text) is None:
+        return text
+    out = []
+    for word in re.split(r"(\s+)", text):
+        kind = scan(word) if word and not word.isspace() else None
+        out.append(f"[redacted: {kind}]" if kind is not None else word)
+    joined = "".join(out)
+    kind = scan(joined)
+    return joined if kind is None else f"[redacted: {kind}]"

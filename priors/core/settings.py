@@ -15,6 +15,9 @@ CONFIG_KEYS = {
     "max_inject": "int",
     "max_chars": "int",
     "require_review": "bool",
+    "inject": "bool",  # off: `lessons --inject` gives a coding session nothing (keeper runs are not touched)
+    "capture": "bool",  # off: `priors trace` keeps nothing
+    "max_traces": "int",  # unscored traces kept (default 100); scored ones stay for reflection
 }
 _TRUE = ("on", "true", "yes", "1")
 _FALSE = ("off", "false", "no", "0")

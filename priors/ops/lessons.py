@@ -34,6 +34,7 @@ from priors.store.ledger import append_and_apply, load_ledger, open_runs, read_r
 from priors.store.lock import Lock
 from priors.store.paths import Paths, list_run_dirs, require_init
 from priors.store.reflection import REFLECTION_DIR
+from priors.store.traces import traces_by_run
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -88,10 +89,11 @@ def set_config_key(paths: Paths, key: str, value: str) -> Answer:
 # ------------------------------------------------------------------ add
 
 
-def add_lesson(paths: Paths, ns: str, typ: str, words: Sequence[str], scope_ref: Optional[str],
+def add_lesson(paths: Paths, ns: Optional[str], typ: str, words: Sequence[str], scope_ref: Optional[str],
                scope_hash: Optional[str], tags: Sequence[str], supersedes: Optional[str],
                review_every: Any, accept: bool) -> Answer:
-    """A lesson a person wrote, sealed as a run of its own (accepted unless `accept` is False)."""
+    """A lesson a person wrote, sealed as a run of its own (accepted unless `accept` is False). No
+    `ns` with `supersedes`: the namespace of the lesson it supersedes."""
     if typ not in LESSON_TYPES:
         raise UsageError(f"priors add: --type must be one of {', '.join(LESSON_TYPES)}")
     claim = normalize(" ".join(words))
@@ -117,6 +119,11 @@ def add_lesson(paths: Paths, ns: str, typ: str, words: Sequence[str], scope_ref:
         loaded, ledger = lesson_ledger(paths)
         st = ledger.state
         refuse_if_open(paths, st, "add")
+        if ns is None:
+            target = st.priors.get(str(supersedes))
+            if target is None or target.redacted or not isinstance(target.ns, str):
+                raise UsageError(f"priors add: --supersedes names {supersedes}, which is not a prior in the ledger")
+            ns = rec["ns"] = target.ns
         old = check_supersedes(st, supersedes, ns)
         if old is not None:
             rec["supersedes"] = old
@@ -164,7 +171,7 @@ def reflect(paths: Paths, n: Any, ns: Optional[str], dry_run: bool, include_lear
             verb = "would mark" if dry_run else "marked"
             return Answer(0, {"marked": [] if dry_run else to_mark, "runs": runs},
                           f"{verb} {len(to_mark)} run{'s' if len(to_mark) != 1 else ''} as learned: {', '.join(to_mark)}")
-        text = visible(reflection_packet(ledger, runs, ns))
+        text = visible(reflection_packet(ledger, runs, ns, traces_by_run(paths)))
         rdir = paths.dir / REFLECTION_DIR
         name = f"reflect-{runs[-1]}{'-' + _safe(ns) if ns else ''}.md"
         check_inside(rdir / name)  # a symlinked reflection/ would carry the packet out of the repository

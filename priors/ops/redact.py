@@ -18,6 +18,7 @@ from priors.store.reflection import scrub_reflections
 from priors.store.rendered import read_mark
 from priors.store.rendered import write as write_rendered
 from priors.store.signing import sign_lines
+from priors.store.traces import scrub_traces
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -73,6 +74,7 @@ def _scrub_copies(paths: Paths, pid: str, content_hash: Any) -> None:
     aftercare("scrubbing run staging under .priors/runs/ (it may still hold the redacted content)",
               _scrub_runs, paths, pid, content_hash if isinstance(content_hash, str) else "")
     aftercare("scrubbing .priors/reflection/ (it may still hold the redacted content)", scrub_reflections, paths, pid)
+    aftercare("scrubbing .priors/traces/ (a trace may name the redacted prior)", scrub_traces, paths, pid)
     aftercare("removing temporary files", remove_stray_temps, paths)
 
 

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 from priors.core.answer import Answer
 from priors.core.errors import MachineError, UsageError
-from priors.core.inject import already_given, block, check_key, lesson_pool, record, seal_lines, session_is_last
+from priors.core.inject import already_given, block, check_key, lesson_pool, record, seal_lines
 from priors.core.lessons import Ledger, lesson_rows, lessons_table, shape
+from priors.core.vocabulary import SESSION_VIA
 from priors.ops.budget import budget_for
+from priors.store.config import read_config
 from priors.store.files import WARNINGS
 from priors.store.ledger import load_ledger
 from priors.store.paths import Paths, list_run_dirs, require_init
-from priors.store.session import read_session, write_session
+from priors.store.session import highest_seq, latest_session, read_session, write_session
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -35,12 +37,14 @@ def check_session_key(key: Optional[str]) -> None:
 
 
 def inject(paths: Paths, ns: Optional[Sequence[str]], max_inject: Any, max_chars: Any, query: Any,
-           key: Optional[str], fresh: bool, new_only: bool) -> Answer:
+           key: Optional[str], fresh: bool, new_only: bool, remember: bool = True) -> Answer:
     """The lessons for this session (text: the advisory block; nothing where there is no .priors/
     or no lesson). JSON: `{"inject", "inject_omitted"[, "awaiting_review", "already_given", "seq"]}`."""
     check_session_key(key)
     if not paths.dir.is_dir():
         return Answer(0, {"inject": [], "inject_omitted": []}, "")
+    if read_config(paths).get("inject") is False:  # `priors config inject off`: the person turned it off
+        return Answer(0, {"inject": [], "inject_omitted": [], "off": True}, "")
     budget = budget_for(paths, max_inject, max_chars, query, "lessons")
     st = load_ledger(paths, want_data=False).state
     pool = lesson_pool(st, list(ns) if ns else None)
@@ -51,7 +55,7 @@ def inject(paths: Paths, ns: Optional[Sequence[str]], max_inject: Any, max_chars
         if "awaiting_review" in shaped:
             out["awaiting_review"] = shaped["awaiting_review"]
     items: List[Dict[str, Any]] = out["inject"]
-    old = read_session(paths)
+    old = read_session(paths, key)
     if new_only:
         have = already_given(old, key, fresh)
         out["already_given"] = [i["id"] for i in items if i["id"] in have]
@@ -59,7 +63,9 @@ def inject(paths: Paths, ns: Optional[Sequence[str]], max_inject: Any, max_chars
     out["inject"] = [_described(st, i) for i in items]
     if not items:
         return Answer(0, out, "")
-    rec = record(old, key, fresh, st.records, [i["id"] for i in items])
+    if not remember:  # a lookup (the `priors_lessons` tool's retrieve): nothing is given to a session
+        return Answer(0, out, block(items, {i["id"]: _tags(st, i["id"]) for i in items}))
+    rec = record(old, key, fresh, st.records, [i["id"] for i in items], highest_seq(paths) + 1)
     try:
         write_session(paths, rec)
         out["seq"] = rec["seq"]
@@ -88,27 +94,38 @@ def _tags(st: State, pid: str) -> List[str]:
 # ------------------------------------------------------------------ scoring the session
 
 
-def session_targets(paths: Paths, ledger: Ledger) -> Optional[List[str]]:
-    """`score last` when the session record says so: the runs sealed for the scored session (when
-    the latest agent run is one of them), else None — `last` means the latest run, or a session
-    newer than it, which `seal_session` turns into runs."""
-    session = read_session(paths)
+def scorable_runs(ledger: Ledger) -> List[Any]:
+    """Committed runs a score may name: agent runs — not a person's `add`/`import`, not a lesson an
+    agent suggested outside a run (`priors suggest`)."""
+    return [r for r in ledger.runs.values() if r.scorable]
+
+
+def session_targets(session: Optional[Dict[str, Any]], ledger: Ledger) -> Optional[List[str]]:
+    """The runs sealed for a scored session that are still in the ledger, or None."""
     if session is None or not session.get("sealed"):
         return None
-    agent = [r for r in ledger.runs.values() if not r.by_human]
-    if not agent:
+    return [r for r in session["sealed"] if r in ledger.runs] or None
+
+
+def last_session(paths: Paths, ledger: Ledger) -> Optional[Dict[str, Any]]:
+    """What `score last` means when it is a session: the session given lessons most recently on this
+    machine, when that was after the latest keeper run was sealed (a session sealed by scoring is
+    dated by its lessons, not by its score: scoring one session does not make another older)."""
+    latest = latest_session(paths)
+    if latest is None or not latest.get("ids"):
         return None
-    latest = max(agent, key=lambda r: r.index).run
-    sealed = [r for r in session["sealed"] if r in ledger.runs]
-    return sealed if latest in sealed else None
+    keeper = [r.index for r in scorable_runs(ledger) if r.rec.get("via") != SESSION_VIA]
+    return latest if not keeper or latest["at"] > max(keeper) else None
 
 
-def pending_session(paths: Paths, ledger: Ledger) -> Optional[Dict[str, Any]]:
-    """The unscored session, when it is newer than the latest committed agent run."""
-    session = read_session(paths)
-    agent = [r for r in ledger.runs.values() if not r.by_human]
-    last_at = max(r.index for r in agent) if agent else None
-    return session if session_is_last(session, last_at) else None
+def keyed_session(paths: Paths, key: str) -> Optional[Dict[str, Any]]:
+    check_session_key(key)
+    return read_session(paths, key)
+
+
+def is_pending(session: Optional[Dict[str, Any]]) -> bool:
+    """Is the session given lessons and not scored yet?"""
+    return session is not None and not session.get("sealed") and bool(session.get("ids"))
 
 
 def seal_session(paths: Paths, ledger: Ledger, session: Dict[str, Any]) -> List[Dict[str, Any]]:
@@ -128,3 +145,22 @@ def list_lessons(paths: Paths, ns: Optional[Sequence[str]], include_all: bool) -
     require_init(paths)
     rows = lesson_rows(Ledger(load_ledger(paths, want_data=False).state), list(ns) if ns else None, include_all)
     return Answer(0, rows, lessons_table(rows))
+
+
+# pi-prior's statuses over ours: active = a person accepted (or kept) it; proposed = open, no person
+# has decided; inactive and rejected = retired (obsolete). `all`: every lesson.
+TOOL_STATUSES = {"active": ("accepted", "wontfix"), "proposed": ("open",), "inactive": ("obsolete",),
+                 "rejected": ("obsolete",), "all": None}
+
+
+def lessons_by_status(paths: Paths, status: str, ns: Optional[Sequence[str]]) -> Answer:
+    """The lessons in one of pi-prior's statuses (`priors lessons --status`, the tool's `list`)."""
+    if status not in TOOL_STATUSES:
+        raise UsageError(f"priors lessons: --status must be one of {', '.join(TOOL_STATUSES)}")
+    require_init(paths)
+    want = TOOL_STATUSES[status]
+    rows = lesson_rows(Ledger(load_ledger(paths, want_data=False).state), list(ns) if ns else None,
+                       want is None or "obsolete" in want)
+    if want is not None:
+        rows = [r for r in rows if r.get("status") in want]
+    return Answer(0, rows, lessons_table(rows) if rows else f"no {status} lessons")
