@@ -244,3 +244,66 @@ def test_a_result_like_a_hand_written_finding_is_refused_with_a_hint_an_ingest_c
     (dup,) = r.json["refused"]
     assert dup["refused"] == "DUPLICATE" and dup["similar"] is True and "distinct_from" not in dup["hint"], dup
     assert "a person decides" in dup["hint"]
+
+
+def _log(tool: str, *results: Dict[str, Any]) -> str:
+    return json.dumps({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": tool}}, "results": list(results)}]})
+
+
+def _at(uri: str, line: int, text: str, rule: str = "R", **extra: Any) -> Dict[str, Any]:
+    return dict({"ruleId": rule, "message": {"text": text},
+                 "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri}, "region": {"startLine": line}}}]},
+                **extra)
+
+
+def test_a_result_left_out_for_a_control_character_marks_nothing_fixed(keeper: Keeper) -> None:
+    """The result that reports an old finding again, left out because its message holds a control
+    character, is not the analyzer's silence: the old finding is carried, not marked fixed."""
+    k = keeper
+    k.write("src/a.py", "x = 1\ny = 2\n")
+    k.write("1.sarif", _log("lint", _at("src/a.py", 1, "first"), _at("src/a.py", 2, "second")))
+    assert k("ingest-sarif", "1.sarif", "--ns", "lint", "--snapshot", "src", "--json").json["counts"]["new"] == 2
+    k.write("2.sarif", _log("lint", _at("src/a.py", 1, "first \u001b[31m"), _at("src/a.py", 2, "second")))
+    r = k("ingest-sarif", "2.sarif", "--ns", "lint", "--snapshot", "src", "--json")
+    assert r.code == 0 and r.json["counts"]["fixed"] == 0 and r.json["counts"]["fixed_withheld"] == 1, r
+    assert r.json["fixed_withheld"]["left_out"] == 1 and r.json["fixed_withheld"]["unplaced"] == 0
+    assert set(statuses(k).values()) == {"open"}
+
+
+def test_a_fingerprint_a_tool_gives_one_rule_at_two_places_identifies_neither(keeper: Keeper) -> None:
+    """Semgrep OSS writes `{"matchBasedId/v1": "requires login"}` on every result: two results of one
+    rule on one scope are still two findings (their text identifies them), and removing one fixes one."""
+    k = keeper
+    k.write("src/m.py", "def h(z):\n    print(z)\n    eval(z)\n    print(z + 1)\n")
+    login = {"fingerprints": {"matchBasedId/v1": "requires login"}}
+    both = [_at("src/m.py", 2, "print call", "p", **login), _at("src/m.py", 3, "eval", "e", **login),
+            _at("src/m.py", 4, "print call", "p", **login)]
+    k.write("1.sarif", _log("Semgrep OSS", *both))
+    r = k("ingest-sarif", "1.sarif", "--ns", "sg", "--snapshot", "src", "--json")
+    assert r.code == 0 and r.json["counts"]["new"] == 3 and r.json["counts"]["merged"] == 0, r
+    assert len({(p["rule"], p["fingerprint"]) for p in priors(k)}) == 3
+    k.write("2.sarif", _log("Semgrep OSS", *both[:2]))
+    r = k("ingest-sarif", "2.sarif", "--ns", "sg", "--snapshot", "src", "--json")
+    assert r.code == 0 and r.json["counts"]["fixed"] == 1 and r.json["counts"]["carried"] == 2, r
+
+
+def test_verify_names_a_hand_written_identity_that_is_not_one(keeper: Keeper) -> None:
+    """`rule` and `fingerprint` on a ledger line are both non-empty strings, or neither is there."""
+    k = keeper
+    k.write("src/m.py", UTIL)
+    k.ok("ingest-sarif", ruff(k, "1.sarif", "F401"), "--ns", "ruff", "--snapshot", "src")
+    path = k.root / ".priors" / "ledger.jsonl"
+    good = path.read_bytes()
+    first = json.loads(good.split(b"\n")[0])
+    for change, word in (({"fingerprint": None}, "both"), ({"fingerprint": 7}, "`fingerprint` must be"),
+                         ({"rule": ""}, "`rule` must be")):
+        rec = dict(first, id="P-0009", born="run-009", claim="another claim altogether")
+        rec.update(change)
+        rec = {key: v for key, v in rec.items() if v is not None}
+        commit = {"action": "commit", "ns": "ruff", "run": "run-009", "summary": ["x"], "t": "run"}
+        lines = [json.dumps(x, sort_keys=True, separators=(",", ":"), ensure_ascii=False) for x in (rec, commit)]
+        path.write_bytes(good + ("\n".join(lines) + "\n").encode("utf-8"))
+        k.ok("render")
+        r = k("verify", "--no-git", "--json")
+        assert r.code == 1 and any(word in p["message"] for p in r.json["problems"]), (change, r)
+    path.write_bytes(good)

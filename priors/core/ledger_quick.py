@@ -44,7 +44,7 @@ class Shape:
     (`size`; -1 when the keys are not in sorted order). A ledger holds a few dozen shapes."""
 
     FIELDS = ("t", "id", "born", "ns", "type", "claim", "facets", "scope_ref", "scope_hash", "direction", "severity",
-              "depth", "review_every", "action", "by", "to", "run", "reason")
+              "depth", "review_every", "action", "by", "to", "run", "reason", "rule", "fingerprint")
     __slots__ = FIELDS + ("kind", "size")
     # where each of FIELDS sits among the values, or -1 (set by name in __init__)
     t: int
@@ -65,6 +65,8 @@ class Shape:
     to: int
     run: int
     reason: int
+    rule: int
+    fingerprint: int
 
     def __init__(self, keys: Tuple[str, ...]) -> None:
         at = {key: i for i, key in enumerate(keys)}
@@ -207,6 +209,8 @@ class QuickChecker(Checker):
             return False
         if (shape.scope_hash >= 0 and not vals[shape.scope_hash]) or (shape.direction >= 0 and not vals[shape.direction]):
             return False
+        if (shape.rule >= 0) != (shape.fingerprint >= 0) or (shape.rule >= 0 and not (vals[shape.rule] and vals[shape.fingerprint])):
+            return False  # an analyzer's identity is both, non-empty: the strict rule names what is wrong
         if ((shape.severity >= 0 and vals[shape.severity] not in SEVERITIES)
                 or (shape.depth >= 0 and vals[shape.depth] not in SEVERITIES)):
             return False

@@ -233,9 +233,11 @@ class Checker:
             every = rec["review_every"]
             if isinstance(every, bool) or not isinstance(every, int) or every < 1:
                 self.add(no, "BAD_FIELD", f"{what}: review_every must be a positive integer")
-        for key in ("scope_ref", "scope_hash", "direction"):
+        for key in ("scope_ref", "scope_hash", "direction", "rule", "fingerprint"):
             if key in rec and not _nonempty_str(rec[key]):
                 self.add(no, "BAD_FIELD", f"{what}: `{key}` must be a non-empty string")
+        if ("rule" in rec) != ("fingerprint" in rec):  # an analyzer's identity (docs/sarif.md): both or neither
+            self.add(no, "BAD_FIELD", f"{what}: an analyzer's identity needs both `rule` and `fingerprint`, or neither")
 
     def facets(self, no: int, what: str, facets: Any) -> Optional[str]:
         if not isinstance(facets, dict):

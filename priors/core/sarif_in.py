@@ -520,19 +520,24 @@ def identities(found: Sequence[SarifFinding], refs: Sequence[Optional[str]],
                 ev = str(cand.get("evidence", ""))
                 text = "snippet\n" + ev.split(": ", 1)[1] if ": " in ev else "claim\n" + str(cand.get("claim"))
             bases.append((f.rule, sha12(text), True))
+    # The occurrence among results of the same rule and base on the same scope, in source order: for
+    # a tool's own fingerprint too, which one tool gives many results (Semgrep OSS writes
+    # `{"matchBasedId/v1": "requires login"}` on every one) — the first keeps `tool:HASH`, the next
+    # are `tool:HASH:1`, … so two results at two places are never one finding.
     spots: Dict[tuple, List[Tuple[int, int, int, int]]] = {}
     for f, ref, base in zip(found, refs, bases):
-        if base is not None and base[2]:
+        if base is not None:
             spots.setdefault((ref, base[0], base[1]), []).append(f.region or (0, 0, 0, 0))
     order = {key: sorted(set(v)) for key, v in spots.items()}
     out: List[Optional[Tuple[str, str]]] = []
     for f, ref, base in zip(found, refs, bases):
         if base is None:
             out.append(None)
-        elif not base[2]:
-            out.append((base[0], base[1]))
+            continue
+        nth = order[(ref, base[0], base[1])].index(f.region or (0, 0, 0, 0))
+        if not base[2]:
+            out.append((base[0], base[1] if nth == 0 else f"{base[1]}:{nth}"))
         else:
-            nth = order[(ref, base[0], base[1])].index(f.region or (0, 0, 0, 0))
             out.append((base[0], f"text:{base[1]}:{nth}"))
     return out
 

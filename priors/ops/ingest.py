@@ -121,7 +121,10 @@ def _ingest_locked(paths: Paths, ns: str, scopes: Dict[str, str], budget: Option
         # A result the snapshot cannot place: the analyzer saw another tree (a wrong root, other paths),
         # so what it did not report proves nothing — no prior is marked fixed by this ingest.
         unplaced = len(refused) + sum(1 for c in cands if c is not None and c.get("scope_ref") not in rf.scopes)
-        plan = plan_ingest(verify, cands, withhold_fixed=unplaced > 0)
+        # A result left out (a control character the ledger never holds) may be the report of an old
+        # finding: its silence is not the analyzer's, so it proves nothing fixed either.
+        left_out = sum(1 for _, f in found if f.candidate is None and str(f.skipped).startswith("holds "))
+        plan = plan_ingest(verify, cands, withhold_fixed=unplaced > 0 or left_out > 0)
         for pid, verdict in plan.verdicts:
             rf.dispositions.append(judge_disposition(st, rf, pid, verdict))
         if rf.dispositions:
@@ -167,11 +170,16 @@ def _ingest_locked(paths: Paths, ns: str, scopes: Dict[str, str], budget: Option
                               "not_findings": [{"file": name, "result": f.path, "reason": f.skipped}
                                                for name, f in found if f.candidate is None]}
     if plan.withheld:
+        why = []
+        if unplaced:
+            why.append(f"{unplaced} result{'s' if unplaced != 1 else ''} could not be placed in this run's snapshot: the "
+                       "analyzer looked at another tree (its paths do not match this one)")
+        if left_out:
+            why.append(f"{left_out} result{'s' if left_out != 1 else ''} {'was' if left_out == 1 else 'were'} left out "
+                       "(a control character): one may report an old finding again")
         report["fixed_withheld"] = {
-            "ids": plan.withheld, "unplaced": unplaced,
-            "reason": f"{unplaced} result{'s' if unplaced != 1 else ''} could not be placed in this run's snapshot: the "
-                      "analyzer looked at another tree (its paths do not match this one), so what it did not report "
-                      "is not marked fixed"}
+            "ids": plan.withheld, "unplaced": unplaced, "left_out": left_out,
+            "reason": "; ".join(why) + ", so what the analyzer did not report is not marked fixed"}
     again = sorted({str(r.get("of")) for r in refused if r.get("refused") == "DUPLICATE" and r.get("status") == "fixed"})
     if again:
         report["reported_again_but_fixed"] = again
