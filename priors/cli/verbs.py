@@ -1,78 +1,41 @@
 """Every verb, declared once: its name, one-line summary, help group, where its handler lives, how
 its answer prints, its argument spec and help text, and — for the agent's verbs — the MCP tool it
-is. The dispatch table (`cli/main.py`), `priors --help`, `priors mcp`'s tool list and the README's
-"Every verb" table (tests/test_docs.py) are all read from here.
+is (the record: cli/verb_record.py). The dispatch table (`cli/main.py`), `priors --help`, `priors
+mcp`'s tool list and the README's "Every verb" table (tests/test_docs.py) are all read from here;
+the lessons loop's verbs are declared in cli/verbs_lessons.py and added after these.
 
 Importing this module costs no verb module: a handler is imported by name when its verb runs.
 """
 
 from __future__ import annotations
 
-from priors.cli.args import BOOL, MULTI, REST, VALUE, Spec
-from priors.core.mcp_tools import CANDIDATE, COUNT, LESSONS_TOOL, ecma, ns_schema, object_schema, run_schema
-from priors.core.plain import Plain
+from priors.cli.args import BOOL, MULTI, REST, VALUE
+from priors.cli.verb_record import (
+    ANSWER,
+    CI,
+    GROUPS,
+    HUMANS,
+    LESSONS,
+    OWN,
+    RITUAL,
+    SEE,
+    SET_UP,
+    START,
+    VERBS,
+    Tool,
+    Verb,
+    declare,
+    tools,
+)
+from priors.cli.verbs_lessons import LESSON_VERBS
+from priors.core.mcp_tools import CANDIDATE, COUNT, ecma, ns_schema, object_schema, run_schema
 from priors.core.vocabulary import AGENT_VERDICTS, PRIOR_RE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Dict, List, Optional
+    from typing import List
 
-# How a verb's answer prints. ANSWER: its handler returns an `Answer`, printed as text — or as its
-# canonical JSON with --json, or when it has no text. OWN: its handler prints as it goes (a stream,
-# a terminal dialogue, a protocol) and returns the exit code.
-ANSWER, OWN = "answer", "own"
-
-START, SET_UP, RITUAL, HUMANS, SEE, CI, LESSONS = (
-    "Start here", "Set up", "The run ritual (agent)", "Humans", "See what is settled", "CI and git", "Lessons")
-GROUPS = (START, SET_UP, RITUAL, HUMANS, SEE, CI, LESSONS)  # the order `priors --help` lists them in
-
-
-class Tool(Plain):
-    """How a verb is an MCP tool (`priors_<verb>`): its title, whether it only reads, what it does, and
-    the JSON Schema of its arguments. The arguments reach the verb's `ops` function through
-    `cli/mcp_server.py`'s call for the verb — never through the command line's parser."""
-
-    __slots__ = ("title", "read_only", "description", "schema")
-
-    def __init__(self, title: str, read_only: bool, description: str, schema: Dict[str, Any]) -> None:
-        self.title, self.read_only, self.description, self.schema = title, read_only, description, schema
-
-
-class Verb(Plain):
-    """One verb. `module` is the cli module (under priors.cli) whose function `handler` takes the
-    parsed arguments and the context, calls one `ops` function and returns what `prints` says."""
-
-    __slots__ = ("name", "summary", "group", "module", "prints", "spec", "tool")
-
-    def __init__(self, name: str, summary: str, group: str, module: str, prints: str, usage: str,
-                 flags: Dict[str, str], help: str, aliases: Optional[Dict[str, str]] = None, min_pos: int = 0,
-                 max_pos: Optional[int] = 0, tool: Optional[Tool] = None) -> None:
-        self.name, self.summary, self.group, self.prints, self.tool = name, summary, group, prints, tool
-        self.module = "priors.cli." + module
-        self.spec = Spec(name, usage, flags, aliases, min_pos, max_pos, help)
-
-    @property
-    def handler(self) -> str:
-        """The handler's name: `cmd_` and the verb's, with `-` as `_` (`cmd_ingest_sarif`)."""
-        return "cmd_" + self.name.replace("-", "_")
-
-    @property
-    def tool_name(self) -> str:
-        return "priors_" + self.name
-
-
-VERBS: Dict[str, Verb] = {}
-
-
-def declare(verb: Verb) -> None:
-    if verb.name in VERBS:
-        raise ValueError(f"verb {verb.name} declared twice")
-    VERBS[verb.name] = verb
-
-
-def tools() -> Dict[str, Verb]:
-    """The verbs that are MCP tools, by tool name, in declaration order."""
-    return {v.tool_name: v for v in VERBS.values() if v.tool is not None}
+__all__ = ["ANSWER", "GROUPS", "LESSONS", "OWN", "VERBS", "tools"]
 
 
 # ------------------------------------------------------------------ Start here
@@ -537,156 +500,9 @@ error naming the JSON path (runs[0].results[3].locations[0]) and opens no run;
 so is a log of a failed analyzer (no runs, a run without results, an
 invocation with executionSuccessful false). When a result cannot be placed in
 the snapshot, nothing is marked fixed by that ingest."""))
-declare(Verb('add', 'record a lesson a person wrote, as accepted (between runs)', LESSONS, "lessons_verbs", ANSWER,
-             usage='priors add --ns NS [--type calibration|behavioral] [--scope-ref R --scope-hash H] [--tag T ...] '
-                   '[--supersedes P-…] [--review-every N] [--open] TEXT',
-             flags={"--ns": VALUE, "--type": VALUE, "--scope-ref": VALUE, "--scope-hash": VALUE, "--tag": MULTI,
-                    "--supersedes": VALUE, "--review-every": VALUE, "--open": BOOL},
-             min_pos=1,
-             max_pos=None,
-             help="""usage: priors add --ns NS [--type calibration|behavioral] [--scope-ref R --scope-hash H]
-                  [--tag T ...] [--supersedes P-…] [--review-every N] [--open] TEXT
 
-Record a lesson a person wrote, as already accepted (binding), between runs.
-It is sealed like a run of its own (a new run id), so any keeper can read it.
-  --type calibration   a repo-wide preference (default)
-  --type behavioral    a tool lesson; needs --scope-ref and --scope-hash
-  --tag T              a short lowercase word for ranking (repeatable)
-  --supersedes P-…     retire that lesson in the same write
-  --review-every N     ask you to re-confirm it every N runs
-  --open               record it as open (advisory) instead of accepted
-(--supersedes without --ns: the superseded lesson's namespace.)
-A human verb: agents propose lessons with `priors propose` or `priors suggest`."""))
-declare(Verb('score', 'score how a committed run turned out; credits its lessons', LESSONS, "lessons_verbs", ANSWER,
-             usage='priors score RUN|last success|partial|failure [--session KEY] [--because TEXT] [--again|--replace]',
-             flags={"--because": VALUE, "--again": BOOL, "--replace": BOOL, "--session": VALUE},
-             min_pos=1,
-             max_pos=2,
-             help="""usage: priors score RUN|last success|partial|failure [--session KEY] [--because TEXT] [--again|--replace]
-
-A human verdict on how a committed run turned out. Every lesson injected
-into that run is credited: a win, a partial or a loss. RUN may be `last`:
-the latest committed run or coding session (refused while a run is open).
-  --session KEY  score that harness session (`lessons --inject --session KEY`)
-Once per run, unless:
-  --again     add another score (both count)
-  --replace   replace the latest score of that run
-Lessons that keep losing (3+ scored uses, score under 1/3) come back to you
-as a keep-or-retire call."""))
-declare(Verb('reflect', 'write a reflection packet from scored runs for the next run', LESSONS, "lessons_verbs", ANSWER,
-             usage='priors reflect [N] [--ns NS] [--dry-run] [--include-learned] [--mark-existing]',
-             flags={"--ns": VALUE, "--dry-run": BOOL, "--include-learned": BOOL, "--mark-existing": BOOL, "--json": BOOL},
-             max_pos=1,
-             help="""usage: priors reflect [N] [--ns NS] [--dry-run] [--include-learned] [--mark-existing [N]]
-
-Write a reflection packet (.priors/reflection/, gitignored) from the last N
-scored runs not yet learned from (default 8): each run's outcome and note,
-its summary and findings, and the lesson ids injected at that time. The next
-agent run reads it and proposes lessons. The runs are then marked learned
-(an appended `learned` record), so they are not reflected on twice.
-  --ns NS             only runs of that namespace
-  --dry-run           write the packet, mark nothing
-  --include-learned   revisit runs already learned from
-  --mark-existing     mark the last N (default all) unlearned scored runs as
-                      learned without writing a packet (a one-time catch-up)"""))
-declare(Verb('lessons', 'list lessons with uses, wins, partials, losses and score', LESSONS, "lessons_list_verb", ANSWER,
-             usage='priors lessons [--ns NS ...] [--all | --status S] [--json] | priors lessons --inject [--query TEXT] '
-                   '[--ns NS ...] [--max-inject N] [--max-chars N] [--session KEY] [--fresh] [--new-only]',
-             flags={"--ns": MULTI, "--all": BOOL, "--json": BOOL, "--inject": BOOL, "--query": VALUE, "--session": VALUE,
-                    "--fresh": BOOL, "--new-only": BOOL, "--max-inject": VALUE, "--max-chars": VALUE, "--status": VALUE,
-                    "--peek": BOOL},
-             tool=Tool("Lessons: list, retrieve, propose, revise", False,
-                       "The repository's lessons: list (by status), retrieve (ranked by a query), propose (text, "
-                       "tags, ns) or revise (id, text). Proposals stay open until a person accepts them.",
-                       object_schema(LESSONS_TOOL, ("action",))),
-             help="""usage: priors lessons [--ns NS ...] [--all | --status S] [--json]
-       priors lessons --inject [--query TEXT] [--ns NS ...] [--json]
-                      [--session KEY] [--fresh] [--new-only] [--max-inject N] [--max-chars C]
-
-List lessons (run-start priors) with their outcome record: uses (agent runs
-they were injected into), wins, partials, losses and score
-((wins + ½·partials) / scored uses; 0.50 with none). Retired lessons only with --all.
---status active|proposed|inactive|rejected|all: pi-prior's statuses.
-
---inject prints the lessons that apply as an advisory block for a coding
-session's system prompt, ranked and budgeted exactly as `relevant` ranks them
-(.priors/config.json's max_inject, max_chars and require_review; --query ranks by
-word overlap). It opens no run and writes nothing to the ledger; it prints
-nothing where there is no .priors/ or no lesson. It notes which ids it gave in
-.priors/cache/ (local), so `priors score` can credit the session.
-  --ns NS          only these namespaces (repeatable; default: every namespace)
-  --session KEY    the harness's session id: another KEY starts a new session
-  --fresh          start a new session here
-  --new-only       print only lessons this session was not given yet
-  --peek           a lookup: print the lessons, give no session anything"""))
-declare(Verb('suggest', "an agent's lesson (or a revision) outside a run: open until a person accepts it", LESSONS,
-             "lessons_verbs", ANSWER,
-             usage='priors suggest --ns NS | --revises P-… [--tag T ...] [--because NOTE] TEXT',
-             flags={"--ns": VALUE, "--tag": MULTI, "--revises": VALUE, "--because": VALUE},
-             min_pos=1,
-             max_pos=None,
-             help="""usage: priors suggest --ns NS | --revises P-… [--tag T ...] [--because NOTE] TEXT
-
-An agent's lesson without a keeper run (the priors_lessons tool's propose and
-revise), judged as `propose` judges a candidate and sealed on its own, open
-(never scored): only `priors decide P-… accepted` makes it binding.
-  --revises P-… a replacement for that lesson · --because NOTE why (evidence)"""))
-declare(Verb('trace', "keep a harness's trace of one agent run; prune traces; --where", LESSONS, "lessons_verbs", ANSWER,
-             usage='priors trace FILE|- [--session KEY] | priors trace --prune N | --prune-scored N | --where',
-             flags={"--session": VALUE, "--prune": VALUE, "--prune-scored": VALUE, "--where": BOOL, "--json": BOOL},
-             max_pos=1,
-             help="""usage: priors trace FILE|- [--session KEY] | priors trace --prune N | --prune-scored N | --where
-
-Keep a trace of one agent run, {"prompt", "given", "assistant": [...], "tools":
-[{"name", "input", "output", "error"}]}, in .priors/traces/ (private), cut to
-size, credentials replaced by [redacted: KIND]. Scoring the session keeps its
-traces for `reflect`; of the unscored, the newest max_traces (default 100).
-  --prune N / --prune-scored N   keep the newest N unscored / scored traces
-  --where   where the ledger, config, traces and session records are"""))
-declare(Verb('export', 'write a JSON bundle of lessons (no runs, scores or notes)', LESSONS, "lessons_verbs", ANSWER,
-             usage='priors export [--ns NS] [--type T] [-o FILE] | priors export --sarif [--ns NS] [--current] [-o FILE]',
-             flags={"--ns": VALUE, "--type": VALUE, "--out": VALUE, "--sarif": BOOL, "--current": BOOL},
-             aliases={'-o': '--out', '--output': '--out'},
-             help="""usage: priors export [--ns NS] [--type T] [-o FILE]
-       priors export --sarif [--ns NS] [--current] [-o FILE]
-
-Write a JSON bundle of the live lessons (open or binding run-start priors)
-with their provenance and outcome counts, to FILE or stdout. Redacted and
-retired lessons never leave; runs, scores and notes stay in this repo.
-
---sarif writes the ledger's findings as SARIF 2.1.0 instead (docs/sarif.md):
-one run per namespace, each finding a result with its baselineState against
-the namespace's last run (new, unchanged, updated, absent), a stable
-fingerprint, its location (the definition's lines when the file has it), and
-a suppression with your reason for wontfix, accepted and obsolete. Redacted
-priors never leave. --current leaves out what the last run fixed (absent),
-for viewers that show every result they receive."""))
-declare(Verb('import', "add a bundle's lessons as a sealed run, skipping known ones", LESSONS, "lessons_verbs", ANSWER,
-             usage='priors import FILE --ns NS [--accept]',
-             flags={"--ns": VALUE, "--accept": BOOL},
-             min_pos=1,
-             max_pos=1,
-             help="""usage: priors import FILE --ns NS [--accept]
-
-Add the lessons of a bundle from `priors export` to namespace NS, sealed as a
-run of its own. Lessons already present (same normalized claim) are skipped.
-Without --accept they arrive open (advisory, awaiting your review); with it,
-accepted (binding). A human verb."""))
-declare(Verb('config', 'show or set .priors/config.json (injection budget, review)', LESSONS, "lessons_verbs", ANSWER,
-             usage='priors config [KEY [VALUE]]',
-             flags={},
-             max_pos=2,
-             help="""usage: priors config [KEY [VALUE]]
-
-Show or set .priors/config.json (committed with the repo, shared by every agent).
-  max_inject N        at most N lessons injected per run (`relevant --max-inject`;
-                      binding lessons are never left out)
-  max_chars C         at most C characters of lesson text per run (`relevant --max-chars`)
-  require_review on   inject agent-proposed lessons only after a human accepts them
-  inject off          give coding sessions no lessons (`lessons --inject`)
-  capture off | max_traces N   keep no traces / the newest N unscored (100)
-A VALUE of `none` removes the key (back to the contract: inject every lesson).
-With no KEY, prints the whole config as JSON; with only KEY, its value."""))
+for _verb in LESSON_VERBS:  # (declared in cli/verbs_lessons.py)
+    declare(_verb)
 
 
 def _tool_lines(names: List[str], width: int = 74) -> str:

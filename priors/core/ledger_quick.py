@@ -209,7 +209,8 @@ class QuickChecker(Checker):
             return False
         if (shape.scope_hash >= 0 and not vals[shape.scope_hash]) or (shape.direction >= 0 and not vals[shape.direction]):
             return False
-        if (shape.rule >= 0) != (shape.fingerprint >= 0) or (shape.rule >= 0 and not (vals[shape.rule] and vals[shape.fingerprint])):
+        if (shape.rule >= 0) != (shape.fingerprint >= 0) or (
+                shape.rule >= 0 and not (vals[shape.rule] and vals[shape.fingerprint])):
             return False  # an analyzer's identity is both, non-empty: the strict rule names what is wrong
         if ((shape.severity >= 0 and vals[shape.severity] not in SEVERITIES)
                 or (shape.depth >= 0 and vals[shape.depth] not in SEVERITIES)):
