@@ -5,11 +5,13 @@ is opened: `ingest-sarif` comes through it too.
 
 from __future__ import annotations
 
+import os
+
 from priors.core.answer import Answer
 from priors.core.canonical import dumps, dumps_object
 from priors.core.errors import Refusal, UsageError
 from priors.core.fold import next_run_id
-from priors.core.grammar import check_run_id
+from priors.core.grammar import check_run_id, ref_alias
 from priors.core.protocol import select, settled_refs
 from priors.core.vocabulary import LAST_CHOSEN_RUN, RUN_RE, id_number
 from priors.ops.budget import relevant_hook
@@ -48,8 +50,18 @@ def check_settled(cap: Any) -> int:
 
 def settled_from_disk(paths: Paths, st: State, scopes: Dict[str, str]) -> Dict[str, str]:
     """The run's snapshot with every scope that holds a binding prior hashed by the keeper from disk,
-    whatever `--scopes` (or a tool call) said: what a person settled is judged against the code as it
-    is. Such a scope that names nothing on disk is left out of the run (missing)."""
+    whatever `--scopes` (or a tool call) said — added when the snapshot holds a scope related to it
+    but not it (`settled_refs`): what a person settled is judged against the code as it is. Such a
+    scope that names nothing on disk is left out of the run (missing)."""
+    for ref in sorted(scopes):
+        why = ref_alias(ref)
+        if why is None and ref.endswith("/") and "#" not in ref:
+            full = os.path.join(str(paths.root), *ref[:-1].split("/"))
+            if os.path.lexists(full) and not os.path.isdir(full):
+                why = "a folder ref naming a file (the file's ref has no `/` at the end)"
+        if why is not None:
+            raise UsageError(f"priors: the run's snapshot holds {ref!r}, which is not a scope ref: {why} — refs "
+                             "are POSIX paths relative to the root, as `priors snapshot` writes them; nothing was changed")
     refs = settled_refs(st, scopes)
     if not refs:
         return scopes
@@ -59,7 +71,7 @@ def settled_from_disk(paths: Paths, st: State, scopes: Dict[str, str]) -> Dict[s
         if ref in disk:
             out[ref] = disk[ref]
         else:
-            del out[ref]
+            out.pop(ref, None)
     return out
 
 
