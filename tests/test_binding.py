@@ -114,6 +114,38 @@ def test_another_spelling_of_a_path_is_no_scope_ref(keeper: Keeper):
     keeper.ok("abort", "--run", keeper.open_run("code-review", {"a.py#total": "0123456789ab"})["run"])
 
 
+def test_a_snapshot_edited_in_staging_never_stands_for_a_persons_scope(keeper: Keeper):
+    """`relevant.json` is staging anyone can write after `relevant` hashed the wontfix scope from disk:
+    an invented hash for `a.py` there, or `a.py` taken out beside `a.py#total`, let the verbatim claim be
+    staged and committed. Commit judges a person's scope in the state the file on disk still has."""
+    h = _settled(keeper)
+
+    def edit(run: str, change) -> None:
+        path = keeper.root / ".priors" / "runs" / run / "relevant.json"
+        rel = json.loads(path.read_text(encoding="utf-8"))
+        change(rel["scopes"])
+        path.write_text(json.dumps(rel, sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8")
+
+    run = keeper.open_run("code-review", {"a.py": h})["run"]
+    edit(run, lambda s: s.update({"a.py": "0123456789ab"}))
+    keeper.ok("propose", keeper.candidate({"type": "conclusion", "claim": CLAIM, "scope_ref": "a.py"}),
+              "--run", run, "--ns", "code-review")  # the door believes its staging here; commit does not
+    body = keeper.refused("MALFORMED_STAGING", "commit", "--run", run)
+    assert body["file"].endswith("staged.jsonl") and body["because"]["refused"] == "SCOPE_MISMATCH"
+    keeper.ok("abort", "--run", run)
+    run = keeper.open_run("code-review", {"a.py#total": h})["run"]
+    edit(run, lambda s: s.pop("a.py"))
+    keeper.ok("propose", keeper.candidate({"type": "conclusion", "claim": CLAIM, "scope_ref": "a.py#total"}),
+              "--run", run, "--ns", "code-review")
+    body = keeper.refused("MALFORMED_STAGING", "commit", "--run", run)
+    assert body["because"]["refused"] == "RERAISE" and body["because"]["of"] == "P-0001"
+    keeper.ok("withdraw", "--run", run, "P-0002")
+    edit(run, lambda s: s.update({"./a.py": h}))
+    body = keeper.refused("MALFORMED_STAGING", "commit", "--run", run)
+    assert body["file"].endswith("relevant.json") and "./a.py" in body["because"]["rule"]
+    assert len(keeper.ledger()) == 3
+
+
 def test_a_tampered_snapshot_cache_never_stands_for_a_persons_scope(keeper: Keeper):
     """`.priors/cache/` is anyone's to write: a hash planted there for the wontfix scope made it look
     changed, so the exact claim was staged again. A scope holding a person's decision is read whole."""

@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 
     from priors.core.fold import State
     from priors.core.lessons import Budget
+    from priors.core.run_files import RunFiles
 
 
 def check_chosen_run(run: str) -> str:
@@ -73,6 +74,36 @@ def settled_from_disk(paths: Paths, st: State, scopes: Dict[str, str]) -> Dict[s
         else:
             out.pop(ref, None)
     return out
+
+
+def stored_scopes_checked(paths: Paths, st: State, rf: RunFiles) -> None:
+    """Commit's check of the snapshot the run's `relevant.json` stores — staging anyone can edit
+    after `relevant` hashed a person's scopes from disk: a ref that spells a path another way is
+    MALFORMED_STAGING, and a scope holding a binding prior (or related to a ref the snapshot holds)
+    whose file on disk is still in the state the person decided it on is judged in that state,
+    whatever hash the file says or whether it kept the scope at all (`rf` is changed in place, so a
+    staged finding stamped with an invented hash differs from what `propose` writes now)."""
+    scopes = rf.scopes
+    for ref in sorted(scopes):
+        why = ref_alias(ref)
+        if why is not None:
+            raise Refusal("MALFORMED_STAGING", run=rf.run, file=f".priors/runs/{rf.run}/relevant.json", line=1,
+                          because={"rule": f"the snapshot holds {ref!r}, which is not a scope ref: {why}"},
+                          hint=f"`priors abort --run {rf.run}` and open the run again")
+    refs = settled_refs(st, scopes)
+    if not refs:
+        return
+    disk = rehash(paths.root, refs)
+    decided: Dict[str, set] = {}
+    for p in st.priors.values():
+        if p.binding and p.scope_ref in disk and isinstance(p.scope_hash, str):
+            decided.setdefault(p.scope_ref, set()).add(p.scope_hash)
+    fixed = dict(scopes)
+    for ref, h in disk.items():
+        if fixed.get(ref) != h and h in decided.get(ref, ()):
+            fixed[ref] = h  # the code is as a person decided it: a snapshot saying otherwise is not believed
+    if fixed != scopes and isinstance(rf.relevant, dict):
+        rf.relevant = dict(rf.relevant, scopes=fixed)
 
 
 def open_run(paths: Paths, ns: str, scopes: Dict[str, str], run: Optional[str], budget: Optional[Budget],
