@@ -76,6 +76,76 @@ def test_a_binding_priors_scope_is_hashed_from_disk(keeper: Keeper):
     assert json.loads(keeper.read(f".priors/runs/{rel['run']}/relevant.json"))["scopes"] == {"b.py": "0123456789ab"}
 
 
+def test_a_snapshot_leaving_out_a_persons_scope_still_meets_the_decision(keeper: Keeper):
+    """A snapshot holding only the definition `a.py#total` (its real hash, or any) left the wontfix
+    scope `a.py` out of the run, so nothing compared the verbatim claim on `a.py#total` with it:
+    staged, committed, and `verify` clean. A person's scope related to one the run holds is hashed in."""
+    h = _settled(keeper)
+    for scopes in ({"a.py#total": h}, {"a.py#total": "0123456789ab"}, {"*": "0123456789ab"}):
+        rel = keeper.open_run("code-review", scopes)
+        assert [s["id"] for s in rel["settled_here"]] == ["P-0001"]
+        ref = next(iter(scopes))
+        body = keeper.refused("RERAISE", "propose", keeper.candidate(
+            {"type": "conclusion", "claim": CLAIM, "scope_ref": ref}), "--run", rel["run"], "--ns", "code-review")
+        assert body["of"] == "P-0001"
+        keeper.ok("abort", "--run", rel["run"])
+    # the other way round: a person's decision on a definition, a snapshot of its file alone
+    keeper.write("b.py", "def pay(x):\n    return x\n")
+    run = json.loads(keeper.ok("relevant", "--ns", "code-review", "--snapshot", "b.py"))["run"]
+    keeper.ok("propose", keeper.candidate({"type": "conclusion", "claim": "pay() never checks the amount",
+                                           "scope_ref": "b.py#pay"}), "--run", run, "--ns", "code-review")
+    keeper.ok("commit", "--run", run)
+    keeper.ok("decide", "P-0002", "wontfix", "--because", "checked by the caller")
+    rel = keeper.open_run("code-review", {"b.py": "0123456789ab"})
+    keeper.refused("RERAISE", "propose", keeper.candidate(
+        {"type": "conclusion", "claim": "pay() never checks the amount", "scope_ref": "b.py"}),
+        "--run", rel["run"], "--ns", "code-review")
+
+
+def test_another_spelling_of_a_path_is_no_scope_ref(keeper: Keeper):
+    """`./a.py`, `/a.py`, `a.py/`, `a.py//`, `a.py#` name the wontfix file under another ref, which the
+    door never related to `a.py`: the verbatim claim on each was staged, committed and verified clean."""
+    _settled(keeper)
+    for ref in ("./a.py", "/a.py", "a.py/", "a.py//", "a.py/.", "a.py#", "a.py#total.", "x/../a.py"):
+        err = keeper.usage("relevant", "--ns", "code-review", "--scopes", keeper.candidate({ref: "0123456789ab"}))
+        assert repr(ref) in err and "not a scope ref" in err
+    assert not any((keeper.root / ".priors" / "runs").iterdir())
+    keeper.ok("abort", "--run", keeper.open_run("code-review", {"ruff": "0123456789ab", "src/": "0123456789ab"})["run"])
+    keeper.ok("abort", "--run", keeper.open_run("code-review", {"a.py#total": "0123456789ab"})["run"])
+
+
+def test_a_snapshot_edited_in_staging_never_stands_for_a_persons_scope(keeper: Keeper):
+    """`relevant.json` is staging anyone can write after `relevant` hashed the wontfix scope from disk:
+    an invented hash for `a.py` there, or `a.py` taken out beside `a.py#total`, let the verbatim claim be
+    staged and committed. Commit judges a person's scope in the state the file on disk still has."""
+    h = _settled(keeper)
+
+    def edit(run: str, change) -> None:
+        path = keeper.root / ".priors" / "runs" / run / "relevant.json"
+        rel = json.loads(path.read_text(encoding="utf-8"))
+        change(rel["scopes"])
+        path.write_text(json.dumps(rel, sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8")
+
+    run = keeper.open_run("code-review", {"a.py": h})["run"]
+    edit(run, lambda s: s.update({"a.py": "0123456789ab"}))
+    keeper.ok("propose", keeper.candidate({"type": "conclusion", "claim": CLAIM, "scope_ref": "a.py"}),
+              "--run", run, "--ns", "code-review")  # the door believes its staging here; commit does not
+    body = keeper.refused("MALFORMED_STAGING", "commit", "--run", run)
+    assert body["file"].endswith("staged.jsonl") and body["because"]["refused"] == "SCOPE_MISMATCH"
+    keeper.ok("abort", "--run", run)
+    run = keeper.open_run("code-review", {"a.py#total": h})["run"]
+    edit(run, lambda s: s.pop("a.py"))
+    keeper.ok("propose", keeper.candidate({"type": "conclusion", "claim": CLAIM, "scope_ref": "a.py#total"}),
+              "--run", run, "--ns", "code-review")
+    body = keeper.refused("MALFORMED_STAGING", "commit", "--run", run)
+    assert body["because"]["refused"] == "RERAISE" and body["because"]["of"] == "P-0001"
+    keeper.ok("withdraw", "--run", run, "P-0002")
+    edit(run, lambda s: s.update({"./a.py": h}))
+    body = keeper.refused("MALFORMED_STAGING", "commit", "--run", run)
+    assert body["file"].endswith("relevant.json") and "./a.py" in body["because"]["rule"]
+    assert len(keeper.ledger()) == 3
+
+
 def test_a_tampered_snapshot_cache_never_stands_for_a_persons_scope(keeper: Keeper):
     """`.priors/cache/` is anyone's to write: a hash planted there for the wontfix scope made it look
     changed, so the exact claim was staged again. A scope holding a person's decision is read whole."""

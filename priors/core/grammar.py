@@ -294,3 +294,25 @@ def check_agent_verdict(verdict: str) -> None:
         raise UsageError(f"priors disposition: {verdict!r} is a human verdict — only `priors decide` records it")
     if verdict not in AGENT_VERDICTS:
         raise UsageError(f"priors disposition: unknown verdict {verdict!r} — one of {', '.join(AGENT_VERDICTS)}")
+
+
+def ref_alias(ref: str) -> Optional[str]:
+    """Why `ref` is another spelling of a path scope (`./a.py`, `/a.py`, `a.py/`, `src//a.py`,
+    `a.py#`) rather than a scope ref — None when it is none. A snapshot's refs are POSIX paths
+    relative to the root, each part a name (docs/snapshot.md); a second spelling of a file would be
+    a scope the door never relates to the first, so a finding on it would pass a person's decision on
+    the file unseen. A ref without `/` or `#` (a tool's, `ruff`) is taken as given."""
+    if ref == "*" or ("/" not in ref and "#" not in ref):
+        return None
+    path, hashmark, inner = ref.partition("#")
+    parts = path.split("/")
+    if parts[-1] == "" and not hashmark and len(parts) > 1:
+        parts = parts[:-1]  # a folder, `src/`
+    if path.startswith("/"):
+        return "an absolute path (refs are relative to the root)"
+    if any(part in ("", ".", "..") for part in parts):
+        return "a path with an empty, `.` or `..` part"
+    if hashmark and (not inner or any(name == "" for name in inner.split("."))):
+        return "a definition ref without a name after `#` (or an empty one between dots)"
+    return None
+

@@ -87,17 +87,43 @@ def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: in
 
 
 def settled_refs(st: State, scopes: Dict[str, str]) -> List[str]:
-    """The refs of `scopes` that hold a binding prior (of any namespace) scoped to code — a file, a
-    definition, a folder, `*`: the keeper hashes these from disk itself, whatever the run's snapshot
-    says, so an invented hash can never make a person's decision look out of date. (A tool or
-    environment scope is no file: its hash is taken as given.)"""
+    """The scopes holding a binding prior (of any namespace) scoped to code — a file, a definition, a
+    folder, `*` — that are in `scopes` or related to a ref in it (contain it or lie inside it): the
+    keeper hashes these from disk itself, whatever the run's snapshot says or leaves out, so an
+    invented hash can never make a person's decision look out of date, and a snapshot that holds
+    `a.py#parse` but not `a.py` cannot keep a finding on `a.py#parse` from meeting a person's
+    decision on `a.py` (the door compares by meaning only with a scope the snapshot holds
+    unchanged). (A tool or environment scope is no file: its hash is taken as given.)"""
+    keys = sorted(scopes)
     refs = set()
     for p in st.priors.values():
         ref = p.scope_ref
-        if (ref is not None and p[1] in BINDING and ref in scopes and ref not in refs and not p.redacted
-                and p.facet("scope") not in ("tool-version", "env-fingerprint")):
+        if (ref is not None and p[1] in BINDING and ref not in refs and not p.redacted
+                and p.facet("scope") not in ("tool-version", "env-fingerprint")
+                and (ref in scopes or _touches(ref, scopes, keys))):
             refs.add(ref)
     return sorted(refs)
+
+
+def _touches(ref: str, scopes: Dict[str, str], keys: List[str]) -> bool:
+    """Whether a ref of `scopes` (`keys`: its refs, sorted) contains `ref` or lies inside it
+    (`similarity.scopes_related`), without comparing `ref` with every ref of the snapshot."""
+    if not keys:
+        return False
+    if ref == "*" or "*" in scopes:
+        return True
+    path, _, inner = ref.partition("#")
+    parts = path.split("/")
+    for i in range(1, len(parts)):  # the folders holding it
+        if "/".join(parts[:i]) + "/" in scopes:
+            return True
+    if inner:  # the file of a definition, and the definitions it is nested in
+        names = inner.split(".")
+        if path in scopes or any(path + "#" + ".".join(names[:i]) in scopes for i in range(1, len(names))):
+            return True
+    lead = ref if ref.endswith("/") else ref + ("." if inner else "#")
+    i = bisect.bisect_left(keys, lead)
+    return i < len(keys) and keys[i].startswith(lead)
 
 
 def _drop_none(d: Dict[str, Any], keep_null: tuple = ()) -> Dict[str, Any]:

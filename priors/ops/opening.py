@@ -5,11 +5,13 @@ is opened: `ingest-sarif` comes through it too.
 
 from __future__ import annotations
 
+import os
+
 from priors.core.answer import Answer
 from priors.core.canonical import dumps, dumps_object
 from priors.core.errors import Refusal, UsageError
 from priors.core.fold import next_run_id
-from priors.core.grammar import check_run_id
+from priors.core.grammar import check_run_id, ref_alias
 from priors.core.protocol import select, settled_refs
 from priors.core.vocabulary import LAST_CHOSEN_RUN, RUN_RE, id_number
 from priors.ops.budget import relevant_hook
@@ -25,6 +27,7 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 
     from priors.core.fold import State
     from priors.core.lessons import Budget
+    from priors.core.run_files import RunFiles
 
 
 def check_chosen_run(run: str) -> str:
@@ -48,8 +51,18 @@ def check_settled(cap: Any) -> int:
 
 def settled_from_disk(paths: Paths, st: State, scopes: Dict[str, str]) -> Dict[str, str]:
     """The run's snapshot with every scope that holds a binding prior hashed by the keeper from disk,
-    whatever `--scopes` (or a tool call) said: what a person settled is judged against the code as it
-    is. Such a scope that names nothing on disk is left out of the run (missing)."""
+    whatever `--scopes` (or a tool call) said — added when the snapshot holds a scope related to it
+    but not it (`settled_refs`): what a person settled is judged against the code as it is. Such a
+    scope that names nothing on disk is left out of the run (missing)."""
+    for ref in sorted(scopes):
+        why = ref_alias(ref)
+        if why is None and ref.endswith("/") and "#" not in ref:
+            full = os.path.join(str(paths.root), *ref[:-1].split("/"))
+            if os.path.lexists(full) and not os.path.isdir(full):
+                why = "a folder ref naming a file (the file's ref has no `/` at the end)"
+        if why is not None:
+            raise UsageError(f"priors: the run's snapshot holds {ref!r}, which is not a scope ref: {why} — refs "
+                             "are POSIX paths relative to the root, as `priors snapshot` writes them; nothing was changed")
     refs = settled_refs(st, scopes)
     if not refs:
         return scopes
@@ -59,8 +72,38 @@ def settled_from_disk(paths: Paths, st: State, scopes: Dict[str, str]) -> Dict[s
         if ref in disk:
             out[ref] = disk[ref]
         else:
-            del out[ref]
+            out.pop(ref, None)
     return out
+
+
+def stored_scopes_checked(paths: Paths, st: State, rf: RunFiles) -> None:
+    """Commit's check of the snapshot the run's `relevant.json` stores — staging anyone can edit
+    after `relevant` hashed a person's scopes from disk: a ref that spells a path another way is
+    MALFORMED_STAGING, and a scope holding a binding prior (or related to a ref the snapshot holds)
+    whose file on disk is still in the state the person decided it on is judged in that state,
+    whatever hash the file says or whether it kept the scope at all (`rf` is changed in place, so a
+    staged finding stamped with an invented hash differs from what `propose` writes now)."""
+    scopes = rf.scopes
+    for ref in sorted(scopes):
+        why = ref_alias(ref)
+        if why is not None:
+            raise Refusal("MALFORMED_STAGING", run=rf.run, file=f".priors/runs/{rf.run}/relevant.json", line=1,
+                          because={"rule": f"the snapshot holds {ref!r}, which is not a scope ref: {why}"},
+                          hint=f"`priors abort --run {rf.run}` and open the run again")
+    refs = settled_refs(st, scopes)
+    if not refs:
+        return
+    disk = rehash(paths.root, refs)
+    decided: Dict[str, set] = {}
+    for p in st.priors.values():
+        if p.binding and p.scope_ref in disk and isinstance(p.scope_hash, str):
+            decided.setdefault(p.scope_ref, set()).add(p.scope_hash)
+    fixed = dict(scopes)
+    for ref, h in disk.items():
+        if fixed.get(ref) != h and h in decided.get(ref, ()):
+            fixed[ref] = h  # the code is as a person decided it: a snapshot saying otherwise is not believed
+    if fixed != scopes and isinstance(rf.relevant, dict):
+        rf.relevant = dict(rf.relevant, scopes=fixed)
 
 
 def open_run(paths: Paths, ns: str, scopes: Dict[str, str], run: Optional[str], budget: Optional[Budget],

@@ -23,6 +23,7 @@ from priors.core.protocol import (
     judge_disposition,
 )
 from priors.core.views import display_status
+from priors.ops.opening import stored_scopes_checked
 from priors.store.files import aftercare, remove_tree
 from priors.store.ledger import append_and_apply, load_ledger, open_runs, read_records, render
 from priors.store.lock import Lock
@@ -117,6 +118,7 @@ def commit_locked(paths: Paths, run: str, judged: Optional[RunFiles] = None) -> 
         raise Refusal("UNKNOWN_RUN", run=run)
     shown = {pid: display_status(st.priors[pid]) for pid in rf.verify_items() if pid in st.priors}
     if judged is None:
+        stored_scopes_checked(paths, st, rf)
         plan = plan_commit(st, rf, decided_since_open(paths, st, rf))  # folds the plan's lines into `st`
     else:
         plan = plan_commit(st, rf, judged=True)
