@@ -198,3 +198,17 @@ def test_read_only_priors_dir_by_mode(world) -> None:
     finally:
         for p, m in modes.items():
             p.chmod(m)
+
+
+def test_an_output_folder_is_known_by_identity_not_spelling(tmp_path) -> None:
+    """`output_target` refuses `.priors/` and `.git/` however a path spells them: on a disk that ignores
+    case, `.PRIORS/ledger.jsonl` is the ledger. The check compares the folders themselves (device and
+    inode), shown here with a spelling no string comparison matches."""
+    from priors.store.paths import under_folder
+
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "x").mkdir()
+    assert under_folder(tmp_path / "a" / "b", tmp_path / "x" / ".." / "a")
+    assert under_folder(tmp_path / "a", tmp_path / "a")
+    assert not under_folder(tmp_path / "x", tmp_path / "a")
+    assert not under_folder(tmp_path / "a", tmp_path / "a" / "b")

@@ -119,6 +119,32 @@ def list_run_dirs(paths: Paths) -> List[str]:
         return []
 
 
+def under_folder(folder: Path, outer: Path) -> bool:
+    """Whether `folder` is `outer` or lies inside it, by the folders' identity (device and inode) rather
+    than their spelling: a disk that ignores case (macOS, Windows) names `.priors` as `.PRIORS` too."""
+    try:
+        want = os.stat(str(outer))
+    except (OSError, ValueError):
+        return False
+    if not want.st_ino:
+        return False  # a file system without inode numbers: the spelling's check alone
+    try:
+        here = os.path.realpath(str(folder))
+    except (OSError, ValueError):
+        return False
+    while True:
+        try:
+            st = os.stat(here)
+        except (OSError, ValueError):
+            return False
+        if (st.st_dev, st.st_ino) == (want.st_dev, want.st_ino):
+            return True
+        up = os.path.dirname(here)
+        if up == here:
+            return False
+        here = up
+
+
 def output_target(verb: str, flag: str, name: str, root: Any) -> Path:
     """Where `-o NAME` may be written: a new or regular file outside the target's `.priors/` and `.git/`.
 
@@ -149,6 +175,8 @@ def output_target(verb: str, flag: str, name: str, root: Any) -> Path:
         in_git = real.startswith(os.path.realpath(str(git)) + os.sep)
     except (OSError, ValueError):
         inside = in_git = False
+    if not (inside or in_git):  # the same folders by identity, however spelled (`.PRIORS/` on a case-blind disk)
+        inside, in_git = under_folder(parent, keeper), under_folder(parent, git)
     if inside:
         raise UsageError(f"{shown}: inside {keeper} — the keeper's own files are never an output")
     if in_git:
