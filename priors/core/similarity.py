@@ -336,10 +336,10 @@ def similarity(a: str, b: str, scope_ref: Optional[str] = None, inner: Tuple[str
     weight over the lighter claim's: a rewording often adds a clause). When both claims name
     code other than their scope and the names are disjoint, they are about different code:
     the figure is capped at `DIFFERENT_CODE_CAP`; when they share less than `THIN_SHARED` of
-    weight and no more than half of the lighter claim, or one of them says under `MIN_WEIGHT`,
-    at `THIN_CAP` — what a claim says counts the scope's own words in full: they weigh a quarter so
-    that two findings on `checkout` are not alike for saying `checkout`, never so that a claim in
-    the scope's words (`the tax rate is hard-coded` on `tax.py#rate`) says too little to match.
+    weight and no more than half of the lighter claim, or one of them weighs under `MIN_WEIGHT`,
+    at `THIN_CAP` — unless that claim is light only for the scope's own words (`_light`): they weigh
+    a quarter so that two findings on `checkout` are not alike for saying `checkout`, never so that a
+    claim in the scope's words (`the tax rate is hard-coded` on `tax.py#rate`) cannot match.
     Claims that fold alike (`same_claim`) are 1. `inner`: refs of the definitions inside the scope,
     whose names weigh as the scope's own. `legacy`: the figure as it was before issue 28 (see `terms`).
     """
@@ -361,8 +361,7 @@ def similarity(a: str, b: str, scope_ref: Optional[str] = None, inner: Tuple[str
     # the same frame with one thing swapped (`ignores discounts` / `ignores taxes`): each side adds a
     # substantive word the other lacks, and little else — a rewording that adds a clause adds more
     both_add = _adds(ba, bb) and _adds(bb, ba) and _extra(ba, bb) <= SWAP_WEIGHT and _extra(bb, ba) <= SWAP_WEIGHT
-    says = (wa, wb) if legacy else (sum(_full(ba, scope).values()), sum(_full(bb, scope).values()))
-    if (shared < THIN_SHARED and (overlap <= 0.5 or both_add)) or min(says) < MIN_WEIGHT:
+    if (shared < THIN_SHARED and (overlap <= 0.5 or both_add)) or (min(wa, wb) < MIN_WEIGHT and _light(ba, bb, scope, legacy)):
         figure = min(figure, THIN_CAP)  # `cart total ignores discounts` / `totals overflow on huge carts`; `b is theirs`
     na, nb = _names(ba, scope), _names(bb, scope)
     if na and nb and not (na & nb):
@@ -373,6 +372,17 @@ def similarity(a: str, b: str, scope_ref: Optional[str] = None, inner: Tuple[str
     if figure > DIFFERENT_CODE_CAP and opposite(a, b):
         figure = DIFFERENT_CODE_CAP  # `X is validated` / `X is not validated`: one denies what the other says
     return round(figure, 2)
+
+
+def _light(ba: Dict[str, float], bb: Dict[str, float], scope: frozenset, legacy: bool) -> bool:
+    """A claim light only for the scope's own words it holds (`the tax rate is hard-coded` on
+    `tax.py#rate`) is light no more when, with those words in full, it says enough and shares
+    enough with the other (`THIN_SHARED`): the scope's name must not push it below the threshold."""
+    if legacy:
+        return True
+    fa, fb = _full(ba, scope), _full(bb, scope)
+    shared = sum(min(fa[t], fb[t]) for t in fa.keys() & fb.keys())
+    return min(sum(fa.values()), sum(fb.values())) < MIN_WEIGHT or shared < THIN_SHARED
 
 
 def _full(bag: Dict[str, float], scope: frozenset) -> Dict[str, float]:
