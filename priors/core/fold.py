@@ -183,7 +183,7 @@ class State(Plain):
     the ledger has lines only if some are blank. `loop`: what the lessons loop reads (`new_loop`)."""
 
     __slots__ = ("priors", "runs_order", "run_pos", "calls", "commits", "max_prior", "max_run", "scored", "records",
-                 "loop", "awaiting")
+                 "loop", "same_as", "awaiting")
     DERIVED = ("awaiting",)  # rebuilt from the rest (`index_calls`), never stored
 
     def __init__(self) -> None:
@@ -197,6 +197,9 @@ class State(Plain):
         self.scored = False
         self.records = 0
         self.loop: Dict[str, Any] = new_loop()
+        # prior id → the priors a person decided say the same (`decide X duplicate --of Y`: X obsolete,
+        # `same_as` Y), in ledger order: their claims are more wordings of it, compared with every candidate
+        self.same_as: Dict[str, List[str]] = {}
         self.awaiting: Dict[str, List[CallState]] = {}  # prior id → its unresolved calls, in order
 
     def fields(self) -> tuple:
@@ -436,6 +439,8 @@ def apply(st: State, rec: Dict[str, Any]) -> None:
         pid = get("id")
         if type(pid) is str:
             _on_event(st, pid, get("action"), get("run"), get("scope_hash"), get("to"), idx)
+            if get("same_as") is not None:
+                _same_as(st, pid, get("action"), get("to"), get("same_as"))
     elif t == "prior":
         pid = get("id")
         if type(pid) is not str:
@@ -460,6 +465,33 @@ def _on_event(st: State, pid: str, action: Any, run: Any, sh: Any, to: Any, idx:
         spans = st.loop["spans"].get(pid)
         if spans is not None:
             spans.append(idx + 1)
+
+
+def _same_as(st: State, pid: str, action: Any, to: Any, target: Any) -> None:
+    """A person's `decide X duplicate --of Y` (an `obsolete` decision carrying `same_as`: the reference
+    keeper reads it as obsolete): X's claim is one more wording of Y."""
+    if action == "decide" and to == "obsolete" and type(target) is str and pid in st.priors and target != pid:
+        ids = st.same_as.setdefault(target, [])
+        if pid not in ids:
+            ids.append(pid)
+
+
+def wordings(st: State, pid: str) -> Tuple[str, ...]:
+    """The claims a person folded into prior `pid` (`State.same_as`), and theirs in turn — not a
+    redacted one's: its content is gone."""
+    out: List[str] = []
+    seen = {pid}
+    todo = list(st.same_as.get(pid, ()))
+    while todo:
+        other = todo.pop(0)
+        if other in seen:
+            continue
+        seen.add(other)
+        q = st.priors.get(other)
+        if q is not None and not q.redacted and q.claim:
+            out.append(q.claim)
+        todo.extend(st.same_as.get(other, ()))
+    return tuple(out)
 
 
 def _block_run(st: State, run: str, idx: int) -> None:

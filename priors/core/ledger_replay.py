@@ -36,14 +36,14 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Set, Tuple, Un
 
 from priors.core.canonical import normalize
 from priors.core.errors import Refusal, UsageError
-from priors.core.fold import PriorState, State, apply
+from priors.core.fold import PriorState, State, apply, wordings
 from priors.core.grammar import OPPOSED, Candidate
 from priors.core.ledger_checks import whole_line_pieces
 from priors.core.ledger_parse import scanner
 from priors.core.lessons import check_supersedes
 from priors.core.problem import Problem
-from priors.core.protocol import ScopeIndex, judge_pool, same_words
-from priors.core.similarity import folded, norm_direction, similar
+from priors.core.protocol import ScopeIndex, judge_pool, judged_now, same_words
+from priors.core.similarity import claim_key, folded, norm_direction, similar
 from priors.core.vocabulary import FACETS
 
 # What of a prior's record the replay keeps (the rules read no more): a fold of 100k priors holds
@@ -175,8 +175,8 @@ class Replay:
         lines, self.pending, self.pending_run = self.pending, [], None
         if seal is not None and seal.get("by") == "human":
             self.human_block(lines, seal, seal_no)
-        else:
-            self.agent_block(lines)
+        else:  # a run sealed `door: 2` was judged by issue 28's rules; one sealed before, by the rules then
+            self.agent_block(lines, not judged_now(seal))
 
     # -- a person's lessons, sealed as a run of their own
 
@@ -215,7 +215,7 @@ class Replay:
 
     # -- an agent's run
 
-    def agent_block(self, lines: List[Tuple[int, Dict[str, Any]]]) -> None:
+    def agent_block(self, lines: List[Tuple[int, Dict[str, Any]]], legacy: bool = False) -> None:
         st = self.st
         known: Dict[str, Optional[str]] = {}  # what the block reveals of its snapshot: ref -> hash (None: contradicted)
         disposed: Set[Any] = set()
@@ -239,7 +239,7 @@ class Replay:
                 self.agent_verdict(no, rec)
             elif t == "prior":
                 if rec.get("redacted") is not True:
-                    self.agent_prior(no, rec, scopes, disposed, born)
+                    self.agent_prior(no, rec, scopes, disposed, born, legacy)
                 if isinstance(rec.get("id"), str):
                     born.add(rec["id"])
             elif t == "call":
@@ -256,7 +256,7 @@ class Replay:
             self.overruled[pid] = (no, p.status)
 
     def agent_prior(self, no: int, rec: Dict[str, Any], scopes: Dict[str, str], disposed: Set[Any],
-                    born: Set[Any]) -> None:
+                    born: Set[Any], legacy: bool = False) -> None:
         """The door's checks of a candidate, in its order: supersedes, distinct_from, then the conflicts."""
         pid, ns, claim, facets = rec.get("id"), rec.get("ns"), rec.get("claim"), rec.get("facets")
         if not (isinstance(ns, str) and isinstance(claim, str) and isinstance(facets, dict)
@@ -266,7 +266,7 @@ class Replay:
             return
         typ = rec.get("type")
         cand = Candidate(rec, typ if isinstance(typ, str) else "custom", facets, _normal(claim))
-        if self.bad_distinct_from(no, pid, ns, cand):
+        if self.bad_distinct_from(no, pid, ns, cand, legacy):
             return
         current = rec.get("scope_hash")
         if (current is None and not cand.repo_wide and isinstance(cand.scope_ref, str)
@@ -287,20 +287,22 @@ class Replay:
                     or p.facet("activation") != "verify-phase" or p.scope_ref not in scopes)
 
         def figure(a: str, b: str, inner_ref: str, inner: tuple) -> Optional[float]:
-            return similar(a, b, inner_ref, inner_named(index, inner_ref, inner))
+            return similar(a, b, inner_ref, inner_named(index, inner_ref, inner), legacy)
 
         pool = [p for p in self.pool(ns, index, cand) if seen(p)]
         elsewhere = [p for p in self.decided.around(cand)  # a person's decision holds in every namespace
                      if p.ns != ns and p.binding and not p.redacted] if self.decided.items else []
         try:
             esc = judge_pool(pool, cand, current if isinstance(current, str) else None, scopes, figure,
-                             elsewhere=elsewhere)
+                             elsewhere=elsewhere, legacy=legacy, more=lambda p: wordings(st, p.id))
         except Refusal as refusal:
             body = refusal.payload()
             of = st.priors.get(str(body.get("of")))
             what = {"RERAISE": f"re-raises {body.get('of')}, which a person made {body.get('status')}",
                     "DUPLICATE": f"repeats {body.get('of')} ({body.get('status')})",
-                    "BELOW_FLOOR": f"is below the {body.get('depth')} floor {body.get('of')} set"}.get(body["refused"],
+                    "BELOW_FLOOR": f"is below the {body.get('depth')} floor {body.get('of')} set",
+                    "SETTLED_NEARBY": f"stands where a person settled {body.get('of')} and does not name it in"
+                                      " `distinct_from`"}.get(body["refused"],
                                                                                                    f"meets {body.get('of')}")
             how = f" in other words (similarity {body['similarity']})" if body.get("similar") else ""
             where = f" on {of.scope_ref}" if of is not None and of.scope_ref else ""
@@ -322,7 +324,7 @@ class Replay:
         same = self.same.get(ns)
         got: Dict[int, PriorState] = {}
         if same is not None:
-            keys = [(ref, "claim", cand.claim)]
+            keys = [(ref, "claim", claim_key(cand.claim))]
             cdir = norm_direction(cand.direction)
             if cdir is not None:
                 keys.append((ref, "dir", cdir))
@@ -352,10 +354,10 @@ class Replay:
             return True
         return False
 
-    def bad_distinct_from(self, no: int, pid: Any, ns: str, cand: Candidate) -> bool:
+    def bad_distinct_from(self, no: int, pid: Any, ns: str, cand: Candidate, legacy: bool = False) -> bool:
         if "distinct_from" not in cand.raw:
             return False
-        words = folded(cand.claim)
+        words = folded(cand.claim) if legacy else claim_key(cand.claim)
         for other in sorted(set(cand.distinct_from)):
             p = self.st.priors.get(other)
             if p is None:
@@ -364,7 +366,7 @@ class Replay:
                 self.add(no, "DISTINCT_FROM_UNKNOWN", f"prior {pid}: `distinct_from` names {other}, a prior of namespace "
                          f"{p.ns!r}, not {ns!r} — the door refuses it (DISTINCT_FROM_UNKNOWN)")
                 return True
-            if same_words(p, words):
+            if same_words(p, words, legacy):
                 code = "RERAISE" if p.binding else "DUPLICATE"
                 self.add(no, code, f"prior {pid} says what {other} says in the same words, and names it in `distinct_from`"
                          f" — that sets aside a finding that only sounds alike, never the same claim (the door refuses {code})")
@@ -402,7 +404,7 @@ class Replay:
         self.claims.setdefault(ns, {}).setdefault(claim, p)
         same = self.same.setdefault(ns, {})
         ref = None if p.facet("scope") == "repo-wide" else p.scope_ref
-        keys = [(ref, "claim", claim)]
+        keys = [(ref, "claim", claim_key(claim))]  # (claims that fold alike: the door's rule tells them apart or not)
         direction = p.rec.get("direction")
         if isinstance(direction, str):
             keys.append((ref, "raw", direction))

@@ -426,6 +426,15 @@ def scopes_related(a: Optional[str], b: Optional[str]) -> bool:
     return a == b or _contains(a, b) or _contains(b, a)
 
 
+def settled_near(settled: str, ref: str) -> bool:
+    """Is a person's decision on `settled` ground that a finding on `ref` stands on: the same
+    definition or file, the enclosing file or definition, or a definition inside it — not a folder
+    or the whole target (`*`), which hold too much to call the ground the same."""
+    if settled == "*" or settled.endswith("/") or ref == "*" or ref.endswith("/"):
+        return False
+    return scopes_related(settled, ref)
+
+
 def _contains(outer: str, inner: str) -> bool:
     if outer == "*":
         return True
