@@ -436,3 +436,54 @@ def test_distinct_from_never_admits_the_named_priors_own_claim(keeper):
     assert keeper.ledger_bytes() == before
     assert not (keeper.root / ".priors/runs/run-002/staged.jsonl").exists() or \
         "hard" not in keeper.read(".priors/runs/run-002/staged.jsonl")
+
+
+# ------------------------------------------------------------------ issue 28: the held-out set, round two
+
+
+def _judge_on_settled_ground(scope, settled, claim, distinct=False):
+    """What the door does with `claim` on `scope` where a person made `settled` wontfix: the refusal
+    code, or "call" when it is staged naming the person's prior (put to the person)."""
+    from priors.core.errors import Refusal
+    from priors.core.fold import new_prior
+    from priors.core.grammar import validate
+    from priors.core.protocol import judge_pool
+
+    rec = {"t": "prior", "id": "P-0001", "ns": NS, "type": "conclusion", "claim": settled, "scope_ref": scope,
+           "scope_hash": "h", "born": "run-001",
+           "facets": {"scope": "content-hash", "activation": "verify-phase", "obligation": "disposition-required",
+                      "authority": "advisory", "lifecycle": "stale-on-scope-change"}}
+    cand = validate(dict(conclusion(claim, scope_ref=scope), **({"distinct_from": ["P-0001"]} if distinct else {})))
+    try:
+        judge_pool([new_prior("P-0001", rec, "wontfix", "h")], cand, "h", {scope: "h"})
+    except Refusal as r:
+        return r.code
+    return "call" if distinct else "staged"
+
+
+def test_held_out_round_two_figures_hold(capsys):
+    """tests/data/similarity_heldout2.json, written before issue 28's tuning and never edited after:
+    every rewording of a settled finding is refused or put to the person (by construction), the
+    share refused outright, and different findings refused by meaning — the figures docs/protocol.md reports."""
+    pairs = json.loads((DATA / "similarity_heldout2.json").read_text(encoding="utf-8"))["pairs"]
+    assert len(pairs) >= 60
+    same = [(s, a, b) for s, a, b, lab in pairs if lab]
+    diff = [(s, a, b) for s, a, b, lab in pairs if not lab]
+    outright = sum(_judge_on_settled_ground(s, a, b) == "RERAISE" for s, a, b in same)
+    # refused or surfaced: refused (RERAISE, SETTLED_NEARBY); named in distinct_from, refused or a call
+    for s, a, b in same:
+        assert _judge_on_settled_ground(s, a, b) in ("RERAISE", "SETTLED_NEARBY"), (a, b)
+        assert _judge_on_settled_ground(s, a, b, distinct=True) in ("RERAISE", "call"), (a, b)
+    wrong = sum(_judge_on_settled_ground(s, a, b, distinct=True) == "RERAISE" for s, a, b in diff)
+    legacy = (sum(similarity(a, b, s, legacy=True) >= SIMILAR_AT for s, a, b in same),
+              sum(similarity(a, b, s, legacy=True) >= SIMILAR_AT for s, a, b in diff))
+    with capsys.disabled():
+        print(f"\nheld out, round two: {len(same)}/{len(same)} rewordings refused or surfaced, {outright}/{len(same)}"
+              f" refused outright ({100 * outright / len(same):.1f} %), {wrong}/{len(diff)} different findings refused"
+              f" ({100 * wrong / len(diff):.1f} %); before issue 28: {legacy[0]}/{len(same)}, {legacy[1]}/{len(diff)}")
+    assert (outright, len(same), wrong, len(diff)) == (16, 40, 3, 28)
+    assert legacy == (10, 3)  # no more wrong refusals than before
+    doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "protocol.md").read_text(encoding="utf-8").split())
+    assert "40 of 40 rewordings refused or put to the person" in doc
+    assert "16 of 40 (40.0 %) refused outright" in doc and "3 of 28 different findings (10.7 %)" in doc
+    assert "10 of 40 and 3 of 28 before" in doc

@@ -183,7 +183,7 @@ class State(Plain):
     the ledger has lines only if some are blank. `loop`: what the lessons loop reads (`new_loop`)."""
 
     __slots__ = ("priors", "runs_order", "run_pos", "calls", "commits", "max_prior", "max_run", "scored", "records",
-                 "loop", "same_as", "awaiting")
+                 "loop", "same_as", "distinct", "awaiting")
     DERIVED = ("awaiting",)  # rebuilt from the rest (`index_calls`), never stored
 
     def __init__(self) -> None:
@@ -200,6 +200,9 @@ class State(Plain):
         # prior id → the priors a person decided say the same (`decide X duplicate --of Y`: X obsolete,
         # `same_as` Y), in ledger order: their claims are more wordings of it, compared with every candidate
         self.same_as: Dict[str, List[str]] = {}
+        # prior id → the priors its `distinct_from` names: where it names a person's decision, the
+        # agent's word that it differs is a question for the person (`differs_from`)
+        self.distinct: Dict[str, List[str]] = {}
         self.awaiting: Dict[str, List[CallState]] = {}  # prior id → its unresolved calls, in order
 
     def fields(self) -> tuple:
@@ -447,6 +450,9 @@ def apply(st: State, rec: Dict[str, Any]) -> None:
             return
         was = st.priors.get(pid)
         _apply_prior(st, rec, pid)
+        named = rec.get("distinct_from")
+        if type(named) is list and named:
+            st.distinct[pid] = [x for x in named if type(x) is str]
         _after_prior(st, pid, was, rec.get("facets"), rec.get("ns"), idx)
     else:
         _apply_other(st, rec, t, idx)
@@ -492,6 +498,33 @@ def wordings(st: State, pid: str) -> Tuple[str, ...]:
             out.append(q.claim)
         todo.extend(st.same_as.get(other, ()))
     return tuple(out)
+
+
+def folded_into(st: State, pid: str) -> str:
+    """The prior a person decided `pid` is the same as (`duplicate --of`), followed to the end: a
+    repeat of `pid`'s words is a repeat of that one. `pid` itself when it was folded into none."""
+    seen = {pid}
+    while True:
+        home = next((t for t, ids in st.same_as.items() if pid in ids), None)
+        if home is None or home in seen or home not in st.priors:
+            return pid
+        seen.add(home)
+        pid = home
+
+
+def differs_from(st: State, p: PriorState) -> List[str]:
+    """The decisions a person made that open finding `p` says it differs from (its `distinct_from`
+    naming a binding prior): until the person answers — `decide P duplicate --of Q` or `keep` —
+    that is their call. Empty for a prior that is not an open finding."""
+    named = st.distinct.get(p.id)
+    if not named or p.status != "open" or p.redacted:
+        return []
+    out = []
+    for q in named:
+        other = st.priors.get(q)
+        if other is not None and other.binding and not other.redacted:
+            out.append(q)
+    return out
 
 
 def _block_run(st: State, run: str, idx: int) -> None:

@@ -10,6 +10,7 @@ from priors.core.errors import Refusal
 from priors.core.fold import (
     PriorState,
     State,
+    folded_into,
     new_prior,
     prior_number,
     review_due,
@@ -410,12 +411,13 @@ def find_conflict(st: State, rf: RunFiles, cand: Candidate, current: Optional[st
         pool = [p for p in with_run_dispositions(st, rf) if p.id in only]
         elsewhere = [st.priors[i] for i in sorted(only, key=lambda x: (prior_number(x), x))
                      if i in st.priors and st.priors[i].ns != rf.ns and st.priors[i].binding and not st.priors[i].redacted]
-    return judge_pool(pool, cand, current, rf.scopes, elsewhere=elsewhere, more=lambda p: wordings(st, p.id))
+    return judge_pool(pool, cand, current, rf.scopes, elsewhere=elsewhere, more=lambda p: wordings(st, p.id),
+                      home=lambda p: st.priors[folded_into(st, p.id)] if st.same_as else p)
 
 
 def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], scopes: Dict[str, str],
                figure: Any = None, elsewhere: Sequence[PriorState] = (), legacy: bool = False,
-               more: Any = None) -> Optional[Dict[str, Any]]:
+               more: Any = None, home: Any = None) -> Optional[Dict[str, Any]]:
     """The door's duplicate / re-raise / reversal / similar / settled-nearby / floor rules for `cand`
     against `pool` (the priors of its namespace around its scope, in pool order) and `elsewhere` (the
     binding priors of other namespaces around it: a person's decision holds in every namespace),
@@ -423,7 +425,8 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
     escalation to record first. `figure`: how two claims are found the same finding
     (`similarity.similar` unless given; `verify`'s replay, which does not have the run's snapshot,
     passes a stricter one). `more`: a prior → the other wordings a person folded into it
-    (`fold.wordings`), compared by meaning as its own claim is. `legacy`: the rules as they were
+    (`fold.wordings`), compared by meaning as its own claim is; `home`: a prior → the one a person
+    decided it is the same as (`fold.folded_into`), which a repeat of its words repeats. `legacy`: the rules as they were
     before issue 28 (byte-equal claims only, no SETTLED_NEARBY) — what `verify` holds a run sealed
     without `door: 2` to."""
     cdir = norm_direction(cand.direction)
@@ -433,7 +436,7 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
             continue
         same = same_as(p.claim, cand.claim) or (cdir is not None and norm_direction(p.rec.get("direction")) == cdir)
         if same:
-            raise _same_refusal(p)
+            raise _same_refusal(p if home is None or legacy or p.status != "obsolete" else home(p))
         if opposes(cand, p.rec.get("direction")) and p.status in REVERSIBLE:
             return {"kind": "reversal", "conflicts_with": p.id, "claim": cand.claim, "direction": cand.direction}
     others = {p.id for p in elsewhere}
