@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from priors.core.canonical import dumps
 from priors.core.controls import shell_text, shell_word
-from priors.core.fold import PriorState, State, differs_from, review_due
+from priors.core.fold import PriorState, State, review_due
 from priors.core.lessons import kept_in_force
+from priors.core.sameness import differs_from
 from priors.core.views import count_bucket, namespaces
 from priors.core.vocabulary import HUMAN_VERDICTS, SEVERITY_RANK
 

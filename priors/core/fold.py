@@ -1,5 +1,4 @@
-"""Fold the ledger into current state: pure functions over parsed lines.
-"""
+"""Fold the ledger into current state: pure functions over parsed lines."""
 
 from __future__ import annotations
 
@@ -19,6 +18,7 @@ from priors.core.ledger_parse import (  # noqa: F401 (parse_lines, parse_spans, 
     scanner,
 )
 from priors.core.plain import Plain
+from priors.core.sameness import note
 from priors.core.vocabulary import (  # noqa: F401 (re-exported to callers of the fold)
     BINDING,
     BLOCK_TYPES,
@@ -51,8 +51,7 @@ class PriorState(Plain, list):
     the few fields every verb reads (facets, ns, scope_ref, review_every). At 100k priors that is
     the difference between ~400 MB and well under 120 MB. A list underneath, in the order of
     `LAYOUT`, so that the fold cache builds 100k of them at C speed (`PriorState(row)`); fields
-    are read and set by name. Make one with `new_prior`.
-    """
+    are read and set by name. Make one with `new_prior`."""
 
     __slots__ = ()
     LAYOUT = ("id", "status", "scope_hash", "miss", "human_idx", "_rec", "_packed", "_facets", "_ns", "_ref",
@@ -197,12 +196,8 @@ class State(Plain):
         self.scored = False
         self.records = 0
         self.loop: Dict[str, Any] = new_loop()
-        # prior id → the priors a person decided say the same (`decide X duplicate --of Y`: X obsolete,
-        # `same_as` Y), in ledger order: their claims are more wordings of it, compared with every candidate
-        self.same_as: Dict[str, List[str]] = {}
-        # prior id → the priors its `distinct_from` names: where it names a person's decision, the
-        # agent's word that it differs is a question for the person (`differs_from`)
-        self.distinct: Dict[str, List[str]] = {}
+        self.same_as: Dict[str, List[str]] = {}  # id → ids a person said repeat it; `distinct`: id → its
+        self.distinct: Dict[str, List[str]] = {}  # `distinct_from` (both kept by core/sameness.py)
         self.awaiting: Dict[str, List[CallState]] = {}  # prior id → its unresolved calls, in order
 
     def fields(self) -> tuple:
@@ -285,12 +280,9 @@ def _pack(st: State, rec: Dict[str, Any], at: int, n: int, src: Any) -> None:
 
 # ------------------------------------------------------------------ a prior's line, read without decoding it
 #
-# A first call folds every line of the ledger, and most of its bytes are priors' lines — whose claim
-# and evidence the fold never reads (the record is read back from its line when a verb needs it). A
-# prior's line in the shape the keeper writes — canonical JSON, known keys in sorted order, the
-# values the fold reads written plainly — is matched as text instead: what the fold reads is taken
-# from the match, and no dict is built. Any other line is decoded as before. A property test holds
-# the two ways to the same folded state on any ledger.
+# Most ledger bytes are priors' lines, whose claim and evidence the fold never reads: a line in the shape
+# the keeper writes (canonical JSON, sorted keys, plain values) is matched as text, no dict built; any
+# other line is decoded. A property test holds the two ways to the same folded state on any ledger.
 
 _CH = r'[^"\\\x00-\x1f]'  # a character JSON writes as itself inside a string
 _STR = '"' + _CH + r'*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})' + _CH + '*)*"'  # any JSON string
@@ -426,6 +418,8 @@ def apply(st: State, rec: Dict[str, Any]) -> None:
     st.records = idx + 1
     get = rec.get
     t = get("t")
+    if "same_as" in rec or "distinct_from" in rec:
+        note(st, rec)  # what a person said is one finding, what an agent said is not (core/sameness.py)
     block = t in BLOCK_TYPES
     for v in (get("run"), get("born")):
         if type(v) is not str:
@@ -442,17 +436,12 @@ def apply(st: State, rec: Dict[str, Any]) -> None:
         pid = get("id")
         if type(pid) is str:
             _on_event(st, pid, get("action"), get("run"), get("scope_hash"), get("to"), idx)
-            if get("same_as") is not None:
-                _same_as(st, pid, get("action"), get("to"), get("same_as"))
     elif t == "prior":
         pid = get("id")
         if type(pid) is not str:
             return
         was = st.priors.get(pid)
         _apply_prior(st, rec, pid)
-        named = rec.get("distinct_from")
-        if type(named) is list and named:
-            st.distinct[pid] = [x for x in named if type(x) is str]
         _after_prior(st, pid, was, rec.get("facets"), rec.get("ns"), idx)
     else:
         _apply_other(st, rec, t, idx)
@@ -471,60 +460,6 @@ def _on_event(st: State, pid: str, action: Any, run: Any, sh: Any, to: Any, idx:
         spans = st.loop["spans"].get(pid)
         if spans is not None:
             spans.append(idx + 1)
-
-
-def _same_as(st: State, pid: str, action: Any, to: Any, target: Any) -> None:
-    """A person's `decide X duplicate --of Y` (an `obsolete` decision carrying `same_as`: the reference
-    keeper reads it as obsolete): X's claim is one more wording of Y."""
-    if action == "decide" and to == "obsolete" and type(target) is str and pid in st.priors and target != pid:
-        ids = st.same_as.setdefault(target, [])
-        if pid not in ids:
-            ids.append(pid)
-
-
-def wordings(st: State, pid: str) -> Tuple[str, ...]:
-    """The claims a person folded into prior `pid` (`State.same_as`), and theirs in turn — not a
-    redacted one's: its content is gone."""
-    out: List[str] = []
-    seen = {pid}
-    todo = list(st.same_as.get(pid, ()))
-    while todo:
-        other = todo.pop(0)
-        if other in seen:
-            continue
-        seen.add(other)
-        q = st.priors.get(other)
-        if q is not None and not q.redacted and q.claim:
-            out.append(q.claim)
-        todo.extend(st.same_as.get(other, ()))
-    return tuple(out)
-
-
-def folded_into(st: State, pid: str) -> str:
-    """The prior a person decided `pid` is the same as (`duplicate --of`), followed to the end: a
-    repeat of `pid`'s words is a repeat of that one. `pid` itself when it was folded into none."""
-    seen = {pid}
-    while True:
-        home = next((t for t, ids in st.same_as.items() if pid in ids), None)
-        if home is None or home in seen or home not in st.priors:
-            return pid
-        seen.add(home)
-        pid = home
-
-
-def differs_from(st: State, p: PriorState) -> List[str]:
-    """The decisions a person made that open finding `p` says it differs from (its `distinct_from`
-    naming a binding prior): until the person answers — `decide P duplicate --of Q` or `keep` —
-    that is their call. Empty for a prior that is not an open finding."""
-    named = st.distinct.get(p.id)
-    if not named or p.status != "open" or p.redacted:
-        return []
-    out = []
-    for q in named:
-        other = st.priors.get(q)
-        if other is not None and other.binding and not other.redacted:
-            out.append(q)
-    return out
 
 
 def _block_run(st: State, run: str, idx: int) -> None:

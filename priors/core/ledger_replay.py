@@ -36,13 +36,14 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Set, Tuple, Un
 
 from priors.core.canonical import normalize
 from priors.core.errors import Refusal, UsageError
-from priors.core.fold import PriorState, State, apply, wordings
+from priors.core.fold import PriorState, State, apply
 from priors.core.grammar import OPPOSED, Candidate
 from priors.core.ledger_checks import whole_line_pieces
 from priors.core.ledger_parse import scanner
 from priors.core.lessons import check_supersedes
 from priors.core.problem import Problem
 from priors.core.protocol import ScopeIndex, judge_pool, judged_now, same_words
+from priors.core.sameness import wordings
 from priors.core.similarity import claim_key, folded, norm_direction, similar
 from priors.core.vocabulary import FACETS
 

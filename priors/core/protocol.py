@@ -10,18 +10,17 @@ from priors.core.errors import Refusal
 from priors.core.fold import (
     PriorState,
     State,
-    folded_into,
     new_prior,
     prior_number,
     review_due,
     scope_state,
-    wordings,
 )
 from priors.core.grammar import SEVERITY_RANK, Candidate, check_tags, opposes, validate
 from priors.core.inject import inject_item, lesson_applies
 from priors.core.lessons import check_supersedes
 from priors.core.plain import Plain
 from priors.core.run_files import RunFiles, require_open
+from priors.core.sameness import folded_into, wordings
 from priors.core.secret_patterns import guard
 from priors.core.similarity import claim_key, folded, norm_direction, same_claim, scopes_related, settled_near, similar
 from priors.core.vocabulary import BINDING

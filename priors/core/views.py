@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 
 from priors.core.controls import shell_text, shell_word, visible
-from priors.core.fold import BINDING, REST_AFTER, PriorState, State, differs_from, review_due
+from priors.core.fold import BINDING, REST_AFTER, PriorState, State, review_due
+from priors.core.sameness import differs_from
 from priors.core.vocabulary import display_status
 
 TYPE_CHECKING = False
