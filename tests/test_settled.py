@@ -123,3 +123,46 @@ def test_verify_replays_settled_nearby(keeper):
     keeper.ok("render")
     r = keeper("verify")
     assert r.code != 0 and "SETTLED_NEARBY" in r.out + r.err
+
+
+def test_the_loop_through_the_mcp_tools(tmp_path):
+    """SETTLED_NEARBY, the staged call and the person's `duplicate --of`, then refused next time — the
+    agent's half through the MCP tools, the person's on the command line."""
+    from conftest import Keeper
+    from test_mcp import _call, _init, serve
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    k = Keeper(root)
+    _settled(k)
+    k.ok("abort", "--run", "run-002")
+    claim = {"type": "conclusion", "claim": "the VAT percentage is a literal in the code", "scope_ref": "src/tax.py"}
+    replies, _, code = serve(root, [
+        _init(),
+        _call(1, "priors_relevant", {"ns": NS, "snapshot": True}),
+        _call(2, "priors_propose", {"run": "run-002", "ns": NS, "candidates": [claim]}),
+        _call(3, "priors_propose", {"run": "run-002", "ns": NS, "candidates": [dict(claim, distinct_from=["P-0001"])]}),
+        _call(4, "priors_commit", {"run": "run-002"}),
+        _call(5, "priors_status", {"calls": True}),
+    ])
+    assert code == 0
+    res = {r["id"]: r["result"] for r in replies[1:]}
+    assert res[1]["structuredContent"]["settled_here"][0]["id"] == "P-0001"
+    body = res[2]["structuredContent"]
+    assert res[2]["isError"] is True and body["refused"] == "SETTLED_NEARBY"
+    assert body["settled"][0]["reason"] == "the rate is set by law"
+    assert res[3]["isError"] is False and res[4]["isError"] is False
+    (call,) = res[5]["structuredContent"]["calls"]
+    assert (call["id"], call["kind"], call["differs_from"]) == ("P-0002", "differs", "P-0001")
+    assert call["commands"] == ["priors decide P-0002 duplicate --of P-0001", "priors decide P-0002 keep"]
+    k.ok("decide", "P-0002", "duplicate", "--of", "P-0001")
+    replies, _, _ = serve(root, [
+        _init(),
+        _call(1, "priors_relevant", {"ns": NS, "snapshot": True}),
+        _call(2, "priors_propose", {"run": "run-003", "ns": NS, "candidates": [
+            dict(claim, claim="The VAT percentage is a literal in the code.", distinct_from=["P-0001"])]}),
+    ])
+    body = replies[2]["result"]["structuredContent"]
+    assert body["refused"] == "RERAISE" and body["of"] == "P-0001"
+    k.ok("abort", "--run", "run-003")
+    k.ok("verify")
