@@ -64,8 +64,9 @@ def scope_hash(ref: str, version: int) -> str:
 class Gen:
     """Builds the ledger as a list of records, tracking just enough state to keep it coherent."""
 
-    def __init__(self, n: int, seed: int, runs: Optional[int] = None) -> None:
+    def __init__(self, n: int, seed: int, runs: Optional[int] = None, open_heavy: bool = False) -> None:
         self.n = n
+        self.open_heavy = open_heavy                  # one namespace, few verdicts a run: most priors stay open
         self.runs = runs                              # exactly this many runs, or None: 10–40 priors a run
         self.rng = random.Random(seed)
         self.records: List[Dict[str, Any]] = []
@@ -119,14 +120,14 @@ class Gen:
 
     def run_block(self) -> None:
         rng = self.rng
-        ns = weighted(rng, NAMESPACES)
+        ns = "web" if self.open_heavy else weighted(rng, NAMESPACES)
         run_no = self.next_run
         run = f"run-{run_no:03d}"
         self.next_run += 1
         counts = {"fixed": 0, "carried": 0, "touched": 0, "call": 0}
         # the world moved: some files changed since last run
         pool = self.open_verify[ns]
-        judged = pool[: rng.randint(10, 40)]
+        judged = pool[: rng.randint(0, 3) if self.open_heavy else rng.randint(10, 40)]
         still: List[str] = []
         for pid in judged:
             ref = self.info[pid]["ref"]
@@ -254,7 +255,10 @@ class Gen:
 
 
 def typical_run_inputs(gen: Gen, verify_target: int = 50, proposals: int = 20) -> Tuple[Dict[str, str], List[Dict[str, Any]]]:
-    """Scopes for ~verify_target present verify items in `web` (half changed) and 20 fresh candidates."""
+    """Scopes for ~verify_target present verify items in `web` (half changed; every one when the ledger
+    is open-heavy) and 20 fresh candidates."""
+    if gen.open_heavy:
+        verify_target = gen.n
     from priors.core.fold import fold
 
     st = fold(gen.records)
@@ -298,8 +302,8 @@ def write_tree(out: Path, records: List[Dict[str, Any]], scopes: Dict[str, str],
         (cdir / f"c{k:02d}.json").write_text(dumps(c), encoding="utf-8")
 
 
-def generate(n: int, out: Path, seed: int = 1, runs: Optional[int] = None) -> Dict[str, Any]:
-    gen = Gen(n, seed, runs)
+def generate(n: int, out: Path, seed: int = 1, runs: Optional[int] = None, open_heavy: bool = False) -> Dict[str, Any]:
+    gen = Gen(n, seed, runs, open_heavy)
     records = gen.generate()
     scopes, cands = typical_run_inputs(gen)
     write_tree(out, records, scopes, cands)
@@ -316,11 +320,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--runs", type=int, default=None,
                     help="exactly this many runs, the priors spread evenly over them (default: 10–40 priors a run)")
+    ap.add_argument("--open-heavy", action="store_true",
+                    help="one namespace, 0-3 verdicts a run, and bench-scopes.json covering every open finding: "
+                         "`relevant` answers with most of the ledger as its verify list")
     a = ap.parse_args(argv)
     if a.runs is not None and not 1 <= a.runs <= a.n:
         ap.error("--runs must be between 1 and N (every run adds at least one prior)")
     a.out.mkdir(parents=True, exist_ok=True)
-    info = generate(a.n, a.out, a.seed, a.runs)
+    info = generate(a.n, a.out, a.seed, a.runs, a.open_heavy)
     print(json.dumps(info))
     return 0
 

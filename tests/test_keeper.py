@@ -155,7 +155,11 @@ def test_wontfix_blocks_reraise_but_not_unrelated(keeper):
     body = keeper.refused("RERAISE", "propose", keeper.candidate(finding("cart total ignores  discounts")),
                           "--run", "run-002", "--ns", "review")
     assert body["of"] == "P-0001" and body["status"] == "wontfix"
-    assert keeper.propose("run-002", "review", finding("totals overflow on huge carts")).code == 0
+    # another finding on ground a person settled names what it differs from (SETTLED_NEARBY, issue 28)
+    body = keeper.refused("SETTLED_NEARBY", "propose", keeper.candidate(finding("totals overflow on huge carts")),
+                          "--run", "run-002", "--ns", "review")
+    assert [s["id"] for s in body["settled"]] == ["P-0001"] and body["settled"][0]["reason"] == "legacy carts"
+    assert keeper.propose("run-002", "review", dict(finding("totals overflow on huge carts"), distinct_from=["P-0001"])).code == 0
     keeper.refused("BINDING_IMMUTABLE", "disposition", "P-0001", "fixed", "--run", "run-002")
     keeper.ok("commit", "--run", "run-002")
     # once the code changes, the issue may be raised again (different state)

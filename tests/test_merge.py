@@ -328,7 +328,8 @@ def test_redactions_on_both_sides_win(repo):
     repo.git("checkout", "-q", "main")
     repo.ok("decide", "P-0001", "keep", "--because", "ours repeats the secret sauce")
     repo.run("web", {"a.py": "a = 1\n", "b.py": "b = 1\n"}, {"P-0002": "still-open"},
-             [conclusion("a should expand", "a.py", direction="expand"), conclusion("a has a second issue", "a.py")])
+             [conclusion("a should expand", "a.py", direction="expand"),
+              conclusion("a has a second issue", "a.py", distinct_from=["P-0001"])])  # (P-0001 is settled: named)
     assert any(r["t"] == "call" for r in repo.ledger())  # the reversal of P-0001 became a call
     repo.ok("redact", "P-0002", "--because", "ours: private")
     repo.save("main: redact P-0002")

@@ -42,8 +42,8 @@ NOT_A_TERMINAL = ("priors decide: with no ID VERDICT, decide walks through your 
 def cmd_decide(a: Parsed, ctx: Context) -> int:
     """One verdict, or with no ID the terminal walk; prints as it goes (the walk is a dialogue)."""
     if a.has("--open") or a.has("--ns") or not a.pos:
-        if a.has("--because") or a.has("--retires"):
-            flag = "--because" if a.has("--because") else "--retires"
+        if a.has("--because") or a.has("--retires") or a.has("--of"):
+            flag = "--because" if a.has("--because") else "--retires" if a.has("--retires") else "--of"
             raise UsageError(f"priors decide: {flag} goes with ID VERDICT; the walk asks for each reason\n"
                              f"usage: {a.spec.usage}")
         if a.has("--ns") and not a.has("--open"):
@@ -58,8 +58,9 @@ def cmd_decide(a: Parsed, ctx: Context) -> int:
     pid, verdict = a.pos
     reason = a.get("because")
     retires = a.get("retires")
+    of = a.get("of")
     for line in decide_verdict(Paths(ctx.root), pid, verdict, None if reason is None else str(reason),
-                               None if retires is None else str(retires)):
+                               None if retires is None else str(retires), None if of is None else str(of)):
         ctx.print(line)
     return 0
 
@@ -161,7 +162,8 @@ def walk(ctx: Context, with_open: bool, ns: Optional[str], where: Sequence[str])
             term.write((k2 if k2.isprintable() else "") + "\n")
             retires = old if k2 == "y" else None
         try:
-            lines = decide_verdict(paths, ask["id"], verdict, reason, retires)
+            lines = decide_verdict(paths, ask["id"], verdict, reason, retires,
+                                   ask["differs_from"] if verdict == "duplicate" else None)
         except Refusal as refusal:  # the ledger moved under us (a run opened): stop, as the command would
             term.write(f"  refused: {dumps(refusal.payload())}\n")
             raise

@@ -296,10 +296,12 @@ Throw away an open run's staging (dispositions, proposals, escalations).
 The ledger is not touched; open a fresh run with `priors relevant`.
 --json prints {"aborted": true, "run": ...}."""))
 declare(Verb('decide', 'a human verdict that sticks (between runs)', HUMANS, "decide_verb", OWN,
-             usage='priors decide ID VERDICT [--because TEXT] [--retires P-…] | priors decide [--open [--ns NS] [PATH…]]',
-             flags={"--because": VALUE, "--retires": VALUE, "--open": BOOL, "--ns": VALUE},
+             usage='priors decide ID VERDICT [--because TEXT] [--retires P-…] | priors decide ID duplicate --of P-… | '
+                   'priors decide [--open [--ns NS] [PATH…]]',
+             flags={"--because": VALUE, "--retires": VALUE, "--of": VALUE, "--open": BOOL, "--ns": VALUE},
              max_pos=None,
              help="""usage: priors decide ID VERDICT [--because TEXT] [--retires P-…]
+       priors decide ID duplicate --of P-… [--because TEXT]
        priors decide [--open [--ns NS] [PATH…]]      (on a terminal: one call at a time)
 
 A human verdict — it sticks. Only run this on a person's explicit instruction.
@@ -308,17 +310,20 @@ A human verdict — it sticks. Only run this on a person's explicit instruction.
   obsolete   retire the prior
   reopen     reopen a settled prior (needs --because)
   keep       keep a challenged or due-for-review prior (binding)
+  duplicate --of P-…  ID says what P-… says: retired (obsolete, `same_as`), and
+             its words count as P-…'s, so that rewording is refused next time
 Decisions happen between runs. Accepting (or keeping) a lesson whose candidate
 named `supersedes: P-…` retires that lesson in the same write — unless a person
 settled it (accepted, wontfix): then only `--retires P-…`, naming it, does.
   --retires P-…  with accepted or keep: retire the binding lesson this one supersedes
 
 With no ID, on a terminal, walks through what waits for you — challenges,
-proposed retirements, reversals, losing lessons, lessons awaiting review,
-review nudges — one at a time: claim, scope, severity, evidence, origin.
-Answer with one key (a accepted, w wontfix, o obsolete, r reopen, k keep;
-s skips, q stops), then an optional reason (required for reopen). Each answer
-is written at once, exactly as `priors decide ID VERDICT --because …` writes it.
+proposed retirements, reversals, findings an agent says differ from yours,
+losing lessons, lessons awaiting review, review nudges — one at a time: claim,
+scope, severity, evidence, origin. Answer with one key (a accepted, w wontfix,
+o obsolete, r reopen, k keep, d duplicate; s skips, q stops), then an
+optional reason (required for reopen). Each answer is written at once,
+exactly as `priors decide ID VERDICT --because …` writes it.
   --open       then walk the open findings too
   --ns NS      open findings of namespace NS only
   PATH…        open findings whose scope lies under these paths only

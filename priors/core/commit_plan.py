@@ -11,6 +11,7 @@ from priors.core.fold import REST_AFTER, State, apply, next_prior_id
 from priors.core.grammar import AGENT_VERDICTS, check_at_door
 from priors.core.plain import Plain
 from priors.core.protocol import (
+    DOOR,
     QUIESCENT,
     REVERSIBLE,
     escalation_known,
@@ -172,7 +173,7 @@ def plan_commit(st: State, rf: RunFiles, decided: Any = (), judged: bool = False
     for rec in lines:
         apply(st, rec)
     summary = summarize(rf, st, len(escalations), set_aside, dropped, waived)
-    lines.append({"t": "run", "action": "commit", "run": rf.run, "ns": rf.ns, "summary": summary})
+    lines.append({"t": "run", "action": "commit", "run": rf.run, "ns": rf.ns, "summary": summary, "door": DOOR})
     return CommitPlan(lines, summary, set_aside)
 
 
@@ -313,7 +314,8 @@ def judge_staged(st: State, rf: RunFiles, decided: Any) -> List[str]:
             raise _bad_staged(rf, i, label, {"usage": str(exc)}) from None
         except Refusal as refusal:
             body = refusal.payload()
-            if body["refused"] in ("RERAISE", "DUPLICATE", "BELOW_FLOOR") and body.get("of") in decided:
+            if body["refused"] in ("RERAISE", "DUPLICATE", "BELOW_FLOOR", "SETTLED_NEARBY") and (
+                    body.get("of") in decided or any(s.get("id") in decided for s in body.get("settled", ()))):
                 out.append(f"{pid} ({body['refused']} of {body['of']})")
                 continue
             raise _bad_staged(rf, i, label, body) from None

@@ -10,6 +10,7 @@ from priors.core.canonical import dumps
 from priors.core.controls import shell_text, shell_word
 from priors.core.fold import PriorState, State, review_due
 from priors.core.lessons import kept_in_force
+from priors.core.sameness import differs_from
 from priors.core.views import count_bucket, namespaces
 from priors.core.vocabulary import HUMAN_VERDICTS, SEVERITY_RANK
 
@@ -28,12 +29,15 @@ KINDS = {
     "challenged": "a run challenged this lesson — keep it or retire it?",
     "obsolete-proposed": "a run proposed retiring this — keep it or retire it?",
     "reversal": "a run's finding reverses this — reopen it (accept the reversal) or keep it?",
+    "differs": "the agent says this differs from a finding you settled — the same (duplicate) or another (keep)?",
     "low-score": "this lesson keeps losing — keep it or retire it?",
     "awaiting-review": "a proposed lesson, not injected until you accept it",
     "review": "due for review — still true?",
     "open": "an open finding — settle it, or skip",
 }
 OPEN_VERDICTS = ("wontfix", "obsolete", "accepted")
+DIFFERS_VERDICTS = ("duplicate", "keep")  # `duplicate` is `decide P duplicate --of Q`: P obsolete, its words Q's
+KEYS["d"] = "duplicate"
 
 
 def _ask(p: PriorState, kind: str, verdicts: Sequence[str], **extra: Any) -> Dict[str, Any]:
@@ -75,6 +79,9 @@ def waiting(st: State, low: Optional[Dict[str, str]] = None, review_lessons: Ite
             ask = _ask(p, "awaiting-review", ("accepted", "obsolete"))
         elif (p.status == "open" or p.binding) and review_due(st, p):
             ask = _ask(p, "review", KEEP_OR_RETIRE)
+        elif p.id in st.distinct and differs_from(st, p):
+            q = st.priors[differs_from(st, p)[0]]
+            ask = _ask(p, "differs", DIFFERS_VERDICTS, differs_from=q.id, settled_status=q.status, settled_claim=q.claim)
         if ask is not None:
             if "supersedes" in ask and kept_in_force(st, p.id) is not None:
                 ask["supersedes_binding"] = st.priors[ask["supersedes"]].status  # a person's: left in force unless named
@@ -125,6 +132,8 @@ def commands(ask: Dict[str, Any]) -> List[str]:
     out = []
     for v in ask["verdicts"]:
         cmd = f"priors decide {shell_word(ask['id'])} {v}"
+        if v == "duplicate":
+            cmd += f" --of {shell_word(ask['differs_from'])}"
         if v == "reopen":
             cmd += f" --because {shell_text(ask.get('reason') or 'why it no longer holds')}"
         out.append(cmd)
@@ -155,6 +164,9 @@ def ask_text(ask: Dict[str, Any], at: int, total: int) -> str:
     lines = [f"[{at}/{total}] {ask['id']} · {ask['ns']} · {ask['status']} — {KINDS[ask['kind']]}"]
     if ask["kind"] == "reversal":
         lines.append(f"  reversal: {ask['call']} (raised in {ask.get('call_run')}): {_one_line(ask['call_claim'])}")
+    if ask["kind"] == "differs":
+        lines.append(f"  the agent says {ask['id']} differs from your {ask['settled_status']} {ask['differs_from']}:")
+        lines.append(f"  yours:    {_one_line(ask['settled_claim'])}")
         if ask.get("direction"):
             lines.append(f"  direction: {_one_line(ask['direction'])}")
     lines.append(f"  claim:    {_one_line(ask['claim'])}")

@@ -1,5 +1,4 @@
-"""Fold the ledger into current state: pure functions over parsed lines.
-"""
+"""Fold the ledger into current state: pure functions over parsed lines."""
 
 from __future__ import annotations
 
@@ -19,6 +18,7 @@ from priors.core.ledger_parse import (  # noqa: F401 (parse_lines, parse_spans, 
     scanner,
 )
 from priors.core.plain import Plain
+from priors.core.sameness import note
 from priors.core.vocabulary import (  # noqa: F401 (re-exported to callers of the fold)
     BINDING,
     BLOCK_TYPES,
@@ -51,8 +51,7 @@ class PriorState(Plain, list):
     the few fields every verb reads (facets, ns, scope_ref, review_every). At 100k priors that is
     the difference between ~400 MB and well under 120 MB. A list underneath, in the order of
     `LAYOUT`, so that the fold cache builds 100k of them at C speed (`PriorState(row)`); fields
-    are read and set by name. Make one with `new_prior`.
-    """
+    are read and set by name. Make one with `new_prior`."""
 
     __slots__ = ()
     LAYOUT = ("id", "status", "scope_hash", "miss", "human_idx", "_rec", "_packed", "_facets", "_ns", "_ref",
@@ -183,7 +182,7 @@ class State(Plain):
     the ledger has lines only if some are blank. `loop`: what the lessons loop reads (`new_loop`)."""
 
     __slots__ = ("priors", "runs_order", "run_pos", "calls", "commits", "max_prior", "max_run", "scored", "records",
-                 "loop", "awaiting")
+                 "loop", "same_as", "distinct", "awaiting")
     DERIVED = ("awaiting",)  # rebuilt from the rest (`index_calls`), never stored
 
     def __init__(self) -> None:
@@ -197,6 +196,8 @@ class State(Plain):
         self.scored = False
         self.records = 0
         self.loop: Dict[str, Any] = new_loop()
+        self.same_as: Dict[str, List[str]] = {}  # id → ids a person said repeat it; `distinct`: id → its
+        self.distinct: Dict[str, List[str]] = {}  # `distinct_from` (both kept by core/sameness.py)
         self.awaiting: Dict[str, List[CallState]] = {}  # prior id → its unresolved calls, in order
 
     def fields(self) -> tuple:
@@ -279,12 +280,9 @@ def _pack(st: State, rec: Dict[str, Any], at: int, n: int, src: Any) -> None:
 
 # ------------------------------------------------------------------ a prior's line, read without decoding it
 #
-# A first call folds every line of the ledger, and most of its bytes are priors' lines — whose claim
-# and evidence the fold never reads (the record is read back from its line when a verb needs it). A
-# prior's line in the shape the keeper writes — canonical JSON, known keys in sorted order, the
-# values the fold reads written plainly — is matched as text instead: what the fold reads is taken
-# from the match, and no dict is built. Any other line is decoded as before. A property test holds
-# the two ways to the same folded state on any ledger.
+# Most ledger bytes are priors' lines, whose claim and evidence the fold never reads: a line in the shape
+# the keeper writes (canonical JSON, sorted keys, plain values) is matched as text, no dict built; any
+# other line is decoded. A property test holds the two ways to the same folded state on any ledger.
 
 _CH = r'[^"\\\x00-\x1f]'  # a character JSON writes as itself inside a string
 _STR = '"' + _CH + r'*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})' + _CH + '*)*"'  # any JSON string
@@ -420,6 +418,8 @@ def apply(st: State, rec: Dict[str, Any]) -> None:
     st.records = idx + 1
     get = rec.get
     t = get("t")
+    if "same_as" in rec or "distinct_from" in rec:
+        note(st, rec)  # what a person said is one finding, what an agent said is not (core/sameness.py)
     block = t in BLOCK_TYPES
     for v in (get("run"), get("born")):
         if type(v) is not str:

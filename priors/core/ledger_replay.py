@@ -45,8 +45,9 @@ from priors.core.ledger_parse import scanner
 from priors.core.lessons import check_supersedes
 from priors.core.plain import Plain
 from priors.core.problem import Problem
-from priors.core.protocol import ScopeIndex, judge_pool, same_words
-from priors.core.similarity import folded, norm_direction, similar
+from priors.core.protocol import ScopeIndex, judge_pool, judged_now, same_words
+from priors.core.sameness import wordings
+from priors.core.similarity import claim_key, folded, norm_direction, similar
 from priors.core.vocabulary import FACETS
 
 # What of a prior's record the replay keeps (the rules read no more): a fold of 100k priors holds
@@ -169,6 +170,7 @@ class Replay:
         self.claims: Dict[str, Dict[str, PriorState]] = {}  # namespace -> normalized claim -> first prior saying it
         self.pending: List[Tuple[int, Dict[str, Any]]] = []  # the open block's lines
         self.pending_run: Any = None
+        self.upgraded = False  # a run sealed `door: 2` seen: no later block is judged by the old rules
         self.overruled: Dict[str, Tuple[int, str]] = {}  # prior -> (line, status) of an agent verdict on a person's decision
         # every prior a person ever made binding, of every namespace, by scope: what "a person's decision
         # holds in every namespace" compares a finding with (filtered by what is binding at that point)
@@ -244,7 +246,12 @@ class Replay:
         if seal is not None and seal.get("by") == "human":
             self.human_block(lines, seal, seal_no)
         else:
-            self.agent_block(lines)
+            # a run sealed `door: 2` was judged by today's rules; one sealed before, by the rules then —
+            # but only before the ledger's first `door: 2` seal: after it, every run the keeper seals
+            # says so, and a block that does not is held to today's rules like any other
+            now = judged_now(seal)
+            self.agent_block(lines, not (now or self.upgraded))
+            self.upgraded = self.upgraded or now
 
     # -- a person's lessons, sealed as a run of their own
 
@@ -285,7 +292,7 @@ class Replay:
 
     # -- an agent's run
 
-    def agent_block(self, lines: List[Tuple[int, Dict[str, Any]]]) -> None:
+    def agent_block(self, lines: List[Tuple[int, Dict[str, Any]]], legacy: bool = False) -> None:
         st = self.st
         if self.share is not None and not any(self.judges(self.ns_of(rec)) for _no, rec in lines):
             for _no, rec in lines:  # the other half's block: only its state counts here (its priors are
@@ -313,7 +320,7 @@ class Replay:
                 self.agent_verdict(no, rec)
             elif t == "prior":
                 if rec.get("redacted") is not True and self.judges(rec.get("ns")):
-                    self.agent_prior(no, rec, scopes, disposed, born)
+                    self.agent_prior(no, rec, scopes, disposed, born, legacy)
                 if isinstance(rec.get("id"), str):
                     born.add(rec["id"])
             elif t == "call":
@@ -331,7 +338,7 @@ class Replay:
             self.overruled[pid] = (no, p.status)
 
     def agent_prior(self, no: int, rec: Dict[str, Any], scopes: Dict[str, str], disposed: Set[Any],
-                    born: Set[Any]) -> None:
+                    born: Set[Any], legacy: bool = False) -> None:
         """The door's checks of a candidate, in its order: supersedes, distinct_from, then the conflicts."""
         pid, ns, claim, facets = rec.get("id"), rec.get("ns"), rec.get("claim"), rec.get("facets")
         if not (isinstance(ns, str) and isinstance(claim, str) and isinstance(facets, dict)
@@ -341,7 +348,7 @@ class Replay:
             return
         typ = rec.get("type")
         cand = Candidate(rec, typ if isinstance(typ, str) else "custom", facets, _normal(claim))
-        if self.bad_distinct_from(no, pid, ns, cand):
+        if self.bad_distinct_from(no, pid, ns, cand, legacy):
             return
         current = rec.get("scope_hash")
         if (current is None and not cand.repo_wide and isinstance(cand.scope_ref, str)
@@ -362,20 +369,22 @@ class Replay:
                     or p.facet("activation") != "verify-phase" or p.scope_ref not in scopes)
 
         def figure(a: str, b: str, inner_ref: str, inner: tuple) -> Optional[float]:
-            return similar(a, b, inner_ref, inner_named(index, inner_ref, inner))
+            return similar(a, b, inner_ref, inner_named(index, inner_ref, inner), legacy)
 
         pool = [p for p in self.pool(ns, index, cand) if seen(p)]
         elsewhere = [p for p in self.decided.around(cand)  # a person's decision holds in every namespace
                      if p.ns != ns and p.binding and not p.redacted] if self.decided.items else []
         try:
             esc = judge_pool(pool, cand, current if isinstance(current, str) else None, scopes, figure,
-                             elsewhere=elsewhere)
+                             elsewhere=elsewhere, legacy=legacy, more=lambda p: wordings(st, p.id))
         except Refusal as refusal:
             body = refusal.payload()
             of = st.priors.get(str(body.get("of")))
             what = {"RERAISE": f"re-raises {body.get('of')}, which a person made {body.get('status')}",
                     "DUPLICATE": f"repeats {body.get('of')} ({body.get('status')})",
-                    "BELOW_FLOOR": f"is below the {body.get('depth')} floor {body.get('of')} set"}.get(body["refused"],
+                    "BELOW_FLOOR": f"is below the {body.get('depth')} floor {body.get('of')} set",
+                    "SETTLED_NEARBY": f"stands where a person settled {body.get('of')} and does not name it in"
+                                      " `distinct_from`"}.get(body["refused"],
                                                                                                    f"meets {body.get('of')}")
             how = f" in other words (similarity {body['similarity']})" if body.get("similar") else ""
             where = f" on {of.scope_ref}" if of is not None and of.scope_ref else ""
@@ -397,7 +406,7 @@ class Replay:
         same = self.same.get(ns)
         got: Dict[int, PriorState] = {}
         if same is not None:
-            keys = [(ref, "claim", cand.claim)]
+            keys = [(ref, "claim", claim_key(cand.claim))]
             cdir = norm_direction(cand.direction)
             if cdir is not None:
                 keys.append((ref, "dir", cdir))
@@ -427,10 +436,10 @@ class Replay:
             return True
         return False
 
-    def bad_distinct_from(self, no: int, pid: Any, ns: str, cand: Candidate) -> bool:
+    def bad_distinct_from(self, no: int, pid: Any, ns: str, cand: Candidate, legacy: bool = False) -> bool:
         if "distinct_from" not in cand.raw:
             return False
-        words = folded(cand.claim)
+        words = folded(cand.claim) if legacy else claim_key(cand.claim)
         for other in sorted(set(cand.distinct_from)):
             p = self.st.priors.get(other)
             if p is None:
@@ -439,7 +448,7 @@ class Replay:
                 self.add(no, "DISTINCT_FROM_UNKNOWN", f"prior {pid}: `distinct_from` names {other}, a prior of namespace "
                          f"{p.ns!r}, not {ns!r} — the door refuses it (DISTINCT_FROM_UNKNOWN)")
                 return True
-            if same_words(p, words):
+            if same_words(p, words, legacy):
                 code = "RERAISE" if p.binding else "DUPLICATE"
                 self.add(no, code, f"prior {pid} says what {other} says in the same words, and names it in `distinct_from`"
                          f" — that sets aside a finding that only sounds alike, never the same claim (the door refuses {code})")
@@ -484,7 +493,7 @@ class Replay:
         self.claims.setdefault(ns, {}).setdefault(claim, p)
         same = self.same.setdefault(ns, {})
         ref = None if p.facet("scope") == "repo-wide" else p.scope_ref
-        keys = [(ref, "claim", claim)]
+        keys = [(ref, "claim", claim_key(claim))]  # (claims that fold alike: the door's rule tells them apart or not)
         direction = p.rec.get("direction")
         if isinstance(direction, str):
             keys.append((ref, "raw", direction))

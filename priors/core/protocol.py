@@ -20,8 +20,9 @@ from priors.core.inject import inject_item, lesson_applies
 from priors.core.lessons import check_supersedes
 from priors.core.plain import Plain
 from priors.core.run_files import RunFiles, require_open
+from priors.core.sameness import folded_into, wordings
 from priors.core.secret_patterns import guard
-from priors.core.similarity import folded, norm_direction, scopes_related, similar
+from priors.core.similarity import claim_key, folded, norm_direction, same_claim, scopes_related, settled_near, similar
 from priors.core.vocabulary import BINDING
 
 TYPE_CHECKING = False
@@ -30,6 +31,7 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 
 NUDGE_ASK = "still true? reply: decide <id> keep — or retire it"
 QUIESCENT = "Everything settled still holds. Nothing new."
+DOOR = 2  # a run seal's `door`: its lines were judged by the rules of issue 28 (see `judged_now`)
 REVERSIBLE = ("fixed", "accepted", "wontfix")  # a candidate opposing a prior in one of these files a call for a person
 
 
@@ -280,7 +282,7 @@ def check_distinct_from(st: State, rf: RunFiles, cand: Candidate, ns: str) -> No
                       hint="`distinct_from` names the similar finding a refusal named (its `of`), a prior of this"
                            " namespace; drop the ids that are not")
     # Naming a prior says "mine is another finding"; a claim in the prior's own words is not, on any scope.
-    words = folded(cand.claim)
+    words = claim_key(cand.claim)
     for pid in sorted(set(ids)):
         p = st.priors.get(pid)
         if p is not None and same_words(p, words):
@@ -289,16 +291,19 @@ def check_distinct_from(st: State, rf: RunFiles, cand: Candidate, ns: str) -> No
                                        " that only sounds alike, never the same claim")
             raise refusal
         for r in rf.staged:
-            if isinstance(r, dict) and r.get("id") == pid and isinstance(r.get("claim"), str) and folded(r["claim"]) == words:
+            if isinstance(r, dict) and r.get("id") == pid and isinstance(r.get("claim"), str) and claim_key(r["claim"]) == words:
                 raise Refusal("DUPLICATE", of=pid, status="staged",
                               hint=f"{pid}, staged in this run, says the same in the same words; `distinct_from`"
                                    " sets aside a finding that only sounds alike, never the same claim")
 
 
-def same_words(p: PriorState, words: str) -> bool:
-    """`p` says what a candidate whose claim folds to `words` says, in the same words (`folded`): naming
-    it in `distinct_from` cannot set the candidate aside from it. A redacted prior says nothing."""
-    return not p.redacted and isinstance(p.claim, str) and folded(p.claim) == words
+def same_words(p: PriorState, words: str, legacy: bool = False) -> bool:
+    """`p` says what a candidate whose claim folds to `words` (`claim_key`) says, in the same words:
+    naming it in `distinct_from` cannot set the candidate aside from it. A redacted prior says
+    nothing. `legacy`: `words` is the fold before issue 28 (`folded`: word breaks kept)."""
+    if p.redacted or not isinstance(p.claim, str):
+        return False
+    return (folded(p.claim) if legacy else claim_key(p.claim)) == words
 
 
 def nearest_refs(ref: str, scopes: Dict[str, str], n: int = 5) -> List[str]:
@@ -433,19 +438,27 @@ def find_conflict(st: State, rf: RunFiles, cand: Candidate, current: Optional[st
         pool = [p for p in with_run_dispositions(st, rf) if p.id in only]
         elsewhere = [st.priors[i] for i in sorted(only, key=lambda x: (prior_number(x), x))
                      if i in st.priors and st.priors[i].ns != rf.ns and st.priors[i].binding and not st.priors[i].redacted]
-    return judge_pool(pool, cand, current, rf.scopes, elsewhere=elsewhere)
+    return judge_pool(pool, cand, current, rf.scopes, elsewhere=elsewhere, more=lambda p: wordings(st, p.id),
+                      home=lambda p: st.priors[folded_into(st, p.id)] if st.same_as else p)
 
 
 def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], scopes: Dict[str, str],
-               figure: Any = None, elsewhere: Sequence[PriorState] = ()) -> Optional[Dict[str, Any]]:
-    """The door's duplicate / re-raise / reversal / similar / floor rules for `cand` against `pool` (the
-    priors of its namespace around its scope, in pool order) and `elsewhere` (the binding priors of
-    other namespaces around it: a person's decision holds in every namespace), `current` its scope's
-    hash and `scopes` the run's snapshot. Raises the refusal; returns an escalation to record first.
-    `figure`: how two claims are found the same finding (`similarity.similar` unless given;
-    `verify`'s replay, which does not have the run's snapshot, passes a stricter one)."""
+               figure: Any = None, elsewhere: Sequence[PriorState] = (), legacy: bool = False,
+               more: Any = None, home: Any = None) -> Optional[Dict[str, Any]]:
+    """The door's duplicate / re-raise / reversal / similar / settled-nearby / floor rules for `cand`
+    against `pool` (the priors of its namespace around its scope, in pool order) and `elsewhere` (the
+    binding priors of other namespaces around it: a person's decision holds in every namespace),
+    `current` its scope's hash and `scopes` the run's snapshot. Raises the refusal; returns an
+    escalation to record first. `figure`: how two claims are found the same finding
+    (`similarity.similar` unless given; `verify`'s replay, which does not have the run's snapshot,
+    passes a stricter one). `more`: a prior → the other wordings a person folded into it
+    (`fold.wordings`), compared by meaning as its own claim is; `home`: a prior → the one a person
+    decided it is the same as (`fold.folded_into`), which a repeat of its words repeats. `legacy`: the rules as they were
+    before issue 28 (byte-equal claims only, no SETTLED_NEARBY) — what `verify` holds a run sealed
+    without `door: 2` to."""
     cdir = norm_direction(cand.direction)
     cid = cand.identity
+    same_as = (lambda a, b: normalize(a) == b) if legacy else same_claim
     for p in pool:
         if p.redacted:
             continue
@@ -455,9 +468,9 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
             continue  # two analyzer results: their identities alone say whether they are one finding
         if not _same_scope(p, cand, current):
             continue
-        same = normalize(p.claim) == cand.claim or (cdir is not None and norm_direction(p.rec.get("direction")) == cdir)
+        same = same_as(p.claim, cand.claim) or (cdir is not None and norm_direction(p.rec.get("direction")) == cdir)
         if same:
-            raise _same_refusal(p)
+            raise _same_refusal(p if home is None or legacy or p.status != "obsolete" else home(p))
         if opposes(cand, p.rec.get("direction")) and p.status in REVERSIBLE:
             return {"kind": "reversal", "conflicts_with": p.id, "claim": cand.claim, "direction": cand.direction}
     others = {p.id for p in elsewhere}
@@ -465,13 +478,15 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
         if cid is not None and identity_of(p.rec) is not None:
             if _same_result(p, cand, current):
                 raise _same_refusal(p, elsewhere=True)
-        elif _same_scope(p, cand, current) and normalize(p.claim) == cand.claim:
+        elif _same_scope(p, cand, current) and same_as(p.claim, cand.claim):
             raise _same_refusal(p, elsewhere=True)
     # never by meaning between two analyzer results (an agent's finding still meets one by meaning)
     near = _most_similar([p for p in list(pool) + list(elsewhere) if cid is None or identity_of(p.rec) is None],
-                         cand, scopes, similar if figure is None else figure)
+                         cand, scopes, similar if figure is None else figure, None if legacy else more)
     if near is not None:
         raise _same_refusal(near[0], near[1], elsewhere=near[0].id in others)
+    if not legacy:
+        settled_nearby(pool, cand, scopes)
     for p in pool:
         floor = _floor_of(p, cand, scopes)
         if floor is not None:
@@ -486,6 +501,36 @@ def _same_result(p: PriorState, cand: Candidate, current: Optional[str]) -> bool
     follows the flagged code, so a person's wontfix holds while it stays, wherever the line moves."""
     return (identity_of(p.rec) == cand.identity and p.scope_ref == cand.scope_ref
             and (p.binding or p.scope_hash == current))
+
+
+def settled_nearby(pool: Sequence[PriorState], cand: Candidate, scopes: Dict[str, str]) -> None:
+    """SETTLED_NEARBY: a finding on ground a person settled — a binding finding of the namespace on
+    the candidate's definition, its enclosing file or definition, or a definition inside it, whose
+    own scope is unchanged in the run's snapshot (the state the person decided on; once that code
+    changes the question may be raised again, as the contract has it) — must name each such prior in
+    `distinct_from`. No wording escapes a person's decision silently: the candidate is refused, or
+    staged with the agent's word that it differs, which is put to the person (`status --calls`)."""
+    if cand.facets.get("activation") != "verify-phase" or cand.repo_wide or not isinstance(cand.scope_ref, str):
+        return
+    named = set(cand.distinct_from)
+    unnamed = [p for p in pool if p.binding and not p.redacted and p.id not in named
+               and p.facet("activation") == "verify-phase" and isinstance(p.scope_ref, str)
+               and scopes.get(p.scope_ref) == p.scope_hash and settled_near(p.scope_ref, cand.scope_ref)]
+    if unnamed:
+        ids = [p.id for p in unnamed]
+        raise Refusal("SETTLED_NEARBY", of=ids[0], settled=[
+            {"id": p.id, "status": p.status, "scope_ref": p.scope_ref, "claim": p.claim} for p in unnamed],
+            hint="a person settled findings here (`settled_here`); if yours repeats one, drop it — if it differs, "
+                 "propose it again with \"distinct_from\": " + str(ids).replace("'", '"')
+                 + " and the person will be asked whether it differs")
+
+
+def judged_now(seal: Any) -> bool:
+    """Was the run this seal closes judged by today's door (`door` ≥ `DOOR`, written by commit)? A run
+    sealed before issue 28 was judged by the rules then (`legacy`): `verify` holds its lines to those,
+    so that a ledger the keeper wrote replays clean across the upgrade."""
+    door = seal.get("door") if isinstance(seal, dict) else None
+    return type(door) is int and door >= DOOR
 
 
 def _same_refusal(p: PriorState, figure: Optional[float] = None, elsewhere: bool = False) -> Refusal:
@@ -511,7 +556,8 @@ _DISTINCT_HINT = (" (it says the same in other words; if yours is a different fi
 _REWORDABLE = ("stale", "obsolete", "obsolete-proposed")
 
 
-def _most_similar(pool: List[PriorState], cand: Candidate, scopes: Dict[str, str], figure: Any) -> Optional[tuple]:
+def _most_similar(pool: List[PriorState], cand: Candidate, scopes: Dict[str, str], figure: Any,
+                  more: Any = None) -> Optional[tuple]:
     """(prior, figure) for the finding that says the same as `cand` in other words, on a related
     scope that is unchanged in this run's snapshot — or None. Findings only (verify-phase)."""
     if cand.facets.get("activation") != "verify-phase" or cand.repo_wide:
@@ -531,9 +577,11 @@ def _most_similar(pool: List[PriorState], cand: Candidate, scopes: Dict[str, str
         if not isinstance(claim, str):
             continue
         inner_ref = _narrower(ref, cand.scope_ref)
-        got = figure(claim, cand.claim, inner_ref, _inner_defs(inner_ref, scopes))
-        if got is not None and (best is None or got > best[1]):
-            best = (p, got)
+        inner = _inner_defs(inner_ref, scopes)
+        for said in (claim,) + (tuple(more(p)) if more is not None else ()):  # every wording a person folded in
+            got = figure(said, cand.claim, inner_ref, inner)
+            if got is not None and (best is None or got > best[1]):
+                best = (p, got)
     return best
 
 

@@ -168,6 +168,9 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
                 what = KINDS[ask["kind"]]
                 if ask["kind"] == "reversal":
                     what += f" {ask['call']}: {_flat(ask.get('call_claim', ''))}"
+                if ask["kind"] == "differs":
+                    what = (f"the agent says {ask['id']} differs from your {ask['settled_status']} {ask['differs_from']}:"
+                            f" {_flat(ask['settled_claim'])}")
                 if ask.get("note"):
                     what += f" ({ask['note']})"
                 if isinstance(ask.get("supersedes"), str):

@@ -42,6 +42,8 @@ THIN_SHARED = 2.5  # less weight than this in common, and not most of the shorte
 THIN_CAP = 0.4
 SWAP_WEIGHT = 1.5  # at most this much said by one side alone, on both sides: one thing swapped, not a rewording
 MIN_WEIGHT = 2.0  # a claim lighter than this (`b is theirs`) says too little to be matched by meaning
+DETAIL_WEIGHT = 0.3  # an example value (`e.g. -007`, a back-ticked literal): a detail, not the finding
+EXAMPLE_CUES = frozenset(("eg", "like", "such", "example", "instance", "ie", "say"))  # (`e.g.` is `e`, `g`)
 
 NEG_SAME = 0.7  # two claims this alike in their own words, one negated and the other not, say opposite things
 NEGATORS = frozenset("""
@@ -59,6 +61,7 @@ _IDENT = re.compile(
     r"|\b([a-z]+[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*)\b"     # camelCase, CamelCase
 )
 _WORD = re.compile(r"[a-z0-9]+")
+_CAMEL = re.compile(r"([a-z0-9])([A-Z])")
 
 STOP = frozenset("""
 a an the this that these those it its it's is are was were be been being am do does did doing done
@@ -148,30 +151,41 @@ def _fold(w: str) -> str:
 GENERIC_TERMS = frozenset(_fold(w) for w in GENERIC)
 
 
-def scope_words(scope_ref: Optional[str], inner: Tuple[str, ...] = ()) -> frozenset:
+def scope_words(scope_ref: Optional[str], inner: Tuple[str, ...] = (), legacy: bool = False) -> frozenset:
     """The words a scope ref names (`src/shop.py#Cart.checkout` → cart, checkout, shop), and the
-    names of the definitions inside it when given (`total` for `a.py` holding `a.py#total`)."""
+    names of the definitions inside it when given (`total` for `a.py` holding `a.py#total`);
+    `web/cart.js#addItem` names `additem` and, unless `legacy`, its words `add` and `item`."""
     if not scope_ref:
         return frozenset()
     out = set()
-    for part in re.split(r"[^A-Za-z0-9_]+", " ".join((scope_ref,) + tuple(inner)).lower()):
+    text = " ".join((scope_ref,) + tuple(inner))
+    if not legacy:
+        text += " " + _CAMEL.sub(r"\1_\2", text)
+    for part in re.split(r"[^A-Za-z0-9_]+", text.lower()):
         for piece in [part] + (part.split("_") if "_" in part else []):
             if piece and piece not in ("src", "py", "js", "ts", "go", "rs", "lib"):
                 out.add(_fold(piece))
     return frozenset(out)
 
 
-def terms(claim: str, scope: frozenset = frozenset()) -> List[Tuple[str, float]]:
-    """The claim's terms in order with their weights (identifiers heavier, scope names lighter)."""
+def terms(claim: str, scope: frozenset = frozenset(), legacy: bool = False) -> List[Tuple[str, float]]:
+    """The claim's terms in order with their weights (identifiers heavier, scope names lighter).
+
+    `legacy`: the terms as the door made them before issue 28 (`validateEmail` one word, every number
+    a fact) — what `verify` holds a run sealed without `door: 2` to."""
     out: List[Tuple[str, float]] = []
     rest: List[str] = []
     pos = 0
     for m in _IDENT.finditer(claim):
         rest.append(claim[pos:m.start()])
         pos = m.end()
-        name = next(g for g in m.groups() if g is not None).strip("()").lower()
+        raw = next(g for g in m.groups() if g is not None).strip("()")
+        name = (raw if legacy else _CAMEL.sub(r"\1_\2", raw)).lower()  # `validateEmail` says validate, email
         parts = [p for p in re.split(r"[^a-z0-9]+", name) if p]
         if not parts:
+            continue
+        if not legacy and all(p.isdigit() for p in parts):  # `-007`: an example value, a detail
+            out.append(("#" + "".join(parts).lstrip("0"), DETAIL_WEIGHT))
             continue
         key = ".".join(parts)
         last = _fold(parts[-1])
@@ -191,11 +205,23 @@ def terms(claim: str, scope: frozenset = frozenset()) -> List[Tuple[str, float]]
     for i, w in enumerate(words):
         if w in STOP or (w in _FAIL and i + 1 < len(words) and words[i + 1] == "to"):
             continue  # `fails to flush` says `does not flush`: the negation, not a failure, is meant
+        if not legacy and w.isdigit() and _example(words, i):
+            out.append(("#" + w.lstrip("0"), DETAIL_WEIGHT))  # `such as -0123`: which example is a detail
+            continue
         f = _fold(w)
         if f in STOP or not f:
             continue
         out.append((f, SCOPE_WEIGHT if f in scope else GENERIC_WEIGHT if f in GENERIC_TERMS else WORD_WEIGHT))
     return out
+
+
+def _example(words: List[str], i: int) -> bool:
+    """Is the number at `words[i]` an example (`e.g. 007`, `such as 0123`, `like 80`), or one of a run of them?"""
+    j = i - 1
+    while j >= 0 and words[j].isdigit():
+        j -= 1
+    before = words[max(0, j - 1): j + 1]
+    return any(w in EXAMPLE_CUES for w in before) or before in (["e", "g"], ["i", "e"])
 
 
 def _bag(items: List[Tuple[str, float]]) -> Dict[str, float]:
@@ -302,7 +328,8 @@ def opposite(a: str, b: str) -> bool:
     return 2.0 * len(sa & sb) / (len(sa) + len(sb)) >= NEG_SAME
 
 
-def similarity(a: str, b: str, scope_ref: Optional[str] = None, inner: Tuple[str, ...] = ()) -> float:
+def similarity(a: str, b: str, scope_ref: Optional[str] = None, inner: Tuple[str, ...] = (),
+               legacy: bool = False) -> float:
     """How far b says what a says, in [0, 1], rounded to 2 places (the figure a refusal reports).
 
     The mean of the weighted Dice coefficient and the weighted overlap coefficient (shared
@@ -310,14 +337,21 @@ def similarity(a: str, b: str, scope_ref: Optional[str] = None, inner: Tuple[str
     code other than their scope and the names are disjoint, they are about different code:
     the figure is capped at `DIFFERENT_CODE_CAP`; when they share less than `THIN_SHARED` of
     weight and no more than half of the lighter claim, or one of them weighs under `MIN_WEIGHT`,
-    at `THIN_CAP`. `inner`: refs of the definitions inside the
-    scope, whose names weigh as the scope's own.
+    at `THIN_CAP` — unless that claim is light only for the scope's own words (`_light`): they weigh
+    a quarter so that two findings on `checkout` are not alike for saying `checkout`, never so that a
+    claim in the scope's words (`the tax rate is hard-coded` on `tax.py#rate`) cannot match.
+    Claims that fold alike (`same_claim`) are 1. `inner`: refs of the definitions inside the scope,
+    whose names weigh as the scope's own. `legacy`: the figure as it was before issue 28 (see `terms`).
     """
-    scope = scope_words(scope_ref, inner)
-    ta, tb = terms(a, scope), terms(b, scope)
+    if not legacy and same_claim(a, b):
+        return 1.0
+    scope = scope_words(scope_ref, inner, legacy)
+    ta, tb = terms(a, scope, legacy), terms(b, scope, legacy)
     ba, bb = _bag(ta), _bag(tb)
     ba, bb = _bag(_join_compounds(ta, bb)), _bag(_join_compounds(tb, ba))
     ba, bb = _unprefixed(ba, bb), _unprefixed(bb, ba)
+    if not legacy:  # `max_retries` beside `max retries`: the name is matched by its words
+        ba, bb = _spelled_out(ba, bb), _spelled_out(bb, ba)
     wa, wb = sum(ba.values()), sum(bb.values())
     if wa <= 0 or wb <= 0:
         return 0.0
@@ -327,7 +361,7 @@ def similarity(a: str, b: str, scope_ref: Optional[str] = None, inner: Tuple[str
     # the same frame with one thing swapped (`ignores discounts` / `ignores taxes`): each side adds a
     # substantive word the other lacks, and little else — a rewording that adds a clause adds more
     both_add = _adds(ba, bb) and _adds(bb, ba) and _extra(ba, bb) <= SWAP_WEIGHT and _extra(bb, ba) <= SWAP_WEIGHT
-    if (shared < THIN_SHARED and (overlap <= 0.5 or both_add)) or min(wa, wb) < MIN_WEIGHT:
+    if (shared < THIN_SHARED and (overlap <= 0.5 or both_add)) or (min(wa, wb) < MIN_WEIGHT and _light(ba, bb, scope, legacy)):
         figure = min(figure, THIN_CAP)  # `cart total ignores discounts` / `totals overflow on huge carts`; `b is theirs`
     na, nb = _names(ba, scope), _names(bb, scope)
     if na and nb and not (na & nb):
@@ -340,9 +374,40 @@ def similarity(a: str, b: str, scope_ref: Optional[str] = None, inner: Tuple[str
     return round(figure, 2)
 
 
-def similar(a: str, b: str, scope_ref: Optional[str] = None, inner: Tuple[str, ...] = ()) -> Optional[float]:
+def _light(ba: Dict[str, float], bb: Dict[str, float], scope: frozenset, legacy: bool) -> bool:
+    """A claim light only for the scope's own words it holds (`the tax rate is hard-coded` on
+    `tax.py#rate`) is light no more when, with those words in full, it says enough and shares
+    enough with the other (`THIN_SHARED`): the scope's name must not push it below the threshold."""
+    if legacy:
+        return True
+    fa, fb = _full(ba, scope), _full(bb, scope)
+    shared = sum(min(fa[t], fb[t]) for t in fa.keys() & fb.keys())
+    return min(sum(fa.values()), sum(fb.values())) < MIN_WEIGHT or shared < THIN_SHARED
+
+
+def _full(bag: Dict[str, float], scope: frozenset) -> Dict[str, float]:
+    """The bag with the scope's own words at a word's weight: how much a claim says, for the thin caps."""
+    return {t: (WORD_WEIGHT if w == SCOPE_WEIGHT and (t in scope or t.startswith("=")) else w) for t, w in bag.items()}
+
+
+def _spelled_out(bag: Dict[str, float], other: Dict[str, float]) -> Dict[str, float]:
+    """A name (`=max.retries`) the other claim does not hold as a name but spells out in words
+    (`max retries`): its words, already in the bag, are the match; the name adds nothing on top."""
+    out: Dict[str, float] = {}
+    for t, w in bag.items():
+        if t.startswith("=") and w > 0 and t not in other:
+            parts = [_fold(p) for p in t[1:].split(".")]
+            if len(parts) > 1 and all(p in other or p in STOP for p in parts):
+                out[t] = 0.0  # (kept, weightless: `_names` still knows the code it names)
+                continue
+        out[t] = w
+    return out
+
+
+def similar(a: str, b: str, scope_ref: Optional[str] = None, inner: Tuple[str, ...] = (),
+            legacy: bool = False) -> Optional[float]:
     """The figure when the two claims are the same finding, else None."""
-    s = similarity(a, b, scope_ref, inner)
+    s = similarity(a, b, scope_ref, inner, legacy)
     return s if s >= SIMILAR_AT else None
 
 
@@ -361,6 +426,15 @@ def scopes_related(a: Optional[str], b: Optional[str]) -> bool:
     return a == b or _contains(a, b) or _contains(b, a)
 
 
+def settled_near(settled: str, ref: str) -> bool:
+    """Is a person's decision on `settled` ground that a finding on `ref` stands on: the same
+    definition or file, the enclosing file or definition, or a definition inside it — not a folder
+    or the whole target (`*`), which hold too much to call the ground the same."""
+    if settled == "*" or settled.endswith("/") or ref == "*" or ref.endswith("/"):
+        return False
+    return scopes_related(settled, ref)
+
+
 def _contains(outer: str, inner: str) -> bool:
     if outer == "*":
         return True
@@ -372,6 +446,7 @@ def _contains(outer: str, inner: str) -> bool:
 
 
 _PUNCTUATION = re.compile(r"[^\w]+")
+_NOT_WORD = re.compile(r"[\W_]+")
 
 
 def folded(claim: str) -> str:
@@ -379,3 +454,16 @@ def folded(claim: str) -> str:
     and `tax rate hard coded` fold alike). Two claims that fold alike say the same thing whatever
     else a candidate asserts about them (`distinct_from`)."""
     return " ".join(_PUNCTUATION.sub(" ", claim.casefold()).replace("_", " ").split())
+
+
+def claim_key(claim: str) -> str:
+    """A claim folded to its letters and digits: case, punctuation, hyphens and whitespace gone
+    (`The tax rate is hard-coded.` and `the tax rate is hardcoded` fold alike). Two claims with one
+    key are the same claim, refused as identical (issue 28)."""
+    return _NOT_WORD.sub("", claim.casefold())
+
+
+def same_claim(a: str, b: str) -> bool:
+    """Do the two claims fold to one key (`claim_key`)? An empty key (a claim of punctuation only) is no claim."""
+    ka = claim_key(a)
+    return bool(ka) and ka == claim_key(b)

@@ -7,6 +7,7 @@ import re
 
 from priors.core.controls import shell_text, shell_word, visible
 from priors.core.fold import BINDING, REST_AFTER, PriorState, State, review_due
+from priors.core.sameness import differs_from
 from priors.core.vocabulary import display_status
 
 TYPE_CHECKING = False
@@ -114,6 +115,10 @@ def call_lines(st: State, ns: str, group: Optional[List[PriorState]] = None) -> 
             out.append(f"  ? {p.id} — {p.claim} (decide {p.id} keep | obsolete)")
         elif (p.status == "open" or p.binding) and review_due(st, p):
             out.append(f"  ? {p.id} — still true? decide {p.id} keep | obsolete")
+        elif p.id in st.distinct and differs_from(st, p):
+            q = st.priors[differs_from(st, p)[0]]
+            out.append(f"  ? {p.id} — the agent says {p.id} differs from your {q.status} {q.id}: {p.claim!r} vs {q.claim!r};"
+                       f" decide {p.id} duplicate --of {q.id} | keep")
     for call in st.calls:
         rec = call.rec
         if call.resolved or rec.get("ns") != ns:

@@ -41,12 +41,20 @@ def refuse_before_the_walk(paths: Paths) -> None:
                       hint=f"decisions happen between runs: commit or abort {active[0]} first")
 
 
-def decide(paths: Paths, pid: str, verdict: str, reason: Optional[str], retires: Optional[str] = None) -> List[str]:
+def decide(paths: Paths, pid: str, verdict: str, reason: Optional[str], retires: Optional[str] = None,
+           of: Optional[str] = None) -> List[str]:
     """Write a person's verdict on `pid` (and retire a lesson it supersedes, in the same write — a
-    binding one only when the person names it: `retires`). Returns the lines to print."""
+    binding one only when the person names it: `retires`). `duplicate` with `of`: `pid` says what
+    `of` says — written as `obsolete` carrying `same_as` (the reference keeper reads an obsolete
+    decision), and its words count as `of`'s from then on. Returns the lines to print."""
+    if (verdict == "duplicate") != (of is not None):
+        raise UsageError("priors decide: duplicate needs --of P-… (the prior it repeats), and --of goes with duplicate only")
+    if verdict == "duplicate":
+        return _duplicate(paths, pid, str(of), reason)
     if verdict not in HUMAN_VERDICTS:
         extra = " (that is an agent verdict — see `priors disposition`)" if verdict in AGENT_VERDICTS else ""
-        raise UsageError(f"priors decide: unknown verdict {verdict!r}{extra} — one of {', '.join(HUMAN_VERDICTS)}")
+        raise UsageError(f"priors decide: unknown verdict {verdict!r}{extra} — one of {', '.join(HUMAN_VERDICTS)}"
+                         " (or duplicate --of P-…)")
     check_reason(reason)
     if verdict == "reopen" and not reason:
         raise UsageError("priors decide: reopen needs --because TEXT (why the settled judgment no longer holds)")
@@ -72,3 +80,26 @@ def decide(paths: Paths, pid: str, verdict: str, reason: Optional[str], retires:
         out.append(f"{kept} stays {kept_status} — {pid} supersedes it, but a person settled it; to retire it too:"
                    f" priors decide {kept} obsolete --because \"superseded by {pid}\"")
     return out
+
+
+def _duplicate(paths: Paths, pid: str, of: str, reason: Optional[str]) -> List[str]:
+    """`decide P duplicate --of Q`: P is retired as the same finding as Q; the keeper compares every
+    later candidate with P's words too, as Q's (`fold.wordings`), so that rewording is refused next time."""
+    check_reason(reason)
+    require_init(paths)
+    with Lock(paths):
+        loaded = load_ledger(paths, want_data=False)
+        st = loaded.state
+        active = open_runs(paths, st)
+        event = decide_event(st, pid, "obsolete", reason, active[0] if active else None)
+        target = st.priors.get(of)
+        if target is None:
+            raise Refusal("UNKNOWN_PRIOR", id=of)
+        if target.redacted:
+            raise Refusal("REDACTED", id=of)
+        if of == pid or target.ns != st.priors[pid].ns:
+            raise UsageError(f"priors decide: --of names another prior of {pid}'s namespace ({st.priors[pid].ns}),"
+                             f" not {of}")
+        event["same_as"] = of
+        append_and_apply(paths, loaded, [event])
+    return [f"{pid} → obsolete, the same finding as {of} (your call — this sticks): its words now count as {of}'s"]

@@ -20,7 +20,7 @@ from priors.core.protocol import (
 )
 from priors.ops.ground import resolve_location
 from priors.ops.run import refused_item
-from priors.store.ledger import load_ledger
+from priors.store.ledger import load_ledger, read_records
 from priors.store.lock import Lock
 from priors.store.paths import Paths, require_init
 from priors.store.staging import read_run, save_staging
@@ -54,6 +54,23 @@ def propose_one(st: State, rf: RunFiles, raw: Any, ns: str, next_id: List[int], 
     return rec
 
 
+def with_reasons(paths: Paths, r: Refusal) -> None:
+    """A SETTLED_NEARBY refusal lists each prior a person settled with their reason (the last
+    decision's `--because`, unless redacted): the ledger is read for it only when one is refused."""
+    settled = r.details.get("settled") if r.code == "SETTLED_NEARBY" else None
+    if not settled:
+        return
+    want = {s.get("id") for s in settled}
+    reasons: Dict[str, Any] = {}
+    for rec in read_records(paths):
+        if rec.get("t") == "event" and rec.get("action") == "decide" and rec.get("id") in want:
+            reasons[rec["id"]] = rec.get("reason")
+    for s in settled:
+        why = reasons.get(s.get("id"))
+        if isinstance(why, str):
+            s["reason"] = why
+
+
 def highest_staged(st: State, rf: RunFiles) -> int:
     """The highest prior number the ledger or this run's staging holds: the next proposal takes the one after."""
     return max([st.max_prior] + [prior_number(r.get("id")) for r in rf.staged if isinstance(r, dict)])
@@ -84,6 +101,7 @@ def propose(paths: Paths, run: str, ns: str, items: List[Tuple[str, Any]]) -> An
             try:
                 rec = propose_one(st, rf, raw, ns, next_id, paths)
             except Refusal as r:
+                with_reasons(paths, r)
                 if not batch:
                     save_staging(paths, rf, before)
                     raise

@@ -25,7 +25,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
     from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
-FORMAT = 4
+FORMAT = 5
 CACHE_DIR = "cache"
 CACHE_FILE = "fold.bin"
 MAGIC = b"PRIORS-FOLD-CACHE\n"

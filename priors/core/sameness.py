@@ -1,0 +1,72 @@
+"""What a person said about two findings being one: `decide X duplicate --of Y` folds X's words into
+Y (`State.same_as`), and a finding whose `distinct_from` names a person's decision waits for their
+answer (`State.distinct`). Pure reads of the folded state; `fold.apply` keeps both maps.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated
+    from typing import Any, Dict, List, Tuple
+
+# (`st` is a `fold.State`, `p` a `fold.PriorState`: the fold calls `note`, so this module cannot import it)
+
+
+def note(st: Any, rec: Dict[str, Any]) -> None:
+    """The fold's part: a person's `decide X duplicate --of Y` (obsolete, `same_as` Y) makes X's claim
+    one more wording of Y; a prior's `distinct_from` is kept by id."""
+    pid = rec.get("id")
+    if type(pid) is not str:
+        return
+    if rec.get("t") == "prior" and type(rec.get("distinct_from")) is list:
+        st.distinct[pid] = [x for x in rec["distinct_from"] if type(x) is str]
+    target = rec.get("same_as")
+    if (rec.get("t") == "event" and rec.get("action") == "decide" and rec.get("to") == "obsolete"
+            and type(target) is str and pid in st.priors and target != pid):
+        if pid not in st.same_as.setdefault(target, []):
+            st.same_as[target].append(pid)
+
+
+def wordings(st: Any, pid: str) -> Tuple[str, ...]:
+    """The claims a person folded into prior `pid` (`State.same_as`), and theirs in turn — not a
+    redacted one's: its content is gone."""
+    out: List[str] = []
+    seen = {pid}
+    todo = list(st.same_as.get(pid, ()))
+    while todo:
+        other = todo.pop(0)
+        if other in seen:
+            continue
+        seen.add(other)
+        q = st.priors.get(other)
+        if q is not None and not q.redacted and q.claim:
+            out.append(q.claim)
+        todo.extend(st.same_as.get(other, ()))
+    return tuple(out)
+
+
+def folded_into(st: Any, pid: str) -> str:
+    """The prior a person decided `pid` is the same as (`duplicate --of`), followed to the end: a
+    repeat of `pid`'s words is a repeat of that one. `pid` itself when it was folded into none."""
+    seen = {pid}
+    while True:
+        home = next((t for t, ids in st.same_as.items() if pid in ids), None)
+        if home is None or home in seen or home not in st.priors:
+            return pid
+        seen.add(home)
+        pid = home
+
+
+def differs_from(st: Any, p: Any) -> List[str]:
+    """The decisions a person made that open finding `p` says it differs from (its `distinct_from`
+    naming a binding prior): until the person answers — `decide P duplicate --of Q` or `keep` —
+    that is their call. Empty for a prior that is not an open finding."""
+    named = st.distinct.get(p.id)
+    if not named or p.status != "open" or p.redacted:
+        return []
+    out = []
+    for q in named:
+        other = st.priors.get(q)
+        if other is not None and other.binding and not other.redacted:
+            out.append(q)
+    return out
