@@ -51,6 +51,7 @@ def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: in
     settled = archived = 0
     here: List[Dict[str, Any]] = []
     more = 0
+    owed: List[Tuple[PriorState, str, Optional[str]]] = []  # the verify items, their records read in one batch
     for p in st.in_ns(ns):
         if p.status in ("obsolete", "redacted"):
             continue
@@ -65,12 +66,7 @@ def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: in
             if p.resting and state == "missing":
                 archived += 1
             else:
-                rec = p.record()
-                item = {"id": p.id, "claim": rec.get("claim"), "scope_ref": rec.get("scope_ref"),
-                        "severity": rec.get("severity"), "scopeState": state, "current_hash": current}
-                if p.resting:
-                    item["resurrected"] = True
-                verify.append(_drop_none(item, keep_null=("claim",)))
+                owed.append((p, state, current))
         elif p.binding:
             settled += 1
         if p.binding and p.scope_ref is not None and p.scope_ref in scopes:
@@ -83,9 +79,35 @@ def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: in
             rec = p.record()
             floors.append(_drop_none({"id": p.id, "scope_ref": rec.get("scope_ref"), "depth": rec.get("depth", "major"),
                                       "scopeState": state}))
+    for at in range(0, len(owed), 2000):  # read in batches: a record lives only until its item is made
+        batch = owed[at:at + 2000]
+        for (p, state, current), rec in zip(batch, records_of([p for p, _, _ in batch])):
+            item = {"id": p.id, "claim": rec.get("claim"), "scope_ref": rec.get("scope_ref"),
+                    "severity": rec.get("severity"), "scopeState": state, "current_hash": current}
+            if p.resting:
+                item["resurrected"] = True
+            verify.append(_drop_none(item, keep_null=("claim",)))
     return {"run": run, "ns": ns, "inject": inject, "verify": verify, "nudges": nudges,
             "settled": settled, "archived": archived, "floors": floors,
             "settled_here": here, "settled_here_more": more}
+
+
+def records_of(ps: List[PriorState]) -> List[Dict[str, Any]]:
+    """The records of `ps`, in order: each store that packed some reads them back in one batch where
+    it can (`inflate_many`: a verify list of 70k items is one read and one parse a megabyte at a time,
+    not 70k of each)."""
+    out: List[Any] = [p[5] for p in ps]  # (5: the record, when it is kept; 11: the store that packed it)
+    by_store: Dict[int, List[int]] = {}
+    for i, p in enumerate(ps):
+        if out[i] is None:
+            by_store.setdefault(id(p[11]), []).append(i)
+    for idxs in by_store.values():
+        store = ps[idxs[0]][11]
+        many = getattr(store, "inflate_many", None)
+        recs = many([ps[i] for i in idxs]) if many is not None else [store.inflate(ps[i]) for i in idxs]
+        for i, rec in zip(idxs, recs):
+            out[i] = rec
+    return out
 
 
 def settled_refs(st: State, scopes: Dict[str, str]) -> List[str]:

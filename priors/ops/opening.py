@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from priors.core.answer import Answer
-from priors.core.canonical import dumps, dumps_object
+from priors.core.canonical import dumps, dumps_object, dumps_rows
 from priors.core.errors import Refusal, UsageError
 from priors.core.fold import next_run_id
 from priors.core.grammar import check_run_id, ref_alias
@@ -144,7 +144,8 @@ def open_run_locked(paths: Paths, st: State, ns: str, scopes: Dict[str, str], ru
     out = relevant_hook(budget, st, select(st, ns, scopes, str(run), cap))
     rdir = paths.run_dir(str(run))
     make_dir(rdir)
-    parts = {k: dumps(v) for k, v in out.items()}  # the verify list can be 10k items: encode it once
+    # the verify list can be 70k items: encode it once, as rows (`dumps_rows`: no walk over every value)
+    parts = {k: dumps_rows(v) if k == "verify" else dumps(v) for k, v in out.items()}
     printed = dumps_object(parts)
     parts["scopes"] = dumps(scopes)
     parts["ledger_records"] = str(st.records)  # where the ledger stood: commit finds what a person decided since
