@@ -73,3 +73,15 @@ def test_a_credential_at_the_size_limit_is_replaced_whole_and_controls_never_kep
     rec = json.loads(kept)
     assert rec["prompt"] == "fix it red evil"
     assert len(rec["tools"][0]["output"]) == 400 and rec["tools"][0]["output"].endswith("…")
+
+
+def test_deleting_a_lesson_a_revision_or_an_edit_supersedes_keeps_the_ledger_sound(keeper: Keeper):
+    # Pi's /priors delete after a model's /priors revise (or the person's /priors edit): the
+    # tombstone, which the person's decide event follows, is not "a prior that is not a lesson"
+    seeded(keeper)
+    keeper.ok("suggest", "--revises", "P-0001", "Run the narrowest test, then the suite once.")
+    keeper.ok("add", "--supersedes", "P-0001", "Run the narrowest relevant test first, always.")
+    keeper.ok("redact", "P-0001", "--because", "deleted in Pi")
+    assert keeper.ok("verify").startswith("ledger sound")
+    keeper.ok("decide", "P-0002", "accepted")
+    assert keeper.ok("verify").startswith("ledger sound")
