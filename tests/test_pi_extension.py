@@ -260,9 +260,15 @@ def test_every_command_in_rpc_mode(tmp_path: Path, model: StandIn):
         assert "P-0001" in say("/priors list inactive")
         edited = say("/priors edit P-0002 #testing Run the narrowest relevant test first.")
         assert "P-0002 → obsolete (superseded by P-0005)" in edited
-        assert "P-0003 → accepted" in say("/priors activate all")
+        # a model's revision of a person's lesson, accepted in bulk, does not retire the person's lesson
+        assert "P-0006 suggested in lessons (revises P-0005)" in say("/priors revise P-0005 Run every test first.")
+        bulk = say("/priors activate all")
+        assert "P-0003 → accepted" in bulk and "P-0006 → accepted" in bulk
+        assert "P-0005 stays accepted" in bulk and "P-0005 → obsolete" not in bulk
+        assert "P-0005" in say("/priors list active")
         assert say("/priors deactivate P-0003").startswith("P-0003 → obsolete")
         assert say("/priors reject P-0005").startswith("P-0005 → obsolete")
+        assert say("/priors reject P-0006").startswith("P-0006 → obsolete")
         assert say("/priors config maxItems 4") == "max_inject = 4"
         assert "not carried" in say("/priors config minOverlap 1")
         assert say("/priors off") == "inject = false"

@@ -379,11 +379,14 @@ export default function priors(pi: ExtensionAPI): void {
 		}
 	}
 
-	/** `decide ID accepted`, naming the lesson it revises when a person had settled that one. */
-	async function activate(ctx: ExtensionContext, row: LessonRow, all: LessonRow[]): Promise<Ran> {
+	/** `decide ID accepted`, naming the lesson it revises when a person had settled that one — only
+	 * when the person named this revision (`activate ID`, review's accept, which shows what it
+	 * revises): `activate all` never retires a person's lesson on a model's revision; the keeper's
+	 * answer then says it stays in force and how to retire it. */
+	async function activate(ctx: ExtensionContext, row: LessonRow, all: LessonRow[], retire = true): Promise<Ran> {
 		const args = ["decide", row.id, "accepted"];
 		const old = row.supersedes ? all.find((x) => x.id === row.supersedes) : undefined;
-		if (old && (old.status === "accepted" || old.status === "wontfix")) args.push("--retires", old.id);
+		if (retire && old && (old.status === "accepted" || old.status === "wontfix")) args.push("--retires", old.id);
 		return run(ctx, args);
 	}
 
@@ -396,7 +399,7 @@ export default function priors(pi: ExtensionAPI): void {
 		if (!todo.length) return say(ctx, target === "all" ? "priors: no proposed lessons" : `priors: no lesson ${target}`, "warning");
 		const out: string[] = [];
 		for (const row of todo) {
-			const r = await activate(ctx, row, all);
+			const r = await activate(ctx, row, all, target !== "all");
 			out.push(r.ok ? r.stdout.trim() : `${row.id} not activated — ${r.why}`);
 		}
 		say(ctx, out.join("\n"));

@@ -426,8 +426,10 @@ class Replay:
         if value is None:
             return False
         target = self.st.priors.get(value) if isinstance(value, str) else None
-        if target is not None and target.redacted:
-            return False  # its content is gone (a redaction): what it was cannot be judged
+        if target is not None and (target.redacted or target.rec.get("redacted") is True):
+            # its content is gone (a redaction): what it was cannot be judged — a tombstone a person's
+            # decide event follows (`add`, `activate`) reads as decided here, not as redacted
+            return False
         try:
             check_supersedes(self.st, value, ns)
         except UsageError as exc:

@@ -10,9 +10,10 @@ is kept (in `.priors/traces/`, never committed), not refused, so a secret is rep
 from __future__ import annotations
 
 from priors.core.canonical import dumps
+from priors.core.controls import visible, without_controls
 from priors.core.errors import UsageError
 from priors.core.secret_patterns import redacted
-from priors.core.vocabulary import PRIOR_RE
+from priors.core.vocabulary import PRIOR_RE, RUN_RE, SESSION_KEY_RE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -44,7 +45,17 @@ def _text(value: Any, limit: int, where: str) -> str:
             value = dumps(value)
         except (TypeError, ValueError):
             raise UsageError(f"priors trace: {where} must be text or JSON") from None
-    return redacted(clip(value, limit))
+    return clip(redacted(_words_up_to(without_controls(value), limit)), limit)
+
+
+def _words_up_to(text: str, limit: int) -> str:
+    """The whole words that start within the first `limit` characters: the secret guard judges a
+    word whole, so a credential cut at the limit is still recognised (and replaced) before the cut,
+    never kept as a prefix; words starting later are never kept, so they need no judging."""
+    if len(text) <= limit:
+        return text
+    end = text.find(" ", limit)
+    return text if end < 0 else text[:end]
 
 
 def shape_trace(obj: Any, given: Optional[List[str]]) -> Dict[str, Any]:
@@ -94,6 +105,50 @@ def shape_trace(obj: Any, given: Optional[List[str]]) -> Dict[str, Any]:
     return out
 
 
+def well_formed(rec: Any) -> bool:
+    """Is this line of `traces.jsonl` a trace as the keeper writes it? The file is private but not
+    the keeper's alone (anything in the repository can write it), and `reflect` quotes it to a
+    model: a line with other fields or types, a text on several lines, longer than the keeper
+    keeps, is not a trace (and is skipped, never quoted). A control character (kept by a keeper
+    before they were taken out) is quoted escaped."""
+    if not isinstance(rec, dict) or rec.get("t") != "trace" or set(rec) - _STORED:
+        return False
+    n = rec.get("n")
+    if type(n) is not int or n < 1:
+        return False
+    key = rec.get("session")
+    if key is not None and not (isinstance(key, str) and SESSION_KEY_RE.match(key)):
+        return False
+    if not _line(rec.get("prompt"), MAX_PROMPT) or not rec["prompt"]:
+        return False
+    if not _ids(rec.get("given"), PRIOR_RE) or ("runs" in rec and not _ids(rec["runs"], RUN_RE)):
+        return False
+    said = rec.get("assistant", [])
+    if not (isinstance(said, list) and len(said) <= MAX_SNIPPETS and all(_line(x, MAX_SNIPPET) for x in said)):
+        return False
+    tools = rec.get("tools", [])
+    if not (isinstance(tools, list) and len(tools) <= MAX_TOOLS):
+        return False
+    for t in tools:
+        if not isinstance(t, dict) or set(t) - set(TOOL_FIELDS) or not _line(t.get("name"), MAX_TOOL_NAME):
+            return False
+        if not (_line(t.get("input", ""), MAX_TOOL_INPUT) and _line(t.get("output", ""), MAX_TOOL_OUTPUT)
+                and t.get("error", True) is True):
+            return False
+    return True
+
+
+_STORED = {"t", "n", "session", "runs", *TRACE_FIELDS}
+
+
+def _line(value: Any, limit: int) -> bool:
+    return isinstance(value, str) and len(value) <= limit and " ".join(value.split()) == value
+
+
+def _ids(value: Any, pattern: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(x, str) and pattern.match(x) for x in value)
+
+
 def _order(pid: str) -> tuple:
     return (int(pid[2:]) if pid[2:].isdigit() else 0, pid)
 
@@ -110,19 +165,19 @@ def prune(traces: List[Dict[str, Any]], keep_unscored: int, keep_scored: Optiona
 
 
 def packet_lines(traces: List[Dict[str, Any]]) -> List[str]:
-    """A run's traces as Markdown lines for a reflection packet."""
+    """A run's traces as Markdown lines for a reflection packet (control characters escaped)."""
     lines: List[str] = []
     for t in traces:
         given = ", ".join(t.get("given") or []) or "none"
         lines.append(f"- trace {t.get('n')}: given {given}")
-        lines.append(f"  - prompt: {t.get('prompt', '')}")
+        lines.append(f"  - prompt: {visible(t.get('prompt', ''))}")
         for s in t.get("assistant") or []:
-            lines.append(f"  - assistant: {s}")
+            lines.append(f"  - assistant: {visible(s)}")
         for tool in t.get("tools") or []:
-            bits = [str(tool.get("name"))]
+            bits = [visible(str(tool.get("name")))]
             if tool.get("input"):
-                bits.append(f"input {tool['input']}")
+                bits.append(f"input {visible(tool['input'])}")
             if tool.get("output"):
-                bits.append(f"{'error' if tool.get('error') else 'output'} {tool['output']}")
+                bits.append(f"{'error' if tool.get('error') else 'output'} {visible(tool['output'])}")
             lines.append(f"  - tool: {' — '.join(bits)}")
     return lines

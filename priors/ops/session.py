@@ -101,10 +101,20 @@ def scorable_runs(ledger: Ledger) -> List[Any]:
 
 
 def session_targets(session: Optional[Dict[str, Any]], ledger: Ledger) -> Optional[List[str]]:
-    """The runs sealed for a scored session that are still in the ledger, or None."""
+    """The runs sealed for a scored session that are still in the ledger, or None. The record is a
+    local file anything can write, so only what a session's scoring seals counts: a run sealed as a
+    coding session (`via: session`) shown nothing the record says its session was not given — a
+    record naming a keeper run, or another session's runs, never turns a person's score to them."""
     if session is None or not session.get("sealed"):
         return None
-    return [r for r in session["sealed"] if r in ledger.runs] or None
+    given = set(session.get("ids") or ())
+    out = []
+    for r in session["sealed"]:
+        info = ledger.runs.get(r)
+        if info is None or info.rec.get("via") != SESSION_VIA or not set(ledger.shown_for(r) or ()) <= given:
+            continue
+        out.append(r)
+    return out or None
 
 
 def last_session(paths: Paths, ledger: Ledger) -> Optional[Dict[str, Any]]:

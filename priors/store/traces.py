@@ -9,7 +9,7 @@ import os
 
 from priors.core.canonical import JSONError, dumps, loads
 from priors.core.errors import MachineError, UsageError
-from priors.core.traces import prune
+from priors.core.traces import prune, well_formed
 from priors.store.files import atomic_write, check_inside, make_dir, read_bytes
 
 TYPE_CHECKING = False
@@ -28,7 +28,8 @@ def traces_path(paths: Paths) -> Path:
 
 
 def read_traces(paths: Paths) -> List[Dict[str, Any]]:
-    """Every trace that parses (a damaged line is skipped: traces are notes, never evidence)."""
+    """Every trace as the keeper writes it (a damaged or foreign line is skipped: traces are notes,
+    never evidence)."""
     path = traces_path(paths)
     try:
         check_inside(path)
@@ -41,7 +42,7 @@ def read_traces(paths: Paths) -> List[Dict[str, Any]]:
             rec = loads(line)
         except (JSONError, RecursionError):
             continue
-        if isinstance(rec, dict) and rec.get("t") == "trace" and isinstance(rec.get("n"), int):
+        if well_formed(rec):  # a line the keeper did not write is not quoted to a model
             out.append(rec)
     return out
 
