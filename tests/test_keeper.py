@@ -549,8 +549,13 @@ def test_status_without_priors_and_namespace_order(keeper):
     keeper.ok("propose", keeper.candidate({"type": "calibration", "claim": "a"}), "--run", "run-002", "--ns", "alpha")
     keeper.ok("commit", "--run", "run-002")
     keeper.ok("decide", "P-0002", "accepted")
-    assert keeper.ok("status") == ("zeta: 0 open · 0 fixed · 0 decided by you · 1 lessons locked\n"
-                                   "alpha: 0 open · 0 fixed · 1 decided by you · 0 lessons locked\n")
+    # "lessons locked" counts what a person accepted; an agent's lesson nobody decided is "proposed"
+    assert keeper.ok("status") == ("zeta: 0 open · 0 fixed · 0 decided by you · 0 lessons locked · 1 lesson proposed\n"
+                                   "alpha: 0 open · 0 fixed · 0 decided by you · 1 lesson locked\n")
+    keeper.ok("decide", "P-0001", "wontfix")
+    counts = {n["ns"]: n for n in json.loads(keeper.ok("status", "--json"))["namespaces"]}
+    assert (counts["zeta"]["settled"], counts["zeta"]["learned"], counts["zeta"]["proposed"]) == (1, 0, 0)
+    assert (counts["alpha"]["settled"], counts["alpha"]["learned"], counts["alpha"]["proposed"]) == (0, 1, 0)
 
 
 def test_render_is_safe(keeper):

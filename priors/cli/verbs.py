@@ -382,10 +382,12 @@ declare(Verb('status', 'one line per namespace; --calls lists your calls', HUMAN
 One line per namespace, counting its priors:
   open            findings still standing (open or stale)
   fixed           findings a run reported fixed
-  decided by you  priors you accepted or marked wontfix (they bind every run)
-  lessons locked  run-start lessons no person has decided yet: injected into
-                  every run (with require_review on, awaiting your review
-                  instead); a lesson you accepted counts as decided by you
+  decided by you  findings and floors you accepted or marked wontfix (they
+                  bind every run)
+  lessons locked  run-start lessons you accepted: in force in every run
+  lessons proposed  run-start lessons an agent proposed and no person decided
+                  yet: injected into every run (with require_review on,
+                  awaiting your review instead); only when there are any
   retired         priors you marked obsolete (only when there are any)
   resting         priors whose scope was missing 5 runs in a row (only when
                   there are any; they wake if the scope returns)
@@ -395,7 +397,7 @@ that nothing waits for you.
 Once runs are scored, each scored lesson gets a line with its score (see
 `priors lessons`), and a lesson that keeps losing becomes one of your calls.
 --json prints one canonical JSON object: {"namespaces": [{"ns", "open", "fixed",
-"settled", "learned", "retired", "resting"}], "open_runs": [...]}, and with
+"settled", "learned", "proposed", "retired", "resting"}], "open_runs": [...]}, and with
 --calls "calls": each waiting call with the `priors decide` commands that answer it."""))
 declare(Verb('render', 'rewrite .priors/PRIORS.md from the ledger', HUMANS, "setup_verbs", ANSWER,
              usage='priors render',

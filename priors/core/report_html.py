@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 # card and each cell shows its column's heading beside it — from these, in the CSS, not per cell, so a
 # 10k-prior page does not grow by a label per cell.
 HEADS = {
-    "summary": ("namespace", "open", "fixed", "decided by you", "lessons locked", "retired", "resting"),
+    "summary": ("namespace", "open", "fixed", "decided by you", "lessons locked", "lessons proposed", "retired", "resting"),
     "asks": ("id", "why", "claim", "answer with"),
     "open": ("id", "severity", "claim", "where", "namespace"),
     "fixed": ("id", "run", "namespace", "claim", "where"),

@@ -18,13 +18,24 @@ NO_PRIORS_OPEN = "no priors yet — the open run's commit writes the first ones"
 NOTHING_WAITS = "Nothing waits for you."
 
 
-BUCKETS = ("open", "fixed", "settled", "learned", "retired", "resting")
+BUCKETS = ("open", "fixed", "settled", "learned", "proposed", "retired", "resting")
+# The statuses at which a run-start lesson counts apart from findings: accepted (locked by a person) or
+# open (an agent's proposal no person decided yet).
+_LESSON_STATUSES = ("open", "accepted")
 
 
 def count_bucket(p: PriorState) -> str:
-    """Which status column a prior counts in — first match wins (contract §7, status)."""
+    """Which status column a prior counts in — first match wins (contract §7, status, except that
+    "lessons locked" counts the lessons a person accepted, as its name says, and an undecided lesson
+    counts as proposed: docs/protocol.md)."""
     status = p.status
-    return _bucket(status, p.miss >= REST_AFTER, status == "open" and p.facet("obligation") == "inject-as-instruction")
+    return _bucket(status, p.miss >= REST_AFTER,
+                   status in _LESSON_STATUSES and p.facet("obligation") == "inject-as-instruction")
+
+
+def plural(n: int, word: str) -> str:
+    """`1 lesson`, `2 lessons`: a count and its noun, the noun in the plural unless the count is one."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def tally(st: State) -> Dict[str, Dict[str, int]]:
@@ -37,27 +48,27 @@ def tally(st: State) -> Dict[str, Dict[str, int]]:
         r = p[5]
         ns = p[8] if r is None else r.get("ns")
         status = p[1]
-        learned = status == "open" and p.facet("obligation") == "inject-as-instruction"
-        key = (ns, status, p[3] >= REST_AFTER, learned)
+        lesson = status in _LESSON_STATUSES and p.facet("obligation") == "inject-as-instruction"
+        key = (ns, status, p[3] >= REST_AFTER, lesson)
         try:
             seen[key] = seen.get(key, 0) + 1
         except TypeError:  # an unhashable namespace: not a string, not counted
             continue
     out: Dict[str, Dict[str, int]] = {}
-    for (ns, status, resting, learned), n in seen.items():
+    for (ns, status, resting, lesson), n in seen.items():
         if not isinstance(ns, str):
             continue
         counts = out.get(ns)
         if counts is None:
             counts = out[ns] = dict.fromkeys(BUCKETS, 0)
-        bucket = _bucket(status, resting, learned)
+        bucket = _bucket(status, resting, lesson)
         if bucket:
             counts[bucket] += n
     return out
 
 
-def _bucket(status: str, resting: bool, learned: bool) -> str:
-    """`count_bucket`'s rules over the fields it reads."""
+def _bucket(status: str, resting: bool, lesson: bool) -> str:
+    """`count_bucket`'s rules over the fields it reads (`lesson`: a run-start lesson, open or accepted)."""
     if status == "redacted":
         return ""
     if resting and status not in BINDING:
@@ -66,10 +77,10 @@ def _bucket(status: str, resting: bool, learned: bool) -> str:
         return "fixed"
     if status == "obsolete":
         return "retired"
+    if lesson:
+        return "learned" if status == "accepted" else "proposed"
     if status in BINDING:
         return "settled"
-    if learned:
-        return "learned"
     if status in ("open", "stale"):
         return "open"
     return ""
@@ -97,7 +108,9 @@ def by_namespace(st: State) -> Dict[str, List[PriorState]]:
 
 def status_line(ns: str, counts: Dict[str, int]) -> str:
     line = (f"{ns}: {counts['open']} open · {counts['fixed']} fixed · {counts['settled']} decided by you"
-            f" · {counts['learned']} lessons locked")
+            f" · {plural(counts['learned'], 'lesson')} locked")
+    if counts["proposed"]:
+        line += f" · {plural(counts['proposed'], 'lesson')} proposed"
     if counts["retired"]:
         line += f" · {counts['retired']} retired"
     if counts["resting"]:

@@ -237,7 +237,8 @@ def import_bundle(paths: Paths, name: str, obj: Any, ns: str, accept: bool) -> A
             ordered = [{k: r[k] for k in sorted(r)} for r in fresh]
             append_and_apply(paths, loaded, sealed_block(ordered, run, ns, accept, "import"))
     if run is None:
-        lines = [f"imported nothing into {ns} — all {len(incoming)} lessons are already here"]
+        lines = [f"imported nothing into {ns} — " + ("its one lesson is already here" if len(incoming) == 1
+                                                      else f"all {len(incoming)} lessons are already here")]
     else:
         ids = ", ".join(r["id"] for r in fresh)
         lines = [f"imported {len(fresh)} lesson{'s' if len(fresh) != 1 else ''} into {ns} as {run} "
