@@ -27,4 +27,6 @@ def cmd_list(a: Parsed, ctx: Context) -> Answer:
 
 
 def cmd_history(a: Parsed, ctx: Context) -> Answer:
+    if a.get("svg") == "-" and a.get("json"):
+        raise UsageError("priors history: --svg - prints the chart, --json the rows — give one or the other")
     return timeline.history(Paths(ctx.root), a.get("ns"), a.get("svg"))

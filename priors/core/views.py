@@ -6,7 +6,9 @@ from __future__ import annotations
 import re
 
 from priors.core.controls import shell_text, shell_word, visible
+from priors.core.errors import UsageError
 from priors.core.fold import BINDING, REST_AFTER, PriorState, State, review_due
+from priors.core.spelling import nearest
 from priors.core.vocabulary import display_status
 
 TYPE_CHECKING = False
@@ -94,6 +96,41 @@ def namespaces(st: State, known: Optional[List[str]] = None) -> List[str]:
         if not call.resolved and isinstance(ns, str) and ns not in order:
             order.append(ns)
     return order
+
+
+def known_namespaces(st: State) -> List[str]:
+    """Every namespace the ledger holds: of its priors, its unresolved calls and its sealed runs (a run
+    may have found nothing). What a verb's `--ns` is checked against."""
+    order = namespaces(st)
+    seen = set(order)
+    for rec in st.commits.values():
+        ns = rec.get("ns") if isinstance(rec, dict) else None
+        if isinstance(ns, str) and ns not in seen:
+            seen.add(ns)
+            order.append(ns)
+    return order
+
+
+def record_namespaces(records: Iterable[Dict[str, Any]]) -> List[str]:
+    """`known_namespaces` from parsed records (for verbs that read records, not the fold)."""
+    order: Dict[str, None] = {}
+    for rec in records:
+        ns = rec.get("ns")
+        if isinstance(ns, str) and rec.get("t") in ("prior", "call", "run"):
+            order.setdefault(ns, None)
+    return list(order)
+
+
+def check_namespace(verb: str, names: Iterable[str], known: Sequence[str]) -> None:
+    """A `--ns` naming a namespace the ledger does not hold is a usage error with the nearest one:
+    a misspelt namespace would otherwise list nothing and look like a clean slate."""
+    for ns in names:
+        if ns in known:
+            continue
+        close = nearest(ns, known)
+        hint = (f" — did you mean {close}?" if close else "") + (
+            f" (it holds {', '.join(known)})" if known else " (it holds none yet)")
+        raise UsageError(f"priors {verb}: --ns {ns}: the ledger holds no namespace of that name{hint}")
 
 
 def by_namespace(st: State) -> Dict[str, List[PriorState]]:

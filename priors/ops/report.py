@@ -4,6 +4,7 @@ history and the state; the page itself is pure (core/report_html.py).
 
 from __future__ import annotations
 
+from priors.core.answer import Answer
 from priors.core.desk import waiting
 from priors.core.errors import UsageError
 from priors.core.history import history_and_state
@@ -20,10 +21,10 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
     from typing import Optional
 
 
-def report(paths: Paths, out: str, since: Optional[str]) -> str:
-    """Write the page to `out` (a new or regular file outside `.priors/`); `since`: a committed run
-    after which the chart and the changes start. Returns the line to print."""
-    target = output_target("report", "-o", out, paths.root)
+def report(paths: Paths, out: str, since: Optional[str]) -> Answer:
+    """Write the page to `out` (a new or regular file outside `.priors/`; `-`: print it, as every
+    verb that takes `-o` does); `since`: a committed run after which the chart and the changes start."""
+    target = None if out == "-" else output_target("report", "-o", out, paths.root)
     if since is not None and not is_run_id(since):
         raise UsageError(f"priors report: --since {since!r}: expected a run id like run-007")
     require_init(paths)
@@ -37,5 +38,7 @@ def report(paths: Paths, out: str, since: Optional[str]) -> str:
     name = paths.root.name
     title = f"priors report — {name}" if name else "priors report"
     page = report_html(title, st, records, rows, waiting(st, low, held), lessons, since)
+    if target is None:
+        return Answer(0, None, page[:-1] if page.endswith("\n") else page)
     atomic_write(target, page.encode("utf-8"))
-    return f"wrote {out}"
+    return Answer(0, None, f"wrote {out}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import gc
 
 from priors.core.answer import Answer
+from priors.core.chart import small_multiples
 from priors.core.errors import Refusal, UsageError
 from priors.core.history import (
     history_rows,
@@ -61,7 +62,8 @@ def history(paths: Paths, ns: Optional[str], svg: Optional[str]) -> Answer:
         raise UsageError("priors history: --ns needs a non-empty value")
     if svg == "":
         raise UsageError("priors history: --svg '': expected a file path")
-    target = output_target("history", "--svg", svg, paths.root) if svg is not None else None
+    to_stdout = svg == "-"  # `--svg -`: the chart on stdout instead of the table, as `-o -` means everywhere
+    target = output_target("history", "--svg", svg, paths.root) if svg is not None and not to_stdout else None
     gc.disable()  # the records and the fold hold no cycles: a collection would only walk them all (~2 % of the call)
     try:
         rows = history_rows(read_records(paths), ns)
@@ -70,8 +72,12 @@ def history(paths: Paths, ns: Optional[str], svg: Optional[str]) -> Answer:
     runs = [r.as_dict() for r in rows]
     obj: Dict[str, Any] = {"ns": ns, "runs": runs} if ns is not None else {"runs": runs}
     text = history_text(rows)
+    # one namespace's chart, or one chart per namespace: an open line never mixes two namespaces' counts
+    chart = (history_svg(rows, f"priors history — {ns}") if ns is not None else small_multiples(rows, "priors history")
+             ) if svg is not None else ""
+    if to_stdout:
+        return Answer(0, obj, chart[:-1] if chart.endswith("\n") else chart)
     if target is not None:
-        title = f"priors history — {ns}" if ns is not None else "priors history"
-        atomic_write(target, history_svg(rows, title).encode("utf-8"))
+        atomic_write(target, chart.encode("utf-8"))
         text += f"\nwrote {svg}"
     return Answer(0, obj, text)
