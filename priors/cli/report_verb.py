@@ -17,4 +17,4 @@ def cmd_report(a: Parsed, ctx: Context) -> Answer:
     out = a.get("o")
     if not out:
         raise UsageError(f"priors report: -o FILE.html is required\nusage: {a.spec.usage}")
-    return write_report(Paths(ctx.root), str(out), a.get("since"))
+    return write_report(Paths(ctx.root), str(out), a.get("since"), list(a.get("ns") or []) or None)

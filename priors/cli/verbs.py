@@ -124,7 +124,7 @@ Print a canonical JSON map of scope refs to 12-hex hashes for the target root
 directories (`src/`) and the whole target (`*`). Feed it to
 `priors relevant --ns N --scopes FILE`, or use `priors relevant --snapshot`.
 
-  -o FILE             write the map to FILE instead of stdout
+  -o FILE             write the map to FILE instead of stdout (`-`: stdout)
   --no-anchors        leave out definition anchors (faster on a cold tree)
   --merge FILE        add refs from a JSON object of strings (`-` = stdin); repeatable
   --tool NAME=CMD     run CMD in the root and record its stdout's hash as NAME; repeatable
@@ -441,23 +441,29 @@ it — as a table with a bar chart. A run is quiescent when it checked something
 carried everything and nothing was fixed, touched, new or put to you.
   --ns N       only runs of namespace N
   --json       canonical JSON {"runs":[…]}
-  --svg FILE   also write a self-contained SVG chart to FILE"""))
+  --svg FILE   also write a self-contained SVG chart to FILE: one chart per
+               namespace, stacked (each open line is its own namespace's);
+               `--svg -` prints the chart instead of the table"""))
 declare(Verb('report', 'write one self-contained HTML page: chart, your calls, open findings', SEE, "report_verb", ANSWER,
-             usage='priors report -o FILE.html [--since RUN]',
-             flags={"-o": VALUE, "--since": VALUE},
+             usage='priors report -o FILE.html [--since RUN] [--ns NS ...]',
+             flags={"-o": VALUE, "--since": VALUE, "--ns": MULTI},
              aliases={'--output': '-o'},
-             help="""usage: priors report -o FILE.html [--since RUN]
+             help="""usage: priors report -o FILE.html [--since RUN] [--ns NS ...]
 
 Write one self-contained HTML page — inline CSS and SVG, nothing loaded from
 anywhere, so it works opened from disk or attached to a pull request or a CI
-run: where each namespace stands, the convergence chart (fixed / carried /
-touched / your call / new per run, the open line, quiescent runs marked), what
+run: where each namespace stands, the convergence chart — one per namespace
+(fixed / carried / touched / your call / new per run, the namespace's open
+line, quiescent runs marked), how often agents tried to raise again what you
+decided, what
 waits for you per namespace with the exact command to copy, open findings
 grouped by file with their severity, what the last run fixed, lessons with
 their score, and redacted priors as tombstones only. Same ledger, same bytes.
-  -o FILE       where to write the page (--output)
+  -o FILE       where to write the page (--output); `-o -` prints it
   --since RUN   what changed since committed run RUN: the chart, new findings,
-                fixes and your decisions after it (what waits stays complete)"""))
+                fixes and your decisions after it (what waits stays complete)
+  --ns NS       only namespace NS (repeatable): its counts, chart, calls and
+                findings"""))
 declare(Verb('verify', 'check the ledger is sound (CI, pre-commit); --since REV: it only grew', CI, "verify_verb", OWN,
              usage='priors verify [--since REV | --no-git] [--json]',
              flags={"--since": VALUE, "--json": BOOL, "--no-git": BOOL},
@@ -555,15 +561,16 @@ It is sealed like a run of its own (a new run id), so any keeper can read it.
   --open               record it as open (advisory) instead of accepted
 A human verb: agents propose lessons with `priors propose` instead."""))
 declare(Verb('score', 'score how a committed run turned out; credits its lessons', LESSONS, "lessons_verbs", ANSWER,
-             usage='priors score RUN success|partial|failure [--because TEXT] [--again|--replace]',
+             usage='priors score RUN|last success|partial|failure [--because TEXT] [--again|--replace]',
              flags={"--because": VALUE, "--again": BOOL, "--replace": BOOL},
              min_pos=2,
              max_pos=2,
-             help="""usage: priors score RUN success|partial|failure [--because TEXT] [--again|--replace]
+             help="""usage: priors score RUN|last success|partial|failure [--because TEXT] [--again|--replace]
 
 A human verdict on how a committed run turned out. Every lesson injected
-into that run is credited: a win, a partial or a loss. RUN may be `last`
-(the most recent committed run). Once per run, unless:
+into that run is credited: a win, a partial or a loss. RUN may be `last`:
+the most recent committed run, or the coding session since it, when a
+session was given lessons (`priors lessons --inject`). Once per run, unless:
   --again     add another score (both count)
   --replace   replace the latest score of that run
 Lessons that keep losing (3+ scored uses, score under 1/3) come back to you

@@ -27,6 +27,7 @@ from priors.core.lessons import (
 )
 from priors.core.secret_patterns import guard
 from priors.core.settings import CONFIG_KEYS, parse_count, set_config
+from priors.core.views import check_namespace, known_namespaces
 from priors.core.vocabulary import LESSON_TYPES
 from priors.store.config import read_config, write_config
 from priors.store.files import atomic_write, check_inside, make_dir
@@ -147,6 +148,8 @@ def reflect(paths: Paths, n: Any, ns: Optional[str], dry_run: bool, include_lear
     require_init(paths)
     with Lock(paths):
         loaded, ledger = lesson_ledger(paths, records=True)
+        if ns is not None:
+            check_namespace("reflect", [ns], known_namespaces(ledger.state))
         runs = ledger.scored_runs(ns, include_learned)
         if count is None and not mark_only:
             count = 8
@@ -193,6 +196,8 @@ def export_lessons(paths: Paths, ns: Optional[str], typ: Optional[str]) -> Tuple
     """(the bundle as canonical JSON text, how many lessons it holds) — `priors export`."""
     require_init(paths)
     _, ledger = lesson_ledger(paths)
+    if ns is not None:
+        check_namespace("export", [ns], known_namespaces(ledger.state))
     if typ is not None:
         known = list(LESSON_TYPES) + sorted({p.rec["type"] for p in ledger.state.priors.values()
                                              if not p.redacted and is_lesson(p)

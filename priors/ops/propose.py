@@ -8,7 +8,7 @@ staged prior through them again). `propose_one` is the one way a candidate is st
 from __future__ import annotations
 
 from priors.core.answer import Answer
-from priors.core.errors import Refusal, UsageError
+from priors.core.errors import DamagedLedger, Refusal, UsageError
 from priors.core.fold import next_prior_id, prior_number
 from priors.core.grammar import check_run_id, validate
 from priors.core.protocol import (
@@ -82,6 +82,10 @@ def propose(paths: Paths, run: str, ns: str, items: List[Tuple[str, Any]]) -> An
         for label, raw in items:
             try:
                 rec = propose_one(st, rf, raw, ns, next_id, paths)
+            except DamagedLedger:
+                raise
+            except UsageError as exc:  # name the candidate's file, as a batch does: the person knows what to fix
+                raise UsageError(f"{exc} (in {label})") from None
             except Refusal as r:
                 if not batch:
                     save_staging(paths, rf, before)

@@ -10,6 +10,7 @@ from priors.core.errors import UsageError
 from priors.core.history import history_and_state
 from priors.core.lessons import Ledger, lesson_rows
 from priors.core.report_html import report_html
+from priors.core.views import check_namespace, known_namespaces
 from priors.core.vocabulary import is_run_id
 from priors.ops.desk import lesson_calls
 from priors.store.files import atomic_write
@@ -18,10 +19,10 @@ from priors.store.paths import Paths, output_target, require_init
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Optional
+    from typing import List, Optional
 
 
-def report(paths: Paths, out: str, since: Optional[str]) -> Answer:
+def report(paths: Paths, out: str, since: Optional[str], only: Optional[List[str]] = None) -> Answer:
     """Write the page to `out` (a new or regular file outside `.priors/`; `-`: print it, as every
     verb that takes `-o` does); `since`: a committed run after which the chart and the changes start."""
     target = None if out == "-" else output_target("report", "-o", out, paths.root)
@@ -30,6 +31,8 @@ def report(paths: Paths, out: str, since: Optional[str]) -> Answer:
     require_init(paths)
     records = read_records(paths)
     rows, st = history_and_state(records)
+    if only:
+        check_namespace("report", only, known_namespaces(st))
     if since is not None and since not in st.commits:
         raise UsageError(f"priors report: --since {since}: no committed run of that id in the ledger")
     ledger = Ledger.of(records, st)
@@ -37,7 +40,7 @@ def report(paths: Paths, out: str, since: Optional[str]) -> Answer:
     lessons = lesson_rows(ledger, None, False)
     name = paths.root.name
     title = f"priors report — {name}" if name else "priors report"
-    page = report_html(title, st, records, rows, waiting(st, low, held), lessons, since)
+    page = report_html(title, st, records, rows, waiting(st, low, held), lessons, since, only)
     if target is None:
         return Answer(0, None, page[:-1] if page.endswith("\n") else page)
     atomic_write(target, page.encode("utf-8"))

@@ -19,6 +19,7 @@ from priors.core.history import (
     show_text,
     timeline,
 )
+from priors.core.views import check_namespace, record_namespaces
 from priors.core.vocabulary import LIST_STATUSES, PRESETS, PRIOR_RE
 from priors.store.files import atomic_write
 from priors.store.ledger import read_records
@@ -33,9 +34,13 @@ def show(paths: Paths, pid: str) -> Answer:
     """One prior's timeline; JSON: `show --json`'s object."""
     if not PRIOR_RE.match(pid):
         raise UsageError(f"priors show: {pid!r} is not a prior id (P- and four to eighteen digits)")
-    body = timeline(read_records(paths), pid)
+    records = read_records(paths)
+    body = timeline(records, pid)
     if body is None:
-        raise Refusal("UNKNOWN_PRIOR", id=pid)
+        ids = [r["id"] for r in records if r.get("t") == "prior" and isinstance(r.get("id"), str)]
+        hint = (f"the ledger's priors are {ids[0]} … {ids[-1]}: `priors list` shows them" if len(ids) > 1 else
+                f"the ledger's one prior is {ids[0]}" if ids else "the ledger holds no priors yet")
+        raise Refusal("UNKNOWN_PRIOR", id=pid, hint=hint)
     return Answer(0, body, show_text(body))
 
 
@@ -47,6 +52,8 @@ def list_priors(paths: Paths, ns: Optional[str], status: Optional[str], typ: Opt
         if value == "":
             raise UsageError(f"priors list: --{key} needs a non-empty value")
     records = read_records(paths)
+    if ns is not None:
+        check_namespace("list", [ns], record_namespaces(records))
     if typ is not None:
         known = list(PRESETS) + sorted({str(r["type"]) for r in records if r.get("t") == "prior"
                                         and isinstance(r.get("type"), str) and r["type"] not in PRESETS})
@@ -66,7 +73,10 @@ def history(paths: Paths, ns: Optional[str], svg: Optional[str]) -> Answer:
     target = output_target("history", "--svg", svg, paths.root) if svg is not None and not to_stdout else None
     gc.disable()  # the records and the fold hold no cycles: a collection would only walk them all (~2 % of the call)
     try:
-        rows = history_rows(read_records(paths), ns)
+        records = read_records(paths)
+        if ns is not None:
+            check_namespace("history", [ns], record_namespaces(records))
+        rows = history_rows(records, ns)
     finally:
         gc.enable()
     runs = [r.as_dict() for r in rows]
