@@ -62,6 +62,27 @@ def committed_ledger(root: Any) -> Optional[bytes]:
     return out.stdout if out.returncode == 0 else None
 
 
+UPSTREAM_REVS = ("@{upstream}", "@{u}")  # what the pre-push hook passes to `verify --since`
+
+
+def lacks_upstream(root: Any) -> bool:
+    """True when `@{upstream}` cannot name anything because the current branch has none yet (a
+    branch's first push) or HEAD is on no branch — read from git's config, not its messages, which
+    depend on the locale. False when git is missing or this is no work tree: --since says so itself."""
+    try:
+        if _git(["rev-parse", "--is-inside-work-tree"], root).returncode != 0:
+            return False
+        head = _git(["symbolic-ref", "-q", "HEAD"], root)
+        if head.returncode != 0:
+            return True  # a detached HEAD has no upstream
+        branch = head.stdout.decode("utf-8", "replace").strip()
+        if branch.startswith("refs/heads/"):
+            branch = branch[len("refs/heads/"):]
+        return _git(["config", "--get", f"branch.{branch}.remote"], root).returncode != 0
+    except OSError:
+        return False
+
+
 # ------------------------------------------------------------------ git plumbing
 
 
