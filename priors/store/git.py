@@ -83,6 +83,35 @@ def lacks_upstream(root: Any) -> bool:
         return False
 
 
+def config_value(root: Any, key: str) -> Optional[str]:
+    """`git config --get KEY` in `root`'s repository (None: unset, no repository, or no git)."""
+    try:
+        r = _git(["config", "--get", key], root)
+    except OSError:
+        return None
+    return r.stdout.decode("utf-8", "replace").rstrip("\n") if r.returncode == 0 else None
+
+
+def hooks_path(root: Any) -> Optional[Path]:
+    """Where git runs this repository's hooks from (`core.hooksPath` honoured); None outside git."""
+    try:
+        r = _git(["rev-parse", "--git-path", "hooks"], root)
+    except OSError:
+        return None
+    if r.returncode != 0:
+        return None
+    path = Path(r.stdout.decode("utf-8", "replace").strip())
+    return path if path.is_absolute() else Path(root) / path
+
+
+def in_work_tree(root: Any) -> bool:
+    try:
+        r = _git(["rev-parse", "--is-inside-work-tree"], root)
+    except OSError:
+        return False
+    return r.returncode == 0 and r.stdout.strip() == b"true"
+
+
 # ------------------------------------------------------------------ git plumbing
 
 
