@@ -131,3 +131,113 @@ def test_the_lessons_table_keeps_its_columns_with_a_challenged_lesson(keeper):
     claim_at = lines[0].index("lesson")  # every lesson's text starts under the heading, after two spaces
     assert sorted(line[claim_at:claim_at + 4] for line in lines[1:]) == ["Pass", "Run "], lines
     assert all(line[claim_at - 2:claim_at] == "  " for line in lines[1:]), lines
+
+
+# ------------------------------------------------------------------ what agents tried
+
+
+def _decided_and_raised_again(k: Keeper, times: int = 2) -> None:
+    """P-0001 found in run-001 and marked wontfix; then `times` runs each try to raise it again, reworded."""
+    k.write("a.py", "def total(cart):\n    return sum(cart)\n")
+    k.ok("init")
+    scopes = json.loads(k.ok("snapshot"))
+    rel = json.loads(k.ok("relevant", "--ns", "review", "--scopes", k.scopes(scopes)))
+    k.ok("propose", k.candidate({"type": "conclusion", "claim": "total ignores discounts", "scope_ref": "a.py#total",
+                                 "severity": "major"}), "--run", rel["run"], "--ns", "review")
+    k.ok("commit", "--run", rel["run"])
+    k.ok("decide", "P-0001", "wontfix", "--because", "discounts are applied upstream")
+    for i in range(times):
+        rel = json.loads(k.ok("relevant", "--ns", "review", "--scopes", k.scopes(scopes)))
+        for words in (f"total ignores the discounts ({i})", "total ignores discounts"):
+            r = k("propose", k.candidate({"type": "conclusion", "claim": words, "scope_ref": "a.py#total",
+                                          "severity": "major"}), "--run", rel["run"], "--ns", "review")
+            assert r.code == 1 and json.loads(r.out)["refused"] == "RERAISE", r
+        k.ok("commit", "--run", rel["run"])
+
+
+def test_a_runs_seal_keeps_what_its_agent_tried_and_the_person_sees_it(keeper):
+    _decided_and_raised_again(keeper)
+    seals = [r for r in keeper.ledger() if r["t"] == "run"]
+    assert "attempts" not in seals[0]
+    assert seals[1]["attempts"] == [{"claim": "total ignores the discounts (0)", "code": "RERAISE", "of": "P-0001"},
+                                    {"claim": "total ignores discounts", "code": "RERAISE", "of": "P-0001"}]
+    assert keeper("verify").code == 0
+    show = keeper.ok("show", "P-0001")
+    assert "agents re-raised 4 times since your wontfix — in these words:" in show
+    assert "“total ignores the discounts (1)”" in show and "refused RERAISE" in show
+    assert len(json.loads(keeper.ok("show", "P-0001", "--json"))["tried_since_decision"]) == 4
+    # a call for the person in status --calls and the desk, with the commands that answer it; never automatic
+    calls = keeper.ok("status", "--calls")
+    assert "? P-0001 — agents re-raised 4 times since your wontfix: does it stand? decide P-0001 wontfix | reopen" in calls
+    ask = json.loads(keeper.ok("status", "--calls", "--json"))["calls"][0]
+    assert ask["kind"] == "pressed" and ask["verdicts"] == ["wontfix", "reopen"]
+    assert keeper.ledger()[-1]["t"] == "run"  # nothing was decided for the person
+    page = keeper.ok("report", "-o", "-")
+    assert '<section id="tried"><h2>Raised again since you decided (1)</h2>' in page
+    assert "“total ignores the discounts (1)”" in page
+    # the person looks again and says it stands: the count starts over from this decision
+    keeper.ok("decide", "P-0001", "wontfix", "--because", "still applied upstream")
+    assert "re-raised" not in keeper.ok("show", "P-0001") and "P-0001" not in keeper.ok("status", "--calls")
+
+
+def test_one_attempt_is_shown_but_is_no_call(keeper):
+    _decided_and_raised_again(keeper, times=0)
+    rel = json.loads(keeper.ok("relevant", "--ns", "review", "--scopes", keeper.scopes(json.loads(keeper.ok("snapshot")))))
+    r = keeper("propose", keeper.candidate({"type": "conclusion", "claim": "total ignores  discounts",
+                                            "scope_ref": "a.py#total"}), "--run", rel["run"], "--ns", "review")
+    assert r.code == 1 and json.loads(r.out)["refused"] == "RERAISE", r
+    keeper.ok("commit", "--run", rel["run"])
+    assert "agents re-raised once since your wontfix" in keeper.ok("show", "P-0001")
+    assert "P-0001" not in keeper.ok("status", "--calls")  # once may be an accident: shown, not put to you
+
+
+def test_redaction_takes_the_words_agents_tried(keeper):
+    _decided_and_raised_again(keeper, times=1)
+    rel = json.loads(keeper.ok("relevant", "--ns", "review", "--scopes", keeper.scopes(json.loads(keeper.ok("snapshot")))))
+    keeper("propose", keeper.candidate({"type": "conclusion", "claim": "total ignores discounts again",
+                                        "scope_ref": "a.py#total"}), "--run", rel["run"], "--ns", "review")
+    assert "again" in keeper.read(f".priors/runs/{rel['run']}/attempts.jsonl")
+    keeper.ok("abort", "--run", rel["run"])
+    old = keeper.ledger_bytes()
+    keeper.ok("redact", "P-0001", "--because", "private")
+    for path in (keeper.root / ".priors").rglob("*"):
+        if path.is_file():
+            assert b"discounts" not in path.read_bytes(), path
+    seal = [r for r in keeper.ledger() if r["t"] == "run"][1]
+    assert all(a["claim_redacted"] is True and len(a["claim_hash"]) == 12 for a in seal["attempts"])
+    assert keeper("verify").code == 0
+    from priors.core.ledger_checks import check_since
+
+    assert check_since(old, keeper.ledger_bytes()) == []
+    assert "(words redacted)" in keeper.ok("show", "P-0001")
+
+
+def test_a_forged_attempt_refuses_the_commit_and_verify_names_a_bad_one(keeper):
+    _decided_and_raised_again(keeper, times=0)
+    rel = json.loads(keeper.ok("relevant", "--ns", "review", "--scopes", keeper.scopes({})))
+    staged = keeper.root / ".priors" / "runs" / rel["run"] / "attempts.jsonl"
+    staged.write_text('{"claim":"total ignores discounts","code":"RERAISE","of":"P-0999"}\n', encoding="utf-8")
+    body = keeper.refused("MALFORMED_STAGING", "commit", "--run", rel["run"])
+    assert body["file"] == f".priors/runs/{rel['run']}/attempts.jsonl" and body["line"] == 1
+    staged.write_text('{"claim":"ok","code":"RERAISE","of":"P-0001","by":"human"}\n', encoding="utf-8")
+    keeper.refused("MALFORMED_STAGING", "commit", "--run", rel["run"])
+    staged.unlink()
+    keeper.ok("commit", "--run", rel["run"])
+    ledger = keeper.root / ".priors" / "ledger.jsonl"
+    lines = ledger.read_bytes().splitlines()
+    lines[-1] = lines[-1].replace(b'"action":"commit",', b'"action":"commit","attempts":[{"code":"NOPE"}],')
+    ledger.write_bytes(b"\n".join(lines) + b"\n")
+    r = keeper("verify", "--no-git")
+    assert r.code == 1 and "`attempts` must be a list of {code, of, claim}" in r.out, r
+
+
+def test_the_merge_driver_renumbers_and_redacts_what_agents_tried():
+    from priors.core.merge_rules import redact_refs, rewrite_refs
+
+    seal = {"t": "run", "action": "commit", "run": "run-003", "ns": "review", "summary": [],
+            "attempts": [{"claim": "x is bad", "code": "DUPLICATE", "of": "P-0004"}]}
+    moved = rewrite_refs(seal, {"P-0004": "P-0009"}, {"run-003": "run-005"})
+    assert moved["run"] == "run-005" and moved["attempts"][0]["of"] == "P-0009"
+    gone = redact_refs(seal, {"P-0004"})
+    assert gone["attempts"] == [{"claim_hash": gone["attempts"][0]["claim_hash"], "claim_redacted": True,
+                                 "code": "DUPLICATE", "of": "P-0004"}]

@@ -149,7 +149,7 @@ def walk(ctx: Context, with_open: bool, ns: Optional[str], where: Sequence[str])
             term.write("  skipped\n\n")
             continue
         verdict = KEYS[k]
-        reason = _reason(term, verdict, ask.get("reason") if ask["kind"] == "reversal" else None)
+        reason = _reason(term, verdict, ask.get("reason") if ask["kind"] in ("reversal", "pressed") else None)
         if reason is CANCELLED:  # Ctrl-D at the reason: this answer is taken back, nothing is written
             skipped += 1
             term.write(f"\n  cancelled — nothing recorded for {ask['id']}\n\n")

@@ -437,7 +437,9 @@ declare(Verb('show', 'one prior in plain words and its whole timeline', SEE, "in
 
 A prior in plain words and its whole timeline: the run it was born in, each
 disposition per run, each of your decisions with its reason, calls that reverse
-it, resting and resurrection, redaction. Each step names its ledger line."""))
+it, each time an agent tried to raise it again and was refused, resting and
+resurrection, redaction. Each step names its ledger line. For a prior you
+settled: how often, and in which words, agents raised it again since."""))
 declare(Verb('list', 'list priors, filtered by namespace, status or type', SEE, "inspect_verbs", ANSWER,
              usage='priors list [--ns N] [--status S] [--type T] [--lessons] [--json]',
              flags={"--ns": VALUE, "--status": VALUE, "--type": VALUE, "--json": BOOL, "--lessons": BOOL},

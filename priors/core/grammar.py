@@ -269,7 +269,8 @@ def check_run_id(run: Optional[str], verb: str) -> str:
     if run is None:
         raise UsageError(f"priors {verb}: --run RUN is required")
     if not RUN_RE.match(run):
-        raise UsageError(f"priors {verb}: bad run id {run!r} — run ids must match `run-` and three to nine ASCII digits (e.g. run-001)")
+        raise UsageError(f"priors {verb}: bad run id {run!r} — run ids must match `run-` and three to nine ASCII digits"
+                         " (e.g. run-001)")
     return run
 
 

@@ -13,7 +13,7 @@ from priors.core.canonical import dumps
 from priors.core.chart import NARROW, by_namespace, chart_svg, quiet_streak
 from priors.core.controls import visible
 from priors.core.desk import KINDS, commands, open_findings, supersedes_note
-from priors.core.views import BUCKETS, namespaces, tally
+from priors.core.views import BUCKETS, attempts_index, namespaces, tally, tried_since, tried_words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -33,6 +33,7 @@ HEADS = {
     "tombs": ("id", "namespace", "content hash"),
     "new": ("id", "namespace", "status", "claim"),
     "decided": ("id", "verdict", "because"),
+    "tried": ("id", "namespace", "your decision", "raised again", "in these words"),
 }
 
 CSS = """
@@ -196,8 +197,8 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
     # one chart per namespace: each open line is that namespace's count, never a mix of several
     out.append('<section id="chart"><h2>Convergence</h2>')
     chart_title = "runs since " + since if since is not None else "every committed run"
-    groups = by_namespace(shown_rows) or [(None, [])]
-    for i, (ns, group) in enumerate(groups):
+    charts = by_namespace(shown_rows) or [(None, [])]
+    for i, (ns, group) in enumerate(charts):
         name = chart_title if ns is None else f"{ns} — {chart_title}"
         out.append(f'<figure data-ns="{e(ns if ns is not None else "")}">')
         out.append(chart_svg(group, f"Convergence — {name}", standalone=False, uid=f"conv{i}").replace(
@@ -233,6 +234,22 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
             out.append(_table("asks", trs))
     else:
         out.append("<p>Nothing waits for you.</p>")
+    out.append("</section>")
+
+    # what agents tried again since a person decided: pressure to weigh, never acted on
+    index = attempts_index(st)
+    pressed = [(p, tried_since(st, p, index)) for p in st.priors.values() if p.id in index and wanted(p.ns)]
+    pressed = sorted([(p, t) for p, t in pressed if t], key=lambda pt: -len(pt[1]))  # stable: ledger order within
+    out.append(f'<section id="tried"><h2>Raised again since you decided ({len(pressed)})</h2>')
+    if pressed:
+        out.append("<p>Agents proposed these again after your decision and were refused. Many attempts may mean "
+                   "the decision deserves another look; nothing changes unless you decide.</p>")
+        trs = [f"<tr><td><code>{e(p.id)}</code></td><td>{e(p.ns)}</td><td>{e(p.status)}</td>"
+               f'<td class="n">{len(t)}</td><td class="claim">'
+               + "<br>".join(f"“{claim_html(w)}”" for w in tried_words(t)) + "</td></tr>" for p, t in pressed]
+        out.append(_table("tried", trs))
+    else:
+        out.append("<p>None.</p>")
     out.append("</section>")
 
     # open findings by file

@@ -155,7 +155,54 @@ def status_line(ns: str, counts: Dict[str, int]) -> str:
     return line
 
 
-def call_lines(st: State, ns: str, group: Optional[List[PriorState]] = None) -> List[str]:
+# A settled prior that agents raised again this many times since the person's decision becomes one of
+# the person's calls (once may be an accident; twice is pressure). `show` and the report show any count.
+PRESSED_AT = 2
+
+
+def attempts_index(st: State) -> Dict[str, List[Tuple[int, str, Dict[str, Any]]]]:
+    """Prior id → (run position, run, attempt) for every refusal a sealed run kept (`attempts`), in order."""
+    out: Dict[str, List[Tuple[int, str, Dict[str, Any]]]] = {}
+    for run, rec in st.commits.items():
+        tried = rec.get("attempts") if isinstance(rec, dict) else None
+        if not isinstance(tried, list):
+            continue
+        pos = st.run_pos.get(run, -1)
+        for a in tried:
+            if isinstance(a, dict) and isinstance(a.get("of"), str):
+                out.setdefault(a["of"], []).append((pos, run, a))
+    return out
+
+
+def tried_since(st: State, p: PriorState, index: Optional[Dict[str, Any]] = None) -> List[Dict[str, Any]]:
+    """How agents tried to raise `p` again since a person settled it (accepted, wontfix): one entry per
+    kept refusal of a run sealed after the decision — `{"run", "code"[, "claim"]}` (no claim: redacted)."""
+    if not p.binding or p.redacted:
+        return []
+    got = (attempts_index(st) if index is None else index).get(p.id, [])
+    return [dict({"run": run, "code": a.get("code")}, **({"claim": a["claim"]} if isinstance(a.get("claim"), str) else {}))
+            for pos, run, a in got if pos > p.human_idx]
+
+
+def pressure_text(tried: List[Dict[str, Any]], status: str) -> str:
+    """`re-raised 4 times since your wontfix` (`raised again` for a prior a person accepted)."""
+    n = len(tried)
+    verb = "re-raised" if status == "wontfix" else "raised again"
+    return f"{verb} {'once' if n == 1 else 'twice' if n == 2 else f'{n} times'} since your {status}"
+
+
+def tried_words(tried: Sequence[Dict[str, Any]], most: int = 5) -> List[str]:
+    """The distinct words agents raised a prior again in, newest first (at most `most`; redacted ones left out)."""
+    out: List[str] = []
+    for t in reversed(tried):
+        claim = t.get("claim")
+        if isinstance(claim, str) and claim not in out:
+            out.append(claim)
+    return out[:most]
+
+
+def call_lines(st: State, ns: str, group: Optional[List[PriorState]] = None,
+               index: Optional[Dict[str, Any]] = None) -> List[str]:
     out: List[str] = []
     for p in (st.in_ns(ns) if group is None else group):
         if p.redacted:
@@ -164,6 +211,9 @@ def call_lines(st: State, ns: str, group: Optional[List[PriorState]] = None) -> 
             out.append(f"  ? {p.id} — {p.claim} (decide {p.id} keep | obsolete)")
         elif (p.status == "open" or p.binding) and review_due(st, p):
             out.append(f"  ? {p.id} — still true? decide {p.id} keep | obsolete")
+        elif index and p.id in index and len(tried_since(st, p, index)) >= PRESSED_AT:
+            out.append(f"  ? {p.id} — agents {pressure_text(tried_since(st, p, index), p.status)}: does it stand? "
+                       f"decide {p.id} {p.status} | reopen")
     for call in st.calls:
         rec = call.rec
         if call.resolved or rec.get("ns") != ns:
@@ -185,6 +235,7 @@ def status_text(st: State, with_calls: bool, extras=None, open_runs: Sequence[st
         return "\n".join([NO_PRIORS_OPEN if running else NO_PRIORS, *running])
     counts = tally(st)
     groups = by_namespace(st) if with_calls else {}
+    index = attempts_index(st) if with_calls else None
     lines: List[str] = []
     waiting = False
     for ns in namespaces(st, list(counts)):
@@ -192,7 +243,7 @@ def status_text(st: State, with_calls: bool, extras=None, open_runs: Sequence[st
         info, calls = extras(ns, with_calls) if extras is not None else ([], [])
         lines.extend(info)
         if with_calls:
-            asks = call_lines(st, ns, groups.get(ns, [])) + list(calls)
+            asks = call_lines(st, ns, groups.get(ns, []), index) + list(calls)
             lines.extend(asks)
             waiting = waiting or bool(asks)
     if with_calls and not waiting:

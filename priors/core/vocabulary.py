@@ -105,6 +105,9 @@ CANDIDATE_FIELDS = ("type", "facets", "claim", "scope_ref", "scope_hash", "at", 
                     "direction", "opposes", "evidence", "depth", "review_every", "tags", "supersedes", "distinct_from")
 # Fields of a prior record that only the keeper sets: in a candidate they are usage errors.
 KEEPER_FIELDS = ("authority", "status", "by", "t", "id", "born", "redacted", "ns", "content_hash")
+# The refusals a run's seal keeps as what its agent tried (`attempts` on the run record): each names the
+# prior the candidate hit (`of`), so a person sees how often a settled prior is raised again.
+ATTEMPT_CODES = ("RERAISE", "DUPLICATE", "REVERSAL", "BELOW_FLOOR")
 
 # ------------------------------------------------------------------ limits at the door
 

@@ -128,9 +128,10 @@ def hooks_check(home: Path) -> Dict[str, str]:
     if obj is ValueError or (obj is not None and not isinstance(obj, dict)):
         return check(name, OFF, f"{tilde(settings, home)} is not a JSON object", "fix the file, then ./install.sh --hooks")
     hooks = obj.get("hooks") if isinstance(obj, dict) else None
-    cmds = [h.get("command") for entries in (hooks.values() if isinstance(hooks, dict) else ()) if isinstance(entries, list)
-            for e in entries if isinstance(e, dict) for h in (e.get("hooks") or []) if isinstance(h, dict)
-            and isinstance(h.get("command"), str) and "lessons_hook.py" in h["command"]]
+    events = hooks.values() if isinstance(hooks, dict) else ()
+    cmds: List[str] = [h["command"] for entries in events if isinstance(entries, list)
+                       for e in entries if isinstance(e, dict) for h in (e.get("hooks") or []) if isinstance(h, dict)
+                       and isinstance(h.get("command"), str) and "lessons_hook.py" in h["command"]]
     if not cmds:
         return check(name, NONE, "not in ~/.claude/settings.json (optional; the Claude Code plugin carries its own)",
                      "./install.sh --hooks")

@@ -8,6 +8,7 @@ staged prior through them again). `propose_one` is the one way a candidate is st
 from __future__ import annotations
 
 from priors.core.answer import Answer
+from priors.core.canonical import normalize
 from priors.core.errors import DamagedLedger, Refusal, UsageError
 from priors.core.fold import next_prior_id, prior_number
 from priors.core.grammar import check_run_id, validate
@@ -18,6 +19,8 @@ from priors.core.protocol import (
     prior_record,
     reversal_refusal,
 )
+from priors.core.secret_patterns import guard
+from priors.core.vocabulary import ATTEMPT_CODES
 from priors.ops.ground import resolve_location
 from priors.ops.run import refused_item
 from priors.store.ledger import load_ledger
@@ -41,16 +44,42 @@ def propose_one(st: State, rf: RunFiles, raw: Any, ns: str, next_id: List[int], 
     if paths is not None and isinstance(raw, dict) and (raw.get("at") is not None or raw.get("file") is not None):
         validate(raw)  # the grammar first: only a sound candidate's location is resolved
         raw = resolve_location(paths, rf, raw)  # the prior records the resolved scope_ref
-    cand, current, esc = judge_candidate(st, rf, raw, ns)
+    try:
+        cand, current, esc = judge_candidate(st, rf, raw, ns)
+    except Refusal as refused:
+        note_attempt(st, rf, refused.payload(), raw)
+        raise
     if esc is not None:
         if not escalation_known(rf, esc):
             rf.escalations.append({k: v for k, v in esc.items() if v is not None})
-        raise reversal_refusal(esc)
+        reversal = reversal_refusal(esc)
+        note_attempt(st, rf, reversal.payload(), raw)
+        raise reversal
     pid = next_prior_id(next_id[0])
     next_id[0] += 1
     rec = prior_record(cand, pid, ns, rf.run, current)
     rf.staged.append(rec)
     return rec
+
+
+def note_attempt(st: State, rf: RunFiles, body: Dict[str, Any], raw: Any) -> None:
+    """Keep what the door refused, when it names a prior of the ledger (a re-raise, a duplicate, a
+    reversal, a finding below a floor): commit puts it on the run's seal, so a person sees how often
+    agents try to raise a settled prior again. Once per run for the same refusal of the same words."""
+    of = body.get("of")
+    if body.get("refused") not in ATTEMPT_CODES or not isinstance(of, str) or of not in st.priors:
+        return
+    said = raw.get("claim") if isinstance(raw, dict) else None
+    claim = normalize(said) if isinstance(said, str) else ""
+    if not claim:
+        return
+    try:
+        guard({"claim": claim})  # never keep words that look like a credential (a refusal may come before the guard)
+    except Refusal:
+        return
+    tried = {"claim": claim, "code": body["refused"], "of": of}
+    if tried not in rf.attempts:
+        rf.attempts.append(tried)
 
 
 def highest_staged(st: State, rf: RunFiles) -> int:
@@ -75,7 +104,7 @@ def propose(paths: Paths, run: str, ns: str, items: List[Tuple[str, Any]]) -> An
     with Lock(paths):
         st = load_ledger(paths, want_data=False).state
         rf = read_run(paths, run)
-        before = (len(rf.staged), len(rf.escalations))
+        before = (len(rf.staged), len(rf.escalations), len(rf.attempts))
         next_id = [highest_staged(st, rf)]
         results: List[Tuple[bool, str]] = []
         out: List[Dict[str, Any]] = []
