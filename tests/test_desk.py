@@ -218,6 +218,14 @@ def test_open_findings_filtered_by_namespace_and_path(tmp_path):
     assert code == 0 and "P-0005" not in rest and "4 skipped" in rest  # P-0004 is in lib/, P-0005 in api
 
 
+def test_a_mistyped_namespace_for_the_open_findings_is_named_before_anything_is_asked(tmp_path):
+    keeper = make_target(tmp_path / "t")
+    t = Pty(keeper.root, "decide", "--open", "--ns", "wbe")
+    code, rest = t.finish()
+    assert code == 2 and "--ns wbe: the ledger holds no namespace of that name — did you mean web?" in rest, rest
+    assert PROMPT not in rest
+
+
 def test_not_a_terminal_is_a_usage_error_pointing_to_status_calls(keeper):
     err = keeper.usage("decide")
     assert "priors status --calls" in err and "terminal" in err

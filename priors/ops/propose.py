@@ -44,17 +44,11 @@ def propose_one(st: State, rf: RunFiles, raw: Any, ns: str, next_id: List[int], 
     if paths is not None and isinstance(raw, dict) and (raw.get("at") is not None or raw.get("file") is not None):
         validate(raw)  # the grammar first: only a sound candidate's location is resolved
         raw = resolve_location(paths, rf, raw)  # the prior records the resolved scope_ref
-    try:
-        cand, current, esc = judge_candidate(st, rf, raw, ns)
-    except Refusal as refused:
-        note_attempt(st, rf, refused.payload(), raw)
-        raise
+    cand, current, esc = judge_candidate(st, rf, raw, ns)
     if esc is not None:
         if not escalation_known(rf, esc):
             rf.escalations.append({k: v for k, v in esc.items() if v is not None})
-        reversal = reversal_refusal(esc)
-        note_attempt(st, rf, reversal.payload(), raw)
-        raise reversal
+        raise reversal_refusal(esc)
     pid = next_prior_id(next_id[0])
     next_id[0] += 1
     rec = prior_record(cand, pid, ns, rf.run, current)
@@ -116,6 +110,9 @@ def propose(paths: Paths, run: str, ns: str, items: List[Tuple[str, Any]]) -> An
             except UsageError as exc:  # name the candidate's file, as a batch does: the person knows what to fix
                 raise UsageError(f"{exc} (in {label})") from None
             except Refusal as r:
+                # an agent's proposal the door refused because of a prior: kept for the person (an analyzer's
+                # re-report through ingest-sarif is no agent pressing, and is counted there as suppressed)
+                note_attempt(st, rf, r.payload(), raw)
                 if not batch:
                     save_staging(paths, rf, before)
                     raise
