@@ -165,7 +165,7 @@ forget_created() {
         done
         return 0
     fi
-    rm -f "$CREATED" "$STAMP" "$DATA/pipx" "$DATA/mcp-claude" "$DATA/mcp-codex-created" "$DATA/$MARK"
+    rm -f "$CREATED" "$STAMP" "$DATA/pipx" "$DATA/mcp-claude" "$DATA/mcp-codex-created" "$DATA/claude-settings-created" "$DATA/$MARK"
     if rmdir "$DATA" 2>/dev/null; then
         say "  removed $(tilde "$DATA") (its records)"
     else
@@ -519,7 +519,7 @@ hooks_step() {
     if [ "$DRY" -eq 1 ]; then
         say "  would copy the hook script to $(tilde "$HOOK_SCRIPT")"
         if [ -f "$CLAUDE_SETTINGS" ]; then
-            "$PYABS" "$REPO/hooks/claude_settings.py" add "$CLAUDE_SETTINGS" "$HOOK_SCRIPT" "$PYABS" --dry-run
+            "$PYABS" "$REPO/hooks/claude_settings.py" add "$CLAUDE_SETTINGS" "$HOOK_SCRIPT" "$(hook_keeper)" --dry-run
             return 0
         fi
         say "  would create $(tilde "$CLAUDE_SETTINGS") holding only the hooks"
@@ -532,20 +532,33 @@ hooks_step() {
     mkdir -p "$DATA/hooks" && cp "$REPO/hooks/lessons_hook.py" "$HOOK_SCRIPT.tmp.$$" \
         && mv -f "$HOOK_SCRIPT.tmp.$$" "$HOOK_SCRIPT" || return 1
     make_dir "$HOME/.claude" || return 1
-    "$PYABS" "$REPO/hooks/claude_settings.py" add "$CLAUDE_SETTINGS" "$HOOK_SCRIPT" "$PYABS" || return 1
+    # a settings file this script creates is one it may remove again (--uninstall), once nothing else is in it
+    if [ ! -e "$CLAUDE_SETTINGS" ] && [ ! -L "$CLAUDE_SETTINGS" ]; then hk_new=1; else hk_new=0; fi
+    "$PYABS" "$REPO/hooks/claude_settings.py" add "$CLAUDE_SETTINGS" "$HOOK_SCRIPT" "$(hook_keeper)" || return 1
+    [ "$hk_new" -eq 1 ] && [ -f "$CLAUDE_SETTINGS" ] && : >"$DATA/claude-settings-created"
+    return 0
+}
+
+# hook_keeper: the full path of the launcher this script wrote, for the hooks to run the keeper with
+# (a session's PATH may lack ~/.local/bin); empty when there is none — the hook then looks on PATH.
+hook_keeper() {
+    if ours_launcher "$LAUNCHER" || [ -f "$DATA/pipx" ] && [ -x "$LAUNCHER" ]; then printf '%s' "$LAUNCHER"; fi
 }
 
 unhooks_step() {
     [ -f "$CLAUDE_SETTINGS" ] || [ -d "$DATA/hooks" ] || return 0
     say "Claude Code lesson hooks ($(tilde "$CLAUDE_SETTINGS")):"
     uh_status=0
+    uh_created=""
+    [ -f "$DATA/claude-settings-created" ] && uh_created="--created"
     if [ -f "$CLAUDE_SETTINGS" ]; then
         if [ "$DRY" -eq 1 ]; then
-            "$PYABS" "$REPO/hooks/claude_settings.py" remove "$CLAUDE_SETTINGS" "$HOOK_SCRIPT" --dry-run || uh_status=1
+            "$PYABS" "$REPO/hooks/claude_settings.py" remove "$CLAUDE_SETTINGS" "$HOOK_SCRIPT" $uh_created --dry-run || uh_status=1
         else
-            "$PYABS" "$REPO/hooks/claude_settings.py" remove "$CLAUDE_SETTINGS" "$HOOK_SCRIPT" || uh_status=1
+            "$PYABS" "$REPO/hooks/claude_settings.py" remove "$CLAUDE_SETTINGS" "$HOOK_SCRIPT" $uh_created || uh_status=1
         fi
     fi
+    [ "$DRY" -eq 0 ] && [ "$uh_status" -eq 0 ] && rm -f "$DATA/claude-settings-created"
     if [ -f "$DATA/$MARK" ] && [ -d "$DATA/hooks" ] && [ "$uh_status" -eq 0 ]; then
         if [ "$DRY" -eq 1 ]; then say "  would remove $(tilde "$DATA/hooks")"; else rm -rf "$DATA/hooks" && say "  removed $(tilde "$DATA/hooks")"; fi
     fi

@@ -1,16 +1,22 @@
 #!/usr/bin/env python3
 """Add or remove priors' lesson hooks in a Claude Code settings file (used by `install.sh --hooks`).
 
-    claude_settings.py add SETTINGS HOOK_SCRIPT PYTHON [--dry-run]
-    claude_settings.py remove SETTINGS HOOK_SCRIPT [--dry-run]
+    claude_settings.py add SETTINGS HOOK_SCRIPT KEEPER [--dry-run]
+    claude_settings.py remove SETTINGS HOOK_SCRIPT [--created] [--dry-run]
 
 A JSON merge that keeps every other setting: `add` appends one SessionStart entry (matcher
 startup|resume|clear|compact) and one UserPromptSubmit entry, each running HOOK_SCRIPT, unless a
 hook running HOOK_SCRIPT is already there (so a second run changes nothing); `remove` takes out
-only hooks whose command runs HOOK_SCRIPT, and the entries and keys that leaves empty. The file is
-replaced atomically and only when something changed. A settings file that is not a JSON object
-(or whose `hooks` is not shaped as Claude Code reads it) is refused, unchanged: exit 3.
+only hooks whose command runs HOOK_SCRIPT, and the entries and keys that leaves empty — and with
+`--created` (the installer made the file), the file itself when nothing else is left in it. The
+file is replaced atomically and only when something changed. A settings file that is not a JSON
+object (or whose `hooks` is not shaped as Claude Code reads it) is refused, unchanged: exit 3.
 Exit 0 otherwise. Standard library only.
+
+The hook command names no interpreter path: `python3` from the session's PATH runs the script,
+as the plugin's hooks.json does, so removing the Python that ran the installer breaks nothing.
+KEEPER is the full path of the `priors` command the installer wrote (empty: none), passed to the
+script as `--keeper`, so a session whose PATH lacks ~/.local/bin still reaches the keeper.
 """
 
 import json
@@ -30,11 +36,12 @@ def quote(path):
     return "'" + path.replace("'", "'\\''") + "'"
 
 
-def commands(script, python):
+def commands(script, keeper):
+    extra = f" --keeper {quote(keeper)}" if keeper else ""
     return {
         # `|| true`: even a script gone missing (python exits 2, which would block a prompt) stays quiet
-        "SessionStart": f"{quote(python)} {quote(script)} session-start || true",
-        "UserPromptSubmit": f"{quote(python)} {quote(script)} prompt || true",
+        "SessionStart": f"python3 {quote(script)} session-start{extra} || true",
+        "UserPromptSubmit": f"python3 {quote(script)} prompt{extra} || true",
     }
 
 
@@ -80,10 +87,10 @@ def runs_script(hook, script):
     return isinstance(cmd, str) and script in cmd
 
 
-def add(obj, script, python):
+def add(obj, script, keeper):
     hooks = obj.setdefault("hooks", {})
     done = []
-    for event, cmd in commands(script, python).items():
+    for event, cmd in commands(script, keeper).items():
         entries = hooks.setdefault(event, [])
         if any(runs_script(h, script) for e in entries for h in e.get("hooks", [])):
             continue
@@ -152,7 +159,8 @@ def write(path, obj):
 
 def main(argv):
     dry = "--dry-run" in argv
-    args = [a for a in argv[1:] if a != "--dry-run"]
+    created = "--created" in argv
+    args = [a for a in argv[1:] if a not in ("--dry-run", "--created")]
     if not args or args[0] not in ("add", "remove") or len(args) != (4 if args[0] == "add" else 3):
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
@@ -171,6 +179,11 @@ def main(argv):
     if dry:
         print(f"  would {'add' if verb == 'add' else 'remove'} the {what} lesson hook{'s' if len(done) > 1 else ''}"
               f" {'to' if verb == 'add' else 'from'} {shown}")
+        return 0
+    if verb == "remove" and created and not obj:  # the installer made it, and only our hooks were in it
+        os.unlink(path)
+        print(f"  removed the {what} lesson hook{'s' if len(done) > 1 else ''} and {shown}, which install.sh had"
+              " created and which held nothing else")
         return 0
     write(path, obj)
     print(f"  {'added' if verb == 'add' else 'removed'} the {what} lesson hook{'s' if len(done) > 1 else ''}"

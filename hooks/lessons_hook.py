@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Claude Code hook: the repository's lessons, from the priors keeper, in every session.
 
-    lessons_hook.py session-start   (SessionStart: startup, resume, clear, compact)
-    lessons_hook.py prompt          (UserPromptSubmit: lessons ranked by the submitted prompt)
+    lessons_hook.py session-start [--keeper PATH]   (SessionStart: startup, resume, clear, compact)
+    lessons_hook.py prompt [--keeper PATH]          (UserPromptSubmit: lessons ranked by the submitted prompt)
+
+`--keeper PATH`: the `priors` command's full path (`install.sh --hooks` passes its launcher's), used
+when it is there, so a session whose PATH lacks it still reaches the keeper.
 
 Claude Code passes the hook's input as one JSON object on standard input (`session_id`, `cwd`,
 `source` for SessionStart, `prompt` for UserPromptSubmit). This script asks the keeper —
@@ -28,8 +31,11 @@ MAX_QUERY = 4000  # characters of the prompt used for ranking: plenty of words, 
 TIMEOUT = 10  # seconds; the hook's own timeout in hooks.json is longer
 
 
-def keeper():
-    """The command that runs the keeper: `priors` on PATH, else this Python's `-m priors`, else None."""
+def keeper(given=None):
+    """The command that runs the keeper: `given` (a full path) when it is an executable file, else
+    `priors` on PATH, else this Python's `-m priors`, else None."""
+    if given and os.path.isfile(given) and os.access(given, os.X_OK):
+        return [given]
     exe = shutil.which("priors")
     if exe:
         return [exe]
@@ -70,6 +76,9 @@ def arguments(event, hook):
 
 
 def main(argv):
+    given = None
+    if len(argv) == 4 and argv[2] == "--keeper":
+        given, argv = argv[3], argv[:2]
     if len(argv) != 2 or argv[1] not in EVENTS:
         return 0  # misconfigured: still never in the way
     event = argv[1]
@@ -77,7 +86,7 @@ def main(argv):
     if hook is None:
         return 0
     args = arguments(event, hook)
-    cmd = keeper()
+    cmd = keeper(given)
     if args is None or cmd is None:
         return 0
     cwd = hook.get("cwd")

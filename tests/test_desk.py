@@ -119,7 +119,7 @@ def test_the_walk_writes_exactly_what_the_commands_write(tmp_path):
     t.send("x")  # not an answer: asked again
     assert "not an answer here" in t.expect(PROMPT)
     t.send("k")
-    t.expect("reason (optional — Enter for none): ")
+    t.expect("reason (optional — Enter for none; Ctrl-D takes this answer back): ")
     t.send("still useful\n")
     out = t.expect(PROMPT)
     assert "P-0002 → keep (your call — this sticks)" in out
@@ -129,7 +129,7 @@ def test_the_walk_writes_exactly_what_the_commands_write(tmp_path):
     t.expect("Enter for “accept run-002-C-01”): ")
     t.send("\n")
     out = t.expect(PROMPT)
-    assert "P-0003 → reopen" in out
+    assert "P-0003 → reopen (your call — open again: the next run checks it)" in out and "sticks" not in out
     assert "P-0004" in out and "due for review" in out  # the review nudge
     t.send("s")
     out = t.expect(PROMPT)
@@ -141,14 +141,17 @@ def test_the_walk_writes_exactly_what_the_commands_write(tmp_path):
     assert "scope:    src/cart.py#Cart.total" in out and "<script>alert('x')</script>" in out and "ünïcode" in out
     assert "w wontfix · o obsolete · a accepted" in out
     t.send("w")
-    t.expect("Enter for none): ")
+    t.expect("takes this answer back): ")
     t.send("legacy — ünïcode\n")
     t.expect("P-0001 → wontfix")
     t.expect(PROMPT)
     t.send("q")
     code, rest = t.finish()
     assert code == 0, rest
-    assert "3 decided, 2 skipped, stopped" in rest and "`priors status --calls`" in rest
+    # what is left is named with the command that shows it: P-0004's review is a call, P-0005 and P-0003 open findings
+    assert "3 decided, 2 skipped, stopped — 1 call still waits: `priors status --calls` lists them; " \
+           "2 open findings still wait: `priors decide --open` walks them" in rest, rest  # P-0005, reopened P-0003
+    assert walked.ok("status", "--calls").count("  ? ") == 1
 
     typed.ok("decide", "P-0002", "keep", "--because", "still useful")
     typed.ok("decide", "P-0003", "reopen", "--because", "accept run-002-C-01")
@@ -180,7 +183,26 @@ def test_an_open_run_is_refused_before_anything_is_asked(tmp_path):
     keeper.open_run("web", {})
     t = Pty(keeper.root, "decide")
     code, rest = t.finish()
-    assert code == 1 and '"refused":"ACTIVE_RUN_EXISTS"' in rest and PROMPT not in rest
+    # a person reads a sentence with the commands that end the run, not the refusal's JSON
+    assert code == 1 and PROMPT not in rest and '"refused"' not in rest, rest
+    assert "A run is open (run-003): decisions happen between runs" in rest and "priors commit --run run-003" in rest
+
+
+def test_ctrl_d_at_the_reason_takes_that_answer_back(tmp_path):
+    keeper = make_target(tmp_path / "t")
+    before = keeper.ledger_bytes()
+    t = Pty(keeper.root, "decide")
+    t.expect(PROMPT)
+    t.send("k")
+    t.expect("Ctrl-D takes this answer back): ")
+    t.send("half a reas")
+    t.send("\x04\x04")  # Ctrl-D after some text, then on the empty rest: the input ends
+    out = t.expect(PROMPT)
+    assert "cancelled — nothing recorded for P-0002" in out
+    assert keeper.ledger_bytes() == before
+    t.send("q")
+    code, rest = t.finish()
+    assert code == 0 and "0 decided, 1 skipped, stopped" in rest and keeper.ledger_bytes() == before
 
 
 def test_open_findings_filtered_by_namespace_and_path(tmp_path):
@@ -194,6 +216,14 @@ def test_open_findings_filtered_by_namespace_and_path(tmp_path):
     t.send("s")
     code, rest = t.finish()
     assert code == 0 and "P-0005" not in rest and "4 skipped" in rest  # P-0004 is in lib/, P-0005 in api
+
+
+def test_a_mistyped_namespace_for_the_open_findings_is_named_before_anything_is_asked(tmp_path):
+    keeper = make_target(tmp_path / "t")
+    t = Pty(keeper.root, "decide", "--open", "--ns", "wbe")
+    code, rest = t.finish()
+    assert code == 2 and "--ns wbe: the ledger holds no namespace of that name — did you mean web?" in rest, rest
+    assert PROMPT not in rest
 
 
 def test_not_a_terminal_is_a_usage_error_pointing_to_status_calls(keeper):
@@ -247,20 +277,20 @@ def test_every_kind_of_call_is_walked_in_its_order_with_its_keys(tmp_path):
     out = t.expect(PROMPT)
     assert "P-0002 · web · obsolete-proposed — a run proposed retiring this" in out and "k keep · o obsolete" in out
     t.send("o")
-    t.expect("Enter for none): ")
+    t.expect("takes this answer back): ")
     t.send("\n")
     out = t.expect(PROMPT)
     assert "P-0002 → obsolete" in out
     assert "P-0001 · dev · accepted — this lesson keeps losing" in out, out
     assert "score:    scored 0.00 over 3 runs" in out, out
     t.send("k")
-    t.expect("Enter for none): ")
+    t.expect("takes this answer back): ")
     t.send("still right\n")
     out = t.expect(PROMPT)
     assert "P-0003 · dev · open — a proposed lesson, not injected until you accept it" in out
     assert "a accepted · o obsolete" in out and "w wontfix" not in out
     t.send("a")
-    t.expect("Enter for none): ")
+    t.expect("takes this answer back): ")
     t.send("\n")
     code, rest = t.finish()
     assert code == 0 and "3 decided, 0 skipped" in rest, rest
@@ -314,14 +344,14 @@ def test_the_walk_retires_a_persons_lesson_only_on_the_persons_key(tmp_path):
     assert "replaces: P-0001 — a person settled it (accepted): accepting this lesson leaves it in force" in first
     assert "priors decide P-0002 accepted --retires P-0001" in first
     t.send("a")
-    t.expect("reason (optional — Enter for none): ")
+    t.expect("reason (optional — Enter for none; Ctrl-D takes this answer back): ")
     t.send("\n")
     t.expect("retire it too? y yes · n no (keep it) > ")
     t.send("n")  # kept: P-0001 stays in force
     t.expect("P-0001 stays accepted")
     t.expect(PROMPT)  # P-0003: the same question
     t.send("a")
-    t.expect("reason (optional — Enter for none): ")
+    t.expect("reason (optional — Enter for none; Ctrl-D takes this answer back): ")
     t.send("\n")
     t.expect("retire it too? y yes · n no (keep it) > ")
     t.send("y")

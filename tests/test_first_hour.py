@@ -56,7 +56,7 @@ def test_status_names_an_open_run_and_says_when_nothing_waits(keeper: Keeper) ->
     keeper.ok("commit", "--run", run)
     assert keeper.ok("status", "--calls") == (
         "review: 1 open · 0 fixed · 0 decided by you · 0 lessons locked\nNothing waits for you.\n")
-    assert "lessons locked  run-start lessons no person has decided yet" in keeper.ok("status", "--help")
+    assert "lessons locked  run-start lessons you accepted" in keeper.ok("status", "--help")
 
 
 def test_score_names_a_few_credited_lessons_and_counts_the_rest(keeper: Keeper) -> None:

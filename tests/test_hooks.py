@@ -158,7 +158,7 @@ def test_settings_that_json_cannot_write_back_are_left_alone(tmp_path: Path):
     for body in ('{"x": 1e400, "hooks": {}}', '{"x": NaN}', '{"x": -Infinity}'):
         settings = tmp_path / "settings.json"
         settings.write_text(body, encoding="utf-8")
-        r = _settings("add", str(settings), "/opt/hook.py", "/usr/bin/python3")
+        r = _settings("add", str(settings), "/opt/hook.py", "/usr/local/bin/priors")
         assert r.returncode == 3 and "left alone" in r.stdout and "Traceback" not in r.stderr, r
         assert settings.read_text(encoding="utf-8") == body
 
@@ -166,7 +166,7 @@ def test_settings_that_json_cannot_write_back_are_left_alone(tmp_path: Path):
 def test_settings_with_a_lone_surrogate_escape_keep_it(tmp_path: Path):
     settings = tmp_path / "settings.json"
     settings.write_text('{"note": "\\ud800 kept", "n": 1.5}', encoding="utf-8")
-    r = _settings("add", str(settings), "/opt/hook.py", "/usr/bin/python3")
+    r = _settings("add", str(settings), "/opt/hook.py", "/usr/local/bin/priors")
     assert r.returncode == 0 and "Traceback" not in r.stderr, r
     obj = json.loads(settings.read_text(encoding="utf-8"))
     assert obj["note"] == "\ud800 kept" and obj["n"] == 1.5 and "UserPromptSubmit" in obj["hooks"]
@@ -179,7 +179,7 @@ def test_a_symlinked_settings_file_stays_a_link(tmp_path: Path):
     real.write_text('{"theme": "dark"}', encoding="utf-8")
     link = tmp_path / "settings.json"
     link.symlink_to(real)
-    r = _settings("add", str(link), "/opt/hook.py", "/usr/bin/python3")
+    r = _settings("add", str(link), "/opt/hook.py", "/usr/local/bin/priors")
     assert r.returncode == 0, r
     assert link.is_symlink() and os.readlink(str(link)) == str(real)
     obj = json.loads(real.read_text(encoding="utf-8"))

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 
 from conftest import Keeper
-
 from priors.core.canonical import sha12
 
 

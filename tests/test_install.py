@@ -608,6 +608,7 @@ class ClaudeHooks(InstallerTest):
         for cmd in self.ours(got):
             self.assertIn(str(script), cmd)
             self.assertTrue(cmd.endswith(" || true"))
+            self.assertTrue(cmd.startswith("python3 "), cmd)  # no interpreter pinned
         # the hook as Claude Code would run it: no keeper on PATH, no .priors/ — silent, exit 0
         cmd = got["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
         proc = subprocess.run(["/bin/sh", "-c", cmd], input=b'{"prompt": "hi", "cwd": "/"}', capture_output=True,
@@ -640,7 +641,42 @@ class ClaudeHooks(InstallerTest):
         self.assertIn("would remove the SessionStart and UserPromptSubmit lesson hooks", out)
         self.assertEqual(len(self.ours(json.loads(self.settings().read_text(encoding="utf-8")))), 2)
         self.run_install("--uninstall")
-        self.assertEqual(json.loads(self.settings().read_text(encoding="utf-8")), {})
+        # the installer created the file and only its hooks were in it: it goes, no `{}` is left behind
+        self.assertFalse(self.settings().exists())
+
+    def test_a_settings_file_the_installer_created_stays_when_the_person_added_to_it(self):
+        import json
+
+        self.make_harnesses(".claude")
+        self.run_install("--hooks")
+        got = json.loads(self.settings().read_text(encoding="utf-8"))
+        got["model"] = "opus"
+        self.settings().write_text(json.dumps(got), encoding="utf-8")
+        self.run_install("--uninstall")
+        self.assertEqual(json.loads(self.settings().read_text(encoding="utf-8")), {"model": "opus"})
+
+    def test_the_hooks_run_the_launchers_full_path_with_no_pinned_interpreter(self):
+        import json
+
+        self.make_harnesses(".claude")
+        # a launcher as install.sh writes it (its mark line), here one that answers like `priors lessons --inject`
+        launcher = self.home / ".local" / "bin" / "priors"
+        launcher.parent.mkdir(parents=True)
+        launcher.write_text("#!/bin/sh\necho 'LESSON: run the narrow test first'\n# installed-by-priors\n",
+                            encoding="utf-8")
+        launcher.chmod(0o755)
+        self.run_install("--hooks")
+        got = json.loads(self.settings().read_text(encoding="utf-8"))
+        for cmd in self.ours(got):
+            self.assertTrue(cmd.startswith("python3 '"), cmd)  # the session's python3, not the installer's path
+            self.assertIn(f" --keeper '{launcher}'", cmd)
+        # a session whose PATH lacks ~/.local/bin still reaches the keeper through the full path
+        cmd = got["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+        proc = subprocess.run(["/bin/sh", "-c", cmd], input=b'{"prompt": "fix the test", "cwd": "/"}',
+                              capture_output=True, env={"PATH": "/usr/bin:/bin", "HOME": str(self.home)}, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        out = json.loads(proc.stdout)
+        self.assertEqual(out["hookSpecificOutput"]["additionalContext"], "LESSON: run the narrow test first")
 
     def test_malformed_settings_are_refused_unchanged(self):
         self.make_harnesses(".claude")

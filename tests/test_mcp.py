@@ -377,7 +377,8 @@ def test_refusals_are_tool_results_and_the_ledger_matches_the_cli(tmp_path: Path
                                            "src/app.py#parse": [1, 2], "src/app.py#render": [5, 6]}
     assert res[5]["structuredContent"] == res[6]["structuredContent"]  # a retry: the same summary, nothing written
     assert res[7]["isError"] is True and res[7]["structuredContent"]["refused"] == "RUN_COMMITTED"
-    assert res[8]["structuredContent"] == {"id": "P-0009", "refused": "UNKNOWN_PRIOR"}
+    assert res[8]["structuredContent"] == {"id": "P-0009", "refused": "UNKNOWN_PRIOR",
+                                           "hint": "the ledger's one prior is P-0001"}
     assert tools.ledger_bytes() == cli.ledger_bytes()
     assert (tools.root / ".priors" / "PRIORS.md").read_bytes() == (cli.root / ".priors" / "PRIORS.md").read_bytes()
 

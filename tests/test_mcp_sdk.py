@@ -27,7 +27,7 @@ from mcp.client.stdio import stdio_client
 
 NS = "code-review"
 AGENT_TOOLS = {"priors_relevant", "priors_disposition", "priors_propose", "priors_withdraw", "priors_commit",
-               "priors_carry", "priors_abort", "priors_scopes", "priors_status", "priors_show"}
+               "priors_carry", "priors_abort", "priors_scopes", "priors_status", "priors_show", "priors_lessons"}
 HUMAN = ("decide", "redact", "add", "score", "import", "config")
 
 CART = """class Cart:

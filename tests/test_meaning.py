@@ -309,9 +309,14 @@ def test_withdraw_removes_staged_priors_only(keeper):
 
 def test_strict_candidates(keeper):
     _seed(keeper)
-    err = keeper.usage("propose", keeper.candidate(conclusion("x", sevrity="major", scope_ref="src/shop.py")),
-                       "--run", "run-002", "--ns", NS)
-    assert "'sevrity'" in err and "'severity'" in err
+    # an unknown field is named on stderr with the nearest known one, and dropped: `sevrity` is not a
+    # severity, so the finding is staged without one (the reference keeper ignores it silently)
+    r = keeper("propose", keeper.candidate(conclusion("x was read twice", sevrity="major", scope_ref="src/shop.py",
+                                                      distinct_from=["P-0001", "P-0002"])),  # (settled ground)
+               "--run", "run-002", "--ns", NS)
+    assert r.code == 0 and "staged (new)" in r.out, r
+    assert "'sevrity'" in r.err and "did you mean 'severity'?" in r.err
+    keeper.ok("withdraw", "--run", "run-002", r.out.split()[0])
     for key in ("authority", "status", "by", "t", "id", "born", "redacted"):
         err = keeper.usage("propose", keeper.candidate(dict(conclusion("x", scope_ref="src/shop.py"), **{key: "x"})),
                            "--run", "run-002", "--ns", NS)

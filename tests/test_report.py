@@ -270,3 +270,36 @@ def test_ci_installs_chromium_quietly_or_says_why_not():
     assert "command -v chromium" in script and "apt-get install -y -qq --no-install-recommends chromium" in script
     assert "apt-get is not available" in script and "will be skipped" in script
     assert script.rstrip().splitlines()[-1] == "python -m pytest -q"
+
+
+CHART_PROBE = """<script>document.getElementById("page").addEventListener("load", function () {
+  var d = this.contentDocument, shown = 0, least = 1e9;
+  d.querySelectorAll("figure svg.chart").forEach(function (svg) {
+    if (svg.getBoundingClientRect().width === 0) return;  /* the other layout, hidden at this width */
+    shown += 1;
+    svg.querySelectorAll("text").forEach(function (t) {
+      var h = t.getBoundingClientRect().height; if (h > 0 && h < least) least = h; });
+  });
+  var out = document.createElement("pre");
+  out.id = "measured";
+  out.textContent = "charts=" + shown + " figures=" + d.querySelectorAll("figure").length + " least=" + least.toFixed(1);
+  document.body.appendChild(out);
+});</script>"""
+
+
+@needs_chromium
+@pytest.mark.parametrize("width", [375, 1024], ids=["phone", "desktop"])
+def test_the_chart_text_is_legible_at_phone_width(target, tmp_path, width):
+    # at 375 px the page shows each namespace's narrow chart, whose smallest text stays at least 9 px tall
+    # (the wide chart scaled to a phone made it under 5 px); one chart per figure at either width
+    page = report_of(target)
+    harness = tmp_path / "harness.html"
+    harness.write_text(f'<!DOCTYPE html><html><body style="margin:0"><iframe id="page" style="width:{width}px;'
+                       f'height:4000px;border:0" srcdoc="{html.escape(page, quote=True)}"></iframe>'
+                       f"{CHART_PROBE}</body></html>", encoding="utf-8")
+    done = chromium(tmp_path, "--window-size=1100,900", "--dump-dom", harness.as_uri())
+    found = re.search(r'<pre id="measured">([^<]*)</pre>', done.stdout.decode("utf-8"))
+    assert found, done.stderr[-2000:]
+    got = dict(kv.split("=") for kv in found.group(1).split())
+    assert got["charts"] == got["figures"] and int(got["charts"]) >= 1, got
+    assert float(got["least"]) >= 9.0, got

@@ -152,6 +152,9 @@ def test_ruff_three_runs_fixed_carried_updated_new_then_suppressed(keeper: Keepe
     assert len([x for x in k.ledger() if x.get("t") == "prior"]) == before
     plain = k("ingest-sarif", ruff_sarif(k, "r4.sarif"), "--ns", "ruff", "--snapshot", "src")
     assert f"1 suppressed — a person settled it ({ids['src/a.py#Cart.m']}); not re-added" in plain.out
+    # an analyzer reporting it again is no agent pressing: no attempts on the seals, no call for the person
+    assert not [x for x in k.ledger() if x.get("t") == "run" and "attempts" in x]
+    assert ids["src/a.py#Cart.m"] not in k.ok("status", "--calls")
 
     # the export: schema-valid, per result baselineState and suppressions, deterministic bytes
     out = k.ok("export", "--sarif")

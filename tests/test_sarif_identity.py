@@ -95,7 +95,7 @@ def test_ruff_select_all_every_result_is_its_own_finding_and_a_reingest_carries_
     assert row["rule"] == "ruff:S110"
     assert "[ruff:S110] " in k.ok("list", "--ns", "ruff")
     k.ok("report", "-o", "report.html")
-    assert "<code>ruff:S110</code> " in k.read("report.html")
+    assert '<code class="rule">ruff:S110</code> ' in k.read("report.html")
     doc = json.loads(k.ok("export", "--sarif", "--ns", "ruff"))
     validate(doc)
     res = next(x for x in doc["runs"][0]["results"] if x["properties"]["priors"]["id"] == one["id"])

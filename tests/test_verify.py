@@ -462,6 +462,36 @@ def test_verify_since_a_revision_without_a_ledger(keeper):
     assert keeper("verify", "--since", "HEAD", env=git_env(keeper.root)).code == 0
 
 
+def test_the_pre_push_hook_on_a_first_push_checks_against_head_and_says_so(keeper, tmp_path):
+    """`verify --since @{upstream}` (the pre-push hook) on a branch with no upstream yet: not exit 2 (which
+    blocked the push), but the check without --since, with a note; with an upstream it compares with it."""
+    git(keeper.root, "init", "-q", "-b", "main")
+    one_run(keeper)
+    git(keeper.root, "add", "-A")
+    git(keeper.root, "commit", "-qm", "one run")
+    env = git_env(keeper.root)
+    for rev in ("@{upstream}", "@{u}"):
+        r = keeper("verify", "--since", rev, env=env)
+        assert r.code == 0, r
+        assert r.out.startswith(f"note: this branch has no upstream yet (a first push): checked against HEAD instead of {rev}\n")
+        assert "grew only since the last commit (HEAD)" in r.out
+    body = json.loads(keeper("verify", "--since", "@{upstream}", "--json", env=env).out)
+    assert body["ok"] is True and "no upstream yet" in body["note"]
+    # a hand edit of a committed line is still caught on that first push
+    data = keeper.ledger_bytes()
+    (keeper.root / ".priors" / "ledger.jsonl").write_bytes(data.replace(b"x is magic", b"x is fine"))
+    assert keeper("verify", "--since", "@{upstream}", env=env).code == 1
+    (keeper.root / ".priors" / "ledger.jsonl").write_bytes(data)
+    # once the branch tracks a remote, @{upstream} is what it compares with, with no note
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(keeper.root, "remote", "add", "origin", str(remote))
+    git(keeper.root, "push", "-q", "-u", "origin", "main")
+    r = keeper("verify", "--since", "@{upstream}", env=env)
+    assert r.code == 0 and "note:" not in r.out and "grew only since @{upstream}" in r.out, r
+    keeper.usage("verify", "--since", "no-such-rev")
+
+
 # --- the lessons loop's own records
 
 

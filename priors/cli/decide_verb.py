@@ -100,13 +100,14 @@ class Terminal:
             return "q"
         return ch.decode("utf-8", "replace")
 
-    def line(self, prompt: str) -> str:
+    def line(self, prompt: str) -> Optional[str]:
+        """A line typed and ended with Enter; None when the input ended first (Ctrl-D)."""
         self.write(prompt)
         buf = b""
         while not buf.endswith(b"\n"):
             chunk = os.read(self.fd, 4096)
             if not chunk:
-                break
+                return None
             buf += chunk
         return buf.decode("utf-8", "replace").strip()
 
@@ -116,8 +117,12 @@ def walk(ctx: Context, with_open: bool, ns: Optional[str], where: Sequence[str])
     if sys.stdin is None or ctx.out is None or not (sys.stdin.isatty() and ctx.out.isatty()):  # (closed: None)
         raise UsageError(NOT_A_TERMINAL)
     paths = Paths(ctx.root)
-    refuse_before_the_walk(paths)
     term = Terminal(ctx.out)
+    try:
+        refuse_before_the_walk(paths)
+    except Refusal as refusal:  # a person at a terminal reads a sentence, not the refusal's JSON
+        term.write(refused_text(refusal) + "\n")
+        return 1
     seen = set()
     decided = skipped = 0
     stopped = False
@@ -145,7 +150,11 @@ def walk(ctx: Context, with_open: bool, ns: Optional[str], where: Sequence[str])
             term.write("  skipped\n\n")
             continue
         verdict = KEYS[k]
-        reason = _reason(term, verdict, ask.get("reason") if ask["kind"] == "reversal" else None)
+        reason = _reason(term, verdict, ask.get("reason") if ask["kind"] in ("reversal", "pressed") else None)
+        if reason is CANCELLED:  # Ctrl-D at the reason: this answer is taken back, nothing is written
+            skipped += 1
+            term.write(f"\n  cancelled — nothing recorded for {ask['id']}\n\n")
+            continue
         if reason is None and verdict == "reopen":
             skipped += 1
             term.write("  no reason given — skipped (reopen needs one)\n\n")
@@ -165,30 +174,60 @@ def walk(ctx: Context, with_open: bool, ns: Optional[str], where: Sequence[str])
             lines = decide_verdict(paths, ask["id"], verdict, reason, retires,
                                    ask["differs_from"] if verdict == "duplicate" else None)
         except Refusal as refusal:  # the ledger moved under us (a run opened): stop, as the command would
-            term.write(f"  refused: {dumps(refusal.payload())}\n")
-            raise
+            term.write("  " + refused_text(refusal) + "\n")
+            return 1
         decided += 1
         for line in lines:
             term.write(f"  {line}\n")
         term.write("\n")
-    left = len([a for a in asks_now(paths, with_open, ns, where)])
+    left = asks_now(paths, with_open, ns, where)
     if decided == skipped == 0 and not stopped:
         term.write("Nothing waits for you." + ("" if with_open else " (`priors decide --open` walks the open findings)")
                    + "\n")
         return 0
-    term.write(f"{decided} decided, {skipped} skipped" + (", stopped" if stopped else "")
-               + (f" — {left} still wait{'s' if left == 1 else ''}: `priors status --calls` lists them" if left
-                  else " — nothing else waits for you") + "\n")
+    term.write(f"{decided} decided, {skipped} skipped" + (", stopped" if stopped else "") + still_waiting(left) + "\n")
     return 0
 
 
+def still_waiting(left: Sequence[Dict[str, Any]]) -> str:
+    """What is left after the walk, each with the command that lists it: your calls are in `status
+    --calls`; open findings only the walk with --open goes through, so that is the command named."""
+    calls = sum(1 for a in left if a["kind"] != "open")
+    found = len(left) - calls
+    parts = []
+    if calls:
+        parts.append(f"{calls} call{'s' if calls != 1 else ''} still wait{'s' if calls == 1 else ''}:"
+                     " `priors status --calls` lists them")
+    if found:
+        parts.append(f"{found} open finding{'s' if found != 1 else ''} still wait{'s' if found == 1 else ''}:"
+                     " `priors decide --open` walks them")
+    return (" — " + "; ".join(parts)) if parts else " — nothing else waits for you"
+
+
+def refused_text(refusal: Refusal) -> str:
+    """A refusal in plain words for the person at the terminal (the command line's JSON is for programs)."""
+    body = refusal.payload()
+    if body.get("refused") == "ACTIVE_RUN_EXISTS":
+        run = body.get("run")
+        return (f"A run is open ({run}): decisions happen between runs. Finish it — `priors commit --run {run}` —"
+                f" or drop it — `priors abort --run {run}` — then run `priors decide` again.")
+    hint = body.get("hint")
+    return f"refused ({body.get('refused')})" + (f": {hint}" if isinstance(hint, str) else f": {dumps(body)}")
+
+
+CANCELLED = "\x04"  # what `_reason` returns when the person ended the input (Ctrl-D): no reason can be this
+
+
 def _reason(term: Terminal, verdict: str, default: Optional[str]) -> Optional[str]:
-    """The optional reason (None: none given); reopen's default, when offered, is taken on Enter."""
+    """The optional reason (None: none given; CANCELLED: Ctrl-D, take the answer back); reopen's
+    default, when offered, is taken on Enter."""
     if verdict == "reopen":
         hint = f"Enter for “{default}”" if default else "required — Enter alone skips"
     else:
-        hint = "optional — Enter for none"
+        hint = "optional — Enter for none; Ctrl-D takes this answer back"
     text = term.line(f"  reason ({hint}): ")
+    if text is None:
+        return CANCELLED
     if not text and verdict == "reopen" and default:
         return default
     return text or None

@@ -22,9 +22,11 @@ def cmd_list(a: Parsed, ctx: Context) -> Answer:
         if a.has("--status") or a.has("--type"):
             raise UsageError("priors list: --lessons takes only --ns and --json")
         ns = a.get("ns")
-        return session.list_lessons(Paths(ctx.root), [str(ns)] if ns else None, False)
+        return session.list_lessons(Paths(ctx.root), [str(ns)] if ns else None, False, "list")
     return timeline.list_priors(Paths(ctx.root), a.get("ns"), a.get("status"), a.get("type"))
 
 
 def cmd_history(a: Parsed, ctx: Context) -> Answer:
+    if a.get("svg") == "-" and a.get("json"):
+        raise UsageError("priors history: --svg - prints the chart, --json the rows — give one or the other")
     return timeline.history(Paths(ctx.root), a.get("ns"), a.get("svg"))

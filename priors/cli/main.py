@@ -127,6 +127,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if rest[0] in ("--version", "-V", "version"):
             return _say(f"priors {__version__}")
         verb = VERBS.get(rest[0])
+        if verb is None and rest[0].startswith("-"):  # `priors --versoin`: an option, misspelt — not a verb
+            known = ["--version", "--help", "-C"]
+            raise UsageError(f"priors: unknown option {rest[0]}{_did_you_mean(rest[0], known)}"
+                             " (options before the verb: -C DIR, --help, --version) — try `priors --help`")
         if verb is None:
             raise UsageError(f"priors: unknown verb {rest[0]!r}{_did_you_mean(rest[0], VERBS)} — try `priors --help`")
         a = parse(rest[1:], verb.spec)

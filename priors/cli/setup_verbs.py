@@ -1,9 +1,9 @@
-"""Setting up on the command line: init, render."""
+"""Setting up on the command line: init, render, doctor."""
 
 from __future__ import annotations
 
 from priors.core.answer import Answer
-from priors.ops import setup
+from priors.ops import doctor, setup
 from priors.store.paths import Paths
 
 TYPE_CHECKING = False
@@ -19,3 +19,7 @@ def cmd_init(a: Parsed, ctx: Context) -> Answer:
 def cmd_render(a: Parsed, ctx: Context) -> Answer:
     setup.render_all(Paths(ctx.root))
     return Answer(0, None, "rendered .priors/PRIORS.md")
+
+
+def cmd_doctor(a: Parsed, ctx: Context) -> Answer:
+    return doctor.doctor(Paths(ctx.root))

@@ -64,6 +64,26 @@ Commit .priors/ with your repository so every agent shares the history.
           `merge.priors-render` in the repo's git config, and .gitattributes
           lines so two branches' runs merge without id collisions and
           PRIORS.md never blocks a merge (see docs/ci.md)"""))
+declare(Verb('doctor', "check this machine's and this clone's set-up, each problem with its fix", SET_UP,
+             "setup_verbs", ANSWER,
+             usage='priors doctor [--json]',
+             flags={"--json": BOOL},
+             help="""usage: priors doctor [--json]
+
+Check what using priors here needs, one line each — ok, off, or – (not set
+up, optional) — and for what is off, the command that fixes it:
+  command            `priors` on PATH, and which one
+  skills             priors and with-priors in each agent harness's folder found
+                     (~/.claude, ~/.codex, ~/.agents, ~/.pi/agent, ~/.openclaw)
+  lesson hooks       Claude Code's (~/.claude/settings.json): their interpreter,
+                     script and keeper are there
+  MCP server         registered with Claude Code and Codex, to a command that is there
+  Pi extension       installed when Pi is
+  merge driver       `priors init --git`'s, in this clone
+  pre-commit hooks   installed in git when .pre-commit-config.yaml lists priors-verify
+  ledger             `priors verify` finds it sound
+Exit 0 when nothing is off, 1 when something is. It only reads; it starts no
+agent client. --json prints {"checks": [{"check", "state", "detail", "fix"}], "ok"}."""))
 declare(Verb('hash', 'print the sha12 of a file, a text or raw bytes', SET_UP, "hash_verb", ANSWER,
              usage='priors hash FILE | --text TEXT | --raw FILE | --stdin-raw',
              flags={"--text": VALUE, "--raw": VALUE, "--stdin-raw": BOOL},
@@ -87,7 +107,7 @@ Print a canonical JSON map of scope refs to 12-hex hashes for the target root
 directories (`src/`) and the whole target (`*`). Feed it to
 `priors relevant --ns N --scopes FILE`, or use `priors relevant --snapshot`.
 
-  -o FILE             write the map to FILE instead of stdout
+  -o FILE             write the map to FILE instead of stdout (`-`: stdout)
   --no-anchors        leave out definition anchors (faster on a cold tree)
   --merge FILE        add refs from a JSON object of strings (`-` = stdin); repeatable
   --tool NAME=CMD     run CMD in the root and record its stdout's hash as NAME; repeatable
@@ -350,10 +370,12 @@ declare(Verb('status', 'one line per namespace; --calls lists your calls', HUMAN
 One line per namespace, counting its priors:
   open            findings still standing (open or stale)
   fixed           findings a run reported fixed
-  decided by you  priors you accepted or marked wontfix (they bind every run)
-  lessons locked  run-start lessons no person has decided yet: injected into
-                  every run (with require_review on, awaiting your review
-                  instead); a lesson you accepted counts as decided by you
+  decided by you  findings and floors you accepted or marked wontfix (they
+                  bind every run)
+  lessons locked  run-start lessons you accepted: in force in every run
+  lessons proposed  run-start lessons an agent proposed and no person decided
+                  yet: injected into every run (with require_review on,
+                  awaiting your review instead); only when there are any
   retired         priors you marked obsolete (only when there are any)
   resting         priors whose scope was missing 5 runs in a row (only when
                   there are any; they wake if the scope returns)
@@ -363,7 +385,7 @@ that nothing waits for you.
 Once runs are scored, each scored lesson gets a line with its score (see
 `priors lessons`), and a lesson that keeps losing becomes one of your calls.
 --json prints one canonical JSON object: {"namespaces": [{"ns", "open", "fixed",
-"settled", "learned", "retired", "resting"}], "open_runs": [...]}, and with
+"settled", "learned", "proposed", "retired", "resting"}], "open_runs": [...]}, and with
 --calls "calls": each waiting call with the `priors decide` commands that answer it."""))
 declare(Verb('render', 'rewrite .priors/PRIORS.md from the ledger', HUMANS, "setup_verbs", ANSWER,
              usage='priors render',
@@ -383,7 +405,9 @@ declare(Verb('show', 'one prior in plain words and its whole timeline', SEE, "in
 
 A prior in plain words and its whole timeline: the run it was born in, each
 disposition per run, each of your decisions with its reason, calls that reverse
-it, resting and resurrection, redaction. Each step names its ledger line."""))
+it, each time an agent tried to raise it again and was refused, resting and
+resurrection, redaction. Each step names its ledger line. For a prior you
+settled: how often, and in which words, agents raised it again since."""))
 declare(Verb('list', 'list priors, filtered by namespace, status or type', SEE, "inspect_verbs", ANSWER,
              usage='priors list [--ns N] [--status S] [--type T] [--lessons] [--json]',
              flags={"--ns": VALUE, "--status": VALUE, "--type": VALUE, "--json": BOOL, "--lessons": BOOL},
@@ -407,23 +431,29 @@ it — as a table with a bar chart. A run is quiescent when it checked something
 carried everything and nothing was fixed, touched, new or put to you.
   --ns N       only runs of namespace N
   --json       canonical JSON {"runs":[…]}
-  --svg FILE   also write a self-contained SVG chart to FILE"""))
+  --svg FILE   also write a self-contained SVG chart to FILE: one chart per
+               namespace, stacked (each open line is its own namespace's);
+               `--svg -` prints the chart instead of the table"""))
 declare(Verb('report', 'write one self-contained HTML page: chart, your calls, open findings', SEE, "report_verb", ANSWER,
-             usage='priors report -o FILE.html [--since RUN]',
-             flags={"-o": VALUE, "--since": VALUE},
+             usage='priors report -o FILE.html [--since RUN] [--ns NS ...]',
+             flags={"-o": VALUE, "--since": VALUE, "--ns": MULTI},
              aliases={'--output': '-o'},
-             help="""usage: priors report -o FILE.html [--since RUN]
+             help="""usage: priors report -o FILE.html [--since RUN] [--ns NS ...]
 
 Write one self-contained HTML page — inline CSS and SVG, nothing loaded from
 anywhere, so it works opened from disk or attached to a pull request or a CI
-run: where each namespace stands, the convergence chart (fixed / carried /
-touched / your call / new per run, the open line, quiescent runs marked), what
+run: where each namespace stands, the convergence chart — one per namespace
+(fixed / carried / touched / your call / new per run, the namespace's open
+line, quiescent runs marked), how often agents tried to raise again what you
+decided, what
 waits for you per namespace with the exact command to copy, open findings
 grouped by file with their severity, what the last run fixed, lessons with
 their score, and redacted priors as tombstones only. Same ledger, same bytes.
-  -o FILE       where to write the page (--output)
+  -o FILE       where to write the page (--output); `-o -` prints it
   --since RUN   what changed since committed run RUN: the chart, new findings,
-                fixes and your decisions after it (what waits stays complete)"""))
+                fixes and your decisions after it (what waits stays complete)
+  --ns NS       only namespace NS (repeatable): its counts, chart, calls and
+                findings"""))
 declare(Verb('verify', 'check the ledger is sound (CI, pre-commit); --since REV: it only grew', CI, "verify_verb", OWN,
              usage='priors verify [--since REV | --no-git] [--json]',
              flags={"--since": VALUE, "--json": BOOL, "--no-git": BOOL},

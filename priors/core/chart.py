@@ -13,7 +13,7 @@ from priors.core.controls import visible
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, List, Sequence
+    from typing import Any, Dict, List, Sequence, Tuple
 
 CATEGORIES = ("fixed", "carried", "touched", "your_call", "new")
 LABELS = {"fixed": "fixed", "carried": "carried", "touched": "touched", "your_call": "your call", "new": "new"}
@@ -73,15 +73,25 @@ def _short(run: str) -> str:
     return run[4:] if run.startswith("run-") else run
 
 
-def chart_svg(rows: Sequence[Any], title: str = "priors history", standalone: bool = True, uid: str = "c") -> str:
-    """The chart for history rows (objects with run, open, quiescent and the CATEGORIES counts).
+WIDE, NARROW = 960, 420  # a screen's chart, and a phone's: its text stays legible at 375 px
+HEIGHT = 420
 
-    `standalone`: an SVG file with its XML declaration; else an element to inline in HTML.
-    `uid` prefixes the pattern ids, so two charts can share a page."""
+
+def chart_svg(rows: Sequence[Any], title: str = "priors history", standalone: bool = True, uid: str = "c",
+              width: int = WIDE, y_at: int = 0) -> str:
+    """The chart for history rows (objects with run, open, quiescent and the CATEGORIES counts) —
+    of one namespace: the open line is that namespace's count after each run, so rows of several
+    namespaces each get a chart of their own (`small_multiples`).
+
+    `standalone`: an SVG file with its XML declaration; else an element to inline in HTML (or, with
+    `y_at`, to place inside another SVG). `uid` prefixes the pattern ids, so charts can share a page.
+    `width`: WIDE, or NARROW for a phone (fewer run labels, the legend on more lines)."""
     bars = bars_of(rows)
     n = len(bars)
-    width, height = 960, 420
-    left, right, top, bottom = 64, 20, 92, 74
+    height = HEIGHT
+    left, right, bottom = 64, 20, 74
+    legend = _legend_rows(width - left - right)
+    top = 92 + 20 * (len(legend) - 1)
     plot_w, plot_h = width - left - right, height - top - bottom
     step = plot_w / max(n, 1)
     bar_w = max(1.0, min(step * 0.78, 96.0))
@@ -99,8 +109,9 @@ def chart_svg(rows: Sequence[Any], title: str = "priors history", standalone: bo
     out: List[str] = []
     if standalone:
         out.append('<?xml version="1.0" encoding="UTF-8"?>')
+    place = f' x="0" y="{y_at}"' if y_at else ""
     out += [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        f'<svg xmlns="http://www.w3.org/2000/svg"{place} width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
         f'font-family="sans-serif" font-size="12" role="img" aria-labelledby="{uid}-t {uid}-d" class="chart">',
         f'<title id="{uid}-t">{_esc(title)}</title>',
         f'<desc id="{uid}-d">{_esc(desc)}</desc>',
@@ -118,17 +129,17 @@ def chart_svg(rows: Sequence[Any], title: str = "priors history", standalone: bo
         f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>',
         f'<text x="{left}" y="24" font-size="16" font-weight="bold" fill="#111111">{_esc(title)}</text>',
     ]
-    lx = left
-    for k in CATEGORIES:  # the legend: pattern swatches with their words
-        out.append(f'<rect x="{lx}" y="40" width="14" height="14" fill="{fill(k)}" stroke="#333333" stroke-width="0.5"/>')
-        out.append(f'<text x="{lx + 19}" y="52" fill="#222222">{LABELS[k]}</text>')
-        lx += 19 + 7 * len(LABELS[k]) + 18
-    out.append(f'<line x1="{lx}" y1="47" x2="{lx + 22}" y2="47" stroke="{OPEN_COLOR}" stroke-width="2.5"/>'
-               f'<circle cx="{lx + 11}" cy="47" r="3" fill="{OPEN_COLOR}"/>')
-    out.append(f'<text x="{lx + 27}" y="52" fill="#222222">open after the run</text>')
-    lx += 27 + 7 * 18 + 18
-    out.append(f'<rect x="{lx}" y="40" width="14" height="14" fill="{QUIET_COLOR}" stroke="#333333" stroke-width="0.5"/>')
-    out.append(f'<text x="{lx + 19}" y="52" fill="#222222">✓ quiescent</text>')
+    for r, items in enumerate(legend):  # the legend: pattern swatches with their words, on as many lines as fit
+        ly = 40 + 20 * r
+        for lx, k in items:
+            if k == "open":
+                out.append(f'<line x1="{lx}" y1="{ly + 7}" x2="{lx + 22}" y2="{ly + 7}" stroke="{OPEN_COLOR}" '
+                           f'stroke-width="2.5"/><circle cx="{lx + 11}" cy="{ly + 7}" r="3" fill="{OPEN_COLOR}"/>')
+                out.append(f'<text x="{lx + 27}" y="{ly + 12}" fill="#222222">open after the run</text>')
+                continue
+            colour = QUIET_COLOR if k == "quiet" else fill(k)
+            out.append(f'<rect x="{lx}" y="{ly}" width="14" height="14" fill="{colour}" stroke="#333333" stroke-width="0.5"/>')
+            out.append(f'<text x="{lx + 19}" y="{ly + 12}" fill="#222222">{"✓ quiescent" if k == "quiet" else LABELS[k]}</text>')
     # quiescent bands, behind everything in the plot
     i = 0
     while i < n:
@@ -183,10 +194,58 @@ def chart_svg(rows: Sequence[Any], title: str = "priors history", standalone: bo
     out.append(f'<line x1="{left}" y1="{top}" x2="{left}" y2="{base_y}" stroke="#222222"/>')
     per = bars[0].runs if bars else 1
     axis = "committed runs, oldest to newest" + (f" (each bar: {per} runs)" if per > 1 else "")
-    out.append(f'<text x="{left + plot_w / 2:.0f}" y="{base_y + 40}" text-anchor="middle" fill="#222222" '
-               f'font-weight="bold">{_esc(axis)}</text>')
-    tail = f" — quiescent since {streak[0].run} ({len(streak)} in a row)" if streak else ""
-    out.append(f'<text x="{left}" y="{height - 10}" fill="#222222">{len(rows)} committed, {q} quiescent{_esc(tail)}</text>')
+    narrow = width < WIDE
+    out.append(f'<text x="{left + plot_w / 2:.0f}" y="{base_y + (34 if narrow else 40)}" text-anchor="middle" '
+               f'fill="#222222" font-weight="bold">{_esc(axis)}</text>')
+    tail = f"quiescent since {streak[0].run} ({len(streak)} in a row)" if streak else ""
+    counted = f"{len(rows)} committed, {q} quiescent"
+    if narrow and tail:  # a phone's chart: the streak on a line of its own
+        out.append(f'<text x="{left}" y="{height - 22}" fill="#222222">{counted}</text>')
+        out.append(f'<text x="{left}" y="{height - 6}" fill="#222222">{_esc(tail)}</text>')
+    else:
+        out.append(f'<text x="{left}" y="{height - 10}" fill="#222222">{counted}{_esc(" — " + tail if tail else "")}</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def _legend_rows(room: int, left: int = 64) -> List[List[Any]]:
+    """The legend's items — (x, key) — laid out in lines that fit `room` pixels."""
+    items = [(k, 19 + 7 * len(LABELS[k]) + 18) for k in CATEGORIES] + [("open", 27 + 7 * 18 + 18), ("quiet", 19 + 7 * 11)]
+    rows: List[List[Any]] = [[]]
+    lx = left
+    for k, w in items:
+        if rows[-1] and lx + w - 18 > left + room:
+            rows.append([])
+            lx = left
+        rows[-1].append((lx, k))
+        lx += w
+    return rows
+
+
+def by_namespace(rows: Sequence[Any]) -> List[Tuple[Any, List[Any]]]:
+    """History rows grouped by namespace, in the order of each namespace's first run."""
+    groups: Dict[str, List[Any]] = {}
+    names: Dict[str, Any] = {}
+    for r in rows:
+        key = str(r.ns)
+        names.setdefault(key, r.ns)
+        groups.setdefault(key, []).append(r)
+    return [(names[key], group) for key, group in groups.items()]
+
+
+def small_multiples(rows: Sequence[Any], title: str = "priors history") -> str:
+    """One standalone SVG: a chart per namespace, stacked (a single namespace: its chart alone). Each
+    chart's open line is its own namespace's count, never a sum that zigzags between namespaces."""
+    groups = by_namespace(rows)
+    if len(groups) <= 1:
+        name = f"{title} — {groups[0][0]}" if groups else title
+        return chart_svg(rows, name)
+    height = HEIGHT * len(groups)
+    out = ['<?xml version="1.0" encoding="UTF-8"?>',
+           f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDE}" height="{height}" viewBox="0 0 {WIDE} {height}" '
+           f'role="img" aria-label="{_esc(title)}: one chart per namespace">']
+    for i, (ns, group) in enumerate(groups):
+        out.append(chart_svg(group, f"{title} — {ns}", standalone=False, uid=f"c{i}", y_at=HEIGHT * i).rstrip("\n"))
     out.append("</svg>")
     return "\n".join(out) + "\n"
 

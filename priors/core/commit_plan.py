@@ -24,7 +24,7 @@ from priors.core.protocol import (
 )
 from priors.core.run_files import RunFiles, staging_file
 from priors.core.secret_patterns import guard
-from priors.core.vocabulary import CANDIDATE_FIELDS, NS_RE, PRIOR_RE, prior_number
+from priors.core.vocabulary import ATTEMPT_CODES, CANDIDATE_FIELDS, NS_RE, PRIOR_RE, prior_number
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -149,6 +149,7 @@ def plan_commit(st: State, rf: RunFiles, decided: Any = (), judged: bool = False
         keep = [j for j, ev in enumerate(rf.dispositions) if ev["id"] not in set_aside]
         rf.dispositions = [rf.dispositions[j] for j in keep]
         where = [where[j] for j in keep]
+    attempts = judge_attempts(st, rf)  # against the ledger before this run's lines
     dropped: List[str] = []
     if not judged:
         judge_verdicts(st, rf, where)
@@ -173,8 +174,54 @@ def plan_commit(st: State, rf: RunFiles, decided: Any = (), judged: bool = False
     for rec in lines:
         apply(st, rec)
     summary = summarize(rf, st, len(escalations), set_aside, dropped, waived)
-    lines.append({"t": "run", "action": "commit", "run": rf.run, "ns": rf.ns, "summary": summary, "door": DOOR})
+    seal: Dict[str, Any] = {"t": "run", "action": "commit", "run": rf.run, "ns": rf.ns, "summary": summary, "door": DOOR}
+    if attempts:
+        seal["attempts"] = attempts
+    lines.append(seal)
     return CommitPlan(lines, summary, set_aside)
+
+
+def judge_attempts(st: State, rf: RunFiles) -> List[Dict[str, Any]]:
+    """What the run's agent tried and the door refused, as the seal keeps it: each line `{"code",
+    "of", "claim"}` (or, after a redaction of `of`, `{"code", "of", "claim_hash", "claim_redacted"}`),
+    naming a prior of the ledger. The file is the agent's to write, so each line is held to the shape
+    the door writes, the limits, and the secret guard; a line that fails refuses the commit. Only
+    what the door refused is kept, once; the words are never judged (they were refused)."""
+    out: List[Dict[str, Any]] = []
+    for i, a in enumerate(rf.attempts):
+        why = attempt_problem(st, a)
+        if why is not None:
+            raise staging_refusal(Refusal("MALFORMED_STAGING", because={"rule": why}), rf, "attempts", i)
+        p = st.priors[a["of"]]
+        if p.redacted and "claim" in a:
+            continue  # its prior was redacted since: the words that raised it go with it
+        if a not in out:
+            out.append(dict(a))
+    return out
+
+
+def attempt_problem(st: Any, a: Any) -> Optional[str]:
+    """Why `a` is not an attempt as the door records it (None: it is). Shared with `verify`'s rules."""
+    if not isinstance(a, dict):
+        return "not an object"
+    if a.get("code") not in ATTEMPT_CODES:
+        return f"code must be one of {', '.join(ATTEMPT_CODES)}"
+    of = a.get("of")
+    if not isinstance(of, str) or not PRIOR_RE.match(of) or (st is not None and of not in st.priors):
+        return "`of` must name a prior of the ledger"
+    if a.get("claim_redacted") is True:
+        h = a.get("claim_hash")
+        ok = set(a) == {"code", "of", "claim_hash", "claim_redacted"} and isinstance(h, str) and len(h) == 12
+        return None if ok else "a redacted attempt keeps only code, of, claim_hash and claim_redacted"
+    claim = a.get("claim")
+    if set(a) != {"claim", "code", "of"} or not isinstance(claim, str) or not claim or normalize(claim) != claim:
+        return "an attempt is {code, of, claim}, its claim normalized"
+    try:
+        check_at_door(a, "attempt")
+        guard(a)
+    except (UsageError, Refusal) as exc:
+        return str(exc) if isinstance(exc, UsageError) else "its claim looks like a credential"
+    return None
 
 
 def _second(items: List[Any], pid: str) -> int:

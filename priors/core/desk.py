@@ -11,7 +11,15 @@ from priors.core.controls import shell_text, shell_word
 from priors.core.fold import PriorState, State, review_due
 from priors.core.lessons import kept_in_force
 from priors.core.sameness import differs_from
-from priors.core.views import count_bucket, namespaces
+from priors.core.views import (
+    PRESSED_AT,
+    attempts_index,
+    count_bucket,
+    namespaces,
+    pressure_text,
+    tried_since,
+    tried_words,
+)
 from priors.core.vocabulary import HUMAN_VERDICTS, SEVERITY_RANK
 
 TYPE_CHECKING = False
@@ -33,6 +41,7 @@ KINDS = {
     "low-score": "this lesson keeps losing — keep it or retire it?",
     "awaiting-review": "a proposed lesson, not injected until you accept it",
     "review": "due for review — still true?",
+    "pressed": "agents keep raising this again since your decision — does it stand, or reopen it?",
     "open": "an open finding — settle it, or skip",
 }
 OPEN_VERDICTS = ("wontfix", "obsolete", "accepted")
@@ -67,6 +76,7 @@ def waiting(st: State, low: Optional[Dict[str, str]] = None, review_lessons: Ite
     order = {ns: i for i, ns in enumerate(namespaces(st))}
     out: List[Tuple[int, int, int, Dict[str, Any]]] = []
     rank = {k: i for i, k in enumerate(KINDS)}
+    index = attempts_index(st)
     for n, p in enumerate(st.priors.values()):
         if p.redacted:
             continue
@@ -82,6 +92,11 @@ def waiting(st: State, low: Optional[Dict[str, str]] = None, review_lessons: Ite
         elif p.id in st.distinct and differs_from(st, p):
             q = st.priors[differs_from(st, p)[0]]
             ask = _ask(p, "differs", DIFFERS_VERDICTS, differs_from=q.id, settled_status=q.status, settled_claim=q.claim)
+        elif p.id in index:
+            tried = tried_since(st, p, index)
+            if len(tried) >= PRESSED_AT:
+                ask = _ask(p, "pressed", (p.status, "reopen"), tried=tried, note=pressure_text(tried, p.status),
+                           reason=f"agents {pressure_text(tried, p.status)}")
         if ask is not None:
             if "supersedes" in ask and kept_in_force(st, p.id) is not None:
                 ask["supersedes_binding"] = st.priors[ask["supersedes"]].status  # a person's: left in force unless named
@@ -175,7 +190,10 @@ def ask_text(ask: Dict[str, Any], at: int, total: int) -> str:
         lines.append(f"  severity: {_one_line(ask['severity'])}")
     if "evidence" in ask:
         lines.append(f"  evidence: {_one_line(ask['evidence'])}")
-    if ask.get("note"):
+    if ask.get("note") and ask["kind"] == "pressed":
+        lines.append(f"  tried:    {ask['note']} — runs {', '.join(sorted({t['run'] for t in ask['tried']}))}")
+        lines += [f"            “{_one_line(w, 120)}”" for w in tried_words(ask["tried"])]
+    elif ask.get("note"):
         lines.append(f"  score:    {ask['note']}")
     if isinstance(ask.get("supersedes"), str) and any(v in ("accepted", "keep") for v in ask["verdicts"]):
         lines.append(f"  replaces: {supersedes_note(ask)}")

@@ -7,6 +7,7 @@ from priors.core.canonical import dumps, normalize, value_problem
 from priors.core.controls import control_problem
 from priors.core.errors import UsageError
 from priors.core.plain import Plain
+from priors.core.spelling import nearest as closest
 from priors.core.vocabulary import (  # noqa: F401 (AGENT_VERDICTS, HUMAN_VERDICTS, SEVERITY_RANK: re-exported)
     AGENT_VERDICTS,
     ANALYZER_FIELDS,
@@ -144,9 +145,20 @@ def identity_of(rec: Any) -> Optional[Tuple[str, str]]:
     return (rule, fp) if isinstance(rule, str) and isinstance(fp, str) else None
 
 
+def unknown_fields(raw: Any) -> List[tuple]:
+    """(field, the nearest known field or None) for each field of a candidate the keeper neither
+    knows nor sets. The command line names them on stderr and drops them (the reference keeper
+    ignores them, and its suite sends one, `scope_changed`); a tool call's schema refuses them."""
+    if not isinstance(raw, dict):
+        return []
+    return [(key, closest(key, CANDIDATE_FIELDS)) for key in raw
+            if key not in CANDIDATE_FIELDS and key not in KEEPER_FIELDS and key not in ANALYZER_FIELDS]
+
+
 def check_fields(raw: Dict[str, Any], analyzer: bool = False) -> None:
-    """Strict candidates: a field the keeper sets, or one it does not know, is a usage error. An
-    analyzer's identity (`rule`, `fingerprint`) only from `ingest-sarif` (`analyzer`)."""
+    """A field the keeper sets is a usage error; so is one it does not know, once it reaches the door
+    (the command line drops those first, saying so: `unknown_fields`). An analyzer's identity
+    (`rule`, `fingerprint`) only from `ingest-sarif` (`analyzer`)."""
     for key in raw:
         if key in ANALYZER_FIELDS:
             if not analyzer:
@@ -284,7 +296,8 @@ def check_run_id(run: Optional[str], verb: str) -> str:
     if run is None:
         raise UsageError(f"priors {verb}: --run RUN is required")
     if not RUN_RE.match(run):
-        raise UsageError(f"priors {verb}: bad run id {run!r} — a run id is `run-` and three to nine ASCII digits (e.g. run-001)")
+        raise UsageError(f"priors {verb}: bad run id {run!r} — run ids must match `run-` and three to nine ASCII digits"
+                         " (e.g. run-001)")
     return run
 
 

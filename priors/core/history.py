@@ -11,6 +11,7 @@ from priors.core.chart import CATEGORIES, LABELS, chart_svg, quiet_streak
 from priors.core.fold import PriorState, State, apply, apply_priors, fold, rests
 from priors.core.lessons import kept_in_force
 from priors.core.plain import Plain
+from priors.core.views import pressure_text, tried_since, tried_words
 from priors.core.vocabulary import SESSION_VIA, SUGGEST_VIA, display_status
 
 TYPE_CHECKING = False
@@ -81,6 +82,11 @@ def timeline(records: Sequence[Dict[str, Any]], pid: str) -> Optional[Dict[str, 
                               f"resting — its scope was missing {p.miss} runs in a row; it wakes if the scope returns"))
         elif was_resting and not p.resting and not p.redacted and t == "event" and rec.get("id") == pid:
             events.append(_ev(no, run, "resurrected", "resurrected — back from resting"))
+        if t == "run" and isinstance(rec.get("attempts"), list):
+            for a in rec["attempts"]:
+                if isinstance(a, dict) and a.get("of") == pid:
+                    words = f"“{cut(a['claim'], 60)}”" if isinstance(a.get("claim"), str) else "(words redacted)"
+                    events.append(_ev(no, run, "tried", f"an agent raised it again, refused {a.get('code')}: {words}"))
     if not found:
         return None
     p = st.priors[pid]
@@ -107,6 +113,9 @@ def timeline(records: Sequence[Dict[str, Any]], pid: str) -> Optional[Dict[str, 
             body["supersedes_binding"] = st.priors[kept].status
     if p.miss:
         body["missing_runs"] = p.miss
+    tried = tried_since(st, p)
+    if tried:  # pressure a person may want to weigh: shown, never acted on
+        body["tried_since_decision"] = tried
     return body
 
 
@@ -170,6 +179,10 @@ def show_text(body: Dict[str, Any]) -> str:
         if "evidence" in body:
             ev = body["evidence"]
             lines.append("  evidence: " + cut(ev if isinstance(ev, str) else _compact(ev), 100))
+    tried = body.get("tried_since_decision")
+    if isinstance(tried, list) and tried:
+        lines.append(f"  agents {pressure_text(tried, str(body.get('status')))} — in these words:")
+        lines += [f"    “{cut(w, 100)}”" for w in tried_words(tried)]
     lines.append("timeline:")
     for e in body["timeline"]:
         resolved = ""

@@ -55,7 +55,26 @@ def _redacted_line(text: str, rec: Dict[str, Any], pid: str) -> Optional[str]:
         call = {k: rec[k] for k in keep if k in rec}
         call["redacted"] = True
         return dumps(call)
+    if t == "run" and tried_against(rec, pid):
+        return dumps(dict(rec, attempts=[redacted_attempt(a) if _names(a, pid) else a for a in rec["attempts"]]))
     return None
+
+
+def _names(attempt: Any, pid: str) -> bool:
+    return isinstance(attempt, dict) and attempt.get("of") == pid and "claim" in attempt
+
+
+def tried_against(rec: Dict[str, Any], pid: str) -> bool:
+    """Whether a run record keeps the words of an attempt on `pid` (which its redaction removes)."""
+    tried = rec.get("attempts")
+    return isinstance(tried, list) and any(_names(a, pid) for a in tried)
+
+
+def redacted_attempt(attempt: Dict[str, Any]) -> Dict[str, Any]:
+    """An attempt on a redacted prior: its words go, a hash of them stays (as a decision's reason does)."""
+    out = {k: v for k, v in attempt.items() if k != "claim"}
+    out.update(claim_redacted=True, claim_hash=reason_hash(attempt["claim"]))
+    return out
 
 
 def redact_event(pid: str, reason: str) -> Dict[str, Any]:
@@ -138,7 +157,7 @@ def redact_pieces(data: bytes, pid: str, reason: str, blank_free: bool = False,
             if rec.get("t") == "prior" and content_hash is None:
                 content_hash = sha12(text)
             new_raw, rec = new.encode("utf-8"), loads(new)
-        if rec.get("id") == pid or rec.get("conflicts_with") == pid:
+        if rec.get("id") == pid or rec.get("conflicts_with") == pid or (new is not None and rec.get("t") == "run"):
             named.append(rec)
         if lines is not None:
             pieces.append(new_raw + b"\n")
@@ -184,6 +203,12 @@ def fold_redaction(st: State, pid: str, named: List[Dict[str, Any]]) -> bool:
         return False
     st.priors[pid] = q
     forget_lesson(st, pid)
+    for rec in named:  # a seal that kept words raising it: the fold's copy of that seal loses them too
+        run = rec.get("run")
+        if rec.get("t") == "run" and isinstance(run, str) and run in st.commits:
+            old = st.commits[run]
+            if isinstance(old, dict) and old.get("attempts") is not None and tried_against(old, pid):
+                st.commits[run] = dict(old, attempts=rec.get("attempts"))
     for c, rec in zip(mine, calls):
         if c.rec.get("redacted") is not True:
             c.rec, c.resolved = rec, True
@@ -195,6 +220,8 @@ def scrub(value: Any, pid: str, content_hash: str) -> Any:
     if isinstance(value, dict):
         if value.get("id") == pid:
             return {"id": pid, "redacted": True, "content_hash": content_hash}
+        if _names(value, pid) and value.get("code") is not None:  # a staged attempt on it: its words go
+            return redacted_attempt(value)
         if value.get("conflicts_with") == pid and value.get("redacted") is not True:
             # a staged reversal against it: its claim goes, as the ledger's calls lose theirs
             return {k: value[k] for k in ("kind", "conflicts_with") if k in value} | {"redacted": True}

@@ -33,6 +33,7 @@ from priors.core.canonical import (
 )
 from priors.core.errors import UsageError
 from priors.core.fold import fold, parse_lines
+from priors.core.human import redacted_attempt
 from priors.core.ledger_quick import EVENT_LINE, PRIOR_LINE, QuickChecker, Shape, facets_verdict
 from priors.core.ledger_rules import REDACTED_CALL_KEYS, TOMBSTONE_KEYS  # noqa: F401 (re-exported)
 from priors.core.problem import LEDGER_NAME, Problem  # noqa: F401 (re-exported)
@@ -578,6 +579,18 @@ def rewrite_problem(old: bytes, new: bytes) -> Optional[str]:
                 return f"redacted a reason of {o.get('id')} but reason_hash does not match the old reason"
             return f"changed more than the redacted reason of {o.get('id')}"
         return None
+    if n.get("t") == "run" and o.get("t") == "run" and isinstance(o.get("attempts"), list):
+        # a redaction takes the words of attempts on the redacted prior, keeping a hash of each
+        gone = {a["of"] for a, b in zip(o["attempts"], n.get("attempts") or []) if isinstance(a, dict)
+                and isinstance(b, dict) and "claim" in a and b.get("claim_redacted") is True and isinstance(a.get("of"), str)}
+        want = o
+        for pid in sorted(gone):
+            want = {k: v for k, v in want.items()}
+            want["attempts"] = [redacted_attempt(a) if isinstance(a, dict) and a.get("of") == pid and "claim" in a else a
+                                for a in want["attempts"]]
+        if gone and n == want:
+            return None
+        return f"run record {o.get('run')} changed more than a redaction of what its agent tried allows"
     if n.get("t") == "call" and n.get("redacted") is True:
         want = {k: o[k] for k in REDACTED_CALL_KEYS if k in o}
         want.update(redacted=True)
@@ -596,11 +609,15 @@ def redacted_ids(lines: Sequence[bytes]) -> Set[str]:
     return out
 
 
-def _subject(raw: bytes) -> Any:
+def _subjects(raw: bytes) -> List[Any]:
+    """The priors whose redaction a rewritten line answers for: a call's, a line's own, or a seal's redacted attempts'."""
     rec, _ = parse_line(raw)
     if not rec:
-        return None
-    return rec.get("conflicts_with") if rec.get("t") == "call" else rec.get("id")
+        return [None]
+    if rec.get("t") == "run" and isinstance(rec.get("attempts"), list):
+        return sorted({a.get("of") for a in rec["attempts"] if isinstance(a, dict) and a.get("claim_redacted") is True},
+                      key=str) or [None]
+    return [rec.get("conflicts_with") if rec.get("t") == "call" else rec.get("id")]
 
 
 def check_since(old: bytes, new: bytes, rev: str = "the old revision") -> List[Problem]:
@@ -618,8 +635,9 @@ def check_since(old: bytes, new: bytes, rev: str = "the old revision") -> List[P
         if why is None:
             if tombs is None:
                 tombs = redacted_ids(n)
-            if _subject(b) not in tombs:
-                why = f"was rewritten for a redaction of {_subject(b)}, which is not a tombstone"
+            stray = [s for s in _subjects(b) if s not in tombs]
+            if stray:
+                why = f"was rewritten for a redaction of {stray[0]}, which is not a tombstone"
         if why is not None:
             problems.append(Problem(i, "NOT_APPEND_ONLY", f"{why} since {rev}"))
     return problems

@@ -15,6 +15,7 @@ from priors.core.problem import Problem
 from priors.core.vocabulary import (
     ACTIONS,
     AGENT_VERDICTS,
+    ATTEMPT_CODES,
     CALL_RE,
     FACETS,
     HASH12_RE,
@@ -425,5 +426,23 @@ class Checker:
         summary = rec.get("summary")
         if not isinstance(summary, list) or not all(isinstance(s, str) for s in summary):
             self.add(no, "MISSING_FIELD" if summary is None else "BAD_FIELD", f"{what}: `summary` must be a list of lines")
+        tried = rec.get("attempts")
+        if tried is not None and (not isinstance(tried, list) or not tried or not all(_attempt_ok(a) for a in tried)):
+            self.add(no, "BAD_FIELD", f"{what}: `attempts` must be a list of {{code, of, claim}} — code one of"
+                     f" {', '.join(ATTEMPT_CODES)}, of a prior id, claim normalized — or, redacted, {{code, of,"
+                     " claim_hash, claim_redacted: true}}")
         if ok and self.run_id(no, what, rec["run"]):
             self.seal(no, rec)
+
+
+def _attempt_ok(a: Any) -> bool:
+    """One of the refusals a run's seal keeps (`attempts`), shaped as commit writes it."""
+    if not isinstance(a, dict) or a.get("code") not in ATTEMPT_CODES:
+        return False
+    of = a.get("of")
+    if not isinstance(of, str) or not PRIOR_RE.match(of):
+        return False
+    if a.get("claim_redacted") is True:
+        return set(a) == {"code", "of", "claim_hash", "claim_redacted"} and bool(HASH12_RE.match(str(a.get("claim_hash"))))
+    claim = a.get("claim")
+    return set(a) == {"claim", "code", "of"} and isinstance(claim, str) and bool(claim) and normalize(claim) == claim

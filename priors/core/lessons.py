@@ -621,11 +621,22 @@ def lessons_table(rows: List[Dict[str, Any]]) -> str:
     """`priors lessons` for people: one line a lesson, its claim cut to 72 characters."""
     if not rows:
         return "no lessons yet — `priors add` one, or let a run propose one"
-    out = ["id       score  uses  W  P  L  status    lesson"]
+    # every column as wide as its widest cell (`challenged`, a five-digit id, 100+ uses), so none shifts
+    cols = [("id", "id", "<", 8), ("score", "score", ">", 5), ("uses", "uses", ">", 5), ("W", "wins", ">", 2),
+            ("P", "partials", ">", 2), ("L", "losses", ">", 2), ("status", "status", "<", 9)]
+    widths = [max([least] + [len(str(r[key])) for r in rows]) for _, key, _, least in cols]
+    seps = [" ", " ", " ", " ", " ", "  ", "  "]  # before each column but the first, then before the lesson
+
+    def line(cells: List[str]) -> str:
+        out = ""
+        for i, ((_, _, align, _), cell) in enumerate(zip(cols, cells)):
+            out += (seps[i - 1] if i else "") + (cell.ljust(widths[i]) if align == "<" else cell.rjust(widths[i]))
+        return out + seps[-1]
+
+    out = [line([head for head, _, _, _ in cols]) + "lesson"]
     for r in rows:
         tags = " " + " ".join("#" + t for t in r.get("tags", [])) if r.get("tags") else ""
         flag = "  ← your call" if r.get("your_call") else ""
         claim = r["claim"] if len(r["claim"]) <= 72 else r["claim"][:71] + "…"
-        out.append(f"{r['id']:<8} {r['score']:>5} {r['uses']:>5} {r['wins']:>2} {r['partials']:>2} {r['losses']:>2}"
-                   f"  {r['status']:<9} {claim}{tags}{flag}")
+        out.append(line([str(r[key]) for _, key, _, _ in cols]) + f"{claim}{tags}{flag}")
     return "\n".join(out)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 from priors.core.canonical import dumps, reason_hash
+from priors.core.human import redacted_attempt, tried_against
 from priors.core.ledger_checks import REDACTED_CALL_KEYS, parse_line, rewrite_problem, split_lines
 from priors.core.vocabulary import CALL_RE, PRIOR_RE, RUN_RE, id_number
 
@@ -115,6 +116,10 @@ def rewrite_refs(rec: Dict[str, Any], pmap: Dict[str, str], rmap: Dict[str, str]
             v = out.get(key)
             if isinstance(v, list):
                 out[key] = [table.get(x, x) if isinstance(x, str) else x for x in v]
+    tried = out.get("attempts")
+    if isinstance(tried, list):  # a seal's attempts name the priors they hit
+        out["attempts"] = [dict(a, of=pmap[a["of"]]) if isinstance(a, dict) and isinstance(a.get("of"), str)
+                           and a["of"] in pmap else a for a in tried]
     cid = out.get("call_id")
     if isinstance(cid, str):
         m = CALL_RE.match(cid)
@@ -134,6 +139,11 @@ def redact_refs(rec: Dict[str, Any], redacted: Set[str]) -> Dict[str, Any]:
         out = {k: rec[k] for k in REDACTED_CALL_KEYS if k in rec}
         out["redacted"] = True
         return out
+    if t == "run" and isinstance(rec.get("attempts"), list):
+        for pid in sorted(redacted):
+            if tried_against(rec, pid):
+                rec = dict(rec, attempts=[redacted_attempt(a) if isinstance(a, dict) and a.get("of") == pid
+                                          and "claim" in a else a for a in rec["attempts"]])
     return rec
 
 

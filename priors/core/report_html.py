@@ -6,13 +6,14 @@ inline, so the file works opened from disk, attached to a pull request or a CI r
 
 from __future__ import annotations
 
+import re
 from html import escape
 
 from priors.core.canonical import dumps
-from priors.core.chart import chart_svg, quiet_streak
+from priors.core.chart import NARROW, by_namespace, chart_svg, quiet_streak
 from priors.core.controls import visible
 from priors.core.desk import KINDS, commands, open_findings, supersedes_note
-from priors.core.views import BUCKETS, namespaces, tally
+from priors.core.views import BUCKETS, attempts_index, namespaces, tally, tried_since, tried_words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -24,7 +25,7 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 # card and each cell shows its column's heading beside it — from these, in the CSS, not per cell, so a
 # 10k-prior page does not grow by a label per cell.
 HEADS = {
-    "summary": ("namespace", "open", "fixed", "decided by you", "lessons locked", "retired", "resting"),
+    "summary": ("namespace", "open", "fixed", "decided by you", "lessons locked", "lessons proposed", "retired", "resting"),
     "asks": ("id", "why", "claim", "answer with"),
     "open": ("id", "severity", "claim", "where", "namespace"),
     "fixed": ("id", "run", "namespace", "claim", "where"),
@@ -32,6 +33,7 @@ HEADS = {
     "tombs": ("id", "namespace", "content hash"),
     "new": ("id", "namespace", "status", "claim"),
     "decided": ("id", "verdict", "because"),
+    "tried": ("id", "namespace", "your decision", "raised again", "in these words"),
 }
 
 CSS = """
@@ -50,8 +52,11 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}
 td.claim{min-width:12em;overflow-wrap:anywhere}
 code{font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:#f3f3f3;padding:1px 3px;
 overflow-wrap:anywhere;white-space:pre-wrap}
-figure{margin:0;background:#fff;border:1px solid #ddd}
+figure{margin:0 0 .8em;background:#fff;border:1px solid #ddd}
 figure svg{display:block;width:100%;height:auto}
+figure svg.narrow{display:none}
+code.ref{overflow-wrap:break-word;word-break:normal}
+code.rule{white-space:nowrap}
 .sev{display:inline-block;padding:0 6px;border-radius:3px;font-size:.85em;font-weight:bold;border:1px solid #333}
 .sev-gate{background:#d55e00;color:#fff}.sev-major{background:#e69f00;color:#000}
 .sev-minor{background:#fff;color:#000}.sev-none{background:#fff;color:#555;border-color:#999}
@@ -66,6 +71,7 @@ gap:0 .5em;justify-items:start;text-align:left}
 td:last-child{border-bottom:0}td.n{text-align:left}td.claim{min-width:0}
 td::before{font-weight:bold;color:#444}
 td:first-child code{white-space:pre-wrap}
+figure svg.wide{display:none}figure svg.narrow{display:block}
 """ + "".join(f'.t-{kind} td:nth-child({i})::before{{content:"{h}"}}'
               for kind, head in HEADS.items() for i, h in enumerate(head, 1)) + """}
 @media print{body{background:#fff}.wrap{overflow:visible}}
@@ -75,6 +81,31 @@ td:first-child code{white-space:pre-wrap}
 def e(value: Any) -> str:
     """Text made safe for HTML, quotes included: nothing from the ledger is ever markup."""
     return escape(visible("" if value is None else str(value)), quote=True)
+
+
+_TICKED = re.compile(r"`([^`\n]+)`")
+_REF_BREAKS = re.compile(r"([/#._:-]+)")
+
+
+def claim_html(value: Any) -> str:
+    """A claim as a person wrote it: its text escaped, and `back-ticked` names shown as code."""
+    return _TICKED.sub(r"<code>\1</code>", e(_flat(value)))
+
+
+def ref_html(ref: Any) -> str:
+    """A scope ref as code that wraps only after a separator (`src/`, `#`, `.`, `_`, `-`), never mid-word."""
+    if not isinstance(ref, str) or not ref:
+        return "<code>—</code>"
+    return '<code class="ref">' + _REF_BREAKS.sub(r"\1<wbr>", e(ref)) + "</code>"
+
+
+def rule_html(p: Any) -> str:
+    """An analyzer's rule id (its direction, `TOOL:RULE` — docs/sarif.md) before the claim, when it has one."""
+    rec = p.rec if p.rec is not None else {}
+    rule, d = rec.get("rule"), rec.get("direction")
+    if isinstance(rule, str):
+        return f'<code class="rule">{e(rule)}</code> '
+    return f'<code class="rule">{e(d)}</code> ' if isinstance(d, str) and ":" in d else ""
 
 
 def _flat(value: Any) -> str:
@@ -112,10 +143,20 @@ def _commit_lines(records: Sequence[Dict[str, Any]]) -> Dict[str, int]:
 
 
 def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Sequence[Any],
-                asks: Sequence[Dict[str, Any]], lessons: Sequence[Dict[str, Any]], since: Optional[str] = None) -> str:
+                asks: Sequence[Dict[str, Any]], lessons: Sequence[Dict[str, Any]], since: Optional[str] = None,
+                only: Optional[Sequence[str]] = None) -> str:
     """The page. `rows`: history rows; `asks`: what waits (core.desk.waiting); `lessons`: lesson rows
     with their score; `since`: a committed run — then the chart and the lists of new, fixed and
-    decided cover only what came after it (what waits for you is always complete)."""
+    decided cover only what came after it (what waits for you is always complete); `only`: the
+    namespaces the page is about (None: every one)."""
+
+    def wanted(ns: Any) -> bool:
+        return only is None or ns in only
+
+    if only is not None:
+        rows = [r for r in rows if wanted(r.ns)]
+        asks = [a for a in asks if wanted(a["ns"])]
+        lessons = [r for r in lessons if wanted(r["ns"])]
     commits = _commit_lines(records)
     start = commits[since] if since is not None else -1
     later = [run for run, i in commits.items() if i > start]
@@ -130,7 +171,13 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
         f"<style>{CSS}</style></head><body><main>",
         f"<h1>{e(title)}</h1>",
     ]
-    sub = f"{len(commits)} committed runs · {sum(1 for p in st.priors.values() if not p.redacted)} priors"
+    if only is not None:
+        commits = {run: i for run, i in commits.items() if wanted((st.commits.get(run) or {}).get("ns"))}
+        later = [run for run in later if run in commits]
+        picked = {run for run in picked if run in commits} if since is not None else (
+            {list(commits)[-1]} if commits else set())
+    sub = (f"{len(commits)} committed runs · {sum(1 for p in st.priors.values() if not p.redacted and wanted(p.ns))} priors"
+           + (f" · namespace{'s' if len(only) != 1 else ''} {', '.join(only)}" if only is not None else ""))
     if since is not None:
         sub += f" · showing what changed since {since} ({len(later)} run{'s' if len(later) != 1 else ''} after it)"
     streak = quiet_streak(rows)
@@ -142,16 +189,27 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
     out.append('<section id="summary"><h2>Where things stand</h2>')
     trs = []
     for ns in namespaces(st, list(counts)):
+        if not wanted(ns):
+            continue
         c = counts.get(ns) or dict.fromkeys(BUCKETS, 0)
         trs.append(f"<tr><td>{e(ns)}</td>" + "".join(f'<td class="n">{c[b]}</td>' for b in BUCKETS) + "</tr>")
     out.append(_table("summary", trs) if trs else "<p>No priors yet — the first run writes them.</p>")
     out.append("</section>")
 
     # the chart
-    out.append('<section id="chart"><h2>Convergence</h2><figure>')
+    # one chart per namespace: each open line is that namespace's count, never a mix of several
+    out.append('<section id="chart"><h2>Convergence</h2>')
     chart_title = "runs since " + since if since is not None else "every committed run"
-    out.append(chart_svg(shown_rows, f"Convergence — {chart_title}", standalone=False, uid="conv"))
-    out.append("</figure></section>")
+    charts = by_namespace(shown_rows) or [(None, [])]
+    for i, (ns, group) in enumerate(charts):
+        name = chart_title if ns is None else f"{ns} — {chart_title}"
+        out.append(f'<figure data-ns="{e(ns if ns is not None else "")}">')
+        out.append(chart_svg(group, f"Convergence — {name}", standalone=False, uid=f"conv{i}").replace(
+            'class="chart"', 'class="chart wide"', 1))
+        out.append(chart_svg(group, name if ns is None else str(ns), standalone=False, uid=f"convn{i}",
+                             width=NARROW).replace('class="chart"', 'class="chart narrow"', 1))
+        out.append("</figure>")
+    out.append("</section>")
 
     # what waits
     out.append('<section id="waiting"><h2>Waiting for you</h2>')
@@ -178,14 +236,30 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
                              else f" — accepting it retires {ask['supersedes']}")
                 cmds = "".join(f"<li><code>{e(c)}</code></li>" for c in commands(ask))
                 trs.append(f"<tr><td><code>{e(ask['id'])}</code></td><td>{e(what)}</td>"
-                           f'<td class="claim">{e(_flat(ask["claim"]))}</td><td><ul class="cmds">{cmds}</ul></td></tr>')
+                           f'<td class="claim">{claim_html(ask["claim"])}</td><td><ul class="cmds">{cmds}</ul></td></tr>')
             out.append(_table("asks", trs))
     else:
         out.append("<p>Nothing waits for you.</p>")
     out.append("</section>")
 
+    # what agents tried again since a person decided: pressure to weigh, never acted on
+    index = attempts_index(st)
+    pressed = [(p, tried_since(st, p, index)) for p in st.priors.values() if p.id in index and wanted(p.ns)]
+    pressed = sorted([(p, t) for p, t in pressed if t], key=lambda pt: -len(pt[1]))  # stable: ledger order within
+    out.append(f'<section id="tried"><h2>Raised again since you decided ({len(pressed)})</h2>')
+    if pressed:
+        out.append("<p>Agents proposed these again after your decision and were refused. Many attempts may mean "
+                   "the decision deserves another look; nothing changes unless you decide.</p>")
+        trs = [f"<tr><td><code>{e(p.id)}</code></td><td>{e(p.ns)}</td><td>{e(p.status)}</td>"
+               f'<td class="n">{len(t)}</td><td class="claim">'
+               + "<br>".join(f"“{claim_html(w)}”" for w in tried_words(t)) + "</td></tr>" for p, t in pressed]
+        out.append(_table("tried", trs))
+    else:
+        out.append("<p>None.</p>")
+    out.append("</section>")
+
     # open findings by file
-    found = open_findings(st)
+    found = [p for p in open_findings(st) if wanted(p.ns)]
     older = 0
     if since is not None:
         mine = [p for p in found if p.rec.get("born") in picked]
@@ -202,7 +276,7 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
         in_file = by_file[file]
         out.append(f"<h3>{e(file)} — {len(in_file)}</h3>")
         trs = [f"<tr><td><code>{e(p.id)}</code></td><td>{_sev(p.rec.get('severity'))}</td>"
-               f'<td class="claim">{_rule(p)}{e(_flat(p.claim))}</td><td><code>{e(p.scope_ref or "—")}</code></td>'
+               f'<td class="claim">{rule_html(p)}{claim_html(p.claim)}</td><td>{ref_html(p.scope_ref)}</td>'
                f"<td>{e(p.ns)}</td></tr>" for p in in_file]
         out.append(_table("open", trs))
     if not found:
@@ -221,29 +295,28 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
     trs = []
     for run, pid in fixed:
         p = st.priors.get(pid)
-        if p is None:
+        if p is None or not wanted(p.ns):
             continue
-        claim = "(redacted)" if p.redacted else _flat(p.claim)
-        rule = "" if p.redacted else _rule(p)
+        claim = "(redacted)" if p.redacted else rule_html(p) + claim_html(p.claim)
         trs.append(f"<tr><td><code>{e(pid)}</code></td><td>{e(run)}</td><td>{e(p.ns)}</td>"
-                   f'<td class="claim">{rule}{e(claim)}</td><td><code>{e(p.scope_ref or "—")}</code></td></tr>')
+                   f'<td class="claim">{claim}</td><td>{ref_html(p.scope_ref)}</td></tr>')
     out.append(_table("fixed", trs) if trs else "<p>Nothing.</p>")
     out.append("</section>")
     if since is not None:
-        out.append(_since(st, records, start, picked, since))
+        out.append(_since(st, records, start, picked, since, wanted))
 
     # lessons
     out.append(f'<section id="lessons"><h2>Lessons ({len(lessons)})</h2>')
     trs = [f"<tr><td><code>{e(r['id'])}</code></td><td class=\"n\">{e(r['score'])}</td>"
            f"<td class=\"n\">{e(r['uses'])}</td><td class=\"n\">{e(r['wins'])}</td><td class=\"n\">{e(r['partials'])}</td>"
            f"<td class=\"n\">{e(r['losses'])}</td><td>{e(r['status'])}{' — your call' if r.get('your_call') else ''}</td>"
-           f"<td>{e(r['ns'])}</td><td class=\"claim\">{e(_flat(r['claim']))}</td></tr>" for r in lessons]
+           f"<td>{e(r['ns'])}</td><td class=\"claim\">{claim_html(r['claim'])}</td></tr>" for r in lessons]
     out.append(_table("lessons", trs)
                if trs else "<p>No lessons yet.</p>")
     out.append("</section>")
 
     # tombstones
-    tombs = [p for p in st.priors.values() if p.redacted]
+    tombs = [p for p in st.priors.values() if p.redacted and wanted(p.ns)]
     out.append(f'<section id="redacted"><h2>Redacted ({len(tombs)})</h2>')
     if tombs:
         out.append("<p>Their content is gone from <code>.priors/</code>; only a tombstone remains.</p>")
@@ -259,14 +332,8 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
     return "\n".join(out) + "\n"
 
 
-def _rule(p: Any) -> str:
-    """An analyzer's result shows its rule before its claim (`ruff:F401`); anything else, nothing."""
-    rule = p.rec.get("rule")
-    return f"<code>{e(rule)}</code> " if isinstance(rule, str) else ""
-
-
-def _since(st: Any, records: Sequence[Dict[str, Any]], start: int, picked: Any, since: str) -> str:
-    """New priors born after `since`, and the human decisions written after it."""
+def _since(st: Any, records: Sequence[Dict[str, Any]], start: int, picked: Any, since: str, wanted: Any) -> str:
+    """New priors born after `since`, and the human decisions written after it (of the page's namespaces)."""
     born = [p for p in st.priors.values() if p.rec.get("born") in picked]
     out = [f'<section id="new"><h2>New since {e(since)} ({len(born)})</h2>']
     trs = []
@@ -275,9 +342,10 @@ def _since(st: Any, records: Sequence[Dict[str, Any]], start: int, picked: Any, 
             trs.append(f'<tr class="tomb"><td><code>{e(p.id)}</code></td><td>{e(p.ns)}</td><td>redacted</td><td>—</td></tr>')
             continue
         trs.append(f"<tr><td><code>{e(p.id)}</code></td><td>{e(p.ns)}</td><td>{e(p.status)}</td>"
-                   f'<td class="claim">{_rule(p)}{e(_flat(p.claim))}</td></tr>')
+                   f'<td class="claim">{rule_html(p)}{claim_html(p.claim)}</td></tr>')
     out.append(_table("new", trs) if trs else "<p>Nothing.</p>")
-    decided = [rec for rec in records[start + 1:] if rec.get("t") == "event" and rec.get("action") == "decide"]
+    decided = [rec for rec in records[start + 1:] if rec.get("t") == "event" and rec.get("action") == "decide"
+               and (rec.get("id") not in st.priors or wanted(st.priors[rec.get("id")].ns))]
     out.append(f'</section><section id="decided"><h2>Your decisions since {e(since)} ({len(decided)})</h2>')
     trs = []
     for rec in decided:

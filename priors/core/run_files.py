@@ -16,6 +16,8 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 
 # The staging files, in the order `RunFiles` holds them: dispositions, staged priors, calls.
 STAGING_FILES = ("dispositions.jsonl", "staged.jsonl", "escalations.jsonl")
+# What the run's agent tried and the door refused (`{"code", "of", "claim"}` a line): kept on the seal.
+ATTEMPTS_FILE = "attempts.jsonl"
 
 
 def staging_file(run: str, kind: str) -> str:
@@ -26,8 +28,8 @@ def staging_file(run: str, kind: str) -> str:
 class RunFiles(Plain):
     """An open run's staging as read from `.priors/runs/<run>/`."""
 
-    __slots__ = ("run", "relevant", "dispositions", "staged", "escalations", "line_numbers", "_verify", "_seen",
-                 "_pool")
+    __slots__ = ("run", "relevant", "dispositions", "staged", "escalations", "attempts", "line_numbers", "_verify",
+                 "_seen", "_pool")
 
     def __init__(self, run: str, relevant: Optional[Dict[str, Any]], dispositions: Optional[List[Any]] = None,
                  staged: Optional[List[Any]] = None, escalations: Optional[List[Any]] = None) -> None:
@@ -35,6 +37,7 @@ class RunFiles(Plain):
         self.dispositions = [] if dispositions is None else dispositions
         self.staged = [] if staged is None else staged
         self.escalations = [] if escalations is None else escalations
+        self.attempts: List[Any] = []  # refusals of this run's proposals (ATTEMPTS_FILE), read by the store
         # per kind, the file line each item was read from (None: items were not read from files)
         self.line_numbers: Optional[Dict[str, List[int]]] = None
         self._verify: Optional[Dict[str, Dict[str, Any]]] = None

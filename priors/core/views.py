@@ -6,8 +6,10 @@ from __future__ import annotations
 import re
 
 from priors.core.controls import shell_text, shell_word, visible
+from priors.core.errors import UsageError
 from priors.core.fold import BINDING, REST_AFTER, PriorState, State, review_due
 from priors.core.sameness import differs_from
+from priors.core.spelling import nearest
 from priors.core.vocabulary import display_status
 
 TYPE_CHECKING = False
@@ -19,13 +21,24 @@ NO_PRIORS_OPEN = "no priors yet — the open run's commit writes the first ones"
 NOTHING_WAITS = "Nothing waits for you."
 
 
-BUCKETS = ("open", "fixed", "settled", "learned", "retired", "resting")
+BUCKETS = ("open", "fixed", "settled", "learned", "proposed", "retired", "resting")
+# The statuses at which a run-start lesson counts apart from findings: accepted (locked by a person) or
+# open (an agent's proposal no person decided yet).
+_LESSON_STATUSES = ("open", "accepted")
 
 
 def count_bucket(p: PriorState) -> str:
-    """Which status column a prior counts in — first match wins (contract §7, status)."""
+    """Which status column a prior counts in — first match wins (contract §7, status, except that
+    "lessons locked" counts the lessons a person accepted, as its name says, and an undecided lesson
+    counts as proposed: docs/protocol.md)."""
     status = p.status
-    return _bucket(status, p.miss >= REST_AFTER, status == "open" and p.facet("obligation") == "inject-as-instruction")
+    return _bucket(status, p.miss >= REST_AFTER,
+                   status in _LESSON_STATUSES and p.facet("obligation") == "inject-as-instruction")
+
+
+def plural(n: int, word: str) -> str:
+    """`1 lesson`, `2 lessons`: a count and its noun, the noun in the plural unless the count is one."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def tally(st: State) -> Dict[str, Dict[str, int]]:
@@ -38,27 +51,27 @@ def tally(st: State) -> Dict[str, Dict[str, int]]:
         r = p[5]
         ns = p[8] if r is None else r.get("ns")
         status = p[1]
-        learned = status == "open" and p.facet("obligation") == "inject-as-instruction"
-        key = (ns, status, p[3] >= REST_AFTER, learned)
+        lesson = status in _LESSON_STATUSES and p.facet("obligation") == "inject-as-instruction"
+        key = (ns, status, p[3] >= REST_AFTER, lesson)
         try:
             seen[key] = seen.get(key, 0) + 1
         except TypeError:  # an unhashable namespace: not a string, not counted
             continue
     out: Dict[str, Dict[str, int]] = {}
-    for (ns, status, resting, learned), n in seen.items():
+    for (ns, status, resting, lesson), n in seen.items():
         if not isinstance(ns, str):
             continue
         counts = out.get(ns)
         if counts is None:
             counts = out[ns] = dict.fromkeys(BUCKETS, 0)
-        bucket = _bucket(status, resting, learned)
+        bucket = _bucket(status, resting, lesson)
         if bucket:
             counts[bucket] += n
     return out
 
 
-def _bucket(status: str, resting: bool, learned: bool) -> str:
-    """`count_bucket`'s rules over the fields it reads."""
+def _bucket(status: str, resting: bool, lesson: bool) -> str:
+    """`count_bucket`'s rules over the fields it reads (`lesson`: a run-start lesson, open or accepted)."""
     if status == "redacted":
         return ""
     if resting and status not in BINDING:
@@ -67,10 +80,10 @@ def _bucket(status: str, resting: bool, learned: bool) -> str:
         return "fixed"
     if status == "obsolete":
         return "retired"
+    if lesson:
+        return "learned" if status == "accepted" else "proposed"
     if status in BINDING:
         return "settled"
-    if learned:
-        return "learned"
     if status in ("open", "stale"):
         return "open"
     return ""
@@ -86,6 +99,41 @@ def namespaces(st: State, known: Optional[List[str]] = None) -> List[str]:
     return order
 
 
+def known_namespaces(st: State) -> List[str]:
+    """Every namespace the ledger holds: of its priors, its unresolved calls and its sealed runs (a run
+    may have found nothing). What a verb's `--ns` is checked against."""
+    order = namespaces(st)
+    seen = set(order)
+    for rec in st.commits.values():
+        ns = rec.get("ns") if isinstance(rec, dict) else None
+        if isinstance(ns, str) and ns not in seen:
+            seen.add(ns)
+            order.append(ns)
+    return order
+
+
+def record_namespaces(records: Iterable[Dict[str, Any]]) -> List[str]:
+    """`known_namespaces` from parsed records (for verbs that read records, not the fold)."""
+    order: Dict[str, None] = {}
+    for rec in records:
+        ns = rec.get("ns")
+        if isinstance(ns, str) and rec.get("t") in ("prior", "call", "run"):
+            order.setdefault(ns, None)
+    return list(order)
+
+
+def check_namespace(verb: str, names: Iterable[str], known: Sequence[str]) -> None:
+    """A `--ns` naming a namespace the ledger does not hold is a usage error with the nearest one:
+    a misspelt namespace would otherwise list nothing and look like a clean slate."""
+    for ns in names:
+        if ns in known:
+            continue
+        close = nearest(ns, known)
+        hint = (f" — did you mean {close}?" if close else "") + (
+            f" (it holds {', '.join(known)})" if known else " (it holds none yet)")
+        raise UsageError(f"priors {verb}: --ns {ns}: the ledger holds no namespace of that name{hint}")
+
+
 def by_namespace(st: State) -> Dict[str, List[PriorState]]:
     """Priors grouped by (string) namespace in ledger order — one pass instead of one per namespace."""
     groups: Dict[str, List[PriorState]] = {}
@@ -98,7 +146,9 @@ def by_namespace(st: State) -> Dict[str, List[PriorState]]:
 
 def status_line(ns: str, counts: Dict[str, int]) -> str:
     line = (f"{ns}: {counts['open']} open · {counts['fixed']} fixed · {counts['settled']} decided by you"
-            f" · {counts['learned']} lessons locked")
+            f" · {plural(counts['learned'], 'lesson')} locked")
+    if counts["proposed"]:
+        line += f" · {plural(counts['proposed'], 'lesson')} proposed"
     if counts["retired"]:
         line += f" · {counts['retired']} retired"
     if counts["resting"]:
@@ -106,7 +156,54 @@ def status_line(ns: str, counts: Dict[str, int]) -> str:
     return line
 
 
-def call_lines(st: State, ns: str, group: Optional[List[PriorState]] = None) -> List[str]:
+# A settled prior that agents raised again this many times since the person's decision becomes one of
+# the person's calls (once may be an accident; twice is pressure). `show` and the report show any count.
+PRESSED_AT = 2
+
+
+def attempts_index(st: State) -> Dict[str, List[Tuple[int, str, Dict[str, Any]]]]:
+    """Prior id → (run position, run, attempt) for every refusal a sealed run kept (`attempts`), in order."""
+    out: Dict[str, List[Tuple[int, str, Dict[str, Any]]]] = {}
+    for run, rec in st.commits.items():
+        tried = rec.get("attempts") if isinstance(rec, dict) else None
+        if not isinstance(tried, list):
+            continue
+        pos = st.run_pos.get(run, -1)
+        for a in tried:
+            if isinstance(a, dict) and isinstance(a.get("of"), str):
+                out.setdefault(a["of"], []).append((pos, run, a))
+    return out
+
+
+def tried_since(st: State, p: PriorState, index: Optional[Dict[str, Any]] = None) -> List[Dict[str, Any]]:
+    """How agents tried to raise `p` again since a person settled it (accepted, wontfix): one entry per
+    kept refusal of a run sealed after the decision — `{"run", "code"[, "claim"]}` (no claim: redacted)."""
+    if not p.binding or p.redacted:
+        return []
+    got = (attempts_index(st) if index is None else index).get(p.id, [])
+    return [dict({"run": run, "code": a.get("code")}, **({"claim": a["claim"]} if isinstance(a.get("claim"), str) else {}))
+            for pos, run, a in got if pos > p.human_idx]
+
+
+def pressure_text(tried: List[Dict[str, Any]], status: str) -> str:
+    """`re-raised 4 times since your wontfix` (`raised again` for a prior a person accepted)."""
+    n = len(tried)
+    verb = "re-raised" if status == "wontfix" else "raised again"
+    return f"{verb} {'once' if n == 1 else 'twice' if n == 2 else f'{n} times'} since your {status}"
+
+
+def tried_words(tried: Sequence[Dict[str, Any]], most: int = 5) -> List[str]:
+    """The distinct words agents raised a prior again in, newest first (at most `most`; redacted ones left out)."""
+    out: List[str] = []
+    for t in reversed(tried):
+        claim = t.get("claim")
+        if isinstance(claim, str) and claim not in out:
+            out.append(claim)
+    return out[:most]
+
+
+def call_lines(st: State, ns: str, group: Optional[List[PriorState]] = None,
+               index: Optional[Dict[str, Any]] = None) -> List[str]:
     out: List[str] = []
     for p in (st.in_ns(ns) if group is None else group):
         if p.redacted:
@@ -119,6 +216,9 @@ def call_lines(st: State, ns: str, group: Optional[List[PriorState]] = None) -> 
             q = st.priors[differs_from(st, p)[0]]
             out.append(f"  ? {p.id} — the agent says {p.id} differs from your {q.status} {q.id}: {p.claim!r} vs {q.claim!r};"
                        f" decide {p.id} duplicate --of {q.id} | keep")
+        elif index and p.id in index and len(tried_since(st, p, index)) >= PRESSED_AT:
+            out.append(f"  ? {p.id} — agents {pressure_text(tried_since(st, p, index), p.status)}: does it stand? "
+                       f"decide {p.id} {p.status} | reopen")
     for call in st.calls:
         rec = call.rec
         if call.resolved or rec.get("ns") != ns:
@@ -140,6 +240,7 @@ def status_text(st: State, with_calls: bool, extras=None, open_runs: Sequence[st
         return "\n".join([NO_PRIORS_OPEN if running else NO_PRIORS, *running])
     counts = tally(st)
     groups = by_namespace(st) if with_calls else {}
+    index = attempts_index(st) if with_calls else None
     lines: List[str] = []
     waiting = False
     for ns in namespaces(st, list(counts)):
@@ -147,7 +248,7 @@ def status_text(st: State, with_calls: bool, extras=None, open_runs: Sequence[st
         info, calls = extras(ns, with_calls) if extras is not None else ([], [])
         lines.extend(info)
         if with_calls:
-            asks = call_lines(st, ns, groups.get(ns, [])) + list(calls)
+            asks = call_lines(st, ns, groups.get(ns, []), index) + list(calls)
             lines.extend(asks)
             waiting = waiting or bool(asks)
     if with_calls and not waiting:

@@ -110,6 +110,10 @@ KEEPER_FIELDS = ("authority", "status", "by", "t", "id", "born", "redacted", "ns
 # by an agent's candidate — two priors holding both are compared by them alone, never by meaning.
 ANALYZER_FIELDS = ("rule", "fingerprint")
 
+# The refusals a run's seal keeps as what its agent tried (`attempts` on the run record): each names the
+# prior the candidate hit (`of`), so a person sees how often a settled prior is raised again.
+ATTEMPT_CODES = ("RERAISE", "DUPLICATE", "REVERSAL", "BELOW_FLOOR")
+
 # ------------------------------------------------------------------ limits at the door
 
 # What the keeper accepts into the ledger, and what `verify` holds every ledger line to: the reader

@@ -74,7 +74,12 @@ def decide(paths: Paths, pid: str, verdict: str, reason: Optional[str], retires:
         again = bool(retired) and st.priors[pid].status == ("accepted" if verdict == "keep" else verdict)
         # the decision lands first; a failure after it is a warning, never the answer (docs/reliability.md)
         append_and_apply(paths, loaded, ([] if again else [event]) + retired)
-    out = [f"{pid} stays {verdict} (already your call)" if again else f"{pid} → {verdict} (your call — this sticks)"]
+    if again:
+        out = [f"{pid} stays {verdict} (already your call)"]
+    elif verdict == "reopen":  # nothing sticks here: the prior is open again, for the next run to judge
+        out = [f"{pid} → reopen (your call — open again: the next run checks it)"]
+    else:
+        out = [f"{pid} → {verdict} (your call — this sticks)"]
     out += [f"{rec['id']} → obsolete (superseded by {pid})" for rec in retired]
     if kept is not None:
         out.append(f"{kept} stays {kept_status} — {pid} supersedes it, but a person settled it; to retire it too:"

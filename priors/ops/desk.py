@@ -8,7 +8,7 @@ from __future__ import annotations
 from priors.core.answer import Answer
 from priors.core.desk import commands, open_asks, waiting
 from priors.core.lessons import Ledger, call_lines_for, fmt_score, is_lesson, score_lines_for
-from priors.core.views import BUCKETS, namespaces, status_text, tally
+from priors.core.views import BUCKETS, check_namespace, known_namespaces, namespaces, status_text, tally
 from priors.store.config import config_if_set_up
 from priors.store.ledger import load_ledger, open_runs, read_records
 from priors.store.paths import Paths
@@ -37,6 +37,8 @@ def asks_now(paths: Paths, with_open: bool, ns: Optional[str], where: Sequence[s
     """Everything waiting for a person now, in the order the walk asks; `with_open`: the open
     findings too (of namespace `ns`, under the paths `where`)."""
     st = load_ledger(paths, want_data=False).state
+    if with_open and ns is not None:
+        check_namespace("decide", [ns], known_namespaces(st))
     low, held = lesson_calls(paths, st)
     asks = waiting(st, low, held)
     if with_open:

@@ -27,6 +27,7 @@ from priors.core.lessons import (
 )
 from priors.core.secret_patterns import guard
 from priors.core.settings import CONFIG_KEYS, parse_count, set_config
+from priors.core.views import check_namespace, known_namespaces
 from priors.core.vocabulary import LESSON_TYPES
 from priors.store.config import read_config, write_config
 from priors.store.files import atomic_write, check_inside, make_dir
@@ -154,6 +155,8 @@ def reflect(paths: Paths, n: Any, ns: Optional[str], dry_run: bool, include_lear
     require_init(paths)
     with Lock(paths):
         loaded, ledger = lesson_ledger(paths, records=True)
+        if ns is not None:
+            check_namespace("reflect", [ns], known_namespaces(ledger.state))
         runs = ledger.scored_runs(ns, include_learned)
         if count is None and not mark_only:
             count = 8
@@ -200,6 +203,8 @@ def export_lessons(paths: Paths, ns: Optional[str], typ: Optional[str]) -> Tuple
     """(the bundle as canonical JSON text, how many lessons it holds) — `priors export`."""
     require_init(paths)
     _, ledger = lesson_ledger(paths)
+    if ns is not None:
+        check_namespace("export", [ns], known_namespaces(ledger.state))
     if typ is not None:
         known = list(LESSON_TYPES) + sorted({p.rec["type"] for p in ledger.state.priors.values()
                                              if not p.redacted and is_lesson(p)
@@ -244,7 +249,8 @@ def import_bundle(paths: Paths, name: str, obj: Any, ns: str, accept: bool) -> A
             ordered = [{k: r[k] for k in sorted(r)} for r in fresh]
             append_and_apply(paths, loaded, sealed_block(ordered, run, ns, accept, "import"))
     if run is None:
-        lines = [f"imported nothing into {ns} — all {len(incoming)} lessons are already here"]
+        lines = [f"imported nothing into {ns} — " + ("its one lesson is already here" if len(incoming) == 1
+                                                      else f"all {len(incoming)} lessons are already here")]
     else:
         ids = ", ".join(r["id"] for r in fresh)
         lines = [f"imported {len(fresh)} lesson{'s' if len(fresh) != 1 else ''} into {ns} as {run} "

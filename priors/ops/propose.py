@@ -8,7 +8,8 @@ staged prior through them again). `propose_one` is the one way a candidate is st
 from __future__ import annotations
 
 from priors.core.answer import Answer
-from priors.core.errors import Refusal, UsageError
+from priors.core.canonical import normalize
+from priors.core.errors import DamagedLedger, Refusal, UsageError
 from priors.core.fold import next_prior_id, prior_number
 from priors.core.grammar import check_run_id, validate
 from priors.core.protocol import (
@@ -18,6 +19,8 @@ from priors.core.protocol import (
     prior_record,
     reversal_refusal,
 )
+from priors.core.secret_patterns import guard
+from priors.core.vocabulary import ATTEMPT_CODES
 from priors.ops.ground import resolve_location
 from priors.ops.run import refused_item
 from priors.store.ledger import load_ledger, read_records
@@ -69,6 +72,24 @@ def with_reasons(paths: Paths, r: Refusal) -> None:
         why = reasons.get(s.get("id"))
         if isinstance(why, str):
             s["reason"] = why
+def note_attempt(st: State, rf: RunFiles, body: Dict[str, Any], raw: Any) -> None:
+    """Keep what the door refused, when it names a prior of the ledger (a re-raise, a duplicate, a
+    reversal, a finding below a floor): commit puts it on the run's seal, so a person sees how often
+    agents try to raise a settled prior again. Once per run for the same refusal of the same words."""
+    of = body.get("of")
+    if body.get("refused") not in ATTEMPT_CODES or not isinstance(of, str) or of not in st.priors:
+        return
+    said = raw.get("claim") if isinstance(raw, dict) else None
+    claim = normalize(said) if isinstance(said, str) else ""
+    if not claim:
+        return
+    try:
+        guard({"claim": claim})  # never keep words that look like a credential (a refusal may come before the guard)
+    except Refusal:
+        return
+    tried = {"claim": claim, "code": body["refused"], "of": of}
+    if tried not in rf.attempts:
+        rf.attempts.append(tried)
 
 
 def highest_staged(st: State, rf: RunFiles) -> int:
@@ -93,15 +114,22 @@ def propose(paths: Paths, run: str, ns: str, items: List[Tuple[str, Any]]) -> An
     with Lock(paths):
         st = load_ledger(paths, want_data=False).state
         rf = read_run(paths, run)
-        before = (len(rf.staged), len(rf.escalations))
+        before = (len(rf.staged), len(rf.escalations), len(rf.attempts))
         next_id = [highest_staged(st, rf)]
         results: List[Tuple[bool, str]] = []
         out: List[Dict[str, Any]] = []
         for label, raw in items:
             try:
                 rec = propose_one(st, rf, raw, ns, next_id, paths)
+            except DamagedLedger:
+                raise
+            except UsageError as exc:  # name the candidate's file, as a batch does: the person knows what to fix
+                raise UsageError(f"{exc} (in {label})") from None
             except Refusal as r:
                 with_reasons(paths, r)
+                # an agent's proposal the door refused because of a prior: kept for the person (an analyzer's
+                # re-report through ingest-sarif is no agent pressing, and is counted there as suppressed)
+                note_attempt(st, rf, r.payload(), raw)
                 if not batch:
                     save_staging(paths, rf, before)
                     raise

@@ -24,11 +24,11 @@ from priors.core.protocol import (
 )
 from priors.core.views import display_status
 from priors.ops.opening import stored_scopes_checked
-from priors.store.files import aftercare, remove_tree
+from priors.store.files import aftercare
 from priors.store.ledger import append_and_apply, load_ledger, open_runs, read_records, render
 from priors.store.lock import Lock
 from priors.store.paths import Paths, list_run_dirs, require_init
-from priors.store.staging import move_staging, read_run, write_jsonl
+from priors.store.staging import drop_staging, move_staging, read_run, write_jsonl
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -110,7 +110,7 @@ def commit_locked(paths: Paths, run: str, judged: Optional[RunFiles] = None) -> 
                                f" this staging is kept: `priors carry --run {run}` moves it to a new open run,"
                                f" `priors abort --run {run}` drops it")
         aftercare("rendering .priors/PRIORS.md", render, paths, st, loaded.mark, (), loaded.mark)
-        remove_tree(paths.run_dir(run))
+        drop_staging(paths, run)
         summary = sealed.get("summary")
         return [str(s) for s in summary] if isinstance(summary, list) else [""]
     rf = read_run(paths, run) if judged is None else judged
@@ -125,7 +125,7 @@ def commit_locked(paths: Paths, run: str, judged: Optional[RunFiles] = None) -> 
     lines = plan.lines[:-1] + commit_extra(rf.relevant, run) + plan.lines[-1:]
     append_and_apply(paths, loaded, lines, folded=True, shown=shown)
     # the run is sealed: nothing after this line may turn the answer into a failure
-    aftercare(f"removing {run}'s staging", remove_tree, paths.run_dir(run))
+    aftercare(f"removing {run}'s staging", drop_staging, paths, run)
     return list(plan.summary)
 
 

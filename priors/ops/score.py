@@ -43,7 +43,7 @@ def score(paths: Paths, run: str, outcome: str, reason: Optional[str], again: bo
     if session is not None and run != "last":
         raise UsageError("priors score: --session scores that session — give no run id with it")
     if run != "last" and not is_run_id(run):
-        raise UsageError(f"priors score: bad run id {run!r} — a run id is `run-` and three to nine ASCII digits"
+        raise UsageError(f"priors score: bad run id {run!r} — run ids must match `run-` and three to nine ASCII digits"
                          " (e.g. run-001), or say `last`")
     if reason is not None:
         reason = normalize(str(reason))

@@ -14,6 +14,7 @@ from priors.core.answer import Answer
 from priors.core.errors import MachineError, UsageError
 from priors.core.inject import already_given, block, check_key, lesson_pool, record, seal_lines
 from priors.core.lessons import Ledger, lesson_rows, lessons_table, shape
+from priors.core.views import check_namespace, known_namespaces
 from priors.core.vocabulary import SESSION_VIA
 from priors.ops.budget import budget_for
 from priors.store.config import read_config
@@ -150,10 +151,13 @@ def remember_sealed(paths: Paths, session: Dict[str, Any], runs: List[str]) -> N
     write_session(paths, rec)
 
 
-def list_lessons(paths: Paths, ns: Optional[Sequence[str]], include_all: bool) -> Answer:
+def list_lessons(paths: Paths, ns: Optional[Sequence[str]], include_all: bool, verb: str = "lessons") -> Answer:
     """Every lesson with its outcome record (`priors lessons`, `list --lessons`); JSON: the rows."""
     require_init(paths)
-    rows = lesson_rows(Ledger(load_ledger(paths, want_data=False).state), list(ns) if ns else None, include_all)
+    st = load_ledger(paths, want_data=False).state
+    if ns:
+        check_namespace(verb, ns, known_namespaces(st))
+    rows = lesson_rows(Ledger(st), list(ns) if ns else None, include_all)
     return Answer(0, rows, lessons_table(rows))
 
 

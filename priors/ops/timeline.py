@@ -8,6 +8,7 @@ from __future__ import annotations
 import gc
 
 from priors.core.answer import Answer
+from priors.core.chart import small_multiples
 from priors.core.errors import Refusal, UsageError
 from priors.core.history import (
     history_rows,
@@ -18,6 +19,7 @@ from priors.core.history import (
     show_text,
     timeline,
 )
+from priors.core.views import check_namespace, record_namespaces
 from priors.core.vocabulary import LIST_STATUSES, PRESETS, PRIOR_RE
 from priors.store.files import atomic_write
 from priors.store.ledger import read_records
@@ -32,9 +34,13 @@ def show(paths: Paths, pid: str) -> Answer:
     """One prior's timeline; JSON: `show --json`'s object."""
     if not PRIOR_RE.match(pid):
         raise UsageError(f"priors show: {pid!r} is not a prior id (P- and four to eighteen digits)")
-    body = timeline(read_records(paths), pid)
+    records = read_records(paths)
+    body = timeline(records, pid)
     if body is None:
-        raise Refusal("UNKNOWN_PRIOR", id=pid)
+        ids = [r["id"] for r in records if r.get("t") == "prior" and isinstance(r.get("id"), str)]
+        hint = (f"the ledger's priors are {ids[0]} … {ids[-1]}: `priors list` shows them" if len(ids) > 1 else
+                f"the ledger's one prior is {ids[0]}" if ids else "the ledger holds no priors yet")
+        raise Refusal("UNKNOWN_PRIOR", id=pid, hint=hint)
     return Answer(0, body, show_text(body))
 
 
@@ -46,6 +52,8 @@ def list_priors(paths: Paths, ns: Optional[str], status: Optional[str], typ: Opt
         if value == "":
             raise UsageError(f"priors list: --{key} needs a non-empty value")
     records = read_records(paths)
+    if ns is not None:
+        check_namespace("list", [ns], record_namespaces(records))
     if typ is not None:
         known = list(PRESETS) + sorted({str(r["type"]) for r in records if r.get("t") == "prior"
                                         and isinstance(r.get("type"), str) and r["type"] not in PRESETS})
@@ -61,17 +69,25 @@ def history(paths: Paths, ns: Optional[str], svg: Optional[str]) -> Answer:
         raise UsageError("priors history: --ns needs a non-empty value")
     if svg == "":
         raise UsageError("priors history: --svg '': expected a file path")
-    target = output_target("history", "--svg", svg, paths.root) if svg is not None else None
+    to_stdout = svg == "-"  # `--svg -`: the chart on stdout instead of the table, as `-o -` means everywhere
+    target = output_target("history", "--svg", svg, paths.root) if svg is not None and not to_stdout else None
     gc.disable()  # the records and the fold hold no cycles: a collection would only walk them all (~2 % of the call)
     try:
-        rows = history_rows(read_records(paths), ns)
+        records = read_records(paths)
+        if ns is not None:
+            check_namespace("history", [ns], record_namespaces(records))
+        rows = history_rows(records, ns)
     finally:
         gc.enable()
     runs = [r.as_dict() for r in rows]
     obj: Dict[str, Any] = {"ns": ns, "runs": runs} if ns is not None else {"runs": runs}
     text = history_text(rows)
+    # one namespace's chart, or one chart per namespace: an open line never mixes two namespaces' counts
+    chart = (history_svg(rows, f"priors history — {ns}") if ns is not None else small_multiples(rows, "priors history")
+             ) if svg is not None else ""
+    if to_stdout:
+        return Answer(0, obj, chart[:-1] if chart.endswith("\n") else chart)
     if target is not None:
-        title = f"priors history — {ns}" if ns is not None else "priors history"
-        atomic_write(target, history_svg(rows, title).encode("utf-8"))
+        atomic_write(target, chart.encode("utf-8"))
         text += f"\nwrote {svg}"
     return Answer(0, obj, text)

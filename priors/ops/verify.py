@@ -19,7 +19,7 @@ from priors.core.ledger_checks import (
 from priors.core.ledger_replay import Share, in_order, namespace_weights, replay, split_namespaces
 from priors.store.background import start, worth_it
 from priors.store.files import file_size, read_bytes
-from priors.store.git import committed_ledger, git_show
+from priors.store.git import UPSTREAM_REVS, committed_ledger, git_show, lacks_upstream
 from priors.store.ledger import ledger_blocks, read_ledger_bytes
 from priors.store.lock import writer_alive
 from priors.store.paths import Paths, ledger_missing, require_init
@@ -71,6 +71,12 @@ def verify(paths: Paths, since: Optional[str], no_git: bool) -> Tuple[Answer, Li
     """(every problem in `.priors/` — exit code 1 when there is any —, each problem as a GitHub
     Actions `::error` workflow command, for the caller to print where the workflow reads them)."""
     require_init(paths)
+    note = None
+    if since in UPSTREAM_REVS and lacks_upstream(paths.root):
+        # the pre-push hook on a branch's first push: nothing upstream to compare with — check against
+        # HEAD, as verify does without --since, and say so (exit 2 would block the push)
+        note = f"note: this branch has no upstream yet (a first push): checked against HEAD instead of {since}"
+        since = None
     data = b"" if no_git or ledger_missing(paths) is not None else read_ledger_bytes(paths)
 
     def source() -> Any:  # no_git: the ledger read a block at a time, never held whole; else git needs it whole
@@ -104,11 +110,13 @@ def verify(paths: Paths, since: Optional[str], no_git: bool) -> Tuple[Answer, Li
     warnings = warnings + people.warnings
     problems.sort(key=lambda p: (p.file != LEDGER_NAME, p.file, p.line))
     body: Dict[str, Any] = {"ok": not problems, "problems": [p.as_dict() for p in problems]}
+    if note is not None:
+        body["note"] = note
     if warnings:
         body["warnings"] = [w.as_dict() for w in warnings]
     if people.added:
         body["human_lines"] = people.added
-    lines = [p.text() for p in problems] + ["warning: " + w.text() for w in warnings]
+    lines = ([note] if note is not None else []) + [p.text() for p in problems] + ["warning: " + w.text() for w in warnings]
     n = checked.lines
     if not problems:
         grew = f", grew only since {since}" if since else (f", grew only since {against}" if against else "")

@@ -62,6 +62,56 @@ def committed_ledger(root: Any) -> Optional[bytes]:
     return out.stdout if out.returncode == 0 else None
 
 
+UPSTREAM_REVS = ("@{upstream}", "@{u}")  # what the pre-push hook passes to `verify --since`
+
+
+def lacks_upstream(root: Any) -> bool:
+    """True when `@{upstream}` cannot name anything because the current branch has none yet (a
+    branch's first push) or HEAD is on no branch — read from git's config, not its messages, which
+    depend on the locale. False when git is missing or this is no work tree: --since says so itself."""
+    try:
+        if _git(["rev-parse", "--is-inside-work-tree"], root).returncode != 0:
+            return False
+        head = _git(["symbolic-ref", "-q", "HEAD"], root)
+        if head.returncode != 0:
+            return True  # a detached HEAD has no upstream
+        branch = head.stdout.decode("utf-8", "replace").strip()
+        if branch.startswith("refs/heads/"):
+            branch = branch[len("refs/heads/"):]
+        return _git(["config", "--get", f"branch.{branch}.remote"], root).returncode != 0
+    except OSError:
+        return False
+
+
+def config_value(root: Any, key: str) -> Optional[str]:
+    """`git config --get KEY` in `root`'s repository (None: unset, no repository, or no git)."""
+    try:
+        r = _git(["config", "--get", key], root)
+    except OSError:
+        return None
+    return r.stdout.decode("utf-8", "replace").rstrip("\n") if r.returncode == 0 else None
+
+
+def hooks_path(root: Any) -> Optional[Path]:
+    """Where git runs this repository's hooks from (`core.hooksPath` honoured); None outside git."""
+    try:
+        r = _git(["rev-parse", "--git-path", "hooks"], root)
+    except OSError:
+        return None
+    if r.returncode != 0:
+        return None
+    path = Path(r.stdout.decode("utf-8", "replace").strip())
+    return path if path.is_absolute() else Path(root) / path
+
+
+def in_work_tree(root: Any) -> bool:
+    try:
+        r = _git(["rev-parse", "--is-inside-work-tree"], root)
+    except OSError:
+        return False
+    return r.returncode == 0 and r.stdout.strip() == b"true"
+
+
 # ------------------------------------------------------------------ git plumbing
 
 

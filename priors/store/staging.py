@@ -9,7 +9,7 @@ from pathlib import Path
 
 from priors.core.canonical import JSONError, dumps, loads
 from priors.core.errors import UsageError
-from priors.core.run_files import STAGING_FILES, RunFiles
+from priors.core.run_files import ATTEMPTS_FILE, STAGING_FILES, RunFiles
 from priors.store.files import atomic_write, check_inside, discard_tree, make_dir, read_bytes, remove_tree
 from priors.store.paths import Paths
 
@@ -62,18 +62,38 @@ def read_run(paths: Paths, run: str) -> RunFiles:
             raise UsageError(f"priors: {rdir / 'relevant.json'} is not an object; `priors abort --run {run}` and reopen")
     disp, staged, esc = (read_numbered(rdir / name) for name in STAGING_FILES)
     rf = RunFiles(run, relevant, disp[0], staged[0], esc[0])
-    rf.line_numbers = {"dispositions": disp[1], "staged": staged[1], "escalations": esc[1]}
+    tried = read_numbered(rdir / ATTEMPTS_FILE)
+    rf.attempts = tried[0]
+    rf.line_numbers = {"dispositions": disp[1], "staged": staged[1], "escalations": esc[1], "attempts": tried[1]}
     return rf
 
 
-def save_staging(paths: Paths, rf: RunFiles, before: Tuple[int, int]) -> None:
-    """Write back what a verb staged: the staged priors and the calls, each only when it grew past
-    `before` (their lengths when the verb read them)."""
+def drop_staging(paths: Paths, run: str) -> None:
+    """Remove a sealed run's staging, `relevant.json` first: a kill part-way then leaves no snapshot
+    beside half the staging, and a retry of `commit` (which compares the ledger's block with what the
+    staging would seal, and refuses if it differs: another clone's run of that id) finds nothing to
+    compare and only tidies up."""
+    rdir = paths.run_dir(run)
+    check_inside(rdir)
+    first = rdir / "relevant.json"
+    if not rdir.is_symlink() and first.is_file():
+        try:
+            first.unlink()
+        except FileNotFoundError:
+            pass
+    remove_tree(rdir)
+
+
+def save_staging(paths: Paths, rf: RunFiles, before: Tuple[int, ...]) -> None:
+    """Write back what a verb staged: the staged priors, the calls and (a third length in `before`)
+    what the door refused, each only when it grew past `before` (their lengths when the verb read them)."""
     rdir = paths.run_dir(rf.run)
     if len(rf.staged) != before[0]:
         write_jsonl(rdir / "staged.jsonl", rf.staged)
     if len(rf.escalations) != before[1]:
         write_jsonl(rdir / "escalations.jsonl", rf.escalations)
+    if len(before) > 2 and len(rf.attempts) != before[2]:
+        write_jsonl(rdir / ATTEMPTS_FILE, rf.attempts)
 
 
 def move_staging(paths: Paths, old: str, new: str, relevant: Any, files: List[List[Any]]) -> None:
@@ -82,10 +102,13 @@ def move_staging(paths: Paths, old: str, new: str, relevant: Any, files: List[Li
     are left behind: they are rebuilt when needed."""
     rdir = paths.run_dir(new)
     make_dir(rdir)
+    tried = read_bytes(paths.run_dir(old) / ATTEMPTS_FILE)  # what the agent tried goes with the run, as it was
     try:
         for name, items in zip(STAGING_FILES, files):
             if items:
                 write_jsonl(rdir / name, items)
+        if tried:
+            atomic_write(rdir / ATTEMPTS_FILE, tried)
         atomic_write(rdir / "relevant.json", (dumps(relevant) + "\n").encode("utf-8"))
         remove_tree(paths.run_dir(old))
     except BaseException:

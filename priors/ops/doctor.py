@@ -1,0 +1,265 @@
+"""`priors doctor`: whether this machine and this clone are set up as the keeper needs — the command
+on PATH, the skills in each agent harness's folder, the Claude Code lesson hooks and what they run,
+the MCP registrations, the Pi extension, the ledger's merge driver, the pre-commit hooks, and the
+ledger itself. One line a check, each off one with the command that fixes it.
+
+It only reads: files under the home folder, the target's git config and hooks, and the ledger
+(through `verify`). It starts no agent client: a registration is read from the client's own file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import sys
+from pathlib import Path
+
+from priors import __version__
+from priors.core.answer import Answer
+from priors.core.errors import MachineError, UsageError
+from priors.ops.verify import verify
+from priors.store.files import read_bytes
+from priors.store.git import ATTR_LINES, config_value, hooks_path, in_work_tree
+from priors.store.paths import Paths
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
+    from typing import Any, Dict, List, Optional
+
+OK, OFF, NONE = "ok", "off", "–"  # set up; set up wrongly or missing where it is needed; not set up (optional)
+INSTALL = "./install.sh (in your clone of the priors repository)"
+SKILLS = ("priors", "with-priors")
+# Harness folders install.sh fills, and whether the harness also reads ~/.agents/skills (README.md)
+HARNESSES = ((".claude", False), (".codex", True), (".agents", False), (".pi/agent", True), (".openclaw", True))
+MAX_JSON = 4 * 1024 * 1024  # a settings file larger than this is not one to read
+
+
+def check(name: str, state: str, detail: str, fix: str = "") -> Dict[str, str]:
+    out = {"check": name, "state": state, "detail": detail}
+    if fix:
+        out["fix"] = fix
+    return out
+
+
+def tilde(path: Any, home: Path) -> str:
+    text = str(path)
+    return "~" + text[len(str(home)):] if text.startswith(str(home) + os.sep) else text
+
+
+def _read(path: Path) -> Optional[bytes]:
+    """A file's bytes; None when absent — or not a regular file, or unreadable: doctor reports, never stops."""
+    try:
+        return read_bytes(path, MAX_JSON, "a settings file")
+    except (UsageError, MachineError):
+        return None
+
+
+def _json(path: Path) -> Optional[Any]:
+    data = _read(path)
+    if data is None:
+        return None
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return ValueError
+
+
+def command_check(home: Path) -> Dict[str, str]:
+    found = shutil.which("priors")
+    running = f"this one: priors {__version__}, {Path(sys.executable).as_posix()} -m priors"
+    if found:
+        return check("command", OK, f"`priors` on PATH is {tilde(found, home)} ({running})")
+    local = home / ".local" / "bin" / "priors"
+    if local.is_file() and os.access(str(local), os.X_OK):
+        return check("command", OFF, f"{tilde(local, home)} is installed but not on PATH ({running})",
+                     'export PATH="$HOME/.local/bin:$PATH" (in your shell profile)')
+    return check("command", OFF, f"no `priors` on PATH ({running})", INSTALL)
+
+
+def skills_checks(home: Path) -> List[Dict[str, str]]:
+    shared = home / ".agents" / "skills"
+    shared_ok = all((shared / s / "SKILL.md").is_file() for s in SKILLS)
+    out = []
+    for folder, reads_shared in HARNESSES:
+        base = home / folder
+        if not base.is_dir():
+            continue
+        where = base / "skills"
+        missing = [s for s in SKILLS if not (where / s / "SKILL.md").is_file()]
+        name = f"skills in {tilde(where, home)}"
+        if not missing:
+            out.append(check(name, OK, "priors and with-priors"))
+        elif folder == ".claude" and _claude_plugin(base):
+            out.append(check(name, OK, "from the priors plugin"))
+        elif reads_shared and shared_ok and folder != ".agents":
+            out.append(check(name, OK, f"priors and with-priors, from {tilde(shared, home)} (read there too)"))
+        else:
+            out.append(check(name, OFF, f"{' and '.join(missing)} missing", INSTALL))
+    if not out:
+        out.append(check("skills", NONE, "no agent harness folder found (~/.claude, ~/.codex, ~/.agents, "
+                                          "~/.pi/agent, ~/.openclaw)", INSTALL + " — it fills ~/.agents/skills"))
+    return out
+
+
+def _claude_plugin(claude: Path) -> bool:
+    """Whether Claude Code holds the priors plugin (its skills then come with it, not from ~/.claude/skills)."""
+    plugins = claude / "plugins"
+    if not plugins.is_dir():
+        return False
+    for dirpath, dirnames, _ in os.walk(str(plugins)):
+        if dirpath.count(os.sep) - str(plugins).count(os.sep) >= 3:
+            dirnames[:] = []
+        if os.path.isfile(os.path.join(dirpath, ".claude-plugin", "plugin.json")) and \
+                os.path.isfile(os.path.join(dirpath, "skills", "with-priors", "SKILL.md")):
+            return True
+    return False
+
+
+def _resolves(word: str) -> bool:
+    return os.path.isfile(word) if os.sep in word or (os.altsep and os.altsep in word) else shutil.which(word) is not None
+
+
+def hooks_check(home: Path) -> Dict[str, str]:
+    name = "Claude Code lesson hooks"
+    settings = home / ".claude" / "settings.json"
+    obj = _json(settings)
+    if obj is ValueError or (obj is not None and not isinstance(obj, dict)):
+        return check(name, OFF, f"{tilde(settings, home)} is not a JSON object", "fix the file, then ./install.sh --hooks")
+    hooks = obj.get("hooks") if isinstance(obj, dict) else None
+    events = hooks.values() if isinstance(hooks, dict) else ()
+    cmds: List[str] = [h["command"] for entries in events if isinstance(entries, list)
+                       for e in entries if isinstance(e, dict) for h in (e.get("hooks") or []) if isinstance(h, dict)
+                       and isinstance(h.get("command"), str) and "lessons_hook.py" in h["command"]]
+    if not cmds:
+        return check(name, NONE, "not in ~/.claude/settings.json (optional; the Claude Code plugin carries its own)",
+                     "./install.sh --hooks")
+    interpreter, keeper = "", None
+    for cmd in cmds:
+        try:
+            words = shlex.split(cmd.split("||")[0])
+        except ValueError:
+            return check(name, OFF, f"a hook command that cannot be read: {cmd}", "./install.sh --hooks")
+        if len(words) < 2:
+            return check(name, OFF, f"a hook command that runs nothing: {cmd}", "./install.sh --hooks")
+        interpreter, script = words[0], words[1]
+        if not _resolves(interpreter):
+            return check(name, OFF, f"the hooks run {interpreter}, which is not there", "./install.sh --hooks")
+        if not os.path.isfile(script):
+            return check(name, OFF, f"the hook script {tilde(script, home)} is gone", "./install.sh --hooks")
+        keeper = words[words.index("--keeper") + 1] if "--keeper" in words[:-1] else None
+        if keeper is not None and not os.path.isfile(keeper) and shutil.which("priors") is None:
+            return check(name, OFF, f"the hooks run the keeper {tilde(keeper, home)}, which is not there, and no "
+                                    "`priors` is on PATH", INSTALL)
+    return check(name, OK, f"{len(cmds)} hook{'s' if len(cmds) != 1 else ''}, run by {interpreter}"
+                           + (f", the keeper {tilde(keeper, home)}" if keeper else ", the keeper found on PATH"))
+
+
+def _codex_command(text: str) -> Optional[str]:
+    """The `command` of `[mcp_servers.priors]` in Codex's config.toml (a line-level read: no TOML parser
+    before Python 3.11); "" when the table is there without one; None when the table is not."""
+    inside, found = False, None
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith("["):
+            inside = s == "[mcp_servers.priors]"
+            if inside:
+                found = ""
+            continue
+        if inside and s.startswith("command") and "=" in s:
+            value = s.split("=", 1)[1].strip()
+            if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+                value = value[1:-1]
+            found = value
+    return found
+
+
+def mcp_checks(home: Path) -> List[Dict[str, str]]:
+    out = []
+    registered: Dict[str, Optional[str]] = {}
+    if (home / ".claude").is_dir() or (home / ".claude.json").is_file():
+        obj = _json(home / ".claude.json")
+        servers = obj.get("mcpServers") if isinstance(obj, dict) else None
+        entry = servers.get("priors") if isinstance(servers, dict) else None
+        registered["Claude Code"] = (entry.get("command") or "") if isinstance(entry, dict) else None
+    if (home / ".codex").is_dir():
+        data = _read(home / ".codex" / "config.toml")
+        registered["Codex"] = _codex_command(data.decode("utf-8", "replace")) if data is not None else None
+    for client, cmd in registered.items():
+        name = f"MCP server in {client}"
+        if cmd is None:
+            out.append(check(name, NONE, "not registered (optional: the agent then uses the shell)", INSTALL))
+        elif not cmd or not _resolves(cmd):
+            out.append(check(name, OFF, f"registered to run {cmd or '(no command)'}, which is not there", INSTALL))
+        else:
+            out.append(check(name, OK, f"registered: {tilde(cmd, home)} mcp"))
+    return out
+
+
+def pi_check(home: Path) -> Dict[str, str]:
+    if not (home / ".pi" / "agent").is_dir():
+        return check("Pi extension", NONE, "Pi is not set up here (~/.pi/agent)")
+    ext = home / ".pi" / "agent" / "extensions" / "priors" / "index.ts"
+    if ext.is_file():
+        return check("Pi extension", OK, tilde(ext.parent, home))
+    return check("Pi extension", OFF, f"Pi is here but {tilde(ext.parent, home)} is missing", INSTALL)
+
+
+def git_checks(root: Path) -> List[Dict[str, str]]:
+    if not in_work_tree(root):
+        return [check("merge driver", NONE, f"{root} is not in a git work tree"),
+                check("pre-commit hooks", NONE, "no git work tree")]
+    out = []
+    driver = config_value(root, "merge.priors.driver")
+    attrs = (_read(root / ".gitattributes") or b"").decode("utf-8", "replace")
+    have = {ln.strip() for ln in attrs.splitlines()}
+    missing = [ln for ln in ATTR_LINES if ln not in have]
+    if driver and not missing:
+        out.append(check("merge driver", OK, "registered in this clone (.gitattributes and git config)"))
+    else:
+        what = ("git config merge.priors.driver" if not driver else "") + (" and " if not driver and missing else "") + \
+            (".gitattributes lines" if missing else "")
+        out.append(check("merge driver", OFF, f"{what} missing: two branches' runs would conflict", "priors init --git"))
+    config = (_read(root / ".pre-commit-config.yaml") or b"").decode("utf-8", "replace")
+    wanted = [stage for stage, hook in (("pre-commit", "priors-verify"), ("pre-push", "priors-verify-since-upstream"))
+              if hook + "\n" in config + "\n" or f"id: {hook} " in config or f"id: {hook}\t" in config]
+    if not wanted:
+        out.append(check("pre-commit hooks", NONE, "priors-verify is not in .pre-commit-config.yaml (optional)",
+                         "add the priors-verify hooks (docs/ci.md, pre-commit)"))
+        return out
+    where = hooks_path(root)
+    absent = [stage for stage in wanted if where is None or not (where / stage).is_file()]
+    if absent:
+        out.append(check("pre-commit hooks", OFF, f"configured, but git has no {' or '.join(absent)} hook installed",
+                         "pre-commit install " + " ".join(f"--hook-type {s}" for s in wanted)))
+    else:
+        out.append(check("pre-commit hooks", OK, f"{' and '.join(wanted)} installed"))
+    return out
+
+
+def ledger_check(paths: Paths) -> Dict[str, str]:
+    if not paths.dir.is_dir():
+        return check("ledger", NONE, f"no .priors/ in {paths.root}", "priors init")
+    try:
+        answer, _ = verify(paths, None, False)
+    except UsageError as exc:  # a damaged ledger: named by verify's own message
+        return check("ledger", OFF, str(exc).replace("priors: ", "", 1), "priors verify")
+    if answer.code == 0:
+        return check("ledger", OK, answer.text.splitlines()[-1] if answer.text else "sound")
+    n = len(answer.obj["problems"])
+    return check("ledger", OFF, f"{n} problem{'s' if n != 1 else ''} in .priors/", "priors verify (lists them)")
+
+
+def doctor(paths: Paths) -> Answer:
+    """Every check, in the order a set-up is built; exit 1 when any is off."""
+    home = Path(os.path.expanduser("~"))
+    checks = [command_check(home)] + skills_checks(home) + [hooks_check(home)] + mcp_checks(home) + [pi_check(home)]
+    checks += git_checks(Path(paths.root)) + [ledger_check(paths)]
+    off = [c for c in checks if c["state"] == OFF]
+    width = max(len(c["check"]) for c in checks)
+    lines = [f"{c['state']:<3}  {c['check']:<{width}}  {c['detail']}"
+             + ("" if not c.get("fix") or c["state"] == OK else f" — fix: {c['fix']}" if c["state"] == OFF
+                else f" — to set it up: {c['fix']}") for c in checks]
+    lines.append(f"{len(off)} thing{'s are' if len(off) != 1 else ' is'} off." if off else "Everything needed is set up.")
+    return Answer(1 if off else 0, {"checks": checks, "ok": not off}, "\n".join(lines))

@@ -1,0 +1,123 @@
+"""`priors doctor`: one line a check of the set-up, each off one with its fix; exit 1 when any is off."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Dict
+
+import pytest
+
+from conftest import REPO, Keeper
+
+GIT = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com",
+       "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.com"}
+
+
+def env_of(home: Path) -> Dict[str, str]:
+    return dict(GIT, HOME=str(home), PATH=f"{home / '.local' / 'bin'}{os.pathsep}/usr/bin{os.pathsep}/bin")
+
+
+def git(root: Path, home: Path, *args: str) -> None:
+    env = dict(os.environ)
+    env.update(env_of(home))
+    subprocess.run(["git", *args], cwd=str(root), env=env, check=True, capture_output=True)
+
+
+def states(keeper: Keeper, home: Path):
+    r = keeper("doctor", "--json", env=env_of(home))
+    body = json.loads(r.out)
+    return r.code, {c["check"]: c for c in body["checks"]}
+
+
+def set_up(home: Path, repo: Keeper) -> None:
+    """Everything in place: the launcher on PATH, the skills, the hooks, MCP, Pi, the merge driver,
+    pre-commit hooks, a sound ledger."""
+    launcher = home / ".local" / "bin" / "priors"
+    launcher.parent.mkdir(parents=True)
+    launcher.write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
+    launcher.chmod(0o755)
+    for folder in (".claude", ".codex", ".agents", ".pi/agent"):
+        for skill in ("priors", "with-priors"):
+            dest = home / folder / "skills" / skill
+            dest.mkdir(parents=True)
+            (dest / "SKILL.md").write_bytes((REPO / "skills" / skill / "SKILL.md").read_bytes())
+    script = home / ".local" / "share" / "priors" / "hooks" / "lessons_hook.py"
+    script.parent.mkdir(parents=True)
+    script.write_bytes((REPO / "hooks" / "lessons_hook.py").read_bytes())
+    subprocess.run(["python3", str(REPO / "hooks" / "claude_settings.py"), "add", str(home / ".claude" / "settings.json"),
+                    str(script), str(launcher)], check=True, capture_output=True)
+    (home / ".claude.json").write_text(json.dumps({"mcpServers": {"priors": {"command": str(launcher),
+                                                                            "args": ["mcp"]}}}), encoding="utf-8")
+    (home / ".codex" / "config.toml").write_text(f'[mcp_servers.priors]\ncommand = "{launcher}"\nargs = ["mcp"]\n',
+                                                 encoding="utf-8")
+    ext = home / ".pi" / "agent" / "extensions" / "priors"
+    ext.mkdir(parents=True)
+    (ext / "index.ts").write_text("// the extension\n", encoding="utf-8")
+    git(repo.root, home, "init", "-q")
+    repo.ok("init")
+    assert repo("init", "--git", env=env_of(home)).code == 0
+    (repo.root / ".pre-commit-config.yaml").write_text(
+        "repos:\n  - repo: local\n    hooks:\n      - id: priors-verify\n      - id: priors-verify-since-upstream\n",
+        encoding="utf-8")
+    for stage in ("pre-commit", "pre-push"):
+        hook = repo.root / ".git" / "hooks" / stage
+        hook.write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
+        hook.chmod(0o755)
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    h = tmp_path / "home"
+    h.mkdir()
+    return h
+
+
+def test_an_empty_machine_names_what_is_missing_and_exits_1(keeper, home):
+    code, checks = states(keeper, home)
+    assert code == 1
+    assert checks["command"]["state"] == "off" and checks["command"]["fix"].startswith("./install.sh")
+    assert checks["skills"]["state"] == "–" and checks["ledger"]["state"] == "ok"
+    text = keeper("doctor", env=env_of(home)).out
+    assert text.splitlines()[0].startswith("off  command") and text.rstrip().endswith("1 thing is off.")
+    assert "— fix: ./install.sh" in text and "— to set it up: ./install.sh (in your clone" in text
+
+
+@pytest.mark.skipif(os.name == "nt", reason="shell launchers and git hooks as POSIX files")
+def test_a_full_set_up_is_all_ok_and_each_break_is_named_with_its_fix(keeper, home):
+    set_up(home, keeper)
+    code, checks = states(keeper, home)
+    assert {name: c["state"] for name, c in checks.items()} == {
+        "command": "ok", "skills in ~/.claude/skills": "ok", "skills in ~/.codex/skills": "ok",
+        "skills in ~/.agents/skills": "ok", "skills in ~/.pi/agent/skills": "ok", "Claude Code lesson hooks": "ok",
+        "MCP server in Claude Code": "ok", "MCP server in Codex": "ok", "Pi extension": "ok", "merge driver": "ok",
+        "pre-commit hooks": "ok", "ledger": "ok"}, checks
+    assert code == 0 and keeper("doctor", env=env_of(home)).out.rstrip().endswith("Everything needed is set up.")
+    assert "~/.local/bin/priors" in checks["command"]["detail"]
+    assert "python3" in checks["Claude Code lesson hooks"]["detail"]
+
+    (home / ".local" / "share" / "priors" / "hooks" / "lessons_hook.py").unlink()
+    (home / ".claude" / "skills" / "with-priors" / "SKILL.md").unlink()
+    (home / ".codex" / "skills" / "priors" / "SKILL.md").unlink()  # Codex reads ~/.agents/skills too: still ok
+    (home / ".pi" / "agent" / "extensions" / "priors" / "index.ts").unlink()
+    (keeper.root / ".gitattributes").write_text("", encoding="utf-8")
+    (keeper.root / ".git" / "hooks" / "pre-push").unlink()
+    ledger = keeper.root / ".priors" / "ledger.jsonl"
+    ledger.write_bytes(b'{"t":"prior"}\n')
+    code, checks = states(keeper, home)
+    assert code == 1
+    off = {name: c.get("fix") for name, c in checks.items() if c["state"] == "off"}
+    assert off == {"Claude Code lesson hooks": "./install.sh --hooks",
+                   "skills in ~/.claude/skills": "./install.sh (in your clone of the priors repository)",
+                   "Pi extension": "./install.sh (in your clone of the priors repository)",
+                   "merge driver": "priors init --git",
+                   "pre-commit hooks": "pre-commit install --hook-type pre-commit --hook-type pre-push",
+                   "ledger": "priors verify (lists them)"}, checks
+    # a launcher that left PATH is named with the line that puts it back
+    env = env_of(home)
+    env["PATH"] = "/usr/bin:/bin"
+    body = json.loads(keeper("doctor", "--json", env=env).out)
+    command = body["checks"][0]
+    assert command["state"] == "off" and "not on PATH" in command["detail"] and "export PATH" in command["fix"]
