@@ -336,7 +336,7 @@ export default function priors(pi: ExtensionAPI): void {
 				if (p.action === "revise") args.push("--revises", p.id ?? "");
 				else args.push("--ns", p.ns ?? lessonNs());
 				if (p.note) args.push("--because", p.note);
-				args.push(p.text ?? "");
+				args.push("--", p.text ?? ""); // a text that starts with a dash is text, not an option
 			} else {
 				return { content: [{ type: "text", text: "unknown action: use list, retrieve, propose or revise" }], details: {} };
 			}
@@ -384,7 +384,14 @@ export default function priors(pi: ExtensionAPI): void {
 		const args = ["decide", row.id, "accepted"];
 		const old = row.supersedes ? all.find((x) => x.id === row.supersedes) : undefined;
 		if (old && (old.status === "accepted" || old.status === "wontfix")) args.push("--retires", old.id);
-		return run(ctx, args);
+		const r = await run(ctx, args);
+		if (r.ok) {
+			// `activate all` and review go on with these rows: a revision later in the list must see the
+			// lesson it revises as accepted now, to retire it (applying a revision replaces the lesson)
+			row.status = "accepted";
+			if (old) old.status = "obsolete";
+		}
+		return r;
 	}
 
 	async function activateCmd(words: string[], ctx: ExtensionContext): Promise<void> {
@@ -492,7 +499,7 @@ export default function priors(pi: ExtensionAPI): void {
 			return say(ctx, "priors: import replace is not carried — the ledger is append-only: import merges, and you retire what no longer applies with /priors deactivate ID", "warning");
 		}
 		if (how && how !== "merge") return say(ctx, "usage: /priors import FILE [merge]", "warning");
-		answer(ctx, await run(ctx, ["import", file, "--ns", lessonNs()]), "not imported");
+		answer(ctx, await run(ctx, ["import", "--ns", lessonNs(), "--", file]), "not imported");
 	}
 
 	async function write(ctx: ExtensionContext, args: string[], failed: string): Promise<void> {
@@ -526,7 +533,7 @@ export default function priors(pi: ExtensionAPI): void {
 				const { tags, text } = tagsAndText(words);
 				if (!text) return say(ctx, `usage: /priors ${sub} [#tag …] TEXT`, "warning");
 				const verb = sub === "add" ? ["add"] : ["suggest"];
-				return write(ctx, [...verb, "--ns", lessonNs(), ...tagArgs(tags), text], `not ${sub === "add" ? "added" : "proposed"}`);
+				return write(ctx, [...verb, "--ns", lessonNs(), ...tagArgs(tags), "--", text], `not ${sub === "add" ? "added" : "proposed"}`);
 			}
 			case "revise":
 			case "edit": {
@@ -534,7 +541,7 @@ export default function priors(pi: ExtensionAPI): void {
 				const { tags, text } = tagsAndText(words);
 				if (!/^P-\d+$/.test(id) || !text) return say(ctx, `usage: /priors ${sub} ID [#tag …] TEXT`, "warning");
 				const verb = sub === "revise" ? ["suggest", "--revises", id] : ["add", "--supersedes", id];
-				return write(ctx, [...verb, ...tagArgs(tags), text], `not ${sub === "revise" ? "proposed" : "edited"}`);
+				return write(ctx, [...verb, ...tagArgs(tags), "--", text], `not ${sub === "revise" ? "proposed" : "edited"}`);
 			}
 			case "activate":
 				await activateCmd(words, ctx);
