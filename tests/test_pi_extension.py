@@ -339,6 +339,8 @@ def test_a_missing_keeper_is_named_with_how_to_install_it(tmp_path: Path, model:
     prompt = p.print("hello")
     assert prompt.stdout == "ok\n"  # the prompt still runs, without lessons
     assert "the keeper is missing" in prompt.stderr
+    assert "Extension error" not in prompt.stderr and "stale" not in prompt.stderr, prompt.stderr  # said, not crashed
+    assert "pipx install priors-keeper" not in out.stdout  # not on the package index (README): from a clone
     assert HEADING not in p.system_prompts()[0]
 
 

@@ -186,12 +186,14 @@ export default function priors(pi: ExtensionAPI): void {
 	}
 
 	function missing(cmd: string): string {
-		return `the keeper is missing: \`${cmd}\` is not installed or not on PATH — install it (pipx install priors-keeper, or ./install.sh from a priors clone) or set PRIORS_BIN to its path`;
+		return `the keeper is missing: \`${cmd}\` is not installed or not on PATH — install it from a clone of the priors repository (./install.sh there, or pipx install /path/to/the/clone) or set PRIORS_BIN to its path`;
 	}
 
 	/** Show an answer: notify with a UI or in RPC mode, stdout in print and JSON modes. */
-	function say(ctx: ExtensionContext, text: string, level: "info" | "warning" | "error" = "info", aside = false): void {
-		if (ctx.hasUI || mode === "rpc") {
+	function say(ctx: ExtensionContext, text: string, level: "info" | "warning" | "error" = "info", aside = false,
+		ui?: boolean): void {
+		// `ui`: what ctx.hasUI said before an await (print mode may have closed the session since: its ctx is stale)
+		if ((ui ?? ctx.hasUI) || mode === "rpc") {
 			ctx.ui.notify(text, level);
 			return;
 		}
@@ -207,10 +209,10 @@ export default function priors(pi: ExtensionAPI): void {
 		say(ctx, r.ok ? r.stdout.trim() || "priors: done" : `priors: ${failed} — ${r.why}`, r.ok ? "info" : "warning");
 	}
 
-	function warnOnce(ctx: ExtensionContext, message: string): void {
+	function warnOnce(ctx: ExtensionContext, message: string, ui?: boolean): void {
 		if (message === lastWarning) return; // the same trouble on every prompt is said once
 		lastWarning = message;
-		say(ctx, message, "warning", true);
+		say(ctx, message, "warning", true, ui);
 	}
 
 	async function refreshStatus(ctx: ExtensionContext): Promise<void> {
@@ -294,7 +296,7 @@ export default function priors(pi: ExtensionAPI): void {
 			const key = sessionKey(ctx);
 			if (key) args.push("--session", key);
 			const r = await run(ctx, args);
-			if (!r.ok) warnOnce(ctx, `priors: this run's trace was not kept — ${r.why}`);
+			if (!r.ok) warnOnce(ctx, `priors: this run's trace was not kept — ${r.why}`, ui);
 		} finally {
 			rmSync(dir, { recursive: true, force: true });
 		}
