@@ -345,6 +345,8 @@ def test_a_missing_keeper_is_named_with_how_to_install_it(tmp_path: Path, model:
     prompt = p.print("hello")
     assert prompt.stdout == "ok\n"  # the prompt still runs, without lessons
     assert "the keeper is missing" in prompt.stderr
+    assert "Extension error" not in prompt.stderr and "stale" not in prompt.stderr, prompt.stderr  # said, not crashed
+    assert "pipx install priors-keeper" not in out.stdout  # not on the package index (README): from a clone
     assert HEADING not in p.system_prompts()[0]
 
 
@@ -363,3 +365,40 @@ def test_loaded_twice_the_block_is_given_once_and_priors_stays_one_command(tmp_p
     assert [t["function"]["name"] for t in model.requests[0]["tools"]].count("priors_lessons") == 1
     assert p.print("/priors status", discover=True).stdout.startswith("dev: ")
     assert len(p.traces()) == 1  # one trace a run, not one per copy
+
+
+@needs_node
+@needs_deps
+@needs_posix
+def test_a_lesson_text_that_starts_with_a_dash_is_text_not_an_option(tmp_path: Path, model: StandIn):
+    p = Pi(tmp_path, model)
+    p.k.ok("init")
+    added = p.print("/priors add --no-verify is never used on this repository.")
+    assert added.stdout.startswith("P-0001 added to lessons"), added.stdout + added.stderr
+    proposed = p.print("/priors propose #git -f is never given to git push here.")
+    assert proposed.stdout.startswith("P-0002 suggested in lessons"), proposed.stdout
+    edited = p.print("/priors edit P-0001 --no-verify is never used on any branch.")
+    assert "P-0001 → obsolete (superseded by P-0003)" in edited.stdout, edited.stdout
+    model.script = [{"tool": "priors_lessons", "arguments": {"action": "propose", "text": "-h prints help; read it first."}},
+                    {"tool": "priors_lessons", "arguments": {"action": "revise", "id": "P-0002",
+                                                              "text": "-f is never given to git push, on any branch."}},
+                    "done"]
+    assert p.print("propose something").returncode == 0
+    results = [str(m["content"]) for m in model.requests[-1]["messages"] if m.get("role") == "tool"]
+    assert "P-0004 suggested in lessons" in results[0] and "P-0005 suggested in lessons (revises P-0002)" in results[1]
+    claims = {r["id"]: r["claim"] for r in json.loads(p.k.ok("lessons", "--all", "--json"))}
+    assert claims["P-0004"] == "-h prints help; read it first." and claims["P-0003"].startswith("--no-verify")
+
+
+@needs_node
+@needs_deps
+@needs_posix
+def test_activate_all_applies_a_revision_after_the_lesson_it_revises(tmp_path: Path, model: StandIn):
+    p = Pi(tmp_path, model)
+    p.k.ok("init")
+    p.k.ok("suggest", "--ns", "lessons", "Check the CI log before rerunning.")
+    p.k.ok("suggest", "--revises", "P-0001", "Check the CI log and the failing assertion before rerunning.")
+    out = p.print("/priors activate all").stdout
+    assert "P-0001 → accepted" in out and "P-0002 → accepted" in out, out
+    statuses = {r["id"]: r["status"] for r in json.loads(p.k.ok("lessons", "--all", "--json"))}
+    assert statuses == {"P-0001": "obsolete", "P-0002": "accepted"}  # applying a revision replaces the lesson

@@ -37,6 +37,9 @@ def test_suggest_is_judged_like_propose_and_stays_open(keeper: Keeper):
     keeper.refused("NOT_SCORABLE", "score", "run-003", "success")  # a suggestion is not a run to score
     keeper.refused("UNKNOWN_RUN", "score", "last", "success")  # nor what `last` means
     keeper.usage("suggest", "Text without a namespace.")
+    # a revision of a prior the ledger does not hold says so (not "give --ns", which would not help)
+    err = keeper.usage("suggest", "--revises", "P-0099", "A revision of nothing.")
+    assert "P-0099" in err and "not a prior in the ledger" in err and "--ns" not in err
     assert keeper.ok("verify").startswith("ledger sound")
 
 

@@ -186,12 +186,14 @@ export default function priors(pi: ExtensionAPI): void {
 	}
 
 	function missing(cmd: string): string {
-		return `the keeper is missing: \`${cmd}\` is not installed or not on PATH — install it (pipx install priors-keeper, or ./install.sh from a priors clone) or set PRIORS_BIN to its path`;
+		return `the keeper is missing: \`${cmd}\` is not installed or not on PATH — install it from a clone of the priors repository (./install.sh there, or pipx install /path/to/the/clone) or set PRIORS_BIN to its path`;
 	}
 
 	/** Show an answer: notify with a UI or in RPC mode, stdout in print and JSON modes. */
-	function say(ctx: ExtensionContext, text: string, level: "info" | "warning" | "error" = "info", aside = false): void {
-		if (ctx.hasUI || mode === "rpc") {
+	function say(ctx: ExtensionContext, text: string, level: "info" | "warning" | "error" = "info", aside = false,
+		ui?: boolean): void {
+		// `ui`: what ctx.hasUI said before an await (print mode may have closed the session since: its ctx is stale)
+		if ((ui ?? ctx.hasUI) || mode === "rpc") {
 			ctx.ui.notify(text, level);
 			return;
 		}
@@ -207,10 +209,10 @@ export default function priors(pi: ExtensionAPI): void {
 		say(ctx, r.ok ? r.stdout.trim() || "priors: done" : `priors: ${failed} — ${r.why}`, r.ok ? "info" : "warning");
 	}
 
-	function warnOnce(ctx: ExtensionContext, message: string): void {
+	function warnOnce(ctx: ExtensionContext, message: string, ui?: boolean): void {
 		if (message === lastWarning) return; // the same trouble on every prompt is said once
 		lastWarning = message;
-		say(ctx, message, "warning", true);
+		say(ctx, message, "warning", true, ui);
 	}
 
 	async function refreshStatus(ctx: ExtensionContext): Promise<void> {
@@ -294,7 +296,7 @@ export default function priors(pi: ExtensionAPI): void {
 			const key = sessionKey(ctx);
 			if (key) args.push("--session", key);
 			const r = await run(ctx, args);
-			if (!r.ok) warnOnce(ctx, `priors: this run's trace was not kept — ${r.why}`);
+			if (!r.ok) warnOnce(ctx, `priors: this run's trace was not kept — ${r.why}`, ui);
 		} finally {
 			rmSync(dir, { recursive: true, force: true });
 		}
@@ -336,7 +338,7 @@ export default function priors(pi: ExtensionAPI): void {
 				if (p.action === "revise") args.push("--revises", p.id ?? "");
 				else args.push("--ns", p.ns ?? lessonNs());
 				if (p.note) args.push("--because", p.note);
-				args.push(p.text ?? "");
+				args.push("--", p.text ?? ""); // a text that starts with a dash is text, not an option
 			} else {
 				return { content: [{ type: "text", text: "unknown action: use list, retrieve, propose or revise" }], details: {} };
 			}
@@ -386,8 +388,16 @@ export default function priors(pi: ExtensionAPI): void {
 	async function activate(ctx: ExtensionContext, row: LessonRow, all: LessonRow[], retire = true): Promise<Ran> {
 		const args = ["decide", row.id, "accepted"];
 		const old = row.supersedes ? all.find((x) => x.id === row.supersedes) : undefined;
-		if (retire && old && (old.status === "accepted" || old.status === "wontfix")) args.push("--retires", old.id);
-		return run(ctx, args);
+		const retiring = retire && old && (old.status === "accepted" || old.status === "wontfix");
+		if (retiring) args.push("--retires", old.id);
+		const r = await run(ctx, args);
+		if (r.ok) {
+			// `activate all` and review go on with these rows: a revision later in the list must see the
+			// lesson it revises as it now stands (retired only when this call retired it)
+			row.status = "accepted";
+			if (retiring) old.status = "obsolete";
+		}
+		return r;
 	}
 
 	async function activateCmd(words: string[], ctx: ExtensionContext): Promise<void> {
@@ -495,7 +505,7 @@ export default function priors(pi: ExtensionAPI): void {
 			return say(ctx, "priors: import replace is not carried — the ledger is append-only: import merges, and you retire what no longer applies with /priors deactivate ID", "warning");
 		}
 		if (how && how !== "merge") return say(ctx, "usage: /priors import FILE [merge]", "warning");
-		answer(ctx, await run(ctx, ["import", file, "--ns", lessonNs()]), "not imported");
+		answer(ctx, await run(ctx, ["import", "--ns", lessonNs(), "--", file]), "not imported");
 	}
 
 	async function write(ctx: ExtensionContext, args: string[], failed: string): Promise<void> {
@@ -529,7 +539,7 @@ export default function priors(pi: ExtensionAPI): void {
 				const { tags, text } = tagsAndText(words);
 				if (!text) return say(ctx, `usage: /priors ${sub} [#tag …] TEXT`, "warning");
 				const verb = sub === "add" ? ["add"] : ["suggest"];
-				return write(ctx, [...verb, "--ns", lessonNs(), ...tagArgs(tags), text], `not ${sub === "add" ? "added" : "proposed"}`);
+				return write(ctx, [...verb, "--ns", lessonNs(), ...tagArgs(tags), "--", text], `not ${sub === "add" ? "added" : "proposed"}`);
 			}
 			case "revise":
 			case "edit": {
@@ -537,7 +547,7 @@ export default function priors(pi: ExtensionAPI): void {
 				const { tags, text } = tagsAndText(words);
 				if (!/^P-\d+$/.test(id) || !text) return say(ctx, `usage: /priors ${sub} ID [#tag …] TEXT`, "warning");
 				const verb = sub === "revise" ? ["suggest", "--revises", id] : ["add", "--supersedes", id];
-				return write(ctx, [...verb, ...tagArgs(tags), text], `not ${sub === "revise" ? "proposed" : "edited"}`);
+				return write(ctx, [...verb, ...tagArgs(tags), "--", text], `not ${sub === "revise" ? "proposed" : "edited"}`);
 			}
 			case "activate":
 				await activateCmd(words, ctx);

@@ -48,6 +48,8 @@ def suggest(paths: Paths, ns: Optional[str], words: Sequence[str], tags: Sequenc
         st = ledger.state
         if ns is None:
             old = st.priors.get(supersedes) if supersedes else None
+            if supersedes and old is None:
+                raise UsageError(f"priors suggest: --revises names {supersedes}, which is not a prior in the ledger")
             if old is None or not isinstance(old.ns, str):
                 raise UsageError("priors suggest: give --ns NS (or --revises P-… to take that lesson's namespace)")
             ns = old.ns
