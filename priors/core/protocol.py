@@ -424,7 +424,7 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
         if p.redacted:
             continue
         if cid is not None and identity_of(p.rec) is not None:
-            if _same_result(p, cand, current):
+            if _same_result(p, cand, current) or _decided_here(p, cand, current):
                 raise _same_refusal(p)
             continue  # two analyzer results: their identities alone say whether they are one finding
         if not _same_scope(p, cand, current):
@@ -437,7 +437,7 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
     others = {p.id for p in elsewhere}
     for p in elsewhere:  # the same claim on the same state
         if cid is not None and identity_of(p.rec) is not None:
-            if _same_result(p, cand, current):
+            if _same_result(p, cand, current) or _decided_here(p, cand, current):
                 raise _same_refusal(p, elsewhere=True)
         elif _same_scope(p, cand, current) and normalize(p.claim) == cand.claim:
             raise _same_refusal(p, elsewhere=True)
@@ -460,6 +460,13 @@ def _same_result(p: PriorState, cand: Candidate, current: Optional[str]) -> bool
     follows the flagged code, so a person's wontfix holds while it stays, wherever the line moves."""
     return (identity_of(p.rec) == cand.identity and p.scope_ref == cand.scope_ref
             and (p.binding or p.scope_hash == current))
+
+
+def _decided_here(p: PriorState, cand: Candidate, current: Optional[str]) -> bool:
+    """A person's decision is stronger than a log's labels: on the very scope state it was decided on,
+    the same claim is the decided finding whatever rule or fingerprint the result now carries (a
+    renamed tool, a rule id spelled otherwise, a fingerprint added or columns dropped)."""
+    return p.binding and _same_scope(p, cand, current) and normalize(p.claim) == cand.claim
 
 
 def _same_refusal(p: PriorState, figure: Optional[float] = None, elsewhere: bool = False) -> Refusal:
