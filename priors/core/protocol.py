@@ -47,6 +47,7 @@ def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: in
     nudges: List[Dict[str, Any]] = []
     floors: List[Dict[str, Any]] = []
     settled = archived = 0
+    partial = partial_snapshot(scopes)
     here: List[Dict[str, Any]] = []
     more = 0
     for p in st.in_ns(ns):
@@ -60,7 +61,9 @@ def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: in
                 nudges.append({"id": p.id, "claim": item["claim"], "ask": NUDGE_ASK.replace("<id>", p.id)})
         elif act == "verify-phase" and p.status in ("open", "stale", "challenged"):
             state, current = scope_state(p, scopes)
-            if p.resting and state == "missing":
+            if state == "missing" and partial and not looked_at(p.scope_ref, scopes):
+                pass  # outside the paths this snapshot covers: not looked at, so not missing either
+            elif p.resting and state == "missing":
                 archived += 1
             else:
                 rec = p.record()
@@ -84,6 +87,25 @@ def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: in
     return {"run": run, "ns": ns, "inject": inject, "verify": verify, "nudges": nudges,
             "settled": settled, "archived": archived, "floors": floors,
             "settled_here": here, "settled_here_more": more}
+
+
+def partial_snapshot(scopes: Dict[str, str]) -> bool:
+    """A snapshot of folders (`--snapshot src/`): it holds the folders it covers whole and no `*`, so
+    a finding outside them was not looked at. One with `*` (the whole tree), or with no folder at all
+    (a map of files), covers everything, as it always did."""
+    return "*" not in scopes and any(r.endswith("/") for r in scopes)
+
+
+def looked_at(ref: Optional[str], scopes: Dict[str, str]) -> bool:
+    """Whether a snapshot of folders (`partial_snapshot`) covers where `ref` lies, so that its absence
+    means the code is gone: the scope's file, or a folder holding it is in it."""
+    if ref is None:
+        return True
+    file = ref.split("#", 1)[0]
+    if file in scopes:
+        return True
+    parts = file.rstrip("/").split("/")
+    return any("/".join(parts[:i]) + "/" in scopes for i in range(1, len(parts)))
 
 
 def settled_refs(st: State, scopes: Dict[str, str]) -> List[str]:

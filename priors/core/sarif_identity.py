@@ -159,9 +159,18 @@ def plan_ingest(verify: Sequence[Dict[str, Any]], cands: Sequence[Optional[Dict[
         rule, fp = rec.get("rule"), rec.get("fingerprint")
         return (ref, "i", rule_key(rule), fp) if isinstance(rule, str) and isinstance(fp, str) else None
 
-    def same_words(ref: Any, rec: Dict[str, Any]) -> Optional[tuple]:
+    def same_words(ref: Any, rec: Dict[str, Any], bare: bool = False) -> Optional[tuple]:
+        """(scope, rule, claim); `bare`: the rule without its tool (`F401`), for a renamed tool."""
         rule, claim = rec.get("rule"), rec.get("claim")
-        return (ref, rule_key(rule), normalize(claim)) if isinstance(rule, str) and isinstance(claim, str) else None
+        if not isinstance(rule, str) or not isinstance(claim, str):
+            return None
+        return (ref, rule_key(rule.split(":", 1)[-1] if bare else rule), normalize(claim), bare)
+
+    ran = None if tools is None else set(tools)
+
+    def untooled(item: Dict[str, Any]) -> bool:
+        label = item.get("rule") if isinstance(item.get("rule"), str) else item.get("direction")
+        return ran is not None and isinstance(label, str) and ":" in label and tool_of(label) not in ran
 
     present: Dict[tuple, List[str]] = {}
     for item in verify:
@@ -193,32 +202,42 @@ def plan_ingest(verify: Sequence[Dict[str, Any]], cands: Sequence[Optional[Dict[
     fresh: Dict[tuple, List[int]] = {}
     for i, cand in enumerate(cands):
         if cand is not None and fate[i] == "propose" and identity(cand.get("scope_ref"), cand) is not None:
-            w = same_words(cand.get("scope_ref"), cand)
-            if w is not None:
-                fresh.setdefault(w, []).append(i)
+            for bare in (False, True):
+                w = same_words(cand.get("scope_ref"), cand, bare)
+                if w is not None:
+                    fresh.setdefault(w, []).append(i)
+    taken: set = set()
+
+    def pair(w: Optional[tuple]) -> Optional[int]:
+        while w is not None and fresh.get(w):
+            i = fresh[w].pop(0)
+            if i not in taken:
+                taken.add(i)
+                return i
+        return None
+
     renewed: List[Tuple[int, str]] = []
     settled_as: Dict[int, str] = {}
     for item in verify:
         if item.get("scopeState") == "missing" or item["id"] in reported or identity(item.get("scope_ref"), item) is None:
             continue
-        w = same_words(item.get("scope_ref"), item)
-        if w is not None and fresh.get(w):
-            i = fresh[w].pop(0)
-            fate[i] = "known"
-            reported[item["id"]] = i
-            renewed.append((i, item["id"]))
+        got = pair(same_words(item.get("scope_ref"), item))
+        if got is None and untooled(item):  # the tool was renamed (`Ruff Linter`): the same rule id and claim
+            got = pair(same_words(item.get("scope_ref"), item, bare=True))
+        if got is not None:
+            fate[got] = "known"
+            reported[item["id"]] = got
+            renewed.append((got, item["id"]))
     given = {identity(c.get("scope_ref"), c) for c in cands if c is not None}
     for rec in decided:
         mine = identity(rec.get("scope_ref"), rec)
-        w = same_words(rec.get("scope_ref"), rec)
-        if mine is not None and mine not in given and w is not None and fresh.get(w):
-            i = fresh[w].pop(0)
-            fate[i] = "settled"
-            settled_as[i] = str(rec.get("id"))
-    ran = None if tools is None else set(tools)
+        got = pair(same_words(rec.get("scope_ref"), rec)) if mine is not None and mine not in given else None
+        if got is not None:
+            fate[got] = "settled"
+            settled_as[got] = str(rec.get("id"))
     verdicts: List[Tuple[str, str]] = []
     withheld: List[str] = []
-    untooled: List[str] = []
+    others: List[str] = []
     for item in verify:
         state = item.get("scopeState")
         if state == "missing":
@@ -226,13 +245,12 @@ def plan_ingest(verify: Sequence[Dict[str, Any]], cands: Sequence[Optional[Dict[
         if item["id"] in reported:
             verdicts.append((item["id"], "still-open" if state == "unchanged" else "reaffirmed"))
             continue
-        label = item.get("rule") if isinstance(item.get("rule"), str) else item.get("direction")
-        other = ran is not None and isinstance(label, str) and ":" in label and tool_of(label) not in ran
+        other = untooled(item)
         if withhold_fixed or other:
             verdicts.append((item["id"], "still-open" if state == "unchanged" else "stale"))
             withheld.append(item["id"])
             if other:
-                untooled.append(item["id"])
+                others.append(item["id"])
         else:
             verdicts.append((item["id"], "fixed"))
-    return IngestPlan(verdicts, fate, withheld, untooled, settled_as, renewed, reported)
+    return IngestPlan(verdicts, fate, withheld, others, settled_as, renewed, reported)

@@ -12,8 +12,7 @@ from pathlib import Path
 from priors.core.answer import Answer
 from priors.core.canonical import decode_text, dumps
 from priors.core.errors import Refusal, UsageError
-from priors.core.grammar import validate
-from priors.core.grammar import identity_of
+from priors.core.grammar import identity_of, validate
 from priors.core.protocol import QUIESCENT, judge_disposition
 from priors.core.sarif_identity import identities, plan_ingest
 from priors.core.sarif_in import log_tools, read_log
@@ -45,7 +44,10 @@ def read_findings(names: List[str], load: Callable[[str], Any], root: Path
     found: List[Tuple[str, Any]] = []
     tools: set = set()
     for name in names:
-        doc = load(name)
+        try:
+            doc = load(name)
+        except UsageError as exc:  # one prefix for every problem with the logs: this verb's
+            raise UsageError(_verb_prefix(str(exc))) from None
         try:
             findings = read_log(doc, roots)
         except UsageError as exc:
@@ -60,6 +62,10 @@ def read_findings(names: List[str], load: Callable[[str], Any], root: Path
                     raise UsageError(f"priors ingest-sarif: {name}: {f.path}: {msg}") from None
             found.append((name, f))
     return found, sorted(tools)
+
+
+def _verb_prefix(msg: str) -> str:
+    return "priors ingest-sarif: " + msg[len("priors: "):] if msg.startswith("priors: ") else msg
 
 
 def ingest(paths: Paths, ns: str, scopes: Dict[str, str], budget: Optional[Budget],
@@ -138,7 +144,8 @@ def _ingest_locked(paths: Paths, ns: str, scopes: Dict[str, str], budget: Option
         for pid, verdict in plan.verdicts:
             event = judge_disposition(st, rf, pid, verdict)
             at = plan.reporter.get(pid)
-            line = cands[at].get("line") if at is not None and cands[at] is not None else None
+            reporting = cands[at] if at is not None else None
+            line = reporting.get("line") if reporting is not None else None
             if isinstance(line, int):  # where the analyzer reports it now: what the export points at
                 event["line"] = line
             rf.dispositions.append(event)
