@@ -187,3 +187,46 @@ def test_a_narrow_snapshot_leaves_the_findings_outside_it_unjudged(keeper: Keepe
     k.write("lib/o.py", "x = 1\n")
     got = ingest(k, ruff_on(k, "lib.sarif", "F401", "lib"), "ruff", "lib")
     assert got["missing"] == lib, got
+
+
+TAX = "def tax(x):\n    unused_var = x * 2\n    return x\n"
+
+
+def test_the_export_points_at_the_current_line_and_closes_a_finding_whose_code_is_gone(keeper: Keeper) -> None:
+    """A file-level finding exports at the line the last ingest reported it on, not its birth line;
+    a renamed function's old finding (its scope gone from the folder looked at) closes as `absent`
+    and `--current` leaves it out; the ingest says where its code went."""
+    k = keeper
+    k.write("src/m.py", UTIL)
+    k.write("src/tax.py", TAX)
+    ingest(k, ruff(k, "1.sarif", "F401,F841"))
+    old = ids_by(k)[("src/tax.py#tax", "ruff:F841")]
+    k.write("src/m.py", "# a comment\n" * 10 + UTIL)
+    k.write("src/tax.py", TAX.replace("def tax", "def levy"))
+    got = ingest(k, ruff(k, "2.sarif", "F401,F841"))
+    assert got["missing"] == [old] and got["counts"]["new"] == 1, got
+    doc = json.loads(k.ok("export", "--sarif", "--ns", "ruff", "--current"))
+    where = {r["properties"]["priors"]["id"]: r["locations"][0]["physicalLocation"]["region"]["startLine"]
+             for r in doc["runs"][0]["results"]}
+    assert old not in where
+    m = {p["claim"]: p["id"] for p in priors(k) if p["scope_ref"] == "src/m.py"}
+    assert where[m["`os` imported but unused"]] == 11 and where[m["`sys` imported but unused"]] == 12, where
+    full = json.loads(k.ok("export", "--sarif", "--ns", "ruff"))
+    assert [r["baselineState"] for r in full["runs"][0]["results"] if r["properties"]["priors"]["id"] == old] == ["absent"]
+    plain = k("ingest-sarif", ruff(k, "3.sarif", "F401,F841"), "--ns", "ruff", "--snapshot", "src")
+    assert f"1 not judged ({old}) — the code it points at is gone" in plain.out, plain
+
+
+def test_a_finding_reported_again_but_fixed_is_said_once_and_timeline_names_the_analyzer(keeper: Keeper) -> None:
+    k = keeper
+    k.write("src/m.py", UTIL)
+    log = ruff(k, "1.sarif", "F401")
+    ingest(k, log)
+    k.write("empty.sarif", json.dumps({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "ruff"}}, "results": []}]}))
+    assert ingest(k, "empty.sarif")["counts"]["fixed"] == 2
+    plain = k("ingest-sarif", log, "--ns", "ruff", "--snapshot", "src")
+    assert plain.code == 0 and "2 reported again but recorded fixed" in plain.out, plain
+    assert "refused by the keeper's rules" not in plain.out and "Nothing new." not in plain.out, plain
+    pid = priors(k)[0]["id"]
+    shown = k.ok("show", pid)
+    assert "analyzer: fixed" in shown and "agent: fixed" not in shown, shown

@@ -137,6 +137,12 @@ def test_plan_ingest_by_identity() -> None:
     assert plan.fate == ["known", "propose", "merged", "known"]
 
 
+def test_a_file_uri_on_another_host_is_not_ours() -> None:
+    assert relative_path("file:///repo/src/a.py", ["/repo"]) == "src/a.py"
+    assert relative_path("file://localhost/repo/src/a.py", ["/repo"]) == "src/a.py"
+    assert relative_path("file://server/repo/src/a.py", ["/repo"]) == "file://server/repo/src/a.py"
+
+
 def test_identities_follow_the_text_not_the_line() -> None:
     def found(rule, region, cand=None, given=None):
         (f,) = read_log(log({"ruleId": rule, "message": {"text": "m"}, "locations": [{"physicalLocation": {

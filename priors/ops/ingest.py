@@ -144,7 +144,7 @@ def _ingest_locked(paths: Paths, ns: str, scopes: Dict[str, str], budget: Option
         for pid, verdict in plan.verdicts:
             event = judge_disposition(st, rf, pid, verdict)
             at = plan.reporter.get(pid)
-            reporting = cands[at] if at is not None else None
+            reporting = found[at][1].candidate if at is not None else None  # (as read: resolving drops the line)
             line = reporting.get("line") if reporting is not None else None
             if isinstance(line, int):  # where the analyzer reports it now: what the export points at
                 event["line"] = line
@@ -291,9 +291,12 @@ def plain_lines(report: Dict[str, Any]) -> List[str]:
                      f"{'it' if len(again) == 1 else 'them'} again")
     missing = report.get("missing")
     if missing:  # the summary's "Checked against N" counts them, but no verdict line does: say why
-        lines.append(f"  {len(missing)} not judged ({', '.join(missing)}) — {'its' if len(missing) == 1 else 'their'} "
-                     f"scope is not in this run's snapshot (outside the paths given to --snapshot, or the code is "
-                     f"gone); a finding missing from {REST_AFTER} runs in a row rests until its scope returns")
+        one = len(missing) == 1
+        lines.append(f"  {len(missing)} not judged ({', '.join(missing)}) — the code {'it points' if one else 'they point'}"
+                     f" at is gone from the paths looked at (deleted, or a renamed definition: the analyzer's result"
+                     f" under the new name is a new finding, and a person decides again); the export closes"
+                     f" {'it' if one else 'them'}, and a finding missing from {REST_AFTER} runs in a row rests until"
+                     " its scope returns")
     bad = [x for x in report["not_findings"] if str(x["reason"]).startswith("holds ")]
     if bad:  # a result the ledger cannot hold (a control character): left out, by name, not the whole log
         lines.append(f"  {len(bad)} left out, not recorded:")
