@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict
 
 from conftest import Keeper
 from test_sarif import ruff_command
@@ -230,3 +230,13 @@ def test_a_finding_reported_again_but_fixed_is_said_once_and_timeline_names_the_
     pid = priors(k)[0]["id"]
     shown = k.ok("show", pid)
     assert "analyzer: fixed" in shown and "agent: fixed" not in shown, shown
+
+
+def test_a_result_past_the_end_of_its_file_is_placed_nowhere(keeper: Keeper) -> None:
+    k = keeper
+    k.write("src/a.py", "x = 1\n")
+    k.write("eof.sarif", json.dumps({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "lint"}}, "results": [
+        {"ruleId": "R", "message": {"text": "far away"},
+         "locations": [{"physicalLocation": {"artifactLocation": {"uri": "src/a.py"}, "region": {"startLine": 99}}}]}]}]}))
+    got = ingest(k, "eof.sarif", "lint")
+    assert [x["refused"] for x in got["refused"]] == ["UNKNOWN_SCOPE"] and got["counts"]["new"] == 0, got

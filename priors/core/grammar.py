@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 from priors.core.canonical import dumps, normalize, value_problem
 from priors.core.controls import control_problem
 from priors.core.errors import UsageError
@@ -149,8 +151,6 @@ def identity_of(rec: Any) -> Optional[Tuple[str, str]]:
 def rule_key(rule: str) -> str:
     """An analyzer's rule id as identities compare it: NFKC (fullwidth digits, a no-break space),
     case folded, no space at either end — the ways one rule's id is written differently."""
-    import unicodedata
-
     return unicodedata.normalize("NFKC", rule).strip().casefold()
 
 
