@@ -142,3 +142,22 @@ def test_eslint_ingest_fix_one_wontfix_one_move_it_and_export(keeper: Keeper) ->
     assert eqeq_size not in rules  # fixed before the last run: in neither baseline nor current
     suppressed = {res["properties"]["priors"]["id"] for res in results if "suppressions" in res}
     assert suppressed == {no_eval, unused_path}
+
+
+def test_eslint_an_edit_on_the_flagged_line_fixes_only_what_it_fixes(keeper: Keeper) -> None:
+    """`} catch (e) {}` → `} catch (e) { /* ignore */ }` fixes no-empty; the unused `e` (its columns
+    name `e` alone) is the same finding, and a person's wontfix on it still holds."""
+    k = keeper
+    k.write("eslint.config.mjs", CONFIG.replace('"no-eval": "error",', '"no-eval": "error", "no-empty": "error",'))
+    code = "export function read(f) {\n  try {\n    return f();\n  } catch (e) {}\n}\n"
+    k.write("src/r.js", code)
+    r = k("ingest-sarif", eslint(k, "1.sarif"), "--ns", "eslint", "--snapshot", "src", "--json")
+    assert r.code == 0 and r.json["counts"]["new"] == 2, r
+    unused = by_rule(k)[("src/r.js#read", "eslint:no-unused-vars", "'e' is defined but never used.")]
+    k.ok("decide", unused, "wontfix", "--because", "the error is expected")
+    k.write("src/r.js", code.replace("catch (e) {}", "catch (e) { /* ignore */ }"))
+    r = k("ingest-sarif", eslint(k, "2.sarif"), "--ns", "eslint", "--snapshot", "src", "--json")
+    assert r.code == 0, r
+    c = r.json["counts"]
+    assert (c["fixed"], c["new"], c["suppressed"]) == (1, 0, 1), c
+    assert [x["of"] for x in r.json["refused"]] == [unused]

@@ -7,7 +7,8 @@ import pytest
 
 from priors.core.errors import UsageError
 from priors.core.fold import fold
-from priors.core.sarif_in import identities, plan_ingest, read_log, region_text, relative_path, severity_of
+from priors.core.sarif_identity import identities, plan_ingest, region_text
+from priors.core.sarif_in import read_log, relative_path, severity_of
 from priors.core.sarif_out import baseline_state, fingerprint, sarif_log
 
 # docs/sarif.md, "Severity": every row of the table, in order of precedence
@@ -136,6 +137,12 @@ def test_plan_ingest_by_identity() -> None:
     assert plan.fate == ["known", "propose", "merged", "known"]
 
 
+def test_a_file_uri_on_another_host_is_not_ours() -> None:
+    assert relative_path("file:///repo/src/a.py", ["/repo"]) == "src/a.py"
+    assert relative_path("file://localhost/repo/src/a.py", ["/repo"]) == "src/a.py"
+    assert relative_path("file://server/repo/src/a.py", ["/repo"]) == "file://server/repo/src/a.py"
+
+
 def test_identities_follow_the_text_not_the_line() -> None:
     def found(rule, region, cand=None, given=None):
         (f,) = read_log(log({"ruleId": rule, "message": {"text": "m"}, "locations": [{"physicalLocation": {
@@ -164,7 +171,10 @@ def test_identities_follow_the_text_not_the_line() -> None:
     assert [g[1] for g in again] == [fps[0], fps[3], fps[2]]  # lines moved, re-indented: the same identities
     assert identities(fs[:1], [None], lambda f: one) == [None]  # not placed: no identity
     assert region_text(one, (9, 0, 0, 0)) is None
-    assert region_text(["ab", "cd", "ef"], (1, 2, 3, 2)) == "ab cd ef\nb cd e"
+    assert region_text(["ab", "cd", "ef"], (1, 2, 3, 2)) == "columns\nb cd e"  # the columns name it: only that
+    assert region_text(["ab", "cd", "ef"], (1, 0, 2, 0)) == "ab cd"  # no columns: the whole lines
+    # an edit elsewhere on the flagged line (a comment, `as e` dropped) leaves the columns' text as it was
+    assert region_text(["except Exception as e:"], (1, 8, 1, 17)) == region_text(["except Exception:  # ok"], (1, 8, 1, 17))
 
 
 def test_a_result_with_a_control_character_is_left_out_and_a_huge_placeholder_named() -> None:

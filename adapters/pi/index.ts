@@ -383,8 +383,9 @@ export default function priors(pi: ExtensionAPI): void {
 
 	/** `decide ID accepted`, naming the lesson it revises when a person had settled that one — only
 	 * when the person named this revision (`activate ID`, review's accept, which shows what it
-	 * revises): `activate all` never retires a person's lesson on a model's revision; the keeper's
-	 * answer then says it stays in force and how to retire it. */
+	 * revises): `activate all` never retires a lesson the person had accepted on a model's revision
+	 * (only one the same `all` activated); the keeper's answer then says it stays in force and how
+	 * to retire it. */
 	async function activate(ctx: ExtensionContext, row: LessonRow, all: LessonRow[], retire = true): Promise<Ran> {
 		const args = ["decide", row.id, "accepted"];
 		const old = row.supersedes ? all.find((x) => x.id === row.supersedes) : undefined;
@@ -408,8 +409,12 @@ export default function priors(pi: ExtensionAPI): void {
 		const todo = target === "all" ? all.filter((x) => x.status === "open") : all.filter((x) => x.id === target);
 		if (!todo.length) return say(ctx, target === "all" ? "priors: no proposed lessons" : `priors: no lesson ${target}`, "warning");
 		const out: string[] = [];
+		// `all` applies a revision over a lesson only when that lesson is one this same `all` activated
+		// (both were proposals): a lesson the person had already accepted stays, and the keeper says so
+		const proposed = new Set(todo.map((x) => x.id));
 		for (const row of todo) {
-			const r = await activate(ctx, row, all, target !== "all");
+			const retire = target !== "all" || (row.supersedes !== undefined && proposed.has(row.supersedes));
+			const r = await activate(ctx, row, all, retire);
 			out.push(r.ok ? r.stdout.trim() : `${row.id} not activated — ${r.why}`);
 		}
 		say(ctx, out.join("\n"));

@@ -28,11 +28,11 @@ def cmd_ingest_sarif(a: Parsed, ctx: Context) -> Answer:
         a.opts["snapshot"] = snap
     if not logs:
         raise UsageError(f"priors ingest-sarif: give at least one SARIF log\nusage: {a.spec.usage}")
-    found = read_findings(logs, read_json_file("SARIF file"), ctx.root)
+    found, tools = read_findings(logs, read_json_file("SARIF file"), ctx.root)
     paths = Paths(ctx.root)
     scopes = scopes_from(a, ctx, "ingest-sarif", default_snapshot=True)
     budget = budget_for(paths, a.get("max_inject"), a.get("max_chars"), a.get("query"))
-    return ingest(paths, ns, scopes, budget, found, say=lambda line: ctx.err.write(line + "\n"))
+    return ingest(paths, ns, scopes, budget, found, say=lambda line: ctx.err.write(line + "\n"), tools=tools)
 
 
 def split_logs(pos: List[str], snapshot: List[str]) -> Tuple[List[str], List[str]]:

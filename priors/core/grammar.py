@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 from priors.core.canonical import dumps, normalize, value_problem
 from priors.core.controls import control_problem
 from priors.core.errors import UsageError
@@ -138,11 +140,19 @@ def _check_level(raw: Dict[str, Any], key: str) -> None:
 def identity_of(rec: Any) -> Optional[Tuple[str, str]]:
     """An analyzer result's identity — its rule and the fingerprint of what it flags — from a
     candidate or a prior record; None for anything else (an agent's finding). Two priors that both
-    have one are the same finding exactly when it is equal (on the same scope): never by meaning."""
+    have one are the same finding exactly when it is equal (on the same scope): never by meaning.
+    The rule compares as `rule_key` reads it (`ruff:f401 ` is `ruff:F401`), so relabelling a rule
+    makes no new finding."""
     if not isinstance(rec, dict):
         return None
     rule, fp = rec.get("rule"), rec.get("fingerprint")
-    return (rule, fp) if isinstance(rule, str) and isinstance(fp, str) else None
+    return (rule_key(rule), fp) if isinstance(rule, str) and isinstance(fp, str) else None
+
+
+def rule_key(rule: str) -> str:
+    """An analyzer's rule id as identities compare it: NFKC (fullwidth digits, a no-break space),
+    case folded, no space at either end — the ways one rule's id is written differently."""
+    return unicodedata.normalize("NFKC", rule).strip().casefold()
 
 
 def unknown_fields(raw: Any) -> List[tuple]:

@@ -130,8 +130,8 @@ def _event_entry(no: int, run: Optional[str], rec: Dict[str, Any], p: Any) -> Di
     action, to = rec.get("action"), rec.get("to")
     reason = rec.get("reason")
     why = f" — “{reason}”" if isinstance(reason, str) else " — (reason redacted)" if rec.get("reason_redacted") else ""
-    if action == "disposition":
-        text = f"agent: {to}"
+    if action == "disposition":  # an analyzer's finding (`ingest-sarif`, the only writer of `rule`) was judged by its log
+        text = f"{'analyzer' if isinstance(p.rec.get('rule'), str) else 'agent'}: {to}"
     elif action == "scope-missing":
         text = f"scope missing ({p.miss} in a row)" if not p.redacted else "scope missing"
     elif action == "decide":

@@ -49,6 +49,7 @@ def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: in
     nudges: List[Dict[str, Any]] = []
     floors: List[Dict[str, Any]] = []
     settled = archived = 0
+    partial = partial_snapshot(scopes)
     here: List[Dict[str, Any]] = []
     more = 0
     owed: List[Tuple[PriorState, str, Optional[str]]] = []  # the verify items, their records read in one batch
@@ -63,7 +64,9 @@ def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: in
                 nudges.append({"id": p.id, "claim": item["claim"], "ask": NUDGE_ASK.replace("<id>", p.id)})
         elif act == "verify-phase" and p.status in ("open", "stale", "challenged"):
             state, current = scope_state(p, scopes)
-            if p.resting and state == "missing":
+            if state == "missing" and partial and not looked_at(p.scope_ref, scopes):
+                pass  # outside the paths this snapshot covers: not looked at, so not missing either
+            elif p.resting and state == "missing":
                 archived += 1
             else:
                 owed.append((p, state, current))
@@ -108,6 +111,25 @@ def records_of(ps: List[PriorState]) -> List[Dict[str, Any]]:
         for i, rec in zip(idxs, recs):
             out[i] = rec
     return out
+
+
+def partial_snapshot(scopes: Dict[str, str]) -> bool:
+    """A snapshot of folders (`--snapshot src/`): it holds the folders it covers whole and no `*`, so
+    a finding outside them was not looked at. One with `*` (the whole tree), or with no folder at all
+    (a map of files), covers everything, as it always did."""
+    return "*" not in scopes and any(r.endswith("/") for r in scopes)
+
+
+def looked_at(ref: Optional[str], scopes: Dict[str, str]) -> bool:
+    """Whether a snapshot of folders (`partial_snapshot`) covers where `ref` lies, so that its absence
+    means the code is gone: the scope's file, or a folder holding it is in it."""
+    if ref is None:
+        return True
+    file = ref.split("#", 1)[0]
+    if file in scopes:
+        return True
+    parts = file.rstrip("/").split("/")
+    return any("/".join(parts[:i]) + "/" in scopes for i in range(1, len(parts)))
 
 
 def settled_refs(st: State, scopes: Dict[str, str]) -> List[str]:
@@ -485,7 +507,7 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
         if p.redacted:
             continue
         if cid is not None and identity_of(p.rec) is not None:
-            if _same_result(p, cand, current):
+            if _same_result(p, cand, current) or _decided_here(p, cand, current):
                 raise _same_refusal(p)
             continue  # two analyzer results: their identities alone say whether they are one finding
         if not _same_scope(p, cand, current):
@@ -498,7 +520,7 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
     others = {p.id for p in elsewhere}
     for p in elsewhere:  # the same claim on the same state
         if cid is not None and identity_of(p.rec) is not None:
-            if _same_result(p, cand, current):
+            if _same_result(p, cand, current) or _decided_here(p, cand, current):
                 raise _same_refusal(p, elsewhere=True)
         elif _same_scope(p, cand, current) and same_as(p.claim, cand.claim):
             raise _same_refusal(p, elsewhere=True)
@@ -553,6 +575,13 @@ def judged_now(seal: Any) -> bool:
     so that a ledger the keeper wrote replays clean across the upgrade."""
     door = seal.get("door") if isinstance(seal, dict) else None
     return type(door) is int and door >= DOOR
+
+
+def _decided_here(p: PriorState, cand: Candidate, current: Optional[str]) -> bool:
+    """A person's decision is stronger than a log's labels: on the very scope state it was decided on,
+    the same claim is the decided finding whatever rule or fingerprint the result now carries (a
+    renamed tool, a rule id spelled otherwise, a fingerprint added or columns dropped)."""
+    return p.binding and _same_scope(p, cand, current) and same_claim(p.claim, cand.claim)
 
 
 def _same_refusal(p: PriorState, figure: Optional[float] = None, elsewhere: bool = False) -> Refusal:

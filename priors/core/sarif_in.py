@@ -9,16 +9,16 @@ The severity mapping is documented in docs/sarif.md and tested in tests/test_sar
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from priors.core.canonical import dumps, normalize, sha12
 from priors.core.controls import control_problem
 from priors.core.errors import UsageError
 from priors.core.plain import Plain
-from priors.core.similarity import norm_direction
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
-    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 LEVELS = ("none", "note", "warning", "error")
 KINDS = ("notApplicable", "pass", "fail", "review", "open", "informational")
@@ -172,7 +172,7 @@ def _read_result(res: Any, at: str, ctx: _RunCtx) -> SarifFinding:
     cand: Dict[str, Any] = {"type": "conclusion", "claim": claim,
                             "severity": severity_of(level, props, rule, kind)}
     if rule_id is not None:
-        cand["direction"] = rule_id if ctx.tool.lower() == PRIORS_TOOL else f"{_tool_word(ctx.tool)}:{rule_id}"
+        cand["direction"] = rule_id if _tool_word(ctx.tool) == PRIORS_TOOL else f"{_tool_word(ctx.tool)}:{rule_id}"
     file, line, snippet, region = where
     if isinstance(given, tuple):  # a log priors wrote: the identity the prior had keeps it
         ident_rule, given = given
@@ -189,6 +189,8 @@ def _read_result(res: Any, at: str, ctx: _RunCtx) -> SarifFinding:
         evidence += ": " + snippet
     cand["evidence"] = evidence
     why = control_problem(cand)
+    if why is None and rule_id is not None and invisible(rule_id) is not None:
+        why = f"an invisible format character in its rule id ({invisible(rule_id)})"
     if why is not None:  # one bad result is left out, named; the rest of the log still counts
         return SarifFinding(at, None, f"holds {why}: not recorded")
     return SarifFinding(at, cand, rule=ident_rule, given=given, region=region)
@@ -198,7 +200,7 @@ def _given_fingerprint(res: Dict[str, Any], at: str, ctx: _RunCtx) -> Any:
     """The analyzer's own identity for a result: `fingerprints`, else `partialFingerprints` (SARIF
     §3.27.16–17; objects of strings), as one hash — or, in a log priors wrote, the `rule` and
     `fingerprint` its `properties.priors` keeps, as a pair; None when the log gives neither."""
-    if ctx.tool.lower() == PRIORS_TOOL:
+    if _tool_word(ctx.tool) == PRIORS_TOOL:
         props = res.get("properties")
         mine = props.get("priors") if isinstance(props, dict) else None
         if isinstance(mine, dict) and isinstance(mine.get("rule"), str) and isinstance(mine.get("fingerprint"), str):
@@ -218,8 +220,34 @@ def _given_fingerprint(res: Dict[str, Any], at: str, ctx: _RunCtx) -> Any:
 
 
 def _tool_word(name: str) -> str:
-    """`Semgrep OSS` → `semgrep-oss`: the tool's name as the first part of a direction."""
-    return "-".join(name.lower().split())
+    """`Semgrep OSS` → `semgrep-oss`: the tool's name as the first part of a direction (NFKC, case
+    folded: `ＲＵＦＦ` and `ruff` are one tool)."""
+    return "-".join(unicodedata.normalize("NFKC", name).casefold().split())
+
+
+def log_tools(doc: Any) -> List[str]:
+    """The tools a parsed, checked SARIF log ran, as the first part of their rules (`ruff`): every
+    run's driver — and for a log priors wrote, the tools its results' rules name. An old finding of
+    a tool not among them was not looked for by this log (docs/sarif.md)."""
+    out = set()
+    for run in doc.get("runs", ()):
+        word = _tool_word(run["tool"]["driver"]["name"])
+        if word != PRIORS_TOOL:
+            out.add(word)
+            continue
+        for res in run.get("results", ()):
+            props = res.get("properties") if isinstance(res, dict) else None
+            mine = props.get("priors") if isinstance(props, dict) else None
+            for key in ("rule", "direction"):
+                val = mine.get(key) if isinstance(mine, dict) else None
+                if isinstance(val, str) and ":" in val:
+                    out.add(tool_of(val))
+    return sorted(out)
+
+
+def tool_of(rule: str) -> str:
+    """The tool part of a rule or direction (`ruff:F401` → `ruff`), as `_tool_word` writes it."""
+    return _tool_word(rule.split(":", 1)[0])
 
 
 def _rule_of(res: Dict[str, Any], at: str, ctx: _RunCtx) -> Tuple[Optional[Dict[str, Any]], Optional[str]]:
@@ -257,7 +285,18 @@ def _rule_of(res: Dict[str, Any], at: str, ctx: _RunCtx) -> Tuple[Optional[Dict[
             rule_id = rule["id"]
     elif rule_id is not None:
         rule = next((r for r in ctx.components[comp] if r.get("id") == rule_id), None)
+    if rule_id is not None:  # one rule is one id: `F401 ` or `Ｆ４０１` (NFKC) is `F401`
+        rule_id = unicodedata.normalize("NFKC", rule_id).strip() or None
     return rule, rule_id
+
+
+def invisible(text: str) -> Optional[str]:
+    """The first invisible format character (Unicode `Cf`: a zero-width space, a soft hyphen) in
+    `text` as `U+200B`, or None: in a rule id it makes one rule look like another."""
+    for ch in text:
+        if unicodedata.category(ch) == "Cf":
+            return f"U+{ord(ch):04X}"
+    return None
 
 
 def _message(msg: Any, at: str, rule: Optional[Dict[str, Any]]) -> str:
@@ -393,8 +432,8 @@ def relative_path(uri: str, roots: Sequence[str]) -> str:
             parts = urlsplit(uri)
         except ValueError:  # `http://[::1` and the like: no file of ours
             return uri
-        if parts.scheme.lower() != "file":
-            return uri
+        if parts.scheme.lower() != "file" or parts.netloc.lower() not in ("", "localhost"):
+            return uri  # another scheme, or a file on another host (`file://server/share/a.py`): not ours
         path = unquote(parts.path)
         if len(path) > 2 and path[0] == "/" and path[2] == ":":  # file:///C:/repo/a.py
             path = path[1:]
@@ -487,165 +526,3 @@ def _show(v: Any) -> str:
     except (TypeError, ValueError):
         text = type(v).__name__
     return text if len(text) <= 40 else text[:37] + "..."
-
-
-# ------------------------------------------------------------------ identity
-
-
-def identities(found: Sequence[SarifFinding], refs: Sequence[Optional[str]],
-               lines_of: Callable[[str], Optional[List[str]]]) -> List[Optional[Tuple[str, str]]]:
-    """(rule, fingerprint) for each result placed on scope `refs[i]` (None: not a finding, or not placed).
-
-    The fingerprint is the analyzer's own when it gives one (`given`); otherwise `text:` and a hash of
-    the flagged source region's text — its whole lines and the columns it names, whitespace collapsed,
-    so it survives line shifts and re-indentation — then `:N`, the occurrence index of that text among
-    the results of the same rule on the same scope, in source order (two results at the same place
-    share it: one finding). No file text to read (no location, a line past the end): the result's
-    snippet, else its message, stands in. `lines_of(file)`: the file's lines, None when unreadable."""
-    bases: List[Optional[Tuple[str, str, bool]]] = []
-    for f, ref in zip(found, refs):
-        cand = f.candidate
-        if cand is None or ref is None:
-            bases.append(None)
-        elif f.given is not None:
-            bases.append((f.rule, f.given, False))
-        else:
-            text = None
-            file = cand.get("file")
-            if isinstance(file, str) and f.region is not None:
-                lines = lines_of(file)
-                if lines is not None:
-                    text = region_text(lines, f.region)
-            if text is None:
-                ev = str(cand.get("evidence", ""))
-                text = "snippet\n" + ev.split(": ", 1)[1] if ": " in ev else "claim\n" + str(cand.get("claim"))
-            bases.append((f.rule, sha12(text), True))
-    # The occurrence among results of the same rule and base on the same scope, in source order: for
-    # a tool's own fingerprint too, which one tool gives many results (Semgrep OSS writes
-    # `{"matchBasedId/v1": "requires login"}` on every one) — the first keeps `tool:HASH`, the next
-    # are `tool:HASH:1`, … so two results at two places are never one finding.
-    spots: Dict[tuple, List[Tuple[int, int, int, int]]] = {}
-    for f, ref, base in zip(found, refs, bases):
-        if base is not None:
-            spots.setdefault((ref, base[0], base[1]), []).append(f.region or (0, 0, 0, 0))
-    order = {key: sorted(set(v)) for key, v in spots.items()}
-    out: List[Optional[Tuple[str, str]]] = []
-    for f, ref, base in zip(found, refs, bases):
-        if base is None:
-            out.append(None)
-            continue
-        nth = order[(ref, base[0], base[1])].index(f.region or (0, 0, 0, 0))
-        if not base[2]:
-            out.append((base[0], base[1] if nth == 0 else f"{base[1]}:{nth}"))
-        else:
-            out.append((base[0], f"text:{base[1]}:{nth}"))
-    return out
-
-
-def region_text(lines: Sequence[str], region: Tuple[int, int, int, int]) -> Optional[str]:
-    """The text a region flags, as its fingerprint reads it: the region's whole lines, then the part
-    its columns name (1-based, end exclusive; counted in characters), each whitespace-collapsed.
-    None when the region starts past the end of the file."""
-    sl, sc, el, ec = region
-    if sl < 1 or sl > len(lines):
-        return None
-    el = min(max(el, sl), len(lines))
-    chunk = list(lines[sl - 1:el])
-    whole = normalize(" ".join(chunk))
-    if not sc and not ec:
-        return whole
-    head = sc - 1 if sc else 0
-    if len(chunk) == 1:
-        part = chunk[0][head:ec - 1 if ec else None]
-    else:
-        part = " ".join([chunk[0][head:]] + chunk[1:-1] + [chunk[-1][:ec - 1 if ec else None]])
-    return whole + "\n" + normalize(part)
-
-
-# ------------------------------------------------------------------ one ingest, planned
-
-
-class IngestPlan(Plain):
-    """What an ingest does with a run: the verdict for each verify item, and what each result became.
-
-    `verdicts`: (prior id, verdict) in the run's verify order. `fate`: per candidate index, one of
-    `known` (it reports a verify item again), `merged` (the same identity — rule and fingerprint — on
-    the same scope as an earlier result: one finding) or `propose`. `withheld`: the ids not reported
-    again that were not judged `fixed` because some result could not be placed."""
-
-    __slots__ = ("verdicts", "fate", "withheld")
-
-    def __init__(self, verdicts: List[Tuple[str, str]], fate: List[str], withheld: List[str]) -> None:
-        self.verdicts, self.fate, self.withheld = verdicts, fate, withheld
-
-
-def plan_ingest(verify: Sequence[Dict[str, Any]], cands: Sequence[Optional[Dict[str, Any]]],
-                withhold_fixed: bool = False) -> IngestPlan:
-    """Disposition every verify item by whether the analyzer reported it again, and sort the rest.
-
-    `verify`: the run's verify items, each with `id`, `scope_ref`, `scopeState`, and the prior's
-    `direction`, `claim`, `rule` and `fingerprint`. `cands`: the results as resolved candidates
-    (`scope_ref`, `rule` and `fingerprint` set; None for a result that is not a finding or was
-    refused). A result reports a prior again when it is on the prior's scope with the same identity
-    (rule and fingerprint). A prior recorded before identities (no fingerprint: an older ingest, or
-    an agent's finding) is reported again as the keeper's duplicate check reads it: the same
-    direction, or the same claim. Reported again → `still-open` on unchanged code,
-    `reaffirmed` on changed code; not reported on a present scope → `fixed`; a missing scope gets
-    no verdict (the commit records it as missing, as always).
-
-    `withhold_fixed`: some result could not be placed in the run's snapshot, so the analyzer looked
-    at a tree other than ours and its silence proves nothing. No prior is judged `fixed`: one not
-    reported is carried as it stands — `still-open` on unchanged code, `stale` (queued for
-    re-judgment) on changed code, the only verdicts the protocol allows there that claim nothing."""
-    def keys(ref: Any, direction: Any, claim: Any) -> List[tuple]:
-        out = []
-        d = norm_direction(direction)
-        if d is not None:
-            out.append((ref, "d", d))
-        if isinstance(claim, str):
-            out.append((ref, "c", normalize(claim)))
-        return out
-
-    def identity(ref: Any, rec: Dict[str, Any]) -> Optional[tuple]:
-        rule, fp = rec.get("rule"), rec.get("fingerprint")
-        return (ref, "i", rule, fp) if isinstance(rule, str) and isinstance(fp, str) else None
-
-    present: Dict[tuple, List[str]] = {}
-    for item in verify:
-        if item.get("scopeState") == "missing":
-            continue
-        mine = identity(item.get("scope_ref"), item)
-        for k in [mine] if mine is not None else keys(item.get("scope_ref"), item.get("direction"), item.get("claim")):
-            present.setdefault(k, []).append(item["id"])
-    reported = set()
-    fate: List[str] = []
-    seen = set()
-    for cand in cands:
-        if cand is None:
-            fate.append("")
-            continue
-        mine = identity(cand.get("scope_ref"), cand)
-        ks = keys(cand.get("scope_ref"), cand.get("direction"), cand.get("claim"))
-        hit = [pid for k in ([mine] if mine is not None else []) + ks for pid in present.get(k, ())]
-        if hit:
-            reported.update(hit)
-            fate.append("known")
-        elif mine is not None and mine in seen or mine is None and any(k in seen for k in ks):
-            fate.append("merged")
-        else:
-            fate.append("propose")
-        seen.update([mine] if mine is not None else ks)
-    verdicts: List[Tuple[str, str]] = []
-    withheld: List[str] = []
-    for item in verify:
-        state = item.get("scopeState")
-        if state == "missing":
-            continue
-        if item["id"] in reported:
-            verdicts.append((item["id"], "still-open" if state == "unchanged" else "reaffirmed"))
-        elif withhold_fixed:
-            verdicts.append((item["id"], "still-open" if state == "unchanged" else "stale"))
-            withheld.append(item["id"])
-        else:
-            verdicts.append((item["id"], "fixed"))
-    return IngestPlan(verdicts, fate, withheld)

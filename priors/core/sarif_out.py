@@ -18,7 +18,10 @@ LEDGER_URI = ".priors/ledger.jsonl"  # where a prior with no file to point at li
 SEVERITY_LEVEL = {"gate": "error", "major": "warning", "minor": "note"}
 SUPPRESSED = ("wontfix", "accepted", "obsolete")  # a person's word: shown as suppressed, with the reason
 # What the namespace's last committed run did to a prior, as SARIF's baselineState.
-VERDICT_BASELINE = {"still-open": "unchanged", "reaffirmed": "updated", "stale": "updated", "fixed": "absent"}
+# `scope-missing`: the code it points at is gone from what the run looked at (deleted, or a renamed
+# definition whose finding the analyzer now reports under the new name): its alert closes.
+VERDICT_BASELINE = {"still-open": "unchanged", "reaffirmed": "updated", "stale": "updated", "fixed": "absent",
+                    "scope-missing": "absent"}
 
 # `files` below: path -> (number of lines, {qualname: (first line, last line)}) for the files that exist now.
 
@@ -34,13 +37,28 @@ def last_runs(records: List[Dict[str, Any]]) -> Dict[str, str]:
 
 
 def run_verdicts(records: List[Dict[str, Any]], last: Dict[str, str]) -> Dict[str, str]:
-    """prior id -> the agent verdict its namespace's last run gave it."""
+    """prior id -> the agent verdict its namespace's last run gave it (`scope-missing` when that run
+    recorded its scope missing)."""
     wanted = set(last.values())
     out: Dict[str, str] = {}
     for r in records:
-        if (r.get("t") == "event" and r.get("action") == "disposition" and r.get("run") in wanted
-                and isinstance(r.get("id"), str) and isinstance(r.get("to"), str)):
+        if r.get("t") != "event" or r.get("run") not in wanted or not isinstance(r.get("id"), str):
+            continue
+        if r.get("action") == "disposition" and isinstance(r.get("to"), str):
             out[r["id"]] = r["to"]
+        elif r.get("action") == "scope-missing":
+            out[r["id"]] = "scope-missing"
+    return out
+
+
+def reported_lines(records: List[Dict[str, Any]]) -> Dict[str, int]:
+    """prior id -> the line an analyzer last reported it on (`line` on an ingest's verdict)."""
+    out: Dict[str, int] = {}
+    for r in records:
+        line = r.get("line")
+        if (r.get("t") == "event" and r.get("action") == "disposition" and isinstance(r.get("id"), str)
+                and type(line) is int and 0 < line < 2 ** 31):
+            out[r["id"]] = line
     return out
 
 
@@ -95,6 +113,7 @@ def sarif_log(st: Any, records: List[Dict[str, Any]], ns_filter: Optional[str], 
     last = last_runs(records)
     verdicts = run_verdicts(records, last)
     why = reasons(records)
+    now = reported_lines(records)
     by_ns: Dict[str, List[Any]] = {}
     for p in st.priors.values():
         ns = p.ns
@@ -115,7 +134,7 @@ def sarif_log(st: Any, records: List[Dict[str, Any]], ns_filter: Optional[str], 
                 continue
             rid = rule_id(p.rec)
             rules.setdefault(rid, 0)
-            results.append(_result(p, ns, rid, state, why.get(p.id), files, ledger_lines))
+            results.append(_result(p, ns, rid, state, why.get(p.id), files, ledger_lines, now.get(p.id)))
         order = sorted(rules)
         index = {r: i for i, r in enumerate(order)}
         for res in results:
@@ -133,7 +152,7 @@ def sarif_log(st: Any, records: List[Dict[str, Any]], ns_filter: Optional[str], 
 
 
 def _result(p: Any, ns: str, rid: str, state: str, reason: Optional[str], files: Dict[str, Any],
-            ledger_lines: Dict[str, int]) -> Dict[str, Any]:
+            ledger_lines: Dict[str, int], line: Optional[int] = None) -> Dict[str, Any]:
     rec = p.rec
     sev = rec.get("severity")
     fixed = p.status == "fixed"
@@ -143,7 +162,7 @@ def _result(p: Any, ns: str, rid: str, state: str, reason: Optional[str], files:
         "level": "none" if fixed else SEVERITY_LEVEL.get(sev, "warning"),
         "message": {"text": p.claim or rid},
         "baselineState": state,
-        "locations": [_location(p.id, rec, files, ledger_lines)],
+        "locations": [_location(p.id, rec, files, ledger_lines, line)],
         "partialFingerprints": {"primaryLocationLineHash": fingerprint(ns, p.id) + ":1",
                                 "priorsPrior/v1": f"{ns}/{p.id}"},
         "properties": _props(p, ns),
@@ -165,9 +184,11 @@ def _props(p: Any, ns: str) -> Dict[str, Any]:
     return {"priors": {k: v for k, v in out.items() if v is not None}}
 
 
-def _location(pid: str, rec: Dict[str, Any], files: Dict[str, Any], ledger_lines: Dict[str, int]) -> Dict[str, Any]:
-    """Where code scanning shows the prior: its definition's span, the line its evidence names in
-    its file, the file's first line — or, with no file to point at, its own line in the ledger."""
+def _location(pid: str, rec: Dict[str, Any], files: Dict[str, Any], ledger_lines: Dict[str, int],
+              line: Optional[int] = None) -> Dict[str, Any]:
+    """Where code scanning shows the prior: its definition's span; in its file, the line an analyzer
+    last reported it on (`line`), else the line its evidence names (at most the file's last line),
+    else the first — or, with no file to point at, its own line in the ledger."""
     ref = rec.get("scope_ref")
     if not isinstance(ref, str) or ref == "*" or ref.endswith("/") or ref.startswith("#"):
         return {"physicalLocation": {"artifactLocation": {"uri": LEDGER_URI, "uriBaseId": "%SRCROOT%"},
@@ -181,9 +202,9 @@ def _location(pid: str, rec: Dict[str, Any], files: Dict[str, Any], ledger_lines
             first, last = spans[name]
             region = {"startLine": first, "endLine": last}
         else:
-            at = _evidence_line(rec.get("evidence"), file)
-            if at is not None and at <= lines:
-                region = {"startLine": at}
+            at = line if line is not None else _evidence_line(rec.get("evidence"), file)
+            if at is not None:
+                region = {"startLine": max(1, min(at, lines))}
     loc: Dict[str, Any] = {"physicalLocation": {"artifactLocation": {"uri": _uri(file), "uriBaseId": "%SRCROOT%"},
                                                 "region": region}}
     if name:

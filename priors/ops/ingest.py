@@ -12,9 +12,10 @@ from pathlib import Path
 from priors.core.answer import Answer
 from priors.core.canonical import decode_text, dumps
 from priors.core.errors import Refusal, UsageError
-from priors.core.grammar import validate
-from priors.core.protocol import judge_disposition
-from priors.core.sarif_in import identities, plan_ingest, read_log
+from priors.core.grammar import identity_of, validate
+from priors.core.protocol import QUIESCENT, judge_disposition
+from priors.core.sarif_identity import identities, plan_ingest
+from priors.core.sarif_in import log_tools, read_log
 from priors.core.vocabulary import REST_AFTER
 from priors.ops.ground import resolve_location
 from priors.ops.opening import open_run_locked
@@ -34,18 +35,24 @@ if TYPE_CHECKING:  # annotations only, never evaluated
     from priors.core.run_files import RunFiles
 
 
-def read_findings(names: List[str], load: Callable[[str], Any], root: Path) -> List[Tuple[str, Any]]:
+def read_findings(names: List[str], load: Callable[[str], Any], root: Path
+                  ) -> Tuple[List[Tuple[str, Any]], List[str]]:
     """(file name, finding) for every result of the SARIF logs `names` (each parsed by `load`, in
-    order) — checked whole before anything opens: invalid SARIF, or a candidate the grammar refuses,
-    is a usage error naming it."""
+    order), and the tools the logs ran (`log_tools`) — checked whole before anything opens: invalid
+    SARIF, or a candidate the grammar refuses, is a usage error naming it."""
     roots = _roots(root)
     found: List[Tuple[str, Any]] = []
+    tools: set = set()
     for name in names:
-        doc = load(name)
+        try:
+            doc = load(name)
+        except UsageError as exc:  # one prefix for every problem with the logs: this verb's
+            raise UsageError(_verb_prefix(str(exc))) from None
         try:
             findings = read_log(doc, roots)
         except UsageError as exc:
             raise UsageError(f"priors ingest-sarif: {name}: {exc} — nothing was changed") from None
+        tools.update(log_tools(doc))
         for f in findings:
             if f.candidate is not None:
                 try:
@@ -54,20 +61,26 @@ def read_findings(names: List[str], load: Callable[[str], Any], root: Path) -> L
                     msg = str(exc).replace("priors: ", "", 1)
                     raise UsageError(f"priors ingest-sarif: {name}: {f.path}: {msg}") from None
             found.append((name, f))
-    return found
+    return found, sorted(tools)
+
+
+def _verb_prefix(msg: str) -> str:
+    return "priors ingest-sarif: " + msg[len("priors: "):] if msg.startswith("priors: ") else msg
 
 
 def ingest(paths: Paths, ns: str, scopes: Dict[str, str], budget: Optional[Budget],
-           found: List[Tuple[str, Any]], say: Optional[Callable[[str], object]] = None) -> Answer:
+           found: List[Tuple[str, Any]], say: Optional[Callable[[str], object]] = None,
+           tools: Optional[List[str]] = None) -> Answer:
     """Open, disposition, propose, commit; JSON: the counts, the new ids, every refused result and
-    the run's summary. Anything short of a commit takes the run back."""
+    the run's summary. Anything short of a commit takes the run back. `tools`: the tools the logs ran
+    (`read_findings`); a finding of another tool is never marked fixed (None: not checked)."""
     fresh = not paths.dir.is_dir()
     if fresh:
         ensure_dirs(paths)
         if say is not None:
             say(f"priors: set up {paths.dir} for this first run — commit it with your repo")
     with TermAsInterrupt(), Lock(paths):
-        report = _ingest_locked(paths, ns, scopes, budget, fresh, found)
+        report = _ingest_locked(paths, ns, scopes, budget, fresh, found, tools)
     return Answer(0, report, "\n".join(report["summary"] + plain_lines(report)))
 
 
@@ -105,7 +118,7 @@ def _roots(root: Path) -> List[str]:
 
 
 def _ingest_locked(paths: Paths, ns: str, scopes: Dict[str, str], budget: Optional[Budget], fresh: bool,
-                   found: List[Tuple[str, Any]]) -> Dict[str, Any]:
+                   found: List[Tuple[str, Any]], tools: Optional[List[str]] = None) -> Dict[str, Any]:
     """Open, disposition, propose, commit — with the lock held; anything short of a commit aborts the run."""
     st = load_ledger(paths, want_data=False).state
     run, _ = open_run_locked(paths, st, ns, scopes, None, budget, fresh)
@@ -124,15 +137,31 @@ def _ingest_locked(paths: Paths, ns: str, scopes: Dict[str, str], budget: Option
         # A result left out (a control character the ledger never holds) may be the report of an old
         # finding: its silence is not the analyzer's, so it proves nothing fixed either.
         left_out = sum(1 for _, f in found if f.candidate is None and str(f.skipped).startswith("holds "))
-        plan = plan_ingest(verify, cands, withhold_fixed=unplaced > 0 or left_out > 0)
+        # the findings a person decided here: one whose flagged text changed is still theirs
+        decided = [dict(p.record(), id=p.id) for p in st.in_ns(ns)
+                   if p.binding and not p.redacted and p.scope_ref in rf.scopes and identity_of(p.rec) is not None]
+        plan = plan_ingest(verify, cands, withhold_fixed=unplaced > 0 or left_out > 0, tools=tools, decided=decided)
         for pid, verdict in plan.verdicts:
-            rf.dispositions.append(judge_disposition(st, rf, pid, verdict))
+            event = judge_disposition(st, rf, pid, verdict)
+            at = plan.reporter.get(pid)
+            reporting = found[at][1].candidate if at is not None else None  # (as read: resolving drops the line)
+            line = reporting.get("line") if reporting is not None else None
+            if isinstance(line, int):  # where the analyzer reports it now: what the export points at
+                event["line"] = line
+            rf.dispositions.append(event)
         if rf.dispositions:
             write_jsonl(paths.run_dir(run) / "dispositions.jsonl", rf.dispositions)
         before = (len(rf.staged), len(rf.escalations))
         next_id = [highest_staged(st, rf)]
         new: List[str] = []
-        for (name, f), cand, fate in zip(found, cands, plan.fate):
+        for i, ((name, f), cand, fate) in enumerate(zip(found, cands, plan.fate)):
+            if fate == "settled":  # a person's decision whose finding's flagged text changed
+                p = st.priors[plan.settled_as[i]]
+                refused.append({"refused": "RERAISE", "of": p.id, "status": p.status, "changed": True,
+                                "file": name, "result": f.path,
+                                "hint": "its flagged text changed, but the same rule says the same on the same scope:"
+                                        " taken as the finding a person decided"})
+                continue
             if fate != "propose":
                 continue
             try:
@@ -163,6 +192,7 @@ def _ingest_locked(paths: Paths, ns: str, scopes: Dict[str, str], budget: Option
         "reaffirmed": sum(1 for _, v in plan.verdicts if v == "reaffirmed"),
         "missing": sum(1 for x in verify if x.get("scopeState") == "missing"),
         "fixed_withheld": len(plan.withheld),
+        "renewed": len(plan.renewed),
         "stale": sum(1 for _, v in plan.verdicts if v == "stale"),
     }
     report: Dict[str, Any] = {"run": run, "ns": ns, "counts": counts, "new": new, "refused": refused,
@@ -171,6 +201,10 @@ def _ingest_locked(paths: Paths, ns: str, scopes: Dict[str, str], budget: Option
                                                for name, f in found if f.candidate is None]}
     if plan.withheld:
         why = []
+        if plan.untooled:
+            ran = ", ".join(tools or []) or "none"
+            why.append(f"{len(plan.untooled)} finding{'s' if len(plan.untooled) != 1 else ''} of a tool this log did not "
+                       f"run ({', '.join(plan.untooled)}; the log ran: {ran})")
         if unplaced:
             why.append(f"{unplaced} result{'s' if unplaced != 1 else ''} could not be placed in this run's snapshot: the "
                        "analyzer looked at another tree (its paths do not match this one)")
@@ -178,11 +212,15 @@ def _ingest_locked(paths: Paths, ns: str, scopes: Dict[str, str], budget: Option
             why.append(f"{left_out} result{'s' if left_out != 1 else ''} {'was' if left_out == 1 else 'were'} left out "
                        "(a control character): one may report an old finding again")
         report["fixed_withheld"] = {
-            "ids": plan.withheld, "unplaced": unplaced, "left_out": left_out,
+            "ids": plan.withheld, "unplaced": unplaced, "left_out": left_out, "other_tool": plan.untooled,
             "reason": "; ".join(why) + ", so what the analyzer did not report is not marked fixed"}
     again = sorted({str(r.get("of")) for r in refused if r.get("refused") == "DUPLICATE" and r.get("status") == "fixed"})
     if again:
         report["reported_again_but_fixed"] = again
+    if plan.renewed:
+        report["renewed"] = sorted(pid for _, pid in plan.renewed)
+    if again:  # "nothing new" beside a finding reported again: the run's summary alone would mislead
+        report["summary"] = [line for line in summary if line != QUIESCENT]
     missing = sorted(str(x.get("id")) for x in verify if x.get("scopeState") == "missing")
     if missing:
         report["missing"] = missing
@@ -234,6 +272,14 @@ def plain_lines(report: Dict[str, Any]) -> List[str]:
     if sup:
         ids = ", ".join(sorted({str(r.get("of")) for r in sup}))
         lines.append(f"  {len(sup)} suppressed — a person settled {'it' if len(sup) == 1 else 'them'} ({ids}); not re-added")
+        changed = sorted({str(r.get("of")) for r in sup if r.get("changed")})
+        if changed:
+            lines.append(f"    {', '.join(changed)}: the flagged text changed, the rule says the same there — taken as the "
+                         f"finding a person decided; `priors decide ID reopen` if it is another")
+    renewed = report.get("renewed")
+    if renewed:
+        lines.append(f"  {len(renewed)} reported again with the flagged text changed ({', '.join(renewed)}) — the same rule"
+                     " says the same on the same scope: carried, not fixed and new")
     withheld = report.get("fixed_withheld")
     if withheld:
         n = len(withheld["ids"])
@@ -245,14 +291,19 @@ def plain_lines(report: Dict[str, Any]) -> List[str]:
                      f"{'it' if len(again) == 1 else 'them'} again")
     missing = report.get("missing")
     if missing:  # the summary's "Checked against N" counts them, but no verdict line does: say why
-        lines.append(f"  {len(missing)} not judged ({', '.join(missing)}) — {'its' if len(missing) == 1 else 'their'} "
-                     f"scope is not in this run's snapshot (outside the paths given to --snapshot, or the code is "
-                     f"gone); a finding missing from {REST_AFTER} runs in a row rests until its scope returns")
+        one = len(missing) == 1
+        lines.append(f"  {len(missing)} not judged ({', '.join(missing)}) — the code {'it points' if one else 'they point'}"
+                     f" at is gone from the paths looked at (deleted, or a renamed definition: the analyzer's result"
+                     f" under the new name is a new finding, and a person decides again); the export closes"
+                     f" {'it' if one else 'them'}, and a finding missing from {REST_AFTER} runs in a row rests until"
+                     " its scope returns")
     bad = [x for x in report["not_findings"] if str(x["reason"]).startswith("holds ")]
     if bad:  # a result the ledger cannot hold (a control character): left out, by name, not the whole log
         lines.append(f"  {len(bad)} left out, not recorded:")
         lines.extend(f"    {x['file']} {x['result']}: {x['reason']}" for x in bad)
-    other = [r for r in report["refused"] if r.get("refused") != "RERAISE"]
+    again_ids = set(again or ())  # said above, in plain words: not a refusal to puzzle over
+    other = [r for r in report["refused"] if r.get("refused") != "RERAISE"
+             and not (r.get("refused") == "DUPLICATE" and r.get("status") == "fixed" and r.get("of") in again_ids)]
     if other:
         lines.append(f"  {len(other)} refused by the keeper's rules:")
         for r in other:
