@@ -381,3 +381,25 @@ def test_the_walk_says_signing_cannot_work_before_asking_anything(tmp_path):
     code, rest = t.finish()
     assert code == 1 and PROMPT not in said + rest, said + rest
     assert keeper.ledger_bytes() == ledger
+
+
+def test_open_findings_paths_are_relative_to_where_you_stand_and_a_path_naming_nothing_is_said(tmp_path):
+    """A PATH is read from the current folder, as `priors snapshot PATH` reads it: `cart.py` typed in
+    src/ is src/cart.py. One outside the target, or under which the ledger holds no finding, is a usage
+    error before anything is asked — a mistyped path would otherwise walk nothing and look like a clean slate."""
+    keeper = make_target(tmp_path / "t")
+    (keeper.root / "src").mkdir()
+    t = Pty(keeper.root / "src", "-C", "..", "decide", "--open", "--ns", "web", "cart.py")
+    for _ in range(3):  # the three calls
+        t.expect(PROMPT)
+        t.send("s")
+    out = t.expect(PROMPT)
+    assert "P-0001" in out  # src/cart.py, read from src/
+    t.send("q")
+    assert t.finish()[0] == 0
+    for where, words in ((keeper.root, "srcc/: no finding in the ledger lies under it"),
+                         (keeper.root / "src", "../../elsewhere is outside the target root")):
+        path = "srcc/" if where == keeper.root else "../../elsewhere"
+        t = Pty(where, "-C", str(keeper.root), "decide", "--open", path)
+        code, rest = t.finish()
+        assert code == 2 and words in rest and PROMPT not in rest, rest

@@ -29,7 +29,7 @@ except ImportError:  # pragma: no cover - Windows
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Dict, Optional, Sequence, Tuple
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
 
     from priors.cli.args import Parsed
     from priors.cli.main import Context
@@ -52,7 +52,7 @@ def cmd_decide(a: Parsed, ctx: Context) -> int:
             raise UsageError("priors decide: --ns needs a non-empty value")
         if a.pos and not a.has("--open"):
             raise UsageError(f"priors decide: wrong number of arguments\nusage: {a.spec.usage}")
-        return walk(ctx, bool(a.get("open")), a.get("ns"), a.pos)
+        return walk(ctx, bool(a.get("open")), a.get("ns"), _where(ctx.root, a.pos))
     if len(a.pos) != 2:
         raise UsageError(f"priors decide: wrong number of arguments\nusage: {a.spec.usage}")
     pid, verdict = a.pos
@@ -63,6 +63,27 @@ def cmd_decide(a: Parsed, ctx: Context) -> int:
                                None if retires is None else str(retires), None if of is None else str(of)):
         ctx.print(line)
     return 0
+
+
+def _where(root: Any, paths: Sequence[str]) -> List[str]:
+    """The walk's PATHs, read from the current folder as `priors snapshot PATH` reads them, as refs
+    relative to the target root (a `#Qual.name` part kept); one outside the root is a usage error."""
+    root_abs = os.path.abspath(str(root))
+    out = []
+    for p in paths:
+        file, mark, name = p.partition("#")
+        full = os.path.abspath(os.path.join(os.getcwd(), file))
+        rel = None
+        for f, r in ((full, root_abs), (os.path.realpath(full), os.path.realpath(root_abs))):
+            rel = os.path.relpath(f, r).replace(os.sep, "/")
+            if rel != os.pardir and not rel.startswith(os.pardir + "/"):
+                break
+            rel = None
+        if rel is None:
+            raise UsageError(f"priors decide: {p} is outside the target root {root_abs}")
+        rel = "" if rel == os.curdir else rel
+        out.append(rel + ("/" if rel and file.endswith("/") else "") + mark + name)
+    return out
 
 
 def _key_of(ask: Dict[str, Any]) -> Tuple[str, str, str]:

@@ -138,6 +138,12 @@ def open_findings(st: State, ns: Optional[str] = None, paths: Sequence[str] = ()
     return found
 
 
+def findings_under(st: State, ns: Optional[str], path: str) -> bool:
+    """Whether the ledger holds any finding (of namespace `ns`), whatever its status, under `path`."""
+    return any(p.facet("activation") == "verify-phase" and (ns is None or p.ns == ns) and _under(p.scope_ref, [path])
+               for p in st.priors.values())
+
+
 def open_asks(st: State, ns: Optional[str] = None, paths: Sequence[str] = ()) -> List[Dict[str, Any]]:
     return [_ask(p, "open", OPEN_VERDICTS) for p in open_findings(st, ns, paths)]
 

@@ -6,7 +6,8 @@ lessons that keep losing, and (with `require_review`) lessons a person has not a
 from __future__ import annotations
 
 from priors.core.answer import Answer
-from priors.core.desk import commands, open_asks, waiting
+from priors.core.desk import commands, findings_under, open_asks, waiting
+from priors.core.errors import UsageError
 from priors.core.lessons import Ledger, call_lines_for, fmt_score, is_lesson, score_lines_for
 from priors.core.views import BUCKETS, check_namespace, known_namespaces, namespaces, status_text, tally
 from priors.store.config import config_if_set_up
@@ -39,6 +40,11 @@ def asks_now(paths: Paths, with_open: bool, ns: Optional[str], where: Sequence[s
     st = load_ledger(paths, want_data=False).state
     if with_open and ns is not None:
         check_namespace("decide", [ns], known_namespaces(st))
+    if with_open:
+        for path in where:  # a mistyped path would walk nothing and look like a clean slate
+            if not findings_under(st, ns, path):
+                raise UsageError(f"priors decide: {path}: no finding in the ledger lies under it"
+                                 + (f" in namespace {ns}" if ns is not None else ""))
     low, held = lesson_calls(paths, st)
     asks = waiting(st, low, held)
     if with_open:
