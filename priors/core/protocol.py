@@ -18,6 +18,7 @@ from priors.core.fold import (
 from priors.core.grammar import SEVERITY_RANK, Candidate, check_tags, identity_of, opposes, validate
 from priors.core.inject import inject_item, lesson_applies
 from priors.core.lessons import check_supersedes
+from priors.core.moves import moved_copy
 from priors.core.plain import Plain
 from priors.core.run_files import RunFiles, require_open
 from priors.core.sameness import folded_into, wordings
@@ -38,12 +39,20 @@ REVERSIBLE = ("fixed", "accepted", "wontfix")  # a candidate opposing a prior in
 # ------------------------------------------------------------------ relevant
 
 
-def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: int = 50) -> Dict[str, Any]:
+def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: int = 50,
+           moves: Optional[Dict[str, Dict[str, Any]]] = None, rehashed: Optional[Dict[str, str]] = None
+           ) -> Dict[str, Any]:
     """Deterministic selection of what applies to a run (contract §7, relevant).
 
     `settled_here` (a key after the reference's): the binding priors whose scope is in this
     snapshot — what a human settled on the code under review — at most `settled_cap`, in id order;
-    `settled_here_more` counts the rest."""
+    `settled_here_more` counts the rest. `moves`: the priors whose definition moved (core/moves.py):
+    a verify item says `scopeState: "moved"` with its new `scope_ref`, `moved_from`, and
+    `changed: true` when the body was edited too; a binding one is settled here under its new ref.
+    `rehashed`: priors judged before indentation counted, unchanged under the old scheme (id → the
+    hash they are taken to hold)."""
+    moves = moves or {}
+    rehashed = rehashed or {}
     inject: List[Dict[str, Any]] = []
     verify: List[Dict[str, Any]] = []
     nudges: List[Dict[str, Any]] = []
@@ -54,6 +63,8 @@ def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: in
     for p in st.in_ns(ns):
         if p.status in ("obsolete", "redacted"):
             continue
+        if p.id in rehashed or p.id in moves:
+            p = as_run_sees(p, moves, rehashed)
         act = p.facet("activation")
         if lesson_applies(p):  # the one rule `lessons --inject` shares
             item = inject_item(p)  # the record is read, not kept: a large run reads thousands
@@ -70,6 +81,10 @@ def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: in
                         "severity": rec.get("severity"), "scopeState": state, "current_hash": current}
                 if p.resting:
                     item["resurrected"] = True
+                if p.id in moves:  # the code moved: the finding follows it (core/moves.py)
+                    item.update(scopeState="moved", moved_from=moves[p.id]["from"])
+                    if state == "changed":
+                        item["changed"] = True
                 verify.append(_drop_none(item, keep_null=("claim",)))
         elif p.binding:
             settled += 1
@@ -105,6 +120,18 @@ def settled_refs(st: State, scopes: Dict[str, str]) -> List[str]:
                 and (ref in scopes or _touches(ref, scopes, keys))):
             refs.add(ref)
     return sorted(refs)
+
+
+def as_run_sees(p: PriorState, moves: Dict[str, Dict[str, Any]], rehashed: Dict[str, str]) -> PriorState:
+    """`p` as this run judges it (a copy when it differs): judged before indentation counted and
+    unchanged under the old scheme, it holds the scope's hash now (`rehashed`); its definition
+    moved, it stands on the new one (`moves`)."""
+    if p.id in rehashed:
+        p = p.copy()
+        p.scope_hash = rehashed[p.id]
+    if p.id in moves:
+        p = moved_copy(p, moves[p.id])
+    return p
 
 
 def _touches(ref: str, scopes: Dict[str, str], keys: List[str]) -> bool:
@@ -164,6 +191,9 @@ def judge_disposition(st: State, rf: RunFiles, pid: str, verdict: str) -> Dict[s
     if verdict == "challenged" and pid not in rf.inject_ids():
         raise Refusal("CHALLENGE_REQUIRES_INJECTED_PRIOR", id=pid)
     state = item.get("scopeState") if item else None
+    moved = state == "moved"
+    if moved:  # the code moved: judged as it stands there, edited or not
+        state = "changed" if item and item.get("changed") is True else "unchanged"
     if state == "missing":
         raise Refusal("MISSING_SCOPE", id=pid,
                       hint="its scope is not in this run's snapshot; leave it — commit records it as missing")
@@ -177,7 +207,7 @@ def judge_disposition(st: State, rf: RunFiles, pid: str, verdict: str) -> Dict[s
     if rf.is_disposed(pid):
         raise Refusal("ALREADY_DISPOSITIONED", id=pid, run=rf.run)
     event = {"t": "event", "id": pid, "action": "disposition", "to": verdict, "run": rf.run, "by": "agent"}
-    ref = p.scope_ref
+    ref = item.get("scope_ref") if moved and item is not None else p.scope_ref
     if item is not None and ref is not None and ref in rf.scopes:  # as the reference: only verify items carry it
         event["scope_hash"] = rf.scopes[ref]
     return event
@@ -190,6 +220,11 @@ def with_run_dispositions(st: State, rf: RunFiles) -> List[PriorState]:
     """The namespace's priors as they would stand with this run's dispositions applied."""
     pool = {p.id: p for p in st.in_ns(rf.ns)}
     copied = set()
+    moves, rehashed = rf.moves, rf.rehashed
+    for pid in sorted(set(moves) | set(rehashed)):  # what the run saw: code that moved, hashes of before
+        if pid in pool:
+            pool[pid] = as_run_sees(pool[pid], moves, rehashed)
+            copied.add(pid)
     for ev in rf.dispositions:
         if isinstance(ev, dict) and ev.get("id") in pool and not pool[ev["id"]].binding:
             if ev["id"] not in copied:  # copy on write: the folded state itself stays as it is
@@ -350,6 +385,28 @@ class ScopeIndex(Plain):
         if p.facet("scope") == "repo-wide":
             self.wide.append(pos)
 
+    def relocate(self, p: PriorState, old: Optional[str]) -> None:
+        """`p`, held under the ref `old`, moved with its code (core/moves.py): held under its new ref."""
+        pos = next((i for i in self.by_ref.get(old, ()) if self.items[i] is p), None) if old is not None else None
+        if pos is None or p.scope_ref == old:
+            return
+        self.by_ref[old].remove(pos)
+        if not self.by_ref[old]:
+            del self.by_ref[old]
+            if self.refs is not None and old in self.refs:
+                self.refs.remove(old)
+        ref = p.scope_ref  # (its place in the pool's order stays: the order is the ledger's)
+        if isinstance(ref, str):
+            if ref not in self.by_ref:
+                self.by_ref[ref] = []
+                if self.refs is not None:
+                    bisect.insort(self.refs, ref)
+                n = len(ref)
+                at = bisect.bisect_left(self.lengths, n)
+                if at == len(self.lengths) or self.lengths[at] != n:
+                    self.lengths.insert(at, n)
+            bisect.insort(self.by_ref[ref], pos)
+
     def around(self, cand: Candidate) -> List[PriorState]:
         """The priors, in pool order, whose scope is the candidate's, contains it or lies inside it,
         is a string prefix of it (a floor's reach) or `*` — and the repo-wide ones."""
@@ -379,13 +436,14 @@ class ProposePool(ScopeIndex):
     Kept on the run while the ledger state and the run's verdicts are the ones it was built from;
     staged priors are indexed as they are appended."""
 
-    __slots__ = ("st", "dispositions", "n_disp", "staged", "n_staged", "ns", "other")
+    __slots__ = ("st", "dispositions", "n_disp", "staged", "n_staged", "ns", "other", "rehashed")
 
     def __init__(self, st: State, rf: RunFiles) -> None:
         ScopeIndex.__init__(self)
         self.st, self.dispositions, self.n_disp = st, rf.dispositions, len(rf.dispositions)
         self.staged, self.n_staged = rf.staged, 0
         self.ns = rf.ns
+        self.rehashed = rf.rehashed
         self.other: Optional[ScopeIndex] = None  # the binding priors of other namespaces, indexed on first use
         self.refs = None  # sorted once, after the namespace is in
         for p in with_run_dispositions(st, rf):
@@ -412,7 +470,7 @@ class ProposePool(ScopeIndex):
             self.other = ScopeIndex()
             for p in self.st.priors.values():
                 if p[1] in BINDING and p.ns != self.ns and not p.redacted:  # (p[1]: the status)
-                    self.other.add(p)
+                    self.other.add(as_run_sees(p, {}, self.rehashed) if p.id in self.rehashed else p)
         return self.other.around(cand) if self.other.items else []
 
 
@@ -436,7 +494,7 @@ def find_conflict(st: State, rf: RunFiles, cand: Candidate, current: Optional[st
         elsewhere = index.settled_elsewhere(cand)
     else:
         pool = [p for p in with_run_dispositions(st, rf) if p.id in only]
-        elsewhere = [st.priors[i] for i in sorted(only, key=lambda x: (prior_number(x), x))
+        elsewhere = [as_run_sees(st.priors[i], {}, rf.rehashed) for i in sorted(only, key=lambda x: (prior_number(x), x))
                      if i in st.priors and st.priors[i].ns != rf.ns and st.priors[i].binding and not st.priors[i].redacted]
     return judge_pool(pool, cand, current, rf.scopes, elsewhere=elsewhere, more=lambda p: wordings(st, p.id),
                       home=lambda p: st.priors[folded_into(st, p.id)] if st.same_as else p)

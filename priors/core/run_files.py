@@ -58,6 +58,22 @@ class RunFiles(Plain):
         s = (self.relevant or {}).get("scopes")
         return s if isinstance(s, dict) else {}
 
+    @property
+    def moves(self) -> Dict[str, Dict[str, Any]]:
+        """The moves `relevant` found (core/moves.py), by prior id: `{id, from, to, [scope_hash]}`."""
+        got = (self.relevant or {}).get("moves")
+        if not isinstance(got, list):
+            return {}
+        return {m["id"]: m for m in got if isinstance(m, dict) and isinstance(m.get("id"), str)
+                and isinstance(m.get("from"), str) and isinstance(m.get("to"), str)}
+
+    @property
+    def rehashed(self) -> Dict[str, str]:
+        """Priors judged before indentation counted whose scope is unchanged under the old scheme: id →
+        the scope's hash now, which they are judged as holding (docs/snapshot.md, "Indentation")."""
+        got = (self.relevant or {}).get("rehashed")
+        return {k: v for k, v in got.items() if isinstance(v, str)} if isinstance(got, dict) else {}
+
     def items(self, kind: str) -> List[Dict[str, Any]]:
         got = (self.relevant or {}).get(kind)
         return [x for x in got if isinstance(x, dict)] if isinstance(got, list) else []
