@@ -64,3 +64,139 @@ def test_a_rename_in_place_is_followed(keeper):
         "The separator is hard coded.", scope_ref="src/keys.py#read_key")), "--run", "run-003", "--ns", NS)
     keeper.ok("abort", "--run", "run-003")
     keeper.ok("verify")
+
+
+def test_a_move_to_another_file_with_an_edit_is_moved_and_changed(keeper):
+    _two_priors(keeper)
+    body = KEY.split("def other")[0].replace("import os\n\n\n", "")
+    edited = body.replace("parse_key", "split_pair").replace("return name.strip(), value.strip()",
+                                                             "return name.strip(), value")
+    keeper.write("src/keys.py", "import os\n\n\ndef other():\n    return 1\n")
+    keeper.write("src/pairs.py", edited)
+    rel = json.loads(keeper.ok("relevant", "--ns", NS, "--snapshot"))
+    item = rel["verify"][0]
+    assert (item["scopeState"], item["scope_ref"], item["moved_from"], item.get("changed")) == (
+        "moved", "src/pairs.py#split_pair", "src/keys.py#parse_key", True)
+    # an edited move is re-judged like a changed scope
+    keeper.refused("CHANGED_SCOPE_REQUIRES_REJUDGMENT", "disposition", "P-0001", "still-open", "--run", "run-002")
+    keeper.ok("disposition", "P-0001", "reaffirmed", "--run", "run-002")
+    # the person's decision is listed where the code went, though its code changed (not settled-nearby there)
+    assert [(s["id"], s["scope_ref"]) for s in rel["settled_here"]] == [("P-0002", "src/pairs.py#split_pair")]
+    out = keeper.ok("commit", "--run", "run-002")
+    assert "↪ 2 moved with their code" in out
+    moved = [r for r in keeper.ledger() if r.get("action") == "moved"]
+    assert all("scope_hash" not in m for m in moved)  # edited: the old hash stays, the scope reads changed
+    assert "moved and edited" in keeper.ok("show", "P-0001")
+    rel = json.loads(keeper.ok("relevant", "--ns", NS, "--snapshot"))
+    assert rel["verify"][0]["scope_ref"] == "src/pairs.py#split_pair"
+    assert rel["verify"][0]["scopeState"] == "unchanged"  # the verdict took the new hash
+    keeper.ok("abort", "--run", "run-003")
+    keeper.ok("verify")
+
+
+def test_missing_items_are_in_the_summary(keeper):
+    _two_priors(keeper)
+    keeper.write("src/keys.py", "import os\n\n\ndef other():\n    return 1\n")  # parse_key is gone, found nowhere
+    rel = json.loads(keeper.ok("relevant", "--ns", NS, "--snapshot"))
+    assert rel["verify"][0]["scopeState"] == "missing"
+    out = keeper.ok("commit", "--run", "run-002")
+    assert "∅ 1 missing — their code is not in this snapshot: P-0001" in out
+    seal = keeper.ledger()[-1]
+    assert seal["shapes"] == {"P-0001": "", "P-0002": ""}  # looked for once, in the run that lost them
+    keeper.ok("verify")
+
+
+def test_verify_replays_a_reraise_on_the_new_name(keeper):
+    """A re-raise of the person's decision typed into the ledger on the definition its code moved to
+    is named by `verify`, as the door would have refused it."""
+    test_a_rename_in_place_is_followed(keeper)
+    from priors.core.canonical import dumps
+    lines = keeper.ledger()
+    prior = next(r for r in lines if r.get("id") == "P-0002" and r["t"] == "prior")
+    fake = dict(prior, id="P-0003", born="run-004", scope_ref="src/keys.py#read_key",
+                scope_hash=next(r for r in lines if r.get("action") == "moved")["scope_hash"])
+    seal = {"t": "run", "action": "commit", "run": "run-004", "ns": NS, "summary": ["New this run: 1"], "door": 2}
+    ledger = keeper.root / ".priors/ledger.jsonl"
+    ledger.write_bytes(keeper.ledger_bytes() + (dumps(fake) + "\n" + dumps(seal) + "\n").encode())
+    keeper.ok("render")
+    r = keeper("verify", "--no-git")
+    assert r.code != 0 and "RERAISE" in r.out and "P-0003" in r.out, r
+
+
+# ------------------------------------------------------------------ indentation (item 3)
+
+LOOP = "def show(xs):\n    for x in xs:\n        print(x)\n        print('done')\n"
+
+
+def test_python_dedent_is_a_change_and_reindent_is_not(keeper):
+    keeper.write("src/show.py", LOOP)
+    keeper.ok("init")
+    keeper.ok("relevant", "--ns", NS, "--snapshot")
+    keeper.ok("propose", keeper.candidate(conclusion("show prints done once per item", scope_ref="src/show.py#show")),
+              "--run", "run-001", "--ns", NS)
+    keeper.ok("commit", "--run", "run-001")
+    # the whole file re-indented 4 → 2 spaces, with CRLF line ends: unchanged
+    keeper.write("src/show.py", LOOP.replace("    ", "  ").replace("\n", "\r\n"))
+    rel = json.loads(keeper.ok("relevant", "--ns", NS, "--snapshot"))
+    assert rel["verify"][0]["scopeState"] == "unchanged"
+    keeper.ok("abort", "--run", rel["run"])
+    # tabs: unchanged too
+    keeper.write("src/show.py", LOOP.replace("    ", "\t"))
+    rel = json.loads(keeper.ok("relevant", "--ns", NS, "--snapshot"))
+    assert rel["verify"][0]["scopeState"] == "unchanged"
+    keeper.ok("abort", "--run", rel["run"])
+    # print('done') moved out of the loop: a change of behaviour, so a change of the scope
+    keeper.write("src/show.py", LOOP.replace("        print('done')", "    print('done')"))
+    rel = json.loads(keeper.ok("relevant", "--ns", NS, "--snapshot"))
+    assert rel["verify"][0]["scopeState"] == "changed"
+    keeper.ok("abort", "--run", rel["run"])
+
+
+def test_hash_stays_the_reference_for_other_files(keeper):
+    text = "a  b\n\tc\r\n"
+    keeper.write("notes.txt", text)
+    keeper.write("Makefile", "all:\n\techo hi\n")
+    keeper.write("Makefile2", "all:\necho hi\n")
+    from priors.core.canonical import normalize, sha12
+    assert keeper.ok("hash", "notes.txt").strip() == sha12(normalize(text))
+    assert keeper.ok("hash", "--text", text).strip() == sha12(normalize(text))
+    # a Makefile's recipe indentation counts: the same words without it are another file
+    assert keeper.ok("hash", "Makefile").strip() != keeper.ok("hash", "Makefile2").strip()
+
+
+def test_a_ledger_hashed_before_keeps_its_python_priors_unchanged(keeper):
+    """A ledger whose Python priors carry the whitespace-blind hashes of before: on the first run
+    after the upgrade they are compared under both schemes — unchanged, not every one `changed` —
+    and the first verdict records the new hash; a person's decision still refuses its re-raise."""
+    from priors.core.canonical import normalize, sha12
+    keeper.write("src/show.py", LOOP)
+    keeper.ok("init")
+    keeper.ok("relevant", "--ns", NS, "--snapshot")
+    keeper.ok("propose", keeper.candidate(conclusion("show prints done once per item", scope_ref="src/show.py#show")),
+              "--run", "run-001", "--ns", NS)
+    keeper.ok("propose", keeper.candidate(conclusion("show writes to stdout", scope_ref="src/show.py")),
+              "--run", "run-001", "--ns", NS)
+    keeper.ok("commit", "--run", "run-001")
+    keeper.ok("decide", "P-0002", "wontfix", "--because", "it is a CLI")
+    # rewrite the ledger as the keeper of before hashed it (whitespace-blind)
+    old_def, old_file = sha12(normalize(LOOP.rstrip("\n"))), sha12(normalize(LOOP))
+    ledger = keeper.root / ".priors/ledger.jsonl"
+    data = ledger.read_text()
+    for r in keeper.ledger():
+        if r.get("t") == "prior":
+            data = data.replace(r["scope_hash"], old_def if "#" in r["scope_ref"] else old_file)
+    ledger.write_text(data)
+    keeper.ok("render")
+    rel = json.loads(keeper.ok("relevant", "--ns", NS, "--snapshot"))
+    assert rel["verify"][0]["scopeState"] == "unchanged"
+    keeper.ok("disposition", "P-0001", "still-open", "--run", "run-002")
+    keeper.refused("RERAISE", "propose", keeper.candidate(conclusion("show writes to stdout", scope_ref="src/show.py")),
+                   "--run", "run-002", "--ns", NS)
+    keeper.refused("SETTLED_NEARBY", "propose", keeper.candidate(conclusion(
+        "show uses print instead of logging", scope_ref="src/show.py#show")), "--run", "run-002", "--ns", NS)
+    keeper.ok("commit", "--run", "run-002")
+    verdict = [r for r in keeper.ledger() if r.get("action") == "disposition"][-1]
+    assert verdict["scope_hash"] != old_def  # the new hash is recorded: from now on one scheme
+    rel = json.loads(keeper.ok("relevant", "--ns", NS, "--snapshot"))
+    assert rel["verify"][0]["scopeState"] == "unchanged"
+    keeper.ok("abort", "--run", "run-003")
