@@ -200,3 +200,22 @@ def test_a_ledger_hashed_before_keeps_its_python_priors_unchanged(keeper):
     rel = json.loads(keeper.ok("relevant", "--ns", NS, "--snapshot"))
     assert rel["verify"][0]["scopeState"] == "unchanged"
     keeper.ok("abort", "--run", "run-003")
+
+
+def test_indented_hash_matches_its_spelled_out_definition():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+    from test_snapshot import indented_ref
+
+    from priors.core.canonical import sha12
+    from priors.snapshot.hashing import text_hash
+
+    pieces = st.sampled_from(["def f():", "    ", "\t", "  ", "x = 1", "\n", "\r\n", "\r", " \u3000 ", "é", "if a:", "\x0b"])
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(pieces, max_size=30))
+    def check(parts):
+        text = "".join(parts)
+        assert text_hash(text.encode(), "m.py") == sha12(indented_ref(text))
+
+    check()

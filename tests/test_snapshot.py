@@ -51,9 +51,30 @@ def git(root: Path, *args):
                    capture_output=True)
 
 
-def text_ref_hash(data: bytes) -> str:
-    """What `priors hash FILE` prints."""
-    return sha12(normalize(decode_text(data)))
+def indented_ref(text: str) -> str:
+    """The normalized text of a file whose indentation is syntax, spelled out on str (docs/snapshot.md,
+    "Indentation"): per non-blank line, its depth among the indentation levels open above it (tabs to
+    multiples of eight, the first line's width the base) as that many U+0001, then the line collapsed;
+    lines joined by U+0002."""
+    out, stack = [], []
+    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        body = line.lstrip(" \t")
+        width = len(line[:len(line) - len(body)].expandtabs(8))
+        if not normalize(body):
+            continue
+        stack = stack or [width]
+        while width < stack[-1] and len(stack) > 1:
+            stack.pop()
+        if width > stack[-1]:
+            stack.append(width)
+        out.append("\x01" * (len(stack) - 1) + normalize(body))
+    return "\x02".join(out)
+
+
+def text_ref_hash(data: bytes, path: str = "") -> str:
+    """What `priors hash FILE` prints (`path`: a Python, YAML or Makefile keeps its indentation)."""
+    text = decode_text(data)
+    return sha12(indented_ref(text) if path.endswith((".py", ".yml", ".yaml")) else normalize(text))
 
 
 TREE = {
@@ -121,7 +142,7 @@ def test_snapshot_shape_and_file_hashes(tmp_path):
     make_tree(tmp_path)
     m = snap(tmp_path)
     for rel, text in TREE.items():
-        assert m[rel] == text_ref_hash(text.encode())
+        assert m[rel] == text_ref_hash(text.encode(), rel)
     assert {"src/", "src/pkg/", "docs/", "*"} <= set(m)
     assert m["src/a.py#f"] and m["src/a.py#C"] and m["src/a.py#C.m"]
     assert all(len(v) == 12 for v in m.values())

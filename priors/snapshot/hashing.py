@@ -91,8 +91,8 @@ def indented_utf8(data: bytes) -> bytes:
         lead = len(line) - len(body)
         if lead and b"\t" in line[:lead]:
             lead = len(line[:lead].decode("ascii").expandtabs(8))
-        if not body.strip():
-            continue
+        if not body.strip() or (not body.isascii() and not normalize(body.decode("utf-8"))):
+            continue  # (a line of nothing but whitespace, U+3000 as much as a space, is no line)
         if not stack:
             stack.append(lead)
         while lead < stack[-1] and len(stack) > 1:
