@@ -219,3 +219,54 @@ def test_indented_hash_matches_its_spelled_out_definition():
         assert text_hash(text.encode(), "m.py") == sha12(indented_ref(text))
 
     check()
+
+
+def test_a_rename_through_the_mcp_tools(tmp_path):
+    """The agent's half of a rename through the MCP tools: the verify item says moved, the person's
+    decision is settled under the new name, a re-raise there is refused, and a refusal's hint names
+    the tool to call, not a command line."""
+    from conftest import Keeper
+    from test_mcp import _call, _init, serve
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    k = Keeper(root)
+    _two_priors(k)
+    k.write("src/keys.py", KEY.replace("parse_key", "read_key"))
+    again = {"type": "conclusion", "claim": "the separator is hard-coded", "scope_ref": "src/keys.py#read_key"}
+    replies, _, code = serve(root, [
+        _init(),
+        _call(1, "priors_relevant", {"ns": NS, "snapshot": True}),
+        _call(2, "priors_propose", {"run": "run-002", "ns": NS, "candidates": [again]}),
+        _call(3, "priors_disposition", {"run": "run-002", "verdicts": [{"id": "P-0001", "verdict": "still-open"}]}),
+        _call(4, "priors_propose", {"run": "run-002", "ns": NS, "candidates": [again]}),
+        _call(5, "priors_commit", {"run": "run-002"}),
+        _call(6, "priors_show", {"id": "P-0001"}),
+    ])
+    assert code == 0
+    res = {r["id"]: r["result"] for r in replies[1:]}
+    rel = res[1]["structuredContent"]
+    assert rel["verify"][0]["scopeState"] == "moved" and rel["verify"][0]["scope_ref"] == "src/keys.py#read_key"
+    assert rel["settled_here"][0]["scope_ref"] == "src/keys.py#read_key"
+    early = res[2]["structuredContent"]
+    assert early["refused"] == "PRIOR_OBLIGATIONS_OPEN"
+    assert "the `priors_disposition` tool" in early["hint"] and "`priors disposition" not in early["hint"]
+    assert res[4]["structuredContent"]["refused"] == "RERAISE" and res[4]["structuredContent"]["of"] == "P-0002"
+    assert any("moved with their code" in line for line in res[5]["structuredContent"]["summary"])
+    assert "its code moved" in json.dumps(res[6]["structuredContent"], ensure_ascii=False)
+    k.ok("verify")
+
+
+def test_a_withdrawn_id_is_not_handed_to_another_finding(keeper):
+    keeper.write("src/keys.py", KEY)
+    keeper.ok("init")
+    keeper.ok("relevant", "--ns", NS, "--snapshot")
+    keeper.ok("propose", keeper.candidate(conclusion("parse_key accepts an empty name", scope_ref="src/keys.py#parse_key")),
+              "--run", "run-001", "--ns", NS)
+    keeper.ok("withdraw", "--run", "run-001", "P-0001")
+    out = keeper.ok("propose", keeper.candidate(conclusion("other returns a constant", scope_ref="src/keys.py#other")),
+                    "--run", "run-001", "--ns", NS)
+    assert out == "P-0002 staged (new)\n"  # P-0001 named another finding a moment ago
+    keeper.ok("commit", "--run", "run-001")
+    assert [r["id"] for r in keeper.ledger() if r["t"] == "prior"] == ["P-0002"]
+    keeper.ok("verify")

@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 
 # The staging files, in the order `RunFiles` holds them: dispositions, staged priors, calls.
 STAGING_FILES = ("dispositions.jsonl", "staged.jsonl", "escalations.jsonl")
+WITHDRAWN_FILE = "withdrawn.json"  # the ids `withdraw` took back from the run, a JSON list
 
 
 def staging_file(run: str, kind: str) -> str:
@@ -26,8 +27,8 @@ def staging_file(run: str, kind: str) -> str:
 class RunFiles(Plain):
     """An open run's staging as read from `.priors/runs/<run>/`."""
 
-    __slots__ = ("run", "relevant", "dispositions", "staged", "escalations", "line_numbers", "_verify", "_seen",
-                 "_pool")
+    __slots__ = ("run", "relevant", "dispositions", "staged", "escalations", "line_numbers", "freed", "_verify",
+                 "_seen", "_pool")
 
     def __init__(self, run: str, relevant: Optional[Dict[str, Any]], dispositions: Optional[List[Any]] = None,
                  staged: Optional[List[Any]] = None, escalations: Optional[List[Any]] = None) -> None:
@@ -37,6 +38,7 @@ class RunFiles(Plain):
         self.escalations = [] if escalations is None else escalations
         # per kind, the file line each item was read from (None: items were not read from files)
         self.line_numbers: Optional[Dict[str, List[int]]] = None
+        self.freed: List[str] = []  # ids `withdraw` took back (WITHDRAWN_FILE): never handed to another finding
         self._verify: Optional[Dict[str, Dict[str, Any]]] = None
         self._seen: Optional[list] = None  # [the dispositions list, how many of it were read, their ids]
         self._pool: Any = None  # the protocol.ProposePool built for this run (the rules build it)
