@@ -205,10 +205,10 @@ def test_a_ledger_hashed_before_keeps_its_python_priors_unchanged(keeper):
 def test_indented_hash_matches_its_spelled_out_definition():
     from hypothesis import given, settings
     from hypothesis import strategies as st
-    from test_snapshot import indented_ref
 
     from priors.core.canonical import sha12
     from priors.snapshot.hashing import text_hash
+    from test_snapshot import indented_ref
 
     pieces = st.sampled_from(["def f():", "    ", "\t", "  ", "x = 1", "\n", "\r\n", "\r", " \u3000 ", "é", "if a:", "\x0b"])
 

@@ -22,7 +22,6 @@ from priors.cli.verbs import tools
 from priors.core.canonical import JSONError, dumps, loads
 from priors.core.errors import MachineError, Refusal, UsageError
 from priors.core.mcp_tools import (
-    in_tool_terms,
     BATCH_VERSIONS,
     INSTRUCTIONS,
     INTERNAL_ERROR,
@@ -32,6 +31,7 @@ from priors.core.mcp_tools import (
     PARSE_ERROR,
     SERVER_NAME,
     STRUCTURED_VERSIONS,
+    in_tool_terms,
     negotiate,
     request_id_ok,
     schema_problem,

@@ -115,6 +115,9 @@ def rewrite_refs(rec: Dict[str, Any], pmap: Dict[str, str], rmap: Dict[str, str]
             v = out.get(key)
             if isinstance(v, list):
                 out[key] = [table.get(x, x) if isinstance(x, str) else x for x in v]
+    shapes = out.get("shapes")  # a seal's shapes are keyed by prior id (core/moves.py)
+    if isinstance(shapes, dict) and any(k in pmap for k in shapes):
+        out["shapes"] = {pmap.get(k, k): v for k, v in shapes.items()}
     cid = out.get("call_id")
     if isinstance(cid, str):
         m = CALL_RE.match(cid)

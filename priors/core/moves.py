@@ -58,6 +58,18 @@ def moved_copy(p: Any, m: Dict[str, Any]) -> Any:
     return q
 
 
+def as_run_sees(p: Any, moves: Dict[str, Dict[str, Any]], rehashed: Dict[str, str]) -> Any:
+    """`p` as this run judges it (a copy when it differs): judged before indentation counted and
+    unchanged under the old scheme, it holds the scope's hash now (`rehashed`); its definition
+    moved, it stands on the new one (`moves`)."""
+    if p.id in rehashed:
+        p = p.copy()
+        p.scope_hash = rehashed[p.id]
+    if p.id in moves:
+        p = moved_copy(p, moves[p.id])
+    return p
+
+
 def is_definition(ref: Any) -> bool:
     return isinstance(ref, str) and "#" in ref and not ref.endswith("#")
 

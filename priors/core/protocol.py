@@ -18,7 +18,7 @@ from priors.core.fold import (
 from priors.core.grammar import SEVERITY_RANK, Candidate, check_tags, identity_of, opposes, validate
 from priors.core.inject import inject_item, lesson_applies
 from priors.core.lessons import check_supersedes
-from priors.core.moves import moved_copy
+from priors.core.moves import as_run_sees
 from priors.core.plain import Plain
 from priors.core.run_files import RunFiles, require_open
 from priors.core.sameness import folded_into, wordings
@@ -120,18 +120,6 @@ def settled_refs(st: State, scopes: Dict[str, str]) -> List[str]:
                 and (ref in scopes or _touches(ref, scopes, keys))):
             refs.add(ref)
     return sorted(refs)
-
-
-def as_run_sees(p: PriorState, moves: Dict[str, Dict[str, Any]], rehashed: Dict[str, str]) -> PriorState:
-    """`p` as this run judges it (a copy when it differs): judged before indentation counted and
-    unchanged under the old scheme, it holds the scope's hash now (`rehashed`); its definition
-    moved, it stands on the new one (`moves`)."""
-    if p.id in rehashed:
-        p = p.copy()
-        p.scope_hash = rehashed[p.id]
-    if p.id in moves:
-        p = moved_copy(p, moves[p.id])
-    return p
 
 
 def _touches(ref: str, scopes: Dict[str, str], keys: List[str]) -> bool:
@@ -387,8 +375,10 @@ class ScopeIndex(Plain):
 
     def relocate(self, p: PriorState, old: Optional[str]) -> None:
         """`p`, held under the ref `old`, moved with its code (core/moves.py): held under its new ref."""
-        pos = next((i for i in self.by_ref.get(old, ()) if self.items[i] is p), None) if old is not None else None
-        if pos is None or p.scope_ref == old:
+        if old is None or p.scope_ref == old:
+            return
+        pos = next((i for i in self.by_ref.get(old, ()) if self.items[i] is p), None)
+        if pos is None:
             return
         self.by_ref[old].remove(pos)
         if not self.by_ref[old]:

@@ -12,8 +12,8 @@ from priors.core.canonical import dumps, dumps_object
 from priors.core.errors import Refusal, UsageError
 from priors.core.fold import REST_AFTER, next_run_id
 from priors.core.grammar import check_run_id, ref_alias
-from priors.core.moves import find_moves, is_definition
-from priors.core.protocol import as_run_sees, select, settled_refs
+from priors.core.moves import as_run_sees, find_moves, is_definition
+from priors.core.protocol import select, settled_refs
 from priors.core.vocabulary import LAST_CHOSEN_RUN, RUN_RE, id_number
 from priors.ops.budget import relevant_hook
 from priors.snapshot.hashing import indent_counts
