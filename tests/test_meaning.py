@@ -291,17 +291,17 @@ def test_withdraw_removes_staged_priors_only(keeper):
     assert keeper.ledger_bytes() == before
     keeper.usage("withdraw", "--run", "run-002", "nope")
     keeper.refused("UNKNOWN_RUN", "withdraw", "--run", "run-009", "P-0004")
-    # ids are not renumbered: the next proposal takes the number after the highest still staged
+    # ids are not renumbered: the next proposal takes the number after the highest staged or withdrawn
     for claim in ("checkout() charges the card twice", "the order id is never logged", "a declined card is retried forever"):
         keeper.ok("propose", keeper.candidate(conclusion(claim, scope_ref="src/shop.py#Cart.checkout")),
-                  "--run", "run-002", "--ns", NS)  # P-0004, P-0005, P-0006
-    assert "P-0004, P-0006 withdrawn from run-002" in keeper.ok("withdraw", "--run", "run-002", "P-0004", "P-0006", "P-0004")
+                  "--run", "run-002", "--ns", NS)  # P-0005, P-0006, P-0007: P-0004 was withdrawn, never reused
+    assert "P-0005, P-0007 withdrawn from run-002" in keeper.ok("withdraw", "--run", "run-002", "P-0005", "P-0007", "P-0005")
     out = keeper.ok("propose", keeper.candidate(conclusion("the cart is not emptied after payment", scope_ref="src/shop.py",
                                                            distinct_from=["P-0001", "P-0002"])), "--run", "run-002", "--ns", NS)
-    assert out == "P-0006 staged (new)\n"
-    keeper.ok("withdraw", "--run", "run-002", "P-0005", "P-0006")
+    assert out == "P-0008 staged (new)\n"  # an id withdrawn (P-0007) is never handed to another finding
+    keeper.ok("withdraw", "--run", "run-002", "P-0006", "P-0008")
     keeper.ok("commit", "--run", "run-002")
-    assert not any(r.get("id") in ("P-0004", "P-0005", "P-0006") for r in keeper.ledger())
+    assert not any(r.get("id") in ("P-0004", "P-0005", "P-0006", "P-0007", "P-0008") for r in keeper.ledger())
     keeper.assert_rendered()
 
 

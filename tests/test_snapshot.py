@@ -53,22 +53,16 @@ def git(root: Path, *args):
 
 def indented_ref(text: str) -> str:
     """The normalized text of a file whose indentation is syntax, spelled out on str (docs/snapshot.md,
-    "Indentation"): per non-blank line, its depth among the indentation levels open above it (tabs to
-    multiples of eight, the first line's width the base) as that many U+0001, then the line collapsed;
-    lines joined by U+0002."""
-    out, stack = [], []
-    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
-        body = line.lstrip(" \t")
-        width = len(line[:len(line) - len(body)].expandtabs(8))
-        if not normalize(body):
-            continue
-        stack = stack or [width]
-        while width < stack[-1] and len(stack) > 1:
-            stack.pop()
-        if width > stack[-1]:
-            stack.append(width)
-        out.append("\x01" * (len(stack) - 1) + normalize(body))
-    return "\x02".join(out)
+    "Indentation"): lines split at CRLF, CR or LF; a line of nothing but ASCII whitespace is blank;
+    each other line's depth is the rank of its leading ASCII whitespace's width (tabs to multiples of
+    eight) among the distinct widths of those lines, written as that many U+0001 before the line
+    collapsed; lines collapsing to nothing are dropped, the rest joined by U+0002."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    ascii_ws = " \t\n\x0b\x0c\r"
+    real = [(len(line[:len(line) - len(line.lstrip(ascii_ws))].expandtabs(8)), line.lstrip(ascii_ws))
+            for line in lines if line.lstrip(ascii_ws)]
+    ranks = {w: i for i, w in enumerate(sorted({w for w, _ in real}))}
+    return "\x02".join("\x01" * ranks[w] + normalize(body) for w, body in real if normalize(body))
 
 
 def text_ref_hash(data: bytes, path: str = "") -> str:

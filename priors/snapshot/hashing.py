@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import operator
 import os
 import re
 
@@ -76,38 +77,39 @@ def indent_counts(path: str) -> bool:
 
 
 def indented_utf8(data: bytes) -> bytes:
-    """`normalized_utf8` that keeps each line's relative indentation depth: every line's leading
-    spaces and tabs (a tab to the next multiple of eight columns) become its depth among the
-    indentation levels open above it (as Python's tokenizer counts INDENT and DEDENT), blank lines
-    go, and the rest of each line is collapsed as before. So re-indenting a whole file (4 → 2
-    spaces, tabs → spaces) or CRLF line ends change nothing, and moving a line into or out of a
-    block does. Depths and line breaks are marked with bytes no whitespace rule touches."""
+    """`normalized_utf8` that keeps each line's relative indentation depth: a line's depth is the rank
+    of its indentation's width among the distinct widths of the text's lines (leading ASCII
+    whitespace, a tab reaching the next multiple of eight columns; lines of nothing but ASCII
+    whitespace are blank and count for nothing), and the rest of each line is collapsed as before.
+    So re-indenting a whole file or definition (4 → 2 spaces, tabs → spaces, moved out of its class)
+    or CRLF line ends change nothing, and moving a line into or out of a block does. Depths and line
+    breaks are marked with bytes no whitespace rule touches (U+0001 per level, U+0002 between lines);
+    a line that normalizes to nothing is dropped. Line by line only through C loops (`map`): a
+    Python file costs a few times a whitespace-blind hash, not a Python step per line."""
     if not data.isascii():
         data = _as_utf8(data)
-    out = []
-    stack: List[int] = []  # the open levels' widths, from the first line's (a definition cut from its class)
-    for line in _LINE_BREAK.sub(b"\n", data).split(b"\n"):
-        body = line.lstrip(b" \t")
-        lead = len(line) - len(body)
-        if lead and b"\t" in line[:lead]:
-            lead = len(line[:lead].decode("ascii").expandtabs(8))
-        if not body.strip() or (not body.isascii() and not normalize(body.decode("utf-8"))):
-            continue  # (a line of nothing but whitespace, U+3000 as much as a space, is no line)
-        if not stack:
-            stack.append(lead)
-        while lead < stack[-1] and len(stack) > 1:
-            stack.pop()
-        if lead > stack[-1]:
-            stack.append(lead)
-        out.append(_DEPTH * (len(stack) - 1) + body)
-    joined = _BREAK.join(out)
+    if b"\r" in data:
+        data = _LINE_BREAK.sub(b"\n", data)
+    lines = data.split(b"\n")
+    bodies = list(map(bytes.lstrip, lines))
+    if _TAB_LEAD.search(data):
+        widths = [len(line[:len(line) - len(body)].expandtabs(8)) for line, body in zip(lines, bodies)]
+    else:
+        widths = list(map(operator.sub, map(len, lines), map(len, bodies)))
+    rank = {w: i for i, w in enumerate(sorted(set(itertools.compress(widths, bodies))))}
+    marks = [_DEPTH * i for i in range(len(rank))]
+    depths = map(marks.__getitem__, map(rank.__getitem__, itertools.compress(widths, bodies)))
+    joined = _BREAK.join(map(operator.add, depths, itertools.compress(bodies, bodies)))
     if not joined.isascii() and _NONASCII_WS.search(joined):
-        text = normalize(joined.decode("utf-8"))
-        return re.sub(" ?([\x01\x02]) ?", r"\1", text).encode("utf-8")
-    squeezed = _SPACE_RUN.sub(b" ", joined.translate(_WS_BYTES))
-    return _MARK_SPACE.sub(rb"\1", squeezed).strip(b" ")
+        squeezed = normalize(joined.decode("utf-8")).encode("utf-8")
+    else:
+        squeezed = _SPACE_RUN.sub(b" ", joined.translate(_WS_BYTES)).strip(b" ")
+    out = _MARK_SPACE.sub(rb"\1", squeezed)
+    return _EMPTY_LINE.sub(b"", _BREAK + out + _BREAK)[1:-1] if _BREAK in out or _DEPTH in out else out
 
 
+_TAB_LEAD = re.compile(rb"(?m)^[ \x0b\x0c]*\t")  # a tab in some line's indentation: widths need expanding
+_EMPTY_LINE = re.compile(rb"\x02\x01*(?=\x02)")  # a line that normalized to nothing: no line at all
 _MARK_SPACE = re.compile(rb" ?([\x01\x02]) ?")
 
 
