@@ -104,13 +104,14 @@ def indented_utf8(data: bytes) -> bytes:
         squeezed = normalize(joined.decode("utf-8")).encode("utf-8")
     else:
         squeezed = _SPACE_RUN.sub(b" ", joined.translate(_WS_BYTES)).strip(b" ")
-    out = _MARK_SPACE.sub(rb"\1", squeezed)
+    # a squeezed run is one space at most: the one beside a mark goes (bytes.replace, no template per match)
+    out = squeezed.replace(b" \x01", b"\x01").replace(b"\x01 ", b"\x01").replace(b" \x02", b"\x02").replace(
+        b"\x02 ", b"\x02")
     return _EMPTY_LINE.sub(b"", _BREAK + out + _BREAK)[1:-1] if _BREAK in out or _DEPTH in out else out
 
 
 _TAB_LEAD = re.compile(rb"(?m)^[ \x0b\x0c]*\t")  # a tab in some line's indentation: widths need expanding
 _EMPTY_LINE = re.compile(rb"\x02\x01*(?=\x02)")  # a line that normalized to nothing: no line at all
-_MARK_SPACE = re.compile(rb" ?([\x01\x02]) ?")
 
 
 def text_hash(data: bytes, path: str = "") -> str:
