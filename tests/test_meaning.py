@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 from priors.core.similarity import SIMILAR_AT, norm_direction, opposite, scopes_related, similarity
@@ -290,17 +291,17 @@ def test_withdraw_removes_staged_priors_only(keeper):
     assert keeper.ledger_bytes() == before
     keeper.usage("withdraw", "--run", "run-002", "nope")
     keeper.refused("UNKNOWN_RUN", "withdraw", "--run", "run-009", "P-0004")
-    # ids are not renumbered: the next proposal takes the number after the highest still staged
+    # ids are not renumbered: the next proposal takes the number after the highest staged or withdrawn
     for claim in ("checkout() charges the card twice", "the order id is never logged", "a declined card is retried forever"):
         keeper.ok("propose", keeper.candidate(conclusion(claim, scope_ref="src/shop.py#Cart.checkout")),
-                  "--run", "run-002", "--ns", NS)  # P-0004, P-0005, P-0006
-    assert "P-0004, P-0006 withdrawn from run-002" in keeper.ok("withdraw", "--run", "run-002", "P-0004", "P-0006", "P-0004")
+                  "--run", "run-002", "--ns", NS)  # P-0005, P-0006, P-0007: P-0004 was withdrawn, never reused
+    assert "P-0005, P-0007 withdrawn from run-002" in keeper.ok("withdraw", "--run", "run-002", "P-0005", "P-0007", "P-0005")
     out = keeper.ok("propose", keeper.candidate(conclusion("the cart is not emptied after payment", scope_ref="src/shop.py",
                                                            distinct_from=["P-0001", "P-0002"])), "--run", "run-002", "--ns", NS)
-    assert out == "P-0006 staged (new)\n"
-    keeper.ok("withdraw", "--run", "run-002", "P-0005", "P-0006")
+    assert out == "P-0008 staged (new)\n"  # an id withdrawn (P-0007) is never handed to another finding
+    keeper.ok("withdraw", "--run", "run-002", "P-0006", "P-0008")
     keeper.ok("commit", "--run", "run-002")
-    assert not any(r.get("id") in ("P-0004", "P-0005", "P-0006") for r in keeper.ledger())
+    assert not any(r.get("id") in ("P-0004", "P-0005", "P-0006", "P-0007", "P-0008") for r in keeper.ledger())
     keeper.assert_rendered()
 
 
@@ -372,9 +373,18 @@ def test_ledger_bytes_unchanged_when_nothing_is_similar(keeper):
     """This session's ledger, byte for byte, as the keeper wrote it before issue 13
     (tests/data/ledger_no_similar.jsonl was written by `main`'s code at df6a645, before this rule) — but
     for what issue 28 adds: each run's seal says `door: 2`, and the finding on the file where a person
-    settled P-0001 names it in `distinct_from` (SETTLED_NEARBY refuses it otherwise)."""
+    settled P-0001 names it in `distinct_from` (SETTLED_NEARBY refuses it otherwise); and a seal keeps
+    the shapes of the definitions its findings stand on, while a Python file's hashes keep its
+    indentation (each hash of before stands for exactly one of today's)."""
     got = plain_session(keeper)
+    assert got.count(b'"shapes":{"P-') == 2
+    got = re.sub(rb',"shapes":\{[^}]*\}', b"", got)
     want = (DATA / "ledger_no_similar.jsonl").read_bytes()
+    hashes = re.compile(rb'"scope_hash":"([0-9a-f]{12})"')
+    pairs = set(zip(hashes.findall(want), hashes.findall(got)))
+    assert len({a for a, _ in pairs}) == len({b for _, b in pairs}) == len(pairs)
+    for old, new in pairs:
+        want = want.replace(old, new)
     want = want.replace(b'{"action":"commit",', b'{"action":"commit","door":2,')
     want = want.replace(b'"claim":"to_text() decodes bytes as latin-1 instead of utf-8",',
                         b'"claim":"to_text() decodes bytes as latin-1 instead of utf-8","distinct_from":["P-0001"],')

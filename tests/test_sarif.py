@@ -401,8 +401,9 @@ def one_result(file: str, line: int) -> str:
 
 
 def test_a_moved_line_is_carried_and_a_rename_is_a_new_finding(keeper: Keeper) -> None:
-    """docs/sarif.md: a line moving inside its definition changes nothing; a renamed definition leaves the
-    old prior missing (a wontfix on it does not carry over) and the result on the new name is new."""
+    """docs/sarif.md: a line moving inside its definition changes nothing; a renamed definition takes its
+    prior along (issue 28), so a person's wontfix holds on the new name and the result there is no new
+    finding; a definition whose body is nowhere leaves its prior missing, and a result elsewhere is new."""
     k = keeper
     k.write("src/a.py", "def old():\n    for i in x:\n        pass\n")
     k.write("l.sarif", one_result("src/a.py", 2))
@@ -417,9 +418,14 @@ def test_a_moved_line_is_carried_and_a_rename_is_a_new_finding(keeper: Keeper) -
     k.write("src/a.py", "def new():\n    for i in x:\n        pass\n")
     k.write("l.sarif", one_result("src/a.py", 2))
     r = k("ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", "src", "--json")
-    assert r.json["counts"]["new"] == 1 and r.json["counts"]["suppressed"] == 0
+    assert r.json["counts"]["new"] == 0 and r.json["counts"]["suppressed"] == 1, r.json
+    assert [(m["from"], m["to"]) for m in k.ledger() if m.get("action") == "moved"] == [("src/a.py#old", "src/a.py#new")]
+    k.write("src/a.py", "def other():\n    return 2\n")  # the body is gone: a result here is new
+    k.write("l.sarif", one_result("src/a.py", 2))
+    r = k("ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", "src", "--json")
+    assert r.json["counts"]["new"] == 1
     (new,) = [x for x in k.ledger() if x.get("t") == "prior" and x["id"] in r.json["new"]]
-    assert new["scope_ref"] == "src/a.py#new"
+    assert new["scope_ref"] == "src/a.py#other"
 
 
 def test_the_first_ingest_sets_up_the_ledger(bare: Keeper) -> None:

@@ -51,9 +51,24 @@ def git(root: Path, *args):
                    capture_output=True)
 
 
-def text_ref_hash(data: bytes) -> str:
-    """What `priors hash FILE` prints."""
-    return sha12(normalize(decode_text(data)))
+def indented_ref(text: str) -> str:
+    """The normalized text of a file whose indentation is syntax, spelled out on str (docs/snapshot.md,
+    "Indentation"): lines split at CRLF, CR or LF; a line of nothing but ASCII whitespace is blank;
+    each other line's depth is the rank of its leading ASCII whitespace's width (tabs to multiples of
+    eight) among the distinct widths of those lines, written as that many U+0001 before the line
+    collapsed; lines collapsing to nothing are dropped, the rest joined by U+0002."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    ascii_ws = " \t\n\x0b\x0c\r"
+    real = [(len(line[:len(line) - len(line.lstrip(ascii_ws))].expandtabs(8)), line.lstrip(ascii_ws))
+            for line in lines if line.lstrip(ascii_ws)]
+    ranks = {w: i for i, w in enumerate(sorted({w for w, _ in real}))}
+    return "\x02".join("\x01" * ranks[w] + normalize(body) for w, body in real if normalize(body))
+
+
+def text_ref_hash(data: bytes, path: str = "") -> str:
+    """What `priors hash FILE` prints (`path`: a Python, YAML or Makefile keeps its indentation)."""
+    text = decode_text(data)
+    return sha12(indented_ref(text) if path.endswith((".py", ".yml", ".yaml")) else normalize(text))
 
 
 TREE = {
@@ -121,7 +136,7 @@ def test_snapshot_shape_and_file_hashes(tmp_path):
     make_tree(tmp_path)
     m = snap(tmp_path)
     for rel, text in TREE.items():
-        assert m[rel] == text_ref_hash(text.encode())
+        assert m[rel] == text_ref_hash(text.encode(), rel)
     assert {"src/", "src/pkg/", "docs/", "*"} <= set(m)
     assert m["src/a.py#f"] and m["src/a.py#C"] and m["src/a.py#C.m"]
     assert all(len(v) == 12 for v in m.values())

@@ -31,6 +31,7 @@ from priors.core.mcp_tools import (
     PARSE_ERROR,
     SERVER_NAME,
     STRUCTURED_VERSIONS,
+    in_tool_terms,
     negotiate,
     request_id_ok,
     schema_problem,
@@ -287,6 +288,8 @@ class Server:
             return answer.code, answer.obj, answer.json()
         except Refusal as refusal:
             body = refusal.payload()
+            if isinstance(body.get("hint"), str):  # a command line in the hint becomes the tool that does it
+                body["hint"] = in_tool_terms(body["hint"], TOOL_VERBS)
             return 1, body, dumps(body)
         except UsageError as exc:
             message = str(exc).replace("priors: ", "", 1)
@@ -308,6 +311,9 @@ class Server:
         self.err.write(text + "\n")
         obj = {"warning": text}
         return 0, obj, dumps(obj)
+
+
+TOOL_VERBS = frozenset(v.name for v in tools().values())  # the verbs an agent calls as tools
 
 
 # What a -32603 error adds to the command line's message (exit 3): whose failure it is.

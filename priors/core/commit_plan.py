@@ -9,6 +9,7 @@ from priors.core.canonical import normalize
 from priors.core.errors import Refusal, UsageError
 from priors.core.fold import REST_AFTER, State, apply, next_prior_id
 from priors.core.grammar import AGENT_VERDICTS, check_at_door
+from priors.core.moves import MOVED, move_events, seal_shapes
 from priors.core.plain import Plain
 from priors.core.protocol import (
     DOOR,
@@ -155,7 +156,7 @@ def plan_commit(st: State, rf: RunFiles, decided: Any = (), judged: bool = False
         judge_verdicts(st, rf, where)
         judge_calls(st, rf, decided)
         dropped = judge_staged(st, rf, decided)
-    lines: List[Dict[str, Any]] = list(rf.dispositions)
+    lines: List[Dict[str, Any]] = move_events(st, rf) + list(rf.dispositions)  # code that moved, before verdicts
     for pid, item in verify.items():
         if item.get("scopeState") == "missing" and pid not in done:
             lines.append({"t": "event", "id": pid, "action": "scope-missing", "run": rf.run})
@@ -177,6 +178,9 @@ def plan_commit(st: State, rf: RunFiles, decided: Any = (), judged: bool = False
     seal: Dict[str, Any] = {"t": "run", "action": "commit", "run": rf.run, "ns": rf.ns, "summary": summary, "door": DOOR}
     if attempts:
         seal["attempts"] = attempts
+    shapes = seal_shapes(st, rf)
+    if shapes:
+        seal["shapes"] = shapes
     lines.append(seal)
     return CommitPlan(lines, summary, set_aside)
 
@@ -427,6 +431,13 @@ def summarize(rf: RunFiles, after: State, escalations: int, set_aside: Any = (),
         lines.append(f"  ~ {touched} touched by changes — queued for re-judgment")
     if calls:
         lines.append(f"  ? {calls} need your call — `priors status --calls` to review")
+    moved = [f"{pid} to {m['to']}" for pid, m in rf.moves.items()]
+    if moved:
+        lines.append(f"  ↪ {len(moved)} moved with their code — {_some(moved)}")
+    gone = [pid for pid, item in rf.verify_items().items()
+            if item.get("scopeState") == "missing" and not rf.is_disposed(pid)]
+    if gone:
+        lines.append(f"  ∅ {len(gone)} missing — their code is not in this snapshot: {_some(gone)}")
     if resting:
         lines.append(f"  … {resting} resting — the code they point at is gone; they wake if it returns")
     if set_aside:
@@ -445,6 +456,10 @@ def summarize(rf: RunFiles, after: State, escalations: int, set_aside: Any = (),
     return lines
 
 
+def _some(items: List[str], most: int = 5) -> str:
+    return ", ".join(items[:most]) + (f" and {len(items) - most} more" if len(items) > most else "")
+
+
 # ------------------------------------------------------------------ a run id sealed elsewhere
 
 
@@ -453,7 +468,7 @@ def _in_block(rec: Dict[str, Any], run: str) -> bool:
     if t == "prior":
         return rec.get("born") == run
     if t == "event":
-        return rec.get("action") in ("disposition", "scope-missing") and rec.get("run") == run
+        return rec.get("action") in ("disposition", "scope-missing", MOVED) and rec.get("run") == run
     return t in ("call", "injected") and rec.get("run") == run
 
 

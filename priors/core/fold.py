@@ -17,6 +17,7 @@ from priors.core.ledger_parse import (  # noqa: F401 (parse_lines, parse_spans, 
     parse_strict,
     scanner,
 )
+from priors.core.moves import MOVED, move, note_shapes
 from priors.core.plain import Plain
 from priors.core.sameness import note
 from priors.core.vocabulary import (  # noqa: F401 (re-exported to callers of the fold)
@@ -34,7 +35,6 @@ from priors.core.vocabulary import (  # noqa: F401 (re-exported to callers of th
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
     from typing import Any, Dict, Iterable, List, Optional, Tuple
-
 
 
 def _field(i: int, doc: str) -> property:
@@ -146,8 +146,8 @@ def rests(status: str, miss: int) -> bool:
     return miss >= REST_AFTER and status not in BINDING and status != "redacted"
 
 
-def new_prior(id: str, rec: Optional[Dict[str, Any]], status: str, scope_hash: Optional[str],
-              miss: int = 0, human_idx: int = -1) -> PriorState:
+def new_prior(id: str, rec: Optional[Dict[str, Any]], status: str, scope_hash: Optional[str], miss: int = 0,
+              human_idx: int = -1) -> PriorState:
     return PriorState((id, status, scope_hash, miss, human_idx, rec, None, None, None, None, None, None))
 
 
@@ -164,17 +164,15 @@ class CallState(Plain):
 
 def new_loop() -> Dict[str, Any]:
     """What the lessons loop reads, gathered during the fold (plain data, so the fold cache keeps it).
-
     Positions are record indexes (0-based, blank lines not counted). `first`: run → the first record
-    naming it (`run`/`born` of a prior, event, call or run record: where its block starts);
-    `commit_at`: run → its first commit record; `lessons`: namespace → run-start prior ids, in order
-    of their first prior record; `spans`: lesson id → sorted boundaries of the positions at which a
-    run starting there was shown it (even entries open a span, odd ones close it); `injected`:
-    run → the ids of its last `injected` record; `scores`: [position, record] of every score;
-    `decided`: prior id → its last human decide; `learned`: run → the last `learned` record naming it.
-    """
-    return {"first": {}, "commit_at": {}, "lessons": {}, "spans": {}, "injected": {}, "scores": [],
-            "decided": {}, "learned": {}}
+    naming it (`run`/`born` of a prior, event, call or run record: where its block starts); `commit_at`:
+    run → its first commit record; `lessons`: namespace → run-start prior ids, in order of their first
+    prior record; `spans`: lesson id → sorted boundaries of the positions at which a run starting there
+    was shown it (even entries open a span, odd ones close it); `injected`: run → the ids of its last
+    `injected` record; `scores`: [position, record] of every score; `decided`: prior id → its last human
+    decide; `learned`: run → the last `learned` record naming it."""
+    return {"first": {}, "commit_at": {}, "lessons": {}, "spans": {}, "injected": {}, "scores": [], "decided": {},
+            "learned": {}}
 
 
 class State(Plain):
@@ -182,7 +180,7 @@ class State(Plain):
     the ledger has lines only if some are blank. `loop`: what the lessons loop reads (`new_loop`)."""
 
     __slots__ = ("priors", "runs_order", "run_pos", "calls", "commits", "max_prior", "max_run", "scored", "records",
-                 "loop", "same_as", "distinct", "awaiting")
+                 "loop", "same_as", "distinct", "shapes", "awaiting")
     DERIVED = ("awaiting",)  # rebuilt from the rest (`index_calls`), never stored
 
     def __init__(self) -> None:
@@ -198,6 +196,7 @@ class State(Plain):
         self.loop: Dict[str, Any] = new_loop()
         self.same_as: Dict[str, List[str]] = {}  # id → ids a person said repeat it; `distinct`: id → its
         self.distinct: Dict[str, List[str]] = {}  # `distinct_from` (both kept by core/sameness.py)
+        self.shapes: Dict[str, str] = {}  # id → the shape of the definition it was last judged on (core/moves.py)
         self.awaiting: Dict[str, List[CallState]] = {}  # prior id → its unresolved calls, in order
 
     def fields(self) -> tuple:
@@ -280,9 +279,9 @@ def _pack(st: State, rec: Dict[str, Any], at: int, n: int, src: Any) -> None:
 
 # ------------------------------------------------------------------ a prior's line, read without decoding it
 #
-# Most ledger bytes are priors' lines, whose claim and evidence the fold never reads: a line in the shape
-# the keeper writes (canonical JSON, sorted keys, plain values) is matched as text, no dict built; any
-# other line is decoded. A property test holds the two ways to the same folded state on any ledger.
+# Most ledger bytes are priors' lines, whose claim and evidence the fold never reads: a line in the shape the keeper
+# writes (canonical JSON, sorted keys, plain values) is matched as text, no dict built; any other line is decoded.
+# A property test holds the two ways to the same folded state on any ledger.
 
 _CH = r'[^"\\\x00-\x1f]'  # a character JSON writes as itself inside a string
 _STR = '"' + _CH + r'*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})' + _CH + '*)*"'  # any JSON string
@@ -420,6 +419,8 @@ def apply(st: State, rec: Dict[str, Any]) -> None:
     t = get("t")
     if "same_as" in rec or "distinct_from" in rec:
         note(st, rec)  # what a person said is one finding, what an agent said is not (core/sameness.py)
+    elif "shapes" in rec:
+        note_shapes(st, rec)  # a seal's shapes of the definitions its priors were judged on (core/moves.py)
     block = t in BLOCK_TYPES
     for v in (get("run"), get("born")):
         if type(v) is not str:
@@ -486,11 +487,10 @@ def _after_prior(st: State, pid: str, was: Optional[PriorState], facets: Any, ns
 
 
 def apply_priors(st: State, rec: Dict[str, Any]) -> None:
-    """`apply`, less what only the lessons loop (`State.loop`), the id counters and the calls are:
-    the priors, the run order and the commits advance exactly as `apply` advances them. For a
-    reader that folds the whole ledger record by record and reads nothing else (`priors
-    history`: ~30 % less fold per line); the state it leaves is not the ledger's. Keep it beside
-    `apply`: a new way a record moves a prior, a run or a commit goes into both."""
+    """`apply`, less what only the lessons loop (`State.loop`), the id counters and the calls are: the priors,
+    the run order and the commits advance exactly as `apply` advances them. For a reader that folds the whole
+    ledger record by record and reads nothing else (`priors history`: ~30 % less fold per line); the state it
+    leaves is not the ledger's. Keep it beside `apply`: a new way a record moves a prior goes into both."""
     get = rec.get
     t = get("t")
     if t == "event":
@@ -586,11 +586,9 @@ _SHARED_MAX = 4096
 
 
 def _share_facets(rec: Dict[str, Any]) -> None:
-    """Point the record at the one dict holding its facets (equal content, equal dict).
-
-    100k priors carry a handful of distinct facet sets; one dict each instead of one per record
-    saves ~60 MB on a first call at 100k. Nothing mutates a record's facets (the fold cache
-    already hands out shared ones), so sharing is invisible."""
+    """Point the record at the one dict holding its facets (equal content, equal dict). 100k priors carry a
+    handful of distinct facet sets; one dict each instead of one per record saves ~60 MB on a first call at
+    100k. Nothing mutates a record's facets (the fold cache already hands out shared ones): sharing is invisible."""
     f = rec.get("facets")
     if type(f) is not dict:
         return
@@ -652,6 +650,8 @@ def _apply_event(st: State, p: PriorState, action: Any, run: Any, sh: Any, to: A
             call.resolved = True
     elif action == "redact":
         p[1] = "redacted"
+    elif action == MOVED:  # the code moved: `to` is its new ref (core/moves.py)
+        move(p, to, sh)
 
 
 def named_in(records: Iterable[Dict[str, Any]]) -> Dict[str, bool]:

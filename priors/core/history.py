@@ -138,6 +138,9 @@ def _event_entry(no: int, run: Optional[str], rec: Dict[str, Any], p: Any) -> Di
         text = f"you decided: {to}{why}"
     elif action == "redact":
         text = f"redacted by you{why}"
+    elif action == "moved":  # core/moves.py
+        how = "renamed or moved, the same code" if isinstance(rec.get("scope_hash"), str) else "moved and edited"
+        text = f"its code moved: {rec.get('from')} → {to} ({how})"
     else:
         text = f"{action} {to or ''}".strip()
     if rec.get("restated") is True:

@@ -37,7 +37,7 @@ from priors.core.human import redacted_attempt
 from priors.core.ledger_quick import EVENT_LINE, PRIOR_LINE, QuickChecker, Shape, facets_verdict
 from priors.core.ledger_rules import REDACTED_CALL_KEYS, TOMBSTONE_KEYS  # noqa: F401 (re-exported)
 from priors.core.problem import LEDGER_NAME, Problem  # noqa: F401 (re-exported)
-from priors.core.views import REDACTED_ROW, markdown_lines, render_markdown, row_line, row_parts, row_plain
+from priors.core.views import REDACTED_ROW, markdown_lines, render_markdown, row_line, row_parts, row_plain, table_cell
 from priors.core.vocabulary import BINDING, MAX_DEPTH, REST_AFTER
 
 # ------------------------------------------------------------------ splitting and parsing
@@ -443,7 +443,7 @@ class _Pass:
             elif t == "event":
                 row = self.table.rows.get(pid)
                 if row is not None:
-                    self.table.event(row, rec.get("action"), rec.get("to"))
+                    self.table.event(row, rec.get("action"), rec.get("to"), rec.get("from"))
 
 
 _SHAPES_MAX = 1024  # distinct key sets remembered; a ledger holds a few dozen
@@ -505,8 +505,9 @@ class _Table:
                           len(pre) if pre.isascii() else len(pre.encode("utf-8")), status, 0]
 
     @staticmethod
-    def event(row: List[Any], action: Any, to: Any) -> None:
-        """What an event of the prior does to its status: `fold._apply_event`, for the fields the table shows."""
+    def event(row: List[Any], action: Any, to: Any, was: Any = None) -> None:
+        """What an event of the prior does to its row: `fold._apply_event`, for the fields the table shows
+        (a `moved` event: its `where`, from `was` to `to`)."""
         if action == "scope-missing":
             row[4] += 1
         elif action == "disposition":
@@ -519,6 +520,10 @@ class _Table:
             row[3] = "open" if to == "reopen" else "accepted" if to == "keep" else to if isinstance(to, str) else "open"
         elif action == "redact":
             row[3] = "redacted"
+        elif action == "moved" and isinstance(to, str) and isinstance(was, str) and row[3] != "redacted":
+            head = f" | {table_cell(was)} | ".encode("utf-8")
+            if row[1].startswith(head):
+                row[1] = f" | {table_cell(to)} | ".encode("utf-8") + row[1][len(head):]
 
     def matches(self, have: bytes) -> bool:
         """`have` is exactly what these rows render to (compared a thousand rows at a time, as they

@@ -57,7 +57,7 @@ _KEEP = ("t", "id", "ns", "type", "facets", "claim", "born", "scope_ref", "scope
 _SELF_ASSIGNED = ("authority", "by", "status")  # the keeper's to set: no candidate, and so no prior line, holds them
 _SEEN_BY_RUN = ("open", "stale", "challenged")  # a verify-phase prior in these is a verify item of the next run
 _HUMAN_VIA = ("add", "import")  # the verbs that seal a person's lessons as a run of their own
-_BLOCK_ACTIONS = ("disposition", "scope-missing")
+_BLOCK_ACTIONS = ("disposition", "scope-missing", "moved")
 _HUMAN_FINAL = ("accepted", "wontfix", "obsolete")  # statuses only a person gives (commit_plan.HUMAN_FINAL, less redacted)
 
 
@@ -300,15 +300,19 @@ class Replay:
             return
         known: Dict[str, Optional[str]] = {}  # what the block reveals of its snapshot: ref -> hash (None: contradicted)
         disposed: Set[Any] = set()
+        moved: Dict[Any, Any] = {}  # prior -> the ref its code moved to in this run (core/moves.py)
         for _no, rec in lines:
             t = rec.get("t")
-            if t == "event" and rec.get("action") == "disposition":
+            if t == "event" and rec.get("action") == "moved":
+                moved[rec.get("id")] = rec.get("to")
+                _reveal(known, rec.get("to"), rec.get("scope_hash"))
+            elif t == "event" and rec.get("action") == "disposition":
                 who: Any = rec.get("id")
                 if isinstance(who, str):  # (any other id is named by the field checks)
                     disposed.add(who)
                 p = st.priors.get(who) if isinstance(who, str) else None
                 if p is not None:
-                    _reveal(known, p.scope_ref, rec.get("scope_hash"))
+                    _reveal(known, moved.get(who, p.scope_ref), rec.get("scope_hash"))
             elif t == "prior" and rec.get("redacted") is not True:
                 _reveal(known, rec.get("scope_ref"), rec.get("scope_hash"))
         scopes = {ref: h for ref, h in known.items() if h is not None}
@@ -476,6 +480,9 @@ class Replay:
         st = self.st
         pid: Any = rec.get("id")
         new = rec.get("t") == "prior" and isinstance(pid, str) and pid not in st.priors
+        if rec.get("action") == "moved" and rec.get("t") == "event" and isinstance(pid, str) and pid in st.priors:
+            self.relocate(st.priors[pid], rec)
+            return
         apply(st, rec)
         if not new:
             return
@@ -505,6 +512,26 @@ class Replay:
         for key in keys:
             same.setdefault(key, []).append(p)
 
+
+    def relocate(self, p: PriorState, rec: Dict[str, Any]) -> None:
+        """A `moved` event: the prior stands on its new ref from now on — in the fold, in its namespace's
+        index, among the priors a person decided and under the exact rule's keys."""
+        old = p.scope_ref
+        apply(self.st, rec)
+        if p.scope_ref == old:
+            return
+        for index in (self.index.get(p.ns), self.decided):
+            if index is not None:
+                index.relocate(p, old)
+        same = self.same.get(p.ns)
+        if same is None:
+            return
+        for key in [k for k in same if k[0] == old]:
+            if p in same[key]:
+                same[key].remove(p)
+                if not same[key]:
+                    del same[key]
+                same.setdefault((p.scope_ref,) + key[1:], []).append(p)
 
 
 def _normal(claim: str) -> str:

@@ -310,6 +310,14 @@ class Checker:
         elif action == "scope-missing":
             if self.need(no, rec, ["run"], what) and self.run_id(no, what, rec["run"]):
                 self.belong(no, rec["run"], f"scope-missing of {pid}", ns)
+        elif action == "moved":  # the code moved (core/moves.py): the keeper writes it in the run's block
+            if self.need(no, rec, ["run", "from", "to"], what) and self.run_id(no, what, rec["run"]):
+                self.belong(no, rec["run"], f"moved of {pid}", ns)
+                if not (_nonempty_str(rec["from"]) and _nonempty_str(rec["to"]) and "#" in rec["to"]):
+                    self.add(no, "BAD_FIELD", f"{what}: `from` and `to` are scope refs, `to` a definition's")
+                sh = rec.get("scope_hash")
+                if sh is not None and not (isinstance(sh, str) and HASH12_RE.match(sh)):
+                    self.add(no, "BAD_FIELD", f"{what}: `scope_hash` is 12 hex digits")
         elif action == "decide":
             self.actor(no, what, rec, "human", HUMAN_VERDICTS, "a human verdict")
             if rec.get("to") == "reopen" and not (_nonempty_str(rec.get("reason")) or rec.get("reason_redacted") is True):
@@ -431,6 +439,9 @@ class Checker:
             self.add(no, "BAD_FIELD", f"{what}: `attempts` must be a list of {{code, of, claim}} — code one of"
                      f" {', '.join(ATTEMPT_CODES)}, of a prior id, claim normalized — or, redacted, {{code, of,"
                      " claim_hash, claim_redacted: true}}")
+        shapes = rec.get("shapes")  # core/moves.py: prior id → the shape of its definition ("" forgets it)
+        if shapes is not None and not (isinstance(shapes, dict) and all(isinstance(v, str) for v in shapes.values())):
+            self.add(no, "BAD_FIELD", f"{what}: `shapes` maps prior ids to shapes (strings)")
         if ok and self.run_id(no, what, rec["run"]):
             self.seal(no, rec)
 

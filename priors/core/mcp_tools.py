@@ -10,6 +10,8 @@ line write the same ledger bytes.
 
 from __future__ import annotations
 
+import re
+
 from priors.core.spelling import nearest
 from priors.core.vocabulary import CANDIDATE_FIELDS, NS_RE, PRESETS, PRIOR_RE, RUN_RE, SEVERITIES
 
@@ -211,3 +213,21 @@ LESSONS_TOOL = {
     "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 8},
     "note": {"type": "string", "description": "why (kept as the lesson's evidence)"},
 }
+
+
+_CLI_COMMAND = re.compile(r"`priors ([a-z][a-z-]*)([^`]*)`")
+_FLAG = re.compile(r"--([a-z][a-z-]*)(?: ([^-\s][^\s]*))?")
+
+
+def in_tool_terms(hint: str, tool_verbs: Any) -> str:
+    """A refusal's hint as a tool caller reads it (issue 28): each back-ticked command line
+    (`priors disposition <id> <verdict> --run run-002`) becomes the tool that does it, with the
+    arguments its flags name (the `priors_disposition` tool, run "run-002"); a verb that is no tool
+    is a person's, and the hint says so."""
+    def one(m: Any) -> str:
+        verb, rest = m.group(1), m.group(2)
+        if verb not in tool_verbs:
+            return m.group(0) + " (a person's command, not a tool: ask the person)"
+        args = [f'{k}: "{v}"' if v else f"{k}: true" for k, v in _FLAG.findall(rest)]
+        return f"the `priors_{verb}` tool" + (f" ({', '.join(args)})" if args else "")
+    return _CLI_COMMAND.sub(one, hint)

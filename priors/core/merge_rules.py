@@ -120,6 +120,9 @@ def rewrite_refs(rec: Dict[str, Any], pmap: Dict[str, str], rmap: Dict[str, str]
     if isinstance(tried, list):  # a seal's attempts name the priors they hit
         out["attempts"] = [dict(a, of=pmap[a["of"]]) if isinstance(a, dict) and isinstance(a.get("of"), str)
                            and a["of"] in pmap else a for a in tried]
+    shapes = out.get("shapes")  # a seal's shapes are keyed by prior id (core/moves.py)
+    if isinstance(shapes, dict) and any(k in pmap for k in shapes):
+        out["shapes"] = {pmap.get(k, k): v for k, v in shapes.items()}
     cid = out.get("call_id")
     if isinstance(cid, str):
         m = CALL_RE.match(cid)

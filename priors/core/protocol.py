@@ -12,12 +12,10 @@ from priors.core.fold import (
     State,
     new_prior,
     prior_number,
-    review_due,
-    scope_state,
 )
 from priors.core.grammar import SEVERITY_RANK, Candidate, check_tags, identity_of, opposes, validate
-from priors.core.inject import inject_item, lesson_applies
 from priors.core.lessons import check_supersedes
+from priors.core.moves import as_run_sees
 from priors.core.plain import Plain
 from priors.core.run_files import RunFiles, require_open
 from priors.core.sameness import folded_into, wordings
@@ -29,151 +27,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
     from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-NUDGE_ASK = "still true? reply: decide <id> keep — or retire it"
 QUIESCENT = "Everything settled still holds. Nothing new."
 DOOR = 2  # a run seal's `door`: its lines were judged by the rules of issue 28 (see `judged_now`)
 REVERSIBLE = ("fixed", "accepted", "wontfix")  # a candidate opposing a prior in one of these files a call for a person
-
-
-# ------------------------------------------------------------------ relevant
-
-
-def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: int = 50) -> Dict[str, Any]:
-    """Deterministic selection of what applies to a run (contract §7, relevant).
-
-    `settled_here` (a key after the reference's): the binding priors whose scope is in this
-    snapshot — what a human settled on the code under review — at most `settled_cap`, in id order;
-    `settled_here_more` counts the rest."""
-    inject: List[Dict[str, Any]] = []
-    verify: List[Dict[str, Any]] = []
-    nudges: List[Dict[str, Any]] = []
-    floors: List[Dict[str, Any]] = []
-    settled = archived = 0
-    partial = partial_snapshot(scopes)
-    here: List[Dict[str, Any]] = []
-    more = 0
-    owed: List[Tuple[PriorState, str, Optional[str]]] = []  # the verify items, their records read in one batch
-    for p in st.in_ns(ns):
-        if p.status in ("obsolete", "redacted"):
-            continue
-        act = p.facet("activation")
-        if lesson_applies(p):  # the one rule `lessons --inject` shares
-            item = inject_item(p)  # the record is read, not kept: a large run reads thousands
-            inject.append(item)
-            if review_due(st, p):
-                nudges.append({"id": p.id, "claim": item["claim"], "ask": NUDGE_ASK.replace("<id>", p.id)})
-        elif act == "verify-phase" and p.status in ("open", "stale", "challenged"):
-            state, current = scope_state(p, scopes)
-            if state == "missing" and partial and not looked_at(p.scope_ref, scopes):
-                pass  # outside the paths this snapshot covers: not looked at, so not missing either
-            elif p.resting and state == "missing":
-                archived += 1
-            else:
-                owed.append((p, state, current))
-        elif p.binding:
-            settled += 1
-        if p.binding and p.scope_ref is not None and p.scope_ref in scopes:
-            if len(here) < settled_cap:
-                here.append({"id": p.id, "status": p.status, "scope_ref": p.scope_ref, "claim": p.record().get("claim")})
-            else:
-                more += 1
-        if act == "propose-gate" and p.status == "open":
-            state, _ = scope_state(p, scopes)
-            rec = p.record()
-            floors.append(_drop_none({"id": p.id, "scope_ref": rec.get("scope_ref"), "depth": rec.get("depth", "major"),
-                                      "scopeState": state}))
-    for at in range(0, len(owed), 2000):  # read in batches: a record lives only until its item is made
-        batch = owed[at:at + 2000]
-        for (p, state, current), rec in zip(batch, records_of([p for p, _, _ in batch])):
-            item = {"id": p.id, "claim": rec.get("claim"), "scope_ref": rec.get("scope_ref"),
-                    "severity": rec.get("severity"), "scopeState": state, "current_hash": current}
-            if p.resting:
-                item["resurrected"] = True
-            verify.append(_drop_none(item, keep_null=("claim",)))
-    return {"run": run, "ns": ns, "inject": inject, "verify": verify, "nudges": nudges,
-            "settled": settled, "archived": archived, "floors": floors,
-            "settled_here": here, "settled_here_more": more}
-
-
-def records_of(ps: List[PriorState]) -> List[Dict[str, Any]]:
-    """The records of `ps`, in order: each store that packed some reads them back in one batch where
-    it can (`inflate_many`: a verify list of 70k items is one read and one parse a megabyte at a time,
-    not 70k of each)."""
-    out: List[Any] = [p[5] for p in ps]  # (5: the record, when it is kept; 11: the store that packed it)
-    by_store: Dict[int, List[int]] = {}
-    for i, p in enumerate(ps):
-        if out[i] is None:
-            by_store.setdefault(id(p[11]), []).append(i)
-    for idxs in by_store.values():
-        store = ps[idxs[0]][11]
-        many = getattr(store, "inflate_many", None)
-        recs = many([ps[i] for i in idxs]) if many is not None else [store.inflate(ps[i]) for i in idxs]
-        for i, rec in zip(idxs, recs):
-            out[i] = rec
-    return out
-
-
-def partial_snapshot(scopes: Dict[str, str]) -> bool:
-    """A snapshot of folders (`--snapshot src/`): it holds the folders it covers whole and no `*`, so
-    a finding outside them was not looked at. One with `*` (the whole tree), or with no folder at all
-    (a map of files), covers everything, as it always did."""
-    return "*" not in scopes and any(r.endswith("/") for r in scopes)
-
-
-def looked_at(ref: Optional[str], scopes: Dict[str, str]) -> bool:
-    """Whether a snapshot of folders (`partial_snapshot`) covers where `ref` lies, so that its absence
-    means the code is gone: the scope's file, or a folder holding it is in it."""
-    if ref is None:
-        return True
-    file = ref.split("#", 1)[0]
-    if file in scopes:
-        return True
-    parts = file.rstrip("/").split("/")
-    return any("/".join(parts[:i]) + "/" in scopes for i in range(1, len(parts)))
-
-
-def settled_refs(st: State, scopes: Dict[str, str]) -> List[str]:
-    """The scopes holding a binding prior (of any namespace) scoped to code — a file, a definition, a
-    folder, `*` — that are in `scopes` or related to a ref in it (contain it or lie inside it): the
-    keeper hashes these from disk itself, whatever the run's snapshot says or leaves out, so an
-    invented hash can never make a person's decision look out of date, and a snapshot that holds
-    `a.py#parse` but not `a.py` cannot keep a finding on `a.py#parse` from meeting a person's
-    decision on `a.py` (the door compares by meaning only with a scope the snapshot holds
-    unchanged). (A tool or environment scope is no file: its hash is taken as given.)"""
-    keys = sorted(scopes)
-    refs = set()
-    for p in st.priors.values():
-        ref = p.scope_ref
-        if (ref is not None and p[1] in BINDING and ref not in refs and not p.redacted
-                and p.facet("scope") not in ("tool-version", "env-fingerprint")
-                and (ref in scopes or _touches(ref, scopes, keys))):
-            refs.add(ref)
-    return sorted(refs)
-
-
-def _touches(ref: str, scopes: Dict[str, str], keys: List[str]) -> bool:
-    """Whether a ref of `scopes` (`keys`: its refs, sorted) contains `ref` or lies inside it
-    (`similarity.scopes_related`), without comparing `ref` with every ref of the snapshot."""
-    if not keys:
-        return False
-    if ref == "*" or "*" in scopes:
-        return True
-    path, _, inner = ref.partition("#")
-    parts = path.split("/")
-    for i in range(1, len(parts)):  # the folders holding it
-        if "/".join(parts[:i]) + "/" in scopes:
-            return True
-    if inner:  # the file of a definition, and the definitions it is nested in
-        names = inner.split(".")
-        if path in scopes or any(path + "#" + ".".join(names[:i]) in scopes for i in range(1, len(names))):
-            return True
-    lead = ref if ref.endswith("/") else ref + ("." if inner else "#")
-    i = bisect.bisect_left(keys, lead)
-    return i < len(keys) and keys[i].startswith(lead)
-
-
-def _drop_none(d: Dict[str, Any], keep_null: tuple = ()) -> Dict[str, Any]:
-    return {k: v for k, v in d.items() if v is not None or k in keep_null}
 
 
 # ------------------------------------------------------------------ run checks
@@ -208,6 +64,9 @@ def judge_disposition(st: State, rf: RunFiles, pid: str, verdict: str) -> Dict[s
     if verdict == "challenged" and pid not in rf.inject_ids():
         raise Refusal("CHALLENGE_REQUIRES_INJECTED_PRIOR", id=pid)
     state = item.get("scopeState") if item else None
+    moved = state == "moved"
+    if moved:  # the code moved: judged as it stands there, edited or not
+        state = "changed" if item and item.get("changed") is True else "unchanged"
     if state == "missing":
         raise Refusal("MISSING_SCOPE", id=pid,
                       hint="its scope is not in this run's snapshot; leave it — commit records it as missing")
@@ -221,7 +80,7 @@ def judge_disposition(st: State, rf: RunFiles, pid: str, verdict: str) -> Dict[s
     if rf.is_disposed(pid):
         raise Refusal("ALREADY_DISPOSITIONED", id=pid, run=rf.run)
     event = {"t": "event", "id": pid, "action": "disposition", "to": verdict, "run": rf.run, "by": "agent"}
-    ref = p.scope_ref
+    ref = item.get("scope_ref") if moved and item is not None else p.scope_ref
     if item is not None and ref is not None and ref in rf.scopes:  # as the reference: only verify items carry it
         event["scope_hash"] = rf.scopes[ref]
     return event
@@ -234,6 +93,11 @@ def with_run_dispositions(st: State, rf: RunFiles) -> List[PriorState]:
     """The namespace's priors as they would stand with this run's dispositions applied."""
     pool = {p.id: p for p in st.in_ns(rf.ns)}
     copied = set()
+    moves, rehashed = rf.moves, rf.rehashed
+    for pid in sorted(set(moves) | set(rehashed)):  # what the run saw: code that moved, hashes of before
+        if pid in pool:
+            pool[pid] = as_run_sees(pool[pid], moves, rehashed)
+            copied.add(pid)
     for ev in rf.dispositions:
         if isinstance(ev, dict) and ev.get("id") in pool and not pool[ev["id"]].binding:
             if ev["id"] not in copied:  # copy on write: the folded state itself stays as it is
@@ -394,6 +258,30 @@ class ScopeIndex(Plain):
         if p.facet("scope") == "repo-wide":
             self.wide.append(pos)
 
+    def relocate(self, p: PriorState, old: Optional[str]) -> None:
+        """`p`, held under the ref `old`, moved with its code (core/moves.py): held under its new ref."""
+        if old is None or p.scope_ref == old:
+            return
+        pos = next((i for i in self.by_ref.get(old, ()) if self.items[i] is p), None)
+        if pos is None:
+            return
+        self.by_ref[old].remove(pos)
+        if not self.by_ref[old]:
+            del self.by_ref[old]
+            if self.refs is not None and old in self.refs:
+                self.refs.remove(old)
+        ref = p.scope_ref  # (its place in the pool's order stays: the order is the ledger's)
+        if isinstance(ref, str):
+            if ref not in self.by_ref:
+                self.by_ref[ref] = []
+                if self.refs is not None:
+                    bisect.insort(self.refs, ref)
+                n = len(ref)
+                at = bisect.bisect_left(self.lengths, n)
+                if at == len(self.lengths) or self.lengths[at] != n:
+                    self.lengths.insert(at, n)
+            bisect.insort(self.by_ref[ref], pos)
+
     def around(self, cand: Candidate) -> List[PriorState]:
         """The priors, in pool order, whose scope is the candidate's, contains it or lies inside it,
         is a string prefix of it (a floor's reach) or `*` — and the repo-wide ones."""
@@ -423,13 +311,14 @@ class ProposePool(ScopeIndex):
     Kept on the run while the ledger state and the run's verdicts are the ones it was built from;
     staged priors are indexed as they are appended."""
 
-    __slots__ = ("st", "dispositions", "n_disp", "staged", "n_staged", "ns", "other")
+    __slots__ = ("st", "dispositions", "n_disp", "staged", "n_staged", "ns", "other", "rehashed")
 
     def __init__(self, st: State, rf: RunFiles) -> None:
         ScopeIndex.__init__(self)
         self.st, self.dispositions, self.n_disp = st, rf.dispositions, len(rf.dispositions)
         self.staged, self.n_staged = rf.staged, 0
         self.ns = rf.ns
+        self.rehashed = rf.rehashed
         self.other: Optional[ScopeIndex] = None  # the binding priors of other namespaces, indexed on first use
         self.refs = None  # sorted once, after the namespace is in
         for p in with_run_dispositions(st, rf):
@@ -456,7 +345,7 @@ class ProposePool(ScopeIndex):
             self.other = ScopeIndex()
             for p in self.st.priors.values():
                 if p[1] in BINDING and p.ns != self.ns and not p.redacted:  # (p[1]: the status)
-                    self.other.add(p)
+                    self.other.add(as_run_sees(p, {}, self.rehashed) if p.id in self.rehashed else p)
         return self.other.around(cand) if self.other.items else []
 
 
@@ -480,7 +369,7 @@ def find_conflict(st: State, rf: RunFiles, cand: Candidate, current: Optional[st
         elsewhere = index.settled_elsewhere(cand)
     else:
         pool = [p for p in with_run_dispositions(st, rf) if p.id in only]
-        elsewhere = [st.priors[i] for i in sorted(only, key=lambda x: (prior_number(x), x))
+        elsewhere = [as_run_sees(st.priors[i], {}, rf.rehashed) for i in sorted(only, key=lambda x: (prior_number(x), x))
                      if i in st.priors and st.priors[i].ns != rf.ns and st.priors[i].binding and not st.priors[i].redacted]
     return judge_pool(pool, cand, current, rf.scopes, elsewhere=elsewhere, more=lambda p: wordings(st, p.id),
                       home=lambda p: st.priors[folded_into(st, p.id)] if st.same_as else p)

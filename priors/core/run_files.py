@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 STAGING_FILES = ("dispositions.jsonl", "staged.jsonl", "escalations.jsonl")
 # What the run's agent tried and the door refused (`{"code", "of", "claim"}` a line): kept on the seal.
 ATTEMPTS_FILE = "attempts.jsonl"
+WITHDRAWN_FILE = "withdrawn.json"  # the ids `withdraw` took back from the run, a JSON list
 
 
 def staging_file(run: str, kind: str) -> str:
@@ -28,7 +29,7 @@ def staging_file(run: str, kind: str) -> str:
 class RunFiles(Plain):
     """An open run's staging as read from `.priors/runs/<run>/`."""
 
-    __slots__ = ("run", "relevant", "dispositions", "staged", "escalations", "attempts", "line_numbers", "_verify",
+    __slots__ = ("run", "relevant", "dispositions", "staged", "escalations", "attempts", "line_numbers", "freed", "_verify",
                  "_seen", "_pool")
 
     def __init__(self, run: str, relevant: Optional[Dict[str, Any]], dispositions: Optional[List[Any]] = None,
@@ -40,6 +41,7 @@ class RunFiles(Plain):
         self.attempts: List[Any] = []  # refusals of this run's proposals (ATTEMPTS_FILE), read by the store
         # per kind, the file line each item was read from (None: items were not read from files)
         self.line_numbers: Optional[Dict[str, List[int]]] = None
+        self.freed: List[str] = []  # ids `withdraw` took back (WITHDRAWN_FILE): never handed to another finding
         self._verify: Optional[Dict[str, Dict[str, Any]]] = None
         self._seen: Optional[list] = None  # [the dispositions list, how many of it were read, their ids]
         self._pool: Any = None  # the protocol.ProposePool built for this run (the rules build it)
@@ -60,6 +62,22 @@ class RunFiles(Plain):
     def scopes(self) -> Dict[str, str]:
         s = (self.relevant or {}).get("scopes")
         return s if isinstance(s, dict) else {}
+
+    @property
+    def moves(self) -> Dict[str, Dict[str, Any]]:
+        """The moves `relevant` found (core/moves.py), by prior id: `{id, from, to, [scope_hash]}`."""
+        got = (self.relevant or {}).get("moves")
+        if not isinstance(got, list):
+            return {}
+        return {m["id"]: m for m in got if isinstance(m, dict) and isinstance(m.get("id"), str)
+                and isinstance(m.get("from"), str) and isinstance(m.get("to"), str)}
+
+    @property
+    def rehashed(self) -> Dict[str, str]:
+        """Priors judged before indentation counted whose scope is unchanged under the old scheme: id →
+        the scope's hash now, which they are judged as holding (docs/snapshot.md, "Indentation")."""
+        got = (self.relevant or {}).get("rehashed")
+        return {k: v for k, v in got.items() if isinstance(v, str)} if isinstance(got, dict) else {}
 
     def items(self, kind: str) -> List[Dict[str, Any]]:
         got = (self.relevant or {}).get(kind)

@@ -242,6 +242,8 @@ def plan_ingest(verify: Sequence[Dict[str, Any]], cands: Sequence[Optional[Dict[
         state = item.get("scopeState")
         if state == "missing":
             continue
+        if state == "moved":  # its definition was renamed or moved (core/moves.py): judged where it went
+            state = "changed" if item.get("changed") is True else "unchanged"
         if item["id"] in reported:
             verdicts.append((item["id"], "still-open" if state == "unchanged" else "reaffirmed"))
             continue

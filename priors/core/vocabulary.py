@@ -51,7 +51,7 @@ def prior_number(pid: Any) -> int:
 
 RECORD_TYPES = ("prior", "event", "call", "run", "injected", "score", "learned")
 BLOCK_TYPES = ("prior", "event", "call", "run")  # what a sealed block of a run holds
-ACTIONS = ("disposition", "decide", "scope-missing", "redact")
+ACTIONS = ("disposition", "decide", "scope-missing", "redact", "moved")  # moved: core/moves.py
 
 # ------------------------------------------------------------------ facets and the type presets
 

@@ -30,8 +30,10 @@ def hash_stdin() -> str:
 
 def hash_file(name: str, raw: bool) -> str:
     """The sha12 of a regular file (a FIFO would block, /dev/zero never ends), streamed: any size,
-    little memory. `raw`: its bytes exactly; else as text, normalized."""
+    little memory. `raw`: its bytes exactly; else as text, normalized — a Python, YAML or Makefile
+    keeping its lines' relative indentation, as the snapshot hashes it (every other file as the
+    reference keeper does)."""
     fd = open_regular(Path(name))
     if fd is None:
         raise UsageError(f"priors hash: {name}: no such file")
-    return read_or_stream(fd, "raw" if raw else "text")[0]
+    return read_or_stream(fd, "raw" if raw else "text", name)[0]

@@ -10,12 +10,15 @@ import os
 from priors.core.answer import Answer
 from priors.core.canonical import dumps, dumps_object, dumps_rows
 from priors.core.errors import Refusal, UsageError
-from priors.core.fold import next_run_id
+from priors.core.fold import REST_AFTER, next_run_id
 from priors.core.grammar import check_run_id, ref_alias
-from priors.core.protocol import select, settled_refs
+from priors.core.moves import as_run_sees, find_moves, is_definition
+from priors.core.selection import select, settled_refs
 from priors.core.vocabulary import LAST_CHOSEN_RUN, RUN_RE, id_number
 from priors.ops.budget import relevant_hook
+from priors.snapshot.hashing import indent_counts
 from priors.snapshot.scan import rehash
+from priors.snapshot.shapes import NEAR, blind_hashes, definition_shapes, shape_similarity
 from priors.store.files import atomic_write, discard_tree, make_dir
 from priors.store.ledger import ensure_dirs, first_files, load_ledger, open_runs, render
 from priors.store.lock import Lock
@@ -141,13 +144,19 @@ def open_run_locked(paths: Paths, st: State, ns: str, scopes: Dict[str, str], ru
     elif run in st.commits or paths.run_dir(str(run)).exists():
         raise Refusal("RUN_EXISTS", run=run)
     scopes = settled_from_disk(paths, st, scopes)
-    out = relevant_hook(budget, st, select(st, ns, scopes, str(run), cap))
+    follow = follow_code(paths, st, ns, scopes)
+    out = relevant_hook(budget, st, select(st, ns, scopes, str(run), cap, follow.get("moves_by_id"),
+                                           follow.get("rehashed")))
+    follow.pop("moves_by_id", None)
     rdir = paths.run_dir(str(run))
     make_dir(rdir)
     # the verify list can be 70k items: encode it once, as rows (`dumps_rows`: no walk over every value)
     parts = {k: dumps_rows(v) if k == "verify" else dumps(v) for k, v in out.items()}
     printed = dumps_object(parts)
     parts["scopes"] = dumps(scopes)
+    for key in ("moves", "rehashed", "shapes", "lost"):  # kept beside the run, not printed (core/moves.py)
+        if follow.get(key):
+            parts[key] = dumps(follow[key])
     parts["ledger_records"] = str(st.records)  # where the ledger stood: commit finds what a person decided since
     try:
         atomic_write(rdir / "relevant.json", (dumps_object(parts) + "\n").encode("utf-8"))
@@ -155,3 +164,80 @@ def open_run_locked(paths: Paths, st: State, ns: str, scopes: Dict[str, str], ru
         discard_tree(rdir)
         raise
     return str(run), printed
+
+
+def follow_code(paths: Paths, st: State, ns: str, scopes: Dict[str, str]) -> Dict[str, Any]:
+    """What the run needs to judge priors on code that moved or on hashes of before (issue 28), read
+    from disk for the few files that need it:
+
+    - `rehashed`: id → the scope's hash now, for a prior of a Python, YAML or Makefile scope whose
+      hash differs from the snapshot's but equals the whitespace-blind hash the keeper gave that
+      scope before indentation counted — judged then, unchanged since (docs/snapshot.md);
+    - `moves` (and `moves_by_id`, for `select`): the run's priors whose definition left a file the
+      snapshot holds (or a file gone from disk) and is found again (core/moves.py); `lost`: those
+      looked for in vain, whose shape the seal forgets;
+    - `shapes`: id → the shape of the definition each prior of the run stands on, where the ledger
+      does not know it for this state (the seal keeps those that hold at commit)."""
+    live = []
+    for p in st.priors.values():
+        if p.redacted or p.scope_ref is None or not isinstance(p.scope_hash, str):
+            continue
+        ours = p.ns == ns
+        if p.binding or (ours and p.facet("activation") == "verify-phase" and p.status in ("open", "stale", "challenged")):
+            live.append(p)
+    old = {p.scope_ref for p in live if p.scope_ref in scopes and scopes[p.scope_ref] != p.scope_hash
+           and indent_counts(p.scope_ref.split("#", 1)[0])}
+    blind = blind_hashes(paths.root, sorted(old)) if old else {}
+    rehashed = {p.id: scopes[p.scope_ref] for p in live if p.scope_ref in blind and blind[p.scope_ref] == p.scope_hash}
+    out: Dict[str, Any] = {"rehashed": rehashed}
+    mine = [p for p in live if p.ns == ns]
+    missing = [p for p in mine if is_definition(p.scope_ref) and p.scope_ref not in scopes and p.miss < REST_AFTER
+               and _left_file(paths, str(p.scope_ref).split("#", 1)[0], scopes)]
+    moves = []
+    files = sorted({r.split("#", 1)[0] for r in scopes if is_definition(r)}) if missing else []
+    if files:  # (a snapshot without definitions, `--no-anchors`, says nothing of where one went)
+        near = definition_shapes(paths.root, files, scopes) if any(p.id in st.shapes for p in missing) else {}
+        moves = find_moves(missing, st.shapes.get, scopes, near, shape_similarity, NEAR)
+        out["moves"] = moves
+        found = {m["id"] for m in moves}
+        out["lost"] = [p.id for p in missing if p.id not in found and p.id in st.shapes]
+    by_id = {m["id"]: m for m in moves}
+    out["moves_by_id"] = by_id
+    want: Dict[str, str] = {}
+    for p in mine:
+        q = as_run_sees(p, by_id, rehashed) if p.id in by_id or p.id in rehashed else p
+        ref = q.scope_ref
+        if is_definition(ref) and ref in scopes and (p.id not in st.shapes or p.id in by_id
+                                                     or (scopes[ref] != q.scope_hash and not p.binding)):
+            want[p.id] = str(ref)
+    if want:
+        got = definition_shapes(paths.root, {r.split("#", 1)[0] for r in want.values()}, scopes)
+        out["shapes"] = {pid: got[ref] for pid, ref in sorted(want.items()) if ref in got}
+    return out
+
+
+def _left_file(paths: Paths, file: str, scopes: Dict[str, str]) -> bool:
+    """Whether a definition of `file` that the snapshot lacks left it: the snapshot holds the file,
+    or the file is gone from disk (a partial snapshot that leaves the file out says nothing)."""
+    if file in scopes:
+        return True
+    parts = file.split("/")
+    return not os.path.lexists(os.path.join(str(paths.root), *parts))
+
+
+def staged_shapes(paths: Paths, rf: RunFiles) -> None:
+    """The shapes of the definitions the run's new findings stand on, added to the run's (in memory)
+    for the seal to keep (core/moves.py): read from disk at commit, and only from a file still as
+    the snapshot hashed it — one edited meanwhile gives its shape in a later run."""
+    if not isinstance(rf.relevant, dict):
+        return
+    scopes = rf.scopes
+    want = {r["id"]: r["scope_ref"] for r in rf.staged if isinstance(r, dict) and isinstance(r.get("id"), str)
+            and is_definition(r.get("scope_ref")) and r["scope_ref"] in scopes}
+    if not want:
+        return
+    got = definition_shapes(paths.root, {ref.split("#", 1)[0] for ref in want.values()}, scopes)
+    old = rf.relevant.get("shapes")
+    shapes = dict(old) if isinstance(old, dict) else {}
+    shapes.update({pid: got[ref] for pid, ref in want.items() if ref in got})
+    rf.relevant = dict(rf.relevant, shapes=shapes)

@@ -93,8 +93,10 @@ def note_attempt(st: State, rf: RunFiles, body: Dict[str, Any], raw: Any) -> Non
 
 
 def highest_staged(st: State, rf: RunFiles) -> int:
-    """The highest prior number the ledger or this run's staging holds: the next proposal takes the one after."""
-    return max([st.max_prior] + [prior_number(r.get("id")) for r in rf.staged if isinstance(r, dict)])
+    """The highest prior number the ledger or this run's staging holds, or `withdraw` took back from it:
+    the next proposal takes the one after (an id withdrawn is never handed to another finding of the run)."""
+    return max([st.max_prior] + [prior_number(r.get("id")) for r in rf.staged if isinstance(r, dict)]
+               + [prior_number(x) for x in rf.freed])
 
 
 def propose(paths: Paths, run: str, ns: str, items: List[Tuple[str, Any]]) -> Answer:

@@ -6,11 +6,12 @@ needs the protocol's rules, only the staging and the lock.
 from __future__ import annotations
 
 from priors.core.answer import Answer
+from priors.core.canonical import dumps
 from priors.core.errors import Refusal, UsageError
 from priors.core.grammar import check_run_id
-from priors.core.run_files import require_open
+from priors.core.run_files import WITHDRAWN_FILE, require_open
 from priors.core.vocabulary import PRIOR_RE
-from priors.store.files import remove_tree
+from priors.store.files import atomic_write, remove_tree
 from priors.store.ledger import load_ledger
 from priors.store.lock import Lock
 from priors.store.paths import Paths, require_init
@@ -43,6 +44,7 @@ def withdraw(paths: Paths, run: str, ids: Sequence[str]) -> Answer:
         keep_esc = [e for e in rf.escalations if not (isinstance(e, dict) and e.get("conflicts_with") in gone)]
         if len(keep_esc) != len(rf.escalations):
             write_jsonl(rdir / "escalations.jsonl", keep_esc)
+        atomic_write(rdir / WITHDRAWN_FILE, (dumps(sorted(set(rf.freed) | gone)) + "\n").encode("utf-8"))
         write_jsonl(rdir / "staged.jsonl", [r for r in rf.staged if not (isinstance(r, dict) and r.get("id") in gone)])
     return Answer(0, {"run": run, "withdrawn": ids}, f"{', '.join(ids)} withdrawn from {run} — the ledger was untouched")
 

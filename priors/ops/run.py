@@ -23,7 +23,7 @@ from priors.core.protocol import (
     judge_disposition,
 )
 from priors.core.views import display_status
-from priors.ops.opening import stored_scopes_checked
+from priors.ops.opening import staged_shapes, stored_scopes_checked
 from priors.store.files import aftercare
 from priors.store.ledger import append_and_apply, load_ledger, open_runs, read_records, render
 from priors.store.lock import Lock
@@ -117,6 +117,7 @@ def commit_locked(paths: Paths, run: str, judged: Optional[RunFiles] = None) -> 
     if rf.relevant is None:
         raise Refusal("UNKNOWN_RUN", run=run)
     shown = {pid: display_status(st.priors[pid]) for pid in rf.verify_items() if pid in st.priors}
+    staged_shapes(paths, rf)
     if judged is None:
         stored_scopes_checked(paths, st, rf)
         plan = plan_commit(st, rf, decided_since_open(paths, st, rf))  # folds the plan's lines into `st`
@@ -142,6 +143,7 @@ def sealed_as_staged(paths: Paths, rf: RunFiles) -> bool:
     decided: List[str] = []
     if isinstance(opened, int) and not isinstance(opened, bool) and opened != start:
         decided = decided_since(records[opened:start] if 0 <= opened <= start else records[:start])
+    staged_shapes(paths, rf)
     try:
         plan = plan_commit(fold(records[:start]), rf, decided)
     except Refusal:

@@ -7,7 +7,7 @@ import bisect
 import hashlib
 
 from priors.snapshot.brace_anchors import go_spans, js_spans, rust_spans
-from priors.snapshot.hashing import normalized_utf8
+from priors.snapshot.hashing import indent_counts, indented_utf8, normalized_utf8
 from priors.snapshot.lexer import Utf8Offsets, line_starts, with_source
 
 TYPE_CHECKING = False
@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 
 
 # Bump whenever any extractor's output could change: the snapshot cache keys on it.
-VERSION = "1"
+VERSION = "2"  # 2: a Python definition keeps its lines' relative indentation (issue 28)
 
 LANGUAGES = {
     ".py": "python",
@@ -54,18 +54,20 @@ def anchors_for(path: str, text: str) -> List[Tuple[str, str]]:
         spans = EXTRACTORS[lang](text)
     except Exception:  # a file we cannot make sense of gets no anchors — never a failed snapshot
         return []
-    return hash_spans(text, disambiguate(spans))
+    return hash_spans(text, disambiguate(spans), indent_counts(path))
 
 
-def hash_spans(text: str, spans: List[Span]) -> List[Tuple[str, str]]:
+def hash_spans(text: str, spans: List[Span], indented: bool = False) -> List[Tuple[str, str]]:
     """Hash each definition's normalized source: only its own text counts, never its position.
 
-    Same result as `sha12(normalize(segment))`, through the byte-level fast path.
+    Same result as `sha12(normalize(segment))`, through the byte-level fast path; `indented`: the
+    language's indentation is syntax, kept relative to the definition's first line (`indented_utf8`).
     """
+    norm = indented_utf8 if indented else normalized_utf8
     out = []
     for name, start, end in spans:
         seg = text[start:end].encode("utf-8", "surrogatepass")
-        out.append((name, hashlib.sha256(normalized_utf8(seg)).hexdigest()[:12]))
+        out.append((name, hashlib.sha256(norm(seg)).hexdigest()[:12]))
     return out
 
 

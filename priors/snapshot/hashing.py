@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import operator
 import os
 import re
 
@@ -61,14 +62,68 @@ def _as_utf8(data: bytes) -> bytes:
     return data
 
 
-def text_hash(data: bytes) -> str:
-    """sha12 of normalized text — identical to `priors hash FILE`."""
-    return hashlib.sha256(normalized_utf8(data)).hexdigest()[:12]
+# Files whose indentation is syntax (issue 28): their normalized text keeps each line's depth.
+INDENTED_SUFFIXES = (".py", ".pyi", ".pyw", ".yml", ".yaml", ".mk")
+INDENTED_NAMES = ("makefile", "gnumakefile")
+_LINE_BREAK = re.compile(rb"\r\n?")
+_DEPTH, _BREAK = b"\x01", b"\x02"  # no whitespace: the whitespace squeeze leaves them where they stand
 
 
-def content_hash(data: bytes) -> str:
-    """A file's hash: raw bytes for binary files, normalized text otherwise."""
-    return sha12_bytes(data) if is_binary(data) else text_hash(data)
+def indent_counts(path: str) -> bool:
+    """Whether `path` (a ref, `/`-separated) names a file whose indentation is syntax: Python,
+    YAML, Makefiles. Its text is hashed with `indented_utf8`, every other file's as before."""
+    name = path.replace("\\", "/").rpartition("/")[2].lower()
+    return name.endswith(INDENTED_SUFFIXES) or name in INDENTED_NAMES
+
+
+def indented_utf8(data: bytes) -> bytes:
+    """`normalized_utf8` that keeps each line's relative indentation depth: a line's depth is the rank
+    of its indentation's width among the distinct widths of the text's lines (leading ASCII
+    whitespace, a tab reaching the next multiple of eight columns; lines of nothing but ASCII
+    whitespace are blank and count for nothing), and the rest of each line is collapsed as before.
+    So re-indenting a whole file or definition (4 → 2 spaces, tabs → spaces, moved out of its class)
+    or CRLF line ends change nothing, and moving a line into or out of a block does. Depths and line
+    breaks are marked with bytes no whitespace rule touches (U+0001 per level, U+0002 between lines);
+    a line that normalizes to nothing is dropped. Line by line only through C loops (`map`): a
+    Python file costs a few times a whitespace-blind hash, not a Python step per line."""
+    if not data.isascii():
+        data = _as_utf8(data)
+    if b"\r" in data:
+        data = _LINE_BREAK.sub(b"\n", data)
+    lines = data.split(b"\n")
+    bodies = list(map(bytes.lstrip, lines))
+    if _TAB_LEAD.search(data):
+        widths = [len(line[:len(line) - len(body)].expandtabs(8)) for line, body in zip(lines, bodies)]
+    else:
+        widths = list(map(operator.sub, map(len, lines), map(len, bodies)))
+    rank = {w: i for i, w in enumerate(sorted(set(itertools.compress(widths, bodies))))}
+    marks = [_DEPTH * i for i in range(len(rank))]
+    depths = map(marks.__getitem__, map(rank.__getitem__, itertools.compress(widths, bodies)))
+    joined = _BREAK.join(map(operator.add, depths, itertools.compress(bodies, bodies)))
+    if not joined.isascii() and _NONASCII_WS.search(joined):
+        squeezed = normalize(joined.decode("utf-8")).encode("utf-8")
+    else:
+        squeezed = _SPACE_RUN.sub(b" ", joined.translate(_WS_BYTES)).strip(b" ")
+    # a squeezed run is one space at most: the one beside a mark goes (bytes.replace, no template per match)
+    out = squeezed.replace(b" \x01", b"\x01").replace(b"\x01 ", b"\x01").replace(b" \x02", b"\x02").replace(
+        b"\x02 ", b"\x02")
+    return _EMPTY_LINE.sub(b"", _BREAK + out + _BREAK)[1:-1] if _BREAK in out or _DEPTH in out else out
+
+
+_TAB_LEAD = re.compile(rb"(?m)^[ \x0b\x0c]*\t")  # a tab in some line's indentation: widths need expanding
+_EMPTY_LINE = re.compile(rb"\x02\x01*(?=\x02)")  # a line that normalized to nothing: no line at all
+
+
+def text_hash(data: bytes, path: str = "") -> str:
+    """sha12 of normalized text — identical to `priors hash FILE`. `path`: the file's ref or name;
+    a file whose indentation is syntax (`indent_counts`) keeps its lines' depths."""
+    norm = indented_utf8(data) if path and indent_counts(path) else normalized_utf8(data)
+    return hashlib.sha256(norm).hexdigest()[:12]
+
+
+def content_hash(data: bytes, path: str = "") -> str:
+    """A file's hash: raw bytes for binary files, normalized text otherwise (see `text_hash`)."""
+    return sha12_bytes(data) if is_binary(data) else text_hash(data, path)
 
 
 def _squeezed(data: bytes) -> bytes:
@@ -117,13 +172,14 @@ def _normalized_stream(chunks: Iterable[bytes]) -> str:
     return h.hexdigest()[:12]
 
 
-def digest_stream(chunks: Iterable[bytes], mode: str, whole: int) -> Tuple[str, Optional[bytes]]:
+def digest_stream(chunks: Iterable[bytes], mode: str, whole: int, path: str = "") -> Tuple[str, Optional[bytes]]:
     """(sha12, the bytes when they fit in `whole`, else None) of a file read in chunks.
 
     `mode`: "content" (a file in a snapshot: raw when binary — a NUL in its first 8 KiB — else
     normalized text), "text" (`priors hash FILE`), "raw". Up to `whole` bytes the file is hashed as
     one value (the fast path, and the caller may anchor it); past that it is hashed as a stream,
-    so a file of any size costs `whole` bytes of memory, not its size."""
+    so a file of any size costs `whole` bytes of memory, not its size. `path`: the file's name, for
+    `text_hash` (a streamed file past the limit is hashed whitespace-blind, indentation or not)."""
     it = iter(chunks)
     buf = bytearray()
     for chunk in it:
@@ -134,7 +190,7 @@ def digest_stream(chunks: Iterable[bytes], mode: str, whole: int) -> Tuple[str, 
         data = bytes(buf)
         if mode == "raw":
             return sha12_bytes(data), data
-        return (content_hash(data) if mode == "content" else text_hash(data)), data
+        return (content_hash(data, path) if mode == "content" else text_hash(data, path)), data
     if mode == "raw" or (mode == "content" and is_binary(bytes(buf[:BINARY_SNIFF]))):
         h = hashlib.sha256(buf)
         del buf
@@ -220,7 +276,7 @@ def dumps_map(m: Dict[str, str]) -> str:
     return dumps(m)
 
 
-def read_or_stream(fd: int, mode: str) -> Tuple[str, Optional[bytes]]:
+def read_or_stream(fd: int, mode: str, path: str = "") -> Tuple[str, Optional[bytes]]:
     """(sha12, the file's bytes or None) for the regular file open on `fd` (closed here). A file up
     to MAX_WHOLE_FILE_BYTES is read whole (the fast path; the caller may anchor it); a larger one
     is hashed as a stream, a megabyte at a time — a 1.5 GB file no longer costs 1.5 GB of memory.
@@ -229,5 +285,5 @@ def read_or_stream(fd: int, mode: str) -> Tuple[str, Optional[bytes]]:
     if os.fstat(fd).st_size <= MAX_WHOLE_FILE_BYTES:
         with os.fdopen(fd, "rb") as fh:
             data = fh.read()
-        return digest_stream([data], mode, len(data)) if mode != "content" else ("", data)
-    return digest_stream(iter_chunks(fd), mode, 0)
+        return digest_stream([data], mode, len(data), path) if mode != "content" else ("", data)
+    return digest_stream(iter_chunks(fd), mode, 0, path)

@@ -36,7 +36,7 @@ def file_result(rel: str, data: bytes, want_anchors: bool) -> Tuple[str, Optiona
     """(file hash, packed anchors or None) for one file's bytes; anchors only for supported text files."""
     if is_binary(data):
         return sha12_bytes(data), ("" if want_anchors else None)
-    h = text_hash(data)
+    h = text_hash(data, rel)
     if not want_anchors:
         return h, None
 
@@ -113,7 +113,7 @@ def hash_job(job: Job) -> Result:
         if not _stat.S_ISREG(os.fstat(fd).st_mode):
             os.close(fd)
             return ref, None, None, f"cannot read {ref}: not a regular file"
-        h, data = read_or_stream(fd, "content")
+        h, data = read_or_stream(fd, "content", ref)
     except OSError as exc:
         return ref, None, None, f"cannot read {ref}: {exc.strerror or exc}"
     if data is None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from priors.core.canonical import JSONError, dumps, loads
 from priors.core.errors import UsageError
-from priors.core.run_files import ATTEMPTS_FILE, STAGING_FILES, RunFiles
+from priors.core.run_files import ATTEMPTS_FILE, STAGING_FILES, WITHDRAWN_FILE, RunFiles
 from priors.store.files import atomic_write, check_inside, discard_tree, make_dir, read_bytes, remove_tree
 from priors.store.paths import Paths
 
@@ -65,6 +65,12 @@ def read_run(paths: Paths, run: str) -> RunFiles:
     tried = read_numbered(rdir / ATTEMPTS_FILE)
     rf.attempts = tried[0]
     rf.line_numbers = {"dispositions": disp[1], "staged": staged[1], "escalations": esc[1], "attempts": tried[1]}
+    freed = read_bytes(rdir / WITHDRAWN_FILE)
+    try:
+        ids = loads(freed.decode("utf-8")) if freed is not None else []
+    except (UnicodeDecodeError, JSONError):
+        ids = []  # (only ever a list of ids the keeper wrote: a damaged one frees nothing)
+    rf.freed = [x for x in ids if isinstance(x, str)] if isinstance(ids, list) else []
     return rf
 
 
