@@ -98,10 +98,12 @@ class Share(Plain):
 _NS = re.compile(rb'"ns":"([^"\\]*)"')
 
 
-def namespace_weights(pieces: Iterable[bytes]) -> Dict[str, int]:
-    """How many lines of the ledger (given in whole-line pieces) name each namespace, written plainly:
+def namespace_weights(pieces: Union[bytes, Iterable[bytes]]) -> Dict[str, int]:
+    """How many lines of the ledger (its bytes, or its bytes in whole-line pieces) name each namespace, written plainly:
     the work each namespace's lines are to a replay (a namespace written with escapes is not counted)."""
     weights: Dict[str, int] = {}
+    if isinstance(pieces, (bytes, bytearray)):  # the ledger whole (verify in a git work tree reads it so)
+        pieces = [bytes(pieces)]
     for piece in pieces:
         for raw in _NS.findall(piece):
             name = raw.decode("utf-8", "replace")
