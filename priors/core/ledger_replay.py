@@ -245,15 +245,16 @@ class Replay:
 
     def flush(self, seal: Optional[Dict[str, Any]], seal_no: int = 0) -> None:
         lines, self.pending, self.pending_run = self.pending, [], None
+        # a run sealed `door: 2` was judged by today's rules; one sealed before, by the rules then —
+        # but only before the ledger's first `door: 2` seal (of any run: commit, ingest-sarif, suggest,
+        # a scored session, a person's add or import): after it, every run the keeper seals says so,
+        # and a block that does not is held to today's rules like any other
+        now = judged_now(seal)
         if seal is not None and seal.get("by") == "human":
             self.human_block(lines, seal, seal_no)
         else:
-            # a run sealed `door: 2` was judged by today's rules; one sealed before, by the rules then —
-            # but only before the ledger's first `door: 2` seal: after it, every run the keeper seals
-            # says so, and a block that does not is held to today's rules like any other
-            now = judged_now(seal)
             self.agent_block(lines, not (now or self.upgraded))
-            self.upgraded = self.upgraded or now
+        self.upgraded = self.upgraded or now
 
     # -- a person's lessons, sealed as a run of their own
 
