@@ -168,3 +168,30 @@ def test_the_loop_through_the_mcp_tools(tmp_path):
     assert body["refused"] == "RERAISE" and body["of"] == "P-0001"
     k.ok("abort", "--run", "run-003")
     k.ok("verify")
+
+
+def test_a_lessons_only_ledger_is_held_to_today_s_rules(keeper):
+    """Every verb that seals a run says `door: 2` — `suggest`, a person's `add` and `import`, a scored
+    session, not only `commit` — so a ledger that only the lessons loop wrote is not replayed by the
+    rules before issue 28 for good: a lesson typed into it that repeats one a person rejected, in
+    other case and punctuation (which `suggest` refuses), is named by `verify`."""
+    from priors.core.canonical import dumps
+
+    keeper.ok("init")
+    keeper.ok("suggest", "--ns", NS, "Use tabs for indentation in Python files.")
+    keeper.ok("decide", "P-0001", "obsolete", "--because", "we use spaces")
+    keeper.refused("DUPLICATE", "suggest", "--ns", NS, "use tabs for indentation in python files")
+    keeper.ok("add", "--ns", NS, "Run the whole test suite before a push.")
+    lines = keeper.ledger()
+    assert all(r.get("door") == 2 for r in lines if r.get("t") == "run"), lines
+    base = keeper.ledger_bytes()
+    for claim, code in (("use tabs for indentation in python files", "DUPLICATE"),
+                        ("run the whole test suite before a push", "RERAISE")):
+        prior = dict(lines[0], id="P-0009", claim=claim, born="run-009")
+        forged = [prior, {"t": "injected", "run": "run-009", "ids": []},
+                  {"t": "run", "action": "commit", "run": "run-009", "ns": NS, "via": "suggest",
+                   "summary": ["Suggested by an agent: P-0009 (a new lesson) — open, awaiting your review"]}]
+        (keeper.root / ".priors/ledger.jsonl").write_bytes(base + "".join(dumps(r) + "\n" for r in forged).encode())
+        keeper.ok("render")
+        r = keeper("verify", "--no-git")
+        assert r.code == 1 and f"({code})" in r.out and "P-0009" in r.out, r

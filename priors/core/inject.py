@@ -10,7 +10,7 @@ ledger positions only, never text, never a clock) that `score last` turns into a
 from __future__ import annotations
 
 from priors.core.fold import PriorState, State, next_run_id, prior_number
-from priors.core.vocabulary import INJECTABLE, PRIOR_RE, RUN_RE, SESSION_KEY_RE, SESSION_VIA
+from priors.core.vocabulary import DOOR, INJECTABLE, PRIOR_RE, RUN_RE, SESSION_KEY_RE, SESSION_VIA
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -157,7 +157,8 @@ def seal_lines(st: State, ids: Sequence[str], run_dirs: Sequence[str]) -> List[D
         word = "lesson" if len(shown) == 1 else "lessons"
         summary = [f"A coding session, given {len(shown)} {word} of {ns} ({', '.join(shown)}) — sealed when you scored it"]
         lines.append({"t": "injected", "run": run, "ids": list(shown)})
-        lines.append({"t": "run", "action": "commit", "run": run, "ns": ns, "summary": summary, "via": SESSION_VIA})
+        lines.append({"t": "run", "action": "commit", "run": run, "ns": ns, "summary": summary, "via": SESSION_VIA,
+                      "door": DOOR})
     return lines
 
 

@@ -98,10 +98,12 @@ class Share(Plain):
 _NS = re.compile(rb'"ns":"([^"\\]*)"')
 
 
-def namespace_weights(pieces: Iterable[bytes]) -> Dict[str, int]:
-    """How many lines of the ledger (given in whole-line pieces) name each namespace, written plainly:
+def namespace_weights(pieces: Union[bytes, Iterable[bytes]]) -> Dict[str, int]:
+    """How many lines of the ledger (its bytes, or its bytes in whole-line pieces) name each namespace, written plainly:
     the work each namespace's lines are to a replay (a namespace written with escapes is not counted)."""
     weights: Dict[str, int] = {}
+    if isinstance(pieces, (bytes, bytearray)):  # the ledger whole (verify in a git work tree reads it so)
+        pieces = [bytes(pieces)]
     for piece in pieces:
         for raw in _NS.findall(piece):
             name = raw.decode("utf-8", "replace")
@@ -243,15 +245,16 @@ class Replay:
 
     def flush(self, seal: Optional[Dict[str, Any]], seal_no: int = 0) -> None:
         lines, self.pending, self.pending_run = self.pending, [], None
+        # a run sealed `door: 2` was judged by today's rules; one sealed before, by the rules then —
+        # but only before the ledger's first `door: 2` seal (of any run: commit, ingest-sarif, suggest,
+        # a scored session, a person's add or import): after it, every run the keeper seals says so,
+        # and a block that does not is held to today's rules like any other
+        now = judged_now(seal)
         if seal is not None and seal.get("by") == "human":
             self.human_block(lines, seal, seal_no)
         else:
-            # a run sealed `door: 2` was judged by today's rules; one sealed before, by the rules then —
-            # but only before the ledger's first `door: 2` seal: after it, every run the keeper seals
-            # says so, and a block that does not is held to today's rules like any other
-            now = judged_now(seal)
             self.agent_block(lines, not (now or self.upgraded))
-            self.upgraded = self.upgraded or now
+        self.upgraded = self.upgraded or now
 
     # -- a person's lessons, sealed as a run of their own
 

@@ -16,6 +16,7 @@ from priors.core.lessons import (
 )
 from priors.core.plain import Plain
 from priors.core.traces import packet_lines
+from priors.core.vocabulary import DOOR
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -241,7 +242,8 @@ def sealed_block(records: List[Dict[str, Any]], run: str, ns: str, accept: bool,
                + (" — accepted" if accept else " — open, awaiting your review")]
     for old, new in retire:
         summary.append(f"Retired {old} (superseded by {new})")
-    lines.append({"t": "run", "action": "commit", "run": run, "ns": ns, "summary": summary, "by": "human", "via": via})
+    lines.append({"t": "run", "action": "commit", "run": run, "ns": ns, "summary": summary, "by": "human", "via": via,
+                  "door": DOOR})
     if accept:
         for rec in records:
             lines.append({"t": "event", "id": rec["id"], "action": "decide", "to": "accepted", "by": "human"})

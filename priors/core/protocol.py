@@ -21,14 +21,13 @@ from priors.core.run_files import RunFiles, require_open
 from priors.core.sameness import folded_into, wordings
 from priors.core.secret_patterns import guard
 from priors.core.similarity import claim_key, folded, norm_direction, same_claim, scopes_related, settled_near, similar
-from priors.core.vocabulary import BINDING
+from priors.core.vocabulary import BINDING, DOOR
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
     from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 QUIESCENT = "Everything settled still holds. Nothing new."
-DOOR = 2  # a run seal's `door`: its lines were judged by the rules of issue 28 (see `judged_now`)
 REVERSIBLE = ("fixed", "accepted", "wontfix")  # a candidate opposing a prior in one of these files a call for a person
 
 

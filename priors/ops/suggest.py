@@ -18,7 +18,7 @@ from priors.core.fold import next_run_id
 from priors.core.grammar import check_tags
 from priors.core.protocol import judge_candidate, prior_record, reversal_refusal
 from priors.core.run_files import RunFiles
-from priors.core.vocabulary import PRIOR_RE, SUGGEST_VIA
+from priors.core.vocabulary import DOOR, PRIOR_RE, SUGGEST_VIA
 from priors.ops.lessons import lesson_ledger, refuse_if_open
 from priors.store.ledger import append_and_apply
 from priors.store.lock import Lock
@@ -68,7 +68,8 @@ def suggest(paths: Paths, ns: Optional[str], words: Sequence[str], tags: Sequenc
         lines: List[Dict[str, Any]] = [
             rec,
             {"t": "injected", "run": run, "ids": []},
-            {"t": "run", "action": "commit", "run": run, "ns": ns, "summary": summary, "via": SUGGEST_VIA},
+            {"t": "run", "action": "commit", "run": run, "ns": ns, "summary": summary, "via": SUGGEST_VIA,
+             "door": DOOR},
         ]
         append_and_apply(paths, loaded, lines)
     text = (f"{pid} suggested in {ns} ({what}) — open until a person decides: "
