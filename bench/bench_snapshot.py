@@ -9,8 +9,9 @@ Every figure is wall-clock seconds over N runs (min and median) on a warm
 page cache, each run a fresh process as an agent would start it. Bytecode is
 cached in a private prefix, as for an installed package (this sandbox sets
 PYTHONDONTWRITEBYTECODE, which would otherwise add ~40 ms of compiling per
-call). Targets (issue 3): cold without anchors ≤ 1.5× the sha256sum line;
-warm with anchors ≤ 1×; cold with anchors is measured and reported.
+call). Targets: cold without anchors ≤ 1.5× the sha256sum line (issue 3);
+cold with anchors — the first snapshot a new user takes — ≤ 3× (issue 32);
+warm with anchors ≤ 1×. The three cold rows and the baseline are interleaved.
 """
 
 from __future__ import annotations
@@ -113,18 +114,20 @@ def main() -> int:
     def no_priors_dir():
         shutil.rmtree(str(root / ".priors"), ignore_errors=True)
 
-    # interleave the baseline and the cold run so machine load hits both alike
-    samples = {"sha256sum": [], "cold, no anchors": []}
+    # interleave the baseline and the cold runs so machine load hits all alike
+    samples = {"sha256sum": [], "cold, no anchors": [], "cold, anchors": []}
+    cold_out = b""
     for _ in range(args.repeat):
         for label, cmd, shell in (("sha256sum", baseline, True),
-                                  ("cold, no anchors", priors + ["snapshot", "--no-anchors"], False)):
+                                  ("cold, no anchors", priors + ["snapshot", "--no-anchors"], False),
+                                  ("cold, anchors", priors + ["snapshot"], False)):
             no_priors_dir()
-            samples[label].append(timed(cmd, root, env, shell=shell, label=label)[0])
+            dt, out = timed(cmd, root, env, shell=shell, label=label)
+            samples[label].append(dt)
+            if label == "cold, anchors":
+                cold_out = out
     for label, ts in samples.items():
         results[label] = (min(ts), statistics.median(ts), len(ts))
-
-    cold_out = measure("cold, anchors", priors + ["snapshot"], repeat=max(1, min(3, args.repeat)),
-                       before=no_priors_dir)
     (root / ".priors").mkdir(exist_ok=True)
     time.sleep(2.2)  # files copied moments ago are inside the racy window; let it pass
     fill_t, fill_out = timed(priors + ["snapshot"], root, env, label="cache fill (cold, anchors)")
@@ -138,19 +141,21 @@ def main() -> int:
     nanchors = cold_out.count(b"#")
 
     base = results["sha256sum"][0]
+    base_cpu = min(CPU["sha256sum"])
     print()
     print(f"tree: {root}  ({nfiles} files, {nbytes / 1e6:.0f} MB; {nrefs} refs, ~{nanchors} anchors)")
     print(f"cpus: {os.cpu_count()}   python {sys.version.split()[0]}   load avg {os.getloadavg()[0]:.2f}"
           if hasattr(os, "getloadavg") else "")
     print()
-    print(f"{'what':<30}{'min s':>8}{'median s':>10}{'runs':>6}{'min/base':>10}{'cpu s':>8}  target")
-    targets = {"cold, no anchors": 1.5, "warm, anchors": 1.0}
+    print(f"{'what':<30}{'min s':>8}{'median s':>10}{'runs':>6}{'min/base':>10}{'cpu s':>8}{'cpu/base':>10}  target")
+    targets = {"cold, no anchors": 1.5, "cold, anchors": 3.0, "warm, anchors": 1.0}
     for label, (mn, med, n) in results.items():
         target = targets.get(label)
         mark = "" if target is None else (f"≤{target}× " + ("ok" if mn <= target * base else "MISSED"))
         cpu = min(CPU.get(label, [0.0]))
-        print(f"{label:<30}{mn:>8.3f}{med:>10.3f}{n:>6}{mn / base:>9.2f}×{cpu:>8.2f}  {mark}")
-    print("\n(wall seconds; 'cpu s' = least user+sys CPU of the whole process tree — steadier on a busy machine)")
+        print(f"{label:<30}{mn:>8.3f}{med:>10.3f}{n:>6}{mn / base:>9.2f}×{cpu:>8.2f}{cpu / base_cpu:>9.2f}×  {mark}")
+    print("\n(wall seconds; 'cpu s' = least user+sys CPU of the whole process tree — steadier on a busy machine;"
+          "\n targets are of wall time against the sha256sum line, which uses one core where the snapshot may use two)")
     if not args.keep:
         shutil.rmtree(str(work), ignore_errors=True)
     return 0

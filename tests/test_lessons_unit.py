@@ -142,7 +142,7 @@ def test_score_is_exact(w, p, lo):
         assert s.score == Fraction(2 * w + p, 2 * (w + p + lo))
     assert 0 <= s.score <= 1
     text = fmt_score(s.score)
-    assert abs(Fraction(text) - s.score) <= Fraction(1, 200)
+    assert abs(Fraction(text) - Fraction(s.score.numerator, s.score.denominator)) <= Fraction(1, 200)
     assert (s.scored >= 3 and s.score < Fraction(1, 3)) == (s.scored >= 3 and 3 * (2 * w + p) < 2 * s.scored)
 
 
@@ -448,3 +448,15 @@ def test_scored_lessons_are_listed_per_namespace_with_all_their_uses():
     assert got == {"a": [("P-0001", {"uses": 2, "wins": 1, "partials": 0, "losses": 0})],
                    "b": [("P-0003", {"uses": 1, "wins": 0, "partials": 1, "losses": 0})]}
     assert got["a"][0][1] == led.stats()["P-0001"].as_dict()
+
+
+@given(S.integers(-50, 50), S.integers(1, 50), S.integers(-50, 50), S.integers(1, 50))
+def test_a_ratio_orders_hashes_and_equals_as_the_fraction_does(a, b, c, d):
+    from priors.core.lessons import Ratio
+
+    x, y = Ratio(a, b), Ratio(c, d)
+    fx, fy = Fraction(a, b), Fraction(c, d)
+    assert (x < y, x <= y, x > y, x >= y, x == y) == (fx < fy, fx <= fy, fx > fy, fx >= fy, fx == fy)
+    assert x == fx and (hash(x) == hash(y)) >= (x == y)
+    assert sorted([y, x, Ratio(1, 2)]) == sorted([fy, fx, Fraction(1, 2)])
+    assert (x.numerator, x.denominator) == (fx.numerator, fx.denominator)

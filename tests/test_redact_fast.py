@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import random
+import tempfile
 from typing import Any, Dict, List
 
 import pytest
@@ -11,7 +13,8 @@ from hypothesis import strategies as st
 
 from priors.core.canonical import dumps
 from priors.core.fold import apply, fold, parse_lines
-from priors.core.human import fold_redaction, joined, redact_event, redact_lines, redact_pieces
+from priors.core.human import fold_redaction, joined, lines_naming, redact_event, redact_lines, redact_pieces, redact_spans
+from priors.store import ledger_digest
 
 pytestmark = pytest.mark.one_cache_mode
 
@@ -76,6 +79,8 @@ def _fast_redaction_is_the_reference_redaction(records, pid, seed) -> None:
     assert got == want
     if blank_free:
         assert got.count(b"\n") == in_file + 1  # the line count redact hands the cache
+        assert _streamed(data, pid, rng.randint(1, 64)) == (pieces, content_hash, named,
+                                                            ledger_digest.measure_pieces(data, pieces, None))
     first_live = next((t for t, r in zip(raw, parsed)
                        if r.get("t") == "prior" and r.get("id") == pid and r.get("redacted") is not True), None)
     assert (content_hash is None) == (first_live is None)
@@ -87,6 +92,23 @@ def _fast_redaction_is_the_reference_redaction(records, pid, seed) -> None:
     assert before.calls == fresh.calls
     for k in fresh.priors:
         assert before.priors[k].rec == fresh.priors[k].rec
+
+
+def _streamed(data: bytes, pid: str, block: int) -> Any:
+    """What `redact` does at 100k priors: the ledger read from its file `block` bytes at a time (blocks
+    cut anywhere, lines across them), never whole — and the new ledger measured from the file."""
+    fd, path = tempfile.mkstemp()
+    saved = ledger_digest.BLOCK
+    try:
+        os.write(fd, data)
+        ledger_digest.BLOCK = block
+        hits = ledger_digest.scan_lines(fd, len(data), lambda b: lines_naming(b, pid))
+        pieces, content_hash, named = redact_spans(hits, len(data), data.endswith(b"\n"), pid, "why")
+        return pieces, content_hash, named, ledger_digest.measure_file(fd, pieces, None)
+    finally:
+        ledger_digest.BLOCK = saved
+        os.close(fd)
+        os.unlink(path)
 
 
 def test_fast_redaction_is_the_reference_redaction() -> None:

@@ -5,13 +5,25 @@ cache dropped, run staging and reflection packets cleaned, PRIORS.md rewritten.
 
 from __future__ import annotations
 
+import os
+
 from priors.core.canonical import JSONError, dumps, loads
 from priors.core.errors import UsageError
 from priors.core.fold import apply
-from priors.core.human import check_redactable, fold_redaction, joined, redact_event, redact_pieces, scrub
+from priors.core.human import (
+    check_redactable,
+    fold_redaction,
+    joined,
+    lines_naming,
+    redact_event,
+    redact_pieces,
+    redact_spans,
+    scrub,
+)
 from priors.store import fold_cache as cache
-from priors.store.files import aftercare, atomic_write, iter_files, read_bytes, remove_tree
+from priors.store.files import aftercare, atomic_write, iter_files, open_regular, read_bytes, remove_tree
 from priors.store.ledger import load_ledger, render, rewrite_ledger
+from priors.store.ledger_digest import scan_lines
 from priors.store.lock import Lock, remove_stray_temps
 from priors.store.paths import Paths, require_init
 from priors.store.reflection import scrub_reflections
@@ -31,34 +43,58 @@ def redact(paths: Paths, pid: str, reason: str) -> str:
         raise UsageError("priors redact: --because TEXT is required (it stays in the ledger)")
     require_init(paths)
     with Lock(paths):
-        loaded = load_ledger(paths)
+        # where the file may stay open while it is replaced, the ledger is read a block at a time below and
+        # never held whole (58 MB at 100k priors); Windows cannot replace a file that is open: bytes there
+        loaded = load_ledger(paths, want_data=not cache.KEEP_OPEN)
         st = loaded.state
         done = st.priors.get(pid)
         if done is not None and done.redacted:  # a retry — maybe of a redact killed while it scrubbed
             _finish_scrub(paths, pid, done.rec.get("content_hash"))
         check_redactable(st, pid)
         event = redact_event(pid, str(reason))
-        # signed (when the repository asks) before a byte is rewritten, covering the prior it redacts
-        sign_lines(paths.root, [event], lambda: loaded.data or b"")
-        data = loaded.data or b""
         lines = loaded.lines + (0 if loaded.ends_with_newline else 1)  # lines in the file, the last one included
-        blank_free = bool(data) and st.records == lines  # one record per line: no line is blank
-        pieces, content_hash, named = redact_pieces(data, pid, str(reason), blank_free, event)
-        measured = cache.measure(data, pieces, lines + 1 if blank_free else None)  # every line kept, one added
-        shown = read_mark(paths.dir)  # which ledger PRIORS.md shows: cache/ is about to go
-        rewrite_ledger(paths, pieces, len(data))  # kept spans copied from the file, not from memory
-        # The ledger is redacted: what follows scrubs the copies, and none of it may turn the answer
-        # into a failure — a step that fails is a loud warning, and the next writer retries it.
-        _scrub_copies(paths, pid, content_hash)
-        # the fold of the rewritten ledger, from the fold of the old one: only this prior's state moves
-        derived = fold_redaction(st, pid, named)
-        if not derived:
-            st = cache.fresh_fold(joined(data, pieces))[0]
-        apply(st, event)
-        # the snapshot points at ledger lines, so it holds no claim; a derived state's records still
-        # point into the old ledger, and every offset is carried over to where its line moved
-        after = aftercare("writing the fold cache", cache.store, paths.dir, st, measured,
-                          pieces if derived else None)
+        blank_free = loaded.length > 0 and st.records == lines  # one record per line: no line is blank
+        fd = open_regular(paths.ledger, "the ledger") if blank_free and loaded.data is None else None
+        try:
+            if fd is not None and os.fstat(fd).st_size != loaded.length:
+                os.close(fd)
+                fd = None
+            if fd is None and loaded.data is None:  # blank lines to drop (or a ledger that moved): the bytes, as folded
+                loaded = load_ledger(paths)
+                st = loaded.state
+            data = loaded.data
+            size = loaded.length
+
+            def ledger_before() -> bytes:  # a person's signature covers the prior it redacts, as the ledger holds it
+                return data if data is not None else (read_bytes(paths.ledger) or b"")[:size]
+
+            # signed (when the repository asks) before a byte is rewritten
+            sign_lines(paths.root, [event], ledger_before)
+            if fd is not None:
+                hits = scan_lines(fd, size, lambda block: lines_naming(block, pid))
+                pieces, content_hash, named = redact_spans(hits, size, loaded.ends_with_newline, pid, str(reason), event)
+                measured = cache.measure_from(fd, size, pieces, lines + 1)  # every line kept, one added
+            else:
+                data = data or b""
+                pieces, content_hash, named = redact_pieces(data, pid, str(reason), blank_free, event)
+                measured = cache.measure(data, pieces, lines + 1 if blank_free else None)
+            shown = read_mark(paths.dir)  # which ledger PRIORS.md shows: cache/ is about to go
+            rewrite_ledger(paths, pieces, size)  # kept spans copied from the file, not from memory
+            # The ledger is redacted: what follows scrubs the copies, and none of it may turn the answer
+            # into a failure — a step that fails is a loud warning, and the next writer retries it.
+            _scrub_copies(paths, pid, content_hash)
+            # the fold of the rewritten ledger, from the fold of the old one: only this prior's state moves
+            derived = fold_redaction(st, pid, named)
+            if not derived:
+                st = cache.fresh_fold(joined(data if data is not None else ledger_before(), pieces))[0]
+            apply(st, event)
+            # the snapshot points at ledger lines, so it holds no claim; a derived state's records still
+            # point into the old ledger, and every offset is carried over to where its line moved
+            after = aftercare("writing the fold cache", cache.store, paths.dir, st, measured,
+                              pieces if derived else None)
+        finally:
+            if fd is not None:
+                os.close(fd)
         aftercare("rendering .priors/PRIORS.md (it may still show the redacted claim)",
                   write_rendered, paths, st, loaded.mark, {pid: True}, after, old=shown)
     return (f"{pid} redacted — its content is gone from .priors/ (a tombstone keeps its hash); "

@@ -53,6 +53,49 @@ def normalized_utf8(data: bytes) -> bytes:
     return _SPACE_RUN.sub(b" ", data.translate(_WS_BYTES)).strip(b" ")
 
 
+def squeezable(data: bytes) -> bool:
+    """Is `squeeze` of `data` its normalized text (`normalized_utf8`, unstripped)? Yes for valid UTF-8
+    without non-ASCII whitespace — which only then can be squeezed byte by byte."""
+    if data.isascii():
+        return True
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return _NONASCII_WS.search(data) is None
+
+
+def squeeze(data: bytes) -> bytes:
+    """`data` (`squeezable`) with every whitespace run made one space, not trimmed: `normalized_utf8(data)`
+    once stripped, and the text every definition's hash is cut from (`squeezed_offsets`)."""
+    return _SPACE_RUN.sub(b" ", data.translate(_WS_BYTES))
+
+
+def squeezed_offsets(data: bytes, points: List[int], text: Optional[str] = None) -> Dict[int, int]:
+    """Where each offset into `data` (characters of `text`, its decoding, when given) falls in
+    `squeeze(data)`: `len(squeeze(data[:p]))`.
+
+    A run of whitespace squeezes to one space wherever it is cut, so for a span that ends on a
+    non-space, `squeeze(data)[at[s]:at[e]].strip()` is the span's own normalized text: each
+    definition is hashed without squeezing its text again (a class's methods were squeezed twice)."""
+    at: Dict[int, int] = {}
+    prev = acc = 0
+    char = byte = 0
+    for point in sorted(set(points)):
+        q = point
+        if text is not None:  # a character offset: its byte offset, counted on from the last one
+            byte += len(text[char:point].encode("utf-8"))
+            char, q = point, byte
+        if q > prev:
+            seg = data[prev:q].translate(_WS_BYTES)
+            acc += len(_SPACE_RUN.sub(b" ", seg))
+            if prev and seg[:1] == b" " and data[prev - 1:prev].translate(_WS_BYTES) == b" ":
+                acc -= 1  # the run that crosses `prev` was already counted as one space
+            prev = q
+        at[point] = acc
+    return at
+
+
 def _as_utf8(data: bytes) -> bytes:
     """`data` itself when it is valid UTF-8, else its decoding with U+FFFD for bad bytes, re-encoded."""
     try:

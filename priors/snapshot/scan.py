@@ -15,7 +15,18 @@ from priors.core.canonical import JSONError, loads, sha12_bytes
 from priors.core.errors import MachineError, UsageError
 from priors.core.vocabulary import MAX_INPUT_BYTES
 from priors.snapshot.anchors import VERSION, anchors_for, language_of
-from priors.snapshot.hashing import ROOT_REF, combine, is_binary, link_hash, pack, read_or_stream, text_hash
+from priors.snapshot.hashing import (
+    ROOT_REF,
+    combine,
+    indent_counts,
+    is_binary,
+    link_hash,
+    pack,
+    read_or_stream,
+    squeezable,
+    squeeze,
+    text_hash,
+)
 from priors.snapshot.listing import Selection, list_tree, resolve_paths
 from priors.store.files import atomic_write, read_bytes, read_stdin
 
@@ -36,10 +47,12 @@ def file_result(rel: str, data: bytes, want_anchors: bool) -> Tuple[str, Optiona
     """(file hash, packed anchors or None) for one file's bytes; anchors only for supported text files."""
     if is_binary(data):
         return sha12_bytes(data), ("" if want_anchors else None)
+    if want_anchors and language_of(rel) is not None and not indent_counts(rel) and squeezable(data):
+        squeezed = squeeze(data)  # the file's hash and its definitions' share one pass (whitespace-blind only)
+        return sha12_bytes(squeezed.strip(b" ")), pack(anchors_for(rel, data.decode("utf-8"), squeezed))
     h = text_hash(data, rel)
     if not want_anchors:
         return h, None
-
     if language_of(rel) is None:
         return h, ""
     return h, pack(anchors_for(rel, data.decode("utf-8", "replace")))

@@ -19,7 +19,14 @@ from priors.core.canonical import reject_constant
 from priors.core.errors import DamagedLedger
 from priors.core.fold import CallState, PriorState, State
 from priors.store.files import open_regular, write_all
-from priors.store.ledger_digest import Background, measure_pieces, open_prefix, prefix_matches, read_ledger
+from priors.store.ledger_digest import (
+    Background,
+    measure_file,
+    measure_pieces,
+    open_prefix,
+    prefix_matches,
+    read_ledger,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -531,6 +538,12 @@ def measure(data: bytes, pieces: Optional[List[Any]] = None, lines: Optional[int
     spans of `data`) it is made of, with `lines` newlines if known — for `store`."""
     pieces = [(0, len(data))] if pieces is None else pieces
     return Background(measure_pieces, (data, pieces, lines), len(data) >= Background.THREAD_BYTES)
+
+
+def measure_from(fd: int, size: int, pieces: List[Any], lines: Optional[int] = None) -> Background:
+    """`measure`, the kept spans read from the ledger file open on `fd` (`size` bytes long) rather
+    than from its bytes in memory."""
+    return Background(measure_file, (fd, pieces, lines), size >= Background.THREAD_BYTES)
 
 
 def store(priors_dir: Path, st: State, measured: Background, moved: Optional[List[Any]] = None) -> Tuple[int, bytes]:

@@ -14,7 +14,7 @@ from priors.store.files import read_bytes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, List, Optional, Tuple
+    from typing import Any, Callable, List, Optional, Tuple
 
 CHUNK = 1 << 20  # the prefix is hashed in steps of this many bytes
 
@@ -111,6 +111,61 @@ def measure_pieces(data: bytes, pieces: List[Any], known: Optional[int]) -> Tupl
                 lines += data.count(b"\n", start, end)
             if end > start:
                 length, last = length + end - start, data[end - 1]
+        elif piece:
+            h.update(piece)
+            lines += piece.count(b"\n")
+            length, last = length + len(piece), piece[-1]
+    return length, h.digest(), lines if known is None else known, last
+
+
+BLOCK = 1 << 20  # what `scan_lines` and `measure_file` hold of a ledger at a time (a few copies of it at once)
+
+
+def read_at(fd: int, n: int, offset: int) -> bytes:
+    if hasattr(os, "pread"):
+        return os.pread(fd, n, offset)
+    os.lseek(fd, offset, os.SEEK_SET)  # pragma: no cover - Windows
+    return os.read(fd, n)
+
+
+def scan_lines(fd: int, size: int, find: Callable[[bytes], List[Tuple[int, int]]]) -> List[Tuple[int, int, bytes]]:
+    """(start, end, bytes) of the lines `find` picks — given a run of whole lines, it answers (start,
+    end) within it — from the first `size` bytes of the file open on `fd`, read a block at a time:
+    `redact` at 100k priors no longer holds the 58 MB ledger beside its fold."""
+    out: List[Tuple[int, int, bytes]] = []
+    pos = 0
+    carry = b""  # an unfinished line from the block before
+    while pos < size:
+        chunk = read_at(fd, min(BLOCK, size - pos), pos)
+        if not chunk:
+            raise OSError("the ledger is shorter than it was a moment ago")
+        pos += len(chunk)
+        block = carry + chunk
+        base = pos - len(block)
+        cut = block.rfind(b"\n") + 1 if pos < size else len(block)
+        lines, carry = block[:cut], block[cut:]
+        out += [(base + a, base + b, lines[a:b]) for a, b in find(lines)] if lines else []
+    return out
+
+
+def measure_file(fd: int, pieces: List[Any], known: Optional[int]) -> Tuple[int, bytes, int, int]:
+    """`measure_pieces`, the spans read from the file open on `fd` a block at a time."""
+    count = known is None
+    h = hashlib.sha256()
+    length = lines = 0
+    last = -1
+    for piece in pieces:
+        if isinstance(piece, tuple):
+            at, end = piece
+            while at < end:
+                chunk = read_at(fd, min(BLOCK, end - at), at)
+                if not chunk:
+                    raise OSError("the ledger is shorter than it was a moment ago")
+                h.update(chunk)
+                if count:
+                    lines += chunk.count(b"\n")
+                at += len(chunk)
+                length, last = length + len(chunk), chunk[-1]
         elif piece:
             h.update(piece)
             lines += piece.count(b"\n")
