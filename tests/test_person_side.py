@@ -291,3 +291,19 @@ def test_a_scope_ref_with_a_quote_shows_the_quote_not_its_escape():
 
     assert ref_html("it's<b>.py#a&b") == '<code class="ref">it&#x27;s&lt;b&gt;.<wbr>py#<wbr>a&amp;b</code>'
     assert ref_html("src/cart.py#add_item") == '<code class="ref">src/<wbr>cart.<wbr>py#<wbr>add_<wbr>item</code>'
+
+
+def test_relevant_with_a_namespace_close_to_one_of_the_ledger_says_so(keeper):
+    """A run opened in a mistyped namespace starts a namespace of its own, blind to what is settled in the one
+    meant: legitimate for a new one, so not refused, but named on stderr with the one it looks like."""
+    _decided_and_raised_again(keeper, times=0)
+    r = keeper("relevant", "--ns", "reveiw", "--scopes", keeper.scopes({}))
+    assert r.code == 0 and json.loads(r.out)["ns"] == "reveiw"
+    run = json.loads(r.out)["run"]
+    assert r.err == (f"priors: note: reveiw is a new namespace, close to review that the ledger holds — if you meant"
+                     f" review, `priors abort --run {run}` and open the run with --ns review\n"), r.err
+    keeper.ok("abort", "--run", run)
+    for ns in ("review", "docs"):
+        r = keeper("relevant", "--ns", ns, "--scopes", keeper.scopes({}))
+        assert r.code == 0 and r.err == "", r
+        keeper.ok("abort", "--run", json.loads(r.out)["run"])

@@ -120,8 +120,22 @@ def open_run(paths: Paths, ns: str, scopes: Dict[str, str], run: Optional[str], 
             say(f"priors: set up {paths.dir} for this first run — commit it with your repo")
     with Lock(paths):
         st = load_ledger(paths, want_data=False).state
-        _, printed = open_run_locked(paths, st, ns, scopes, run, budget, fresh, cap)
-    return Answer(0, None, encoded=printed)  # the object is read back from the line only when asked for
+        opened, printed = open_run_locked(paths, st, ns, scopes, run, budget, fresh, cap)
+    if say is not None:
+        close = new_namespace_near(st, ns)
+        if close is not None:  # a typo would start a namespace of its own, blind to everything settled in the one meant
+            say(f"priors: note: {ns} is a new namespace, close to {close} that the ledger holds — if you meant {close},"
+                f" `priors abort --run {opened}` and open the run with --ns {close}")
+    return Answer(0, None, encoded=printed)
+
+
+def new_namespace_near(st: State, ns: str) -> Optional[str]:
+    """The namespace of the ledger `ns` looks like a misspelling of, when `ns` is new to it (else None)."""
+    from priors.core.spelling import nearest
+    from priors.core.views import known_namespaces
+
+    known = known_namespaces(st)
+    return None if ns in known else nearest(ns, known)  # the object is read back from the line only when asked for
 
 
 def open_run_locked(paths: Paths, st: State, ns: str, scopes: Dict[str, str], run: Optional[str],
