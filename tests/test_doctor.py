@@ -121,3 +121,37 @@ def test_a_full_set_up_is_all_ok_and_each_break_is_named_with_its_fix(keeper, ho
     body = json.loads(keeper("doctor", "--json", env=env).out)
     command = body["checks"][0]
     assert command["state"] == "off" and "not on PATH" in command["detail"] and "export PATH" in command["fix"]
+
+
+@pytest.mark.skipif(os.name == "nt", reason="shell launchers and git hooks as POSIX files")
+def test_a_merge_driver_that_is_not_the_keepers_or_runs_nothing_is_off(keeper, home):
+    """Set, but not to something that runs: an interpreter gone since `init --git`, a command that is not
+    `priors merge-driver` (git would take it and keep one side), or the PRIORS.md driver unset."""
+    set_up(home, keeper)
+    for key, value, said in (
+            ("merge.priors.driver", '"/gone/venv/bin/python" -m priors merge-driver %O %A %B %P', "/gone/venv/bin/python"),
+            ("merge.priors.driver", "true", "does not run `priors merge-driver`"),
+            ("merge.priors-render.driver", None, "merge.priors-render.driver")):
+        assert keeper("init", "--git", env=env_of(home)).code == 0
+        git(keeper.root, home, "config", *(("--unset", key) if value is None else (key, value)))
+        code, checks = states(keeper, home)
+        assert code == 1 and checks["merge driver"]["state"] == "off", (key, value, checks["merge driver"])
+        assert said in checks["merge driver"]["detail"] and checks["merge driver"]["fix"] == "priors init --git"
+    assert keeper("init", "--git", env=env_of(home)).code == 0
+    assert states(keeper, home)[1]["merge driver"]["state"] == "ok"
+
+
+def test_settings_files_of_the_wrong_shape_are_named_not_a_crash(keeper, home):
+    """An MCP entry whose command is not a string, a hooks entry whose `hooks` is not a list: doctor still
+    answers, one line each (it crashed with a TypeError, exit 3)."""
+    (home / ".claude").mkdir()
+    for command in (["priors"], 5, None):
+        (home / ".claude.json").write_text(json.dumps({"mcpServers": {"priors": {"command": command}}}), encoding="utf-8")
+        for hooks in (5, "x", {"command": "python3 lessons_hook.py"}):
+            (home / ".claude" / "settings.json").write_text(
+                json.dumps({"hooks": {"SessionStart": [{"hooks": hooks}]}}), encoding="utf-8")
+            r = keeper("doctor", "--json", env=env_of(home))
+            assert r.code == 1 and r.err == "", (command, hooks, r.err)
+            checks = {c["check"]: c for c in json.loads(r.out)["checks"]}
+            assert checks["MCP server in Claude Code"]["state"] == "off"
+            assert checks["Claude Code lesson hooks"]["state"] == "–"

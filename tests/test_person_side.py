@@ -241,3 +241,69 @@ def test_the_merge_driver_renumbers_and_redacts_what_agents_tried():
     gone = redact_refs(seal, {"P-0004"})
     assert gone["attempts"] == [{"claim_hash": gone["attempts"][0]["claim_hash"], "claim_redacted": True,
                                  "code": "DUPLICATE", "of": "P-0004"}]
+
+
+def test_a_forged_redacted_attempt_or_one_naming_no_prior_is_refused_and_verify_names_it(keeper):
+    """An agent writes its staging and may write ledger lines: an attempt in the redacted form on a prior
+    nobody redacted counted as pressure whose words no person can read ("(words redacted)"), and a seal's
+    attempt naming no prior passed verify, though commit refuses both."""
+    _decided_and_raised_again(keeper, times=0)
+    rel = json.loads(keeper.ok("relevant", "--ns", "review", "--scopes", keeper.scopes({})))
+    staged = keeper.root / ".priors" / "runs" / rel["run"] / "attempts.jsonl"
+    staged.write_text('{"claim_hash":"aaaaaaaaaaaa","claim_redacted":true,"code":"RERAISE","of":"P-0001"}\n',
+                      encoding="utf-8")
+    body = keeper.refused("MALFORMED_STAGING", "commit", "--run", rel["run"])
+    assert "P-0001 is not redacted" in body["because"]["rule"] and body["line"] == 1
+    staged.unlink()
+    keeper.ok("commit", "--run", rel["run"])
+    ledger = keeper.root / ".priors" / "ledger.jsonl"
+    sealed = ledger.read_bytes()
+    forged = (b'{"claim_hash":"aaaaaaaaaaaa","claim_redacted":true,"code":"RERAISE","of":"P-0001"},'
+              b'{"claim":"reopen it","code":"RERAISE","of":"P-0999"}')
+    lines = sealed.splitlines()
+    lines[-1] = lines[-1].replace(b'"action":"commit",', b'"action":"commit","attempts":[' + forged + b'],')
+    ledger.write_bytes(b"\n".join(lines) + b"\n")
+    r = keeper("verify", "--no-git")
+    assert r.code == 1 and "an attempt on P-0001 is in its redacted form, but P-0001 is not redacted" in r.out, r
+    assert "an attempt names P-0999, which no earlier line defines" in r.out, r
+    # words kept on a redacted prior are what its redaction removes
+    ledger.write_bytes(sealed)
+    keeper.ok("redact", "P-0001", "--because", "private")
+    lines = ledger.read_bytes().splitlines()
+    lines.append(lines[-2].replace(b'"action":"commit",', b'"action":"commit","attempts":[{"claim":"total ignores'
+                                   b' discounts","code":"RERAISE","of":"P-0001"}],').replace(b'"run-002"', b'"run-003"'))
+    assert b"run-003" in lines[-1] and b'"t":"run"' in lines[-1]
+    ledger.write_bytes(b"\n".join(lines) + b"\n")
+    r = keeper("verify", "--no-git")
+    assert r.code == 1 and "P-0001 is redacted but an attempt on it still carries its words" in r.out, r
+
+
+def test_the_walk_names_many_runs_in_one_line():
+    from priors.core.desk import _runs_note
+
+    assert _runs_note([{"run": "run-1000"}, {"run": "run-999"}, {"run": "run-999"}]) == "runs run-999, run-1000"
+    assert _runs_note([{"run": "run-002"}]) == "run run-002"
+    assert _runs_note([{"run": f"run-{i:03d}"} for i in range(2, 3000)]) == "2998 runs, run-002 … run-2999"
+
+
+def test_a_scope_ref_with_a_quote_shows_the_quote_not_its_escape():
+    from priors.core.report_html import ref_html
+
+    assert ref_html("it's<b>.py#a&b") == '<code class="ref">it&#x27;s&lt;b&gt;.<wbr>py#<wbr>a&amp;b</code>'
+    assert ref_html("src/cart.py#add_item") == '<code class="ref">src/<wbr>cart.<wbr>py#<wbr>add_<wbr>item</code>'
+
+
+def test_relevant_with_a_namespace_close_to_one_of_the_ledger_says_so(keeper):
+    """A run opened in a mistyped namespace starts a namespace of its own, blind to what is settled in the one
+    meant: legitimate for a new one, so not refused, but named on stderr with the one it looks like."""
+    _decided_and_raised_again(keeper, times=0)
+    r = keeper("relevant", "--ns", "reveiw", "--scopes", keeper.scopes({}))
+    assert r.code == 0 and json.loads(r.out)["ns"] == "reveiw"
+    run = json.loads(r.out)["run"]
+    assert r.err == (f"priors: note: reveiw is a new namespace, close to review that the ledger holds — if you meant"
+                     f" review, `priors abort --run {run}` and open the run with --ns review\n"), r.err
+    keeper.ok("abort", "--run", run)
+    for ns in ("review", "docs"):
+        r = keeper("relevant", "--ns", ns, "--scopes", keeper.scopes({}))
+        assert r.code == 0 and r.err == "", r
+        keeper.ok("abort", "--run", json.loads(r.out)["run"])

@@ -242,3 +242,20 @@ def test_a_result_past_the_end_of_its_file_is_placed_nowhere(keeper: Keeper) -> 
          "locations": [{"physicalLocation": {"artifactLocation": {"uri": "src/a.py"}, "region": {"startLine": 99}}}]}]}]}))
     got = ingest(k, "eof.sarif", "lint")
     assert [x["refused"] for x in got["refused"]] == ["UNKNOWN_SCOPE"] and got["counts"]["new"] == 0, got
+
+
+def test_another_rules_result_beside_a_persons_decision_is_a_new_finding(keeper: Keeper) -> None:
+    """Results of different rules are never one finding (docs/sarif.md): a person's wontfix on one
+    analyzer result in a function does not turn another rule's result there into SETTLED_NEARBY,
+    which an ingest could not answer (it cannot name `distinct_from`)."""
+    k = keeper
+    k.write("src/a.py", "def f(x):\n    unused_var = x * 2\n    return x\n")
+    first = ingest(k, ruff_on(k, "1.sarif", "F841", "src"), "ruff", "src")
+    assert first["counts"]["new"] == 1, first
+    (pid,) = [p["id"] for p in priors(k)]
+    k.ok("decide", pid, "wontfix", "--because", "kept for the debugger")
+    k.write("src/a.py", "def f(x):\n    unused_var = x * 2\n    return x   # " + "y" * 100 + "\n")
+    got = ingest(k, ruff_on(k, "2.sarif", "F841,E501", "src"), "ruff", "src")
+    assert got["counts"]["new"] == 1 and got["counts"].get("refused", 0) == 0, got
+    assert {p["rule"] for p in priors(k)} == {"ruff:F841", "ruff:E501"}
+    k.ok("verify")

@@ -199,6 +199,9 @@ def judge_attempts(st: State, rf: RunFiles) -> List[Dict[str, Any]]:
         p = st.priors[a["of"]]
         if p.redacted and "claim" in a:
             continue  # its prior was redacted since: the words that raised it go with it
+        if not p.redacted and a.get("claim_redacted") is True:  # only a redaction of its prior writes that form
+            why = f"an attempt on {a['of']} is in its redacted form, but {a['of']} is not redacted"
+            raise staging_refusal(Refusal("MALFORMED_STAGING", because={"rule": why}), rf, "attempts", i)
         if a not in out:
             out.append(dict(a))
     return out

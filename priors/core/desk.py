@@ -20,7 +20,7 @@ from priors.core.views import (
     tried_since,
     tried_words,
 )
-from priors.core.vocabulary import HUMAN_VERDICTS, SEVERITY_RANK
+from priors.core.vocabulary import HUMAN_VERDICTS, RUN_RE, SEVERITY_RANK, id_number
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -32,6 +32,7 @@ SKIP, QUIT = "s", "q"
 assert len(KEYS) == len(HUMAN_VERDICTS) and SKIP not in KEYS and QUIT not in KEYS
 
 KEEP_OR_RETIRE = ("keep", "obsolete")
+MAX_RUNS_SHOWN = 6  # the walk names the runs an attempt came from up to this many, then how many and the first and last
 # what each kind of ask is, in the order the desk walks them
 KINDS = {
     "challenged": "a run challenged this lesson — keep it or retire it?",
@@ -197,7 +198,7 @@ def ask_text(ask: Dict[str, Any], at: int, total: int) -> str:
     if "evidence" in ask:
         lines.append(f"  evidence: {_one_line(ask['evidence'])}")
     if ask.get("note") and ask["kind"] == "pressed":
-        lines.append(f"  tried:    {ask['note']} — runs {', '.join(sorted({t['run'] for t in ask['tried']}))}")
+        lines.append(f"  tried:    {ask['note']} — {_runs_note(ask['tried'])}")
         lines += [f"            “{_one_line(w, 120)}”" for w in tried_words(ask["tried"])]
     elif ask.get("note"):
         lines.append(f"  score:    {ask['note']}")
@@ -205,6 +206,15 @@ def ask_text(ask: Dict[str, Any], at: int, total: int) -> str:
         lines.append(f"  replaces: {supersedes_note(ask)}")
     lines.append(f"  origin:   born in {ask.get('born')}" + (f" ({ask['type']})" if ask.get("type") else ""))
     return "\n".join(lines)
+
+
+def _runs_note(tried: List[Dict[str, Any]]) -> str:
+    """The runs the attempts came from, in run order: all of them when few, else how many, the first and the last
+    (a prior raised again in hundreds of runs is one line, not a screenful)."""
+    runs = sorted({t["run"] for t in tried if isinstance(t.get("run"), str)}, key=lambda r: id_number(RUN_RE, r, -1))
+    if len(runs) <= MAX_RUNS_SHOWN:
+        return f"run{'s' if len(runs) != 1 else ''} {', '.join(runs)}"
+    return f"{len(runs)} runs, {runs[0]} … {runs[-1]}"
 
 
 def key_prompt(ask: Dict[str, Any]) -> str:

@@ -439,11 +439,29 @@ class Checker:
             self.add(no, "BAD_FIELD", f"{what}: `attempts` must be a list of {{code, of, claim}} — code one of"
                      f" {', '.join(ATTEMPT_CODES)}, of a prior id, claim normalized — or, redacted, {{code, of,"
                      " claim_hash, claim_redacted: true}}")
+        elif tried is not None:
+            self.attempts(no, what, tried)
         shapes = rec.get("shapes")  # core/moves.py: prior id → the shape of its definition ("" forgets it)
         if shapes is not None and not (isinstance(shapes, dict) and all(isinstance(v, str) for v in shapes.values())):
             self.add(no, "BAD_FIELD", f"{what}: `shapes` maps prior ids to shapes (strings)")
         if ok and self.run_id(no, what, rec["run"]):
             self.seal(no, rec)
+
+
+    def attempts(self, no: int, what: str, tried: List[Dict[str, Any]]) -> None:
+        """A seal's attempts name priors of earlier lines, and keep words exactly when their prior is not
+        redacted: commit writes no other (a redacted form on a live prior would count as an agent's pressure
+        whose words nobody can read; words on a tombstone are what its redaction removes)."""
+        for pid in dict.fromkeys(a["of"] for a in tried):
+            prior = self.priors.get(pid)
+            if prior is None:
+                self.add(no, "UNKNOWN_PRIOR", f"{what}: an attempt names {pid}, which no earlier line defines")
+                continue
+            hidden = [a.get("claim_redacted") is True for a in tried if a["of"] == pid]
+            if prior[1] and not all(hidden):
+                self.add(no, "ATTEMPT_NOT_REDACTED", f"{what}: {pid} is redacted but an attempt on it still carries its words")
+            elif not prior[1] and any(hidden):
+                self.add(no, "BAD_FIELD", f"{what}: an attempt on {pid} is in its redacted form, but {pid} is not redacted")
 
 
 def _attempt_ok(a: Any) -> bool:

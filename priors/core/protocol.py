@@ -445,7 +445,10 @@ def settled_nearby(pool: Sequence[PriorState], cand: Candidate, scopes: Dict[str
     if cand.facets.get("activation") != "verify-phase" or cand.repo_wide or not isinstance(cand.scope_ref, str):
         return
     named = set(cand.distinct_from)
+    analyzer = cand.identity is not None  # two analyzer results meet by identity alone (docs/sarif.md): another
+    # rule's result beside a person's decision on an analyzer's finding is another finding
     unnamed = [p for p in pool if p.binding and not p.redacted and p.id not in named
+               and not (analyzer and identity_of(p.rec) is not None)
                and p.facet("activation") == "verify-phase" and isinstance(p.scope_ref, str)
                and scopes.get(p.scope_ref) == p.scope_hash and settled_near(p.scope_ref, cand.scope_ref)]
     if unnamed:

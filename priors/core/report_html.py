@@ -84,7 +84,7 @@ def e(value: Any) -> str:
 
 
 _TICKED = re.compile(r"`([^`\n]+)`")
-_REF_BREAKS = re.compile(r"([/#._:-]+)")
+_REF_AFTER = re.compile(r"(?<=[/#._:-])(?![/#._:-])")  # just after a run of separators
 
 
 def claim_html(value: Any) -> str:
@@ -96,7 +96,9 @@ def ref_html(ref: Any) -> str:
     """A scope ref as code that wraps only after a separator (`src/`, `#`, `.`, `_`, `-`), never mid-word."""
     if not isinstance(ref, str) or not ref:
         return "<code>—</code>"
-    return '<code class="ref">' + _REF_BREAKS.sub(r"\1<wbr>", e(ref)) + "</code>"
+    # broken at the separators before escaping: an escape holds `#` itself (`'` is `&#x27;`), and a break inside
+    # one would show the entity's text (`it&#x27;s`) instead of the character
+    return '<code class="ref">' + "<wbr>".join(e(part) for part in _REF_AFTER.split(ref)) + "</code>"
 
 
 def rule_html(p: Any) -> str:

@@ -130,7 +130,8 @@ def hooks_check(home: Path) -> Dict[str, str]:
     hooks = obj.get("hooks") if isinstance(obj, dict) else None
     events = hooks.values() if isinstance(hooks, dict) else ()
     cmds: List[str] = [h["command"] for entries in events if isinstance(entries, list)
-                       for e in entries if isinstance(e, dict) for h in (e.get("hooks") or []) if isinstance(h, dict)
+                       for e in entries if isinstance(e, dict) and isinstance(e.get("hooks"), list) for h in e["hooks"]
+                       if isinstance(h, dict)
                        and isinstance(h.get("command"), str) and "lessons_hook.py" in h["command"]]
     if not cmds:
         return check(name, NONE, "not in ~/.claude/settings.json (optional; the Claude Code plugin carries its own)",
@@ -182,7 +183,8 @@ def mcp_checks(home: Path) -> List[Dict[str, str]]:
         obj = _json(home / ".claude.json")
         servers = obj.get("mcpServers") if isinstance(obj, dict) else None
         entry = servers.get("priors") if isinstance(servers, dict) else None
-        registered["Claude Code"] = (entry.get("command") or "") if isinstance(entry, dict) else None
+        cmd = entry.get("command") if isinstance(entry, dict) else None
+        registered["Claude Code"] = (cmd if isinstance(cmd, str) else "") if isinstance(entry, dict) else None
     if (home / ".codex").is_dir():
         data = _read(home / ".codex" / "config.toml")
         registered["Codex"] = _codex_command(data.decode("utf-8", "replace")) if data is not None else None
@@ -211,15 +213,19 @@ def git_checks(root: Path) -> List[Dict[str, str]]:
         return [check("merge driver", NONE, f"{root} is not in a git work tree"),
                 check("pre-commit hooks", NONE, "no git work tree")]
     out = []
-    driver = config_value(root, "merge.priors.driver")
+    drivers = [config_value(root, key) for key in DRIVER_KEYS]
     attrs = (_read(root / ".gitattributes") or b"").decode("utf-8", "replace")
     have = {ln.strip() for ln in attrs.splitlines()}
     missing = [ln for ln in ATTR_LINES if ln not in have]
-    if driver and not missing:
+    broken = [why for why in map(_driver_problem, DRIVER_KEYS, drivers) if why]
+    driver = all(drivers)
+    if driver and not missing and broken:
+        out.append(check("merge driver", OFF, broken[0], "priors init --git"))
+    elif driver and not missing:
         out.append(check("merge driver", OK, "registered in this clone (.gitattributes and git config)"))
     else:
-        what = ("git config merge.priors.driver" if not driver else "") + (" and " if not driver and missing else "") + \
-            (".gitattributes lines" if missing else "")
+        unset = [key for key, value in zip(DRIVER_KEYS, drivers) if not value]
+        what = " and ".join((["git config " + ", ".join(unset)] if unset else []) + ([".gitattributes lines"] if missing else []))
         out.append(check("merge driver", OFF, f"{what} missing: two branches' runs would conflict", "priors init --git"))
     config = (_read(root / ".pre-commit-config.yaml") or b"").decode("utf-8", "replace")
     wanted = [stage for stage, hook in (("pre-commit", "priors-verify"), ("pre-push", "priors-verify-since-upstream"))
@@ -236,6 +242,24 @@ def git_checks(root: Path) -> List[Dict[str, str]]:
     else:
         out.append(check("pre-commit hooks", OK, f"{' and '.join(wanted)} installed"))
     return out
+
+
+DRIVER_KEYS = ("merge.priors.driver", "merge.priors-render.driver")  # what `init --git` sets (store/git.py)
+
+
+def _driver_problem(key: str, value: Optional[str]) -> Optional[str]:
+    """Why the merge driver git would run for `key` is not the keeper's (None: it is, or it is unset)."""
+    if not value:
+        return None
+    try:
+        words = shlex.split(value)
+    except ValueError:
+        words = []
+    if "merge-driver" not in words:
+        return f"git config {key} is `{value}`, which does not run `priors merge-driver`: merges would not be the keeper's"
+    if not _resolves(words[0]):
+        return f"git config {key} runs {words[0]}, which is not there: a merge of two branches' runs would fail"
+    return None
 
 
 def ledger_check(paths: Paths) -> Dict[str, str]:

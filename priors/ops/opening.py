@@ -14,6 +14,8 @@ from priors.core.fold import REST_AFTER, next_run_id
 from priors.core.grammar import check_run_id, ref_alias
 from priors.core.moves import as_run_sees, find_moves, is_definition
 from priors.core.selection import select, settled_refs
+from priors.core.spelling import nearest
+from priors.core.views import known_namespaces
 from priors.core.vocabulary import LAST_CHOSEN_RUN, RUN_RE, id_number
 from priors.ops.budget import relevant_hook
 from priors.snapshot.hashing import indent_counts
@@ -123,8 +125,19 @@ def open_run(paths: Paths, ns: str, scopes: Dict[str, str], run: Optional[str], 
             say(f"priors: set up {paths.dir} for this first run — commit it with your repo")
     with Lock(paths):
         st = load_ledger(paths, want_data=False).state
-        _, printed = open_run_locked(paths, st, ns, scopes, run, budget, fresh, cap)
+        opened, printed = open_run_locked(paths, st, ns, scopes, run, budget, fresh, cap)
+    if say is not None:
+        close = new_namespace_near(st, ns)
+        if close is not None:  # a typo would start a namespace of its own, blind to everything settled in the one meant
+            say(f"priors: note: {ns} is a new namespace, close to {close} that the ledger holds — if you meant {close},"
+                f" `priors abort --run {opened}` and open the run with --ns {close}")
     return Answer(0, None, encoded=printed)  # the object is read back from the line only when asked for
+
+
+def new_namespace_near(st: State, ns: str) -> Optional[str]:
+    """The namespace of the ledger `ns` looks like a misspelling of, when `ns` is new to it (else None)."""
+    known = known_namespaces(st)
+    return None if ns in known else nearest(ns, known)
 
 
 def open_run_locked(paths: Paths, st: State, ns: str, scopes: Dict[str, str], run: Optional[str],
