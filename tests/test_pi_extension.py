@@ -379,7 +379,7 @@ def test_loaded_twice_the_block_is_given_once_and_priors_stays_one_command(tmp_p
     seed(p)
     installed = p.home / ".pi" / "agent" / "extensions" / "priors"
     installed.mkdir(parents=True)
-    for name in ("index.ts", "package.json"):
+    for name in ("index.ts", "words.ts", "package.json"):  # what ./install.sh copies
         shutil.copy(ADAPTER / name, installed / name)
     assert p.print("the parser test", discover=True).returncode == 0
     assert p.system_prompts()[0].count(HEADING) == 1
