@@ -601,7 +601,7 @@ pi_step() {
     pe_verb=installed
     [ -d "$PI_EXTENSION" ] && pe_verb=updated && rm -rf "$PI_EXTENSION"
     make_dir "$PI_EXTENSION" || return 1
-    cp "$REPO/adapters/pi/index.ts" "$REPO/adapters/pi/package.json" "$PI_EXTENSION/" || return 1
+    cp "$REPO/adapters/pi/index.ts" "$REPO/adapters/pi/words.ts" "$REPO/adapters/pi/package.json" "$PI_EXTENSION/" || return 1
     : >"$PI_EXTENSION/$MARK"
     say "  $pe_verb $(tilde "$PI_EXTENSION") (run /reload in a running Pi)"
 }

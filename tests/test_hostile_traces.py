@@ -37,6 +37,24 @@ def test_a_forged_session_record_never_turns_a_score_to_a_keeper_run(keeper: Kee
     assert keeper.ok("score", "partial", "--session", "pi-B", "--replace").startswith("run-003 → partial")
 
 
+def test_a_forged_record_never_reaches_another_sessions_runs(keeper: Keeper):
+    seeded(keeper)
+    keeper.ok("lessons", "--inject", "--session", "pi-A")
+    assert keeper.ok("score", "success", "--session", "pi-A").startswith("run-002 → success (coding session pi-A")
+    seal = [r for r in keeper.ledger() if r.get("t") == "run"][-1]
+    assert seal["via"] == "session" and seal["session"] == sha12("pi-A")  # the seal says whose session it was
+    # session B's model writes B's record naming A's sealed run: B's --again must not reach it
+    forge_session(keeper, "pi-B", ["P-0001"], ["run-002"])
+    body = keeper.refused("UNKNOWN_RUN", "score", "failure", "--session", "pi-B", "--again")
+    assert "pi-B" in body["hint"]
+    forge_session(keeper, "pi-B", ["P-0001"], ["run-002"])
+    assert len([r for r in keeper.ledger() if r.get("t") == "score"]) == 1
+    # through `last` the forged record is no session at all: the latest run is scored, and B is not named
+    assert "pi-B" not in keeper.ok("score", "last", "failure", "--again")
+    assert keeper.ok("score", "partial", "--session", "pi-A", "--again").startswith("run-002 → partial (coding session pi-A")
+    assert keeper.ok("verify").startswith("ledger sound")
+
+
 def test_forged_or_damaged_trace_lines_are_skipped_not_quoted_or_crashing(keeper: Keeper):
     seeded(keeper)
     keeper.ok("lessons", "--inject", "--session", "pi-1")

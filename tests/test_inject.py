@@ -109,6 +109,49 @@ def test_require_review_holds_agent_lessons(keeper: Keeper):
     assert ids(inject(keeper, "--fresh")["inject"]) == ["P-0001", "P-0002"]
 
 
+def test_hold_proposals_keeps_open_lessons_back_unless_require_review_is_off(keeper: Keeper):
+    keeper.ok("init")
+    keeper.ok("add", "--ns", "dev", "Accepted by a person.")
+    keeper.ok("suggest", "--ns", "dev", "Proposed by a model.")
+    got = inject(keeper, "--hold-proposals")  # pi-prior's default: proposals wait for a person
+    assert ids(got["inject"]) == ["P-0001"] and got["awaiting_review"] == ["P-0002"]
+    keeper.ok("config", "require_review", "off")  # the person's word wins over the default
+    assert ids(inject(keeper, "--hold-proposals", "--fresh")["inject"]) == ["P-0001", "P-0002"]
+    keeper.ok("config", "require_review", "none")
+    assert ids(inject(keeper, "--fresh")["inject"]) == ["P-0001", "P-0002"]  # without the option: the contract's set
+    keeper.usage("lessons", "--hold-proposals")
+
+
+def test_an_open_revision_is_never_given_beside_the_lesson_it_revises(keeper: Keeper):
+    keeper.ok("init")
+    keeper.ok("add", "--ns", "dev", "Keep commits small.")
+    keeper.ok("suggest", "--revises", "P-0001", "Keep commits small and focused.")
+    got = inject(keeper)
+    assert ids(got["inject"]) == ["P-0001"] and got["awaiting_review"] == ["P-0002"]
+    assert "P-0002" not in keeper.ok("lessons", "--inject", "--fresh")
+    keeper.ok("decide", "P-0002", "accepted", "--retires", "P-0001")  # applied: the revision replaces it
+    assert ids(inject(keeper, "--fresh")["inject"]) == ["P-0002"]
+
+
+def test_a_lesson_is_at_most_2000_characters_and_a_session_gets_at_most_8000_by_default(keeper: Keeper):
+    keeper.ok("init")
+    long = " ".join(["word"] * 420)  # 2,099 characters
+    for verb in (("add", "--ns", "dev"), ("suggest", "--ns", "dev")):
+        r = keeper(*verb, long)
+        assert r.code == 2 and "a lesson holds at most 2000" in r.err, r
+    assert "word word" not in keeper.read(".priors/ledger.jsonl")  # nothing written
+    run = keeper.open_run("dev", {})["run"]
+    assert keeper.propose(run, "dev", {"type": "calibration", "claim": long}).code == 2
+    keeper.ok("abort", "--run", run)
+    for i in range(6):  # 6 × ~1,900 characters of proposals: more than 8,000 together
+        keeper.ok("suggest", "--ns", "dev", f"Lesson {i}: " + " ".join(["text"] * 378))
+    got = inject(keeper)
+    assert ids(got["inject"]) == ["P-0001", "P-0002", "P-0003", "P-0004"] and len(got["inject_omitted"]) == 2
+    assert sum(len(x["claim"]) for x in got["inject"]) <= 8000
+    keeper.ok("config", "max_chars", "100000")  # a person's budget wins
+    assert len(inject(keeper, "--fresh")["inject"]) == 6
+
+
 def test_session_record_is_local_content_free_and_dedupes(keeper: Keeper):
     seed(keeper)
     assert "cache/" in keeper.read(".priors/.gitignore").splitlines()  # never committed
@@ -171,8 +214,22 @@ def test_score_last_session_refusals(keeper: Keeper):
     body = keeper.refused("RUN_OPEN", "score", "last", "success")  # `last` is not guessed while a run is open
     assert body["run"] == run and f"priors commit --run {run}" in body["hint"]
     keeper.ok("abort", "--run", run)
-    keeper.ok("redact", "P-0001", "--because", "wrong")  # empties cache/: the session record is gone
-    keeper.refused("UNKNOWN_RUN", "score", "last", "success")
+    keeper.ok("redact", "P-0001", "--because", "wrong")  # cache/ is emptied, but the session records stay
+    assert (keeper.root / ".priors" / "cache" / "session.json").is_file()
+    keeper.ok("redact", "P-0005", "--because", "wrong")  # the one lesson the session was given
+    body = keeper.refused("UNKNOWN_RUN", "score", "last", "success")
+    assert "gone from the ledger" in body["hint"]
+
+
+def test_a_redaction_keeps_what_each_session_was_given(keeper: Keeper):
+    seed(keeper)
+    inject(keeper, "--session", "s1", "--ns", "dev", "--max-inject", "2")  # P-0005 (binding) and P-0001
+    inject(keeper, "--session", "s2", "--ns", "docs")
+    keeper.ok("redact", "P-0001", "--because", "wrong")
+    # the session is still scored for what else it was given (a redaction used to forget every session)
+    assert keeper.ok("score", "success", "--session", "s1") == \
+        "run-006 → success (coding session s1: credits 1 lesson: P-0005)\n"
+    assert "credits 1 lesson: P-0004" in keeper.ok("score", "failure", "--session", "s2")
 
 
 def test_usage_errors(keeper: Keeper):

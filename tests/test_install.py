@@ -700,7 +700,7 @@ class PiExtension(InstallerTest):
         out = self.run_install().stdout
         ext = self.home / ".pi/agent/extensions/priors"
         self.assertIn("installed ~/.pi/agent/extensions/priors", out)
-        for name in ("index.ts", "package.json"):
+        for name in ("index.ts", "words.ts", "package.json"):
             self.assertEqual((ext / name).read_bytes(), (REPO / "adapters" / "pi" / name).read_bytes())
         self.assertTrue((ext / MARK).is_file())
         self.assertIn("updated ~/.pi/agent/extensions/priors", self.run_install().stdout)

@@ -175,6 +175,7 @@ def seed(p: Pi) -> None:
     p.k.ok("add", "--ns", "dev", "--open", "--tag", "testing", "Run the narrowest relevant test before the full suite.")
     p.k.ok("add", "--ns", "dev", "--open", "The parser tests are flaky under load; rerun them once before debugging.")
     p.k.ok("config", "max_inject", "1")  # one lesson a prompt: the one its words pick
+    p.k.ok("config", "require_review", "off")  # the person's choice: proposed lessons are given too
 
 
 @needs_node
@@ -194,9 +195,13 @@ def test_print_mode_lessons_reach_the_model_traces_are_kept_and_answers_print(tm
     assert trace["session"].startswith("pi-") and trace["assistant"] == ["ok"]
     # a command's answer, and a refusal, reach stdout in print mode (Pi's notify does nothing there)
     status = p.print("/priors status")
-    assert status.stdout.startswith("dev: ") and "lessons locked" in status.stdout
+    assert status.stdout.startswith("priors: 0 active lessons · 2 proposed · 0 inactive\n"), status.stdout
+    assert "waiting for you: 2 proposed lessons — /priors review" in status.stdout
+    assert "Nothing waits for you" not in status.stdout and "locked" not in status.stdout
+    assert "proposed lessons: given too (requireReview off)" in status.stdout and "traces: 1/100 unscored" in status.stdout
     refused = p.print("/priors score success")  # a new session, given nothing yet
     assert "not scored — UNKNOWN_RUN" in refused.stdout and "was given no lessons yet" in refused.stdout
+    assert refused.returncode == 1  # print mode: a refusal is not a success
     listed = p.print("/priors list proposed")
     assert "P-0001" in listed.stdout and "P-0002" in listed.stdout
     # JSON mode: the answer is a JSON line among Pi's events, on stdout
@@ -269,12 +274,12 @@ def test_every_command_in_rpc_mode(tmp_path: Path, model: StandIn):
         assert say("/priors deactivate P-0003").startswith("P-0003 → obsolete")
         assert say("/priors reject P-0005").startswith("P-0005 → obsolete")
         assert say("/priors reject P-0006").startswith("P-0006 → obsolete")
-        assert say("/priors config maxItems 4") == "max_inject = 4"
+        assert say("/priors config maxItems 4") == "maxItems = 4"
         assert "not carried" in say("/priors config minOverlap 1")
-        assert say("/priors off") == "inject = false"
+        assert say("/priors off") == "inject = off"
         r.prompt("anything at all")
         assert HEADING not in p.system_prompts()[-1]  # off: nothing injected
-        assert say("/priors on") == "inject = true"
+        assert say("/priors on") == "inject = on"
         r.prompt("keep the commits small")
         assert HEADING in p.system_prompts()[-1]
         assert "2/100 unscored" in say("/priors path")
@@ -284,14 +289,22 @@ def test_every_command_in_rpc_mode(tmp_path: Path, model: StandIn):
         assert "ALREADY_SCORED" in say("/priors score success")
         assert "wrote .priors/reflection/" in say("/priors learn 4 --dry-run")
         assert say("/priors learn --mark-existing").startswith("priors: marked 1 scored run")
-        bundle = tmp_path / "bundle.json"
-        assert say(f"/priors export {bundle}").startswith("exported ") and bundle.is_file()
+        bundle = p.k.root / "bundle.json"
+        assert say("/priors export bundle.json").startswith("exported ") and bundle.is_file()
+        assert say("/priors export bundle.json").startswith("exported ")  # over an earlier export: fine
+        # a person's file is never overwritten by mistake, and nothing goes outside the repository
+        (p.k.root / "a.py").write_text("print(1)\n", encoding="utf-8")
+        assert "a.py exists and is not an earlier export" in say("/priors export a.py")
+        assert (p.k.root / "a.py").read_text(encoding="utf-8") == "print(1)\n"
+        assert say("/priors export a.py --force").startswith("exported ")
+        assert "is outside the repository" in say("/priors export ../outside.json")
+        assert not (tmp_path / "outside.json").exists()
         assert "not carried" in say(f"/priors import {bundle} replace")
         assert "imported nothing" in say(f"/priors import {bundle}")
         r.answers = [True]
         assert say("/priors delete P-0005").startswith("P-0005 redacted")
         assert "status" in say("/priors")  # the usage
-        assert say("/priors status").startswith("lessons: ")
+        assert say("/priors status").startswith("priors: ")
     finally:
         r.close()
     assert p.k.ok("verify").startswith("ledger sound")
@@ -309,7 +322,7 @@ def test_the_model_calls_the_tool_and_learn_starts_a_turn(tmp_path: Path, model:
     assert p.print("why is the parser test flaky?").returncode == 0
     key = p.traces()[0]["session"]
     p.k.ok("score", "failure", "--session", key, "--because", "rerun hid the bug")
-    p.k.ok("config", "require_review", "on")
+    p.k.ok("config", "require_review", "none")  # unset: Pi's default holds proposals back
     model.script = [
         {"tool": "priors_lessons", "arguments": {"action": "propose", "text": "Read the failing assertion before rerunning.",
                                                   "tags": ["testing"]}},
@@ -322,16 +335,24 @@ def test_the_model_calls_the_tool_and_learn_starts_a_turn(tmp_path: Path, model:
     learn = model.requests[1]["messages"][-1]["content"]
     text = learn if isinstance(learn, str) else " ".join(c.get("text", "") for c in learn)
     assert "# Reflection packet" in text and "trace 1: given P-0002" in text and "priors_lessons" in text
+    assert HEADING not in model.requests[1]["messages"][0]["content"]  # the learn turn is given no lessons
+    assert len(p.traces()) == 1  # and leaves no trace of its own: its prompt is the packet
     results = [m for m in model.requests[2]["messages"] if m.get("role") == "tool"]
     assert "P-0003 suggested in lessons" in str(results[-1]["content"])
     assert "P-0004 suggested in dev (revises P-0002)" in str(model.requests[3]["messages"][-1]["content"])
     statuses = {r["id"]: r["status"] for r in json.loads(p.k.ok("lessons", "--json"))}
     assert statuses == {"P-0001": "open", "P-0002": "open", "P-0003": "open", "P-0004": "open"}  # nothing accepted
+    assert "they stay proposed until you activate them" in out.stdout
     seal = [x for x in p.k.ledger() if x.get("t") == "run"][-1]
     assert seal["via"] == "suggest" and "by" not in seal
-    # require_review on: the model's proposals are not injected until a person activates them
-    p.print("read the failing assertion")
-    assert "P-0003" not in p.system_prompts()[-1]
+    # by default (requireReview unset) the model's proposals are not injected until a person activates them,
+    # and its revision P-0004 never beside the lesson it revises
+    p.print("read the failing assertion of the parser tests")
+    assert HEADING not in p.system_prompts()[-1]  # every lesson here is a proposal
+    p.print("/priors activate P-0002")
+    p.print("read the failing assertion of the parser tests")
+    assert "[P-0002]" in p.system_prompts()[-1] and "P-0003" not in p.system_prompts()[-1]
+    assert "P-0004" not in p.system_prompts()[-1]
 
 
 @needs_node
@@ -358,12 +379,12 @@ def test_loaded_twice_the_block_is_given_once_and_priors_stays_one_command(tmp_p
     seed(p)
     installed = p.home / ".pi" / "agent" / "extensions" / "priors"
     installed.mkdir(parents=True)
-    for name in ("index.ts", "package.json"):
+    for name in ("index.ts", "words.ts", "package.json"):  # what ./install.sh copies
         shutil.copy(ADAPTER / name, installed / name)
     assert p.print("the parser test", discover=True).returncode == 0
     assert p.system_prompts()[0].count(HEADING) == 1
     assert [t["function"]["name"] for t in model.requests[0]["tools"]].count("priors_lessons") == 1
-    assert p.print("/priors status", discover=True).stdout.startswith("dev: ")
+    assert p.print("/priors status", discover=True).stdout.startswith("priors: 0 active lessons")
     assert len(p.traces()) == 1  # one trace a run, not one per copy
 
 
@@ -402,3 +423,103 @@ def test_activate_all_applies_a_revision_after_the_lesson_it_revises(tmp_path: P
     assert "P-0001 → accepted" in out and "P-0002 → accepted" in out, out
     statuses = {r["id"]: r["status"] for r in json.loads(p.k.ok("lessons", "--all", "--json"))}
     assert statuses == {"P-0001": "obsolete", "P-0002": "accepted"}  # applying a revision replaces the lesson
+
+
+@needs_node
+@needs_deps
+@needs_posix
+def test_the_models_shell_cannot_run_the_persons_verbs_or_write_into_priors(tmp_path: Path, model: StandIn):
+    p = Pi(tmp_path, model)
+    seed(p)
+    before = p.k.ledger()
+    model.script = [
+        {"tool": "bash", "arguments": {"command": "priors decide P-0002 accepted"}},
+        {"tool": "bash", "arguments": {"command": "cd . && python3 -m priors score success --session x"}},
+        {"tool": "write", "arguments": {"path": ".priors/config.json", "content": "{}"}},
+        {"tool": "bash", "arguments": {"command": "echo '{}' > .priors/config.json"}},
+        {"tool": "bash", "arguments": {"command": "priors lessons --status all"}},  # reading is fine
+        "done",
+    ]
+    out = p.print("fix the parser test")
+    assert out.returncode == 0, out.stderr
+    results = [str(m["content"]) for m in model.requests[-1]["messages"] if m.get("role") == "tool"]
+    assert len(results) == 5
+    assert all("priors: refused" in r for r in results[:4]), results
+    assert "`priors decide` is the person's verb" in results[0] and "files under .priors/" in results[2]
+    assert "P-0002" in results[4] and "refused" not in results[4]
+    assert p.k.ledger() == before  # nothing decided or scored by the model
+    assert json.loads(p.k.read(".priors/config.json"))["require_review"] is False  # not overwritten
+    assert "never run `priors decide`" in p.system_prompts()[0]  # the block tells the model whose verbs they are
+
+
+@needs_node
+@needs_deps
+@needs_posix
+def test_delete_keeps_the_sessions_record_and_says_what_it_removes(tmp_path: Path, model: StandIn):
+    p = Pi(tmp_path, model)
+    p.k.ok("init")
+    p.k.ok("add", "--ns", "dev", "Run the narrowest relevant test before the full suite.")
+    p.k.ok("add", "--ns", "dev", "The parser tests are flaky under load; rerun them once.")
+    r = p.rpc()
+    try:
+        r.prompt("the parser test")  # given both (a person's lessons are always given)
+        r.answers = [True]
+        r.send({"type": "prompt", "message": "/priors delete P-0001"})
+        dialog = r.until(lambda e: e.get("method") == "confirm")
+        assert "traces that name or quote it" in dialog["message"] and "sessions' records stay" in dialog["message"]
+        assert r.until(lambda e: e.get("method") == "notify")["message"].startswith("P-0001 redacted")
+        answer = r.command("/priors score success")
+        assert answer.startswith("run-") and answer.endswith("credits 1 lesson: P-0002)"), answer
+    finally:
+        r.close()
+
+
+@needs_node
+@needs_deps
+@needs_posix
+def test_status_review_and_activate_speak_pi_priors_words(tmp_path: Path, model: StandIn):
+    p = Pi(tmp_path, model)
+    p.k.ok("init")
+    p.k.ok("add", "--ns", "dev", "Always rerun flaky tests three times.")
+    for i in range(3):  # three sessions scored failure: a lesson scored low — the person's call
+        p.k.ok("lessons", "--inject", "--session", f"s{i}")
+        p.k.ok("score", "failure", "--session", f"s{i}")
+    p.k.ok("suggest", "--ns", "dev", "Read the failing assertion first.")
+    status = p.print("/priors status").stdout
+    assert "your call: P-0001 (dev) Always rerun" in status and "keep it (/priors activate P-0001)" in status
+    assert "retire it (/priors deactivate P-0001)" in status and "priors decide" not in status
+    review = p.print("/priors review").stdout
+    assert "P-0002 (dev) Read the failing" in review and "your call" in review and "/priors activate P-0001" in review
+    assert p.print("/priors activate P-0001").stdout.startswith("P-0001 → keep")  # the call answered
+    n = len(p.k.ledger())
+    assert p.print("/priors activate P-0001").stdout == "priors: P-0001 is already active\n"
+    assert p.print("/priors activate P-0002").stdout.startswith("P-0002 → accepted")
+    assert p.print("/priors activate P-0002").stdout == "priors: P-0002 is already active\n"
+    assert p.print("/priors deactivate P-0002").stdout.startswith("P-0002 → obsolete")
+    assert p.print("/priors reject P-0002").stdout == "priors: P-0002 is already inactive\n"
+    assert len(p.k.ledger()) == n + 2  # the repeats wrote nothing
+    assert "Nothing waits for you." in p.print("/priors status").stdout
+
+
+@needs_node
+@needs_deps
+@needs_posix
+def test_answers_say_what_happened_in_plain_words(tmp_path: Path, model: StandIn):
+    p = Pi(tmp_path, model)
+    p.k.ok("init")
+    bogus = p.print("/priors bogus")
+    assert bogus.stdout.startswith("priors: unknown command /priors bogus\n") and bogus.returncode == 1
+    assert p.print("/priors config requireReview").stdout == \
+        "requireReview = default — on in Pi: proposed lessons wait until you activate them\n"
+    shown = p.print("/priors config").stdout
+    assert "maxItems = default" in shown and "autoCapture = default — on" in shown and "{" not in shown
+    assert p.print("/priors config requireReview off").stdout == "requireReview = off\n"
+    gone = p.print("/priors deactivate P-9999")
+    assert gone.stdout == "priors: not deactivated — there is no lesson P-9999 (/priors list all)\n" and gone.returncode == 1
+    assert p.print("/priors list all").stdout == "no lessons\n"
+    assert "1 session record)" in p.print("/priors path").stdout or "0 session records)" in p.print("/priors path").stdout
+    bare = p.print("/priors decide")  # not a command here
+    assert "unknown command" in bare.stdout
+    shutil.rmtree(p.k.root / ".priors")
+    added = p.print("/priors add Keep it small.").stdout
+    assert added.startswith("priors: not added — ") and "— priors:" not in added, added

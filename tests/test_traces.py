@@ -71,9 +71,37 @@ def test_traces_are_redacted_kept_when_scored_and_quoted_by_reflect(keeper: Keep
     packet = keeper.read(".priors/reflection/reflect-run-002.md")
     assert "trace 1: given P-0001" in packet and "pytest -k parser" in packet and "error 1 failed" in packet
     assert "priors_lessons" in packet  # the packet asks for the tool in a coding session
-    # redaction scrubs a trace naming the prior
+    # redaction: a trace that was only given the prior keeps its words, the id taken out
     keeper.ok("redact", "P-0001", "--because", "wrong")
+    [kept] = [json.loads(x) for x in keeper.read(".priors/traces/traces.jsonl").splitlines()]
+    assert kept["given"] == [] and kept["runs"] == ["run-002"] and kept["prompt"].startswith("fix the flaky")
+
+
+def test_redaction_deletes_the_traces_that_name_or_quote_the_lesson_and_no_others(keeper: Keeper):
+    keeper.ok("init")
+    for i in range(1, 11):
+        keeper.ok("add", "--ns", "dev", f"Lesson number {i}: keep the build green on branch {i}.")
+    keeper.ok("lessons", "--inject", "--session", "s")  # given all ten
+    for prompt, said in [("apply P-0001 here", "ok"),  # names it: goes
+                         ("apply P-00010 and P-0010", "ok"),  # another id that starts alike: stays
+                         ("what now", "The rule says: lesson NUMBER 1: keep the build green on branch 1. So."),  # quotes it
+                         ("what else", "x " * 278 + "Lesson number 1: keep the build green on branch 1."),  # quoted up to a cut
+                         ("nothing about it", "fine")]:
+        keeper.ok("trace", "-", "--session", "s", stdin=json.dumps({"prompt": prompt, "assistant": [said]}))
+    keeper.ok("score", "success", "--session", "s")
+    keeper.ok("redact", "P-0001", "--because", "wrong")
+    kept = [json.loads(x) for x in keeper.read(".priors/traces/traces.jsonl").splitlines()]
+    assert [t["prompt"] for t in kept] == ["apply P-00010 and P-0010", "nothing about it"]
+    assert all("P-0001" not in t["given"] and "P-0010" in t["given"] and t["runs"] for t in kept)  # scored: kept
+
+
+def test_a_trace_cannot_name_lessons_its_session_was_not_given(keeper: Keeper):
+    seeded(keeper)
+    keeper.ok("lessons", "--inject", "--session", "a", "--query", "tests")  # session a: P-0001
+    r = keeper("trace", "-", "--session", "b", stdin=json.dumps({"prompt": "x", "given": ["P-0001"]}))
+    assert r.code == 2 and "which session b was not given" in r.err  # b has no record: it was given nothing
     assert not (keeper.root / ".priors" / "traces" / "traces.jsonl").exists()
+    keeper.ok("trace", "-", "--session", "a", stdin=json.dumps({"prompt": "x", "given": ["P-0001"]}))
 
 
 def test_unscored_traces_are_pruned_scored_ones_kept(keeper: Keeper):
@@ -111,6 +139,7 @@ def test_the_lessons_tool_lists_retrieves_proposes_and_revises_but_never_accepts
     assert replies[3]["result"]["structuredContent"]["id"] == "P-0002"
     assert replies[4]["result"]["structuredContent"]["supersedes"] == "P-0001"
     assert replies[5]["error"]["code"] == -32602  # there is no accept
+    assert "unknown action 'accept'" in replies[5]["error"]["message"], replies[5]
     assert not (keeper.root / ".priors" / "cache" / "session.json").exists()  # retrieve gave no session anything
     statuses = {r["id"]: r["status"] for r in json.loads(keeper.ok("lessons", "--json"))}
     assert statuses == {"P-0001": "accepted", "P-0002": "open", "P-0003": "open"}

@@ -12,141 +12,41 @@
  *   - /priors score …: `priors score OUTCOME --session <this session>` — this session's lessons,
  *     whatever other sessions did since.
  *   - the model's tool `priors_lessons`: list, retrieve, propose, revise — never accept, retire,
- *     edit or delete; those are the person's `/priors` commands.
+ *     edit or delete; those are the person's `/priors` commands. A `tool_call` handler refuses the
+ *     model's own shell runs of the person's verbs and its writes into `.priors/` (a guard against
+ *     the obvious, not a sandbox: adapters/pi.md says what it cannot stop).
  * Every answer is shown: in Pi's notice area with a UI, on stdout in print and JSON modes (where
  * Pi's notify does nothing), as an RPC notify event in RPC mode.
  */
 import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { delimiter, isAbsolute, join, sep } from "node:path";
-
-const OUTCOMES = ["success", "partial", "failure"];
-const STATUSES = ["active", "proposed", "inactive", "rejected", "all"];
-const MAX_QUERY = 4000; // characters of the prompt used for ranking
-const TIMEOUT_MS = 15000;
-const HEADING = "## Lessons from this repository (priors)"; // the keeper's block starts with it
-const PROBE = "priors:extension-loaded"; // on Pi's event bus: is a live copy of this extension here?
-// pi-prior's config names → the keeper's (`priors config KEY VALUE`)
-const CONFIG_KEYS: Record<string, string> = {
-	maxItems: "max_inject", maxChars: "max_chars", maxTraces: "max_traces", autoCapture: "capture",
-	requireReview: "require_review", max_inject: "max_inject", max_chars: "max_chars",
-	max_traces: "max_traces", capture: "capture", require_review: "require_review", inject: "inject",
-};
-const NOT_CARRIED: Record<string, string> = {
-	minOverlap: "lessons are ranked by word overlap and cut by max_inject/max_chars; there is no minimum overlap",
-	providerDebug: "provider requests are not recorded: a trace holds the prompt, the lessons given and snippets",
-};
-const USAGE = [
-	"/priors status · on · off · config [KEY [VALUE]] · path · prune [unscored] [N] · prune scored N",
-	"/priors list [active|proposed|inactive|rejected|all] · add|propose [#tag …] TEXT · revise|edit ID [#tag …] TEXT",
-	"/priors activate ID|all · deactivate ID · reject ID · delete ID · review",
-	"/priors score success|partial|failure [--again|--replace] [note]",
-	"/priors learn [N] [--dry-run] [--mark-existing [N]] [--include-learned] · export [FILE] · import FILE [merge]",
-].join("\n");
-
-interface Ran {
-	ok: boolean;
-	stdout: string;
-	why: string;
-}
-
-interface LessonRow {
-	id: string;
-	status: string;
-	claim: string;
-	ns: string;
-	supersedes?: string;
-}
-
-interface ToolParams {
-	action: string;
-	status?: string;
-	query?: string;
-	ns?: string;
-	id?: string;
-	text?: string;
-	tags?: string[];
-	note?: string;
-}
-
-function keeperCommand(): string {
-	const named = typeof process !== "undefined" ? process.env.PRIORS_BIN : undefined;
-	return named && named.trim() ? named.trim() : "priors";
-}
-
-/** The namespace `/priors add` and `propose` write to: PRIORS_NS, else `lessons`. */
-function lessonNs(): string {
-	const named = process.env.PRIORS_NS;
-	return named && named.trim() ? named.trim() : "lessons";
-}
-
-/** Is the keeper there at all? pi.exec reports a missing program as a plain exit code 1. */
-function keeperFound(cmd: string): boolean {
-	const exts = process.platform === "win32" ? (process.env.PATHEXT ?? ".EXE;.CMD;.BAT").split(";").concat([""]) : [""];
-	const isFile = (p: string) => {
-		try {
-			return statSync(p).isFile();
-		} catch {
-			return false;
-		}
-	};
-	if (isAbsolute(cmd) || cmd.includes(sep) || cmd.includes("/")) return exts.some((e) => isFile(cmd + e));
-	for (const dir of (process.env.PATH ?? "").split(delimiter)) {
-		if (dir && exts.some((e) => isFile(join(dir, cmd + e)))) return true;
-	}
-	return false;
-}
-
-/** The session id Pi gives this session, in the form `priors --session` accepts. */
-function sessionKey(ctx: ExtensionContext): string | undefined {
-	let id: string | undefined;
-	try {
-		id = ctx.sessionManager.getSessionId();
-	} catch {
-		id = undefined;
-	}
-	if (!id) return undefined;
-	const key = ("pi-" + id).replace(/[^A-Za-z0-9._:-]/g, "-").slice(0, 128);
-	return /^[A-Za-z0-9][A-Za-z0-9._:-]*$/.test(key) ? key : undefined;
-}
-
-/** Pi's output mode from its command line: the UI decides with a UI, these without one. */
-function outputMode(): "text" | "json" | "rpc" {
-	const argv = process.argv;
-	for (let i = 0; i < argv.length; i++) {
-		const a = argv[i];
-		const value = a === "--mode" ? argv[i + 1] : a.startsWith("--mode=") ? a.slice(7) : undefined;
-		if (value === "rpc" || value === "json") return value;
-	}
-	return "text";
-}
-
-/** A refusal's code and hint, or a usage error's message: the first line worth showing a person. */
-function reason(out: string, err: string, code: number): string {
-	const text = out.trim();
-	if (text.startsWith("{")) {
-		try {
-			const body = JSON.parse(text.split("\n")[0]) as { refused?: string; hint?: string };
-			if (body.refused) return body.hint ? `${body.refused}: ${body.hint}` : body.refused;
-		} catch {
-			// not a refusal: fall through
-		}
-	}
-	const line = err.trim().split("\n")[0];
-	return line || `the keeper exited with ${code}`;
-}
-
-/** `#tag` words first, then the text (pi-prior's `[#tag …] TEXT`). */
-function tagsAndText(words: string[]): { tags: string[]; text: string } {
-	const tags: string[] = [];
-	while (words.length && /^#[a-z0-9][a-z0-9-]*$/.test(words[0])) tags.push(words.shift()!.slice(1));
-	return { tags, text: words.join(" ") };
-}
-
-function tagArgs(tags: string[]): string[] {
-	return tags.flatMap((t) => ["--tag", t]);
-}
+import { isAbsolute, join, relative, resolve } from "node:path";
+import type { LessonRow, Ran, ToolParams } from "./words.js";
+import {
+	CONFIG_KEYS,
+	DELETES,
+	HEADING,
+	MAX_QUERY,
+	NOT_CARRIED,
+	OUTCOMES,
+	PERSONS_NOTE,
+	PROBE,
+	SHOWN,
+	STATUSES,
+	TIMEOUT_MS,
+	USAGE,
+	keeperCommand,
+	keeperFound,
+	lessonNs,
+	outputMode,
+	personsCommand,
+	plural,
+	reason,
+	sessionKey,
+	tagArgs,
+	tagsAndText,
+} from "./words.js";
 
 export default function priors(pi: ExtensionAPI): void {
 	// Loaded twice (`pi -e …/index.ts` beside the installed copy), every prompt would get the block
@@ -167,6 +67,7 @@ export default function priors(pi: ExtensionAPI): void {
 
 	let lastWarning = "";
 	let turnEnded: (() => void) | undefined; // /priors learn waits for the turn it started
+	let learning = false; // the /priors learn turn: its prompt is the packet — no lessons, no trace of its own
 	let prompt = "";
 	let given: string[] = [];
 	const mode = outputMode();
@@ -203,6 +104,7 @@ export default function priors(pi: ExtensionAPI): void {
 		}
 		const line = mode === "json" ? JSON.stringify({ type: "priors", level, text }) : text;
 		writeSync(1, line + "\n"); // Pi sends console output to stderr in these modes; fd 1 is stdout itself
+		if (level !== "info") process.exitCode = 1; // print and JSON modes: a refusal is not a success
 	}
 
 	function answer(ctx: ExtensionContext, r: Ran, failed: string): void {
@@ -241,8 +143,12 @@ export default function priors(pi: ExtensionAPI): void {
 	pi.on("before_agent_start", async (event, ctx) => {
 		prompt = typeof event.prompt === "string" ? event.prompt.trim() : "";
 		given = [];
+		if (learning) {
+			prompt = ""; // the reflection turn: the packet is its prompt, and it is no work to learn from
+			return undefined;
+		}
 		if (event.systemPrompt.includes(HEADING)) return undefined; // another copy already gave it
-		const args = ["lessons", "--inject"];
+		const args = ["lessons", "--inject", "--hold-proposals"]; // pi-prior's default: proposals wait for you
 		if (prompt) args.push("--query", prompt.slice(0, MAX_QUERY));
 		const key = sessionKey(ctx);
 		if (key) args.push("--session", key);
@@ -255,13 +161,31 @@ export default function priors(pi: ExtensionAPI): void {
 		const block = r.stdout.trim();
 		given = [...block.matchAll(/^- \[(P-\d+)\]/gm)].map((m) => m[1]); // for this run's trace
 		if (!block) return undefined;
-		return { systemPrompt: `${event.systemPrompt}\n\n${block}` };
+		return { systemPrompt: `${event.systemPrompt}\n\n${block}\n\n${PERSONS_NOTE}` };
+	});
+
+	// The model's own tools: the person's verbs and .priors/ are not for it (a guard, not a sandbox)
+	pi.on("tool_call", async (event, ctx) => {
+		const input = event.input as Record<string, unknown>;
+		let why: string | undefined;
+		if (event.toolName === "bash" && typeof input.command === "string") why = personsCommand(input.command);
+		else if ((event.toolName === "write" || event.toolName === "edit") && typeof input.path === "string") {
+			const rel = relative(ctx.cwd, resolve(ctx.cwd, input.path.replace(/^@/, "")));
+			if (rel.split(/[\\/]/).some((part) => part.toLowerCase() === ".priors")) why = "files under .priors/ are the keeper's";
+		}
+		if (!why) return undefined;
+		return {
+			block: true,
+			reason: `priors: refused — ${why}. Lessons are decided by the person with /priors; propose or revise ` +
+				"one with the priors_lessons tool.",
+		};
 	});
 
 	pi.on("agent_end", async (event, ctx) => {
 		try {
 			await keepTrace(event, ctx);
 		} finally {
+			learning = false;
 			turnEnded?.();
 			turnEnded = undefined;
 		}
@@ -312,7 +236,8 @@ export default function priors(pi: ExtensionAPI): void {
 			"The repository's lessons (priors). action list (status active|proposed|inactive|rejected|all), retrieve " +
 			"(the lessons that fit a query), propose (a new lesson: text, optional tags) or revise (id of a lesson to " +
 			"correct, text: its replacement). What you propose or revise stays proposed until a person activates it; " +
-			"you cannot activate, edit, reject or delete lessons.",
+			"you cannot activate, edit, reject or delete lessons, and running the person's `priors` verbs in the shell " +
+			"is refused.",
 		parameters: {
 			type: "object",
 			properties: {
@@ -401,13 +326,26 @@ export default function priors(pi: ExtensionAPI): void {
 		return r;
 	}
 
+	/** A lesson a person keeps: a your-call lesson (scored low) kept in force, which quiets the call. */
+	async function keep(ctx: ExtensionContext, row: LessonRow): Promise<Ran> {
+		const r = await run(ctx, ["decide", row.id, "keep"]);
+		if (r.ok) row.your_call = false;
+		return r;
+	}
+
 	async function activateCmd(words: string[], ctx: ExtensionContext): Promise<void> {
 		const target = words[0];
 		if (!target) return say(ctx, "usage: /priors activate ID|all", "warning");
 		const all = await rows(ctx, "all");
 		if (!all) return;
 		const todo = target === "all" ? all.filter((x) => x.status === "open") : all.filter((x) => x.id === target);
-		if (!todo.length) return say(ctx, target === "all" ? "priors: no proposed lessons" : `priors: no lesson ${target}`, "warning");
+		if (!todo.length) return say(ctx, target === "all" ? "priors: no proposed lessons" : `priors: there is no lesson ${target} (/priors list all)`, "warning");
+		const one = todo[0];
+		if (target !== "all" && (one.status === "accepted" || one.status === "wontfix")) {
+			// in force already: a lesson scored low is kept (your call answered), any other is left as it is
+			if (one.your_call) return answer(ctx, await keep(ctx, one), "not kept");
+			return say(ctx, `priors: ${one.id} is already active`);
+		}
 		const out: string[] = [];
 		// `all` applies a revision over a lesson only when that lesson is one this same `all` activated
 		// (both were proposals): a lesson the person had already accepted stays, and the keeper says so
@@ -420,35 +358,116 @@ export default function priors(pi: ExtensionAPI): void {
 		say(ctx, out.join("\n"));
 	}
 
+	/** A lesson scored low over enough runs: keep it in force or retire it (the keeper's your call). */
+	function yourCall(x: LessonRow): string {
+		return `${x.id} (${x.ns}) ${x.claim} — scored ${x.score ?? "?"} over ${x.uses ?? "?"} runs: keep it (/priors activate ${x.id}) or retire it (/priors deactivate ${x.id})`;
+	}
+
 	async function review(ctx: ExtensionContext): Promise<void> {
 		const all = await rows(ctx, "all");
 		if (!all) return;
 		const open = all.filter((x) => x.status === "open");
-		if (!open.length) return say(ctx, "priors: no proposed lessons wait for your review");
+		const calls = all.filter((x) => x.your_call && (x.status === "accepted" || x.status === "wontfix"));
+		if (!open.length && !calls.length) return say(ctx, "priors: nothing waits for your review — no proposed lessons, no lesson scored low");
 		if (!ctx.hasUI) {
 			const lines = open.map((x) => `${x.id} (${x.ns}) ${x.claim}${x.supersedes ? ` [revises ${x.supersedes}]` : ""} — /priors activate ${x.id} | /priors reject ${x.id}`);
-			return say(ctx, `priors: ${open.length} proposed lesson(s):\n${lines.join("\n")}`);
+			const parts: string[] = [];
+			if (open.length) parts.push(`priors: ${plural(open.length, "proposed lesson")}:\n${lines.join("\n")}`);
+			if (calls.length) parts.push(`priors: ${plural(calls.length, "lesson")} scored low — your call:\n${calls.map(yourCall).join("\n")}`);
+			return say(ctx, parts.join("\n"));
 		}
 		const done: string[] = [];
+		let ended = false;
 		for (const row of open) {
 			const title = `${row.id} (${row.ns})${row.supersedes ? ` revises ${row.supersedes}` : ""}: ${row.claim}`;
 			const choice = await ctx.ui.select(title, ["accept", "reject", "skip"]);
-			if (choice === undefined) break; // escape ends the review
+			if (choice === undefined) {
+				ended = true; // escape ends the review
+				break;
+			}
 			if (choice === "skip") continue;
 			const d = choice === "accept" ? await activate(ctx, row, all)
 				: await run(ctx, ["decide", row.id, "obsolete", "--because", "rejected in review"]);
 			done.push(d.ok ? d.stdout.trim() : `${row.id} not decided — ${d.why}`);
 		}
+		for (const row of ended ? [] : calls) {
+			const title = `${row.id} (${row.ns}) scored ${row.score ?? "?"} over ${row.uses ?? "?"} runs: ${row.claim}`;
+			const choice = await ctx.ui.select(title, ["keep", "retire", "skip"]);
+			if (choice === undefined) break;
+			if (choice === "skip") continue;
+			const d = choice === "keep" ? await keep(ctx, row)
+				: await run(ctx, ["decide", row.id, "obsolete", "--because", "retired in review (scored low)"]);
+			done.push(d.ok ? d.stdout.trim() : `${row.id} not decided — ${d.why}`);
+		}
 		if (done.length) say(ctx, `priors:\n${done.join("\n")}`);
 	}
 
+	/** `/priors status`: pi-prior's view — lessons, what waits for you, traces, the switches. */
+	async function status(ctx: ExtensionContext): Promise<void> {
+		const all = await rows(ctx, "all");
+		if (!all) return;
+		const where = await run(ctx, ["trace", "--where", "--json"]);
+		const cfg = await run(ctx, ["config"]);
+		const keeper = await run(ctx, ["status", "--json"]);
+		const active = all.filter((x) => x.status === "accepted" || x.status === "wontfix");
+		const open = all.filter((x) => x.status === "open");
+		const calls = active.filter((x) => x.your_call);
+		const lines = [`priors: ${plural(active.length, "active lesson")} · ${open.length} proposed · ${all.length - active.length - open.length} inactive`];
+		if (open.length) lines.push(`waiting for you: ${plural(open.length, "proposed lesson")} — /priors review (or /priors activate ID | /priors reject ID)`);
+		for (const x of calls) lines.push(`your call: ${yourCall(x)}`);
+		if (!open.length && !calls.length) lines.push("Nothing waits for you.");
+		try {
+			const c = JSON.parse(cfg.stdout || "{}") as Record<string, unknown>;
+			const held = c.require_review === undefined ? true : c.require_review === true;
+			lines.push(`lessons in every prompt: ${c.inject === false ? "off (/priors on)" : "on"} · proposed lessons: ${held ? "held until you activate them" : "given too (requireReview off)"}`);
+		} catch {
+			// no config to show
+		}
+		try {
+			const w = JSON.parse(where.stdout) as { unscored: number; scored: number; max_traces: number };
+			lines.push(`traces: ${w.unscored}/${w.max_traces} unscored, ${w.scored} scored (/priors path)`);
+		} catch {
+			// no traces to count
+		}
+		try {
+			const k = JSON.parse(keeper.stdout) as { namespaces?: { open?: number }[]; open_runs?: string[] };
+			const findings = (k.namespaces ?? []).reduce((n, x) => n + (x.open ?? 0), 0);
+			const runs = k.open_runs?.length ?? 0;
+			if (findings || runs) lines.push(`keeper runs: ${plural(findings, "open finding")}${runs ? `, ${plural(runs, "open run")}` : ""} — \`priors status\` in a shell`);
+		} catch {
+			// the lessons are what Pi shows
+		}
+		say(ctx, lines.join("\n"));
+	}
+
+	/** One setting under pi-prior's name: its value, or what leaving it unset means here. */
+	function shown(key: string, value: unknown): string {
+		const [, name, unset] = SHOWN.find(([k]) => k === key) ?? [key, key, "not set"];
+		const v = value === undefined || value === null ? `default — ${unset}` : value === true ? "on" : value === false ? "off" : String(value);
+		return `${name} = ${v}`;
+	}
+
 	async function config(words: string[], ctx: ExtensionContext): Promise<void> {
-		if (!words.length) return answer(ctx, await run(ctx, ["config"]), "cannot read the config");
+		if (!words.length) {
+			const r = await run(ctx, ["config"]);
+			if (!r.ok) return answer(ctx, r, "cannot read the config");
+			const c = JSON.parse(r.stdout || "{}") as Record<string, unknown>;
+			return say(ctx, ["priors config (.priors/config.json, committed):", ...SHOWN.map(([k]) => "  " + shown(k, c[k]))].join("\n"));
+		}
 		const name = words[0];
 		if (NOT_CARRIED[name]) return say(ctx, `priors: ${name} is not carried — ${NOT_CARRIED[name]}`, "warning");
 		const key = CONFIG_KEYS[name];
-		if (!key) return say(ctx, `priors: unknown setting ${name} — ${Object.keys(CONFIG_KEYS).slice(0, 5).join(", ")}, inject`, "warning");
-		answer(ctx, await run(ctx, ["config", key, ...words.slice(1, 2)]), "not set");
+		if (!key) return say(ctx, `priors: unknown setting ${name} — ${SHOWN.map(([, n]) => n).join(", ")}`, "warning");
+		if (words.length < 2) {
+			const r = await run(ctx, ["config"]);
+			if (!r.ok) return answer(ctx, r, "cannot read the config");
+			return say(ctx, shown(key, (JSON.parse(r.stdout || "{}") as Record<string, unknown>)[key]));
+		}
+		const r = await run(ctx, ["config", key, words[1]]);
+		if (!r.ok) return answer(ctx, r, "not set");
+		const set = /^\S+ = (.*)$/.exec(r.stdout.trim());
+		const value = set ? (set[1] === "true" ? true : set[1] === "false" ? false : set[1] === "none" ? undefined : set[1]) : words[1];
+		say(ctx, shown(key, value));
 	}
 
 	async function prune(words: string[], ctx: ExtensionContext): Promise<void> {
@@ -487,9 +506,10 @@ export default function priors(pi: ExtensionAPI): void {
 		if (dry) return say(ctx, `priors: wrote ${out.packet} (dry run: nothing marked learned, no model turn)`);
 		const packet = readFileSync(join(ctx.cwd, out.packet), "utf-8");
 		say(ctx, `priors: ${out.packet} — asking the model for lessons (they stay proposed until you activate them)`);
-		const ended = new Promise<void>((resolve) => {
-			turnEnded = resolve;
+		const ended = new Promise<void>((done) => {
+			turnEnded = done;
 		});
+		learning = true;
 		pi.sendUserMessage(
 			`${packet}\n\nYou are in a coding session, not a keeper run: propose at most three lessons with the ` +
 			"priors_lessons tool (action \"propose\"; action \"revise\" with the id of a lesson to correct instead of " +
@@ -498,9 +518,40 @@ export default function priors(pi: ExtensionAPI): void {
 		await ended; // print mode would otherwise close the session under the turn
 	}
 
+	/** `/priors export FILE [--force]`: a file inside the repository, never over a file that is not
+	 * an earlier export unless the person says --force (a mistyped a.py is not overwritten). */
 	async function exportCmd(words: string[], ctx: ExtensionContext): Promise<void> {
-		const file = words[0];
-		answer(ctx, await run(ctx, file ? ["export", "-o", file] : ["export"]), "not exported");
+		const force = words.includes("--force");
+		const names = words.filter((w) => w !== "--force");
+		if (names.length > 1) return say(ctx, "usage: /priors export [FILE [--force]]", "warning");
+		const file = names[0];
+		if (!file) return answer(ctx, await run(ctx, ["export"]), "not exported");
+		const where = await run(ctx, ["trace", "--where", "--json"]);
+		if (!where.ok) return answer(ctx, where, "not exported");
+		const root = (JSON.parse(where.stdout) as { root: string }).root;
+		const target = resolve(ctx.cwd, file);
+		const rel = relative(root, target);
+		if (!rel || rel.startsWith("..") || isAbsolute(rel)) {
+			return say(ctx, `priors: not exported — ${file} is outside the repository (${root}): name a file inside it`, "warning");
+		}
+		let exists = false;
+		try {
+			exists = statSync(target).isFile();
+		} catch {
+			exists = false;
+		}
+		if (exists && !force && !earlierExport(target)) {
+			return say(ctx, `priors: not exported — ${file} exists and is not an earlier export: name another file, or add --force to replace it`, "warning");
+		}
+		answer(ctx, await run(ctx, ["export", "-o", target]), "not exported");
+	}
+
+	function earlierExport(path: string): boolean {
+		try {
+			return (JSON.parse(readFileSync(path, "utf-8")) as { format?: unknown }).format === "priors-lessons";
+		} catch {
+			return false;
+		}
 	}
 
 	async function importCmd(words: string[], ctx: ExtensionContext): Promise<void> {
@@ -524,10 +575,11 @@ export default function priors(pi: ExtensionAPI): void {
 		const id = words[0] ?? "";
 		switch (sub) {
 			case "status":
-				return answer(ctx, await run(ctx, ["status", "--calls"]), "no status");
+				return status(ctx);
 			case "on":
 			case "off":
-				return write(ctx, ["config", "inject", sub], "not switched");
+				await config(["inject", sub], ctx);
+				return refreshStatus(ctx);
 			case "config":
 				return config(words, ctx);
 			case "path":
@@ -558,12 +610,19 @@ export default function priors(pi: ExtensionAPI): void {
 				await activateCmd(words, ctx);
 				return refreshStatus(ctx);
 			case "deactivate":
-			case "reject":
+			case "reject": {
 				if (!id) return say(ctx, `usage: /priors ${sub} ID`, "warning");
-				return write(ctx, ["decide", id, "obsolete", "--because", sub === "reject" ? "rejected in Pi" : "deactivated in Pi"], `not ${sub}d`);
+				const all = await rows(ctx, "all");
+				if (!all) return;
+				const row = all.find((x) => x.id === id);
+				const failed = sub === "reject" ? "not rejected" : "not deactivated";
+				if (!row) return say(ctx, `priors: ${failed} — there is no lesson ${id} (/priors list all)`, "warning");
+				if (row.status === "obsolete") return say(ctx, `priors: ${id} is already inactive`);
+				return write(ctx, ["decide", id, "obsolete", "--because", sub === "reject" ? "rejected in Pi" : "deactivated in Pi"], failed);
+			}
 			case "delete": {
 				if (!id) return say(ctx, "usage: /priors delete ID", "warning");
-				if (ctx.hasUI && !(await ctx.ui.confirm(`Delete ${id} for good?`, "Its content is removed from .priors/ (a tombstone keeps its hash)."))) {
+				if (ctx.hasUI && !(await ctx.ui.confirm(`Delete ${id} for good?`, DELETES))) {
 					return say(ctx, `priors: ${id} kept`);
 				}
 				return write(ctx, ["redact", id, "--because", "deleted in Pi"], "not deleted");
@@ -581,8 +640,11 @@ export default function priors(pi: ExtensionAPI): void {
 			case "import":
 				await importCmd(words, ctx);
 				return refreshStatus(ctx);
-			default:
+			case "":
+			case "help":
 				return say(ctx, USAGE);
+			default:
+				return say(ctx, `priors: unknown command /priors ${sub}\n${USAGE}`, "warning");
 		}
 	}
 

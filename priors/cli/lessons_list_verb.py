@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
     from priors.cli.main import Context
     from priors.core.answer import Answer
 
-INJECT_ONLY = ("query", "session", "fresh", "new_only", "max_inject", "max_chars", "peek")
+INJECT_ONLY = ("query", "session", "fresh", "new_only", "max_inject", "max_chars", "peek", "hold_proposals")
 
 
 def cmd_lessons(a: Parsed, ctx: Context) -> Answer:
@@ -24,7 +24,7 @@ def cmd_lessons(a: Parsed, ctx: Context) -> Answer:
             raise UsageError("priors lessons: --all and --status list lessons; --inject gives only the live ones")
         return session.inject(Paths(ctx.root), ns, a.get("max_inject"), a.get("max_chars"), a.get("query"),
                               a.get("session"), bool(a.get("fresh")), bool(a.get("new_only")),
-                              remember=not a.get("peek"))
+                              remember=not a.get("peek"), hold_proposals=bool(a.get("hold_proposals")))
     for name in INJECT_ONLY:
         if a.get(name) is not None:
             raise UsageError(f"priors lessons: --{name.replace('_', '-')} goes with --inject")

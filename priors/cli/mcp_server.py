@@ -375,6 +375,9 @@ def _lessons(paths: Paths, args: Dict[str, Any], err: Any) -> Answer:
         if not isinstance(query, str) or not query.strip():
             raise UsageError("priors lessons: retrieve needs a query")
         return session.inject(paths, [ns] if ns else None, None, None, query, None, False, False, remember=False)
+    if action not in ("propose", "revise"):
+        raise UsageError(f"priors lessons: unknown action {action!r} — list, retrieve, propose or revise (a person"
+                         " accepts, retires and deletes lessons)")
     text = args.get("text")
     if not isinstance(text, str) or not text.strip():
         raise UsageError(f"priors lessons: {action} needs the lesson's text")

@@ -69,10 +69,11 @@ agent run reads it and proposes lessons. The runs are then marked learned
                       learned without writing a packet (a one-time catch-up)"""))
 declare(Verb('lessons', 'list lessons with uses, wins, partials, losses and score', LESSONS, "lessons_list_verb", ANSWER,
              usage='priors lessons [--ns NS ...] [--all | --status S] [--json] | priors lessons --inject [--query TEXT] '
-                   '[--ns NS ...] [--max-inject N] [--max-chars N] [--session KEY] [--fresh] [--new-only]',
+                   '[--ns NS ...] [--max-inject N] [--max-chars N] [--session KEY] [--fresh] [--new-only] [--peek] '
+                   '[--hold-proposals]',
              flags={"--ns": MULTI, "--all": BOOL, "--json": BOOL, "--inject": BOOL, "--query": VALUE, "--session": VALUE,
                     "--fresh": BOOL, "--new-only": BOOL, "--max-inject": VALUE, "--max-chars": VALUE, "--status": VALUE,
-                    "--peek": BOOL},
+                    "--peek": BOOL, "--hold-proposals": BOOL},
              tool=Tool("Lessons: list, retrieve, propose, revise", False,
                        "The repository's lessons: list (by status), retrieve (ranked by a query), propose (text, "
                        "tags, ns) or revise (id, text). Proposals stay open until a person accepts them.",
@@ -80,6 +81,7 @@ declare(Verb('lessons', 'list lessons with uses, wins, partials, losses and scor
              help="""usage: priors lessons [--ns NS ...] [--all | --status S] [--json]
        priors lessons --inject [--query TEXT] [--ns NS ...] [--json]
                       [--session KEY] [--fresh] [--new-only] [--max-inject N] [--max-chars C]
+                      [--peek] [--hold-proposals]
 
 List lessons (run-start priors) with their outcome record: uses (agent runs
 they were injected into), wins, partials, losses and score
@@ -91,12 +93,16 @@ session's system prompt, ranked and budgeted exactly as `relevant` ranks them
 (.priors/config.json's max_inject, max_chars and require_review; --query ranks by
 word overlap). It opens no run and writes nothing to the ledger; it prints
 nothing where there is no .priors/ or no lesson. It notes which ids it gave in
-.priors/cache/ (local), so `priors score` can credit the session.
+.priors/cache/ (local), so `priors score` can credit the session. An open
+revision waits while the lesson it revises is given; with no max_chars set,
+lesson text past 8000 characters is cut (binding lessons stay).
   --ns NS          only these namespaces (repeatable; default: every namespace)
   --session KEY    the harness's session id: another KEY starts a new session
   --fresh          start a new session here
   --new-only       print only lessons this session was not given yet
-  --peek           a lookup: print the lessons, give no session anything"""))
+  --peek           a lookup: print the lessons, give no session anything
+  --hold-proposals open (proposed) lessons wait for a person unless
+                   `priors config require_review off` (pi-prior's default)"""))
 declare(Verb('suggest', "an agent's lesson (or a revision) outside a run: open until a person accepts it", LESSONS,
              "lessons_verbs", ANSWER,
              usage='priors suggest --ns NS | --revises P-… [--tag T ...] [--because NOTE] TEXT',

@@ -232,6 +232,8 @@ def validate(raw: Any, analyzer: bool = False) -> Candidate:
 
     if not isinstance(claim, str) or not normalize(claim):
         raise UsageError("priors: a candidate needs a non-empty `claim` string")
+    if facets.get("activation") == "run-start":
+        check_lesson_claim(normalize(claim), "priors: a lesson's `claim`")
     _check_level(raw, "severity")
     _check_level(raw, "depth")
     every = raw.get("review_every")
@@ -284,6 +286,18 @@ def opposes(cand: Candidate, prior_direction: Any) -> bool:
 
 
 # ------------------------------------------------------------------ tags and claims
+
+
+MAX_LESSON_CLAIM = 2000  # characters of a lesson's text: every coding session's prompt carries it
+
+
+def check_lesson_claim(claim: str, what: str) -> None:
+    """A lesson goes into the system prompt of every later session, so its text is kept short: at
+    most MAX_LESSON_CLAIM characters (normalized), a usage error otherwise, nothing written. A
+    finding's claim is not held to it: findings are shown to keeper runs, one by one."""
+    if len(claim) > MAX_LESSON_CLAIM:
+        raise UsageError(f"{what} is {len(claim)} characters — a lesson holds at most {MAX_LESSON_CLAIM} (it goes"
+                         " into every session's prompt): say it shorter — nothing was written")
 
 
 def check_tags(value: Any, where: str = "tags") -> List[str]:

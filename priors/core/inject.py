@@ -138,10 +138,13 @@ def _id_order(pid: str) -> Tuple[int, str]:
 # ------------------------------------------------------------------ scoring a session
 
 
-def seal_lines(st: State, ids: Sequence[str], run_dirs: Sequence[str]) -> List[Dict[str, Any]]:
+def seal_lines(st: State, ids: Sequence[str], run_dirs: Sequence[str], tag: Optional[str] = None
+               ) -> List[Dict[str, Any]]:
     """Lines that seal a scored session as agent runs, one per namespace of the lessons it was
     given (in name order): an `injected` record naming them, then the run's seal. Ids no longer
-    in the ledger are dropped. Run ids follow the ledger's and `run_dirs`' highest."""
+    in the ledger are dropped. Run ids follow the ledger's and `run_dirs`' highest. `tag` (the
+    sha12 of a harness's session key) goes on each seal as `session`: only a record of that same
+    session reaches these runs again (`score --again|--replace`)."""
     by_ns: Dict[str, List[str]] = {}
     for pid in ids:
         p = st.priors.get(pid)
@@ -157,8 +160,11 @@ def seal_lines(st: State, ids: Sequence[str], run_dirs: Sequence[str]) -> List[D
         word = "lesson" if len(shown) == 1 else "lessons"
         summary = [f"A coding session, given {len(shown)} {word} of {ns} ({', '.join(shown)}) — sealed when you scored it"]
         lines.append({"t": "injected", "run": run, "ids": list(shown)})
-        lines.append({"t": "run", "action": "commit", "run": run, "ns": ns, "summary": summary, "via": SESSION_VIA,
-                      "door": DOOR})
+        seal: Dict[str, Any] = {"t": "run", "action": "commit", "run": run, "ns": ns, "summary": summary,
+                                "via": SESSION_VIA, "door": DOOR}
+        if tag is not None:
+            seal["session"] = tag
+        lines.append(seal)
     return lines
 
 

@@ -19,18 +19,22 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 
 
 def budget_for(paths: Paths, max_inject: Any = None, max_chars: Any = None, query: Any = None,
-               verb: str = "relevant") -> Optional[Budget]:
+               verb: str = "relevant", review_default: bool = False) -> Optional[Budget]:
     """The injection budget: the options given over .priors/config.json (no options, no config: None,
-    the contract's `relevant`). `lessons --inject` takes the same options and the same config."""
+    the contract's `relevant`). `lessons --inject` takes the same options and the same config.
+    `review_default`: whether open lessons wait for a person when `require_review` is not set
+    (`lessons --inject --hold-proposals`, pi-prior's default); a set value always wins."""
     cfg = config_if_set_up(paths)
+    held = cfg.get("require_review")
+    review = review_default if held is None else bool(held)
     if (max_inject is None and max_chars is None and query is None and cfg.get("max_inject") is None
-            and cfg.get("max_chars") is None and not cfg.get("require_review")):
+            and cfg.get("max_chars") is None and not review):
         return None
     return Budget(
         max_inject=parse_count(max_inject, f"priors {verb}: --max-inject") if max_inject is not None else cfg.get("max_inject"),
         max_chars=parse_count(max_chars, f"priors {verb}: --max-chars") if max_chars is not None else cfg.get("max_chars"),
         query=without_controls(str(query)) if query is not None else None,
-        require_review=bool(cfg.get("require_review", False)),
+        require_review=review,
     )
 
 

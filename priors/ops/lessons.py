@@ -11,7 +11,7 @@ from priors.core.canonical import dumps, normalize
 from priors.core.controls import visible
 from priors.core.errors import Refusal, UsageError
 from priors.core.fold import next_run_id
-from priors.core.grammar import PRESETS, check_at_door, check_tags
+from priors.core.grammar import PRESETS, check_at_door, check_lesson_claim, check_tags
 from priors.core.lesson_bundles import (
     export_bundle,
     next_ids,
@@ -100,6 +100,7 @@ def add_lesson(paths: Paths, ns: Optional[str], typ: str, words: Sequence[str], 
     claim = normalize(" ".join(words))
     if not claim:
         raise UsageError("priors add: the lesson TEXT is empty")
+    check_lesson_claim(claim, "priors add: the lesson TEXT")
     tags = check_tags(list(tags))
     facets = dict(PRESETS[typ])
     rec: Dict[str, Any] = {"t": "prior", "ns": ns, "type": typ, "facets": facets, "claim": claim}

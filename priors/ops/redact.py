@@ -29,12 +29,13 @@ from priors.store.paths import Paths, require_init
 from priors.store.reflection import scrub_reflections
 from priors.store.rendered import read_mark
 from priors.store.rendered import write as write_rendered
+from priors.store.session import all_sessions, write_session
 from priors.store.signing import sign_lines
 from priors.store.traces import scrub_traces
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, List
+    from typing import Any, Dict, List
 
 
 def redact(paths: Paths, pid: str, reason: str) -> str:
@@ -79,10 +80,11 @@ def redact(paths: Paths, pid: str, reason: str) -> str:
                 pieces, content_hash, named = redact_pieces(data, pid, str(reason), blank_free, event)
                 measured = cache.measure(data, pieces, lines + 1 if blank_free else None)
             shown = read_mark(paths.dir)  # which ledger PRIORS.md shows: cache/ is about to go
+            claim = st.priors[pid].record().get("claim")  # traces quoting it go too
             rewrite_ledger(paths, pieces, size)  # kept spans copied from the file, not from memory
             # The ledger is redacted: what follows scrubs the copies, and none of it may turn the answer
             # into a failure — a step that fails is a loud warning, and the next writer retries it.
-            _scrub_copies(paths, pid, content_hash)
+            _scrub_copies(paths, pid, content_hash, claim)
             # the fold of the rewritten ledger, from the fold of the old one: only this prior's state moves
             derived = fold_redaction(st, pid, named)
             if not derived:
@@ -101,17 +103,27 @@ def redact(paths: Paths, pid: str, reason: str) -> str:
             "git history still holds it: rewrite history if it must go")
 
 
-def _scrub_copies(paths: Paths, pid: str, content_hash: Any) -> None:
+def _scrub_copies(paths: Paths, pid: str, content_hash: Any, claim: Any = None) -> None:
     """Scrub every copy of a redacted prior's content under .priors/: the cache (no cache file may
-    keep what was removed), run staging, reflection packets, stray temp files. Each step is aftercare
-    (a failure is a loud warning) and idempotent: a redact and its retry both run it."""
+    keep what was removed — the coding sessions' records, which hold ids and ledger positions only,
+    are written back, so a session still scores what else it was given), run staging, reflection
+    packets, the traces that quote it (`claim`: its text, while the ledger still had it), stray temp
+    files. Each step is aftercare (a failure is a loud warning) and idempotent: a redact and its
+    retry both run it."""
+    sessions = all_sessions(paths)  # ids and ledger positions only: no content to scrub, and scores need them
     aftercare("removing .priors/cache/ (it may still hold the redacted content)",
               remove_tree, paths.dir / "cache", aside=True)
+    aftercare("keeping the coding sessions' records in .priors/cache/sessions/", _put_back, paths, sessions)
     aftercare("scrubbing run staging under .priors/runs/ (it may still hold the redacted content)",
               _scrub_runs, paths, pid, content_hash if isinstance(content_hash, str) else "")
     aftercare("scrubbing .priors/reflection/ (it may still hold the redacted content)", scrub_reflections, paths, pid)
-    aftercare("scrubbing .priors/traces/ (a trace may name the redacted prior)", scrub_traces, paths, pid)
+    aftercare("scrubbing .priors/traces/ (a trace may quote the redacted prior)", scrub_traces, paths, pid, claim)
     aftercare("removing temporary files", remove_stray_temps, paths)
+
+
+def _put_back(paths: Paths, sessions: List[Dict[str, Any]]) -> None:
+    for rec in sessions:
+        write_session(paths, rec)
 
 
 def _finish_scrub(paths: Paths, pid: str, content_hash: Any) -> None:

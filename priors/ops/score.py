@@ -5,7 +5,7 @@ without a run — turned out. Every lesson injected into it is credited in the s
 from __future__ import annotations
 
 from priors.core.answer import Answer
-from priors.core.canonical import normalize
+from priors.core.canonical import normalize, sha12
 from priors.core.errors import Refusal, UsageError
 from priors.core.lessons import Ledger
 from priors.core.secret_patterns import guard
@@ -61,7 +61,7 @@ def score(paths: Paths, run: str, outcome: str, reason: Optional[str], again: bo
             if is_pending(rec):
                 assert rec is not None
                 return _score_session(paths, loaded, ledger, rec, outcome, reason, replace)
-            sealed = session_targets(rec, ledger)
+            sealed = session_targets(rec, ledger, sha12(session))
             if not sealed:
                 raise Refusal("UNKNOWN_RUN", run="last", session=session,
                               hint=f"session {session} was given no lessons yet: there is nothing to credit")
@@ -79,7 +79,7 @@ def score(paths: Paths, run: str, outcome: str, reason: Optional[str], again: bo
             if is_pending(latest):
                 assert latest is not None
                 return _score_session(paths, loaded, ledger, latest, outcome, reason, replace)
-            sealed = session_targets(latest, ledger)
+            sealed = session_targets(latest, ledger, _tag(latest))
             if sealed:
                 runs = sealed  # the session scored last: --again and --replace reach all its runs
                 assert latest is not None
@@ -137,7 +137,7 @@ def _score_session(paths: Paths, loaded: Any, ledger: Ledger, session: Dict[str,
     if replace:
         raise Refusal("NOT_SCORED", run="last", hint="the latest session is not scored yet — score it without --replace")
     refuse_if_open(paths, ledger.state, "scoring a coding session")
-    lines = seal_session(paths, ledger, session)
+    lines = seal_session(paths, ledger, session, _tag(session))
     if not lines:
         raise Refusal("UNKNOWN_RUN", run="last", hint="the lessons the latest session was given are gone from the ledger")
     scores: List[Dict[str, Any]] = []
@@ -155,6 +155,12 @@ def _score_session(paths: Paths, loaded: Any, ledger: Ledger, session: Dict[str,
     key = session.get("key")
     return Answer(0, {"scored": [{"injected": s["injected"], "run": s["run"]} for s in scores]},
                   "\n".join(_scored_line(s, key if isinstance(key, str) else None, session=True) for s in scores))
+
+
+def _tag(session: Optional[Dict[str, Any]]) -> Optional[str]:
+    """What the seals of a session's runs carry as `session`: the sha12 of its key (none without one)."""
+    key = session.get("key") if session is not None else None
+    return sha12(key) if isinstance(key, str) else None
 
 
 def _few(ids: List[str], shown: int = 5) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from priors.core.answer import Answer
 from priors.core.errors import MachineError, UsageError
 from priors.core.inject import already_given, block, check_key, lesson_pool, record, seal_lines
-from priors.core.lessons import Ledger, lesson_rows, lessons_table, shape
+from priors.core.lessons import Budget, Ledger, lesson_rows, lessons_table, shape
 from priors.core.views import check_namespace, known_namespaces
 from priors.core.vocabulary import SESSION_VIA
 from priors.ops.budget import budget_for
@@ -25,7 +25,7 @@ from priors.store.session import highest_seq, latest_session, read_session, writ
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Dict, List, Optional, Sequence
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
 
     from priors.core.fold import State
 
@@ -37,24 +37,38 @@ def check_session_key(key: Optional[str]) -> None:
                          " '.', '_', ':' and '-', at most 128 characters")
 
 
+# With no max_chars set (config or option), a session's lessons are cut to this many characters of
+# text once they would pass it: a prompt is not a place for pages of lessons. Binding lessons stay.
+DEFAULT_SESSION_CHARS = 8000
+
+
 def inject(paths: Paths, ns: Optional[Sequence[str]], max_inject: Any, max_chars: Any, query: Any,
-           key: Optional[str], fresh: bool, new_only: bool, remember: bool = True) -> Answer:
+           key: Optional[str], fresh: bool, new_only: bool, remember: bool = True,
+           hold_proposals: bool = False) -> Answer:
     """The lessons for this session (text: the advisory block; nothing where there is no .priors/
-    or no lesson). JSON: `{"inject", "inject_omitted"[, "awaiting_review", "already_given", "seq"]}`."""
+    or no lesson). JSON: `{"inject", "inject_omitted"[, "awaiting_review", "already_given", "seq"]}`.
+    `hold_proposals`: open lessons wait for a person unless `require_review` is set off (pi-prior's
+    default, which the Pi extension asks for)."""
     check_session_key(key)
     if not paths.dir.is_dir():
         return Answer(0, {"inject": [], "inject_omitted": []}, "")
     if read_config(paths).get("inject") is False:  # `priors config inject off`: the person turned it off
         return Answer(0, {"inject": [], "inject_omitted": [], "off": True}, "")
-    budget = budget_for(paths, max_inject, max_chars, query, "lessons")
+    budget = budget_for(paths, max_inject, max_chars, query, "lessons", review_default=hold_proposals)
     st = load_ledger(paths, want_data=False).state
-    pool = lesson_pool(st, list(ns) if ns else None)
+    pool, waiting = _one_version(st, lesson_pool(st, list(ns) if ns else None))
+    if (budget is None or budget.max_chars is None) and \
+            sum(len(str(i.get("claim") or "")) for i in pool) > DEFAULT_SESSION_CHARS:
+        budget = budget or Budget()
+        budget.max_chars = DEFAULT_SESSION_CHARS
     out: Dict[str, Any] = {"inject": pool, "inject_omitted": []}
     if budget is not None and budget.active and pool:
         shaped = shape({"inject": pool}, Ledger(st), budget)  # `relevant`'s ranking and budgets, not a copy
         out = {"inject": shaped["inject"], "inject_omitted": shaped["inject_omitted"]}
         if "awaiting_review" in shaped:
             out["awaiting_review"] = shaped["awaiting_review"]
+    if waiting:
+        out["awaiting_review"] = sorted({*out.get("awaiting_review", ()), *waiting}, key=_number)
     items: List[Dict[str, Any]] = out["inject"]
     old = read_session(paths, key)
     if new_only:
@@ -75,6 +89,25 @@ def inject(paths: Paths, ns: Optional[Sequence[str]], max_inject: Any, max_chars
         WARNINGS.append(f"priors: warning: could not record the session in .priors/cache/ ({detail}); "
                         "`priors score last` will not credit these lessons")
     return Answer(0, out, block(items, {i["id"]: _tags(st, i["id"]) for i in items}))
+
+
+def _one_version(st: State, pool: List[Dict[str, Any]]) -> Tuple[List[Dict[str, Any]], List[str]]:
+    """A session is never given two versions of one lesson: an open revision waits (for a person to
+    activate it, which retires what it revises) while the lesson it revises is given."""
+    ids = {i["id"] for i in pool}
+    keep: List[Dict[str, Any]] = []
+    waiting: List[str] = []
+    for item in pool:
+        p = st.priors[item["id"]]
+        if p.status == "open" and p.rec.get("supersedes") in ids:
+            waiting.append(p.id)
+        else:
+            keep.append(item)
+    return keep, waiting
+
+
+def _number(pid: str) -> Tuple[int, str]:
+    return (int(pid[2:]) if pid[2:].isdigit() else 0, pid)
 
 
 def _described(st: State, item: Dict[str, Any]) -> Dict[str, Any]:
@@ -101,11 +134,14 @@ def scorable_runs(ledger: Ledger) -> List[Any]:
     return [r for r in ledger.runs.values() if r.scorable]
 
 
-def session_targets(session: Optional[Dict[str, Any]], ledger: Ledger) -> Optional[List[str]]:
+def session_targets(session: Optional[Dict[str, Any]], ledger: Ledger, tag: Optional[str] = None
+                    ) -> Optional[List[str]]:
     """The runs sealed for a scored session that are still in the ledger, or None. The record is a
     local file anything can write, so only what a session's scoring seals counts: a run sealed as a
-    coding session (`via: session`) shown nothing the record says its session was not given — a
-    record naming a keeper run, or another session's runs, never turns a person's score to them."""
+    coding session (`via: session`) shown nothing the record says its session was not given, and
+    sealed for this very session — its seal's `session` is `tag` (the sha12 of the record's key;
+    none for a keyless session). A record naming a keeper run, or another session's runs, never
+    turns a person's score to them."""
     if session is None or not session.get("sealed"):
         return None
     given = set(session.get("ids") or ())
@@ -113,6 +149,8 @@ def session_targets(session: Optional[Dict[str, Any]], ledger: Ledger) -> Option
     for r in session["sealed"]:
         info = ledger.runs.get(r)
         if info is None or info.rec.get("via") != SESSION_VIA or not set(ledger.shown_for(r) or ()) <= given:
+            continue
+        if info.rec.get("session") != tag:
             continue
         out.append(r)
     return out or None
@@ -139,9 +177,11 @@ def is_pending(session: Optional[Dict[str, Any]]) -> bool:
     return session is not None and not session.get("sealed") and bool(session.get("ids"))
 
 
-def seal_session(paths: Paths, ledger: Ledger, session: Dict[str, Any]) -> List[Dict[str, Any]]:
-    """The lines sealing the session as runs (empty when none of its lessons is left)."""
-    return seal_lines(ledger.state, session["ids"], list_run_dirs(paths))
+def seal_session(paths: Paths, ledger: Ledger, session: Dict[str, Any], tag: Optional[str] = None
+                 ) -> List[Dict[str, Any]]:
+    """The lines sealing the session as runs (empty when none of its lessons is left); `tag`: the
+    sha12 of its key, which each seal carries."""
+    return seal_lines(ledger.state, session["ids"], list_run_dirs(paths), tag)
 
 
 def remember_sealed(paths: Paths, session: Dict[str, Any], runs: List[str]) -> None:
@@ -177,4 +217,4 @@ def lessons_by_status(paths: Paths, status: str, ns: Optional[Sequence[str]]) ->
                        want is None or "obsolete" in want)
     if want is not None:
         rows = [r for r in rows if r.get("status") in want]
-    return Answer(0, rows, lessons_table(rows) if rows else f"no {status} lessons")
+    return Answer(0, rows, lessons_table(rows) if rows else "no lessons" if status == "all" else f"no {status} lessons")

@@ -15,7 +15,7 @@ from priors.core.answer import Answer
 from priors.core.canonical import normalize
 from priors.core.errors import UsageError
 from priors.core.fold import next_run_id
-from priors.core.grammar import check_tags
+from priors.core.grammar import check_lesson_claim, check_tags
 from priors.core.protocol import judge_candidate, prior_record, reversal_refusal
 from priors.core.run_files import RunFiles
 from priors.core.vocabulary import DOOR, PRIOR_RE, SUGGEST_VIA
@@ -35,6 +35,7 @@ def suggest(paths: Paths, ns: Optional[str], words: Sequence[str], tags: Sequenc
     claim = normalize(" ".join(words))
     if not claim:
         raise UsageError("priors suggest: the lesson TEXT is empty")
+    check_lesson_claim(claim, "priors suggest: the lesson TEXT")
     if supersedes is not None and not PRIOR_RE.match(supersedes):
         raise UsageError(f"priors suggest: --revises {supersedes!r} is not a prior id like P-0003")
     raw: Dict[str, Any] = {"type": "calibration", "claim": claim}

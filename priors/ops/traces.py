@@ -34,6 +34,14 @@ def record(paths: Paths, key: Optional[str], obj: Any) -> Answer:
     session = read_session(paths, key)
     given = list(session["last"]) if session is not None and not session.get("sealed") else []
     trace = shape_trace(obj, given)  # validated before anything is written
+    # a trace cannot say a session was given lessons its record does not hold (one run's trace
+    # pinned on another session would put words in that session's mouth for reflection)
+    known = set(session["ids"]) if session is not None else set()
+    foreign = [x for x in trace["given"] if x not in known]
+    if foreign:
+        who = f"session {key}" if key else "the keyless session"
+        raise UsageError(f"priors trace: `given` names {', '.join(foreign)}, which {who} was not given (its record in"
+                         " .priors/cache/ says what it was given) — nothing kept")
     if read_config(paths).get("capture") is False:
         return Answer(0, {"kept": False}, "not kept: capture is off (priors config capture on)")
     with Lock(paths):
@@ -73,7 +81,8 @@ def where(paths: Paths) -> Answer:
              f"traces      {out['traces']}  (private: {out['unscored']}/{out['max_traces']} unscored,"
              f" {scored} scored)",
              f"reflection  {out['reflection']}  (private)",
-             f"sessions    {out['sessions']}  (private: {out['session_records']} session records)"]
+             f"sessions    {out['sessions']}  (private: {out['session_records']} session"
+             f" record{'s' if out['session_records'] != 1 else ''})"]
     return Answer(0, out, "\n".join(lines))
 
 

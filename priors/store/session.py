@@ -5,8 +5,8 @@ session (`--session KEY`) in `.priors/cache/sessions/<sha12 of KEY>.json`, one f
 sessions running side by side (two Pi windows, a `pi -p` beside a terminal) never overwrite each
 other's record and each is scored for what it was given. The key is hashed for the file name (a
 key like `con` or one holding `:` is no file name on Windows); the record itself names its key.
-`cache/` is in the `.gitignore` that `priors init` writes, so the records stay on this machine,
-and a redaction (which empties `cache/`) forgets them.
+`cache/` is in the `.gitignore` that `priors init` writes, so the records stay on this machine;
+a redaction empties `cache/` and writes them back (they hold ids and positions, no content).
 """
 
 from __future__ import annotations

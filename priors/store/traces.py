@@ -6,6 +6,7 @@ the keeper's lock. Here, below `ops`, so that `score` and `redact` can mark and 
 from __future__ import annotations
 
 import os
+import re
 
 from priors.core.canonical import JSONError, dumps, loads
 from priors.core.errors import MachineError, UsageError
@@ -91,17 +92,29 @@ def traces_by_run(paths: Paths) -> Dict[str, List[Dict[str, Any]]]:
     return out
 
 
-def scrub_traces(paths: Paths, pid: str) -> None:
-    """Redaction: every trace naming the prior (given it, or quoting its id) is deleted. A `traces`
-    that is a symlink is left alone: what it leads to is not the keeper's to rewrite."""
+def scrub_traces(paths: Paths, pid: str, claim: Any = None) -> None:
+    """Redaction: a trace whose text names the prior (its id as a word: P-0001, not P-00010) or
+    quotes its text (`claim`, whole or up to a cut) is deleted, scored or not; every other trace
+    is kept, the id taken out of the lessons it was `given`. A `traces` that is a symlink is left
+    alone: what it leads to is not the keeper's to rewrite."""
     folder = paths.dir / TRACES_DIR
     if folder.is_symlink() or not folder.is_dir():
         return
     path = traces_path(paths)
-    data = read_bytes(path)
-    if data is None or pid.encode("utf-8") not in data:
+    if read_bytes(path) is None:
         return
-    kept = [t for t in read_traces(paths) if pid not in dumps(t)]
+    before = read_traces(paths)
+    named = re.compile(r"(?<![A-Za-z0-9_-])" + re.escape(pid) + r"(?![0-9])")
+    text = " ".join(claim.split()).casefold() if isinstance(claim, str) and claim.strip() else None
+    kept: List[Dict[str, Any]] = []
+    for t in before:
+        if any(named.search(s) or (text is not None and _quotes(s.casefold(), text)) for s in _texts(t)):
+            continue
+        if pid in t.get("given", ()):
+            t = dict(t, given=[x for x in t["given"] if x != pid])
+        kept.append(t)
+    if kept == before:
+        return
     if kept:
         write_traces(paths, kept)
     else:
@@ -109,3 +122,22 @@ def scrub_traces(paths: Paths, pid: str) -> None:
             os.unlink(str(path))
         except OSError:
             pass
+
+
+def _texts(trace: Dict[str, Any]) -> List[str]:
+    out = [str(trace.get("prompt", "")), *(str(x) for x in trace.get("assistant") or ())]
+    for tool in trace.get("tools") or ():
+        out += [str(tool.get(k, "")) for k in ("name", "input", "output")]
+    return out
+
+
+def _quotes(field: str, claim: str) -> bool:
+    """Does the (casefolded, whitespace-collapsed) field hold the claim — whole, or its beginning
+    where the field was cut (`…`, at least 40 characters of it)?"""
+    if claim in field:
+        return True
+    if not field.endswith("…"):
+        return False
+    head = field[:-1]
+    at = head.find(claim[:40])
+    return at >= 0 and len(head) - at >= min(40, len(claim)) and claim.startswith(head[at:])
