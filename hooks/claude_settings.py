@@ -5,7 +5,7 @@
     claude_settings.py remove SETTINGS HOOK_SCRIPT [--created] [--dry-run]
 
 A JSON merge that keeps every other setting: `add` appends one SessionStart entry (matcher
-startup|resume|clear|compact) and one UserPromptSubmit entry, each running HOOK_SCRIPT, unless a
+startup|resume|clear|compact), one UserPromptSubmit entry and one Stop entry, each running HOOK_SCRIPT, unless a
 hook running HOOK_SCRIPT is already there (so a second run changes nothing); `remove` takes out
 only hooks whose command runs HOOK_SCRIPT, and the entries and keys that leaves empty — and with
 `--created` (the installer made the file), the file itself when nothing else is left in it. The
@@ -42,6 +42,7 @@ def commands(script, keeper):
         # `|| true`: even a script gone missing (python exits 2, which would block a prompt) stays quiet
         "SessionStart": f"python3 {quote(script)} session-start{extra} || true",
         "UserPromptSubmit": f"python3 {quote(script)} prompt{extra} || true",
+        "Stop": f"python3 {quote(script)} stop{extra} || true",
     }
 
 
@@ -175,7 +176,7 @@ def main(argv):
     if not done:
         print(f"  {shown}: {'the lesson hooks are already there' if verb == 'add' else 'no lesson hooks of ours'}")
         return 0
-    what = " and ".join(done)
+    what = done[0] if len(done) == 1 else ", ".join(done[:-1]) + " and " + done[-1]
     if dry:
         print(f"  would {'add' if verb == 'add' else 'remove'} the {what} lesson hook{'s' if len(done) > 1 else ''}"
               f" {'to' if verb == 'add' else 'from'} {shown}")

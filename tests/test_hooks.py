@@ -64,13 +64,14 @@ def repo(tmp_path: Path) -> Keeper:
     return k
 
 
-def test_plugin_hooks_json_wires_both_events():
+def test_plugin_hooks_json_wires_every_event():
     spec = json.loads((REPO / "hooks" / "hooks.json").read_text(encoding="utf-8"))["hooks"]
-    assert set(spec) == {"SessionStart", "UserPromptSubmit"}
+    assert set(spec) == {"SessionStart", "UserPromptSubmit", "Stop"}
     (start,) = spec["SessionStart"]
     assert start["matcher"] == "startup|resume|clear|compact"
     (prompt,) = spec["UserPromptSubmit"]
-    for entry, event in ((start, "session-start"), (prompt, "prompt")):
+    (stop,) = spec["Stop"]
+    for entry, event in ((start, "session-start"), (prompt, "prompt"), (stop, "stop")):
         (hook,) = entry["hooks"]
         assert hook["type"] == "command"
         assert hook["command"] == f'python3 "${{CLAUDE_PLUGIN_ROOT}}/hooks/lessons_hook.py" {event} || true'
@@ -101,6 +102,47 @@ def test_session_start_and_prompts(repo: Keeper, tmp_path: Path):
     assert out == ("run-004 → success (coding session 0b5f8a1e-1111-4c2d-9a77-123456789abc: credits 3 lessons:"
                    " P-0001, P-0002, P-0003)\n")  # `last` names the session it credited
     assert repo.ledger_bytes().count(b'"t":"prompt"') == 0 and b"flaky?" not in repo.ledger_bytes()
+
+
+def transcript(path: Path, *entries) -> str:
+    """A Claude Code transcript (JSON lines of user and assistant messages), as the Stop hook reads it."""
+    path.write_text("".join(json.dumps({"type": kind, "message": {"role": kind, "content": content}}) + "\n"
+                            for kind, content in entries), encoding="utf-8")
+    return str(path)
+
+
+def test_the_stop_hook_keeps_the_turns_trace(repo: Keeper, tmp_path: Path):
+    """Stop: the turn — the person's last prompt, the assistant's text, each tool call with its
+    result — reaches `priors trace` under the session's id, with the lessons the session was given;
+    credentials are replaced; the hook prints nothing. `reflect` then quotes it."""
+    path = str(fake_keeper(tmp_path / "bin"))
+    session = "0b5f8a1e-1111-4c2d-9a77-123456789abc"
+    context(run_hook("session-start", start_json(repo.root), tmp_path, path), "SessionStart")
+    log = transcript(tmp_path / "t.jsonl",
+                     ("user", "an older prompt"), ("assistant", [{"type": "text", "text": "older answer"}]),
+                     ("user", "fix the flaky parser test"),
+                     ("assistant", [{"type": "text", "text": "Running the narrowest test first."},
+                                    {"type": "tool_use", "id": "t1", "name": "Bash",
+                                     "input": {"command": "pytest tests/test_parser.py -x"}}]),
+                     ("user", [{"type": "tool_result", "tool_use_id": "t1", "is_error": True,
+                                "content": [{"type": "text", "text": "1 failed; token ghp_" + "a" * 36}]}]),
+                     ("assistant", [{"type": "text", "text": "Fixed the race in the fixture."}]))
+    stop = {"session_id": session, "transcript_path": log, "cwd": str(repo.root), "hook_event_name": "Stop",
+            "stop_hook_active": False}
+    proc = run_hook("stop", stop, tmp_path, path)
+    assert (proc.returncode, proc.stdout) == (0, b"")
+    (trace,) = [json.loads(x) for x in (repo.root / ".priors" / "traces" / "traces.jsonl").read_text().splitlines()]
+    assert trace["prompt"] == "fix the flaky parser test"
+    assert trace["assistant"] == ["Running the narrowest test first.", "Fixed the race in the fixture."]
+    (call,) = trace["tools"]
+    assert call["name"] == "Bash" and "test_parser.py" in call["input"] and call["error"] is True
+    assert "ghp_" not in call["output"] and "1 failed" in call["output"]
+    assert trace["given"] == ["P-0001", "P-0003"]  # what the session-start block gave (max_inject 2)
+    # no transcript, or no prompt in it: nothing kept, nothing printed
+    for bad in ("/nowhere.jsonl", transcript(tmp_path / "e.jsonl", ("assistant", [{"type": "text", "text": "x"}]))):
+        again = run_hook("stop", dict(stop, transcript_path=bad), tmp_path, path)
+        assert (again.returncode, again.stdout) == (0, b"")
+    assert len((repo.root / ".priors" / "traces" / "traces.jsonl").read_text().splitlines()) == 1
 
 
 @pytest.mark.parametrize("stdin", [

@@ -596,7 +596,7 @@ class ClaudeHooks(InstallerTest):
         self.make_harnesses(".claude")
         self.settings().write_text(json.dumps(self.OTHER, indent=4), encoding="utf-8")
         out = self.run_install("--hooks").stdout
-        self.assertIn("added the SessionStart and UserPromptSubmit lesson hooks to ~/.claude/settings.json", out)
+        self.assertIn("added the SessionStart, UserPromptSubmit and Stop lesson hooks to ~/.claude/settings.json", out)
         got = json.loads(self.settings().read_text(encoding="utf-8"))
         script = self.home / ".local/share/priors/hooks/lessons_hook.py"
         self.assertEqual(script.read_bytes(), (REPO / "hooks" / "lessons_hook.py").read_bytes())
@@ -604,7 +604,7 @@ class ClaudeHooks(InstallerTest):
         self.assertEqual(got["hooks"]["PreToolUse"], self.OTHER["hooks"]["PreToolUse"])
         self.assertEqual(got["hooks"]["SessionStart"][0], self.OTHER["hooks"]["SessionStart"][0])
         self.assertEqual(got["hooks"]["SessionStart"][1]["matcher"], "startup|resume|clear|compact")
-        self.assertEqual(len(self.ours(got)), 2)
+        self.assertEqual(len(self.ours(got)), 3)
         for cmd in self.ours(got):
             self.assertIn(str(script), cmd)
             self.assertTrue(cmd.endswith(" || true"))
@@ -621,7 +621,7 @@ class ClaudeHooks(InstallerTest):
         self.assertEqual(self.settings().read_bytes(), before)
         # --uninstall removes only ours
         out = self.run_install("--uninstall").stdout
-        self.assertIn("removed the SessionStart and UserPromptSubmit lesson hooks from ~/.claude/settings.json", out)
+        self.assertIn("removed the SessionStart, UserPromptSubmit and Stop lesson hooks from ~/.claude/settings.json", out)
         self.assertEqual(json.loads(self.settings().read_text(encoding="utf-8")), self.OTHER)
         self.assertFalse((self.home / ".local/share/priors").exists())
 
@@ -636,10 +636,10 @@ class ClaudeHooks(InstallerTest):
         self.run_install("--hooks")
         got = json.loads(self.settings().read_text(encoding="utf-8"))
         self.assertEqual(set(got), {"hooks"})
-        self.assertEqual(set(got["hooks"]), {"SessionStart", "UserPromptSubmit"})
+        self.assertEqual(set(got["hooks"]), {"SessionStart", "UserPromptSubmit", "Stop"})
         out = self.run_install("--uninstall", "--dry-run").stdout
-        self.assertIn("would remove the SessionStart and UserPromptSubmit lesson hooks", out)
-        self.assertEqual(len(self.ours(json.loads(self.settings().read_text(encoding="utf-8")))), 2)
+        self.assertIn("would remove the SessionStart, UserPromptSubmit and Stop lesson hooks", out)
+        self.assertEqual(len(self.ours(json.loads(self.settings().read_text(encoding="utf-8")))), 3)
         self.run_install("--uninstall")
         # the installer created the file and only its hooks were in it: it goes, no `{}` is left behind
         self.assertFalse(self.settings().exists())
