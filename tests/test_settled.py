@@ -195,3 +195,23 @@ def test_a_lessons_only_ledger_is_held_to_today_s_rules(keeper):
         keeper.ok("render")
         r = keeper("verify", "--no-git")
         assert r.code == 1 and f"({code})" in r.out and "P-0009" in r.out, r
+
+
+def test_a_claims_key_is_its_letters_and_digits_however_it_is_computed():
+    """`claim_key` deletes the usual punctuation with `str.translate` and leaves the rest to a regex
+    (verify keys every claim of the ledger): the same key as the regex alone, for any text."""
+    import re
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from priors.core.similarity import claim_key
+
+    not_word = re.compile(r"[\W_]+")
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.text(alphabet=st.one_of(st.characters(), st.sampled_from(list("aZ9_ -—–'’\"“”.,…•\u00a0\u2009ßİﬁ١Ω")))))
+    def same(text):
+        assert claim_key(text) == not_word.sub("", text.casefold())
+
+    same()

@@ -172,6 +172,7 @@ class Replay:
         self.claims: Dict[str, Dict[str, PriorState]] = {}  # namespace -> normalized claim -> first prior saying it
         self.pending: List[Tuple[int, Dict[str, Any]]] = []  # the open block's lines
         self.pending_run: Any = None
+        self.last_key: Optional[Tuple[str, str]] = None  # (claim, its claim_key): see `key_of`
         self.upgraded = False  # a run sealed `door: 2` seen: no later block is judged by the old rules
         self.overruled: Dict[str, Tuple[int, str]] = {}  # prior -> (line, status) of an agent verdict on a person's decision
         # every prior a person ever made binding, of every namespace, by scope: what "a person's decision
@@ -181,6 +182,16 @@ class Replay:
 
     def add(self, no: int, code: str, message: str) -> None:
         self.problems.append(Problem(no, code, message))
+
+    def key_of(self, claim: str) -> str:
+        """`claim_key(claim)`, kept for the last claim asked: a new prior's is asked when it is judged
+        and again when it is folded in."""
+        last = self.last_key
+        if last is not None and last[0] == claim:
+            return last[1]
+        key = claim_key(claim)
+        self.last_key = (claim, key)
+        return key
 
     def judges(self, ns: Any) -> bool:
         """Whether this replay judges the lines of namespace `ns` (all, unless it is half of a split one)."""
@@ -413,7 +424,7 @@ class Replay:
         same = self.same.get(ns)
         got: Dict[int, PriorState] = {}
         if same is not None:
-            keys = [(ref, "claim", claim_key(cand.claim))]
+            keys = [(ref, "claim", self.key_of(cand.claim))]
             cdir = norm_direction(cand.direction)
             if cdir is not None:
                 keys.append((ref, "dir", cdir))
@@ -505,7 +516,7 @@ class Replay:
         self.claims.setdefault(ns, {}).setdefault(claim, p)
         same = self.same.setdefault(ns, {})
         ref = None if p.facet("scope") == "repo-wide" else p.scope_ref
-        keys = [(ref, "claim", claim_key(claim))]  # (claims that fold alike: the door's rule tells them apart or not)
+        keys = [(ref, "claim", self.key_of(claim))]  # (claims that fold alike: the door's rule tells them apart or not)
         direction = p.rec.get("direction")
         if isinstance(direction, str):
             keys.append((ref, "raw", direction))
