@@ -168,7 +168,8 @@ def test_a_runs_seal_keeps_what_its_agent_tried_and_the_person_sees_it(keeper):
     assert len(json.loads(keeper.ok("show", "P-0001", "--json"))["tried_since_decision"]) == 4
     # a call for the person in status --calls and the desk, with the commands that answer it; never automatic
     calls = keeper.ok("status", "--calls")
-    assert "? P-0001 — agents re-raised 4 times since your wontfix: does it stand? decide P-0001 wontfix | reopen" in calls
+    assert "? P-0001 — total ignores discounts — agents re-raised 4 times since your wontfix: does it stand?" in calls
+    assert "\n      priors decide P-0001 wontfix\n      priors decide P-0001 reopen --because " in calls
     ask = json.loads(keeper.ok("status", "--calls", "--json"))["calls"][0]
     assert ask["kind"] == "pressed" and ask["verdicts"] == ["wontfix", "reopen"]
     assert keeper.ledger()[-1]["t"] == "run"  # nothing was decided for the person

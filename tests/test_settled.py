@@ -69,7 +69,7 @@ def test_settled_nearby_then_duplicate_then_refused_next_time(keeper):
     calls = keeper.ok("status", "--calls")
     assert "the agent says P-0002 differs from your wontfix P-0001" in calls
     assert "the VAT percentage is a literal in the code" in calls and "the tax rate is hard-coded" in calls
-    assert "decide P-0002 duplicate --of P-0001 | keep" in calls
+    assert "\n      priors decide P-0002 duplicate --of P-0001\n      priors decide P-0002 keep" in calls
     asks = json.loads(keeper.ok("status", "--calls", "--json"))["calls"]
     assert asks[0]["kind"] == "differs" and "priors decide P-0002 duplicate --of P-0001" in asks[0]["commands"]
     keeper.ok("report", "-o", "r.html")
