@@ -308,3 +308,28 @@ def test_relevant_with_a_namespace_close_to_one_of_the_ledger_says_so(keeper):
         r = keeper("relevant", "--ns", ns, "--scopes", keeper.scopes({}))
         assert r.code == 0 and r.err == "", r
         keeper.ok("abort", "--run", json.loads(r.out)["run"])
+
+
+def test_each_charts_line_ends_now_at_status_open_after_a_later_decision(keeper):
+    _two_namespaces(keeper)
+    keeper.ok("decide", "P-0004", "wontfix", "--because", "long lines are fine here")  # after ruff's last run
+    status = {n["ns"]: n["open"] for n in json.loads(keeper.ok("status", "--json"))["namespaces"]}
+    assert status == {"code-review": 2, "ruff": 2}
+
+    def now_points(svg: str) -> Dict[str, int]:
+        out = {}
+        for chunk in svg.split("<svg ")[1:]:
+            title = re.search(r"<title id=\"[^\"]+\">[^<]*— ([a-z0-9._-]+)( — [^<]*)?</title>", chunk)
+            now = re.findall(r"<title>now: (\d+) open</title>", chunk)
+            if title and now:
+                out[title.group(1)] = int(now[-1])
+        return out
+
+    svg = keeper.ok("history", "--svg", "-")
+    assert _open_points(svg)["ruff"] == [4, 3]  # after each run, as it was
+    assert now_points(svg) == status  # then now: the decision taken since counts
+    assert now_points(keeper.ok("history", "--ns", "ruff", "--svg", "-")) == {"ruff": 2}
+    page = keeper.ok("report", "-o", "-")
+    wide = page.split('class="chart narrow"')[0]
+    assert sorted(int(n) for n in re.findall(r"<title>now: (\d+) open</title>", page)) == [2, 2, 2, 2]
+    assert re.findall(r"<title>now: (\d+) open</title>", wide) == ["2"]

@@ -565,6 +565,7 @@ def history_text(rows: Sequence[RunRow], width: int = 40) -> str:
     return "\n".join(lines)
 
 
-def history_svg(rows: Sequence[RunRow], title: str = "priors history") -> str:
-    """A self-contained SVG: stacked bars per run, a line for the open count, quiescent runs marked. Deterministic."""
-    return chart_svg(rows, title)
+def history_svg(rows: Sequence[RunRow], title: str = "priors history", now: Optional[int] = None) -> str:
+    """A self-contained SVG: stacked bars per run, a line for the open count (ending at `now`, the open
+    count today), quiescent runs marked. Deterministic."""
+    return chart_svg(rows, title, now=now)
