@@ -17,6 +17,7 @@ from priors.core.views import (
     count_bucket,
     namespaces,
     pressure_text,
+    tried_runs,
     tried_since,
     tried_words,
 )
@@ -107,7 +108,7 @@ def waiting(st: State, low: Optional[Dict[str, str]] = None, review_lessons: Ite
             ask = _ask(p, "differs", DIFFERS_VERDICTS, differs_from=q.id, settled_status=q.status, settled_claim=q.claim)
         elif p.id in index:
             tried = tried_since(st, p, index)
-            if len(tried) >= PRESSED_AT:
+            if tried_runs(tried) >= PRESSED_AT:
                 ask = _ask(p, "pressed", (p.status, "reopen"), tried=tried, note=pressure_text(tried, p.status),
                            reason=f"agents {pressure_text(tried, p.status)}")
         if ask is not None:

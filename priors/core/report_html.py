@@ -13,7 +13,7 @@ from priors.core.canonical import dumps
 from priors.core.chart import NARROW, by_namespace, chart_svg, quiet_streak
 from priors.core.controls import visible
 from priors.core.desk import KINDS, commands, open_findings, supersedes_note
-from priors.core.views import BUCKETS, attempts_index, namespaces, tally, tried_since, tried_words
+from priors.core.views import BUCKETS, attempts_index, namespaces, plural, tally, tried_runs, tried_since, tried_words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -33,7 +33,7 @@ HEADS = {
     "tombs": ("id", "namespace", "content hash"),
     "new": ("id", "namespace", "status", "claim"),
     "decided": ("id", "verdict", "because"),
-    "tried": ("id", "namespace", "your decision", "raised again", "in these words"),
+    "tried": ("id", "namespace", "your decision", "raised again in", "in these words"),
 }
 
 CSS = """
@@ -248,13 +248,14 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
     # what agents tried again since a person decided: pressure to weigh, never acted on
     index = attempts_index(st)
     pressed = [(p, tried_since(st, p, index)) for p in st.priors.values() if p.id in index and wanted(p.ns)]
-    pressed = sorted([(p, t) for p, t in pressed if t], key=lambda pt: -len(pt[1]))  # stable: ledger order within
+    pressed = sorted([(p, t) for p, t in pressed if t], key=lambda pt: -tried_runs(pt[1]))  # stable: ledger order within
     out.append(f'<section id="tried"><h2>Raised again since you decided ({len(pressed)})</h2>')
     if pressed:
-        out.append("<p>Agents proposed these again after your decision and were refused. Many attempts may mean "
-                   "the decision deserves another look; nothing changes unless you decide.</p>")
+        out.append("<p>Agents proposed these again after your decision and were refused. Many runs may mean "
+                   "the decision deserves another look; nothing changes unless you decide. The count is the agents' "
+                   "own report (each run's attempts file): a tool can add to it or leave it out.</p>")
         trs = [f"<tr><td><code>{e(p.id)}</code></td><td>{e(p.ns)}</td><td>{e(p.status)}</td>"
-               f'<td class="n">{len(t)}</td><td class="claim">'
+               f'<td class="n">{plural(tried_runs(t), "run")}</td><td class="claim">'
                + "<br>".join(f"“{claim_html(w)}”" for w in tried_words(t)) + "</td></tr>" for p, t in pressed]
         out.append(_table("tried", trs))
     else:

@@ -155,8 +155,10 @@ def status_line(ns: str, counts: Dict[str, int]) -> str:
     return line
 
 
-# A settled prior that agents raised again this many times since the person's decision becomes one of
+# A settled prior that agents raised again in this many runs since the person's decision becomes one of
 # the person's calls (once may be an accident; twice is pressure). `show` and the report show any count.
+# Runs, not attempts: an agent writes its own attempts file, and twenty thousand lines from one run are
+# one run's pressure (commit keeps at most ATTEMPTS_KEPT per prior per run: core/commit_plan.py).
 PRESSED_AT = 2
 
 
@@ -184,11 +186,16 @@ def tried_since(st: State, p: PriorState, index: Optional[Dict[str, Any]] = None
             for pos, run, a in got if pos > p.human_idx]
 
 
+def tried_runs(tried: Sequence[Dict[str, Any]]) -> int:
+    """In how many runs agents tried (what the pressure counts: not lines of a file an agent writes)."""
+    return len({t.get("run") for t in tried})
+
+
 def pressure_text(tried: List[Dict[str, Any]], status: str) -> str:
-    """`re-raised 4 times since your wontfix` (`raised again` for a prior a person accepted)."""
-    n = len(tried)
+    """`re-raised in 2 runs since your wontfix` (`raised again` for a prior a person accepted)."""
+    n = tried_runs(tried)
     verb = "re-raised" if status == "wontfix" else "raised again"
-    return f"{verb} {'once' if n == 1 else 'twice' if n == 2 else f'{n} times'} since your {status}"
+    return f"{verb} in {plural(n, 'run')} since your {status}"
 
 
 def tried_words(tried: Sequence[Dict[str, Any]], most: int = 5) -> List[str]:
