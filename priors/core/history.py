@@ -112,9 +112,9 @@ def timeline(records: Sequence[Dict[str, Any]], pid: str) -> Optional[Dict[str, 
             body["supersedes_binding"] = st.priors[kept].status
     if p.miss:
         body["missing_runs"] = p.miss
-    tried = tried_since(st, p)
-    if tried:  # pressure a person may want to weigh: shown, never acted on
-        body["tried_since_decision"] = tried
+    tried_list = tried_since(st, p)
+    if tried_list:  # pressure a person may want to weigh: shown, never acted on
+        body["tried_since_decision"] = tried_list
     return body
 
 
