@@ -538,7 +538,8 @@ def test_the_pre_push_hook_compares_with_what_the_remote_holds_without_an_upstre
         if how == "a detached HEAD":
             git(keeper.root, "checkout", "-q", "--detach")
         r = keeper("verify", "--since", "@{upstream}", env=env)
-        assert r.code == 1 and "changed (and is not a redaction rewrite) since" in r.out, (how, r)  # the commit alone looked sound against HEAD
+        # the commit alone looked sound against HEAD
+        assert r.code == 1 and "changed (and is not a redaction rewrite) since" in r.out, (how, r)
         assert "no upstream (a first push, or a detached HEAD): checked against where this history leaves" in r.out
         assert keeper("verify", env=env).code == 0  # (against HEAD, the rewrite is invisible)
     # under pre-commit's pre-push stage: the remote's commit this push replaces

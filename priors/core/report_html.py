@@ -62,6 +62,7 @@ code.rule{white-space:nowrap}
 .sev-minor{background:#fff;color:#000}.sev-none{background:#fff;color:#555;border-color:#999}
 .tomb{color:#555}
 ul.cmds{margin:0;padding-left:1.1em}
+code.cmd span{white-space:nowrap}
 footer{color:#555;font-size:.85em;margin:2em 0 1em}
 @media (max-width:800px){body{font-size:14px}main{padding:8px}
 .wrap{overflow-x:visible}table,tbody,tr,td{display:block;width:100%}thead{display:none}
@@ -99,6 +100,12 @@ def ref_html(ref: Any) -> str:
     # broken at the separators before escaping: an escape holds `#` itself (`'` is `&#x27;`), and a break inside
     # one would show the entity's text (`it&#x27;s`) instead of the character
     return '<code class="ref">' + "<wbr>".join(e(part) for part in _REF_AFTER.split(ref)) + "</code>"
+
+
+def command_html(cmd: str) -> str:
+    """A command to copy, each word unbroken: it wraps only at the spaces between words (`--of P-0004`
+    split at a hyphen reads as other options). A word too long for a phone's line still breaks."""
+    return " ".join(f"<span>{e(w)}</span>" if len(w) <= 40 else e(w) for w in cmd.split(" "))
 
 
 def rule_html(p: Any) -> str:
@@ -237,7 +244,7 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
                 if isinstance(ask.get("supersedes"), str):
                     what += (f" — replaces {supersedes_note(ask)}" if ask.get("supersedes_binding")
                              else f" — accepting it retires {ask['supersedes']}")
-                cmds = "".join(f"<li><code>{e(c)}</code></li>" for c in commands(ask))
+                cmds = "".join(f'<li><code class="cmd">{command_html(c)}</code></li>' for c in commands(ask))
                 trs.append(f"<tr><td><code>{e(ask['id'])}</code></td><td>{e(what)}</td>"
                            f'<td class="claim">{claim_html(ask["claim"])}</td><td><ul class="cmds">{cmds}</ul></td></tr>')
             out.append(_table("asks", trs))
