@@ -115,7 +115,7 @@ def test_the_walk_writes_exactly_what_the_commands_write(tmp_path):
     assert "[1/" in first and "P-0002" in first and "challenged" in first
     assert "claim:    Run the narrow test first" in first and "origin:   born in run-001" in first
     assert "k keep · o obsolete · s skip · q quit" in first
-    assert "priors decide P-0002 keep | priors decide P-0002 obsolete" in first
+    assert "  answers:\r\n    priors decide P-0002 keep\r\n    priors decide P-0002 obsolete\r\n" in first
     t.send("x")  # not an answer: asked again
     assert "not an answer here" in t.expect(PROMPT)
     t.send("k")
@@ -317,9 +317,11 @@ def test_hand_written_ledger_text_never_changes_a_suggested_command(keeper):
     path = keeper.root / ".priors" / "ledger.jsonl"
     path.write_bytes(path.read_bytes() + (json.dumps(call, separators=(",", ":"), sort_keys=True) + "\n").encode())
     text = keeper.ok("status", "--calls")
-    line = next(ln for ln in text.splitlines() if "reverses P-0001" in ln)
-    suggested = line.split("reverses P-0001; ", 1)[1].rsplit(" | ", 1)[0]
-    assert shlex.split(suggested) == ["decide", "P-0001", "reopen", "--because", f"accept {evil}"]
+    lines = text.splitlines()
+    at = next(i for i, ln in enumerate(lines) if "reverses P-0001" in ln)
+    suggested = [ln.strip() for ln in lines[at + 1:] if ln.startswith("      priors decide ")]
+    assert [shlex.split(c) for c in suggested] == [["priors", "decide", "P-0001", "reopen", "--because", f"accept {evil}"],
+                                                   ["priors", "decide", "P-0001", "keep"]]
     calls = json.loads(keeper.ok("status", "--calls", "--json"))["calls"]
     reopen = next(c for ask in calls for c in ask["commands"] if " reopen " in c)
     assert shlex.split(reopen) == ["priors", "decide", "P-0001", "reopen", "--because", f"accept {evil}"]

@@ -188,8 +188,9 @@ def test_reversal_becomes_a_call(keeper):
     assert calls == [{"t": "call", "call_id": "run-002-C-01", "kind": "reversal", "run": "run-002", "ns": "site",
                       "conflicts_with": "P-0001", "claim": "headline should explain more", "direction": "expand"}]
     status = keeper.ok("status", "--calls")
-    assert ('  ? run-002-C-01 — headline should explain more reverses P-0001; '
-            'decide P-0001 reopen --because "accept run-002-C-01" | keep') in status
+    assert ('  ? run-002-C-01 — headline should explain more reverses P-0001\n'
+            '      priors decide P-0001 reopen --because "accept run-002-C-01"\n'
+            '      priors decide P-0001 keep\n') in status
     keeper.ok("decide", "P-0001", "keep")
     assert "run-002-C-01" not in keeper.ok("status", "--calls")
 
@@ -227,7 +228,8 @@ def test_review_nudges(keeper):
     assert rel["nudges"] == [{"id": "P-0001", "claim": "run tests in memory",
                               "ask": "still true? reply: decide P-0001 keep — or retire it"}]
     assert "? 1 need your call" in keeper.ok("commit", "--run", "run-004")
-    assert "  ? P-0001 — still true? decide P-0001 keep | obsolete" in keeper.ok("status", "--calls")
+    assert ("  ? P-0001 — run tests in memory — due for review — still true?\n      priors decide P-0001 keep\n"
+            "      priors decide P-0001 obsolete\n") in keeper.ok("status", "--calls")
     keeper.ok("decide", "P-0001", "keep")
     assert keeper.open_run("ops", {})["nudges"] == []
 
@@ -243,7 +245,8 @@ def test_challenge_an_injected_lesson(keeper):
     keeper.ok("disposition", "P-0001", "challenged", "--run", "run-002")
     out = keeper.ok("commit", "--run", "run-002")
     assert "? 1 need your call" in out
-    assert "  ? P-0001 — use --json with ruff (decide P-0001 keep | obsolete)" in keeper.ok("status", "--calls")
+    assert ("  ? P-0001 — use --json with ruff — a run challenged this lesson — keep it or retire it?\n"
+            "      priors decide P-0001 keep\n      priors decide P-0001 obsolete\n") in keeper.ok("status", "--calls")
     keeper.ok("decide", "P-0001", "obsolete")
     assert keeper.ok("status") == "ops: 0 open · 0 fixed · 0 decided by you · 0 lessons locked · 1 retired\n"
 

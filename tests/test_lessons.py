@@ -175,7 +175,7 @@ def test_require_review_injects_agent_lessons_only_after_a_human_accepts(keeper:
     assert out["inject"] == [] and out["awaiting_review"] == ["P-0001"]
     keeper.ok("abort", "--run", out["run"])
     calls = keeper.ok("status", "--calls")
-    assert "P-0001 — Agents like small diffs. (a proposed lesson, not injected until you accept it" in calls
+    assert "P-0001 — Agents like small diffs. — a proposed lesson, not injected until you accept it" in calls
     keeper.ok("decide", "P-0001", "accepted")
     out = json.loads(keeper.ok("relevant", "--ns", "dev"))
     assert ids(out["inject"]) == ["P-0001"] and out["awaiting_review"] == []
@@ -235,8 +235,8 @@ def test_a_losing_lesson_becomes_your_call(keeper: Keeper):
         r = run_once(keeper)["run"]
         keeper.ok("score", r, "failure")
     calls = keeper.ok("status", "--calls")
-    assert ("  ? P-0001 — Always rebuild the cache from scratch. scored 0.00 over 3 runs "
-            "(decide P-0001 keep | obsolete)") in calls
+    assert ("  ? P-0001 — Always rebuild the cache from scratch. scored 0.00 over 3 runs — keep it or retire it?\n"
+            "      priors decide P-0001 keep\n      priors decide P-0001 obsolete\n") in calls
     out = json.loads(keeper.ok("relevant", "--ns", "dev"))
     assert out["nudges"] == [{"id": "P-0001", "claim": "Always rebuild the cache from scratch.",
                               "ask": "scored 0.00 over 3 runs — keep or retire? reply: decide P-0001 keep — "

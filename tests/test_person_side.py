@@ -163,12 +163,13 @@ def test_a_runs_seal_keeps_what_its_agent_tried_and_the_person_sees_it(keeper):
                                     {"claim": "total ignores discounts", "code": "RERAISE", "of": "P-0001"}]
     assert keeper("verify").code == 0
     show = keeper.ok("show", "P-0001")
-    assert "agents re-raised 4 times since your wontfix — in these words:" in show
+    assert "agents re-raised in 2 runs since your wontfix — in these words:" in show  # runs, not lines
     assert "“total ignores the discounts (1)”" in show and "refused RERAISE" in show
     assert len(json.loads(keeper.ok("show", "P-0001", "--json"))["tried_since_decision"]) == 4
     # a call for the person in status --calls and the desk, with the commands that answer it; never automatic
     calls = keeper.ok("status", "--calls")
-    assert "? P-0001 — agents re-raised 4 times since your wontfix: does it stand? decide P-0001 wontfix | reopen" in calls
+    assert "? P-0001 — total ignores discounts — agents re-raised in 2 runs since your wontfix: does it stand?" in calls
+    assert "\n      priors decide P-0001 wontfix\n      priors decide P-0001 reopen --because " in calls
     ask = json.loads(keeper.ok("status", "--calls", "--json"))["calls"][0]
     assert ask["kind"] == "pressed" and ask["verdicts"] == ["wontfix", "reopen"]
     assert keeper.ledger()[-1]["t"] == "run"  # nothing was decided for the person
@@ -187,7 +188,7 @@ def test_one_attempt_is_shown_but_is_no_call(keeper):
                                             "scope_ref": "a.py#total"}), "--run", rel["run"], "--ns", "review")
     assert r.code == 1 and json.loads(r.out)["refused"] == "RERAISE", r
     keeper.ok("commit", "--run", rel["run"])
-    assert "agents re-raised once since your wontfix" in keeper.ok("show", "P-0001")
+    assert "agents re-raised in 1 run since your wontfix" in keeper.ok("show", "P-0001")
     assert "P-0001" not in keeper.ok("status", "--calls")  # once may be an accident: shown, not put to you
 
 
@@ -307,3 +308,51 @@ def test_relevant_with_a_namespace_close_to_one_of_the_ledger_says_so(keeper):
         r = keeper("relevant", "--ns", ns, "--scopes", keeper.scopes({}))
         assert r.code == 0 and r.err == "", r
         keeper.ok("abort", "--run", json.loads(r.out)["run"])
+
+
+def test_each_charts_line_ends_now_at_status_open_after_a_later_decision(keeper):
+    _two_namespaces(keeper)
+    keeper.ok("decide", "P-0004", "wontfix", "--because", "long lines are fine here")  # after ruff's last run
+    status = {n["ns"]: n["open"] for n in json.loads(keeper.ok("status", "--json"))["namespaces"]}
+    assert status == {"code-review": 2, "ruff": 2}
+
+    def now_points(svg: str) -> Dict[str, int]:
+        out = {}
+        for chunk in svg.split("<svg ")[1:]:
+            title = re.search(r"<title id=\"[^\"]+\">[^<]*— ([a-z0-9._-]+)( — [^<]*)?</title>", chunk)
+            now = re.findall(r"<title>now: (\d+) open</title>", chunk)
+            if title and now:
+                out[title.group(1)] = int(now[-1])
+        return out
+
+    svg = keeper.ok("history", "--svg", "-")
+    assert _open_points(svg)["ruff"] == [4, 3]  # after each run, as it was
+    assert now_points(svg) == status  # then now: the decision taken since counts
+    assert now_points(keeper.ok("history", "--ns", "ruff", "--svg", "-")) == {"ruff": 2}
+    page = keeper.ok("report", "-o", "-")
+    wide = page.split('class="chart narrow"')[0]
+    assert sorted(int(n) for n in re.findall(r"<title>now: (\d+) open</title>", page)) == [2, 2, 2, 2]
+    assert re.findall(r"<title>now: (\d+) open</title>", wide) == ["2"]
+
+
+def test_an_agent_cannot_inflate_the_pressure_by_writing_its_attempts_file(keeper):
+    """Forged lines in a run's attempts.jsonl (the agent's own file): a seal keeps at most three per prior,
+    drops a re-raise whose words share none with the prior's claim, and the count is of runs, not lines."""
+    _decided_and_raised_again(keeper, times=1)
+    rel = json.loads(keeper.ok("relevant", "--ns", "review", "--scopes", keeper.scopes(json.loads(keeper.ok("snapshot")))))
+    forged = [{"claim": f"total ignores discounts, take {i}", "code": "RERAISE", "of": "P-0001"} for i in range(500)]
+    forged.insert(0, {"claim": "zebra quantum lorem", "code": "RERAISE", "of": "P-0001"})  # nothing like P-0001's claim
+    keeper.write(f".priors/runs/{rel['run']}/attempts.jsonl",
+                 "".join(json.dumps(a, sort_keys=True, separators=(",", ":")) + "\n" for a in forged))
+    keeper.ok("commit", "--run", rel["run"])
+    kept = keeper.ledger()[-1]["attempts"]
+    assert [a["claim"] for a in kept] == [f"total ignores discounts, take {i}" for i in range(3)]
+    show = keeper.ok("show", "P-0001")
+    assert "agents re-raised in 2 runs since your wontfix" in show and "zebra" not in show
+    # one timeline line per run, however many attempts its seal holds
+    assert len([ln for ln in show.splitlines() if "raised it again" in ln]) == 2, show
+    assert "an agent raised it again 3 times in this run" in show
+    ask = json.loads(keeper.ok("status", "--calls", "--json"))["calls"][0]
+    assert ask["kind"] == "pressed" and ask["reason"] == "agents re-raised in 2 runs since your wontfix"
+    page = keeper.ok("report", "-o", "-")
+    assert '<td class="n">2 runs</td>' in page and "the agents' own report" in page

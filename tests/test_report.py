@@ -31,6 +31,11 @@ def report_of(keeper: Keeper, *extra: str, name: str = "report.html") -> str:
     return (keeper.root / name).read_text(encoding="utf-8")
 
 
+def text_of(page: str) -> str:
+    """The page with the spans that keep a command's words unbroken taken out: its commands as typed."""
+    return re.sub(r"</?span>", "", page)
+
+
 def remote_refs(page: str) -> list:
     return [m for m in re.findall(r'(?:src|href)\s*=\s*["\']?([^"\' >]*)', page, re.I) if "http" in m.lower()]
 
@@ -46,8 +51,8 @@ def test_the_page_holds_every_section_escaped_and_self_contained(target):
     for section in ("summary", "chart", "waiting", "open", "fixed", "lessons", "redacted"):
         assert f'<section id="{section}">' in page
     # what waits, per namespace, with the exact commands
-    assert "priors decide P-0002 keep" in page and "priors decide P-0002 obsolete" in page
-    assert "priors decide P-0003 reopen --because &quot;accept run-002-C-01&quot;" in page
+    assert "priors decide P-0002 keep" in text_of(page) and "priors decide P-0002 obsolete" in text_of(page)
+    assert "priors decide P-0003 reopen --because &quot;accept run-002-C-01&quot;" in text_of(page)
     assert "<code>priors decide</code> in a terminal" in page
     # open findings by file, worst first, with severity
     assert page.index("<h3>api/x.py — 1</h3>") < page.index("<h3>src/cart.py — 1</h3>")
@@ -65,7 +70,7 @@ def test_the_page_holds_every_section_escaped_and_self_contained(target):
 def test_every_kind_of_call_waits_on_the_page_with_its_commands(keeper):
     every_other_kind(keeper)
     page = report_of(keeper)
-    waiting = page.split('<section id="waiting">')[1].split("</section>")[0]
+    waiting = text_of(page).split('<section id="waiting">')[1].split("</section>")[0]
     assert "<h3>web — 1 waiting</h3>" in waiting and "<h3>dev — 2 waiting</h3>" in waiting
     assert "a run proposed retiring this" in waiting and "priors decide P-0002 obsolete" in waiting
     assert "this lesson keeps losing — keep it or retire it? (scored 0.00 over 3 runs)" in waiting
@@ -195,7 +200,7 @@ def test_the_browser_sees_the_tables_and_commands_and_no_remote_request(target, 
     dom = done.stdout.decode("utf-8")
     assert done.returncode == 0 and "</html>" in dom, done.stderr[-2000:]
     assert dom.count("<table") >= 5 and "<svg" in dom
-    assert "priors decide P-0002 keep" in dom and "priors decide P-0003 keep" in dom
+    assert "priors decide P-0002 keep" in text_of(dom) and "priors decide P-0003 keep" in text_of(dom)
     # the claim with a script tag is text in the DOM: the browser made no element of it
     assert "&lt;script&gt;alert('x')&lt;/script&gt;" in dom and "<script" not in dom.lower()
     assert "ünïcode" in dom
@@ -303,3 +308,42 @@ def test_the_chart_text_is_legible_at_phone_width(target, tmp_path, width):
     got = dict(kv.split("=") for kv in found.group(1).split())
     assert got["charts"] == got["figures"] and int(got["charts"]) >= 1, got
     assert float(got["least"]) >= 9.0, got
+
+
+CMD_PROBE = """<script>document.getElementById("page").addEventListener("load", function () {
+  var d = this.contentDocument, words = 0, broken = [];
+  d.querySelectorAll("ul.cmds code").forEach(function (code) {
+    var walk = d.createTreeWalker(code, NodeFilter.SHOW_TEXT), node;
+    while ((node = walk.nextNode())) {
+      var re = /\\S+/g, m;
+      while ((m = re.exec(node.data))) {
+        var r = d.createRange();
+        r.setStart(node, m.index);
+        r.setEnd(node, m.index + m[0].length);
+        words += 1;
+        if (r.getClientRects().length > 1) broken.push(m[0]);
+      }
+    }
+  });
+  var out = document.createElement("pre");
+  out.id = "measured";
+  out.textContent = "words=" + words + " broken=" + JSON.stringify(broken);
+  document.body.appendChild(out);
+});</script>"""
+
+
+@needs_chromium
+@pytest.mark.parametrize("width", [375, 1280], ids=["phone", "desktop"])
+def test_a_command_to_copy_wraps_only_between_its_words(target, tmp_path, width):
+    """`duplicate -` / `-of P-0004` at the end of one line and the start of the next reads as two wrong
+    options: a command in "answer with" wraps at its spaces, never inside an option, an id or a verdict."""
+    page = report_of(target)
+    harness = tmp_path / "harness.html"
+    harness.write_text(f'<!DOCTYPE html><html><body style="margin:0"><iframe id="page" style="width:{width}px;'
+                       f'height:4000px;border:0" srcdoc="{html.escape(page, quote=True)}"></iframe>'
+                       f"{CMD_PROBE}</body></html>", encoding="utf-8")
+    done = chromium(tmp_path, "--window-size=1300,900", "--dump-dom", harness.as_uri())
+    found = re.search(r'<pre id="measured">([^<]*)</pre>', done.stdout.decode("utf-8"))
+    assert found, done.stderr[-2000:]
+    words, broken = found.group(1).split(" ", 1)
+    assert int(words.split("=")[1]) > 10 and broken == "broken=[]", found.group(1)

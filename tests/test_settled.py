@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from priors.core.similarity import SIMILAR_AT, similarity
 
@@ -69,13 +70,13 @@ def test_settled_nearby_then_duplicate_then_refused_next_time(keeper):
     calls = keeper.ok("status", "--calls")
     assert "the agent says P-0002 differs from your wontfix P-0001" in calls
     assert "the VAT percentage is a literal in the code" in calls and "the tax rate is hard-coded" in calls
-    assert "decide P-0002 duplicate --of P-0001 | keep" in calls
+    assert "\n      priors decide P-0002 duplicate --of P-0001\n      priors decide P-0002 keep" in calls
     asks = json.loads(keeper.ok("status", "--calls", "--json"))["calls"]
     assert asks[0]["kind"] == "differs" and "priors decide P-0002 duplicate --of P-0001" in asks[0]["commands"]
     keeper.ok("report", "-o", "r.html")
     page = keeper.read("r.html")
     assert "the agent says P-0002 differs from your wontfix P-0001" in page and "the VAT percentage" in page
-    assert "priors decide P-0002 duplicate --of P-0001" in page
+    assert "priors decide P-0002 duplicate --of P-0001" in re.sub(r"</?span>", "", page)
     # one command settles it; the line is an obsolete decision carrying same_as (the reference reads it)
     out = keeper.ok("decide", "P-0002", "duplicate", "--of", "P-0001")
     assert "P-0002 → obsolete, the same finding as P-0001" in out

@@ -473,10 +473,11 @@ def test_the_pre_push_hook_on_a_first_push_checks_against_head_and_says_so(keepe
     for rev in ("@{upstream}", "@{u}"):
         r = keeper("verify", "--since", rev, env=env)
         assert r.code == 0, r
-        assert r.out.startswith(f"note: this branch has no upstream yet (a first push): checked against HEAD instead of {rev}\n")
+        assert r.out.startswith("note: no upstream and no remote-tracking refs at all: checked against HEAD instead of "
+                                f"{rev} — nothing a remote holds was compared\n"), r.out
         assert "grew only since the last commit (HEAD)" in r.out
     body = json.loads(keeper("verify", "--since", "@{upstream}", "--json", env=env).out)
-    assert body["ok"] is True and "no upstream yet" in body["note"]
+    assert body["ok"] is True and body["note"].startswith("no upstream and no remote-tracking refs")  # no "note: note:"
     # a hand edit of a committed line is still caught on that first push
     data = keeper.ledger_bytes()
     (keeper.root / ".priors" / "ledger.jsonl").write_bytes(data.replace(b"x is magic", b"x is fine"))
@@ -513,3 +514,34 @@ def test_lessons_records():
     bad = [dict(r) for r in recs]
     bad.insert(9, bad.pop(10))  # injected before the run's dispositions
     assert "BLOCK_ORDER" in codes(lines_of(bad))
+
+
+def test_the_pre_push_hook_compares_with_what_the_remote_holds_without_an_upstream(keeper, tmp_path):
+    """A rewritten ledger committed on a new local branch or a detached HEAD (`git push origin HEAD:main`)
+    is caught: with no upstream, `verify --since @{upstream}` compares with where HEAD's history leaves the
+    remote-tracking refs, and under pre-commit with the remote's commit the push replaces."""
+    git(keeper.root, "init", "-q", "-b", "main")
+    one_run(keeper)
+    git(keeper.root, "add", "-A")
+    git(keeper.root, "commit", "-qm", "one run")
+    env = git_env(keeper.root)
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(keeper.root, "remote", "add", "origin", str(remote))
+    git(keeper.root, "push", "-q", "-u", "origin", "main")
+    data = keeper.ledger_bytes()
+    git(keeper.root, "checkout", "-q", "-b", "topic")
+    (keeper.root / ".priors" / "ledger.jsonl").write_bytes(data.replace(b"x is magic", b"x is fine"))
+    keeper.ok("render")
+    git(keeper.root, "commit", "-qam", "rewrite the ledger")
+    for how in ("a new local branch", "a detached HEAD"):
+        if how == "a detached HEAD":
+            git(keeper.root, "checkout", "-q", "--detach")
+        r = keeper("verify", "--since", "@{upstream}", env=env)
+        # the commit alone looked sound against HEAD
+        assert r.code == 1 and "changed (and is not a redaction rewrite) since" in r.out, (how, r)
+        assert "no upstream (a first push, or a detached HEAD): checked against where this history leaves" in r.out
+        assert keeper("verify", env=env).code == 0  # (against HEAD, the rewrite is invisible)
+    # under pre-commit's pre-push stage: the remote's commit this push replaces
+    r = keeper("verify", "--since", "@{upstream}", env=dict(env, PRE_COMMIT_FROM_REF="main"))
+    assert r.code == 1 and "changed (and is not a redaction rewrite) since" in r.out and "PRE_COMMIT_FROM_REF)" in r.out, r

@@ -154,7 +154,7 @@ def walk(ctx: Context, with_open: bool, ns: Optional[str], where: Sequence[str])
         ask = pending[0]
         seen.add(_key_of(ask))
         term.write(ask_text(ask, len(seen), len(seen) + len(pending) - 1) + "\n")
-        term.write("  answers: " + " | ".join(commands(ask)) + "\n")
+        term.write("  answers:\n" + "".join(f"    {cmd}\n" for cmd in commands(ask)))
         offered = {v[0]: v for v in ask["verdicts"]}
         while True:
             k = term.key(key_prompt(ask))

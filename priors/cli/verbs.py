@@ -344,6 +344,10 @@ scope, severity, evidence, origin. Answer with one key (a accepted, w wontfix,
 o obsolete, r reopen, k keep, d duplicate; s skips, q stops), then an
 optional reason (required for reopen). Each answer is written at once,
 exactly as `priors decide ID VERDICT --because …` writes it.
+On an open finding: accepted (a) = you accept it as it stands, not “fix it”
+— settled, no run checks it again, agents may not raise it; wontfix (w) =
+real, but will not be fixed — settled the same way; obsolete (o) = it no
+longer applies; skip (s) leaves it open, checked by every run until fixed.
   --open       then walk the open findings too
   --ns NS      open findings of namespace NS only
   PATH…        open findings whose scope lies under these paths only

@@ -13,7 +13,7 @@ from priors.core.controls import visible
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Dict, List, Sequence, Tuple
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 CATEGORIES = ("fixed", "carried", "touched", "your_call", "new")
 LABELS = {"fixed": "fixed", "carried": "carried", "touched": "touched", "your_call": "your call", "new": "new"}
@@ -78,24 +78,27 @@ HEIGHT = 420
 
 
 def chart_svg(rows: Sequence[Any], title: str = "priors history", standalone: bool = True, uid: str = "c",
-              width: int = WIDE, y_at: int = 0) -> str:
+              width: int = WIDE, y_at: int = 0, now: Optional[int] = None) -> str:
     """The chart for history rows (objects with run, open, quiescent and the CATEGORIES counts) —
     of one namespace: the open line is that namespace's count after each run, so rows of several
     namespaces each get a chart of their own (`small_multiples`).
 
     `standalone`: an SVG file with its XML declaration; else an element to inline in HTML (or, with
     `y_at`, to place inside another SVG). `uid` prefixes the pattern ids, so charts can share a page.
-    `width`: WIDE, or NARROW for a phone (fewer run labels, the legend on more lines)."""
+    `width`: WIDE, or NARROW for a phone (fewer run labels, the legend on more lines). `now`: the
+    namespace's open count now (`priors status`), the line's last point: a decision taken after the
+    last run changes it, and the chart must not end on a number the page contradicts."""
     bars = bars_of(rows)
     n = len(bars)
     height = HEIGHT
-    left, right, bottom = 64, 20, 74
+    now = now if bars else None
+    left, right, bottom = 64, (52 if now is not None else 20), 74
     legend = _legend_rows(width - left - right)
     top = 92 + 20 * (len(legend) - 1)
     plot_w, plot_h = width - left - right, height - top - bottom
     step = plot_w / max(n, 1)
     bar_w = max(1.0, min(step * 0.78, 96.0))
-    ymax = nice_max(max([b.total for b in bars] + [b.open for b in bars] + [1]))
+    ymax = nice_max(max([b.total for b in bars] + [b.open for b in bars] + [now or 0, 1]))
     base_y = top + plot_h
 
     def y(v: float) -> float:
@@ -104,7 +107,8 @@ def chart_svg(rows: Sequence[Any], title: str = "priors history", standalone: bo
     q = sum(1 for r in rows if r.quiescent)
     streak = quiet_streak(rows)
     desc = (f"Per committed run: stacked bars of fixed, carried, touched, your call and new; the black line is the "
-            f"count of open findings after the run; a yellow band and a check mark show quiescent runs. "
+            f"count of open findings after the run{_NOW_DESC if now is not None else ''}; a yellow band and a check "
+            f"mark show quiescent runs. "
             f"{len(rows)} committed runs, {q} quiescent.")
     out: List[str] = []
     if standalone:
@@ -186,6 +190,13 @@ def chart_svg(rows: Sequence[Any], title: str = "priors history", standalone: bo
     if points:
         out.append('<polyline points="' + " ".join(f"{px:.1f},{py:.1f}" for px, py, _ in points)
                    + f'" fill="none" stroke="{OPEN_COLOR}" stroke-width="2.5"/>')
+    if points and now is not None:  # after the last run: where the namespace stands now, decisions included
+        nx, ny = left + plot_w + right / 2, y(now)
+        out.append(f'<line x1="{points[-1][0]:.1f}" y1="{points[-1][1]:.1f}" x2="{nx:.1f}" y2="{ny:.1f}" '
+                   f'stroke="{OPEN_COLOR}" stroke-width="2.5" stroke-dasharray="4 3"/>')
+        out.append(f'<circle cx="{nx:.1f}" cy="{ny:.1f}" r="4.5" fill="#ffffff" stroke="{OPEN_COLOR}" stroke-width="2">'
+                   f'<title>now: {now} open</title></circle>')
+        out.append(f'<text x="{nx:.1f}" y="{base_y + 18}" text-anchor="middle" fill="#333333">now</text>')
         if n <= 60:
             for px, py, b in points:
                 out.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="3.5" fill="{OPEN_COLOR}">'
@@ -206,6 +217,9 @@ def chart_svg(rows: Sequence[Any], title: str = "priors history", standalone: bo
         out.append(f'<text x="{left}" y="{height - 10}" fill="#222222">{counted}{_esc(" — " + tail if tail else "")}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+_NOW_DESC = ", then now (its dashed end: what decisions since the last run changed)"
 
 
 def _legend_rows(room: int, left: int = 64) -> List[List[Any]]:
@@ -233,19 +247,22 @@ def by_namespace(rows: Sequence[Any]) -> List[Tuple[Any, List[Any]]]:
     return [(names[key], group) for key, group in groups.items()]
 
 
-def small_multiples(rows: Sequence[Any], title: str = "priors history") -> str:
+def small_multiples(rows: Sequence[Any], title: str = "priors history", now: Optional[Dict[str, int]] = None) -> str:
     """One standalone SVG: a chart per namespace, stacked (a single namespace: its chart alone). Each
-    chart's open line is its own namespace's count, never a sum that zigzags between namespaces."""
+    chart's open line is its own namespace's count, never a sum that zigzags between namespaces;
+    `now`: namespace → its open count now, each line's last point."""
     groups = by_namespace(rows)
+    now = now or {}
     if len(groups) <= 1:
         name = f"{title} — {groups[0][0]}" if groups else title
-        return chart_svg(rows, name)
+        return chart_svg(rows, name, now=now.get(str(groups[0][0])) if groups else None)
     height = HEIGHT * len(groups)
     out = ['<?xml version="1.0" encoding="UTF-8"?>',
            f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDE}" height="{height}" viewBox="0 0 {WIDE} {height}" '
            f'role="img" aria-label="{_esc(title)}: one chart per namespace">']
     for i, (ns, group) in enumerate(groups):
-        out.append(chart_svg(group, f"{title} — {ns}", standalone=False, uid=f"c{i}", y_at=HEIGHT * i).rstrip("\n"))
+        out.append(chart_svg(group, f"{title} — {ns}", standalone=False, uid=f"c{i}", y_at=HEIGHT * i,
+                             now=now.get(str(ns))).rstrip("\n"))
     out.append("</svg>")
     return "\n".join(out) + "\n"
 

@@ -9,6 +9,7 @@ from priors.core.canonical import normalize
 from priors.core.errors import Refusal, UsageError
 from priors.core.fold import REST_AFTER, State, apply, next_prior_id
 from priors.core.grammar import AGENT_VERDICTS, check_at_door
+from priors.core.lessons import words
 from priors.core.moves import MOVED, move_events, seal_shapes
 from priors.core.plain import Plain
 from priors.core.protocol import (
@@ -185,13 +186,20 @@ def plan_commit(st: State, rf: RunFiles, decided: Any = (), judged: bool = False
     return CommitPlan(lines, summary, set_aside)
 
 
+ATTEMPTS_KEPT = 3  # attempts a seal keeps per prior: the pressure counts runs, the words need only a few
+LEXICAL_CODES = ("RERAISE", "DUPLICATE")  # refusals for saying the same thing: their words share some with the prior's
+
+
 def judge_attempts(st: State, rf: RunFiles) -> List[Dict[str, Any]]:
     """What the run's agent tried and the door refused, as the seal keeps it: each line `{"code",
     "of", "claim"}` (or, after a redaction of `of`, `{"code", "of", "claim_hash", "claim_redacted"}`),
     naming a prior of the ledger. The file is the agent's to write, so each line is held to the shape
     the door writes, the limits, and the secret guard; a line that fails refuses the commit. Only
-    what the door refused is kept, once; the words are never judged (they were refused)."""
+    what the door refused is kept, once, at most ATTEMPTS_KEPT per prior; a re-raise or duplicate whose
+    words share none with the prior's claim is dropped (the door could not have refused it as the same:
+    an invented line). The words are never judged otherwise (they were refused)."""
     out: List[Dict[str, Any]] = []
+    kept: Dict[str, int] = {}
     for i, a in enumerate(rf.attempts):
         why = attempt_problem(st, a)
         if why is not None:
@@ -202,8 +210,12 @@ def judge_attempts(st: State, rf: RunFiles) -> List[Dict[str, Any]]:
         if not p.redacted and a.get("claim_redacted") is True:  # only a redaction of its prior writes that form
             why = f"an attempt on {a['of']} is in its redacted form, but {a['of']} is not redacted"
             raise staging_refusal(Refusal("MALFORMED_STAGING", because={"rule": why}), rf, "attempts", i)
-        if a not in out:
-            out.append(dict(a))
+        if a in out or kept.get(a["of"], 0) >= ATTEMPTS_KEPT:
+            continue
+        if a["code"] in LEXICAL_CODES and "claim" in a and isinstance(p.claim, str) and not words(a["claim"]) & words(p.claim):
+            continue
+        kept[a["of"]] = kept.get(a["of"], 0) + 1
+        out.append(dict(a))
     return out
 
 

@@ -17,6 +17,7 @@ from priors.core.views import (
     count_bucket,
     namespaces,
     pressure_text,
+    tried_runs,
     tried_since,
     tried_words,
 )
@@ -41,11 +42,21 @@ KINDS = {
     "differs": "the agent says this differs from a finding you settled — the same (duplicate) or another (keep)?",
     "low-score": "this lesson keeps losing — keep it or retire it?",
     "awaiting-review": "a proposed lesson, not injected until you accept it",
+    "proposed-lesson": "a lesson an agent proposed: injected as advice until you decide — accept it or retire it?",
     "review": "due for review — still true?",
     "pressed": "agents keep raising this again since your decision — does it stand, or reopen it?",
     "open": "an open finding — settle it, or skip",
 }
 OPEN_VERDICTS = ("wontfix", "obsolete", "accepted")
+# what each key does to an open finding, in plain words: `accepted` is not "yes, fix it" — skipping is
+OPEN_MEANS = (
+    ("w wontfix", "it is real but will not be fixed: your call, settled — no run checks it again, and agents"
+                  " may not raise it again"),
+    ("o obsolete", "it no longer applies (or never did): retired"),
+    ("a accepted", "you accept it as it stands (it is how things should be): your call, settled — no run"
+                   " checks it again, and agents may not raise it again; not “fix it”"),
+    ("s skip", "leave it open: every run checks it until a run finds it fixed — the answer for a bug to fix"),
+)
 DIFFERS_VERDICTS = ("duplicate", "keep")  # `duplicate` is `decide P duplicate --of Q`: P obsolete, its words Q's
 KEYS["d"] = "duplicate"
 
@@ -90,12 +101,14 @@ def waiting(st: State, low: Optional[Dict[str, str]] = None, review_lessons: Ite
             ask = _ask(p, "awaiting-review", ("accepted", "obsolete"))
         elif (p.status == "open" or p.binding) and review_due(st, p):
             ask = _ask(p, "review", KEEP_OR_RETIRE)
+        elif count_bucket(p) == "proposed":  # waits for a person, who may never hear of it otherwise
+            ask = _ask(p, "proposed-lesson", ("accepted", "obsolete"))
         elif p.id in st.distinct and differs_from(st, p):
             q = st.priors[differs_from(st, p)[0]]
             ask = _ask(p, "differs", DIFFERS_VERDICTS, differs_from=q.id, settled_status=q.status, settled_claim=q.claim)
         elif p.id in index:
             tried = tried_since(st, p, index)
-            if len(tried) >= PRESSED_AT:
+            if tried_runs(tried) >= PRESSED_AT:
                 ask = _ask(p, "pressed", (p.status, "reopen"), tried=tried, note=pressure_text(tried, p.status),
                            reason=f"agents {pressure_text(tried, p.status)}")
         if ask is not None:
@@ -205,7 +218,28 @@ def ask_text(ask: Dict[str, Any], at: int, total: int) -> str:
     if isinstance(ask.get("supersedes"), str) and any(v in ("accepted", "keep") for v in ask["verdicts"]):
         lines.append(f"  replaces: {supersedes_note(ask)}")
     lines.append(f"  origin:   born in {ask.get('born')}" + (f" ({ask['type']})" if ask.get("type") else ""))
+    if ask["kind"] == "open":
+        lines.append("  keys:")
+        lines += [f"    {key:<11} {means}" for key, means in OPEN_MEANS]
     return "\n".join(lines)
+
+
+def call_text(ask: Dict[str, Any]) -> List[str]:
+    """One call as `priors status --calls` prints it: what it is, then each command that answers it on a
+    line of its own — whole, shell-quoted, ready to copy (never `a | b`, which a shell would run as a pipe)."""
+    kind = ask["kind"]
+    if kind == "reversal":
+        head = f"{ask['call']} — {_one_line(ask['call_claim'])} reverses {ask['id']}"
+    elif kind == "differs":
+        head = (f"{ask['id']} — the agent says {ask['id']} differs from your {ask['settled_status']} {ask['differs_from']}:"
+                f" {_one_line(ask['claim'])!r} vs {_one_line(ask['settled_claim'])!r}")
+    elif kind == "pressed":
+        head = f"{ask['id']} — {_one_line(ask['claim'])} — agents {ask['note']}: does it stand?"
+    elif kind == "low-score":
+        head = f"{ask['id']} — {_one_line(ask['claim'])} {ask['note']} — keep it or retire it?"
+    else:
+        head = f"{ask['id']} — {_one_line(ask['claim'])} — {KINDS[kind]}"
+    return [f"  ? {head}"] + [f"      {cmd}" for cmd in commands(ask)]
 
 
 def _runs_note(tried: List[Dict[str, Any]]) -> str:

@@ -83,10 +83,9 @@ def timeline(records: Sequence[Dict[str, Any]], pid: str) -> Optional[Dict[str, 
         elif was_resting and not p.resting and not p.redacted and t == "event" and rec.get("id") == pid:
             events.append(_ev(no, run, "resurrected", "resurrected — back from resting"))
         if t == "run" and isinstance(rec.get("attempts"), list):
-            for a in rec["attempts"]:
-                if isinstance(a, dict) and a.get("of") == pid:
-                    words = f"“{cut(a['claim'], 60)}”" if isinstance(a.get("claim"), str) else "(words redacted)"
-                    events.append(_ev(no, run, "tried", f"an agent raised it again, refused {a.get('code')}: {words}"))
+            tried = _tried_in_run(rec["attempts"], pid)
+            if tried:
+                events.append(_ev(no, run, "tried", tried))
     if not found:
         return None
     p = st.priors[pid]
@@ -113,10 +112,24 @@ def timeline(records: Sequence[Dict[str, Any]], pid: str) -> Optional[Dict[str, 
             body["supersedes_binding"] = st.priors[kept].status
     if p.miss:
         body["missing_runs"] = p.miss
-    tried = tried_since(st, p)
-    if tried:  # pressure a person may want to weigh: shown, never acted on
-        body["tried_since_decision"] = tried
+    tried_list = tried_since(st, p)
+    if tried_list:  # pressure a person may want to weigh: shown, never acted on
+        body["tried_since_decision"] = tried_list
     return body
+
+
+def _tried_in_run(attempts: List[Any], pid: str, most: int = 3) -> str:
+    """One timeline line for a run's attempts on `pid` (however many its seal holds): how many, the
+    refusal codes, and the first few words."""
+    mine = [a for a in attempts if isinstance(a, dict) and a.get("of") == pid]
+    if not mine:
+        return ""
+    codes = ", ".join(dict.fromkeys(str(a.get("code")) for a in mine))
+    said = [f"“{cut(a['claim'], 60)}”" if isinstance(a.get("claim"), str) else "(words redacted)" for a in mine[:most]]
+    more = f" and {len(mine) - most} more" if len(mine) > most else ""
+    n = len(mine)
+    return (f"an agent raised it again{'' if n == 1 else f' {n} times'} in this run, refused {codes}: "
+            + ", ".join(said) + more)
 
 
 def _ev(line: int, run: Any, kind: str, text: str) -> Dict[str, Any]:
@@ -565,6 +578,7 @@ def history_text(rows: Sequence[RunRow], width: int = 40) -> str:
     return "\n".join(lines)
 
 
-def history_svg(rows: Sequence[RunRow], title: str = "priors history") -> str:
-    """A self-contained SVG: stacked bars per run, a line for the open count, quiescent runs marked. Deterministic."""
-    return chart_svg(rows, title)
+def history_svg(rows: Sequence[RunRow], title: str = "priors history", now: Optional[int] = None) -> str:
+    """A self-contained SVG: stacked bars per run, a line for the open count (ending at `now`, the open
+    count today), quiescent runs marked. Deterministic."""
+    return chart_svg(rows, title, now=now)

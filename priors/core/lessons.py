@@ -460,21 +460,6 @@ def low_score_ask(pid: str, s: Stats) -> str:
             f"reply: decide {pid} keep — or decide {pid} obsolete")
 
 
-def call_lines_for(ledger: Ledger, ns: str, require_review: bool) -> List[str]:
-    """Extra `status --calls` questions: low-scoring lessons, and (with require_review) lessons awaiting review."""
-    low = ledger.low_scores()
-    out = []
-    for p in ledger.state.in_ns(ns):
-        if p.id in low:
-            s = low[p.id]
-            out.append(f"  ? {p.id} — {p.claim} scored {fmt_score(s.score)} over {s.scored} runs "
-                       f"(decide {p.id} keep | obsolete)")
-        elif require_review and is_lesson(p) and p.status == "open":
-            out.append(f"  ? {p.id} — {p.claim} (a proposed lesson, not injected until you accept it: "
-                       f"decide {p.id} accepted | obsolete)")
-    return out
-
-
 # ------------------------------------------------------------------ ranking and budgets
 
 _WORD = re.compile(r"[a-z0-9]+")

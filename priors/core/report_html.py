@@ -13,7 +13,7 @@ from priors.core.canonical import dumps
 from priors.core.chart import NARROW, by_namespace, chart_svg, quiet_streak
 from priors.core.controls import visible
 from priors.core.desk import KINDS, commands, open_findings, supersedes_note
-from priors.core.views import BUCKETS, attempts_index, namespaces, tally, tried_since, tried_words
+from priors.core.views import BUCKETS, attempts_index, namespaces, plural, tally, tried_runs, tried_since, tried_words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -33,7 +33,7 @@ HEADS = {
     "tombs": ("id", "namespace", "content hash"),
     "new": ("id", "namespace", "status", "claim"),
     "decided": ("id", "verdict", "because"),
-    "tried": ("id", "namespace", "your decision", "raised again", "in these words"),
+    "tried": ("id", "namespace", "your decision", "raised again in", "in these words"),
 }
 
 CSS = """
@@ -62,6 +62,7 @@ code.rule{white-space:nowrap}
 .sev-minor{background:#fff;color:#000}.sev-none{background:#fff;color:#555;border-color:#999}
 .tomb{color:#555}
 ul.cmds{margin:0;padding-left:1.1em}
+code.cmd span{white-space:nowrap}
 footer{color:#555;font-size:.85em;margin:2em 0 1em}
 @media (max-width:800px){body{font-size:14px}main{padding:8px}
 .wrap{overflow-x:visible}table,tbody,tr,td{display:block;width:100%}thead{display:none}
@@ -99,6 +100,12 @@ def ref_html(ref: Any) -> str:
     # broken at the separators before escaping: an escape holds `#` itself (`'` is `&#x27;`), and a break inside
     # one would show the entity's text (`it&#x27;s`) instead of the character
     return '<code class="ref">' + "<wbr>".join(e(part) for part in _REF_AFTER.split(ref)) + "</code>"
+
+
+def command_html(cmd: str) -> str:
+    """A command to copy, each word unbroken: it wraps only at the spaces between words (`--of P-0004`
+    split at a hyphen reads as other options). A word too long for a phone's line still breaks."""
+    return " ".join(f"<span>{e(w)}</span>" if len(w) <= 40 else e(w) for w in cmd.split(" "))
 
 
 def rule_html(p: Any) -> str:
@@ -206,10 +213,11 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
     for i, (ns, group) in enumerate(charts):
         name = chart_title if ns is None else f"{ns} — {chart_title}"
         out.append(f'<figure data-ns="{e(ns if ns is not None else "")}">')
-        out.append(chart_svg(group, f"Convergence — {name}", standalone=False, uid=f"conv{i}").replace(
+        now = (counts.get(ns) or {}).get("open") if ns is not None else None  # the line ends where status stands
+        out.append(chart_svg(group, f"Convergence — {name}", standalone=False, uid=f"conv{i}", now=now).replace(
             'class="chart"', 'class="chart wide"', 1))
         out.append(chart_svg(group, name if ns is None else str(ns), standalone=False, uid=f"convn{i}",
-                             width=NARROW).replace('class="chart"', 'class="chart narrow"', 1))
+                             width=NARROW, now=now).replace('class="chart"', 'class="chart narrow"', 1))
         out.append("</figure>")
     out.append("</section>")
 
@@ -236,7 +244,7 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
                 if isinstance(ask.get("supersedes"), str):
                     what += (f" — replaces {supersedes_note(ask)}" if ask.get("supersedes_binding")
                              else f" — accepting it retires {ask['supersedes']}")
-                cmds = "".join(f"<li><code>{e(c)}</code></li>" for c in commands(ask))
+                cmds = "".join(f'<li><code class="cmd">{command_html(c)}</code></li>' for c in commands(ask))
                 trs.append(f"<tr><td><code>{e(ask['id'])}</code></td><td>{e(what)}</td>"
                            f'<td class="claim">{claim_html(ask["claim"])}</td><td><ul class="cmds">{cmds}</ul></td></tr>')
             out.append(_table("asks", trs))
@@ -247,13 +255,14 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
     # what agents tried again since a person decided: pressure to weigh, never acted on
     index = attempts_index(st)
     pressed = [(p, tried_since(st, p, index)) for p in st.priors.values() if p.id in index and wanted(p.ns)]
-    pressed = sorted([(p, t) for p, t in pressed if t], key=lambda pt: -len(pt[1]))  # stable: ledger order within
+    pressed = sorted([(p, t) for p, t in pressed if t], key=lambda pt: -tried_runs(pt[1]))  # stable: ledger order within
     out.append(f'<section id="tried"><h2>Raised again since you decided ({len(pressed)})</h2>')
     if pressed:
-        out.append("<p>Agents proposed these again after your decision and were refused. Many attempts may mean "
-                   "the decision deserves another look; nothing changes unless you decide.</p>")
+        out.append("<p>Agents proposed these again after your decision and were refused. Many runs may mean "
+                   "the decision deserves another look; nothing changes unless you decide. The count is the agents' "
+                   "own report (each run's attempts file): a tool can add to it or leave it out.</p>")
         trs = [f"<tr><td><code>{e(p.id)}</code></td><td>{e(p.ns)}</td><td>{e(p.status)}</td>"
-               f'<td class="n">{len(t)}</td><td class="claim">'
+               f'<td class="n">{plural(tried_runs(t), "run")}</td><td class="claim">'
                + "<br>".join(f"“{claim_html(w)}”" for w in tried_words(t)) + "</td></tr>" for p, t in pressed]
         out.append(_table("tried", trs))
     else:

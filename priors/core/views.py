@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import re
 
-from priors.core.controls import shell_text, shell_word, visible
+from priors.core.controls import visible
 from priors.core.errors import UsageError
-from priors.core.fold import BINDING, REST_AFTER, PriorState, State, review_due
-from priors.core.sameness import differs_from
+from priors.core.fold import BINDING, REST_AFTER, PriorState, State
 from priors.core.spelling import nearest
 from priors.core.vocabulary import display_status
 
@@ -156,8 +155,10 @@ def status_line(ns: str, counts: Dict[str, int]) -> str:
     return line
 
 
-# A settled prior that agents raised again this many times since the person's decision becomes one of
+# A settled prior that agents raised again in this many runs since the person's decision becomes one of
 # the person's calls (once may be an accident; twice is pressure). `show` and the report show any count.
+# Runs, not attempts: an agent writes its own attempts file, and twenty thousand lines from one run are
+# one run's pressure (commit keeps at most ATTEMPTS_KEPT per prior per run: core/commit_plan.py).
 PRESSED_AT = 2
 
 
@@ -185,11 +186,16 @@ def tried_since(st: State, p: PriorState, index: Optional[Dict[str, Any]] = None
             for pos, run, a in got if pos > p.human_idx]
 
 
+def tried_runs(tried: Sequence[Dict[str, Any]]) -> int:
+    """In how many runs agents tried (what the pressure counts: not lines of a file an agent writes)."""
+    return len({t.get("run") for t in tried})
+
+
 def pressure_text(tried: List[Dict[str, Any]], status: str) -> str:
-    """`re-raised 4 times since your wontfix` (`raised again` for a prior a person accepted)."""
-    n = len(tried)
+    """`re-raised in 2 runs since your wontfix` (`raised again` for a prior a person accepted)."""
+    n = tried_runs(tried)
     verb = "re-raised" if status == "wontfix" else "raised again"
-    return f"{verb} {'once' if n == 1 else 'twice' if n == 2 else f'{n} times'} since your {status}"
+    return f"{verb} in {plural(n, 'run')} since your {status}"
 
 
 def tried_words(tried: Sequence[Dict[str, Any]], most: int = 5) -> List[str]:
@@ -202,36 +208,9 @@ def tried_words(tried: Sequence[Dict[str, Any]], most: int = 5) -> List[str]:
     return out[:most]
 
 
-def call_lines(st: State, ns: str, group: Optional[List[PriorState]] = None,
-               index: Optional[Dict[str, Any]] = None) -> List[str]:
-    out: List[str] = []
-    for p in (st.in_ns(ns) if group is None else group):
-        if p.redacted:
-            continue
-        if p.status in ("challenged", "obsolete-proposed"):
-            out.append(f"  ? {p.id} — {p.claim} (decide {p.id} keep | obsolete)")
-        elif (p.status == "open" or p.binding) and review_due(st, p):
-            out.append(f"  ? {p.id} — still true? decide {p.id} keep | obsolete")
-        elif p.id in st.distinct and differs_from(st, p):
-            q = st.priors[differs_from(st, p)[0]]
-            out.append(f"  ? {p.id} — the agent says {p.id} differs from your {q.status} {q.id}: {p.claim!r} vs {q.claim!r};"
-                       f" decide {p.id} duplicate --of {q.id} | keep")
-        elif index and p.id in index and len(tried_since(st, p, index)) >= PRESSED_AT:
-            out.append(f"  ? {p.id} — agents {pressure_text(tried_since(st, p, index), p.status)}: does it stand? "
-                       f"decide {p.id} {p.status} | reopen")
-    for call in st.calls:
-        rec = call.rec
-        if call.resolved or rec.get("ns") != ns:
-            continue
-        target = rec.get("conflicts_with")
-        cid = rec.get("call_id")
-        out.append(f"  ? {cid} — {rec.get('claim')} reverses {target}; "
-                   f"decide {shell_word(target)} reopen --because {shell_text(f'accept {cid}')} | keep")
-    return out
-
-
-def status_text(st: State, with_calls: bool, extras=None, open_runs: Sequence[str] = ()) -> str:
-    """`extras(ns, with_calls) -> (info lines, call lines)` adds the lessons loop's lines (docs/lessons.md).
+def status_text(st: State, calls: Optional[Dict[str, List[str]]], extras=None, open_runs: Sequence[str] = ()) -> str:
+    """`calls`: with `--calls`, each namespace's call lines (`core.desk.call_text`), else None.
+    `extras(ns) -> info lines` adds the lessons loop's score lines (docs/lessons.md).
 
     `open_runs`: runs opened and not yet committed — named, so a person knows a run is under way."""
     running = [f"{run} is open — `priors commit --run {run}` seals it, `priors abort --run {run}` drops it"
@@ -239,19 +218,14 @@ def status_text(st: State, with_calls: bool, extras=None, open_runs: Sequence[st
     if not st.priors:
         return "\n".join([NO_PRIORS_OPEN if running else NO_PRIORS, *running])
     counts = tally(st)
-    groups = by_namespace(st) if with_calls else {}
-    index = attempts_index(st) if with_calls else None
     lines: List[str] = []
-    waiting = False
     for ns in namespaces(st, list(counts)):
         lines.append(status_line(ns, counts.get(ns) or dict.fromkeys(BUCKETS, 0)))
-        info, calls = extras(ns, with_calls) if extras is not None else ([], [])
-        lines.extend(info)
-        if with_calls:
-            asks = call_lines(st, ns, groups.get(ns, []), index) + list(calls)
-            lines.extend(asks)
-            waiting = waiting or bool(asks)
-    if with_calls and not waiting:
+        if extras is not None:
+            lines.extend(extras(ns))
+        if calls is not None:
+            lines.extend(calls.get(ns, ()))
+    if calls is not None and not any(calls.values()):
         lines.append(NOTHING_WAITS)
     return "\n".join(lines + running)
 

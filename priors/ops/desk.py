@@ -6,9 +6,9 @@ lessons that keep losing, and (with `require_review`) lessons a person has not a
 from __future__ import annotations
 
 from priors.core.answer import Answer
-from priors.core.desk import commands, findings_under, open_asks, waiting
+from priors.core.desk import call_text, commands, findings_under, open_asks, waiting
 from priors.core.errors import UsageError
-from priors.core.lessons import Ledger, call_lines_for, fmt_score, is_lesson, score_lines_for
+from priors.core.lessons import Ledger, fmt_score, is_lesson, score_lines_for
 from priors.core.views import BUCKETS, check_namespace, known_namespaces, namespaces, status_text, tally
 from priors.store.config import config_if_set_up
 from priors.store.ledger import load_ledger, open_runs, read_records
@@ -53,30 +53,37 @@ def asks_now(paths: Paths, with_open: bool, ns: Optional[str], where: Sequence[s
     return asks
 
 
-def _score_extras(paths: Paths, st: State) -> Optional[Callable[[str, bool], Tuple[List[str], List[str]]]]:
-    """`status` extras: per namespace, score lines and (with --calls) keep-or-retire and review calls."""
-    review = bool(config_if_set_up(paths).get("require_review", False))
-    if not st.scored and not review:
+def _score_extras(st: State) -> Optional[Callable[[str], List[str]]]:
+    """`status` extras: per namespace, the scored lessons' score lines (none before a run is scored)."""
+    if not st.scored:
         return None
     ledger = Ledger(st)  # statistics are computed once, on first use, for every namespace
 
-    def extras(ns: str, with_calls: bool) -> Tuple[List[str], List[str]]:
-        return score_lines_for(ledger, ns), (call_lines_for(ledger, ns, review) if with_calls else [])
+    def extras(ns: str) -> List[str]:
+        return score_lines_for(ledger, ns)
 
     return extras
 
 
 def status(paths: Paths, calls: bool, as_json: bool) -> Answer:
-    """Where each namespace stands. The JSON form counts per namespace and, with `calls`, lists the
-    calls as the desk holds them, each with the `priors decide` commands that answer it."""
+    """Where each namespace stands. With `calls`, what waits for a person as the desk holds it (the walk's
+    asks), each with the `priors decide` commands that answer it — as text, one command a line."""
     st = load_ledger(paths, want_data=False).state
     running = open_runs(paths, st)
+    asks: List[Dict[str, Any]] = []
+    if calls:
+        low, held = lesson_calls(paths, st)
+        asks = waiting(st, low, held)
     if not as_json:
-        return Answer(0, None, status_text(st, calls, _score_extras(paths, st), running))
+        by_ns: Optional[Dict[str, List[str]]] = None
+        if calls:
+            by_ns = {}
+            for ask in asks:
+                by_ns.setdefault(ask["ns"], []).extend(call_text(ask))
+        return Answer(0, None, status_text(st, by_ns, _score_extras(st), running))
     counts = tally(st)
     rows = [dict(counts.get(ns) or dict.fromkeys(BUCKETS, 0), ns=ns) for ns in namespaces(st, list(counts))]
     obj: Dict[str, Any] = {"namespaces": rows, "open_runs": list(running)}
     if calls:
-        low, held = lesson_calls(paths, st)
-        obj["calls"] = [dict(ask, commands=commands(ask)) for ask in waiting(st, low, held)]
+        obj["calls"] = [dict(ask, commands=commands(ask)) for ask in asks]
     return Answer(0, obj)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from priors.core.answer import Answer
 from priors.core.canonical import normalize
+from priors.core.commit_plan import ATTEMPTS_KEPT
 from priors.core.errors import DamagedLedger, Refusal, UsageError
 from priors.core.fold import next_prior_id, prior_number
 from priors.core.grammar import check_run_id, validate
@@ -88,7 +89,7 @@ def note_attempt(st: State, rf: RunFiles, body: Dict[str, Any], raw: Any) -> Non
     except Refusal:
         return
     tried = {"claim": claim, "code": body["refused"], "of": of}
-    if tried not in rf.attempts:
+    if tried not in rf.attempts and sum(1 for a in rf.attempts if isinstance(a, dict) and a.get("of") == of) < ATTEMPTS_KEPT:
         rf.attempts.append(tried)
 
 

@@ -73,8 +73,8 @@ def suggest(paths: Paths, ns: Optional[str], words: Sequence[str], tags: Sequenc
              "door": DOOR},
         ]
         append_and_apply(paths, loaded, lines)
-    text = (f"{pid} suggested in {ns} ({what}) — open until a person decides: "
-            f"priors decide {pid} accepted | obsolete")
+    text = (f"{pid} suggested in {ns} ({what}) — open until a person decides (`priors status --calls` lists it):\n"
+            f"  priors decide {pid} accepted\n  priors decide {pid} obsolete")
     out: Dict[str, Any] = {"id": pid, "ns": ns, "run": run}
     if supersedes:
         out["supersedes"] = supersedes

@@ -11,6 +11,7 @@ from priors.core.answer import Answer
 from priors.core.chart import small_multiples
 from priors.core.errors import Refusal, UsageError
 from priors.core.history import (
+    history_and_state,
     history_rows,
     history_svg,
     history_text,
@@ -19,7 +20,7 @@ from priors.core.history import (
     show_text,
     timeline,
 )
-from priors.core.views import check_namespace, record_namespaces
+from priors.core.views import check_namespace, record_namespaces, tally
 from priors.core.vocabulary import LIST_STATUSES, PRESETS, PRIOR_RE
 from priors.store.files import atomic_write
 from priors.store.ledger import read_records
@@ -76,15 +77,19 @@ def history(paths: Paths, ns: Optional[str], svg: Optional[str]) -> Answer:
         records = read_records(paths)
         if ns is not None:
             check_namespace("history", [ns], record_namespaces(records))
-        rows = history_rows(records, ns)
+        if svg is not None:  # the chart's line ends where `status` stands now: the whole fold, decisions included
+            rows, st = history_and_state(records, ns)
+            now = {name: c["open"] for name, c in tally(st).items()}
+        else:
+            rows, now = history_rows(records, ns), {}
     finally:
         gc.enable()
     runs = [r.as_dict() for r in rows]
     obj: Dict[str, Any] = {"ns": ns, "runs": runs} if ns is not None else {"runs": runs}
     text = history_text(rows)
     # one namespace's chart, or one chart per namespace: an open line never mixes two namespaces' counts
-    chart = (history_svg(rows, f"priors history — {ns}") if ns is not None else small_multiples(rows, "priors history")
-             ) if svg is not None else ""
+    chart = (history_svg(rows, f"priors history — {ns}", now.get(ns)) if ns is not None
+             else small_multiples(rows, "priors history", now)) if svg is not None else ""
     if to_stdout:
         return Answer(0, obj, chart[:-1] if chart.endswith("\n") else chart)
     if target is not None:

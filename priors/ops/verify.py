@@ -19,7 +19,7 @@ from priors.core.ledger_checks import (
 from priors.core.ledger_replay import Share, in_order, namespace_weights, replay, split_namespaces
 from priors.store.background import start, worth_it
 from priors.store.files import file_size, read_bytes
-from priors.store.git import UPSTREAM_REVS, committed_ledger, git_show, lacks_upstream
+from priors.store.git import UPSTREAM_REVS, committed_ledger, git_show, lacks_upstream, pushed_over, remote_bases
 from priors.store.ledger import ledger_blocks, read_ledger_bytes
 from priors.store.lock import writer_alive
 from priors.store.paths import Paths, ledger_missing, require_init
@@ -71,12 +71,9 @@ def verify(paths: Paths, since: Optional[str], no_git: bool) -> Tuple[Answer, Li
     """(every problem in `.priors/` — exit code 1 when there is any —, each problem as a GitHub
     Actions `::error` workflow command, for the caller to print where the workflow reads them)."""
     require_init(paths)
-    note = None
-    if since in UPSTREAM_REVS and lacks_upstream(paths.root):
-        # the pre-push hook on a branch's first push: nothing upstream to compare with — check against
-        # HEAD, as verify does without --since, and say so (exit 2 would block the push)
-        note = f"note: this branch has no upstream yet (a first push): checked against HEAD instead of {since}"
-        since = None
+    note, also = _push_base(paths, since)
+    if note is not None:
+        since = also.pop(0) if also else None
     data = b"" if no_git or ledger_missing(paths) is not None else read_ledger_bytes(paths)
 
     def source() -> Any:  # no_git: the ledger read a block at a time, never held whole; else git needs it whole
@@ -96,6 +93,8 @@ def verify(paths: Paths, since: Optional[str], no_git: bool) -> Tuple[Answer, Li
     if since is not None:
         old = git_show(paths.root, since)
         problems += check_since(old, data, since)
+        for base in also:  # HEAD's history left the remotes' at several places: it grew only since each
+            problems += check_since(git_show(paths.root, base), data, base)
     elif not no_git:
         old = committed_ledger(paths.root)  # a hand edit of a committed line is caught before it is committed
         if old is not None:
@@ -116,7 +115,8 @@ def verify(paths: Paths, since: Optional[str], no_git: bool) -> Tuple[Answer, Li
         body["warnings"] = [w.as_dict() for w in warnings]
     if people.added:
         body["human_lines"] = people.added
-    lines = ([note] if note is not None else []) + [p.text() for p in problems] + ["warning: " + w.text() for w in warnings]
+    lines = ([f"note: {note}"] if note is not None else []) + [p.text() for p in problems]
+    lines += ["warning: " + w.text() for w in warnings]
     n = checked.lines
     if not problems:
         grew = f", grew only since {since}" if since else (f", grew only since {against}" if against else "")
@@ -126,6 +126,29 @@ def verify(paths: Paths, since: Optional[str], no_git: bool) -> Tuple[Answer, Li
     lines += human_summary(people.added, since or "HEAD", people.problems)  # after the verdict line
     return (Answer(1 if problems else 0, body, "\n".join(lines), encoded=dumps(body)),
             [github_annotation(p) for p in problems] + [github_annotation(w, "warning") for w in warnings])
+
+
+def _push_base(paths: Paths, since: Optional[str]) -> Tuple[Optional[str], List[str]]:
+    """For the pre-push hook's `--since @{upstream}`: (a note saying what the push is checked against
+    instead, the revisions to check against — none: HEAD), or (None, []) to use `since` as given.
+
+    The remote's ref being pushed over when pre-commit names it; else, with no upstream (a branch's
+    first push, a detached HEAD — `git push origin HEAD:main`), where HEAD's history leaves the
+    remote-tracking refs'; only with no remote ref at all, HEAD (said so: nothing the remote holds is
+    compared). Exit 2 would block the push, and HEAD alone would let a rewritten ledger through."""
+    if since not in UPSTREAM_REVS:
+        return None, []
+    pushed = pushed_over(paths.root)
+    if pushed is not None:
+        return f"checked against the remote's commit this push replaces ({pushed[:12]}, PRE_COMMIT_FROM_REF)", [pushed]
+    if not lacks_upstream(paths.root):
+        return None, []
+    bases = remote_bases(paths.root)
+    if bases:
+        return (f"no upstream (a first push, or a detached HEAD): checked against where this history leaves the"
+                f" remote-tracking refs' ({', '.join(b[:12] for b in bases)}) instead of {since}"), bases
+    return (f"no upstream and no remote-tracking refs at all: checked against HEAD instead of {since} —"
+            " nothing a remote holds was compared"), []
 
 
 def human_summary(added: List[Dict[str, Any]], label: str, signing: Sequence[Problem] = ()) -> List[str]:

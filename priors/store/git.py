@@ -83,6 +83,34 @@ def lacks_upstream(root: Any) -> bool:
         return False
 
 
+def pushed_over(root: Any) -> Optional[str]:
+    """The remote's commit a push replaces, as pre-commit's pre-push stage names it (PRE_COMMIT_FROM_REF),
+    when it names one this repository holds; None otherwise (not under pre-commit, a new remote branch)."""
+    ref = os.environ.get("PRE_COMMIT_FROM_REF", "").strip()
+    if not ref or ref.startswith("-") or set(ref) == {"0"}:
+        return None
+    try:
+        r = _git(["rev-parse", "--verify", "--quiet", ref + "^{commit}"], root)
+    except OSError:
+        return None
+    return r.stdout.decode("ascii", "replace").strip() if r.returncode == 0 else None
+
+
+def remote_bases(root: Any) -> List[str]:
+    """Where HEAD's history leaves what the remotes hold: the best common ancestors of HEAD and all the
+    remote-tracking refs (`git merge-base --all HEAD refs/remotes/…`). Empty when there is no remote ref,
+    or none shares history with HEAD — then nothing the remote holds can be compared with."""
+    try:
+        refs = _git(["for-each-ref", "--format=%(objectname)", "refs/remotes"], root)
+        shas = sorted(set(refs.stdout.decode("ascii", "replace").split())) if refs.returncode == 0 else []
+        if not shas:
+            return []
+        r = _git(["merge-base", "--all", "HEAD", *shas], root)
+    except OSError:
+        return []
+    return r.stdout.decode("ascii", "replace").split() if r.returncode == 0 else []
+
+
 def config_value(root: Any, key: str) -> Optional[str]:
     """`git config --get KEY` in `root`'s repository (None: unset, no repository, or no git)."""
     try:
