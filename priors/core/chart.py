@@ -197,10 +197,10 @@ def chart_svg(rows: Sequence[Any], title: str = "priors history", standalone: bo
         out.append(f'<circle cx="{nx:.1f}" cy="{ny:.1f}" r="4.5" fill="#ffffff" stroke="{OPEN_COLOR}" stroke-width="2">'
                    f'<title>now: {now} open</title></circle>')
         out.append(f'<text x="{nx:.1f}" y="{base_y + 18}" text-anchor="middle" fill="#333333">now</text>')
-        if n <= 60:
-            for px, py, b in points:
-                out.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="3.5" fill="{OPEN_COLOR}">'
-                           f'<title>{_esc(b.name)}: {b.open} open</title></circle>')
+    if points and n <= 60:
+        for px, py, b in points:
+            out.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="3.5" fill="{OPEN_COLOR}">'
+                       f'<title>{_esc(b.name)}: {b.open} open</title></circle>')
     out.append(f'<line x1="{left}" y1="{base_y}" x2="{width - right}" y2="{base_y}" stroke="#222222"/>')
     out.append(f'<line x1="{left}" y1="{top}" x2="{left}" y2="{base_y}" stroke="#222222"/>')
     per = bars[0].runs if bars else 1

@@ -117,7 +117,8 @@ def waiting(st: State, low: Optional[Dict[str, str]] = None, review_lessons: Ite
             out.append((rank[ask["kind"]], order.get(p.ns, len(order)), n, ask))
     for n, call in enumerate(st.calls):
         rec = call.rec
-        target = st.priors.get(rec.get("conflicts_with", ""))
+        against = rec.get("conflicts_with")
+        target = st.priors.get(against) if isinstance(against, str) else None  # (a damaged call names no prior)
         if call.resolved or target is None or target.redacted:
             continue
         cid = str(rec.get("call_id"))
