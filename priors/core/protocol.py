@@ -245,15 +245,7 @@ class ScopeIndex(Plain):
         self.items.append(p)
         ref = p.scope_ref
         if isinstance(ref, str):
-            if ref not in self.by_ref:
-                self.by_ref[ref] = []
-                if self.refs is not None:
-                    bisect.insort(self.refs, ref)
-                n = len(ref)
-                at = bisect.bisect_left(self.lengths, n)
-                if at == len(self.lengths) or self.lengths[at] != n:
-                    self.lengths.insert(at, n)
-            self.by_ref[ref].append(pos)
+            self.held(ref).append(pos)
         if p.facet("scope") == "repo-wide":
             self.wide.append(pos)
 
@@ -271,15 +263,21 @@ class ScopeIndex(Plain):
                 self.refs.remove(old)
         ref = p.scope_ref  # (its place in the pool's order stays: the order is the ledger's)
         if isinstance(ref, str):
-            if ref not in self.by_ref:
-                self.by_ref[ref] = []
-                if self.refs is not None:
-                    bisect.insort(self.refs, ref)
-                n = len(ref)
-                at = bisect.bisect_left(self.lengths, n)
-                if at == len(self.lengths) or self.lengths[at] != n:
-                    self.lengths.insert(at, n)
-            bisect.insort(self.by_ref[ref], pos)
+            bisect.insort(self.held(ref), pos)
+
+    def held(self, ref: str) -> List[int]:
+        """The positions of the priors held under `ref`: a new ref's list, its place among the refs and
+        its length among the lengths made when it first comes."""
+        got = self.by_ref.get(ref)
+        if got is None:
+            got = self.by_ref[ref] = []
+            if self.refs is not None:
+                bisect.insort(self.refs, ref)
+            n = len(ref)
+            at = bisect.bisect_left(self.lengths, n)
+            if at == len(self.lengths) or self.lengths[at] != n:
+                self.lengths.insert(at, n)
+        return got
 
     def around(self, cand: Candidate) -> List[PriorState]:
         """The priors, in pool order, whose scope is the candidate's, contains it or lies inside it,
