@@ -68,8 +68,6 @@ def history(paths: Paths, ns: Optional[str], svg: Optional[str]) -> Answer:
     """A row a committed run (of `ns`, or all); JSON: `{["ns",] "runs": [rows]}`; `svg`: the chart too."""
     if ns == "":
         raise UsageError("priors history: --ns needs a non-empty value")
-    if svg == "":
-        raise UsageError("priors history: --svg '': expected a file path")
     to_stdout = svg == "-"  # `--svg -`: the chart on stdout instead of the table, as `-o -` means everywhere
     target = output_target("history", "--svg", svg, paths.root) if svg is not None and not to_stdout else None
     gc.disable()  # the records and the fold hold no cycles: a collection would only walk them all (~2 % of the call)
