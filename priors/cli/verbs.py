@@ -438,6 +438,7 @@ carried everything and nothing was fixed, touched, new or put to you.
   --json       canonical JSON {"runs":[…]}
   --svg FILE   also write a self-contained SVG chart to FILE: one chart per
                namespace, stacked (each open line is its own namespace's);
+               namespaces whose runs found nothing are named, not drawn;
                `--svg -` prints the chart instead of the table"""))
 declare(Verb('report', 'write one self-contained HTML page: chart, your calls, open findings', SEE, "report_verb", ANSWER,
              usage='priors report -o FILE.html [--since RUN] [--ns NS ...]',
