@@ -92,6 +92,12 @@ def test_a_mistyped_namespace_is_a_usage_error_on_every_verb_that_reads_one(keep
         err = keeper.usage(*args)
         assert "rufff" in err and "did you mean ruff?" in err, (args, err)
     assert "(it holds code-review, ruff)" in keeper.usage("list", "--ns", "nothing-like-it")
+    # a capital letter, a lowercase id, a misspelt status: each named with what was meant
+    for args in (["report", "-o", "r.html", "--ns", "Ruff"], ["list", "--ns", "RUFF"]):
+        assert "did you mean ruff?" in keeper.usage(*args), args
+    assert "did you mean P-0004?" in keeper.usage("show", "p-0004")
+    assert "did you mean open?" in keeper.usage("list", "--status", "opne")
+    assert "did you mean" not in keeper.usage("list", "--status", "xyzzy")
     # a namespace the ledger knows only from a sealed run that found nothing is known
     keeper.ok("commit", "--run", json.loads(keeper.ok("relevant", "--ns", "quiet", "--scopes", keeper.scopes({})))["run"])
     assert keeper.ok("list", "--ns", "quiet") == "no priors match\n"
