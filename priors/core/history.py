@@ -245,7 +245,7 @@ def list_rows(records: Sequence[Dict[str, Any]], ns: Optional[str] = None, statu
 def list_text(rows: Sequence[Dict[str, Any]]) -> str:
     if not rows:
         return "no priors match"
-    table = [("id", "area", "type", "status", "where", "what")]
+    table = [("id", "namespace", "type", "status", "where", "what")]
     for r in rows:
         rule = f"[{r['rule']}] " if isinstance(r.get("rule"), str) else ""  # an analyzer's result: its rule first
         what = "▒ redacted" if r.get("redacted") else cut(rule + str(r.get("claim", "")))
