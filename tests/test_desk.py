@@ -216,6 +216,8 @@ def test_open_findings_filtered_by_namespace_and_path(tmp_path):
     t.send("s")
     code, rest = t.finish()
     assert code == 0 and "P-0005" not in rest and "4 skipped" in rest  # P-0004 is in lib/, P-0005 in api
+    # the closing line's command walks the same findings again: the same --ns and PATH
+    assert "1 open finding still waits: `priors decide --open --ns web src/` walks them" in rest, rest
 
 
 def test_a_mistyped_namespace_for_the_open_findings_is_named_before_anything_is_asked(tmp_path):
