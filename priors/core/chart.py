@@ -303,6 +303,34 @@ def small_multiples(rows: Sequence[Any], title: str = "priors history", now: Opt
     return "\n".join(out) + "\n"
 
 
+TOUCHED_MEANS = "touched: a finding whose code changed since a run judged it — the next run judges it again"
+MOST_QUIET = 5  # namespaces named one by one in a quiescent note; the rest are counted
+
+
+def quiet_by_namespace(rows: Sequence[Any]) -> List[Tuple[Any, List[Any]]]:
+    """Each namespace whose own last runs were quiescent, with that streak: a quiet run of one namespace
+    says nothing of another's, so a streak is never read across namespaces."""
+    out = []
+    for ns, group in by_namespace(rows):
+        streak = quiet_streak(group)
+        if streak:
+            out.append((ns, streak))
+    return out
+
+
+def quiet_notes(rows: Sequence[Any]) -> List[str]:
+    """`quiescent since run-N (k runs in a row)`: as it is for one namespace; for several, one a namespace
+    (its name first), the first MOST_QUIET named and the rest counted."""
+    quiet = quiet_by_namespace(rows)
+    several = len(by_namespace(rows)) > 1
+    notes = [(f"{ns}: " if several else "") + f"quiescent since {streak[0].run} "
+             f"({len(streak)} run{'s' if len(streak) != 1 else ''} in a row)" for ns, streak in quiet[:MOST_QUIET]]
+    if len(quiet) > MOST_QUIET:
+        more = len(quiet) - MOST_QUIET
+        notes.append(f"and {more} more namespace{'s' if more != 1 else ''} quiescent")
+    return notes
+
+
 def quiet_streak(rows: Sequence[Any]) -> List[Any]:
     """The trailing runs that were all quiescent (empty when the last run was not)."""
     out: List[Any] = []
