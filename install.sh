@@ -634,10 +634,19 @@ with open(sys.argv[1], "rb") as fh:
 ' "$1" >/dev/null 2>&1
 }
 
-claude_snippet() { say "    claude mcp add --scope user priors -- priors mcp"; }
+# snippet_command: what a printed snippet runs — `priors` when ~/.local/bin is on PATH (or there is no
+# launcher), else the launcher's full path: a bare `priors` there would register a command that is not found.
+snippet_command() {
+    case ":${PATH:-}:" in
+        *":$BIN:"*) printf 'priors' ;;
+        *) mcp_command ;;
+    esac
+}
+
+claude_snippet() { say "    claude mcp add --scope user priors -- $(snippet_command) mcp"; }
 codex_snippet() {
     say "    [mcp_servers.priors]"
-    say "    command = \"priors\""
+    say "    command = \"$(snippet_command)\""
     say "    args = [\"mcp\"]"
 }
 

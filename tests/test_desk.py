@@ -216,6 +216,8 @@ def test_open_findings_filtered_by_namespace_and_path(tmp_path):
     t.send("s")
     code, rest = t.finish()
     assert code == 0 and "P-0005" not in rest and "4 skipped" in rest  # P-0004 is in lib/, P-0005 in api
+    # the closing line's command walks the same findings again: the same --ns and PATH
+    assert "1 open finding still waits: `priors decide --open --ns web src/` walks them" in rest, rest
 
 
 def test_a_mistyped_namespace_for_the_open_findings_is_named_before_anything_is_asked(tmp_path):
@@ -405,3 +407,20 @@ def test_open_findings_paths_are_relative_to_where_you_stand_and_a_path_naming_n
         t = Pty(where, "-C", str(keeper.root), "decide", "--open", path)
         code, rest = t.finish()
         assert code == 2 and words in rest and PROMPT not in rest, rest
+
+
+def test_the_walk_shows_an_analyzers_rule_id_as_list_does(tmp_path):
+    """An analyzer's finding (ingest-sarif) is known by its rule id — `list`, `show` and the report show
+    `ruff:E722`; the walk showed only the claim."""
+    keeper = Keeper(tmp_path / "t")
+    keeper.root.mkdir()
+    keeper.ok("init")
+    recs = [k.prior("P-0001", "run-001", "Do not use bare `except`", ns="ruff", ref="src/app.py", rule="ruff:E722",
+                    direction="ruff:E722", severity="major"), k.commit("run-001", ns="ruff")]
+    (keeper.root / ".priors" / "ledger.jsonl").write_bytes(k.to_bytes(recs))
+    assert "[ruff:E722] Do not use bare" in keeper.ok("list")
+    t = Pty(keeper.root, "decide", "--open")
+    out = t.expect(PROMPT)
+    assert "  rule:     ruff:E722\n" in out.replace("\r\n", "\n"), out
+    t.send("q")
+    assert t.finish()[0] == 0

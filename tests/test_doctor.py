@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Dict
 
@@ -109,7 +111,7 @@ def test_a_full_set_up_is_all_ok_and_each_break_is_named_with_its_fix(keeper, ho
     code, checks = states(keeper, home)
     assert code == 1
     off = {name: c.get("fix") for name, c in checks.items() if c["state"] == "off"}
-    assert off == {"Claude Code lesson hooks": "./install.sh --hooks",
+    assert off == {"Claude Code lesson hooks": "./install.sh --hooks (in your clone of the priors repository)",
                    "skills in ~/.claude/skills": "./install.sh (in your clone of the priors repository)",
                    "Pi extension": "./install.sh (in your clone of the priors repository)",
                    "merge driver": "priors init --git",
@@ -155,3 +157,61 @@ def test_settings_files_of_the_wrong_shape_are_named_not_a_crash(keeper, home):
             checks = {c["check"]: c for c in json.loads(r.out)["checks"]}
             assert checks["MCP server in Claude Code"]["state"] == "off"
             assert checks["Claude Code lesson hooks"]["state"] == "–"
+
+
+@pytest.mark.skipif(os.name == "nt", reason="shell launchers and git hooks as POSIX files")
+def test_what_looks_set_up_but_would_not_run_is_off(keeper, home):
+    """Each said `ok` before: a pre-commit hook file git cannot execute (git skips it), a hook command that
+    merely mentions lessons_hook.py, a script of that name that is not the keeper's, and `.priors` a file."""
+    set_up(home, keeper)
+    assert states(keeper, home)[0] == 0
+    hook = keeper.root / ".git" / "hooks" / "pre-push"
+    hook.chmod(0o644)
+    code, checks = states(keeper, home)
+    assert code == 1 and checks["pre-commit hooks"]["state"] == "off", checks["pre-commit hooks"]
+    assert "pre-push hook is not executable" in checks["pre-commit hooks"]["detail"]
+    assert checks["pre-commit hooks"]["fix"].startswith("chmod +x ")
+    hook.chmod(0o755)
+
+    settings = home / ".claude" / "settings.json"
+    good = settings.read_text(encoding="utf-8")
+    script = str(home / ".local" / "share" / "priors" / "hooks" / "lessons_hook.py")
+    stranger = home / "elsewhere" / "lessons_hook.py"
+    stranger.parent.mkdir()
+    stranger.write_text("print('not the keeper')\n", encoding="utf-8")
+    other = home / "other.py"
+    other.write_text("print('lessons_hook.py')\n", encoding="utf-8")
+    for replacement, said in ((f"'{stranger}'", "elsewhere/lessons_hook.py"), (f"'{other}' '{script}'", "other.py")):
+        settings.write_text(good.replace(f"'{script}'", replacement), encoding="utf-8")
+        code, checks = states(keeper, home)
+        hooks = checks["Claude Code lesson hooks"]
+        assert code == 1 and hooks["state"] == "off" and said in hooks["detail"], hooks
+        assert "not the keeper's lessons_hook.py" in hooks["detail"]
+    settings.write_text(good, encoding="utf-8")
+    assert states(keeper, home)[0] == 0
+
+    shutil.rmtree(str(keeper.root / ".priors"))
+    (keeper.root / ".priors").write_text("not a folder\n", encoding="utf-8")
+    r = keeper("doctor", "--json", env=env_of(home))
+    ledger = {c["check"]: c for c in json.loads(r.out)["checks"]}["ledger"]
+    assert r.code == 1 and ledger["state"] == "off" and "is a file, not the keeper's folder" in ledger["detail"]
+
+
+@pytest.mark.skipif(os.name == "nt", reason="shell launchers as POSIX files")
+def test_a_priors_on_path_that_runs_another_keeper_is_named(keeper, home):
+    """install.sh's launcher names its python (and, for a checkout, its folder): one that is not the python
+    running doctor is another keeper — its version, its fixes — and doctor says which."""
+    set_up(home, keeper)
+    launcher = home / ".local" / "bin" / "priors"
+    launcher.write_text("#!/bin/sh\nexec '/gone/venv/bin/python' -m priors \"$@\"\n", encoding="utf-8")
+    code, checks = states(keeper, home)
+    assert code == 1 and checks["command"]["state"] == "off", checks["command"]
+    assert "which runs /gone/venv/bin/python — not this one" in checks["command"]["detail"]
+    launcher.write_text(f"#!/bin/sh\nexec env PYTHONPATH='{home}/old-checkout' '{sys.executable}' -m priors \"$@\"\n",
+                        encoding="utf-8")
+    code, checks = states(keeper, home)
+    assert code == 1 and "which runs ~/old-checkout — not this one" in checks["command"]["detail"], checks["command"]
+    launcher.write_text(f"#!/bin/sh\nexec env PYTHONPATH='{REPO}' '{sys.executable}' -m priors \"$@\"\n",
+                        encoding="utf-8")
+    code, checks = states(keeper, home)
+    assert code == 0 and checks["command"]["state"] == "ok", checks["command"]

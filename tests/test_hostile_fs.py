@@ -212,3 +212,13 @@ def test_an_output_folder_is_known_by_identity_not_spelling(tmp_path) -> None:
     assert under_folder(tmp_path / "a", tmp_path / "a")
     assert not under_folder(tmp_path / "x", tmp_path / "a")
     assert not under_folder(tmp_path / "a", tmp_path / "a" / "b")
+
+
+def test_an_empty_output_path_is_one_usage_error_for_every_verb(world) -> None:
+    """`-o ''` (an unset shell variable) is `Path('')`, the working directory: every verb that writes a
+    file says the same thing — an empty path, give a file path or `-` — and writes nothing anywhere."""
+    k, _, _ = world
+    before = snapshot(k.root)
+    for args in (["snapshot", "-o", ""], ["export", "-o", ""], ["report", "-o", ""], ["history", "--svg", ""]):
+        assert "'': an empty path — give a file path, or - for stdout" in k.usage(*args), args
+    assert snapshot(k.root) == before

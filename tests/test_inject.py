@@ -52,6 +52,18 @@ def test_nothing_without_priors_dir_or_lessons(tmp_path):
     assert not (keeper.root / ".priors" / "cache" / "session.json").exists()
 
 
+def test_a_misspelt_namespace_is_silent_for_the_hooks_and_its_help_says_why(keeper: Keeper):
+    """The hooks run `lessons --inject` at every prompt and must never fail: an unknown --ns gives nothing,
+    exit 0 — the help says so, and the listing (`lessons --ns`) still names the typo."""
+    seed(keeper)
+    r = keeper("lessons", "--inject", "--ns", "devv")
+    assert (r.code, r.out, r.err) == (0, "", "")
+    assert "did you mean dev?" in keeper.usage("lessons", "--ns", "devv")
+    help_text = " ".join(keeper.ok("lessons", "--help").split())
+    assert "With --inject a namespace the ledger does not hold prints nothing, exit 0, on purpose" in help_text
+    assert "hooks run it at every prompt and must never fail" in help_text
+
+
 def test_ranks_and_budgets_exactly_as_relevant(keeper: Keeper):
     seed(keeper)
     keeper.ok("config", "max_inject", "2")

@@ -65,7 +65,7 @@ def test_list_filters():
     assert [r["id"] for r in list_rows(k.sample(), typ="conclusion")] == ["P-0001", "P-0002", "P-0003"]
     assert [r["status"] for r in list_rows(resting_ledger()[:-3])] == ["resting", "open"]
     text = list_text(list_rows(k.sample()))
-    assert text.splitlines()[0].split() == ["id", "area", "type", "status", "where", "what"]
+    assert text.splitlines()[0].split() == ["id", "namespace", "type", "status", "where", "what"]
     assert list_text([]) == "no priors match"
 
 

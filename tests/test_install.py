@@ -852,6 +852,21 @@ class McpRegistration(InstallerTest):
                 self.run_install("--uninstall")
                 self.assertEqual(conf.read_text(), text)
 
+    def test_the_snippets_name_the_launcher_by_its_full_path_when_its_folder_is_not_on_path(self):
+        """A snippet that says `priors mcp` registers a command the client cannot find when ~/.local/bin
+        is not on PATH: it names the launcher then, and stays `priors` when the folder is on PATH."""
+        self.make_harnesses(".claude", ".codex")
+        launcher = self.home / ".local" / "bin" / "priors"
+        launcher.parent.mkdir(parents=True)
+        launcher.write_text("#!/bin/sh\n")
+        base = dict(self.fake_claude(), PRIORS_INSTALL_NO_MCP="1")
+        out = self.run_install(extra_env=dict(base, PATH="/usr/bin:/bin")).stdout
+        self.assertIn(f"    claude mcp add --scope user priors -- {launcher} mcp", out)
+        self.assertIn(f'    command = "{launcher}"', out)
+        out = self.run_install(extra_env=dict(base, PATH=f"{launcher.parent}:/usr/bin:/bin")).stdout
+        self.assertIn("    claude mcp add --scope user priors -- priors mcp", out)
+        self.assertIn('    command = "priors"', out)
+
     def test_no_mcp_registers_nothing_and_prints_the_snippets(self):
         self.make_harnesses(".claude", ".codex")
         env = dict(self.fake_claude(), PRIORS_INSTALL_NO_MCP="1")

@@ -250,7 +250,7 @@ def repo(tmp_path: Path) -> Repo:
     r = Repo(root)
     r.git("init", "-q", "-b", "main")
     out = r.ok("init", "--git")
-    assert "merge driver registered" in out
+    assert out.splitlines()[1:] == ["priors: merge driver registered (git config and .gitattributes)"]  # one line, not five
     r.write(".gitignore", "cand.json\nscopes.json\n")
     r.run("web", {"a.py": "a = 1\n", "b.py": "b = 1\n"},
           new=[conclusion("a is magic", "a.py", direction="terser"), conclusion("b is magic", "b.py")])

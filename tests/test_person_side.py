@@ -92,6 +92,12 @@ def test_a_mistyped_namespace_is_a_usage_error_on_every_verb_that_reads_one(keep
         err = keeper.usage(*args)
         assert "rufff" in err and "did you mean ruff?" in err, (args, err)
     assert "(it holds code-review, ruff)" in keeper.usage("list", "--ns", "nothing-like-it")
+    # a capital letter, a lowercase id, a misspelt status: each named with what was meant
+    for args in (["report", "-o", "r.html", "--ns", "Ruff"], ["list", "--ns", "RUFF"]):
+        assert "did you mean ruff?" in keeper.usage(*args), args
+    assert "did you mean P-0004?" in keeper.usage("show", "p-0004")
+    assert "did you mean open?" in keeper.usage("list", "--status", "opne")
+    assert "did you mean" not in keeper.usage("list", "--status", "xyzzy")
     # a namespace the ledger knows only from a sealed run that found nothing is known
     keeper.ok("commit", "--run", json.loads(keeper.ok("relevant", "--ns", "quiet", "--scopes", keeper.scopes({})))["run"])
     assert keeper.ok("list", "--ns", "quiet") == "no priors match\n"
@@ -356,3 +362,23 @@ def test_an_agent_cannot_inflate_the_pressure_by_writing_its_attempts_file(keepe
     assert ask["kind"] == "pressed" and ask["reason"] == "agents re-raised in 2 runs since your wontfix"
     page = keeper.ok("report", "-o", "-")
     assert '<td class="n">2 runs</td>' in page and "the agents' own report" in page
+
+
+def test_quiescent_is_said_per_namespace_and_touched_is_explained_once(keeper):
+    """`quiescent since run-N` read across namespaces named a run of one namespace for all of them; each
+    namespace's own streak is named, in `history` and the report's header. `touched` is said once."""
+    _two_namespaces(keeper)
+    # code-review's last run (run-005) found something new; ruff's next (run-006) carries everything
+    rel = json.loads(keeper.ok("relevant", "--ns", "ruff", "--scopes", keeper.scopes(json.loads(keeper.ok("snapshot", "src")))))
+    for item in rel["verify"]:
+        keeper.ok("disposition", item["id"], "still-open", "--run", rel["run"])
+    keeper.ok("commit", "--run", rel["run"])
+    text = keeper.ok("history")
+    assert "ruff: quiescent since run-006 (1 run in a row)" in text, text
+    assert "code-review: quiescent" not in text and "\nquiescent since" not in text
+    assert text.count("touched: a finding whose code changed since a run judged it") == 1
+    page = keeper.ok("report", "-o", "-")
+    sub = re.search(r'<p class="sub">([^<]*)</p>', page).group(1)
+    assert "ruff: quiescent since run-006 (1 run in a row)" in sub and "code-review: quiescent" not in sub, sub
+    assert page.count("touched: a finding whose code changed since a run judged it") == 1
+    assert "\nquiescent since run-006 (1 run in a row)" in keeper.ok("history", "--ns", "ruff")  # one namespace: as before

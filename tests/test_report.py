@@ -347,3 +347,21 @@ def test_a_command_to_copy_wraps_only_between_its_words(target, tmp_path, width)
     assert found, done.stderr[-2000:]
     words, broken = found.group(1).split(" ", 1)
     assert int(words.split("=")[1]) > 10 and broken == "broken=[]", found.group(1)
+
+
+def test_a_thousand_empty_namespaces_keep_the_page_and_the_svg_small(keeper):
+    """A namespace whose every run found nothing is a flat line at zero: charting a thousand of them made an
+    8 MB page (the target is under 5 MB) and a 4 MB `history --svg`. They are left out and named, once."""
+    records = k.sample()
+    for i in range(1000):
+        records.append(k.commit(f"run-{100 + i:04d}", ns=f"empty{i:04d}"))
+    (keeper.root / ".priors" / "ledger.jsonl").write_bytes(k.to_bytes(records))
+    page = report_of(keeper)
+    assert len(page.encode("utf-8")) < 200_000, len(page)
+    assert page.count('<figure data-ns="') == 1 and '<figure data-ns="web">' in page
+    assert "Not charted: 1000 namespaces whose every run found nothing (a flat line at zero): empty0000, empty0001" in page
+    keeper.ok("history", "--svg", "h.svg")
+    svg = (keeper.root / "h.svg").read_text(encoding="utf-8")
+    assert len(svg.encode("utf-8")) < 100_000, len(svg)
+    xml.dom.minidom.parseString(svg)  # still well-formed
+    assert "Not charted: 1000 namespaces" in svg and "empty0999" in svg and "priors history — web" in svg

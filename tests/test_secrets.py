@@ -38,6 +38,12 @@ HITS = [
     ("DB_PASSWORD: 's3cr3t-Pa55w0rd!'", "password assignment"),
     ("https://deploy:Zx81kqPl0@git.example.com/repo.git", "URL with credentials"),
     ("api_key=" + "Zq8" + "xT4mLp2Vn7Rc1Ws9Hd5", "password assignment"),
+    # a bare word with digits is a value, not a variable, however identifier-like it looks
+    ("password=" + "hunter2hunter2hunter2", "password assignment"),
+    ("the fixture sets pwd=" + "letmein99 in conftest", "password assignment"),
+    ("passwd: " + "s3cretpass", "password assignment"),
+    ("secret=" + "hunter2hunter2hunter2", "password assignment"),
+    ("token=" + "abcd1234efgh5678ijkl", "password assignment"),
 ]
 
 MISSES = [
@@ -65,6 +71,14 @@ MISSES = [
     "AbstractSingletonProxyFactoryBean2Impl",
     "Use `priors hash --text` for scope hashes; sk- prefixes are OpenAI style.",
     "Prefer proof-earlier ordering in the README.",
+    "the password field is not validated",
+    "password: required, but the form never checks it",
+    "password = password_v2",
+    "api_key = API_KEY_2",
+    "password=changeme",
+    "password=********",
+    "password=<password>",
+    "secret = settings.secret2",
     "",
 ]
 
@@ -113,4 +127,5 @@ def test_find_paths_and_none():
 def test_short_example_values_after_token_words_pass():
     assert scan("token=abc123def456") is None
     assert scan("set secret: 'example-value'") is None
-    assert scan("password=secret123") is None  # short and unquoted
+    assert scan("password=secret1") is None  # short: under 8 characters
+    assert scan("password=secret123") == "password assignment"  # 8+ characters with a digit: a value

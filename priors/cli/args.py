@@ -128,8 +128,9 @@ def parse(argv: Sequence[str], spec: Spec) -> Parsed:
 def check_ns(verb: str, value: str) -> None:
     """A namespace is a name: it becomes a table cell and a heading, never a path or two lines."""
     if not NS_RE.match(value):
+        hint = f" — did you mean {value.lower()}?" if NS_RE.match(value.lower()) else ""  # `--ns Ruff`: names are lowercase
         raise UsageError(f"priors {verb}: bad namespace {value!r} — lowercase letters, digits, '.', '_' and '-',"
-                         " starting with a letter or digit, at most 64 characters (e.g. code-review)")
+                         f" starting with a letter or digit, at most 64 characters (e.g. code-review){hint}")
 
 
 # Flags and verbs whose values name files: a file name may be any bytes, so these are not text.

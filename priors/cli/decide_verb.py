@@ -13,7 +13,7 @@ import select
 import sys
 
 from priors.core.canonical import dumps
-from priors.core.controls import describe, has_control, visible
+from priors.core.controls import describe, has_control, shell_word, visible
 from priors.core.desk import KEYS, QUIT, SKIP, ask_text, commands, key_prompt
 from priors.core.errors import Refusal, UsageError
 from priors.ops.decide import decide as decide_verdict
@@ -52,7 +52,8 @@ def cmd_decide(a: Parsed, ctx: Context) -> int:
             raise UsageError("priors decide: --ns needs a non-empty value")
         if a.pos and not a.has("--open"):
             raise UsageError(f"priors decide: wrong number of arguments\nusage: {a.spec.usage}")
-        return walk(ctx, bool(a.get("open")), a.get("ns"), _where(ctx.root, a.pos))
+        narrowed = ([f"--ns {shell_word(a.get('ns'))}"] if a.get("ns") is not None else []) + [shell_word(p) for p in a.pos]
+        return walk(ctx, bool(a.get("open")), a.get("ns"), _where(ctx.root, a.pos), " ".join(narrowed))
     if len(a.pos) != 2:
         raise UsageError(f"priors decide: wrong number of arguments\nusage: {a.spec.usage}")
     pid, verdict = a.pos
@@ -133,8 +134,9 @@ class Terminal:
         return buf.decode("utf-8", "replace").strip()
 
 
-def walk(ctx: Context, with_open: bool, ns: Optional[str], where: Sequence[str]) -> int:
-    """Every call waiting for the person, one at a time, each answer written at once."""
+def walk(ctx: Context, with_open: bool, ns: Optional[str], where: Sequence[str], narrowed: str = "") -> int:
+    """Every call waiting for the person, one at a time, each answer written at once; `narrowed`: the
+    walk's --ns and PATHs as typed, for the closing line's command to walk the same findings again."""
     if sys.stdin is None or ctx.out is None or not (sys.stdin.isatty() and ctx.out.isatty()):  # (closed: None)
         raise UsageError(NOT_A_TERMINAL)
     paths = Paths(ctx.root)
@@ -206,11 +208,11 @@ def walk(ctx: Context, with_open: bool, ns: Optional[str], where: Sequence[str])
         term.write("Nothing waits for you." + ("" if with_open else " (`priors decide --open` walks the open findings)")
                    + "\n")
         return 0
-    term.write(f"{decided} decided, {skipped} skipped" + (", stopped" if stopped else "") + still_waiting(left) + "\n")
+    term.write(f"{decided} decided, {skipped} skipped" + (", stopped" if stopped else "") + still_waiting(left, narrowed) + "\n")
     return 0
 
 
-def still_waiting(left: Sequence[Dict[str, Any]]) -> str:
+def still_waiting(left: Sequence[Dict[str, Any]], narrowed: str = "") -> str:
     """What is left after the walk, each with the command that lists it: your calls are in `status
     --calls`; open findings only the walk with --open goes through, so that is the command named."""
     calls = sum(1 for a in left if a["kind"] != "open")
@@ -221,7 +223,7 @@ def still_waiting(left: Sequence[Dict[str, Any]]) -> str:
                      " `priors status --calls` lists them")
     if found:
         parts.append(f"{found} open finding{'s' if found != 1 else ''} still wait{'s' if found == 1 else ''}:"
-                     " `priors decide --open` walks them")
+                     f" `priors decide --open{' ' + narrowed if narrowed else ''}` walks them")
     return (" — " + "; ".join(parts)) if parts else " — nothing else waits for you"
 
 

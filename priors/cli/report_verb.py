@@ -15,6 +15,6 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 
 def cmd_report(a: Parsed, ctx: Context) -> Answer:
     out = a.get("o")
-    if not out:
+    if out is None:  # `-o ''` is the output guard's one empty-path message, as for every verb
         raise UsageError(f"priors report: -o FILE.html is required\nusage: {a.spec.usage}")
     return write_report(Paths(ctx.root), str(out), a.get("since"), list(a.get("ns") or []) or None)

@@ -72,16 +72,17 @@ declare(Verb('doctor', "check this machine's and this clone's set-up, each probl
 
 Check what using priors here needs, one line each — ok, off, or – (not set
 up, optional) — and for what is off, the command that fixes it:
-  command            `priors` on PATH, and which one
+  command            `priors` on PATH, and whether it runs this keeper
   skills             priors and with-priors in each agent harness's folder found
                      (~/.claude, ~/.codex, ~/.agents, ~/.pi/agent, ~/.openclaw)
   lesson hooks       Claude Code's (~/.claude/settings.json): their interpreter,
-                     script and keeper are there
+                     script (the keeper's lessons_hook.py) and keeper are there
   MCP server         registered with Claude Code and Codex, to a command that is there
   Pi extension       installed when Pi is
   merge driver       `priors init --git`'s, in this clone
-  pre-commit hooks   installed in git when .pre-commit-config.yaml lists priors-verify
-  ledger             `priors verify` finds it sound
+  pre-commit hooks   installed (and executable) when .pre-commit-config.yaml
+                     lists priors-verify
+  ledger             `priors verify` finds it sound (.priors a file is off)
 Exit 0 when nothing is off, 1 when something is. It only reads; it starts no
 agent client. --json prints {"checks": [{"check", "state", "detail", "fix"}], "ok"}."""))
 declare(Verb('hash', 'print the sha12 of a file, a text or raw bytes', SET_UP, "hash_verb", ANSWER,
@@ -437,6 +438,7 @@ carried everything and nothing was fixed, touched, new or put to you.
   --json       canonical JSON {"runs":[…]}
   --svg FILE   also write a self-contained SVG chart to FILE: one chart per
                namespace, stacked (each open line is its own namespace's);
+               namespaces whose runs found nothing are named, not drawn;
                `--svg -` prints the chart instead of the table"""))
 declare(Verb('report', 'write one self-contained HTML page: chart, your calls, open findings', SEE, "report_verb", ANSWER,
              usage='priors report -o FILE.html [--since RUN] [--ns NS ...]',

@@ -96,7 +96,10 @@ nothing where there is no .priors/ or no lesson. It notes which ids it gave in
 .priors/cache/ (local), so `priors score` can credit the session. An open
 revision waits while the lesson it revises is given; with no max_chars set,
 lesson text past 8000 characters is cut (binding lessons stay).
-  --ns NS          only these namespaces (repeatable; default: every namespace)
+  --ns NS          only these namespaces (repeatable; default: every namespace).
+                   With --inject a namespace the ledger does not hold prints
+                   nothing, exit 0, on purpose: hooks run it at every prompt
+                   and must never fail (`priors lessons --ns NS` names a typo)
   --session KEY    the harness's session id: another KEY starts a new session
   --fresh          start a new session here
   --new-only       print only lessons this session was not given yet

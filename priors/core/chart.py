@@ -13,7 +13,7 @@ from priors.core.controls import visible
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Dict, List, Optional, Sequence, Tuple
+    from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 CATEGORIES = ("fixed", "carried", "touched", "your_call", "new")
 LABELS = {"fixed": "fixed", "carried": "carried", "touched": "touched", "your_call": "your call", "new": "new"}
@@ -247,24 +247,88 @@ def by_namespace(rows: Sequence[Any]) -> List[Tuple[Any, List[Any]]]:
     return [(names[key], group) for key, group in groups.items()]
 
 
+def worth_charting(group: Sequence[Any], now: Optional[int] = None) -> bool:
+    """Whether a namespace's runs draw anything: a bar, or an open line above zero. One whose every run
+    checked and found nothing is a flat line at zero — and a thousand such namespaces made an 8 MB page."""
+    return bool(now) or any(r.checked or r.fixed or r.carried or r.touched or r.your_call or r.new or r.resting
+                            or r.open for r in group)
+
+
+def charted(groups: Sequence[Tuple[Any, List[Any]]], now: Mapping[str, Optional[int]]
+            ) -> Tuple[List[Tuple[Any, List[Any]]], List[Any]]:
+    """(the groups to chart, the namespaces left out as flat at zero); one is kept when all are flat, so a
+    page or file always has a chart."""
+    kept = [(ns, g) for ns, g in groups if worth_charting(g, now.get(str(ns)))]
+    if not kept and groups:
+        kept = [groups[0]]
+    keep = {str(ns) for ns, _ in kept}
+    return kept, [ns for ns, _ in groups if str(ns) not in keep]
+
+
+def flat_note(flat: Sequence[Any]) -> str:
+    """The words that say which namespaces have no chart, and why."""
+    n = len(flat)
+    return (f"Not charted: {n} namespace{'s' if n != 1 else ''} whose every run found nothing (a flat line at zero): "
+            + ", ".join(str(ns) for ns in flat))
+
+
 def small_multiples(rows: Sequence[Any], title: str = "priors history", now: Optional[Dict[str, int]] = None) -> str:
     """One standalone SVG: a chart per namespace, stacked (a single namespace: its chart alone). Each
     chart's open line is its own namespace's count, never a sum that zigzags between namespaces;
     `now`: namespace → its open count now, each line's last point."""
-    groups = by_namespace(rows)
     now = now or {}
-    if len(groups) <= 1:
+    groups, flat = charted(by_namespace(rows), now)
+    if len(groups) <= 1 and not flat:
         name = f"{title} — {groups[0][0]}" if groups else title
         return chart_svg(rows, name, now=now.get(str(groups[0][0])) if groups else None)
-    height = HEIGHT * len(groups)
+    note = flat_note(flat) if flat else ""
+    # the note wraps at ~150 characters a line under the charts (a namespace name is never split)
+    note_lines: List[str] = []
+    for word in note.split(" "):
+        if note_lines and len(note_lines[-1]) + 1 + len(word) <= 150:
+            note_lines[-1] += " " + word
+        else:
+            note_lines.append(word)
+    height = HEIGHT * len(groups) + (18 * len(note_lines) + 12 if note else 0)
     out = ['<?xml version="1.0" encoding="UTF-8"?>',
            f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDE}" height="{height}" viewBox="0 0 {WIDE} {height}" '
            f'role="img" aria-label="{_esc(title)}: one chart per namespace">']
     for i, (ns, group) in enumerate(groups):
         out.append(chart_svg(group, f"{title} — {ns}", standalone=False, uid=f"c{i}", y_at=HEIGHT * i,
                              now=now.get(str(ns))).rstrip("\n"))
+    for j, line in enumerate(note_lines):
+        out.append(f'<text x="16" y="{HEIGHT * len(groups) + 18 * (j + 1)}" font-family="sans-serif" font-size="12">'
+                   f'{_esc(line)}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+TOUCHED_MEANS = "touched: a finding whose code changed since a run judged it — the next run judges it again"
+MOST_QUIET = 5  # namespaces named one by one in a quiescent note; the rest are counted
+
+
+def quiet_by_namespace(rows: Sequence[Any]) -> List[Tuple[Any, List[Any]]]:
+    """Each namespace whose own last runs were quiescent, with that streak: a quiet run of one namespace
+    says nothing of another's, so a streak is never read across namespaces."""
+    out = []
+    for ns, group in by_namespace(rows):
+        streak = quiet_streak(group)
+        if streak:
+            out.append((ns, streak))
+    return out
+
+
+def quiet_notes(rows: Sequence[Any]) -> List[str]:
+    """`quiescent since run-N (k runs in a row)`: as it is for one namespace; for several, one a namespace
+    (its name first), the first MOST_QUIET named and the rest counted."""
+    quiet = quiet_by_namespace(rows)
+    several = len(by_namespace(rows)) > 1
+    notes = [(f"{ns}: " if several else "") + f"quiescent since {streak[0].run} "
+             f"({len(streak)} run{'s' if len(streak) != 1 else ''} in a row)" for ns, streak in quiet[:MOST_QUIET]]
+    if len(quiet) > MOST_QUIET:
+        more = len(quiet) - MOST_QUIET
+        notes.append(f"and {more} more namespace{'s' if more != 1 else ''} quiescent")
+    return notes
 
 
 def quiet_streak(rows: Sequence[Any]) -> List[Any]:

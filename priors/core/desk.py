@@ -74,6 +74,8 @@ def _ask(p: PriorState, kind: str, verdicts: Sequence[str], **extra: Any) -> Dic
     for key in ("severity", "evidence", "type", "supersedes"):
         if key in rec:
             ask[key] = rec[key]
+    if isinstance(rec.get("rule"), str):  # an analyzer's result (`ingest-sarif`): its rule id, as list/show/report show it
+        ask["rule"] = rec["rule"]
     ask.update(extra)
     return ask
 
@@ -206,6 +208,8 @@ def ask_text(ask: Dict[str, Any], at: int, total: int) -> str:
         if ask.get("direction"):
             lines.append(f"  direction: {_one_line(ask['direction'])}")
     lines.append(f"  claim:    {_one_line(ask['claim'])}")
+    if "rule" in ask:
+        lines.append(f"  rule:     {_one_line(ask['rule'])}")
     lines.append(f"  scope:    {ask.get('scope', '—')}")
     if "severity" in ask:
         lines.append(f"  severity: {_one_line(ask['severity'])}")

@@ -7,7 +7,7 @@ import heapq
 from operator import itemgetter
 
 from priors.core.canonical import dumps
-from priors.core.chart import CATEGORIES, LABELS, chart_svg, quiet_streak
+from priors.core.chart import CATEGORIES, LABELS, TOUCHED_MEANS, chart_svg, quiet_notes
 from priors.core.fold import PriorState, State, apply, apply_priors, fold, rests
 from priors.core.lessons import kept_in_force
 from priors.core.plain import Plain
@@ -245,7 +245,7 @@ def list_rows(records: Sequence[Dict[str, Any]], ns: Optional[str] = None, statu
 def list_text(rows: Sequence[Dict[str, Any]]) -> str:
     if not rows:
         return "no priors match"
-    table = [("id", "area", "type", "status", "where", "what")]
+    table = [("id", "namespace", "type", "status", "where", "what")]
     for r in rows:
         rule = f"[{r['rule']}] " if isinstance(r.get("rule"), str) else ""  # an analyzer's result: its rule first
         what = "▒ redacted" if r.get("redacted") else cut(rule + str(r.get("claim", "")))
@@ -572,9 +572,8 @@ def history_text(rows: Sequence[RunRow], width: int = 40) -> str:
     q = sum(1 for r in rows if r.quiescent)
     if q:
         lines.append(f"quiescent runs (everything settled still held, nothing new): {q} of {len(rows)}")
-    streak = quiet_streak(rows)
-    if streak:
-        lines.append(f"quiescent since {streak[0].run} ({len(streak)} run{'s' if len(streak) != 1 else ''} in a row)")
+    lines += quiet_notes(rows)  # per namespace: one's quiet runs say nothing of another's
+    lines.append(TOUCHED_MEANS)  # the one column word that needs saying, said once under the table
     return "\n".join(lines)
 
 

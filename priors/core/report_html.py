@@ -10,7 +10,7 @@ import re
 from html import escape
 
 from priors.core.canonical import dumps
-from priors.core.chart import NARROW, by_namespace, chart_svg, quiet_streak
+from priors.core.chart import NARROW, TOUCHED_MEANS, by_namespace, chart_svg, charted, flat_note, quiet_notes
 from priors.core.controls import visible
 from priors.core.desk import KINDS, commands, open_findings, supersedes_note
 from priors.core.views import BUCKETS, attempts_index, namespaces, plural, tally, tried_runs, tried_since, tried_words
@@ -189,9 +189,8 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
            + (f" · namespace{'s' if len(only) != 1 else ''} {', '.join(only)}" if only is not None else ""))
     if since is not None:
         sub += f" · showing what changed since {since} ({len(later)} run{'s' if len(later) != 1 else ''} after it)"
-    streak = quiet_streak(rows)
-    if streak:
-        sub += f" · quiescent since {streak[0].run}"
+    for note in quiet_notes(rows):  # per namespace: one's quiet runs say nothing of another's
+        sub += " · " + note
     out.append(f'<p class="sub">{e(sub)}</p>')
 
     # where things stand
@@ -209,7 +208,9 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
     # one chart per namespace: each open line is that namespace's count, never a mix of several
     out.append('<section id="chart"><h2>Convergence</h2>')
     chart_title = "runs since " + since if since is not None else "every committed run"
-    charts = by_namespace(shown_rows) or [(None, [])]
+    now_of = {str(ns): c.get("open") for ns, c in counts.items()}
+    charts, flat = charted(by_namespace(shown_rows), now_of)
+    charts = charts or [(None, [])]
     for i, (ns, group) in enumerate(charts):
         name = chart_title if ns is None else f"{ns} — {chart_title}"
         out.append(f'<figure data-ns="{e(ns if ns is not None else "")}">')
@@ -219,6 +220,10 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
         out.append(chart_svg(group, name if ns is None else str(ns), standalone=False, uid=f"convn{i}",
                              width=NARROW, now=now).replace('class="chart"', 'class="chart narrow"', 1))
         out.append("</figure>")
+    if shown_rows:  # the one word of the charts' legend that needs saying, said once under them
+        out.append(f'<p class="legend">{e(TOUCHED_MEANS)}</p>')
+    if flat:
+        out.append(f'<p class="flat">{e(flat_note(flat))}</p>')
     out.append("</section>")
 
     # what waits

@@ -33,7 +33,7 @@ _ASSIGN = re.compile(
     r"(password|passwd|passphrase|pwd|secret|api[_-]?key|access[_-]?key|secret[_-]?key"
     r"|client[_-]?secret|auth[_-]?token|access[_-]?token|token|private[_-]?key)[\"']?"
     r"\s*(?:=|:|=>)\s*"
-    r"(?:\"([^\"\n]{8,})\"|'([^'\n]{8,})'|([^\s\"',;]{12,}))"
+    r"(?:\"([^\"\n]{8,})\"|'([^'\n]{8,})'|([^\s\"',;]{8,}))"
 )
 _PASSWORD_WORDS = ("password", "passwd", "passphrase", "pwd")
 _PLACEHOLDER = re.compile(r"[<>{}$%()\[\]*]|\.\.\.|…|^(?:x+|your[-_ ].*|changeme|password|example.*|placeholder|redacted)$", re.I)
@@ -88,8 +88,12 @@ def _assignment_value(m: "re.Match[str]") -> Optional[str]:
     value = next(g for g in m.groups()[1:] if g is not None)
     if _PLACEHOLDER.search(value) or len(set(value)) < 4:
         return None
-    mixed = any(c.isdigit() for c in value) and any(c.isupper() for c in value) and any(c.islower() for c in value)
-    if m.group(4) is not None and _IDENTIFIER_PATH.match(value) and not mixed:
+    digits = any(c.isdigit() for c in value)
+    mixed = digits and any(c.isupper() for c in value) and any(c.islower() for c in value)
+    # A bare word with digits and no `.`/`_` (hunter2hunter2) is a value; `settings.db_password`, `DB_PASSWORD`,
+    # `password_v2` and a plain word (`required`) are code or prose.
+    word_value = digits and "." not in value and "_" not in value and any(c.isalpha() for c in value)
+    if m.group(4) is not None and _IDENTIFIER_PATH.match(value) and not (mixed or word_value):
         return None  # password = settings.database_password — code, not a value
     if word in _PASSWORD_WORDS:
         return value

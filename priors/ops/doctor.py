@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -30,6 +31,8 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 
 OK, OFF, NONE = "ok", "off", "–"  # set up; set up wrongly or missing where it is needed; not set up (optional)
 INSTALL = "./install.sh (in your clone of the priors repository)"
+HOOKS = "./install.sh --hooks (in your clone of the priors repository)"
+HOOK_MARK = b"priors lessons --inject"  # in our hook script's docstring: a lessons_hook.py without it is not ours
 SKILLS = ("priors", "with-priors")
 # Harness folders install.sh fills, and whether the harness also reads ~/.agents/skills (README.md)
 HARNESSES = ((".claude", False), (".codex", True), (".agents", False), (".pi/agent", True), (".openclaw", True))
@@ -70,12 +73,58 @@ def command_check(home: Path) -> Dict[str, str]:
     found = shutil.which("priors")
     running = f"this one: priors {__version__}, {Path(sys.executable).as_posix()} -m priors"
     if found:
+        other = _other_keeper(found)
+        if other:
+            return check("command", OFF, f"`priors` on PATH is {tilde(found, home)}, which runs {tilde(other, home)} — "
+                                         f"not {running}", INSTALL + ", or run the one on PATH")
         return check("command", OK, f"`priors` on PATH is {tilde(found, home)} ({running})")
     local = home / ".local" / "bin" / "priors"
     if local.is_file() and os.access(str(local), os.X_OK):
         return check("command", OFF, f"{tilde(local, home)} is installed but not on PATH ({running})",
                      'export PATH="$HOME/.local/bin:$PATH" (in your shell profile)')
     return check("command", OFF, f"no `priors` on PATH ({running})", INSTALL)
+
+
+def _other_keeper(launcher: str) -> Optional[str]:
+    """The interpreter (or checkout) the `priors` on PATH runs when it is plainly not this one; None when it is
+    this one or cannot be told (a binary, a launcher of another shape): doctor only reads, it runs nothing.
+
+    Read: a console script's `#!PYTHON` line, and install.sh's `'PYTHON' -m priors` launcher (with
+    `PYTHONPATH='CHECKOUT'` when it runs a checkout)."""
+    if os.path.realpath(launcher) == os.path.realpath((sys.argv[0] if sys.argv else "") or "."):
+        return None
+    data = _read(Path(launcher))
+    if data is None or b"\0" in data[:1024]:
+        return None
+    text = data[:4096].decode("utf-8", "replace")
+    lines = text.splitlines()
+    if lines and lines[0].startswith("#!") and "python" in lines[0] and "priors" in text:
+        words = lines[0][2:].split()
+        python = words[0] if words and not words[0].endswith("/env") else None
+    else:
+        m = re.search(r"'([^']+)' -m priors", text)
+        python = m.group(1) if m else None
+        where = re.search(r"PYTHONPATH='([^']+)'", text)
+        here = Path(__file__).resolve().parents[2]
+        if where and python and not _same(where.group(1), str(here)):
+            return where.group(1)
+    if python is None:
+        return None
+    return None if _same(python, sys.executable) else python
+
+
+def _same(a: str, b: str) -> bool:
+    """Whether two interpreters or checkouts are one. A venv's python is a symlink to the system's, so two venvs
+    resolve alike: pythons in one folder (`bin/python`, `bin/python3`) are one, links are not followed."""
+    if os.path.abspath(a) == os.path.abspath(b) or os.path.dirname(os.path.abspath(a)) == os.path.dirname(os.path.abspath(b)) \
+            and os.path.basename(a).startswith("python") and os.path.basename(b).startswith("python"):
+        return True
+    if os.path.islink(a) or os.path.islink(b):
+        return False
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def skills_checks(home: Path) -> List[Dict[str, str]]:
@@ -126,7 +175,7 @@ def hooks_check(home: Path) -> Dict[str, str]:
     settings = home / ".claude" / "settings.json"
     obj = _json(settings)
     if obj is ValueError or (obj is not None and not isinstance(obj, dict)):
-        return check(name, OFF, f"{tilde(settings, home)} is not a JSON object", "fix the file, then ./install.sh --hooks")
+        return check(name, OFF, f"{tilde(settings, home)} is not a JSON object", "fix the file, then " + HOOKS)
     hooks = obj.get("hooks") if isinstance(obj, dict) else None
     events = hooks.values() if isinstance(hooks, dict) else ()
     cmds: List[str] = [h["command"] for entries in events if isinstance(entries, list)
@@ -135,20 +184,22 @@ def hooks_check(home: Path) -> Dict[str, str]:
                        and isinstance(h.get("command"), str) and "lessons_hook.py" in h["command"]]
     if not cmds:
         return check(name, NONE, "not in ~/.claude/settings.json (optional; the Claude Code plugin carries its own)",
-                     "./install.sh --hooks")
+                     HOOKS)
     interpreter, keeper = "", None
     for cmd in cmds:
         try:
             words = shlex.split(cmd.split("||")[0])
         except ValueError:
-            return check(name, OFF, f"a hook command that cannot be read: {cmd}", "./install.sh --hooks")
+            return check(name, OFF, f"a hook command that cannot be read: {cmd}", HOOKS)
         if len(words) < 2:
-            return check(name, OFF, f"a hook command that runs nothing: {cmd}", "./install.sh --hooks")
+            return check(name, OFF, f"a hook command that runs nothing: {cmd}", HOOKS)
         interpreter, script = words[0], words[1]
         if not _resolves(interpreter):
-            return check(name, OFF, f"the hooks run {interpreter}, which is not there", "./install.sh --hooks")
+            return check(name, OFF, f"the hooks run {interpreter}, which is not there", HOOKS)
         if not os.path.isfile(script):
-            return check(name, OFF, f"the hook script {tilde(script, home)} is gone", "./install.sh --hooks")
+            return check(name, OFF, f"the hook script {tilde(script, home)} is gone", HOOKS)
+        if os.path.basename(script) != "lessons_hook.py" or HOOK_MARK not in (_read(Path(script)) or b""):
+            return check(name, OFF, f"a hook runs {tilde(script, home)}, which is not the keeper's lessons_hook.py", HOOKS)
         keeper = words[words.index("--keeper") + 1] if "--keeper" in words[:-1] else None
         if keeper is not None and not os.path.isfile(keeper) and shutil.which("priors") is None:
             return check(name, OFF, f"the hooks run the keeper {tilde(keeper, home)}, which is not there, and no "
@@ -236,7 +287,13 @@ def git_checks(root: Path) -> List[Dict[str, str]]:
         return out
     where = hooks_path(root)
     absent = [stage for stage in wanted if where is None or not (where / stage).is_file()]
-    if absent:
+    # git skips a hook file it cannot execute (with a hint at most): on POSIX that hook never runs
+    idle = [stage for stage in wanted if stage not in absent and where is not None and os.name != "nt"
+            and not os.access(str(where / stage), os.X_OK)]
+    if idle and not absent:
+        out.append(check("pre-commit hooks", OFF, f"the {' and '.join(idle)} hook is not executable: git skips it",
+                         "chmod +x " + " ".join(os.path.join(str(where), s) for s in idle) + " (or pre-commit install again)"))
+    elif absent:
         out.append(check("pre-commit hooks", OFF, f"configured, but git has no {' or '.join(absent)} hook installed",
                          "pre-commit install " + " ".join(f"--hook-type {s}" for s in wanted)))
     else:
@@ -263,6 +320,8 @@ def _driver_problem(key: str, value: Optional[str]) -> Optional[str]:
 
 
 def ledger_check(paths: Paths) -> Dict[str, str]:
+    if os.path.lexists(str(paths.dir)) and not paths.dir.is_dir():
+        return check("ledger", OFF, f"{paths.dir} is a file, not the keeper's folder", "move it away, then priors init")
     if not paths.dir.is_dir():
         return check("ledger", NONE, f"no .priors/ in {paths.root}", "priors init")
     try:

@@ -39,7 +39,7 @@ def snapshot_map(root: Path, where: Optional[List[str]], tool_args: List[str], m
                 raise UsageError(f"priors snapshot: --merge files disagree on {k!r}")
             merge[k] = v
     resolve_paths(root, where)  # bad PATHs are usage errors before any work
-    target = output_target("snapshot", "-o", str(output), root) if output and output != "-" else None
+    target = output_target("snapshot", "-o", str(output), root) if output is not None and output != "-" else None
     text = dumps_map(take_snapshot(root, where, anchors=anchors, tools=tools, merge=merge, progress=progress,
                                    use_cache=use_cache))
     if target is None:

@@ -29,7 +29,10 @@ def init(paths: Paths, git: bool) -> List[str]:
     out = [f"priors: already set up at {paths.dir} — nothing to do" if existed
            else f"priors: set up {paths.dir} — commit it with your repo"]
     if git:
-        out += [f"priors: merge driver registered ({what})" for what in register_git(paths.root)]
+        done = register_git(paths.root)  # one line, not one a git config key: what was set, in a word each
+        where = [w for w in ("git config", ".gitattributes") if any(d.startswith(w) for d in done)]
+        if where:
+            out.append(f"priors: merge driver registered ({' and '.join(where)})")
     return out
 
 

@@ -20,6 +20,7 @@ from priors.core.history import (
     show_text,
     timeline,
 )
+from priors.core.spelling import nearest
 from priors.core.views import check_namespace, record_namespaces, tally
 from priors.core.vocabulary import LIST_STATUSES, PRESETS, PRIOR_RE
 from priors.store.files import atomic_write
@@ -34,7 +35,8 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 def show(paths: Paths, pid: str) -> Answer:
     """One prior's timeline; JSON: `show --json`'s object."""
     if not PRIOR_RE.match(pid):
-        raise UsageError(f"priors show: {pid!r} is not a prior id (P- and four to eighteen digits)")
+        hint = f" — did you mean {pid.upper()}?" if PRIOR_RE.match(pid.upper()) else ""  # `show p-0004`
+        raise UsageError(f"priors show: {pid!r} is not a prior id (P- and four to eighteen digits){hint}")
     records = read_records(paths)
     body = timeline(records, pid)
     if body is None:
@@ -48,7 +50,9 @@ def show(paths: Paths, pid: str) -> Answer:
 def list_priors(paths: Paths, ns: Optional[str], status: Optional[str], typ: Optional[str]) -> Answer:
     """One row a prior, filtered; JSON: `{"priors": [rows]}`."""
     if status is not None and status not in LIST_STATUSES:
-        raise UsageError(f"priors list: --status {status!r}: expected one of {', '.join(LIST_STATUSES)}")
+        close = nearest(status, LIST_STATUSES)
+        raise UsageError(f"priors list: --status {status!r}: expected one of {', '.join(LIST_STATUSES)}"
+                         + (f" — did you mean {close}?" if close else ""))
     for key, value in (("ns", ns), ("type", typ)):
         if value == "":
             raise UsageError(f"priors list: --{key} needs a non-empty value")
@@ -68,8 +72,6 @@ def history(paths: Paths, ns: Optional[str], svg: Optional[str]) -> Answer:
     """A row a committed run (of `ns`, or all); JSON: `{["ns",] "runs": [rows]}`; `svg`: the chart too."""
     if ns == "":
         raise UsageError("priors history: --ns needs a non-empty value")
-    if svg == "":
-        raise UsageError("priors history: --svg '': expected a file path")
     to_stdout = svg == "-"  # `--svg -`: the chart on stdout instead of the table, as `-o -` means everywhere
     target = output_target("history", "--svg", svg, paths.root) if svg is not None and not to_stdout else None
     gc.disable()  # the records and the fold hold no cycles: a collection would only walk them all (~2 % of the call)

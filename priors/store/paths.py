@@ -150,7 +150,9 @@ def output_target(verb: str, flag: str, name: str, root: Any) -> Path:
 
     The page or log is written atomically (a temporary file renamed over the target), which would
     replace a device node, a FIFO or a symlink, and would overwrite the ledger itself — so those are
-    usage errors, checked before anything is read or written."""
+    usage errors, checked before anything is read or written; so is an empty NAME, the same for every verb."""
+    if name == "":  # `Path("")` is `.`, the working directory: one message for every verb, not four
+        raise UsageError(f"priors {verb}: {flag} '': an empty path — give a file path, or - for stdout")
     target = Path(name)
     shown = f"priors {verb}: {flag} {name}"
     try:
