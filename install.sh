@@ -728,7 +728,7 @@ mcp_step() {
     mcp_claude
     mcp_codex
     say " Other clients (Cursor, VS Code, Claude Desktop, Zed, Goose, …): add to their mcpServers JSON:"
-    say '    {"mcpServers": {"priors": {"command": "priors", "args": ["mcp"]}}}'
+    say "    {\"mcpServers\": {\"priors\": {\"command\": \"$(snippet_command)\", \"args\": [\"mcp\"]}}}"
 }
 
 mcp_uninstall() {

@@ -863,9 +863,11 @@ class McpRegistration(InstallerTest):
         out = self.run_install(extra_env=dict(base, PATH="/usr/bin:/bin")).stdout
         self.assertIn(f"    claude mcp add --scope user priors -- {launcher} mcp", out)
         self.assertIn(f'    command = "{launcher}"', out)
+        self.assertIn(f'    {{"mcpServers": {{"priors": {{"command": "{launcher}", "args": ["mcp"]}}}}}}', out)
         out = self.run_install(extra_env=dict(base, PATH=f"{launcher.parent}:/usr/bin:/bin")).stdout
         self.assertIn("    claude mcp add --scope user priors -- priors mcp", out)
         self.assertIn('    command = "priors"', out)
+        self.assertIn('    {"mcpServers": {"priors": {"command": "priors", "args": ["mcp"]}}}', out)
 
     def test_no_mcp_registers_nothing_and_prints_the_snippets(self):
         self.make_harnesses(".claude", ".codex")
