@@ -125,6 +125,19 @@ def test_a_full_set_up_is_all_ok_and_each_break_is_named_with_its_fix(keeper, ho
     assert command["state"] == "off" and "not on PATH" in command["detail"] and "export PATH" in command["fix"]
 
 
+def test_the_ledger_line_is_verifys_verdict_when_a_change_holds_a_persons_decisions(keeper, home):
+    """verify lists a person's uncommitted lines after its verdict: the ledger check gives the verdict
+    (it gave the last one listed, `line 3: decide P-0001 accepted — unsigned`, as the ledger's state)."""
+    git(keeper.root, home, "init", "-q")
+    git(keeper.root, home, "add", "-A")
+    git(keeper.root, home, "commit", "-qm", "priors")
+    keeper.ok("add", "--ns", "dev", "Run the narrowest relevant test before the full suite.")
+    assert "by a person in this change" in keeper("verify", env=env_of(home)).out
+    _, checks = states(keeper, home)
+    assert checks["ledger"]["state"] == "ok"
+    assert checks["ledger"]["detail"].startswith("ledger sound: "), checks["ledger"]
+
+
 @pytest.mark.skipif(os.name == "nt", reason="shell launchers and git hooks as POSIX files")
 def test_a_merge_driver_that_is_not_the_keepers_or_runs_nothing_is_off(keeper, home):
     """Set, but not to something that runs: an interpreter gone since `init --git`, a command that is not

@@ -329,7 +329,9 @@ def ledger_check(paths: Paths) -> Dict[str, str]:
     except UsageError as exc:  # a damaged ledger: named by verify's own message
         return check("ledger", OFF, str(exc).replace("priors: ", "", 1), "priors verify")
     if answer.code == 0:
-        return check("ledger", OK, answer.text.splitlines()[-1] if answer.text else "sound")
+        # the verdict line: verify lists a change's decisions by a person after it
+        verdict = [line for line in (answer.text or "").splitlines() if line.startswith("ledger sound")]
+        return check("ledger", OK, verdict[0] if verdict else "sound")
     n = len(answer.obj["problems"])
     return check("ledger", OFF, f"{n} problem{'s' if n != 1 else ''} in .priors/", "priors verify (lists them)")
 
