@@ -346,7 +346,8 @@ o obsolete, r reopen, k keep, d duplicate; s skips, q stops), then an
 optional reason (required for reopen). Each answer is written at once,
 exactly as `priors decide ID VERDICT --because …` writes it.
 On an open finding: accepted (a) = you accept it as it stands, not “fix it”
-— settled, no run checks it again, agents may not raise it; wontfix (w) =
+— settled, no run checks it again, agents may not raise it on this code
+(once it changes, they may); wontfix (w) =
 real, but will not be fixed — settled the same way; obsolete (o) = it no
 longer applies; skip (s) leaves it open, checked by every run until fixed.
   --open       then walk the open findings too

@@ -51,10 +51,10 @@ OPEN_VERDICTS = ("wontfix", "obsolete", "accepted")
 # what each key does to an open finding, in plain words: `accepted` is not "yes, fix it" — skipping is
 OPEN_MEANS = (
     ("w wontfix", "it is real but will not be fixed: your call, settled — no run checks it again, and agents"
-                  " may not raise it again"),
+                  " may not raise it again on this code (once the code changes, they may)"),
     ("o obsolete", "it no longer applies (or never did): retired"),
     ("a accepted", "you accept it as it stands (it is how things should be): your call, settled — no run"
-                   " checks it again, and agents may not raise it again; not “fix it”"),
+                   " checks it again, and agents may not raise it again on this code; not “fix it”"),
     ("s skip", "leave it open: every run checks it until a run finds it fixed — the answer for a bug to fix"),
 )
 DIFFERS_VERDICTS = ("duplicate", "keep")  # `duplicate` is `decide P duplicate --of Q`: P obsolete, its words Q's
