@@ -112,7 +112,9 @@ def turn_of(path):
             obj = json.loads(raw.decode("utf-8"))
         except (ValueError, UnicodeDecodeError, RecursionError):
             continue
-        message = obj.get("message") if isinstance(obj, dict) else None
+        if not isinstance(obj, dict) or any(obj.get(k) is True for k in ("isMeta", "isSidechain", "isCompactSummary")):
+            continue  # Claude Code's own notes, a subagent's turns, a compaction's summary: not what a person typed
+        message = obj.get("message")
         if isinstance(message, dict) and obj.get("type") in ("user", "assistant"):
             entries.append((obj["type"], message.get("content")))
 

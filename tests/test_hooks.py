@@ -245,8 +245,14 @@ def test_the_stop_hook_survives_hostile_transcripts_and_quoted_passwords_in_tool
                                      "input": {"file_path": "settings.py", "content": 'DB_PASSWORD = "hunter2hunter2"\n'}}]),
                      ("user", [{"type": "tool_result", "tool_use_id": ["t1"], "content": "x"},
                                {"type": "tool_result", "tool_use_id": "t1", "content": "written"}]))
+    with open(log, "a", encoding="utf-8") as fh:  # Claude Code's own notes and a subagent's turn come after
+        fh.write("5\n")
+        for extra in ({"type": "user", "isMeta": True, "message": {"role": "user", "content": "Caveat: local commands"}},
+                      {"type": "user", "isSidechain": True, "message": {"role": "user", "content": "subagent task"}}):
+            fh.write(json.dumps(extra) + "\n")
     stop = {"session_id": session, "transcript_path": log, "cwd": str(repo.root), "hook_event_name": "Stop"}
     assert run_hook("stop", stop, tmp_path, path).returncode == 0
     (trace,) = [json.loads(x) for x in (repo.root / ".priors" / "traces" / "traces.jsonl").read_text().splitlines()]
+    assert trace["prompt"] == "set up the database"
     (call,) = trace["tools"]
     assert "hunter2" not in call["input"] and "settings.py" in call["input"] and call["output"] == "written"
