@@ -81,16 +81,29 @@ def arguments(event, hook):
     return args
 
 
+def cut(value, limit=4000):
+    """A tool's JSON input with each text in it cut to `limit` characters (the keeper keeps far less)."""
+    if isinstance(value, str):
+        return value[:limit]
+    if isinstance(value, list):
+        return [cut(x, limit) for x in value[:100]]
+    if isinstance(value, dict):
+        return {str(k): cut(v, limit) for k, v in list(value.items())[:100]}
+    return value
+
+
 def turn_of(path):
     """The last turn of a Claude Code transcript as a trace object ({prompt, assistant, tools}), or
     None when there is none: the last user entry that is a prompt (text, not tool results), then
     the assistant's text and tool calls after it, each call with its result."""
     try:
+        if not os.path.isfile(path):  # a FIFO would block, /dev/zero never end
+            return None
         with open(path, "rb") as fh:
             fh.seek(0, os.SEEK_END)
             size = fh.tell()
             fh.seek(max(0, size - MAX_TRANSCRIPT))
-            data = fh.read()
+            data = fh.read(MAX_TRANSCRIPT)
     except (OSError, ValueError, TypeError):
         return None
     entries = []
@@ -99,7 +112,9 @@ def turn_of(path):
             obj = json.loads(raw.decode("utf-8"))
         except (ValueError, UnicodeDecodeError, RecursionError):
             continue
-        message = obj.get("message") if isinstance(obj, dict) else None
+        if not isinstance(obj, dict) or any(obj.get(k) is True for k in ("isMeta", "isSidechain", "isCompactSummary")):
+            continue  # Claude Code's own notes, a subagent's turns, a compaction's summary: not what a person typed
+        message = obj.get("message")
         if isinstance(message, dict) and obj.get("type") in ("user", "assistant"):
             entries.append((obj["type"], message.get("content")))
 
@@ -127,11 +142,13 @@ def turn_of(path):
             if kind == "assistant" and b.get("type") == "text" and isinstance(b.get("text"), str) and b["text"].strip():
                 said.append(b["text"])
             elif kind == "assistant" and b.get("type") == "tool_use" and isinstance(b.get("name"), str):
-                call = {"name": b["name"], "input": json.dumps(b.get("input"), ensure_ascii=False)[:4000]}
+                call = {"name": b["name"]}
+                if b.get("input") is not None:  # as JSON, not a JSON text: the keeper judges each text in it
+                    call["input"] = cut(b["input"])
                 tools.append(call)
                 if isinstance(b.get("id"), str):
                     calls[b["id"]] = call
-            elif kind == "user" and b.get("type") == "tool_result" and b.get("tool_use_id") in calls:
+            elif kind == "user" and b.get("type") == "tool_result" and str(b.get("tool_use_id")) in calls:
                 out = b.get("content")
                 if isinstance(out, list):
                     out = "\n".join(x.get("text", "") for x in out if isinstance(x, dict) and isinstance(x.get("text"), str))

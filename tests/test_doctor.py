@@ -200,6 +200,20 @@ def test_what_looks_set_up_but_would_not_run_is_off(keeper, home):
         hooks = checks["Claude Code lesson hooks"]
         assert code == 1 and hooks["state"] == "off" and said in hooks["detail"], hooks
         assert "not the keeper's lessons_hook.py" in hooks["detail"]
+    # an install from before the Stop hook: no Stop entry, or a Stop entry running a copy that knows no `stop`
+    no_stop = json.loads(good)
+    del no_stop["hooks"]["Stop"]
+    settings.write_text(json.dumps(no_stop), encoding="utf-8")
+    code, checks = states(keeper, home)
+    hooks = checks["Claude Code lesson hooks"]
+    assert code == 1 and hooks["state"] == "off" and "no Stop hook" in hooks["detail"], hooks
+    old = home / "old" / "lessons_hook.py"
+    old.parent.mkdir()
+    old.write_text(Path(script).read_text(encoding="utf-8").replace('"stop"', "'stop'"), encoding="utf-8")
+    settings.write_text(good.replace(f"'{script}' stop", f"'{old}' stop"), encoding="utf-8")
+    code, checks = states(keeper, home)
+    hooks = checks["Claude Code lesson hooks"]
+    assert code == 1 and hooks["state"] == "off" and "older than the Stop hook" in hooks["detail"], hooks
     settings.write_text(good, encoding="utf-8")
     assert states(keeper, home)[0] == 0
 

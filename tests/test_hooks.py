@@ -226,3 +226,33 @@ def test_a_symlinked_settings_file_stays_a_link(tmp_path: Path):
     assert link.is_symlink() and os.readlink(str(link)) == str(real)
     obj = json.loads(real.read_text(encoding="utf-8"))
     assert obj["theme"] == "dark" and "SessionStart" in obj["hooks"]
+
+
+def test_the_stop_hook_survives_hostile_transcripts_and_quoted_passwords_in_tool_inputs(repo: Keeper, tmp_path: Path):
+    """A FIFO or a device as the transcript ends the hook at once (it never blocks or reads without
+    end); a tool_result whose tool_use_id is not text does not lose the turn; a password written
+    in quotes into a tool's input (JSON) is replaced like one in a prompt."""
+    path = str(fake_keeper(tmp_path / "bin"))
+    session = "0b5f8a1e-1111-4c2d-9a77-123456789abc"
+    fifo = tmp_path / "fifo"
+    os.mkfifo(str(fifo))
+    for bad in (str(fifo), "/dev/zero"):
+        stop = {"session_id": session, "transcript_path": bad, "cwd": str(repo.root), "hook_event_name": "Stop"}
+        proc = run_hook("stop", stop, tmp_path, path)  # run_hook's timeout (60 s) would fail a blocked hook
+        assert (proc.returncode, proc.stdout) == (0, b"")
+    log = transcript(tmp_path / "t.jsonl", ("user", "set up the database"),
+                     ("assistant", [{"type": "tool_use", "id": "t1", "name": "Write",
+                                     "input": {"file_path": "settings.py", "content": 'DB_PASSWORD = "hunter2hunter2"\n'}}]),
+                     ("user", [{"type": "tool_result", "tool_use_id": ["t1"], "content": "x"},
+                               {"type": "tool_result", "tool_use_id": "t1", "content": "written"}]))
+    with open(log, "a", encoding="utf-8") as fh:  # Claude Code's own notes and a subagent's turn come after
+        fh.write("5\n")
+        for extra in ({"type": "user", "isMeta": True, "message": {"role": "user", "content": "Caveat: local commands"}},
+                      {"type": "user", "isSidechain": True, "message": {"role": "user", "content": "subagent task"}}):
+            fh.write(json.dumps(extra) + "\n")
+    stop = {"session_id": session, "transcript_path": log, "cwd": str(repo.root), "hook_event_name": "Stop"}
+    assert run_hook("stop", stop, tmp_path, path).returncode == 0
+    (trace,) = [json.loads(x) for x in (repo.root / ".priors" / "traces" / "traces.jsonl").read_text().splitlines()]
+    assert trace["prompt"] == "set up the database"
+    (call,) = trace["tools"]
+    assert "hunter2" not in call["input"] and "settings.py" in call["input"] and call["output"] == "written"

@@ -76,7 +76,8 @@ up, optional) — and for what is off, the command that fixes it:
   skills             priors and with-priors in each agent harness's folder found
                      (~/.claude, ~/.codex, ~/.agents, ~/.pi/agent, ~/.openclaw)
   lesson hooks       Claude Code's (~/.claude/settings.json): their interpreter,
-                     script (the keeper's lessons_hook.py) and keeper are there
+                     script (the keeper's lessons_hook.py) and keeper are there,
+                     and all three events (SessionStart, UserPromptSubmit, Stop)
   MCP server         registered with Claude Code and Codex, to a command that is there
   Pi extension       installed when Pi is
   merge driver       `priors init --git`'s, in this clone

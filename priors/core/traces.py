@@ -41,11 +41,23 @@ def _text(value: Any, limit: int, where: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        try:
-            value = dumps(value)
-        except (TypeError, ValueError):
+        try:  # each text judged before it is JSON-escaped: `"hunter2…"` would read `\\"hunter2…\\"`
+            value = dumps(_judged(value, limit))
+        except (TypeError, ValueError, RecursionError):
             raise UsageError(f"priors trace: {where} must be text or JSON") from None
     return clip(redacted(_words_up_to(without_controls(value), limit)), limit)
+
+
+def _judged(value: Any, limit: int) -> Any:
+    """A tool's JSON input with each text in it cut to its words within `limit` and cleared of
+    credentials, as `_text` clears a text."""
+    if isinstance(value, str):
+        return redacted(_words_up_to(without_controls(value), limit))
+    if isinstance(value, list):
+        return [_judged(x, limit) for x in value]
+    if isinstance(value, dict):
+        return {k: _judged(v, limit) for k, v in value.items()}
+    return value
 
 
 def _words_up_to(text: str, limit: int) -> str:

@@ -177,11 +177,11 @@ def hooks_check(home: Path) -> Dict[str, str]:
     if obj is ValueError or (obj is not None and not isinstance(obj, dict)):
         return check(name, OFF, f"{tilde(settings, home)} is not a JSON object", "fix the file, then " + HOOKS)
     hooks = obj.get("hooks") if isinstance(obj, dict) else None
-    events = hooks.values() if isinstance(hooks, dict) else ()
-    cmds: List[str] = [h["command"] for entries in events if isinstance(entries, list)
-                       for e in entries if isinstance(e, dict) and isinstance(e.get("hooks"), list) for h in e["hooks"]
-                       if isinstance(h, dict)
-                       and isinstance(h.get("command"), str) and "lessons_hook.py" in h["command"]]
+    found = [(event, h["command"]) for event, entries in (hooks.items() if isinstance(hooks, dict) else ())
+             if isinstance(entries, list)
+             for e in entries if isinstance(e, dict) and isinstance(e.get("hooks"), list) for h in e["hooks"]
+             if isinstance(h, dict) and isinstance(h.get("command"), str) and "lessons_hook.py" in h["command"]]
+    cmds: List[str] = [cmd for _, cmd in found]
     if not cmds:
         return check(name, NONE, "not in ~/.claude/settings.json (optional; the Claude Code plugin carries its own)",
                      HOOKS)
@@ -200,10 +200,17 @@ def hooks_check(home: Path) -> Dict[str, str]:
             return check(name, OFF, f"the hook script {tilde(script, home)} is gone", HOOKS)
         if os.path.basename(script) != "lessons_hook.py" or HOOK_MARK not in (_read(Path(script)) or b""):
             return check(name, OFF, f"a hook runs {tilde(script, home)}, which is not the keeper's lessons_hook.py", HOOKS)
+        if "stop" in words[2:3] and b'"stop"' not in (_read(Path(script)) or b""):
+            return check(name, OFF, f"the Stop hook runs {tilde(script, home)}, a copy older than the Stop hook: "
+                                    "no session's trace is kept", HOOKS)
         keeper = words[words.index("--keeper") + 1] if "--keeper" in words[:-1] else None
         if keeper is not None and not os.path.isfile(keeper) and shutil.which("priors") is None:
             return check(name, OFF, f"the hooks run the keeper {tilde(keeper, home)}, which is not there, and no "
                                     "`priors` is on PATH", INSTALL)
+    missing = [event for event in ("SessionStart", "UserPromptSubmit", "Stop") if event not in {ev for ev, _ in found}]
+    if missing:
+        return check(name, OFF, f"no {' or '.join(missing)} hook (an install from before it"
+                                + ("; no session's trace is kept)" if "Stop" in missing else ")"), HOOKS)
     return check(name, OK, f"{len(cmds)} hook{'s' if len(cmds) != 1 else ''}, run by {interpreter}"
                            + (f", the keeper {tilde(keeper, home)}" if keeper else ", the keeper found on PATH"))
 
