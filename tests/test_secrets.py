@@ -129,3 +129,13 @@ def test_short_example_values_after_token_words_pass():
     assert scan("set secret: 'example-value'") is None
     assert scan("password=secret1") is None  # short: under 8 characters
     assert scan("password=secret123") == "password assignment"  # 8+ characters with a digit: a value
+
+
+def test_short_bare_values_after_password_words_are_prose_unless_letters_with_digits():
+    """A bare value of 8 to 11 characters after a password word is a value only when it is letters
+    with digits (`letmein99`); review prose about password rules and the shell's `pwd` passes."""
+    for text in ("password: non-empty values are not checked", "pwd: /workspace shows the wrong directory",
+                 "pwd=/srv/app2 in the container", "Set pwd: 2fa-only login for admins"):
+        assert scan(text) is None, text
+    for text in ("the fixture sets pwd=letmein99 in conftest", "password=abc12345"):
+        assert scan(text) == "password assignment", text

@@ -89,6 +89,8 @@ def _assignment_value(m: "re.Match[str]") -> Optional[str]:
     if _PLACEHOLDER.search(value) or len(set(value)) < 4:
         return None
     digits = any(c.isdigit() for c in value)
+    if m.group(4) is not None and len(value) < 12 and not (value.isalnum() and digits and not value.isdigit()):
+        return None  # a short bare value counts only as letters with digits (letmein99): `non-empty`, `/srv/app` are prose
     mixed = digits and any(c.isupper() for c in value) and any(c.islower() for c in value)
     # A bare word with digits and no `.`/`_` (hunter2hunter2) is a value; `settings.db_password`, `DB_PASSWORD`,
     # `password_v2` and a plain word (`required`) are code or prose.
