@@ -481,3 +481,16 @@ def test_an_output_never_replaces_the_keepers_files_a_device_or_a_pipe(keeper, t
     assert after == before
     assert fifo.exists() and not fifo.is_file() and link.is_symlink()
     assert keeper.ok("report", "-o", str(tmp_path / "page.html")).startswith("wrote")  # a plain new file is fine
+
+
+def test_an_output_stays_inside_the_repository(keeper, tmp_path):
+    """No path a person names reaches outside the repository: `-o ../x`, an absolute path elsewhere, a
+    name of blanks or with a newline are usage errors, and `-o -` prints for a redirect instead."""
+    keeper.ok("init")
+    outside = keeper.root.parent / "outside-page.html"
+    for verb in (["report", "-o"], ["export", "-o"], ["snapshot", "-o"], ["history", "--svg"]):
+        for name in (str(outside), "../outside-page.html", " ", "a\nb"):
+            err = keeper.usage(*verb, name)
+            assert "outside the repository" in err or "blanks or with control characters" in err, (verb, name, err)
+    assert not outside.exists() and not (keeper.root / " ").exists()
+    assert keeper.ok("report", "-o", "-").startswith("<!DOCTYPE html>")

@@ -338,9 +338,12 @@ def test_tool(tmp_path):
 
 def test_output_file(tmp_path):
     make_tree(tmp_path / "r")
-    p = run(["snapshot", "-o", str(tmp_path / "out.json")], tmp_path / "r")
+    outside = run(["snapshot", "-o", str(tmp_path / "out.json")], tmp_path / "r")
+    assert outside.returncode == 2 and b"outside the repository" in outside.stderr  # never outside the target
+    printed = run(["snapshot"], tmp_path / "r").stdout  # the tree before out.json is in it
+    p = run(["snapshot", "-o", "out.json"], tmp_path / "r")
     assert p.returncode == 0 and p.stdout == b""
-    assert (tmp_path / "out.json").read_bytes() == run(["snapshot"], tmp_path / "r").stdout
+    assert (tmp_path / "r" / "out.json").read_bytes() == printed
 
 
 def test_unknown_flag_is_usage_error(tmp_path):

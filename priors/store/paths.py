@@ -146,13 +146,17 @@ def under_folder(folder: Path, outer: Path) -> bool:
 
 
 def output_target(verb: str, flag: str, name: str, root: Any) -> Path:
-    """Where `-o NAME` may be written: a new or regular file outside the target's `.priors/` and `.git/`.
+    """Where `-o NAME` may be written: a new or regular file inside the target, outside its `.priors/`
+    and `.git/` (a path a person names never reaches outside the repository: `-` prints instead).
 
     The page or log is written atomically (a temporary file renamed over the target), which would
     replace a device node, a FIFO or a symlink, and would overwrite the ledger itself — so those are
     usage errors, checked before anything is read or written; so is an empty NAME, the same for every verb."""
     if name == "":  # `Path("")` is `.`, the working directory: one message for every verb, not four
         raise UsageError(f"priors {verb}: {flag} '': an empty path — give a file path, or - for stdout")
+    if not name.strip() or not name.isprintable():
+        raise UsageError(f"priors {verb}: {flag} {name!r}: a file name of blanks or with control characters"
+                         " — give a plain file path, or - for stdout")
     target = Path(name)
     shown = f"priors {verb}: {flag} {name}"
     try:
@@ -179,6 +183,9 @@ def output_target(verb: str, flag: str, name: str, root: Any) -> Path:
         inside = in_git = False
     if not (inside or in_git):  # the same folders by identity, however spelled (`.PRIORS/` on a case-blind disk)
         inside, in_git = under_folder(parent, keeper), under_folder(parent, git)
+    if not under_folder(parent, Path(root)):
+        raise UsageError(f"{shown}: outside the repository ({root}) — an output is written inside it; "
+                         "use - for stdout and redirect it anywhere")
     if inside:
         raise UsageError(f"{shown}: inside {keeper} — the keeper's own files are never an output")
     if in_git:
