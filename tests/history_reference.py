@@ -129,7 +129,9 @@ def _event_entry(no: int, run: Optional[str], rec: Dict[str, Any], p: Any) -> Di
     elif action == "scope-missing":
         text = f"scope missing ({p.miss} in a row)" if not p.redacted else "scope missing"
     elif action == "decide":
-        text = f"you decided: {to}{why}"
+        same = rec.get("same_as")  # `decide P duplicate --of Q`: obsolete, as the same finding as Q
+        text = f"you decided: {to}" + (f" (the same finding as {same})" if isinstance(same, str) and to == "obsolete"
+                                       else "") + why
     elif action == "redact":
         text = f"redacted by you{why}"
     else:

@@ -83,6 +83,7 @@ def test_settled_nearby_then_duplicate_then_refused_next_time(keeper):
     last = keeper.ledger()[-1]
     assert last == {"t": "event", "id": "P-0002", "action": "decide", "to": "obsolete", "by": "human", "same_as": "P-0001"}
     assert "differs" not in keeper.ok("status", "--calls")
+    assert "you decided: obsolete (the same finding as P-0001)" in keeper.ok("show", "P-0002")
     # the person's answer taught the keeper: the same rewording is refused next time, as a re-raise of P-0001
     keeper.ok("relevant", "--ns", NS, "--snapshot")
     body = keeper.refused("RERAISE", "propose", keeper.candidate(conclusion(
