@@ -788,6 +788,10 @@ status=0
 if [ "$MODE" = install ]; then
     check_python
     install_package || status=1
+    if [ "$HOOKS" -eq 1 ] && [ "$DRY" -eq 0 ] && [ ! -d "$HOME/.claude" ]; then
+        # --hooks is for Claude Code: its folder, made now rather than by the hooks step, gets the skills too
+        make_dir "$HOME/.claude" && say "Made ~/.claude for Claude Code (--hooks): its skills and hooks go there."
+    fi
     skills_step || status=1
     pi_step || status=1
     [ "$HOOKS" -eq 1 ] && { hooks_step || status=1; }

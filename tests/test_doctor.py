@@ -242,3 +242,12 @@ def test_a_priors_on_path_that_runs_another_keeper_is_named(keeper, home):
                         encoding="utf-8")
     code, checks = states(keeper, home)
     assert code == 0 and checks["command"]["state"] == "ok", checks["command"]
+
+
+def test_the_mcp_advice_without_claude_s_command_is_the_command_itself(keeper, home):
+    """install.sh registers the MCP server through Claude Code's `claude` command: without it on PATH,
+    doctor's advice is the registration command, not a re-run of the installer that cannot do it."""
+    (home / ".claude").mkdir()
+    code, checks = states(keeper, home)
+    mcp = checks["MCP server in Claude Code"]
+    assert mcp["state"] == "–" and mcp["fix"].startswith("claude mcp add --scope user priors -- priors mcp"), mcp

@@ -644,6 +644,14 @@ class ClaudeHooks(InstallerTest):
         # the installer created the file and only its hooks were in it: it goes, no `{}` is left behind
         self.assertFalse(self.settings().exists())
 
+    def test_hooks_in_a_home_without_claude_code_s_folder_bring_the_skills_too(self):
+        """`--hooks` is for Claude Code: with no ~/.claude yet, the folder it makes gets the skills as well
+        (else `priors doctor` would find Claude Code without its skills right after the README's steps)."""
+        out = self.run_install("--hooks").stdout
+        self.assertIn("Made ~/.claude for Claude Code (--hooks)", out)
+        self.assert_installed(self.home / ".claude" / "skills")
+        self.assertTrue(self.settings().is_file())
+
     def test_a_settings_file_the_installer_created_stays_when_the_person_added_to_it(self):
         import json
 

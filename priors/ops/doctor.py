@@ -249,7 +249,10 @@ def mcp_checks(home: Path) -> List[Dict[str, str]]:
     for client, cmd in registered.items():
         name = f"MCP server in {client}"
         if cmd is None:
-            out.append(check(name, NONE, "not registered (optional: the agent then uses the shell)", INSTALL))
+            fix = INSTALL
+            if client == "Claude Code" and shutil.which("claude") is None:  # install.sh registers through it
+                fix = "claude mcp add --scope user priors -- priors mcp (once Claude Code's claude command is on PATH)"
+            out.append(check(name, NONE, "not registered (optional: the agent then uses the shell)", fix))
         elif not cmd or not _resolves(cmd):
             out.append(check(name, OFF, f"registered to run {cmd or '(no command)'}, which is not there", INSTALL))
         else:
