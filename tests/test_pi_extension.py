@@ -523,3 +523,42 @@ def test_answers_say_what_happened_in_plain_words(tmp_path: Path, model: StandIn
     shutil.rmtree(p.k.root / ".priors")
     added = p.print("/priors add Keep it small.").stdout
     assert added.startswith("priors: not added — ") and "— priors:" not in added, added
+
+
+_GUARDED = [
+    "priors decide P-0002 accepted", "cd . && python3 -m priors score success --session x", "echo '{}' > .priors/config.json",
+    "priors 'decide' P-0001 accepted", '"priors" decide P-1 accepted', "python3 -mpriors decide P-1 accepted",
+    "priors -C. decide P-1 accepted", "priors -C . decide P-1 accepted", "priors \\\n decide P-1 accepted",
+    "echo decide P-1 accepted | xargs priors", "echo x >| .priors/ledger.jsonl", "cd .priors && echo x >> ledger.jsonl",
+    "cp /tmp/l .priors/ledger.jsonl", "echo x > .PRIORS/ledger.jsonl", "env FOO=1 priors add 'x'",
+    "sudo priors config inject off", "/usr/local/bin/priors redact P-1 --because x", "x=$(priors score last success)",
+    "true; priors import b.json --ns x", "tee -a .priors/ledger.jsonl < x", "sed -i s/a/b/ .priors/ledger.jsonl",
+    "dd if=x of=.priors/ledger.jsonl", "echo x 2>.priors/err", 'echo "$(priors decide P-1 accepted)"',
+]
+_ALLOWED = [
+    'grep -rn "priors decide" docs/', "echo 'see priors add for details'", 'git commit -m "docs: explain priors add"',
+    "priors lessons --status all", "cat .priors/ledger.jsonl", "priors status --calls", "python3 -m pytest -q",
+    "grep -c decide .priors/ledger.jsonl", "ls .priors/", "priors show P-0001", "rg 'priors config' README.md",
+]
+
+
+@needs_node
+@needs_deps
+def test_the_shell_guard_reads_commands_as_a_shell_does(tmp_path: Path):
+    """The guard on the model's shell (adapters/pi/words.ts `personsCommand`) cuts a command into simple
+    commands and words as a POSIX shell does: a quoted, split, wrapped or piped run of the person's verbs
+    and a write into .priors/ however spelled are refused; a verb named inside another command's text
+    (a search, an echo, a commit message) and reading .priors/ are not."""
+    out = tmp_path / "js"
+    proc = subprocess.run([NODE, str(TSC), "--outDir", str(out), "--module", "es2022", "--target", "es2022",
+                           "--moduleResolution", "node", "--skipLibCheck", str(ADAPTER / "words.ts")],
+                          capture_output=True, text=True, cwd=str(ADAPTER))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (out / "check.mjs").write_text(
+        "import { personsCommand } from './words.js';\n"
+        f"const guarded = {json.dumps(_GUARDED)};\nconst allowed = {json.dumps(_ALLOWED)};\n"
+        "for (const c of guarded) if (!personsCommand(c)) console.log('NOT REFUSED ' + JSON.stringify(c));\n"
+        "for (const c of allowed) if (personsCommand(c)) console.log('REFUSED ' + JSON.stringify(c));\n",
+        encoding="utf-8")
+    ran = subprocess.run([NODE, str(out / "check.mjs")], capture_output=True, text=True)
+    assert ran.returncode == 0 and ran.stdout == "", ran.stdout + ran.stderr

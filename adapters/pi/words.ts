@@ -15,9 +15,6 @@ export const HEADING = "## Lessons from this repository (priors)"; // the keeper
 export const PROBE = "priors:extension-loaded"; // on Pi's event bus: is a live copy of this extension here?
 // The person's verbs: the model neither runs them in its shell nor writes into .priors/
 export const PERSON_VERBS = ["decide", "redact", "add", "score", "import", "config"];
-export const KEEPER_RUN = new RegExp("(?:^|[\\s;&|()`'\"$/\\\\=])(?:priors(?:\\.exe)?|-m\\s+priors)" +
-	`((?:\\s+--?[A-Za-z][\\w-]*(?:[= ]\\S+)?)*)\\s+(${PERSON_VERBS.join("|")})\\b`);
-export const INTO_PRIORS = /(?:>>?|\btee\b(?:\s+-\S+)*|\bsed\s+-i\S*(?:\s+\S+)*?)\s*['"]?[^\s'"]*\.priors[\\/]/;
 export const PERSONS_NOTE =
 	"These lessons are decided by the person, not by you: never run `priors decide`, `redact`, `add`, `score`, " +
 	"`import` or `config`, nor write files under .priors/ — propose or revise a lesson with the priors_lessons " +
@@ -153,11 +150,147 @@ export function reason(out: string, err: string, code: number): string {
 }
 
 /** Would this shell command run one of the person's verbs, or write into .priors/? */
+/** Why a shell command is the person's to run, or undefined: it runs the keeper (`priors`, `priors.exe`, a path to
+ * one, `python -m priors`, through `env`, `sudo`, `xargs` …) with one of the person's verbs, or writes under
+ * `.priors/` (a redirection, `tee`, `cp`, `mv`, `sed -i`, `dd`, … naming it, or a `cd` into it). The command is
+ * cut into simple commands and words as a POSIX shell would (quotes, backslashes, line continuations), so a
+ * verb named inside another command's text — `grep -rn "priors decide" docs/`, a commit message — is not
+ * refused, and a quoted or split one (`priors 'decide'`, `priors \<newline> decide`) is. A guard, not a
+ * sandbox: adapters/pi.md says what gets around it. */
 export function personsCommand(command: string): string | undefined {
-	const verb = KEEPER_RUN.exec(command);
-	if (verb) return `\`priors ${verb[2]}\` is the person's verb`;
-	if (INTO_PRIORS.test(command)) return "files under .priors/ are the keeper's, written only by its verbs";
+	for (const words of simpleCommands(command)) {
+		const why = personsWords(words);
+		if (why) return why;
+	}
 	return undefined;
+}
+
+const WRAPPERS = new Set(["env", "sudo", "doas", "command", "exec", "nohup", "time", "nice", "timeout", "stdbuf", "builtin"]);
+const WRITERS = new Set(["tee", "cp", "mv", "dd", "install", "ln", "rm", "truncate", "touch", "rsync", "cat"]);
+
+function underPriors(word: string): boolean {
+	return word.split(/[\\/=]/).some((part) => part.toLowerCase() === ".priors");
+}
+
+function keeperAt(words: string[], i: number): number | undefined {
+	// the index of the first word after the keeper's name, when words[i..] run the keeper
+	const base = (words[i] ?? "").split(/[\\/]/).pop()!.toLowerCase();
+	if (base === "priors" || base === "priors.exe") return i + 1;
+	if (/^python(\d+(\.\d+)*)?(\.exe)?$/.test(base) || base === "py") {
+		for (let j = i + 1; j < words.length; j++) {
+			if (words[j] === "-m" && words[j + 1] === "priors") return j + 2;
+			if (words[j] === "-mpriors") return j + 1;
+			if (!words[j].startsWith("-")) return undefined;
+		}
+	}
+	return undefined;
+}
+
+function personsWords(words: string[]): string | undefined {
+	let i = 0;
+	while (i < words.length) {  // leading assignments and wrappers: the command is what they run
+		const w = words[i];
+		if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(w) || WRAPPERS.has(w) || (i > 0 && words[i - 1] === "timeout" && /^\d/.test(w))) i++;
+		else if (w === "xargs") {
+			i++;
+			while (i < words.length && words[i].startsWith("-")) i++;
+		} else break;
+	}
+	const after = keeperAt(words, i);
+	if (after !== undefined) {
+		let j = after;
+		while (j < words.length && words[j].startsWith("-")) {  // the keeper's own options: -C DIR, -C., --json …
+			j += words[j] === "-C" ? 2 : 1;
+		}
+		const verb = words[j];
+		if (verb === undefined && words[i - 1] !== undefined && words.slice(0, i).includes("xargs")) {
+			return "`xargs priors …` runs the keeper with words from its input: the person's verbs are theirs";
+		}
+		if (verb !== undefined && PERSON_VERBS.includes(verb)) return `\`priors ${verb}\` is the person's verb`;
+	}
+	const cmd = (words[i] ?? "").split(/[\\/]/).pop()!;
+	for (let k = 0; k < words.length; k++) {
+		const w = words[k];
+		if (/^(\d*>>?|\d*>\||&>>?)$/.test(w) && underPriors(words[k + 1] ?? "")) return INTO;
+		if (/^(\d*>>?|\d*>\||&>>?)./.test(w) && underPriors(w.replace(/^(\d*>>?\|?|&>>?)/, ""))) return INTO;
+	}
+	if (cmd === "cd" && underPriors(words[i + 1] ?? "")) return INTO;
+	const args = words.slice(i + 1);
+	const writes = (WRITERS.has(cmd) && cmd !== "cat") || (cmd === "sed" && args.some((a) => /^-[a-zA-Z]*i/.test(a)));
+	if (writes && args.some((a) => underPriors(a) || /^of=/.test(a) && underPriors(a.slice(3)))) return INTO;
+	return undefined;
+}
+
+const INTO = "files under .priors/ are the keeper's, written only by its verbs";
+
+/** A shell command as its simple commands, each a list of words (quotes removed; an operator its own word). */
+export function simpleCommands(command: string): string[][] {
+	const out: string[][] = [];
+	let words: string[] = [];
+	let word = "";
+	let inWord = false;
+	const end = () => {
+		if (inWord) words.push(word);
+		word = "";
+		inWord = false;
+	};
+	const cut = () => {
+		end();
+		if (words.length) out.push(words);
+		words = [];
+	};
+	const text = command.replace(/\\\r?\n/g, "");  // line continuations join their lines
+	for (let i = 0; i < text.length; i++) {
+		const c = text[i];
+		if (c === "'") {
+			const close = text.indexOf("'", i + 1);
+			word += close < 0 ? text.slice(i + 1) : text.slice(i + 1, close);
+			inWord = true;
+			i = close < 0 ? text.length : close;
+		} else if (c === '"') {
+			let j = i + 1;
+			for (; j < text.length && text[j] !== '"'; j++) {
+				if (text[j] === "\\" && j + 1 < text.length) j++;
+				if (text[j] === "$" && text[j + 1] === "(") break;  // a command inside: cut there, read on as words
+				word += text[j];
+			}
+			inWord = true;
+			i = j;
+			if (text[j] === "$") {
+				cut();
+				i = j + 1;
+			}
+		} else if (c === "\\" && i + 1 < text.length) {
+			word += text[++i];
+			inWord = true;
+		} else if (/\s/.test(c) && c !== "\n") {
+			end();
+		} else if (c === "\n" || c === ";" || c === "(" || c === ")" || c === "`" || c === "{" || c === "}") {
+			cut();
+		} else if (c === "&" || c === "|") {
+			if (c === "|" && text[i - 1] === ">" ) {  // `>|`: a redirection, not a pipe
+				word += c;
+				continue;
+			}
+			cut();
+			if (text[i + 1] === c) i++;
+		} else if (c === "$" && text[i + 1] === "(") {
+			cut();
+			i++;
+		} else if (c === ">" || c === "<") {
+			if (!/^\d*$/.test(word) || !inWord) end();
+			let op = word + c;
+			word = "";
+			inWord = false;
+			while (text[i + 1] === ">" || text[i + 1] === "|" || text[i + 1] === "&") op += text[++i];
+			words.push(op);
+		} else {
+			word += c;
+			inWord = true;
+		}
+	}
+	cut();
+	return out;
 }
 
 /** `#tag` words first, then the text (pi-prior's `[#tag …] TEXT`). */
