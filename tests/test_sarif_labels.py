@@ -259,3 +259,17 @@ def test_another_rules_result_beside_a_persons_decision_is_a_new_finding(keeper:
     assert got["counts"]["new"] == 1 and got["counts"].get("refused", 0) == 0, got
     assert {p["rule"] for p in priors(k)} == {"ruff:F841", "ruff:E501"}
     k.ok("verify")
+
+
+def test_a_result_a_person_made_obsolete_is_suppressed_not_refused(keeper: Keeper) -> None:
+    """A person's `obsolete` settles a finding too: the same result reported again is counted and said
+    as suppressed, like a wontfix, not listed as a refusal in raw JSON."""
+    k = keeper
+    k.write("src/a.py", "def f(x):\n    unused_var = x * 2\n    return x\n")
+    ingest(k, ruff_on(k, "1.sarif", "F841", "src"), "ruff", "src")
+    (pid,) = [p["id"] for p in priors(k)]
+    k.ok("decide", pid, "obsolete", "--because", "the function goes away next week")
+    got = ingest(k, ruff_on(k, "2.sarif", "F841", "src"), "ruff", "src")
+    assert got["counts"]["suppressed"] == 1 and got["counts"]["refused"] == 0, got
+    out = k.ok("ingest-sarif", ruff_on(k, "3.sarif", "F841", "src"), "--ns", "ruff", "--snapshot", "src")
+    assert f"1 suppressed — a person settled it ({pid})" in out and "refused by the keeper's rules" not in out, out

@@ -185,8 +185,8 @@ def _ingest_locked(paths: Paths, ns: str, scopes: Dict[str, str], budget: Option
         "known": plan.fate.count("known"),
         "merged": plan.fate.count("merged"),
         "new": len(new),
-        "suppressed": sum(1 for r in refused if r.get("refused") == "RERAISE"),
-        "refused": sum(1 for r in refused if r.get("refused") != "RERAISE"),
+        "suppressed": sum(1 for r in refused if settled_by_a_person(r)),
+        "refused": sum(1 for r in refused if not settled_by_a_person(r)),
         "fixed": sum(1 for _, v in plan.verdicts if v == "fixed"),
         "carried": sum(1 for _, v in plan.verdicts if v == "still-open"),
         "reaffirmed": sum(1 for _, v in plan.verdicts if v == "reaffirmed"),
@@ -263,12 +263,20 @@ def _with_identity(paths: Paths, found: List[Tuple[str, Any]], cands: List[Optio
     return [c if c is None or i is None else dict(c, rule=i[0], fingerprint=i[1]) for c, i in zip(cands, ids)]
 
 
+def settled_by_a_person(refusal: Dict[str, Any]) -> bool:
+    """A result the keeper refused because a person settled its finding: a re-raise of their `wontfix` or
+    `accepted`, or a repeat of one they made `obsolete` (only a person's `decide` gives that status) —
+    suppressed, not refused."""
+    return refusal.get("refused") == "RERAISE" or (refusal.get("refused") == "DUPLICATE"
+                                                   and refusal.get("status") == "obsolete")
+
+
 def plain_lines(report: Dict[str, Any]) -> List[str]:
     """The analyzer's part of the answer, in plain words, after the run's summary."""
     c = report["counts"]
     lines = [f"From the analyzer: {c['results']} result{'s' if c['results'] != 1 else ''} — {c['known']} already known, "
              f"{c['new']} new, {c['merged']} merged (same rule, same place), {c['not_findings']} not findings"]
-    sup = [r for r in report["refused"] if r.get("refused") == "RERAISE"]
+    sup = [r for r in report["refused"] if settled_by_a_person(r)]
     if sup:
         ids = ", ".join(sorted({str(r.get("of")) for r in sup}))
         lines.append(f"  {len(sup)} suppressed — a person settled {'it' if len(sup) == 1 else 'them'} ({ids}); not re-added")
@@ -302,7 +310,7 @@ def plain_lines(report: Dict[str, Any]) -> List[str]:
         lines.append(f"  {len(bad)} left out, not recorded:")
         lines.extend(f"    {x['file']} {x['result']}: {x['reason']}" for x in bad)
     again_ids = set(again or ())  # said above, in plain words: not a refusal to puzzle over
-    other = [r for r in report["refused"] if r.get("refused") != "RERAISE"
+    other = [r for r in report["refused"] if not settled_by_a_person(r)
              and not (r.get("refused") == "DUPLICATE" and r.get("status") == "fixed" and r.get("of") in again_ids)]
     if other:
         lines.append(f"  {len(other)} refused by the keeper's rules:")
