@@ -149,7 +149,7 @@ def test_the_walk_writes_exactly_what_the_commands_write(tmp_path):
     code, rest = t.finish()
     assert code == 0, rest
     # what is left is named with the command that shows it: P-0004's review is a call, P-0005 and P-0003 open findings
-    assert "3 decided, 2 skipped, stopped — 1 call still waits: `priors status --calls` lists them; " \
+    assert "3 decided, 2 skipped, stopped — 1 call still waits: `priors status --calls` lists it; " \
            "2 open findings still wait: `priors decide --open` walks them" in rest, rest  # P-0005, reopened P-0003
     assert walked.ok("status", "--calls").count("  ? ") == 1
 
@@ -217,7 +217,7 @@ def test_open_findings_filtered_by_namespace_and_path(tmp_path):
     code, rest = t.finish()
     assert code == 0 and "P-0005" not in rest and "4 skipped" in rest  # P-0004 is in lib/, P-0005 in api
     # the closing line's command walks the same findings again: the same --ns and PATH
-    assert "1 open finding still waits: `priors decide --open --ns web src/` walks them" in rest, rest
+    assert "1 open finding still waits: `priors decide --open --ns web src/` walks it" in rest, rest
 
 
 def test_a_mistyped_namespace_for_the_open_findings_is_named_before_anything_is_asked(tmp_path):

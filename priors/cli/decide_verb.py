@@ -220,10 +220,10 @@ def still_waiting(left: Sequence[Dict[str, Any]], narrowed: str = "") -> str:
     parts = []
     if calls:
         parts.append(f"{calls} call{'s' if calls != 1 else ''} still wait{'s' if calls == 1 else ''}:"
-                     " `priors status --calls` lists them")
+                     f" `priors status --calls` lists {'them' if calls != 1 else 'it'}")
     if found:
         parts.append(f"{found} open finding{'s' if found != 1 else ''} still wait{'s' if found == 1 else ''}:"
-                     f" `priors decide --open{' ' + narrowed if narrowed else ''}` walks them")
+                     f" `priors decide --open{' ' + narrowed if narrowed else ''}` walks {'them' if found != 1 else 'it'}")
     return (" — " + "; ".join(parts)) if parts else " — nothing else waits for you"
 
 
