@@ -31,6 +31,7 @@ import subprocess
 import sys
 
 EVENTS = {"session-start": "SessionStart", "prompt": "UserPromptSubmit", "stop": "Stop"}
+ECHOES = ("<command-name>", "<command-message>", "<local-command-stdout>", "<local-command-stderr>")
 MAX_TRANSCRIPT = 32 << 20  # bytes of a transcript read from its end: one turn is far less
 SESSION_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}\Z")  # what `--session` accepts
 MAX_QUERY = 4000  # characters of the prompt used for ranking: plenty of words, far from argv limits
@@ -127,7 +128,10 @@ def turn_of(path):
         texts = [b.get("text") for b in blocks(content) if b.get("type") == "text" and isinstance(b.get("text"), str)]
         if any(b.get("type") == "tool_result" for b in blocks(content)):
             return None
-        return "\n".join(texts).strip() or None
+        text = "\n".join(texts).strip()
+        if text.startswith(ECHOES) or text == "[Request interrupted by user]":
+            return None  # Claude Code's echo of a slash command or its output, or an interruption: not a prompt
+        return text or None
 
     start = None
     for i in range(len(entries) - 1, -1, -1):

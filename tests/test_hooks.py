@@ -138,11 +138,20 @@ def test_the_stop_hook_keeps_the_turns_trace(repo: Keeper, tmp_path: Path):
     assert call["name"] == "Bash" and "test_parser.py" in call["input"] and call["error"] is True
     assert "ghp_" not in call["output"] and "1 failed" in call["output"]
     assert trace["given"] == ["P-0001", "P-0003"]  # what the session-start block gave (max_inject 2)
+    # Claude Code's echo of a slash command after the prompt is not a prompt: the turn is still the typed one
+    echoed = transcript(tmp_path / "c.jsonl", ("user", "fix the flaky parser test"),
+                        ("assistant", [{"type": "text", "text": "Done."}]),
+                        ("user", "<command-name>/model</command-name>"),
+                        ("user", "<local-command-stdout>Set model</local-command-stdout>"),
+                        ("user", "[Request interrupted by user]"))
+    assert run_hook("stop", dict(stop, transcript_path=echoed), tmp_path, path).returncode == 0
+    kept = [json.loads(x) for x in (repo.root / ".priors" / "traces" / "traces.jsonl").read_text().splitlines()]
+    assert len(kept) == 2 and kept[-1]["prompt"] == "fix the flaky parser test" and kept[-1]["assistant"] == ["Done."]
     # no transcript, or no prompt in it: nothing kept, nothing printed
     for bad in ("/nowhere.jsonl", transcript(tmp_path / "e.jsonl", ("assistant", [{"type": "text", "text": "x"}]))):
         again = run_hook("stop", dict(stop, transcript_path=bad), tmp_path, path)
         assert (again.returncode, again.stdout) == (0, b"")
-    assert len((repo.root / ".priors" / "traces" / "traces.jsonl").read_text().splitlines()) == 1
+    assert len((repo.root / ".priors" / "traces" / "traces.jsonl").read_text().splitlines()) == 2
 
 
 @pytest.mark.parametrize("stdin", [
