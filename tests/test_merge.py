@@ -754,3 +754,13 @@ def test_the_merge_never_vouches_for_an_agents_edited_copy_of_a_signed_line(tmp_
     m = alice.git("merge", "--no-edit", "bob", check=False)
     assert m.returncode != 0 and "Traceback" not in m.stdout + m.stderr, m.stdout + m.stderr
     assert (alice.root / ".priors" / "ledger.jsonl").read_bytes() == ledger
+
+
+def test_a_duplicate_decision_follows_its_finding_when_a_merge_renumbers_it():
+    """`decide P duplicate --of Q` records `same_as: Q`: when a merge moves the other side's new ids past
+    ours, the decision names Q's new id, as its `id` does (core/merge_rules.py `rewrite_refs`)."""
+    from priors.core.merge_rules import rewrite_refs
+
+    line = {"t": "event", "id": "P-0008", "action": "decide", "to": "obsolete", "by": "human", "same_as": "P-0007"}
+    got = rewrite_refs(line, {"P-0007": "P-0010", "P-0008": "P-0011"}, {})
+    assert got["id"] == "P-0011" and got["same_as"] == "P-0010"

@@ -12,7 +12,7 @@ from priors.core.human import redacted_attempt, tried_against
 from priors.core.ledger_checks import REDACTED_CALL_KEYS, parse_line, rewrite_problem, split_lines
 from priors.core.vocabulary import CALL_RE, PRIOR_RE, RUN_RE, id_number
 
-PRIOR_REF_KEYS = ("id", "conflicts_with", "supersedes")
+PRIOR_REF_KEYS = ("id", "conflicts_with", "supersedes", "same_as")  # same_as: `decide P duplicate --of Q`
 RUN_REF_KEYS = ("run", "born")
 PRIOR_LIST_KEYS = ("ids", "injected", "distinct_from")  # the lessons loop: what a run was shown, what a score credits
 RUN_LIST_KEYS = ("runs",)  # the lessons loop: runs marked learned
