@@ -425,3 +425,15 @@ def test_no_output_flag_writes_into_git_s_own_files(keeper):
     assert (keeper.root / ".git" / "config").read_bytes() == config
     assert subprocess.run(["git", "status"], cwd=str(keeper.root), capture_output=True).returncode == 0
     assert not (keeper.root / ".priors" / "chart.svg").exists()
+
+
+def test_the_quiescence_ratio_counts_the_runs_that_checked_something():
+    """A person's `add` run reviews nothing: it is neither quiet nor not, so `history` leaves it out of
+    the ratio, as a first run, which had nothing to check, is ("1 of 1 that checked something", not "1 of 3")."""
+    from priors.core.history import RunRow
+
+    rows = [RunRow("run-001", "web", 2, checked=0, new=2, open=2),
+            RunRow("run-002", "web", 5, checked=2, carried=2, open=2, quiescent=True),
+            RunRow("run-003", "web", 7, checked=0, new=0, open=2)]  # a person's add: nothing checked
+    text = history_text(rows)
+    assert "quiescent runs (everything settled still held, nothing new): 1 of 1 that checked something" in text

@@ -572,8 +572,10 @@ def history_text(rows: Sequence[RunRow], width: int = 40) -> str:
     lines.append("bars: " + "  ".join(f"{BAR_CHARS[k]} {LABELS[k]}" for k in CATEGORIES)
                  + (f"   (1 mark ≈ {1 / scale:.1f})" if scale < 1 else ""))
     q = sum(1 for r in rows if r.quiescent)
-    if q:
-        lines.append(f"quiescent runs (everything settled still held, nothing new): {q} of {len(rows)}")
+    if q:  # of the runs that checked something: a person's `add`, which reviews nothing, cannot be quiet or not
+        reviewed = sum(1 for r in rows if r.checked or r.quiescent)
+        lines.append(f"quiescent runs (everything settled still held, nothing new): {q} of {reviewed}"
+                     f" that checked something")
     lines += quiet_notes(rows)  # per namespace: one's quiet runs say nothing of another's
     lines.append(TOUCHED_MEANS)  # the one column word that needs saying, said once under the table
     return "\n".join(lines)
