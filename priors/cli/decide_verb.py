@@ -16,6 +16,7 @@ from priors.core.canonical import dumps
 from priors.core.controls import describe, has_control, shell_word, visible
 from priors.core.desk import KEYS, QUIT, SKIP, ask_text, commands, key_prompt
 from priors.core.errors import Refusal, UsageError
+from priors.core.views import plural
 from priors.ops.decide import decide as decide_verdict
 from priors.ops.decide import refuse_before_the_walk
 from priors.ops.desk import asks_now
@@ -219,10 +220,10 @@ def still_waiting(left: Sequence[Dict[str, Any]], narrowed: str = "") -> str:
     found = len(left) - calls
     parts = []
     if calls:
-        parts.append(f"{calls} call{'s' if calls != 1 else ''} still wait{'s' if calls == 1 else ''}:"
+        parts.append(f"{plural(calls, 'call')} still wait{'s' if calls == 1 else ''}:"
                      f" `priors status --calls` lists {'them' if calls != 1 else 'it'}")
     if found:
-        parts.append(f"{found} open finding{'s' if found != 1 else ''} still wait{'s' if found == 1 else ''}:"
+        parts.append(f"{plural(found, 'open finding')} still wait{'s' if found == 1 else ''}:"
                      f" `priors decide --open{' ' + narrowed if narrowed else ''}` walks {'them' if found != 1 else 'it'}")
     return (" — " + "; ".join(parts)) if parts else " — nothing else waits for you"
 
