@@ -137,8 +137,7 @@ def dumps_rows(rows: List[Dict[str, Any]]) -> str:
     value in Python for a float: one pass over the value types, then the C encoder (the types are
     the only thing that could make its text differ from the canonical one, with a character at or
     above U+D800, which `dumps` checks)."""
-    kinds = {type(v) for row in rows for v in row.values()}
-    if kinds <= _FLAT and all(type(row) is dict for row in rows):
+    if all(type(row) is dict for row in rows) and {type(v) for row in rows for v in row.values()} <= _FLAT:
         keys = {k for row in rows for k in row}
         if all(type(k) is str and k.isascii() for k in keys):
             text = fast_dumps(rows)

@@ -182,8 +182,8 @@ def start_replay(source: Callable[[], Any], size: int) -> Callable[[], List[Prob
     On a large ledger where a second process is safe (store/background.py), the replay is split by
     namespace between a child, started now, and this process, which first checks the lines
     (`check_ledger`): each half folds the whole ledger but judges only its namespaces, and the
-    child takes the larger half, so both end about together (the line checks weigh about half a
-    replay). Elsewhere the whole replay runs here, when its answer is asked for."""
+    child takes the larger half, so both end about together (the line checks weigh about `HEAD_START`
+    of what judging every line adds to a replay). Elsewhere the whole replay runs here, when its answer is asked for."""
     if not worth_it(size):
         return lambda: replay(source())
     mine = split_namespaces(namespace_weights(source()), HEAD_START)
