@@ -34,7 +34,7 @@ from __future__ import annotations
 import gc
 import re
 from bisect import bisect_left
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Set, Tuple, Union
+from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple, Union
 
 from priors.core.canonical import normalize
 from priors.core.errors import Refusal, UsageError
@@ -46,6 +46,7 @@ from priors.core.lessons import check_supersedes
 from priors.core.plain import Plain
 from priors.core.problem import Problem
 from priors.core.protocol import ScopeIndex, judge_pool, judged_now, same_words
+from priors.core.replay_split import Share
 from priors.core.sameness import wordings
 from priors.core.similarity import claim_key, folded, norm_direction, similar
 from priors.core.vocabulary import FACETS
@@ -54,6 +55,7 @@ from priors.core.vocabulary import FACETS
 # these, not their evidence.
 _KEEP = ("t", "id", "ns", "type", "facets", "claim", "born", "scope_ref", "scope_hash", "direction", "depth",
          "severity", "redacted", "review_every", "supersedes", "distinct_from", "rule", "fingerprint")
+_UNASKED = object()  # (equal to no namespace)
 _SELF_ASSIGNED = ("authority", "by", "status")  # the keeper's to set: no candidate, and so no prior line, holds them
 _SEEN_BY_RUN = ("open", "stale", "challenged")  # a verify-phase prior in these is a verify item of the next run
 _HUMAN_VIA = ("add", "import")  # the verbs that seal a person's lessons as a run of their own
@@ -61,15 +63,27 @@ _BLOCK_ACTIONS = ("disposition", "scope-missing", "moved")
 _HUMAN_FINAL = ("accepted", "wontfix", "obsolete")  # statuses only a person gives (commit_plan.HUMAN_FINAL, less redacted)
 
 
-def replay(data: Union[bytes, Iterable[bytes]], share: Optional[Share] = None) -> List[Problem]:
+def replay(data: Union[bytes, Iterable[bytes], Callable[[], Iterable[bytes]]], share: Optional[Share] = None,
+           needed: Optional[FrozenSet[str]] = None) -> List[Problem]:
     """Every line the door would have refused, in ledger order (`in_order`). `data`: the ledger's
-    bytes, or its bytes in pieces. Lines that do not parse are skipped (the well-formedness checks
-    name them). `share`: judge only the lines of these namespaces (`Share`); all when None."""
-    rp = Replay(share)
+    bytes, its bytes in pieces, or a function giving its pieces afresh. Lines that do not parse are
+    skipped (the well-formedness checks name them). `share`: judge only the lines of these namespaces
+    (`Share`); all when None. `needed` (with `share`, and `data` that can be read again): the priors
+    other lines name (`replay_split.survey`) — another namespace's block naming none of them is not
+    folded (core/replay_split.py); a line naming one skipped so starts the replay again, folding all."""
+    skipping = share is not None and needed is not None and (callable(data) or isinstance(data, bytes))
+    try:
+        return _replay(data, share, needed if skipping else None)
+    except Overlooked:
+        return _replay(data, share, None)
+
+
+def _replay(data: Any, share: Optional[Share], needed: Optional[FrozenSet[str]]) -> List[Problem]:
+    rp = Replay(share, needed)
     collecting = gc.isenabled()
     gc.disable()  # a few hundred thousand acyclic records and states: a collection would only cost time
     try:
-        for no, rec in records(data):
+        for no, rec in records(data() if callable(data) else data):
             rp.line(no, rec)
         rp.finish()
     finally:
@@ -78,54 +92,9 @@ def replay(data: Union[bytes, Iterable[bytes]], share: Optional[Share] = None) -
     return rp.problems
 
 
-class Share(Plain):
-    """The namespaces one of two replays judges: those in `names` (`inside`) or every other one.
-
-    The two halves of a split replay each fold the whole ledger (a rule reads every namespace's
-    state: a person's decisions hold in all of them) but judge, and index for judging, only their
-    own namespaces' lines, so each line is judged by exactly one half and together they name what
-    one whole replay names (`in_order` makes the order the same too)."""
-
-    __slots__ = ("names", "inside")
-
-    def __init__(self, names: Iterable[str], inside: bool) -> None:
-        self.names, self.inside = frozenset(names), inside
-
-    def judges(self, ns: Any) -> bool:
-        return (ns in self.names) == self.inside if isinstance(ns, str) else not self.inside
-
-
-_NS = re.compile(rb'"ns":"([^"\\]*)"')
-
-
-def namespace_weights(pieces: Union[bytes, Iterable[bytes]]) -> Dict[str, int]:
-    """How many lines of the ledger (its bytes, or its bytes in whole-line pieces) name each namespace, written plainly:
-    the work each namespace's lines are to a replay (a namespace written with escapes is not counted)."""
-    weights: Dict[str, int] = {}
-    if isinstance(pieces, (bytes, bytearray)):  # the ledger whole (verify in a git work tree reads it so)
-        pieces = [bytes(pieces)]
-    for piece in pieces:
-        for raw in _NS.findall(piece):
-            name = raw.decode("utf-8", "replace")
-            weights[name] = weights.get(name, 0) + 1
-    return weights
-
-
-def split_namespaces(weights: Dict[str, int], head_start: float) -> Set[str]:
-    """The namespaces one half of a split replay judges when it has other work worth `head_start` of
-    the whole replay's (verify's line checks), the other half judging the rest: the heaviest first,
-    each to the half with less to do, so the two end about together. Empty when one half is best
-    doing it all (one namespace)."""
-    total = sum(weights.values()) or 1
-    mine: Set[str] = set()
-    load, other = head_start * total, 0.0
-    for name, weight in sorted(weights.items(), key=lambda kv: (-kv[1], kv[0])):
-        if load < other:
-            mine.add(name)
-            load += weight
-        else:
-            other += weight
-    return mine
+class Overlooked(Exception):
+    """A line names a prior whose block this half of a split replay did not fold: its answer could
+    differ from the whole replay's, so the half starts again and folds every line."""
 
 
 def in_order(problems: Iterable[Problem]) -> List[Problem]:
@@ -161,8 +130,10 @@ def records(data: Union[bytes, Iterable[bytes]]) -> Iterator[Tuple[int, Dict[str
 class Replay:
     """The ledger folded line by line, each run block judged when its seal arrives."""
 
-    def __init__(self, share: Optional[Share] = None) -> None:
+    def __init__(self, share: Optional[Share] = None, needed: Optional[FrozenSet[str]] = None) -> None:
         self.share = share
+        self.needed = needed  # the priors other lines name: never skipped (None: nothing is skipped)
+        self.foreign: Dict[str, Any] = {}  # prior -> its namespace, for a prior whose block was skipped
         self.st = State()
         self.problems: List[Problem] = []
         self.index: Dict[str, ScopeIndex] = {}  # namespace -> its findings and floors by scope ref
@@ -179,6 +150,7 @@ class Replay:
         # holds in every namespace" compares a finding with (filtered by what is binding at that point)
         self.decided = ScopeIndex()
         self.in_decided: Set[str] = set()
+        self.relocated = False  # a `moved` event put a prior under a new key, after priors that came later
 
     def add(self, no: int, code: str, message: str) -> None:
         self.problems.append(Problem(no, code, message))
@@ -219,6 +191,8 @@ class Replay:
         else:
             if t == "event" and rec.get("action") in ("decide", "redact"):
                 self.human_word(rec)
+            if self.foreign:
+                self.check_refs(rec)
             apply(self.st, rec)  # decisions, redactions, scores: between blocks
             pid = rec.get("id")
             if t == "event" and isinstance(pid, str) and pid not in self.in_decided:
@@ -272,6 +246,9 @@ class Replay:
     def human_block(self, lines: List[Tuple[int, Dict[str, Any]]], seal: Dict[str, Any], seal_no: int) -> None:
         """`add` and `import` seal a person's lessons, and nothing else, as a run `by: human`."""
         run = seal.get("run")
+        if self.foreign:
+            for _no, rec in lines:
+                self.check_refs(rec)
         if seal.get("via") not in _HUMAN_VIA and self.judges(seal.get("ns")):
             self.add(seal_no, "SELF_ASSIGNED_AUTHORITY", f"the run record of {run} says `by: human` but not `via: add` or"
                      " `via: import` — only a person's `add` or `import` seals a run as theirs")
@@ -308,10 +285,16 @@ class Replay:
 
     def agent_block(self, lines: List[Tuple[int, Dict[str, Any]]], legacy: bool = False) -> None:
         st = self.st
-        if self.share is not None and not any(self.judges(self.ns_of(rec)) for _no, rec in lines):
+        if self.share is not None and not self.judges_any(lines):
             for _no, rec in lines:  # the other half's block: only its state counts here (its priors are
-                apply(st, rec)  # never in a pool this half judges, so they need no place in its order)
+                if self.needed is None or self.kept(rec):  # never in a pool this half judges, so they need
+                    if self.foreign:  # no place in its order)
+                        self.check_refs(rec)
+                    apply(st, rec)
             return
+        if self.foreign:
+            for _no, rec in lines:
+                self.check_refs(rec)
         known: Dict[str, Optional[str]] = {}  # what the block reveals of its snapshot: ref -> hash (None: contradicted)
         disposed: Set[Any] = set()
         moved: Dict[Any, Any] = {}  # prior -> the ref its code moved to in this run (core/moves.py)
@@ -392,6 +375,8 @@ class Replay:
         pool = [p for p in self.pool(ns, index, cand) if seen(p)]
         elsewhere = [p for p in self.decided.around(cand)  # a person's decision holds in every namespace
                      if p.ns != ns and p.binding and not p.redacted] if self.decided.items else []
+        if not pool and not elsewhere:
+            return  # nothing any rule compares it with (judge_pool would find nothing)
         try:
             esc = judge_pool(pool, cand, current if isinstance(current, str) else None, scopes, figure,
                              elsewhere=elsewhere, legacy=legacy, more=lambda p: wordings(st, p.id))
@@ -422,21 +407,33 @@ class Replay:
         looks up what can match instead. The same priors meet the same rules: same answer."""
         ref = cand.scope_ref if not cand.repo_wide else None
         same = self.same.get(ns)
-        got: Dict[int, PriorState] = {}
+        found: List[List[PriorState]] = []  # the lists that apply; mostly none
         if same is not None:
-            keys = [(ref, "claim", self.key_of(cand.claim))]
-            cdir = norm_direction(cand.direction)
-            if cdir is not None:
-                keys.append((ref, "dir", cdir))
-            if cand.direction is not None and cand.direction in OPPOSED:
-                keys.append((ref, "raw", OPPOSED[cand.direction]))
-            for key in keys:
-                for p in same.get(key, ()):
-                    got[self.order[p.id]] = p
+            hit = same.get((ref, "claim", self.key_of(cand.claim)))
+            if hit:
+                found.append(hit)
+            direction = cand.direction
+            if direction is not None:
+                cdir = norm_direction(direction)
+                if cdir is not None:
+                    hit = same.get((ref, "dir", cdir))
+                    if hit:
+                        found.append(hit)
+                if direction in OPPOSED:
+                    hit = same.get((ref, "raw", OPPOSED[direction]))
+                    if hit:
+                        found.append(hit)
         if index is not None and not cand.repo_wide and (cand.severity is not None
                                                          or cand.facets.get("activation") == "verify-phase"):
-            for p in index.around(cand):  # (a floor judges a severity; meaning, a finding)
-                got[self.order[p.id]] = p
+            hit = index.around(cand)  # (a floor judges a severity; meaning, a finding)
+            if hit:
+                found.append(hit)
+        if not found:
+            return []
+        if len(found) == 1 and not self.relocated:  # one list, in ledger order (until a move appends out of it)
+            return list(found[0])
+        order = self.order
+        got = {order[p.id]: p for ps in found for p in ps}
         return [got[i] for i in sorted(got)]
 
     def bad_supersedes(self, no: int, rec: Dict[str, Any], ns: str) -> bool:
@@ -483,12 +480,54 @@ class Replay:
 
     # -- the state
 
+    def judges_any(self, lines: List[Tuple[int, Dict[str, Any]]]) -> bool:
+        """Whether this replay judges any of a block's lines (`ns_of` each; a block is nearly always of one
+        namespace, so each namespace is asked about once)."""
+        asked: Any = _UNASKED
+        for _no, rec in lines:
+            ns = self.ns_of(rec)
+            if ns != asked:
+                if self.judges(ns):
+                    return True
+                asked = ns
+        return False
+
     def ns_of(self, rec: Dict[str, Any]) -> Any:
         """The namespace a block's line is judged in: its own, or a verdict's prior's."""
         if rec.get("t") == "event":
-            p = self.st.priors.get(rec.get("id"))  # type: ignore[arg-type]  # (any id: a miss is None)
-            return None if p is None else p.ns
+            pid: Any = rec.get("id")
+            p = self.st.priors.get(pid)  # (any id: a miss is None)
+            if p is None:
+                return self.foreign.get(pid) if type(pid) is str else None
+            return p.ns
         return rec.get("ns")
+
+    def kept(self, rec: Dict[str, Any]) -> bool:
+        """Whether a line of another namespace's block is folded in a half that skips what it can: a
+        prior another line names (`needed`) or one already folded, its events, and any line pointing
+        at another prior. Any other prior is noted as skipped (`foreign`); its events and the block's
+        calls are not read (nothing this half judges reads them)."""
+        pid = rec.get("id")
+        if "same_as" in rec or "supersedes" in rec or "distinct_from" in rec:
+            return True
+        if type(pid) is not str:
+            return rec.get("t") == "prior"  # (an odd line: folded as the whole replay folds it)
+        if pid in self.st.priors or pid in (self.needed or ()):
+            return True
+        if rec.get("t") == "prior":
+            self.foreign[pid] = rec.get("ns")
+        return False
+
+    def check_refs(self, rec: Dict[str, Any]) -> None:
+        """`Overlooked` when `rec` names a prior whose block was skipped (`skippable`)."""
+        foreign = self.foreign
+        for key in ("id", "same_as", "supersedes"):
+            value = rec.get(key)
+            if type(value) is str and value in foreign:
+                raise Overlooked(value)
+        others = rec.get("distinct_from")
+        if type(others) is list and any(type(x) is str and x in foreign for x in others):
+            raise Overlooked(others)
 
     def fold(self, rec: Dict[str, Any]) -> None:
         st = self.st
@@ -534,6 +573,7 @@ class Replay:
         apply(self.st, rec)
         if p.scope_ref == old:
             return
+        self.relocated = True
         for index in (self.index.get(p.ns), self.decided):
             if index is not None:
                 index.relocate(p, old)

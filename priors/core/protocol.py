@@ -287,18 +287,28 @@ class ScopeIndex(Plain):
             return list(self.items) if ref == "*" else [self.items[i] for i in sorted(set(self.wide) | set(
                 self.by_ref.get("*", ())))]
 
-        refs = self.refs or []
-        hit = set(self.wide)
+        by_ref, got = self.by_ref, []  # the position lists that apply; mostly none, so no set is made
         for n in self.lengths:  # every prefix of `ref` that is a ref held (`range(1, len(ref) + 1)`, less misses)
             if n > len(ref):
                 break
-            hit.update(self.by_ref.get(ref[:n], ()))
-        hit.update(self.by_ref.get("*", ()))
+            held = by_ref.get(ref[:n])
+            if held:
+                got.append(held)
+        refs = self.refs or []
         i = bisect.bisect_left(refs, ref)
         while i < len(refs) and refs[i].startswith(ref):
-            hit.update(self.by_ref[refs[i]])
+            if len(refs[i]) > len(ref):  # (the ref itself came with its prefixes)
+                got.append(by_ref[refs[i]])
             i += 1
-        return [self.items[i] for i in sorted(hit)]
+        for extra in (self.wide, by_ref.get("*")):
+            if extra:
+                got.append(extra)
+        items = self.items
+        if not got:
+            return []
+        if len(got) == 1:  # one list: its positions are distinct and ascending already
+            return [items[i] for i in got[0]]
+        return [items[i] for i in sorted(set().union(*got))]
 
 
 class ProposePool(ScopeIndex):

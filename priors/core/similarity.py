@@ -415,7 +415,12 @@ def norm_direction(d: object) -> Optional[str]:
     """Directions compare after folding case and `_`/`-`/space: `Hoist_Resource` is `hoist-resource`."""
     if not isinstance(d, str):
         return None
+    if _PLAIN_DIRECTION(d) is not None:  # already folded (nearly every direction): the same answer, no split
+        return d
     return "-".join(re.split(r"[\s_\-]+", d.strip().lower())) or None
+
+
+_PLAIN_DIRECTION = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*").fullmatch  # words joined by single hyphens: its own fold
 
 
 def scopes_related(a: Optional[str], b: Optional[str]) -> bool:

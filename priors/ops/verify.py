@@ -16,7 +16,8 @@ from priors.core.ledger_checks import (
     check_ledger,
     check_since,
 )
-from priors.core.ledger_replay import Share, in_order, namespace_weights, replay, split_namespaces
+from priors.core.ledger_replay import in_order, replay
+from priors.core.replay_split import Share, split_namespaces, survey
 from priors.store.background import start, worth_it
 from priors.store.files import file_size, read_bytes
 from priors.store.git import UPSTREAM_REVS, committed_ledger, git_show, lacks_upstream, pushed_over, remote_bases
@@ -186,11 +187,12 @@ def start_replay(source: Callable[[], Any], size: int) -> Callable[[], List[Prob
     of what judging every line adds to a replay). Elsewhere the whole replay runs here, when its answer is asked for."""
     if not worth_it(size):
         return lambda: replay(source())
-    mine = split_namespaces(namespace_weights(source()), HEAD_START)
-    child = start(lambda: [p.values() for p in replay(source(), Share(mine, inside=False))], size)
+    weights, needed = survey(source())
+    mine = split_namespaces(weights, HEAD_START)
+    child = start(lambda: [p.values() for p in replay(source, Share(mine, inside=False), needed)], size)
 
     def collect() -> List[Problem]:
-        own = replay(source(), Share(mine, inside=True)) if mine else []
+        own = replay(source, Share(mine, inside=True), needed) if mine else []
         return in_order(own + [Problem(*v) for v in child()])
 
     return collect
