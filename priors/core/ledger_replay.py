@@ -56,6 +56,7 @@ from priors.core.vocabulary import FACETS
 _KEEP = ("t", "id", "ns", "type", "facets", "claim", "born", "scope_ref", "scope_hash", "direction", "depth",
          "severity", "redacted", "review_every", "supersedes", "distinct_from", "rule", "fingerprint")
 _UNASKED = object()  # (equal to no namespace)
+_FEW_VALUES = ("t", "ns", "type", "born", "severity", "depth", "direction")  # kept once each (`Replay.words`)
 _SELF_ASSIGNED = ("authority", "by", "status")  # the keeper's to set: no candidate, and so no prior line, holds them
 _SEEN_BY_RUN = ("open", "stale", "challenged")  # a verify-phase prior in these is a verify item of the next run
 _HUMAN_VIA = ("add", "import")  # the verbs that seal a person's lessons as a run of their own
@@ -134,11 +135,13 @@ class Replay:
         self.share = share
         self.needed = needed  # the priors other lines name: never skipped (None: nothing is skipped)
         self.foreign: Dict[str, Any] = {}  # prior -> its namespace, for a prior whose block was skipped
+        self.words: Dict[str, str] = {}  # each value of `_FEW_VALUES` seen, once
         self.st = State()
         self.problems: List[Problem] = []
         self.index: Dict[str, ScopeIndex] = {}  # namespace -> its findings and floors by scope ref
         # namespace -> (scope ref, None when repo-wide; "claim" | "dir" | "raw"; the claim or direction) -> priors
-        self.same: Dict[str, Dict[Tuple[Any, str, str], List[PriorState]]] = {}
+        # (one prior, or a list of them when several: most keys hold one, and a list each would cost ~13 MB at 100k)
+        self.same: Dict[str, Dict[Tuple[Any, str, str], Any]] = {}
         self.order: Dict[str, int] = {}  # prior -> its place in the ledger (the door's pool order)
         self.claims: Dict[str, Dict[str, PriorState]] = {}  # namespace -> normalized claim -> first prior saying it
         self.pending: List[Tuple[int, Dict[str, Any]]] = []  # the open block's lines
@@ -178,7 +181,13 @@ class Replay:
                 if key in rec:
                     self.add(no, "SELF_ASSIGNED_AUTHORITY", f"prior {rec.get('id')} carries `{key}`, which only the keeper"
                              " sets (from a person's `priors decide`) — no candidate can, so no run writes it")
-            self.block_line(no, rec.get("born"), {k: rec[k] for k in _KEEP if k in rec})
+            kept = {k: rec[k] for k in _KEEP if k in rec}
+            words = self.words
+            for k in _FEW_VALUES:  # one string for each of the few values these take, not one per prior
+                v = kept.get(k)
+                if type(v) is str:
+                    kept[k] = words.setdefault(v, v)
+            self.block_line(no, kept.get("born"), kept)
         elif t == "event" and rec.get("action") in _BLOCK_ACTIONS:
             self.block_line(no, rec.get("run"), rec)
         elif t in ("call", "injected"):
@@ -409,20 +418,18 @@ class Replay:
         same = self.same.get(ns)
         found: List[List[PriorState]] = []  # the lists that apply; mostly none
         if same is not None:
-            hit = same.get((ref, "claim", self.key_of(cand.claim)))
-            if hit:
-                found.append(hit)
+            keys = [(ref, "claim", self.key_of(cand.claim))]
             direction = cand.direction
             if direction is not None:
                 cdir = norm_direction(direction)
                 if cdir is not None:
-                    hit = same.get((ref, "dir", cdir))
-                    if hit:
-                        found.append(hit)
+                    keys.append((ref, "dir", cdir))
                 if direction in OPPOSED:
-                    hit = same.get((ref, "raw", OPPOSED[direction]))
-                    if hit:
-                        found.append(hit)
+                    keys.append((ref, "raw", OPPOSED[direction]))
+            for key in keys:
+                hit = same.get(key)
+                if hit is not None:
+                    found.append(hit if type(hit) is list else [hit])
         if index is not None and not cand.repo_wide and (cand.severity is not None
                                                          or cand.facets.get("activation") == "verify-phase"):
             hit = index.around(cand)  # (a floor judges a severity; meaning, a finding)
@@ -563,8 +570,7 @@ class Replay:
             if ndir is not None:
                 keys.append((ref, "dir", ndir))
         for key in keys:
-            same.setdefault(key, []).append(p)
-
+            _put(same, key, p)
 
     def relocate(self, p: PriorState, rec: Dict[str, Any]) -> None:
         """A `moved` event: the prior stands on its new ref from now on — in the fold, in its namespace's
@@ -581,11 +587,25 @@ class Replay:
         if same is None:
             return
         for key in [k for k in same if k[0] == old]:
-            if p in same[key]:
-                same[key].remove(p)
-                if not same[key]:
+            held = same[key] if type(same[key]) is list else [same[key]]
+            if any(q is p for q in held):
+                rest = [q for q in held if q is not p]
+                if rest:
+                    same[key] = rest if len(rest) > 1 else rest[0]
+                else:
                     del same[key]
-                same.setdefault((p.scope_ref,) + key[1:], []).append(p)
+                _put(same, (p.scope_ref,) + key[1:], p)
+
+
+def _put(same: Dict[Tuple[Any, str, str], Any], key: Tuple[Any, str, str], p: PriorState) -> None:
+    """`p` held under `key` in `Replay.same`: alone, or appended to the list of those already there."""
+    have = same.get(key)
+    if have is None:
+        same[key] = p
+    elif type(have) is list:
+        have.append(p)
+    else:
+        same[key] = [have, p]
 
 
 def _normal(claim: str) -> str:

@@ -12,6 +12,7 @@ ledger can write one the search did not find) stops that half, which replays aga
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Any, Dict, FrozenSet, Iterable, Set, Tuple, Union
 
 from priors.core.plain import Plain
@@ -79,9 +80,9 @@ def survey(pieces: Union[bytes, Iterable[bytes]]) -> Tuple[Dict[str, int], Froze
     weights: Dict[str, int] = {}
     ids: Set[str] = set()
     for piece in pieces:
-        for raw in _NS.findall(piece):
+        for raw, n in Counter(_NS.findall(piece)).items():
             name = raw.decode("utf-8", "replace")
-            weights[name] = weights.get(name, 0) + 1
+            weights[name] = weights.get(name, 0) + n
         ids.update(_referenced(piece))
     return weights, frozenset(ids)
 

@@ -82,13 +82,15 @@ def verify(paths: Paths, since: Optional[str], no_git: bool) -> Tuple[Answer, Li
 
     replayed = start_replay(source, file_size(paths.ledger))
     checked = check_ledger(source(), render=True)  # every line parsed once, for every check below
+    files = check_files(paths.root, data, checked)
+    checked.table = None  # PRIORS.md's rows, compared: not held while this process replays (its peak memory)
     problems, warnings = list(checked.problems), checked.warnings
     problems += replay_problems(checked, replayed)
     gone = ledger_missing(paths)
     if gone is not None:
         problems.append(Problem(0, "LEDGER_MISSING", f"missing, but {gone} — restore it "
                                 "(`git checkout -- .priors/ledger.jsonl`)", LEDGER_NAME))
-    problems += check_files(paths.root, data, checked)
+    problems += files
     against = None
     old: Optional[bytes] = None
     if since is not None:
@@ -182,9 +184,10 @@ def start_replay(source: Callable[[], Any], size: int) -> Callable[[], List[Prob
 
     On a large ledger where a second process is safe (store/background.py), the replay is split by
     namespace between a child, started now, and this process, which first checks the lines
-    (`check_ledger`): each half folds the whole ledger but judges only its namespaces, and the
-    child takes the larger half, so both end about together (the line checks weigh about `HEAD_START`
-    of what judging every line adds to a replay). Elsewhere the whole replay runs here, when its answer is asked for."""
+    (`check_ledger`): each half judges only its namespaces and folds of the others only what a rule
+    of its own can read (core/replay_split.py), and the child takes the larger half, so both end
+    about together (the line checks weigh about `HEAD_START` of what judging every line adds to a
+    replay). Elsewhere the whole replay runs here, when its answer is asked for."""
     if not worth_it(size):
         return lambda: replay(source())
     weights, needed = survey(source())
@@ -198,7 +201,7 @@ def start_replay(source: Callable[[], Any], size: int) -> Callable[[], List[Prob
     return collect
 
 
-HEAD_START = 0.4  # verify's line checks take about 0.4 of what judging every line adds to a replay (docs/reliability.md)
+HEAD_START = 0.3  # verify's line checks take about 0.3 of what judging every line adds to a replay (docs/reliability.md)
 
 
 def replay_problems(checked: Checked, replayed: Callable[[], List[Problem]]) -> List[Problem]:
