@@ -133,7 +133,8 @@ def python_spans_fast(text: str) -> Optional[List[Span]]:
     rx = _patterns()
     source = text[1:] if text.startswith("\ufeff") else text
     shift = len(text) - len(source)
-    if rx.odd_first.match(source) or rx.odd_indent.search(source) or ("\r" in source and rx.lone_cr.search(source)):
+    odd = ("\t" in source or "\f" in source) and (rx.odd_first.match(source) or rx.odd_indent.search(source))
+    if odd or ("\r" in source and rx.lone_cr.search(source)):  # (a regex tries every line: asked only when needed)
         return None
     try:
         masked = rx.token.sub(_mask, source)

@@ -17,6 +17,7 @@ from priors.core.vocabulary import MAX_INPUT_BYTES
 from priors.snapshot.anchors import VERSION, anchors_for, language_of
 from priors.snapshot.hashing import (
     ROOT_REF,
+    IndentedLines,
     combine,
     indent_counts,
     is_binary,
@@ -47,9 +48,14 @@ def file_result(rel: str, data: bytes, want_anchors: bool) -> Tuple[str, Optiona
     """(file hash, packed anchors or None) for one file's bytes; anchors only for supported text files."""
     if is_binary(data):
         return sha12_bytes(data), ("" if want_anchors else None)
-    if want_anchors and language_of(rel) is not None and not indent_counts(rel) and squeezable(data):
-        squeezed = squeeze(data)  # the file's hash and its definitions' share one pass (whitespace-blind only)
-        return sha12_bytes(squeezed.strip(b" ")), pack(anchors_for(rel, data.decode("utf-8"), squeezed))
+    if want_anchors and language_of(rel) is not None:  # the file's hash and its definitions' share one pass
+        if not indent_counts(rel):
+            if squeezable(data):
+                squeezed = squeeze(data)
+                return sha12_bytes(squeezed.strip(b" ")), pack(anchors_for(rel, data.decode("utf-8"), squeezed))
+        elif IndentedLines.fits(data):
+            lines = IndentedLines(data)
+            return sha12_bytes(lines.whole()), pack(anchors_for(rel, data.decode("utf-8"), lines=lines))
     h = text_hash(data, rel)
     if not want_anchors:
         return h, None
