@@ -231,14 +231,17 @@ def _run_forked(jobs: List[Job], sizes: Dict[str, int], workers: int, progress: 
     return out
 
 
-def _run_pool(jobs: List[Job], sizes: Dict[str, int], workers: int, progress: Optional[Progress]) -> List[Result]:
+def _run_pool(jobs: List[Job], sizes: Dict[str, int], workers: int, progress: Optional[Progress],
+              mp_context: object = None) -> List[Result]:
+    """A process pool (where there is no fork: macOS, Windows start helpers by spawning them);
+    `mp_context` is for tests, which hold the spawned path to the serial one."""
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     ordered = sorted(jobs, key=lambda j: -_weight(j, sizes.get(j[0], 0)))
     nchunks = min(len(ordered), workers * 8)
     chunks = [ordered[i::nchunks] for i in range(nchunks)]
     out: List[Result] = []
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=mp_context) as pool:  # type: ignore[arg-type]
         futures = [pool.submit(hash_chunk, c) for c in chunks]
         for fut in as_completed(futures):
             out.extend(fut.result())
