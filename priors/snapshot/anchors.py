@@ -81,9 +81,11 @@ def hash_spans(text: str, spans: List[Span], indented: bool = False, squeezed: O
         return [(name, hashlib.sha256(squeezed[at[s]:at[e]].strip(b" ")).hexdigest()[:12]) for name, s, e in spans]
     norm = indented_utf8 if indented else normalized_utf8
     if lines is not None and indented:
-        at = None if text.isascii() else _byte_offsets(text, spans)
-        cut = lines.span_hashes([(s, e) for _n, s, e in spans] if at is None else
-                                [(at[s], at[e]) for _n, s, e in spans])
+        if text.isascii():
+            cut = lines.span_hashes([(s, e) for _n, s, e in spans])
+        else:
+            at = _byte_offsets(text, spans)
+            cut = lines.span_hashes([(at[s], at[e]) for _n, s, e in spans])
     else:
         cut = [None] * len(spans)
     return [(name, h if h is not None else hashlib.sha256(norm(text[start:end].encode("utf-8", "surrogatepass")))

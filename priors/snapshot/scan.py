@@ -33,6 +33,7 @@ from priors.store.files import atomic_write, read_bytes, read_stdin
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~5 ms per CLI call
+    from multiprocessing.context import BaseContext
     from typing import Callable, Dict, List, Optional, Tuple
 
     Progress = Callable[[int, int], None]
@@ -153,7 +154,7 @@ POOL_MIN_WEIGHT = 4_000_000  # bytes of work (Python parsing counted heavier) be
 
 
 def _weight(job: Job, size: int) -> int:
-    return size * (20 if job[2] and job[0].endswith((".py", ".pyi")) else 1)
+    return size * (40 if job[2] and job[0].endswith((".py", ".pyi")) else 1)
 
 
 def run_jobs(jobs: List[Job], sizes: Dict[str, int], progress: Optional[Progress]) -> List[Result]:
@@ -232,7 +233,7 @@ def _run_forked(jobs: List[Job], sizes: Dict[str, int], workers: int, progress: 
 
 
 def _run_pool(jobs: List[Job], sizes: Dict[str, int], workers: int, progress: Optional[Progress],
-              mp_context: object = None) -> List[Result]:
+              mp_context: Optional[BaseContext] = None) -> List[Result]:
     """A process pool (where there is no fork: macOS, Windows start helpers by spawning them);
     `mp_context` is for tests, which hold the spawned path to the serial one."""
     from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -241,7 +242,7 @@ def _run_pool(jobs: List[Job], sizes: Dict[str, int], workers: int, progress: Op
     nchunks = min(len(ordered), workers * 8)
     chunks = [ordered[i::nchunks] for i in range(nchunks)]
     out: List[Result] = []
-    with ProcessPoolExecutor(max_workers=workers, mp_context=mp_context) as pool:  # type: ignore[arg-type]
+    with ProcessPoolExecutor(max_workers=workers, mp_context=mp_context) as pool:
         futures = [pool.submit(hash_chunk, c) for c in chunks]
         for fut in as_completed(futures):
             out.extend(fut.result())
