@@ -218,6 +218,18 @@ def test_score_last_credits_the_latest_session(keeper: Keeper):
         "run-009 → success (coding session s1: credits 1 lesson: P-0004)\n"
 
 
+def test_a_session_record_a_power_cut_emptied_reads_as_none(keeper: Keeper):
+    # The record is written on every prompt and not forced to disk (an fsync can cost a prompt
+    # 10 ms): a power cut may leave it empty. That is a session nothing is credited to, never an error.
+    seed(keeper)
+    inject(keeper, "--session", "s1", "--ns", "docs")
+    (keeper.root / session_file("s1")).write_bytes(b"")
+    out = inject(keeper, "--session", "s1", "--ns", "docs", "--new-only")
+    assert ids(out["inject"]) == ["P-0004"] and out["already_given"] == []  # given again: nothing was remembered
+    assert json.loads(keeper.read(session_file("s1")))["ids"] == ["P-0004"]
+    assert keeper.ok("score", "last", "success") == "run-006 → success (coding session s1: credits 1 lesson: P-0004)\n"
+
+
 def test_score_last_session_refusals(keeper: Keeper):
     seed(keeper)
     inject(keeper, "--ns", "dev", "--max-inject", "1")

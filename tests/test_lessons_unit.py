@@ -20,6 +20,7 @@ from priors.core.lessons import (
     fmt_score,
     injections,
     is_lesson,
+    overlap,
     shape,
     words,
 )
@@ -258,6 +259,19 @@ def test_ranking_is_deterministic_and_budgets_hold(lessons, query, max_inject, m
 
 def test_words_drop_stopwords_and_case():
     assert words("Run THE tests, then the Suite!") == {"run", "tests", "suite"}
+
+
+@settings(max_examples=300, deadline=None)
+@given(S.lists(S.sampled_from(["the", "a", "x", "Parser", "parser,", "tests", "flaky", "an", "7", "io-bound", "é"]),
+               max_size=8).map(" ".join),
+       S.lists(S.sampled_from(["the", "b", "parser", "tests", "flakyness", "IO", "bound", "é", "3"]), max_size=10)
+       .map(" ".join),
+       S.lists(S.sampled_from(["parser", "tests", "the"]), max_size=2))
+def test_overlap_counts_the_query_words_of_the_claim_and_tags(query, claim, tags):
+    # The lessons block ranks every lesson on every prompt: the claim's words are not filtered one
+    # by one any more — the count must stay the words the query and the claim share, plus the tags.
+    q = words(query)
+    assert overlap(q, claim, tags) == len(q & words(claim)) + len(q & set(tags))
 
 
 # ------------------------------------------------------------------ config and tags

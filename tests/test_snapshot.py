@@ -508,3 +508,81 @@ def test_root_in_a_subdirectory_of_a_git_work_tree(tmp_path, tmp_path_factory):
     m = snap(tmp_path / "proj" / "src")  # found by the upward search: refs relative to proj/
     assert m == snap(plain)
     assert "outside.txt" not in m and "README.md" in m
+
+
+# Text the one-pass Python hashing (`hashing.IndentedLines`) must agree with `indented_utf8` on, and
+# text it must hand back to the long way: CRLF, a lone CR, tabs (leading and inner), form feeds,
+# the marks' own bytes, non-ASCII (and non-ASCII whitespace), bad UTF-8, a binary file.
+VARIED = {
+    "p/plain.py": "import os\n\n\n@dec\ndef f(a,\n      b):\n    '''doc\n  at two\n'''\n    return (a +\n b)  # c\n\n"
+                  "class C:\n    x = 1\n\n    def m(self):\n        if x:\n            pass\n        return 2\n",
+    "p/crlf.py": "def f():\r\n    return 1\r\n\r\nclass K:\r\n    def g(self):  \r\n        pass\r\n",
+    "p/lone_cr.py": "def f():\r    return 1\r",
+    "p/tabs.py": "def f():\n\treturn 1\n\ndef g():\n    x = 'a\tb'\n    return x\n",
+    "p/marks.py": "def f():\n    return '\x01 \x02'\n",
+    "p/ff.py": "def f():\n\x0c    return 1\n",
+    "p/uni.py": "def f():\n    return 'é'  # ünï\n\nclass Ç:\n    def m(self):\n        return '→'\n",
+    "p/nbsp.py": "def f():\n    return\u00a01\n",
+    "p/bad.py": b"def f():\n    return '\xff'\n",
+    "p/bin.py": b"\x00\x01def f():\n    pass\n",
+    "p/web.js": "function a() {\n  return 1;\n}\nclass B { m() { return 2; } }\n",
+    "p/notes.txt": "just text\n",
+}
+
+
+def test_forked_pooled_spawned_and_serial_snapshots_are_byte_identical(tmp_path, monkeypatch):
+    # The first snapshot of a large tree hashes on both cores (forked helpers on Linux, a process
+    # pool elsewhere, spawned on macOS and Windows); a small one, or a machine where no helper can
+    # start, hashes in one process. Each way must print the same bytes.
+    make_tree(tmp_path)
+    make_tree(tmp_path, VARIED)
+    for i in range(12):
+        write(tmp_path, f"many/f{i}.py", f"class K{i}:\n    def g(self):\n        return {i}\n")
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    serial = hashing.dumps_map(scan.take_snapshot(tmp_path, use_cache=False))
+    assert "p/uni.py#Ç.m" in serial and "p/crlf.py#K.g" in serial and "p/tabs.py#g" in serial
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(scan, "POOL_MIN_WEIGHT", 0)
+    assert hashing.dumps_map(scan.take_snapshot(tmp_path, use_cache=False)) == serial  # forked on Linux
+    jobs = [(rel, str(tmp_path / rel), True) for rel in sorted(VARIED)]
+    sizes = {rel: (tmp_path / rel).stat().st_size for rel in VARIED}
+    one = sorted(scan.hash_chunk(jobs))
+    assert sorted(scan._run_pool(jobs, sizes, 2, None)) == one
+    import multiprocessing
+    assert sorted(scan._run_pool(jobs, sizes, 2, None, multiprocessing.get_context("spawn"))) == one
+
+
+LINES = st.lists(st.tuples(st.sampled_from(["", " ", "  ", "    ", "        ", "\x0b", "   \x0c"]),
+                           st.sampled_from(["", "def f():", "x  =  1", "return (a,", "é  ü", "pass  ", "#c",
+                                            "a\tb", "  ", "\u00a0x"]),
+                           st.sampled_from(["\n", "\r\n"])), max_size=14)
+
+
+@settings(max_examples=300, deadline=None)
+@given(LINES, st.data())
+def test_one_pass_indented_hashes_are_the_long_ways(lines, data):
+    # A Python file's hash and each definition's are joined from its lines measured once; they must
+    # be `indented_utf8` of the file and of the definition's own text, whatever the text holds.
+    text = "".join(indent + body + end for indent, body, end in lines) + "z"
+    raw = text.encode("utf-8")
+    if not hashing.IndentedLines.fits(raw):
+        assert "\u00a0" in text or "\t" in text.replace("a\tb", "")
+        return
+    one = hashing.IndentedLines(raw)
+    assert one.whole() == hashing.indented_utf8(raw)
+    starts = [0] + [i + 1 for i, c in enumerate(raw) if c == 10]
+    spans = []
+    for _ in range(3):
+        start = data.draw(st.sampled_from(starts))
+        end = data.draw(st.integers(start + 1, len(raw)))
+        while end < len(raw) and raw[end] & 0xC0 == 0x80:
+            end += 1  # a span ends between characters (it comes from character offsets)
+        spans.append((start, end))
+    for (start, end), got in zip(spans, one.span_hashes(spans)):
+        last_line = raw[raw.rfind(b"\n", 0, end - 1) + 1:end]
+        if last_line.strip():  # a definition's span: it ends on its last token
+            assert got == sha12_bytes(hashing.indented_utf8(raw[start:end]))
+        else:
+            assert got is None  # anything else is left to the long way
+    inside = [i for i in range(len(raw)) if i not in starts]
+    assert one.span_hashes([(i, len(raw)) for i in inside]) == [None] * len(inside)  # not a line's start

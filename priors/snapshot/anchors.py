@@ -7,7 +7,7 @@ import bisect
 import hashlib
 
 from priors.snapshot.brace_anchors import go_spans, js_spans, rust_spans
-from priors.snapshot.hashing import indent_counts, indented_utf8, normalized_utf8, squeezed_offsets
+from priors.snapshot.hashing import IndentedLines, indent_counts, indented_utf8, normalized_utf8, squeezed_offsets
 from priors.snapshot.lexer import Utf8Offsets, line_starts, with_source
 from priors.snapshot.pyscan import python_spans_fast
 
@@ -48,11 +48,13 @@ def language_of(path: str) -> Optional[str]:
     return LANGUAGES.get(path[dot:].lower())
 
 
-def anchors_for(path: str, text: str, squeezed: Optional[bytes] = None) -> List[Tuple[str, str]]:
+def anchors_for(path: str, text: str, squeezed: Optional[bytes] = None,
+                lines: Optional[IndentedLines] = None) -> List[Tuple[str, str]]:
     """`[(qualname, sha12)]` in source order for one file's text; [] when unsupported or unparseable.
 
     `squeezed`, when given, is `hashing.squeeze` of the text's UTF-8 (the file's own hash computed it
-    already): the definitions are then cut from it instead of normalized one by one."""
+    already): the definitions are then cut from it instead of normalized one by one. `lines`, for a
+    file whose indentation counts, is its `IndentedLines` (likewise computed for the file's hash)."""
     lang = language_of(path)
     if lang is None:
         return []
@@ -61,26 +63,44 @@ def anchors_for(path: str, text: str, squeezed: Optional[bytes] = None) -> List[
     except Exception:  # a file we cannot make sense of gets no anchors — never a failed snapshot
         return []
     indented = indent_counts(path)
-    return hash_spans(text, disambiguate(spans), indented, None if indented else squeezed)
+    return hash_spans(text, disambiguate(spans), indented, None if indented else squeezed,
+                      lines if indented else None)
 
 
-def hash_spans(text: str, spans: List[Span], indented: bool = False,
-               squeezed: Optional[bytes] = None) -> List[Tuple[str, str]]:
+def hash_spans(text: str, spans: List[Span], indented: bool = False, squeezed: Optional[bytes] = None,
+               lines: Optional[IndentedLines] = None) -> List[Tuple[str, str]]:
     """Hash each definition's normalized source: only its own text counts, never its position.
 
     Same result as `sha12(normalize(segment))`, through the byte-level fast path; `indented`: the
-    language's indentation is syntax, kept relative to the definition's first line (`indented_utf8`).
+    language's indentation is syntax, kept relative to the definition's first line (`indented_utf8`),
+    joined from the file's measured `lines` when given.
     """
     if squeezed is not None and not indented:  # (a whitespace-blind text: never where indentation counts)
         data = text.encode("utf-8")
         at = squeezed_offsets(data, [p for _n, s, e in spans for p in (s, e)], None if len(data) == len(text) else text)
         return [(name, hashlib.sha256(squeezed[at[s]:at[e]].strip(b" ")).hexdigest()[:12]) for name, s, e in spans]
     norm = indented_utf8 if indented else normalized_utf8
-    out = []
-    for name, start, end in spans:
-        seg = text[start:end].encode("utf-8", "surrogatepass")
-        out.append((name, hashlib.sha256(norm(seg)).hexdigest()[:12]))
-    return out
+    if lines is not None and indented:
+        if text.isascii():
+            cut = lines.span_hashes([(s, e) for _n, s, e in spans])
+        else:
+            at = _byte_offsets(text, spans)
+            cut = lines.span_hashes([(at[s], at[e]) for _n, s, e in spans])
+    else:
+        cut = [None] * len(spans)
+    return [(name, h if h is not None else hashlib.sha256(norm(text[start:end].encode("utf-8", "surrogatepass")))
+             .hexdigest()[:12]) for (name, start, end), h in zip(spans, cut)]
+
+
+def _byte_offsets(text: str, spans: List[Span]) -> Dict[int, int]:
+    """Where each span's character offsets fall in the text's UTF-8, counted on from one to the next."""
+    at: Dict[int, int] = {}
+    char = byte = 0
+    for point in sorted({p for _n, s, e in spans for p in (s, e)}):
+        byte += len(text[char:point].encode("utf-8", "surrogatepass"))
+        char = point
+        at[point] = byte
+    return at
 
 
 def disambiguate(spans: List[Span]) -> List[Span]:

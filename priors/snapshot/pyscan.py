@@ -40,7 +40,9 @@ class _Patterns:
         self.odd_indent = re.compile(r"\n *[\t\f]")
         self.odd_first = re.compile(r" *[\t\f]")
         self.lone_cr = re.compile(r"\r(?!\n)")
-        self.head = re.compile(r"\n( *)(?:def\b|class\b|@|async\b)")
+        # `(?=( *))\1` takes the indentation whole, never giving a space back to try the words again
+        # (a possessive ` *+` before Python 3.11): each line costs one step, not one per column.
+        self.head = re.compile(r"\n(?=( *))\1(?:def\b|class\b|@|async\b)")
         self.async_def = re.compile(r"async[ \t]+def\b")
         self.name = re.compile(r" *(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)")
         self.odd_decorator = re.compile(r" *@[ \t]*(?:\(|\\|\r?$)", re.M)
@@ -50,7 +52,7 @@ class _Patterns:
         """A line that starts a statement indented `indent` columns or fewer (or a line inside brackets)."""
         rx = self.dedent.get(indent)
         if rx is None:
-            rx = self.dedent[indent] = re.compile(r"\n {0,%d}(?=[^ \r\n])" % indent)
+            rx = self.dedent[indent] = re.compile(r"\n(?! {%d})(?= *[^ \r\n])" % (indent + 1))  # (no backtracking)
         return rx
 
 
@@ -100,11 +102,13 @@ def _unpaired_braces(s: str) -> bool:
     return depth != 0
 
 
-def _depth(masked: str, a: int, b: int) -> int:
-    """How many brackets `masked[a:b]` leaves open (counted in place: no copy of the slice)."""
-    count = masked.count
-    return (count("(", a, b) + count("[", a, b) + count("{", a, b)
-            - count(")", a, b) - count("]", a, b) - count("}", a, b))
+def _depth(brackets: bytes, a: int, b: int) -> int:
+    """How many brackets `[a:b]` leaves open (counted in place: no copy of the slice). `brackets` is
+    the masked text with every opening bracket made `(` and every closing one `)` (`_BRACKETS`)."""
+    return brackets.count(b"(", a, b) - brackets.count(b")", a, b)
+
+
+_BRACKETS = bytes.maketrans(b"[{]}", b"(())")
 
 
 def _continued(masked: str, line_start: int) -> bool:
@@ -133,7 +137,8 @@ def python_spans_fast(text: str) -> Optional[List[Span]]:
     rx = _patterns()
     source = text[1:] if text.startswith("\ufeff") else text
     shift = len(text) - len(source)
-    if rx.odd_first.match(source) or rx.odd_indent.search(source) or ("\r" in source and rx.lone_cr.search(source)):
+    odd = ("\t" in source or "\f" in source) and (rx.odd_first.match(source) or rx.odd_indent.search(source))
+    if odd or ("\r" in source and rx.lone_cr.search(source)):  # (a regex tries every line: asked only when needed)
         return None
     try:
         masked = rx.token.sub(_mask, source)
@@ -141,19 +146,20 @@ def python_spans_fast(text: str) -> Optional[List[Span]]:
         return None
     if "'" in masked or '"' in masked:
         raise ValueError("a string does not close")
+    brackets = masked.encode("ascii", "replace").translate(_BRACKETS)  # one byte a character, as the offsets
 
     heads: List[Tuple[int, int, bool]] = []  # (line start, indent, decorator?) of heads at depth 0
     depth, at = 0, 0
     for m in rx.head.finditer("\n" + masked):  # offsets one past the text's: m.start() is the line's start
         start = m.start()
-        depth += _depth(masked, at, start)
+        depth += _depth(brackets, at, start)
         at = start
         if depth == 0 and not (start > 0 and _continued(masked, start)):
             indent = m.end(1) - 1 - start
             word = masked[m.end(1) - 1]
             if word != "a" or rx.async_def.match(masked, start + indent):
                 heads.append((start, indent, word == "@"))
-    if depth + _depth(masked, at, len(masked)) != 0:
+    if depth + _depth(brackets, at, len(masked)) != 0:
         raise ValueError("a bracket does not close")
 
     starts = [h[0] for h in heads]  # where the depth is known to be 0
@@ -171,7 +177,8 @@ def python_spans_fast(text: str) -> Optional[List[Span]]:
         if nm is None or not nm.group(1).isascii():
             return None
         line_end = masked.find("\n", start)
-        end = _block_end(masked, rx.dedent_to(indent), start, len(masked) if line_end < 0 else line_end, starts)
+        end = _block_end(masked, brackets, rx.dedent_to(indent), start, len(masked) if line_end < 0 else line_end,
+                         starts)
         while open_defs and open_defs[-1][0] <= start:
             open_defs.pop()
         qual = (open_defs[-1][1] + "." if open_defs else "") + nm.group(1)
@@ -182,7 +189,8 @@ def python_spans_fast(text: str) -> Optional[List[Span]]:
     return spans
 
 
-def _block_end(masked: str, dedent: "re.Pattern[str]", start: int, line_end: int, zero: List[int]) -> int:
+def _block_end(masked: str, brackets: bytes, dedent: "re.Pattern[str]", start: int, line_end: int,
+               zero: List[int]) -> int:
     """Where the definition heading the line at `start` ends: before the next statement line indented
     no deeper than it (`dedent`; a line inside brackets, or joined by a backslash, is no statement)."""
     pos = line_end
@@ -193,6 +201,6 @@ def _block_end(masked: str, dedent: "re.Pattern[str]", start: int, line_end: int
         cand = m.start() + 1
         if not _continued(masked, cand):
             base = zero[bisect_right(zero, cand) - 1]  # the nearest line known to be outside brackets
-            if _depth(masked, base, cand) == 0:
+            if _depth(brackets, base, cand) == 0:
                 return _end_before(masked, start, cand)
         pos = m.end()

@@ -17,6 +17,7 @@ from priors.core.vocabulary import MAX_INPUT_BYTES
 from priors.snapshot.anchors import VERSION, anchors_for, language_of
 from priors.snapshot.hashing import (
     ROOT_REF,
+    IndentedLines,
     combine,
     indent_counts,
     is_binary,
@@ -32,6 +33,7 @@ from priors.store.files import atomic_write, read_bytes, read_stdin
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~5 ms per CLI call
+    from multiprocessing.context import BaseContext
     from typing import Callable, Dict, List, Optional, Tuple
 
     Progress = Callable[[int, int], None]
@@ -47,9 +49,14 @@ def file_result(rel: str, data: bytes, want_anchors: bool) -> Tuple[str, Optiona
     """(file hash, packed anchors or None) for one file's bytes; anchors only for supported text files."""
     if is_binary(data):
         return sha12_bytes(data), ("" if want_anchors else None)
-    if want_anchors and language_of(rel) is not None and not indent_counts(rel) and squeezable(data):
-        squeezed = squeeze(data)  # the file's hash and its definitions' share one pass (whitespace-blind only)
-        return sha12_bytes(squeezed.strip(b" ")), pack(anchors_for(rel, data.decode("utf-8"), squeezed))
+    if want_anchors and language_of(rel) is not None:  # the file's hash and its definitions' share one pass
+        if not indent_counts(rel):
+            if squeezable(data):
+                squeezed = squeeze(data)
+                return sha12_bytes(squeezed.strip(b" ")), pack(anchors_for(rel, data.decode("utf-8"), squeezed))
+        elif IndentedLines.fits(data):
+            lines = IndentedLines(data)
+            return sha12_bytes(lines.whole()), pack(anchors_for(rel, data.decode("utf-8"), lines=lines))
     h = text_hash(data, rel)
     if not want_anchors:
         return h, None
@@ -147,7 +154,7 @@ POOL_MIN_WEIGHT = 4_000_000  # bytes of work (Python parsing counted heavier) be
 
 
 def _weight(job: Job, size: int) -> int:
-    return size * (20 if job[2] and job[0].endswith((".py", ".pyi")) else 1)
+    return size * (40 if job[2] and job[0].endswith((".py", ".pyi")) else 1)
 
 
 def run_jobs(jobs: List[Job], sizes: Dict[str, int], progress: Optional[Progress]) -> List[Result]:
@@ -225,14 +232,17 @@ def _run_forked(jobs: List[Job], sizes: Dict[str, int], workers: int, progress: 
     return out
 
 
-def _run_pool(jobs: List[Job], sizes: Dict[str, int], workers: int, progress: Optional[Progress]) -> List[Result]:
+def _run_pool(jobs: List[Job], sizes: Dict[str, int], workers: int, progress: Optional[Progress],
+              mp_context: Optional[BaseContext] = None) -> List[Result]:
+    """A process pool (where there is no fork: macOS, Windows start helpers by spawning them);
+    `mp_context` is for tests, which hold the spawned path to the serial one."""
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     ordered = sorted(jobs, key=lambda j: -_weight(j, sizes.get(j[0], 0)))
     nchunks = min(len(ordered), workers * 8)
     chunks = [ordered[i::nchunks] for i in range(nchunks)]
     out: List[Result] = []
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=mp_context) as pool:
         futures = [pool.submit(hash_chunk, c) for c in chunks]
         for fut in as_completed(futures):
             out.extend(fut.result())

@@ -219,13 +219,16 @@ def make_dir(path: Path) -> None:
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
-def atomic_write(path: Path, data: Union[bytes, Sequence[Chunk]], keep: int = 0, size: Optional[int] = None) -> None:
+def atomic_write(path: Path, data: Union[bytes, Sequence[Chunk]], keep: int = 0, size: Optional[int] = None,
+                 durable: bool = True) -> None:
     """Write a temp file beside `path`, flush, fsync, rename over it: old bytes or new, never half.
 
     `data` may be a list of chunks, written in order. A chunk may also be a (start, end) range of
     the current file — which must then be exactly `size` bytes long — copied by the kernel where it
     can, so that rewriting a large ledger never needs a second copy of it in memory. `keep` is
-    short for a first range (0, keep) with size `keep`: an append."""
+    short for a first range (0, keep) with size `keep`: an append. `durable=False` skips the fsync:
+    readers still see old bytes or new, but a power cut may leave the file empty — only for a file
+    whose loss is harmless and which is written on a hot path (an fsync can wait 10 ms on a busy disk)."""
     check_inside(path)
     chunks = [data] if isinstance(data, (bytes, bytearray)) else list(data)
     if keep:
@@ -251,7 +254,8 @@ def atomic_write(path: Path, data: Union[bytes, Sequence[Chunk]], keep: int = 0,
             finally:
                 if src is not None:
                     os.close(src)
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         if path.is_symlink():
@@ -264,7 +268,8 @@ def atomic_write(path: Path, data: Union[bytes, Sequence[Chunk]], keep: int = 0,
         except OSError:
             pass
         raise
-    _fsync_dir(path.parent)
+    if durable:
+        _fsync_dir(path.parent)
 
 
 def write_all(fd: int, data: Bytes) -> None:

@@ -109,11 +109,13 @@ def highest_seq(paths: Paths) -> int:
 
 def write_session(paths: Paths, rec: Dict[str, Any]) -> None:
     """Replace the session's record atomically (the store's one writer); the folder is made when
-    missing. Keyed records beyond the newest KEEP_SESSIONS are removed."""
+    missing. Keyed records beyond the newest KEEP_SESSIONS are removed. Not forced to disk: it is
+    written on every prompt, and a record a power cut empties reads as none (`read_session`) —
+    what is lost is the credit for that session's lessons, as when it cannot be written at all."""
     key = rec.get("key")
     path = session_path(paths, key if isinstance(key, str) else None)
     make_dir(path.parent)
-    atomic_write(path, (dumps(rec) + "\n").encode("utf-8"))
+    atomic_write(path, (dumps(rec) + "\n").encode("utf-8"), durable=False)
     if isinstance(key, str):
         _prune(paths)
 
