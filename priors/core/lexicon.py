@@ -67,6 +67,7 @@ slow: slow, quadratic, inefficient, performance, expensive, costly, bottleneck, 
 cache: cache, caching, cached, memoize, memoise, memoization, memo
 repeat: loop, iterate, iteration, repeat, cycle
 everycall: every call, each call, every time, each time, every request, each request, per call, per request, on each,
+    once per, per item, each item, every item, per iteration, each iteration, every iteration, for each, for every,
     repeatedly
 copy: copy, clone, deepcopy, deep copy, new object, new instance, new list, new dict, new array
 mutate: mutate, mutation, modify, modification, alter, in place, inplace, mutable, side effect
@@ -226,7 +227,7 @@ NEGATED_MEANS = {"drop": "return include emit yield output produce send show dis
 LIGHT = frozenset("""
 set sets leave leaves left hold holds holding create creates created cause causes caused lead leads happen happens
 occur occurs contain contains containing perform performs take takes give gives go goes silently output produce
-produces become becomes became come comes came above below assume assumes assumed
+produces become becomes became come comes came above below assume assumes assumed module library package
 """.split())
 
 FRAMING = frozenset("""

@@ -31,6 +31,7 @@ from functools import lru_cache
 from priors.core.lexicon import KIN, kin, legacy_stem
 from priors.core.reading import (
     ASIDE,
+    ASIDE_WEIGHT,
     CAMEL,
     DETAIL_WEIGHT,
     FAIL,
@@ -39,6 +40,7 @@ from priors.core.reading import (
     IDENT,
     IDENT_WEIGHT,
     NAMED,
+    NEUTRAL,
     POS,
     SCOPE_WEIGHT,
     STOP,
@@ -393,9 +395,17 @@ def _swapped(fa: Dict[str, float], fb: Dict[str, float], scope: frozenset, ha: D
               and t not in scope and not t.startswith("=")]
     if len(common) != 1:
         return False
-    xa = [t for t, w in fa.items() if w >= WORD_WEIGHT and t not in fb and t[0] != "=" and _head(ha.get(t, 0))]
-    xb = [t for t, w in fb.items() if w >= WORD_WEIGHT and t not in fa and t[0] != "=" and _head(hb.get(t, 0))]
+    xa = [t for t, w in fa.items() if t not in fb and _own(t, w, ha.get(t, 0))]
+    xb = [t for t, w in fb.items() if t not in fa and _own(t, w, hb.get(t, 0))]
     return bool(xa) and bool(xb) and not _kin_any(xa, xb)
+
+
+def _own(term: str, weight: float, how: int) -> bool:
+    """A subject of the claim's own: a word it says or denies, or its remedy (`uses print instead of
+    logging`), in full — not a name, not a word in passing."""
+    if term[0] == "=" or how & NAMED or not how & (POS | STRONG | NEUTRAL):
+        return False
+    return weight >= (WORD_WEIGHT * ASIDE_WEIGHT if how & ASIDE else WORD_WEIGHT)
 
 
 def _lone_numbers(bag: Dict[str, float], other: Dict[str, float]) -> Dict[str, float]:
