@@ -278,16 +278,20 @@ def legacy_stem(w: str) -> str:
     return _strip(_strip(w))
 
 
+_SUFFIXES = (("ations", ""), ("ation", ""), ("ments", ""), ("ment", ""), ("ities", ""), ("ity", ""), ("ingly", ""),
+             ("edly", ""), ("ions", ""), ("ion", ""), ("ies", "i"), ("ied", "i"), ("ing", ""), ("ed", ""), ("ers", ""),
+             ("er", ""), ("ly", ""), ("es", ""), ("s", ""), ("e", ""), ("y", "i"))
+_BY_LAST: Dict[str, List[Tuple[str, str]]] = {}
+for _suf, _rep in _SUFFIXES:  # the suffixes in their order, grouped by their last letter: the same first match
+    _BY_LAST.setdefault(_suf[-1], []).append((_suf, _rep))
+
+
 def _strip(w: str) -> str:
     if len(w) <= 3 or w.isdigit():
         return w
-    for suf, rep in (("ations", ""), ("ation", ""), ("ments", ""), ("ment", ""), ("ities", ""), ("ity", ""),
-                     ("ingly", ""), ("edly", ""), ("ions", ""), ("ion", ""), ("ies", "i"), ("ied", "i"),
-                     ("ing", ""), ("ed", ""), ("ers", ""), ("er", ""), ("ly", ""), ("es", ""), ("s", ""),
-                     ("e", ""), ("y", "i")):
+    for suf, rep in _BY_LAST.get(w[-1], ()):
         if w.endswith(suf) and len(w) - len(suf) >= 3:
-            w = w[: len(w) - len(suf)] + rep
-            break
+            return w[: len(w) - len(suf)] + rep
     return w
 
 
