@@ -3,84 +3,72 @@
 Pure rules, no I/O. `similarity(a, b, scope_ref)` is a figure in [0, 1]; findings at or above
 `SIMILAR_AT` on related, unchanged scopes are the same finding (see `core/protocol.py`).
 
-How a claim becomes weighted terms:
-  1. identifiers are lifted out first — `parse()`, `Cache.get`, `snake_case`, `camelCase`,
-     quoted or back-ticked names — compared case-blind (`Checkout()` is `checkout()`),
-     weighted `IDENT_WEIGHT`; a dotted name also yields its last part (`Parser.parse` → `parse`);
-  2. the rest is lower-cased, hyphens and apostrophes dropped (`hard-coded` → `hardcoded`),
-     split into words; stop words go; a light stemmer folds inflections (`evicts`, `evicted`,
-     `evicting` → `evict`); a small table folds the words reviewers use interchangeably
-     (`swallows`/`ignores`/`suppresses`, `exception`/`error`, `hangs`/`blocks`…);
-  3. words that merely name the scope (`checkout` in `shop.py#checkout`) weigh `SCOPE_WEIGHT`:
-     every finding on that function names it, so it says little about *which* finding it is.
-Two adjacent words that the other claim writes as one (`hard coded` / `hardcoded`) are joined;
-`unescaped` beside `escape` is that word, negated.
-A claim that denies the other in the same words (`X is validated` / `X is not validated`: see
-`opposite`) is not its rewording, however many words they share.
+A claim becomes weighted terms in `reading.read`: identifiers lifted out, phrases and words folded
+to the idea they name through the concept lexicon (`lexicon.py`: `swallows`/`ignores`, `hangs` is
+`no timeout`, `leaks` is `not closes`), what says what is wrong weighing more and the scope's own
+words a quarter — and remembers how the claim holds each (said, denied, wished for). Two adjacent
+words that the other claim writes as one (`hard coded` / `hardcoded`) are joined; `unescaped` beside
+`escape` is that word, negated. Two claims that deny one another (`reading.clash`: `retried without
+backoff` / `never retried`, `the first page` / `the last page`; `opposite`: `X is validated` / `X
+is not validated`) are not rewordings, however many words they share; nor are two that name
+different things wrong (`injection` / `case-sensitive`) or one thing said of different subjects (`the
+tax rate is hard-coded` / `the rounding precision is hard-coded`).
+
+Runs sealed before issue 28 are held to the rules of their day (`legacy`: `terms`, the short synonym
+table `SYNONYM_GROUPS`, `lexicon.legacy_stem`), kept byte for byte.
 
 See `similarity` for the figure.
-The threshold, tables and negation rule are calibrated on the labelled corpus in
-tests/data/similarity_corpus.json; tests/data/similarity_heldout.json was never tuned on.
-docs/protocol.md reports recall and false refusals on both.
+The threshold, the lexicon and the rules are tuned on the three labelled sets in tests/data
+(similarity_corpus.json, similarity_heldout.json, similarity_heldout2.json); docs/protocol.md reports
+recall and false refusals on each.
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
+
+from priors.core.lexicon import KIN, kin, legacy_stem
+from priors.core.reading import (
+    ASIDE,
+    ASIDE_WEIGHT,
+    CAMEL,
+    DETAIL_WEIGHT,
+    FAIL,
+    GENERIC,
+    GENERIC_WEIGHT,
+    IDENT,
+    IDENT_WEIGHT,
+    NAMED,
+    NEUTRAL,
+    POS,
+    SCOPE_WEIGHT,
+    STOP,
+    STRONG,
+    WORD_WEIGHT,
+    clash,
+    fold,
+    read,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
-    from typing import Dict, List, Optional, Tuple
+    from typing import Any, Dict, List, Optional, Tuple
 
 SIMILAR_AT = 0.45  # calibrated on tests/data/similarity_corpus.json: see docs/protocol.md, "Similar findings"
-IDENT_WEIGHT = 2.0
-WORD_WEIGHT = 1.0
-SCOPE_WEIGHT = 0.25
-GENERIC_WEIGHT = 0.5  # words nearly every finding uses: they say little about which finding it is
 DIFFERENT_CODE_CAP = 0.2
 THIN_SHARED = 2.5  # less weight than this in common, and not most of the shorter claim: too thin to call it the same
 THIN_CAP = 0.4
 SWAP_WEIGHT = 1.5  # at most this much said by one side alone, on both sides: one thing swapped, not a rewording
 MIN_WEIGHT = 2.0  # a claim lighter than this (`b is theirs`) says too little to be matched by meaning
-DETAIL_WEIGHT = 0.3  # an example value (`e.g. -007`, a back-ticked literal): a detail, not the finding
-EXAMPLE_CUES = frozenset(("eg", "like", "such", "example", "instance", "ie", "say"))  # (`e.g.` is `e`, `g`)
-
+KIN_SHARE = 0.5  # related ideas (`lexicon.RELATED`), one on each side: half a shared word
+MOST = 0.6  # two claims sharing this much of the longer one are not thin, however short
 NEG_SAME = 0.7  # two claims this alike in their own words, one negated and the other not, say opposite things
 NEGATORS = frozenset("""
 not no never without cannot nothing none neither nor nobody nowhere lack lacks lacking absent missing
 dont doesnt didnt isnt arent wasnt werent cant couldnt wont wouldnt shouldnt hasnt havent hadnt mustnt neednt
 """.split())  # apostrophes are dropped before words are split: `doesn't` is `doesnt`
-_FAIL = frozenset(("fail", "fails", "failed", "failing"))  # `fails to close` says `does not close`
-
-_IDENT = re.compile(
-    r"`([^`]{1,80})`"                                   # `anything back-ticked`
-    r"|'([A-Za-z_][\w.]{0,60})'"                        # 'quoted_name'
-    r"|\b([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\(\)"         # call()  or  a.b()
-    r"|\b([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)\b"           # dotted.name
-    r"|\b([A-Za-z]+_\w*|_\w+)\b"                        # snake_case, _private, __dunder__
-    r"|\b([a-z]+[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*)\b"     # camelCase, CamelCase
-)
 _WORD = re.compile(r"[a-z0-9]+")
-_CAMEL = re.compile(r"([a-z0-9])([A-Z])")
-
-STOP = frozenset("""
-a an the this that these those it its it's is are was were be been being am do does did doing done
-of in on at to for from by with as into onto about over under than then so such too very
-and or but if when whenever while because since although though until unless whether
-not no never nothing none nor only just even also still yet any all each every some more most
-can could should would will shall may might must need needs needed
-there here which who whom whose what where why how
-i we you he she they them their our your his her him me us
-has have had having get gets got make makes made use uses used using
-instead rather out up down off again once both either other another same
-function method code line lines call calls called value values variable
-""".split())
-
-GENERIC = frozenset("""
-error input data file user value list return type name string number object result request
-response item entry key
-""".split())
-
 # Words reviewers use for the same idea: each group folds to its first word (stemmed at import).
 SYNONYM_GROUPS = (
     "swallow ignore suppress silence silently discard eat mute",
@@ -111,23 +99,7 @@ SYNONYM_GROUPS = (
 )
 
 
-def _stem(w: str) -> str:
-    """A light suffix stripper: enough to fold `evicts`/`evicted`/`eviction`, never clever. Twice, so
-    that `buffered` (→ `buffer`) meets `buffer` (→ `buff`)."""
-    return _strip(_strip(w))
-
-
-def _strip(w: str) -> str:
-    if len(w) <= 3 or w.isdigit():
-        return w
-    for suf, rep in (("ations", ""), ("ation", ""), ("ments", ""), ("ment", ""), ("ities", ""), ("ity", ""),
-                     ("ingly", ""), ("edly", ""), ("ions", ""), ("ion", ""), ("ies", "i"), ("ied", "i"),
-                     ("ing", ""), ("ed", ""), ("ers", ""), ("er", ""), ("ly", ""), ("es", ""), ("s", ""),
-                     ("e", ""), ("y", "i")):
-        if w.endswith(suf) and len(w) - len(suf) >= 3:
-            w = w[: len(w) - len(suf)] + rep
-            break
-    return w
+_stem = legacy_stem
 
 
 def _synonyms() -> Dict[str, str]:
@@ -151,6 +123,7 @@ def _fold(w: str) -> str:
 GENERIC_TERMS = frozenset(_fold(w) for w in GENERIC)
 
 
+@lru_cache(maxsize=1024)
 def scope_words(scope_ref: Optional[str], inner: Tuple[str, ...] = (), legacy: bool = False) -> frozenset:
     """The words a scope ref names (`src/shop.py#Cart.checkout` → cart, checkout, shop), and the
     names of the definitions inside it when given (`total` for `a.py` holding `a.py#total`);
@@ -160,32 +133,30 @@ def scope_words(scope_ref: Optional[str], inner: Tuple[str, ...] = (), legacy: b
     out = set()
     text = " ".join((scope_ref,) + tuple(inner))
     if not legacy:
-        text += " " + _CAMEL.sub(r"\1_\2", text)
+        text += " " + CAMEL.sub(r"\1_\2", text)
     for part in re.split(r"[^A-Za-z0-9_]+", text.lower()):
         for piece in [part] + (part.split("_") if "_" in part else []):
             if piece and piece not in ("src", "py", "js", "ts", "go", "rs", "lib"):
-                out.add(_fold(piece))
+                out.add(_fold(piece) if legacy else fold(piece))
     return frozenset(out)
 
 
 def terms(claim: str, scope: frozenset = frozenset(), legacy: bool = False) -> List[Tuple[str, float]]:
-    """The claim's terms in order with their weights (identifiers heavier, scope names lighter).
-
-    `legacy`: the terms as the door made them before issue 28 (`validateEmail` one word, every number
-    a fact) — what `verify` holds a run sealed without `door: 2` to."""
+    """The claim's terms in order with their weights (identifiers heavier, scope names lighter): as
+    `reading.read` makes them, or, `legacy`, as the door made them before issue 28 (`validateEmail` one
+    word, every number a fact, the short synonym table) — what `verify` holds a run sealed without
+    `door: 2` to."""
+    if not legacy:
+        return list(read(claim, scope).items)
     out: List[Tuple[str, float]] = []
     rest: List[str] = []
     pos = 0
-    for m in _IDENT.finditer(claim):
+    for m in IDENT.finditer(claim):
         rest.append(claim[pos:m.start()])
         pos = m.end()
         raw = next(g for g in m.groups() if g is not None).strip("()")
-        name = (raw if legacy else _CAMEL.sub(r"\1_\2", raw)).lower()  # `validateEmail` says validate, email
-        parts = [p for p in re.split(r"[^a-z0-9]+", name) if p]
+        parts = [p for p in re.split(r"[^a-z0-9]+", raw.lower()) if p]
         if not parts:
-            continue
-        if not legacy and all(p.isdigit() for p in parts):  # `-007`: an example value, a detail
-            out.append(("#" + "".join(parts).lstrip("0"), DETAIL_WEIGHT))
             continue
         key = ".".join(parts)
         last = _fold(parts[-1])
@@ -203,25 +174,13 @@ def terms(claim: str, scope: frozenset = frozenset(), legacy: bool = False) -> L
     text = " ".join(rest).lower().replace("-", "").replace("'", "").replace("\u2019", "")
     words = _WORD.findall(text)
     for i, w in enumerate(words):
-        if w in STOP or (w in _FAIL and i + 1 < len(words) and words[i + 1] == "to"):
+        if w in STOP or (w in FAIL and i + 1 < len(words) and words[i + 1] == "to"):
             continue  # `fails to flush` says `does not flush`: the negation, not a failure, is meant
-        if not legacy and w.isdigit() and _example(words, i):
-            out.append(("#" + w.lstrip("0"), DETAIL_WEIGHT))  # `such as -0123`: which example is a detail
-            continue
         f = _fold(w)
         if f in STOP or not f:
             continue
         out.append((f, SCOPE_WEIGHT if f in scope else GENERIC_WEIGHT if f in GENERIC_TERMS else WORD_WEIGHT))
     return out
-
-
-def _example(words: List[str], i: int) -> bool:
-    """Is the number at `words[i]` an example (`e.g. 007`, `such as 0123`, `like 80`), or one of a run of them?"""
-    j = i - 1
-    while j >= 0 and words[j].isdigit():
-        j -= 1
-    before = words[max(0, j - 1): j + 1]
-    return any(w in EXAMPLE_CUES for w in before) or before in (["e", "g"], ["i", "e"])
 
 
 def _bag(items: List[Tuple[str, float]]) -> Dict[str, float]:
@@ -231,14 +190,14 @@ def _bag(items: List[Tuple[str, float]]) -> Dict[str, float]:
     return bag
 
 
-def _join_compounds(items: List[Tuple[str, float]], other: Dict[str, float]) -> List[Tuple[str, float]]:
+def _join_compounds(items: List[Tuple[str, float]], other: Dict[str, float], f: Any = None) -> List[Tuple[str, float]]:
     """`hard coded` beside a claim that writes `hardcoded`: join the pair into the other's one word."""
     out: List[Tuple[str, float]] = []
     i = 0
     while i < len(items):
         if i + 1 < len(items):
             a, b = items[i][0], items[i + 1][0]
-            joined = _fold(a + b)
+            joined = (f or _fold)(a + b)
             if not a.startswith("=") and not b.startswith("=") and joined in other and joined not in (a, b):
                 out.append((joined, max(items[i][1], items[i + 1][1])))
                 i += 2
@@ -248,24 +207,24 @@ def _join_compounds(items: List[Tuple[str, float]], other: Dict[str, float]) -> 
     return out
 
 
-def _unprefixed(bag: Dict[str, float], other: Dict[str, float]) -> Dict[str, float]:
+def _unprefixed(bag: Dict[str, float], other: Dict[str, float], f: Any = None) -> Dict[str, float]:
     """`unescaped` beside a claim that says `escape`: the same word, negated (`opposite` weighs the
     negation; `not escaped` and `unescaped` say the same)."""
     out: Dict[str, float] = {}
     for t, w in bag.items():
-        if t.startswith("un") and len(t) > 5 and t not in other and _fold(t[2:]) in other:
-            t = _fold(t[2:])
+        if t.startswith("un") and len(t) > 5 and t not in other and (f or _fold)(t[2:]) in other:
+            t = (f or _fold)(t[2:])
         out[t] = max(out.get(t, 0.0), w)
     return out
 
 
-def _names(bag: Dict[str, float], scope: frozenset) -> set:
+def _names(bag: Dict[str, float], scope: frozenset, f: Any = None) -> set:
     """The code a claim names that is not its own scope (`refund()` in a finding on `shop.py`)."""
     out = set()
     for t in bag:
         if t.startswith("="):
             key = t[1:]
-            if key.replace(".", "") not in scope and _fold(key.split(".")[-1]) not in scope:
+            if key.replace(".", "") not in scope and (f or _fold)(key.split(".")[-1]) not in scope:
                 out.add(key)
     return out
 
@@ -296,7 +255,7 @@ def _polar(claim: str) -> Tuple[int, List[str]]:
         w = words[i]
         if w in NEGATORS:
             neg += 1
-        elif w in _FAIL and i + 1 < len(words) and words[i + 1] == "to":
+        elif w in FAIL and i + 1 < len(words) and words[i + 1] == "to":
             neg += 1
             i += 1
         elif w not in STOP:
@@ -340,38 +299,128 @@ def similarity(a: str, b: str, scope_ref: Optional[str] = None, inner: Tuple[str
     at `THIN_CAP` — unless that claim is light only for the scope's own words (`_light`): they weigh
     a quarter so that two findings on `checkout` are not alike for saying `checkout`, never so that a
     claim in the scope's words (`the tax rate is hard-coded` on `tax.py#rate`) cannot match.
+    Related ideas one on each side (`lexicon.RELATED`: `swallows` / `caught`) count half as shared.
+    Also capped at `THIN_CAP`: two claims that each name what is wrong (`lexicon.ISSUES`) and share
+    none of it, nor anything related; one idea in common and each side an unrelated subject of its own
+    (`_swapped`). At `DIFFERENT_CODE_CAP`: different numbers (a number only one side gives is a
+    detail), and claims that deny one another (`reading.clash`, `opposite`).
     Claims that fold alike (`same_claim`) are 1. `inner`: refs of the definitions inside the scope,
     whose names weigh as the scope's own. `legacy`: the figure as it was before issue 28 (see `terms`).
     """
     if not legacy and same_claim(a, b):
         return 1.0
     scope = scope_words(scope_ref, inner, legacy)
-    ta, tb = terms(a, scope, legacy), terms(b, scope, legacy)
+    ra = rb = None
+    if legacy:
+        ta, tb = terms(a, scope, legacy), terms(b, scope, legacy)
+    else:
+        ra, rb = read(a, scope), read(b, scope)
+        ta, tb = ra.items, rb.items
     ba, bb = _bag(ta), _bag(tb)
-    ba, bb = _bag(_join_compounds(ta, bb)), _bag(_join_compounds(tb, ba))
-    ba, bb = _unprefixed(ba, bb), _unprefixed(bb, ba)
+    f = None if legacy else fold
+    ba, bb = _bag(_join_compounds(ta, bb, f)), _bag(_join_compounds(tb, ba, f))
+    ba, bb = _unprefixed(ba, bb, f), _unprefixed(bb, ba, f)
     if not legacy:  # `max_retries` beside `max retries`: the name is matched by its words
         ba, bb = _spelled_out(ba, bb), _spelled_out(bb, ba)
+        ba, bb = _lone_numbers(ba, bb), _lone_numbers(bb, ba)
     wa, wb = sum(ba.values()), sum(bb.values())
     if wa <= 0 or wb <= 0:
         return 0.0
     shared = sum(min(ba[t], bb[t]) for t in ba.keys() & bb.keys())
+    if not legacy:
+        shared += _kin_shared(ba, bb)
     overlap = shared / min(wa, wb)
     figure = 0.5 * (2.0 * shared / (wa + wb)) + 0.5 * overlap
     # the same frame with one thing swapped (`ignores discounts` / `ignores taxes`): each side adds a
     # substantive word the other lacks, and little else — a rewording that adds a clause adds more
     both_add = _adds(ba, bb) and _adds(bb, ba) and _extra(ba, bb) <= SWAP_WEIGHT and _extra(bb, ba) <= SWAP_WEIGHT
-    if (shared < THIN_SHARED and (overlap <= 0.5 or both_add)) or (min(wa, wb) < MIN_WEIGHT and _light(ba, bb, scope, legacy)):
+    if both_add and not legacy and _kin_swap(ba, bb):
+        both_add = False  # `not validated` / `accepts`: one idea said with a related one, not another thing
+    said = shared if legacy else _shared(_full(ba, scope), _full(bb, scope))  # (the scope's words in full: see `_light`)
+    if (said < THIN_SHARED and (overlap <= 0.5 or both_add)) or (min(wa, wb) < MIN_WEIGHT and _light(ba, bb, scope, legacy)):
         figure = min(figure, THIN_CAP)  # `cart total ignores discounts` / `totals overflow on huge carts`; `b is theirs`
-    na, nb = _names(ba, scope), _names(bb, scope)
-    if na and nb and not (na & nb):
+    if ra is not None and rb is not None and _swapped(_full(ba, scope), _full(bb, scope), scope, ra.held, rb.held):
+        figure = min(figure, THIN_CAP)  # `the tax rate is hard-coded` / `the rounding precision is hard-coded` on `rate`
+    if ra is not None and rb is not None and ra.issues and rb.issues and not _kin_any(ra.issues, rb.issues):
+        figure = min(figure, THIN_CAP)  # `formatted into the SQL (injection)` / `not lower-cased (case-sensitive)`
+    na, nb = _names(ba, scope, f), _names(bb, scope, f)
+    if na and nb and not (na & nb) and (legacy or not _same_last(na, nb)):
         figure = min(figure, DIFFERENT_CODE_CAP)
     nums_a, nums_b = _numbers(ba), _numbers(bb)
     if nums_a and nums_b and nums_a != nums_b:
         figure = min(figure, DIFFERENT_CODE_CAP)  # `finding 1` / `finding 2`, `port 80` / `port 443`: different facts
+    if figure > DIFFERENT_CODE_CAP and ra is not None and rb is not None and clash(ra, rb):
+        figure = DIFFERENT_CODE_CAP  # `retried without backoff` / `never retried`; `the first page` / `the last page`
     if figure > DIFFERENT_CODE_CAP and opposite(a, b):
         figure = DIFFERENT_CODE_CAP  # `X is validated` / `X is not validated`: one denies what the other says
     return round(figure, 2)
+
+
+def _kin_swap(ba: Dict[str, float], bb: Dict[str, float]) -> bool:
+    """Are the words each side adds related ideas (`lexicon.RELATED`: `validate` / `accept`)?"""
+    xa = [t for t, w in ba.items() if w >= WORD_WEIGHT and t not in bb]
+    xb = [t for t, w in bb.items() if w >= WORD_WEIGHT and t not in ba]
+    return _kin_any(xa, xb)
+
+
+def _kin_shared(ba: Dict[str, float], bb: Dict[str, float]) -> float:
+    """Related ideas said one on each side (`swallows` / `caught`) count half as shared, each once."""
+    xa = [(t, w) for t, w in ba.items() if t not in bb and w >= WORD_WEIGHT and t in KIN]
+    if not xa:
+        return 0.0
+    xb = [(t, w) for t, w in bb.items() if t not in ba and w >= WORD_WEIGHT and t in KIN]
+    got, used = 0.0, set()
+    for t, w in xa:
+        for u, v in xb:
+            if u not in used and kin(t, u):
+                got += KIN_SHARE * min(w, v)
+                used.add(u)
+                break
+    return got
+
+
+def _head(how: int) -> bool:
+    """Is a term held as what the claim says or denies — not in passing, not as the remedy?"""
+    return bool(how & (POS | STRONG)) and not how & (ASIDE | NAMED)
+
+
+def _kin_any(xa: Any, xb: Any) -> bool:
+    return any(kin(x, y) for x in xa for y in xb)
+
+
+def _swapped(fa: Dict[str, float], fb: Dict[str, float], scope: frozenset, ha: Dict[str, int], hb: Dict[str, int]) -> bool:
+    """One idea in common and each side something else (the scope's words counted in full: `the tax
+    rate is hard-coded` / `the rounding precision is hard-coded` on `tax.py#rate`), unrelated."""
+    common = [t for t in fa.keys() & fb.keys() if fa[t] >= WORD_WEIGHT and fb[t] >= WORD_WEIGHT
+              and t not in scope and not t.startswith("=")]
+    if len(common) != 1:
+        return False
+    xa = [t for t, w in fa.items() if t not in fb and _own(t, w, ha.get(t, 0))]
+    xb = [t for t, w in fb.items() if t not in fa and _own(t, w, hb.get(t, 0))]
+    return bool(xa) and bool(xb) and not _kin_any(xa, xb)
+
+
+def _own(term: str, weight: float, how: int) -> bool:
+    """A subject of the claim's own: a word it says or denies, or its remedy (`uses print instead of
+    logging`), in full — not a name, not a word in passing."""
+    if term[0] == "=" or how & NAMED or not how & (POS | STRONG | NEUTRAL):
+        return False
+    return weight >= (WORD_WEIGHT * ASIDE_WEIGHT if how & ASIDE else WORD_WEIGHT)
+
+
+def _lone_numbers(bag: Dict[str, float], other: Dict[str, float]) -> Dict[str, float]:
+    """Numbers the other claim has none of (`port 8080 is hard-coded` / `the listen port is a literal`)
+    say which example, a detail; numbers on both sides that differ are different facts (`_numbers`)."""
+    if not _numbers(bag) or _numbers(other):
+        return bag
+    return {t: (DETAIL_WEIGHT if t.isdigit() else w) for t, w in bag.items()}
+
+
+def _same_last(na: set, nb: set) -> bool:
+    """`file.Sync` and `Sync()`: a dotted name and the bare name of its last part are one name."""
+    la = {k.rsplit(".", 1)[-1] for k in na if "." not in k}
+    lb = {k.rsplit(".", 1)[-1] for k in nb if "." not in k}
+    return any(k.rsplit(".", 1)[-1] in lb for k in na) or any(k.rsplit(".", 1)[-1] in la for k in nb)
 
 
 def _light(ba: Dict[str, float], bb: Dict[str, float], scope: frozenset, legacy: bool) -> bool:
@@ -381,8 +430,15 @@ def _light(ba: Dict[str, float], bb: Dict[str, float], scope: frozenset, legacy:
     if legacy:
         return True
     fa, fb = _full(ba, scope), _full(bb, scope)
-    shared = sum(min(fa[t], fb[t]) for t in fa.keys() & fb.keys())
-    return min(sum(fa.values()), sum(fb.values())) < MIN_WEIGHT or shared < THIN_SHARED
+    shared = _shared(fa, fb)
+    wa, wb = sum(fa.values()), sum(fb.values())
+    if shared >= MIN_WEIGHT and shared >= MOST * min(wa, wb):  # most of the shorter claim, and enough
+        return False
+    return min(wa, wb) < MIN_WEIGHT or shared < THIN_SHARED
+
+
+def _shared(fa: Dict[str, float], fb: Dict[str, float]) -> float:
+    return sum(min(fa[t], fb[t]) for t in fa.keys() & fb.keys())
 
 
 def _full(bag: Dict[str, float], scope: frozenset) -> Dict[str, float]:
@@ -396,7 +452,7 @@ def _spelled_out(bag: Dict[str, float], other: Dict[str, float]) -> Dict[str, fl
     out: Dict[str, float] = {}
     for t, w in bag.items():
         if t.startswith("=") and w > 0 and t not in other:
-            parts = [_fold(p) for p in t[1:].split(".")]
+            parts = [fold(p) for p in t[1:].split(".")]
             if len(parts) > 1 and all(p in other or p in STOP for p in parts):
                 out[t] = 0.0  # (kept, weightless: `_names` still knows the code it names)
                 continue
