@@ -7,6 +7,7 @@ import hashlib
 import json
 import re
 from pathlib import Path
+from typing import Tuple
 
 from priors.core.similarity import SIMILAR_AT, norm_direction, opposite, scopes_related, similarity
 
@@ -373,7 +374,7 @@ def plain_session(k) -> bytes:
 def test_ledger_bytes_unchanged_when_nothing_is_similar(keeper):
     """This session's ledger, byte for byte, as the keeper wrote it before issue 13
     (tests/data/ledger_no_similar.jsonl was written by `main`'s code at df6a645, before this rule) — but
-    for what issue 28 adds: each run's seal says `door: 2`, and the finding on the file where a person
+    for what issue 28 adds: each run's seal says `door: 3`, and the finding on the file where a person
     settled P-0001 names it in `distinct_from` (SETTLED_NEARBY refuses it otherwise); and a seal keeps
     the shapes of the definitions its findings stand on, while a Python file's hashes keep its
     indentation (each hash of before stands for exactly one of today's)."""
@@ -386,7 +387,7 @@ def test_ledger_bytes_unchanged_when_nothing_is_similar(keeper):
     assert len({a for a, _ in pairs}) == len({b for _, b in pairs}) == len(pairs)
     for old, new in pairs:
         want = want.replace(old, new)
-    want = want.replace(b'{"action":"commit",', b'{"action":"commit","door":2,')
+    want = want.replace(b'{"action":"commit",', b'{"action":"commit","door":3,')
     want = want.replace(b'"claim":"to_text() decodes bytes as latin-1 instead of utf-8",',
                         b'"claim":"to_text() decodes bytes as latin-1 instead of utf-8","distinct_from":["P-0001"],')
     assert got == want, hashlib.sha256(got).hexdigest()
@@ -498,13 +499,42 @@ def test_held_out_round_two_figures_hold(capsys):
         print(f"\nheld out, round two: {len(same)}/{len(same)} rewordings refused or surfaced, {outright}/{len(same)}"
               f" refused outright ({100 * outright / len(same):.1f} %), {wrong}/{len(diff)} different findings refused"
               f" ({100 * wrong / len(diff):.1f} %); before issue 28: {legacy[0]}/{len(same)}, {legacy[1]}/{len(diff)}")
-    assert (outright, len(same), wrong, len(diff)) == (39, 40, 0, 28)
-    assert outright / len(same) >= 0.85 and wrong / len(diff) <= 0.02  # issue 28's goals
+    assert (outright, len(same), wrong, len(diff)) == (39, 40, 0, 28)  # (tuned on: see round three for the blind figure)
     assert legacy == (10, 3)  # no more wrong refusals than before
     doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "protocol.md").read_text(encoding="utf-8").split())
     assert "40 of 40 rewordings refused or put to the person" in doc
     assert "39 of 40 (97.5 %) refused outright" in doc and "0 of 28 different findings (0.0 %)" in doc
     assert "10 of 40 and 3 of 28 before" in doc
+
+
+def held_out_figures(name: str) -> Tuple[int, int, int, int, int, int]:
+    """(rewordings refused or put to the person, refused outright, rewordings, different findings refused
+    by meaning, different findings, rewordings the rules before issue 28 caught) on a labelled set,
+    each pair's first claim taken as a person's wontfix."""
+    pairs = json.loads((DATA / name).read_text(encoding="utf-8"))["pairs"]
+    same = [(s, a, b) for s, a, b, lab in pairs if lab]
+    diff = [(s, a, b) for s, a, b, lab in pairs if not lab]
+    surfaced = sum(_judge_on_settled_ground(s, a, b) in ("RERAISE", "SETTLED_NEARBY")
+                   and _judge_on_settled_ground(s, a, b, distinct=True) in ("RERAISE", "call") for s, a, b in same)
+    outright = sum(_judge_on_settled_ground(s, a, b) == "RERAISE" for s, a, b in same)
+    wrong = sum(_judge_on_settled_ground(s, a, b, distinct=True) == "RERAISE" for s, a, b in diff)
+    return surfaced, outright, len(same), wrong, len(diff), sum(similarity(a, b, s, legacy=True) >= SIMILAR_AT
+                                                               for s, a, b in same)
+
+
+def test_held_out_round_three_figures_hold(capsys):
+    """tests/data/similarity_heldout3.json was written blind — by someone who never saw the measure —
+    after the concept lexicon was tuned, and measured once: the honest figures issue 28 asks for, which
+    docs/protocol.md reports (the goals, 85 % refused outright and at most 2 % wrongly, are not met)."""
+    surfaced, outright, n_same, wrong, n_diff, legacy = held_out_figures("similarity_heldout3.json")
+    with capsys.disabled():
+        print(f"\nheld out, round three (blind): {surfaced}/{n_same} refused or surfaced, {outright}/{n_same} refused"
+              f" outright ({100 * outright / n_same:.1f} %), {wrong}/{n_diff} different findings refused"
+              f" ({100 * wrong / n_diff:.1f} %)")
+    assert (surfaced, outright, n_same, wrong, n_diff) == (69, 18, 69, 7, 55)
+    doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "protocol.md").read_text(encoding="utf-8").split())
+    assert "69 of 69 rewordings refused or put to the person" in doc
+    assert "18 of 69 (26.1 %) refused outright" in doc and "7 of 55 different findings (12.7 %)" in doc
 
 
 # ------------------------------------------------------------------ the concept lexicon, denials

@@ -115,7 +115,7 @@ def test_verify_replays_a_reraise_on_the_new_name(keeper):
     prior = next(r for r in lines if r.get("id") == "P-0002" and r["t"] == "prior")
     fake = dict(prior, id="P-0003", born="run-004", scope_ref="src/keys.py#read_key",
                 scope_hash=next(r for r in lines if r.get("action") == "moved")["scope_hash"])
-    seal = {"t": "run", "action": "commit", "run": "run-004", "ns": NS, "summary": ["New this run: 1"], "door": 2}
+    seal = {"t": "run", "action": "commit", "run": "run-004", "ns": NS, "summary": ["New this run: 1"], "door": 3}
     ledger = keeper.root / ".priors/ledger.jsonl"
     ledger.write_bytes(keeper.ledger_bytes() + (dumps(fake) + "\n" + dumps(seal) + "\n").encode())
     keeper.ok("render")

@@ -119,14 +119,38 @@ def test_verify_replays_settled_nearby(keeper):
     seal = {"t": "run", "action": "commit", "run": "run-002", "ns": NS, "summary": ["New this run: 1"]}
     from priors.core.canonical import dumps
     base = keeper.ledger_bytes()
-    assert b'"door":2' in base
-    before = base.replace(b',"door":2', b"").replace(b'"door":2,', b"")
+    assert b'"door":3' in base
+    before = base.replace(b',"door":3', b"").replace(b'"door":3,', b"")
     ledger = keeper.root / ".priors/ledger.jsonl"
-    for head, last, named in ((before, seal, False), (base, seal, True), (base, dict(seal, door=2), True)):
+    for head, last, named in ((before, seal, False), (base, seal, True), (base, dict(seal, door=3), True),
+                              (before.replace(b'"action":"commit",', b'"action":"commit","door":2,'), seal, True)):
         ledger.write_bytes(head + (dumps(prior) + "\n" + dumps(last) + "\n").encode())
         keeper.ok("render")
         r = keeper("verify", "--no-git")
         assert (r.code != 0 and "SETTLED_NEARBY" in r.out) if named else r.code == 0, (named, r)
+
+
+def test_a_run_sealed_by_door_2_is_not_judged_by_today_s_measure(keeper):
+    """Door 3 (the concept lexicon) finds rewordings door 2 did not: a rewording of the person's wontfix
+    naming it in `distinct_from` (the person's call, at door 2) is refused RERAISE today. A ledger the
+    door-2 keeper wrote must still replay clean, so a run sealed `door: 2` is held to every rule but
+    today's measure — and a run sealed `door: 3`, or any run after one, to all of them."""
+    _settled(keeper)
+    keeper.ok("abort", "--run", "run-002")
+    claim = "the rate is a literal constant in rate()"
+    assert similarity("the tax rate is hard-coded", claim, "src/tax.py#rate") >= SIMILAR_AT
+    lines = keeper.ledger()
+    prior = dict(lines[0], id="P-0002", claim=claim, born="run-002", distinct_from=["P-0001"])
+    seal = {"t": "run", "action": "commit", "run": "run-002", "ns": NS, "summary": ["New this run: 1"]}
+    from priors.core.canonical import dumps
+    door2 = keeper.ledger_bytes().replace(b'"door":3', b'"door":2')
+    ledger = keeper.root / ".priors/ledger.jsonl"
+    for head, last, named in ((door2, dict(seal, door=2), False), (door2, dict(seal, door=3), True),
+                              (keeper.ledger_bytes(), dict(seal, door=2), True)):
+        ledger.write_bytes(head + (dumps(prior) + "\n" + dumps(last) + "\n").encode())
+        keeper.ok("render")
+        r = keeper("verify", "--no-git")
+        assert (r.code != 0 and "RERAISE" in r.out and "P-0002" in r.out) if named else r.code == 0, (named, r)
 
 
 def test_the_loop_through_the_mcp_tools(tmp_path):
@@ -173,7 +197,7 @@ def test_the_loop_through_the_mcp_tools(tmp_path):
 
 
 def test_a_lessons_only_ledger_is_held_to_today_s_rules(keeper):
-    """Every verb that seals a run says `door: 2` — `suggest`, a person's `add` and `import`, a scored
+    """Every verb that seals a run says `door: 3` — `suggest`, a person's `add` and `import`, a scored
     session, not only `commit` — so a ledger that only the lessons loop wrote is not replayed by the
     rules before issue 28 for good: a lesson typed into it that repeats one a person rejected, in
     other case and punctuation (which `suggest` refuses), is named by `verify`."""
@@ -185,7 +209,7 @@ def test_a_lessons_only_ledger_is_held_to_today_s_rules(keeper):
     keeper.refused("DUPLICATE", "suggest", "--ns", NS, "use tabs for indentation in python files")
     keeper.ok("add", "--ns", NS, "Run the whole test suite before a push.")
     lines = keeper.ledger()
-    assert all(r.get("door") == 2 for r in lines if r.get("t") == "run"), lines
+    assert all(r.get("door") == 3 for r in lines if r.get("t") == "run"), lines
     base = keeper.ledger_bytes()
     for claim, code in (("use tabs for indentation in python files", "DUPLICATE"),
                         ("run the whole test suite before a push", "RERAISE")):

@@ -13,7 +13,6 @@ from priors.core.lessons import words
 from priors.core.moves import MOVED, move_events, seal_shapes
 from priors.core.plain import Plain
 from priors.core.protocol import (
-    DOOR,
     QUIESCENT,
     REVERSIBLE,
     escalation_known,
@@ -26,7 +25,7 @@ from priors.core.protocol import (
 )
 from priors.core.run_files import RunFiles, staging_file
 from priors.core.secret_patterns import guard
-from priors.core.vocabulary import ATTEMPT_CODES, CANDIDATE_FIELDS, NS_RE, PRIOR_RE, prior_number
+from priors.core.vocabulary import ATTEMPT_CODES, CANDIDATE_FIELDS, DOOR, NS_RE, PRIOR_RE, prior_number
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call

@@ -32,7 +32,6 @@ Pure: records in, problems out. Each prior is indexed by scope ref per namespace
 from __future__ import annotations
 
 import gc
-import re
 from bisect import bisect_left
 from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple, Union
 
@@ -43,13 +42,12 @@ from priors.core.grammar import OPPOSED, Candidate
 from priors.core.ledger_checks import whole_line_pieces
 from priors.core.ledger_parse import scanner
 from priors.core.lessons import check_supersedes
-from priors.core.plain import Plain
 from priors.core.problem import Problem
-from priors.core.protocol import ScopeIndex, judge_pool, judged_now, same_words
+from priors.core.protocol import ScopeIndex, door_of, judge_pool, same_words
 from priors.core.replay_split import Share
 from priors.core.sameness import wordings
 from priors.core.similarity import claim_key, folded, norm_direction, similar
-from priors.core.vocabulary import FACETS
+from priors.core.vocabulary import DOOR, FACETS
 
 # What of a prior's record the replay keeps (the rules read no more): a fold of 100k priors holds
 # these, not their evidence.
@@ -147,7 +145,8 @@ class Replay:
         self.pending: List[Tuple[int, Dict[str, Any]]] = []  # the open block's lines
         self.pending_run: Any = None
         self.last_key: Optional[Tuple[str, str]] = None  # (claim, its claim_key): see `key_of`
-        self.upgraded = False  # a run sealed `door: 2` seen: no later block is judged by the old rules
+        self.door_seen = 0  # the newest door a seal named so far: no later block is judged by an older one's rules
+        self.measure = True  # whether this block is compared by meaning with today's measure (`flush`)
         self.overruled: Dict[str, Tuple[int, str]] = {}  # prior -> (line, status) of an agent verdict on a person's decision
         # every prior a person ever made binding, of every namespace, by scope: what "a person's decision
         # holds in every namespace" compares a finding with (filtered by what is binding at that point)
@@ -239,16 +238,21 @@ class Replay:
 
     def flush(self, seal: Optional[Dict[str, Any]], seal_no: int = 0) -> None:
         lines, self.pending, self.pending_run = self.pending, [], None
-        # a run sealed `door: 2` was judged by today's rules; one sealed before, by the rules then —
-        # but only before the ledger's first `door: 2` seal (of any run: commit, ingest-sarif, suggest,
-        # a scored session, a person's add or import): after it, every run the keeper seals says so,
-        # and a block that does not is held to today's rules like any other
-        now = judged_now(seal)
+        # a run is held to the rules of the door its seal names (`door_of`: every verb that seals a run
+        # writes it — commit, ingest-sarif, suggest, a scored session, a person's add or import) — but
+        # never to an older door's than a seal before it named: from then on the keeper says so on
+        # every seal, so a block that does not is held to the newer rules like any other. Door 2
+        # (issue 28 before the concept lexicon) kept every rule of today but its similarity measure,
+        # which is no longer in the code: such a run is held to all the others.
+        door = door_of(seal)
+        level = max(door, self.door_seen)
         if seal is not None and seal.get("by") == "human":
             self.human_block(lines, seal, seal_no)
         else:
-            self.agent_block(lines, not (now or self.upgraded))
-        self.upgraded = self.upgraded or now
+            self.measure = level >= DOOR
+            self.agent_block(lines, level < 2)
+            self.measure = True
+        self.door_seen = level
 
     # -- a person's lessons, sealed as a run of their own
 
@@ -378,7 +382,11 @@ class Replay:
             return (p.id in disposed or p.id in born or p.status not in _SEEN_BY_RUN
                     or p.facet("activation") != "verify-phase" or p.scope_ref not in scopes)
 
+        measure = self.measure
+
         def figure(a: str, b: str, inner_ref: str, inner: tuple) -> Optional[float]:
+            if not measure:
+                return None  # (a run sealed `door: 2`: see `flush`)
             return similar(a, b, inner_ref, inner_named(index, inner_ref, inner), legacy)
 
         pool = [p for p in self.pool(ns, index, cand) if seen(p)]

@@ -99,7 +99,7 @@ NS_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")  # a namespace is a name: cod
 # a harness's own session id (`lessons --inject --session KEY`): an opaque name, never content
 SESSION_KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}\Z")
 SESSION_VIA = "session"  # `via` of the run that seals a scored harness session
-DOOR = 2  # a run seal's `door`: its lines were judged by the rules of issue 28 (`protocol.judged_now`)
+DOOR = 3  # a seal's `door`: its rules — 2: issue 28's, 3: with the concept lexicon (`protocol.door_of`)
 SUGGEST_VIA = "suggest"  # `via` of the run that seals a lesson an agent suggested outside a run (not scorable)
 
 # Every field a candidate may carry; anything else is a usage error naming the nearest of these.
