@@ -639,7 +639,7 @@ def _apply_event(st: State, p: PriorState, action: Any, run: Any, sh: Any, to: A
         if p[1] in BINDING:
             return  # a person's binding decision is absolute: no agent verdict moves it (docs/protocol.md)
         p[3] = 0
-        if type(sh) is str:
+        if type(sh) is str and sh != p[2]:  # (an equal hash keeps the string held: one copy per prior, not two)
             p[2] = sh
         p[1] = "open" if to in ("still-open", "reaffirmed") else to if type(to) is str else "open"
     elif action == "decide":
