@@ -459,3 +459,14 @@ def test_a_half_that_skips_a_move_of_a_person_s_decision_still_finds_it_where_it
     for names in ({"api"}, {"web"}):
         assert in_order(replay(data, Share(names, True)) + replay(data, Share(names, False))) == whole
         assert in_order(replay(data, Share(names, True), needed) + replay(data, Share(names, False), needed)) == whole
+
+
+def test_the_survey_reads_a_ledger_cut_anywhere_as_its_lines() -> None:
+    """verify --no-git hands the survey the ledger as it reads it, a megabyte at a time, cut anywhere:
+    a person's decision cut in two is still found (else the half that skipped its prior would find
+    it only while replaying, and replay the whole ledger a second time)."""
+    data = _LEDGERS[1]
+    at = data.find(b'{"action":"decide"')
+    assert at > 0
+    for cut in (at + 3, at + 25, at + 40):
+        assert survey([data[:cut], data[cut:]]) == survey(data)
