@@ -270,3 +270,21 @@ def test_a_withdrawn_id_is_not_handed_to_another_finding(keeper):
     keeper.ok("commit", "--run", "run-001")
     assert [r["id"] for r in keeper.ledger() if r["t"] == "prior"] == ["P-0002"]
     keeper.ok("verify")
+
+
+def test_priors_md_shows_a_moved_prior_where_it_went_however_it_is_rendered(keeper):
+    """PRIORS.md after a run that moved priors is what a whole render writes (a fresh clone has no
+    render mark, so `priors render` there renders whole), and verify holds it current either way:
+    the row of a moved prior shows its new ref, as the fold has it."""
+    _two_priors(keeper)
+    keeper.write("src/keys.py", KEY.replace("parse_key", "read_key"))
+    keeper.ok("relevant", "--ns", NS, "--snapshot")
+    keeper.ok("disposition", "P-0001", "still-open", "--run", "run-002")
+    keeper.ok("commit", "--run", "run-002")
+    md = keeper.root / ".priors" / "PRIORS.md"
+    patched = md.read_bytes()
+    keeper.ok("verify", "--no-git")
+    assert keeper("render", env={"PRIORS_NO_CACHE": "1"}).code == 0
+    assert md.read_bytes() == patched
+    assert b"src/keys.py#read_key" in patched and b"src/keys.py#parse_key" not in patched
+    keeper.ok("verify", "--no-git")

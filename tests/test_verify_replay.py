@@ -433,3 +433,40 @@ def test_the_split_puts_the_heaviest_namespaces_where_there_is_least_to_do() -> 
     mine = split_namespaces(weights, 0.4)  # this half also checks the lines: the other takes the heaviest
     assert mine and "web" not in mine and mine != set(weights)
     assert split_namespaces({"web": 100}, 0.4) == set()  # one namespace: the other half does it all
+
+
+def test_a_half_that_skips_a_move_of_a_person_s_decision_still_finds_it_where_it_went() -> None:
+    """A person's decision in one namespace moves with its code (a `moved` event in that namespace's
+    run); a re-raise of it in another namespace at its new place is named by a split replay too: the
+    half that does not judge the moving namespace still finds the decision at its new ref."""
+    h = "bbbbbbbbbbbb"
+    records = [
+        k.prior("P-0001", "run-001", "the total skips the tax", ns="api", ref="src/a.py#total", scope_hash=h,
+                severity="major"),
+        k.commit("run-001", ns="api"),
+        k.decide("P-0001", "wontfix", "policy"),
+        {"t": "event", "action": "moved", "id": "P-0001", "run": "run-002", "by": "agent", "from": "src/a.py#total",
+         "to": "src/b.py#total", "scope_hash": h},
+        k.commit("run-002", ns="api"),
+        k.prior("P-0002", "run-003", "the total skips the tax", ns="web", ref="src/b.py#total", scope_hash=h,
+                severity="major"),
+        k.commit("run-003", ns="web"),
+    ]
+    data = k.to_bytes(records)
+    whole = replay(data)
+    assert [(p.line, p.code) for p in whole] == [(6, "RERAISE")]
+    needed = survey(data)[1]
+    for names in ({"api"}, {"web"}):
+        assert in_order(replay(data, Share(names, True)) + replay(data, Share(names, False))) == whole
+        assert in_order(replay(data, Share(names, True), needed) + replay(data, Share(names, False), needed)) == whole
+
+
+def test_the_survey_reads_a_ledger_cut_anywhere_as_its_lines() -> None:
+    """verify --no-git hands the survey the ledger as it reads it, a megabyte at a time, cut anywhere:
+    a person's decision cut in two is still found (else the half that skipped its prior would find
+    it only while replaying, and replay the whole ledger a second time)."""
+    data = _LEDGERS[1]
+    at = data.find(b'{"action":"decide"')
+    assert at > 0
+    for cut in (at + 3, at + 25, at + 40):
+        assert survey([data[:cut], data[cut:]]) == survey(data)

@@ -657,12 +657,12 @@ def _apply_event(st: State, p: PriorState, action: Any, run: Any, sh: Any, to: A
 def named_in(records: Iterable[Dict[str, Any]]) -> Dict[str, bool]:
     """The prior ids whose state appended records can change — a record changes only the prior it
     names (and the ledger-wide fields: runs, calls, commits) — each with whether a prior record,
-    which replaces the whole record, was among them."""
+    which replaces the whole record, or a `moved` event, which gives it a new ref, was among them."""
     out: Dict[str, bool] = {}
     for r in records:
         t, pid = r.get("t"), r.get("id")
         if t in ("prior", "event") and isinstance(pid, str):
-            out[pid] = out.get(pid, False) or t == "prior"
+            out[pid] = out.get(pid, False) or t == "prior" or r.get("action") == MOVED
     return out
 
 

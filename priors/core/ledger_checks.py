@@ -333,7 +333,7 @@ class _Pass:
                     row[3] = "open" if to == "still-open" or to == "reaffirmed" or to is None else to
                     row[4] = 0
                 else:
-                    _Table.event(row, vals[shape.action], to)
+                    _Table.event(row, vals[shape.action], to, rec.get("from"))  # (a `moved` event's old ref)
         return True
 
     def prior_line(self, no: int, rec: Dict[str, Any], line: str, shape: Shape, high: bool, escapes: bool) -> bool:

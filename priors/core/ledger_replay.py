@@ -303,7 +303,11 @@ class Replay:
                 if self.needed is None or self.kept(rec):  # never in a pool this half judges, so they need
                     if self.foreign:  # no place in its order)
                         self.check_refs(rec)
-                    apply(st, rec)
+                    pid = rec.get("id")
+                    if rec.get("action") == "moved" and rec.get("t") == "event" and type(pid) is str and pid in st.priors:
+                        self.relocate(st.priors[pid], rec)  # a person's decision moved: found at its new ref
+                    else:
+                        apply(st, rec)
             return
         if self.foreign:
             for _no, rec in lines:

@@ -15,6 +15,7 @@ import re
 from collections import Counter
 from typing import Any, Dict, FrozenSet, Iterable, Set, Tuple, Union
 
+from priors.core.ledger_checks import whole_line_pieces
 from priors.core.plain import Plain
 
 
@@ -77,6 +78,8 @@ def survey(pieces: Union[bytes, Iterable[bytes]]) -> Tuple[Dict[str, int], Froze
     folded that could have been skipped), fewer is caught during the replay (`Overlooked`)."""
     if isinstance(pieces, (bytes, bytearray)):  # the ledger whole (verify in a git work tree reads it so)
         pieces = [bytes(pieces)]
+    else:  # as read (`verify --no-git`: a megabyte at a time, cut anywhere): a line cut in two is found whole
+        pieces = whole_line_pieces(pieces)
     weights: Dict[str, int] = {}
     ids: Set[str] = set()
     for piece in pieces:
