@@ -51,7 +51,9 @@ class Context:
         if self.lost:
             return
         try:
-            self.out.write(visible(text) + "\n")
+            out = self.out
+            out.write(visible(text))  # (a line of 20 MB, relevant's, is not copied to add its newline)
+            out.write("\n")
         except BrokenPipeError:
             raise  # the reader went away (`| head`): main stops quietly
         except (AttributeError, OSError, ValueError):  # stdout closed (None) or full

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from priors.core.answer import Answer
-from priors.core.canonical import dumps, dumps_object, dumps_rows
+from priors.core.canonical import dumps, dumps_object
 from priors.core.errors import Refusal, UsageError
 from priors.core.fold import REST_AFTER, next_run_id
 from priors.core.grammar import check_run_id, ref_alias
@@ -16,7 +16,7 @@ from priors.core.moves import as_run_sees, find_moves, is_definition
 from priors.core.selection import select, settled_refs
 from priors.core.spelling import nearest
 from priors.core.views import known_namespaces
-from priors.core.vocabulary import LAST_CHOSEN_RUN, RUN_RE, id_number
+from priors.core.vocabulary import BINDING, LAST_CHOSEN_RUN, RUN_RE, id_number
 from priors.ops.budget import relevant_hook
 from priors.snapshot.hashing import indent_counts
 from priors.snapshot.scan import rehash
@@ -28,9 +28,9 @@ from priors.store.paths import Paths, list_run_dirs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Callable, Dict, Optional, Tuple
+    from typing import Any, Callable, Dict, List, Optional, Tuple
 
-    from priors.core.fold import State
+    from priors.core.fold import PriorState, State
     from priors.core.lessons import Budget
     from priors.core.run_files import RunFiles
 
@@ -136,6 +136,8 @@ def open_run(paths: Paths, ns: str, scopes: Dict[str, str], run: Optional[str], 
 
 def new_namespace_near(st: State, ns: str) -> Optional[str]:
     """The namespace of the ledger `ns` looks like a misspelling of, when `ns` is new to it (else None)."""
+    if any(p.ns == ns for p in st.priors.values()):  # (stops at the first: a namespace in use costs nothing)
+        return None
     known = known_namespaces(st)
     return None if ns in known else nearest(ns, known)
 
@@ -163,8 +165,8 @@ def open_run_locked(paths: Paths, st: State, ns: str, scopes: Dict[str, str], ru
     follow.pop("moves_by_id", None)
     rdir = paths.run_dir(str(run))
     make_dir(rdir)
-    # the verify list can be 70k items: encode it once, as rows (`dumps_rows`: no walk over every value)
-    parts = {k: dumps_rows(v) if k == "verify" else dumps(v) for k, v in out.items()}
+    # the verify list can be 70k items, each encoded already (`select`): joined into each text, never walked again
+    parts = {k: v if k == "verify" else dumps(v) for k, v in out.items()}
     printed = dumps_object(parts)
     parts["scopes"] = dumps(scopes)
     for key in ("moves", "rehashed", "shapes", "lost"):  # kept beside the run, not printed (core/moves.py)
@@ -172,7 +174,7 @@ def open_run_locked(paths: Paths, st: State, ns: str, scopes: Dict[str, str], ru
             parts[key] = dumps(follow[key])
     parts["ledger_records"] = str(st.records)  # where the ledger stood: commit finds what a person decided since
     try:
-        atomic_write(rdir / "relevant.json", (dumps_object(parts) + "\n").encode("utf-8"))
+        atomic_write(rdir / "relevant.json", dumps_object(parts, "\n").encode("utf-8"))
     except BaseException:  # a run that could not be opened leaves no folder behind
         discard_tree(rdir)
         raise
@@ -191,19 +193,28 @@ def follow_code(paths: Paths, st: State, ns: str, scopes: Dict[str, str]) -> Dic
       looked for in vain, whose shape the seal forgets;
     - `shapes`: id → the shape of the definition each prior of the run stands on, where the ledger
       does not know it for this state (the seal keeps those that hold at commit)."""
-    live = []
-    for p in st.priors.values():
-        if p.redacted or p.scope_ref is None or not isinstance(p.scope_hash, str):
+    live: List[PriorState] = []
+    mine: List[PriorState] = []  # the live priors of this namespace
+    changed = set()  # the scopes whose hash in the snapshot is not the one a live prior was judged on
+    now = scopes.get
+    for p in st.priors.values():  # 100k at a large ledger: one pass, the status and hash by position
+        status, judged, ref = p[1], p[2], p.scope_ref
+        if ref is None or status == "redacted" or not isinstance(judged, str):
             continue
         ours = p.ns == ns
-        if p.binding or (ours and p.facet("activation") == "verify-phase" and p.status in ("open", "stale", "challenged")):
+        if status in BINDING or (ours and status in ("open", "stale", "challenged")
+                                 and p.facet("activation") == "verify-phase"):
             live.append(p)
-    old = {p.scope_ref for p in live if p.scope_ref in scopes and scopes[p.scope_ref] != p.scope_hash
-           and indent_counts(p.scope_ref.split("#", 1)[0])}
+            if ours:
+                mine.append(p)
+            h = now(ref, judged)  # (absent from the snapshot: nothing to compare)
+            if h != judged:
+                changed.add(ref)
+    old = {ref for ref in changed if indent_counts(ref.split("#", 1)[0])}
     blind = blind_hashes(paths.root, sorted(old)) if old else {}
-    rehashed = {p.id: scopes[p.scope_ref] for p in live if p.scope_ref in blind and blind[p.scope_ref] == p.scope_hash}
+    rehashed = {p.id: scopes[p.scope_ref] for p in live if p.scope_ref in blind
+                and blind[p.scope_ref] == p.scope_hash} if blind else {}
     out: Dict[str, Any] = {"rehashed": rehashed}
-    mine = [p for p in live if p.ns == ns]
     missing = [p for p in mine if is_definition(p.scope_ref) and p.scope_ref not in scopes and p.miss < REST_AFTER
                and _left_file(paths, str(p.scope_ref).split("#", 1)[0], scopes)]
     moves = []
@@ -218,7 +229,12 @@ def follow_code(paths: Paths, st: State, ns: str, scopes: Dict[str, str]) -> Dic
     out["moves_by_id"] = by_id
     want: Dict[str, str] = {}
     for p in mine:
-        q = as_run_sees(p, by_id, rehashed) if p.id in by_id or p.id in rehashed else p
+        if p.id in by_id or p.id in rehashed:
+            q = as_run_sees(p, by_id, rehashed)
+        elif "#" in (p.scope_ref or ""):  # (a file's scope, the common one, has no definition's shape)
+            q = p
+        else:
+            continue
         ref = q.scope_ref
         if is_definition(ref) and ref in scopes and (p.id not in st.shapes or p.id in by_id
                                                      or (scopes[ref] != q.scope_hash and not p.binding)):

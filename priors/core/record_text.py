@@ -1,0 +1,146 @@
+"""A prior's answer fields read as text from its ledger line, without parsing the line.
+
+`relevant` on a long verify list prints tens of thousands of items, each the claim, scope ref and
+severity of a prior: parsing 70k records into dicts and encoding them again cost more than the
+rest of the call. A line in the shape keepers write (one JSON object, each key at most once) is
+matched as text instead, and a value written without an escape is its own canonical JSON (the
+JSON text of a string with no backslash is the string between quotes; a string needing an escape
+— a quote, a backslash, a control character — holds a backslash in any valid JSON). So the
+item is assembled from those texts (`verify_row`), byte for byte what `canonical.dumps` makes of
+the item's dict; any other line (an escape, a value that is not a string, a key this shape does
+not know) gives None and the caller parses the record as before. A property test holds the two
+ways to the same answer on any ledger.
+"""
+
+from __future__ import annotations
+
+import re
+
+from priors.core.canonical import dumps, loads
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
+    from typing import Any, Callable, Dict, List, Optional, Tuple
+
+    Texts = Tuple[Optional[str], Optional[str], Optional[str], Optional[str]]
+
+_CH = r'[^"\\\x00-\x1f]'  # a character JSON writes as itself inside a string
+_STR = '"' + _CH + r'*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})' + _CH + '*)*"'  # any JSON string
+# In lines with no backslash and no control character (`bare`), any run of characters but the quote
+# is a JSON string as it is written: the same shape, matched in half the time.
+_BARE = '"[^"]*"'
+CARE = bytes(range(0x20)) + b"\\"  # a byte in a line that calls for the full shape
+_PLAIN = re.compile('[^"\\\\\x00-\x1f\ud800-\udfff]*')  # a string whose JSON text is itself in quotes
+
+
+def _shape(string: str) -> str:
+    """A prior's line: an object with these keys, each at most once, in sorted order, with a string
+    for every value but `facets` (an object of strings), `review_every` (a whole number) and `t`
+    ("prior"). Captured, as written: claim, depth, id, scope_ref, severity. Each optional key is
+    `(?:…|)` and the quote before a key is matched by the separator before it (fold.py's way)."""
+    got = "(" + string + ")"
+    pair = string + ":" + string
+    return (r'\{"(?:born":' + string + ',"|)(?:claim":' + got + ',"|)(?:content_hash":' + string + ',"|)'
+            '(?:depth":' + got + ',"|)(?:direction":' + string + ',"|)(?:evidence":' + string + ',"|)'
+            r'(?:facets":\{(?:' + pair + '(?:,' + pair + r')*|)\},"|)(?:fingerprint":' + string + ',"|)'
+            'id":' + got + ',"(?:ns":' + string + ',"|)(?:review_every":(?:0|[1-9][0-9]{0,17}),"|)'
+            '(?:rule":' + string + ',"|)(?:scope_hash":' + string + ',"|)(?:scope_ref":' + got + ',"|)'
+            '(?:severity":' + got + ',"|)(?:supersedes":' + string + ',"|)'
+            't":"prior"(?:,"type":' + string + r'|)\}')
+
+
+_COMPILED: Dict[bool, Any] = {}
+
+
+def _pattern(bare: bool) -> Callable[..., Any]:
+    """The line's `fullmatch`, compiled by a first call only (a verb that reads no line pays nothing)."""
+    got = _COMPILED.get(bare)
+    if got is None:
+        got = _COMPILED[bare] = re.compile(_shape(_BARE if bare else _STR)).fullmatch
+    return got
+
+
+def _canonical(token: Optional[str]) -> Optional[str]:
+    """A captured JSON string as its canonical text: itself, unless it holds an escape (then it is
+    parsed and written again — `\\/` and `\\u0041` read the same as `/` and `A`)."""
+    if token is None or "\\" not in token:
+        return token
+    return dumps(loads(token))
+
+
+def line_texts(lines: List[bytes], ids: List[str]) -> List[Optional[Texts]]:
+    """For each ledger line (bytes, no newline) of the prior whose id is `ids[i]`: the canonical JSON
+    texts of its claim, depth, scope_ref and severity (None where the key is absent), or None when
+    the line is not in the shape (the caller parses it) — or is not that prior's line at all."""
+    out: List[Optional[Texts]] = []
+    add = out.append
+    bare, full = _pattern(True), _pattern(False)
+    for raw, want in zip(lines, ids):
+        try:
+            text = raw.decode("utf-8")
+        except (UnicodeDecodeError, AttributeError):
+            add(None)
+            continue
+        plain = len(raw.translate(None, CARE)) == len(raw)
+        m = (bare if plain else full)(text)
+        if m is None:
+            add(None)
+            continue
+        claim, depth, pid, ref, sev = m.groups()
+        if pid[1:-1] != want or "\\" in pid:
+            add(None)  # another prior's line (the ledger changed under us): the caller's parse names it
+        elif plain:  # no backslash in the line: every value is written as it reads
+            add((claim, depth, ref, sev))
+        else:
+            add((_canonical(claim), _canonical(depth), _canonical(ref), _canonical(sev)))
+    return out
+
+
+def value_of(text: Optional[str]) -> Any:
+    """The value a canonical JSON text stands for (None: absent)."""
+    if text is None:
+        return None
+    if text[:1] == '"' and "\\" not in text:
+        return text[1:-1]
+    return loads(text)
+
+
+def plain_strings(values: List[str]) -> bool:
+    """Whether each of `values` (strings) is written in JSON as itself between quotes — no character
+    that needs an escape — checked for them all at once."""
+    return _PLAIN.fullmatch("".join(values)) is not None
+
+
+def string_text(value: Any) -> str:
+    """The canonical JSON text of one value: a plain string quoted, anything else encoded."""
+    if type(value) is str and _PLAIN.fullmatch(value) is not None:
+        return '"' + value + '"'
+    return dumps(value)
+
+
+# A verify item with every key but the rare ones, from its claim, scope_ref and severity texts and its
+# plain hash, id and scope state (strings that need no escape, quoted here).
+COMMON_ROW = '{"claim":%s,"current_hash":"%s","id":"%s","scopeState":"%s","scope_ref":%s,"severity":%s}'
+
+
+def verify_row(claim: Optional[str], current: Optional[str], pid: str, state: str, ref: Optional[str],
+               severity: Optional[str], resurrected: bool = False, moved_from: Optional[str] = None,
+               changed: bool = False) -> str:
+    """A verify item's canonical JSON text from its values' texts (None: absent; a null claim is kept).
+    The keys in canonical order: changed, claim, current_hash, id, moved_from, resurrected,
+    scopeState, scope_ref, severity. `state` is one of the scope states (plain ASCII words)."""
+    parts = ['{"changed":true,"claim":' if changed else '{"claim":', "null" if claim is None else claim]
+    if current is not None:
+        parts += [',"current_hash":', current]
+    parts += [',"id":', pid]
+    if moved_from is not None:
+        parts += [',"moved_from":', moved_from]
+    if resurrected:
+        parts.append(',"resurrected":true')
+    parts += [',"scopeState":"', state, '"']
+    if ref is not None:
+        parts += [',"scope_ref":', ref]
+    if severity is not None:
+        parts += [',"severity":', severity]
+    parts.append("}")
+    return "".join(parts)
