@@ -227,8 +227,10 @@ def settled_refs(st: State, scopes: Dict[str, str]) -> List[str]:
     keys = sorted(scopes)
     refs = set()
     for p in st.priors.values():
+        if p[1] not in BINDING:  # (1: the status — most priors are not a person's decision)
+            continue
         ref = p.scope_ref
-        if (ref is not None and p[1] in BINDING and ref not in refs and not p.redacted
+        if (ref is not None and ref not in refs and not p.redacted
                 and p.facet("scope") not in ("tool-version", "env-fingerprint")
                 and (ref in scopes or _touches(ref, scopes, keys))):
             refs.add(ref)

@@ -11,7 +11,7 @@ from priors.core.answer import Answer
 from priors.core.canonical import dumps, dumps_object
 from priors.core.errors import Refusal, UsageError
 from priors.core.fold import REST_AFTER, next_run_id
-from priors.core.grammar import check_run_id, ref_alias
+from priors.core.grammar import aliased_refs, check_run_id, ref_alias
 from priors.core.moves import as_run_sees, find_moves, is_definition
 from priors.core.selection import select, settled_refs
 from priors.core.spelling import nearest
@@ -59,15 +59,17 @@ def settled_from_disk(paths: Paths, st: State, scopes: Dict[str, str]) -> Dict[s
     whatever `--scopes` (or a tool call) said — added when the snapshot holds a scope related to it
     but not it (`settled_refs`): what a person settled is judged against the code as it is. Such a
     scope that names nothing on disk is left out of the run (missing)."""
-    for ref in sorted(scopes):
-        why = ref_alias(ref)
-        if why is None and ref.endswith("/") and "#" not in ref:
-            full = os.path.join(str(paths.root), *ref[:-1].split("/"))
-            if os.path.lexists(full) and not os.path.isdir(full):
-                why = "a folder ref naming a file (the file's ref has no `/` at the end)"
-        if why is not None:
-            raise UsageError(f"priors: the run's snapshot holds {ref!r}, which is not a scope ref: {why} — refs "
-                             "are POSIX paths relative to the root, as `priors snapshot` writes them; nothing was changed")
+    bad = aliased_refs(scopes)  # the first in sorted order is named, or a folder ref before it that names a file
+    for ref in sorted(r for r in scopes if r.endswith("/") and "#" not in r and (not bad or r < bad[0])):
+        full = os.path.join(str(paths.root), *ref[:-1].split("/"))
+        if os.path.lexists(full) and not os.path.isdir(full):
+            bad.insert(0, ref)
+            break
+    if bad:
+        ref = bad[0]
+        why = ref_alias(ref) or "a folder ref naming a file (the file's ref has no `/` at the end)"
+        raise UsageError(f"priors: the run's snapshot holds {ref!r}, which is not a scope ref: {why} — refs "
+                         "are POSIX paths relative to the root, as `priors snapshot` writes them; nothing was changed")
     refs = settled_refs(st, scopes)
     if not refs:
         return scopes
@@ -195,6 +197,7 @@ def follow_code(paths: Paths, st: State, ns: str, scopes: Dict[str, str]) -> Dic
       does not know it for this state (the seal keeps those that hold at commit)."""
     live: List[PriorState] = []
     mine: List[PriorState] = []  # the live priors of this namespace
+    defs: List[PriorState] = []  # those of them scoped to a definition, it may be (a `#` in the ref)
     changed = set()  # the scopes whose hash in the snapshot is not the one a live prior was judged on
     now = scopes.get
     for p in st.priors.values():  # 100k at a large ledger: one pass, the status and hash by position
@@ -207,6 +210,8 @@ def follow_code(paths: Paths, st: State, ns: str, scopes: Dict[str, str]) -> Dic
             live.append(p)
             if ours:
                 mine.append(p)
+                if "#" in ref:
+                    defs.append(p)
             h = now(ref, judged)  # (absent from the snapshot: nothing to compare)
             if h != judged:
                 changed.add(ref)
@@ -215,7 +220,7 @@ def follow_code(paths: Paths, st: State, ns: str, scopes: Dict[str, str]) -> Dic
     rehashed = {p.id: scopes[p.scope_ref] for p in live if p.scope_ref in blind
                 and blind[p.scope_ref] == p.scope_hash} if blind else {}
     out: Dict[str, Any] = {"rehashed": rehashed}
-    missing = [p for p in mine if is_definition(p.scope_ref) and p.scope_ref not in scopes and p.miss < REST_AFTER
+    missing = [p for p in defs if is_definition(p.scope_ref) and p.scope_ref not in scopes and p.miss < REST_AFTER
                and _left_file(paths, str(p.scope_ref).split("#", 1)[0], scopes)]
     moves = []
     files = sorted({r.split("#", 1)[0] for r in scopes if is_definition(r)}) if missing else []
@@ -228,13 +233,8 @@ def follow_code(paths: Paths, st: State, ns: str, scopes: Dict[str, str]) -> Dic
     by_id = {m["id"]: m for m in moves}
     out["moves_by_id"] = by_id
     want: Dict[str, str] = {}
-    for p in mine:
-        if p.id in by_id or p.id in rehashed:
-            q = as_run_sees(p, by_id, rehashed)
-        elif "#" in (p.scope_ref or ""):  # (a file's scope, the common one, has no definition's shape)
-            q = p
-        else:
-            continue
+    for p in mine if by_id or rehashed else defs:  # (a file's scope, the common one, has no definition's shape)
+        q = as_run_sees(p, by_id, rehashed) if p.id in by_id or p.id in rehashed else p
         ref = q.scope_ref
         if is_definition(ref) and ref in scopes and (p.id not in st.shapes or p.id in by_id
                                                      or (scopes[ref] != q.scope_hash and not p.binding)):
