@@ -15,6 +15,8 @@ ways to the same answer on any ledger.
 from __future__ import annotations
 
 import re
+from itertools import chain
+from operator import itemgetter
 
 from priors.core.canonical import dumps, loads
 
@@ -74,7 +76,8 @@ def line_texts(lines: List[bytes], ids: List[str]) -> List[Optional[Texts]]:
     the line is not in the shape (the caller parses it) — or is not that prior's line at all."""
     out: List[Optional[Texts]] = []
     add = out.append
-    bare, full = _pattern(True), _pattern(False)
+    bare = _pattern(True)
+    full = None
     for raw, want in zip(lines, ids):
         try:
             text = raw.decode("utf-8")
@@ -82,7 +85,11 @@ def line_texts(lines: List[bytes], ids: List[str]) -> List[Optional[Texts]]:
             add(None)
             continue
         plain = len(raw.translate(None, CARE)) == len(raw)
-        m = (bare if plain else full)(text)
+        if plain:
+            m = bare(text)
+        else:
+            full = full or _pattern(False)
+            m = full(text)
         if m is None:
             add(None)
             continue
@@ -116,6 +123,38 @@ def string_text(value: Any) -> str:
     if type(value) is str and _PLAIN.fullmatch(value) is not None:
         return '"' + value + '"'
     return dumps(value)
+
+
+def plain_rows(rows: Any) -> Optional[List[str]]:
+    """The canonical JSON texts of `rows` — `relevant`'s lessons, floors and nudges, thousands of small
+    objects — when each is an object whose keys and values are strings that need no escape (the keys
+    ASCII, so their sorted order is JavaScript's): each written by a template of its keys, without
+    the encoder sorting every object's keys again. None for anything else (the caller encodes)."""
+    if type(rows) is not list:
+        return None
+    shapes: Dict[Tuple[str, ...], Tuple[str, Any]] = {}
+    values: List[Tuple[str, ...]] = []
+    made: List[Tuple[str, Tuple[str, ...]]] = []
+    for row in rows:
+        if type(row) is not dict or not row:
+            return None
+        keys = tuple(row)
+        shape = shapes.get(keys)
+        if shape is None:
+            if not all(type(k) is str and k.isascii() and _PLAIN.fullmatch(k) for k in keys):
+                return None
+            order = sorted(keys)
+            shape = shapes[keys] = ("{" + ",".join('"' + k.replace("%", "%%") + '":"%s"' for k in order) + "}",
+                                    itemgetter(*order) if len(order) > 1 else lambda r, k=order[0]: (r[k],))
+        vals = shape[1](row)
+        values.append(vals)
+        made.append((shape[0], vals))
+    try:
+        if not plain_strings(list(chain.from_iterable(values))):
+            return None
+    except TypeError:  # a value that is not a string
+        return None
+    return [template % vals for template, vals in made]
 
 
 # A verify item with every key but the rare ones, from its claim, scope_ref and severity texts and its

@@ -51,20 +51,26 @@ def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: in
     special = bool(rehashed or moves)
     now = scopes.get
     absent: Any = object()  # what `now` gives for a ref the snapshot does not hold
-    # A prior at a time, 100k at a large ledger: fields by position (PriorState.LAYOUT: 0 id, 1 status,
-    # 2 scope_hash) and `scope_state` written out, as the fold does on its hot path.
-    for p in st.in_ns(ns):
+    # A prior at a time, 100k at a large ledger: a packed prior's fields by position (PriorState.LAYOUT:
+    # 0 id, 1 status, 2 scope_hash, 5 the record when kept, 7 facets, 8 ns, 9 scope_ref) and
+    # `scope_state` written out, as the fold does on its hot path.
+    for p in st.priors.values():
+        packed = p[5] is None
+        if (p[8] if packed else p.ns) != ns:
+            continue
         status = p[1]
         if status == "obsolete" or status == "redacted":
             continue
         if special and (p[0] in rehashed or p[0] in moves):
             p = as_run_sees(p, moves, rehashed)
-        act = p.facet("activation")
+            packed = p[5] is None
+        facets = p[7] if packed else None
+        act = facets.get("activation") if facets is not None else p.facet("activation")
         binding = status in BINDING
         if act == "run-start" and lesson_applies(p):  # the one rule `lessons --inject` shares
             lessons.append(p)
         elif act == "verify-phase" and (status == "open" or status == "stale" or status == "challenged"):
-            ref = p.scope_ref
+            ref = p[9] if packed else p.scope_ref
             current = now(ref, absent) if ref is not None else absent
             if current is absent:
                 if partial and not looked_at(ref, scopes):

@@ -13,6 +13,7 @@ from priors.core.errors import Refusal, UsageError
 from priors.core.fold import REST_AFTER, next_run_id
 from priors.core.grammar import aliased_refs, check_run_id, ref_alias
 from priors.core.moves import as_run_sees, find_moves, is_definition
+from priors.core.record_text import plain_rows
 from priors.core.selection import select, settled_refs
 from priors.core.spelling import nearest
 from priors.core.views import known_namespaces
@@ -167,8 +168,9 @@ def open_run_locked(paths: Paths, st: State, ns: str, scopes: Dict[str, str], ru
     follow.pop("moves_by_id", None)
     rdir = paths.run_dir(str(run))
     make_dir(rdir)
-    # the verify list can be 70k items, each encoded already (`select`): joined into each text, never walked again
-    parts = {k: v if k == "verify" else dumps(v) for k, v in out.items()}
+    # the verify list can be 70k items, each encoded already (`select`): joined into each text, never walked
+    # again; the lessons and floors, thousands of small objects of strings, are written by their keys' template
+    parts = {k: v if k == "verify" else plain_rows(v) or dumps(v) for k, v in out.items()}
     printed = dumps_object(parts)
     parts["scopes"] = dumps(scopes)
     for key in ("moves", "rehashed", "shapes", "lost"):  # kept beside the run, not printed (core/moves.py)
