@@ -203,31 +203,31 @@ def dumps(value: Any) -> str:
     return "".join(out)
 
 
-def dumps_object(encoded: Dict[str, Any], end: str = "") -> str:
-    """The canonical text of an object whose values are already canonical texts — or lists of them,
-    each value's text a JSON array of those items — followed by `end`.
+def dumps_object_utf8(encoded: Dict[str, Any], end: bytes = b"") -> bytes:
+    """The canonical text, in UTF-8, of an object whose values are already canonical texts in UTF-8 —
+    or lists of them, each such value a JSON array of those items — followed by `end`.
 
-    Lets a verb that prints an object and also stores it with one more key encode the bulk once,
-    and join it once: `relevant`'s verify list, 70k items, is copied into the answer and nowhere else."""
-    pieces: List[str] = []
+    Lets a verb that prints an object and also stores it with more keys encode the bulk once, and
+    join it once: `relevant`'s verify list, 70k items, is copied into each text and nowhere else."""
+    pieces: List[bytes] = []
     for k in sorted(encoded, key=_utf16_key):
         value = encoded[k]
-        pieces += (",", dumps(k), ":")
+        pieces += (b",", dumps(k).encode("utf-8", "surrogatepass"), b":")
         if type(value) is not list:
             pieces.append(value)
         elif not value:
-            pieces.append("[]")
+            pieces.append(b"[]")
         else:
-            items = [","] * (2 * len(value) - 1)
+            items = [b","] * (2 * len(value) - 1)
             items[::2] = value  # the items, a comma between each two
-            pieces.append("[")
+            pieces.append(b"[")
             pieces += items
-            pieces.append("]")
+            pieces.append(b"]")
     if not pieces:
-        return "{}" + end
-    pieces[0] = "{"
-    pieces.append("}" + end)
-    return "".join(pieces)
+        return b"{}" + end
+    pieces[0] = b"{"
+    pieces.append(b"}" + end)
+    return b"".join(pieces)
 
 
 def _has_float_or_odd_key(value: Any) -> bool:

@@ -24,7 +24,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
     from typing import Any, Callable, Dict, List, Optional, Tuple
 
-    Texts = Tuple[Optional[str], Optional[str], Optional[str], Optional[str]]
+    Texts = Tuple[Optional[bytes], Optional[bytes], bytes, Optional[bytes], Optional[bytes]]
 
 _CH = r'[^"\\\x00-\x1f]'  # a character JSON writes as itself inside a string
 _STR = '"' + _CH + r'*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})' + _CH + '*)*"'  # any JSON string
@@ -55,61 +55,69 @@ _COMPILED: Dict[bool, Any] = {}
 
 
 def _pattern(bare: bool) -> Callable[..., Any]:
-    """The line's `fullmatch`, compiled by a first call only (a verb that reads no line pays nothing)."""
+    """The line's `fullmatch` (over its bytes), compiled by a first call only (a verb that reads no
+    line pays nothing)."""
     got = _COMPILED.get(bare)
     if got is None:
-        got = _COMPILED[bare] = re.compile(_shape(_BARE if bare else _STR)).fullmatch
+        got = _COMPILED[bare] = re.compile(_shape(_BARE if bare else _STR).encode("ascii")).fullmatch
     return got
 
 
-def _canonical(token: Optional[str]) -> Optional[str]:
+def _canonical(token: Optional[bytes]) -> Optional[bytes]:
     """A captured JSON string as its canonical text: itself, unless it holds an escape (then it is
     parsed and written again — `\\/` and `\\u0041` read the same as `/` and `A`)."""
-    if token is None or "\\" not in token:
+    if token is None or b"\\" not in token:
         return token
-    return dumps(loads(token))
+    return dumps(loads(token.decode("utf-8"))).encode("utf-8")
 
 
 def line_texts(lines: List[bytes], ids: List[str]) -> List[Optional[Texts]]:
     """For each ledger line (bytes, no newline) of the prior whose id is `ids[i]`: the canonical JSON
-    texts of its claim, depth, scope_ref and severity (None where the key is absent), or None when
-    the line is not in the shape (the caller parses it) — or is not that prior's line at all."""
+    texts, UTF-8, of its claim, depth, id, scope_ref and severity (None where the key is absent), or
+    None when the line is not in the shape (the caller parses it) — or is not that prior's line.
+
+    The line is matched as bytes, never decoded: a keeper folded it from valid UTF-8 and the fold
+    cache proved its bytes unchanged, and the one who prints what is taken from it decodes that
+    (`opening`), which names a ledger changed in place meanwhile."""
     out: List[Optional[Texts]] = []
     add = out.append
     bare = _pattern(True)
     full = None
     for raw, want in zip(lines, ids):
-        try:
-            text = raw.decode("utf-8")
-        except (UnicodeDecodeError, AttributeError):
+        if type(raw) is not bytes:
             add(None)
             continue
         plain = len(raw.translate(None, CARE)) == len(raw)
         if plain:
-            m = bare(text)
+            m = bare(raw)
         else:
             full = full or _pattern(False)
-            m = full(text)
+            m = full(raw)
         if m is None:
             add(None)
             continue
-        claim, depth, pid, ref, sev = m.groups()
-        if pid[1:-1] != want or "\\" in pid:
+        texts = m.groups()
+        pid = texts[2]
+        if pid[1:-1] != want.encode("utf-8", "surrogatepass") or b"\\" in pid:
             add(None)  # another prior's line (the ledger changed under us): the caller's parse names it
         elif plain:  # no backslash in the line: every value is written as it reads
-            add((claim, depth, ref, sev))
+            add(texts)
         else:
-            add((_canonical(claim), _canonical(depth), _canonical(ref), _canonical(sev)))
+            claim, depth, _, ref, sev = texts
+            try:
+                add((_canonical(claim), _canonical(depth), pid, _canonical(ref), _canonical(sev)))
+            except ValueError:  # not UTF-8, or an escape JSON does not read: the caller's parse names it
+                add(None)
     return out
 
 
-def value_of(text: Optional[str]) -> Any:
-    """The value a canonical JSON text stands for (None: absent)."""
+def value_of(text: Optional[bytes]) -> Any:
+    """The value a canonical JSON text (UTF-8) stands for (None: absent)."""
     if text is None:
         return None
-    if text[:1] == '"' and "\\" not in text:
-        return text[1:-1]
-    return loads(text)
+    if text[:1] == b'"' and b"\\" not in text:
+        return text[1:-1].decode("utf-8")
+    return loads(text.decode("utf-8"))
 
 
 def plain_strings(values: List[str]) -> bool:
@@ -157,29 +165,29 @@ def plain_rows(rows: Any) -> Optional[List[str]]:
     return [template % vals for template, vals in made]
 
 
-# A verify item with every key but the rare ones, from its claim, scope_ref and severity texts and its
-# plain hash, id and scope state (strings that need no escape, quoted here).
-COMMON_ROW = '{"claim":%s,"current_hash":"%s","id":"%s","scopeState":"%s","scope_ref":%s,"severity":%s}'
+# A verify item with every key but the rare ones, from the texts of its claim, id, scope_ref and
+# severity and its plain hash and scope state (strings that need no escape, quoted here).
+COMMON_ROW = b'{"claim":%s,"current_hash":"%s","id":%s,"scopeState":"%s","scope_ref":%s,"severity":%s}'
 
 
-def verify_row(claim: Optional[str], current: Optional[str], pid: str, state: str, ref: Optional[str],
-               severity: Optional[str], resurrected: bool = False, moved_from: Optional[str] = None,
-               changed: bool = False) -> str:
-    """A verify item's canonical JSON text from its values' texts (None: absent; a null claim is kept).
-    The keys in canonical order: changed, claim, current_hash, id, moved_from, resurrected,
+def verify_row(claim: Optional[bytes], current: Optional[bytes], pid: bytes, state: bytes, ref: Optional[bytes],
+               severity: Optional[bytes], resurrected: bool = False, moved_from: Optional[bytes] = None,
+               changed: bool = False) -> bytes:
+    """A verify item's canonical JSON text (UTF-8) from its values' texts (None: absent; a null claim
+    is kept). The keys in canonical order: changed, claim, current_hash, id, moved_from, resurrected,
     scopeState, scope_ref, severity. `state` is one of the scope states (plain ASCII words)."""
-    parts = ['{"changed":true,"claim":' if changed else '{"claim":', "null" if claim is None else claim]
+    parts = [b'{"changed":true,"claim":' if changed else b'{"claim":', b"null" if claim is None else claim]
     if current is not None:
-        parts += [',"current_hash":', current]
-    parts += [',"id":', pid]
+        parts += [b',"current_hash":', current]
+    parts += [b',"id":', pid]
     if moved_from is not None:
-        parts += [',"moved_from":', moved_from]
+        parts += [b',"moved_from":', moved_from]
     if resurrected:
-        parts.append(',"resurrected":true')
-    parts += [',"scopeState":"', state, '"']
+        parts.append(b',"resurrected":true')
+    parts += [b',"scopeState":"', state, b'"']
     if ref is not None:
-        parts += [',"scope_ref":', ref]
+        parts += [b',"scope_ref":', ref]
     if severity is not None:
-        parts += [',"severity":', severity]
-    parts.append("}")
-    return "".join(parts)
+        parts += [b',"severity":', severity]
+    parts.append(b"}")
+    return b"".join(parts)

@@ -28,8 +28,8 @@ def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: in
            ) -> Dict[str, Any]:
     """Deterministic selection of what applies to a run (contract §7, relevant).
 
-    `verify` comes back as its items' canonical JSON texts (a str each), not dicts: a verify list
-    can hold 70k items, read from their ledger lines as text (core/record_text.py) and never
+    `verify` comes back as its items' canonical JSON texts in UTF-8 (bytes each), not dicts: a verify
+    list can hold 70k items, assembled from their ledger lines' bytes (core/record_text.py), never
     parsed; `opening` joins them into the answer. Every other list holds dicts.
 
     `settled_here` (a key after the reference's): the binding priors whose scope is in this
@@ -102,7 +102,7 @@ def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: in
     floors: List[Dict[str, Any]] = []
     for (p, state), (_, texts, rec) in zip(gates, with_texts([p for p, _ in gates])):
         if texts is not None:
-            ref, depth = value_of(texts[2]), "major" if texts[1] is None else value_of(texts[1])
+            ref, depth = value_of(texts[3]), "major" if texts[1] is None else value_of(texts[1])
         else:
             ref, depth = rec.get("scope_ref"), rec.get("depth", "major")
         floors.append(_drop_none({"id": p.id, "scope_ref": ref, "depth": depth, "scopeState": state}))
@@ -115,13 +115,13 @@ def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: in
 
 
 def verify_rows(owed: List[Tuple[PriorState, str, Optional[str]]], scopes: Dict[str, str],
-                moves: Dict[str, Dict[str, Any]]) -> List[str]:
+                moves: Dict[str, Dict[str, Any]]) -> List[bytes]:
     """The verify items of `owed` (each prior, its scope's state and the snapshot's hash), as their
-    canonical JSON texts: the claim, scope ref and severity taken from the ledger line as written
-    where it is in the keepers' shape (`record_text.line_texts`), from the parsed record otherwise.
-    2,000 at a time: a line lives only until its item is made."""
+    canonical JSON texts in UTF-8: the claim, id, scope ref and severity taken from the ledger line as
+    written where it is in the keepers' shape (`record_text.line_texts`), from the parsed record
+    otherwise. 2,000 at a time: a line lives only until its item is made."""
     plain = plain_strings([c for _, _, c in owed if c is not None])  # the snapshot's hashes need no escape
-    out: List[str] = []
+    out: List[bytes] = []
     add = out.append
     for at in range(0, len(owed), 2000):
         batch = owed[at:at + 2000]
@@ -131,24 +131,27 @@ def verify_rows(owed: List[Tuple[PriorState, str, Optional[str]]], scopes: Dict[
         for (p, state, current), texts in zip(batch, got):
             moved = moves.get(p[0]) if moves else None
             if texts is not None:
-                claim, _, ref, sev = texts
+                claim, _, pid, ref, sev = texts
                 if (plain and current is not None and moved is None and claim is not None and ref is not None
-                        and sev is not None and not p.resting):
-                    add(COMMON_ROW % (claim, current, p[0], state, ref, sev))  # nearly every item
+                        and sev is not None and not p.resting):  # nearly every item
+                    add(COMMON_ROW % (claim, current.encode("utf-8"), pid, STATES[state], ref, sev))
                     continue
-                pid = '"' + p[0] + '"'  # the line's own id, as written: it needs no escape (line_texts)
             else:
                 rec = next(recs)
-                claim, ref, sev = (None if rec.get(k) is None else dumps(rec[k]) for k in ("claim", "scope_ref", "severity"))
-                pid = string_text(p[0])
-            cur = None if current is None else '"' + current + '"' if plain else string_text(current)
+                claim, ref, sev = (None if rec.get(k) is None else dumps(rec[k]).encode("utf-8")
+                                   for k in ("claim", "scope_ref", "severity"))
+                pid = string_text(p[0]).encode("utf-8")
+            cur = None if current is None else string_text(current).encode("utf-8")
             if moved is None:
-                add(verify_row(claim, cur, pid, state, ref, sev, p.resting))
+                add(verify_row(claim, cur, pid, STATES[state], ref, sev, p.resting))
             else:  # the code moved: the finding follows it (core/moves.py)
                 frm = moved["from"]
-                add(verify_row(claim, cur, pid, "moved", ref, sev, p.resting, None if frm is None else dumps(frm),
-                               state == "changed"))
+                add(verify_row(claim, cur, pid, b"moved", ref, sev, p.resting,
+                               None if frm is None else dumps(frm).encode("utf-8"), state == "changed"))
     return out
+
+
+STATES = {"changed": b"changed", "unchanged": b"unchanged", "missing": b"missing"}
 
 
 def with_texts(ps: List[PriorState]) -> Iterator[Tuple[PriorState, Optional[Texts], Any]]:

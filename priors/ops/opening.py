@@ -8,8 +8,8 @@ from __future__ import annotations
 import os
 
 from priors.core.answer import Answer
-from priors.core.canonical import dumps, dumps_object
-from priors.core.errors import Refusal, UsageError
+from priors.core.canonical import dumps, dumps_object_utf8
+from priors.core.errors import CHANGED_IN_PLACE, DamagedLedger, Refusal, UsageError
 from priors.core.fold import REST_AFTER, next_run_id
 from priors.core.grammar import aliased_refs, check_run_id, ref_alias
 from priors.core.moves import as_run_sees, find_moves, is_definition
@@ -128,13 +128,13 @@ def open_run(paths: Paths, ns: str, scopes: Dict[str, str], run: Optional[str], 
             say(f"priors: set up {paths.dir} for this first run — commit it with your repo")
     with Lock(paths):
         st = load_ledger(paths, want_data=False).state
-        opened, printed = open_run_locked(paths, st, ns, scopes, run, budget, fresh, cap)
+        opened, printed, utf8 = open_run_locked(paths, st, ns, scopes, run, budget, fresh, cap)
     if say is not None:
         close = new_namespace_near(st, ns)
         if close is not None:  # a typo would start a namespace of its own, blind to everything settled in the one meant
             say(f"priors: note: {ns} is a new namespace, close to {close} that the ledger holds — if you meant {close},"
                 f" `priors abort --run {opened}` and open the run with --ns {close}")
-    return Answer(0, None, encoded=printed)  # the object is read back from the line only when asked for
+    return Answer(0, None, encoded=printed, utf8=utf8)  # the object is read back from the line only when asked for
 
 
 def new_namespace_near(st: State, ns: str) -> Optional[str]:
@@ -146,8 +146,8 @@ def new_namespace_near(st: State, ns: str) -> Optional[str]:
 
 
 def open_run_locked(paths: Paths, st: State, ns: str, scopes: Dict[str, str], run: Optional[str],
-                    budget: Optional[Budget], fresh: bool, cap: int = 50) -> Tuple[str, str]:
-    """Open a run with the writer lock held: (its id, the JSON line `relevant` prints).
+                    budget: Optional[Budget], fresh: bool, cap: int = 50) -> Tuple[str, str, bytes]:
+    """Open a run with the writer lock held: (its id, the JSON line `relevant` prints, that line in UTF-8).
 
     The one way a run is opened — `relevant` and `ingest-sarif` both come through here."""
     if fresh:
@@ -166,23 +166,32 @@ def open_run_locked(paths: Paths, st: State, ns: str, scopes: Dict[str, str], ru
     out = relevant_hook(budget, st, select(st, ns, scopes, str(run), cap, follow.get("moves_by_id"),
                                            follow.get("rehashed")))
     follow.pop("moves_by_id", None)
-    rdir = paths.run_dir(str(run))
-    make_dir(rdir)
-    # the verify list can be 70k items, each encoded already (`select`): joined into each text, never walked
-    # again; the lessons and floors, thousands of small objects of strings, are written by their keys' template
-    parts = {k: v if k == "verify" else plain_rows(v) or dumps(v) for k, v in out.items()}
-    printed = dumps_object(parts)
-    parts["scopes"] = dumps(scopes)
+    # The verify list can be 70k items, each encoded already (`select`, in UTF-8 from the ledger's bytes):
+    # joined into each text, never walked again; the lessons and floors, thousands of small objects of
+    # strings, are written by their keys' template.
+    parts: Dict[str, Any] = {}
+    for key, value in out.items():
+        rows = None if key == "verify" else plain_rows(value)
+        parts[key] = value if key == "verify" else ("[" + ",".join(rows) + "]" if rows is not None
+                                                    else dumps(value)).encode("utf-8")
+    answer = dumps_object_utf8(parts)
+    try:
+        printed = answer.decode("utf-8")  # the one decoding of the texts taken from the ledger's lines
+    except UnicodeDecodeError:
+        raise DamagedLedger(CHANGED_IN_PLACE) from None  # bytes a keeper folded were UTF-8: not these
+    parts["scopes"] = dumps(scopes).encode("utf-8")
     for key in ("moves", "rehashed", "shapes", "lost"):  # kept beside the run, not printed (core/moves.py)
         if follow.get(key):
-            parts[key] = dumps(follow[key])
-    parts["ledger_records"] = str(st.records)  # where the ledger stood: commit finds what a person decided since
+            parts[key] = dumps(follow[key]).encode("utf-8")
+    parts["ledger_records"] = str(st.records).encode("ascii")  # where the ledger stood: commit finds what a person decided since
+    rdir = paths.run_dir(str(run))
+    make_dir(rdir)
     try:
-        atomic_write(rdir / "relevant.json", dumps_object(parts, "\n").encode("utf-8"))
+        atomic_write(rdir / "relevant.json", dumps_object_utf8(parts, b"\n"))
     except BaseException:  # a run that could not be opened leaves no folder behind
         discard_tree(rdir)
         raise
-    return str(run), printed
+    return str(run), printed, answer
 
 
 def follow_code(paths: Paths, st: State, ns: str, scopes: Dict[str, str]) -> Dict[str, Any]:

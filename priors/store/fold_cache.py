@@ -16,7 +16,7 @@ from pathlib import Path
 from priors.core import fold as _fold
 from priors.core import ledger_parse as _parse
 from priors.core.canonical import reject_constant
-from priors.core.errors import DamagedLedger
+from priors.core.errors import CHANGED_IN_PLACE, DamagedLedger
 from priors.core.fold import CallState, PriorState, State
 from priors.store.files import open_regular, write_all
 from priors.store.ledger_digest import (
@@ -129,8 +129,7 @@ class LedgerSource:
         except (OSError, TypeError, ValueError, RecursionError):  # bad UTF-8 or JSON are ValueErrors
             rec = None
         if type(rec) is not dict or rec.get("t") != "prior" or rec.get("id") != p[0]:
-            raise DamagedLedger("priors: .priors/ledger.jsonl changed in place while this command read it "
-                                "(another program wrote into it) — see `priors verify`, then run the command again")
+            raise DamagedLedger(CHANGED_IN_PLACE)
         if p[7] is not None:
             rec["facets"] = p[7]  # one shared dict per distinct facet set
         return rec
