@@ -170,10 +170,19 @@ def with_texts(ps: List[PriorState]) -> Iterator[Tuple[PriorState, Optional[Text
 def texts_of(ps: List[PriorState]) -> List[Optional[Texts]]:
     """`line_texts` of each packed prior of `ps` whose store reads lines back (`lines_many`), in
     order; None for the others and for a line not in the shape."""
+    if not ps:
+        return []
+    first = ps[0][11]  # (5: the record, when it is kept; 11: the store that packed it)
+    many = getattr(first, "lines_many", None)
+    if many is not None and all(p[5] is None and p[11] is first for p in ps):  # one store packed them all
+        try:
+            return line_texts(many(ps), [p[0] for p in ps])
+        except (OSError, TypeError, ValueError):
+            return [None] * len(ps)  # the records are read one by one, which names what is wrong
     out: List[Optional[Texts]] = [None] * len(ps)
     by_store: Dict[int, List[int]] = {}
     for i, p in enumerate(ps):
-        if p[5] is None:  # (5: the record, when it is kept; 11: the store that packed it)
+        if p[5] is None:
             by_store.setdefault(id(p[11]), []).append(i)
     for idxs in by_store.values():
         many = getattr(ps[idxs[0]][11], "lines_many", None)
