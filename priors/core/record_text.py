@@ -19,6 +19,7 @@ from itertools import chain
 from operator import itemgetter
 
 from priors.core.canonical import dumps, loads
+from priors.core.errors import CHANGED_IN_PLACE, DamagedLedger
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -112,12 +113,16 @@ def line_texts(lines: List[bytes], ids: List[str]) -> List[Optional[Texts]]:
 
 
 def value_of(text: Optional[bytes]) -> Any:
-    """The value a canonical JSON text (UTF-8) stands for (None: absent)."""
+    """The value a canonical JSON text (UTF-8) stands for (None: absent). Bytes that are not UTF-8 were
+    written into the ledger after a keeper folded it: DamagedLedger says so."""
     if text is None:
         return None
-    if text[:1] == b'"' and b"\\" not in text:
-        return text[1:-1].decode("utf-8")
-    return loads(text.decode("utf-8"))
+    try:
+        if text[:1] == b'"' and b"\\" not in text:
+            return text[1:-1].decode("utf-8")
+        return loads(text.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise DamagedLedger(CHANGED_IN_PLACE) from None
 
 
 def plain_strings(values: List[str]) -> bool:
