@@ -8,7 +8,7 @@ from __future__ import annotations
 import bisect
 
 from priors.core.canonical import dumps
-from priors.core.fold import PriorState, State, review_due, scope_state
+from priors.core.fold import REST_AFTER, PriorState, State, review_due, scope_state
 from priors.core.inject import inject_row, lesson_applies
 from priors.core.moves import as_run_sees
 from priors.core.record_text import COMMON_ROW, line_texts, plain_strings, string_text, value_of, verify_row
@@ -133,7 +133,8 @@ def verify_rows(owed: List[Tuple[PriorState, str, Optional[str]]], scopes: Dict[
             if texts is not None:
                 claim, _, pid, ref, sev = texts
                 if (plain and current is not None and moved is None and claim is not None and ref is not None
-                        and sev is not None and not p.resting):  # nearly every item
+                        and sev is not None and p[3] < REST_AFTER):  # nearly every item (3: its misses in a row;
+                    # an open, stale or challenged prior rests by them alone, `PriorState.resting`)
                     add(COMMON_ROW % (claim, current.encode("utf-8"), pid, STATES[state], ref, sev))
                     continue
             else:

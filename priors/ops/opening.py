@@ -211,13 +211,18 @@ def follow_code(paths: Paths, st: State, ns: str, scopes: Dict[str, str]) -> Dic
     defs: List[PriorState] = []  # those of them scoped to a definition, it may be (a `#` in the ref)
     changed = set()  # the scopes whose hash in the snapshot is not the one a live prior was judged on
     now = scopes.get
-    for p in st.priors.values():  # 100k at a large ledger: one pass, the status and hash by position
-        status, judged, ref = p[1], p[2], p.scope_ref
+    # 100k at a large ledger: one pass, a packed prior's fields by position (PriorState.LAYOUT: 1 status,
+    # 2 scope_hash, 5 the record when kept, 7 facets, 8 ns, 9 scope_ref), as `select` reads them
+    for p in st.priors.values():
+        status, judged = p[1], p[2]
+        packed = p[5] is None
+        ref = p[9] if packed else p.scope_ref
         if ref is None or status == "redacted" or not isinstance(judged, str):
             continue
-        ours = p.ns == ns
-        if status in BINDING or (ours and status in ("open", "stale", "challenged")
-                                 and p.facet("activation") == "verify-phase"):
+        ours = (p[8] if packed else p.ns) == ns
+        facets = p[7] if packed else None
+        if status in BINDING or (ours and status in ("open", "stale", "challenged") and (
+                facets.get("activation") if facets is not None else p.facet("activation")) == "verify-phase"):
             live.append(p)
             if ours:
                 mine.append(p)

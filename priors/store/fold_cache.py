@@ -102,7 +102,7 @@ def _signature() -> bytes:
 
 _LAYOUT = ("id", "status", "scope_hash", "miss", "human_idx", "_rec", "_packed", "_facets", "_ns", "_ref", "_every",
            "_src")
-_WINDOW = 1 << 20  # `inflate_many` reads at most this much at a time
+_WINDOW = 1 << 20  # `lines_many` reads at most this much at a time
 KEEP_OPEN = os.name != "nt"  # Windows cannot replace a file another process holds open: read it whole there
 
 
