@@ -155,13 +155,13 @@ def plain_rows(rows: Any) -> Optional[List[str]]:
             order = sorted(first)
             template = "{" + ",".join('"' + k.replace("%", "%%") + '":"%s"' for k in order) + "}"
             values_of = itemgetter(*order) if len(order) > 1 else (lambda r, k=order[0]: (r[k],))
-            vals = list(map(values_of, rows))
+            columns = list(map(values_of, rows))
             try:
-                if not plain_strings(list(chain.from_iterable(vals))):
+                if not plain_strings(list(chain.from_iterable(columns))):
                     return None
             except TypeError:  # a value that is not a string
                 return None
-            return list(map(template.__mod__, vals))
+            return list(map(template.__mod__, columns))
     shapes: Dict[Tuple[str, ...], Tuple[str, Any]] = {}
     values: List[Tuple[str, ...]] = []
     made: List[Tuple[str, Tuple[str, ...]]] = []
