@@ -1,13 +1,13 @@
-"""A prior's answer fields read as text from its ledger line, without parsing the line.
+"""A prior's answer fields read as text from its ledger line's bytes, without parsing the line.
 
 `relevant` on a long verify list prints tens of thousands of items, each the claim, scope ref and
 severity of a prior: parsing 70k records into dicts and encoding them again cost more than the
 rest of the call. A line in the shape keepers write (one JSON object, each key at most once) is
-matched as text instead, and a value written without an escape is its own canonical JSON (the
+matched as bytes instead, and a value written without an escape is its own canonical JSON (the
 JSON text of a string with no backslash is the string between quotes; a string needing an escape
 — a quote, a backslash, a control character — holds a backslash in any valid JSON). So the
-item is assembled from those texts (`verify_row`), byte for byte what `canonical.dumps` makes of
-the item's dict; any other line (an escape, a value that is not a string, a key this shape does
+item is assembled from those texts (`verify_row`), byte for byte the UTF-8 of what
+`canonical.dumps` makes of the item's dict; any other line (an escape, a value that is not a string, a key this shape does
 not know) gives None and the caller parses the record as before. A property test holds the two
 ways to the same answer on any ledger.
 """
@@ -140,51 +140,46 @@ def string_text(value: Any) -> str:
     return dumps(value)
 
 
+def _row_shape(keys: Tuple[Any, ...]) -> Optional[Tuple[str, Any]]:
+    """(the template, the getter of the values in its order) of an object with these keys, when each is
+    an ASCII string that needs no escape (so their sorted order is JavaScript's); None otherwise."""
+    if not keys or not all(type(k) is str and k.isascii() and _PLAIN.fullmatch(k) for k in keys):
+        return None
+    order = sorted(keys)
+    return ("{" + ",".join('"' + k.replace("%", "%%") + '":"%s"' for k in order) + "}",
+            itemgetter(*order) if len(order) > 1 else lambda r, k=order[0]: (r[k],))
+
+
 def plain_rows(rows: Any) -> Optional[List[str]]:
     """The canonical JSON texts of `rows` — `relevant`'s lessons, floors and nudges, thousands of small
-    objects — when each is an object whose keys and values are strings that need no escape (the keys
-    ASCII, so their sorted order is JavaScript's): each written by a template of its keys, without
-    the encoder sorting every object's keys again. None for anything else (the caller encodes)."""
-    if type(rows) is not list:
+    objects — when each is an object whose keys and values are strings that need no escape: each
+    written by a template of its keys (`_row_shape`), without the encoder sorting every object's
+    keys again. None for anything else (the caller encodes)."""
+    if type(rows) is not list or not all(type(row) is dict for row in rows):
         return None
-    if rows and type(rows[0]) is dict and rows[0]:  # one shape for them all, the common case: each row in C
-        first = tuple(rows[0])
-        if all(type(row) is dict and tuple(row) == first for row in rows):
-            if not all(type(k) is str and k.isascii() and _PLAIN.fullmatch(k) for k in first):
-                return None
-            order = sorted(first)
-            template = "{" + ",".join('"' + k.replace("%", "%%") + '":"%s"' for k in order) + "}"
-            values_of = itemgetter(*order) if len(order) > 1 else (lambda r, k=order[0]: (r[k],))
-            columns = list(map(values_of, rows))
-            try:
-                if not plain_strings(list(chain.from_iterable(columns))):
-                    return None
-            except TypeError:  # a value that is not a string
-                return None
-            return list(map(template.__mod__, columns))
-    shapes: Dict[Tuple[str, ...], Tuple[str, Any]] = {}
-    values: List[Tuple[str, ...]] = []
-    made: List[Tuple[str, Tuple[str, ...]]] = []
-    for row in rows:
-        if type(row) is not dict or not row:
-            return None
-        keys = tuple(row)
-        shape = shapes.get(keys)
+    first = tuple(rows[0]) if rows else ()
+    if rows and all(tuple(row) == first for row in rows):  # one shape for them all, the common case: in C loops
+        shape = _row_shape(first)
         if shape is None:
-            if not all(type(k) is str and k.isascii() and _PLAIN.fullmatch(k) for k in keys):
+            return None
+        columns = list(map(shape[1], rows))
+        templates = [shape[0]] * len(rows)
+    else:
+        shapes: Dict[Tuple[str, ...], Optional[Tuple[str, Any]]] = {}
+        columns, templates = [], []
+        for row in rows:
+            keys = tuple(row)
+            got = shapes[keys] = shapes[keys] if keys in shapes else _row_shape(keys)
+            if got is None:
                 return None
-            order = sorted(keys)
-            shape = shapes[keys] = ("{" + ",".join('"' + k.replace("%", "%%") + '":"%s"' for k in order) + "}",
-                                    itemgetter(*order) if len(order) > 1 else lambda r, k=order[0]: (r[k],))
-        vals = shape[1](row)
-        values.append(vals)
-        made.append((shape[0], vals))
+            columns.append(got[1](row))
+            templates.append(got[0])
     try:
-        if not plain_strings(list(chain.from_iterable(values))):
+        if not plain_strings(list(chain.from_iterable(columns))):
             return None
     except TypeError:  # a value that is not a string
         return None
-    return [template % vals for template, vals in made]
+    return list(map(str.__mod__, templates, columns))
 
 
 # A verify item with every key but the rare ones, from the texts of its claim, id, scope_ref and
