@@ -3,22 +3,30 @@
 from __future__ import annotations
 
 import hashlib
+import io
+import json
 import os
 import random
 import shutil
 from pathlib import Path
+from typing import Tuple
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import Keeper, gen_ledger, run_priors
+from priors.cli.main import Context
 from priors.core import canonical as canonical
+from priors.core import controls, ledger_parse, record_text, selection
 from priors.core import fold as fold
-from priors.core import ledger_parse
 from priors.core.errors import DamagedLedger
+from priors.core.grammar import aliased_refs, ref_alias
+from priors.ops import opening
 from priors.store import fold_cache as cache
 from priors.store import ledger_digest
+from priors.store.ledger import load_ledger
+from priors.store.paths import Paths
 
 pytestmark = pytest.mark.one_cache_mode
 
@@ -371,7 +379,10 @@ def test_clean_parse_matches_strict(records, sep, block) -> None:
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.dictionaries(st.text(), _json, max_size=8))
 def test_object_from_encoded_values_is_canonical(value) -> None:
-    assert canonical.dumps_object({k: canonical.dumps(v) for k, v in value.items()}) == canonical.dumps(value)
+    """Each value encoded already — or, for a list, each of its items — and the object joined in UTF-8."""
+    parts = {k: [canonical.dumps(x).encode("utf-8") for x in v] if isinstance(v, list) else canonical.dumps(v).encode("utf-8")
+             for k, v in value.items()}
+    assert canonical.dumps_object_utf8(parts, b"\n") == canonical.line(value).encode("utf-8")
 
 
 def test_background_work_runs_again_in_the_caller_when_its_thread_fails(capfd) -> None:
@@ -445,3 +456,243 @@ def test_a_ledger_rewritten_in_place_after_a_first_read_is_named_not_misread(pdi
         fh.write(b" " * len(ledger_bytes))
     with pytest.raises(DamagedLedger, match="changed in place"):
         _ = got.state.priors[pid].rec  # reading the record re-reads the changed file
+
+
+# ------------------------------------------------------------------ relevant's answer, assembled from the ledger's bytes
+
+
+_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=12) | st.sampled_from(
+    ["", "a\"b", "back\\slash", "line\nfeed", "tab\t", "\x1b[2J", "caf\u00e9 \u2014 \U0001f600", "\u2028", "\u202e",
+     "\ue000", "%s %%", "/", "P-0001"])
+_value = st.one_of(_text, st.none(), st.integers(-3, 3), st.floats(allow_nan=False, allow_infinity=False), st.booleans(),
+                   st.lists(_text, max_size=2), st.dictionaries(_text, _text, max_size=2))
+_FIELDS = ("born", "claim", "content_hash", "depth", "direction", "evidence", "facets", "fingerprint", "id", "ns",
+           "review_every", "rule", "scope_hash", "scope_ref", "severity", "supersedes", "t", "type", "other")
+
+
+@st.composite
+def _prior_line(draw):
+    """A prior's record and a line spelling it: canonical, or with spaces, escapes, keys out of order,
+    a key twice — the shapes another keeper or a hand edit may leave."""
+    rec = {"id": draw(st.sampled_from(["P-0001", "P-0002", "P-\u00e9"])), "t": "prior"}
+    for key in draw(st.lists(st.sampled_from(_FIELDS), max_size=9, unique=True)):
+        if key == "facets":
+            rec[key] = draw(st.dictionaries(st.sampled_from(["scope", "activation"]), _text, max_size=2))
+        elif key == "review_every":
+            rec[key] = draw(st.integers(0, 30))
+        elif key not in ("id", "t"):
+            rec[key] = draw(_text) if draw(st.booleans()) else draw(_value)
+    how = draw(st.sampled_from(["canonical", "ascii", "spaced", "shuffled", "twice"]))
+    if how == "canonical":
+        line = canonical.dumps(rec)
+    elif how == "ascii":  # every non-ASCII character an escape
+        line = json.dumps(rec, sort_keys=True, separators=(",", ":"))
+    elif how == "spaced":
+        line = json.dumps(rec, sort_keys=True, ensure_ascii=False)
+    elif how == "shuffled":
+        keys = draw(st.permutations(list(rec)))
+        line = "{" + ",".join(canonical.dumps(k) + ":" + canonical.dumps(rec[k]) for k in keys) + "}"
+    else:  # the claim written twice: JSON keeps the last
+        line = canonical.dumps(dict(rec, claim="first"))[:-1] + ',"claim":' + canonical.dumps(rec.get("claim")) + "}"
+    return line, how
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=list(HealthCheck))
+@given(_prior_line(), st.sampled_from(["P-0001", "P-0002", "P-\u00e9"]))
+def test_a_priors_fields_read_from_its_line_are_what_parsing_it_gives(drawn, want) -> None:
+    """`line_texts` gives each field's canonical JSON exactly as parsing the line and encoding the value
+    would — or None, and the caller parses; the plain canonical line, the common one, is read as text."""
+    line, how = drawn
+    raw = line.encode("utf-8", "surrogatepass")
+    got = record_text.line_texts([raw], [want])[0]
+    rec = json.loads(line)
+    if got is not None:
+        assert rec["id"] == want and rec["t"] == "prior"
+        for key, text in zip(("claim", "depth", "id", "scope_ref", "severity"), got):
+            assert text == (canonical.dumps(rec[key]).encode("utf-8") if key in rec else None)
+            assert record_text.value_of(text) == rec.get(key)
+    plain = (how in ("canonical", "shuffled") and rec["id"] == want and not set(rec) - set(_FIELDS) - {"other"}
+             and "other" not in rec and all(type(v) is str for k, v in rec.items() if k not in ("facets", "review_every"))
+             and all(type(v) is str for v in rec.get("facets", {}).values()))
+    if plain and how == "canonical":
+        assert got is not None  # the keepers' own shape: never parsed
+    if how == "twice" and got is not None:
+        assert got[0] == canonical.dumps(rec["claim"]).encode("utf-8")  # the last one, as the parser keeps
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(_value, st.none() | _text, _text, st.sampled_from(["changed", "unchanged", "missing", "moved"]), _value, _value,
+       st.booleans(), st.none() | _value, st.booleans())
+def test_a_verify_row_is_the_canonical_text_of_its_item(claim, current, pid, state, ref, sev, resting, moved_from,
+                                                        changed) -> None:
+    def text(v):
+        return None if v is None else canonical.dumps(v).encode("utf-8")
+    item = {"id": pid, "claim": claim, "scope_ref": ref, "severity": sev, "scopeState": state, "current_hash": current}
+    if resting:
+        item["resurrected"] = True
+    if moved_from is not None:
+        item["moved_from"] = moved_from
+    if changed:
+        item["changed"] = True
+    item = {k: v for k, v in item.items() if v is not None or k == "claim"}
+    row = record_text.verify_row(text(claim), text(current), text(pid), state.encode(), text(ref), text(sev), resting,
+                                 text(moved_from), changed)
+    assert row == canonical.dumps(item).encode("utf-8")
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.dictionaries(st.sampled_from(["id", "claim", "status", "depth", "scope_ref", "%d", "k\u00e9y"]),
+                                _text | _value, max_size=4), max_size=6))
+def test_rows_written_by_their_keys_template_are_canonical(rows) -> None:
+    got = record_text.plain_rows(rows)
+    if got is not None:
+        assert "[" + ",".join(got) + "]" == canonical.dumps(rows)
+    if rows and all(r and all(type(v) is str and "\\" not in json.dumps(v) and '"' not in v and k.isascii()
+                              for k, v in r.items()) for r in rows):
+        assert got is not None
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.text(alphabet="/.#a\n", max_size=8), max_size=12))
+def test_refs_checked_together_find_what_each_alone_finds(refs) -> None:
+    assert aliased_refs(refs) == sorted(r for r in refs if ref_alias(r) is not None)
+
+
+def test_every_character_shown_escaped_is_not_printable() -> None:
+    """`visible` passes a printable text without its search: that holds only if no character it
+    escapes is printable — checked for every code point."""
+    assert not [c for c in range(0x110000) if controls._SHOWN.match(chr(c)) and chr(c).isprintable()]
+    text = "caf\u00e9 \u2014 \U0001f600"
+    assert controls.visible(text) is text
+
+
+def test_an_answer_in_utf8_is_printed_as_its_text_would_be() -> None:
+    for text in ('{"claim":"caf\u00e9 \u2014 \U0001f600"}', '{"claim":"\u202eevil \x7f"}'):
+        printed = []
+        for utf8 in (None, text.encode("utf-8")):
+            raw = io.BytesIO()
+            out = io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
+            ctx = Context(None, out=out)
+            ctx.print("before")
+            ctx.print(text, utf8)
+            out.flush()
+            printed.append(raw.getvalue())
+        assert printed[0] == printed[1]
+        assert printed[0].endswith(b"\n") and b"\xe2\x80\xae" not in printed[0]  # U+202E shown escaped either way
+
+
+@pytest.mark.parametrize("mode", ["cache", "nocache"])
+@pytest.mark.parametrize("open_heavy", [True, False])
+def test_relevant_assembled_from_the_ledgers_bytes_is_what_parsed_records_give(tmp_path: Path, monkeypatch, mode: str,
+                                                                              open_heavy: bool) -> None:
+    """`relevant` on a ledger whose prior lines come in every spelling (escapes, spaces, keys out of
+    order, a claim twice, values that are not strings, keys the line pattern does not know): the very
+    bytes — answer and relevant.json — the parsed records give (the text path turned off), and
+    every verify, inject and floor item holds its record's values."""
+    monkeypatch.setenv("PRIORS_CACHE_MIN_BYTES", "0")
+    if mode == "nocache":
+        monkeypatch.setenv("PRIORS_NO_CACHE", "1")
+    else:
+        monkeypatch.delenv("PRIORS_NO_CACHE", raising=False)
+    src = tmp_path / "src"
+    gen_ledger().generate(400, src, seed=11, open_heavy=open_heavy)
+    ledger = src / ".priors" / "ledger.jsonl"
+    lines = ledger.read_bytes().decode("utf-8").split("\n")
+    rng = random.Random(5)
+    odd = ['caf\u00e9 "quoted" \\ back \U0001f600', "tab\tand\nnewline", "\u2028 \u202e bidi \x7f", "\ud800 lone"]
+    for i, text in enumerate(lines):
+        if not text.startswith('{"born"') or rng.random() > 0.25:
+            continue
+        rec = json.loads(text)
+        how = i % 9
+        if how == 0:
+            rec["claim"] = odd[i % len(odd)]
+        elif how == 1:
+            text = json.dumps(rec, sort_keys=True, separators=(",", ":"))  # non-ASCII as escapes
+        elif how == 2:
+            text = json.dumps(rec, ensure_ascii=False)  # spaces, keys out of order
+        elif how == 3:
+            rec["severity"] = None if i % 2 else 3
+        elif how == 4:
+            rec["evidence"] = {"log": ["x"]}
+        elif how == 5:
+            rec["tool_note"] = "a key the pattern does not know"
+        elif how == 6:
+            rec["depth"] = "minor"
+            rec.pop("scope_ref", None)
+        elif how == 7:
+            text = canonical.dumps(dict(rec, claim="first"))[:-1] + ',"claim":' + canonical.dumps(rec["claim"]) + "}"
+        if how not in (1, 2, 7):
+            text = canonical.dumps(rec)
+        lines[i] = text
+    ledger.write_bytes("\n".join(lines).encode("utf-8", "surrogatepass"))
+    scopes = json.loads((src / "bench-scopes.json").read_text())
+    fresh = [rec for rec in ledger_parse.parse_lines(ledger.read_bytes())]
+    records = {r["id"]: r for r in fresh if r.get("t") == "prior"}
+
+    read_as_text = []
+
+    def counted(lines, ids):
+        got = record_text.line_texts(lines, ids)
+        read_as_text.extend(t for t in got if t is not None)
+        return got
+
+    def run(where: str, text_path: bool) -> Tuple[str, bytes]:
+        root = tmp_path / where
+        shutil.copytree(src, root)
+        with monkeypatch.context() as m:
+            m.setattr(selection, "line_texts", counted)
+            if not text_path:
+                m.setattr(selection, "line_texts", lambda lines, ids: [None] * len(lines))
+                m.setattr(opening, "plain_rows", lambda rows: None)
+            answer = opening.open_run(Paths(root), "web", scopes, None, None)
+        assert answer.utf8 == answer.encoded.encode("utf-8")
+        rel = next((root / ".priors" / "runs").iterdir()) / "relevant.json"
+        assert (root / ".priors" / "ledger.jsonl").read_bytes() == ledger.read_bytes()
+        return answer.encoded, rel.read_bytes()
+
+    fast, slow = run("fast", True), run("slow", False)
+    assert fast == slow
+    obj = json.loads(fast[0])
+    assert canonical.dumps(obj) == fast[0]
+    assert canonical.line(dict(json.loads(fast[1]), **obj)).encode("utf-8") == fast[1]
+    assert len(obj["verify"]) > 20
+    assert len(read_as_text) > len(obj["verify"]) // 2  # most items came from their lines as text
+    for item in obj["verify"]:
+        rec = records[item["id"]]
+        assert item["claim"] == rec.get("claim")
+        for key in ("scope_ref", "severity"):
+            assert item.get(key) == rec.get(key)
+    for item in obj["inject"]:
+        assert item["claim"] == records[item["id"]].get("claim")
+    for item in obj["floors"]:
+        rec = records[item["id"]]
+        assert (item.get("scope_ref"), item.get("depth")) == (rec.get("scope_ref"), rec.get("depth", "major"))
+
+
+def test_a_ledger_changed_in_place_under_relevant_is_named_and_opens_no_run(tmp_path: Path, monkeypatch) -> None:
+    """Claims' bytes rewritten in place (not UTF-8 any more) after the fold read them: the answer's one
+    decoding names it — or, for a lesson, the reading of its claim — and no run is left behind."""
+    monkeypatch.setenv("PRIORS_CACHE_MIN_BYTES", "0")
+    monkeypatch.delenv("PRIORS_NO_CACHE", raising=False)
+    gen_ledger().generate(200, tmp_path, seed=2, open_heavy=True)
+    paths = Paths(tmp_path)
+    scopes = json.loads((tmp_path / "bench-scopes.json").read_text())
+    cache.load(paths.dir, paths.ledger)  # a snapshot to load from: the records are read from the file
+    original = paths.ledger.read_bytes()
+    for findings in (True, False):  # the open findings' claims (verify items), then the lessons'
+        paths.ledger.write_bytes(original)
+        st_ = load_ledger(paths, want_data=False).state
+        hit = [p for p in st_.priors.values() if p.ns == "web" and (
+            p.status == "open" and p.facet("activation") == "verify-phase" if findings
+            else p.status in ("open", "accepted", "wontfix") and p.facet("activation") == "run-start")]
+        with open(paths.ledger, "r+b") as fh:  # another program writes into the very file: each claim's first letter
+            for p in hit:
+                at, n = p[6]
+                fh.seek(at + original[at:at + n].index(b'"claim":"') + len(b'"claim":"'))
+                fh.write(b"\xff")
+        if findings:
+            assert len(selection.select(st_, "web", scopes, "run-x")["verify"]) >= len(hit) > 20  # bytes: none decoded yet
+        with pytest.raises(DamagedLedger, match="changed in place"):
+            opening.open_run_locked(paths, st_, "web", scopes, None, None, False)
+        assert not list((paths.dir / "runs").iterdir())

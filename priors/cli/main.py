@@ -47,11 +47,22 @@ class Context:
             self._root = find_root(self.root_opt)
         return self._root
 
-    def print(self, text: str = "") -> None:
+    def print(self, text: str = "", utf8: Optional[bytes] = None) -> None:
+        """`text` and a newline, every control character shown escaped. `utf8`: `text` in UTF-8, when the
+        caller has it (relevant's 20 MB line): written as it is when nothing needs escaping and the
+        stream writes UTF-8 anyway — not encoded again, nor copied to add the newline."""
         if self.lost:
             return
         try:
-            self.out.write(visible(text) + "\n")
+            out = self.out
+            shown = visible(text)
+            buffer = getattr(out, "buffer", None) if utf8 is not None and shown is text else None
+            if buffer is not None and str(getattr(out, "encoding", "")).lower() in ("utf-8", "utf8"):
+                out.flush()
+                buffer.write(utf8)
+            else:
+                out.write(shown)
+            out.write("\n")
         except BrokenPipeError:
             raise  # the reader went away (`| head`): main stops quietly
         except (AttributeError, OSError, ValueError):  # stdout closed (None) or full
@@ -176,7 +187,7 @@ def emit(ctx: Context, a: Parsed, answer: Answer) -> int:
     """Print an answer on the command line: its text (nothing when it is empty), or its canonical JSON
     with `--json` (or when the verb has no text form)."""
     if a.get("json") or answer.text is None:
-        ctx.print(answer.json())
+        ctx.print(answer.json(), answer.utf8)
     elif answer.text:
         ctx.print(answer.text)
     return answer.code

@@ -16,12 +16,14 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 class Answer(Plain):
     """`code`: the exit code (0 done, 1 refused). `obj`: the canonical JSON object. `text`: the lines
     for a person (None: the verb has no text form, print the JSON). `encoded`: the JSON line when the
-    verb encoded it already — `relevant`'s can be large, and the command line prints it as it is."""
+    verb encoded it already — `relevant`'s can be large, and the command line prints it as it is;
+    `utf8`: that line in UTF-8, when the verb has it too (the command line writes it unencoded)."""
 
-    __slots__ = ("code", "raw_obj", "text", "encoded")
+    __slots__ = ("code", "raw_obj", "text", "encoded", "utf8")
 
-    def __init__(self, code: int, obj: Any, text: Optional[str] = None, encoded: Optional[str] = None) -> None:
-        self.code, self.raw_obj, self.text, self.encoded = code, obj, text, encoded
+    def __init__(self, code: int, obj: Any, text: Optional[str] = None, encoded: Optional[str] = None,
+                 utf8: Optional[bytes] = None) -> None:
+        self.code, self.raw_obj, self.text, self.encoded, self.utf8 = code, obj, text, encoded, utf8
 
     @property
     def obj(self) -> Any:

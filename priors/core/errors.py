@@ -19,6 +19,10 @@ class DamagedLedger(UsageError):
     """A ledger line that is not one JSON object in UTF-8; named with its line number."""
 
 
+CHANGED_IN_PLACE = ("priors: .priors/ledger.jsonl changed in place while this command read it (another program "
+                    "wrote into it) — see `priors verify`, then run the command again")
+
+
 class MachineError(Exception):
     """The environment failed a call that was right: exit 3, message on stderr.
 

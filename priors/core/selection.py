@@ -1,5 +1,5 @@
 """What `relevant` selects for a run (contract §7): the lessons to inject, the findings to verify —
-their records read back in batches —, the floors, what a person settled on the code under review,
+their fields read from the ledger lines as text, in batches —, the floors, what a person settled on the code under review,
 and which scopes a person's decisions need hashed from disk. The door's rules are in protocol.py.
 """
 
@@ -7,14 +7,18 @@ from __future__ import annotations
 
 import bisect
 
-from priors.core.fold import PriorState, State, review_due, scope_state
-from priors.core.inject import inject_item, lesson_applies
+from priors.core.canonical import dumps
+from priors.core.fold import REST_AFTER, PriorState, State, review_due, scope_state
+from priors.core.inject import inject_row, lesson_applies
 from priors.core.moves import as_run_sees
+from priors.core.record_text import COMMON_ROW, line_texts, plain_strings, string_text, value_of, verify_row
 from priors.core.vocabulary import BINDING
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Dict, List, Optional, Tuple
+    from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+    from priors.core.record_text import Texts
 
 NUDGE_ASK = "still true? reply: decide <id> keep — or retire it"
 
@@ -23,6 +27,10 @@ def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: in
            moves: Optional[Dict[str, Dict[str, Any]]] = None, rehashed: Optional[Dict[str, str]] = None
            ) -> Dict[str, Any]:
     """Deterministic selection of what applies to a run (contract §7, relevant).
+
+    `verify` comes back as its items' canonical JSON texts in UTF-8 (bytes each), not dicts: a verify
+    list can hold 70k items, assembled from their ledger lines' bytes (core/record_text.py), never
+    parsed; `opening` joins them into the answer. Every other list holds dicts.
 
     `settled_here` (a key after the reference's): the binding priors whose scope is in this
     snapshot — what a human settled on the code under review — at most `settled_cap`, in id order;
@@ -33,68 +41,168 @@ def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: in
     hash they are taken to hold)."""
     moves = moves or {}
     rehashed = rehashed or {}
-    inject: List[Dict[str, Any]] = []
-    verify: List[Dict[str, Any]] = []
-    nudges: List[Dict[str, Any]] = []
-    floors: List[Dict[str, Any]] = []
     settled = archived = 0
     partial = partial_snapshot(scopes)
-    here: List[Dict[str, Any]] = []
+    lessons: List[PriorState] = []
+    gates: List[Tuple[PriorState, str]] = []
+    here: List[PriorState] = []
     more = 0
-    owed: List[Tuple[PriorState, str, Optional[str]]] = []  # the verify items, their records read in one batch
-    for p in st.in_ns(ns):
-        if p.status in ("obsolete", "redacted"):
+    owed: List[Tuple[PriorState, str, Optional[str]]] = []  # the verify items, their lines read in batches
+    special = bool(rehashed or moves)
+    now = scopes.get
+    absent: Any = object()  # what `now` gives for a ref the snapshot does not hold
+    # A prior at a time, 100k at a large ledger: a packed prior's fields by position (PriorState.LAYOUT:
+    # 0 id, 1 status, 2 scope_hash, 5 the record when kept, 7 facets, 8 ns, 9 scope_ref) and
+    # `scope_state` written out, as the fold does on its hot path.
+    for p in st.priors.values():
+        packed = p[5] is None
+        if (p[8] if packed else p.ns) != ns:
             continue
-        if p.id in rehashed or p.id in moves:
+        status = p[1]
+        if status == "obsolete" or status == "redacted":
+            continue
+        if special and (p[0] in rehashed or p[0] in moves):
             p = as_run_sees(p, moves, rehashed)
-        act = p.facet("activation")
-        if lesson_applies(p):  # the one rule `lessons --inject` shares
-            item = inject_item(p)  # the record is read, not kept: a large run reads thousands
-            inject.append(item)
-            if review_due(st, p):
-                nudges.append({"id": p.id, "claim": item["claim"], "ask": NUDGE_ASK.replace("<id>", p.id)})
-        elif act == "verify-phase" and p.status in ("open", "stale", "challenged"):
-            state, current = scope_state(p, scopes)
-            if state == "missing" and partial and not looked_at(p.scope_ref, scopes):
-                pass  # outside the paths this snapshot covers: not looked at, so not missing either
-            elif p.resting and state == "missing":
-                archived += 1
+            packed = p[5] is None
+        facets = p[7] if packed else None
+        act = facets.get("activation") if facets is not None else p.facet("activation")
+        binding = status in BINDING
+        if act == "run-start" and lesson_applies(p):  # the one rule `lessons --inject` shares
+            lessons.append(p)
+        elif act == "verify-phase" and (status == "open" or status == "stale" or status == "challenged"):
+            ref = p[9] if packed else p.scope_ref
+            current = now(ref, absent) if ref is not None else absent
+            if current is absent:
+                if partial and not looked_at(ref, scopes):
+                    pass  # outside the paths this snapshot covers: not looked at, so not missing either
+                elif p.resting:
+                    archived += 1
+                else:
+                    owed.append((p, "missing", None))
             else:
-                owed.append((p, state, current))
-        elif p.binding:
+                owed.append((p, "unchanged" if current == p[2] else "changed", current))
+        elif binding:
             settled += 1
-        if p.binding and p.scope_ref is not None and p.scope_ref in scopes:
-            if len(here) < settled_cap:
-                here.append({"id": p.id, "status": p.status, "scope_ref": p.scope_ref, "claim": p.record().get("claim")})
-            else:
-                more += 1
-        if act == "propose-gate" and p.status == "open":
-            state, _ = scope_state(p, scopes)
-            rec = p.record()
-            floors.append(_drop_none({"id": p.id, "scope_ref": rec.get("scope_ref"), "depth": rec.get("depth", "major"),
-                                      "scopeState": state}))
-    for at in range(0, len(owed), 2000):  # read in batches: a record lives only until its item is made
-        batch = owed[at:at + 2000]
-        for (p, state, current), rec in zip(batch, records_of([p for p, _, _ in batch])):
-            item = {"id": p.id, "claim": rec.get("claim"), "scope_ref": rec.get("scope_ref"),
-                    "severity": rec.get("severity"), "scopeState": state, "current_hash": current}
-            if p.resting:
-                item["resurrected"] = True
-            if p.id in moves:  # the code moved: the finding follows it (core/moves.py)
-                item.update(scopeState="moved", moved_from=moves[p.id]["from"])
-                if state == "changed":
-                    item["changed"] = True
-            verify.append(_drop_none(item, keep_null=("claim",)))
-    return {"run": run, "ns": ns, "inject": inject, "verify": verify, "nudges": nudges,
+        if binding:
+            ref = p.scope_ref
+            if ref is not None and ref in scopes:
+                if len(here) < settled_cap:
+                    here.append(p)
+                else:
+                    more += 1
+        if act == "propose-gate" and status == "open":
+            gates.append((p, scope_state(p, scopes)[0]))
+    inject: List[Dict[str, Any]] = []
+    nudges: List[Dict[str, Any]] = []
+    for p, texts, rec in with_texts(lessons):  # the record is read, not kept: a large run reads thousands
+        item = inject_row(p, value_of(texts[0]) if texts is not None else rec.get("claim"))
+        inject.append(item)
+        if review_due(st, p):
+            nudges.append({"id": p.id, "claim": item["claim"], "ask": NUDGE_ASK.replace("<id>", p.id)})
+    floors: List[Dict[str, Any]] = []
+    for (p, state), (_, texts, rec) in zip(gates, with_texts([p for p, _ in gates])):
+        if texts is not None:
+            ref, depth = value_of(texts[3]), "major" if texts[1] is None else value_of(texts[1])
+        else:
+            ref, depth = rec.get("scope_ref"), rec.get("depth", "major")
+        floors.append(_drop_none({"id": p.id, "scope_ref": ref, "depth": depth, "scopeState": state}))
+    settled_here = [{"id": p.id, "status": p.status, "scope_ref": p.scope_ref,
+                     "claim": value_of(texts[0]) if texts is not None else rec.get("claim")}
+                    for p, texts, rec in with_texts(here)]
+    return {"run": run, "ns": ns, "inject": inject, "verify": verify_rows(owed, scopes, moves), "nudges": nudges,
             "settled": settled, "archived": archived, "floors": floors,
-            "settled_here": here, "settled_here_more": more}
+            "settled_here": settled_here, "settled_here_more": more}
+
+
+def verify_rows(owed: List[Tuple[PriorState, str, Optional[str]]], scopes: Dict[str, str],
+                moves: Dict[str, Dict[str, Any]]) -> List[bytes]:
+    """The verify items of `owed` (each prior, its scope's state and the snapshot's hash), as their
+    canonical JSON texts in UTF-8: the claim, id, scope ref and severity taken from the ledger line as
+    written where it is in the keepers' shape (`record_text.line_texts`), from the parsed record
+    otherwise. 2,000 at a time: a line lives only until its item is made."""
+    plain = plain_strings([c for _, _, c in owed if c is not None])  # the snapshot's hashes need no escape
+    out: List[bytes] = []
+    add = out.append
+    for at in range(0, len(owed), 2000):
+        batch = owed[at:at + 2000]
+        got = texts_of([p for p, _, _ in batch])
+        left = [p for (p, _, _), t in zip(batch, got) if t is None]
+        recs = iter(records_of(left) if left else ())
+        for (p, state, current), texts in zip(batch, got):
+            moved = moves.get(p[0]) if moves else None
+            if texts is not None:
+                claim, _, pid, ref, sev = texts
+                if (plain and current is not None and moved is None and claim is not None and ref is not None
+                        and sev is not None and p[3] < REST_AFTER):  # nearly every item (3: its misses in a row;
+                    # an open, stale or challenged prior rests by them alone, `PriorState.resting`)
+                    add(COMMON_ROW % (claim, current.encode("utf-8"), pid, STATES[state], ref, sev))
+                    continue
+            else:
+                rec = next(recs)
+                claim, ref, sev = (None if rec.get(k) is None else dumps(rec[k]).encode("utf-8")
+                                   for k in ("claim", "scope_ref", "severity"))
+                pid = string_text(p[0]).encode("utf-8")
+            cur = None if current is None else string_text(current).encode("utf-8")
+            if moved is None:
+                add(verify_row(claim, cur, pid, STATES[state], ref, sev, p.resting))
+            else:  # the code moved: the finding follows it (core/moves.py)
+                frm = moved["from"]
+                add(verify_row(claim, cur, pid, b"moved", ref, sev, p.resting,
+                               None if frm is None else dumps(frm).encode("utf-8"), state == "changed"))
+    return out
+
+
+STATES = {"changed": b"changed", "unchanged": b"unchanged", "missing": b"missing"}
+
+
+def with_texts(ps: List[PriorState]) -> Iterator[Tuple[PriorState, Optional[Texts], Any]]:
+    """Each of `ps` with its fields' texts read from its ledger line (`record_text.line_texts`), or —
+    a line not in that shape, a record known only in memory — with its record. A batch of 2,000 at a
+    time: a line or a record lives only until its item is made."""
+    for at in range(0, len(ps), 2000):
+        batch = ps[at:at + 2000]
+        texts = texts_of(batch)
+        left = [p for p, t in zip(batch, texts) if t is None]
+        recs = iter(records_of(left) if left else ())
+        for p, t in zip(batch, texts):
+            yield (p, t, None) if t is not None else (p, None, next(recs))
+
+
+def texts_of(ps: List[PriorState]) -> List[Optional[Texts]]:
+    """`line_texts` of each packed prior of `ps` whose store reads lines back (`lines_many`), in
+    order; None for the others and for a line not in the shape."""
+    if not ps:
+        return []
+    first = ps[0][11]  # (5: the record, when it is kept; 11: the store that packed it)
+    many = getattr(first, "lines_many", None)
+    if many is not None and all(p[5] is None and p[11] is first for p in ps):  # one store packed them all
+        try:
+            return line_texts(many(ps), [p[0] for p in ps])
+        except (OSError, TypeError, ValueError):
+            return [None] * len(ps)  # the records are read one by one, which names what is wrong
+    out: List[Optional[Texts]] = [None] * len(ps)
+    by_store: Dict[int, List[int]] = {}
+    for i, p in enumerate(ps):
+        if p[5] is None:
+            by_store.setdefault(id(p[11]), []).append(i)
+    for idxs in by_store.values():
+        many = getattr(ps[idxs[0]][11], "lines_many", None)
+        if many is None:
+            continue
+        try:
+            lines = many([ps[i] for i in idxs])
+        except (OSError, TypeError, ValueError):
+            continue  # the records are read one by one, which names what is wrong
+        for i, t in zip(idxs, line_texts(lines, [ps[i][0] for i in idxs])):
+            out[i] = t
+    return out
 
 
 def records_of(ps: List[PriorState]) -> List[Dict[str, Any]]:
     """The records of `ps`, in order: each store that packed some reads them back in one batch where
-    it can (`inflate_many`: a verify list of 70k items is one read and one parse a megabyte at a time,
-    not 70k of each)."""
-    out: List[Any] = [p[5] for p in ps]  # (5: the record, when it is kept; 11: the store that packed it)
+    it can (`inflate_many`: one read and one parse a megabyte at a time, not one of each per
+    record)."""
+    out: List[Any] = [p[5] for p in ps]
     by_store: Dict[int, List[int]] = {}
     for i, p in enumerate(ps):
         if out[i] is None:
@@ -138,8 +246,10 @@ def settled_refs(st: State, scopes: Dict[str, str]) -> List[str]:
     keys = sorted(scopes)
     refs = set()
     for p in st.priors.values():
+        if p[1] not in BINDING:  # (1: the status — most priors are not a person's decision)
+            continue
         ref = p.scope_ref
-        if (ref is not None and p[1] in BINDING and ref not in refs and not p.redacted
+        if (ref is not None and ref not in refs and not p.redacted
                 and p.facet("scope") not in ("tool-version", "env-fingerprint")
                 and (ref in scopes or _touches(ref, scopes, keys))):
             refs.add(ref)

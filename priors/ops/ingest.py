@@ -121,7 +121,7 @@ def _ingest_locked(paths: Paths, ns: str, scopes: Dict[str, str], budget: Option
                    found: List[Tuple[str, Any]], tools: Optional[List[str]] = None) -> Dict[str, Any]:
     """Open, disposition, propose, commit — with the lock held; anything short of a commit aborts the run."""
     st = load_ledger(paths, want_data=False).state
-    run, _ = open_run_locked(paths, st, ns, scopes, None, budget, fresh)
+    run, _, _ = open_run_locked(paths, st, ns, scopes, None, budget, fresh)
     try:
         rf = read_run(paths, run)
         refused: List[Dict[str, Any]] = []

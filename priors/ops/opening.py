@@ -8,15 +8,16 @@ from __future__ import annotations
 import os
 
 from priors.core.answer import Answer
-from priors.core.canonical import dumps, dumps_object, dumps_rows
-from priors.core.errors import Refusal, UsageError
+from priors.core.canonical import dumps, dumps_object_utf8
+from priors.core.errors import CHANGED_IN_PLACE, DamagedLedger, Refusal, UsageError
 from priors.core.fold import REST_AFTER, next_run_id
-from priors.core.grammar import check_run_id, ref_alias
+from priors.core.grammar import aliased_refs, check_run_id, ref_alias
 from priors.core.moves import as_run_sees, find_moves, is_definition
+from priors.core.record_text import plain_rows
 from priors.core.selection import select, settled_refs
 from priors.core.spelling import nearest
 from priors.core.views import known_namespaces
-from priors.core.vocabulary import LAST_CHOSEN_RUN, RUN_RE, id_number
+from priors.core.vocabulary import BINDING, LAST_CHOSEN_RUN, RUN_RE, id_number
 from priors.ops.budget import relevant_hook
 from priors.snapshot.hashing import indent_counts
 from priors.snapshot.scan import rehash
@@ -28,9 +29,9 @@ from priors.store.paths import Paths, list_run_dirs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Callable, Dict, Optional, Tuple
+    from typing import Any, Callable, Dict, List, Optional, Tuple
 
-    from priors.core.fold import State
+    from priors.core.fold import PriorState, State
     from priors.core.lessons import Budget
     from priors.core.run_files import RunFiles
 
@@ -59,15 +60,17 @@ def settled_from_disk(paths: Paths, st: State, scopes: Dict[str, str]) -> Dict[s
     whatever `--scopes` (or a tool call) said — added when the snapshot holds a scope related to it
     but not it (`settled_refs`): what a person settled is judged against the code as it is. Such a
     scope that names nothing on disk is left out of the run (missing)."""
-    for ref in sorted(scopes):
-        why = ref_alias(ref)
-        if why is None and ref.endswith("/") and "#" not in ref:
-            full = os.path.join(str(paths.root), *ref[:-1].split("/"))
-            if os.path.lexists(full) and not os.path.isdir(full):
-                why = "a folder ref naming a file (the file's ref has no `/` at the end)"
-        if why is not None:
-            raise UsageError(f"priors: the run's snapshot holds {ref!r}, which is not a scope ref: {why} — refs "
-                             "are POSIX paths relative to the root, as `priors snapshot` writes them; nothing was changed")
+    bad = aliased_refs(scopes)  # the first in sorted order is named, or a folder ref before it that names a file
+    for ref in sorted(r for r in scopes if r.endswith("/") and "#" not in r and (not bad or r < bad[0])):
+        full = os.path.join(str(paths.root), *ref[:-1].split("/"))
+        if os.path.lexists(full) and not os.path.isdir(full):
+            bad.insert(0, ref)
+            break
+    if bad:
+        ref = bad[0]
+        why = ref_alias(ref) or "a folder ref naming a file (the file's ref has no `/` at the end)"
+        raise UsageError(f"priors: the run's snapshot holds {ref!r}, which is not a scope ref: {why} — refs "
+                         "are POSIX paths relative to the root, as `priors snapshot` writes them; nothing was changed")
     refs = settled_refs(st, scopes)
     if not refs:
         return scopes
@@ -125,24 +128,26 @@ def open_run(paths: Paths, ns: str, scopes: Dict[str, str], run: Optional[str], 
             say(f"priors: set up {paths.dir} for this first run — commit it with your repo")
     with Lock(paths):
         st = load_ledger(paths, want_data=False).state
-        opened, printed = open_run_locked(paths, st, ns, scopes, run, budget, fresh, cap)
+        opened, printed, utf8 = open_run_locked(paths, st, ns, scopes, run, budget, fresh, cap)
     if say is not None:
         close = new_namespace_near(st, ns)
         if close is not None:  # a typo would start a namespace of its own, blind to everything settled in the one meant
             say(f"priors: note: {ns} is a new namespace, close to {close} that the ledger holds — if you meant {close},"
                 f" `priors abort --run {opened}` and open the run with --ns {close}")
-    return Answer(0, None, encoded=printed)  # the object is read back from the line only when asked for
+    return Answer(0, None, encoded=printed, utf8=utf8)  # the object is read back from the line only when asked for
 
 
 def new_namespace_near(st: State, ns: str) -> Optional[str]:
     """The namespace of the ledger `ns` looks like a misspelling of, when `ns` is new to it (else None)."""
+    if any(p.ns == ns for p in st.priors.values()):  # (stops at the first: a namespace in use costs nothing)
+        return None
     known = known_namespaces(st)
     return None if ns in known else nearest(ns, known)
 
 
 def open_run_locked(paths: Paths, st: State, ns: str, scopes: Dict[str, str], run: Optional[str],
-                    budget: Optional[Budget], fresh: bool, cap: int = 50) -> Tuple[str, str]:
-    """Open a run with the writer lock held: (its id, the JSON line `relevant` prints).
+                    budget: Optional[Budget], fresh: bool, cap: int = 50) -> Tuple[str, str, bytes]:
+    """Open a run with the writer lock held: (its id, the JSON line `relevant` prints, that line in UTF-8).
 
     The one way a run is opened — `relevant` and `ingest-sarif` both come through here."""
     if fresh:
@@ -161,22 +166,32 @@ def open_run_locked(paths: Paths, st: State, ns: str, scopes: Dict[str, str], ru
     out = relevant_hook(budget, st, select(st, ns, scopes, str(run), cap, follow.get("moves_by_id"),
                                            follow.get("rehashed")))
     follow.pop("moves_by_id", None)
-    rdir = paths.run_dir(str(run))
-    make_dir(rdir)
-    # the verify list can be 70k items: encode it once, as rows (`dumps_rows`: no walk over every value)
-    parts = {k: dumps_rows(v) if k == "verify" else dumps(v) for k, v in out.items()}
-    printed = dumps_object(parts)
-    parts["scopes"] = dumps(scopes)
+    # The verify list can be 70k items, each encoded already (`select`, in UTF-8 from the ledger's bytes):
+    # joined into each text, never walked again; the lessons and floors, thousands of small objects of
+    # strings, are written by their keys' template.
+    parts: Dict[str, Any] = {}
+    for key, value in out.items():
+        rows = None if key == "verify" else plain_rows(value)
+        parts[key] = value if key == "verify" else ("[" + ",".join(rows) + "]" if rows is not None
+                                                    else dumps(value)).encode("utf-8")
+    answer = dumps_object_utf8(parts)
+    try:
+        printed = answer.decode("utf-8")  # the one decoding of the texts taken from the ledger's lines
+    except UnicodeDecodeError:
+        raise DamagedLedger(CHANGED_IN_PLACE) from None  # bytes a keeper folded were UTF-8: not these
+    parts["scopes"] = dumps(scopes).encode("utf-8")
     for key in ("moves", "rehashed", "shapes", "lost"):  # kept beside the run, not printed (core/moves.py)
         if follow.get(key):
-            parts[key] = dumps(follow[key])
-    parts["ledger_records"] = str(st.records)  # where the ledger stood: commit finds what a person decided since
+            parts[key] = dumps(follow[key]).encode("utf-8")
+    parts["ledger_records"] = str(st.records).encode("ascii")  # where the ledger stood: commit finds what a person decided since
+    rdir = paths.run_dir(str(run))
+    make_dir(rdir)
     try:
-        atomic_write(rdir / "relevant.json", (dumps_object(parts) + "\n").encode("utf-8"))
+        atomic_write(rdir / "relevant.json", dumps_object_utf8(parts, b"\n"))
     except BaseException:  # a run that could not be opened leaves no folder behind
         discard_tree(rdir)
         raise
-    return str(run), printed
+    return str(run), printed, answer
 
 
 def follow_code(paths: Paths, st: State, ns: str, scopes: Dict[str, str]) -> Dict[str, Any]:
@@ -191,20 +206,37 @@ def follow_code(paths: Paths, st: State, ns: str, scopes: Dict[str, str]) -> Dic
       looked for in vain, whose shape the seal forgets;
     - `shapes`: id → the shape of the definition each prior of the run stands on, where the ledger
       does not know it for this state (the seal keeps those that hold at commit)."""
-    live = []
+    live: List[PriorState] = []
+    mine: List[PriorState] = []  # the live priors of this namespace
+    defs: List[PriorState] = []  # those of them scoped to a definition, it may be (a `#` in the ref)
+    changed = set()  # the scopes whose hash in the snapshot is not the one a live prior was judged on
+    now = scopes.get
+    # 100k at a large ledger: one pass, a packed prior's fields by position (PriorState.LAYOUT: 1 status,
+    # 2 scope_hash, 5 the record when kept, 7 facets, 8 ns, 9 scope_ref), as `select` reads them
     for p in st.priors.values():
-        if p.redacted or p.scope_ref is None or not isinstance(p.scope_hash, str):
+        status, judged = p[1], p[2]
+        packed = p[5] is None
+        ref = p[9] if packed else p.scope_ref
+        if ref is None or status == "redacted" or not isinstance(judged, str):
             continue
-        ours = p.ns == ns
-        if p.binding or (ours and p.facet("activation") == "verify-phase" and p.status in ("open", "stale", "challenged")):
+        ours = (p[8] if packed else p.ns) == ns
+        facets = p[7] if packed else None
+        if status in BINDING or (ours and status in ("open", "stale", "challenged") and (
+                facets.get("activation") if facets is not None else p.facet("activation")) == "verify-phase"):
             live.append(p)
-    old = {p.scope_ref for p in live if p.scope_ref in scopes and scopes[p.scope_ref] != p.scope_hash
-           and indent_counts(p.scope_ref.split("#", 1)[0])}
+            if ours:
+                mine.append(p)
+                if "#" in ref:
+                    defs.append(p)
+            h = now(ref, judged)  # (absent from the snapshot: nothing to compare)
+            if h != judged:
+                changed.add(ref)
+    old = {ref for ref in changed if indent_counts(ref.split("#", 1)[0])}
     blind = blind_hashes(paths.root, sorted(old)) if old else {}
-    rehashed = {p.id: scopes[p.scope_ref] for p in live if p.scope_ref in blind and blind[p.scope_ref] == p.scope_hash}
+    rehashed = {p.id: scopes[p.scope_ref] for p in live if p.scope_ref in blind
+                and blind[p.scope_ref] == p.scope_hash} if blind else {}
     out: Dict[str, Any] = {"rehashed": rehashed}
-    mine = [p for p in live if p.ns == ns]
-    missing = [p for p in mine if is_definition(p.scope_ref) and p.scope_ref not in scopes and p.miss < REST_AFTER
+    missing = [p for p in defs if is_definition(p.scope_ref) and p.scope_ref not in scopes and p.miss < REST_AFTER
                and _left_file(paths, str(p.scope_ref).split("#", 1)[0], scopes)]
     moves = []
     files = sorted({r.split("#", 1)[0] for r in scopes if is_definition(r)}) if missing else []
@@ -217,7 +249,7 @@ def follow_code(paths: Paths, st: State, ns: str, scopes: Dict[str, str]) -> Dic
     by_id = {m["id"]: m for m in moves}
     out["moves_by_id"] = by_id
     want: Dict[str, str] = {}
-    for p in mine:
+    for p in mine if by_id or rehashed else defs:  # (a file's scope, the common one, has no definition's shape)
         q = as_run_sees(p, by_id, rehashed) if p.id in by_id or p.id in rehashed else p
         ref = q.scope_ref
         if is_definition(ref) and ref in scopes and (p.id not in st.shapes or p.id in by_id

@@ -16,7 +16,7 @@ from pathlib import Path
 from priors.core import fold as _fold
 from priors.core import ledger_parse as _parse
 from priors.core.canonical import reject_constant
-from priors.core.errors import DamagedLedger
+from priors.core.errors import CHANGED_IN_PLACE, DamagedLedger
 from priors.core.fold import CallState, PriorState, State
 from priors.store.files import open_regular, write_all
 from priors.store.ledger_digest import (
@@ -102,7 +102,7 @@ def _signature() -> bytes:
 
 _LAYOUT = ("id", "status", "scope_hash", "miss", "human_idx", "_rec", "_packed", "_facets", "_ns", "_ref", "_every",
            "_src")
-_WINDOW = 1 << 20  # `inflate_many` reads at most this much at a time
+_WINDOW = 1 << 20  # `lines_many` reads at most this much at a time
 KEEP_OPEN = os.name != "nt"  # Windows cannot replace a file another process holds open: read it whole there
 
 
@@ -129,37 +129,40 @@ class LedgerSource:
         except (OSError, TypeError, ValueError, RecursionError):  # bad UTF-8 or JSON are ValueErrors
             rec = None
         if type(rec) is not dict or rec.get("t") != "prior" or rec.get("id") != p[0]:
-            raise DamagedLedger("priors: .priors/ledger.jsonl changed in place while this command read it "
-                                "(another program wrote into it) — see `priors verify`, then run the command again")
+            raise DamagedLedger(CHANGED_IN_PLACE)
         if p[7] is not None:
             rec["facets"] = p[7]  # one shared dict per distinct facet set
         return rec
 
-    def inflate_many(self, ps: List[PriorState]) -> List[Dict[str, Any]]:
-        """`inflate` of each of `ps`, in order, for a verb that reads thousands (`relevant`'s verify
-        list): their lines read a window of up to a megabyte at a time, in file order, and parsed
-        as one JSON array — one read and one parse where `inflate` makes one of each per record.
-        Anything unexpected and each is inflated on its own (which names a ledger changed in place)."""
+    def lines_many(self, ps: List[PriorState]) -> List[bytes]:
+        """The ledger lines (without their newline) of `ps`, packed priors, in order: read a window of up
+        to a megabyte at a time, in file order — one read where a line at a time makes thousands.
+        OSError when the file cannot be read."""
         spans = [p[6] for p in ps]
+        if self.data is not None:
+            data = self.data
+            return [data[off:off + ln] for off, ln in spans]
         raws: List[Any] = [None] * len(ps)
+        order = sorted(range(len(ps)), key=spans.__getitem__)
+        ends = [spans[i][0] + spans[i][1] for i in order]
+        at = 0
+        while at < len(order):
+            start = spans[order[at]][0]
+            last = max(at, bisect_right(ends, start + _WINDOW, at) - 1)  # (lines never overlap: ends rise too)
+            window = _pread(self.fd, max(ends[at:last + 1]) - start, start)
+            for i in order[at:last + 1]:
+                off, ln = spans[i]
+                raws[i] = window[off - start:off - start + ln]
+            at = last + 1
+        return raws
+
+    def inflate_many(self, ps: List[PriorState]) -> List[Dict[str, Any]]:
+        """`inflate` of each of `ps`, in order, for a verb that reads thousands: their lines read in
+        windows (`lines_many`) and parsed as one JSON array — one read and one parse where `inflate`
+        makes one of each per record. Anything unexpected and each is inflated on its own (which
+        names a ledger changed in place)."""
         try:
-            if self.data is not None:
-                for i, (off, ln) in enumerate(spans):
-                    raws[i] = self.data[off:off + ln]
-            else:
-                order = sorted(range(len(ps)), key=lambda i: spans[i][0])
-                at = 0
-                while at < len(order):
-                    start = spans[order[at]][0]
-                    last = at
-                    while last + 1 < len(order) and sum(spans[order[last + 1]]) - start <= _WINDOW:
-                        last += 1
-                    end = max(sum(spans[order[j]]) for j in range(at, last + 1))
-                    window = _pread(self.fd, end - start, start)
-                    for j in range(at, last + 1):
-                        off, ln = spans[order[j]]
-                        raws[order[j]] = window[off - start:off - start + ln]
-                    at = last + 1
+            raws = self.lines_many(ps)
             decode = self.decode
             if decode is None:
                 decode = self.decode = json.JSONDecoder(parse_constant=reject_constant).decode
