@@ -154,10 +154,16 @@ def test_line_signed_by_a_key_not_allowed_fails(repo):
     assert r.code == 1
     assert [(p["line"], p["code"]) for p in problems(r)] == [(n, "BAD_SIGNATURE"), (n2, "BAD_SIGNATURE")]
     assert "signed as alice@example.com" in problems(r)[0]["message"]
+    # why, in words: ssh-keygen says only "Could not verify signature." (on stdout), never its exit code
+    assert "a key that .priors/allowed_signers does not list for alice@example.com" in problems(r)[0]["message"]
+    assert "for mallory@example.com" in problems(r)[1]["message"]
+    assert "ssh-keygen exit" not in r.out
     # and the keeper refuses to sign with a key allowed_signers does not list: nothing written
     git(repo.root, "config", "user.signingkey", str(mallory))
     body = repo.refused("SIGNING_FAILED", "decide", "P-0001", "keep")
     assert "does not verify against .priors/allowed_signers" in body["hint"]
+    assert "a key that .priors/allowed_signers does not list for alice@example.com" in body["hint"]
+    assert "ssh-keygen exit" not in body["hint"]
     assert "nothing was written" in body["hint"]
 
 
