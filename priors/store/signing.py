@@ -259,6 +259,11 @@ def review(root: Any, data: bytes, old: Optional[bytes], rev: Optional[str], lab
         out.warnings.append(Problem(no, "SIGNERS_LINE_UNREADABLE", why, SIGNERS_NAME))
     anchor = then if then is not None else here
     if anchor is None:
+        signed = sum(1 for hl in lines if hl.sig is not None)
+        if signed:  # signing was on once: its file's removal turns every check off, so say so
+            out.warnings.append(Problem(0, "SIGNING_OFF", f"missing, yet the ledger holds {signed} signed "
+                                        f"line{'s' if signed != 1 else ''} by a person: no person's line is checked "
+                                        "(restore the file to check them)", SIGNERS_NAME))
         return out
     failures: Dict[int, str] = {}
     to_check = [hl for hl in lines if hl.sig is not None and hl.shape_problem() is None]
