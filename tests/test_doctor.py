@@ -95,7 +95,7 @@ def test_a_full_set_up_is_all_ok_and_each_break_is_named_with_its_fix(keeper, ho
         "command": "ok", "skills in ~/.claude/skills": "ok", "skills in ~/.codex/skills": "ok",
         "skills in ~/.agents/skills": "ok", "skills in ~/.pi/agent/skills": "ok", "Claude Code lesson hooks": "ok",
         "MCP server in Claude Code": "ok", "MCP server in Codex": "ok", "Pi extension": "ok", "merge driver": "ok",
-        "pre-commit hooks": "ok", "ledger": "ok"}, checks
+        "pre-commit hooks": "ok", "signing": "–", "ledger": "ok"}, checks
     assert code == 0 and keeper("doctor", env=env_of(home)).out.rstrip().endswith("Everything needed is set up.")
     assert "~/.local/bin/priors" in checks["command"]["detail"]
     assert "python3" in checks["Claude Code lesson hooks"]["detail"]
@@ -222,6 +222,7 @@ def test_what_looks_set_up_but_would_not_run_is_off(keeper, home):
     r = keeper("doctor", "--json", env=env_of(home))
     ledger = {c["check"]: c for c in json.loads(r.out)["checks"]}["ledger"]
     assert r.code == 1 and ledger["state"] == "off" and "is a file, not the keeper's folder" in ledger["detail"]
+    assert {c["check"]: c for c in json.loads(r.out)["checks"]}["signing"]["state"] == "–"
 
 
 @pytest.mark.skipif(os.name == "nt", reason="shell launchers as POSIX files")
@@ -251,3 +252,43 @@ def test_the_mcp_advice_without_claude_s_command_is_the_command_itself(keeper, h
     code, checks = states(keeper, home)
     mcp = checks["MCP server in Claude Code"]
     assert mcp["state"] == "–" and mcp["fix"].startswith("claude mcp add --scope user priors -- priors mcp"), mcp
+
+
+@pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen is not installed")
+def test_signing_is_checked_before_a_person_decides(keeper, home, tmp_path):
+    """With .priors/allowed_signers, doctor says what `decide` would refuse: no key, a principal the
+    file does not list, a key other than the one listed for it; ok when they match."""
+    git(keeper.root, home, "init", "-q")
+    _, checks = states(keeper, home)
+    assert checks["signing"]["state"] == "–" and "Human lines are signed" in checks["signing"]["fix"]
+    keys = {}
+    for name in ("alice", "mallory"):
+        keys[name] = tmp_path / name
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(keys[name])], check=True)
+    pub = (tmp_path / "alice.pub").read_text(encoding="utf-8").split()
+    (keeper.root / ".priors" / "allowed_signers").write_text(f"alice@example.com {pub[0]} {pub[1]}\n",
+                                                             encoding="utf-8")
+    _, checks = states(keeper, home)
+    assert checks["signing"]["state"] == "off" and "gpg.format ssh" in checks["signing"]["detail"]
+    git(keeper.root, home, "config", "gpg.format", "ssh")
+    git(keeper.root, home, "config", "user.signingkey", str(keys["alice"]))
+    git(keeper.root, home, "config", "user.email", "bob@example.com")
+    code, checks = states(keeper, home)
+    assert code == 1 and checks["signing"]["state"] == "off"
+    assert "bob@example.com (git config user.email) is not in .priors/allowed_signers" in checks["signing"]["detail"]
+    git(keeper.root, home, "config", "user.email", "alice@example.com")
+    git(keeper.root, home, "config", "user.signingkey", str(keys["mallory"]) + ".pub")
+    _, checks = states(keeper, home)
+    assert checks["signing"]["state"] == "off"
+    assert "is not the one .priors/allowed_signers lists for alice@example.com" in checks["signing"]["detail"]
+    git(keeper.root, home, "config", "user.signingkey", str(keys["alice"]))
+    _, checks = states(keeper, home)
+    assert checks["signing"] == {"check": "signing", "state": "ok",
+                                 "detail": "a person's decisions are signed: you sign as alice@example.com"}
+    # a pattern of principals counts, as for ssh-keygen
+    (keeper.root / ".priors" / "allowed_signers").write_text(f"*@example.com {pub[0]} {pub[1]}\n", encoding="utf-8")
+    assert states(keeper, home)[1]["signing"]["state"] == "ok"
+    (keeper.root / ".priors" / "allowed_signers").unlink()
+    (keeper.root / ".priors" / "allowed_signers").mkdir()  # named, not a crash
+    signing = states(keeper, home)[1]["signing"]
+    assert signing["state"] == "off" and "cannot be read" in signing["detail"], signing

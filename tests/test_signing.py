@@ -154,10 +154,16 @@ def test_line_signed_by_a_key_not_allowed_fails(repo):
     assert r.code == 1
     assert [(p["line"], p["code"]) for p in problems(r)] == [(n, "BAD_SIGNATURE"), (n2, "BAD_SIGNATURE")]
     assert "signed as alice@example.com" in problems(r)[0]["message"]
+    # why, in words: ssh-keygen says only "Could not verify signature." (on stdout), never its exit code
+    assert "a key that .priors/allowed_signers does not list for alice@example.com" in problems(r)[0]["message"]
+    assert "for mallory@example.com" in problems(r)[1]["message"]
+    assert "ssh-keygen exit" not in r.out
     # and the keeper refuses to sign with a key allowed_signers does not list: nothing written
     git(repo.root, "config", "user.signingkey", str(mallory))
     body = repo.refused("SIGNING_FAILED", "decide", "P-0001", "keep")
     assert "does not verify against .priors/allowed_signers" in body["hint"]
+    assert "a key that .priors/allowed_signers does not list for alice@example.com" in body["hint"]
+    assert "ssh-keygen exit" not in body["hint"]
     assert "nothing was written" in body["hint"]
 
 
@@ -584,3 +590,24 @@ def test_a_copy_with_a_re_encoded_signature_is_still_a_copy(repo):
     repo.ok("render")
     r = repo("verify", "--since", base, "--json")
     assert r.code == 1 and [c for line, c in codes(r) if line == n] in (["REPLAYED_SIGNATURE"], ["BAD_SIGNATURE"]), r
+
+
+@needs_keygen
+def test_a_removed_signers_file_is_said_when_nothing_compares_it(repo):
+    """With the file gone from HEAD and the work tree, nothing checks a person's lines: verify still
+    passes (signing is off), but warns that signed lines are there (the push of a new branch runs
+    verify against HEAD alone); --since a base holding the file fails."""
+    base = turn_signing_on(repo)
+    repo.ok("add", "--ns", "web", "Prefer small functions.")
+    commit(repo, "lesson")
+    (repo.root / ".priors" / "allowed_signers").unlink()
+    n = append(repo, {"t": "event", "id": "P-0001", "action": "decide", "to": "obsolete", "by": "human"})
+    repo.ok("render")
+    commit(repo, "signing off, and a forged decision")
+    r = repo("verify", "--json")  # against HEAD, which lacks the file too (--no-git reads no person's line)
+    assert r.code == 0, r
+    assert [(w["code"], w["file"]) for w in json.loads(r.out)["warnings"]] == [
+        ("SIGNING_OFF", ".priors/allowed_signers")]
+    assert "missing, yet the ledger holds 2 signed lines by a person" in repo("verify").out
+    r = repo("verify", "--since", base, "--json")
+    assert r.code == 1 and [(p["line"], p["code"]) for p in problems(r)] == [(n, "UNSIGNED_HUMAN_LINE")]

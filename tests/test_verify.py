@@ -363,6 +363,20 @@ def test_verify_after_real_redaction_and_calls(keeper):
     assert check_since(old, keeper.ledger_bytes()) == []
 
 
+def test_a_failing_verify_says_where_to_read_what_to_do(keeper):
+    """The count line points to docs/ci.md's "When verify fails", which exists; --json stays the problems."""
+    one_run(keeper)
+    md = keeper.root / ".priors" / "PRIORS.md"
+    md.write_text(md.read_text(encoding="utf-8") + "hand edit\n", encoding="utf-8")
+    r = keeper("verify")
+    assert r.code == 1
+    assert r.out.splitlines()[-1] == '1 problem in .priors/ — what to do: docs/ci.md, "When verify fails"'
+    assert "### When `verify` fails" in (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
+    assert "what to do" not in keeper("verify", "--json").out
+    keeper.ok("render")
+    assert "what to do" not in keeper.ok("verify")
+
+
 def test_verify_file_problems(keeper):
     one_run(keeper)
     md = keeper.root / ".priors" / "PRIORS.md"

@@ -83,6 +83,9 @@ up, optional) — and for what is off, the command that fixes it:
   merge driver       `priors init --git`'s, in this clone
   pre-commit hooks   installed (and executable) when .pre-commit-config.yaml
                      lists priors-verify
+  signing            with .priors/allowed_signers: git names a key and your
+                     principal (user.email), ssh-keygen is there, and the file
+                     lists that key for you — what `decide` would refuse
   ledger             `priors verify` finds it sound (.priors a file is off)
 Exit 0 when nothing is off, 1 when something is. It only reads; it starts no
 agent client. --json prints {"checks": [{"check", "state", "detail", "fix"}], "ok"}."""))

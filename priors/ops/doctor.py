@@ -1,7 +1,8 @@
 """`priors doctor`: whether this machine and this clone are set up as the keeper needs — the command
 on PATH, the skills in each agent harness's folder, the Claude Code lesson hooks and what they run,
-the MCP registrations, the Pi extension, the ledger's merge driver, the pre-commit hooks, and the
-ledger itself. One line a check, each off one with the command that fixes it.
+the MCP registrations, the Pi extension, the ledger's merge driver, the pre-commit hooks, signing
+(when `.priors/allowed_signers` asks for it), and the ledger itself. One line a check, each off one
+with the command that fixes it.
 
 It only reads: files under the home folder, the target's git config and hooks, and the ledger
 (through `verify`). It starts no agent client: a registration is read from the client's own file.
@@ -15,15 +16,18 @@ import re
 import shlex
 import shutil
 import sys
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 from priors import __version__
 from priors.core.answer import Answer
-from priors.core.errors import MachineError, UsageError
+from priors.core.errors import MachineError, Refusal, UsageError
+from priors.core.signing import KEY_TYPES, unreadable_signers
 from priors.ops.verify import verify
 from priors.store.files import read_bytes
 from priors.store.git import ATTR_LINES, config_value, hooks_path, in_work_tree
 from priors.store.paths import Paths
+from priors.store.signing import ready_to_sign, signers_path, signing_key
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -329,6 +333,51 @@ def _driver_problem(key: str, value: Optional[str]) -> Optional[str]:
     return None
 
 
+SIGN_DOC = 'docs/ci.md, "Human lines are signed"'
+
+
+def signing_check(paths: Paths) -> Dict[str, str]:
+    """With `.priors/allowed_signers` (signing on): git's settings name a key and a principal, ssh-keygen
+    is there, and the file lists that principal — with that key, when its public half can be read
+    without asking for a passphrase. What `decide` would refuse, said before a person decides."""
+    try:
+        listed = read_bytes(Path(signers_path(paths.root))) if paths.dir.is_dir() else None
+    except (OSError, UsageError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).replace("priors: ", "", 1)
+        return check("signing", OFF, f".priors/allowed_signers cannot be read: {why}", SIGN_DOC)
+    if listed is None:
+        return check("signing", NONE, "a person's decisions are not signed (no .priors/allowed_signers; optional)",
+                     SIGN_DOC)
+    try:
+        ready_to_sign(paths.root)
+        email, key, literal, _ = signing_key(paths.root)
+    except Refusal as exc:
+        why = str(exc.details.get("hint", exc.code)).split("; nothing was written")[0]
+        return check("signing", OFF, why, SIGN_DOC)
+    bad = unreadable_signers(listed)
+    if bad:
+        return check("signing", OFF, f".priors/allowed_signers {bad[0][1]}", SIGN_DOC)
+    keys = set()
+    for line in listed.decode("utf-8", "replace").splitlines():
+        words = line.split()
+        at = next((i for i, w in enumerate(words) if w in KEY_TYPES), None)
+        if words and not words[0].startswith("#") and at and at + 1 < len(words) and any(
+                fnmatchcase(email, pat) for pat in words[0].split(",") if pat and not pat.startswith("!")):
+            keys.add((words[at], words[at + 1]))
+    if not keys:
+        return check("signing", OFF, f"your principal {email} (git config user.email) is not in "
+                     ".priors/allowed_signers: every `priors decide` would be refused",
+                     f"add `{email} <your public key>` to it, in a change of its own that lands first")
+    mine = key if literal else (read_bytes(Path(key if key.endswith(".pub") else key + ".pub")) or b"").decode(
+        "utf-8", "replace")
+    words = mine.split()
+    if len(words) >= 2 and words[0] in KEY_TYPES and (words[0], words[1]) not in keys:
+        return check("signing", OFF, f"the key git signs with ({key}) is not the one .priors/allowed_signers "
+                     f"lists for {email}: every `priors decide` would be refused",
+                     f"git config user.signingkey <the key listed for {email}>, or list this one")
+    return check("signing", OK, f"a person's decisions are signed: you sign as {email}")
+
+
 def ledger_check(paths: Paths) -> Dict[str, str]:
     if os.path.lexists(str(paths.dir)) and not paths.dir.is_dir():
         return check("ledger", OFF, f"{paths.dir} is a file, not the keeper's folder", "move it away, then priors init")
@@ -350,7 +399,7 @@ def doctor(paths: Paths) -> Answer:
     """Every check, in the order a set-up is built; exit 1 when any is off."""
     home = Path(os.path.expanduser("~"))
     checks = [command_check(home)] + skills_checks(home) + [hooks_check(home)] + mcp_checks(home) + [pi_check(home)]
-    checks += git_checks(Path(paths.root)) + [ledger_check(paths)]
+    checks += git_checks(Path(paths.root)) + [signing_check(paths), ledger_check(paths)]
     off = [c for c in checks if c["state"] == OFF]
     width = max(len(c["check"]) for c in checks)
     lines = [f"{c['state']:<3}  {c['check']:<{width}}  {c['detail']}"

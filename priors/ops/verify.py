@@ -125,10 +125,14 @@ def verify(paths: Paths, since: Optional[str], no_git: bool) -> Tuple[Answer, Li
         grew = f", grew only since {since}" if since else (f", grew only since {against}" if against else "")
         lines.append(f"ledger sound: {n} line{'s' if n != 1 else ''}" + grew)
     else:
-        lines.append(f"{len(problems)} problem{'s' if len(problems) != 1 else ''} in .priors/")
+        lines.append(f"{len(problems)} problem{'s' if len(problems) != 1 else ''} in .priors/ — what to do: "
+                     f"{FAILS_HELP}")
     lines += human_summary(people.added, since or "HEAD", people.problems)  # after the verdict line
     return (Answer(1 if problems else 0, body, "\n".join(lines), encoded=dumps(body)),
             [github_annotation(p) for p in problems] + [github_annotation(w, "warning") for w in warnings])
+
+
+FAILS_HELP = 'docs/ci.md, "When verify fails"'
 
 
 def _push_base(paths: Paths, since: Optional[str]) -> Tuple[Optional[str], List[str]]:

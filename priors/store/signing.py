@@ -197,14 +197,27 @@ def covers_of(data: bytes, records: Sequence[Dict[str, Any]], todo: Sequence[Dic
     return [got[hl.no] for hl in lines]
 
 
+def unlisted(principal: str) -> str:
+    return f"made with a key that .priors/allowed_signers does not list for {principal}"
+
+
 def check_one(program: str, allowed: str, principal: str, sig: str, body: bytes, tmp: str) -> Optional[str]:
     """None when `sig` is `principal`'s valid signature of `body` under `allowed`; else why not."""
     sigfile = os.path.join(tmp, "line.sig")
     with open(sigfile, "w", encoding="ascii") as fh:
         fh.write(armor(sig))
-    code, _, said = run_keygen([program, "-Y", "verify", "-f", allowed, "-I", principal, "-n", NAMESPACE,
-                                "-s", sigfile], body)
-    return None if code == 0 else (said or f"ssh-keygen exit {code}")
+    code, out, said = run_keygen([program, "-Y", "verify", "-f", allowed, "-I", principal, "-n", NAMESPACE,
+                                  "-s", sigfile], body)
+    if code == 0:
+        return None
+    if said:
+        return said
+    # A key the list does not hold for `principal` (another key, or the principal not listed): ssh-keygen
+    # says only "Could not verify signature." on stdout, and nothing on stderr.
+    told = [ln.strip() for ln in out.decode("utf-8", "replace").splitlines() if ln.strip()]
+    if told and told[-1].startswith("Could not verify signature"):
+        return unlisted(principal)
+    return told[-1] if told else f"ssh-keygen exit {code}"
 
 
 # ------------------------------------------------------------------ verify: a person's lines and the change
@@ -246,6 +259,11 @@ def review(root: Any, data: bytes, old: Optional[bytes], rev: Optional[str], lab
         out.warnings.append(Problem(no, "SIGNERS_LINE_UNREADABLE", why, SIGNERS_NAME))
     anchor = then if then is not None else here
     if anchor is None:
+        signed = sum(1 for hl in lines if hl.sig is not None)
+        if signed:  # signing was on once: its file's removal turns every check off, so say so
+            out.warnings.append(Problem(0, "SIGNING_OFF", f"missing, yet the ledger holds {signed} signed "
+                                        f"line{'s' if signed != 1 else ''} by a person: no person's line is checked "
+                                        "(restore the file to check them)", SIGNERS_NAME))
         return out
     failures: Dict[int, str] = {}
     to_check = [hl for hl in lines if hl.sig is not None and hl.shape_problem() is None]
@@ -283,7 +301,9 @@ def check_all(allowed: bytes, lines: Sequence[HumanLine],
                     continue
             why_v1 = check_one("ssh-keygen", path, hl.signer, hl.sig, payload(hl.rec), tmp)
             if why_v1 is not None:
-                failures[hl.no] = f"signed as {hl.signer}: {why or why_v1}"
+                # a signature that holds as version 1 but by a key not listed: say that, not version 2's
+                # "incorrect signature" (the bytes it was checked against were not the ones signed)
+                failures[hl.no] = f"signed as {hl.signer}: {why_v1 if why is None or why_v1 == unlisted(hl.signer) else why}"
     return failures
 
 
