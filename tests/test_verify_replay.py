@@ -461,6 +461,22 @@ def test_a_half_that_skips_a_move_of_a_person_s_decision_still_finds_it_where_it
         assert in_order(replay(data, Share(names, True), needed) + replay(data, Share(names, False), needed)) == whole
 
 
+def test_the_line_checks_name_every_prior_the_survey_finds_and_the_hand_written_ones_too() -> None:
+    """verify's own half takes the priors other lines name from its line checks (`Checked.named`),
+    which parse every line the byte search reads as text: all the survey finds, and the decisions a
+    person's editor rewrote, which the survey misses (so that half need not start again)."""
+    from priors.core.ledger_checks import check_ledger
+    for data in _LEDGERS.values():
+        assert check_ledger(data).named >= survey(data)[1] and survey(data)[1]
+        lines = data.splitlines(keepends=True)
+        decided = [i for i, line in enumerate(lines) if line.startswith(b'{"action":"decide"')]
+        for i in decided:
+            lines[i] = _hand_written(lines[i]) + b"\n"
+        edited = b"".join(lines)
+        ids = {json.loads(lines[i])["id"] for i in decided}
+        assert ids <= check_ledger(edited).named and not ids & survey(edited)[1]
+
+
 def test_the_survey_reads_a_ledger_cut_anywhere_as_its_lines() -> None:
     """verify --no-git hands the survey the ledger as it reads it, a megabyte at a time, cut anywhere:
     a person's decision cut in two is still found (else the half that skipped its prior would find

@@ -14,7 +14,7 @@ from __future__ import annotations
 import gc
 import json
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 from priors.core.canonical import (
     JSONError,
@@ -92,6 +92,7 @@ class Checked:
     committed: Set[str]  # every run a commit record names (sound or not)
     table: Optional["_Table"] = None  # PRIORS.md's rows, kept by the quick pass
     expected: Optional[bytes] = None  # PRIORS.md in full, from the strict pass
+    named: FrozenSet[str] = frozenset()  # the priors a line other than their own block's names (`names_priors`)
 
     def committed_runs(self) -> Set[str]:
         return self.committed
@@ -132,7 +133,8 @@ def check_ledger(data: Union[bytes, Iterable[bytes]], render: bool = False, stri
         ck.add(run.no, "NO_FINAL_NEWLINE", "the ledger does not end with a newline")
     ck.finish()
     ck.problems.sort(key=lambda p: p.line)
-    checked = Checked(ck.problems, ck.warnings, run.damaged, run.no, run.committed, run.table)
+    checked = Checked(ck.problems, ck.warnings, run.damaged, run.no, run.committed, run.table,
+                      named=frozenset(run.named))
     if render and strict and not run.damaged:
         checked.expected = render_expected(data)  # type: ignore[arg-type]  # strict: `data` is bytes (see above)
     return checked
@@ -224,6 +226,7 @@ class _Pass:
         self.table: Optional[_Table] = _Table() if render else None
         self.rows = None if self.table is None else self.table.rows
         self.committed: Set[str] = set()
+        self.named: Set[str] = set()  # see `names_priors`
         self.shapes: Dict[Tuple[str, ...], Shape] = {}
         self.scopes: Dict[str, str] = {}  # canonical text of a facets set found sound -> its scope
         self.damaged = False
@@ -263,6 +266,7 @@ class _Pass:
                 no = self.no
                 continue
             no += 1
+            names_priors(rec, self.named)
             keys = tuple(rec)
             shape = shapes.get(keys)
             if shape is None:
@@ -282,6 +286,8 @@ class _Pass:
         action, by, pid, reason, run, to = fields
         if not self.ck.sound_event(no, pid, action, by, to, run, reason):
             return False
+        if action == "decide" or action == "redact":
+            self.named.add(pid)
         if self.rows is not None:
             row = self.rows.get(pid)
             if row is not None:
@@ -427,6 +433,7 @@ class _Pass:
             return
         if not _canonical(rec, text, self.odd, raw):
             ck.add(no, "NOT_CANONICAL", _NOT_CANONICAL)
+        names_priors(rec, self.named)
         ck.record(no, rec, not self.odd and plainly_writable(text, MAX_DEPTH))
         self.keep(rec)
 
@@ -450,6 +457,21 @@ _SHAPES_MAX = 1024  # distinct key sets remembered; a ledger holds a few dozen
 
 
 _NOT_CANONICAL = "not canonical JSON (keys sorted, no spaces, UTF-8 not \\u escapes)"
+
+
+def names_priors(rec: Dict[str, Any], into: Set[str]) -> None:
+    """Add to `into` the priors `rec` names as a line other than their own block's can: a person's
+    decision or redaction its own, `same_as`, `supersedes` and every id of `distinct_from` — the
+    priors each half of verify's split replay must fold whatever their namespace (core/replay_split.py)."""
+    if rec.get("t") == "event" and rec.get("action") in ("decide", "redact") and type(rec.get("id")) is str:
+        into.add(rec["id"])
+    for key in ("same_as", "supersedes"):
+        value = rec.get(key)
+        if type(value) is str:
+            into.add(value)
+    others = rec.get("distinct_from")
+    if type(others) is list:
+        into.update(x for x in others if type(x) is str)
 
 
 def _canonical(rec: Dict[str, Any], text: str, odd: List[str], raw: bytes) -> bool:

@@ -42,7 +42,7 @@ _NS = re.compile(rb'"ns":"([^"\\]*)"')
 def namespace_weights(pieces: Union[bytes, Iterable[bytes]]) -> Dict[str, int]:
     """How many lines of the ledger (its bytes, or its bytes in whole-line pieces) name each namespace, written plainly:
     the work each namespace's lines are to a replay (a namespace written with escapes is not counted)."""
-    return survey(pieces)[0]
+    return survey(pieces, find=False)[0]
 
 
 def split_namespaces(weights: Dict[str, int], head_start: float) -> Set[str]:
@@ -71,11 +71,14 @@ _FIRST_ID = re.compile(rb'"id":"(P-[0-9]+)"')
 _PRIOR_ID = re.compile(rb"P-[0-9]+")
 
 
-def survey(pieces: Union[bytes, Iterable[bytes]]) -> Tuple[Dict[str, int], FrozenSet[str]]:
+def survey(pieces: Union[bytes, Iterable[bytes]], weigh: bool = True,
+           find: bool = True) -> Tuple[Dict[str, int], FrozenSet[str]]:
     """(`namespace_weights`, the ids of the priors a line other than their own block's names: what
     every half must fold whatever its namespaces), in one read of the ledger's bytes (whole, or in
     whole-line pieces). The ids are found as the keeper writes them; more is harmless (a block
-    folded that could have been skipped), fewer is caught during the replay (`Overlooked`)."""
+    folded that could have been skipped), fewer is caught during the replay (`Overlooked`). `weigh`,
+    `find`: whether to count the weights, to find the ids (verify's child finds its own ids; this
+    process takes them from its line checks, `Checked.named`)."""
     if isinstance(pieces, (bytes, bytearray)):  # the ledger whole (verify in a git work tree reads it so)
         pieces = [bytes(pieces)]
     else:  # as read (`verify --no-git`: a megabyte at a time, cut anywhere): a line cut in two is found whole
@@ -83,10 +86,11 @@ def survey(pieces: Union[bytes, Iterable[bytes]]) -> Tuple[Dict[str, int], Froze
     weights: Dict[str, int] = {}
     ids: Set[str] = set()
     for piece in pieces:
-        for raw, n in Counter(_NS.findall(piece)).items():
+        for raw, n in Counter(_NS.findall(piece) if weigh else ()).items():
             name = raw.decode("utf-8", "replace")
             weights[name] = weights.get(name, 0) + n
-        ids.update(_referenced(piece))
+        if find:
+            ids.update(_referenced(piece))
     return weights, frozenset(ids)
 
 

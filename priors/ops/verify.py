@@ -17,7 +17,7 @@ from priors.core.ledger_checks import (
     check_since,
 )
 from priors.core.ledger_replay import in_order, replay
-from priors.core.replay_split import Share, split_namespaces, survey
+from priors.core.replay_split import Share, namespace_weights, split_namespaces, survey
 from priors.store.background import start, worth_it
 from priors.store.files import file_size, read_bytes
 from priors.store.git import UPSTREAM_REVS, committed_ledger, git_show, lacks_upstream, pushed_over, remote_bases
@@ -28,7 +28,7 @@ from priors.store.signing import review, signing_on
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
-    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+    from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 
 # ------------------------------------------------------------------ the files around the ledger
@@ -85,7 +85,7 @@ def verify(paths: Paths, since: Optional[str], no_git: bool) -> Tuple[Answer, Li
     files = check_files(paths.root, data, checked)
     checked.table = None  # PRIORS.md's rows, compared: not held while this process replays (its peak memory)
     problems, warnings = list(checked.problems), checked.warnings
-    problems += replay_problems(checked, replayed)
+    problems += replay_problems(checked, lambda: replayed(checked.named))
     gone = ledger_missing(paths)
     if gone is not None:
         problems.append(Problem(0, "LEDGER_MISSING", f"missing, but {gone} — restore it "
@@ -183,7 +183,7 @@ def human_summary(added: List[Dict[str, Any]], label: str, signing: Sequence[Pro
     return out
 
 
-def start_replay(source: Callable[[], Any], size: int) -> Callable[[], List[Problem]]:
+def start_replay(source: Callable[[], Any], size: int) -> Callable[[FrozenSet[str]], List[Problem]]:
     """The protocol replayed (core/ledger_replay.py), begun: what the returned function gives.
 
     On a large ledger where a second process is safe (store/background.py), the replay is split by
@@ -191,15 +191,17 @@ def start_replay(source: Callable[[], Any], size: int) -> Callable[[], List[Prob
     (`check_ledger`): each half judges only its namespaces and folds of the others only what a rule
     of its own can read (core/replay_split.py), and the child takes the larger half, so both end
     about together (the line checks weigh about `HEAD_START` of what judging every line adds to a
-    replay). Elsewhere the whole replay runs here, when its answer is asked for."""
+    replay). The child finds for itself the priors other lines name (`replay_split.survey`); this
+    process is given them (`named`) by its line checks, which read every line anyway. Elsewhere the
+    whole replay runs here, when its answer is asked for."""
     if not worth_it(size):
-        return lambda: replay(source())
-    weights, needed = survey(source())
-    mine = split_namespaces(weights, HEAD_START)
-    child = start(lambda: [p.values() for p in replay(source, Share(mine, inside=False), needed)], size)
+        return lambda named: replay(source())
+    mine = split_namespaces(namespace_weights(source()), HEAD_START)
+    child = start(lambda: [p.values() for p in replay(source, Share(mine, inside=False), survey(source(), weigh=False)[1])],
+                  size)
 
-    def collect() -> List[Problem]:
-        own = replay(source, Share(mine, inside=True), needed) if mine else []
+    def collect(named: FrozenSet[str]) -> List[Problem]:
+        own = replay(source, Share(mine, inside=True), named) if mine else []
         return in_order(own + [Problem(*v) for v in child()])
 
     return collect
