@@ -251,7 +251,7 @@ LAZY_STDLIB = {
     "subprocess": "git and --tool commands only; ~3 ms (it pulls in selectors, signal, threading)",
     "shutil": "removing trees, finding git; imports fnmatch and more",
     "concurrent.futures": "hashing on several cores, for a large snapshot only",
-    "threading": "the hashing thread of a large ledger only",
+    "threading": "the hashing thread of a large ledger, and verify's checks of many signatures at once",
     "ctypes": "Windows file locking only",
     "difflib": "a did-you-mean suggestion, after a typo only",
     "urllib.parse": "SARIF artifact URIs, for ingest-sarif only",

@@ -168,6 +168,44 @@ def test_line_signed_by_a_key_not_allowed_fails(repo):
 
 
 @needs_keygen
+def test_many_signed_lines_are_checked_at_once_and_each_failure_named(repo):
+    """Verify checks many signatures on several threads (`signing.each`, one ssh-keygen per check):
+    twelve of a person's decisions verify, and forged lines among them are each named at their line."""
+    base = turn_signing_on(repo)
+    repo.ok("add", "--ns", "web", "Prefer small functions.")
+    for i in range(12):
+        repo.ok("decide", "P-0001", "reopen" if i % 2 == 0 else "keep", "--because", f"round {i}")
+    assert repo("verify", "--since", base).code == 0
+    mallory = make_key(repo.keys, "mallory")
+    line = {"t": "event", "id": "P-0001", "action": "decide", "to": "obsolete", "by": "human"}
+    bad = [append(repo, sign_as(mallory, dict(line, because=f"forged {i}"), ALICE)) for i in range(3)]
+    repo.ok("render")
+    r = repo("verify", "--since", base, "--json")
+    assert r.code == 1
+    assert [(p["line"], p["code"]) for p in problems(r)] == [(n, "BAD_SIGNATURE") for n in bad]
+
+
+def test_each_keeps_order_and_raises_what_a_call_raised():
+    from priors.store.signing import each
+
+    items = [(i,) for i in range(40)]
+    assert each(lambda i: i * i, items) == [i * i for i in range(40)]
+    assert each(lambda i: -i, items[:3]) == [0, -1, -2]  # (few: in this thread)
+
+    def boom(i):
+        if i == 17:
+            raise ValueError("seventeen")
+        return i
+
+    try:
+        each(boom, items)
+    except ValueError as exc:
+        assert str(exc) == "seventeen"
+    else:
+        raise AssertionError("the error was lost")
+
+
+@needs_keygen
 def test_tampered_decision_field_fails(repo):
     base = turn_signing_on(repo)
     repo.ok("add", "--ns", "web", "Prefer small functions.")

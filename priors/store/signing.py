@@ -284,27 +284,66 @@ def check_all(allowed: bytes, lines: Sequence[HumanLine],
               covers: Optional[Dict[int, List[List[str]]]] = None) -> Dict[int, str]:
     """line number → why its signature failed, for each of `lines` whose signature does not verify.
     `covers` (line number → its `coverage` in the ledger): each line is checked as version 2 first,
-    then as version 1 (a line signed before version 2 covers only its own fields)."""
+    then as version 1 (a line signed before version 2 covers only its own fields). One `ssh-keygen`
+    per check, several at once (`each`): a ledger with a thousand signed lines took ~5.5 s one by one."""
     import tempfile
 
-    failures: Dict[int, str] = {}
     with tempfile.TemporaryDirectory(prefix="priors-verify-") as tmp:
         path = os.path.join(tmp, "allowed_signers")
         with open(path, "wb") as fh:
             fh.write(allowed)
-        for hl in lines:
+
+        def one(i: int, hl: HumanLine) -> Optional[Tuple[int, str]]:
             assert hl.sig is not None and hl.signer is not None
+            here = os.path.join(tmp, str(i))  # (each check its own signature file)
+            os.mkdir(here)
             why = None
             if covers is not None and hl.no in covers:
-                why = check_one("ssh-keygen", path, hl.signer, hl.sig, payload(hl.rec, covers[hl.no]), tmp)
+                why = check_one("ssh-keygen", path, hl.signer, hl.sig, payload(hl.rec, covers[hl.no]), here)
                 if why is None:
-                    continue
-            why_v1 = check_one("ssh-keygen", path, hl.signer, hl.sig, payload(hl.rec), tmp)
-            if why_v1 is not None:
-                # a signature that holds as version 1 but by a key not listed: say that, not version 2's
-                # "incorrect signature" (the bytes it was checked against were not the ones signed)
-                failures[hl.no] = f"signed as {hl.signer}: {why_v1 if why is None or why_v1 == unlisted(hl.signer) else why}"
-    return failures
+                    return None
+            why_v1 = check_one("ssh-keygen", path, hl.signer, hl.sig, payload(hl.rec), here)
+            if why_v1 is None:
+                return None
+            # a signature that holds as version 1 but by a key not listed: say that, not version 2's
+            # "incorrect signature" (the bytes it was checked against were not the ones signed)
+            return hl.no, f"signed as {hl.signer}: {why_v1 if why is None or why_v1 == unlisted(hl.signer) else why}"
+
+        return dict(got for got in each(one, list(enumerate(lines))) if got is not None)
+
+
+def each(fn: Callable[..., Any], items: List[Tuple[Any, ...]], least: int = 8) -> List[Any]:
+    """`[fn(*item) for item in items]`, in order — on several threads when there are at least `least`
+    items (each waits on a process of its own, so the machine's cores share the work). The first
+    exception any call raises is raised here, after every thread has stopped."""
+    if len(items) < least:
+        return [fn(*item) for item in items]
+    import threading
+
+    out: List[Any] = [None] * len(items)
+    errors: List[BaseException] = []
+    order = iter(range(len(items)))
+    lock = threading.Lock()
+
+    def work() -> None:
+        while not errors:
+            with lock:
+                i = next(order, None)
+            if i is None:
+                return
+            try:
+                out[i] = fn(*items[i])
+            except BaseException as exc:  # (raised below, in the caller's thread)
+                errors.append(exc)
+
+    threads = [threading.Thread(target=work, daemon=True) for _ in range(min(8, 2 * (os.cpu_count() or 1)))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    return out
 
 
 def config_warning(out: Review, root: Any, rev: str, label: str) -> None:
