@@ -153,6 +153,65 @@ def test_a_run_sealed_by_door_2_is_not_judged_by_today_s_measure(keeper):
         assert (r.code != 0 and "RERAISE" in r.out and "P-0002" in r.out) if named else r.code == 0, (named, r)
 
 
+def _git(root, *args):
+    import subprocess
+
+    return subprocess.run(["git", *args], cwd=str(root), check=True, capture_output=True, text=True).stdout.strip()
+
+
+def test_a_made_up_hash_for_a_person_s_scope_is_judged_on_the_code(keeper):
+    """A block typed into the ledger that repeats a person's wontfix on their scope under a made-up hash
+    (so the scope looks changed) passed verify: the door hashes a person's scope from disk, verify only
+    saw the line. A change's lines are now judged on the code in the checkout, as the door judges a
+    person's scope — in a rewording on the file too; a real change of the code is not; the base's lines
+    are not judged again (they were judged on the code of their day)."""
+    from priors.core.canonical import dumps
+    root = keeper.root
+    _git(root, "init", "-q")
+    for k, v in (("user.name", "A"), ("user.email", "a@example.com"), ("commit.gpgsign", "false")):
+        _git(root, "config", k, v)
+    _settled(keeper)
+    keeper.ok("abort", "--run", "run-002")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "base")
+    base = _git(root, "rev-parse", "HEAD")
+    lines = keeper.ledger()
+    decided = lines[0]
+    ledger = root / ".priors/ledger.jsonl"
+    clean = keeper.ledger_bytes()
+    seal = {"t": "run", "action": "commit", "run": "run-002", "ns": NS, "summary": ["New this run: 1"], "door": 3}
+    for claim, ref in (("the tax rate is hard-coded", "src/tax.py#rate"),
+                       ("tax rate is a hard-coded constant", "src/tax.py#rate"),
+                       ("the tax rate is hard-coded in this file", "src/tax.py")):
+        forged = dict(decided, id="P-0002", claim=claim, born="run-002", scope_ref=ref, scope_hash="deadbeef0000")
+        ledger.write_bytes(clean + (dumps(forged) + "\n" + dumps(seal) + "\n").encode())
+        keeper.ok("render")
+        for args in (("verify", "--since", base, "--json"), ("verify", "--json")):
+            r = keeper(*args)
+            got = [(p["line"], p["code"]) for p in json.loads(r.out)["problems"]]
+            assert r.code == 1 and got and got[0][0] == len(lines) + 1, (claim, args, r)
+            assert got[0][1] in ("RERAISE", "SETTLED_NEARBY"), got
+            assert "on the code in this checkout" in json.loads(r.out)["problems"][0]["message"]
+        assert keeper("verify", "--no-git").code == 0  # (no base to compare with: the line is believed)
+    # the code really changed: the line's hash is the code's, and a person's decision no longer holds there
+    keeper.write("src/tax.py", TAX.replace("RATE = 0.2", "RATE = load_rate()").replace("return RATE", "return RATE or 0.2"))
+    now = json.loads(keeper.ok("snapshot"))
+    forged = dict(decided, id="P-0002", claim="the tax rate is hard-coded", born="run-002", scope_ref="src/tax.py#rate",
+                  scope_hash=now["src/tax.py#rate"])
+    ledger.write_bytes(clean + (dumps(forged) + "\n" + dumps(seal) + "\n").encode())
+    keeper.ok("render")
+    r = keeper("verify", "--since", base, "--json")
+    assert r.code == 0, r
+    # at the base already: judged when it was added, not again
+    keeper.write("src/tax.py", TAX)
+    forged = dict(forged, scope_hash="deadbeef0000")
+    ledger.write_bytes(clean + (dumps(forged) + "\n" + dumps(seal) + "\n").encode())
+    keeper.ok("render")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "forged at the base")
+    assert keeper("verify", "--since", "HEAD").code == 0
+
+
 def test_the_loop_through_the_mcp_tools(tmp_path):
     """SETTLED_NEARBY, the staged call and the person's `duplicate --of`, then refused next time — the
     agent's half through the MCP tools, the person's on the command line."""

@@ -63,22 +63,27 @@ _HUMAN_FINAL = ("accepted", "wontfix", "obsolete")  # statuses only a person giv
 
 
 def replay(data: Union[bytes, Iterable[bytes], Callable[[], Iterable[bytes]]], share: Optional[Share] = None,
-           needed: Optional[FrozenSet[str]] = None) -> List[Problem]:
+           needed: Optional[FrozenSet[str]] = None, disk: Optional[Dict[str, str]] = None,
+           from_line: int = 0) -> List[Problem]:
     """Every line the door would have refused, in ledger order (`in_order`). `data`: the ledger's
     bytes, its bytes in pieces, or a function giving its pieces afresh. Lines that do not parse are
     skipped (the well-formedness checks name them). `share`: judge only the lines of these namespaces
     (`Share`); all when None. `needed` (with `share`, and `data` that can be read again): the priors
     other lines name (`replay_split.survey`) — another namespace's block naming none of them is not
-    folded (core/replay_split.py); a line naming one skipped so starts the replay again, folding all."""
+    folded (core/replay_split.py); a line naming one skipped so starts the replay again, folding all.
+    `disk`, `from_line`: the code's own hashes of the scopes a change's findings stand on, and the
+    change's first line (`Replay.as_on_disk`)."""
     skipping = share is not None and needed is not None and (callable(data) or isinstance(data, bytes))
     try:
-        return _replay(data, share, needed if skipping else None)
+        return _replay(data, share, needed if skipping else None, disk, from_line)
     except Overlooked:
-        return _replay(data, share, None)
+        return _replay(data, share, None, disk, from_line)
 
 
-def _replay(data: Any, share: Optional[Share], needed: Optional[FrozenSet[str]]) -> List[Problem]:
+def _replay(data: Any, share: Optional[Share], needed: Optional[FrozenSet[str]], disk: Optional[Dict[str, str]],
+            from_line: int) -> List[Problem]:
     rp = Replay(share, needed)
+    rp.disk, rp.from_line = disk or {}, from_line
     collecting = gc.isenabled()
     gc.disable()  # a few hundred thousand acyclic records and states: a collection would only cost time
     try:
@@ -134,6 +139,8 @@ class Replay:
         self.needed = needed  # the priors other lines name: never skipped (None: nothing is skipped)
         self.foreign: Dict[str, Any] = {}  # prior -> its namespace, for a prior whose block was skipped
         self.words: Dict[str, str] = {}  # each value of `_FEW_VALUES` seen, once
+        self.disk: Dict[str, str] = {}  # the code's own hashes, for the lines from `from_line` on (`as_on_disk`)
+        self.from_line = 0
         self.st = State()
         self.problems: List[Problem] = []
         self.index: Dict[str, ScopeIndex] = {}  # namespace -> its findings and floors by scope ref
@@ -378,6 +385,9 @@ class Replay:
             return
         if not cand.repo_wide and not (isinstance(cand.scope_ref, str) and isinstance(current, str)):
             return
+        said = ""
+        if self.disk and no >= self.from_line and not cand.repo_wide:
+            scopes, current, said = self.as_on_disk(cand, scopes, current)
         index = self.index.get(ns)
         st = self.st
 
@@ -413,11 +423,38 @@ class Replay:
             how = f" in other words (similarity {body['similarity']})" if body.get("similar") else ""
             where = f" on {of.scope_ref}" if of is not None and of.scope_ref else ""
             self.add(no, body["refused"], f"prior {pid} {what}{how}{where}, on the same scope state — the door refuses it "
-                     f"({body['refused']}): no run records it")
+                     f"({body['refused']}): no run records it" + said)
             return
         if esc is not None:
             self.add(no, "REVERSAL", f"prior {pid} reverses {esc['conflicts_with']}, which is settled, on the same scope"
                      " state — the door refuses it (REVERSAL) and puts it to a person as a call instead")
+
+    def as_on_disk(self, cand: Candidate, scopes: Dict[str, str], current: Any) -> Tuple[Dict[str, str], Any, str]:
+        """(scopes, the finding's own hash, a note for the message) as the door would have judged a finding
+        the compared change adds: the door hashes every scope that holds a person's binding decision
+        from disk, whatever the run's snapshot says (ops/opening.py `settled_from_disk`), so such a
+        scope around the finding is judged in the state the code here has (`disk`) — a line typed
+        into the ledger with a made-up hash for a person's scope, to make it look changed, is judged
+        on the code as it is. Other scopes keep the states the block states."""
+        disk, out, moved = self.disk, None, []
+        for p in self.decided.around(cand):
+            ref = p.scope_ref
+            if not isinstance(ref, str) or not p.binding or p.redacted:
+                continue
+            h = disk.get(ref)
+            if h is None or scopes.get(ref) == h:
+                continue
+            if out is None:
+                out = dict(scopes)
+            moved.append(f"{ref} {scopes.get(ref) or 'not stated'} → {h}")
+            out[ref] = h
+        if out is None:
+            return scopes, current, ""
+        own = cand.scope_ref
+        if isinstance(own, str) and own in out and own in disk:
+            current = disk[own]  # (the door stamps a finding on a person's scope with the hash from disk)
+        return out, current, (" — judged, as the door judges a person's scope, on the code in this checkout ("
+                              + "; ".join(sorted(set(moved))) + ")")
 
     def pool(self, ns: str, index: Optional[ScopeIndex], cand: Candidate) -> List[PriorState]:
         """Every prior of `ns` that can meet one of the door's rules for `cand`, in ledger order: those on

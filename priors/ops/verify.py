@@ -16,8 +16,9 @@ from priors.core.ledger_checks import (
     check_ledger,
     check_since,
 )
-from priors.core.ledger_replay import in_order, replay
+from priors.core.ledger_replay import in_order, records, replay
 from priors.core.replay_split import Share, namespace_weights, split_namespaces, survey
+from priors.snapshot.scan import rehash
 from priors.store.background import start, worth_it
 from priors.store.files import file_size, read_bytes
 from priors.store.git import UPSTREAM_REVS, committed_ledger, git_show, lacks_upstream, pushed_over, remote_bases
@@ -80,7 +81,15 @@ def verify(paths: Paths, since: Optional[str], no_git: bool) -> Tuple[Answer, Li
     def source() -> Any:  # no_git: the ledger read a block at a time, never held whole; else git needs it whole
         return ledger_blocks(paths) if no_git else data
 
-    replayed = start_replay(source, file_size(paths.ledger))
+    against = None
+    old: Optional[bytes] = None  # the ledger at the revision compared with: `--since`, else HEAD's
+    if since is not None:
+        old = git_show(paths.root, since)
+    elif not no_git:
+        old = committed_ledger(paths.root)  # a hand edit of a committed line is caught before it is committed
+        against = "the last commit (HEAD)" if old is not None else None
+    code, added_from = on_the_code(paths.root, data, old)
+    replayed = start_replay(source, file_size(paths.ledger), code, added_from)
     checked = check_ledger(source(), render=True)  # every line parsed once, for every check below
     files = check_files(paths.root, data, checked)
     checked.table = None  # PRIORS.md's rows, compared: not held while this process replays (its peak memory)
@@ -91,18 +100,12 @@ def verify(paths: Paths, since: Optional[str], no_git: bool) -> Tuple[Answer, Li
         problems.append(Problem(0, "LEDGER_MISSING", f"missing, but {gone} — restore it "
                                 "(`git checkout -- .priors/ledger.jsonl`)", LEDGER_NAME))
     problems += files
-    against = None
-    old: Optional[bytes] = None
     if since is not None:
-        old = git_show(paths.root, since)
-        problems += check_since(old, data, since)
+        problems += check_since(old or b"", data, since)
         for base in also:  # HEAD's history left the remotes' at several places: it grew only since each
             problems += check_since(git_show(paths.root, base), data, base)
-    elif not no_git:
-        old = committed_ledger(paths.root)  # a hand edit of a committed line is caught before it is committed
-        if old is not None:
-            against = "the last commit (HEAD)"
-            problems += check_since(old, data, against)
+    elif old is not None and against is not None:
+        problems += check_since(old, data, against)
     # a person's lines: signatures (when .priors/allowed_signers asks), and those this change adds
     if no_git and signing_on(paths.root) and ledger_missing(paths) is None:
         data = read_ledger_bytes(paths)
@@ -183,7 +186,22 @@ def human_summary(added: List[Dict[str, Any]], label: str, signing: Sequence[Pro
     return out
 
 
-def start_replay(source: Callable[[], Any], size: int) -> Callable[[FrozenSet[str]], List[Problem]]:
+def on_the_code(root: Any, data: bytes, old: Optional[bytes]) -> Tuple[Dict[str, str], int]:
+    """(the code's own hashes, from disk, of every scope in the files that the findings the compared
+    change adds stand on; the change's first line) — for the replay to judge those lines as the door
+    would have (`Replay.as_on_disk`). Nothing without a change to compare, or when it adds no finding
+    on a scope: lines already at the base were judged when they were added, on the code then."""
+    if old is None or len(data) <= len(old) or not data.startswith(old):
+        return {}, 0
+    refs = [rec["scope_ref"] for _no, rec in records(data[len(old):])
+            if rec.get("t") == "prior" and isinstance(rec.get("scope_ref"), str)
+            and rec["scope_ref"] not in ("", "*") and not rec["scope_ref"].endswith("/")]
+    before = old.count(b"\n") + (0 if old.endswith(b"\n") or not old else 1)  # (the base's lines)
+    return (rehash(root, refs, whole_files=True), before + 1) if refs else ({}, 0)
+
+
+def start_replay(source: Callable[[], Any], size: int, code: Optional[Dict[str, str]] = None,
+                 added_from: int = 0) -> Callable[[FrozenSet[str]], List[Problem]]:
     """The protocol replayed (core/ledger_replay.py), begun: what the returned function gives.
 
     On a large ledger where a second process is safe (store/background.py), the replay is split by
@@ -195,13 +213,13 @@ def start_replay(source: Callable[[], Any], size: int) -> Callable[[FrozenSet[st
     process is given them (`named`) by its line checks, which read every line anyway. Elsewhere the
     whole replay runs here, when its answer is asked for."""
     if not worth_it(size):
-        return lambda named: replay(source())
+        return lambda named: replay(source(), disk=code, from_line=added_from)
     mine = split_namespaces(namespace_weights(source()), HEAD_START)
-    child = start(lambda: [p.values() for p in replay(source, Share(mine, inside=False), survey(source(), weigh=False)[1])],
-                  size)
+    child = start(lambda: [p.values() for p in replay(source, Share(mine, inside=False), survey(source(), weigh=False)[1],
+                                                      code, added_from)], size)
 
     def collect(named: FrozenSet[str]) -> List[Problem]:
-        own = replay(source, Share(mine, inside=True), named) if mine else []
+        own = replay(source, Share(mine, inside=True), named, code, added_from) if mine else []
         return in_order(own + [Problem(*v) for v in child()])
 
     return collect

@@ -305,13 +305,13 @@ def take_snapshot(
     return out
 
 
-def rehash(root: Path, refs: List[str]) -> Dict[str, str]:
+def rehash(root: Path, refs: List[str], whole_files: bool = False) -> Dict[str, str]:
     """The keeper's own hashes of `refs` (files, definitions `f.py#X`, folders `d/`, `*`), from what is
     on disk now: exactly what a snapshot of them says. A ref that names nothing on disk (or a path
     outside the root) is absent from the answer. Only the files the refs name are read, so checking a
     few scopes costs a few files, not a snapshot — and they are read whole, never through the stat
     cache: `.priors/cache/` is anyone's to write, and a hash it held for a person's scope would make
-    the decision look out of date."""
+    the decision look out of date. `whole_files`: every ref of the files the refs name, not only theirs."""
     root = Path(os.path.abspath(str(root)))
     want = sorted(set(refs))
     paths = set()
@@ -329,7 +329,7 @@ def rehash(root: Path, refs: List[str]) -> Dict[str, str]:
         snap = take_snapshot(root, sorted(paths), problems=[], cwd=str(root), use_cache=False)
     except UsageError:  # a path that left the root through a link: the keeper has no hash for it
         return {}
-    return {r: snap[r] for r in want if r in snap}
+    return dict(snap) if whole_files else {r: snap[r] for r in want if r in snap}
 
 
 def ambiguous_refs(files: Dict[str, str]) -> List[str]:
