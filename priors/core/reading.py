@@ -42,7 +42,7 @@ from priors.core.lexicon import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
-    from typing import Dict, List, Optional, Tuple
+    from typing import Any, Dict, List, Optional, Tuple
 
 IDENT_WEIGHT = 2.0
 WORD_WEIGHT = 1.0
@@ -112,6 +112,17 @@ class Reading:
         self.items, self.held, self.values, self.issues, self.order = items, held, values, issues, order
 
 
+def split_idents(claim: str) -> Tuple[List[Tuple[str, Any, str]], str]:
+    """The claim cut at its identifiers (`IDENT`): for each, the text before it, its match and its
+    name without `()`; and the text after the last. (`read` and the rules before issue 28 alike.)"""
+    cuts: List[Tuple[str, Any, str]] = []
+    pos = 0
+    for m in IDENT.finditer(claim):
+        cuts.append((claim[pos:m.start()], m, next(g for g in m.groups() if g is not None).strip("()")))
+        pos = m.end()
+    return cuts, claim[pos:]
+
+
 @lru_cache(maxsize=4096)
 def read(claim: str, scope: frozenset = frozenset()) -> Reading:
     """The claim's terms (see `terms`), with the concept lexicon: phrases and words folded to the
@@ -119,11 +130,9 @@ def read(claim: str, scope: frozenset = frozenset()) -> Reading:
     word it denies, `instead of` what follows denied, `should` what follows wished for."""
     placed: List[List[Tuple[str, float]]] = []
     rest: List[str] = []
-    pos = 0
-    for m in IDENT.finditer(claim):
-        rest.append(claim[pos:m.start()])
-        pos = m.end()
-        raw = next(g for g in m.groups() if g is not None).strip("()")
+    cuts, tail = split_idents(claim)
+    for ahead, m, raw in cuts:
+        rest.append(ahead)
         got = [] if raw.lower() in ("e.g", "i.e") else _ident(raw, scope)
         if not got and raw.lower() in ("e.g", "i.e"):
             rest.append(m.group(0))
@@ -131,7 +140,7 @@ def read(claim: str, scope: frozenset = frozenset()) -> Reading:
         if got:
             rest.append(f" \x01{len(placed)}\x01 ")
             placed.append(got)
-    rest.append(claim[pos:])
+    rest.append(tail)
     text = SYMBOL_RE.sub(lambda m: symbol_word(m.group(0)), " ".join(rest))
 
     def literal(m: re.Match) -> str:  # `'1.2.3.4'`, `"Crème brûlée"`: an example value, a detail

@@ -37,7 +37,6 @@ from priors.core.reading import (
     FAIL,
     GENERIC,
     GENERIC_WEIGHT,
-    IDENT,
     IDENT_WEIGHT,
     NAMED,
     NEUTRAL,
@@ -49,6 +48,7 @@ from priors.core.reading import (
     clash,
     fold,
     read,
+    split_idents,
 )
 
 TYPE_CHECKING = False
@@ -150,11 +150,9 @@ def terms(claim: str, scope: frozenset = frozenset(), legacy: bool = False) -> L
         return list(read(claim, scope).items)
     out: List[Tuple[str, float]] = []
     rest: List[str] = []
-    pos = 0
-    for m in IDENT.finditer(claim):
-        rest.append(claim[pos:m.start()])
-        pos = m.end()
-        raw = next(g for g in m.groups() if g is not None).strip("()")
+    cuts, tail = split_idents(claim)
+    for before, _m, raw in cuts:
+        rest.append(before)
         parts = [p for p in re.split(r"[^a-z0-9]+", raw.lower()) if p]
         if not parts:
             continue
@@ -170,7 +168,7 @@ def terms(claim: str, scope: frozenset = frozenset(), legacy: bool = False) -> L
             f = _fold(p)
             if p not in STOP and f not in STOP:
                 out.append((f, SCOPE_WEIGHT if f in scope else WORD_WEIGHT))
-    rest.append(claim[pos:])
+    rest.append(tail)
     text = " ".join(rest).lower().replace("-", "").replace("'", "").replace("\u2019", "")
     words = _WORD.findall(text)
     for i, w in enumerate(words):
