@@ -423,7 +423,7 @@ class Replay:
             how = f" in other words (similarity {body['similarity']})" if body.get("similar") else ""
             where = f" on {of.scope_ref}" if of is not None and of.scope_ref else ""
             self.add(no, body["refused"], f"prior {pid} {what}{how}{where}, on the same scope state — the door refuses it "
-                     f"({body['refused']}): no run records it" + said)
+                     f"({body['refused']}), so the keeper never wrote this line" + said)
             return
         if esc is not None:
             self.add(no, "REVERSAL", f"prior {pid} reverses {esc['conflicts_with']}, which is settled, on the same scope"
