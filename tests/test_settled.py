@@ -251,6 +251,35 @@ def test_a_change_s_finding_on_a_folder_or_another_spelling_of_a_person_s_scope_
     assert keeper("verify", "--since", base).code == 0
 
 
+def test_a_person_s_redaction_in_the_change_does_not_stop_its_lines_being_judged_on_the_code(keeper):
+    """A person's redaction rewrites a base line in place, so the ledger no longer starts with the
+    base's bytes: the change's added lines were then not judged on the code at all, and a repeat of
+    a wontfix under a made-up hash, added beside the redaction, passed `verify --since`."""
+    from priors.core.canonical import dumps
+    root = keeper.root
+    _git(root, "init", "-q")
+    for k, v in (("user.name", "A"), ("user.email", "a@example.com"), ("commit.gpgsign", "false")):
+        _git(root, "config", k, v)
+    _settled(keeper)
+    keeper.ok("propose", keeper.candidate(conclusion("total() prints the key sk-0000", scope_ref="src/tax.py#total")),
+              "--run", "run-002", "--ns", NS)
+    keeper.ok("commit", "--run", "run-002")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "base")
+    base = _git(root, "rev-parse", "HEAD")
+    keeper.ok("redact", "P-0002", "--because", "a secret")
+    decided = keeper.ledger()[0]
+    n = len(keeper.ledger())
+    forged = dict(decided, id="P-0003", born="run-003", scope_hash="deadbeef0000")
+    seal = {"t": "run", "action": "commit", "run": "run-003", "ns": NS, "summary": ["New this run: 1"], "door": 3}
+    ledger = root / ".priors/ledger.jsonl"
+    ledger.write_bytes(keeper.ledger_bytes() + (dumps(forged) + "\n" + dumps(seal) + "\n").encode())
+    keeper.ok("render")
+    for args in (("verify", "--since", base, "--json"), ("verify", "--json")):
+        r = keeper(*args)
+        got = [(p["line"], p["code"]) for p in json.loads(r.out)["problems"]]
+        assert r.code == 1 and (n + 1, "RERAISE") in got, (args, r)
+
 def test_the_loop_through_the_mcp_tools(tmp_path):
     """SETTLED_NEARBY, the staged call and the person's `duplicate --of`, then refused next time — the
     agent's half through the MCP tools, the person's on the command line."""

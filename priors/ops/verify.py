@@ -191,14 +191,21 @@ def on_the_code(root: Any, data: bytes, old: Optional[bytes]) -> Tuple[Dict[str,
     change adds stand on; the change's first line) — for the replay to judge those lines as the door
     would have (`Replay.as_on_disk`). Nothing without a change to compare, or when it adds no finding
     on a scope: lines already at the base were judged when they were added, on the code then."""
-    if old is None or len(data) <= len(old) or not data.startswith(old):
+    if old is None or len(data) <= len(old):
         return {}, 0
-    found = [rec["scope_ref"] for _no, rec in records(data[len(old):])
+    before = old.count(b"\n") + (0 if old.endswith(b"\n") or not old else 1)  # (the base's lines)
+    at = len(old)
+    if not data.startswith(old):  # a person's redaction rewrote a base line in place (any other edit of
+        at = 0                    # one is named by `check_since`): the change's lines follow the base's count
+        for _ in range(before):
+            at = data.find(b"\n", at) + 1
+            if at == 0:
+                return {}, 0
+    found = [rec["scope_ref"] for _no, rec in records(data[at:])
              if rec.get("t") == "prior" and isinstance(rec.get("scope_ref"), str)]
     if not found:
         return {}, 0
     refs = [r for r in found if r not in ("", "*") and not r.endswith("/")]
-    before = old.count(b"\n") + (0 if old.endswith(b"\n") or not old else 1)  # (the base's lines)
     return OnDisk(root, rehash(root, refs, whole_files=True) if refs else {}), before + 1
 
 
