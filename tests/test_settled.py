@@ -212,6 +212,74 @@ def test_a_made_up_hash_for_a_person_s_scope_is_judged_on_the_code(keeper):
     assert keeper("verify", "--since", "HEAD").code == 0
 
 
+def test_a_change_s_finding_on_a_folder_or_another_spelling_of_a_person_s_scope_is_named(keeper):
+    """The door refuses a repeat of a person's wontfix on the folder holding their scope, or on `*`
+    (RERAISE: it hashes their scope from disk), and a finding on a ref that spells a path another
+    way (`./src/tax.py#rate`, `src/tax.py#`: no snapshot holds it) — a change's line typed into the
+    ledger so passed `verify --since`, whatever hash it stated: a folder's or `*`'s finding was not
+    judged on the code, and a second spelling was never related to the person's scope."""
+    from priors.core.canonical import dumps
+    root = keeper.root
+    _git(root, "init", "-q")
+    for k, v in (("user.name", "A"), ("user.email", "a@example.com"), ("commit.gpgsign", "false")):
+        _git(root, "config", k, v)
+    _settled(keeper)
+    keeper.ok("abort", "--run", "run-002")
+    keeper.write("src/other.py", "X = 1\n")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "base")
+    base = _git(root, "rev-parse", "HEAD")
+    decided = keeper.ledger()[0]
+    ledger = root / ".priors/ledger.jsonl"
+    clean = keeper.ledger_bytes()
+    now = json.loads(keeper.ok("snapshot"))
+    seal = {"t": "run", "action": "commit", "run": "run-002", "ns": NS, "summary": ["New this run: 1"], "door": 3}
+    for ref, h, code in (("src/", now["src/"], "RERAISE"), ("src/", "deadbeef0000", "RERAISE"),
+                         ("*", now["*"], "RERAISE"), ("./src/tax.py#rate", "deadbeef0000", "UNKNOWN_SCOPE"),
+                         ("src/tax.py#", "deadbeef0000", "UNKNOWN_SCOPE"), ("/src/tax.py", "deadbeef0000", "UNKNOWN_SCOPE")):
+        forged = dict(decided, id="P-0002", born="run-002", scope_ref=ref, scope_hash=h)
+        ledger.write_bytes(clean + (dumps(forged) + "\n" + dumps(seal) + "\n").encode())
+        keeper.ok("render")
+        r = keeper("verify", "--since", base, "--json")
+        got = [(p["line"], p["code"]) for p in json.loads(r.out)["problems"]]
+        assert r.code == 1 and (len(clean.splitlines()) + 1, code) in got, (ref, h, r)
+    # a real finding elsewhere in the folder still passes (the person's scope is as they decided it)
+    forged = dict(decided, id="P-0002", born="run-002", claim="X is never read", scope_ref="src/other.py",
+                  scope_hash=now["src/other.py"])
+    ledger.write_bytes(clean + (dumps(forged) + "\n" + dumps(seal) + "\n").encode())
+    keeper.ok("render")
+    assert keeper("verify", "--since", base).code == 0
+
+
+def test_a_person_s_redaction_in_the_change_does_not_stop_its_lines_being_judged_on_the_code(keeper):
+    """A person's redaction rewrites a base line in place, so the ledger no longer starts with the
+    base's bytes: the change's added lines were then not judged on the code at all, and a repeat of
+    a wontfix under a made-up hash, added beside the redaction, passed `verify --since`."""
+    from priors.core.canonical import dumps
+    root = keeper.root
+    _git(root, "init", "-q")
+    for k, v in (("user.name", "A"), ("user.email", "a@example.com"), ("commit.gpgsign", "false")):
+        _git(root, "config", k, v)
+    _settled(keeper)
+    keeper.ok("propose", keeper.candidate(conclusion("total() prints the key sk-0000", scope_ref="src/tax.py#total")),
+              "--run", "run-002", "--ns", NS)
+    keeper.ok("commit", "--run", "run-002")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "base")
+    base = _git(root, "rev-parse", "HEAD")
+    keeper.ok("redact", "P-0002", "--because", "a secret")
+    decided = keeper.ledger()[0]
+    n = len(keeper.ledger())
+    forged = dict(decided, id="P-0003", born="run-003", scope_hash="deadbeef0000")
+    seal = {"t": "run", "action": "commit", "run": "run-003", "ns": NS, "summary": ["New this run: 1"], "door": 3}
+    ledger = root / ".priors/ledger.jsonl"
+    ledger.write_bytes(keeper.ledger_bytes() + (dumps(forged) + "\n" + dumps(seal) + "\n").encode())
+    keeper.ok("render")
+    for args in (("verify", "--since", base, "--json"), ("verify", "--json")):
+        r = keeper(*args)
+        got = [(p["line"], p["code"]) for p in json.loads(r.out)["problems"]]
+        assert r.code == 1 and (n + 1, "RERAISE") in got, (args, r)
+
 def test_the_loop_through_the_mcp_tools(tmp_path):
     """SETTLED_NEARBY, the staged call and the person's `duplicate --of`, then refused next time — the
     agent's half through the MCP tools, the person's on the command line."""

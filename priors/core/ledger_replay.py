@@ -38,7 +38,7 @@ from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Opt
 from priors.core.canonical import normalize
 from priors.core.errors import Refusal, UsageError
 from priors.core.fold import PriorState, State, apply
-from priors.core.grammar import OPPOSED, Candidate
+from priors.core.grammar import OPPOSED, Candidate, ref_alias
 from priors.core.ledger_checks import whole_line_pieces
 from priors.core.ledger_parse import scanner
 from priors.core.lessons import check_supersedes
@@ -373,6 +373,13 @@ class Replay:
             return
         typ = rec.get("type")
         cand = Candidate(rec, typ if isinstance(typ, str) else "custom", facets, _normal(claim))
+        why = ref_alias(cand.scope_ref) if self.from_line and no >= self.from_line and not cand.repo_wide \
+            and isinstance(cand.scope_ref, str) else None
+        if why is not None:  # (a change's line: one at the base was judged on its day)
+            self.add(no, "UNKNOWN_SCOPE", f"prior {pid} stands on {cand.scope_ref!r}, which is not a scope ref: {why} —"
+                     " no snapshot holds it, so the door refuses it (UNKNOWN_SCOPE) and never relates it to a person's"
+                     " decision on the path it spells: no run records it")
+            return
         if self.bad_distinct_from(no, pid, ns, cand, legacy):
             return
         current = rec.get("scope_hash")
@@ -437,10 +444,12 @@ class Replay:
         into the ledger with a made-up hash for a person's scope, to make it look changed, is judged
         on the code as it is. Other scopes keep the states the block states."""
         disk, out, moved = self.disk, None, []
-        for p in self.decided.around(cand):
+        around = [p for p in self.decided.around(cand) if isinstance(p.scope_ref, str) and p.binding and not p.redacted]
+        fetch = getattr(disk, "fetch", None)
+        if fetch is not None and around:  # (verify's `OnDisk`: the scopes it has not read yet, read together)
+            fetch([p.scope_ref for p in around])
+        for p in around:
             ref = p.scope_ref
-            if not isinstance(ref, str) or not p.binding or p.redacted:
-                continue
             h = disk.get(ref)
             if h is None or scopes.get(ref) == h:
                 continue

@@ -191,13 +191,47 @@ def on_the_code(root: Any, data: bytes, old: Optional[bytes]) -> Tuple[Dict[str,
     change adds stand on; the change's first line) — for the replay to judge those lines as the door
     would have (`Replay.as_on_disk`). Nothing without a change to compare, or when it adds no finding
     on a scope: lines already at the base were judged when they were added, on the code then."""
-    if old is None or len(data) <= len(old) or not data.startswith(old):
+    if old is None or len(data) <= len(old):
         return {}, 0
-    refs = [rec["scope_ref"] for _no, rec in records(data[len(old):])
-            if rec.get("t") == "prior" and isinstance(rec.get("scope_ref"), str)
-            and rec["scope_ref"] not in ("", "*") and not rec["scope_ref"].endswith("/")]
     before = old.count(b"\n") + (0 if old.endswith(b"\n") or not old else 1)  # (the base's lines)
-    return (rehash(root, refs, whole_files=True), before + 1) if refs else ({}, 0)
+    at = len(old)
+    if not data.startswith(old):  # a person's redaction rewrote a base line in place (any other edit of
+        at = 0                    # one is named by `check_since`): the change's lines follow the base's count
+        for _ in range(before):
+            at = data.find(b"\n", at) + 1
+            if at == 0:
+                return {}, 0
+    found = [rec["scope_ref"] for _no, rec in records(data[at:])
+             if rec.get("t") == "prior" and isinstance(rec.get("scope_ref"), str)]
+    if not found:
+        return {}, 0
+    refs = [r for r in found if r not in ("", "*") and not r.endswith("/")]
+    return OnDisk(root, rehash(root, refs, whole_files=True) if refs else {}), before + 1
+
+
+class OnDisk(dict):
+    """The code's own hashes (`on_the_code`): those of the files the change's findings name, read at
+    once; a person's scope asked for that they do not hold — in the folder (or the `*`) a finding
+    stands on — read from disk, with its file, when first asked (`rehash`)."""
+
+    def __init__(self, root: Any, known: Dict[str, str]) -> None:
+        super().__init__(known)
+        self.root = root
+        self.asked: set = set()
+
+    def __bool__(self) -> bool:
+        return True  # (a change's findings to judge, even before a hash is read)
+
+    def fetch(self, refs: List[str]) -> None:
+        """Read the refs not read yet, together (a finding on `*` stands around every person's scope)."""
+        missing = sorted({r for r in refs if isinstance(r, str) and r not in self and r not in self.asked})
+        if missing:
+            self.asked.update(missing)
+            self.update(rehash(self.root, missing, whole_files=True))
+
+    def get(self, ref: Any, default: Any = None) -> Any:
+        self.fetch([ref])
+        return dict.get(self, ref, default)
 
 
 def start_replay(source: Callable[[], Any], size: int, code: Optional[Dict[str, str]] = None,
