@@ -378,7 +378,7 @@ class Replay:
         if why is not None:  # (a change's line: one at the base was judged on its day)
             self.add(no, "UNKNOWN_SCOPE", f"prior {pid} stands on {cand.scope_ref!r}, which is not a scope ref: {why} —"
                      " no snapshot holds it, so the door refuses it (UNKNOWN_SCOPE) and never relates it to a person's"
-                     " decision on the path it spells: no run records it")
+                     " decision on the path it spells: the keeper never wrote this line")
             return
         if self.bad_distinct_from(no, pid, ns, cand, legacy):
             return
@@ -442,7 +442,9 @@ class Replay:
         from disk, whatever the run's snapshot says (ops/opening.py `settled_from_disk`), so such a
         scope around the finding is judged in the state the code here has (`disk`) — a line typed
         into the ledger with a made-up hash for a person's scope, to make it look changed, is judged
-        on the code as it is. Other scopes keep the states the block states."""
+        on the code as it is. Only a person's scope whose state the block states (its own line, or a
+        verdict's) is taken from disk: a run from a parallel branch, merged after the person decided,
+        states nothing of a scope it never looked at and is not judged against their decision there."""
         disk, out, moved = self.disk, None, []
         around = [p for p in self.decided.around(cand) if isinstance(p.scope_ref, str) and p.binding and not p.redacted]
         fetch = getattr(disk, "fetch", None)
@@ -450,8 +452,10 @@ class Replay:
             fetch([p.scope_ref for p in around])
         for p in around:
             ref = p.scope_ref
+            if ref not in scopes:
+                continue  # a scope the block states nothing about is not judged (a parallel branch's run never saw the decision)
             h = disk.get(ref)
-            if h is None or scopes.get(ref) == h:
+            if h is None or scopes[ref] == h:
                 continue
             if out is None:
                 out = dict(scopes)
