@@ -278,6 +278,41 @@ def test_a_person_s_redaction_in_the_change_does_not_stop_its_lines_being_judged
         got = [(p["line"], p["code"]) for p in json.loads(r.out)["problems"]]
         assert r.code == 1 and (n + 1, "RERAISE") in got, (args, r)
 
+def test_a_change_that_moves_a_person_s_decision_off_code_still_there_is_named(keeper):
+    """A `moved` event typed into the ledger that carries a person's wontfix from `rate` (still in
+    the checkout, as they decided it) to `total`, then the very re-raise on `rate` — verify passed
+    both. The keeper moves a finding only when its definition is gone: MOVE_UNFOUNDED at the move,
+    and the re-raise is then judged against the decision still standing on `rate`."""
+    from priors.core.canonical import dumps
+    root = keeper.root
+    _git(root, "init", "-q")
+    for k, v in (("user.name", "A"), ("user.email", "a@example.com"), ("commit.gpgsign", "false")):
+        _git(root, "config", k, v)
+    _settled(keeper)
+    keeper.ok("abort", "--run", "run-002")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "base")
+    base = _git(root, "rev-parse", "HEAD")
+    now = json.loads(keeper.ok("snapshot"))
+    decided = keeper.ledger()[0]
+    n = len(keeper.ledger())
+    move = {"t": "event", "action": "moved", "id": "P-0001", "run": "run-002", "from": "src/tax.py#rate",
+            "to": "src/tax.py#total", "scope_hash": now["src/tax.py#total"]}
+    again = dict(decided, id="P-0002", born="run-002", scope_hash=now["src/tax.py#rate"])
+    seal = {"t": "run", "action": "commit", "run": "run-002", "ns": NS, "summary": ["New this run: 1"], "door": 3}
+    ledger = root / ".priors/ledger.jsonl"
+    ledger.write_bytes(keeper.ledger_bytes() + "".join(dumps(r) + "\n" for r in (move, again, seal)).encode())
+    keeper.ok("render")
+    r = keeper("verify", "--since", base, "--json")
+    got = [(p["line"], p["code"]) for p in json.loads(r.out)["problems"]]
+    assert r.code == 1 and (n + 1, "MOVE_UNFOUNDED") in got, r
+    assert "still holds src/tax.py#rate in the state they decided on" in r.out
+    # the code really moved: `rate` is gone, and the move is the keeper's kind
+    keeper.write("src/tax.py", TAX.replace("def rate():\n    return RATE\n\n\n", ""))
+    r = keeper("verify", "--since", base, "--json")
+    assert "MOVE_UNFOUNDED" not in r.out, r
+
+
 def test_the_loop_through_the_mcp_tools(tmp_path):
     """SETTLED_NEARBY, the staged call and the person's `duplicate --of`, then refused next time — the
     agent's half through the MCP tools, the person's on the command line."""

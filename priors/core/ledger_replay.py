@@ -42,6 +42,7 @@ from priors.core.grammar import OPPOSED, Candidate, ref_alias
 from priors.core.ledger_checks import whole_line_pieces
 from priors.core.ledger_parse import scanner
 from priors.core.lessons import check_supersedes
+from priors.core.on_the_code import as_on_disk, unfounded_move
 from priors.core.problem import Problem
 from priors.core.protocol import ScopeIndex, door_of, judge_pool, same_words
 from priors.core.replay_split import Share
@@ -343,6 +344,8 @@ class Replay:
             t = rec.get("t")
             if t == "event" and rec.get("action") == "disposition":
                 self.agent_verdict(no, rec)
+            elif t == "event" and rec.get("action") == "moved":
+                self.agent_move(no, rec)
             elif t == "prior":
                 if rec.get("redacted") is not True and self.judges(rec.get("ns")):
                     self.agent_prior(no, rec, scopes, disposed, born, legacy)
@@ -361,6 +364,15 @@ class Replay:
         p = self.st.priors.get(pid) if isinstance(pid, str) else None
         if p is not None and p.status in _HUMAN_FINAL and pid not in self.overruled and self.judges(p.ns):
             self.overruled[pid] = (no, p.status)
+
+    def agent_move(self, no: int, rec: Dict[str, Any]) -> None:
+        """A `moved` event the compared change adds, judged on the code (`on_the_code.unfounded_move`)."""
+        pid: Any = rec.get("id")
+        p = self.st.priors.get(pid) if isinstance(pid, str) else None
+        if self.disk and no >= self.from_line and p is not None and self.judges(p.ns):
+            why = unfounded_move(p, self.disk, rec.get("to"))
+            if why is not None:
+                self.add(no, "MOVE_UNFOUNDED", why)
 
     def agent_prior(self, no: int, rec: Dict[str, Any], scopes: Dict[str, str], disposed: Set[Any],
                     born: Set[Any], legacy: bool = False) -> None:
@@ -394,7 +406,7 @@ class Replay:
             return
         said = ""
         if self.disk and no >= self.from_line and not cand.repo_wide:
-            scopes, current, said = self.as_on_disk(cand, scopes, current)
+            scopes, current, said = as_on_disk(self.decided, self.disk, cand, scopes, current)
         index = self.index.get(ns)
         st = self.st
 
@@ -435,39 +447,6 @@ class Replay:
         if esc is not None:
             self.add(no, "REVERSAL", f"prior {pid} reverses {esc['conflicts_with']}, which is settled, on the same scope"
                      " state — the door refuses it (REVERSAL) and puts it to a person as a call instead")
-
-    def as_on_disk(self, cand: Candidate, scopes: Dict[str, str], current: Any) -> Tuple[Dict[str, str], Any, str]:
-        """(scopes, the finding's own hash, a note for the message) as the door would have judged a finding
-        the compared change adds: the door hashes every scope that holds a person's binding decision
-        from disk, whatever the run's snapshot says (ops/opening.py `settled_from_disk`), so such a
-        scope around the finding is judged in the state the code here has (`disk`) — a line typed
-        into the ledger with a made-up hash for a person's scope, to make it look changed, is judged
-        on the code as it is. Only a person's scope whose state the block states (its own line, or a
-        verdict's) is taken from disk: a run from a parallel branch, merged after the person decided,
-        states nothing of a scope it never looked at and is not judged against their decision there."""
-        disk, out, moved = self.disk, None, []
-        around = [p for p in self.decided.around(cand) if isinstance(p.scope_ref, str) and p.binding and not p.redacted]
-        fetch = getattr(disk, "fetch", None)
-        if fetch is not None and around:  # (verify's `OnDisk`: the scopes it has not read yet, read together)
-            fetch([p.scope_ref for p in around])
-        for p in around:
-            ref = p.scope_ref
-            if ref not in scopes:
-                continue  # a scope the block states nothing about is not judged (a parallel branch's run never saw the decision)
-            h = disk.get(ref)
-            if h is None or scopes[ref] == h:
-                continue
-            if out is None:
-                out = dict(scopes)
-            moved.append(f"{ref} {scopes.get(ref) or 'not stated'} → {h}")
-            out[ref] = h
-        if out is None:
-            return scopes, current, ""
-        own = cand.scope_ref
-        if isinstance(own, str) and own in out and own in disk:
-            current = disk[own]  # (the door stamps a finding on a person's scope with the hash from disk)
-        return out, current, (" — judged, as the door judges a person's scope, on the code in this checkout ("
-                              + "; ".join(sorted(set(moved))) + ")")
 
     def pool(self, ns: str, index: Optional[ScopeIndex], cand: Candidate) -> List[PriorState]:
         """Every prior of `ns` that can meet one of the door's rules for `cand`, in ledger order: those on

@@ -188,9 +188,10 @@ def human_summary(added: List[Dict[str, Any]], label: str, signing: Sequence[Pro
 
 def on_the_code(root: Any, data: bytes, old: Optional[bytes]) -> Tuple[Dict[str, str], int]:
     """(the code's own hashes, from disk, of every scope in the files that the findings the compared
-    change adds stand on; the change's first line) — for the replay to judge those lines as the door
-    would have (`Replay.as_on_disk`). Nothing without a change to compare, or when it adds no finding
-    on a scope: lines already at the base were judged when they were added, on the code then."""
+    change adds stand on, or that its `moved` events move a finding from; the change's first line) —
+    for the replay to judge those lines as the door would have (core/on_the_code.py). Nothing without a
+    change to compare, or when it adds no finding on a scope: lines already at the base were judged
+    when they were added, on the code then."""
     if old is None or len(data) <= len(old):
         return {}, 0
     before = old.count(b"\n") + (0 if old.endswith(b"\n") or not old else 1)  # (the base's lines)
@@ -201,8 +202,9 @@ def on_the_code(root: Any, data: bytes, old: Optional[bytes]) -> Tuple[Dict[str,
             at = data.find(b"\n", at) + 1
             if at == 0:
                 return {}, 0
-    found = [rec["scope_ref"] for _no, rec in records(data[at:])
-             if rec.get("t") == "prior" and isinstance(rec.get("scope_ref"), str)]
+    found = [rec["scope_ref"] if rec.get("t") == "prior" else rec["from"] for _no, rec in records(data[at:])
+             if (rec.get("t") == "prior" and isinstance(rec.get("scope_ref"), str))
+             or (rec.get("t") == "event" and rec.get("action") == "moved" and isinstance(rec.get("from"), str))]
     if not found:
         return {}, 0
     refs = [r for r in found if r not in ("", "*") and not r.endswith("/")]

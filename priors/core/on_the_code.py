@@ -1,0 +1,65 @@
+"""What `verify` judges a change's lines on: the code in the checkout, where the door would have.
+
+The ledger keeps no snapshot of the code a run saw, only the hashes its lines state, and `verify`
+believes them — but the door never takes a run's word for a scope that holds a person's binding
+decision: it hashes it from disk (ops/opening.py `settled_from_disk`), and it moves a finding only
+when its definition is gone (core/moves.py). So for the lines a compared change adds (`verify
+--since`, or the lines not yet committed), `verify` hands the replay the code's own hashes of the
+scopes they name (ops/verify.py `on_the_code`), and these two rules judge them as the door did.
+Pure: the hashes come in as a mapping (whose `fetch`, when it has one, reads more of them at once).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Tuple
+
+from priors.core.fold import PriorState
+from priors.core.grammar import Candidate
+from priors.core.protocol import ScopeIndex
+
+
+def as_on_disk(decided: ScopeIndex, disk: Any, cand: Candidate, scopes: Dict[str, str],
+               current: Any) -> Tuple[Dict[str, str], Any, str]:
+    """(scopes, the finding's own hash, a note for the message) as the door would have judged `cand`:
+    a person's binding scope around it (`decided`, every namespace's) whose state the block states
+    (`scopes`: its own line, or a verdict's) is taken in the state the code has (`disk`) — a line
+    typed into the ledger with a made-up hash for a person's scope, to make it look changed, is
+    judged on the code as it is. A scope the block states nothing of keeps that: a run from a
+    parallel branch, merged after the person decided, never looked at it, and is not judged against
+    a decision it could not see."""
+    around = [p for p in decided.around(cand) if isinstance(p.scope_ref, str) and p.binding and not p.redacted
+              and p.scope_ref in scopes]
+    fetch = getattr(disk, "fetch", None)
+    if fetch is not None and around:  # (verify's `OnDisk`: the scopes it has not read yet, read together)
+        fetch([p.scope_ref for p in around])
+    out: Optional[Dict[str, str]] = None
+    moved: List[str] = []
+    for p in around:
+        ref = p.scope_ref
+        h = disk.get(ref)
+        if h is None or scopes[ref] == h:  # type: ignore[index]  # (`around` holds only str refs)
+            continue
+        if out is None:
+            out = dict(scopes)
+        moved.append(f"{ref} {scopes[ref]} → {h}")  # type: ignore[index]
+        out[ref] = h  # type: ignore[index]
+    if out is None:
+        return scopes, current, ""
+    own = cand.scope_ref
+    if isinstance(own, str) and own in out and disk.get(own) is not None:
+        current = disk.get(own)  # (the door stamps a finding on a person's scope with the hash from disk)
+    return out, current, (" — judged, as the door judges a person's scope, on the code in this checkout ("
+                          + "; ".join(sorted(set(moved))) + ")")
+
+
+def unfounded_move(p: PriorState, disk: Any, to: Any) -> Optional[str]:
+    """Why a `moved` event could not be the keeper's, or None: it carries `p`, a person's decision,
+    away from a definition the code still holds in the state they decided on — the keeper moves a
+    finding only when its definition is gone, so this one would set their decision on other code and
+    leave its own free for a re-raise."""
+    ref = p.scope_ref
+    if not p.binding or p.redacted or not isinstance(ref, str) or disk.get(ref) != p.scope_hash:
+        return None
+    return (f"event moves {p.id}, which a person made {p.status}, from {ref} to {to!r}, but the checkout still "
+            f"holds {ref} in the state they decided on — the keeper moves a finding only when its definition is "
+            "gone: the keeper never wrote this line")
