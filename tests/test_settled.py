@@ -313,6 +313,40 @@ def test_a_change_that_moves_a_person_s_decision_off_code_still_there_is_named(k
     assert "MOVE_UNFOUNDED" not in r.out, r
 
 
+def test_a_decision_recorded_before_indentation_counted_holds_on_unchanged_code(keeper):
+    """A person's wontfix stored with the whitespace-blind hash a Python scope had before indentation
+    counted: the door judges it unchanged while the code is unchanged under that scheme (`rehashed`),
+    and refuses a re-raise stamped with today's hash — a change typing that re-raise into the ledger
+    passed verify, the decision looking out of date. Judged on the code now, it is named."""
+    from priors.core.canonical import dumps
+    from priors.snapshot.shapes import blind_hashes
+    root = keeper.root
+    _git(root, "init", "-q")
+    for k, v in (("user.name", "A"), ("user.email", "a@example.com"), ("commit.gpgsign", "false")):
+        _git(root, "config", k, v)
+    _settled(keeper)
+    keeper.ok("abort", "--run", "run-002")
+    old = blind_hashes(root, ["src/tax.py#rate"])["src/tax.py#rate"]
+    now = json.loads(keeper.ok("snapshot"))["src/tax.py#rate"]
+    assert old != now
+    ledger = root / ".priors/ledger.jsonl"
+    ledger.write_bytes(keeper.ledger_bytes().replace(now.encode(), old.encode()))
+    keeper.ok("render")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "a ledger from before indentation counted")
+    base = _git(root, "rev-parse", "HEAD")
+    decided = keeper.ledger()[0]
+    assert decided["scope_hash"] == old
+    n = len(keeper.ledger())
+    again = dict(decided, id="P-0002", born="run-002", scope_hash=now)
+    seal = {"t": "run", "action": "commit", "run": "run-002", "ns": NS, "summary": ["New this run: 1"], "door": 3}
+    ledger.write_bytes(keeper.ledger_bytes() + (dumps(again) + "\n" + dumps(seal) + "\n").encode())
+    keeper.ok("render")
+    r = keeper("verify", "--since", base, "--json")
+    got = [(p["line"], p["code"]) for p in json.loads(r.out)["problems"]]
+    assert r.code == 1 and (n + 1, "RERAISE") in got, r
+
+
 def test_the_loop_through_the_mcp_tools(tmp_path):
     """SETTLED_NEARBY, the staged call and the person's `duplicate --of`, then refused next time — the
     agent's half through the MCP tools, the person's on the command line."""

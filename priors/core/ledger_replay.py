@@ -42,6 +42,7 @@ from priors.core.grammar import OPPOSED, Candidate, ref_alias
 from priors.core.ledger_checks import whole_line_pieces
 from priors.core.ledger_parse import scanner
 from priors.core.lessons import check_supersedes
+from priors.core.moves import as_run_sees
 from priors.core.on_the_code import as_on_disk, unfounded_move
 from priors.core.problem import Problem
 from priors.core.protocol import ScopeIndex, door_of, judge_pool, same_words
@@ -404,9 +405,9 @@ class Replay:
             return
         if not cand.repo_wide and not (isinstance(cand.scope_ref, str) and isinstance(current, str)):
             return
-        said = ""
+        said, rehashed = "", {}  # type: str, Dict[str, str]
         if self.disk and no >= self.from_line and not cand.repo_wide:
-            scopes, current, said = as_on_disk(self.decided, self.disk, cand, scopes, current)
+            scopes, current, said, rehashed = as_on_disk(self.decided, self.disk, cand, scopes, current)
         index = self.index.get(ns)
         st = self.st
 
@@ -427,6 +428,9 @@ class Replay:
                      if p.ns != ns and p.binding and not p.redacted] if self.decided.items else []
         if not pool and not elsewhere:
             return  # nothing any rule compares it with (judge_pool would find nothing)
+        if rehashed:  # (decisions made before indentation counted, unchanged under that scheme: see on_the_code)
+            pool = [as_run_sees(p, {}, rehashed) for p in pool]
+            elsewhere = [as_run_sees(p, {}, rehashed) for p in elsewhere]
         try:
             esc = judge_pool(pool, cand, current if isinstance(current, str) else None, scopes, figure,
                              elsewhere=elsewhere, legacy=legacy, more=lambda p: wordings(st, p.id))

@@ -19,14 +19,17 @@ from priors.core.protocol import ScopeIndex
 
 
 def as_on_disk(decided: ScopeIndex, disk: Any, cand: Candidate, scopes: Dict[str, str],
-               current: Any) -> Tuple[Dict[str, str], Any, str]:
-    """(scopes, the finding's own hash, a note for the message) as the door would have judged `cand`:
+               current: Any) -> Tuple[Dict[str, str], Any, str, Dict[str, str]]:
+    """(scopes, the finding's own hash, a note for the message, the decisions judged as holding the
+    scope's hash now) as the door would have judged `cand`:
     a person's binding scope around it (`decided`, every namespace's) whose state the block states
     (`scopes`: its own line, or a verdict's) is taken in the state the code has (`disk`) — a line
     typed into the ledger with a made-up hash for a person's scope, to make it look changed, is
     judged on the code as it is. A scope the block states nothing of keeps that: a run from a
     parallel branch, merged after the person decided, never looked at it, and is not judged against
-    a decision it could not see."""
+    a decision it could not see. A decision recorded before indentation counted whose scope is
+    unchanged under that scheme (`disk.blind`) holds the scope's hash now, as the door judges it
+    (`rehashed`, core/moves.py `as_run_sees`)."""
     around = [p for p in decided.around(cand) if isinstance(p.scope_ref, str) and p.binding and not p.redacted
               and p.scope_ref in scopes]
     fetch = getattr(disk, "fetch", None)
@@ -34,9 +37,13 @@ def as_on_disk(decided: ScopeIndex, disk: Any, cand: Candidate, scopes: Dict[str
         fetch([p.scope_ref for p in around])
     out: Optional[Dict[str, str]] = None
     moved: List[str] = []
+    rehashed: Dict[str, str] = {}
+    blind = getattr(disk, "blind", None)
     for p in around:
         ref = p.scope_ref
         h = disk.get(ref)
+        if h is not None and h != p.scope_hash and blind is not None and blind(ref) == p.scope_hash:
+            rehashed[p.id] = h
         if h is None or scopes[ref] == h:  # type: ignore[index]  # (`around` holds only str refs)
             continue
         if out is None:
@@ -44,12 +51,12 @@ def as_on_disk(decided: ScopeIndex, disk: Any, cand: Candidate, scopes: Dict[str
         moved.append(f"{ref} {scopes[ref]} → {h}")  # type: ignore[index]
         out[ref] = h  # type: ignore[index]
     if out is None:
-        return scopes, current, ""
+        return scopes, current, "", rehashed
     own = cand.scope_ref
     if isinstance(own, str) and own in out and disk.get(own) is not None:
         current = disk.get(own)  # (the door stamps a finding on a person's scope with the hash from disk)
     return out, current, (" — judged, as the door judges a person's scope, on the code in this checkout ("
-                          + "; ".join(sorted(set(moved))) + ")")
+                          + "; ".join(sorted(set(moved))) + ")"), rehashed
 
 
 def unfounded_move(p: PriorState, disk: Any, to: Any) -> Optional[str]:

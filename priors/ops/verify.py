@@ -19,6 +19,7 @@ from priors.core.ledger_checks import (
 from priors.core.ledger_replay import in_order, records, replay
 from priors.core.replay_split import Share, namespace_weights, split_namespaces, survey
 from priors.snapshot.scan import rehash
+from priors.snapshot.shapes import blind_hashes
 from priors.store.background import start, worth_it
 from priors.store.files import file_size, read_bytes
 from priors.store.git import UPSTREAM_REVS, committed_ledger, git_show, lacks_upstream, pushed_over, remote_bases
@@ -213,13 +214,21 @@ def on_the_code(root: Any, data: bytes, old: Optional[bytes]) -> Tuple[Dict[str,
 
 class OnDisk(dict):
     """The code's own hashes (`on_the_code`): those of the files the change's findings name, read at
-    once; a person's scope asked for that they do not hold — in the folder (or the `*`) a finding
-    stands on — read from disk, with its file, when first asked (`rehash`)."""
+    once; a person's scope asked for that they do not hold — one a verdict of the change states, in
+    a file no finding names — read from disk, with its file, when first asked (`rehash`). `blind`:
+    a scope's hash as the keeper gave it before indentation counted (`shapes.blind_hashes`), which a
+    person's decision made then still holds while the code is unchanged under that scheme."""
 
     def __init__(self, root: Any, known: Dict[str, str]) -> None:
         super().__init__(known)
         self.root = root
         self.asked: set = set()
+        self.blinds: Dict[str, Optional[str]] = {}
+
+    def blind(self, ref: str) -> Optional[str]:
+        if ref not in self.blinds:
+            self.blinds[ref] = blind_hashes(self.root, [ref]).get(ref)
+        return self.blinds[ref]
 
     def __bool__(self) -> bool:
         return True  # (a change's findings to judge, even before a hash is read)
