@@ -435,3 +435,62 @@ def test_a_claims_key_is_its_letters_and_digits_however_it_is_computed():
         assert claim_key(text) == not_word.sub("", text.casefold())
 
     same()
+
+
+def test_a_person_s_scope_stated_with_two_hashes_in_a_change_s_block_is_judged_on_the_code(keeper):
+    """A block that states a person's scope twice, under two made-up hashes (the re-raise, and a
+    second finding on the same definition), left that scope out of what it states — no snapshot holds
+    two hashes for one scope — so it was not judged on the code, and the re-raise passed `verify`."""
+    from priors.core.canonical import dumps
+    root = keeper.root
+    _git(root, "init", "-q")
+    for k, v in (("user.name", "A"), ("user.email", "a@example.com"), ("commit.gpgsign", "false")):
+        _git(root, "config", k, v)
+    _settled(keeper)
+    keeper.ok("abort", "--run", "run-002")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "base")
+    base = _git(root, "rev-parse", "HEAD")
+    decided = keeper.ledger()[0]
+    n = len(keeper.ledger())
+    again = dict(decided, id="P-0002", born="run-002", scope_hash="deadbeef0000")
+    other = dict(decided, id="P-0003", born="run-002", claim="rate() has no docstring", scope_hash="deadbeef1111")
+    seal = {"t": "run", "action": "commit", "run": "run-002", "ns": NS, "summary": ["New this run: 2"], "door": 3}
+    ledger = root / ".priors/ledger.jsonl"
+    ledger.write_bytes(keeper.ledger_bytes() + "".join(dumps(r) + "\n" for r in (again, other, seal)).encode())
+    keeper.ok("render")
+    for args in (("verify", "--since", base, "--json"), ("verify", "--json")):
+        r = keeper(*args)
+        got = [(p["line"], p["code"]) for p in json.loads(r.out)["problems"]]
+        assert r.code == 1 and (n + 1, "RERAISE") in got, (args, r)
+
+
+def test_a_change_s_lines_beside_a_redaction_that_shortens_the_ledger_are_judged_on_the_code(keeper):
+    """A person's redaction of a long line can leave the ledger shorter than the base's even with a
+    block added after it: the change was then taken to add nothing, and a repeat of a wontfix under
+    a made-up hash passed `verify --since`."""
+    from priors.core.canonical import dumps
+    root = keeper.root
+    _git(root, "init", "-q")
+    for k, v in (("user.name", "A"), ("user.email", "a@example.com"), ("commit.gpgsign", "false")):
+        _git(root, "config", k, v)
+    _settled(keeper)
+    keeper.ok("propose", keeper.candidate(conclusion("total() prints the key " + "sk-0000 " * 80 + "again",
+                                                     scope_ref="src/tax.py#total")), "--run", "run-002", "--ns", NS)
+    keeper.ok("commit", "--run", "run-002")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "base")
+    base = _git(root, "rev-parse", "HEAD")
+    at_base = len(keeper.ledger_bytes())
+    keeper.ok("redact", "P-0002", "--because", "a secret")
+    decided = keeper.ledger()[0]
+    n = len(keeper.ledger())
+    forged = dict(decided, id="P-0003", born="run-003", scope_hash="deadbeef0000")
+    seal = {"t": "run", "action": "commit", "run": "run-003", "ns": NS, "summary": ["New this run: 1"], "door": 3}
+    ledger = root / ".priors/ledger.jsonl"
+    ledger.write_bytes(keeper.ledger_bytes() + (dumps(forged) + "\n" + dumps(seal) + "\n").encode())
+    assert len(keeper.ledger_bytes()) <= at_base  # (the case: shorter than the base's, lines added)
+    keeper.ok("render")
+    r = keeper("verify", "--since", base, "--json")
+    got = [(p["line"], p["code"]) for p in json.loads(r.out)["problems"]]
+    assert r.code == 1 and (n + 1, "RERAISE") in got, r

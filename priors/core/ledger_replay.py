@@ -349,7 +349,7 @@ class Replay:
                 self.agent_move(no, rec)
             elif t == "prior":
                 if rec.get("redacted") is not True and self.judges(rec.get("ns")):
-                    self.agent_prior(no, rec, scopes, disposed, born, legacy)
+                    self.agent_prior(no, rec, scopes, disposed, born, legacy, known)
                 if isinstance(rec.get("id"), str):
                     born.add(rec["id"])
             elif t == "call":
@@ -376,7 +376,7 @@ class Replay:
                 self.add(no, "MOVE_UNFOUNDED", why)
 
     def agent_prior(self, no: int, rec: Dict[str, Any], scopes: Dict[str, str], disposed: Set[Any],
-                    born: Set[Any], legacy: bool = False) -> None:
+                    born: Set[Any], legacy: bool = False, stated: Any = None) -> None:
         """The door's checks of a candidate, in its order: supersedes, distinct_from, then the conflicts."""
         pid, ns, claim, facets = rec.get("id"), rec.get("ns"), rec.get("claim"), rec.get("facets")
         if not (isinstance(ns, str) and isinstance(claim, str) and isinstance(facets, dict)
@@ -407,7 +407,7 @@ class Replay:
             return
         said, rehashed = "", {}  # type: str, Dict[str, str]
         if self.disk and no >= self.from_line and not cand.repo_wide:
-            scopes, current, said, rehashed = as_on_disk(self.decided, self.disk, cand, scopes, current)
+            scopes, current, said, rehashed = as_on_disk(self.decided, self.disk, cand, scopes, current, stated)
         index = self.index.get(ns)
         st = self.st
 

@@ -19,7 +19,7 @@ from priors.core.protocol import ScopeIndex
 
 
 def as_on_disk(decided: ScopeIndex, disk: Any, cand: Candidate, scopes: Dict[str, str],
-               current: Any) -> Tuple[Dict[str, str], Any, str, Dict[str, str]]:
+               current: Any, stated: Any = None) -> Tuple[Dict[str, str], Any, str, Dict[str, str]]:
     """(scopes, the finding's own hash, a note for the message, the decisions judged as holding the
     scope's hash now) as the door would have judged `cand`:
     a person's binding scope around it (`decided`, every namespace's) whose state the block states
@@ -27,11 +27,15 @@ def as_on_disk(decided: ScopeIndex, disk: Any, cand: Candidate, scopes: Dict[str
     typed into the ledger with a made-up hash for a person's scope, to make it look changed, is
     judged on the code as it is. A scope the block states nothing of keeps that: a run from a
     parallel branch, merged after the person decided, never looked at it, and is not judged against
-    a decision it could not see. A decision recorded before indentation counted whose scope is
-    unchanged under that scheme (`disk.blind`) holds the scope's hash now, as the door judges it
-    (`rehashed`, core/moves.py `as_run_sees`)."""
+    a decision it could not see. `stated`: every scope the block states, `scopes`' and those it
+    states two hashes for (which `scopes` leaves out: no run's snapshot holds two) — a second,
+    contradicting hash beside the made-up one states the person's scope all the same. A decision
+    recorded before indentation counted whose scope is unchanged under that scheme (`disk.blind`)
+    holds the scope's hash now, as the door judges it (`rehashed`, core/moves.py `as_run_sees`)."""
+    if stated is None:
+        stated = scopes
     around = [p for p in decided.around(cand) if isinstance(p.scope_ref, str) and p.binding and not p.redacted
-              and p.scope_ref in scopes]
+              and p.scope_ref in stated]
     fetch = getattr(disk, "fetch", None)
     if fetch is not None and around:  # (verify's `OnDisk`: the scopes it has not read yet, read together)
         fetch([p.scope_ref for p in around])
@@ -44,11 +48,11 @@ def as_on_disk(decided: ScopeIndex, disk: Any, cand: Candidate, scopes: Dict[str
         h = disk.get(ref)
         if h is not None and h != p.scope_hash and blind is not None and blind(ref) == p.scope_hash:
             rehashed[p.id] = h
-        if h is None or scopes[ref] == h:  # type: ignore[index]  # (`around` holds only str refs)
+        if h is None or scopes.get(ref) == h:  # type: ignore[arg-type]  # (`around` holds only str refs)
             continue
         if out is None:
             out = dict(scopes)
-        moved.append(f"{ref} {scopes[ref]} → {h}")  # type: ignore[index]
+        moved.append(f"{ref} {scopes.get(ref, 'stated with two hashes')} → {h}")  # type: ignore[arg-type]
         out[ref] = h  # type: ignore[index]
     if out is None:
         return scopes, current, "", rehashed

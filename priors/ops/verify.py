@@ -193,16 +193,18 @@ def on_the_code(root: Any, data: bytes, old: Optional[bytes]) -> Tuple[Dict[str,
     for the replay to judge those lines as the door would have (core/on_the_code.py). Nothing without a
     change to compare, or when it adds no finding on a scope: lines already at the base were judged
     when they were added, on the code then."""
-    if old is None or len(data) <= len(old):
+    if old is None:
         return {}, 0
     before = old.count(b"\n") + (0 if old.endswith(b"\n") or not old else 1)  # (the base's lines)
     at = len(old)
     if not data.startswith(old):  # a person's redaction rewrote a base line in place (any other edit of
         at = 0                    # one is named by `check_since`): the change's lines follow the base's count
-        for _ in range(before):
+        for _ in range(before):   # — the ledger may be shorter than the base's, its added lines after them
             at = data.find(b"\n", at) + 1
             if at == 0:
                 return {}, 0
+    if at >= len(data):
+        return {}, 0
     found = [rec["scope_ref"] if rec.get("t") == "prior" else rec["from"] for _no, rec in records(data[at:])
              if (rec.get("t") == "prior" and isinstance(rec.get("scope_ref"), str))
              or (rec.get("t") == "event" and rec.get("action") == "moved" and isinstance(rec.get("from"), str))]
