@@ -159,6 +159,37 @@ def _git(root, *args):
     return subprocess.run(["git", *args], cwd=str(root), check=True, capture_output=True, text=True).stdout.strip()
 
 
+def _settled_in_git(keeper):
+    """`_settled` in a git work tree, its run-002 aborted and all committed: the base's revision."""
+    _in_git(keeper.root)
+    _settled(keeper)
+    keeper.ok("abort", "--run", "run-002")
+    return _commit(keeper.root, "base")
+
+
+def _append_block(keeper, *priors):
+    """The priors typed into the ledger as a run of their own (born's), sealed as the keeper seals one."""
+    from priors.core.canonical import dumps
+    run = priors[0]["born"]
+    seal = {"t": "run", "action": "commit", "run": run, "ns": NS, "summary": [f"New this run: {len(priors)}"], "door": 3}
+    ledger = keeper.root / ".priors/ledger.jsonl"
+    ledger.write_bytes(keeper.ledger_bytes() + "".join(dumps(r) + "\n" for r in priors + (seal,)).encode())
+
+
+def _commit(root, message):
+    """Everything committed: the new revision."""
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", message)
+    return _git(root, "rev-parse", "HEAD")
+
+
+def _in_git(root):
+    """The keeper's folder made a git work tree with an author (commits unsigned)."""
+    _git(root, "init", "-q")
+    for k, v in (("user.name", "A"), ("user.email", "a@example.com"), ("commit.gpgsign", "false")):
+        _git(root, "config", k, v)
+
+
 def test_a_made_up_hash_for_a_person_s_scope_is_judged_on_the_code(keeper):
     """A block typed into the ledger that repeats a person's wontfix on their scope under a made-up hash
     (so the scope looks changed) passed verify: the door hashes a person's scope from disk, verify only
@@ -167,14 +198,7 @@ def test_a_made_up_hash_for_a_person_s_scope_is_judged_on_the_code(keeper):
     again (they were judged on the code of their day)."""
     from priors.core.canonical import dumps
     root = keeper.root
-    _git(root, "init", "-q")
-    for k, v in (("user.name", "A"), ("user.email", "a@example.com"), ("commit.gpgsign", "false")):
-        _git(root, "config", k, v)
-    _settled(keeper)
-    keeper.ok("abort", "--run", "run-002")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-qm", "base")
-    base = _git(root, "rev-parse", "HEAD")
+    base = _settled_in_git(keeper)
     lines = keeper.ledger()
     decided = lines[0]
     ledger = root / ".priors/ledger.jsonl"
@@ -219,15 +243,11 @@ def test_a_change_s_finding_on_another_spelling_of_a_person_s_scope_is_named(kee
     from a parallel branch states nothing of a scope it never looked at), as before."""
     from priors.core.canonical import dumps
     root = keeper.root
-    _git(root, "init", "-q")
-    for k, v in (("user.name", "A"), ("user.email", "a@example.com"), ("commit.gpgsign", "false")):
-        _git(root, "config", k, v)
+    _in_git(root)
     _settled(keeper)
     keeper.ok("abort", "--run", "run-002")
     keeper.write("src/other.py", "X = 1\n")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-qm", "base")
-    base = _git(root, "rev-parse", "HEAD")
+    base = _commit(root, "base")
     decided = keeper.ledger()[0]
     ledger = root / ".priors/ledger.jsonl"
     clean = keeper.ledger_bytes()
@@ -253,25 +273,17 @@ def test_a_person_s_redaction_in_the_change_does_not_stop_its_lines_being_judged
     """A person's redaction rewrites a base line in place, so the ledger no longer starts with the
     base's bytes: the change's added lines were then not judged on the code at all, and a repeat of
     a wontfix under a made-up hash, added beside the redaction, passed `verify --since`."""
-    from priors.core.canonical import dumps
     root = keeper.root
-    _git(root, "init", "-q")
-    for k, v in (("user.name", "A"), ("user.email", "a@example.com"), ("commit.gpgsign", "false")):
-        _git(root, "config", k, v)
+    _in_git(root)
     _settled(keeper)
     keeper.ok("propose", keeper.candidate(conclusion("total() prints the key sk-0000", scope_ref="src/tax.py#total")),
               "--run", "run-002", "--ns", NS)
     keeper.ok("commit", "--run", "run-002")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-qm", "base")
-    base = _git(root, "rev-parse", "HEAD")
+    base = _commit(root, "base")
     keeper.ok("redact", "P-0002", "--because", "a secret")
     decided = keeper.ledger()[0]
     n = len(keeper.ledger())
-    forged = dict(decided, id="P-0003", born="run-003", scope_hash="deadbeef0000")
-    seal = {"t": "run", "action": "commit", "run": "run-003", "ns": NS, "summary": ["New this run: 1"], "door": 3}
-    ledger = root / ".priors/ledger.jsonl"
-    ledger.write_bytes(keeper.ledger_bytes() + (dumps(forged) + "\n" + dumps(seal) + "\n").encode())
+    _append_block(keeper, dict(decided, id="P-0003", born="run-003", scope_hash="deadbeef0000"))
     keeper.ok("render")
     for args in (("verify", "--since", base, "--json"), ("verify", "--json")):
         r = keeper(*args)
@@ -285,14 +297,7 @@ def test_a_change_that_moves_a_person_s_decision_off_code_still_there_is_named(k
     and the re-raise is then judged against the decision still standing on `rate`."""
     from priors.core.canonical import dumps
     root = keeper.root
-    _git(root, "init", "-q")
-    for k, v in (("user.name", "A"), ("user.email", "a@example.com"), ("commit.gpgsign", "false")):
-        _git(root, "config", k, v)
-    _settled(keeper)
-    keeper.ok("abort", "--run", "run-002")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-qm", "base")
-    base = _git(root, "rev-parse", "HEAD")
+    base = _settled_in_git(keeper)
     now = json.loads(keeper.ok("snapshot"))
     decided = keeper.ledger()[0]
     n = len(keeper.ledger())
@@ -321,9 +326,7 @@ def test_a_decision_recorded_before_indentation_counted_holds_on_unchanged_code(
     from priors.core.canonical import dumps
     from priors.snapshot.shapes import blind_hashes
     root = keeper.root
-    _git(root, "init", "-q")
-    for k, v in (("user.name", "A"), ("user.email", "a@example.com"), ("commit.gpgsign", "false")):
-        _git(root, "config", k, v)
+    _in_git(root)
     _settled(keeper)
     keeper.ok("abort", "--run", "run-002")
     old = blind_hashes(root, ["src/tax.py#rate"])["src/tax.py#rate"]
@@ -443,14 +446,7 @@ def test_a_person_s_scope_stated_with_two_hashes_in_a_change_s_block_is_judged_o
     two hashes for one scope — so it was not judged on the code, and the re-raise passed `verify`."""
     from priors.core.canonical import dumps
     root = keeper.root
-    _git(root, "init", "-q")
-    for k, v in (("user.name", "A"), ("user.email", "a@example.com"), ("commit.gpgsign", "false")):
-        _git(root, "config", k, v)
-    _settled(keeper)
-    keeper.ok("abort", "--run", "run-002")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-qm", "base")
-    base = _git(root, "rev-parse", "HEAD")
+    base = _settled_in_git(keeper)
     decided = keeper.ledger()[0]
     n = len(keeper.ledger())
     again = dict(decided, id="P-0002", born="run-002", scope_hash="deadbeef0000")
@@ -469,26 +465,18 @@ def test_a_change_s_lines_beside_a_redaction_that_shortens_the_ledger_are_judged
     """A person's redaction of a long line can leave the ledger shorter than the base's even with a
     block added after it: the change was then taken to add nothing, and a repeat of a wontfix under
     a made-up hash passed `verify --since`."""
-    from priors.core.canonical import dumps
     root = keeper.root
-    _git(root, "init", "-q")
-    for k, v in (("user.name", "A"), ("user.email", "a@example.com"), ("commit.gpgsign", "false")):
-        _git(root, "config", k, v)
+    _in_git(root)
     _settled(keeper)
     keeper.ok("propose", keeper.candidate(conclusion("total() prints the key " + "sk-0000 " * 80 + "again",
                                                      scope_ref="src/tax.py#total")), "--run", "run-002", "--ns", NS)
     keeper.ok("commit", "--run", "run-002")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-qm", "base")
-    base = _git(root, "rev-parse", "HEAD")
+    base = _commit(root, "base")
     at_base = len(keeper.ledger_bytes())
     keeper.ok("redact", "P-0002", "--because", "a secret")
     decided = keeper.ledger()[0]
     n = len(keeper.ledger())
-    forged = dict(decided, id="P-0003", born="run-003", scope_hash="deadbeef0000")
-    seal = {"t": "run", "action": "commit", "run": "run-003", "ns": NS, "summary": ["New this run: 1"], "door": 3}
-    ledger = root / ".priors/ledger.jsonl"
-    ledger.write_bytes(keeper.ledger_bytes() + (dumps(forged) + "\n" + dumps(seal) + "\n").encode())
+    _append_block(keeper, dict(decided, id="P-0003", born="run-003", scope_hash="deadbeef0000"))
     assert len(keeper.ledger_bytes()) <= at_base  # (the case: shorter than the base's, lines added)
     keeper.ok("render")
     r = keeper("verify", "--since", base, "--json")
