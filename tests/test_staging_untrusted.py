@@ -270,3 +270,18 @@ def test_carry_refuses_what_it_cannot_move(keeper):
     keeper.write(".priors/runs/run-005/relevant.json", json.dumps({"run": "run-005", "ns": "web"}))
     assert keeper.refused("ACTIVE_RUN_EXISTS", "carry", "--run", run)["run"] == "run-005"
 
+
+
+def test_an_invented_rehashed_entry_does_not_make_a_decision_look_out_of_date(keeper):
+    """`relevant.json`'s `rehashed` (a prior judged before indentation counted, unchanged since) is the
+    agent's to write: an entry giving the person's wontfix an invented hash made its verbatim re-raise
+    commit (exit 0, "New this run: 1"); the keeper checks each entry on disk and drops the invented one."""
+    run = _wontfix(keeper)
+    rel = _run_dir(keeper, run) / "relevant.json"
+    relevant = json.loads(rel.read_text())
+    relevant["rehashed"] = {"P-0001": "deadbeef0000"}
+    rel.write_text(json.dumps(relevant))
+    forged = dict(_ledger_line(keeper, "P-0001"), id="P-0002", born=run)
+    keeper.write(f".priors/runs/{run}/staged.jsonl", json.dumps(forged) + "\n")
+    body = _refused_at(keeper, "MALFORMED_STAGING", run, "staged", 1)
+    assert body["because"]["refused"] == "RERAISE" and body["because"]["of"] == "P-0001", body

@@ -98,6 +98,7 @@ def stored_scopes_checked(paths: Paths, st: State, rf: RunFiles) -> None:
             raise Refusal("MALFORMED_STAGING", run=rf.run, file=f".priors/runs/{rf.run}/relevant.json", line=1,
                           because={"rule": f"the snapshot holds {ref!r}, which is not a scope ref: {why}"},
                           hint=f"`priors abort --run {rf.run}` and open the run again")
+    rehashed_checked(paths, st, rf)
     refs = settled_refs(st, scopes)
     if not refs:
         return
@@ -112,6 +113,29 @@ def stored_scopes_checked(paths: Paths, st: State, rf: RunFiles) -> None:
             fixed[ref] = h  # the code is as a person decided it: a snapshot saying otherwise is not believed
     if fixed != scopes and isinstance(rf.relevant, dict):
         rf.relevant = dict(rf.relevant, scopes=fixed)
+
+
+def rehashed_checked(paths: Paths, st: State, rf: RunFiles) -> None:
+    """Commit's check of `relevant.json`'s `rehashed` (staging anyone can edit): a prior is judged as
+    holding the scope's hash now only when the keeper finds, on disk, its scope unchanged under the
+    whitespace-blind scheme it was judged with (`follow_code`); any other entry is dropped, so the
+    prior is judged on its own hash — an invented entry made a person's decision look out of date.
+    `rf` is changed in place."""
+    claimed = rf.rehashed
+    if not claimed or not isinstance(rf.relevant, dict):
+        return
+    refs: Dict[str, str] = {}
+    for pid in claimed:
+        p = st.priors.get(pid)
+        if p is not None and not p.redacted and isinstance(p.scope_ref, str) and isinstance(p.scope_hash, str):
+            refs[pid] = p.scope_ref
+    files = sorted({r for r in refs.values() if indent_counts(r.split("#", 1)[0])})
+    blind = blind_hashes(paths.root, files) if files else {}
+    disk = rehash(paths.root, files) if files else {}
+    kept = {pid: disk[ref] for pid, ref in refs.items()
+            if ref in blind and ref in disk and blind[ref] == st.priors[pid].scope_hash and disk[ref] == claimed[pid]}
+    if kept != claimed:
+        rf.relevant = dict(rf.relevant, rehashed=kept)
 
 
 def open_run(paths: Paths, ns: str, scopes: Dict[str, str], run: Optional[str], budget: Optional[Budget],
