@@ -137,9 +137,13 @@ def test_hand_edited_staging_cannot_overturn_a_binding_decision(keeper):
     rel["verify"] = [{"id": "P-0001", "claim": "a is magic", "scope_ref": "a.py", "scopeState": "unchanged"}]
     (rdir / "relevant.json").write_text(json.dumps(rel))
     (rdir / "dispositions.jsonl").write_text(json.dumps(k.disp("P-0001", run, "fixed")) + "\n")
-    out = keeper.ok("commit", "--run", run)
-    assert "set aside" in out and "P-0001" in out
-    assert status_of(keeper, "P-0001") == "wontfix"
+    before = keeper.ledger_bytes()
+    # decided before the run opened, P-0001 was no verify item: the door refuses the verdict, so does
+    # commit (it used to set it aside, saying the person decided "after this run opened")
+    body = keeper.refused("MALFORMED_DISPOSITIONS", "commit", "--run", run)
+    assert body["ids"] == ["P-0001"] and body["line"] == 1 and body["because"]["refused"] == "BINDING_IMMUTABLE"
+    assert keeper.ledger_bytes() == before and status_of(keeper, "P-0001") == "wontfix"
+    keeper.ok("abort", "--run", run)
     assert keeper("verify").code == 0
 
 

@@ -58,13 +58,15 @@ def human_word_wins(st: State, rf: RunFiles, decided: Any = ()) -> List[str]:
     """Staged verdicts the ledger, as it is now, no longer admits, by prior id; they are set aside.
 
     A person's word is absolute: a prior decided since the run opened (`decided`: read from the
-    ledger lines appended since; they arrive with a git pull, which no lock can stop), or one whose
-    status only a person gives, keeps that decision. Never silent: commit names them in its summary."""
+    ledger lines appended since; they arrive with a git pull, which no lock can stop) keeps that
+    decision. Never silent: commit names them in its summary. A verdict on a prior a person had
+    decided before the run opened is no verify item of the run: the door refuses it (BINDING_IMMUTABLE),
+    and so does commit (`judge_verdicts`), naming the staged line."""
     out = []
     for ev in rf.dispositions:
         pid = ev["id"]
         p = st.priors.get(pid)
-        if p is not None and (pid in decided or p.status in HUMAN_FINAL) and pid not in out:
+        if p is not None and pid in decided and pid not in out:
             out.append(pid)
     return out
 
