@@ -214,7 +214,9 @@ def test_a_made_up_hash_for_a_person_s_scope_is_judged_on_the_code(keeper):
             got = [(p["line"], p["code"]) for p in json.loads(r.out)["problems"]]
             assert r.code == 1 and got and got[0][0] == len(lines) + 1, (claim, args, r)
             assert got[0][1] in ("RERAISE", "SETTLED_NEARBY"), got
-            assert "on the code in this checkout" in json.loads(r.out)["problems"][0]["message"]
+            said = json.loads(r.out)["problems"][0]["message"]
+            assert "on the code in this checkout" in said
+            assert f"({ref}: the ledger says deadbeef0000, the code is " in said, said  # (which hash is which)
         assert keeper("verify", "--no-git").code == 0  # (no base to compare with: the line is believed)
     # the code really changed: the line's hash is the code's, and a person's decision no longer holds there
     keeper.write("src/tax.py", TAX.replace("RATE = 0.2", "RATE = load_rate()").replace("return RATE", "return RATE or 0.2"))

@@ -370,7 +370,8 @@ def test_a_failing_verify_says_where_to_read_what_to_do(keeper):
     md.write_text(md.read_text(encoding="utf-8") + "hand edit\n", encoding="utf-8")
     r = keeper("verify")
     assert r.code == 1
-    assert r.out.splitlines()[-1] == '1 problem in .priors/ — what to do: docs/ci.md, "When verify fails"'
+    assert r.out.splitlines()[-1] == ('1 problem in .priors/ — what to do: docs/ci.md in the priors repository, '
+                                      '"When verify fails"')
     assert "### When `verify` fails" in (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
     assert "what to do" not in keeper("verify", "--json").out
     keeper.ok("render")

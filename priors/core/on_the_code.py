@@ -52,7 +52,8 @@ def as_on_disk(decided: ScopeIndex, disk: Any, cand: Candidate, scopes: Dict[str
             continue
         if out is None:
             out = dict(scopes)
-        moved.append(f"{ref} {scopes.get(ref, 'stated with two hashes')} → {h}")  # type: ignore[arg-type]
+        said = f"the ledger says {scopes[ref]}" if ref in scopes else "the ledger states two hashes"
+        moved.append(f"{ref}: {said}, the code is {h}")
         out[ref] = h  # type: ignore[index]
     if out is None:
         return scopes, current, "", rehashed

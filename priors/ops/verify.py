@@ -136,7 +136,7 @@ def verify(paths: Paths, since: Optional[str], no_git: bool) -> Tuple[Answer, Li
             [github_annotation(p) for p in problems] + [github_annotation(w, "warning") for w in warnings])
 
 
-FAILS_HELP = 'docs/ci.md, "When verify fails"'
+FAILS_HELP = 'docs/ci.md in the priors repository, "When verify fails"'
 
 
 def _push_base(paths: Paths, since: Optional[str]) -> Tuple[Optional[str], List[str]]:
