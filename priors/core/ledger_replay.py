@@ -74,7 +74,7 @@ def replay(data: Union[bytes, Iterable[bytes], Callable[[], Iterable[bytes]]], s
     other lines name (`replay_split.survey`) — another namespace's block naming none of them is not
     folded (core/replay_split.py); a line naming one skipped so starts the replay again, folding all.
     `disk`, `from_line`: the code's own hashes of the scopes a change's findings stand on, and the
-    change's first line (`Replay.as_on_disk`)."""
+    change's first line (core/on_the_code.py)."""
     skipping = share is not None and needed is not None and (callable(data) or isinstance(data, bytes))
     try:
         return _replay(data, share, needed if skipping else None, disk, from_line)
