@@ -84,8 +84,7 @@ def replay(data: Union[bytes, Iterable[bytes], Callable[[], Iterable[bytes]]], s
 
 def _replay(data: Any, share: Optional[Share], needed: Optional[FrozenSet[str]], disk: Optional[Dict[str, str]],
             from_line: int) -> List[Problem]:
-    rp = Replay(share, needed)
-    rp.disk, rp.from_line = disk or {}, from_line
+    rp = Replay(share, needed, disk, from_line)
     collecting = gc.isenabled()
     gc.disable()  # a few hundred thousand acyclic records and states: a collection would only cost time
     try:
@@ -136,13 +135,14 @@ def records(data: Union[bytes, Iterable[bytes]]) -> Iterator[Tuple[int, Dict[str
 class Replay:
     """The ledger folded line by line, each run block judged when its seal arrives."""
 
-    def __init__(self, share: Optional[Share] = None, needed: Optional[FrozenSet[str]] = None) -> None:
+    def __init__(self, share: Optional[Share] = None, needed: Optional[FrozenSet[str]] = None,
+                 disk: Optional[Dict[str, str]] = None, from_line: int = 0) -> None:
         self.share = share
         self.needed = needed  # the priors other lines name: never skipped (None: nothing is skipped)
         self.foreign: Dict[str, Any] = {}  # prior -> its namespace, for a prior whose block was skipped
         self.words: Dict[str, str] = {}  # each value of `_FEW_VALUES` seen, once
-        self.disk: Dict[str, str] = {}  # the code's own hashes, for the lines from `from_line` on (`as_on_disk`)
-        self.from_line = 0
+        self.disk: Dict[str, str] = disk or {}  # the code's own hashes, for the lines from `from_line` on
+        self.from_line = from_line  # (core/on_the_code.py)
         self.st = State()
         self.problems: List[Problem] = []
         self.index: Dict[str, ScopeIndex] = {}  # namespace -> its findings and floors by scope ref
