@@ -242,9 +242,7 @@ def test_a_made_up_hash_for_a_person_s_scope_is_judged_on_the_code(keeper):
 def test_a_change_s_finding_on_another_spelling_of_a_person_s_scope_is_named(keeper):
     """The door refuses a finding on a ref that spells a path another way (`./src/tax.py#rate`,
     `src/tax.py#`: no snapshot holds it) — a change's line typed into the ledger so passed `verify
-    --since`, never related to the person's scope. A repeat on the folder holding their scope, or on
-    `*`, whose block states nothing of their scope, is not judged on the code (docs/ci.md: a run
-    from a parallel branch states nothing of a scope it never looked at), as before."""
+    --since`, never related to the person's scope."""
     from priors.core.canonical import dumps
     root = keeper.root
     _in_git(root)
@@ -467,3 +465,30 @@ def test_a_person_s_scope_stated_with_two_hashes_in_a_change_s_block_is_judged_o
         assert r.code == 1 and (n + 1, "RERAISE") in got, (args, r)
 
 
+
+
+@pytest.mark.parametrize("ref", ["src/tax.py", "src/", "*"])
+def test_a_change_s_repeat_around_a_person_s_scope_is_judged_on_the_code(keeper, ref):
+    """A repeat of a person's wontfix on the file around their definition, the folder holding it or `*`
+    — a block stating nothing of their scope — is judged on the code as the door judges it (it hashes
+    a person's scope from disk): named. A parallel branch's run, which never saw the decision, says so
+    on its seal (tests/test_unseen.py), so nothing honest is held to a decision it could not see."""
+    from priors.core.canonical import dumps
+    root = keeper.root
+    _in_git(root)
+    _settled(keeper)
+    keeper.ok("abort", "--run", "run-002")
+    base = _commit(root, "base")
+    decided = keeper.ledger()[0]
+    now = json.loads(keeper.ok("snapshot"))
+    seal = {"t": "run", "action": "commit", "run": "run-002", "ns": NS, "summary": ["New this run: 1"], "door": 3}
+    forged = dict(decided, id="P-0002", born="run-002", scope_ref=ref, scope_hash=now.get(ref, "deadbeef0000"))
+    ledger = root / ".priors/ledger.jsonl"
+    n = len(keeper.ledger())
+    ledger.write_bytes(keeper.ledger_bytes() + (dumps(forged) + "\n" + dumps(seal) + "\n").encode())
+    keeper.ok("render")
+    r = keeper("verify", "--since", base, "--json")
+    got = [(p["line"], p["code"]) for p in json.loads(r.out)["problems"]]
+    assert r.code == 1 and got in ([(n + 1, "SETTLED_NEARBY")], [(n + 1, "RERAISE")]), r
+    assert "the run's lines state nothing of it" in r.out
+    assert keeper("verify", "--no-git").code == 0  # (without the code, the hashes a line states are believed)

@@ -34,6 +34,7 @@ from priors.core.canonical import (
 from priors.core.errors import UsageError
 from priors.core.fold import fold, parse_lines
 from priors.core.human import redacted_attempt
+from priors.core.ledger_parse import whole_line_pieces
 from priors.core.ledger_quick import EVENT_LINE, PRIOR_LINE, QuickChecker, Shape, facets_verdict
 from priors.core.ledger_rules import REDACTED_CALL_KEYS, TOMBSTONE_KEYS  # noqa: F401 (re-exported)
 from priors.core.problem import LEDGER_NAME, Problem  # noqa: F401 (re-exported)
@@ -138,32 +139,6 @@ def check_ledger(data: Union[bytes, Iterable[bytes]], render: bool = False, stri
     if render and strict and not run.damaged:
         checked.expected = render_expected(data)  # type: ignore[arg-type]  # strict: `data` is bytes (see above)
     return checked
-
-
-_BLOCK = 1 << 20  # read the ledger a megabyte at a time: no list of every line is ever held
-
-
-def whole_line_pieces(data: Union[bytes, Iterable[bytes]]) -> Iterator[bytes]:
-    """The ledger in pieces of whole lines, each about a megabyte and ending with a newline (the last
-    one may not: a ledger without a final newline)."""
-    if isinstance(data, (bytes, bytearray)):
-        start, end = 0, len(data)
-        while start < end:
-            cut = data.find(b"\n", start + _BLOCK) if start + _BLOCK < end else -1
-            yield bytes(data[start:] if cut < 0 else data[start:cut + 1])
-            start = end if cut < 0 else cut + 1
-        return
-    rest = b""
-    for chunk in data:
-        chunk = rest + chunk
-        cut = chunk.rfind(b"\n")
-        if cut < 0:
-            rest = chunk
-            continue
-        rest = chunk[cut + 1:]
-        yield chunk[:cut + 1]
-    if rest:
-        yield rest
 
 
 def _blocks(data: Union[bytes, Iterable[bytes]], run: "_Pass") -> Iterator[Tuple[List[Any], bool, bool, bool]]:

@@ -17,7 +17,7 @@ from priors.core.errors import DamagedLedger
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Callable, Dict, Iterable, Iterator, List, Tuple
+    from typing import Any, Callable, Dict, Iterable, Iterator, List, Tuple, Union
 
 LEDGER_NAME = ".priors/ledger.jsonl"
 BLOCK = 1 << 20  # the clean parse decodes the ledger a block of about this many bytes at a time
@@ -160,3 +160,54 @@ def parse_strict(data: bytes, name: str, first_line: int = 1) -> List[Tuple[Dict
                                 " — the ledger is damaged; nothing was written")
         records.append((obj, here, len(raw)))
     return records
+
+
+_BLOCK = 1 << 20  # read the ledger a megabyte at a time: no list of every line is ever held
+
+
+def whole_line_pieces(data: Union[bytes, Iterable[bytes]]) -> Iterator[bytes]:
+    """The ledger in pieces of whole lines, each about a megabyte and ending with a newline (the last
+    one may not: a ledger without a final newline)."""
+    if isinstance(data, (bytes, bytearray)):
+        start, end = 0, len(data)
+        while start < end:
+            cut = data.find(b"\n", start + _BLOCK) if start + _BLOCK < end else -1
+            yield bytes(data[start:] if cut < 0 else data[start:cut + 1])
+            start = end if cut < 0 else cut + 1
+        return
+    rest = b""
+    for chunk in data:
+        chunk = rest + chunk
+        cut = chunk.rfind(b"\n")
+        if cut < 0:
+            rest = chunk
+            continue
+        rest = chunk[cut + 1:]
+        yield chunk[:cut + 1]
+    if rest:
+        yield rest
+
+
+def records(data: Union[bytes, Iterable[bytes]]) -> Iterator[Tuple[int, Dict[str, Any]]]:
+    """(line number, object) of every line that is one JSON object; blank and damaged lines only count."""
+    scan = scanner()
+    no = 0
+    for chunk in whole_line_pieces(data):
+        try:
+            lines: List[Any] = chunk.decode("utf-8").split("\n")
+        except UnicodeDecodeError:
+            lines = [raw.decode("utf-8", "replace") for raw in chunk.split(b"\n")]
+        if chunk.endswith(b"\n"):
+            lines.pop()
+        for line in lines:
+            no += 1
+            if line.endswith("\r"):
+                line = line[:-1]
+            if not line.startswith("{"):
+                continue
+            try:
+                rec, end = scan(line, 0)
+            except (StopIteration, ValueError, RecursionError):
+                continue
+            if end == len(line) and type(rec) is dict:
+                yield no, rec

@@ -22,7 +22,8 @@ lines reveal it (a disposition's `scope_hash`, a new prior's); a prior whose sco
 does not reveal is not compared by meaning or by floor. The definitions inside a scope, whose names
 the door weighs as the scope's own when it compares by meaning, are those the ledger names. A prior
 the run had to give a verdict on (an open finding whose scope the run saw) and did not is one the run never saw — the block came
-from a parallel branch through the merge driver — and is left out of its pool. A tombstone's
+from a parallel branch through the merge driver — and is left out of its pool; a person's decision
+such a run never saw is one its seal names, and it is judged as the run saw it (core/unseen.py). A tombstone's
 content is gone: nothing is judged against it. So a ledger only the keeper wrote replays clean.
 
 Pure: records in, problems out. Each prior is indexed by scope ref per namespace as it arrives
@@ -33,14 +34,13 @@ from __future__ import annotations
 
 import gc
 from bisect import bisect_left
-from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple, Union
+from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, Union
 
 from priors.core.canonical import normalize
 from priors.core.errors import Refusal, UsageError
 from priors.core.fold import PriorState, State, apply
 from priors.core.grammar import OPPOSED, Candidate, ref_alias
-from priors.core.ledger_checks import whole_line_pieces
-from priors.core.ledger_parse import scanner
+from priors.core.ledger_parse import records
 from priors.core.lessons import check_supersedes
 from priors.core.moves import as_run_sees
 from priors.core.on_the_code import as_on_disk, unfounded_move
@@ -49,6 +49,7 @@ from priors.core.protocol import ScopeIndex, door_of, judge_pool, same_words
 from priors.core.replay_split import Share
 from priors.core.sameness import wordings
 from priors.core.similarity import claim_key, folded, norm_direction, similar
+from priors.core.unseen import UNSEEN, seen_through
 from priors.core.vocabulary import DOOR, FACETS
 
 # What of a prior's record the replay keeps (the rules read no more): a fold of 100k priors holds
@@ -66,7 +67,7 @@ _HUMAN_FINAL = ("accepted", "wontfix", "obsolete")  # statuses only a person giv
 
 def replay(data: Union[bytes, Iterable[bytes], Callable[[], Iterable[bytes]]], share: Optional[Share] = None,
            needed: Optional[FrozenSet[str]] = None, disk: Optional[Dict[str, str]] = None,
-           from_line: int = 0) -> List[Problem]:
+           from_line: int = 0, distrust: FrozenSet[int] = frozenset()) -> List[Problem]:
     """Every line the door would have refused, in ledger order (`in_order`). `data`: the ledger's
     bytes, its bytes in pieces, or a function giving its pieces afresh. Lines that do not parse are
     skipped (the well-formedness checks name them). `share`: judge only the lines of these namespaces
@@ -74,17 +75,18 @@ def replay(data: Union[bytes, Iterable[bytes], Callable[[], Iterable[bytes]]], s
     other lines name (`replay_split.survey`) — another namespace's block naming none of them is not
     folded (core/replay_split.py); a line naming one skipped so starts the replay again, folding all.
     `disk`, `from_line`: the code's own hashes of the scopes a change's findings stand on, and the
-    change's first line (core/on_the_code.py)."""
+    change's first line (core/on_the_code.py). `distrust`: the seals whose mark no merge wrote (core/unseen.py),
+    judged as if unmarked."""
     skipping = share is not None and needed is not None and (callable(data) or isinstance(data, bytes))
     try:
-        return _replay(data, share, needed if skipping else None, disk, from_line)
+        return _replay(data, share, needed if skipping else None, disk, from_line, distrust)
     except Overlooked:
-        return _replay(data, share, None, disk, from_line)
+        return _replay(data, share, None, disk, from_line, distrust)
 
 
 def _replay(data: Any, share: Optional[Share], needed: Optional[FrozenSet[str]], disk: Optional[Dict[str, str]],
-            from_line: int) -> List[Problem]:
-    rp = Replay(share, needed, disk, from_line)
+            from_line: int, distrust: FrozenSet[int]) -> List[Problem]:
+    rp = Replay(share, needed, disk, from_line, distrust)
     collecting = gc.isenabled()
     gc.disable()  # a few hundred thousand acyclic records and states: a collection would only cost time
     try:
@@ -107,36 +109,11 @@ def in_order(problems: Iterable[Problem]) -> List[Problem]:
     return sorted(problems, key=lambda p: (p.line, p.code, p.message))
 
 
-def records(data: Union[bytes, Iterable[bytes]]) -> Iterator[Tuple[int, Dict[str, Any]]]:
-    """(line number, object) of every line that is one JSON object; blank and damaged lines only count."""
-    scan = scanner()
-    no = 0
-    for chunk in whole_line_pieces(data):
-        try:
-            lines: List[Any] = chunk.decode("utf-8").split("\n")
-        except UnicodeDecodeError:
-            lines = [raw.decode("utf-8", "replace") for raw in chunk.split(b"\n")]
-        if chunk.endswith(b"\n"):
-            lines.pop()
-        for line in lines:
-            no += 1
-            if line.endswith("\r"):
-                line = line[:-1]
-            if not line.startswith("{"):
-                continue
-            try:
-                rec, end = scan(line, 0)
-            except (StopIteration, ValueError, RecursionError):
-                continue
-            if end == len(line) and type(rec) is dict:
-                yield no, rec
-
-
 class Replay:
     """The ledger folded line by line, each run block judged when its seal arrives."""
 
     def __init__(self, share: Optional[Share] = None, needed: Optional[FrozenSet[str]] = None,
-                 disk: Optional[Dict[str, str]] = None, from_line: int = 0) -> None:
+                 disk: Optional[Dict[str, str]] = None, from_line: int = 0, distrust: FrozenSet[int] = frozenset()) -> None:
         self.share = share
         self.needed = needed  # the priors other lines name: never skipped (None: nothing is skipped)
         self.foreign: Dict[str, Any] = {}  # prior -> its namespace, for a prior whose block was skipped
@@ -156,6 +133,8 @@ class Replay:
         self.last_key: Optional[Tuple[str, str]] = None  # (claim, its claim_key): see `key_of`
         self.door_seen = 0  # the newest door a seal named so far: no later block is judged by an older one's rules
         self.measure = True  # whether this block is compared by meaning with today's measure (`flush`)
+        self.mark: Any = None  # what this block's run saw of decisions made on a parallel branch (core/unseen.py)
+        self.distrust = distrust  # seals whose mark no merge wrote (ops/verify.py `merge_marks`)
         self.overruled: Dict[str, Tuple[int, str]] = {}  # prior -> (line, status) of an agent verdict on a person's decision
         # every prior a person ever made binding, of every namespace, by scope: what "a person's decision
         # holds in every namespace" compares a finding with (filtered by what is binding at that point)
@@ -258,10 +237,24 @@ class Replay:
         if seal is not None and seal.get("by") == "human":
             self.human_block(lines, seal, seal_no)
         else:
-            self.measure = level >= DOOR
+            self.measure, self.mark = level >= DOOR, self.unseen(seal, seal_no)
             self.agent_block(lines, level < 2)
-            self.measure = True
+            self.measure, self.mark = True, None
         self.door_seen = level
+
+    def unseen(self, seal: Optional[Dict[str, Any]], seal_no: int) -> Any:
+        """The seal's mark of what its run saw of decisions it could not (written by the merge driver), when
+        well formed (the field checks name any other); one naming a prior no person decided is named."""
+        mark = seal.get(UNSEEN) if seal is not None and seal_no not in self.distrust else None
+        if not isinstance(mark, dict) or not all(v is None or isinstance(v, str) for v in mark.values()):
+            return None
+        decided = self.st.loop["decided"]
+        for pid in mark if self.judges(seal.get("ns")) else ():  # type: ignore[union-attr]
+            if pid not in decided:
+                self.add(seal_no, "UNSEEN_UNFOUNDED", f"the run record of {seal.get('run')} says its run did not see a"  # type: ignore[union-attr]
+                         f" person's decision on {pid}, but no person decided {pid} before it — the merge driver marks"
+                         " only a parallel branch's run, with decisions made on the other side (core/unseen.py)")
+        return mark
 
     # -- a person's lessons, sealed as a run of their own
 
@@ -407,7 +400,7 @@ class Replay:
             return
         said, rehashed = "", {}  # type: str, Dict[str, str]
         if self.disk and no >= self.from_line and not cand.repo_wide:
-            scopes, current, said, rehashed = as_on_disk(self.decided, self.disk, cand, scopes, current, stated)
+            scopes, current, said, rehashed = as_on_disk(self.decided, self.disk, cand, scopes, current, stated, self.mark)
         index = self.index.get(ns)
         st = self.st
 
@@ -423,9 +416,10 @@ class Replay:
                 return None  # (a run sealed `door: 2`: see `flush`)
             return similar(a, b, inner_ref, inner_named(index, inner_ref, inner), legacy)
 
-        pool = [p for p in self.pool(ns, index, cand) if seen(p)]
-        elsewhere = [p for p in self.decided.around(cand)  # a person's decision holds in every namespace
-                     if p.ns != ns and p.binding and not p.redacted] if self.decided.items else []
+        mark = self.mark  # (a parallel branch's run: judged against the states it saw, core/unseen.py)
+        pool = [p for p in seen_through(self.pool(ns, index, cand), mark) if seen(p)]
+        elsewhere = [p for p in seen_through(self.decided.around(cand), mark)  # a person's decision holds in
+                     if p.ns != ns and p.binding and not p.redacted] if self.decided.items else []  # every namespace
         if not pool and not elsewhere:
             return  # nothing any rule compares it with (judge_pool would find nothing)
         if rehashed:  # (decisions made before indentation counted, unchanged under that scheme: see on_the_code)

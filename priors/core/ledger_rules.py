@@ -12,6 +12,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from priors.core.canonical import normalize, value_problem
 from priors.core.problem import Problem
+from priors.core.unseen import UNSEEN, mark_problem
 from priors.core.vocabulary import (
     ACTIONS,
     AGENT_VERDICTS,
@@ -444,6 +445,14 @@ class Checker:
         shapes = rec.get("shapes")  # core/moves.py: prior id → the shape of its definition ("" forgets it)
         if shapes is not None and not (isinstance(shapes, dict) and all(isinstance(v, str) for v in shapes.values())):
             self.add(no, "BAD_FIELD", f"{what}: `shapes` maps prior ids to shapes (strings)")
+        unseen = rec.get(UNSEEN)  # core/unseen.py: what a parallel branch's run saw of our side's decisions
+        why = mark_problem(unseen) if unseen is not None else None
+        if why is not None:
+            self.add(no, "BAD_FIELD", f"{what}: {why}")
+        elif unseen is not None:
+            for pid in unseen:
+                if pid not in self.priors:
+                    self.add(no, "UNKNOWN_PRIOR", f"{what}: `unseen` names {pid}, which no earlier line defines")
         if ok and self.run_id(no, what, rec["run"]):
             self.seal(no, rec)
 

@@ -10,6 +10,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union
 from priors.core.canonical import dumps, reason_hash
 from priors.core.human import redacted_attempt, tried_against
 from priors.core.ledger_checks import REDACTED_CALL_KEYS, parse_line, rewrite_problem, split_lines
+from priors.core.unseen import UNSEEN, marks, with_mark
 from priors.core.vocabulary import CALL_RE, PRIOR_RE, RUN_RE, id_number
 
 PRIOR_REF_KEYS = ("id", "conflicts_with", "supersedes", "same_as")  # same_as: `decide P duplicate --of Q`
@@ -120,9 +121,10 @@ def rewrite_refs(rec: Dict[str, Any], pmap: Dict[str, str], rmap: Dict[str, str]
     if isinstance(tried, list):  # a seal's attempts name the priors they hit
         out["attempts"] = [dict(a, of=pmap[a["of"]]) if isinstance(a, dict) and isinstance(a.get("of"), str)
                            and a["of"] in pmap else a for a in tried]
-    shapes = out.get("shapes")  # a seal's shapes are keyed by prior id (core/moves.py)
-    if isinstance(shapes, dict) and any(k in pmap for k in shapes):
-        out["shapes"] = {pmap.get(k, k): v for k, v in shapes.items()}
+    for key in ("shapes", UNSEEN):  # a seal's shapes (core/moves.py) and mark (core/unseen.py): by prior id
+        held = out.get(key)
+        if isinstance(held, dict) and any(k in pmap for k in held):
+            out[key] = {pmap.get(k, k): v for k, v in held.items()}
     cid = out.get("call_id")
     if isinstance(cid, str):
         m = CALL_RE.match(cid)
@@ -172,11 +174,14 @@ def _decisions_to_keep_last(ours_new: Sequence[Dict[str, Any]], theirs_new: Sequ
             if r.get("t") == "event" and r.get("action") == "decide" and r.get("id") in agent_last and last.get(r["id"]) == i]
 
 
-def merge(base: bytes, ours: bytes, theirs: bytes, reserved: Sequence[str] = ()) -> Union[bytes, Conflict]:
+def merge(base: bytes, ours: bytes, theirs: bytes, reserved: Sequence[str] = (), mark: bool = False) -> Union[bytes, Conflict]:
     """base + our new lines + their new lines (renumbered after ours); a redaction on either side wins.
 
     `reserved`: ids our side holds outside the ledger (the driver passes its open runs); their ids
     are moved past those too. Our lines are kept byte for byte unless their redaction rewrites them.
+    `mark`: their seals say what their runs did not see (core/unseen.py) — for a merge commit, which
+    keeps both sides; a rebase or cherry-pick replays their runs as if they came after ours, and so
+    they are judged.
     """
     b, o, t = split_lines(base), split_lines(ours), split_lines(theirs)
     for lines, name in ((o, "ours"), (t, "theirs")):
@@ -197,7 +202,9 @@ def merge(base: bytes, ours: bytes, theirs: bytes, reserved: Sequence[str] = ())
         parsed.append(recs)
     base_recs, head_recs, ours_new, theirs_new = parsed
     pmap, rmap = renumbering(base_recs, ours_new, theirs_new, reserved)
-    theirs_new = [rewrite_refs(r, pmap, rmap) for r in theirs_new]
+    # their runs saw none of our people's decisions: each of their seals says what it saw (core/unseen.py)
+    seen = marks(base_recs, ours_new, theirs_new) if mark else [None] * len(theirs_new)
+    theirs_new = [with_mark(rewrite_refs(r, pmap, rmap), m) for r, m in zip(theirs_new, seen)]
     was = _tombs(base_recs)
     # every line of o and t was parsed above (as a line of b or head, or in its new tail): no Conflict here
     ours_red = _tombs(_records(o, "ours", 0)) - was  # type: ignore[arg-type]
@@ -218,3 +225,22 @@ def merge(base: bytes, ours: bytes, theirs: bytes, reserved: Sequence[str] = ())
     out += ours_out
     out += [dumps(r).encode("utf-8") for r in theirs_new + restated]
     return b"".join(line + b"\n" for line in out)
+
+
+def merged_marks(base: bytes, ours: bytes, theirs: bytes) -> List[Tuple[Any, Any]]:
+    """For each of their new lines, (the mark `merge` writes on it, the mark it already carries on their
+    side) — `verify` holds each mark a change adds to the merge it came from (core/unseen.py); nothing
+    when a side does not read."""
+    b, o, t = split_lines(base), split_lines(ours), split_lines(theirs)
+    if len(o) < len(b) or len(t) < len(b):
+        return []
+    got: List[List[Dict[str, Any]]] = []
+    for lines in (b, o[len(b):], t[len(b):]):
+        recs = _records(lines, "side", 0)
+        if isinstance(recs, Conflict):
+            return []
+        got.append(recs)
+    base_recs, ours_new, theirs_new = got
+    pmap, rmap = renumbering(base_recs, ours_new, theirs_new)
+    return [(with_mark(rewrite_refs(rec, pmap, rmap), m).get(UNSEEN), rec.get(UNSEEN))
+            for rec, m in zip(theirs_new, marks(base_recs, ours_new, theirs_new))]

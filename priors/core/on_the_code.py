@@ -16,26 +16,27 @@ from typing import Any, Dict, List, Optional, Tuple
 from priors.core.fold import PriorState
 from priors.core.grammar import Candidate
 from priors.core.protocol import ScopeIndex
+from priors.core.unseen import seen_through
 
 
 def as_on_disk(decided: ScopeIndex, disk: Any, cand: Candidate, scopes: Dict[str, str],
-               current: Any, stated: Any = None) -> Tuple[Dict[str, str], Any, str, Dict[str, str]]:
+               current: Any, stated: Any = None, mark: Any = None) -> Tuple[Dict[str, str], Any, str, Dict[str, str]]:
     """(scopes, the finding's own hash, a note for the message, the decisions judged as holding the
     scope's hash now) as the door would have judged `cand`:
-    a person's binding scope around it (`decided`, every namespace's) whose state the block states
-    (`scopes`: its own line, or a verdict's) is taken in the state the code has (`disk`) — a line
-    typed into the ledger with a made-up hash for a person's scope, to make it look changed, is
-    judged on the code as it is. A scope the block states nothing of keeps that: a run from a
-    parallel branch, merged after the person decided, never looked at it, and is not judged against
-    a decision it could not see. `stated`: every scope the block states, `scopes`' and those it
-    states two hashes for (which `scopes` leaves out: no run's snapshot holds two) — a second,
-    contradicting hash beside the made-up one states the person's scope all the same. A decision
+    every person's binding scope around it (`decided`, every namespace's) is taken in the state the
+    code has (`disk`), as the door hashes it from disk whatever the run's snapshot says — a line
+    typed into the ledger with a made-up hash for a person's scope, to make it look changed, or on
+    the file or folder around it, stating nothing of it, is judged on the code as it is. A run from
+    a parallel branch, merged after the person decided, never saw the decision: its seal says so
+    (`mark`, core/unseen.py), and the decision is taken as the run saw it. `stated`: every scope the
+    block states, `scopes`' and those it states two hashes for (which `scopes` leaves out: no run's
+    snapshot holds two), for the message. A decision
     recorded before indentation counted whose scope is unchanged under that scheme (`disk.blind`)
     holds the scope's hash now, as the door judges it (`rehashed`, core/moves.py `as_run_sees`)."""
     if stated is None:
         stated = scopes
-    around = [p for p in decided.around(cand) if isinstance(p.scope_ref, str) and p.binding and not p.redacted
-              and p.scope_ref in stated]
+    around = [p for p in seen_through(decided.around(cand), mark) if isinstance(p.scope_ref, str) and p.binding
+              and not p.redacted]
     fetch = getattr(disk, "fetch", None)
     if fetch is not None and around:  # (verify's `OnDisk`: the scopes it has not read yet, read together)
         fetch([p.scope_ref for p in around])
@@ -52,7 +53,8 @@ def as_on_disk(decided: ScopeIndex, disk: Any, cand: Candidate, scopes: Dict[str
             continue
         if out is None:
             out = dict(scopes)
-        said = f"the ledger says {scopes[ref]}" if ref in scopes else "the ledger states two hashes"
+        said = (f"the ledger says {scopes[ref]}" if ref in scopes else "the ledger states two hashes" if ref in stated
+                else "the run's lines state nothing of it")
         moved.append(f"{ref}: {said}, the code is {h}")
         out[ref] = h  # type: ignore[index]
     if out is None:

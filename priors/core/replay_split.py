@@ -15,7 +15,7 @@ import re
 from collections import Counter
 from typing import Any, Dict, FrozenSet, Iterable, Set, Tuple, Union
 
-from priors.core.ledger_checks import whole_line_pieces
+from priors.core.ledger_parse import whole_line_pieces
 from priors.core.plain import Plain
 
 

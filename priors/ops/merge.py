@@ -50,7 +50,8 @@ def merge_ledgers(base_p: str, ours_p: str, theirs_p: str, path: Optional[str],
     if stash and os.path.exists(stash):
         os.unlink(stash)
     clear_dead_temps(ours_p)
-    result = merge(data[0], data[1], data[2], reserved=_reserved(os.path.dirname(path)) if path is not None else ())
+    result = merge(data[0], data[1], data[2], reserved=_reserved(os.path.dirname(path)) if path is not None else (),
+                   mark=making_a_merge_commit(cwd))
     if isinstance(result, Conflict):
         warn(f"priors merge-driver: cannot merge {label}: {result.reason}.\n"
              "  The ledger is append-only; merge it by hand so that it is the base plus both sides' new lines,\n"
@@ -65,6 +66,18 @@ def merge_ledgers(base_p: str, ours_p: str, theirs_p: str, path: Optional[str],
     if stash and md is not None:
         with open(stash, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(dumps({"head": head_commit(cwd), "md": md.decode("utf-8"), "dir": where}))
+
+
+def making_a_merge_commit(cwd: str) -> bool:
+    """Whether git runs the driver for `git merge` or `git pull` (which say so in `GIT_REFLOG_ACTION`), not
+    for a rebase (its state folder is there meanwhile) or a cherry-pick: only a merge commit keeps the
+    fact that their runs never saw our side's decisions, so only then are their seals marked with it
+    (core/unseen.py) — `verify` finds the merge and holds the marks to it."""
+    action = os.environ.get("GIT_REFLOG_ACTION", "")
+    if not (action.startswith("merge") or action.startswith("pull")):
+        return False
+    gitdir = git_dir(cwd)
+    return not (gitdir and any(os.path.exists(os.path.join(gitdir, d)) for d in ("rebase-merge", "rebase-apply")))
 
 
 def clear_dead_temps(ours_p: str) -> None:

@@ -16,13 +16,27 @@ from priors.core.ledger_checks import (
     check_ledger,
     check_since,
 )
-from priors.core.ledger_replay import in_order, records, replay
+from priors.core.ledger_parse import records
+from priors.core.ledger_replay import in_order, replay
+from priors.core.merge_rules import merged_marks
 from priors.core.replay_split import Share, namespace_weights, split_namespaces, survey
+from priors.core.unseen import UNSEEN, is_seal
 from priors.snapshot.scan import rehash
 from priors.snapshot.shapes import blind_hashes
 from priors.store.background import start, worth_it
 from priors.store.files import file_size, read_bytes
-from priors.store.git import UPSTREAM_REVS, committed_ledger, git_show, lacks_upstream, pushed_over, remote_bases
+from priors.store.git import (
+    UPSTREAM_REVS,
+    commit_graph,
+    committed_ledger,
+    git_show,
+    lacks_upstream,
+    ledger_at,
+    merge_base,
+    pushed_over,
+    remote_bases,
+    rev_id,
+)
 from priors.store.ledger import ledger_blocks, read_ledger_bytes
 from priors.store.lock import writer_alive
 from priors.store.paths import Paths, ledger_missing, require_init
@@ -90,12 +104,14 @@ def verify(paths: Paths, since: Optional[str], no_git: bool) -> Tuple[Answer, Li
         old = committed_ledger(paths.root)  # a hand edit of a committed line is caught before it is committed
         against = "the last commit (HEAD)" if old is not None else None
     code, added_from = on_the_code(paths.root, data, old)
-    replayed = start_replay(source, file_size(paths.ledger), code, added_from)
+    # what a change says its runs did not see is held to the merge that wrote it (a mark none wrote: ignored)
+    marked = merge_marks(paths.root, data, old, since if since is not None else "HEAD") if old is not None else []
+    replayed = start_replay(source, file_size(paths.ledger), code, added_from, frozenset(p.line for p in marked))
     checked = check_ledger(source(), render=True)  # every line parsed once, for every check below
     files = check_files(paths.root, data, checked)
     checked.table = None  # PRIORS.md's rows, compared: not held while this process replays (its peak memory)
     problems, warnings = list(checked.problems), checked.warnings
-    problems += replay_problems(checked, lambda: replayed(checked.named))
+    problems += replay_problems(checked, lambda: replayed(checked.named)) + marked
     gone = ledger_missing(paths)
     if gone is not None:
         problems.append(Problem(0, "LEDGER_MISSING", f"missing, but {gone} — restore it "
@@ -247,8 +263,79 @@ class OnDisk(dict):
         return dict.get(self, ref, default)
 
 
+def merge_marks(root: Any, data: bytes, old: bytes, stop: str) -> List[Problem]:
+    """Each seal the change adds (since `stop`, in the work tree) that says what its run did not see
+    (core/unseen.py), traced back through git to the merge that wrote it: a line every commit on the
+    way held just so, until one whose first parent lacks it — a merge, whose driver, given the same
+    three ledgers, writes that very mark (the part it carried from their side traced on in turn), or
+    the base (`stop`), whose lines are not judged again. A mark anything else wrote is named."""
+    first = old.count(b"\n") + (0 if old.endswith(b"\n") or not old else 1) + 1
+    tail = data[len(old):] if data.startswith(old) and old.endswith(b"\n") else data  # (the change's lines)
+    if b'"unseen"' not in tail:
+        return []
+    skip = first - 1 if tail is not data else 0
+    marked = [(no + skip, rec) for no, rec in records(tail) if no + skip >= first and is_seal(rec) and UNSEEN in rec]
+    if not marked:
+        return []
+    head = rev_id(root, "HEAD")
+    tips = [t for t in (head, rev_id(root, "MERGE_HEAD")) if t is not None]
+    graph = (commit_graph(root, tips, stop) if tips else None) or {}
+    ledgers: Dict[str, bytes] = {}
+    merges: Dict[Tuple[str, str], List[Tuple[Any, Any]]] = {}
+    split: Dict[str, List[bytes]] = {}
+
+    def ledger(commit: str) -> bytes:
+        if commit not in ledgers:
+            ledgers[commit] = ledger_at(root, commit)
+        return ledgers[commit]
+
+    def lines(commit: str) -> List[bytes]:
+        if commit not in split:
+            split[commit] = ledger(commit).split(b"\n")
+        return split[commit]
+
+    def mark_at(commit: str, pos: int) -> Any:
+        got = lines(commit)
+        if pos > len(got) or not got[pos - 1].startswith(b"{"):
+            return None
+        rec = next((r for _n, r in records(got[pos - 1] + b"\n")), None)
+        return rec.get(UNSEEN) if rec is not None else None
+
+    def founded(pos: int, mark: Any) -> bool:
+        parents: List[str] = tips  # (the work tree's: HEAD, and MERGE_HEAD during a merge)
+        while True:
+            if len(parents) == 2 and pos > len(lines(parents[0])) - 1:  # their side's line, in a merge
+                ours, theirs = parents
+                base = merge_base(root, ours, theirs)
+                if base is None:
+                    return False
+                n1, nb = len(lines(ours)) - 1, len(lines(base)) - 1
+                if (ours, theirs) not in merges:  # (every mark of one merge, worked out once)
+                    merges[(ours, theirs)] = merged_marks(ledger(base), ledger(ours), ledger(theirs))
+                got = merges[(ours, theirs)]
+                want, carried = got[pos - n1 - 1] if pos - n1 - 1 < len(got) else (None, None)
+                if want is None or want != mark:
+                    return False
+                if not carried:
+                    return True
+                node, pos, mark = theirs, nb + pos - n1, carried  # what their side's line carried: on its way
+            elif not parents or len(parents) > 2 or mark_at(parents[0], pos) != mark:
+                return False  # a plain commit (or an edit not yet committed) wrote it, or changed it
+            else:
+                node = parents[0]
+            nxt = graph.get(node)
+            if nxt is None:  # the base: its lines were judged when they were added
+                return mark_at(node, pos) == mark
+            parents = nxt
+
+    return [Problem(no, "UNSEEN_UNFOUNDED", f"the run record of {rec.get('run')} says what its run did not see of a"
+                    f" person's decisions (`unseen`), but no merge since {stop} wrote that: the merge driver marks a"
+                    " parallel branch's runs with the decisions made on the other side, and nothing else writes it"
+                    " (core/unseen.py)") for no, rec in marked if not founded(no, rec.get(UNSEEN))]
+
+
 def start_replay(source: Callable[[], Any], size: int, code: Optional[Dict[str, str]] = None,
-                 added_from: int = 0) -> Callable[[FrozenSet[str]], List[Problem]]:
+                 added_from: int = 0, distrust: FrozenSet[int] = frozenset()) -> Callable[[FrozenSet[str]], List[Problem]]:
     """The protocol replayed (core/ledger_replay.py), begun: what the returned function gives.
 
     On a large ledger where a second process is safe (store/background.py), the replay is split by
@@ -260,13 +347,13 @@ def start_replay(source: Callable[[], Any], size: int, code: Optional[Dict[str, 
     process is given them (`named`) by its line checks, which read every line anyway. Elsewhere the
     whole replay runs here, when its answer is asked for."""
     if not worth_it(size):
-        return lambda named: replay(source(), disk=code, from_line=added_from)
+        return lambda named: replay(source(), disk=code, from_line=added_from, distrust=distrust)
     mine = split_namespaces(namespace_weights(source()), HEAD_START)
     child = start(lambda: [p.values() for p in replay(source, Share(mine, inside=False), survey(source(), weigh=False)[1],
-                                                      code, added_from)], size)
+                                                      code, added_from, distrust)], size)
 
     def collect(named: FrozenSet[str]) -> List[Problem]:
-        own = replay(source, Share(mine, inside=True), named, code, added_from) if mine else []
+        own = replay(source, Share(mine, inside=True), named, code, added_from, distrust) if mine else []
         return in_order(own + [Problem(*v) for v in child()])
 
     return collect

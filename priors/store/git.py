@@ -12,7 +12,7 @@ from priors.store.files import atomic_write, read_bytes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~5 ms per CLI call
-    from typing import Any, List, Optional
+    from typing import Any, Dict, List, Optional
 
 # ------------------------------------------------------------------ git
 
@@ -226,6 +226,45 @@ def register_git(root: Any) -> List[str]:
         atomic_write(attrs, text.encode("utf-8"))
         done.append(".gitattributes")
     return done
+
+
+def commit_graph(root: Any, tips: List[str], stop: str) -> Optional[Dict[str, List[str]]]:
+    """Each commit reachable from `tips` and not from `stop`, with its parents (`git rev-list
+    --parents`); None when git cannot say."""
+    try:
+        out = _git(["rev-list", "--parents", *tips, "^" + stop, "--"], root)
+    except OSError:
+        return None
+    if out.returncode != 0:
+        return None
+    graph: Dict[str, List[str]] = {}
+    for line in out.stdout.decode("ascii", "replace").split("\n"):
+        ids = line.split()
+        if ids:
+            graph[ids[0]] = ids[1:]
+    return graph
+
+
+def rev_id(root: Any, rev: str) -> Optional[str]:
+    """The commit `rev` names (`HEAD`, `MERGE_HEAD` while a merge is in progress), or None."""
+    try:
+        out = _git(["rev-parse", "-q", "--verify", rev + "^{commit}"], root)
+    except OSError:
+        return None
+    return out.stdout.decode("ascii", "replace").strip() or None if out.returncode == 0 else None
+
+
+def merge_base(root: Any, a: str, b: str) -> Optional[str]:
+    try:
+        out = _git(["merge-base", a, b], root)
+    except OSError:
+        return None
+    return out.stdout.decode("ascii", "replace").strip() or None if out.returncode == 0 else None
+
+
+def ledger_at(root: Any, commit: str) -> bytes:
+    """The ledger's bytes at `commit` (a commit id; empty when it held none)."""
+    return file_at(root, commit, ".priors/ledger.jsonl") or b""
 
 
 def file_at(root: Any, rev: str, rel: str) -> Optional[bytes]:

@@ -1,0 +1,179 @@
+"""What a parallel branch's run did not see (core/unseen.py): the merge driver marks it on the run's
+seal, the replay judges the run against what it saw, and `verify` holds every mark a change adds to
+the merge that wrote it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import ledgerkit as k
+from priors.core.merge_rules import merge, merged_marks
+from priors.core.unseen import as_seen, mark_problem, marks
+from test_merge import Repo, conclusion, make_repo
+
+
+@pytest.fixture
+def repo(tmp_path) -> Repo:
+    return make_repo(tmp_path)
+
+
+def _codes(r: Repo, *args: str) -> list:
+    v = r("verify", "--json", *args)
+    return [p["code"] for p in json.loads(v.out)["problems"]]
+
+
+def _ledger(r: Repo) -> list:
+    return [json.loads(x) for x in (r.root / ".priors" / "ledger.jsonl").read_text().splitlines()]
+
+
+def _branch_run_and_decision(r: Repo, ns: str, claim: str, ref: str = "a.py") -> None:
+    """On `agent`: a run (in `ns`) carries P-0001 and P-0002 and finds `claim` on `ref`; meanwhile on
+    main a person makes P-0001 wontfix. Then main merges `agent`."""
+    r.git("checkout", "-qb", "agent")
+    verdicts = {"P-0001": "still-open", "P-0002": "still-open"} if ns == "web" else {}
+    r.run(ns, {"a.py": "a = 1\n", "b.py": "b = 1\n"}, verdicts, [conclusion(claim, ref)])
+    assert any(x.get("claim") == claim for x in _ledger(r)), "the branch's door took the finding"
+    r.save("agent: a review run")
+    r.git("checkout", "-q", "main")
+    r.ok("decide", "P-0001", "wontfix", "--because", "magic on purpose")
+    r.save("main: a person's decision")
+
+
+@pytest.mark.parametrize("ns, claim", [("web", "the module a.py has no docstring"),  # beside it: SETTLED_NEARBY
+                                       ("sec", "a is magic")])  # its very words, another namespace: RERAISE
+def test_a_merged_branch_s_run_is_judged_against_what_it_saw(repo, ns, claim):
+    base = repo.git("rev-parse", "HEAD").stdout.strip()
+    _branch_run_and_decision(repo, ns, claim)
+    m = repo.git("merge", "--no-edit", "agent", check=False)
+    assert m.returncode == 0, m.stdout + m.stderr
+    seal = [x for x in _ledger(repo) if x.get("t") == "run"][-1]
+    assert seal["unseen"] == {"P-0001": "open"}  # what the branch's run saw of the person's decision
+    for args in (["--no-git"], [], ["--since", base], ["--since", "HEAD~1"]):
+        v = repo("verify", *args)
+        assert v.code == 0, (args, v.out)
+    assert repo.ok("show", "P-0001").count("wontfix") >= 1  # the person's decision stands
+
+
+def test_a_rebased_run_is_judged_as_if_it_came_after_the_decision(repo):
+    """A rebase replays the branch's run after the person's decision (no merge commit keeps the fact that
+    it never saw it): the driver writes no mark, and the finding beside the decision is named."""
+    _branch_run_and_decision(repo, "web", "the module a.py has no docstring")
+    repo.git("checkout", "-q", "agent")
+    assert repo.git("rebase", "main", check=False).returncode == 0
+    assert not any("unseen" in x for x in _ledger(repo))
+    v = repo("verify", "--since", "main")
+    assert v.code == 1 and "SETTLED_NEARBY" in v.out
+
+
+def _forge(repo: Repo) -> bytes:
+    """The honest merge's ledger, as bytes someone could type."""
+    _branch_run_and_decision(repo, "sec", "a is magic")
+    repo.git("checkout", "-qb", "scratch")
+    repo.git("merge", "--no-edit", "agent")
+    data = (repo.root / ".priors" / "ledger.jsonl").read_bytes()
+    md = (repo.root / ".priors" / "PRIORS.md").read_bytes()
+    repo.git("checkout", "-q", "main")
+    repo.git("branch", "-qD", "scratch")
+    (repo.root / ".priors" / "ledger.jsonl").write_bytes(data)
+    (repo.root / ".priors" / "PRIORS.md").write_bytes(md)
+    return data
+
+
+def test_a_mark_no_merge_wrote_is_named(repo):
+    """The merged ledger's bytes written on main by hand — its marked seal in no merge: not yet committed
+    (plain verify, against HEAD) and committed (`--since`); `--no-git` believes it, as it believes hashes."""
+    _forge(repo)
+    v = repo("verify")
+    assert v.code == 1 and "no merge since HEAD wrote that" in v.out
+    assert _codes(repo) == ["RERAISE", "UNSEEN_UNFOUNDED"]  # (the mark set aside, the re-raise is judged)
+    assert repo("verify", "--no-git").code == 0
+    repo.save("a re-raise, typed in")
+    assert _codes(repo, "--since", "HEAD~1") == ["RERAISE", "UNSEEN_UNFOUNDED"]
+
+
+def test_a_mark_edited_after_the_merge_is_named(repo):
+    base = repo.git("rev-parse", "HEAD").stdout.strip()
+    _branch_run_and_decision(repo, "web", "the module a.py has no docstring")
+    repo.git("merge", "--no-edit", "agent")
+    path = repo.root / ".priors" / "ledger.jsonl"
+    text = path.read_text()
+    assert '"unseen":{"P-0001":"open"}' in text
+    path.write_text(text.replace('"unseen":{"P-0001":"open"}', '"unseen":{"P-0001":"fixed"}'))
+    repo.save("edited")
+    assert _codes(repo, "--since", base) == ["SETTLED_NEARBY", "UNSEEN_UNFOUNDED"]  # (the mark set aside)
+
+
+def test_marks_carried_through_two_merges_hold(repo):
+    """A run on `a` beside P-0001 and P-0002; `b` decides P-0002 and merges `a` (a mark); main decides
+    P-0001 and merges `b` (the mark carried, one more entry): every verify passes, back to the base."""
+    base = repo.git("rev-parse", "HEAD").stdout.strip()
+    repo.git("checkout", "-qb", "a")
+    repo.run("web", {"a.py": "a = 1\n", "b.py": "b = 1\n"}, {"P-0001": "still-open", "P-0002": "still-open"},
+             [conclusion("the module a.py has no docstring", "a.py"), conclusion("the module b.py has no docstring", "b.py")])
+    repo.save("a: run")
+    repo.git("checkout", "-q", "-b", "b", base)
+    repo.ok("decide", "P-0002", "wontfix", "--because", "b on purpose")
+    repo.save("b: decision")
+    repo.git("merge", "--no-edit", "a")
+    repo.git("checkout", "-q", "main")
+    repo.ok("decide", "P-0001", "wontfix", "--because", "a on purpose")
+    repo.save("main: decision")
+    m = repo.git("merge", "--no-edit", "b", check=False)
+    assert m.returncode == 0, m.stdout + m.stderr
+    seal = [x for x in _ledger(repo) if x.get("t") == "run"][-1]
+    assert seal["unseen"] == {"P-0001": "open", "P-0002": "open"}
+    for args in (["--no-git"], [], ["--since", base], ["--since", "HEAD~1"]):
+        v = repo("verify", *args)
+        assert v.code == 0, (args, v.out)
+
+
+# -- the rules, pure
+
+
+def test_marks_say_what_each_seal_saw():
+    base = k.sample()  # P-0001 fixed, P-0002 wontfix
+    ours = [k.decide("P-0001", "wontfix", "no"), k.decide("P-0002", "accepted")]
+    theirs = [k.commit("run-009"), k.decide("P-0002", "accepted"), k.commit("run-010")]
+    got = marks(base, ours, theirs)
+    assert got[0] == {"P-0001": "fixed", "P-0002": "wontfix"} and got[1] is None
+    assert got[2] == {"P-0001": "fixed"}  # (their own person's decision on P-0002 it saw)
+    assert marks(base, [k.disp("P-0003", "run-008", "fixed")], theirs) == [None] * 3  # no person on our side
+    born = [k.prior("P-0009", "run-004"), k.commit("run-004"), k.decide("P-0009", "wontfix")]  # our side's own
+    assert marks(base, born, theirs)[0] == {"P-0009": None}
+
+
+def test_merged_mark_matches_the_merge():
+    base = k.sample()
+    ours, theirs = base + [k.decide("P-0001", "wontfix")], base + [k.commit("run-009")]
+    out = merge(k.to_bytes(base), k.to_bytes(ours), k.to_bytes(theirs), mark=True)
+    assert isinstance(out, bytes) and json.loads(out.splitlines()[-1])["unseen"] == {"P-0001": "fixed"}
+    assert merge(k.to_bytes(base), k.to_bytes(ours), k.to_bytes(theirs)).count(b"unseen") == 0  # type: ignore[union-attr]
+    assert merged_marks(k.to_bytes(base), k.to_bytes(ours), k.to_bytes(theirs)) == [({"P-0001": "fixed"}, None)]
+    assert merged_marks(k.to_bytes(base), k.to_bytes(base[:-1]), k.to_bytes(theirs)) == []  # (not an extension)
+
+
+@pytest.mark.parametrize("mark, why", [({}, "maps prior ids"), ([], "maps prior ids"), ({"x": "open"}, "not a prior id"),
+                                       ({"P-0001": "closed"}, "no prior has"), ({"P-0001": None}, None)])
+def test_mark_shapes(mark, why):
+    got = mark_problem(mark)
+    assert (got is None) if why is None else (why in got)
+
+
+def test_as_seen_is_a_copy():
+    from priors.core.fold import fold
+
+    st = fold(k.sample() + [k.decide("P-0001", "wontfix")])
+    p = st.priors["P-0001"]
+    q = as_seen(p, {"P-0001": "open"})
+    assert q is not None and q.status == "open" and p.status == "wontfix"
+    assert as_seen(p, {"P-0001": None}) is None and as_seen(p, {"P-0002": "open"}) is p
+
+
+def test_a_carried_mark_is_renumbered_with_their_ids():
+    from priors.core.merge_rules import rewrite_refs
+
+    seal = dict(k.commit("run-004"), unseen={"P-0007": None, "P-0001": "open"})
+    got = rewrite_refs(seal, {"P-0007": "P-0010"}, {"run-004": "run-006"})
+    assert got["unseen"] == {"P-0010": None, "P-0001": "open"} and got["run"] == "run-006"
