@@ -54,6 +54,13 @@ def test_a_merged_branch_s_run_is_judged_against_what_it_saw(repo, ns, claim):
         v = repo("verify", *args)
         assert v.code == 0, (args, v.out)
     assert repo.ok("show", "P-0001").count("wontfix") >= 1  # the person's decision stands
+    # whether the branch's finding is the same as the decision it never saw is the person's call, as at the door
+    calls = repo.ok("status", "--calls")
+    assert "P-0003 came from a parallel branch whose run never saw your wontfix P-0001, and stands beside it" in calls
+    assert "priors decide P-0003 duplicate --of P-0001" in calls and "priors decide P-0003 keep" in calls
+    repo.ok("decide", "P-0003", "keep")
+    assert "P-0003" not in repo.ok("status", "--calls")
+    assert repo("verify").code == 0
 
 
 def test_a_rebased_run_is_judged_as_if_it_came_after_the_decision(repo):

@@ -10,7 +10,7 @@ from priors.core.canonical import dumps
 from priors.core.controls import shell_text, shell_word
 from priors.core.fold import PriorState, State, review_due
 from priors.core.lessons import kept_in_force
-from priors.core.sameness import differs_from
+from priors.core.sameness import beside_unseen, differs_from
 from priors.core.views import (
     PRESSED_AT,
     attempts_index,
@@ -108,6 +108,10 @@ def waiting(st: State, low: Optional[Dict[str, str]] = None, review_lessons: Ite
         elif p.id in st.distinct and differs_from(st, p):
             q = st.priors[differs_from(st, p)[0]]
             ask = _ask(p, "differs", DIFFERS_VERDICTS, differs_from=q.id, settled_status=q.status, settled_claim=q.claim)
+        elif p.id in st.unseen and beside_unseen(st, p):
+            q = st.priors[beside_unseen(st, p)[0]]
+            ask = _ask(p, "differs", DIFFERS_VERDICTS, differs_from=q.id, settled_status=q.status, settled_claim=q.claim,
+                       unseen=True)
         elif p.id in index:
             tried = tried_since(st, p, index)
             if tried_runs(tried) >= PRESSED_AT:
@@ -203,7 +207,7 @@ def ask_text(ask: Dict[str, Any], at: int, total: int) -> str:
     if ask["kind"] == "reversal":
         lines.append(f"  reversal: {ask['call']} (raised in {ask.get('call_run')}): {_one_line(ask['call_claim'])}")
     if ask["kind"] == "differs":
-        lines.append(f"  the agent says {ask['id']} differs from your {ask['settled_status']} {ask['differs_from']}:")
+        lines.append(f"  {differs_text(ask)}:")
         lines.append(f"  yours:    {_one_line(ask['settled_claim'])}")
         if ask.get("direction"):
             lines.append(f"  direction: {_one_line(ask['direction'])}")
@@ -229,6 +233,15 @@ def ask_text(ask: Dict[str, Any], at: int, total: int) -> str:
     return "\n".join(lines)
 
 
+def differs_text(ask: Dict[str, Any]) -> str:
+    """Why a "differs" ask waits for the person: the agent said so (`distinct_from`), or the finding came
+    from a parallel branch whose run never saw their decision beside it (core/unseen.py)."""
+    if ask.get("unseen"):
+        return (f"{ask['id']} came from a parallel branch whose run never saw your {ask['settled_status']}"
+                f" {ask['differs_from']}, and stands beside it")
+    return f"the agent says {ask['id']} differs from your {ask['settled_status']} {ask['differs_from']}"
+
+
 def call_text(ask: Dict[str, Any]) -> List[str]:
     """One call as `priors status --calls` prints it: what it is, then each command that answers it on a
     line of its own — whole, shell-quoted, ready to copy (never `a | b`, which a shell would run as a pipe)."""
@@ -236,8 +249,7 @@ def call_text(ask: Dict[str, Any]) -> List[str]:
     if kind == "reversal":
         head = f"{ask['call']} — {_one_line(ask['call_claim'])} reverses {ask['id']}"
     elif kind == "differs":
-        head = (f"{ask['id']} — the agent says {ask['id']} differs from your {ask['settled_status']} {ask['differs_from']}:"
-                f" {_one_line(ask['claim'])!r} vs {_one_line(ask['settled_claim'])!r}")
+        head = f"{ask['id']} — {differs_text(ask)}: {_one_line(ask['claim'])!r} vs {_one_line(ask['settled_claim'])!r}"
     elif kind == "pressed":
         head = f"{ask['id']} — {_one_line(ask['claim'])} — agents {ask['note']}: does it stand?"
     elif kind == "low-score":

@@ -180,7 +180,7 @@ class State(Plain):
     the ledger has lines only if some are blank. `loop`: what the lessons loop reads (`new_loop`)."""
 
     __slots__ = ("priors", "runs_order", "run_pos", "calls", "commits", "max_prior", "max_run", "scored", "records",
-                 "loop", "same_as", "distinct", "shapes", "awaiting")
+                 "loop", "same_as", "distinct", "shapes", "unseen", "awaiting")
     DERIVED = ("awaiting",)  # rebuilt from the rest (`index_calls`), never stored
 
     def __init__(self) -> None:
@@ -194,8 +194,9 @@ class State(Plain):
         self.scored = False
         self.records = 0
         self.loop: Dict[str, Any] = new_loop()
-        self.same_as: Dict[str, List[str]] = {}  # id → ids a person said repeat it; `distinct`: id → its
-        self.distinct: Dict[str, List[str]] = {}  # `distinct_from` (both kept by core/sameness.py)
+        self.same_as: Dict[str, List[str]] = {}  # id → ids a person said repeat it; `distinct`: id → its `distinct_from`;
+        self.distinct: Dict[str, List[str]] = {}  # `unseen`: id → the decisions its run never saw (core/sameness.py)
+        self.unseen: Dict[str, List[str]] = {}
         self.shapes: Dict[str, str] = {}  # id → the shape of the definition it was last judged on (core/moves.py)
         self.awaiting: Dict[str, List[CallState]] = {}  # prior id → its unresolved calls, in order
 
@@ -417,9 +418,9 @@ def apply(st: State, rec: Dict[str, Any]) -> None:
     st.records = idx + 1
     get = rec.get
     t = get("t")
-    if "same_as" in rec or "distinct_from" in rec:
-        note(st, rec)  # what a person said is one finding, what an agent said is not (core/sameness.py)
-    elif "shapes" in rec:
+    if "same_as" in rec or "distinct_from" in rec or "unseen" in rec:
+        note(st, rec)  # what a person said is one finding, what an agent said is not; what a run never saw
+    if "shapes" in rec:
         note_shapes(st, rec)  # a seal's shapes of the definitions its priors were judged on (core/moves.py)
     block = t in BLOCK_TYPES
     for v in (get("run"), get("born")):
@@ -505,8 +506,7 @@ def apply_priors(st: State, rec: Dict[str, Any]) -> None:
     elif t == "call":
         st.note_run(get("run"))
     elif t == "run" and get("action") == "commit":
-        run = get("run")
-        st.note_run(run)
+        st.note_run(run := get("run"))
         if isinstance(run, str) and run not in st.commits:
             st.commits[run] = rec
 

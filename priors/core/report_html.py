@@ -12,7 +12,7 @@ from html import escape
 from priors.core.canonical import dumps
 from priors.core.chart import NARROW, TOUCHED_MEANS, by_namespace, chart_svg, charted, flat_note, quiet_notes
 from priors.core.controls import visible
-from priors.core.desk import KINDS, commands, open_findings, supersedes_note
+from priors.core.desk import KINDS, commands, differs_text, open_findings, supersedes_note
 from priors.core.views import BUCKETS, attempts_index, namespaces, plural, tally, tried_runs, tried_since, tried_words
 
 TYPE_CHECKING = False
@@ -242,8 +242,7 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
                 if ask["kind"] == "reversal":
                     what += f" {ask['call']}: {_flat(ask.get('call_claim', ''))}"
                 if ask["kind"] == "differs":
-                    what = (f"the agent says {ask['id']} differs from your {ask['settled_status']} {ask['differs_from']}:"
-                            f" {_flat(ask['settled_claim'])}")
+                    what = f"{differs_text(ask)}: {_flat(ask['settled_claim'])}"
                 if ask.get("note"):
                     what += f" ({ask['note']})"
                 if isinstance(ask.get("supersedes"), str):

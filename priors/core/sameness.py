@@ -1,6 +1,8 @@
 """What a person said about two findings being one: `decide X duplicate --of Y` folds X's words into
 Y (`State.same_as`), and a finding whose `distinct_from` names a person's decision waits for their
-answer (`State.distinct`). Pure reads of the folded state; `fold.apply` keeps both maps.
+answer (`State.distinct`) — and so does a finding a parallel branch's run made beside a person's
+decision it never saw (`State.unseen`, from its seal's mark: core/unseen.py). Pure reads of the
+folded state; `fold.apply` keeps the maps.
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ if TYPE_CHECKING:  # annotations only, never evaluated
 
 def note(st: Any, rec: Dict[str, Any]) -> None:
     """The fold's part: a person's `decide X duplicate --of Y` (obsolete, `same_as` Y) makes X's claim
-    one more wording of Y; a prior's `distinct_from` is kept by id."""
+    one more wording of Y; a prior's `distinct_from` is kept by id, and a seal's `unseen` (`note_unseen`)."""
     pid = rec.get("id")
+    if rec.get("t") == "run":
+        note_unseen(st, rec)
     if type(pid) is not str:
         return
     if rec.get("t") == "prior" and type(rec.get("distinct_from")) is list:
@@ -25,6 +29,42 @@ def note(st: Any, rec: Dict[str, Any]) -> None:
             and type(target) is str and pid in st.priors and target != pid):
         if pid not in st.same_as.setdefault(target, []):
             st.same_as[target].append(pid)
+
+
+def note_unseen(st: Any, rec: Dict[str, Any]) -> None:
+    """The fold's part of a seal's `unseen`: each prior its run added (a block ends at its seal, so they
+    are the last ones folded) is noted with the decisions the run never saw."""
+    mark, run = rec.get("unseen"), rec.get("run")
+    if type(mark) is not dict or type(run) is not str:
+        return
+    named = [k for k in mark if type(k) is str]
+    for pid in reversed(st.priors):
+        if st.priors[pid].rec.get("born") != run:
+            break
+        st.unseen[pid] = named
+
+
+def beside_unseen(st: Any, p: Any) -> List[str]:
+    """The decisions a person made, unseen by the parallel branch's run that found open finding `p`,
+    that `p` stands beside (the same scope, its file or a definition in it, a folder holding it):
+    whether it is the same finding is their call, as it would have been at the door (SETTLED_NEARBY)."""
+    named = st.unseen.get(p.id)
+    if not named or p.status != "open" or p.redacted or not isinstance(p.scope_ref, str):
+        return []
+    out = []
+    for q in named:
+        other = st.priors.get(q)
+        if other is not None and other.binding and not other.redacted and _beside(other.scope_ref, p.scope_ref):
+            out.append(q)
+    return out
+
+
+def _beside(a: Any, b: str) -> bool:
+    if not isinstance(a, str):
+        return False
+    if "*" in (a, b) or a.split("#")[0] == b.split("#")[0]:
+        return True
+    return (a.endswith("/") and b.startswith(a)) or (b.endswith("/") and a.startswith(b))
 
 
 def wordings(st: Any, pid: str) -> Tuple[str, ...]:
