@@ -379,6 +379,13 @@ def combine(
             parts = packed.split("\t")
             prefix = rel + "#"
             out.update(zip([prefix + q for q in parts[0::2]], parts[1::2]))
+    out.update(tree_entries(files, full_dirs, include_root))
+    return out
+
+
+def tree_entries(files: Dict[str, str], full_dirs: Callable[[str], bool], include_root: bool) -> Dict[str, str]:
+    """The map's folders (`d/`, each one `full_dirs` accepts; deepest first) and `*`, from the file refs."""
+    out: Dict[str, str] = {}
     children: Dict[str, List[Tuple[str, str]]] = {"": []}
     dirs = set()
     for rel, h in files.items():
