@@ -41,6 +41,8 @@ def _escape(m: "re.Match[str]") -> str:
 def visible(text: str) -> str:
     """`text` with every control or bidi-format character written as a visible `\\uXXXX` escape."""
     if text.isascii():
+        if text.isprintable():  # (a C loop, twice as fast as the search: a snapshot's map is 5 MB of ASCII)
+            return text
         return _ASCII_SHOWN.sub(_escape, text) if _ASCII_SHOWN.search(text) else text
     if text.isprintable():  # every character shown escaped is a control, format or separator one: none here
         return text  # (a C loop: twice as fast as the search over a JSON answer of 20 MB)

@@ -8,9 +8,8 @@ from pathlib import Path
 
 from priors.core.answer import Answer
 from priors.core.errors import UsageError, os_failure
-from priors.snapshot.hashing import dumps_map
 from priors.snapshot.listing import resolve_paths
-from priors.snapshot.scan import parse_tool, read_merge, take_snapshot
+from priors.snapshot.scan import parse_tool, read_merge, snapshot_text
 from priors.store.files import atomic_write
 from priors.store.paths import output_target
 
@@ -40,8 +39,7 @@ def snapshot_map(root: Path, where: Optional[List[str]], tool_args: List[str], m
             merge[k] = v
     resolve_paths(root, where)  # bad PATHs are usage errors before any work
     target = output_target("snapshot", "-o", str(output), root) if output is not None and output != "-" else None
-    text = dumps_map(take_snapshot(root, where, anchors=anchors, tools=tools, merge=merge, progress=progress,
-                                   use_cache=use_cache))
+    text = snapshot_text(root, where, anchors=anchors, tools=tools, merge=merge, progress=progress, use_cache=use_cache)
     if target is None:
         return Answer(0, None, text, encoded=text)
     try:

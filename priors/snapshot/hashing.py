@@ -176,6 +176,8 @@ class IndentedLines:
         widths = list(map(operator.sub, lengths, map(len, bodies)))
         self.data = data
         self.lengths = lengths
+        self.marked: Optional[List[bytes]] = None
+        self.levels: Dict[int, int] = {}
         self.widths = list(itertools.compress(widths, bodies))  # of the lines that are not blank
         self.before = [0, *itertools.accumulate(map(bool, bodies))]  # blank-free index of each line
         joined = _BREAK.join(itertools.compress(bodies, bodies))
@@ -192,13 +194,24 @@ class IndentedLines:
 
     def whole(self) -> bytes:
         """`indented_utf8` of the file."""
-        return _marked(self.widths, self.bodies)
+        return _BREAK.join(self._depth_lines())
+
+    def _depth_lines(self) -> List[bytes]:
+        """The lines, each after its depth in the file (kept: a definition whose widths are a run of
+        the file's is cut from them, `span_hashes`), and each width's depth (`levels`)."""
+        if self.marked is None:
+            levels = sorted(set(self.widths))
+            self.levels = {w: i for i, w in enumerate(levels)}
+            self.marked = self.bodies if len(levels) < 2 else list(
+                map(operator.add, map(_ranks(levels).__getitem__, self.widths), self.bodies))
+        return self.marked
 
     def span_hashes(self, spans: Iterable[Tuple[int, int]]) -> List[Optional[str]]:
         """sha12 of `indented_utf8(data[start:end])` for each byte span that starts a line (a
         definition's does); None for any other span (the caller normalizes it itself). One loop
         for all of a file's spans: this runs for every definition of every Python file."""
         data, widths, bodies, before = self.data, self.widths, self.bodies, self.before
+        marked, grank = self._depth_lines(), self.levels
         starts = list(map(operator.add, itertools.accumulate(self.lengths, initial=0), itertools.count()))
         find, sha, sub, add = bisect.bisect_right, hashlib.sha256, _SPACE_RUN.sub, operator.add
         out: List[Optional[str]] = []
@@ -212,25 +225,25 @@ class IndentedLines:
             if b"  " in tail:
                 tail = sub(b" ", tail)
             a, c = before[first], before[last]
-            lines = bodies[a:c]
-            lines.append(tail.rstrip(b" "))
             ws = widths[a:c + 1]
-            levels = sorted(set(ws))
-            if len(levels) < 2:
+            kinds = set(ws)
+            low = grank[min(kinds)]
+            if grank[max(kinds)] - low + 1 == len(kinds):
+                # Its widths are a run of the file's: its depths are the file's less `low`, cut from the
+                # file's marked lines (one bytes.replace, not a new line object per line).
+                lines = marked[a:c]
+                lines.append(_DEPTH * grank[ws[-1]] + tail.rstrip(b" "))
                 text = _BREAK.join(lines)
+                if low:
+                    text = text[low:].replace(_BREAK + _DEPTH * low, _BREAK)
             else:
+                lines = bodies[a:c]
+                lines.append(tail.rstrip(b" "))
+                levels = sorted(kinds)
                 rank = dict(zip(levels, _MARKS)) if len(levels) <= len(_MARKS) else _ranks(levels)
                 text = _BREAK.join(map(add, map(rank.__getitem__, ws), lines))
             out.append(sha(text).hexdigest()[:12])
         return out
-
-
-def _marked(widths: List[int], bodies: List[bytes]) -> bytes:
-    """Squeezed bodies joined by line breaks, each after its depth: the rank of its width among `widths`."""
-    levels = sorted(set(widths))
-    if len(levels) < 2:
-        return _BREAK.join(bodies)
-    return _BREAK.join(map(operator.add, map(_ranks(levels).__getitem__, widths), bodies))
 
 
 def _ranks(levels: List[int]) -> Dict[int, bytes]:
@@ -379,6 +392,13 @@ def combine(
             parts = packed.split("\t")
             prefix = rel + "#"
             out.update(zip([prefix + q for q in parts[0::2]], parts[1::2]))
+    out.update(tree_entries(files, full_dirs, include_root))
+    return out
+
+
+def tree_entries(files: Dict[str, str], full_dirs: Callable[[str], bool], include_root: bool) -> Dict[str, str]:
+    """The map's folders (`d/`, each one `full_dirs` accepts; deepest first) and `*`, from the file refs."""
+    out: Dict[str, str] = {}
     children: Dict[str, List[Tuple[str, str]]] = {"": []}
     dirs = set()
     for rel, h in files.items():

@@ -19,6 +19,7 @@ from priors.snapshot.hashing import (
     ROOT_REF,
     IndentedLines,
     combine,
+    dumps_map,
     indent_counts,
     is_binary,
     link_hash,
@@ -27,8 +28,10 @@ from priors.snapshot.hashing import (
     squeezable,
     squeeze,
     text_hash,
+    tree_entries,
 )
 from priors.snapshot.listing import Selection, list_tree, resolve_paths
+from priors.snapshot.maptext import anchor_json, map_text, packed_json
 from priors.store.files import atomic_write, read_bytes, read_stdin
 
 TYPE_CHECKING = False
@@ -38,7 +41,8 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 
     Progress = Callable[[int, int], None]
     Job = Tuple[str, str, bool]  # (ref, absolute path, want anchors)
-    Result = Tuple[str, Optional[str], Optional[str], Optional[str]]  # (ref, hash, packed anchors, problem)
+    # (ref, hash, packed anchors, problem, the anchors' JSON text: `maptext.anchor_json`)
+    Result = Tuple[str, Optional[str], Optional[str], Optional[str], Optional[str]]
 
 
 CACHE_FORMAT = 1
@@ -47,22 +51,28 @@ RACY_NS = 2_000_000_000  # an entry modified this close to the snapshot is never
 
 def file_result(rel: str, data: bytes, want_anchors: bool) -> Tuple[str, Optional[str]]:
     """(file hash, packed anchors or None) for one file's bytes; anchors only for supported text files."""
+    h, defs = file_anchors(rel, data, want_anchors)
+    return h, None if defs is None else pack(defs)
+
+
+def file_anchors(rel: str, data: bytes, want_anchors: bool) -> Tuple[str, Optional[List[Tuple[str, str]]]]:
+    """(file hash, `[(name, hash)]` of its definitions or None when not wanted) for one file's bytes."""
     if is_binary(data):
-        return sha12_bytes(data), ("" if want_anchors else None)
+        return sha12_bytes(data), ([] if want_anchors else None)
     if want_anchors and language_of(rel) is not None:  # the file's hash and its definitions' share one pass
         if not indent_counts(rel):
             if squeezable(data):
                 squeezed = squeeze(data)
-                return sha12_bytes(squeezed.strip(b" ")), pack(anchors_for(rel, data.decode("utf-8"), squeezed))
+                return sha12_bytes(squeezed.strip(b" ")), anchors_for(rel, data.decode("utf-8"), squeezed)
         elif IndentedLines.fits(data):
             lines = IndentedLines(data)
-            return sha12_bytes(lines.whole()), pack(anchors_for(rel, data.decode("utf-8"), lines=lines))
+            return sha12_bytes(lines.whole()), anchors_for(rel, data.decode("utf-8"), lines=lines)
     h = text_hash(data, rel)
     if not want_anchors:
         return h, None
     if language_of(rel) is None:
-        return h, ""
-    return h, pack(anchors_for(rel, data.decode("utf-8", "replace")))
+        return h, []
+    return h, anchors_for(rel, data.decode("utf-8", "replace"))
 
 
 # ---------------------------------------------------------------- the cache (shell)
@@ -126,20 +136,23 @@ def stat_key(st: os.stat_result) -> List[int]:
 def hash_job(job: Job) -> Result:
     """One file's hash and anchors (a file too large to read whole gets none: it is its own
     scope). Opened without blocking and refused unless regular: a FIFO swapped in after the
-    listing would otherwise hang the snapshot."""
+    listing would otherwise hang the snapshot. The anchors come packed (for the cache) and as the
+    map's JSON text (`maptext.anchor_json`): written here, on whichever core hashed the file."""
     ref, path, want = job
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
         if not _stat.S_ISREG(os.fstat(fd).st_mode):
             os.close(fd)
-            return ref, None, None, f"cannot read {ref}: not a regular file"
+            return ref, None, None, f"cannot read {ref}: not a regular file", None
         h, data = read_or_stream(fd, "content", ref)
     except OSError as exc:
-        return ref, None, None, f"cannot read {ref}: {exc.strerror or exc}"
+        return ref, None, None, f"cannot read {ref}: {exc.strerror or exc}", None
     if data is None:
-        return ref, h, ("" if want else None), None
-    h, defs = file_result(ref, data, want)
-    return ref, h, defs, None
+        return ref, h, ("" if want else None), None, ""
+    h, defs = file_anchors(ref, data, want)
+    if defs is None:
+        return ref, h, None, None, ""
+    return ref, h, pack(defs), None, anchor_json(ref, defs)
 
 
 def hash_chunk(jobs: List[Job]) -> List[Result]:
@@ -274,35 +287,92 @@ def take_snapshot(
     files, undecodable names) are appended to `problems` when given, else
     written to stderr.
     """
-    root = Path(os.path.abspath(str(root)))
-    started = time.time_ns()
-    sel = Selection(resolve_paths(root, paths, cwd))
-    report: List[str] = [] if problems is None else problems
-    listing = list_tree(root, None if sel.whole else sel.prefixes)  # a large tree is not walked for one file
-    report.extend(listing.problems)
-    refs = [r for r in listing.refs if sel.wants(r)]
-
-    cache_file = _cache_path(root) if use_cache else None
-    cache = load_cache(cache_file)
-    plan = _plan(root, refs, cache, anchors, report)
-    new_cache: Dict[str, list] = {} if sel.whole else dict(cache)
-    new_cache.update(plan.reused)
-    changed = _absorb(run_jobs(plan.jobs, plan.sizes, progress), plan, cache, started, new_cache, report)
-
-    hidden = ambiguous_refs(plan.files)
-    for ref in hidden:
-        report.append(f"{ref}: left out of the map — its name reads as a definition in {ref.split('#', 1)[0]}"
-                      " (`file#name`); rename it to give it a scope of its own (its folder's hash still counts it)")
-    out = combine(plan.files, plan.defs if anchors else {}, sel.full_dir, sel.whole, hidden)
-    _add_extras(out, "--tool", tool_hashes(tools or {}, root))
-    _add_extras(out, "--merge", merge or {})
-
-    if cache_file is not None and (changed or len(new_cache) != len(cache)):
-        save_cache(cache_file, new_cache)
-    if problems is None:
-        for p in report:
-            sys.stderr.write(f"priors snapshot: {p}\n")
+    taken = _Taken(root, paths, anchors, progress, problems, use_cache, cwd)
+    out = taken.mapping(tools, merge)
+    taken.finish()
     return out
+
+
+def snapshot_text(
+    root: Path,
+    paths: Optional[List[str]] = None,
+    anchors: bool = True,
+    tools: Optional[Dict[str, str]] = None,
+    merge: Optional[dict] = None,
+    progress: Optional[Progress] = None,
+    use_cache: bool = True,
+    cwd: Optional[str] = None,
+) -> str:
+    """`hashing.dumps_map(take_snapshot(…))`, the line `priors snapshot` prints — joined from each
+    file's ready piece of JSON (`maptext`) where that provably gives the same text: encoding a dict of
+    every ref after the hashing was a sixth of a first snapshot's wall time, on one core."""
+    taken = _Taken(root, paths, anchors, progress, None, use_cache, cwd)
+    text = None
+    if not tools and not merge and not taken.hidden:
+        text = map_text(taken.plan.files, taken.pieces(), taken.tree())
+    if text is None:
+        text = dumps_map(taken.mapping(tools, merge))
+    taken.finish()
+    return text
+
+
+class _Taken:
+    """One snapshot's hashes, before they are assembled into a map (`mapping`, `snapshot_text`)."""
+
+    def __init__(self, root: Path, paths: Optional[List[str]], anchors: bool, progress: Optional[Progress],
+                 problems: Optional[List[str]], use_cache: bool, cwd: Optional[str]) -> None:
+        self.root = root = Path(os.path.abspath(str(root)))
+        self.anchors = anchors
+        self.problems = problems
+        started = time.time_ns()
+        self.sel = sel = Selection(resolve_paths(root, paths, cwd))
+        report: List[str] = [] if problems is None else problems
+        self.report = report
+        listing = list_tree(root, None if sel.whole else sel.prefixes)  # a large tree is not walked for one file
+        report.extend(listing.problems)
+        refs = [r for r in listing.refs if sel.wants(r)]
+
+        self.cache_file = cache_file = _cache_path(root) if use_cache else None
+        self.cache = cache = load_cache(cache_file)
+        self.plan = plan = _plan(root, refs, cache, anchors, report)
+        self.new_cache: Dict[str, list] = {} if sel.whole else dict(cache)
+        self.new_cache.update(plan.reused)
+        self.changed = _absorb(run_jobs(plan.jobs, plan.sizes, progress), plan, cache, started, self.new_cache,
+                               report)
+        self.hidden = hidden = ambiguous_refs(plan.files)
+        for ref in hidden:
+            report.append(f"{ref}: left out of the map — its name reads as a definition in {ref.split('#', 1)[0]}"
+                          " (`file#name`); rename it to give it a scope of its own (its folder's hash still counts it)")
+
+    def mapping(self, tools: Optional[Dict[str, str]], merge: Optional[dict]) -> Dict[str, str]:
+        """The map as a dict: files, anchors, folders, `*`, then the tools' and merged refs."""
+        plan, sel = self.plan, self.sel
+        out = combine(plan.files, plan.defs if self.anchors else {}, sel.full_dir, sel.whole, self.hidden)
+        _add_extras(out, "--tool", tool_hashes(tools or {}, self.root))
+        _add_extras(out, "--merge", merge or {})
+        return out
+
+    def pieces(self) -> Dict[str, Optional[str]]:
+        """Each file's anchors as the map's JSON text: from its job, or (a cache hit) from its packed anchors."""
+        if not self.anchors:
+            return {}
+        plan = self.plan
+        pieces = dict(plan.pieces)
+        for ref, packed in plan.defs.items():
+            if ref not in pieces:
+                pieces[ref] = packed_json(ref, packed)
+        return pieces
+
+    def tree(self) -> Dict[str, str]:
+        return tree_entries(self.plan.files, self.sel.full_dir, self.sel.whole)
+
+    def finish(self) -> None:
+        """Save the cache when it changed, and tell the problems (to stderr unless the caller collects them)."""
+        if self.cache_file is not None and (self.changed or len(self.new_cache) != len(self.cache)):
+            save_cache(self.cache_file, self.new_cache)
+        if self.problems is None:
+            for p in self.report:
+                sys.stderr.write(f"priors snapshot: {p}\n")
 
 
 def rehash(root: Path, refs: List[str], whole_files: bool = False) -> Dict[str, str]:
@@ -349,6 +419,7 @@ class _Plan:
         self.jobs: List[Job] = []
         self.keys: Dict[str, List[int]] = {}
         self.sizes: Dict[str, int] = {}
+        self.pieces: Dict[str, Optional[str]] = {}  # ref -> its anchors' JSON text (`maptext.anchor_json`)
 
 
 def _plan(root: Path, refs: List[str], cache: Dict[str, list], anchors: bool, report: List[str]) -> _Plan:
@@ -390,13 +461,14 @@ def _absorb(results: List[Result], plan: _Plan, cache: Dict[str, list], started:
             new_cache: Dict[str, list], report: List[str]) -> bool:
     """Take fresh hashes into the plan and the cache — except racy ones (changed within 2 s of the start)."""
     changed = False
-    for ref, h, anc, problem in results:
+    for ref, h, anc, problem, piece in results:
         if problem is not None or h is None:
             report.append(problem or f"cannot hash {ref}")
             continue
         plan.files[ref] = h
         if anc is not None:
             plan.defs[ref] = anc
+            plan.pieces[ref] = piece
         key = plan.keys[ref]
         if max(key[1], key[3]) < started - RACY_NS:
             old = cache.get(ref)
