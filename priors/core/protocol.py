@@ -235,7 +235,9 @@ class ScopeIndex(Plain):
 
     def __init__(self) -> None:
         self.items: List[PriorState] = []
-        self.by_ref: Dict[str, List[int]] = {}
+        # ref -> the positions of the priors held under it: one position as an int, several as a list (most
+        # refs hold one prior: a list each costs ~6 MB at 100k priors in `verify`'s replay)
+        self.by_ref: Dict[str, Any] = {}
         self.lengths: List[int] = []  # the lengths of the refs held, ascending: the only prefixes worth looking up
         self.refs: Optional[List[str]] = []  # sorted, for the refs inside a scope (None while a pool is built)
         self.wide: List[int] = []  # repo-wide priors
@@ -245,7 +247,7 @@ class ScopeIndex(Plain):
         self.items.append(p)
         ref = p.scope_ref
         if isinstance(ref, str):
-            self.held(ref).append(pos)
+            self.hold(ref, pos)
         if p.facet("scope") == "repo-wide":
             self.wide.append(pos)
 
@@ -253,31 +255,42 @@ class ScopeIndex(Plain):
         """`p`, held under the ref `old`, moved with its code (core/moves.py): held under its new ref."""
         if old is None or p.scope_ref == old:
             return
-        pos = next((i for i in self.by_ref.get(old, ()) if self.items[i] is p), None)
+        held = self.positions(old)
+        pos = next((i for i in held if self.items[i] is p), None)
         if pos is None:
             return
-        self.by_ref[old].remove(pos)
-        if not self.by_ref[old]:
+        rest = [i for i in held if i != pos]
+        if rest:
+            self.by_ref[old] = rest if len(rest) > 1 else rest[0]
+        else:
             del self.by_ref[old]
             if self.refs is not None and old in self.refs:
                 self.refs.remove(old)
         ref = p.scope_ref  # (its place in the pool's order stays: the order is the ledger's)
         if isinstance(ref, str):
-            bisect.insort(self.held(ref), pos)
+            self.hold(ref, pos)
 
-    def held(self, ref: str) -> List[int]:
-        """The positions of the priors held under `ref`: a new ref's list, its place among the refs and
-        its length among the lengths made when it first comes."""
+    def positions(self, ref: str) -> List[int]:
+        """The positions of the priors held under `ref`, ascending."""
+        got = self.by_ref.get(ref)
+        return [] if got is None else got if type(got) is list else [got]
+
+    def hold(self, ref: str, pos: int) -> None:
+        """`pos` held under `ref` in order; a new ref's place among the refs and its length among the
+        lengths made when it first comes."""
         got = self.by_ref.get(ref)
         if got is None:
-            got = self.by_ref[ref] = []
+            self.by_ref[ref] = pos
             if self.refs is not None:
                 bisect.insort(self.refs, ref)
             n = len(ref)
             at = bisect.bisect_left(self.lengths, n)
             if at == len(self.lengths) or self.lengths[at] != n:
                 self.lengths.insert(at, n)
-        return got
+        elif type(got) is list:
+            bisect.insort(got, pos)
+        else:
+            self.by_ref[ref] = [got, pos] if got < pos else [pos, got]
 
     def around(self, cand: Candidate) -> List[PriorState]:
         """The priors, in pool order, whose scope is the candidate's, contains it or lies inside it,
@@ -285,22 +298,24 @@ class ScopeIndex(Plain):
         ref = cand.scope_ref
         if ref is None or ref == "*":
             return list(self.items) if ref == "*" else [self.items[i] for i in sorted(set(self.wide) | set(
-                self.by_ref.get("*", ())))]
+                self.positions("*")))]
 
         by_ref, got = self.by_ref, []  # the position lists that apply; mostly none, so no set is made
         for n in self.lengths:  # every prefix of `ref` that is a ref held (`range(1, len(ref) + 1)`, less misses)
             if n > len(ref):
                 break
             held = by_ref.get(ref[:n])
-            if held:
-                got.append(held)
+            if held is not None:
+                got.append(held if type(held) is list else (held,))
         refs = self.refs or []
         i = bisect.bisect_left(refs, ref)
         while i < len(refs) and refs[i].startswith(ref):
             if len(refs[i]) > len(ref):  # (the ref itself came with its prefixes)
-                got.append(by_ref[refs[i]])
+                held = by_ref[refs[i]]
+                got.append(held if type(held) is list else (held,))
             i += 1
-        for extra in (self.wide, by_ref.get("*")):
+        star = by_ref.get("*")
+        for extra in (self.wide, star if type(star) is list else (star,) if star is not None else ()):
             if extra:
                 got.append(extra)
         items = self.items
