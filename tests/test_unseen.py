@@ -184,3 +184,56 @@ def test_a_carried_mark_is_renumbered_with_their_ids():
     seal = dict(k.commit("run-004"), unseen={"P-0007": None, "P-0001": "open"})
     got = rewrite_refs(seal, {"P-0007": "P-0010"}, {"run-004": "run-006"})
     assert got["unseen"] == {"P-0010": None, "P-0001": "open"} and got["run"] == "run-006"
+
+
+def test_a_marked_run_s_repeat_of_a_prior_its_ledger_held_is_named(repo):
+    """A branch made from before the person's decision, its run typed by hand: P-0001's very finding
+    again, same namespace, no verdict on P-0001. Its mark (what the merge driver writes) says the run's
+    ledger held P-0001 open: its door compared the finding with it (DUPLICATE), so the replay does too —
+    not the lenience for a finding that came in on another branch."""
+    base = repo.git("rev-parse", "HEAD").stdout.strip()
+    repo.ok("decide", "P-0001", "wontfix", "--because", "magic on purpose")
+    repo.save("main: decision")
+    main = repo.git("rev-parse", "HEAD").stdout.strip()
+    repo.git("checkout", "-q", "-b", "old", base)
+    first = _ledger(repo)
+    again = dict(first[0], id="P-0003", born="run-002")
+    seal = dict(first[2], run="run-002", summary=["Checked against 0 priors:", "New this run: 1"])
+    with open(repo.root / ".priors" / "ledger.jsonl", "a") as f:
+        for rec in (again, seal):
+            f.write(json.dumps(rec, sort_keys=True, separators=(",", ":")) + "\n")
+    repo.ok("render")
+    repo.save("old: P-0001 typed again")
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "--no-edit", "old")
+    assert [x for x in _ledger(repo) if x.get("t") == "run"][-1]["unseen"] == {"P-0001": "open"}
+    assert _codes(repo, "--since", main) == ["DUPLICATE"]
+
+
+def test_a_mark_held_by_a_commit_the_base_reaches_but_its_ledger_lacks_is_named(repo):
+    """PR 1: commit X types a re-raise of P-0001 under a mark, commit Y undoes it — the tip changes nothing,
+    and main merges it (X now reachable from main). PR 2: X's ledger again, on top of X (`-s ours` of main).
+    The mark's trace ends at X, which the base reaches; but the base's ledger never held the line."""
+    repo.ok("decide", "P-0001", "wontfix", "--because", "magic on purpose")
+    repo.save("main: decision")
+    path, md = repo.root / ".priors" / "ledger.jsonl", repo.root / ".priors" / "PRIORS.md"
+    repo.git("checkout", "-qb", "pr1")
+    before, before_md = path.read_bytes(), md.read_bytes()
+    first = _ledger(repo)
+    again = dict(first[0], id="P-0003", born="run-002")
+    seal = dict(first[2], run="run-002", unseen={"P-0001": None})
+    with open(path, "a") as f:
+        for rec in (again, seal):
+            f.write(json.dumps(rec, sort_keys=True, separators=(",", ":")) + "\n")
+    repo.ok("render")
+    repo.save("X: typed")
+    x = repo.git("rev-parse", "HEAD").stdout.strip()
+    path.write_bytes(before)
+    md.write_bytes(before_md)
+    repo.save("Y: undone")
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "--no-ff", "--no-edit", "pr1")
+    main = repo.git("rev-parse", "HEAD").stdout.strip()
+    repo.git("checkout", "-q", "-b", "pr2", x)
+    repo.git("merge", "-s", "ours", "--no-edit", "main")
+    assert _codes(repo, "--since", main) == ["RERAISE", "UNSEEN_UNFOUNDED"]

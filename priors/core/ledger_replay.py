@@ -407,10 +407,15 @@ class Replay:
         index = self.index.get(ns)
         st = self.st
 
+        mark = self.mark  # (a parallel branch's run: judged against the states it saw, core/unseen.py)
+
         def seen(p: PriorState) -> bool:
-            """Whether the run saw `p`: a verify item it owed a verdict and gave none came in on another branch."""
+            """Whether the run saw `p`: a verify item it owed a verdict and gave none came in on another branch
+            — but not one its seal's mark gives a status: that one was in the run's own ledger, and its door
+            compared the finding with it."""
             return (p.id in disposed or p.id in born or p.status not in _SEEN_BY_RUN
-                    or p.facet("activation") != "verify-phase" or p.scope_ref not in scopes)
+                    or p.facet("activation") != "verify-phase" or p.scope_ref not in scopes
+                    or (isinstance(mark, dict) and mark.get(p.id) is not None))
 
         measure = self.measure
 
@@ -419,7 +424,6 @@ class Replay:
                 return None  # (a run sealed `door: 2`: see `flush`)
             return similar(a, b, inner_ref, inner_named(index, inner_ref, inner), legacy)
 
-        mark = self.mark  # (a parallel branch's run: judged against the states it saw, core/unseen.py)
         pool = [p for p in seen_through(self.pool(ns, index, cand), mark) if seen(p)]
         elsewhere = [p for p in seen_through(self.decided.around(cand), mark)  # a person's decision holds in
                      if p.ns != ns and p.binding and not p.redacted] if self.decided.items else []  # every namespace

@@ -324,8 +324,9 @@ def merge_marks(root: Any, data: bytes, old: bytes, stop: str) -> List[Problem]:
             else:
                 node = parents[0]
             nxt = graph.get(node)
-            if nxt is None:  # the base: its lines were judged when they were added
-                return mark_at(node, pos) == mark
+            if nxt is None:  # reachable from the base: only a line the base's ledger holds was judged (one an
+                # older commit held beyond it — a branch merged `-s ours`, or a commit a later one undid — never was)
+                return mark_at(node, pos) == mark and old.startswith(ledger(node))
             parents = nxt
 
     return [Problem(no, "UNSEEN_UNFOUNDED", f"the run record of {rec.get('run')} says what its run did not see of a"
