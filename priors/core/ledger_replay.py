@@ -44,6 +44,7 @@ from priors.core.ledger_parse import records
 from priors.core.lessons import check_supersedes
 from priors.core.moves import as_run_sees
 from priors.core.on_the_code import as_on_disk, unfounded_move
+from priors.core.plain import Unkept
 from priors.core.problem import Problem
 from priors.core.protocol import ScopeIndex, door_of, judge_pool, same_words
 from priors.core.replay_split import Share
@@ -59,6 +60,7 @@ _KEEP = ("t", "id", "ns", "type", "facets", "claim", "born", "scope_ref", "scope
 _UNASKED = object()  # (equal to no namespace)
 _FEW_VALUES = ("t", "ns", "type", "born", "severity", "depth", "direction")  # kept once each (`Replay.words`)
 _SELF_ASSIGNED = ("authority", "by", "status")  # the keeper's to set: no candidate, and so no prior line, holds them
+_SEAL_KEEP = ("t", "action", "run", "ns", "by", "via", "shapes", "unseen")  # what the fold reads of a seal
 _SEEN_BY_RUN = ("open", "stale", "challenged")  # a verify-phase prior in these is a verify item of the next run
 _HUMAN_VIA = ("add", "import")  # the verbs that seal a person's lessons as a run of their own
 _BLOCK_ACTIONS = ("disposition", "scope-missing", "moved")
@@ -121,6 +123,7 @@ class Replay:
         self.disk: Dict[str, str] = disk or {}  # the code's own hashes, for the lines from `from_line` on
         self.from_line = from_line  # (core/on_the_code.py)
         self.st = State()
+        self.st.loop.update((k, Unkept()) for k in ("first", "commit_at", "lessons", "spans"))  # (never read here)
         self.problems: List[Problem] = []
         self.index: Dict[str, ScopeIndex] = {}  # namespace -> its findings and floors by scope ref
         # namespace -> the hash of (scope ref, None when repo-wide; "claim" | "dir" | "raw"; the claim's key's hash
@@ -186,7 +189,7 @@ class Replay:
             if self.pending and self.pending_run != rec.get("run"):
                 self.flush(None)  # (sealed by the wrong record: the structural checks name it)
             self.flush(rec, no)
-            apply(self.st, rec)
+            apply(self.st, {k: rec[k] for k in _SEAL_KEEP if k in rec})  # (not its summary: ~5 MB at 100k)
         else:
             if t == "event" and rec.get("action") in ("decide", "redact"):
                 self.human_word(rec)
@@ -568,7 +571,8 @@ class Replay:
         if pid in self.st.priors or pid in (self.needed or ()):
             return True
         if rec.get("t") == "prior":
-            self.foreign[pid] = rec.get("ns")
+            ns = rec.get("ns")
+            self.foreign[pid] = self.words.setdefault(ns, ns) if type(ns) is str else ns  # (one string a namespace)
         return False
 
     def check_refs(self, rec: Dict[str, Any]) -> None:
@@ -596,9 +600,9 @@ class Replay:
         ns = p.ns
         if not isinstance(ns, str):
             return
-        self.order[pid] = len(self.order)
         if p.redacted or not self.judges(ns):
             return
+        self.order[pid] = len(self.order)  # (only a prior this replay judges is ever in a pool)
         if p.facet("activation") in ("verify-phase", "propose-gate") and p.scope_ref is not None:
             index = self.index.get(ns)  # what is compared by meaning or by floor
             if index is None:

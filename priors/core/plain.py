@@ -25,3 +25,17 @@ class Plain:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(" + ", ".join(f"{f}={getattr(self, f)!r}" for f in self.fields()) + ")"
+
+
+class Unkept(dict):
+    """A map a fold writes and its reader never reads, kept empty: `verify`'s replay has no use for the
+    lessons loop's bookkeeping (`fold.new_loop`: where each run starts and ends, each lesson's spans),
+    ~3 MB at 100k priors. Reads answer as an empty map's; nothing written is stored."""
+
+    __slots__ = ()
+
+    def __setitem__(self, key: object, value: object) -> None:
+        pass
+
+    def setdefault(self, key: object, default: object = None) -> object:
+        return default
