@@ -83,6 +83,16 @@ def line_texts(lines: List[bytes], ids: List[str]) -> List[Optional[Texts]]:
     out: List[Optional[Texts]] = []
     add = out.append
     bare = _pattern(True)
+    try:
+        whole = b"".join(lines)
+    except TypeError:  # a line that is not bytes: each is looked at below
+        whole = None
+    if whole is not None and len(whole.translate(None, CARE)) == len(whole):  # the batch holds no line with
+        for raw, want in zip(lines, ids):  # an escape or a control: each in the short shape, with one check
+            m = bare(raw)
+            texts = None if m is None else m.groups()
+            add(texts if texts is not None and texts[2][1:-1] == want.encode("utf-8", "surrogatepass") else None)
+        return out
     full = None
     for raw, want in zip(lines, ids):
         if type(raw) is not bytes:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import marshal
 import os
 import sys
-import threading
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
@@ -28,28 +27,34 @@ if TYPE_CHECKING:  # annotations only, never evaluated
 DEFAULT_MIN_BYTES = 8 << 20
 
 
-def min_bytes() -> int:
-    """How much work (bytes of ledger) a second process takes to pay for itself."""
+def min_bytes(least: int = DEFAULT_MIN_BYTES) -> int:
+    """How much work (bytes of ledger) a second process takes to pay for itself: `least` for the work
+    at hand, unless PRIORS_PARALLEL_MIN_BYTES says otherwise."""
     raw = os.environ.get("PRIORS_PARALLEL_MIN_BYTES", "")
     try:
-        return max(0, int(raw)) if raw.strip() else DEFAULT_MIN_BYTES
+        return max(0, int(raw)) if raw.strip() else least
     except ValueError:
-        return DEFAULT_MIN_BYTES
+        return least
 
 
 def can_fork() -> bool:
-    return hasattr(os, "fork") and sys.platform != "win32" and threading.active_count() == 1
+    """A POSIX fork in a process running one thread. (A process that never imported `threading` runs
+    no other: it is not imported for the question, which `relevant` asks on every call.)"""
+    threading = sys.modules.get("threading")
+    return (hasattr(os, "fork") and sys.platform != "win32"
+            and (threading is None or threading.active_count() == 1))
 
 
-def worth_it(size: int) -> bool:
+def worth_it(size: int, least: int = DEFAULT_MIN_BYTES) -> bool:
     """Whether `start` would begin `size` bytes of work in a second process (it pays, and is safe)."""
-    return size >= min_bytes() and can_fork()
+    return size >= min_bytes(least) and can_fork()
 
 
-def start(work: Callable[[], Any], size: int) -> Callable[[], Any]:
-    """Begin `work` (returning plain values) in a child when `size` bytes of work pay for one; the
-    returned function gives its result (waiting for the child, or running `work` here)."""
-    if not worth_it(size):
+def start(work: Callable[[], Any], size: int, least: int = DEFAULT_MIN_BYTES) -> Callable[[], Any]:
+    """Begin `work` (returning plain values) in a child when `size` bytes of work pay for one (`least`:
+    the bytes that do, for this work); the returned function gives its result (waiting for the
+    child, or running `work` here)."""
+    if not worth_it(size, least):
         return work
     try:
         read_end, write_end = os.pipe()
