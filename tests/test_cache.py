@@ -23,6 +23,7 @@ from priors.core import fold as fold
 from priors.core.errors import DamagedLedger
 from priors.core.grammar import aliased_refs, ref_alias
 from priors.ops import opening
+from priors.snapshot.hashing import indent_counts, indented_refs
 from priors.store import fold_cache as cache
 from priors.store import ledger_digest
 from priors.store.ledger import load_ledger
@@ -558,6 +559,12 @@ def test_refs_checked_together_find_what_each_alone_finds(refs) -> None:
     assert aliased_refs(refs) == sorted(r for r in refs if ref_alias(r) is not None)
 
 
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.text(alphabet="/.#\\apPyYmMkKlLeEfFgGnNuUi\n", max_size=14), max_size=12))
+def test_indented_refs_looked_for_together_are_those_found_alone(refs) -> None:
+    assert indented_refs(refs) == {r for r in refs if indent_counts(r.split("#", 1)[0])}
+
+
 def test_every_character_shown_escaped_is_not_printable() -> None:
     """`visible` passes a printable text without its search: that holds only if no character it
     escapes is printable — checked for every code point."""
@@ -704,3 +711,6 @@ def test_a_ledger_changed_in_place_under_relevant_is_named_and_opens_no_run(tmp_
         with pytest.raises(DamagedLedger, match="changed in place"):
             opening.open_run_locked(paths, st_, "web", scopes, None, None, False)
         assert not list((paths.dir / "runs").iterdir())
+        if split and hasattr(os, "fork"):  # the second process was waited for or stopped: none is left behind
+            with pytest.raises(ChildProcessError):
+                os.waitpid(-1, os.WNOHANG)

@@ -135,6 +135,23 @@ def value_of(text: Optional[bytes]) -> Any:
         raise DamagedLedger(CHANGED_IN_PLACE) from None
 
 
+def printable_utf8(text: bytes) -> bool:
+    """Whether `text` — canonical JSON in UTF-8, strings taken from ledger lines (`line_texts`) or
+    encoded — prints as it is: it holds no character `controls.visible` escapes. DamagedLedger when
+    it is not UTF-8: the bytes a keeper folded were, so the ledger was rewritten in place since.
+
+    In ASCII (a C check of 20 MB in microseconds) it is UTF-8 and holds no control character — a
+    line with one in a string is not read as text here, and an encoder escapes it — so only DEL is
+    looked for; otherwise it is decoded and looked at as text (`str.isprintable`: every character
+    `visible` escapes is a control, format or separator one)."""
+    if text.isascii():
+        return b"\x7f" not in text
+    try:
+        return text.decode("utf-8").isprintable()
+    except UnicodeDecodeError:
+        raise DamagedLedger(CHANGED_IN_PLACE) from None
+
+
 def plain_strings(values: List[str]) -> bool:
     """Whether each of `values` (strings) is written in JSON as itself between quotes — no character
     that needs an escape — checked for them all at once."""

@@ -9,20 +9,20 @@ import os
 
 from priors.core.answer import Answer
 from priors.core.canonical import dumps, dumps_object_utf8
-from priors.core.errors import CHANGED_IN_PLACE, DamagedLedger, Refusal, UsageError
+from priors.core.errors import Refusal, UsageError
 from priors.core.fold import REST_AFTER, next_run_id
 from priors.core.grammar import aliased_refs, check_run_id, ref_alias
 from priors.core.moves import as_run_sees, find_moves, is_definition
-from priors.core.record_text import plain_rows
+from priors.core.record_text import plain_rows, printable_utf8
 from priors.core.selection import select, settled_refs, verify_rows
 from priors.core.spelling import nearest
 from priors.core.views import known_namespaces
 from priors.core.vocabulary import BINDING, LAST_CHOSEN_RUN, RUN_RE, id_number
 from priors.ops.budget import relevant_hook
-from priors.snapshot.hashing import indent_counts
+from priors.snapshot.hashing import indent_counts, indented_refs
 from priors.snapshot.scan import rehash
 from priors.snapshot.shapes import NEAR, blind_hashes, definition_shapes, shape_similarity
-from priors.store.background import start
+from priors.store.background import cancel, start
 from priors.store.files import atomic_write, discard_tree, make_dir
 from priors.store.ledger import ensure_dirs, first_files, load_ledger, open_runs, render
 from priors.store.lock import Lock
@@ -190,27 +190,12 @@ def open_run_locked(paths: Paths, st: State, ns: str, scopes: Dict[str, str], ru
     scopes = settled_from_disk(paths, st, scopes)
     follow = follow_code(paths, st, ns, scopes)
     tail: List[Callable[[], Any]] = []
-    out = relevant_hook(budget, st, select(st, ns, scopes, str(run), cap, follow.get("moves_by_id"),
-                                           follow.get("rehashed"), shared_rows(tail)))
-    follow.pop("moves_by_id", None)
-    # The verify list can be 70k items, each encoded already (`select`, in UTF-8 from the ledger's bytes):
-    # joined into each text, never walked again; the lessons and floors, thousands of small objects of
-    # strings, are written by their keys' template.
-    parts: Dict[str, Any] = {}
-    for key, value in out.items():
-        rows = None if key == "verify" else plain_rows(value)
-        parts[key] = value if key == "verify" else ("[" + ",".join(rows) + "]" if rows is not None
-                                                    else dumps(value)).encode("utf-8")
-    extra: Dict[str, Any] = {"scopes": dumps(scopes).encode("utf-8")}
-    for key in ("moves", "rehashed", "shapes", "lost"):  # kept beside the run, not printed (core/moves.py)
-        if follow.get(key):
-            extra[key] = dumps(follow[key]).encode("utf-8")
-    extra["ledger_records"] = str(st.records).encode("ascii")  # where the ledger stood: commit finds what a person decided since
-    made = parts["verify"]
-    later = tail[0]() if tail else b""  # the items the second process made, joined: after the first ones
-    body = b",".join(made + [later] if later else made)
-    parts["verify"] = [body] if body else []
-    shown = shown_as_is(body, [v for k, v in parts.items() if k != "verify"])
+    try:
+        parts, extra, shown = answer_parts(st, ns, scopes, str(run), cap, budget, follow, tail)
+    except BaseException:
+        for pending in tail:  # a failure before the second process's items were needed: it is stopped
+            cancel(pending)
+        raise
     answer = dumps_object_utf8(parts)
     parts.update(extra)
     rdir = paths.run_dir(str(run))
@@ -223,44 +208,55 @@ def open_run_locked(paths: Paths, st: State, ns: str, scopes: Dict[str, str], ru
     return str(run), answer, shown
 
 
-def shown_as_is(verify: bytes, others: List[bytes]) -> bool:
-    """Whether `relevant`'s answer — its verify items joined (`verify`, their texts taken from the
-    ledger's bytes) and its other values (`others`, encoded from text) — prints as it is: valid
-    UTF-8 holding no character `controls.visible` escapes. DamagedLedger when the items are not
-    UTF-8: bytes a keeper folded were, so the ledger was rewritten in place meanwhile.
-
-    The items in ASCII (the common case: a C check of 20 MB in microseconds) are valid, and hold no
-    control character — a ledger line's string that holds one is not taken as text (`record_text`),
-    and an encoded one is escaped — so only DEL is looked for; otherwise they are decoded (the one
-    decoding of the texts taken from the ledger's lines) and looked at as text, as are the others."""
-    if not verify.isascii():
-        try:
-            text = verify.decode("utf-8")
-        except UnicodeDecodeError:
-            raise DamagedLedger(CHANGED_IN_PLACE) from None
-        if not text.isprintable():
-            return False
-    elif b"\x7f" in verify:
-        return False
-    rest = b"".join(others)
-    return b"\x7f" not in rest if rest.isascii() else rest.decode("utf-8").isprintable()
-
-
 SHARE = 0.4  # of the verify items, those this process makes while the second makes the rest
 SPLIT_BYTES = 1 << 20  # a second process pays for itself from this many bytes of the rest's lines
+
+
+def answer_parts(st: State, ns: str, scopes: Dict[str, str], run: str, cap: int, budget: Optional[Budget],
+                 follow: Dict[str, Any], tail: List[Callable[[], Any]]) -> Tuple[Dict[str, Any], Dict[str, Any], bool]:
+    """What `relevant` selects, encoded: (the answer's values, the values `relevant.json` adds, whether
+    the answer prints as it is). A long verify list is shared with a second process (`shared_rows`,
+    whose result `tail` gets); each value is encoded once, in UTF-8."""
+    out = relevant_hook(budget, st, select(st, ns, scopes, run, cap, follow.get("moves_by_id"),
+                                           follow.get("rehashed"), shared_rows(tail)))
+    follow.pop("moves_by_id", None)
+    # The verify list can be 70k items, each encoded already (`select`, in UTF-8 from the ledger's bytes):
+    # joined into each text, never walked again; the lessons and floors, thousands of small objects of
+    # strings, are written by their keys' template.
+    parts: Dict[str, Any] = {}
+    for key, value in out.items():
+        rows = None if key == "verify" else plain_rows(value)
+        parts[key] = value if key == "verify" else ("[" + ",".join(rows) + "]" if rows is not None
+                                                    else dumps(value)).encode("utf-8")
+    made = b",".join(parts["verify"])
+    shown = printable_utf8(made) and printable_utf8(b"".join(v for k, v in parts.items() if k != "verify"))
+    extra: Dict[str, Any] = {"scopes": dumps(scopes).encode("utf-8")}
+    for key in ("moves", "rehashed", "shapes", "lost"):  # kept beside the run, not printed (core/moves.py)
+        if follow.get(key):
+            extra[key] = dumps(follow[key]).encode("utf-8")
+    extra["ledger_records"] = str(st.records).encode("ascii")  # where the ledger stood: commit finds what a person decided since
+    later, also = tail[0]() if tail else (b"", True)  # the items the second process made: after these
+    parts["verify"] = [t for t in (made, later) if t]
+    return parts, extra, shown and also
 
 
 def shared_rows(tail: List[Callable[[], Any]]) -> Callable[..., List[bytes]]:
     """`select`'s maker of verify items, sharing a long list with a second process (store/background.py):
     it makes the last items while this one makes the first, reads the lessons and encodes the rest
-    of the answer. The first items are returned; `tail` gets the function that gives the others,
-    joined (b"" when there are none) — without a second process, made here when it is called."""
+    of the answer. The first items are returned; `tail` gets the function that gives the others —
+    joined, and whether they print as they are (`printable_utf8`, which also names a ledger changed
+    in place) — made here when it is called if no second process took them."""
 
     def rows(owed: List[Tuple[PriorState, str, Optional[str]]], scopes: Dict[str, str],
              moves: Dict[str, Dict[str, Any]]) -> List[bytes]:
         cut = int(len(owed) * SHARE)
         later = owed[cut:]
-        tail.append(start(lambda: b",".join(verify_rows(later, scopes, moves)), len(later) << 9, SPLIT_BYTES))
+
+        def made() -> Tuple[bytes, bool]:
+            text = b",".join(verify_rows(later, scopes, moves))
+            return text, printable_utf8(text)
+
+        tail.append(start(made, len(later) << 9, SPLIT_BYTES))  # (~500 bytes a prior's line)
         return verify_rows(owed[:cut], scopes, moves)
 
     return rows
@@ -303,7 +299,7 @@ def follow_code(paths: Paths, st: State, ns: str, scopes: Dict[str, str]) -> Dic
             h = now(ref, judged)  # (absent from the snapshot: nothing to compare)
             if h != judged:
                 changed.add(ref)
-    old = {ref for ref in changed if indent_counts(ref.split("#", 1)[0])}
+    old = indented_refs(changed)
     blind = blind_hashes(paths.root, sorted(old)) if old else {}
     rehashed = {p.id: scopes[p.scope_ref] for p in live if p.scope_ref in blind
                 and blind[p.scope_ref] == p.scope_hash} if blind else {}
