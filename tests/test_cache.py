@@ -24,8 +24,8 @@ from priors.core.errors import DamagedLedger
 from priors.core.grammar import aliased_refs, ref_alias
 from priors.ops import opening
 from priors.snapshot.hashing import indent_counts, indented_refs
+from priors.store import background, ledger_digest
 from priors.store import fold_cache as cache
-from priors.store import ledger_digest
 from priors.store.ledger import load_ledger
 from priors.store.paths import Paths
 
@@ -689,6 +689,15 @@ def test_a_ledger_changed_in_place_under_relevant_is_named_and_opens_no_run(tmp_
     same when a second process made some of the verify items (`split`)."""
     monkeypatch.setenv("PRIORS_PARALLEL_MIN_BYTES", "0" if split else str(1 << 40))
     monkeypatch.setenv("PRIORS_CACHE_MIN_BYTES", "0")
+    children: list = []
+
+    def started(*args):
+        got = background.start(*args)
+        if hasattr(got, "pid"):
+            children.append(got)
+        return got
+
+    monkeypatch.setattr(opening, "start", started)
     monkeypatch.delenv("PRIORS_NO_CACHE", raising=False)
     gen_ledger().generate(200, tmp_path, seed=2, open_heavy=True)
     paths = Paths(tmp_path)
@@ -711,6 +720,8 @@ def test_a_ledger_changed_in_place_under_relevant_is_named_and_opens_no_run(tmp_
         with pytest.raises(DamagedLedger, match="changed in place"):
             opening.open_run_locked(paths, st_, "web", scopes, None, None, False)
         assert not list((paths.dir / "runs").iterdir())
-        if split and hasattr(os, "fork"):  # the second process was waited for or stopped: none is left behind
+        assert bool(children) == (split and hasattr(os, "fork"))
+        for child in children:  # the second process was waited for or stopped: none is left behind
             with pytest.raises(ChildProcessError):
-                os.waitpid(-1, os.WNOHANG)
+                os.waitpid(child.pid, os.WNOHANG)
+        del children[:]
