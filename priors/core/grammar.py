@@ -363,8 +363,9 @@ def aliased_refs(refs: Iterable[str]) -> List[str]:
     each: List[str] = []
     text = "\n" + "\n".join(whole)
     if "#" in text or text.count("\n") != len(whole):  # a definition's ref, or a ref holding a line break
-        each = [ref for ref in whole if "#" in ref or "\n" in ref]
-        whole = [ref for ref in whole if "#" not in ref and "\n" not in ref]
+        alone, whole = whole, []
+        for ref in alone:
+            (each if "#" in ref or "\n" in ref else whole).append(ref)
         text = "\n" + "\n".join(whole)
     if "\n/" in text or "\n." in text or "//" in text or "/." in text:
         each += whole
