@@ -23,8 +23,9 @@ from priors.core import fold as fold
 from priors.core.errors import DamagedLedger
 from priors.core.grammar import aliased_refs, ref_alias
 from priors.ops import opening
+from priors.snapshot.hashing import indent_counts, indented_refs
+from priors.store import background, ledger_digest
 from priors.store import fold_cache as cache
-from priors.store import ledger_digest
 from priors.store.ledger import load_ledger
 from priors.store.paths import Paths
 
@@ -558,6 +559,12 @@ def test_refs_checked_together_find_what_each_alone_finds(refs) -> None:
     assert aliased_refs(refs) == sorted(r for r in refs if ref_alias(r) is not None)
 
 
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.text(alphabet="/.#\\apPyYmMkKlLeEfFgGnNuUi\n", max_size=14), max_size=12))
+def test_indented_refs_looked_for_together_are_those_found_alone(refs) -> None:
+    assert indented_refs(refs) == {r for r in refs if indent_counts(r.split("#", 1)[0])}
+
+
 def test_every_character_shown_escaped_is_not_printable() -> None:
     """`visible` passes a printable text without its search: that holds only if no character it
     escapes is printable — checked for every code point."""
@@ -637,22 +644,26 @@ def test_relevant_assembled_from_the_ledgers_bytes_is_what_parsed_records_give(t
         read_as_text.extend(t for t in got if t is not None)
         return got
 
-    def run(where: str, text_path: bool) -> Tuple[str, bytes]:
+    def run(where: str, text_path: bool, split: bool = False) -> Tuple[str, bytes]:
         root = tmp_path / where
         shutil.copytree(src, root)
         with monkeypatch.context() as m:
             m.setattr(selection, "line_texts", counted)
+            # split: the verify items shared with a second process (ops/opening.py), whatever their number
+            m.setenv("PRIORS_PARALLEL_MIN_BYTES", "0" if split else str(1 << 40))
             if not text_path:
                 m.setattr(selection, "line_texts", lambda lines, ids: [None] * len(lines))
                 m.setattr(opening, "plain_rows", lambda rows: None)
             answer = opening.open_run(Paths(root), "web", scopes, None, None)
-        assert answer.utf8 == answer.encoded.encode("utf-8")
+        text = answer.json()
+        assert answer.utf8 == text.encode("utf-8")
+        assert not answer.shown or controls.visible(text) is text  # printed as it is only when nothing is escaped
         rel = next((root / ".priors" / "runs").iterdir()) / "relevant.json"
         assert (root / ".priors" / "ledger.jsonl").read_bytes() == ledger.read_bytes()
-        return answer.encoded, rel.read_bytes()
+        return text, rel.read_bytes()
 
     fast, slow = run("fast", True), run("slow", False)
-    assert fast == slow
+    assert fast == slow == run("split", True, split=True)
     obj = json.loads(fast[0])
     assert canonical.dumps(obj) == fast[0]
     assert canonical.line(dict(json.loads(fast[1]), **obj)).encode("utf-8") == fast[1]
@@ -670,10 +681,23 @@ def test_relevant_assembled_from_the_ledgers_bytes_is_what_parsed_records_give(t
         assert (item.get("scope_ref"), item.get("depth")) == (rec.get("scope_ref"), rec.get("depth", "major"))
 
 
-def test_a_ledger_changed_in_place_under_relevant_is_named_and_opens_no_run(tmp_path: Path, monkeypatch) -> None:
+@pytest.mark.parametrize("split", [False, True])
+def test_a_ledger_changed_in_place_under_relevant_is_named_and_opens_no_run(tmp_path: Path, monkeypatch,
+                                                                             split: bool) -> None:
     """Claims' bytes rewritten in place (not UTF-8 any more) after the fold read them: the answer's one
-    decoding names it — or, for a lesson, the reading of its claim — and no run is left behind."""
+    decoding names it — or, for a lesson, the reading of its claim — and no run is left behind; the
+    same when a second process made some of the verify items (`split`)."""
+    monkeypatch.setenv("PRIORS_PARALLEL_MIN_BYTES", "0" if split else str(1 << 40))
     monkeypatch.setenv("PRIORS_CACHE_MIN_BYTES", "0")
+    children: list = []
+
+    def started(*args):
+        got = background.start(*args)
+        if hasattr(got, "pid"):
+            children.append(got)
+        return got
+
+    monkeypatch.setattr(opening, "start", started)
     monkeypatch.delenv("PRIORS_NO_CACHE", raising=False)
     gen_ledger().generate(200, tmp_path, seed=2, open_heavy=True)
     paths = Paths(tmp_path)
@@ -696,3 +720,8 @@ def test_a_ledger_changed_in_place_under_relevant_is_named_and_opens_no_run(tmp_
         with pytest.raises(DamagedLedger, match="changed in place"):
             opening.open_run_locked(paths, st_, "web", scopes, None, None, False)
         assert not list((paths.dir / "runs").iterdir())
+        assert bool(children) == (split and hasattr(os, "fork"))
+        for child in children:  # the second process was waited for or stopped: none is left behind
+            with pytest.raises(ChildProcessError):
+                os.waitpid(child.pid, os.WNOHANG)
+        del children[:]

@@ -56,17 +56,36 @@ class Context:
         try:
             out = self.out
             shown = visible(text)
-            buffer = getattr(out, "buffer", None) if utf8 is not None and shown is text else None
-            if buffer is not None and str(getattr(out, "encoding", "")).lower() in ("utf-8", "utf8"):
-                out.flush()
-                buffer.write(utf8)
-            else:
+            if utf8 is None or shown is not text or not self._utf8_written(utf8):
                 out.write(shown)
-            out.write("\n")
+                out.write("\n")
         except BrokenPipeError:
             raise  # the reader went away (`| head`): main stops quietly
         except (AttributeError, OSError, ValueError):  # stdout closed (None) or full
             self.lost = True
+
+    def print_utf8(self, utf8: bytes) -> bool:
+        """`utf8` (UTF-8 text that needs no escape: `Answer.shown`) and a newline, written as they are
+        — never decoded. False when the stream does not write UTF-8 bytes: then print the text."""
+        if self.lost:
+            return True
+        try:
+            return self._utf8_written(utf8)
+        except BrokenPipeError:
+            raise
+        except (AttributeError, OSError, ValueError):
+            self.lost = True
+            return True
+
+    def _utf8_written(self, utf8: bytes) -> bool:
+        out = self.out
+        buffer = getattr(out, "buffer", None)
+        if buffer is None or str(getattr(out, "encoding", "")).lower() not in ("utf-8", "utf8"):
+            return False
+        out.flush()
+        buffer.write(utf8)
+        out.write("\n")
+        return True
 
 
 def overview() -> str:
@@ -187,7 +206,8 @@ def emit(ctx: Context, a: Parsed, answer: Answer) -> int:
     """Print an answer on the command line: its text (nothing when it is empty), or its canonical JSON
     with `--json` (or when the verb has no text form)."""
     if a.get("json") or answer.text is None:
-        ctx.print(answer.json(), answer.utf8)
+        if not (answer.shown and answer.utf8 is not None and ctx.print_utf8(answer.utf8)):
+            ctx.print(answer.json(), answer.utf8)
     elif answer.text:
         ctx.print(answer.text)
     return answer.code

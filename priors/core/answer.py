@@ -17,24 +17,28 @@ class Answer(Plain):
     """`code`: the exit code (0 done, 1 refused). `obj`: the canonical JSON object. `text`: the lines
     for a person (None: the verb has no text form, print the JSON). `encoded`: the JSON line when the
     verb encoded it already — `relevant`'s can be large, and the command line prints it as it is;
-    `utf8`: that line in UTF-8, when the verb has it too (the command line writes it unencoded)."""
+    `utf8`: that line in UTF-8, when the verb has it too (the command line writes it unencoded) —
+    or instead of it: the line is then decoded only when asked for. `shown`: the verb checked that
+    `utf8` is valid UTF-8 holding no character `controls.visible` escapes, so it is printed as it
+    is, never decoded (relevant's 20 MB line: decoding and checking it as text cost ~80 ms)."""
 
-    __slots__ = ("code", "raw_obj", "text", "encoded", "utf8")
+    __slots__ = ("code", "raw_obj", "text", "encoded", "utf8", "shown")
 
     def __init__(self, code: int, obj: Any, text: Optional[str] = None, encoded: Optional[str] = None,
-                 utf8: Optional[bytes] = None) -> None:
+                 utf8: Optional[bytes] = None, shown: bool = False) -> None:
         self.code, self.raw_obj, self.text, self.encoded, self.utf8 = code, obj, text, encoded, utf8
+        self.shown = shown
 
     @property
     def obj(self) -> Any:
         """The JSON object; when the verb gave only its encoded line (relevant's), read back on first use —
         the command line prints the line and never pays for this."""
-        if self.raw_obj is None and self.encoded is not None:
-            self.raw_obj = loads(self.encoded)
+        if self.raw_obj is None and (self.encoded is not None or self.utf8 is not None):
+            self.raw_obj = loads(self.json())
         return self.raw_obj
 
     def json(self) -> str:
         """The canonical JSON line (kept when the verb encoded it already)."""
         if self.encoded is None:
-            self.encoded = dumps(self.obj)
+            self.encoded = self.utf8.decode("utf-8") if self.utf8 is not None else dumps(self.obj)
         return self.encoded

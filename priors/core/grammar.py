@@ -359,11 +359,14 @@ def aliased_refs(refs: Iterable[str]) -> List[str]:
     those without `#` are looked at together first — joined, one line each, they show none of what
     `ref_alias` looks for (a `/` or `.` at a ref's start, `//`, `/.`) — and only when they do is each
     of them looked at alone."""
-    whole: List[str] = []
+    whole: List[str] = list(refs)
     each: List[str] = []
-    for ref in refs:
-        (each if "#" in ref or "\n" in ref else whole).append(ref)
     text = "\n" + "\n".join(whole)
+    if "#" in text or text.count("\n") != len(whole):  # a definition's ref, or a ref holding a line break
+        alone, whole = whole, []
+        for ref in alone:
+            (each if "#" in ref or "\n" in ref else whole).append(ref)
+        text = "\n" + "\n".join(whole)
     if "\n/" in text or "\n." in text or "//" in text or "/." in text:
         each += whole
     return sorted(ref for ref in each if ref_alias(ref) is not None)

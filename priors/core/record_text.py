@@ -83,6 +83,16 @@ def line_texts(lines: List[bytes], ids: List[str]) -> List[Optional[Texts]]:
     out: List[Optional[Texts]] = []
     add = out.append
     bare = _pattern(True)
+    try:
+        whole = b"".join(lines)
+    except TypeError:  # a line that is not bytes: each is looked at below
+        whole = None
+    if whole is not None and len(whole.translate(None, CARE)) == len(whole):  # the batch holds no line with
+        for raw, want in zip(lines, ids):  # an escape or a control: each in the short shape, with one check
+            m = bare(raw)
+            texts = None if m is None else m.groups()
+            add(texts if texts is not None and texts[2][1:-1] == want.encode("utf-8", "surrogatepass") else None)
+        return out
     full = None
     for raw, want in zip(lines, ids):
         if type(raw) is not bytes:
@@ -121,6 +131,23 @@ def value_of(text: Optional[bytes]) -> Any:
         if text[:1] == b'"' and b"\\" not in text:
             return text[1:-1].decode("utf-8")
         return loads(text.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise DamagedLedger(CHANGED_IN_PLACE) from None
+
+
+def printable_utf8(text: bytes) -> bool:
+    """Whether `text` — canonical JSON in UTF-8, strings taken from ledger lines (`line_texts`) or
+    encoded — prints as it is: it holds no character `controls.visible` escapes. DamagedLedger when
+    it is not UTF-8: the bytes a keeper folded were, so the ledger was rewritten in place since.
+
+    In ASCII (a C check of 20 MB in microseconds) it is UTF-8 and holds no control character — a
+    line with one in a string is not read as text here, and an encoder escapes it — so only DEL is
+    looked for; otherwise it is decoded and looked at as text (`str.isprintable`: every character
+    `visible` escapes is a control, format or separator one)."""
+    if text.isascii():
+        return b"\x7f" not in text
+    try:
+        return text.decode("utf-8").isprintable()
     except UnicodeDecodeError:
         raise DamagedLedger(CHANGED_IN_PLACE) from None
 

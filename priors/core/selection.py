@@ -16,7 +16,7 @@ from priors.core.vocabulary import BINDING
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Dict, Iterator, List, Optional, Tuple
+    from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
     from priors.core.record_text import Texts
 
@@ -24,8 +24,8 @@ NUDGE_ASK = "still true? reply: decide <id> keep — or retire it"
 
 
 def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: int = 50,
-           moves: Optional[Dict[str, Dict[str, Any]]] = None, rehashed: Optional[Dict[str, str]] = None
-           ) -> Dict[str, Any]:
+           moves: Optional[Dict[str, Dict[str, Any]]] = None, rehashed: Optional[Dict[str, str]] = None,
+           rows: Optional[Callable[..., List[bytes]]] = None) -> Dict[str, Any]:
     """Deterministic selection of what applies to a run (contract §7, relevant).
 
     `verify` comes back as its items' canonical JSON texts in UTF-8 (bytes each), not dicts: a verify
@@ -38,7 +38,10 @@ def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: in
     a verify item says `scopeState: "moved"` with its new `scope_ref`, `moved_from`, and
     `changed: true` when the body was edited too; a binding one is settled here under its new ref.
     `rehashed`: priors judged before indentation counted, unchanged under the old scheme (id → the
-    hash they are taken to hold)."""
+    hash they are taken to hold). `rows`: what makes the verify items of the priors owed one (each
+    prior, its scope's state, the snapshot's hash; the snapshot; the moves) — `verify_rows` unless
+    the caller shares the work out (ops/opening.py); called before the lessons are read, so work it
+    hands elsewhere runs beside them."""
     moves = moves or {}
     rehashed = rehashed or {}
     settled = archived = 0
@@ -92,6 +95,7 @@ def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: in
                     more += 1
         if act == "propose-gate" and status == "open":
             gates.append((p, scope_state(p, scopes)[0]))
+    verify = (rows or verify_rows)(owed, scopes, moves)
     inject: List[Dict[str, Any]] = []
     nudges: List[Dict[str, Any]] = []
     for p, texts, rec in with_texts(lessons):  # the record is read, not kept: a large run reads thousands
@@ -109,7 +113,7 @@ def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: in
     settled_here = [{"id": p.id, "status": p.status, "scope_ref": p.scope_ref,
                      "claim": value_of(texts[0]) if texts is not None else rec.get("claim")}
                     for p, texts, rec in with_texts(here)]
-    return {"run": run, "ns": ns, "inject": inject, "verify": verify_rows(owed, scopes, moves), "nudges": nudges,
+    return {"run": run, "ns": ns, "inject": inject, "verify": verify, "nudges": nudges,
             "settled": settled, "archived": archived, "floors": floors,
             "settled_here": settled_here, "settled_here_more": more}
 

@@ -9,19 +9,20 @@ import os
 
 from priors.core.answer import Answer
 from priors.core.canonical import dumps, dumps_object_utf8
-from priors.core.errors import CHANGED_IN_PLACE, DamagedLedger, Refusal, UsageError
+from priors.core.errors import Refusal, UsageError
 from priors.core.fold import REST_AFTER, next_run_id
 from priors.core.grammar import aliased_refs, check_run_id, ref_alias
 from priors.core.moves import as_run_sees, find_moves, is_definition
-from priors.core.record_text import plain_rows
-from priors.core.selection import select, settled_refs
+from priors.core.record_text import plain_rows, printable_utf8
+from priors.core.selection import select, settled_refs, verify_rows
 from priors.core.spelling import nearest
 from priors.core.views import known_namespaces
 from priors.core.vocabulary import BINDING, LAST_CHOSEN_RUN, RUN_RE, id_number
 from priors.ops.budget import relevant_hook
-from priors.snapshot.hashing import indent_counts
+from priors.snapshot.hashing import indent_counts, indented_refs
 from priors.snapshot.scan import rehash
 from priors.snapshot.shapes import NEAR, blind_hashes, definition_shapes, shape_similarity
+from priors.store.background import cancel, start
 from priors.store.files import atomic_write, discard_tree, make_dir
 from priors.store.ledger import ensure_dirs, first_files, load_ledger, open_runs, render
 from priors.store.lock import Lock
@@ -152,13 +153,13 @@ def open_run(paths: Paths, ns: str, scopes: Dict[str, str], run: Optional[str], 
             say(f"priors: set up {paths.dir} for this first run — commit it with your repo")
     with Lock(paths):
         st = load_ledger(paths, want_data=False).state
-        opened, printed, utf8 = open_run_locked(paths, st, ns, scopes, run, budget, fresh, cap)
+        opened, utf8, shown = open_run_locked(paths, st, ns, scopes, run, budget, fresh, cap)
     if say is not None:
         close = new_namespace_near(st, ns)
         if close is not None:  # a typo would start a namespace of its own, blind to everything settled in the one meant
             say(f"priors: note: {ns} is a new namespace, close to {close} that the ledger holds — if you meant {close},"
                 f" `priors abort --run {opened}` and open the run with --ns {close}")
-    return Answer(0, None, encoded=printed, utf8=utf8)  # the object is read back from the line only when asked for
+    return Answer(0, None, utf8=utf8, shown=shown)  # the object is read back from the line only when asked for
 
 
 def new_namespace_near(st: State, ns: str) -> Optional[str]:
@@ -170,8 +171,9 @@ def new_namespace_near(st: State, ns: str) -> Optional[str]:
 
 
 def open_run_locked(paths: Paths, st: State, ns: str, scopes: Dict[str, str], run: Optional[str],
-                    budget: Optional[Budget], fresh: bool, cap: int = 50) -> Tuple[str, str, bytes]:
-    """Open a run with the writer lock held: (its id, the JSON line `relevant` prints, that line in UTF-8).
+                    budget: Optional[Budget], fresh: bool, cap: int = 50) -> Tuple[str, bytes, bool]:
+    """Open a run with the writer lock held: (its id, the JSON line `relevant` prints in UTF-8, whether
+    it prints as it is: `shown_as_is`).
 
     The one way a run is opened — `relevant` and `ingest-sarif` both come through here."""
     if fresh:
@@ -187,8 +189,36 @@ def open_run_locked(paths: Paths, st: State, ns: str, scopes: Dict[str, str], ru
         raise Refusal("RUN_EXISTS", run=run)
     scopes = settled_from_disk(paths, st, scopes)
     follow = follow_code(paths, st, ns, scopes)
-    out = relevant_hook(budget, st, select(st, ns, scopes, str(run), cap, follow.get("moves_by_id"),
-                                           follow.get("rehashed")))
+    tail: List[Callable[[], Any]] = []
+    try:
+        parts, extra, shown = answer_parts(st, ns, scopes, str(run), cap, budget, follow, tail)
+    except BaseException:
+        for pending in tail:  # a failure before the second process's items were needed: it is stopped
+            cancel(pending)
+        raise
+    answer = dumps_object_utf8(parts)
+    parts.update(extra)
+    rdir = paths.run_dir(str(run))
+    make_dir(rdir)
+    try:
+        atomic_write(rdir / "relevant.json", dumps_object_utf8(parts, b"\n"))
+    except BaseException:  # a run that could not be opened leaves no folder behind
+        discard_tree(rdir)
+        raise
+    return str(run), answer, shown
+
+
+SHARE = 0.4  # of the verify items, those this process makes while the second makes the rest
+SPLIT_BYTES = 1 << 20  # a second process pays for itself from this many bytes of the rest's lines
+
+
+def answer_parts(st: State, ns: str, scopes: Dict[str, str], run: str, cap: int, budget: Optional[Budget],
+                 follow: Dict[str, Any], tail: List[Callable[[], Any]]) -> Tuple[Dict[str, Any], Dict[str, Any], bool]:
+    """What `relevant` selects, encoded: (the answer's values, the values `relevant.json` adds, whether
+    the answer prints as it is). A long verify list is shared with a second process (`shared_rows`,
+    whose result `tail` gets); each value is encoded once, in UTF-8."""
+    out = relevant_hook(budget, st, select(st, ns, scopes, run, cap, follow.get("moves_by_id"),
+                                           follow.get("rehashed"), shared_rows(tail)))
     follow.pop("moves_by_id", None)
     # The verify list can be 70k items, each encoded already (`select`, in UTF-8 from the ledger's bytes):
     # joined into each text, never walked again; the lessons and floors, thousands of small objects of
@@ -198,24 +228,38 @@ def open_run_locked(paths: Paths, st: State, ns: str, scopes: Dict[str, str], ru
         rows = None if key == "verify" else plain_rows(value)
         parts[key] = value if key == "verify" else ("[" + ",".join(rows) + "]" if rows is not None
                                                     else dumps(value)).encode("utf-8")
-    answer = dumps_object_utf8(parts)
-    try:
-        printed = answer.decode("utf-8")  # the one decoding of the texts taken from the ledger's lines
-    except UnicodeDecodeError:
-        raise DamagedLedger(CHANGED_IN_PLACE) from None  # bytes a keeper folded were UTF-8: not these
-    parts["scopes"] = dumps(scopes).encode("utf-8")
+    made = b",".join(parts["verify"])
+    shown = printable_utf8(made) and printable_utf8(b"".join(v for k, v in parts.items() if k != "verify"))
+    extra: Dict[str, Any] = {"scopes": dumps(scopes).encode("utf-8")}
     for key in ("moves", "rehashed", "shapes", "lost"):  # kept beside the run, not printed (core/moves.py)
         if follow.get(key):
-            parts[key] = dumps(follow[key]).encode("utf-8")
-    parts["ledger_records"] = str(st.records).encode("ascii")  # where the ledger stood: commit finds what a person decided since
-    rdir = paths.run_dir(str(run))
-    make_dir(rdir)
-    try:
-        atomic_write(rdir / "relevant.json", dumps_object_utf8(parts, b"\n"))
-    except BaseException:  # a run that could not be opened leaves no folder behind
-        discard_tree(rdir)
-        raise
-    return str(run), printed, answer
+            extra[key] = dumps(follow[key]).encode("utf-8")
+    extra["ledger_records"] = str(st.records).encode("ascii")  # where the ledger stood: commit finds what a person decided since
+    later, also = tail[0]() if tail else (b"", True)  # the items the second process made: after these
+    parts["verify"] = [t for t in (made, later) if t]
+    return parts, extra, shown and also
+
+
+def shared_rows(tail: List[Callable[[], Any]]) -> Callable[..., List[bytes]]:
+    """`select`'s maker of verify items, sharing a long list with a second process (store/background.py):
+    it makes the last items while this one makes the first, reads the lessons and encodes the rest
+    of the answer. The first items are returned; `tail` gets the function that gives the others —
+    joined, and whether they print as they are (`printable_utf8`, which also names a ledger changed
+    in place) — made here when it is called if no second process took them."""
+
+    def rows(owed: List[Tuple[PriorState, str, Optional[str]]], scopes: Dict[str, str],
+             moves: Dict[str, Dict[str, Any]]) -> List[bytes]:
+        cut = int(len(owed) * SHARE)
+        later = owed[cut:]
+
+        def made() -> Tuple[bytes, bool]:
+            text = b",".join(verify_rows(later, scopes, moves))
+            return text, printable_utf8(text)
+
+        tail.append(start(made, len(later) << 9, SPLIT_BYTES))  # (~500 bytes a prior's line)
+        return verify_rows(owed[:cut], scopes, moves)
+
+    return rows
 
 
 def follow_code(paths: Paths, st: State, ns: str, scopes: Dict[str, str]) -> Dict[str, Any]:
@@ -255,7 +299,7 @@ def follow_code(paths: Paths, st: State, ns: str, scopes: Dict[str, str]) -> Dic
             h = now(ref, judged)  # (absent from the snapshot: nothing to compare)
             if h != judged:
                 changed.add(ref)
-    old = {ref for ref in changed if indent_counts(ref.split("#", 1)[0])}
+    old = indented_refs(changed)
     blind = blind_hashes(paths.root, sorted(old)) if old else {}
     rehashed = {p.id: scopes[p.scope_ref] for p in live if p.scope_ref in blind
                 and blind[p.scope_ref] == p.scope_hash} if blind else {}

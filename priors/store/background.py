@@ -19,7 +19,6 @@ from __future__ import annotations
 import marshal
 import os
 import sys
-import threading
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
@@ -28,28 +27,34 @@ if TYPE_CHECKING:  # annotations only, never evaluated
 DEFAULT_MIN_BYTES = 8 << 20
 
 
-def min_bytes() -> int:
-    """How much work (bytes of ledger) a second process takes to pay for itself."""
+def min_bytes(least: int = DEFAULT_MIN_BYTES) -> int:
+    """How much work (bytes of ledger) a second process takes to pay for itself: `least` for the work
+    at hand, unless PRIORS_PARALLEL_MIN_BYTES says otherwise."""
     raw = os.environ.get("PRIORS_PARALLEL_MIN_BYTES", "")
     try:
-        return max(0, int(raw)) if raw.strip() else DEFAULT_MIN_BYTES
+        return max(0, int(raw)) if raw.strip() else least
     except ValueError:
-        return DEFAULT_MIN_BYTES
+        return least
 
 
 def can_fork() -> bool:
-    return hasattr(os, "fork") and sys.platform != "win32" and threading.active_count() == 1
+    """A POSIX fork in a process running one thread. (A process that never imported `threading` runs
+    no other: it is not imported for the question, which `relevant` asks on every call.)"""
+    threading = sys.modules.get("threading")
+    return (hasattr(os, "fork") and sys.platform != "win32"
+            and (threading is None or threading.active_count() == 1))
 
 
-def worth_it(size: int) -> bool:
+def worth_it(size: int, least: int = DEFAULT_MIN_BYTES) -> bool:
     """Whether `start` would begin `size` bytes of work in a second process (it pays, and is safe)."""
-    return size >= min_bytes() and can_fork()
+    return size >= min_bytes(least) and can_fork()
 
 
-def start(work: Callable[[], Any], size: int) -> Callable[[], Any]:
-    """Begin `work` (returning plain values) in a child when `size` bytes of work pay for one; the
-    returned function gives its result (waiting for the child, or running `work` here)."""
-    if not worth_it(size):
+def start(work: Callable[[], Any], size: int, least: int = DEFAULT_MIN_BYTES) -> Callable[[], Any]:
+    """Begin `work` (returning plain values) in a child when `size` bytes of work pay for one (`least`:
+    the bytes that do, for this work); the returned function gives its result (waiting for the
+    child, or running `work` here)."""
+    if not worth_it(size, least):
         return work
     try:
         read_end, write_end = os.pipe()
@@ -77,23 +82,51 @@ def start(work: Callable[[], Any], size: int) -> Callable[[], Any]:
         finally:
             os._exit(code)
     os.close(write_end)
+    return _Child(work, pid, read_end)
 
-    def collect() -> Any:
+
+class _Child:
+    """The result of work begun in a child: called, it waits for the child and gives the result (or
+    does the work here when the child failed); `cancel` stops the child instead."""
+
+    def __init__(self, work: Callable[[], Any], pid: int, read_end: int) -> None:
+        self.work, self.pid, self.read_end = work, pid, read_end
+
+    def __call__(self) -> Any:
+        if self.read_end < 0:
+            return self.work()
         chunks = []
         try:
             while True:
-                chunk = os.read(read_end, 1 << 20)
+                chunk = os.read(self.read_end, 1 << 20)
                 if not chunk:
                     break
                 chunks.append(chunk)
         finally:
-            os.close(read_end)
-        _, status = os.waitpid(pid, 0)
+            os.close(self.read_end)
+            self.read_end = -1
+        _, status = os.waitpid(self.pid, 0)
         if status != 0:
-            return work()
+            return self.work()
         try:
             return marshal.loads(b"".join(chunks))
         except (EOFError, ValueError, TypeError):
-            return work()
+            return self.work()
 
-    return collect
+    def cancel(self) -> None:
+        if self.read_end < 0:
+            return
+        try:
+            os.kill(self.pid, 9)  # SIGKILL: the child runs nothing of ours that needs a clean end
+        except OSError:
+            pass
+        os.close(self.read_end)
+        self.read_end = -1
+        os.waitpid(self.pid, 0)
+
+
+def cancel(result: Callable[[], Any]) -> None:
+    """Forget work `start` began, when the caller fails before it needs the result: its child (if it
+    has one) is stopped and reaped — never left blocked on a pipe nobody reads."""
+    if isinstance(result, _Child):
+        result.cancel()
