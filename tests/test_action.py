@@ -205,6 +205,24 @@ class VerifyStep(unittest.TestCase):
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
         self.assertIn("priors verify --since origin/main", proc.stdout)
 
+    def test_a_shallow_checkout_is_deepened_when_the_change_merges_a_parallel_branch(self):
+        """A merged branch's seal says what its run did not see (docs/ci.md), which verify traces to the merge
+        commit: the step fetches the history a shallow checkout lacks, and only then."""
+        ledger = self.work / ".priors" / "ledger.jsonl"
+        head = self.base
+        with ledger.open("a", encoding="utf-8") as fh:
+            fh.write('{"action":"commit","ns":"dev","run":"run-009","summary":[],"t":"run","unseen":{"P-0001":"open"}}\n')
+        self.priors("render")
+        self.commit("a marked seal")
+        git(self.work, "push", "--quiet", "origin", "main")
+        ci = self.tmp / "ci"
+        git(self.tmp, "clone", "--quiet", "--depth", "1", f"file://{self.origin}", str(ci))
+        git(ci, "fetch", "--quiet", "--depth", "1", "origin", head)
+        proc = self.run_step("push", before=head, cwd=ci)
+        self.assertIn("fetching the history that shows the merge", proc.stdout)
+        self.assertEqual(git(ci, "rev-parse", "--is-shallow-repository"), "false")
+        self.assertIn("UNSEEN_UNFOUNDED", proc.stdout)  # (typed, not merged: named once traced)
+
     def test_new_branch_checks_soundness_only(self):
         proc = self.run_step("push", before="0" * 40)
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)

@@ -61,6 +61,29 @@ def test_a_merged_branch_s_run_is_judged_against_what_it_saw(repo, ns, claim):
     repo.ok("decide", "P-0003", "keep")
     assert "P-0003" not in repo.ok("status", "--calls")
     assert repo("verify").code == 0
+    # the reviewer sees the merged run and what it did not see
+    v = repo("verify", "--since", base)
+    n = [i for i, x in enumerate(_ledger(repo), 1) if x.get("t") == "run"][-1]
+    assert "1 run from a parallel branch in this change did not see a person's decision" in v.out
+    assert f"  line {n}: run-002 — P-0001 (it saw it open)" in v.out
+    assert json.loads(repo("verify", "--since", base, "--json").out)["unseen_runs"] == [
+        {"line": n, "run": "run-002", "unseen": {"P-0001": "open"}}]
+
+
+def test_a_shallow_clone_cannot_trace_a_mark_and_says_so(repo, tmp_path):
+    """CI's usual shallow checkout holds no merge to trace a mark to: named UNSEEN_UNTRACED, with the fetch
+    that fixes it — not a forgery; with the history fetched, clean."""
+    base = repo.git("rev-parse", "HEAD").stdout.strip()
+    _branch_run_and_decision(repo, "web", "the module a.py has no docstring")
+    repo.git("merge", "--no-edit", "agent")
+    ci = tmp_path / "ci"
+    repo.git("clone", "-q", "--depth", "1", f"file://{repo.root}", str(ci))
+    shallow = Repo(ci)
+    shallow.git("fetch", "-q", "--depth", "1", "origin", base)
+    assert _codes(shallow, "--since", base) == ["UNSEEN_UNTRACED"]
+    assert "git fetch --unshallow" in shallow("verify", "--since", base).out
+    shallow.git("fetch", "-q", "--unshallow", "origin")
+    assert shallow("verify", "--since", base).code == 0
 
 
 def test_a_rebased_run_is_judged_as_if_it_came_after_the_decision(repo):

@@ -36,6 +36,7 @@ from priors.store.git import (
     pushed_over,
     remote_bases,
     rev_id,
+    shallow_commits,
 )
 from priors.store.ledger import ledger_blocks, read_ledger_bytes
 from priors.store.lock import writer_alive
@@ -105,8 +106,10 @@ def verify(paths: Paths, since: Optional[str], no_git: bool) -> Tuple[Answer, Li
         against = "the last commit (HEAD)" if old is not None else None
     code, added_from = on_the_code(paths.root, data, old)
     # what a change says its runs did not see is held to the merge that wrote it (a mark none wrote: ignored)
-    marked = merge_marks(paths.root, data, old, since if since is not None else "HEAD") if old is not None else []
-    replayed = start_replay(source, file_size(paths.ledger), code, added_from, frozenset(p.line for p in marked))
+    marked, unseen_runs = merge_marks(paths.root, data, old, since if since is not None else "HEAD") \
+        if old is not None else ([], [])
+    replayed = start_replay(source, file_size(paths.ledger), code, added_from,
+                            frozenset(p.line for p in marked if p.code == "UNSEEN_UNFOUNDED"))
     checked = check_ledger(source(), render=True)  # every line parsed once, for every check below
     files = check_files(paths.root, data, checked)
     checked.table = None  # PRIORS.md's rows, compared: not held while this process replays (its peak memory)
@@ -138,6 +141,8 @@ def verify(paths: Paths, since: Optional[str], no_git: bool) -> Tuple[Answer, Li
         body["warnings"] = [w.as_dict() for w in warnings]
     if people.added:
         body["human_lines"] = people.added
+    if unseen_runs:
+        body["unseen_runs"] = unseen_runs
     lines = ([f"note: {note}"] if note is not None else []) + [p.text() for p in problems]
     lines += ["warning: " + w.text() for w in warnings]
     n = checked.lines
@@ -148,6 +153,7 @@ def verify(paths: Paths, since: Optional[str], no_git: bool) -> Tuple[Answer, Li
         lines.append(f"{len(problems)} problem{'s' if len(problems) != 1 else ''} in .priors/ — what to do: "
                      f"{FAILS_HELP}")
     lines += human_summary(people.added, since or "HEAD", people.problems)  # after the verdict line
+    lines += unseen_summary(unseen_runs)
     return (Answer(1 if problems else 0, body, "\n".join(lines), encoded=dumps(body)),
             [github_annotation(p) for p in problems] + [github_annotation(w, "warning") for w in warnings])
 
@@ -200,6 +206,22 @@ def human_summary(added: List[Dict[str, Any]], label: str, signing: Sequence[Pro
         if "same_as" in item:
             extra += f", the same signature as line {item['same_as']}"
         out.append(f"  line {item['line']}: {item['says']}{extra}")
+    return out
+
+
+def unseen_summary(held: List[Dict[str, Any]]) -> List[str]:
+    """The runs a change merged from a parallel branch, with the person's decisions each never saw
+    (core/unseen.py): judged against what they saw, so their findings beside those decisions stand —
+    and wait for the person's call (`status --calls`). The reviewer sees them here."""
+    if not held:
+        return []
+    n = len(held)
+    out = [f"{n} run{'s' if n != 1 else ''} from a parallel branch in this change did not see a person's decision"
+           " (their findings beside one wait for your call: `priors status --calls`):"]
+    for item in held:
+        saw = ", ".join(f"{pid} ({'not in its ledger' if status is None else 'it saw it ' + status})"
+                        for pid, status in item["unseen"].items())
+        out.append(f"  line {item['line']}: {item['run']} — {saw}")
     return out
 
 
@@ -263,21 +285,24 @@ class OnDisk(dict):
         return dict.get(self, ref, default)
 
 
-def merge_marks(root: Any, data: bytes, old: bytes, stop: str) -> List[Problem]:
+def merge_marks(root: Any, data: bytes, old: bytes, stop: str) -> Tuple[List[Problem], List[Dict[str, Any]]]:
     """Each seal the change adds (since `stop`, in the work tree) that says what its run did not see
     (core/unseen.py), traced back through git to the merge that wrote it: a line every commit on the
     way held just so, until one whose first parent lacks it — a merge, whose driver, given the same
     three ledgers, writes that very mark (the part it carried from their side traced on in turn), or
-    the base (`stop`), whose lines are not judged again. A mark anything else wrote is named."""
+    the base (`stop`), whose lines are not judged again. A mark anything else wrote is named; one whose
+    trace reaches where a shallow clone's history stops cannot be traced, and says so. With the problems,
+    the runs whose marks hold (`unseen_runs`), for the reviewer to see what they did not see."""
     first = old.count(b"\n") + (0 if old.endswith(b"\n") or not old else 1) + 1
     tail = data[len(old):] if data.startswith(old) and old.endswith(b"\n") else data  # (the change's lines)
     if b'"unseen"' not in tail:
-        return []
+        return [], []
     skip = first - 1 if tail is not data else 0
     marked = [(no + skip, rec) for no, rec in records(tail) if no + skip >= first and is_seal(rec) and UNSEEN in rec]
     if not marked:
-        return []
+        return [], []
     head = rev_id(root, "HEAD")
+    cut = set(shallow_commits(root))
     tips = [t for t in (head, rev_id(root, "MERGE_HEAD")) if t is not None]
     graph = (commit_graph(root, tips, stop) if tips else None) or {}
     ledgers: Dict[str, bytes] = {}
@@ -301,8 +326,9 @@ def merge_marks(root: Any, data: bytes, old: bytes, stop: str) -> List[Problem]:
         rec = next((r for _n, r in records(got[pos - 1] + b"\n")), None)
         return rec.get(UNSEEN) if rec is not None else None
 
-    def founded(pos: int, mark: Any) -> bool:
+    def founded(pos: int, mark: Any) -> Optional[bool]:
         parents: List[str] = tips  # (the work tree's: HEAD, and MERGE_HEAD during a merge)
+        node = ""
         while True:
             if len(parents) == 2 and pos > len(lines(parents[0])) - 1:  # their side's line, in a merge
                 ours, theirs = parents
@@ -319,6 +345,8 @@ def merge_marks(root: Any, data: bytes, old: bytes, stop: str) -> List[Problem]:
                 if not carried:
                     return True
                 node, pos, mark = theirs, nb + pos - n1, carried  # what their side's line carried: on its way
+            elif not parents and node in cut:
+                return None  # (a shallow clone: the history that would found it is not here)
             elif not parents or len(parents) > 2 or mark_at(parents[0], pos) != mark:
                 return False  # a plain commit (or an edit not yet committed) wrote it, or changed it
             else:
@@ -329,10 +357,24 @@ def merge_marks(root: Any, data: bytes, old: bytes, stop: str) -> List[Problem]:
                 return mark_at(node, pos) == mark and old.startswith(ledger(node))
             parents = nxt
 
-    return [Problem(no, "UNSEEN_UNFOUNDED", f"the run record of {rec.get('run')} says what its run did not see of a"
-                    f" person's decisions (`unseen`), but no merge since {stop} wrote that: the merge driver marks a"
-                    " parallel branch's runs with the decisions made on the other side, and nothing else writes it"
-                    " (core/unseen.py)") for no, rec in marked if not founded(no, rec.get(UNSEEN))]
+    problems: List[Problem] = []
+    held: List[Dict[str, Any]] = []
+    for no, rec in marked:
+        got = founded(no, rec.get(UNSEEN))
+        if got:
+            held.append({"line": no, "run": rec.get("run"), "unseen": rec.get(UNSEEN)})
+        elif got is None:
+            problems.append(Problem(no, "UNSEEN_UNTRACED", f"the run record of {rec.get('run')} says what its run did not"
+                                    " see of a person's decisions (`unseen`), and this clone's history stops before the"
+                                    " merge that wrote it (a shallow clone): fetch the whole history (`git fetch"
+                                    " --unshallow`; in GitHub Actions, actions/checkout with `fetch-depth: 0`) and run"
+                                    " verify again"))
+        else:
+            problems.append(Problem(no, "UNSEEN_UNFOUNDED", f"the run record of {rec.get('run')} says what its run did not"
+                                    f" see of a person's decisions (`unseen`), but no merge since {stop} wrote that: the"
+                                    " merge driver marks a parallel branch's runs with the decisions made on the other"
+                                    " side, and nothing else writes it (core/unseen.py)"))
+    return problems, held
 
 
 def start_replay(source: Callable[[], Any], size: int, code: Optional[Dict[str, str]] = None,

@@ -262,6 +262,16 @@ def merge_base(root: Any, a: str, b: str) -> Optional[str]:
     return out.stdout.decode("ascii", "replace").strip() or None if out.returncode == 0 else None
 
 
+def shallow_commits(root: Any) -> List[str]:
+    """The commits where a shallow clone's history stops (git's `shallow` file): their parents are not here."""
+    gitdir = git_dir(root)
+    try:
+        with open(os.path.join(gitdir, "shallow"), encoding="ascii") as fh:  # type: ignore[arg-type]
+            return fh.read().split()
+    except (OSError, TypeError, UnicodeDecodeError):
+        return []
+
+
 def ledger_at(root: Any, commit: str) -> bytes:
     """The ledger's bytes at `commit` (a commit id; empty when it held none)."""
     return file_at(root, commit, ".priors/ledger.jsonl") or b""
