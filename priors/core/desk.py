@@ -25,7 +25,7 @@ from priors.core.vocabulary import HUMAN_VERDICTS, RUN_RE, SEVERITY_RANK, id_num
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+    from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 # one key per human verdict: its first letter (a w o r k); s and q are taken by skip and quit
 KEYS: Dict[str, str] = {v[0]: v for v in HUMAN_VERDICTS}
@@ -62,8 +62,10 @@ KEYS["d"] = "duplicate"
 
 
 def _ask(p: PriorState, kind: str, verdicts: Sequence[str], **extra: Any) -> Dict[str, Any]:
-    rec = p.rec
-    ask: Dict[str, Any] = {"kind": kind, "id": p.id, "ns": p.ns, "status": p.status, "claim": p.claim,
+    rec = p.record()  # (read, not kept: at 100k a desk of 25k asks held every record, ~25 MB more)
+    claim = rec.get("claim")
+    ask: Dict[str, Any] = {"kind": kind, "id": p.id, "ns": p.ns, "status": p.status,
+                           "claim": claim if isinstance(claim, str) else "",
                            "verdicts": list(verdicts), "born": rec.get("born")}
     ref = rec.get("scope_ref")
     facets = rec.get("facets")
@@ -85,55 +87,73 @@ def waiting(st: State, low: Optional[Dict[str, str]] = None, review_lessons: Ite
     retirements, reversals, losing lessons, lessons awaiting review, then review nudges; within a
     kind, by namespace then ledger order. `low`: id → its score line (the lessons loop's low
     scorers); `review_lessons`: ids of proposed lessons held for review (`require_review`)."""
+    return list(waiting_in_order(st, low, review_lessons))
+
+
+def waiting_in_order(st: State, low: Optional[Dict[str, str]] = None,
+                     review_lessons: Iterable[str] = ()) -> Iterator[Dict[str, Any]]:
+    """`waiting`, one ask at a time: each is made when it is reached, so a reader that prints them
+    (`status --calls`) never holds them all — at 100k priors the bench's 25k asks were ~20 MB."""
     low = low or {}
     held = set(review_lessons)
     order = {ns: i for i, ns in enumerate(namespaces(st))}
-    out: List[Tuple[int, int, int, Dict[str, Any]]] = []
+    out: List[Tuple[int, int, int, Any]] = []  # (kind, namespace, place, what makes the ask)
     rank = {k: i for i, k in enumerate(KINDS)}
     index = attempts_index(st)
     for n, p in enumerate(st.priors.values()):
         if p.redacted:
             continue
-        ask = None
+        ask: Optional[Tuple[Any, ...]] = None  # (kind, verdicts, extra)
         if p.status in ("challenged", "obsolete-proposed"):
-            ask = _ask(p, p.status, KEEP_OR_RETIRE)
+            ask = (p.status, KEEP_OR_RETIRE, {})
         elif p.id in low:
-            ask = _ask(p, "low-score", KEEP_OR_RETIRE, note=low[p.id])
+            ask = ("low-score", KEEP_OR_RETIRE, {"note": low[p.id]})
         elif p.id in held and p.status == "open":
-            ask = _ask(p, "awaiting-review", ("accepted", "obsolete"))
+            ask = ("awaiting-review", ("accepted", "obsolete"), {})
         elif (p.status == "open" or p.binding) and review_due(st, p):
-            ask = _ask(p, "review", KEEP_OR_RETIRE)
+            ask = ("review", KEEP_OR_RETIRE, {})
         elif count_bucket(p) == "proposed":  # waits for a person, who may never hear of it otherwise
-            ask = _ask(p, "proposed-lesson", ("accepted", "obsolete"))
+            ask = ("proposed-lesson", ("accepted", "obsolete"), {})
         elif p.id in st.distinct and differs_from(st, p):
             q = st.priors[differs_from(st, p)[0]]
-            ask = _ask(p, "differs", DIFFERS_VERDICTS, differs_from=q.id, settled_status=q.status, settled_claim=q.claim)
+            ask = ("differs", DIFFERS_VERDICTS, dict(differs_from=q.id, settled_status=q.status, settled_claim=q.claim))
         elif p.id in st.unseen and beside_unseen(st, p):
             q = st.priors[beside_unseen(st, p)[0]]
-            ask = _ask(p, "differs", DIFFERS_VERDICTS, differs_from=q.id, settled_status=q.status, settled_claim=q.claim,
-                       unseen=True)
+            ask = ("differs", DIFFERS_VERDICTS, dict(differs_from=q.id, settled_status=q.status, settled_claim=q.claim,
+                                                     unseen=True))
         elif p.id in index:
             tried = tried_since(st, p, index)
             if tried_runs(tried) >= PRESSED_AT:
-                ask = _ask(p, "pressed", (p.status, "reopen"), tried=tried, note=pressure_text(tried, p.status),
-                           reason=f"agents {pressure_text(tried, p.status)}")
+                ask = ("pressed", (p.status, "reopen"), dict(tried=tried, note=pressure_text(tried, p.status),
+                                                           reason=f"agents {pressure_text(tried, p.status)}"))
         if ask is not None:
-            if "supersedes" in ask and kept_in_force(st, p.id) is not None:
-                ask["supersedes_binding"] = st.priors[ask["supersedes"]].status  # a person's: left in force unless named
-            out.append((rank[ask["kind"]], order.get(p.ns, len(order)), n, ask))
+            out.append((rank[ask[0]], order.get(p.ns, len(order)), n, (p,) + ask))
     for n, call in enumerate(st.calls):
         rec = call.rec
         against = rec.get("conflicts_with")
         target = st.priors.get(against) if isinstance(against, str) else None  # (a damaged call names no prior)
         if call.resolved or target is None or target.redacted:
             continue
-        cid = str(rec.get("call_id"))
-        ask = _ask(target, "reversal", ("reopen", "keep"), call=cid, call_claim=str(rec.get("claim", "")),
-                   call_run=rec.get("run"), direction=rec.get("direction"), reason=f"accept {cid}")
-        ask["ns"] = rec.get("ns", target.ns)
-        out.append((rank["reversal"], order.get(ask["ns"], len(order)), n, ask))
+        ns = rec.get("ns", target.ns)
+        out.append((rank["reversal"], order.get(ns, len(order)), n, (target, "reversal", ("reopen", "keep"), call)))
     out.sort(key=lambda t: t[:3])
-    return [t[3] for t in out]
+    for t in out:
+        yield _made(st, *t[3])
+
+
+def _made(st: State, p: PriorState, kind: str, verdicts: Sequence[str], extra: Any) -> Dict[str, Any]:
+    """One ask of `waiting_in_order`, made (`extra`: its fields, or for a reversal the call)."""
+    if kind == "reversal":
+        rec = extra.rec
+        cid = str(rec.get("call_id"))
+        ask = _ask(p, "reversal", verdicts, call=cid, call_claim=str(rec.get("claim", "")),
+                   call_run=rec.get("run"), direction=rec.get("direction"), reason=f"accept {cid}")
+        ask["ns"] = rec.get("ns", p.ns)
+        return ask
+    ask = _ask(p, kind, verdicts, **extra)
+    if "supersedes" in ask and kept_in_force(st, p.id) is not None:
+        ask["supersedes_binding"] = st.priors[ask["supersedes"]].status  # a person's: left in force unless named
+    return ask
 
 
 def _under(ref: Any, paths: Sequence[str]) -> bool:

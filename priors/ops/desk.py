@@ -6,7 +6,7 @@ lessons that keep losing, and (with `require_review`) lessons a person has not a
 from __future__ import annotations
 
 from priors.core.answer import Answer
-from priors.core.desk import call_text, commands, findings_under, open_asks, waiting
+from priors.core.desk import call_text, commands, findings_under, open_asks, waiting, waiting_in_order
 from priors.core.errors import UsageError
 from priors.core.lessons import Ledger, fmt_score, is_lesson, score_lines_for
 from priors.core.views import BUCKETS, check_namespace, known_namespaces, namespaces, status_text, tally
@@ -70,17 +70,15 @@ def status(paths: Paths, calls: bool, as_json: bool) -> Answer:
     asks), each with the `priors decide` commands that answer it — as text, one command a line."""
     st = load_ledger(paths, want_data=False).state
     running = open_runs(paths, st)
-    asks: List[Dict[str, Any]] = []
-    if calls:
-        low, held = lesson_calls(paths, st)
-        asks = waiting(st, low, held)
+    low, held = lesson_calls(paths, st) if calls else ({}, [])
     if not as_json:
         by_ns: Optional[Dict[str, List[str]]] = None
         if calls:
             by_ns = {}
-            for ask in asks:
+            for ask in waiting_in_order(st, low, held):  # (each ask printed, then dropped: none held all at once)
                 by_ns.setdefault(ask["ns"], []).extend(call_text(ask))
         return Answer(0, None, status_text(st, by_ns, _score_extras(st), running))
+    asks = waiting(st, low, held) if calls else []
     counts = tally(st)
     rows = [dict(counts.get(ns) or dict.fromkeys(BUCKETS, 0), ns=ns) for ns in namespaces(st, list(counts))]
     obj: Dict[str, Any] = {"namespaces": rows, "open_runs": list(running)}
