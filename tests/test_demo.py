@@ -20,6 +20,7 @@ def test_demo_tells_the_whole_story(tmp_path):
             "    New this run: 0\n    Everything settled still holds. Nothing new.") in out
     assert '"refused":"RERAISE"' in out and '"refused":"DUPLICATE"' in out
     assert "$ priors decide P-0003 wontfix" in out
+    assert "Next: `priors init --git` in your repo" in out  # the set-up README.md gives, merge driver included
     ledger = [json.loads(x) for x in (keep / ".priors" / "ledger.jsonl").read_text().splitlines()]
     assert [r["run"] for r in ledger if r["t"] == "run"] == ["run-001", "run-002", "run-003"]
     verified = run_priors(keep, "verify")

@@ -171,7 +171,7 @@ def cmd_demo(a: Parsed, ctx: Context) -> int:
             d.say(f"open {root / '.priors' / 'PRIORS.md'}, or read {root / '.priors' / 'ledger.jsonl'}.")
         else:
             d.say("That was a scratch repo (now removed). `priors demo --keep DIR` leaves it to explore.")
-        d.say("Next: `priors init` in your repo, and give your agent the skill (./install.sh).")
+        d.say("Next: `priors init --git` in your repo, and give your agent the skill (./install.sh).")
     finally:
         if keep is None:
             shutil.rmtree(str(root), ignore_errors=True)
