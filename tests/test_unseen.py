@@ -56,16 +56,22 @@ def test_a_merged_branch_s_run_is_judged_against_what_it_saw(repo, ns, claim):
     assert repo.ok("show", "P-0001").count("wontfix") >= 1  # the person's decision stands
     # whether the branch's finding is the same as the decision it never saw is the person's call, as at the door
     calls = repo.ok("status", "--calls")
-    assert "P-0003 came from a parallel branch whose run never saw your wontfix P-0001, and stands beside it" in calls
+    assert ("? P-0003 — from a parallel branch whose run never saw your wontfix P-0001, it stands beside it"
+            in calls)
     assert "priors decide P-0003 duplicate --of P-0001" in calls and "priors decide P-0003 keep" in calls
-    repo.ok("decide", "P-0003", "keep")
+    assert 'priors decide P-0003 reopen --because "a different finding from P-0001"' in calls
+    repo.ok("decide", "P-0003", "reopen", "--because", "a different finding from P-0001")  # left open, answered
     assert "P-0003" not in repo.ok("status", "--calls")
+    assert '"status":"open"' in repo.ok("show", "P-0003", "--json").replace(" ", "")
     assert repo("verify").code == 0
     # the reviewer sees the merged run and what it did not see
     v = repo("verify", "--since", base)
     n = [i for i, x in enumerate(_ledger(repo), 1) if x.get("t") == "run"][-1]
     assert "1 run from a parallel branch in this change did not see a person's decision" in v.out
     assert f"  line {n}: run-002 — P-0001 (it saw it open)" in v.out
+    g = repo("verify", "--since", base, env={"GITHUB_ACTIONS": "true"})  # the pull request's reviewer sees it too
+    assert (f"::notice file=.priors/ledger.jsonl,line={n},title=priors PARALLEL_RUN::run-002 came from a parallel"
+            " branch and did not see a person's decision: P-0001 (it saw it open)") in g.out
     assert json.loads(repo("verify", "--since", base, "--json").out)["unseen_runs"] == [
         {"line": n, "run": "run-002", "unseen": {"P-0001": "open"}}]
 

@@ -57,7 +57,9 @@ OPEN_MEANS = (
                    " checks it again, and agents may not raise it again on this code; not “fix it”"),
     ("s skip", "leave it open: every run checks it until a run finds it fixed — the answer for a bug to fix"),
 )
-DIFFERS_VERDICTS = ("duplicate", "keep")  # `duplicate` is `decide P duplicate --of Q`: P obsolete, its words Q's
+# `duplicate` is `decide P duplicate --of Q`: P obsolete, its words Q's; `keep` settles P as it stands (accepted);
+# `reopen` leaves P open, a different finding for runs to check
+DIFFERS_VERDICTS = ("duplicate", "keep", "reopen")
 KEYS["d"] = "duplicate"
 
 
@@ -114,13 +116,14 @@ def waiting_in_order(st: State, low: Optional[Dict[str, str]] = None,
             ask = ("review", KEEP_OR_RETIRE, {})
         elif count_bucket(p) == "proposed":  # waits for a person, who may never hear of it otherwise
             ask = ("proposed-lesson", ("accepted", "obsolete"), {})
-        elif p.id in st.distinct and differs_from(st, p):
-            q = st.priors[differs_from(st, p)[0]]
-            ask = ("differs", DIFFERS_VERDICTS, dict(differs_from=q.id, settled_status=q.status, settled_claim=q.claim))
-        elif p.id in st.unseen and beside_unseen(st, p):
+        elif p.id in st.unseen and beside_unseen(st, p):  # (before `distinct_from`: that run saw no decision)
             q = st.priors[beside_unseen(st, p)[0]]
             ask = ("differs", DIFFERS_VERDICTS, dict(differs_from=q.id, settled_status=q.status, settled_claim=q.claim,
-                                                     unseen=True))
+                                                     unseen=True, reason=f"a different finding from {q.id}"))
+        elif p.id in st.distinct and differs_from(st, p):
+            q = st.priors[differs_from(st, p)[0]]
+            ask = ("differs", DIFFERS_VERDICTS, dict(differs_from=q.id, settled_status=q.status, settled_claim=q.claim,
+                                                     reason=f"a different finding from {q.id}"))
         elif p.id in index:
             tried = tried_since(st, p, index)
             if tried_runs(tried) >= PRESSED_AT:
@@ -257,8 +260,8 @@ def differs_text(ask: Dict[str, Any]) -> str:
     """Why a "differs" ask waits for the person: the agent said so (`distinct_from`), or the finding came
     from a parallel branch whose run never saw their decision beside it (core/unseen.py)."""
     if ask.get("unseen"):
-        return (f"{ask['id']} came from a parallel branch whose run never saw your {ask['settled_status']}"
-                f" {ask['differs_from']}, and stands beside it")
+        return (f"from a parallel branch whose run never saw your {ask['settled_status']} {ask['differs_from']},"
+                " it stands beside it")
     return f"the agent says {ask['id']} differs from your {ask['settled_status']} {ask['differs_from']}"
 
 

@@ -49,8 +49,8 @@ def beside_unseen(st: Any, p: Any) -> List[str]:
     that `p` stands beside (the same scope, its file or a definition in it, a folder holding it):
     whether it is the same finding is their call, as it would have been at the door (SETTLED_NEARBY)."""
     named = st.unseen.get(p.id)
-    if not named or p.status != "open" or p.redacted or not isinstance(p.scope_ref, str):
-        return []
+    if not named or p.status != "open" or p.redacted or not isinstance(p.scope_ref, str) or p.id in st.loop["decided"]:
+        return []  # (as `differs_from`: a person's word on it answers it)
     out = []
     for q in named:
         other = st.priors.get(q)
@@ -102,8 +102,8 @@ def differs_from(st: Any, p: Any) -> List[str]:
     naming a binding prior): until the person answers — `decide P duplicate --of Q` or `keep` —
     that is their call. Empty for a prior that is not an open finding."""
     named = st.distinct.get(p.id)
-    if not named or p.status != "open" or p.redacted:
-        return []
+    if not named or p.status != "open" or p.redacted or p.id in st.loop["decided"]:
+        return []  # (a person's word on it since — `reopen`: a different finding, left open — answers it)
     out = []
     for q in named:
         other = st.priors.get(q)

@@ -155,7 +155,8 @@ def verify(paths: Paths, since: Optional[str], no_git: bool) -> Tuple[Answer, Li
     lines += human_summary(people.added, since or "HEAD", people.problems)  # after the verdict line
     lines += unseen_summary(unseen_runs)
     return (Answer(1 if problems else 0, body, "\n".join(lines), encoded=dumps(body)),
-            [github_annotation(p) for p in problems] + [github_annotation(w, "warning") for w in warnings])
+            [github_annotation(p) for p in problems] + [github_annotation(w, "warning") for w in warnings]
+            + [github_annotation(Problem(line, "PARALLEL_RUN", text), "notice") for line, text in unseen_notes(unseen_runs)])
 
 
 FAILS_HELP = 'docs/ci.md in the priors repository, "When verify fails"'
@@ -209,6 +210,18 @@ def human_summary(added: List[Dict[str, Any]], label: str, signing: Sequence[Pro
     return out
 
 
+def unseen_notes(held: List[Dict[str, Any]]) -> List[Tuple[int, str]]:
+    """(line, what its run did not see) of each marked run a change brings, for `unseen_summary` and for
+    a `::notice` under GitHub Actions, so a reviewer of the pull request sees it beside the line."""
+    return [(item["line"], f"{item['run']} came from a parallel branch and did not see a person's decision: "
+             + _saw(item)) for item in held]
+
+
+def _saw(item: Dict[str, Any]) -> str:
+    return ", ".join(f"{pid} ({'not in its ledger' if status is None else 'it saw it ' + status})"
+                     for pid, status in item["unseen"].items())
+
+
 def unseen_summary(held: List[Dict[str, Any]]) -> List[str]:
     """The runs a change merged from a parallel branch, with the person's decisions each never saw
     (core/unseen.py): judged against what they saw, so their findings beside those decisions stand —
@@ -219,10 +232,8 @@ def unseen_summary(held: List[Dict[str, Any]]) -> List[str]:
     out = [f"{n} run{'s' if n != 1 else ''} from a parallel branch in this change did not see a person's decision"
            " (their findings beside one wait for your call: `priors status --calls`):"]
     for item in held:
-        saw = ", ".join(f"{pid} ({'not in its ledger' if status is None else 'it saw it ' + status})"
-                        for pid, status in item["unseen"].items())
-        out.append(f"  line {item['line']}: {item['run']} — {saw}")
-    return out
+        out.append(f"  line {item['line']}: {item['run']} — {_saw(item)}")
+    return out  # (and as `unseen_notes`, one `::notice` a line under GitHub Actions)
 
 
 def on_the_code(root: Any, data: bytes, old: Optional[bytes]) -> Tuple[Dict[str, str], int]:
