@@ -387,7 +387,8 @@ def test_the_loop_through_the_mcp_tools(tmp_path):
     assert res[3]["isError"] is False and res[4]["isError"] is False
     (call,) = res[5]["structuredContent"]["calls"]
     assert (call["id"], call["kind"], call["differs_from"]) == ("P-0002", "differs", "P-0001")
-    assert call["commands"] == ["priors decide P-0002 duplicate --of P-0001", "priors decide P-0002 keep"]
+    assert call["commands"] == ["priors decide P-0002 duplicate --of P-0001", "priors decide P-0002 keep",
+                                "priors decide P-0002 reopen --because \"a different finding from P-0001\""]
     k.ok("decide", "P-0002", "duplicate", "--of", "P-0001")
     replies, _, _ = serve(root, [
         _init(),
