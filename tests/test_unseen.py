@@ -101,6 +101,7 @@ def test_a_rebased_run_is_judged_as_if_it_came_after_the_decision(repo):
     assert not any("unseen" in x for x in _ledger(repo))
     v = repo("verify", "--since", "main")
     assert v.code == 1 and "SETTLED_NEARBY" in v.out
+    assert "or a rebase or cherry-pick replayed its run after a decision it never saw" in v.out  # (the likely why)
 
 
 def _forge(repo: Repo) -> bytes:

@@ -449,8 +449,10 @@ class Replay:
                                                                                                    f"meets {body.get('of')}")
             how = f" in other words (similarity {body['similarity']})" if body.get("similar") else ""
             where = f" on {of.scope_ref}" if of is not None and of.scope_ref else ""
+            rebase = (" (or a rebase or cherry-pick replayed its run after a decision it never saw: docs/ci.md, \"A"
+                      " parallel branch's run\")") if self.from_line and no >= self.from_line else ""
             self.add(no, body["refused"], f"prior {pid} {what}{how}{where}, on the same scope state — the door refuses it "
-                     f"({body['refused']}), so the keeper never wrote this line" + said)
+                     f"({body['refused']}), so the keeper never wrote this line" + said + rebase)
             return
         if esc is not None:
             self.add(no, "REVERSAL", f"prior {pid} reverses {esc['conflicts_with']}, which is settled, on the same scope"
