@@ -199,9 +199,10 @@ class Replay:
             pid = rec.get("id")
             if t == "event" and isinstance(pid, str) and pid not in self.in_decided:
                 p = self.st.priors.get(pid)
-                if (p is not None and p.binding and isinstance(p.scope_ref, str)
-                        and p.facet("activation") == "verify-phase" and p.facet("scope") != "repo-wide"):
-                    self.in_decided.add(pid)  # (a finding on a scope: what a finding elsewhere can repeat)
+                if p is not None and p.binding and (isinstance(p.scope_ref, str) or p.facet("scope") == "repo-wide"):
+                    # every decision the door's `settled_elsewhere` holds another namespace's finding to: a
+                    # lesson on a scope, a repo-wide finding (whose repeat anywhere is repo-wide) too
+                    self.in_decided.add(pid)
                     self.decided.add(p)
 
     def block_line(self, no: int, run: Any, rec: Dict[str, Any]) -> None:
@@ -428,8 +429,10 @@ class Replay:
             return similar(a, b, inner_ref, inner_named(index, inner_ref, inner), legacy)
 
         pool = [p for p in seen_through(self.pool(ns, index, cand), mark) if seen(p)]
+        wide = cand.repo_wide
         elsewhere = [p for p in seen_through(self.decided.around(cand), mark)  # a person's decision holds in
-                     if p.ns != ns and p.binding and not p.redacted] if self.decided.items else []  # every namespace
+                     if p.ns != ns and p.binding and not p.redacted  # every namespace (one on no scope meets only
+                     and (wide or isinstance(p.scope_ref, str))] if self.decided.items else []  # a repo-wide finding)
         if not pool and not elsewhere:
             return  # nothing any rule compares it with (judge_pool would find nothing)
         if rehashed:  # (decisions made before indentation counted, unchanged under that scheme: see on_the_code)
