@@ -313,3 +313,23 @@ def test_a_typed_repeat_of_a_person_s_decision_that_is_no_finding_on_a_scope_in_
     repo.save("typed")
     assert _codes(repo, "--since", base) == ["RERAISE"]
     assert _codes(repo, "--no-git") == ["RERAISE"]
+
+
+def test_a_null_mark_is_named_not_a_crash(repo):
+    """`"unseen": null` on a seal (no merge writes it): its trace would take it for the absent line every
+    commit before the run's holds, found it, and the reviewer's list would fail on it — it is unfounded."""
+    repo.ok("decide", "P-0001", "wontfix", "--because", "magic on purpose")
+    repo.save("a person's decision")
+    base = repo.git("rev-parse", "HEAD").stdout.strip()
+    repo.run("web", {"a.py": "a = 1\n", "b.py": "b = 1\n"}, {"P-0002": "still-open"}, [conclusion("c one", "b.py")])
+    path = repo.root / ".priors" / "ledger.jsonl"
+    recs = _ledger(repo)
+    recs[-1]["unseen"] = None
+    path.write_text("".join(json.dumps(x, sort_keys=True, separators=(",", ":")) + "\n" for x in recs))
+    repo.ok("render")
+    assert "UNSEEN_UNFOUNDED" in _codes(repo)
+    repo.save("a null mark")
+    for args in (["--since", base], ["--since", base, "--json"]):
+        v = repo("verify", *args)
+        assert v.code == 1 and "unexpected error" not in v.err, v
+    assert "UNSEEN_UNFOUNDED" in _codes(repo, "--since", base)
