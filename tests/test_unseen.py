@@ -267,3 +267,76 @@ def test_a_mark_held_by_a_commit_the_base_reaches_but_its_ledger_lacks_is_named(
     repo.git("checkout", "-q", "-b", "pr2", x)
     repo.git("merge", "-s", "ours", "--no-edit", "main")
     assert _codes(repo, "--since", main) == ["RERAISE", "UNSEEN_UNFOUNDED"]
+
+
+_WIDE = {"type": "conclusion", "claim": "the project has no tests at all",
+         "facets": {"scope": "repo-wide", "lifecycle": "challenged-on-failure"}}
+
+
+def test_a_branch_s_repo_wide_repeat_of_a_decision_it_never_saw_waits_for_the_person(repo):
+    """A repo-wide finding stands on no scope: a parallel branch's run that repeats, in its very words, a
+    repo-wide finding a person made wontfix meanwhile (born on their side, so `null` in the mark) merges
+    clean, and waits for the person's call — as it would have been refused (RERAISE) at the door."""
+    files = {"a.py": "a = 1\n", "b.py": "b = 1\n"}
+    carried = {"P-0001": "still-open", "P-0002": "still-open"}
+    repo.git("checkout", "-qb", "agent")
+    repo.run("web", files, carried, [_WIDE])
+    repo.save("agent: a repo-wide finding")
+    repo.git("checkout", "-q", "main")
+    repo.run("web", files, carried, [_WIDE])
+    repo.ok("decide", "P-0003", "wontfix", "--because", "by design")
+    repo.save("main: the same finding, a person's wontfix")
+    base = repo.git("rev-parse", "HEAD~1").stdout.strip()
+    repo.git("merge", "--no-edit", "agent")
+    assert [x for x in _ledger(repo) if x.get("t") == "run"][-1]["unseen"] == {"P-0003": None}
+    assert repo("verify", "--since", base).code == 0
+    calls = repo.ok("status", "--calls")
+    assert "P-0004 — from a parallel branch whose run never saw your wontfix P-0003, it stands beside it" in calls
+
+
+@pytest.mark.parametrize("facets", [{"scope": "repo-wide", "lifecycle": "challenged-on-failure"},  # on no scope
+                                    {"activation": "run-start", "obligation": "inject-as-instruction"}])  # a lesson
+def test_a_typed_repeat_of_a_person_s_decision_that_is_no_finding_on_a_scope_in_another_namespace(repo, facets):
+    """The door holds another namespace's candidate to every binding prior (`settled_elsewhere`): a
+    repo-wide one, a lesson on a scope. Its very words typed into the ledger in another namespace are a
+    re-raise for `verify` too."""
+    cand = {"type": "conclusion", "claim": "the project has no tests at all", "scope_ref": "a.py", "facets": facets}
+    if facets.get("scope") == "repo-wide":
+        del cand["scope_ref"]
+    files = {"a.py": "a = 1\n", "b.py": "b = 1\n"}
+    repo.run("web", files, {"P-0001": "still-open", "P-0002": "still-open"}, [cand])
+    repo.ok("decide", "P-0003", "wontfix", "--because", "by design")
+    repo.save("a person's decision")
+    base = repo.git("rev-parse", "HEAD").stdout.strip()
+    run = repo.open_run("sec", {"a.py": repo.hash("a.py")})["run"]
+    assert json.loads(repo.propose(run, "sec", cand).out)["refused"] == "RERAISE"  # the door
+    repo.ok("abort", "--run", run)
+    p3 = next(x for x in _ledger(repo) if x.get("id") == "P-0003" and x["t"] == "prior")
+    typed = [dict(p3, id="P-0004", ns="sec", born="run-009"),
+             {"action": "commit", "door": 3, "ns": "sec", "run": "run-009", "summary": ["New this run: 1"], "t": "run"}]
+    with open(repo.root / ".priors" / "ledger.jsonl", "a", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(x, sort_keys=True, separators=(",", ":")) + "\n" for x in typed)
+    repo.ok("render")
+    repo.save("typed")
+    assert _codes(repo, "--since", base) == ["RERAISE"]
+    assert _codes(repo, "--no-git") == ["RERAISE"]
+
+
+def test_a_null_mark_is_named_not_a_crash(repo):
+    """`"unseen": null` on a seal (no merge writes it): its trace would take it for the absent line every
+    commit before the run's holds, found it, and the reviewer's list would fail on it — it is unfounded."""
+    repo.ok("decide", "P-0001", "wontfix", "--because", "magic on purpose")
+    repo.save("a person's decision")
+    base = repo.git("rev-parse", "HEAD").stdout.strip()
+    repo.run("web", {"a.py": "a = 1\n", "b.py": "b = 1\n"}, {"P-0002": "still-open"}, [conclusion("c one", "b.py")])
+    path = repo.root / ".priors" / "ledger.jsonl"
+    recs = _ledger(repo)
+    recs[-1]["unseen"] = None
+    path.write_text("".join(json.dumps(x, sort_keys=True, separators=(",", ":")) + "\n" for x in recs))
+    repo.ok("render")
+    assert "UNSEEN_UNFOUNDED" in _codes(repo)
+    repo.save("a null mark")
+    for args in (["--since", base], ["--since", base, "--json"]):
+        v = repo("verify", *args)
+        assert v.code == 1 and "unexpected error" not in v.err, v
+    assert "UNSEEN_UNFOUNDED" in _codes(repo, "--since", base)

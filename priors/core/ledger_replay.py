@@ -60,7 +60,6 @@ _KEEP = ("t", "id", "ns", "type", "facets", "claim", "born", "scope_ref", "scope
 _UNASKED = object()  # (equal to no namespace)
 _FEW_VALUES = ("t", "ns", "type", "born", "severity", "depth", "direction")  # kept once each (`Replay.words`)
 _SELF_ASSIGNED = ("authority", "by", "status")  # the keeper's to set: no candidate, and so no prior line, holds them
-_SEAL_KEEP = ("t", "action", "run", "ns", "by", "via", "shapes", "unseen")  # what the fold reads of a seal
 _SEEN_BY_RUN = ("open", "stale", "challenged")  # a verify-phase prior in these is a verify item of the next run
 _HUMAN_VIA = ("add", "import")  # the verbs that seal a person's lessons as a run of their own
 _BLOCK_ACTIONS = ("disposition", "scope-missing", "moved")
@@ -123,7 +122,8 @@ class Replay:
         self.disk: Dict[str, str] = disk or {}  # the code's own hashes, for the lines from `from_line` on
         self.from_line = from_line  # (core/on_the_code.py)
         self.st = State()
-        self.st.loop.update((k, Unkept()) for k in ("first", "commit_at", "lessons", "spans"))  # (never read here)
+        self.st.loop.update((k, Unkept()) for k in ("first", "commit_at", "lessons", "spans"))  # (never read here,
+        self.st.commits = Unkept()  # nor the seals: ~7 MB at 100k)
         self.problems: List[Problem] = []
         self.index: Dict[str, ScopeIndex] = {}  # namespace -> its findings and floors by scope ref
         # namespace -> the hash of (scope ref, None when repo-wide; "claim" | "dir" | "raw"; the claim's key's hash
@@ -189,7 +189,7 @@ class Replay:
             if self.pending and self.pending_run != rec.get("run"):
                 self.flush(None)  # (sealed by the wrong record: the structural checks name it)
             self.flush(rec, no)
-            apply(self.st, {k: rec[k] for k in _SEAL_KEEP if k in rec})  # (not its summary: ~5 MB at 100k)
+            apply(self.st, rec)
         else:
             if t == "event" and rec.get("action") in ("decide", "redact"):
                 self.human_word(rec)
@@ -199,9 +199,8 @@ class Replay:
             pid = rec.get("id")
             if t == "event" and isinstance(pid, str) and pid not in self.in_decided:
                 p = self.st.priors.get(pid)
-                if (p is not None and p.binding and isinstance(p.scope_ref, str)
-                        and p.facet("activation") == "verify-phase" and p.facet("scope") != "repo-wide"):
-                    self.in_decided.add(pid)  # (a finding on a scope: what a finding elsewhere can repeat)
+                if p is not None and p.binding and (isinstance(p.scope_ref, str) or p.facet("scope") == "repo-wide"):
+                    self.in_decided.add(pid)  # (all the door's `settled_elsewhere` holds: lessons, repo-wide ones too)
                     self.decided.add(p)
 
     def block_line(self, no: int, run: Any, rec: Dict[str, Any]) -> None:
@@ -429,7 +428,8 @@ class Replay:
 
         pool = [p for p in seen_through(self.pool(ns, index, cand), mark) if seen(p)]
         elsewhere = [p for p in seen_through(self.decided.around(cand), mark)  # a person's decision holds in
-                     if p.ns != ns and p.binding and not p.redacted] if self.decided.items else []  # every namespace
+                     if p.ns != ns and p.binding and not p.redacted  # every namespace (one on no scope meets only
+                     and (cand.repo_wide or isinstance(p.scope_ref, str))] if self.decided.items else []  # a repo-wide one)
         if not pool and not elsewhere:
             return  # nothing any rule compares it with (judge_pool would find nothing)
         if rehashed:  # (decisions made before indentation counted, unchanged under that scheme: see on_the_code)

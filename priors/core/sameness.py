@@ -47,14 +47,20 @@ def note_unseen(st: Any, rec: Dict[str, Any]) -> None:
 def beside_unseen(st: Any, p: Any) -> List[str]:
     """The decisions a person made, unseen by the parallel branch's run that found open finding `p`,
     that `p` stands beside (the same scope, its file or a definition in it, a folder holding it):
-    whether it is the same finding is their call, as it would have been at the door (SETTLED_NEARBY)."""
+    whether it is the same finding is their call, as it would have been at the door (SETTLED_NEARBY). A
+    repo-wide finding stands on no scope: it stands beside every repo-wide decision, which the door's
+    exact rule compares it with (`protocol._same_scope`)."""
     named = st.unseen.get(p.id)
-    if not named or p.status != "open" or p.redacted or not isinstance(p.scope_ref, str) or p.id in st.loop["decided"]:
+    wide = p.facet("scope") == "repo-wide"
+    if (not named or p.status != "open" or p.redacted or not (wide or isinstance(p.scope_ref, str))
+            or p.id in st.loop["decided"]):
         return []  # (as `differs_from`: a person's word on it answers it)
     out = []
     for q in named:
         other = st.priors.get(q)
-        if other is not None and other.binding and not other.redacted and _beside(other.scope_ref, p.scope_ref):
+        if other is not None and other.binding and not other.redacted and (
+                (wide and other.facet("scope") == "repo-wide")
+                or (isinstance(p.scope_ref, str) and _beside(other.scope_ref, p.scope_ref))):
             out.append(q)
     return out
 

@@ -371,7 +371,8 @@ def merge_marks(root: Any, data: bytes, old: bytes, stop: str) -> Tuple[List[Pro
     problems: List[Problem] = []
     held: List[Dict[str, Any]] = []
     for no, rec in marked:
-        got = founded(no, rec.get(UNSEEN))
+        got = founded(no, rec.get(UNSEEN)) if rec.get(UNSEEN) is not None else False  # (`null`: no merge writes it, and
+        # a trace would take it for the absent line every commit before the run's holds)
         if got:
             held.append({"line": no, "run": rec.get("run"), "unseen": rec.get(UNSEEN)})
         elif got is None:
