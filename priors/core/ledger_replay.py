@@ -33,7 +33,6 @@ Pure: records in, problems out. Each prior is indexed by scope ref per namespace
 from __future__ import annotations
 
 import gc
-from bisect import bisect_left
 from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, Union
 
 from priors.core.canonical import normalize
@@ -46,12 +45,12 @@ from priors.core.moves import as_run_sees
 from priors.core.on_the_code import as_on_disk, unfounded_move
 from priors.core.plain import Unkept
 from priors.core.problem import Problem
-from priors.core.protocol import ScopeIndex, door_of, judge_pool, same_words
+from priors.core.protocol import ScopeIndex, door_of, inner_named, judge_pool, same_words
 from priors.core.replay_split import Share
 from priors.core.sameness import wordings
 from priors.core.similarity import claim_key, folded, norm_direction, similar
 from priors.core.unseen import UNSEEN, seen_through
-from priors.core.vocabulary import DOOR, FACETS
+from priors.core.vocabulary import DOOR, FACETS, PRIOR_RE, id_number
 
 # What of a prior's record the replay keeps (the rules read no more): a fold of 100k priors holds
 # these, not their evidence.
@@ -141,9 +140,11 @@ class Replay:
         self.mark: Any = None  # what this block's run saw of decisions made on a parallel branch (core/unseen.py)
         self.distrust = distrust  # seals whose mark no merge wrote (ops/verify.py `merge_marks`)
         self.overruled: Dict[str, Tuple[int, str]] = {}  # prior -> (line, status) of an agent verdict on a person's decision
-        # every prior a person ever made binding, of every namespace, by scope: what "a person's decision
-        # holds in every namespace" compares a finding with (filtered by what is binding at that point)
-        self.decided = ScopeIndex()
+        # every prior a person ever made binding, of every namespace: what "a person's decision holds in every
+        # namespace" compares a finding with (filtered by what is binding then) — the findings on a scope by
+        # scope (compared by meaning too); the rest (lessons, floors, repo-wide findings), which meet only the
+        # same words on the same scope, by the hash of (their scope ref or None, their claim's key)
+        self.decided, self.decided_words = ScopeIndex(), {}  # type: ScopeIndex, Dict[int, Any]
         self.in_decided: Set[str] = set()
         self.relocated = False  # a `moved` event put a prior under a new key, after priors that came later
 
@@ -199,9 +200,13 @@ class Replay:
             pid = rec.get("id")
             if t == "event" and isinstance(pid, str) and pid not in self.in_decided:
                 p = self.st.priors.get(pid)
-                if p is not None and p.binding and (isinstance(p.scope_ref, str) or p.facet("scope") == "repo-wide"):
-                    self.in_decided.add(pid)  # (all the door's `settled_elsewhere` holds: lessons, repo-wide ones too)
-                    self.decided.add(p)
+                wide = p is not None and p.facet("scope") == "repo-wide"
+                if p is not None and p.binding and (isinstance(p.scope_ref, str) or wide):
+                    self.in_decided.add(pid)  # (all the door's `settled_elsewhere` holds)
+                    if p.facet("activation") == "verify-phase" and not wide:
+                        self.decided.add(p)
+                    else:
+                        _put(self.decided_words, hash((None if wide else p.scope_ref, self.key_of(p.claim))), p)
 
     def block_line(self, no: int, run: Any, rec: Dict[str, Any]) -> None:
         if self.pending and run != self.pending_run:
@@ -427,9 +432,12 @@ class Replay:
             return similar(a, b, inner_ref, inner_named(index, inner_ref, inner), legacy)
 
         pool = [p for p in seen_through(self.pool(ns, index, cand), mark) if seen(p)]
-        elsewhere = [p for p in seen_through(self.decided.around(cand), mark)  # a person's decision holds in
-                     if p.ns != ns and p.binding and not p.redacted  # every namespace (one on no scope meets only
-                     and (cand.repo_wide or isinstance(p.scope_ref, str))] if self.decided.items else []  # a repo-wide one)
+        words = self.decided_words.get(hash((None if cand.repo_wide else cand.scope_ref, self.key_of(cand.claim))))
+        near = self.decided.around(cand) if self.decided.items else []
+        if words is not None:  # (in ledger order, as the door's pool: ids grow along the ledger)
+            near = sorted(near + (words if type(words) is list else [words]), key=lambda q: id_number(PRIOR_RE, q.id))
+        elsewhere = [p for p in seen_through(near, mark)  # a person's decision holds in every namespace
+                     if p.ns != ns and p.binding and not p.redacted]
         if not pool and not elsewhere:
             return  # nothing any rule compares it with (judge_pool would find nothing)
         if rehashed:  # (decisions made before indentation counted, unchanged under that scheme: see on_the_code)
@@ -680,20 +688,3 @@ def _reveal(known: Dict[str, Optional[str]], ref: Any, h: Any) -> None:
             known[ref] = None  # two hashes for one scope in one run: a hand edit; trust neither
         elif ref not in known:
             known[ref] = h
-
-
-def inner_named(index: Optional[ScopeIndex], inner_ref: str, inner: tuple) -> tuple:
-    """The definitions inside `inner_ref` the run's snapshot is known to have held: those its own lines
-    reveal (`inner`, as the door finds them in the snapshot) and those any prior of the namespace
-    names as its scope (`index.refs`, sorted) — the ledger keeps no snapshot, so these stand for it."""
-    if index is None or inner_ref == "*" or inner_ref.endswith("/"):
-        return inner
-    lead = inner_ref + ("." if "#" in inner_ref else "#")
-    refs = index.refs or []
-    out = list(inner)
-    i = bisect_left(refs, lead)
-    while i < len(refs) and refs[i].startswith(lead) and len(out) < 200:
-        if refs[i] not in inner:
-            out.append(refs[i])
-        i += 1
-    return tuple(out)

@@ -326,6 +326,23 @@ class ScopeIndex(Plain):
         return [items[i] for i in sorted(set().union(*got))]
 
 
+def inner_named(index: Optional[ScopeIndex], inner_ref: str, inner: tuple) -> tuple:
+    """The definitions inside `inner_ref` the run's snapshot is known to have held: those its own lines
+    reveal (`inner`, as the door finds them in the snapshot) and those any prior of the namespace
+    names as its scope (`index.refs`, sorted) — the ledger keeps no snapshot, so these stand for it."""
+    if index is None or inner_ref == "*" or inner_ref.endswith("/"):
+        return inner
+    lead = inner_ref + ("." if "#" in inner_ref else "#")
+    refs = index.refs or []
+    out = list(inner)
+    i = bisect.bisect_left(refs, lead)
+    while i < len(refs) and refs[i].startswith(lead) and len(out) < 200:
+        if refs[i] not in inner:
+            out.append(refs[i])
+        i += 1
+    return tuple(out)
+
+
 class ProposePool(ScopeIndex):
     """The priors a proposal is checked against — the namespace's, with this run's verdicts applied,
     then the run's staged ones — as a `ScopeIndex`.
