@@ -62,6 +62,7 @@ _SELF_ASSIGNED = ("authority", "by", "status")  # the keeper's to set: no candid
 _SEEN_BY_RUN = ("open", "stale", "challenged")  # a verify-phase prior in these is a verify item of the next run
 _HUMAN_VIA = ("add", "import")  # the verbs that seal a person's lessons as a run of their own
 _BLOCK_ACTIONS = ("disposition", "scope-missing", "moved")
+_NOT_CODE = ("tool-version", "env-fingerprint")  # a scope the door takes as given, never hashes from disk (`settled_refs`)
 _HUMAN_FINAL = ("accepted", "wontfix", "obsolete")  # statuses only a person gives (commit_plan.HUMAN_FINAL, less redacted)
 
 
@@ -140,11 +141,11 @@ class Replay:
         self.mark: Any = None  # what this block's run saw of decisions made on a parallel branch (core/unseen.py)
         self.distrust = distrust  # seals whose mark no merge wrote (ops/verify.py `merge_marks`)
         self.overruled: Dict[str, Tuple[int, str]] = {}  # prior -> (line, status) of an agent verdict on a person's decision
-        # every prior a person ever made binding, of every namespace: what "a person's decision holds in every
-        # namespace" compares a finding with (filtered by what is binding then) — the findings on a scope by
-        # scope (compared by meaning too); the rest (lessons, floors, repo-wide findings), which meet only the
-        # same words on the same scope, by the hash of (their scope ref or None, their claim's key)
-        self.decided, self.decided_words = ScopeIndex(), {}  # type: ScopeIndex, Dict[int, Any]
+        # every prior a person ever made binding, of every namespace (filtered by what is binding then): findings by scope
+        # (compared by meaning too); the rest — lessons, floors, repo-wide findings, which meet only the same words on the
+        # same scope — by the hash of (scope ref or None, claim key), and those on code by scope too (for `as_on_disk`)
+        self.decided, self.decided_code = ScopeIndex(), ScopeIndex()
+        self.decided_words: Dict[int, Any] = {}
         self.in_decided: Set[str] = set()
         self.relocated = False  # a `moved` event put a prior under a new key, after priors that came later
 
@@ -207,6 +208,8 @@ class Replay:
                         self.decided.add(p)
                     else:
                         _put(self.decided_words, hash((None if wide else p.scope_ref, self.key_of(p.claim))), p)
+                        if not wide and p.facet("scope") not in _NOT_CODE:
+                            self.decided_code.add(p)
 
     def block_line(self, no: int, run: Any, rec: Dict[str, Any]) -> None:
         if self.pending and run != self.pending_run:
@@ -410,12 +413,12 @@ class Replay:
             return
         said, rehashed = "", {}  # type: str, Dict[str, str]
         if self.disk and no >= self.from_line and not cand.repo_wide:
-            scopes, current, said, rehashed = as_on_disk(self.decided, self.disk, cand, scopes, current, stated, self.mark)
+            scopes, current, said, rehashed = as_on_disk((self.decided, self.decided_code), self.disk, cand, scopes,
+                                                         current, stated, self.mark)
         index = self.index.get(ns)
         st = self.st
 
         mark = self.mark  # (a parallel branch's run: judged against the states it saw, core/unseen.py)
-
         def seen(p: PriorState) -> bool:
             """Whether the run saw `p`: a verify item it owed a verdict and gave none came in on another branch
             — but not one its seal's mark gives a status: that one was in the run's own ledger, and its door
@@ -644,22 +647,17 @@ class Replay:
         if p.scope_ref == old:
             return
         self.relocated = True
-        for index in (self.index.get(p.ns), self.decided):
+        for index in (self.index.get(p.ns), self.decided, self.decided_code):
             if index is not None:
                 index.relocate(p, old)
+        if p.facet("scope") != "repo-wide" and _unput(self.decided_words, hash((old, self.key_of(p.claim))), p):
+            _put(self.decided_words, hash((p.scope_ref, self.key_of(p.claim))), p)  # (a lesson or floor a person decided)
         same = self.same.get(p.ns)
         if same is None or p.facet("scope") == "repo-wide":
             return
         claim = _normal(p.claim)
         for key, new in zip(self.keys(p, old, claim), self.keys(p, p.scope_ref, claim)):
-            have = same.get(key)
-            held = have if type(have) is list else [have] if have is not None else []
-            if any(q is p for q in held):
-                rest = [q for q in held if q is not p]
-                if rest:
-                    same[key] = rest if len(rest) > 1 else rest[0]
-                else:
-                    del same[key]
+            if _unput(same, key, p):
                 _put(same, new, p)
 
 
@@ -672,6 +670,18 @@ def _put(same: Dict[int, Any], key: int, p: PriorState) -> None:
         have.append(p)
     else:
         same[key] = [have, p]
+
+
+def _unput(same: Dict[int, Any], key: int, p: PriorState) -> bool:
+    """`p` no longer held under `key` (`_put` undone); whether it was."""
+    have = same.get(key)
+    held = have if type(have) is list else [have] if have is not None else []
+    rest = [q for q in held if q is not p]
+    if rest and len(rest) < len(held):
+        same[key] = rest if len(rest) > 1 else rest[0]
+    elif held and not rest:
+        del same[key]
+    return len(rest) < len(held)
 
 
 def _normal(claim: str) -> str:

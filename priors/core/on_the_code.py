@@ -19,11 +19,11 @@ from priors.core.protocol import ScopeIndex
 from priors.core.unseen import seen_through
 
 
-def as_on_disk(decided: ScopeIndex, disk: Any, cand: Candidate, scopes: Dict[str, str],
+def as_on_disk(decided: Tuple[ScopeIndex, ...], disk: Any, cand: Candidate, scopes: Dict[str, str],
                current: Any, stated: Any = None, mark: Any = None) -> Tuple[Dict[str, str], Any, str, Dict[str, str]]:
     """(scopes, the finding's own hash, a note for the message, the decisions judged as holding the
     scope's hash now) as the door would have judged `cand`:
-    every person's binding scope around it (`decided`, every namespace's) is taken in the state the
+    every person's binding scope around it (`decided`: indexes of every namespace's) is taken in the state the
     code has (`disk`), as the door hashes it from disk whatever the run's snapshot says — a line
     typed into the ledger with a made-up hash for a person's scope, to make it look changed, or on
     the file or folder around it, stating nothing of it, is judged on the code as it is. A run from
@@ -35,8 +35,8 @@ def as_on_disk(decided: ScopeIndex, disk: Any, cand: Candidate, scopes: Dict[str
     holds the scope's hash now, as the door judges it (`rehashed`, core/moves.py `as_run_sees`)."""
     if stated is None:
         stated = scopes
-    around = [p for p in seen_through(decided.around(cand), mark) if isinstance(p.scope_ref, str) and p.binding
-              and not p.redacted]
+    around = [p for index in decided if index.items for p in seen_through(index.around(cand), mark)
+              if isinstance(p.scope_ref, str) and p.binding and not p.redacted]
     fetch = getattr(disk, "fetch", None)
     if fetch is not None and around:  # (verify's `OnDisk`: the scopes it has not read yet, read together)
         fetch([p.scope_ref for p in around])
