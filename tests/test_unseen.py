@@ -340,3 +340,35 @@ def test_a_null_mark_is_named_not_a_crash(repo):
         v = repo("verify", *args)
         assert v.code == 1 and "unexpected error" not in v.err, v
     assert "UNSEEN_UNFOUNDED" in _codes(repo, "--since", base)
+
+
+def test_tracing_a_mark_holds_no_commit_s_whole_ledger(repo, monkeypatch):
+    """Hostile pass 27d: the trace of a mark back to its merge walks every commit since it; it kept each
+    commit's whole ledger (bytes and split lines) until it ended — commits x ledger size, quadratic in a
+    branch that grows the ledger commit by commit. Only line counts and the marked lines are kept."""
+    import sys
+
+    import priors.ops.verify as V
+    base = repo.git("rev-parse", "HEAD").stdout.strip()
+    _branch_run_and_decision(repo, "sec", "a is magic")
+    repo.git("merge", "--no-edit", "agent")
+    for i in range(6):
+        repo.ok("add", "--ns", "dev", f"Lesson number {i} " + "x" * 1500)
+        repo.save(f"c{i}")
+    fetched: list = []
+    most = [0]
+    real = V.ledger_at
+
+    def counted(root, commit):
+        alive = sum(1 for b in fetched if sys.getrefcount(b) > 3)  # (the list, `b`, getrefcount's own)
+        most[0] = max(most[0], alive)
+        got = real(root, commit)
+        fetched.append(got)
+        return got
+    monkeypatch.setattr(V, "ledger_at", counted)
+    data = (repo.root / ".priors" / "ledger.jsonl").read_bytes()
+    old = repo.git("show", f"{base}:.priors/ledger.jsonl").stdout.encode()
+    problems, held = V.merge_marks(repo.root, data, old, base)
+    assert problems == [] and len(held) == 1
+    assert len(fetched) >= 6  # every commit since the merge was read
+    assert most[0] <= 3, f"{most[0]} whole ledgers held at once while tracing one mark"

@@ -316,37 +316,42 @@ def merge_marks(root: Any, data: bytes, old: bytes, stop: str) -> Tuple[List[Pro
     cut = set(shallow_commits(root))
     tips = [t for t in (head, rev_id(root, "MERGE_HEAD")) if t is not None]
     graph = (commit_graph(root, tips, stop) if tips else None) or {}
-    ledgers: Dict[str, bytes] = {}
     merges: Dict[Tuple[str, str], List[Tuple[Any, Any]]] = {}
-    split: Dict[str, List[bytes]] = {}
+    # commit -> (its ledger's line count as split on newlines, the lines that may carry a mark by number):
+    # the trace walks every commit since a merge, and keeping each one's whole ledger held commits x size
+    kept: Dict[str, Tuple[int, Dict[int, bytes]]] = {}
 
     def ledger(commit: str) -> bytes:
-        if commit not in ledgers:
-            ledgers[commit] = ledger_at(root, commit)
-        return ledgers[commit]
+        return ledger_at(root, commit)
 
-    def lines(commit: str) -> List[bytes]:
-        if commit not in split:
-            split[commit] = ledger(commit).split(b"\n")
-        return split[commit]
+    def shape(commit: str) -> Tuple[int, Dict[int, bytes]]:
+        if commit not in kept:
+            got = ledger(commit).split(b"\n")
+            kept[commit] = (len(got), {n: raw for n, raw in enumerate(got, 1)  # (a key spelled with \u escapes too)
+                                       if b"nseen" in raw or b"\\u" in raw})
+        return kept[commit]
+
+    def count(commit: str) -> int:
+        return shape(commit)[0]
 
     def mark_at(commit: str, pos: int) -> Any:
-        got = lines(commit)
-        if pos > len(got) or not got[pos - 1].startswith(b"{"):
+        n, marked = shape(commit)
+        raw = marked.get(pos)
+        if pos > n or raw is None or not raw.startswith(b"{"):
             return None
-        rec = next((r for _n, r in records(got[pos - 1] + b"\n")), None)
+        rec = next((r for _n, r in records(raw + b"\n")), None)
         return rec.get(UNSEEN) if rec is not None else None
 
     def founded(pos: int, mark: Any) -> Optional[bool]:
         parents: List[str] = tips  # (the work tree's: HEAD, and MERGE_HEAD during a merge)
         node = ""
         while True:
-            if len(parents) == 2 and pos > len(lines(parents[0])) - 1:  # their side's line, in a merge
+            if len(parents) == 2 and pos > count(parents[0]) - 1:  # their side's line, in a merge
                 ours, theirs = parents
                 base = merge_base(root, ours, theirs)
                 if base is None:
                     return False
-                n1, nb = len(lines(ours)) - 1, len(lines(base)) - 1
+                n1, nb = count(ours) - 1, count(base) - 1
                 if (ours, theirs) not in merges:  # (every mark of one merge, worked out once)
                     merges[(ours, theirs)] = merged_marks(ledger(base), ledger(ours), ledger(theirs))
                 got = merges[(ours, theirs)]
