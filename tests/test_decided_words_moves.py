@@ -1,51 +1,18 @@
 """Hostile pass 27c: a person's decision held by its words (a lesson, a floor — `Replay.decided_words`)
-is still found where the door finds it: at the ref a `moved` event carried it to, and on the code in
-the checkout when a change's line states a made-up hash for its scope (core/on_the_code.py)."""
+is still found where the door finds it: on the code in the checkout when a change's line states a
+made-up hash for its scope (core/on_the_code.py). (At the ref a `moved` event carried it to:
+tests/test_verify_replay.py.)"""
 
 from __future__ import annotations
 
 import json
 import subprocess
 
-import pytest
-
 import ledgerkit as k
 from priors.core.canonical import dumps
-from priors.core.ledger_replay import in_order, replay
-from priors.core.replay_split import Share, survey
 
 LESSON = {"scope": "content-hash", "activation": "run-start", "obligation": "inject-as-instruction",
           "authority": "advisory", "lifecycle": "stale-on-scope-change"}
-FLOOR = dict(k.CONCLUSION, activation="propose-gate")
-H = "bbbbbbbbbbbb"
-
-
-@pytest.mark.parametrize("facets,extra", [(k.BEHAVIORAL, {}), (LESSON, {}), (FLOOR, {"depth": "major"})])
-def test_a_moved_lesson_or_floor_a_person_decided_is_found_at_its_new_ref(facets, extra) -> None:
-    """The keeper moves a lesson with its code (`moved`); the door then refuses its words in another
-    namespace at the new ref. The replay held the decision under its old ref's key: verify passed."""
-    records = [
-        k.prior("P-0001", "run-001", "the total skips the tax", ns="api", ref="src/a.py#total", scope_hash=H,
-                facets=dict(facets), **extra),
-        k.commit("run-001", ns="api"),
-        k.decide("P-0001", "wontfix", "policy"),
-        {"t": "event", "action": "moved", "id": "P-0001", "run": "run-002", "from": "src/a.py#total",
-         "to": "src/b.py#total", "scope_hash": H},
-        k.commit("run-002", ns="api"),
-        k.prior("P-0002", "run-003", "the total skips the tax", ns="web", ref="src/b.py#total", scope_hash=H,
-                severity="major"),
-        k.commit("run-003", ns="web"),
-    ]
-    data = k.to_bytes(records)
-    whole = replay(data)
-    assert [(p.line, p.code) for p in whole] == [(6, "RERAISE")]
-    needed = survey(data)[1]
-    for names in ({"api"}, {"web"}):  # a half that skips the move finds the decision where it went too
-        assert in_order(replay(data, Share(names, True)) + replay(data, Share(names, False))) == whole
-        assert in_order(replay(data, Share(names, True), needed) + replay(data, Share(names, False), needed)) == whole
-    # at the old ref it no longer stands
-    old = k.to_bytes(records[:5] + [dict(records[5], scope_ref="src/a.py#total"), records[6]])
-    assert replay(old) == []
 
 
 def _git(root, *args):

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, List
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +20,7 @@ from priors.core.canonical import dumps
 from priors.core.fold import fold_data
 from priors.core.ledger_replay import in_order, replay
 from priors.core.replay_split import Share, namespace_weights, split_namespaces, survey
+from test_decided_words_moves import LESSON
 
 REPO = Path(__file__).resolve().parent.parent
 SCOPES = {"src/tax.py": "aaaaaaaaaaaa", "src/tax.py#total": "bbbbbbbbbbbb", "src/cart.py#Cart.add": "cccccccccccc"}
@@ -435,14 +437,19 @@ def test_the_split_puts_the_heaviest_namespaces_where_there_is_least_to_do() -> 
     assert split_namespaces({"web": 100}, 0.4) == set()  # one namespace: the other half does it all
 
 
-def test_a_half_that_skips_a_move_of_a_person_s_decision_still_finds_it_where_it_went() -> None:
+@pytest.mark.parametrize("decided", [{"severity": "major"},  # a finding, and (hostile pass 27c) what is held by its
+                                     {"facets": dict(k.BEHAVIORAL)},  # words alone: lessons, a floor
+                                     {"facets": dict(LESSON)},
+                                     {"facets": dict(k.CONCLUSION, activation="propose-gate"), "depth": "major"}])
+def test_a_half_that_skips_a_move_of_a_person_s_decision_still_finds_it_where_it_went(decided) -> None:
     """A person's decision in one namespace moves with its code (a `moved` event in that namespace's
     run); a re-raise of it in another namespace at its new place is named by a split replay too: the
-    half that does not judge the moving namespace still finds the decision at its new ref."""
+    half that does not judge the moving namespace still finds the decision at its new ref — a lesson or
+    a floor too, which the replay holds by its words (`decided_words`), not by its scope."""
     h = "bbbbbbbbbbbb"
     records = [
         k.prior("P-0001", "run-001", "the total skips the tax", ns="api", ref="src/a.py#total", scope_hash=h,
-                severity="major"),
+                **decided),
         k.commit("run-001", ns="api"),
         k.decide("P-0001", "wontfix", "policy"),
         {"t": "event", "action": "moved", "id": "P-0001", "run": "run-002", "by": "agent", "from": "src/a.py#total",
@@ -459,6 +466,8 @@ def test_a_half_that_skips_a_move_of_a_person_s_decision_still_finds_it_where_it
     for names in ({"api"}, {"web"}):
         assert in_order(replay(data, Share(names, True)) + replay(data, Share(names, False))) == whole
         assert in_order(replay(data, Share(names, True), needed) + replay(data, Share(names, False), needed)) == whole
+    if "facets" in decided:  # at the old ref a lesson or floor no longer stands
+        assert replay(k.to_bytes(records[:5] + [dict(records[5], scope_ref="src/a.py#total"), records[6]])) == []
 
 
 def test_the_line_checks_name_every_prior_the_survey_finds_and_the_hand_written_ones_too() -> None:
