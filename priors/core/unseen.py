@@ -50,11 +50,13 @@ def marks(base: Sequence[Dict[str, Any]], ours_new: Sequence[Dict[str, Any]],
     if not decided or not any(is_seal(r) for r in theirs_new):
         return out
     theirs, merged = State(), State()  # the run's ledger, and the merged one, as far as these priors go
+    wanted = set(decided)  # (a prior's status is made by its own lines alone: only theirs are folded)
     for rec in base:
-        apply(theirs, rec)
+        if rec.get("t") in ("prior", "event") and rec.get("id") in wanted:
+            apply(theirs, rec)
+            apply(merged, rec)
     known = {pid for pid in decided if pid in theirs.priors}
-    wanted = set(decided)
-    for rec in list(base) + list(ours_new):
+    for rec in ours_new:
         if rec.get("t") in ("prior", "event") and rec.get("id") in wanted:
             apply(merged, rec)
     for i, rec in enumerate(theirs_new):
