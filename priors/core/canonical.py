@@ -24,6 +24,15 @@ def normalize(text: str) -> str:
     return _WS_RUN.sub(" ", text).strip(" ")
 
 
+def stored_claim(claim: str) -> str:
+    """`normalize(claim)`, quickly for a claim as the keeper stores it (printable, single inner spaces,
+    no space at either end: every other ECMAScript whitespace is no printable character), which is
+    its own normal form — `verify` asks it of every claim in the ledger."""
+    if claim.isprintable() and "  " not in claim and claim[:1] != " " and claim[-1:] != " ":
+        return claim
+    return normalize(claim)
+
+
 def sha12(text: str) -> str:
     """First 12 hex digits of SHA-256 over the UTF-8 bytes of `text`."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]

@@ -35,7 +35,7 @@ from __future__ import annotations
 import gc
 from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, Union
 
-from priors.core.canonical import normalize
+from priors.core.canonical import stored_claim
 from priors.core.errors import Refusal, UsageError
 from priors.core.fold import PriorState, State, apply
 from priors.core.grammar import OPPOSED, Candidate, ref_alias
@@ -45,23 +45,25 @@ from priors.core.moves import as_run_sees
 from priors.core.on_the_code import as_on_disk, unfounded_move
 from priors.core.plain import Unkept
 from priors.core.problem import Problem
-from priors.core.protocol import ScopeIndex, door_of, inner_named, judge_pool, same_words
+from priors.core.protocol import ScopeIndex, door_of, dropped_from, held_in, inner_named, judge_pool, same_words
 from priors.core.replay_split import Share
 from priors.core.sameness import wordings
 from priors.core.similarity import claim_key, folded, norm_direction, similar
 from priors.core.unseen import UNSEEN, seen_through
-from priors.core.vocabulary import DOOR, FACETS, PRIOR_RE, id_number
+from priors.core.vocabulary import DOOR, PRIOR_RE, facets_known, id_number
 
 # What of a prior's record the replay keeps (the rules read no more): a fold of 100k priors holds
 # these, not their evidence.
-_KEEP = ("t", "id", "ns", "type", "facets", "claim", "born", "scope_ref", "scope_hash", "direction", "depth",
-         "severity", "redacted", "review_every", "supersedes", "distinct_from", "rule", "fingerprint")
+_KEEP_ORDER = ("t", "id", "ns", "type", "facets", "claim", "born", "scope_ref", "scope_hash", "direction", "depth",
+               "severity", "redacted", "review_every", "supersedes", "distinct_from", "rule", "fingerprint")
+_KEEP = frozenset(_KEEP_ORDER)  # (a record of these alone, as the keeper writes a finding, is kept as it is)
 _UNASKED = object()  # (equal to no namespace)
 _FEW_VALUES = ("t", "ns", "type", "born", "severity", "depth", "direction")  # kept once each (`Replay.words`)
-_SELF_ASSIGNED = ("authority", "by", "status")  # the keeper's to set: no candidate, and so no prior line, holds them
+_SELF_ASSIGNED = frozenset(("authority", "by", "status"))  # the keeper's to set: no candidate, and so no prior line, holds them
 _SEEN_BY_RUN = ("open", "stale", "challenged")  # a verify-phase prior in these is a verify item of the next run
 _HUMAN_VIA = ("add", "import")  # the verbs that seal a person's lessons as a run of their own
 _BLOCK_ACTIONS = ("disposition", "scope-missing", "moved")
+_INDEXED = ("verify-phase", "propose-gate")  # a prior of these, on a scope, is in its namespace's `ScopeIndex`
 _NOT_CODE = ("tool-version", "env-fingerprint")  # a scope the door takes as given, never hashes from disk (`settled_refs`)
 _HUMAN_FINAL = ("accepted", "wontfix", "obsolete")  # statuses only a person gives (commit_plan.HUMAN_FINAL, less redacted)
 
@@ -136,6 +138,7 @@ class Replay:
         self.pending: List[Tuple[int, Dict[str, Any]]] = []  # the open block's lines
         self.pending_run: Any = None
         self.last_key: Optional[Tuple[str, int]] = None  # (claim, its claim_key's hash): see `key_of`
+        self.last_normal: Tuple[Any, str] = (None, "")  # (claim, its normal form): see `normal`
         self.door_seen = 0  # the newest door a seal named so far: no later block is judged by an older one's rules
         self.measure = True  # whether this block is compared by meaning with today's measure (`flush`)
         self.mark: Any = None  # what this block's run saw of decisions made on a parallel branch (core/unseen.py)
@@ -163,6 +166,12 @@ class Replay:
         self.last_key = (claim, key)
         return key
 
+    def normal(self, claim: str) -> str:
+        """`stored_claim(claim)`, kept for the last claim asked (as `key_of`: a new prior's, judged, then folded)."""
+        if self.last_normal[0] is not claim:
+            self.last_normal = (claim, stored_claim(claim))
+        return self.last_normal[1]
+
     def judges(self, ns: Any) -> bool:
         """Whether this replay judges the lines of namespace `ns` (all, unless it is half of a split one)."""
         return self.share is None or self.share.judges(ns)
@@ -172,16 +181,11 @@ class Replay:
     def line(self, no: int, rec: Dict[str, Any]) -> None:
         t = rec.get("t")
         if t == "prior":
-            for key in _SELF_ASSIGNED if self.judges(rec.get("ns")) else ():
+            for key in sorted(_SELF_ASSIGNED) if not _SELF_ASSIGNED.isdisjoint(rec) and self.judges(rec.get("ns")) else ():
                 if key in rec:
                     self.add(no, "SELF_ASSIGNED_AUTHORITY", f"prior {rec.get('id')} carries `{key}`, which only the keeper"
                              " sets (from a person's `priors decide`) — no candidate can, so no run writes it")
-            kept = {k: rec[k] for k in _KEEP if k in rec}
-            words = self.words
-            for k in _FEW_VALUES:  # one string for each of the few values these take, not one per prior
-                v = kept.get(k)
-                if type(v) is str:
-                    kept[k] = words.setdefault(v, v)
+            kept = rec if _KEEP.issuperset(rec) else {k: rec[k] for k in _KEEP_ORDER if k in rec}
             self.block_line(no, kept.get("born"), kept)
         elif t == "event" and rec.get("action") in _BLOCK_ACTIONS:
             self.block_line(no, rec.get("run"), rec)
@@ -207,7 +211,7 @@ class Replay:
                     if p.facet("activation") == "verify-phase" and not wide:
                         self.decided.add(p)
                     else:
-                        _put(self.decided_words, hash((None if wide else p.scope_ref, self.key_of(p.claim))), p)
+                        held_in(self.decided_words, hash((None if wide else p.scope_ref, self.key_of(p.claim))), p)
                         if not wide and p.facet("scope") not in _NOT_CODE:
                             self.decided_code.add(p)
 
@@ -304,7 +308,7 @@ class Replay:
         if self.bad_supersedes(no, rec, ns):
             return
         claim = rec.get("claim")
-        same = self.claims.get(ns, {}).get(_normal(claim)) if isinstance(claim, str) else None
+        same = self.claims.get(ns, {}).get(stored_claim(claim)) if isinstance(claim, str) else None
         if same is not None and not same.redacted and same.status != "obsolete" and same.id != rec.get("supersedes"):
             self.add(no, "DUPLICATE", f"lesson {pid} repeats {same.id} ({same.status}), already in {ns!r} — `priors add`"
                      " refuses a lesson that is already in the ledger and `import` skips it")
@@ -322,7 +326,7 @@ class Replay:
                     if rec.get("action") == "moved" and rec.get("t") == "event" and type(pid) is str and pid in st.priors:
                         self.relocate(st.priors[pid], rec)  # a person's decision moved: found at its new ref
                     else:
-                        apply(st, rec)
+                        apply(st, self.interned(rec) if rec.get("t") == "prior" else rec)
             return
         if self.foreign:
             for _no, rec in lines:
@@ -385,34 +389,33 @@ class Replay:
                     born: Set[Any], legacy: bool = False, stated: Any = None) -> None:
         """The door's checks of a candidate, in its order: supersedes, distinct_from, then the conflicts."""
         pid, ns, claim, facets = rec.get("id"), rec.get("ns"), rec.get("claim"), rec.get("facets")
-        if not (isinstance(ns, str) and isinstance(claim, str) and isinstance(facets, dict)
-                and all(facets.get(f) in FACETS[f] for f in FACETS)):
+        if not (isinstance(ns, str) and isinstance(claim, str) and isinstance(facets, dict) and facets_known(facets)):
             return  # the field checks name it
         if self.bad_supersedes(no, rec, ns):
             return
         typ = rec.get("type")
-        cand = Candidate(rec, typ if isinstance(typ, str) else "custom", facets, _normal(claim))
-        why = ref_alias(cand.scope_ref) if self.from_line and no >= self.from_line and not cand.repo_wide \
-            and isinstance(cand.scope_ref, str) else None
+        cand = Candidate(rec, typ if isinstance(typ, str) else "custom", facets, self.normal(claim))
+        ref, wide = cand.scope_ref, cand.repo_wide
+        why = ref_alias(ref) if self.from_line and no >= self.from_line and not wide and isinstance(ref, str) else None
         if why is not None:  # (a change's line: one at the base was judged on its day)
-            self.add(no, "UNKNOWN_SCOPE", f"prior {pid} stands on {cand.scope_ref!r}, which is not a scope ref: {why} —"
+            self.add(no, "UNKNOWN_SCOPE", f"prior {pid} stands on {ref!r}, which is not a scope ref: {why} —"
                      " no snapshot holds it, so the door refuses it (UNKNOWN_SCOPE) and never relates it to a person's"
                      " decision on the path it spells: the keeper never wrote this line")
             return
         if self.bad_distinct_from(no, pid, ns, cand, legacy):
             return
         current = rec.get("scope_hash")
-        if (current is None and not cand.repo_wide and isinstance(cand.scope_ref, str)
+        if (current is None and not wide and isinstance(ref, str)
                 and facets.get("activation") == "verify-phase"):
             # the door stamps every finding with its scope's hash from the run's snapshot: one
             # without it could never be compared with the state a person decided on
-            self.add(no, "MISSING_FIELD", f"prior {pid}: a finding on {cand.scope_ref} without the scope's hash "
+            self.add(no, "MISSING_FIELD", f"prior {pid}: a finding on {ref} without the scope's hash "
                      "(`scope_hash`): the door always writes it")
             return
-        if not cand.repo_wide and not (isinstance(cand.scope_ref, str) and isinstance(current, str)):
+        if not wide and not (isinstance(ref, str) and isinstance(current, str)):
             return
         said, rehashed = "", {}  # type: str, Dict[str, str]
-        if self.disk and no >= self.from_line and not cand.repo_wide:
+        if self.disk and no >= self.from_line and not wide:
             scopes, current, said, rehashed = as_on_disk((self.decided, self.decided_code), self.disk, cand, scopes,
                                                          current, stated, self.mark)
         index = self.index.get(ns)
@@ -435,7 +438,7 @@ class Replay:
             return similar(a, b, inner_ref, inner_named(index, inner_ref, inner), legacy)
 
         pool = [p for p in seen_through(self.pool(ns, index, cand), mark) if seen(p)]
-        words = self.decided_words.get(hash((None if cand.repo_wide else cand.scope_ref, self.key_of(cand.claim))))
+        words = self.decided_words.get(hash((None if wide else ref, self.key_of(cand.claim))))
         near = self.decided.around(cand) if self.decided.items else []
         if words is not None:  # (in ledger order, as the door's pool: ids grow along the ledger)
             near = sorted(near + (words if type(words) is list else [words]), key=lambda q: id_number(PRIOR_RE, q.id))
@@ -495,7 +498,10 @@ class Replay:
         if index is not None and not cand.repo_wide and (cand.severity is not None
                                                          or cand.facets.get("activation") == "verify-phase"):
             hit = index.around(cand)  # (a floor judges a severity; meaning, a finding)
-            if hit:
+            if hit:  # (on its very scope, a prior the index holds is among these already)
+                found = [ps for ps in found if any(q.facet("activation") not in _INDEXED for q in ps)]
+                if not found:
+                    return hit  # (in ledger order: the index keeps a moved prior's place)
                 found.append(hit)
         if not found:
             return []
@@ -602,11 +608,12 @@ class Replay:
     def fold(self, rec: Dict[str, Any]) -> None:
         st = self.st
         pid: Any = rec.get("id")
-        new = rec.get("t") == "prior" and isinstance(pid, str) and pid not in st.priors
-        if rec.get("action") == "moved" and rec.get("t") == "event" and isinstance(pid, str) and pid in st.priors:
+        t = rec.get("t")
+        new = t == "prior" and isinstance(pid, str) and pid not in st.priors
+        if t == "event" and rec.get("action") == "moved" and isinstance(pid, str) and pid in st.priors:
             self.relocate(st.priors[pid], rec)
             return
-        apply(st, rec)
+        apply(st, self.interned(rec) if t == "prior" else rec)
         if not new:
             return
         p = st.priors[pid]
@@ -616,16 +623,28 @@ class Replay:
         if p.redacted or not self.judges(ns):
             return
         self.order[pid] = len(self.order)  # (only a prior this replay judges is ever in a pool)
-        if p.facet("activation") in ("verify-phase", "propose-gate") and p.scope_ref is not None:
+        facets, ref = p.rec.get("facets"), p.scope_ref
+        facets = facets if type(facets) is dict else {}
+        if facets.get("activation") in _INDEXED and ref is not None:
             index = self.index.get(ns)  # what is compared by meaning or by floor
             if index is None:
                 index = self.index[ns] = ScopeIndex()
             index.add(p)
-        claim = _normal(p.claim)
+        claim = self.normal(p.claim)
         self.claims.setdefault(ns, {}).setdefault(claim, p)
         same = self.same.setdefault(ns, {})
-        for key in self.keys(p, None if p.facet("scope") == "repo-wide" else p.scope_ref, claim):
-            _put(same, key, p)
+        for key in self.keys(p, None if facets.get("scope") == "repo-wide" else ref, claim):
+            held_in(same, key, p)
+
+    def interned(self, rec: Dict[str, Any]) -> Dict[str, Any]:
+        """A prior's record as it is kept: one string for each of the few values `_FEW_VALUES` take, not one per
+        prior (a prior skipped for another namespace's half is never kept, so never interned)."""
+        words = self.words
+        for k in _FEW_VALUES:
+            v = rec.get(k)
+            if type(v) is str:
+                rec[k] = words.setdefault(v, v)
+        return rec
 
     def keys(self, p: PriorState, ref: Any, claim: str) -> List[int]:
         """Where `p` is held in `same`: its claim, and its direction as written and normalized, on `ref`
@@ -650,46 +669,15 @@ class Replay:
         for index in (self.index.get(p.ns), self.decided, self.decided_code):
             if index is not None:
                 index.relocate(p, old)
-        if p.facet("scope") != "repo-wide" and _unput(self.decided_words, hash((old, self.key_of(p.claim))), p):
-            _put(self.decided_words, hash((p.scope_ref, self.key_of(p.claim))), p)  # (a lesson or floor a person decided)
+        if p.facet("scope") != "repo-wide" and dropped_from(self.decided_words, hash((old, self.key_of(p.claim))), p):
+            held_in(self.decided_words, hash((p.scope_ref, self.key_of(p.claim))), p)  # (a lesson or floor a person decided)
         same = self.same.get(p.ns)
         if same is None or p.facet("scope") == "repo-wide":
             return
-        claim = _normal(p.claim)
+        claim = stored_claim(p.claim)
         for key, new in zip(self.keys(p, old, claim), self.keys(p, p.scope_ref, claim)):
-            if _unput(same, key, p):
-                _put(same, new, p)
-
-
-def _put(same: Dict[int, Any], key: int, p: PriorState) -> None:
-    """`p` held under `key` in `Replay.same`: alone, or appended to the list of those already there."""
-    have = same.get(key)
-    if have is None:
-        same[key] = p
-    elif type(have) is list:
-        have.append(p)
-    else:
-        same[key] = [have, p]
-
-
-def _unput(same: Dict[int, Any], key: int, p: PriorState) -> bool:
-    """`p` no longer held under `key` (`_put` undone); whether it was."""
-    have = same.get(key)
-    held = have if type(have) is list else [have] if have is not None else []
-    rest = [q for q in held if q is not p]
-    if rest and len(rest) < len(held):
-        same[key] = rest if len(rest) > 1 else rest[0]
-    elif held and not rest:
-        del same[key]
-    return len(rest) < len(held)
-
-
-def _normal(claim: str) -> str:
-    """`normalize(claim)`: a claim as the keeper stores it (printable, single inner spaces, no space at
-    either end: every other ECMAScript whitespace is no printable character) is its own normal form."""
-    if claim.isprintable() and "  " not in claim and claim[:1] != " " and claim[-1:] != " ":
-        return claim
-    return normalize(claim)
+            if dropped_from(same, key, p):
+                held_in(same, new, p)
 
 
 def _reveal(known: Dict[str, Optional[str]], ref: Any, h: Any) -> None:

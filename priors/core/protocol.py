@@ -300,9 +300,9 @@ class ScopeIndex(Plain):
             return list(self.items) if ref == "*" else [self.items[i] for i in sorted(set(self.wide) | set(
                 self.positions("*")))]
 
-        by_ref, got = self.by_ref, []  # the position lists that apply; mostly none, so no set is made
+        by_ref, got, most = self.by_ref, [], len(ref)  # the position lists that apply; mostly none, so no set is made
         for n in self.lengths:  # every prefix of `ref` that is a ref held (`range(1, len(ref) + 1)`, less misses)
-            if n > len(ref):
+            if n > most:
                 break
             held = by_ref.get(ref[:n])
             if held is not None:
@@ -310,7 +310,7 @@ class ScopeIndex(Plain):
         refs = self.refs or []
         i = bisect.bisect_left(refs, ref)
         while i < len(refs) and refs[i].startswith(ref):
-            if len(refs[i]) > len(ref):  # (the ref itself came with its prefixes)
+            if len(refs[i]) > most:  # (the ref itself came with its prefixes)
                 held = by_ref[refs[i]]
                 got.append(held if type(held) is list else (held,))
             i += 1
@@ -324,6 +324,30 @@ class ScopeIndex(Plain):
         if len(got) == 1:  # one list: its positions are distinct and ascending already
             return [items[i] for i in got[0]]
         return [items[i] for i in sorted(set().union(*got))]
+
+
+def held_in(held: Dict[Any, Any], key: Any, p: PriorState) -> None:
+    """`p` held under `key` in a map of one prior or a list of them (most keys hold one, and a list each
+    costs ~13 MB at 100k priors in `verify`'s replay): alone, or appended to those already there."""
+    have = held.get(key)
+    if have is None:
+        held[key] = p
+    elif type(have) is list:
+        have.append(p)
+    else:
+        held[key] = [have, p]
+
+
+def dropped_from(held: Dict[Any, Any], key: Any, p: PriorState) -> bool:
+    """`p` no longer held under `key` (`held_in` undone); whether it was."""
+    have = held.get(key)
+    ps = have if type(have) is list else [have] if have is not None else []
+    rest = [q for q in ps if q is not p]
+    if rest and len(rest) < len(ps):
+        held[key] = rest if len(rest) > 1 else rest[0]
+    elif ps and not rest:
+        del held[key]
+    return len(rest) < len(ps)
 
 
 def inner_named(index: Optional[ScopeIndex], inner_ref: str, inner: tuple) -> tuple:

@@ -63,6 +63,22 @@ FACETS: Dict[str, Tuple[str, ...]] = {
     "lifecycle": ("stale-on-scope-change", "challenged-on-failure", "only-by-supersession"),
 }
 FACET_ORDER = ("scope", "activation", "obligation", "authority", "lifecycle")
+_FACETS_SOUND: Dict[Tuple[Any, ...], bool] = {}  # a set's items -> whether it is sound: a ledger has a handful
+
+
+def facets_known(facets: Dict[str, Any]) -> bool:
+    """Whether each of the five facets holds one of its values (another key is the field checks' to
+    name). `verify` asks it of every prior it replays: each distinct set is worked out once."""
+    try:
+        items = tuple(facets.items())
+        return _FACETS_SOUND[items]
+    except KeyError:
+        sound = all(facets.get(f) in FACETS[f] for f in FACETS)
+        if len(_FACETS_SOUND) < 4096:  # (a hand-made ledger of endless odd sets: no more than this kept)
+            _FACETS_SOUND[items] = sound
+        return sound
+    except TypeError:  # a value that is a list or an object: not one of a facet's values
+        return all(facets.get(f) in FACETS[f] for f in FACETS)
 
 PRESETS: Dict[str, Dict[str, str]] = {
     "conclusion": dict(scope="content-hash", activation="verify-phase", obligation="disposition-required",
