@@ -42,7 +42,7 @@ from priors.core.grammar import OPPOSED, Candidate, ref_alias
 from priors.core.ledger_parse import records
 from priors.core.lessons import check_supersedes
 from priors.core.moves import as_run_sees
-from priors.core.on_the_code import as_on_disk, unfounded_move
+from priors.core.on_the_code import as_on_disk, on_the_code
 from priors.core.plain import Unkept
 from priors.core.problem import Problem
 from priors.core.protocol import ScopeIndex, door_of, inner_named, judge_pool, same_words
@@ -253,6 +253,7 @@ class Replay:
             self.measure, self.mark = level >= DOOR, self.unseen(seal, seal_no)
             self.agent_block(lines, level < 2)
             self.measure, self.mark = True, None
+            on_the_code(self, seal_no, seal)  # (a change's seal: the shapes it gives a person's decisions)
         self.door_seen = level
 
     def unseen(self, seal: Optional[Dict[str, Any]], seal_no: int) -> Any:
@@ -352,7 +353,7 @@ class Replay:
             if t == "event" and rec.get("action") == "disposition":
                 self.agent_verdict(no, rec)
             elif t == "event" and rec.get("action") == "moved":
-                self.agent_move(no, rec)
+                on_the_code(self, no, rec)
             elif t == "prior":
                 if rec.get("redacted") is not True and self.judges(rec.get("ns")):
                     self.agent_prior(no, rec, scopes, disposed, born, legacy, known)
@@ -371,15 +372,6 @@ class Replay:
         p = self.st.priors.get(pid) if isinstance(pid, str) else None
         if p is not None and p.status in _HUMAN_FINAL and pid not in self.overruled and self.judges(p.ns):
             self.overruled[pid] = (no, p.status)
-
-    def agent_move(self, no: int, rec: Dict[str, Any]) -> None:
-        """A `moved` event the compared change adds, judged on the code (`on_the_code.unfounded_move`)."""
-        pid: Any = rec.get("id")
-        p = self.st.priors.get(pid) if isinstance(pid, str) else None
-        if self.disk and no >= self.from_line and p is not None and self.judges(p.ns):
-            why = unfounded_move(p, self.disk, rec.get("to"))
-            if why is not None:
-                self.add(no, "MOVE_UNFOUNDED", why)
 
     def agent_prior(self, no: int, rec: Dict[str, Any], scopes: Dict[str, str], disposed: Set[Any],
                     born: Set[Any], legacy: bool = False, stated: Any = None) -> None:
