@@ -334,7 +334,8 @@ class Replay:
         for _no, rec in lines:
             t = rec.get("t")
             if t == "event" and rec.get("action") == "moved":
-                moved[rec.get("id")] = rec.get("to")
+                if isinstance(rec.get("id"), str):  # (any other id is named by the field checks)
+                    moved[rec["id"]] = rec.get("to")
                 _reveal(known, rec.get("to"), rec.get("scope_hash"))
             elif t == "event" and rec.get("action") == "disposition":
                 who: Any = rec.get("id")
