@@ -493,3 +493,38 @@ def test_a_change_s_repeat_around_a_person_s_scope_is_judged_on_the_code(keeper,
     assert r.code == 1 and got in ([(n + 1, "SETTLED_NEARBY")], [(n + 1, "RERAISE")]), r
     assert "the run's lines state nothing of it" in r.out
     assert keeper("verify", "--no-git").code == 0  # (without the code, the hashes a line states are believed)
+
+
+@pytest.mark.parametrize("shape", ["", "0123456789ab:00000000"])
+def test_a_change_s_seal_that_forgets_or_misstates_a_person_s_shape_is_named(keeper, shape):
+    """Hostile pass 27e: a seal typed into the ledger with `"shapes": {"P-0001": ""}` (the keeper's
+    "looked for it in vain, forget it") — or a made-up shape — for a person's wontfix whose definition
+    the checkout still holds as they decided it. verify passed it; the door then no longer followed
+    the decision when its function was renamed and moved, and took the verbatim re-raise on the new
+    name. The keeper writes a shape only from the code (the definition's own, or "" when it is gone):
+    SHAPE_UNFOUNDED."""
+    from priors.core.canonical import dumps
+    root = keeper.root
+    base = _settled_in_git(keeper)
+    n = len(keeper.ledger())
+    seal = {"t": "run", "action": "commit", "run": "run-002", "ns": NS, "summary": ["New this run: 0"], "door": 3,
+            "shapes": {"P-0001": shape}}
+    ledger = root / ".priors/ledger.jsonl"
+    clean = keeper.ledger_bytes()
+    ledger.write_bytes(clean + (dumps(seal) + "\n").encode())
+    keeper.ok("render")
+    for args in (("verify", "--since", base, "--json"), ("verify", "--json")):
+        r = keeper(*args)
+        got = [(p["line"], p["code"]) for p in json.loads(r.out)["problems"]]
+        assert r.code == 1 and (n + 1, "SHAPE_UNFOUNDED") in got, (args, r)
+    # the keeper's own shape of it passes, and so does "" once the definition is gone from the checkout
+    kept = keeper.ledger()[1]["shapes"]["P-0001"]
+    ledger.write_bytes(clean + (dumps(dict(seal, shapes={"P-0001": kept})) + "\n").encode())
+    keeper.ok("render")
+    r = keeper("verify", "--since", base)
+    assert r.code == 0, r
+    ledger.write_bytes(clean + (dumps(dict(seal, shapes={"P-0001": ""})) + "\n").encode())
+    keeper.ok("render")
+    keeper.write("src/tax.py", TAX.replace("def rate():\n    return RATE\n\n\n", ""))
+    r = keeper("verify", "--since", base)
+    assert "SHAPE_UNFOUNDED" not in r.out, r

@@ -495,3 +495,13 @@ def test_the_survey_reads_a_ledger_cut_anywhere_as_its_lines() -> None:
     assert at > 0
     for cut in (at + 3, at + 25, at + 40):
         assert survey([data[:cut], data[cut:]]) == survey(data)
+
+
+@pytest.mark.parametrize("pid", [["P-0001"], {"a": 1}])
+def test_a_moved_event_whose_id_is_no_string_is_named_not_a_crash(pid: Any) -> None:
+    """Hostile pass 27e: a hand-made `moved` event with a list (or object) for `id` crashed the replay
+    (`unhashable type`), and `verify` with it — exit 3 instead of the BAD_FIELD the line checks name."""
+    move = {"t": "event", "action": "moved", "id": pid, "run": "run-002", "from": "src/a.py#f", "to": "src/a.py#g"}
+    data = k.to_bytes([k.prior("P-0001", "run-001", "x is y", ref="src/a.py#f"), k.commit("run-001"), move,
+                       k.commit("run-002")])
+    assert replay(data) == []

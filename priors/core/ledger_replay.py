@@ -42,7 +42,7 @@ from priors.core.grammar import OPPOSED, Candidate, ref_alias
 from priors.core.ledger_parse import records
 from priors.core.lessons import check_supersedes
 from priors.core.moves import as_run_sees
-from priors.core.on_the_code import as_on_disk, unfounded_move
+from priors.core.on_the_code import as_on_disk, on_the_code
 from priors.core.plain import Unkept
 from priors.core.problem import Problem
 from priors.core.protocol import ScopeIndex, door_of, dropped_from, held_in, inner_named, judge_pool, same_words
@@ -257,6 +257,7 @@ class Replay:
             self.measure, self.mark = level >= DOOR, self.unseen(seal, seal_no)
             self.agent_block(lines, level < 2)
             self.measure, self.mark = True, None
+            on_the_code(self, seal_no, seal)  # (a change's seal: the shapes it gives a person's decisions)
         self.door_seen = level
 
     def unseen(self, seal: Optional[Dict[str, Any]], seal_no: int) -> Any:
@@ -337,7 +338,8 @@ class Replay:
         for _no, rec in lines:
             t = rec.get("t")
             if t == "event" and rec.get("action") == "moved":
-                moved[rec.get("id")] = rec.get("to")
+                if isinstance(rec.get("id"), str):  # (any other id is named by the field checks)
+                    moved[rec["id"]] = rec.get("to")
                 _reveal(known, rec.get("to"), rec.get("scope_hash"))
             elif t == "event" and rec.get("action") == "disposition":
                 who: Any = rec.get("id")
@@ -356,7 +358,7 @@ class Replay:
             if t == "event" and rec.get("action") == "disposition":
                 self.agent_verdict(no, rec)
             elif t == "event" and rec.get("action") == "moved":
-                self.agent_move(no, rec)
+                on_the_code(self, no, rec)
             elif t == "prior":
                 if rec.get("redacted") is not True and self.judges(rec.get("ns")):
                     self.agent_prior(no, rec, scopes, disposed, born, legacy, known)
@@ -375,15 +377,6 @@ class Replay:
         p = self.st.priors.get(pid) if isinstance(pid, str) else None
         if p is not None and p.status in _HUMAN_FINAL and pid not in self.overruled and self.judges(p.ns):
             self.overruled[pid] = (no, p.status)
-
-    def agent_move(self, no: int, rec: Dict[str, Any]) -> None:
-        """A `moved` event the compared change adds, judged on the code (`on_the_code.unfounded_move`)."""
-        pid: Any = rec.get("id")
-        p = self.st.priors.get(pid) if isinstance(pid, str) else None
-        if self.disk and no >= self.from_line and p is not None and self.judges(p.ns):
-            why = unfounded_move(p, self.disk, rec.get("to"))
-            if why is not None:
-                self.add(no, "MOVE_UNFOUNDED", why)
 
     def agent_prior(self, no: int, rec: Dict[str, Any], scopes: Dict[str, str], disposed: Set[Any],
                     born: Set[Any], legacy: bool = False, stated: Any = None) -> None:

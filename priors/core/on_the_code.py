@@ -77,3 +77,43 @@ def unfounded_move(p: PriorState, disk: Any, to: Any) -> Optional[str]:
     return (f"event moves {p.id}, which a person made {p.status}, from {ref} to {to!r}, but the checkout still "
             f"holds {ref} in the state they decided on — the keeper moves a finding only when its definition is "
             "gone: the keeper never wrote this line")
+
+
+def unfounded_shape(p: PriorState, disk: Any, shape: Any) -> Optional[str]:
+    """Why a seal's `shapes` entry for `p`, a person's decision, could not be the keeper's, or None: the
+    checkout holds its definition in the state they decided on, and the keeper takes a shape only from
+    that code (`""` only when the definition is gone) — a made-up or forgotten shape is what a later run
+    follows a renamed or moved definition by, so this one would leave the decision behind and the
+    re-raise on the new name free."""
+    ref = p.scope_ref
+    if (not p.binding or p.redacted or type(shape) is not str or not isinstance(ref, str) or "#" not in ref
+            or disk.get(ref) != p.scope_hash):
+        return None
+    have = getattr(disk, "shape", None)
+    real = have(ref) if have is not None else None
+    if real is None or real == shape:
+        return None
+    said = "forgets its shape (\"\")" if shape == "" else f"gives it the shape {shape!r}"
+    return (f"run record {said} for {p.id}, which a person made {p.status}, but the checkout still holds {ref} in "
+            f"the state they decided on, whose shape is {real} — the keeper takes a shape only from the code "
+            "(and forgets one only when its definition is gone): the keeper never wrote this line")
+
+
+def on_the_code(rp: Any, no: int, rec: Any) -> None:
+    """The replay's (`rp`, core/ledger_replay.py) judging, on the code, of a line the compared change adds
+    (from `rp.from_line` on, with `rp.disk` the code's own hashes) that no candidate rule reads: a `moved`
+    event (MOVE_UNFOUNDED) and a seal's `shapes` (SHAPE_UNFOUNDED), each of a person's decision."""
+    if rec is None or not rp.disk or no < rp.from_line:
+        return
+    if rec.get("t") == "event" and rec.get("action") == "moved":
+        pid: Any = rec.get("id")
+        p = rp.st.priors.get(pid) if isinstance(pid, str) else None
+        why = unfounded_move(p, rp.disk, rec.get("to")) if p is not None and rp.judges(p.ns) else None
+        if why is not None:
+            rp.add(no, "MOVE_UNFOUNDED", why)
+    shapes = rec.get("shapes") if rec.get("t") == "run" else None
+    for pid, shape in sorted(shapes.items()) if isinstance(shapes, dict) else ():
+        p = rp.st.priors.get(pid)
+        why = unfounded_shape(p, rp.disk, shape) if p is not None and rp.judges(p.ns) else None
+        if why is not None:
+            rp.add(no, "SHAPE_UNFOUNDED", why)

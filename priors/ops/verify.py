@@ -22,7 +22,7 @@ from priors.core.merge_rules import merged_marks
 from priors.core.replay_split import Share, namespace_weights, split_namespaces, survey
 from priors.core.unseen import UNSEEN, is_seal
 from priors.snapshot.scan import rehash
-from priors.snapshot.shapes import blind_hashes
+from priors.snapshot.shapes import blind_hashes, definition_shapes
 from priors.store.background import start, worth_it
 from priors.store.files import file_size, read_bytes
 from priors.store.git import (
@@ -254,10 +254,16 @@ def on_the_code(root: Any, data: bytes, old: Optional[bytes]) -> Tuple[Dict[str,
                 return {}, 0
     if at >= len(data):
         return {}, 0
-    found = [rec["scope_ref"] if rec.get("t") == "prior" else rec["from"] for _no, rec in records(data[at:])
-             if (rec.get("t") == "prior" and isinstance(rec.get("scope_ref"), str))
-             or (rec.get("t") == "event" and rec.get("action") == "moved" and isinstance(rec.get("from"), str))]
-    if not found:
+    found: List[str] = []
+    shaped = False  # a seal's `shapes`: what a later run follows a person's decision by (core/on_the_code.py)
+    for _no, rec in records(data[at:]):
+        if rec.get("t") == "prior" and isinstance(rec.get("scope_ref"), str):
+            found.append(rec["scope_ref"])
+        elif rec.get("t") == "event" and rec.get("action") == "moved" and isinstance(rec.get("from"), str):
+            found.append(rec["from"])
+        elif rec.get("t") == "run" and isinstance(rec.get("shapes"), dict) and rec["shapes"]:
+            shaped = True
+    if not found and not shaped:
         return {}, 0
     refs = [r for r in found if r not in ("", "*") and not r.endswith("/")]
     return OnDisk(root, rehash(root, refs, whole_files=True) if refs else {}), before + 1
@@ -294,6 +300,12 @@ class OnDisk(dict):
     def get(self, ref: Any, default: Any = None) -> Any:
         self.fetch([ref])
         return dict.get(self, ref, default)
+
+    def shape(self, ref: str) -> Optional[str]:
+        """The shape of the definition `ref` in the checkout (snapshot/shapes.py), or None."""
+        file = ref.split("#", 1)[0]
+        h = self.get(file)
+        return definition_shapes(self.root, [file], {file: h}).get(ref) if h is not None else None
 
 
 def merge_marks(root: Any, data: bytes, old: bytes, stop: str) -> Tuple[List[Problem], List[Dict[str, Any]]]:
