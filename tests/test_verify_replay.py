@@ -20,6 +20,8 @@ from priors.core.canonical import dumps
 from priors.core.fold import fold_data
 from priors.core.ledger_replay import in_order, replay
 from priors.core.replay_split import Share, namespace_weights, split_namespaces, survey
+from priors.store.ledger import ledger_sample
+from priors.store.paths import Paths
 from test_decided_words_moves import LESSON
 
 REPO = Path(__file__).resolve().parent.parent
@@ -441,6 +443,24 @@ def test_the_split_puts_the_heaviest_namespaces_where_there_is_least_to_do() -> 
     mine = split_namespaces(weights, 0.4)  # this half also checks the lines: the other takes the heaviest
     assert mine and "web" not in mine and mine != set(weights)
     assert split_namespaces({"web": 100}, 0.4) == set()  # one namespace: the other half does it all
+
+
+def test_the_namespaces_are_weighed_on_whole_lines_sampled_across_the_ledger(tmp_path) -> None:
+    """`ledger_sample`: the whole ledger when it is small; else whole lines from spots spread over it,
+    so the weights of a namespace that only comes late still count (the split's balance rests on them)."""
+    paths = Paths(tmp_path)
+    paths.dir.mkdir()
+    lines = [dumps({"t": "prior", "id": f"P-{i:04d}", "ns": "early" if i < 600 else "late", "claim": "x" * (i % 97)})
+             for i in range(1000)]
+    paths.ledger.write_text("".join(line + "\n" for line in lines[:5]))
+    assert ledger_sample(paths) == [paths.ledger.read_bytes()]
+    paths.ledger.write_text("".join(line + "\n" for line in lines))
+    pieces = ledger_sample(paths, places=4, each=2048)
+    assert len(pieces) == 4 and all(len(piece) <= 2048 for piece in pieces)
+    whole = set(lines)
+    assert all(line in whole for piece in pieces for line in piece.decode().splitlines())
+    weights = namespace_weights(pieces)
+    assert weights["early"] > 0 and weights["late"] > 0
 
 
 @pytest.mark.parametrize("decided", [{"severity": "major"},  # a finding, and (hostile pass 27c) what is held by its

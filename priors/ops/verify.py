@@ -38,7 +38,7 @@ from priors.store.git import (
     rev_id,
     shallow_commits,
 )
-from priors.store.ledger import ledger_blocks, read_ledger_bytes
+from priors.store.ledger import ledger_blocks, ledger_sample, read_ledger_bytes
 from priors.store.lock import writer_alive
 from priors.store.paths import Paths, ledger_missing, require_init
 from priors.store.signing import review, signing_on
@@ -108,7 +108,7 @@ def verify(paths: Paths, since: Optional[str], no_git: bool) -> Tuple[Answer, Li
     # what a change says its runs did not see is held to the merge that wrote it (a mark none wrote: ignored)
     marked, unseen_runs = merge_marks(paths.root, data, old, since if since is not None else "HEAD") \
         if old is not None else ([], [])
-    replayed = start_replay(source, file_size(paths.ledger), code, added_from,
+    replayed = start_replay(source, file_size(paths.ledger), lambda: ledger_sample(paths), code, added_from,
                             frozenset(p.line for p in marked if p.code == "UNSEEN_UNFOUNDED"))
     checked = check_ledger(source(), render=True)  # every line parsed once, for every check below
     files = check_files(paths.root, data, checked)
@@ -406,8 +406,9 @@ def merge_marks(root: Any, data: bytes, old: bytes, stop: str) -> Tuple[List[Pro
     return problems, held
 
 
-def start_replay(source: Callable[[], Any], size: int, code: Optional[Dict[str, str]] = None,
-                 added_from: int = 0, distrust: FrozenSet[int] = frozenset()) -> Callable[[FrozenSet[str]], List[Problem]]:
+def start_replay(source: Callable[[], Any], size: int, sample: Callable[[], List[bytes]],
+                 code: Optional[Dict[str, str]] = None, added_from: int = 0,
+                 distrust: FrozenSet[int] = frozenset()) -> Callable[[FrozenSet[str]], List[Problem]]:
     """The protocol replayed (core/ledger_replay.py), begun: what the returned function gives.
 
     On a large ledger where a second process is safe (store/background.py), the replay is split by
@@ -415,12 +416,13 @@ def start_replay(source: Callable[[], Any], size: int, code: Optional[Dict[str, 
     (`check_ledger`): each half judges only its namespaces and folds of the others only what a rule
     of its own can read (core/replay_split.py), and the child takes the larger half, so both end
     about together (the line checks weigh about `HEAD_START` of what judging every line adds to a
-    replay). The child finds for itself the priors other lines name (`replay_split.survey`); this
-    process is given them (`named`) by its line checks, which read every line anyway. Elsewhere the
+    replay; the namespaces are weighed on a `sample` of the ledger's lines). The child finds for
+    itself the priors other lines name (`replay_split.survey`); this process is given them (`named`)
+    by its line checks, which read every line anyway. Elsewhere the
     whole replay runs here, when its answer is asked for."""
     if not worth_it(size):
         return lambda named: replay(source(), disk=code, from_line=added_from, distrust=distrust)
-    mine = split_namespaces(namespace_weights(source()), HEAD_START)
+    mine = split_namespaces(namespace_weights(sample()), HEAD_START)
     child = start(lambda: [p.values() for p in replay(source, Share(mine, inside=False), survey(source(), weigh=False)[1],
                                                       code, added_from, distrust)], size)
 
