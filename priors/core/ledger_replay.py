@@ -42,7 +42,7 @@ from priors.core.grammar import OPPOSED, Candidate, ref_alias
 from priors.core.ledger_parse import records
 from priors.core.lessons import check_supersedes
 from priors.core.moves import as_run_sees
-from priors.core.on_the_code import as_on_disk, on_the_code
+from priors.core.on_the_code import as_on_disk, judge_change_line
 from priors.core.plain import Unkept
 from priors.core.problem import Problem
 from priors.core.protocol import ScopeIndex, door_of, dropped_from, held_in, inner_named, judge_pool, same_words
@@ -257,7 +257,7 @@ class Replay:
             self.measure, self.mark = level >= DOOR, self.unseen(seal, seal_no)
             self.agent_block(lines, level < 2)
             self.measure, self.mark = True, None
-            on_the_code(self, seal_no, seal)  # (a change's seal: the shapes it gives a person's decisions)
+            judge_change_line(self, seal_no, seal)  # (a change's seal: the shapes it gives a person's decisions)
         self.door_seen = level
 
     def unseen(self, seal: Optional[Dict[str, Any]], seal_no: int) -> Any:
@@ -358,7 +358,7 @@ class Replay:
             if t == "event" and rec.get("action") == "disposition":
                 self.agent_verdict(no, rec)
             elif t == "event" and rec.get("action") == "moved":
-                on_the_code(self, no, rec)
+                judge_change_line(self, no, rec)
             elif t == "prior":
                 if rec.get("redacted") is not True and self.judges(rec.get("ns")):
                     self.agent_prior(no, rec, scopes, disposed, born, legacy, known)

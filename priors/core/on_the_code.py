@@ -99,7 +99,7 @@ def unfounded_shape(p: PriorState, disk: Any, shape: Any) -> Optional[str]:
             "(and forgets one only when its definition is gone): the keeper never wrote this line")
 
 
-def on_the_code(rp: Any, no: int, rec: Any) -> None:
+def judge_change_line(rp: Any, no: int, rec: Any) -> None:
     """The replay's (`rp`, core/ledger_replay.py) judging, on the code, of a line the compared change adds
     (from `rp.from_line` on, with `rp.disk` the code's own hashes) that no candidate rule reads: a `moved`
     event (MOVE_UNFOUNDED) and a seal's `shapes` (SHAPE_UNFOUNDED), each of a person's decision."""
