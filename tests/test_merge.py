@@ -778,3 +778,35 @@ def test_a_duplicate_decision_follows_its_finding_when_a_merge_renumbers_it():
     line = {"t": "event", "id": "P-0008", "action": "decide", "to": "obsolete", "by": "human", "same_as": "P-0007"}
     got = rewrite_refs(line, {"P-0007": "P-0010", "P-0008": "P-0011"}, {})
     assert got["id"] == "P-0011" and got["same_as"] == "P-0010"
+
+
+@needs_keygen
+def test_a_rebase_never_vouches_for_a_line_signed_by_a_key_the_branch_itself_listed(tmp_path):
+    """Hostile pass 27f: the branch's agent lists its own key (commit A), signs a "person's" decision on
+    its own new prior with it (B), and takes the key out again (C). The person rebases the branch onto
+    main (as the docs advise for a hosted merge button): at B's pick the work tree's list is A's, so the
+    forged line's signature held and the driver re-signed it with the person's key — and `verify
+    --since main` passed with no signer change to see. The old signature is held to the list of the
+    revision the rebase replays onto (a merge's: HEAD) as well."""
+    from test_signing import allowed_line
+
+    alice, bob, base = _signed_pair(tmp_path)
+    listed = (bob.root / ".priors" / "allowed_signers").read_text()
+    bob.git("reset", "-q", "--soft", base)  # (one commit of the branch changes the ledger: a rebase replays it)
+    bob.write(".priors/allowed_signers", listed + allowed_line("carol@example.com", bob.keys["carol"]))  # type: ignore[attr-defined]
+    bob.git("commit", "-qm", "A: another signer", "--", ".priors/allowed_signers")
+    bob.git("config", "user.email", "carol@example.com")
+    bob.git("config", "user.signingkey", str(bob.keys["carol"]))  # type: ignore[attr-defined]
+    bob.run("web", {"a.py": "a = 1\n", "b.py": "b = 1\n", "c.py": "c\n", "e.py": "e\n"}, STILL,
+            [conclusion("e uses eval on purpose", "e.py")])
+    bob.ok("decide", "P-0004", "accepted", "--because", "carol, say")
+    bob.save("B: a decision signed by the key A listed")
+    bob.write(".priors/allowed_signers", listed)
+    bob.save("C: the signer out again")
+    alice.git("fetch", "-q", str(bob.root), "feature:bob")
+    alice.git("checkout", "-q", "bob")
+    r = alice.git("rebase", "main", check=False)
+    said = r.stdout + r.stderr
+    assert r.returncode != 0 and "Traceback" not in said, said
+    assert "carol@example.com" in said and "did not hold before the merge" in said
+    alice.git("rebase", "--abort")

@@ -14,9 +14,9 @@ from priors.core.canonical import JSONError, dumps, loads
 from priors.core.errors import Refusal, UsageError
 from priors.core.ledger_checks import render_expected
 from priors.core.merge_rules import RUN_RE, Conflict, merge
-from priors.core.signing import HumanLine, coverage, describe, human_lines, payload
+from priors.core.signing import SIGNERS_NAME, HumanLine, coverage, describe, human_lines, payload
 from priors.store.files import atomic_write, read_bytes
-from priors.store.git import git_dir, head_commit
+from priors.store.git import file_at, git_dir, head_commit
 from priors.store.lock import writer_alive
 from priors.store.signing import SIGN_HELP, check_all, sign_lines, signers_path, signing_on
 
@@ -163,9 +163,12 @@ def resign_changed(root: str, result: bytes, sides: Sequence[bytes], label: str,
     fresh = [{k: v for k, v in hl.rec.items() if k not in ("sig", "signer", "nonce")} for hl in lines_changed]
     lines = result.split(b"\n")
     try:
-        allowed = read_bytes(Path(signers_path(root))) or b""
-        bad = [why for _, orig, cov in changed
-               for why in check_all(allowed, [orig], None if cov is None else {orig.no: cov}).values()]
+        lists = [read_bytes(Path(signers_path(root))) or b""]
+        trusted = _signers_before(root)  # (mid-rebase the work tree's list may be one the branch itself wrote)
+        if trusted is not None and trusted != lists[0]:
+            lists.append(trusted)
+        bad = list(dict.fromkeys(why for allowed in lists for _, orig, cov in changed
+                                 for why in check_all(allowed, [orig], None if cov is None else {orig.no: cov}).values()))
         if bad:
             raise Refusal("SIGNING_FAILED", hint=f"its signature did not hold before the merge either ({'; '.join(bad)}), "
                           "so the merge cannot vouch for it; if its signer is missing from .priors/allowed_signers, "
@@ -178,6 +181,26 @@ def resign_changed(root: str, result: bytes, sides: Sequence[bytes], label: str,
     for hl, rec in zip(lines_changed, fresh):
         lines[hl.no - 1] = dumps(rec).encode("utf-8")
     return b"\n".join(lines)
+
+
+def _signers_before(root: str) -> Optional[bytes]:
+    """.priors/allowed_signers as committed where the merging side stood before this merge began: the
+    revision a rebase replays onto, a cherry-pick or revert sequence's starting HEAD, else HEAD (None:
+    none there). A rebase's HEAD, and so its work tree, already holds the branch's earlier commits — a
+    branch that lists its own key in one commit and signs with it in the next must not have the person
+    rebasing vouch for that signature (hostile pass 27f)."""
+    gitdir = git_dir(root)
+    rev = "HEAD"
+    for name in ("rebase-merge/onto", "rebase-apply/onto", "sequencer/head"):
+        try:
+            with open(os.path.join(gitdir or "", name), encoding="ascii") as fh:
+                got = fh.read().strip()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if got:
+            rev = got
+            break
+    return file_at(root, rev, SIGNERS_NAME)
 
 
 def _prefix(lines: List[bytes], n: int) -> Callable[[], Optional[bytes]]:
