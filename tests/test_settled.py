@@ -30,6 +30,24 @@ def _settled(k):
     return json.loads(k.ok("relevant", "--ns", NS, "--snapshot"))
 
 
+def test_an_agent_s_verdict_on_a_finding_that_differs_does_not_answer_the_person_s_call(keeper):
+    """The call is the person's: a later run's `fixed` on the finding, the code unchanged, leaves it
+    waiting (hostile passes 27d, 27f); the person's own word answers it."""
+    _settled(keeper)
+    claim = "the VAT percentage is a literal in the code"
+    keeper.ok("propose", keeper.candidate(conclusion(claim, scope_ref="src/tax.py", distinct_from=["P-0001"])),
+              "--run", "run-002", "--ns", NS)
+    keeper.ok("commit", "--run", "run-002")
+    keeper.ok("relevant", "--ns", NS, "--snapshot")
+    keeper.ok("disposition", "P-0002", "fixed", "--run", "run-003")
+    keeper.ok("commit", "--run", "run-003")
+    assert '"status":"fixed"' in keeper.ok("show", "P-0002", "--json").replace(" ", "")
+    assert "the agent says P-0002 differs from your wontfix P-0001" in keeper.ok("status", "--calls")
+    keeper.ok("decide", "P-0002", "duplicate", "--of", "P-0001")
+    assert "differs" not in keeper.ok("status", "--calls")
+    keeper.ok("verify")
+
+
 def test_the_tax_rate_variants_are_refused(keeper):
     rel = _settled(keeper)
     assert [s["id"] for s in rel["settled_here"]] == ["P-0001"]

@@ -76,6 +76,20 @@ def test_a_merged_branch_s_run_is_judged_against_what_it_saw(repo, ns, claim):
         {"line": n, "run": "run-002", "unseen": {"P-0001": "open"}}]
 
 
+def test_an_agent_s_verdict_on_a_parallel_branch_s_finding_does_not_answer_the_person_s_call(repo):
+    """A later run's `fixed` on the branch's finding, the code unchanged, leaves the person's call
+    waiting (hostile pass 27f): only the person answers it."""
+    _branch_run_and_decision(repo, "web", "the module a.py has no docstring")
+    assert repo.git("merge", "--no-edit", "agent", check=False).returncode == 0
+    repo.run("web", {"a.py": "a = 1\n", "b.py": "b = 1\n"}, {"P-0002": "still-open", "P-0003": "fixed"})
+    assert '"status":"fixed"' in repo.ok("show", "P-0003", "--json").replace(" ", "")
+    calls = repo.ok("status", "--calls")
+    assert "? P-0003 — from a parallel branch whose run never saw your wontfix P-0001, it stands beside it" in calls
+    repo.ok("decide", "P-0003", "keep")
+    assert "P-0003" not in repo.ok("status", "--calls")
+    assert repo("verify").code == 0
+
+
 def test_a_shallow_clone_cannot_trace_a_mark_and_says_so(repo, tmp_path):
     """CI's usual shallow checkout holds no merge to trace a mark to: named UNSEEN_UNTRACED, with the fetch
     that fixes it — not a forgery; with the history fetched, clean."""

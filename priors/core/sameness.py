@@ -45,16 +45,15 @@ def note_unseen(st: Any, rec: Dict[str, Any]) -> None:
 
 
 def beside_unseen(st: Any, p: Any) -> List[str]:
-    """The decisions a person made, unseen by the parallel branch's run that found open finding `p`,
+    """The decisions a person made, unseen by the parallel branch's run that found finding `p`,
     that `p` stands beside (the same scope, its file or a definition in it, a folder holding it):
     whether it is the same finding is their call, as it would have been at the door (SETTLED_NEARBY). A
     repo-wide finding stands on no scope: it stands beside every repo-wide decision, which the door's
     exact rule compares it with (`protocol._same_scope`)."""
     named = st.unseen.get(p.id)
     wide = p.facet("scope") == "repo-wide"
-    if (not named or p.status != "open" or p.redacted or not (wide or isinstance(p.scope_ref, str))
-            or p.id in st.loop["decided"]):
-        return []  # (as `differs_from`: a person's word on it answers it)
+    if not named or p.redacted or not (wide or isinstance(p.scope_ref, str)) or p.id in st.loop["decided"]:
+        return []  # (as `differs_from`: a person's word on it answers it, and nothing else does)
     out = []
     for q in named:
         other = st.priors.get(q)
@@ -104,11 +103,12 @@ def folded_into(st: Any, pid: str) -> str:
 
 
 def differs_from(st: Any, p: Any) -> List[str]:
-    """The decisions a person made that open finding `p` says it differs from (its `distinct_from`
-    naming a binding prior): until the person answers — `decide P duplicate --of Q` or `keep` —
-    that is their call. Empty for a prior that is not an open finding."""
+    """The decisions a person made that finding `p` says it differs from (its `distinct_from` naming a
+    binding prior): until the person answers — `decide P duplicate --of Q`, `keep` or `reopen` — that
+    is their call, whatever an agent's verdict on `p` says since (a `fixed` on unchanged code would
+    otherwise clear it: hostile passes 27d, 27f)."""
     named = st.distinct.get(p.id)
-    if not named or p.status != "open" or p.redacted or p.id in st.loop["decided"]:
+    if not named or p.redacted or p.id in st.loop["decided"]:
         return []  # (a person's word on it since — `reopen`: a different finding, left open — answers it)
     out = []
     for q in named:
