@@ -109,3 +109,34 @@ def test_ranges_from_a_file_that_changed_are_refused(tmp_path: Path) -> None:
         files.atomic_write(p, [(0, len(OLD) + 10)], size=len(OLD))  # a range past its end
     assert p.read_bytes() == OLD
     assert [x.name for x in p.parent.iterdir()] == ["ledger.jsonl"]
+
+
+def test_chunks_that_come_as_they_are_made_are_written_as_they_come(tmp_path: Path) -> None:
+    """An iterator's chunks are written one by one, so a large file (PRIORS.md's whole table) is never
+    held whole: each chunk is on disk before the next is asked for; a range after them still copies."""
+    p = tmp_path / "ledger.jsonl"
+    p.write_bytes(OLD)
+    tmp = tmp_path / f".ledger.jsonl.{os.getpid()}.tmp"
+
+    def pieces():
+        yield b"one\n"
+        assert tmp.read_bytes() == b"one\n"  # written before the next piece is made
+        yield b"two\n"
+        assert tmp.read_bytes() == b"one\ntwo\n"
+        yield (0, 4)
+
+    files.atomic_write(p, pieces(), size=len(OLD))
+    assert p.read_bytes() == b"one\ntwo\n" + OLD[:4]
+
+
+def test_the_whole_table_is_written_in_pieces_that_make_the_full_render(tmp_path: Path) -> None:
+    from priors.core.fold import fold
+    from priors.core.views import markdown_lines, markdown_pieces, table_row
+
+    st = fold([{"t": "prior", "id": f"P-{i:04d}", "ns": "web", "type": "conclusion", "claim": f"claim {i}",
+                "born": "run-001", "facets": {"scope": "repo-wide", "activation": "verify-phase"}}
+               for i in range(1, 2500)])
+    pieces = list(markdown_pieces(st))
+    assert len(pieces) == 3 and all(piece.endswith("\n") for piece in pieces)
+    whole = "\n".join(markdown_lines(True, (table_row(p) for p in st.priors.values()))) + "\n"
+    assert "".join(pieces) == whole and whole.count("| P-") == 2499

@@ -261,7 +261,21 @@ def _cut(text: str, width: int = _WIDTH) -> str:
 
 def render_markdown(st: State) -> str:
     """The human table. Pure: same ledger, same bytes."""
-    return "\n".join(markdown_lines(bool(st.priors), (table_row(p) for p in st.priors.values()))) + "\n"
+    return "".join(markdown_pieces(st))
+
+
+def markdown_pieces(st: State, rows: int = 1024) -> Iterator[str]:
+    """`render_markdown(st)` in pieces of about `rows` lines, each ending with a newline: a writer that
+    writes each as it comes never holds the whole table (~14 MB of text at 100k priors, and as much
+    again encoded, and its rows' list)."""
+    batch: List[str] = []
+    for line in markdown_lines(bool(st.priors), (table_row(p) for p in st.priors.values())):
+        batch.append(line)
+        if len(batch) >= rows:
+            yield "\n".join(batch) + "\n"
+            batch = []
+    if batch:
+        yield "\n".join(batch) + "\n"
 
 
 def markdown_lines(any_priors: bool, rows: Iterable[str]) -> Iterator[str]:

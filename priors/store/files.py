@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import errno
+import itertools
 import os
 import stat
 import sys
@@ -13,7 +14,7 @@ from priors.core.errors import MachineError, UsageError, os_failure
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Iterator, Optional, Sequence, Tuple, Union
+    from typing import Iterable, Iterator, Optional, Tuple, Union
 
     Bytes = Union[bytes, bytearray, memoryview]
     Chunk = Union[Bytes, Tuple[int, int]]  # bytes, or a (start, end) range of the old file
@@ -219,20 +220,21 @@ def make_dir(path: Path) -> None:
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
-def atomic_write(path: Path, data: Union[bytes, Sequence[Chunk]], keep: int = 0, size: Optional[int] = None,
+def atomic_write(path: Path, data: Union[bytes, Iterable[Chunk]], keep: int = 0, size: Optional[int] = None,
                  durable: bool = True) -> None:
     """Write a temp file beside `path`, flush, fsync, rename over it: old bytes or new, never half.
 
-    `data` may be a list of chunks, written in order. A chunk may also be a (start, end) range of
+    `data` may be chunks (a list, or an iterator: each is written as it comes, so a large file need
+    not be held whole), written in order. A chunk may also be a (start, end) range of
     the current file — which must then be exactly `size` bytes long — copied by the kernel where it
     can, so that rewriting a large ledger never needs a second copy of it in memory. `keep` is
     short for a first range (0, keep) with size `keep`: an append. `durable=False` skips the fsync:
     readers still see old bytes or new, but a power cut may leave the file empty — only for a file
     whose loss is harmless and which is written on a hot path (an fsync can wait 10 ms on a busy disk)."""
     check_inside(path)
-    chunks = [data] if isinstance(data, (bytes, bytearray)) else list(data)
+    chunks: Iterable[Chunk] = [data] if isinstance(data, (bytes, bytearray)) else data  # (taken as they come)
     if keep:
-        chunks, size = [(0, keep)] + chunks, keep
+        chunks, size = itertools.chain([(0, keep)], chunks), keep
     tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"
     try:
         if os.path.lexists(str(tmp)):
@@ -240,11 +242,12 @@ def atomic_write(path: Path, data: Union[bytes, Sequence[Chunk]], keep: int = 0,
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_BINARY", 0)
         fd = os.open(str(tmp), flags, 0o644)
         try:
-            src = _open_base(path, size) if any(isinstance(c, tuple) for c in chunks) else None
+            src: Optional[int] = None
             try:
                 for chunk in chunks:
                     if isinstance(chunk, tuple):
-                        assert src is not None  # opened above whenever a chunk is a range
+                        if src is None:  # (the current file, opened when the first range of it is reached)
+                            src = _open_base(path, size)
                         copy_range(src, chunk[0], chunk[1] - chunk[0], fd)
                     else:
                         write_all(fd, chunk)

@@ -13,20 +13,20 @@ from priors.core import views as views
 from priors.core import vocabulary
 from priors.core.errors import MachineError, UsageError
 from priors.core.fold import PriorState, State
-from priors.core.views import display_status, render_markdown, table_cell, table_row
+from priors.core.views import display_status, markdown_pieces, table_cell, table_row
 from priors.store import fold_cache as cache
 from priors.store.files import atomic_write, read_bytes
 from priors.store.fold_cache import write_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Dict, List, Optional, Tuple
+    from typing import Any, Dict, Iterator, List, Optional, Tuple
 
     Mark = Tuple[int, bytes]  # a ledger: (length, sha256)
 
 RENDER_FILE = "render.bin"
 MAGIC = b"PRIORS-RENDER-CACHE\n"
-HEAD_LINES = 6  # title, blank, note, blank, table head, separator — views.render_markdown
+HEAD_LINES = 6  # title, blank, note, blank, table head, separator — views.markdown_lines
 
 
 def _signature() -> bytes:
@@ -63,25 +63,33 @@ def write(paths, st: State, base: Optional[Mark], named: Optional[Dict[str, bool
             if new is None:
                 patched = _patched(md, old[3], st, named or {})
                 new = None if patched is None else [patched]
-    if new is None:
-        new = [render_markdown(st).encode("utf-8")]
+    h = hashlib.sha256()  # of what is written, for the render mark
+    whole = new is None
     try:
-        atomic_write(paths.rendered, new, size=None if md is None else len(md))
+        atomic_write(paths.rendered, new if new is not None else _whole(st, h), size=None if md is None else len(md))
     except (UsageError, MachineError):  # PRIORS.md changed or shrank under us: render it whole
-        if not any(isinstance(c, tuple) for c in new):
+        if whole:
             raise
-
-        new = [render_markdown(st).encode("utf-8")]
-        atomic_write(paths.rendered, new)
+        h, whole = hashlib.sha256(), True
+        atomic_write(paths.rendered, _whole(st, h))
     if use and after is not None:
-        h = hashlib.sha256()
-        for chunk in new:
+        for chunk in () if whole else new:  # type: ignore[union-attr]  # (`new` is set unless whole)
             if isinstance(chunk, tuple):
                 assert md is not None  # a range of the old PRIORS.md comes only from the one read above
                 h.update(memoryview(md)[chunk[0]:chunk[1]])
             else:
                 h.update(chunk)
         _write_mark(paths.dir, after, h.digest(), len(st.priors))
+
+
+def _whole(st: State, h: Any) -> Iterator[bytes]:
+    """The whole table, encoded a piece at a time as it is written (`views.markdown_pieces`), each piece
+    hashed into `h`: the ~14 MB table at 100k priors is never held whole (a first call's or a cold call's
+    peak: ~40 MB less)."""
+    for piece in markdown_pieces(st):
+        raw = piece.encode("utf-8")
+        h.update(raw)
+        yield raw
 
 
 _CELL = rb"(?:[^\\|]|\\.)*"  # a cell as views.table_cell writes it: `|` and `\` only escaped
