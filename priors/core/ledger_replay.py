@@ -441,8 +441,9 @@ class Replay:
             near = sorted(near + (words if type(words) is list else [words]), key=lambda q: id_number(PRIOR_RE, q.id))
         elsewhere = [p for p in seen_through(near, mark)  # a person's decision holds in every namespace
                      if p.ns != ns and p.binding and not p.redacted]
-        for q in seen_through(went[0], mark) if went is not None else ():
-            (pool if q.ns == ns else elsewhere).append(q)
+        if went is not None:  # (a change's line only: see on_the_code.followed_here)
+            for q in seen_through(went[0], mark):
+                (pool if q.ns == ns else elsewhere).append(q)
         if not pool and not elsewhere:
             return  # nothing any rule compares it with (judge_pool would find nothing)
         if rehashed:  # (decisions made before indentation counted, unchanged under that scheme: see on_the_code)

@@ -109,14 +109,16 @@ def decided_by_code(rp: Any) -> Tuple[Dict[str, List[PriorState]], Dict[str, Lis
     if got is not None and got[0] == len(rp.in_decided):
         return got[1]
     shapes: Dict[str, List[PriorState]] = {}
-    files: Dict[str, List[PriorState]] = {}
-    known = rp.st.shapes
+    files: Dict[str, List[PriorState]] = {}  # (by hash alone: what else a decision must be, asked of the few found)
+    known, priors = rp.st.shapes, rp.st.priors
     for pid in rp.in_decided:
-        p = rp.st.priors.get(pid)
-        ref = p.scope_ref if p is not None else None
-        if is_definition(ref) and known.get(pid):
-            shapes.setdefault(known[pid], []).append(p)
-        elif is_file_ref(ref) and isinstance(p.scope_hash, str) and p.facet("scope") == "content-hash":
+        p = priors.get(pid)
+        if p is None:
+            continue
+        shape = known.get(pid) if known else None
+        if shape:
+            shapes.setdefault(shape, []).append(p)
+        else:
             files.setdefault(p.scope_hash, []).append(p)
     rp.followed = (len(rp.in_decided), (shapes, files))
     return shapes, files
@@ -148,6 +150,8 @@ def followed_here(rp: Any, cand: Candidate,
     if h is None:
         return None
     went = sorted((p for p in got if p.binding and not p.redacted and p.scope_ref != ref  # type: ignore[union-attr]
+                   and (is_definition(p.scope_ref) if definition else
+                        is_file_ref(p.scope_ref) and p.facet("scope") == "content-hash")
                    and disk.get(p.scope_ref) is None), key=lambda p: id_number(PRIOR_RE, p.id))
     if not went:
         return None

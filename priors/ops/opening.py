@@ -278,8 +278,10 @@ def follow_code(paths: Paths, st: State, ns: str, scopes: Dict[str, str]) -> Dic
     mine: List[PriorState] = []  # the live priors of this namespace
     defs: List[PriorState] = []  # those of them scoped to a definition, it may be (a `#` in the ref)
     changed = set()  # the scopes whose hash in the snapshot is not the one a live prior was judged on
-    theirs: List[PriorState] = []  # the binding priors of other namespaces
-    files_gone: List[PriorState] = []  # binding priors of any namespace on a file the snapshot lacks
+    theirs: List[Tuple[PriorState, str]] = []  # other namespaces' decisions on code the snapshot lacks
+    files_gone: List[Tuple[PriorState, str]] = []  # decisions of any namespace on a file it lacks
+    held: Optional[set] = None  # the snapshot's hashes, when first asked
+    known = st.shapes
     now = scopes.get
     # 100k at a large ledger: one pass, a packed prior's fields by position (PriorState.LAYOUT: 1 status,
     # 2 scope_hash, 5 the record when kept, 7 facets, 8 ns, 9 scope_ref), as `select` reads them
@@ -298,13 +300,15 @@ def follow_code(paths: Paths, st: State, ns: str, scopes: Dict[str, str]) -> Dic
                 mine.append(p)
                 if "#" in ref:
                     defs.append(p)
-            elif status in BINDING:  # another namespace's decision: followed too, for the door's comparison
-                theirs.append(p)
-            h = now(ref, judged)  # (absent from the snapshot: nothing to compare)
-            if h != judged:
+            h = now(ref)
+            if h is None:  # (absent from the snapshot: nothing to compare — a person's decision may have moved)
+                if status in BINDING and ("#" not in ref or not ours):
+                    if held is None:
+                        held = set(scopes.values())
+                    if judged in held or p[0] in known:  # (what could be found: see below)
+                        (theirs if "#" in ref else files_gone).append((p, ref))
+            elif h != judged:
                 changed.add(ref)
-            elif status in BINDING and "#" not in ref and ref not in scopes and is_file_ref(ref):
-                files_gone.append(p)
     old = indented_refs(changed)
     blind = blind_hashes(paths.root, sorted(old)) if old else {}
     rehashed = {p.id: scopes[p.scope_ref] for p in live if p.scope_ref in blind
@@ -314,8 +318,9 @@ def follow_code(paths: Paths, st: State, ns: str, scopes: Dict[str, str]) -> Dic
                and _left_file(paths, str(p.scope_ref).split("#", 1)[0], scopes)]
     # a person's decision of another namespace follows its code as the namespace's own findings do, for the
     # door's comparison alone (`followed`: no event is written for it); looked for after the namespace's own
-    others = [p for p in theirs if is_definition(p.scope_ref) and p.scope_ref not in scopes
-              and _left_file(paths, str(p.scope_ref).split("#", 1)[0], scopes)]
+    # (only what could be found is looked for on disk: a decision whose shape the ledger keeps, or whose
+    # decided hash the snapshot holds — a definition's under its own name elsewhere, a file's as it was)
+    others = [p for p, ref in theirs if is_definition(ref) and _left_file(paths, ref.split("#", 1)[0], scopes)]
     moves = []
     followed: List[Dict[str, Any]] = []
     files = sorted({r.split("#", 1)[0] for r in scopes if is_definition(r)}) if missing or others else []
@@ -331,8 +336,8 @@ def follow_code(paths: Paths, st: State, ns: str, scopes: Dict[str, str]) -> Dic
             out["moves"] = moves
             found = {m["id"] for m in moves}
             out["lost"] = [p.id for p in missing if p.id not in found and p.id in st.shapes]
-    gone = [p for p in files_gone if p.facet("scope") not in ("tool-version", "env-fingerprint")
-            and not os.path.lexists(os.path.join(str(paths.root), *str(p.scope_ref).split("/")))]
+    gone = [p for p, ref in files_gone if is_file_ref(ref)
+            and p.facet("scope") == "content-hash" and not os.path.lexists(os.path.join(str(paths.root), *ref.split("/")))]
     followed += file_follows(gone, scopes) if gone else []
     if followed:
         out["followed"] = followed
