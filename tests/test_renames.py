@@ -232,3 +232,16 @@ def test_verify_judges_a_finding_on_either_of_two_definitions_of_the_decided_sha
     _commit(root, "run")
     r = keeper("verify", "--since", base, "--json")
     assert [(x[0], x[1]) for x in _problems(r)] == [(no, "RERAISE")], r
+
+
+def test_a_file_is_followed_only_to_content_on_disk_as_decided(keeper):
+    """docs/protocol.md: the decided content hash in the snapshot and on disk — a snapshot that states
+    it for a file whose content on disk is another (`--scopes`) does not carry the decision there."""
+    root = keeper.root
+    _decided(keeper)
+    decided = next(r for r in keeper.ledger() if r.get("id") == "P-0002")["scope_hash"]
+    _git(root, "rm", "-q", "src/c.py")
+    keeper.write("src/d.py", "def other():\n    return 0\n")
+    _commit(root, "gone")
+    run = keeper.open_run("sec", {"src/d.py": decided})["run"]
+    keeper.ok("propose", keeper.candidate(conclusion(FILE_CLAIM, "src/d.py", "minor")), "--run", run, "--ns", "sec")

@@ -338,7 +338,10 @@ def follow_code(paths: Paths, st: State, ns: str, scopes: Dict[str, str]) -> Dic
             out["lost"] = [p.id for p in missing if p.id not in found and p.id in st.shapes]
     gone = [p for p, ref in files_gone if is_file_ref(ref)
             and p.facet("scope") == "content-hash" and not os.path.lexists(os.path.join(str(paths.root), *ref.split("/")))]
-    followed += file_follows(gone, scopes) if gone else []
+    found_files = file_follows(gone, scopes) if gone else []
+    if found_files:  # (the content as the snapshot states it, and as it is on disk: a file is read, not believed)
+        disk = rehash(paths.root, sorted({m["to"] for m in found_files}))
+        followed += [m for m in found_files if disk.get(m["to"]) == m["scope_hash"]]
     if followed:
         out["followed"] = followed
     by_id = {m["id"]: m for m in moves}
