@@ -42,7 +42,7 @@ from priors.core.grammar import OPPOSED, Candidate, ref_alias
 from priors.core.ledger_parse import records
 from priors.core.lessons import check_supersedes
 from priors.core.moves import as_run_sees
-from priors.core.on_the_code import as_on_disk, judge_change_line
+from priors.core.on_the_code import as_on_disk, followed_here, judge_change_line
 from priors.core.plain import Unkept
 from priors.core.problem import Problem
 from priors.core.protocol import ScopeIndex, door_of, dropped_from, held_in, inner_named, judge_pool, same_words
@@ -151,6 +151,7 @@ class Replay:
         self.decided_words: Dict[int, Any] = {}
         self.in_decided: Set[str] = set()
         self.relocated = False  # a `moved` event put a prior under a new key, after priors that came later
+        self.followed: Any = None  # decisions by shape and by file hash (core/on_the_code.py `decided_by_code`)
 
     def add(self, no: int, code: str, message: str) -> None:
         self.problems.append(Problem(no, code, message))
@@ -407,10 +408,13 @@ class Replay:
             return
         if not wide and not (isinstance(ref, str) and isinstance(current, str)):
             return
-        said, rehashed = "", {}  # type: str, Dict[str, str]
+        said, rehashed, went = "", {}, None  # type: str, Dict[str, str], Any
         if self.disk and no >= self.from_line and not wide:
             scopes, current, said, rehashed = as_on_disk((self.decided, self.decided_code), self.disk, cand, scopes,
                                                          current, stated, self.mark)
+            went = followed_here(self, cand, scopes)  # a person's decision whose code moved here, no event said so
+            if went is not None:
+                scopes, current, said = went[1], went[2], said + went[3]
         index = self.index.get(ns)
         st = self.st
 
@@ -437,6 +441,9 @@ class Replay:
             near = sorted(near + (words if type(words) is list else [words]), key=lambda q: id_number(PRIOR_RE, q.id))
         elsewhere = [p for p in seen_through(near, mark)  # a person's decision holds in every namespace
                      if p.ns != ns and p.binding and not p.redacted]
+        if went is not None:  # (a change's line only: see on_the_code.followed_here)
+            for q in seen_through(went[0], mark):
+                (pool if q.ns == ns else elsewhere).append(q)
         if not pool and not elsewhere:
             return  # nothing any rule compares it with (judge_pool would find nothing)
         if rehashed:  # (decisions made before indentation counted, unchanged under that scheme: see on_the_code)

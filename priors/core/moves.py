@@ -161,3 +161,35 @@ def seal_shapes(st: Any, rf: Any) -> Dict[str, str]:
         if pid not in out and pid in st.shapes and p is not None and p.ns == rf.ns and p.scope_ref not in scopes:
             out[pid] = ""
     return out
+
+
+def is_file_ref(ref: Any) -> bool:
+    """A file's scope ref: no definition, no folder, not the whole repo."""
+    return isinstance(ref, str) and "#" not in ref and not ref.endswith("/") and ref not in ("", "*")
+
+
+def file_follows(gone: List[Any], scopes: Dict[str, str]) -> List[Dict[str, Any]]:
+    """Where a person's decisions on whole files that are gone (`gone`: binding priors scoped to a file
+    the snapshot lacks and the disk no longer holds) went: every file of the snapshot whose content
+    hash is the decided scope state — git's exact rename detection (a rename plus an edit is a new
+    file). `{id, from, to, scope_hash}` each, by prior, then target."""
+    want = {p.scope_hash for p in gone}
+    by_hash: Dict[str, List[str]] = {}
+    for ref in sorted(scopes):
+        h = scopes[ref]
+        if h in want and is_file_ref(ref):
+            by_hash.setdefault(h, []).append(ref)
+    return [{"id": p.id, "from": p.scope_ref, "to": ref, "scope_hash": p.scope_hash}
+            for p in gone for ref in by_hash.get(p.scope_hash, ())]
+
+
+def followed_copies(followed: List[Dict[str, Any]], priors: Dict[str, Any], keep: Callable[[Any], bool]) -> List[Any]:
+    """The door's copies of the binding priors `followed` takes to where their code went (a decision of
+    another namespace on a moved definition; a decision on a file renamed as it was) — for its
+    comparison alone: no `moved` event is written for them. `keep`: which priors (their namespace)."""
+    out = []
+    for m in followed:
+        p = priors.get(m["id"])
+        if p is not None and p.binding and not p.redacted and p.scope_ref == m["from"] and keep(p):
+            out.append(moved_copy(p, m))
+    return out

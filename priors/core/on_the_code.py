@@ -15,8 +15,10 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from priors.core.fold import PriorState
 from priors.core.grammar import Candidate
+from priors.core.moves import is_definition, is_file_ref, moved_copy
 from priors.core.protocol import ScopeIndex
 from priors.core.unseen import seen_through
+from priors.core.vocabulary import PRIOR_RE, id_number
 
 
 def as_on_disk(decided: Tuple[ScopeIndex, ...], disk: Any, cand: Candidate, scopes: Dict[str, str],
@@ -99,10 +101,74 @@ def unfounded_shape(p: PriorState, disk: Any, shape: Any) -> Optional[str]:
             "(and forgets one only when its definition is gone): the keeper never wrote this line")
 
 
+def decided_by_code(rp: Any) -> Tuple[Dict[str, List[PriorState]], Dict[str, List[PriorState]]]:
+    """The priors a person ever made binding (`rp.in_decided`) by what a move is found by: those on a
+    definition by its last shape (`rp.st.shapes`), those on a whole file by its decided content hash.
+    Made when first asked and kept until a seal or a `moved` event (`judge_change_line`) or a new decision."""
+    got = rp.followed
+    if got is not None and got[0] == len(rp.in_decided):
+        return got[1]
+    shapes: Dict[str, List[PriorState]] = {}
+    files: Dict[str, List[PriorState]] = {}  # (by hash alone: what else a decision must be, asked of the few found)
+    known, priors = rp.st.shapes, rp.st.priors
+    for pid in rp.in_decided:
+        p = priors.get(pid)
+        if p is None:
+            continue
+        shape = known.get(pid) if known else None
+        if shape:
+            shapes.setdefault(shape, []).append(p)
+        else:
+            files.setdefault(p.scope_hash, []).append(p)
+    rp.followed = (len(rp.in_decided), (shapes, files))
+    return shapes, files
+
+
+def followed_here(rp: Any, cand: Candidate,
+                  scopes: Dict[str, str]) -> Optional[Tuple[List[PriorState], Dict[str, str], str, str]]:
+    """A change's finding (judged on the code, `rp.disk`) on a definition whose shape in the checkout is
+    the recorded shape of a person's decided definition that the checkout no longer holds at its own
+    ref — or on a file whose content is the decided state of a person's decision on a file gone from
+    the checkout (an exact rename) — stands where that decision's code went, as the door follows a
+    move (core/moves.py): (the decisions moved there, `scopes` with the finding's scope as the code
+    has it, that hash, a note for the message), or None. Only the finding's own ref is read, and the
+    decisions looked up by its shape or hash: never a scan of the code."""
+    ref = cand.scope_ref
+    definition = is_definition(ref)
+    if not (definition or is_file_ref(ref)):
+        return None
+    shapes, files = decided_by_code(rp)
+    disk = rp.disk
+    if definition:
+        have = getattr(disk, "shape", None) if shapes else None
+        key = have(ref) if have is not None else None
+        got = shapes.get(key) if key is not None else None
+    else:
+        h = disk.get(ref) if files else None
+        got = files.get(h) if h is not None else None
+    h = disk.get(ref) if got else None
+    if h is None:
+        return None
+    went = sorted((p for p in got if p.binding and not p.redacted and p.scope_ref != ref  # type: ignore[union-attr]
+                   and (is_definition(p.scope_ref) if definition else
+                        is_file_ref(p.scope_ref) and p.facet("scope") == "content-hash")
+                   and disk.get(p.scope_ref) is None), key=lambda p: id_number(PRIOR_RE, p.id))
+    if not went:
+        return None
+    how = ("its shape in this checkout is the one the person decided on" if definition
+           else "its content in this checkout is the state the person decided on (an exact rename)")
+    note = "".join(f" — the code of {p.id} moved there from {p.scope_ref}" for p in went)
+    out = dict(scopes)
+    out[str(ref)] = h
+    return [moved_copy(p, {"to": ref, "scope_hash": h}) for p in went], out, h, f"{note} ({how})"
+
+
 def judge_change_line(rp: Any, no: int, rec: Any) -> None:
     """The replay's (`rp`, core/ledger_replay.py) judging, on the code, of a line the compared change adds
     (from `rp.from_line` on, with `rp.disk` the code's own hashes) that no candidate rule reads: a `moved`
     event (MOVE_UNFOUNDED) and a seal's `shapes` (SHAPE_UNFOUNDED), each of a person's decision."""
+    if rec is not None and rp.followed is not None:
+        rp.followed = None  # (a seal's shapes or a move: `decided_by_code` is made again when next asked)
     if rec is None or not rp.disk or no < rp.from_line:
         return
     if rec.get("t") == "event" and rec.get("action") == "moved":

@@ -15,7 +15,7 @@ from priors.core.fold import (
 )
 from priors.core.grammar import SEVERITY_RANK, Candidate, check_tags, identity_of, opposes, validate
 from priors.core.lessons import check_supersedes
-from priors.core.moves import as_run_sees
+from priors.core.moves import as_run_sees, followed_copies
 from priors.core.plain import Plain
 from priors.core.run_files import RunFiles, require_open
 from priors.core.sameness import folded_into, wordings
@@ -374,7 +374,7 @@ class ProposePool(ScopeIndex):
     Kept on the run while the ledger state and the run's verdicts are the ones it was built from;
     staged priors are indexed as they are appended."""
 
-    __slots__ = ("st", "dispositions", "n_disp", "staged", "n_staged", "ns", "other", "rehashed")
+    __slots__ = ("st", "dispositions", "n_disp", "staged", "n_staged", "ns", "other", "rehashed", "followed")
 
     def __init__(self, st: State, rf: RunFiles) -> None:
         ScopeIndex.__init__(self)
@@ -382,9 +382,12 @@ class ProposePool(ScopeIndex):
         self.staged, self.n_staged = rf.staged, 0
         self.ns = rf.ns
         self.rehashed = rf.rehashed
+        self.followed = rf.followed  # decisions followed to where their code went (core/moves.py)
         self.other: Optional[ScopeIndex] = None  # the binding priors of other namespaces, indexed on first use
         self.refs = None  # sorted once, after the namespace is in
         for p in with_run_dispositions(st, rf):
+            self.add(p)
+        for p in followed_copies(self.followed, st.priors, lambda q: q.ns == self.ns) if self.followed else ():
             self.add(p)
         self.refs = sorted(self.by_ref)
 
@@ -409,6 +412,8 @@ class ProposePool(ScopeIndex):
             for p in self.st.priors.values():
                 if p[1] in BINDING and p.ns != self.ns and not p.redacted:  # (p[1]: the status)
                     self.other.add(as_run_sees(p, {}, self.rehashed) if p.id in self.rehashed else p)
+            for p in followed_copies(self.followed, self.st.priors, lambda q: q.ns != self.ns) if self.followed else ():
+                self.other.add(p)
         return self.other.around(cand) if self.other.items else []
 
 

@@ -73,6 +73,16 @@ class RunFiles(Plain):
                 and isinstance(m.get("from"), str) and isinstance(m.get("to"), str)}
 
     @property
+    def followed(self) -> List[Dict[str, Any]]:
+        """The binding priors `relevant` followed to where their code went for the door's comparison alone
+        (core/moves.py `followed_copies`): `{id, from, to, [scope_hash]}` each."""
+        got = (self.relevant or {}).get("followed")
+        if not isinstance(got, list):
+            return []
+        return [m for m in got if isinstance(m, dict) and isinstance(m.get("id"), str)
+                and isinstance(m.get("from"), str) and isinstance(m.get("to"), str)]
+
+    @property
     def rehashed(self) -> Dict[str, str]:
         """Priors judged before indentation counted whose scope is unchanged under the old scheme: id →
         the scope's hash now, which they are judged as holding (docs/snapshot.md, "Indentation")."""

@@ -12,7 +12,7 @@ from priors.core.canonical import dumps, dumps_object_utf8
 from priors.core.errors import Refusal, UsageError
 from priors.core.fold import REST_AFTER, next_run_id
 from priors.core.grammar import aliased_refs, check_run_id, ref_alias
-from priors.core.moves import as_run_sees, find_moves, is_definition
+from priors.core.moves import as_run_sees, file_follows, find_moves, is_definition, is_file_ref
 from priors.core.record_text import plain_rows, printable_utf8
 from priors.core.selection import select, settled_refs, verify_rows
 from priors.core.spelling import nearest
@@ -231,7 +231,7 @@ def answer_parts(st: State, ns: str, scopes: Dict[str, str], run: str, cap: int,
     made = b",".join(parts["verify"])
     shown = printable_utf8(made) and printable_utf8(b"".join(v for k, v in parts.items() if k != "verify"))
     extra: Dict[str, Any] = {"scopes": dumps(scopes).encode("utf-8")}
-    for key in ("moves", "rehashed", "shapes", "lost"):  # kept beside the run, not printed (core/moves.py)
+    for key in ("moves", "rehashed", "shapes", "lost", "followed"):  # kept beside the run, not printed (core/moves.py)
         if follow.get(key):
             extra[key] = dumps(follow[key]).encode("utf-8")
     extra["ledger_records"] = str(st.records).encode("ascii")  # where the ledger stood: commit finds what a person decided since
@@ -278,6 +278,10 @@ def follow_code(paths: Paths, st: State, ns: str, scopes: Dict[str, str]) -> Dic
     mine: List[PriorState] = []  # the live priors of this namespace
     defs: List[PriorState] = []  # those of them scoped to a definition, it may be (a `#` in the ref)
     changed = set()  # the scopes whose hash in the snapshot is not the one a live prior was judged on
+    theirs: List[Tuple[PriorState, str]] = []  # other namespaces' decisions on code the snapshot lacks
+    files_gone: List[Tuple[PriorState, str]] = []  # decisions of any namespace on a file it lacks
+    held: Optional[set] = None  # the snapshot's hashes, when first asked
+    known = st.shapes
     now = scopes.get
     # 100k at a large ledger: one pass, a packed prior's fields by position (PriorState.LAYOUT: 1 status,
     # 2 scope_hash, 5 the record when kept, 7 facets, 8 ns, 9 scope_ref), as `select` reads them
@@ -296,8 +300,14 @@ def follow_code(paths: Paths, st: State, ns: str, scopes: Dict[str, str]) -> Dic
                 mine.append(p)
                 if "#" in ref:
                     defs.append(p)
-            h = now(ref, judged)  # (absent from the snapshot: nothing to compare)
-            if h != judged:
+            h = now(ref)
+            if h is None:  # (absent from the snapshot: nothing to compare — a person's decision may have moved)
+                if status in BINDING and ("#" not in ref or not ours):
+                    if held is None:
+                        held = set(scopes.values())
+                    if judged in held or p[0] in known:  # (what could be found: see below)
+                        (theirs if "#" in ref else files_gone).append((p, ref))
+            elif h != judged:
                 changed.add(ref)
     old = indented_refs(changed)
     blind = blind_hashes(paths.root, sorted(old)) if old else {}
@@ -306,14 +316,34 @@ def follow_code(paths: Paths, st: State, ns: str, scopes: Dict[str, str]) -> Dic
     out: Dict[str, Any] = {"rehashed": rehashed}
     missing = [p for p in defs if is_definition(p.scope_ref) and p.scope_ref not in scopes and p.miss < REST_AFTER
                and _left_file(paths, str(p.scope_ref).split("#", 1)[0], scopes)]
+    # a person's decision of another namespace follows its code as the namespace's own findings do, for the
+    # door's comparison alone (`followed`: no event is written for it); looked for after the namespace's own
+    # (only what could be found is looked for on disk: a decision whose shape the ledger keeps, or whose
+    # decided hash the snapshot holds — a definition's under its own name elsewhere, a file's as it was)
+    others = [p for p, ref in theirs if is_definition(ref) and _left_file(paths, ref.split("#", 1)[0], scopes)]
     moves = []
-    files = sorted({r.split("#", 1)[0] for r in scopes if is_definition(r)}) if missing else []
+    followed: List[Dict[str, Any]] = []
+    files = sorted({r.split("#", 1)[0] for r in scopes if is_definition(r)}) if missing or others else []
     if files:  # (a snapshot without definitions, `--no-anchors`, says nothing of where one went)
-        near = definition_shapes(paths.root, files, scopes) if any(p.id in st.shapes for p in missing) else {}
-        moves = find_moves(missing, st.shapes.get, scopes, near, shape_similarity, NEAR)
-        out["moves"] = moves
-        found = {m["id"] for m in moves}
-        out["lost"] = [p.id for p in missing if p.id not in found and p.id in st.shapes]
+        both = missing + others
+        near = definition_shapes(paths.root, files, scopes) if any(p.id in st.shapes for p in both) else {}
+        moves = find_moves(both, st.shapes.get, scopes, near, shape_similarity, NEAR)
+        if others:
+            ours_ = {p.id for p in missing}
+            followed = [m for m in moves if m["id"] not in ours_]
+            moves = [m for m in moves if m["id"] in ours_]
+        if missing:
+            out["moves"] = moves
+            found = {m["id"] for m in moves}
+            out["lost"] = [p.id for p in missing if p.id not in found and p.id in st.shapes]
+    gone = [p for p, ref in files_gone if is_file_ref(ref)
+            and p.facet("scope") == "content-hash" and not os.path.lexists(os.path.join(str(paths.root), *ref.split("/")))]
+    found_files = file_follows(gone, scopes) if gone else []
+    if found_files:  # (the content as the snapshot states it, and as it is on disk: a file is read, not believed)
+        disk = rehash(paths.root, sorted({m["to"] for m in found_files}))
+        followed += [m for m in found_files if disk.get(m["to"]) == m["scope_hash"]]
+    if followed:
+        out["followed"] = followed
     by_id = {m["id"]: m for m in moves}
     out["moves_by_id"] = by_id
     want: Dict[str, str] = {}

@@ -281,6 +281,7 @@ class OnDisk(dict):
         self.root = root
         self.asked: set = set()
         self.blinds: Dict[str, Optional[str]] = {}
+        self.shapes: Dict[str, Dict[str, str]] = {}  # file -> the shapes of its definitions, read once
 
     def blind(self, ref: str) -> Optional[str]:
         if ref not in self.blinds:
@@ -304,8 +305,10 @@ class OnDisk(dict):
     def shape(self, ref: str) -> Optional[str]:
         """The shape of the definition `ref` in the checkout (snapshot/shapes.py), or None."""
         file = ref.split("#", 1)[0]
-        h = self.get(file)
-        return definition_shapes(self.root, [file], {file: h}).get(ref) if h is not None else None
+        if file not in self.shapes:
+            h = self.get(file)
+            self.shapes[file] = definition_shapes(self.root, [file], {file: h}) if h is not None else {}
+        return self.shapes[file].get(ref)
 
 
 def merge_marks(root: Any, data: bytes, old: bytes, stop: str) -> Tuple[List[Problem], List[Dict[str, Any]]]:
