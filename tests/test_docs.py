@@ -122,6 +122,32 @@ class FixedLines(unittest.TestCase):
         self.assertIn("Never call `priors decide`", text)
         self.assertIn("python3 -m priors", text)
 
+    def test_skill_snapshot_recipe_runs_as_written(self):
+        """The skill's own-snapshot recipe runs as printed (newcomer pass 27g: its `-o /tmp/scopes.json`
+        was a usage error — `-o` writes only inside the target — so the recipe failed at its first line)."""
+        import os
+        import shutil
+        text = SKILL.read_text(encoding="utf-8")
+        block = next(b for b in re.findall(r"```sh\n(.*?)```", text, re.S) if "--scopes" in b)
+        lines = [x for x in block.splitlines() if x.strip()]
+        self.assertTrue(lines and all(x.startswith("priors ") for x in lines), block)
+        with tempfile.TemporaryDirectory() as tmp:
+            target, outside = Path(tmp) / "repo", Path(tmp) / "outside"
+            (target / "src").mkdir(parents=True)
+            outside.mkdir()
+            (target / "src" / "a.py").write_text("def f():\n    return 1\n", encoding="utf-8")
+            env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                       HOME=tmp, PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
+            last = None
+            for line in lines:
+                cmd = line.replace("/tmp/", str(outside) + "/")
+                if shutil.which("ruff", path=env["PATH"]) is None:  # the tool it names, when this machine lacks it
+                    cmd = cmd.replace('"ruff --version"', f'"{sys.executable} --version"')
+                cmd = f'"{sys.executable}" -m priors' + cmd[len("priors"):]
+                last = subprocess.run(cmd, shell=True, cwd=str(target), env=env, capture_output=True, text=True)
+                self.assertEqual(last.returncode, 0, (line, last.stdout, last.stderr))
+            self.assertTrue(json.loads(last.stdout)["run"].startswith("run-"))
+
     def test_standard_covers_every_topic(self):
         text = STANDARD.read_text(encoding="utf-8")
         for topic in (

@@ -58,7 +58,12 @@ def test_a_merged_branch_s_run_is_judged_against_what_it_saw(repo, ns, claim):
     calls = repo.ok("status", "--calls")
     assert ("? P-0003 — from a parallel branch whose run never saw your wontfix P-0001, it stands beside it"
             in calls)
-    assert "priors decide P-0003 duplicate --of P-0001" in calls and "priors decide P-0003 keep" in calls
+    if ns == "web":
+        assert "priors decide P-0003 duplicate --of P-0001" in calls
+    else:  # `duplicate --of` names a prior of P-0003's own namespace: "the same" across namespaces is `obsolete`
+        assert "duplicate --of" not in calls
+        assert 'priors decide P-0003 obsolete --because "the same finding as P-0001 (web)"' in calls
+    assert "priors decide P-0003 keep" in calls
     assert 'priors decide P-0003 reopen --because "a different finding from P-0001"' in calls
     repo.ok("decide", "P-0003", "reopen", "--because", "a different finding from P-0001")  # left open, answered
     assert "P-0003" not in repo.ok("status", "--calls")
@@ -74,6 +79,29 @@ def test_a_merged_branch_s_run_is_judged_against_what_it_saw(repo, ns, claim):
             " branch and did not see a person's decision: P-0001 (it saw it open)") in g.out
     assert json.loads(repo("verify", "--since", base, "--json").out)["unseen_runs"] == [
         {"line": n, "run": "run-002", "unseen": {"P-0001": "open"}}]
+
+
+@pytest.mark.parametrize("ns", ["web", "sec"])
+def test_every_command_a_parallel_branch_s_call_offers_answers_it(repo, tmp_path, ns):
+    """Each command `status --calls` prints for the call runs as printed and answers it — in another
+    namespace too, where `duplicate --of` (one namespace's) was offered and refused (newcomer pass 27g)."""
+    import shlex
+    import shutil
+    _branch_run_and_decision(repo, ns, "the module a.py has no docstring")
+    assert repo.git("merge", "--no-edit", "agent", check=False).returncode == 0
+    asks = json.loads(repo.ok("status", "--calls", "--json"))["calls"]
+    ask = next(a for a in asks if a["id"] == "P-0003")
+    assert ask["kind"] == "differs" and len(ask["commands"]) == 3
+    for n, cmd in enumerate(ask["commands"]):
+        copy = tmp_path / f"copy{n}"
+        shutil.copytree(repo.root, copy, symlinks=True)
+        r = Repo(copy)
+        argv = shlex.split(cmd)
+        assert argv[0] == "priors"
+        out = r(*argv[1:])
+        assert out.code == 0, (cmd, out.out, out.err)
+        assert "P-0003" not in r.ok("status", "--calls"), cmd
+        assert r("verify").code == 0, cmd
 
 
 def test_an_agent_s_verdict_on_a_parallel_branch_s_finding_does_not_answer_the_person_s_call(repo):

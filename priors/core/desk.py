@@ -63,6 +63,12 @@ DIFFERS_VERDICTS = ("duplicate", "keep", "reopen")
 KEYS["d"] = "duplicate"
 
 
+def differs_verdicts(p: PriorState, q: PriorState) -> Tuple[str, ...]:
+    """`duplicate --of Q` names a prior of P's own namespace (`decide` refuses another's): a parallel
+    branch's finding beside a decision of another namespace is answered "the same" by `obsolete`."""
+    return DIFFERS_VERDICTS if p.ns == q.ns else ("obsolete", "keep", "reopen")
+
+
 def _ask(p: PriorState, kind: str, verdicts: Sequence[str], **extra: Any) -> Dict[str, Any]:
     rec = p.record()  # (read, not kept: at 100k a desk of 25k asks held every record, ~25 MB more)
     claim = rec.get("claim")
@@ -118,8 +124,9 @@ def waiting_in_order(st: State, low: Optional[Dict[str, str]] = None,
             ask = ("proposed-lesson", ("accepted", "obsolete"), {})
         elif p.id in st.unseen and beside_unseen(st, p):  # (before `distinct_from`: that run saw no decision)
             q = st.priors[beside_unseen(st, p)[0]]
-            ask = ("differs", DIFFERS_VERDICTS, dict(differs_from=q.id, settled_status=q.status, settled_claim=q.claim,
-                                                     unseen=True, reason=f"a different finding from {q.id}"))
+            ask = ("differs", differs_verdicts(p, q), dict(
+                differs_from=q.id, settled_status=q.status, settled_claim=q.claim, unseen=True,
+                reason=f"a different finding from {q.id}", same_reason=f"the same finding as {q.id} ({q.ns})"))
         elif p.id in st.distinct and differs_from(st, p):
             q = st.priors[differs_from(st, p)[0]]
             ask = ("differs", DIFFERS_VERDICTS, dict(differs_from=q.id, settled_status=q.status, settled_claim=q.claim,
@@ -201,6 +208,8 @@ def commands(ask: Dict[str, Any]) -> List[str]:
             cmd += f" --of {shell_word(ask['differs_from'])}"
         if v == "reopen":
             cmd += f" --because {shell_text(ask.get('reason') or 'why it no longer holds')}"
+        if v == "obsolete" and ask.get("same_reason"):
+            cmd += f" --because {shell_text(ask['same_reason'])}"
         out.append(cmd)
         if v in ("accepted", "keep") and ask.get("supersedes_binding"):  # naming the person's lesson retires it too
             out.append(f"{cmd} --retires {shell_word(ask['supersedes'])}")
