@@ -39,7 +39,8 @@ KINDS = {
     "challenged": "a run challenged this lesson — keep it or retire it?",
     "obsolete-proposed": "a run proposed retiring this — keep it or retire it?",
     "reversal": "a run's finding reverses this — reopen it (accept the reversal) or keep it?",
-    "differs": "the agent says this differs from a finding you settled — the same (duplicate) or another (keep)?",
+    "differs": ("this may differ from a finding you settled — the same (duplicate), another that stands as it is (keep:"
+                " accepted), or another that runs should go on checking (reopen)?"),
     "low-score": "this lesson keeps losing — keep it or retire it?",
     "awaiting-review": "a proposed lesson, not injected until you accept it",
     "proposed-lesson": "a lesson an agent proposed: injected as advice until you decide — accept it or retire it?",
