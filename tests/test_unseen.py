@@ -414,3 +414,18 @@ def test_tracing_a_mark_holds_no_commit_s_whole_ledger(repo, monkeypatch):
     assert problems == [] and len(held) == 1
     assert len(fetched) >= 6  # every commit since the merge was read
     assert most[0] <= 3, f"{most[0]} whole ledgers held at once while tracing one mark"
+
+
+def test_a_branch_only_behind_its_base_is_compared_with_where_it_left(repo):
+    """docs/ci.md, "When verify fails": a branch that only lacks the base's newer lines fails against the
+    base's tip (LEDGER_SHRANK here; NOT_APPEND_ONLY where the branch added lines too), and passes against
+    where it left (`git merge-base`)."""
+    repo.git("checkout", "-qb", "feature")
+    repo.git("checkout", "-q", "main")
+    repo.run("sec", {"a.py": "a = 1\n"}, {}, [conclusion("a is magic", "a.py")])
+    repo.save("main: a run")
+    repo.git("checkout", "-q", "feature")
+    assert set(_codes(repo, "--since", "main")) & {"NOT_APPEND_ONLY", "LEDGER_SHRANK"}
+    left = repo.git("merge-base", "HEAD", "main").stdout.strip()
+    v = repo("verify", "--since", left)
+    assert v.code == 0, v.out
