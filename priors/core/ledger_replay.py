@@ -151,7 +151,7 @@ class Replay:
         self.decided_words: Dict[int, Any] = {}
         self.in_decided: Set[str] = set()
         self.relocated = False  # a `moved` event put a prior under a new key, after priors that came later
-        self.followed: Any = None  # decisions by shape and by file hash (core/on_the_code.py `decided_by_code`)
+        self.by_code: Any = None  # decisions by shape and by file hash (core/on_the_code.py `decided_by_code`)
 
     def add(self, no: int, code: str, message: str) -> None:
         self.problems.append(Problem(no, code, message))

@@ -105,7 +105,7 @@ def decided_by_code(rp: Any) -> Tuple[Dict[str, List[PriorState]], Dict[str, Lis
     """The priors a person ever made binding (`rp.in_decided`) by what a move is found by: those on a
     definition by its last shape (`rp.st.shapes`), those on a whole file by its decided content hash.
     Made when first asked and kept until a seal or a `moved` event (`judge_change_line`) or a new decision."""
-    got = rp.followed
+    got = rp.by_code
     if got is not None and got[0] == len(rp.in_decided):
         return got[1]
     shapes: Dict[str, List[PriorState]] = {}
@@ -120,7 +120,7 @@ def decided_by_code(rp: Any) -> Tuple[Dict[str, List[PriorState]], Dict[str, Lis
             shapes.setdefault(shape, []).append(p)
         else:
             files.setdefault(p.scope_hash, []).append(p)
-    rp.followed = (len(rp.in_decided), (shapes, files))
+    rp.by_code = (len(rp.in_decided), (shapes, files))
     return shapes, files
 
 
@@ -167,8 +167,8 @@ def judge_change_line(rp: Any, no: int, rec: Any) -> None:
     """The replay's (`rp`, core/ledger_replay.py) judging, on the code, of a line the compared change adds
     (from `rp.from_line` on, with `rp.disk` the code's own hashes) that no candidate rule reads: a `moved`
     event (MOVE_UNFOUNDED) and a seal's `shapes` (SHAPE_UNFOUNDED), each of a person's decision."""
-    if rec is not None and rp.followed is not None:
-        rp.followed = None  # (a seal's shapes or a move: `decided_by_code` is made again when next asked)
+    if rec is not None and rp.by_code is not None:
+        rp.by_code = None  # (a seal's shapes or a move: `decided_by_code` is made again when next asked)
     if rec is None or not rp.disk or no < rp.from_line:
         return
     if rec.get("t") == "event" and rec.get("action") == "moved":

@@ -66,17 +66,18 @@ class RunFiles(Plain):
     @property
     def moves(self) -> Dict[str, Dict[str, Any]]:
         """The moves `relevant` found (core/moves.py), by prior id: `{id, from, to, [scope_hash]}`."""
-        got = (self.relevant or {}).get("moves")
-        if not isinstance(got, list):
-            return {}
-        return {m["id"]: m for m in got if isinstance(m, dict) and isinstance(m.get("id"), str)
-                and isinstance(m.get("from"), str) and isinstance(m.get("to"), str)}
+        return {m["id"]: m for m in self.move_entries("moves")}
 
     @property
     def followed(self) -> List[Dict[str, Any]]:
         """The binding priors `relevant` followed to where their code went for the door's comparison alone
         (core/moves.py `followed_copies`): `{id, from, to, [scope_hash]}` each."""
-        got = (self.relevant or {}).get("followed")
+        return self.move_entries("followed")
+
+    def move_entries(self, key: str) -> List[Dict[str, Any]]:
+        """The well-formed `{id, from, to, …}` entries of `relevant.json`'s list `key` (an agent can edit the
+        file: any other entry is left out)."""
+        got = (self.relevant or {}).get(key)
         if not isinstance(got, list):
             return []
         return [m for m in got if isinstance(m, dict) and isinstance(m.get("id"), str)
