@@ -146,6 +146,7 @@ def raw_bytes_variants(obj_bytes: bytes) -> s.SearchStrategy:
 @FUZZ
 @given(verb=s.sampled_from(sorted(VERBS) + ["bogus", ""]), args=s.lists(token, max_size=7))
 @example(verb="merge-driver", args=["a.txt", "a.txt", "a.txt"])  # found in CI: a conflict's exit 1 had no refusal line
+@example(verb="hash", args=["--stdin-raw"])  # found in CI: a stand-in stdin without a descriptor was exit 3
 def test_argv(template: Path, tmp_path: Path, verb: str, args: List[str]) -> None:
     root = fresh(template, tmp_path)
     argv = [verb, *args] if verb else args

@@ -24,7 +24,12 @@ def hash_stdin() -> str:
     """The sha12 of standard input's bytes as they are: a pipe may be endless, so it is hashed as a
     stream, up to a limit."""
     check_stdin("hash --stdin-raw")
-    chunks = iter_chunks(os.dup(sys.stdin.fileno()), MAX_STREAM_BYTES, "standard input")
+    try:
+        fd = os.dup(sys.stdin.fileno())
+    except (AttributeError, OSError, ValueError):  # (a caller's in-memory stand-in for stdin has no descriptor)
+        raise UsageError("priors hash --stdin-raw: standard input is not a file or pipe — give it one, or use "
+                         "--raw FILE") from None
+    chunks = iter_chunks(fd, MAX_STREAM_BYTES, "standard input")
     return digest_stream(chunks, "raw", 0)[0]
 
 
