@@ -42,9 +42,12 @@ def test_a_persons_decision_holds_in_every_namespace(keeper: Keeper):
         {"type": "conclusion", "claim": "total() silently ignores discount codes", "scope_ref": "a.py"}),
         "--run", run, "--ns", "code-review2")
     assert body["of"] == "P-0001" and body["similar"] is True and body["ns"] == "code-review"
-    # another finding, or the same claim once the code changed, is new
-    keeper.ok("propose", keeper.candidate({"type": "conclusion", "claim": "refund() rounds prices half-even",
-                                           "scope_ref": "a.py"}), "--run", run, "--ns", "code-review2")
+    # another finding on that ground is the person's call (SETTLED_NEARBY, in every namespace): named in
+    # `distinct_from`, it is staged; the same claim once the code changed is new
+    other = {"type": "conclusion", "claim": "refund() rounds prices half-even", "scope_ref": "a.py"}
+    body = keeper.refused("SETTLED_NEARBY", "propose", keeper.candidate(other), "--run", run, "--ns", "code-review2")
+    assert [(s["id"], s["ns"]) for s in body["settled"]] == [("P-0001", "code-review")]
+    keeper.ok("propose", keeper.candidate(dict(other, distinct_from=["P-0001"])), "--run", run, "--ns", "code-review2")
     keeper.ok("abort", "--run", run)
     keeper.write("a.py", "def total(items, discount):\n    return sum(items)\n")
     run = keeper.open_run("code-review2", {"a.py": keeper.hash("a.py")})["run"]

@@ -164,12 +164,18 @@ def test_the_opposite_claim_is_staged_not_refused_as_similar(keeper):
     assert body["of"] == "P-0002" and body["similar"] is True
 
 
-def test_distinct_from_names_only_priors_of_the_runs_namespace(keeper):
+def test_distinct_from_names_only_priors_of_the_runs_namespace_or_a_persons_decision(keeper):
     _seed(keeper)
-    # a prior of another namespace (committed through its own run), so P-0004 exists but is not ours
+    # a prior of another namespace (committed through its own run), so P-0004 exists but is not ours; on the
+    # file where a person settled P-0001 and P-0002 it must say it differs from them (another namespace's
+    # decisions: `distinct_from` may name those), which puts it to the person
     keeper.ok("abort", "--run", "run-002")
     keeper.ok("relevant", "--ns", "other", "--snapshot")
-    keeper.ok("propose", keeper.candidate(conclusion("checkout() logs the card number", scope_ref="src/shop.py")),
+    body = keeper.refused("SETTLED_NEARBY", "propose", keeper.candidate(conclusion(
+        "checkout() logs the card number", scope_ref="src/shop.py")), "--run", "run-002", "--ns", "other")
+    assert [(s["id"], s["ns"]) for s in body["settled"]] == [("P-0001", NS), ("P-0002", NS)]
+    keeper.ok("propose", keeper.candidate(conclusion("checkout() logs the card number", scope_ref="src/shop.py",
+                                                     distinct_from=["P-0001", "P-0002"])),
               "--run", "run-002", "--ns", "other")
     keeper.ok("commit", "--run", "run-002")
     keeper.ok("relevant", "--ns", NS, "--snapshot")
@@ -374,7 +380,7 @@ def plain_session(k) -> bytes:
 def test_ledger_bytes_unchanged_when_nothing_is_similar(keeper):
     """This session's ledger, byte for byte, as the keeper wrote it before issue 13
     (tests/data/ledger_no_similar.jsonl was written by `main`'s code at df6a645, before this rule) — but
-    for what issue 28 adds: each run's seal says `door: 3`, and the finding on the file where a person
+    for what issue 28 adds: each run's seal says `door: 4`, and the finding on the file where a person
     settled P-0001 names it in `distinct_from` (SETTLED_NEARBY refuses it otherwise); and a seal keeps
     the shapes of the definitions its findings stand on, while a Python file's hashes keep its
     indentation (each hash of before stands for exactly one of today's)."""
@@ -387,7 +393,7 @@ def test_ledger_bytes_unchanged_when_nothing_is_similar(keeper):
     assert len({a for a, _ in pairs}) == len({b for _, b in pairs}) == len(pairs)
     for old, new in pairs:
         want = want.replace(old, new)
-    want = want.replace(b'{"action":"commit",', b'{"action":"commit","door":3,')
+    want = want.replace(b'{"action":"commit",', b'{"action":"commit","door":4,')
     want = want.replace(b'"claim":"to_text() decodes bytes as latin-1 instead of utf-8",',
                         b'"claim":"to_text() decodes bytes as latin-1 instead of utf-8","distinct_from":["P-0001"],')
     assert got == want, hashlib.sha256(got).hexdigest()

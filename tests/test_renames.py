@@ -71,15 +71,40 @@ def test_a_person_s_decision_follows_a_renamed_file_at_the_door_in_every_namespa
     body = keeper.refused("RERAISE", "propose", keeper.candidate(conclusion(
         "the total function ignores discounts", "src/b.py#total")), "--run", run, "--ns", ns)
     assert body.get("similar") is True, body
-    if ns == "web":  # (another finding on the settled definition must name it, in the decision's namespace)
-        keeper.refused("SETTLED_NEARBY", "propose", keeper.candidate(conclusion(
-            "the price sum is not rounded to cents", "src/b.py#total")), "--run", run, "--ns", ns)
+    # another finding on the settled definition must name it, in every namespace
+    keeper.refused("SETTLED_NEARBY", "propose", keeper.candidate(conclusion(
+        "the price sum is not rounded to cents", "src/b.py#total")), "--run", run, "--ns", ns)
     # a finding elsewhere is taken; the run commits and verifies clean
     keeper.ok("propose", keeper.candidate(conclusion("tax() uses a float rate", "src/b.py#tax")), "--run", run,
               "--ns", ns)
     keeper.ok("commit", "--run", run)
     _commit(root, "run")
     keeper.ok("verify", "--since", base)
+
+
+@pytest.mark.parametrize("ns, key", [("web", "moves"), ("sec", "followed")])
+def test_commit_works_out_again_where_a_person_s_decision_went(keeper, ns, key):
+    """`relevant.json` says where a person's decision went with its renamed code (`moves` in its own
+    namespace, `followed` in another); an agent can edit that file. With the entry deleted the door
+    let the verbatim re-raise on the renamed definition through; commit works the entries out again
+    from the snapshot and the disk, refuses the staged line and writes nothing."""
+    root = keeper.root
+    _decided(keeper)
+    _git(root, "mv", "src/a.py", "src/b.py")
+    _commit(root, "rename")
+    run = _open(keeper, ns)
+    where = root / f".priors/runs/{run}/relevant.json"
+    rel = json.loads(where.read_text())
+    assert [m["id"] for m in rel[key]] == ["P-0001"]
+    del rel[key]
+    where.write_text(json.dumps(rel))
+    keeper.ok("propose", keeper.candidate(conclusion(CLAIM, "src/b.py#total")), "--run", run, "--ns", ns)
+    before = keeper.ledger_bytes()
+    body = keeper.refused("MALFORMED_STAGING", "commit", "--run", run)
+    assert body["because"]["refused"] == "RERAISE" and body["because"]["of"] == "P-0001", body
+    assert body["file"] == f".priors/runs/{run}/staged.jsonl" and body["line"] == 1
+    assert keeper.ledger_bytes() == before
+    keeper.ok("abort", "--run", run)
 
 
 def test_a_renamed_and_edited_definition_is_not_followed_where_its_body_changed(keeper):

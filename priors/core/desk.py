@@ -65,8 +65,9 @@ KEYS["d"] = "duplicate"
 
 
 def differs_verdicts(p: PriorState, q: PriorState) -> Tuple[str, ...]:
-    """`duplicate --of Q` names a prior of P's own namespace (`decide` refuses another's): a parallel
-    branch's finding beside a decision of another namespace is answered "the same" by `obsolete`."""
+    """`duplicate --of Q` names a prior of P's own namespace (`decide` refuses another's): a finding
+    said to differ from, or a parallel branch's finding beside, a decision of another namespace is
+    answered "the same" by `obsolete`."""
     return DIFFERS_VERDICTS if p.ns == q.ns else ("obsolete", "keep", "reopen")
 
 
@@ -130,8 +131,9 @@ def waiting_in_order(st: State, low: Optional[Dict[str, str]] = None,
                 reason=f"a different finding from {q.id}", same_reason=f"the same finding as {q.id} ({q.ns})"))
         elif p.id in st.distinct and differs_from(st, p):
             q = st.priors[differs_from(st, p)[0]]
-            ask = ("differs", DIFFERS_VERDICTS, dict(differs_from=q.id, settled_status=q.status, settled_claim=q.claim,
-                                                     reason=f"a different finding from {q.id}"))
+            ask = ("differs", differs_verdicts(p, q), dict(
+                differs_from=q.id, settled_status=q.status, settled_claim=q.claim, reason=f"a different finding from {q.id}",
+                **({"same_reason": f"the same finding as {q.id} ({q.ns})"} if q.ns != p.ns else {})))
         elif p.id in index:
             tried = tried_since(st, p, index)
             if tried_runs(tried) >= PRESSED_AT:

@@ -45,12 +45,21 @@ from priors.core.moves import as_run_sees
 from priors.core.on_the_code import as_on_disk, followed_here, judge_change_line
 from priors.core.plain import Unkept
 from priors.core.problem import Problem
-from priors.core.protocol import ScopeIndex, door_of, dropped_from, held_in, inner_named, judge_pool, same_words
+from priors.core.protocol import (
+    ScopeIndex,
+    door_of,
+    dropped_from,
+    held_in,
+    inner_named,
+    judge_pool,
+    same_words,
+    settled_by_person,
+)
 from priors.core.replay_split import Share
 from priors.core.sameness import wordings
 from priors.core.similarity import claim_key, folded, norm_direction, similar
 from priors.core.unseen import UNSEEN, seen_through
-from priors.core.vocabulary import DOOR, PRIOR_RE, facets_known, id_number
+from priors.core.vocabulary import ACROSS_DOOR, LEXICON_DOOR, PRIOR_RE, facets_known, id_number
 
 # What of a prior's record the replay keeps (the rules read no more): a fold of 100k priors holds
 # these, not their evidence.
@@ -141,6 +150,7 @@ class Replay:
         self.last_normal: Tuple[Any, str] = (None, "")  # (claim, its normal form): see `normal`
         self.door_seen = 0  # the newest door a seal named so far: no later block is judged by an older one's rules
         self.measure = True  # whether this block is compared by meaning with today's measure (`flush`)
+        self.across = True  # whether another namespace's settled ground counts for SETTLED_NEARBY (`door: 4`)
         self.mark: Any = None  # what this block's run saw of decisions made on a parallel branch (core/unseen.py)
         self.distrust = distrust  # seals whose mark no merge wrote (ops/verify.py `merge_marks`)
         self.overruled: Dict[str, Tuple[int, str]] = {}  # prior -> (line, status) of an agent verdict on a person's decision
@@ -255,9 +265,9 @@ class Replay:
         if seal is not None and seal.get("by") == "human":
             self.human_block(lines, seal, seal_no)
         else:
-            self.measure, self.mark = level >= DOOR, self.unseen(seal, seal_no)
+            self.measure, self.across, self.mark = level >= LEXICON_DOOR, level >= ACROSS_DOOR, self.unseen(seal, seal_no)
             self.agent_block(lines, level < 2)
-            self.measure, self.mark = True, None
+            self.measure, self.across, self.mark = True, True, None
             judge_change_line(self, seal_no, seal)  # (a change's seal: the shapes it gives a person's decisions)
         self.door_seen = level
 
@@ -451,7 +461,7 @@ class Replay:
             elsewhere = [as_run_sees(p, {}, rehashed) for p in elsewhere]
         try:
             esc = judge_pool(pool, cand, current if isinstance(current, str) else None, scopes, figure,
-                             elsewhere=elsewhere, legacy=legacy, more=lambda p: wordings(st, p.id))
+                             elsewhere=elsewhere, legacy=legacy, more=lambda p: wordings(st, p.id), across=self.across)
         except Refusal as refusal:
             body = refusal.payload()
             of = st.priors.get(str(body.get("of")))
@@ -536,9 +546,9 @@ class Replay:
             p = self.st.priors.get(other)
             if p is None:
                 continue  # staged, then withdrawn or dropped at commit: the door saw it, the ledger never did
-            if p.ns != ns:
+            if p.ns != ns and not (self.across and settled_by_person(p)):
                 self.add(no, "DISTINCT_FROM_UNKNOWN", f"prior {pid}: `distinct_from` names {other}, a prior of namespace "
-                         f"{p.ns!r}, not {ns!r} — the door refuses it (DISTINCT_FROM_UNKNOWN)")
+                         f"{p.ns!r}, not {ns!r}, that no person settled — the door refuses it (DISTINCT_FROM_UNKNOWN)")
                 return True
             if same_words(p, words, legacy):
                 code = "RERAISE" if p.binding else "DUPLICATE"

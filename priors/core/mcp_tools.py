@@ -47,7 +47,7 @@ INSTRUCTIONS = (
     "point at code with `at`: \"path:line\"); priors_commit seals the run, priors_abort drops it. A "
     "result with isError true is a refusal: read its `refused` code and `hint` and obey it (already "
     "known, settled by a person, below a review floor) — never work around it. SETTLED_NEARBY means a "
-    "person settled findings on that code (`settled` lists them, as relevant's `settled_here` did): drop "
+    "person settled findings on that code, in this namespace or another (`settled` lists them): drop "
     "yours if it repeats one, or propose it again with distinct_from naming each and the person is asked. "
     "A person's verbs "
     "(decide, redact, add, score, import, config) are not tools: when a person must decide, print the "

@@ -171,14 +171,16 @@ def check_scope(rf: RunFiles, cand: Candidate) -> Optional[str]:
 
 def check_distinct_from(st: State, rf: RunFiles, cand: Candidate, ns: str) -> None:
     """`distinct_from` must name findings the candidate could be confused with: priors of the run's
-    namespace, in the ledger or staged by this run. Any other id (none such, or another namespace's)
-    would be kept on the prior as an unexplained claim for the human to audit: refused."""
+    namespace, in the ledger or staged by this run, or a person's decision of another namespace (which
+    holds in every namespace: SETTLED_NEARBY). Any other id (none such, or another namespace's prior no
+    person settled) would be kept on the prior as an unexplained claim for the human to audit: refused."""
     ids = cand.distinct_from
     if not ids:
         return
     staged = {r.get("id") for r in rf.staged if isinstance(r, dict)}
     unknown = sorted({i for i in ids if i not in st.priors and i not in staged})
-    elsewhere = sorted({i for i in ids if i in st.priors and i not in staged and st.priors[i].ns != ns})
+    elsewhere = sorted({i for i in ids if i in st.priors and i not in staged and st.priors[i].ns != ns
+                        and not settled_by_person(st.priors[i])})
     if unknown or elsewhere:
         detail: Dict[str, Any] = {}
         if unknown:
@@ -186,14 +188,14 @@ def check_distinct_from(st: State, rf: RunFiles, cand: Candidate, ns: str) -> No
         if elsewhere:
             detail["other_namespace"] = elsewhere
         raise Refusal("DISTINCT_FROM_UNKNOWN", ns=ns, **detail,
-                      hint="`distinct_from` names the similar finding a refusal named (its `of`), a prior of this"
-                           " namespace; drop the ids that are not")
+                      hint="`distinct_from` names the finding a refusal named (its `of`, or those `settled` lists): a"
+                           " prior of this namespace, or a person's decision of another; drop the ids that are not")
     # Naming a prior says "mine is another finding"; a claim in the prior's own words is not, on any scope.
     words = claim_key(cand.claim)
     for pid in sorted(set(ids)):
         p = st.priors.get(pid)
         if p is not None and same_words(p, words):
-            refusal = _same_refusal(p)
+            refusal = _same_refusal(p, elsewhere=p.ns != ns)
             refusal.details["hint"] = (f"{pid} says the same in the same words; `distinct_from` sets aside a finding"
                                        " that only sounds alike, never the same claim")
             raise refusal
@@ -202,6 +204,11 @@ def check_distinct_from(st: State, rf: RunFiles, cand: Candidate, ns: str) -> No
                 raise Refusal("DUPLICATE", of=pid, status="staged",
                               hint=f"{pid}, staged in this run, says the same in the same words; `distinct_from`"
                                    " sets aside a finding that only sounds alike, never the same claim")
+
+
+def settled_by_person(p: PriorState) -> bool:
+    """Whether `distinct_from` may name `p` from another namespace: a person's decision, still there to differ from."""
+    return p.binding and not p.redacted
 
 
 def same_words(p: PriorState, words: str, legacy: bool = False) -> bool:
@@ -445,7 +452,7 @@ def find_conflict(st: State, rf: RunFiles, cand: Candidate, current: Optional[st
 
 def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], scopes: Dict[str, str],
                figure: Any = None, elsewhere: Sequence[PriorState] = (), legacy: bool = False,
-               more: Any = None, home: Any = None) -> Optional[Dict[str, Any]]:
+               more: Any = None, home: Any = None, across: bool = True) -> Optional[Dict[str, Any]]:
     """The door's duplicate / re-raise / reversal / similar / settled-nearby / floor rules for `cand`
     against `pool` (the priors of its namespace around its scope, in pool order) and `elsewhere` (the
     binding priors of other namespaces around it: a person's decision holds in every namespace),
@@ -456,7 +463,8 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
     (`fold.wordings`), compared by meaning as its own claim is; `home`: a prior → the one a person
     decided it is the same as (`fold.folded_into`), which a repeat of its words repeats. `legacy`: the rules as they were
     before issue 28 (byte-equal claims only, no SETTLED_NEARBY) — what `verify` holds a run sealed
-    without `door: 2` to."""
+    without `door: 2` to. `across`: whether ground a person settled in another namespace counts for
+    SETTLED_NEARBY as their own namespace's does (`door: 4` on; a run sealed before was judged without)."""
     cdir = norm_direction(cand.direction)
     cid = cand.identity
     same_as = (lambda a, b: normalize(a) == b) if legacy else same_claim
@@ -487,7 +495,7 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
     if near is not None:
         raise _same_refusal(near[0], near[1], elsewhere=near[0].id in others)
     if not legacy:
-        settled_nearby(pool, cand, scopes)
+        settled_nearby(pool, cand, scopes, elsewhere if across else ())
     for p in pool:
         floor = _floor_of(p, cand, scopes)
         if floor is not None:
@@ -504,26 +512,31 @@ def _same_result(p: PriorState, cand: Candidate, current: Optional[str]) -> bool
             and (p.binding or p.scope_hash == current))
 
 
-def settled_nearby(pool: Sequence[PriorState], cand: Candidate, scopes: Dict[str, str]) -> None:
-    """SETTLED_NEARBY: a finding on ground a person settled — a binding finding of the namespace on
-    the candidate's definition, its enclosing file or definition, or a definition inside it, whose
-    own scope is unchanged in the run's snapshot (the state the person decided on; once that code
-    changes the question may be raised again, as the contract has it) — must name each such prior in
-    `distinct_from`. No wording escapes a person's decision silently: the candidate is refused, or
-    staged with the agent's word that it differs, which is put to the person (`status --calls`)."""
+def settled_nearby(pool: Sequence[PriorState], cand: Candidate, scopes: Dict[str, str],
+                   elsewhere: Sequence[PriorState] = ()) -> None:
+    """SETTLED_NEARBY: a finding on ground a person settled — a binding finding of the namespace, or of
+    another (`elsewhere`: a person's decision holds in every namespace), on the candidate's definition,
+    its enclosing file or definition, or a definition inside it, whose own scope is unchanged in the
+    run's snapshot (the state the person decided on; once that code changes the question may be raised
+    again, as the contract has it) — must name each such prior in `distinct_from`. No wording escapes a
+    person's decision silently: the candidate is refused, or staged with the agent's word that it
+    differs, which is put to the person (`status --calls`)."""
     if cand.facets.get("activation") != "verify-phase" or cand.repo_wide or not isinstance(cand.scope_ref, str):
         return
     named = set(cand.distinct_from)
     analyzer = cand.identity is not None  # two analyzer results meet by identity alone (docs/sarif.md): another
     # rule's result beside a person's decision on an analyzer's finding is another finding
-    unnamed = [p for p in pool if p.binding and not p.redacted and p.id not in named
+    others = {p.id for p in elsewhere}  # (another namespace's: the refusal names it)
+    unnamed = [p for p in (list(pool) + list(elsewhere) if elsewhere else pool)
+               if p.binding and not p.redacted and p.id not in named
                and not (analyzer and identity_of(p.rec) is not None)
                and p.facet("activation") == "verify-phase" and isinstance(p.scope_ref, str)
                and scopes.get(p.scope_ref) == p.scope_hash and settled_near(p.scope_ref, cand.scope_ref)]
     if unnamed:
         ids = [p.id for p in unnamed]
         raise Refusal("SETTLED_NEARBY", of=ids[0], settled=[
-            {"id": p.id, "status": p.status, "scope_ref": p.scope_ref, "claim": p.claim} for p in unnamed],
+            dict({"id": p.id, "status": p.status, "scope_ref": p.scope_ref, "claim": p.claim},
+                 **({"ns": p.ns} if p.id in others else {})) for p in unnamed],
             hint="a person settled findings here (`settled_here`); if yours repeats one, drop it — if it differs, "
                  "propose it again with \"distinct_from\": " + str(ids).replace("'", '"')
                  + " and the person will be asked whether it differs")

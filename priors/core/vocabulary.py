@@ -115,7 +115,11 @@ NS_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")  # a namespace is a name: cod
 # a harness's own session id (`lessons --inject --session KEY`): an opaque name, never content
 SESSION_KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}\Z")
 SESSION_VIA = "session"  # `via` of the run that seals a scored harness session
-DOOR = 3  # a seal's `door`: its rules — 2: issue 28's, 3: with the concept lexicon (`protocol.door_of`)
+# a seal's `door`: its rules (`protocol.door_of`) — 2: issue 28's, 3: with the concept lexicon, 4: a person's
+# settled ground holds in every namespace (SETTLED_NEARBY across namespaces; `distinct_from` may name their decision)
+DOOR = 4
+LEXICON_DOOR = 3  # the first door judging by today's similarity measure
+ACROSS_DOOR = 4  # the first door holding a finding to another namespace's settled ground
 SUGGEST_VIA = "suggest"  # `via` of the run that seals a lesson an agent suggested outside a run (not scorable)
 
 # Every field a candidate may carry; anything else is a usage error naming the nearest of these.

@@ -101,8 +101,14 @@ def stored_scopes_checked(paths: Paths, st: State, rf: RunFiles) -> None:
                           hint=f"`priors abort --run {rf.run}` and open the run again")
     rehashed_checked(paths, st, rf)
     refs = settled_refs(st, scopes)
-    if not refs:
-        return
+    if refs:
+        disk_checked(paths, st, rf, refs)
+    moves_checked(paths, st, rf)
+
+
+def disk_checked(paths: Paths, st: State, rf: RunFiles, refs: List[str]) -> None:
+    """`stored_scopes_checked`'s part for the scopes that hold a person's decision (`refs`)."""
+    scopes = rf.scopes
     disk = rehash(paths.root, refs)
     decided: Dict[str, set] = {}
     for p in st.priors.values():
@@ -114,6 +120,29 @@ def stored_scopes_checked(paths: Paths, st: State, rf: RunFiles) -> None:
             fixed[ref] = h  # the code is as a person decided it: a snapshot saying otherwise is not believed
     if fixed != scopes and isinstance(rf.relevant, dict):
         rf.relevant = dict(rf.relevant, scopes=fixed)
+
+
+def moves_checked(paths: Paths, st: State, rf: RunFiles) -> None:
+    """Commit's check of where `relevant.json` says a person's decisions went with their code (`moves`
+    of the namespace's own, `followed` of another's: staging anyone can edit — an entry left out cut a
+    decision loose from its renamed code, and the door then let its re-raise there through): worked
+    out again from the snapshot and the disk (`follow_code`), and believed for the binding priors
+    alone. Only when the run stages a finding (nothing else is judged by them); `rf` is changed in place."""
+    if not isinstance(rf.relevant, dict) or not any(
+            isinstance(r, dict) and r.get("t") == "prior" for r in rf.staged):
+        return
+    fresh = follow_code(paths, st, rf.ns, rf.scopes)
+    fresh.pop("moves_by_id", None)
+
+    def binding(pid: str) -> bool:
+        p = st.priors.get(pid)
+        return p is not None and p.binding
+
+    stored = rf.move_entries("moves")
+    theirs = [m for m in fresh.get("moves", ()) if binding(m["id"])]
+    followed = list(fresh.get("followed", ()))
+    if [m for m in stored if binding(m["id"])] != theirs or followed != rf.followed:
+        rf.relevant = dict(rf.relevant, moves=[m for m in stored if not binding(m["id"])] + theirs, followed=followed)
 
 
 def rehashed_checked(paths: Paths, st: State, rf: RunFiles) -> None:

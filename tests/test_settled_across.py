@@ -1,0 +1,141 @@
+"""A person's settled ground holds in every namespace (door 4): a finding of another namespace beside a
+person's decision is refused SETTLED_NEARBY unless it names the decision in `distinct_from`, which puts
+it to the person — at the door, at commit (hand-made staging) and in `verify`'s replay; a run sealed by
+an older door is held to that door's rules."""
+
+from __future__ import annotations
+
+import json
+
+from priors.core.canonical import dumps
+
+NS, OTHER = "code-review", "security"
+TAX = "RATE = 0.2\n\n\ndef rate():\n    return RATE\n\n\ndef total(x):\n    return x * (1 + rate())\n"
+WEAK = "the VAT percentage is a literal in the code"  # a rewording too weak for RERAISE
+
+
+def conclusion(claim, **kw):
+    return dict({"type": "conclusion", "claim": claim}, **kw)
+
+
+def _settled(k):
+    """NS's run-001 finds the hard-coded rate; the person marks it wontfix; OTHER's run-002 is open."""
+    k.write("src/tax.py", TAX)
+    k.ok("init")
+    k.ok("relevant", "--ns", NS, "--snapshot")
+    k.ok("propose", k.candidate(conclusion("the tax rate is hard-coded", scope_ref="src/tax.py#rate")),
+         "--run", "run-001", "--ns", NS)
+    k.ok("commit", "--run", "run-001")
+    k.ok("decide", "P-0001", "wontfix", "--because", "the rate is set by law")
+    return json.loads(k.ok("relevant", "--ns", OTHER, "--snapshot"))
+
+
+def test_a_weak_rewording_in_another_namespace_is_the_person_s_call(keeper):
+    _settled(keeper)
+    body = keeper.refused("SETTLED_NEARBY", "propose", keeper.candidate(conclusion(WEAK, scope_ref="src/tax.py")),
+                          "--run", "run-002", "--ns", OTHER)
+    (settled,) = body["settled"]
+    assert (settled["id"], settled["ns"], settled["status"], settled["reason"]) == (
+        "P-0001", NS, "wontfix", "the rate is set by law")
+    assert body["of"] == "P-0001" and '"distinct_from": ["P-0001"]' in body["hint"]
+    # the same words, named in `distinct_from`, are still the person's decision
+    body = keeper.refused("RERAISE", "propose", keeper.candidate(conclusion(
+        "The tax-rate is hardcoded!", scope_ref="src/tax.py", distinct_from=["P-0001"])), "--run", "run-002", "--ns", OTHER)
+    assert body["of"] == "P-0001" and body["ns"] == NS
+    assert keeper.ok("propose", keeper.candidate(conclusion(WEAK, scope_ref="src/tax.py", distinct_from=["P-0001"])),
+                     "--run", "run-002", "--ns", OTHER) == "P-0002 staged (new)\n"
+    keeper.ok("commit", "--run", "run-002")
+    keeper.ok("verify")
+    calls = json.loads(keeper.ok("status", "--calls", "--json"))["calls"]
+    (call,) = [c for c in calls if c["kind"] == "differs"]
+    assert (call["id"], call["differs_from"], call["ns"]) == ("P-0002", "P-0001", OTHER)
+    # `duplicate --of` names a prior of P-0002's own namespace only: "the same" is an obsolete with the reason
+    assert call["commands"] == [
+        'priors decide P-0002 obsolete --because "the same finding as P-0001 (code-review)"',
+        "priors decide P-0002 keep", 'priors decide P-0002 reopen --because "a different finding from P-0001"']
+    assert "the agent says P-0002 differs from your wontfix P-0001" in keeper.ok("status", "--calls")
+    # an agent's verdict does not answer the person's call
+    keeper.ok("relevant", "--ns", OTHER, "--snapshot")
+    keeper.ok("disposition", "P-0002", "fixed", "--run", "run-003")
+    keeper.ok("commit", "--run", "run-003")
+    assert "differs from your wontfix P-0001" in keeper.ok("status", "--calls")
+    keeper.ok("decide", "P-0002", "obsolete", "--because", "the same finding as P-0001 (code-review)")
+    assert "differs" not in keeper.ok("status", "--calls")
+    keeper.ok("verify")
+
+
+def test_distinct_from_names_another_namespace_s_prior_only_when_a_person_settled_it(keeper):
+    _settled(keeper)
+    keeper.ok("propose", keeper.candidate(conclusion("total() ignores discounts", scope_ref="src/tax.py#total",
+                                                     distinct_from=["P-0001"])), "--run", "run-002", "--ns", OTHER)
+    keeper.ok("commit", "--run", "run-002")  # P-0002, open in OTHER
+    keeper.ok("relevant", "--ns", NS, "--snapshot")
+    body = keeper.refused("DISTINCT_FROM_UNKNOWN", "propose", keeper.candidate(conclusion(
+        "total() rounds half-even", scope_ref="src/tax.py#total", distinct_from=["P-0001", "P-0002"])),
+        "--run", "run-003", "--ns", NS)
+    assert body["other_namespace"] == ["P-0002"] and "a person's decision of another" in body["hint"]
+
+
+def test_an_open_finding_of_another_namespace_is_not_settled_ground(keeper):
+    """Only a person's decision holds across namespaces: another namespace's open finding nearby is not it."""
+    keeper.write("src/tax.py", TAX)
+    keeper.ok("init")
+    keeper.ok("relevant", "--ns", NS, "--snapshot")
+    keeper.ok("propose", keeper.candidate(conclusion("the tax rate is hard-coded", scope_ref="src/tax.py#rate")),
+              "--run", "run-001", "--ns", NS)
+    keeper.ok("commit", "--run", "run-001")
+    keeper.ok("relevant", "--ns", OTHER, "--snapshot")
+    assert keeper.ok("propose", keeper.candidate(conclusion(WEAK, scope_ref="src/tax.py")),
+                     "--run", "run-002", "--ns", OTHER) == "P-0002 staged (new)\n"
+
+
+def test_hand_made_staging_beside_another_namespace_s_decision_is_refused_at_commit(keeper):
+    _settled(keeper)
+    keeper.ok("propose", keeper.candidate(conclusion(WEAK, scope_ref="src/tax.py", distinct_from=["P-0001"])),
+              "--run", "run-002", "--ns", OTHER)
+    staged = keeper.root / ".priors/runs/run-002/staged.jsonl"
+    rec = json.loads(staged.read_text())
+    del rec["distinct_from"]
+    staged.write_text(dumps(rec) + "\n")
+    before = keeper.ledger_bytes()
+    body = keeper.refused("MALFORMED_STAGING", "commit", "--run", "run-002")
+    assert body["file"].endswith("staged.jsonl") and body["line"] == 1 and "SETTLED_NEARBY" in json.dumps(body)
+    assert keeper.ledger_bytes() == before
+
+
+def _forged(keeper, door, distinct=None):
+    """The ledger with OTHER's finding beside P-0001 typed in, sealed by `door` (None: no door said)."""
+    lines = keeper.ledger()
+    # (on P-0001's own scope: the replay knows a run's snapshot only as far as its block's lines reveal it)
+    prior = dict(lines[0], id="P-0002", ns=OTHER, claim=WEAK, born="run-002")
+    if distinct is not None:
+        prior["distinct_from"] = distinct
+    seal = {"t": "run", "action": "commit", "run": "run-002", "ns": OTHER, "summary": ["New this run: 1"]}
+    if door is not None:
+        seal["door"] = door
+    return prior, seal
+
+
+def _verify_with(keeper, base, prior, seal):
+    (keeper.root / ".priors/ledger.jsonl").write_bytes(base + (dumps(prior) + "\n" + dumps(seal) + "\n").encode())
+    keeper.ok("render")
+    return keeper("verify", "--no-git")
+
+
+def test_verify_replays_the_rule_by_the_door_that_sealed_the_run(keeper):
+    """Door 4 on: the typed-in finding is named SETTLED_NEARBY, and naming the decision clears it; a run
+    sealed door 3 (before the rule) was judged without it, and its door refused such a `distinct_from`."""
+    _settled(keeper)
+    keeper.ok("abort", "--run", "run-002")
+    today = keeper.ledger_bytes()
+    assert b'"door":4' in today
+    door3 = today.replace(b'"door":4', b'"door":3')
+    for base, door, distinct, code in (
+            (today, 4, None, "SETTLED_NEARBY"), (today, None, None, "SETTLED_NEARBY"),  # (after a door-4 seal)
+            (today, 4, ["P-0001"], None), (door3, 3, None, None),
+            (door3, 3, ["P-0001"], "DISTINCT_FROM_UNKNOWN"), (door3, 4, None, "SETTLED_NEARBY")):
+        r = _verify_with(keeper, base, *_forged(keeper, door, distinct))
+        if code is None:
+            assert r.code == 0, (door, distinct, r)
+        else:
+            assert r.code == 1 and code in r.out and "P-0002" in r.out, (door, distinct, code, r)
