@@ -107,6 +107,33 @@ def test_commit_works_out_again_where_a_person_s_decision_went(keeper, ns, key):
     keeper.ok("abort", "--run", run)
 
 
+def test_a_commit_that_mended_the_moves_is_finished_by_its_retry(keeper):
+    """With `moves` cut out of relevant.json, commit still writes the person's decision's `moved` event
+    (worked out again); killed after the ledger landed, its retry judges the staging the same way and
+    finishes — it is not taken for another clone's run of that id."""
+    import shutil
+
+    root = keeper.root
+    _decided(keeper)
+    _git(root, "mv", "src/a.py", "src/b.py")
+    _commit(root, "rename")
+    run = _open(keeper, "web")
+    where = root / f".priors/runs/{run}/relevant.json"
+    rel = json.loads(where.read_text())
+    del rel["moves"]
+    where.write_text(json.dumps(rel))
+    keeper.ok("propose", keeper.candidate(conclusion("tax() uses a float rate", "src/b.py#tax")), "--run", run,
+              "--ns", "web")
+    keep = root / "kept"
+    shutil.copytree(root / f".priors/runs/{run}", keep)
+    summary = keeper.ok("commit", "--run", run)
+    moved = [r for r in keeper.ledger() if r.get("action") == "moved"]
+    assert [(r["id"], r["to"]) for r in moved] == [("P-0001", "src/b.py#total")]
+    ledger = keeper.ledger_bytes()
+    shutil.copytree(keep, root / f".priors/runs/{run}")  # as if killed after the ledger landed
+    assert keeper.ok("commit", "--run", run) == summary and keeper.ledger_bytes() == ledger
+
+
 def test_a_renamed_and_edited_definition_is_not_followed_where_its_body_changed(keeper):
     """Control: once the moved definition's body is edited, the scope state is not the one decided on —
     the contract lets the question be raised again there (the move is followed, as changed)."""

@@ -144,8 +144,10 @@ def sealed_as_staged(paths: Paths, rf: RunFiles) -> bool:
     if isinstance(opened, int) and not isinstance(opened, bool) and opened != start:
         decided = decided_since(records[opened:start] if 0 <= opened <= start else records[:start])
     staged_shapes(paths, rf)
+    before = fold(records[:start])
     try:
-        plan = plan_commit(fold(records[:start]), rf, decided)
+        stored_scopes_checked(paths, before, rf)  # (as commit judged it: the staging's snapshot and moves checked)
+        plan = plan_commit(before, rf, decided)
     except Refusal:
         return False
     lines = plan.lines[:-1] + commit_extra(rf.relevant, rf.run) + plan.lines[-1:]
