@@ -297,3 +297,51 @@ def test_a_file_is_followed_only_to_content_on_disk_as_decided(keeper):
     _commit(root, "gone")
     run = keeper.open_run("sec", {"src/d.py": decided})["run"]
     keeper.ok("propose", keeper.candidate(conclusion(FILE_CLAIM, "src/d.py", "minor")), "--run", run, "--ns", "sec")
+
+
+@pytest.mark.parametrize("ns", ["web", "sec"])
+@pytest.mark.parametrize("how", ["mv", "rename-def"])
+@pytest.mark.parametrize("around", ["file", "folder", "*"])
+def test_verify_follows_a_person_s_decision_into_the_file_or_folder_around_its_renamed_code(keeper, ns, how, around):
+    """Hostile pass 27h: after the rename, the verbatim claim typed into the ledger on the file (or the
+    folder, or `*`) that now holds the decided definition passed `verify --since` — only the finding's
+    own ref was looked up by shape — though the door refuses it (RERAISE: `relevant` follows the
+    decision there, and a file, folder or `*` contains the definition)."""
+    root = keeper.root
+    _decided(keeper)
+    if how == "mv":
+        _git(root, "mv", "src/a.py", "src/b.py")
+        file = "src/b.py"
+    else:  # renamed in place, body unchanged
+        keeper.write("src/a.py", A.replace("def total", "def sum_prices"))
+        file = "src/a.py"
+    ref = {"file": file, "folder": "src/", "*": "*"}[around]
+    base = _commit(root, "rename")
+    run = _open(keeper, ns)
+    body = keeper.refused("RERAISE", "propose", keeper.candidate(conclusion(CLAIM, ref)), "--run", run, "--ns", ns)
+    assert body["of"] == "P-0001"
+    keeper.ok("abort", "--run", run)
+    no = _hand_written(keeper, ns, ref, CLAIM)
+    _commit(root, "run")
+    r = keeper("verify", "--since", base, "--json")
+    got = _problems(r)
+    assert r.code == 1 and [(x[0], x[1]) for x in got] == [(no, "RERAISE")], r
+    assert "the code of P-0001 moved there from src/a.py#total" in got[0][2], got
+
+
+def test_verify_follows_a_whole_file_decision_into_the_folder_around_its_exact_rename(keeper):
+    """The same for a decision on a whole file: the verbatim claim on the folder holding the renamed file."""
+    root = keeper.root
+    _decided(keeper)
+    _git(root, "mv", "src/c.py", "src/d.py")
+    base = _commit(root, "rename")
+    run = _open(keeper, "sec")
+    keeper.refused("RERAISE", "propose", keeper.candidate(conclusion(FILE_CLAIM, "src/", "minor")), "--run", run,
+                   "--ns", "sec")
+    keeper.ok("abort", "--run", run)
+    no = _hand_written(keeper, "sec", "src/", FILE_CLAIM)
+    _commit(root, "run")
+    r = keeper("verify", "--since", base, "--json")
+    got = _problems(r)
+    assert r.code == 1 and [(x[0], x[1]) for x in got] == [(no, "RERAISE")], r
+    assert "the code of P-0002 moved there from src/c.py" in got[0][2], got

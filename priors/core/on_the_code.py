@@ -131,14 +131,54 @@ def followed_here(rp: Any, cand: Candidate,
     ref — or on a file whose content is the decided state of a person's decision on a file gone from
     the checkout (an exact rename) — stands where that decision's code went, as the door follows a
     move (core/moves.py): (the decisions moved there, `scopes` with the finding's scope as the code
-    has it, that hash, a note for the message), or None. Only the finding's own ref is read, and the
-    decisions looked up by its shape or hash: never a scan of the code."""
+    has it, that hash, a note for the message), or None. So does a finding on a file, a folder or `*`
+    that holds such a definition or file (hostile pass 27h: the door relates the finding to the
+    decision where `relevant` followed it, inside the finding's scope). Only the finding's own ref is
+    read, and the decisions looked up by its shape or hash — or, for a finding around code (a file, a
+    folder, `*`), and only while a person's decided code is gone from its own ref, the code inside it."""
     ref = cand.scope_ref
     definition = is_definition(ref)
-    if not (definition or is_file_ref(ref)):
+    if not isinstance(ref, str) or not ref:
         return None
     shapes, files = decided_by_code(rp)
     disk = rp.disk
+    pairs: List[Tuple[PriorState, str, str]] = []  # (a decision, where its code went, that code's hash)
+    if definition or is_file_ref(ref):
+        pairs.extend(_gone_to(disk, ref, definition, shapes, files))
+    if not definition:
+        inside = getattr(disk, "inside", None)
+        if inside is not None and _any_gone(disk, shapes, files):
+            for inner in inside(ref):
+                pairs.extend(_gone_to(disk, inner, is_definition(inner), shapes, files))
+    h = disk.get(ref) if pairs else None
+    if h is None:
+        return None
+    pairs.sort(key=lambda x: (id_number(PRIOR_RE, x[0].id), x[1]))
+    how = ("its shape in this checkout is the one the person decided on" if definition
+           else "its content in this checkout is the state the person decided on (an exact rename)"
+           if all(not is_definition(to) for _p, to, _h in pairs)
+           else "the code in this checkout is the one the person decided on")
+    note = "".join(f" — the code of {p.id} moved there from {p.scope_ref}" for p, _to, _h in pairs)
+    out = dict(scopes)
+    out[ref] = h
+    for _p, to, th in pairs:
+        out[to] = th
+    return [moved_copy(p, {"to": to, "scope_hash": th}) for p, to, th in pairs], out, h, f"{note} ({how})"
+
+
+def _any_gone(disk: Any, shapes: Dict[str, List[PriorState]], files: Dict[str, List[PriorState]]) -> bool:
+    """Whether any person's decision the code can be followed by stands on a ref the checkout no longer holds."""
+    for group in list(shapes.values()) + list(files.values()):
+        for p in group:
+            if p.binding and not p.redacted and (is_definition(p.scope_ref) or is_file_ref(p.scope_ref)) \
+                    and disk.get(p.scope_ref) is None:
+                return True
+    return False
+
+
+def _gone_to(disk: Any, ref: str, definition: bool, shapes: Dict[str, List[PriorState]],
+             files: Dict[str, List[PriorState]]) -> List[Tuple[PriorState, str, str]]:
+    """The decisions whose code, gone from their own ref, is `ref`'s (a definition by shape, a file by its content hash)."""
     if definition:
         have = getattr(disk, "shape", None) if shapes else None
         key = have(ref) if have is not None else None
@@ -148,19 +188,12 @@ def followed_here(rp: Any, cand: Candidate,
         got = files.get(h) if h is not None else None
     h = disk.get(ref) if got else None
     if h is None:
-        return None
-    went = sorted((p for p in got if p.binding and not p.redacted and p.scope_ref != ref  # type: ignore[union-attr]
-                   and (is_definition(p.scope_ref) if definition else
-                        is_file_ref(p.scope_ref) and p.facet("scope") == "content-hash")
-                   and disk.get(p.scope_ref) is None), key=lambda p: id_number(PRIOR_RE, p.id))
-    if not went:
-        return None
-    how = ("its shape in this checkout is the one the person decided on" if definition
-           else "its content in this checkout is the state the person decided on (an exact rename)")
-    note = "".join(f" — the code of {p.id} moved there from {p.scope_ref}" for p in went)
-    out = dict(scopes)
-    out[str(ref)] = h
-    return [moved_copy(p, {"to": ref, "scope_hash": h}) for p in went], out, h, f"{note} ({how})"
+        return []
+    return [(p, ref, h) for p in got  # type: ignore[union-attr]
+            if p.binding and not p.redacted and p.scope_ref != ref
+            and (is_definition(p.scope_ref) if definition else
+                 is_file_ref(p.scope_ref) and p.facet("scope") == "content-hash")
+            and disk.get(p.scope_ref) is None]
 
 
 def judge_change_line(rp: Any, no: int, rec: Any) -> None:

@@ -19,6 +19,7 @@ from priors.core.ledger_checks import (
 from priors.core.ledger_parse import records
 from priors.core.ledger_replay import in_order, replay
 from priors.core.merge_rules import merged_marks
+from priors.core.moves import is_file_ref
 from priors.core.replay_split import Share, namespace_weights, split_namespaces, survey
 from priors.core.unseen import UNSEEN, is_seal
 from priors.snapshot.scan import rehash
@@ -301,6 +302,22 @@ class OnDisk(dict):
     def get(self, ref: Any, default: Any = None) -> Any:
         self.fetch([ref])
         return dict.get(self, ref, default)
+
+    def inside(self, ref: str) -> List[str]:
+        """The definitions and files the checkout holds inside `ref` (a file, a folder `d/`, `*`), read when
+        first asked (core/on_the_code.py `followed_here`: where a person's decided code may have gone)."""
+        if is_file_ref(ref):
+            self.fetch([ref])  # (a file is read whole: its definitions come with it)
+            return sorted(r for r in self if r.startswith(ref + "#"))
+        if ref != "*" and not ref.endswith("/"):
+            return []
+        key = "\0inside:" + ref
+        if key not in self.asked:
+            self.asked.add(key)
+            for r, h in rehash(self.root, [ref], whole_files=True).items():
+                self.setdefault(r, h)
+        return sorted(r for r in self if (ref == "*" or r.startswith(ref)) and r != ref and r != "*"
+                      and not r.endswith("/") and not r.startswith("\0"))
 
     def shape(self, ref: str) -> Optional[str]:
         """The shape of the definition `ref` in the checkout (snapshot/shapes.py), or None."""
