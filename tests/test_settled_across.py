@@ -139,3 +139,41 @@ def test_verify_replays_the_rule_by_the_door_that_sealed_the_run(keeper):
             assert r.code == 0, (door, distinct, r)
         else:
             assert r.code == 1 and code in r.out and "P-0002" in r.out, (door, distinct, code, r)
+
+
+def test_a_run_a_change_adds_is_held_to_today_s_door_whatever_its_seal_says(keeper):
+    """Hostile pass 27h: in a ledger no run of which names a door (written before issue 28), a run typed
+    into a change without `door` (or with an old one) was judged by the old rules — claims compared byte
+    for byte — so a re-raise in other case and punctuation passed `verify --since`. A change's run is
+    held to today's door; the base's runs keep their own rules (`--no-git` compares nothing: it believes)."""
+    import re
+    import subprocess
+
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=str(keeper.root), check=True, capture_output=True,
+                              text=True).stdout.strip()
+
+    git("init", "-q")
+    for key, v in (("user.name", "A"), ("user.email", "a@example.com"), ("commit.gpgsign", "false")):
+        git("config", key, v)
+    _settled(keeper)
+    keeper.ok("abort", "--run", "run-002")
+    ledger = keeper.root / ".priors/ledger.jsonl"
+    old = re.sub(r',"shapes":\{[^}]*\}', "", ledger.read_text().replace('"door":4,', ""))  # as before issue 28
+    ledger.write_text(old)
+    keeper.ok("render")
+    git("add", "-A")
+    git("commit", "-qm", "a ledger from before issue 28")
+    base = git("rev-parse", "HEAD")
+    lines = keeper.ledger()
+    prior = dict(lines[0], id="P-0002", ns=OTHER, claim="The tax-rate is hardcoded!", born="run-002")
+    for door in (None, 1, 3):
+        seal = {"t": "run", "action": "commit", "run": "run-002", "ns": OTHER, "summary": ["New this run: 1"]}
+        if door is not None:
+            seal["door"] = door
+        ledger.write_text(old + dumps(prior) + "\n" + dumps(seal) + "\n")
+        keeper.ok("render")
+        r = keeper("verify", "--since", base)
+        assert r.code == 1 and "RERAISE" in r.out and "P-0002" in r.out, (door, r)
+        if door is None:
+            assert keeper("verify", "--no-git").code == 0  # (the base's rules: nothing says it was added)

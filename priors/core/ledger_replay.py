@@ -260,7 +260,7 @@ class Replay:
         # every seal, so a block that does not is held to the newer rules like any other. Door 2
         # (issue 28 before the concept lexicon) kept every rule of today but its similarity measure,
         # which is no longer in the code: such a run is held to all the others.
-        door = door_of(seal)
+        door = door_of(seal, bool(self.from_line) and seal_no >= self.from_line)
         level = max(door, self.door_seen)
         if seal is not None and seal.get("by") == "human":
             self.human_block(lines, seal, seal_no)

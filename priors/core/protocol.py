@@ -21,7 +21,7 @@ from priors.core.run_files import RunFiles, require_open
 from priors.core.sameness import folded_into, wordings
 from priors.core.secret_patterns import guard
 from priors.core.similarity import claim_key, folded, norm_direction, same_claim, scopes_related, settled_near, similar
-from priors.core.vocabulary import BINDING
+from priors.core.vocabulary import BINDING, DOOR
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -542,13 +542,16 @@ def settled_nearby(pool: Sequence[PriorState], cand: Candidate, scopes: Dict[str
                  + " and the person will be asked whether it differs")
 
 
-def door_of(seal: Any) -> int:
+def door_of(seal: Any, added: bool = False) -> int:
     """The door a run's seal says judged its lines (`DOOR` today; 0 when it says none). A run sealed
     before issue 28 was judged by the rules then (`legacy`); one sealed `door: 2`, by issue 28's rules
     with the similarity measure before the concept lexicon: `verify` holds each run to its own door's
-    rules, so that a ledger the keeper wrote replays clean across an upgrade."""
+    rules, so that a ledger the keeper wrote replays clean across an upgrade. A run a change `added`
+    (verify with git) is held to today's door whatever its seal says: this keeper writes `DOOR` on
+    every seal, and an older door named there would let a hand-made run pick older rules (hostile pass 27h)."""
     door = seal.get("door") if isinstance(seal, dict) else None
-    return door if type(door) is int and door > 0 else 0
+    said = door if type(door) is int and door > 0 else 0
+    return max(said, DOOR) if added else said
 
 
 def _decided_here(p: PriorState, cand: Candidate, current: Optional[str]) -> bool:
