@@ -214,10 +214,18 @@ def dumps(value: Any) -> str:
 
 def dumps_object_utf8(encoded: Dict[str, Any], end: bytes = b"") -> bytes:
     """The canonical text, in UTF-8, of an object whose values are already canonical texts in UTF-8 —
-    or lists of them, each such value a JSON array of those items — followed by `end`.
+    or lists of them, each such value a JSON array of those items — followed by `end`: the joined
+    `object_pieces_utf8`."""
+    return b"".join(object_pieces_utf8(encoded, end))
 
-    Lets a verb that prints an object and also stores it with more keys encode the bulk once, and
-    join it once: `relevant`'s verify list, 70k items, is copied into each text and nowhere else."""
+
+def object_pieces_utf8(encoded: Dict[str, Any], end: bytes = b"") -> List[bytes]:
+    """`dumps_object_utf8`'s text as the pieces it is made of, in order, never joined: the values'
+    own bytes objects among them, not copies.
+
+    Lets a verb that prints an object and also stores it with more keys encode the bulk once and
+    never join it: `relevant`'s verify list, 70k items (a list item may be several items already
+    joined by commas), is written out piece by piece to `relevant.json` and to stdout."""
     pieces: List[bytes] = []
     for k in sorted(encoded, key=_utf16_key):
         value = encoded[k]
@@ -233,10 +241,10 @@ def dumps_object_utf8(encoded: Dict[str, Any], end: bytes = b"") -> bytes:
             pieces += items
             pieces.append(b"]")
     if not pieces:
-        return b"{}" + end
+        return [b"{}" + end]
     pieces[0] = b"{"
     pieces.append(b"}" + end)
-    return b"".join(pieces)
+    return pieces
 
 
 def _has_float_or_odd_key(value: Any) -> bool:
