@@ -354,6 +354,20 @@ def test_canonical_fast_path_is_byte_identical(value) -> None:
     assert canonical.dumps(value) == "".join(out)
 
 
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.one_of(st.dictionaries(st.text(), st.text(), max_size=8), st.dictionaries(
+    st.sampled_from(["a", "b/c.py", "é", "\U0001f600", "\ue000", "\ud800", 'q"', "back\\", "\x7f", "\u00a0", "tab\t"]),
+    st.one_of(st.text(max_size=3), st.sampled_from(['"', "\\", "\n", "\u2028", "…"]), _leaf), max_size=6)))
+def test_a_flat_object_of_strings_is_written_canonically(value) -> None:
+    """`canonical.flat_strings` (a snapshot's scopes): the general encoder's text, or None."""
+    out: list = []
+    canonical._encode(value, out)
+    got = canonical.flat_strings(value)
+    assert got is None or got == "".join(out)
+    if value and all(type(k) is str and type(v) is str and (k + v).isalnum() and (k + v).isascii() for k, v in value.items()):
+        assert got is not None  # (the common case is taken)
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(st.dictionaries(st.text(max_size=6), _json, max_size=4), max_size=6), st.sampled_from(["", " ", "\n", "\r"]),
        st.sampled_from([1, 5, 40, 1 << 20]))
