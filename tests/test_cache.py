@@ -354,6 +354,20 @@ def test_canonical_fast_path_is_byte_identical(value) -> None:
     assert canonical.dumps(value) == "".join(out)
 
 
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.one_of(st.dictionaries(st.text(), st.text(), max_size=8), st.dictionaries(
+    st.sampled_from(["a", "b/c.py", "é", "\U0001f600", "\ue000", "\ud800", 'q"', "back\\", "\x7f", "\u00a0", "tab\t"]),
+    st.one_of(st.text(max_size=3), st.sampled_from(['"', "\\", "\n", "\u2028", "…"]), _leaf), max_size=6)))
+def test_a_flat_object_of_strings_is_written_canonically(value) -> None:
+    """`canonical.flat_strings` (a snapshot's scopes): the general encoder's text, or None."""
+    out: list = []
+    canonical._encode(value, out)
+    got = canonical.flat_strings(value)
+    assert got is None or got == "".join(out)
+    if value and all(type(k) is str and type(v) is str and (k + v).isalnum() and (k + v).isascii() for k, v in value.items()):
+        assert got is not None  # (the common case is taken)
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(st.dictionaries(st.text(max_size=6), _json, max_size=4), max_size=6), st.sampled_from(["", " ", "\n", "\r"]),
        st.sampled_from([1, 5, 40, 1 << 20]))
@@ -644,26 +658,38 @@ def test_relevant_assembled_from_the_ledgers_bytes_is_what_parsed_records_give(t
         read_as_text.extend(t for t in got if t is not None)
         return got
 
-    def run(where: str, text_path: bool, split: bool = False) -> Tuple[str, bytes]:
+    def run(where: str, text_path: bool, split: bool = False, spool: bool = False) -> Tuple[str, bytes]:
         root = tmp_path / where
         shutil.copytree(src, root)
         with monkeypatch.context() as m:
             m.setattr(selection, "line_texts", counted)
-            # split: the verify items shared with a second process (ops/opening.py), whatever their number
+            # split: the verify items shared with a second process (ops/opening.py), whatever their number;
+            # spool: written to private files as they are made, 7 at a time (the lessons' rows encoded so too)
             m.setenv("PRIORS_PARALLEL_MIN_BYTES", "0" if split else str(1 << 40))
+            m.setattr(opening, "SPOOL_ITEMS", 0 if spool else 1 << 40)
+            if spool:
+                m.setattr(opening, "PIECE", 7)
             if not text_path:
                 m.setattr(selection, "line_texts", lambda lines, ids: [None] * len(lines))
                 m.setattr(opening, "plain_rows", lambda rows: None)
             answer = opening.open_run(Paths(root), "web", scopes, None, None)
+        printed = io.BytesIO()
+        stream = io.TextIOWrapper(printed, encoding="utf-8")
+        assert Context(None, out=stream).print_utf8(answer.pieces)
+        stream.flush()
+        spooled = [p for p in answer.pieces if not isinstance(p, bytes)]
+        assert len(spooled) == (2 if spool and hasattr(os, "O_TMPFILE") else 0)  # (Linux: both parts)
         text = answer.json()
-        assert answer.utf8 == text.encode("utf-8")
+        assert b"".join(map(bytes, answer.pieces)) == text.encode("utf-8")
+        assert not answer.shown or printed.getvalue() == text.encode("utf-8") + b"\n"
         assert not answer.shown or controls.visible(text) is text  # printed as it is only when nothing is escaped
         rel = next((root / ".priors" / "runs").iterdir()) / "relevant.json"
         assert (root / ".priors" / "ledger.jsonl").read_bytes() == ledger.read_bytes()
         return text, rel.read_bytes()
 
     fast, slow = run("fast", True), run("slow", False)
-    assert fast == slow == run("split", True, split=True)
+    assert fast == slow == run("split", True, split=True) == run("spooled", True, spool=True)
+    assert fast == run("split, spooled", True, split=True, spool=True)
     obj = json.loads(fast[0])
     assert canonical.dumps(obj) == fast[0]
     assert canonical.line(dict(json.loads(fast[1]), **obj)).encode("utf-8") == fast[1]
@@ -681,13 +707,16 @@ def test_relevant_assembled_from_the_ledgers_bytes_is_what_parsed_records_give(t
         assert (item.get("scope_ref"), item.get("depth")) == (rec.get("scope_ref"), rec.get("depth", "major"))
 
 
-@pytest.mark.parametrize("split", [False, True])
+@pytest.mark.parametrize("split, spool", [(False, False), (True, False), (False, True), (True, True)])
 def test_a_ledger_changed_in_place_under_relevant_is_named_and_opens_no_run(tmp_path: Path, monkeypatch,
-                                                                             split: bool) -> None:
+                                                                             split: bool, spool: bool) -> None:
     """Claims' bytes rewritten in place (not UTF-8 any more) after the fold read them: the answer's one
     decoding names it — or, for a lesson, the reading of its claim — and no run is left behind; the
-    same when a second process made some of the verify items (`split`)."""
+    same when a second process made some of the verify items (`split`), and when the items are written
+    to private files as they are made (`spool`)."""
     monkeypatch.setenv("PRIORS_PARALLEL_MIN_BYTES", "0" if split else str(1 << 40))
+    monkeypatch.setattr(opening, "SPOOL_ITEMS", 0 if spool else 1 << 40)
+    monkeypatch.setattr(opening, "PIECE", 5 if spool else opening.PIECE)
     monkeypatch.setenv("PRIORS_CACHE_MIN_BYTES", "0")
     children: list = []
 

@@ -26,7 +26,7 @@ from priors.store.paths import find_root
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
     from pathlib import Path
-    from typing import Any, List, Optional, Sequence, Tuple
+    from typing import Any, List, Optional, Sequence, Tuple, Union
 
     from priors.cli.args import Parsed
 
@@ -64,9 +64,10 @@ class Context:
         except (AttributeError, OSError, ValueError):  # stdout closed (None) or full
             self.lost = True
 
-    def print_utf8(self, utf8: bytes) -> bool:
-        """`utf8` (UTF-8 text that needs no escape: `Answer.shown`) and a newline, written as they are
-        — never decoded. False when the stream does not write UTF-8 bytes: then print the text."""
+    def print_utf8(self, utf8: Union[bytes, List[Any]]) -> bool:
+        """`utf8` (UTF-8 text that needs no escape: `Answer.shown`; or its pieces, bytes or spools,
+        written one after another) and a newline, written as they are — never decoded. False when the stream does not
+        write UTF-8 bytes: then print the text."""
         if self.lost:
             return True
         try:
@@ -77,13 +78,15 @@ class Context:
             self.lost = True
             return True
 
-    def _utf8_written(self, utf8: bytes) -> bool:
+    def _utf8_written(self, utf8: Union[bytes, List[Any]]) -> bool:
         out = self.out
         buffer = getattr(out, "buffer", None)
         if buffer is None or str(getattr(out, "encoding", "")).lower() not in ("utf-8", "utf8"):
             return False
         out.flush()
-        buffer.write(utf8)
+        for piece in [utf8] if isinstance(utf8, bytes) else utf8:
+            for chunk in [piece] if isinstance(piece, bytes) else piece.chunks():  # (a spool: store/files.py)
+                buffer.write(chunk)
         out.write("\n")
         return True
 
@@ -206,7 +209,8 @@ def emit(ctx: Context, a: Parsed, answer: Answer) -> int:
     """Print an answer on the command line: its text (nothing when it is empty), or its canonical JSON
     with `--json` (or when the verb has no text form)."""
     if a.get("json") or answer.text is None:
-        if not (answer.shown and answer.utf8 is not None and ctx.print_utf8(answer.utf8)):
+        utf8 = answer.utf8 if answer.pieces is None else answer.pieces
+        if not (answer.shown and utf8 is not None and ctx.print_utf8(utf8)):
             ctx.print(answer.json(), answer.utf8)
     elif answer.text:
         ctx.print(answer.text)

@@ -96,6 +96,7 @@ def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: in
         if act == "propose-gate" and status == "open":
             gates.append((p, scope_state(p, scopes)[0]))
     verify = (rows or verify_rows)(owed, scopes, moves)
+    del owed  # (70k tuples at 100k priors: their memory serves the lessons' rows)
     inject: List[Dict[str, Any]] = []
     nudges: List[Dict[str, Any]] = []
     for p, texts, rec in with_texts(lessons):  # the record is read, not kept: a large run reads thousands

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from priors.core.answer import Answer
-from priors.core.canonical import dumps, dumps_object_utf8
+from priors.core.canonical import dumps, object_pieces_utf8
 from priors.core.errors import Refusal, UsageError
 from priors.core.fold import REST_AFTER, next_run_id
 from priors.core.grammar import aliased_refs, check_run_id, ref_alias
@@ -23,13 +23,14 @@ from priors.snapshot.hashing import indent_counts, indented_refs
 from priors.snapshot.scan import rehash
 from priors.snapshot.shapes import NEAR, blind_hashes, definition_shapes, shape_similarity
 from priors.store.background import cancel, start
-from priors.store.files import atomic_write, discard_tree, make_dir
+from priors.store.files import Spool, atomic_write, discard_tree, make_dir
 from priors.store.ledger import ensure_dirs, first_files, load_ledger, open_runs, render
 from priors.store.lock import Lock
 from priors.store.paths import Paths, list_run_dirs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
+    from pathlib import Path
     from typing import Any, Callable, Dict, List, Optional, Tuple
 
     from priors.core.fold import PriorState, State
@@ -182,13 +183,13 @@ def open_run(paths: Paths, ns: str, scopes: Dict[str, str], run: Optional[str], 
             say(f"priors: set up {paths.dir} for this first run — commit it with your repo")
     with Lock(paths):
         st = load_ledger(paths, want_data=False).state
-        opened, utf8, shown = open_run_locked(paths, st, ns, scopes, run, budget, fresh, cap)
+        opened, pieces, shown = open_run_locked(paths, st, ns, scopes, run, budget, fresh, cap)
     if say is not None:
         close = new_namespace_near(st, ns)
         if close is not None:  # a typo would start a namespace of its own, blind to everything settled in the one meant
             say(f"priors: note: {ns} is a new namespace, close to {close} that the ledger holds — if you meant {close},"
                 f" `priors abort --run {opened}` and open the run with --ns {close}")
-    return Answer(0, None, utf8=utf8, shown=shown)  # the object is read back from the line only when asked for
+    return Answer(0, None, pieces=pieces, shown=shown)  # the object is read back from the line only when asked for
 
 
 def new_namespace_near(st: State, ns: str) -> Optional[str]:
@@ -200,9 +201,10 @@ def new_namespace_near(st: State, ns: str) -> Optional[str]:
 
 
 def open_run_locked(paths: Paths, st: State, ns: str, scopes: Dict[str, str], run: Optional[str],
-                    budget: Optional[Budget], fresh: bool, cap: int = 50) -> Tuple[str, bytes, bool]:
-    """Open a run with the writer lock held: (its id, the JSON line `relevant` prints in UTF-8, whether
-    it prints as it is: `shown_as_is`).
+                    budget: Optional[Budget], fresh: bool, cap: int = 50) -> Tuple[str, List[Any], bool]:
+    """Open a run with the writer lock held: (its id, the JSON line `relevant` prints in UTF-8 — as
+    the pieces it is made of, bytes and spools, never joined: 19 MB at 100k priors —, whether it
+    prints as it is).
 
     The one way a run is opened — `relevant` and `ingest-sarif` both come through here."""
     if fresh:
@@ -217,20 +219,22 @@ def open_run_locked(paths: Paths, st: State, ns: str, scopes: Dict[str, str], ru
     elif run in st.commits or paths.run_dir(str(run)).exists():
         raise Refusal("RUN_EXISTS", run=run)
     scopes = settled_from_disk(paths, st, scopes)
+    encoded = dumps(scopes).encode("utf-8")  # (a 70k-scope snapshot is encoded before the answer is made: less at once)
     follow = follow_code(paths, st, ns, scopes)
     tail: List[Callable[[], Any]] = []
     try:
-        parts, extra, shown = answer_parts(st, ns, scopes, str(run), cap, budget, follow, tail)
+        parts, extra, shown = answer_parts(st, ns, scopes, str(run), cap, budget, follow, tail, paths.dir)
+        extra["scopes"] = encoded
     except BaseException:
         for pending in tail:  # a failure before the second process's items were needed: it is stopped
             cancel(pending)
         raise
-    answer = dumps_object_utf8(parts)
+    answer = object_pieces_utf8(parts)
     parts.update(extra)
     rdir = paths.run_dir(str(run))
     make_dir(rdir)
-    try:
-        atomic_write(rdir / "relevant.json", dumps_object_utf8(parts, b"\n"))
+    try:  # (the same verify pieces in both texts, written out one at a time)
+        atomic_write(rdir / "relevant.json", object_pieces_utf8(parts, b"\n"))
     except BaseException:  # a run that could not be opened leaves no folder behind
         discard_tree(rdir)
         raise
@@ -238,57 +242,116 @@ def open_run_locked(paths: Paths, st: State, ns: str, scopes: Dict[str, str], ru
 
 
 SHARE = 0.4  # of the verify items, those this process makes while the second makes the rest
+PIECE = 2000  # verify items made and written to a spool at a time
 SPLIT_BYTES = 1 << 20  # a second process pays for itself from this many bytes of the rest's lines
+SPOOL_ITEMS = 20000  # from this many verify items (~5 MB) they go to spools as they are made, not held
 
 
 def answer_parts(st: State, ns: str, scopes: Dict[str, str], run: str, cap: int, budget: Optional[Budget],
-                 follow: Dict[str, Any], tail: List[Callable[[], Any]]) -> Tuple[Dict[str, Any], Dict[str, Any], bool]:
+                 follow: Dict[str, Any], tail: List[Callable[[], Any]],
+                 where: Optional[Path] = None) -> Tuple[Dict[str, Any], Dict[str, Any], bool]:
     """What `relevant` selects, encoded: (the answer's values, the values `relevant.json` adds, whether
-    the answer prints as it is). A long verify list is shared with a second process (`shared_rows`,
-    whose result `tail` gets); each value is encoded once, in UTF-8."""
+    the answer prints as it is). A long verify list is shared with a second process (`shared_rows`;
+    `tail` gets the second process, to be stopped if this one fails first), and from SPOOL_ITEMS items each part is written to
+    a private file in `where` as it is made (`Spool`), never held; each value is encoded once, in
+    UTF-8. The verify list's value is a list of pieces (bytes or spools), each the texts of items
+    joined by commas."""
+    got: List[Callable[[], Any]] = []
     out = relevant_hook(budget, st, select(st, ns, scopes, run, cap, follow.get("moves_by_id"),
-                                           follow.get("rehashed"), shared_rows(tail)))
+                                           follow.get("rehashed"), shared_rows(tail, got, where)))
     follow.pop("moves_by_id", None)
     # The verify list can be 70k items, each encoded already (`select`, in UTF-8 from the ledger's bytes):
     # joined into each text, never walked again; the lessons and floors, thousands of small objects of
     # strings, are written by their keys' template.
     parts: Dict[str, Any] = {}
     for key, value in out.items():
-        rows = None if key == "verify" else plain_rows(value)
-        parts[key] = value if key == "verify" else ("[" + ",".join(rows) + "]" if rows is not None
-                                                    else dumps(value)).encode("utf-8")
-    made = b",".join(parts["verify"])
-    shown = printable_utf8(made) and printable_utf8(b"".join(v for k, v in parts.items() if k != "verify"))
-    extra: Dict[str, Any] = {"scopes": dumps(scopes).encode("utf-8")}
+        if key != "verify":
+            parts[key] = rows_text(value)
+    shown = all([printable_utf8(v) for value in parts.values()  # (each looked at: any may name a changed ledger)
+                 for v in (value if type(value) is list else [value])])
+    extra: Dict[str, Any] = {}  # (and the snapshot, `scopes`: the caller has it encoded)
     for key in ("moves", "rehashed", "shapes", "lost", "followed"):  # kept beside the run, not printed (core/moves.py)
         if follow.get(key):
             extra[key] = dumps(follow[key]).encode("utf-8")
     extra["ledger_records"] = str(st.records).encode("ascii")  # where the ledger stood: commit finds what a person decided since
-    later, also = tail[0]() if tail else (b"", True)  # the items the second process made: after these
-    parts["verify"] = [t for t in (made, later) if t]
-    return parts, extra, shown and also
+    verify = []
+    for part in got:  # this process's items, then the second's: each (bytes or a spool, whether it prints as it is)
+        piece, ok = part()
+        shown = ok and shown
+        if len(piece) if isinstance(piece, bytes) else piece.size:
+            verify.append(piece)
+    parts["verify"] = verify
+    return parts, extra, shown
 
 
-def shared_rows(tail: List[Callable[[], Any]]) -> Callable[..., List[bytes]]:
+def rows_text(value: Any) -> Any:
+    """A value of the answer in UTF-8: a list of plain rows (`plain_rows`) as pieces of PIECE rows
+    joined by commas, made a piece at a time (15k lessons are 4 MB of text); anything else encoded."""
+    if type(value) is list:
+        pieces = []
+        for at in range(0, len(value), PIECE):
+            rows = plain_rows(value[at:at + PIECE])
+            if rows is None:
+                break
+            pieces.append(",".join(rows).encode("utf-8"))
+        else:
+            return pieces
+    return dumps(value).encode("utf-8")
+
+
+def shared_rows(tail: List[Callable[[], Any]], got: List[Callable[[], Any]],
+                where: Optional[Path] = None) -> Callable[..., List[bytes]]:
     """`select`'s maker of verify items, sharing a long list with a second process (store/background.py):
     it makes the last items while this one makes the first, reads the lessons and encodes the rest
-    of the answer. The first items are returned; `tail` gets the function that gives the others —
-    joined, and whether they print as they are (`printable_utf8`, which also names a ledger changed
-    in place) — made here when it is called if no second process took them."""
+    of the answer. `got` gets a function giving each part in order — its text (bytes, or a spool
+    holding it), and whether it prints as it is (`printable_utf8`, which also names a ledger
+    changed in place) — the second's made here when it is called if no second process took it;
+    `tail` the second part's as soon as it is begun. `select` itself gets no items (an empty list)."""
 
     def rows(owed: List[Tuple[PriorState, str, Optional[str]]], scopes: Dict[str, str],
              moves: Dict[str, Dict[str, Any]]) -> List[bytes]:
         cut = int(len(owed) * SHARE)
-        later = owed[cut:]
+        first = second = None
+        if where is not None and len(owed) >= SPOOL_ITEMS:
+            first, second = Spool.open(where), Spool.open(where)
+            if first is None or second is None:
+                first = second = None
 
-        def made() -> Tuple[bytes, bool]:
-            text = b",".join(verify_rows(later, scopes, moves))
-            return text, printable_utf8(text)
+        later = owed[cut:]  # (`select` lets go of the rest)
 
-        tail.append(start(made, len(later) << 9, SPLIT_BYTES))  # (~500 bytes a prior's line)
-        return verify_rows(owed[:cut], scopes, moves)
+        def made() -> Tuple[Any, bool]:  # (in the second process: only plain values go back, a spool's size)
+            return items_text(later, scopes, moves, second)
+
+        child = start(made, (len(owed) - cut) << 9, SPLIT_BYTES)  # (~500 bytes a prior's line)
+        tail.append(child)
+        mine = items_text(owed[:cut], scopes, moves, first)
+        got.append(lambda: mine if first is None else _filled(first, mine))
+        got.append(child if second is None else lambda: _filled(second, child()))
+        return []
 
     return rows
+
+
+def _filled(spool: Spool, made: Tuple[int, bool]) -> Tuple[Spool, bool]:
+    spool.size = made[0]  # (written by the second process, or here)
+    return spool, made[1]
+
+
+def items_text(owed: List[Tuple[PriorState, str, Optional[str]]], scopes: Dict[str, str],
+               moves: Dict[str, Dict[str, Any]], into: Optional[Spool]) -> Tuple[Any, bool]:
+    """The verify items of `owed` joined by commas, and whether they print as they are: the text, or
+    — written to `into`, PIECE items at a time, never held whole — its length. Every piece is
+    checked (`printable_utf8` names a ledger changed in place in any of them)."""
+    if into is None:
+        text = b",".join(verify_rows(owed, scopes, moves))
+        return text, printable_utf8(text)
+    into.reset()  # (a second process that failed may have written some)
+    ok = True
+    for at in range(0, len(owed), PIECE):
+        text = b",".join(verify_rows(owed[at:at + PIECE], scopes, moves))
+        ok = printable_utf8(text) and ok
+        into.write(b"," + text if at else text)
+    return into.size, ok
 
 
 def follow_code(paths: Paths, st: State, ns: str, scopes: Dict[str, str]) -> Dict[str, Any]:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
     from typing import Iterable, Iterator, Optional, Tuple, Union
 
     Bytes = Union[bytes, bytearray, memoryview]
-    Chunk = Union[Bytes, Tuple[int, int]]  # bytes, or a (start, end) range of the old file
+    Chunk = Union[Bytes, Tuple[int, int], "Spool"]  # bytes, a (start, end) range of the old file, or a spool's text
 
 
 # What this process changed on disk, in order: the catch-all error message says "nothing was
@@ -225,12 +225,13 @@ def atomic_write(path: Path, data: Union[bytes, Iterable[Chunk]], keep: int = 0,
     """Write a temp file beside `path`, flush, fsync, rename over it: old bytes or new, never half.
 
     `data` may be chunks (a list, or an iterator: each is written as it comes, so a large file need
-    not be held whole), written in order. A chunk may also be a (start, end) range of
-    the current file — which must then be exactly `size` bytes long — copied by the kernel where it
-    can, so that rewriting a large ledger never needs a second copy of it in memory. `keep` is
-    short for a first range (0, keep) with size `keep`: an append. `durable=False` skips the fsync:
-    readers still see old bytes or new, but a power cut may leave the file empty — only for a file
-    whose loss is harmless and which is written on a hot path (an fsync can wait 10 ms on a busy disk)."""
+    not be held whole), written in order; a chunk may be a `Spool`, whose text is copied. A chunk
+    may also be a (start, end) range of the current file — which must then be exactly `size` bytes
+    long — copied by the kernel where it can, so that rewriting a large ledger never needs a second
+    copy of it in memory. `keep` is short for a first range (0, keep) with size `keep`: an append.
+    `durable=False` skips the fsync: readers still see old bytes or new, but a power cut may leave the
+    file empty — only for a file whose loss is harmless and which is written on a hot path (an fsync
+    can wait 10 ms on a busy disk)."""
     check_inside(path)
     chunks: Iterable[Chunk] = [data] if isinstance(data, (bytes, bytearray)) else data  # (taken as they come)
     if keep:
@@ -245,7 +246,9 @@ def atomic_write(path: Path, data: Union[bytes, Iterable[Chunk]], keep: int = 0,
             src: Optional[int] = None
             try:
                 for chunk in chunks:
-                    if isinstance(chunk, tuple):
+                    if isinstance(chunk, Spool):
+                        copy_range(chunk.fd, 0, chunk.size, fd)
+                    elif isinstance(chunk, tuple):
                         if src is None:  # (the current file, opened when the first range of it is reached)
                             src = _open_base(path, size)
                         copy_range(src, chunk[0], chunk[1] - chunk[0], fd)
@@ -311,6 +314,59 @@ def copy_range(src: int, offset: int, n: int, dst: int) -> None:
             raise EOFError("the file to copy from is shorter than it was")
         write_all(dst, chunk)
         offset, n = offset + len(chunk), n - len(chunk)
+
+
+class Spool:
+    """Text written once, piece by piece, and read back: in a private file with no name (Linux's
+    `O_TMPFILE` — no other process can open it, and it is gone when closed). `relevant`'s verify
+    list at 100k priors is 19 MB that would otherwise be held in memory until it is printed.
+    `Spool.open` gives None where there is no such file. Written with `pwrite` at its own end, so a
+    forked child can fill one the parent reads once the child is done (the parent then sets `size`)."""
+
+    __slots__ = ("fd", "size")
+
+    def __init__(self, fd: int) -> None:
+        self.fd, self.size = fd, 0
+
+    @staticmethod
+    def open(directory: Path) -> Optional[Spool]:
+        flag = getattr(os, "O_TMPFILE", 0)
+        if not flag or not hasattr(os, "pwrite"):
+            return None
+        try:
+            return Spool(os.open(str(directory), flag | os.O_RDWR | getattr(os, "O_CLOEXEC", 0), 0o600))
+        except OSError:  # a file system without unnamed files, or none writable here
+            return None
+
+    def reset(self) -> None:
+        """Empty (work begun again after a child that wrote some of it failed)."""
+        os.ftruncate(self.fd, 0)
+        self.size = 0
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            done = os.pwrite(self.fd, view, self.size)
+            self.size += done
+            view = view[done:]
+
+    def chunks(self) -> Iterator[bytes]:
+        """The text, a megabyte at a time."""
+        at = 0
+        while at < self.size:
+            chunk = os.pread(self.fd, min(self.size - at, 1 << 20), at)
+            if not chunk:
+                raise MachineError("priors: a private temporary file lost its text; run the verb again")
+            yield chunk
+            at += len(chunk)
+
+    def __bytes__(self) -> bytes:
+        return b"".join(self.chunks())
+
+    def __del__(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
 
 
 def _read_at(fd: int, offset: int, n: int) -> bytes:  # pragma: no cover - Windows has no os.pread
