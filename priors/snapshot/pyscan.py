@@ -34,7 +34,10 @@ class _Patterns:
             r"|'''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'''"
             r'|"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""'
             r"|'[^'\\\n]*(?:\\.[^'\\\n]*)*'"
-            r'|"[^"\\\n]*(?:\\.[^"\\\n]*)*")',
+            r'|"[^"\\\n]*(?:\\.[^"\\\n]*)*"'
+            # Never matches: with a first character more, `re` looks each character of the text up in
+            # a bitmap instead of testing it against a range and a literal (the search is most of the split).
+            r"|\x00(?!))",
             re.S,
         )
         # Patterns led by a literal "\n" are searched for at C speed; `^` with re.M is tried at every offset.
