@@ -177,3 +177,54 @@ def test_a_run_a_change_adds_is_held_to_today_s_door_whatever_its_seal_says(keep
         assert r.code == 1 and "RERAISE" in r.out and "P-0002" in r.out, (door, r)
         if door is None:
             assert keeper("verify", "--no-git").code == 0  # (the base's rules: nothing says it was added)
+
+
+def _asked(tmp_path, name):
+    """A target where OTHER's P-0002 says it differs from NS's wontfix P-0001: the person's call."""
+    from conftest import Keeper
+
+    keeper = Keeper(tmp_path / name)
+    keeper.root.mkdir(parents=True)
+    _settled(keeper)
+    keeper.ok("propose", keeper.candidate(conclusion(WEAK, scope_ref="src/tax.py", distinct_from=["P-0001"])),
+              "--run", "run-002", "--ns", OTHER)
+    keeper.ok("commit", "--run", "run-002")
+    return keeper
+
+
+def test_the_walk_answers_another_namespace_s_call_with_the_offered_commands(tmp_path):
+    """Newcomer pass 27i: the walk printed `obsolete --because "the same finding as P-0001 (code-review)"` and
+    `reopen --because "a different finding from P-0001"`, but `o` + Enter wrote an obsolete with no reason and
+    `r` + Enter skipped (reopen "needs one"); its question said "the same (duplicate)" beside an `o` key, and
+    nothing said P-0001 was another namespace's. Enter now takes the reason the printed command carries."""
+    pytest = __import__("pytest")
+    pytest.importorskip("pty")
+    from test_desk import PROMPT, Pty
+
+    for key, typed in (("o", ("obsolete", "--because", "the same finding as P-0001 (code-review)")),
+                       ("r", ("reopen", "--because", "a different finding from P-0001"))):
+        walked, by_hand = _asked(tmp_path, f"walked-{key}"), _asked(tmp_path, f"typed-{key}")
+        assert "differs from your wontfix P-0001 (in code-review)" in walked.ok("status", "--calls")
+        t = Pty(walked.root, "decide")
+        out = t.expect(PROMPT)
+        assert "the same (obsolete)" in out and "(duplicate)" not in out, out
+        assert "the agent says P-0002 differs from your wontfix P-0001 (in code-review):" in out, out
+        t.send(key)
+        t.expect(f"Enter for “{typed[-1]}”")
+        t.expect("): ")
+        t.send("\n")
+        code, rest = t.finish()
+        assert code == 0 and "1 decided, 0 skipped" in rest, rest
+        by_hand.ok("decide", "P-0002", *typed)
+        assert walked.ledger_bytes() == by_hand.ledger_bytes()
+        walked.ok("verify")
+
+
+def test_the_settled_nearby_hint_says_where_another_namespace_s_decision_is_listed(keeper):
+    """`relevant`'s `settled_here` lists the run's own namespace's decisions only: the hint points at the
+    refusal's `settled`, where another namespace's carries its `ns` (newcomer pass 27i)."""
+    ground = _settled(keeper)
+    assert ground["settled_here"] == []
+    body = keeper.refused("SETTLED_NEARBY", "propose", keeper.candidate(conclusion(WEAK, scope_ref="src/tax.py")),
+                          "--run", "run-002", "--ns", OTHER)
+    assert "does not list" in body["hint"] and "`settled`" in body["hint"]

@@ -174,7 +174,7 @@ def walk(ctx: Context, with_open: bool, ns: Optional[str], where: Sequence[str],
             term.write("  skipped\n\n")
             continue
         verdict = KEYS[k]
-        reason = _reason(term, verdict, ask.get("reason") if ask["kind"] in ("reversal", "pressed") else None)
+        reason = _reason(term, verdict, offered_reason(ask, verdict))
         if reason is CANCELLED:  # Ctrl-D at the reason: this answer is taken back, nothing is written
             skipped += 1
             term.write(f"\n  cancelled — nothing recorded for {ask['id']}\n\n")
@@ -242,16 +242,30 @@ def refused_text(refusal: Refusal) -> str:
 CANCELLED = "\x04"  # what `_reason` returns when the person ended the input (Ctrl-D): no reason can be this
 
 
+def offered_reason(ask: Dict[str, Any], verdict: str) -> Optional[str]:
+    """The reason the answering command printed above the prompt carries (`commands`), which Enter takes,
+    so that the key writes what that command writes: a reversal's or a pressed decision's reopen, and a
+    "differs" call's reopen ("a different finding from Q") and obsolete ("the same finding as Q (ns)",
+    the answer "the same" to another namespace's decision)."""
+    if verdict == "reopen" and ask["kind"] in ("reversal", "pressed", "differs"):
+        return ask.get("reason")
+    if verdict == "obsolete" and ask["kind"] == "differs":
+        return ask.get("same_reason")
+    return None
+
+
 def _reason(term: Terminal, verdict: str, default: Optional[str]) -> Optional[str]:
-    """The optional reason (None: none given; CANCELLED: Ctrl-D, take the answer back); reopen's
-    default, when offered, is taken on Enter."""
-    if verdict == "reopen":
-        hint = f"Enter for “{default}”" if default else "required — Enter alone skips"
+    """The optional reason (None: none given; CANCELLED: Ctrl-D, take the answer back); the default
+    the offered command carries, when there is one, is taken on Enter."""
+    if default:
+        hint = f"Enter for “{default}”" + ("" if verdict == "reopen" else "; Ctrl-D takes this answer back")
+    elif verdict == "reopen":
+        hint = "required — Enter alone skips"
     else:
         hint = "optional — Enter for none; Ctrl-D takes this answer back"
     text = term.line(f"  reason ({hint}): ")
     if text is None:
         return CANCELLED
-    if not text and verdict == "reopen" and default:
+    if not text and default:
         return default
     return text or None

@@ -128,12 +128,13 @@ def waiting_in_order(st: State, low: Optional[Dict[str, str]] = None,
             q = st.priors[beside_unseen(st, p)[0]]
             ask = ("differs", differs_verdicts(p, q), dict(
                 differs_from=q.id, settled_status=q.status, settled_claim=q.claim, unseen=True,
+                **({"settled_ns": q.ns} if q.ns != p.ns else {}),
                 reason=f"a different finding from {q.id}", same_reason=f"the same finding as {q.id} ({q.ns})"))
         elif p.id in st.distinct and differs_from(st, p):
             q = st.priors[differs_from(st, p)[0]]
             ask = ("differs", differs_verdicts(p, q), dict(
                 differs_from=q.id, settled_status=q.status, settled_claim=q.claim, reason=f"a different finding from {q.id}",
-                **({"same_reason": f"the same finding as {q.id} ({q.ns})"} if q.ns != p.ns else {})))
+                **({"same_reason": f"the same finding as {q.id} ({q.ns})", "settled_ns": q.ns} if q.ns != p.ns else {})))
         elif p.id in index:
             tried = tried_since(st, p, index)
             if tried_runs(tried) >= PRESSED_AT:
@@ -238,7 +239,7 @@ def _one_line(value: Any, width: int = 200) -> str:
 
 def ask_text(ask: Dict[str, Any], at: int, total: int) -> str:
     """One ask on the terminal: what it is, the prior, where it came from."""
-    lines = [f"[{at}/{total}] {ask['id']} · {ask['ns']} · {ask['status']} — {KINDS[ask['kind']]}"]
+    lines = [f"[{at}/{total}] {ask['id']} · {ask['ns']} · {ask['status']} — {kind_text(ask)}"]
     if ask["kind"] == "reversal":
         lines.append(f"  reversal: {ask['call']} (raised in {ask.get('call_run')}): {_one_line(ask['call_claim'])}")
     if ask["kind"] == "differs":
@@ -268,13 +269,23 @@ def ask_text(ask: Dict[str, Any], at: int, total: int) -> str:
     return "\n".join(lines)
 
 
+def kind_text(ask: Dict[str, Any]) -> str:
+    """What the ask is, in the words of the verdicts it offers: "the same" to another namespace's decision
+    is answered `obsolete` (`differs_verdicts`), so the question names that key, not `duplicate`."""
+    text = KINDS[ask["kind"]]
+    if ask["kind"] == "differs" and "duplicate" not in ask["verdicts"]:
+        text = text.replace("the same (duplicate)", "the same (obsolete)")
+    return text
+
+
 def differs_text(ask: Dict[str, Any]) -> str:
     """Why a "differs" ask waits for the person: the agent said so (`distinct_from`), or the finding came
     from a parallel branch whose run never saw their decision beside it (core/unseen.py)."""
+    yours = f"your {ask['settled_status']} {ask['differs_from']}" + (
+        f" (in {ask['settled_ns']})" if ask.get("settled_ns") else "")  # another namespace's: say which
     if ask.get("unseen"):
-        return (f"from a parallel branch whose run never saw your {ask['settled_status']} {ask['differs_from']},"
-                " it stands beside it")
-    return f"the agent says {ask['id']} differs from your {ask['settled_status']} {ask['differs_from']}"
+        return f"from a parallel branch whose run never saw {yours}, it stands beside it"
+    return f"the agent says {ask['id']} differs from {yours}"
 
 
 def call_text(ask: Dict[str, Any]) -> List[str]:
@@ -290,7 +301,7 @@ def call_text(ask: Dict[str, Any]) -> List[str]:
     elif kind == "low-score":
         head = f"{ask['id']} — {_one_line(ask['claim'])} {ask['note']} — keep it or retire it?"
     else:
-        head = f"{ask['id']} — {_one_line(ask['claim'])} — {KINDS[kind]}"
+        head = f"{ask['id']} — {_one_line(ask['claim'])} — {kind_text(ask)}"
     return [f"  ? {head}"] + [f"      {cmd}" for cmd in commands(ask)]
 
 
