@@ -381,7 +381,8 @@ def test_ledger_bytes_unchanged_when_nothing_is_similar(keeper):
     """This session's ledger, byte for byte, as the keeper wrote it before issue 13
     (tests/data/ledger_no_similar.jsonl was written by `main`'s code at df6a645, before this rule) — but
     for what issue 28 adds: each run's seal says `door: 4`, and the finding on the file where a person
-    settled P-0001 names it in `distinct_from` (SETTLED_NEARBY refuses it otherwise); and a seal keeps
+    settled P-0001 names it in `distinct_from` (SETTLED_NEARBY refuses it otherwise), which its run's
+    summary counts as a call for the person; and a seal keeps
     the shapes of the definitions its findings stand on, while a Python file's hashes keep its
     indentation (each hash of before stands for exactly one of today's)."""
     got = plain_session(keeper)
@@ -396,6 +397,9 @@ def test_ledger_bytes_unchanged_when_nothing_is_similar(keeper):
     want = want.replace(b'{"action":"commit",', b'{"action":"commit","door":4,')
     want = want.replace(b'"claim":"to_text() decodes bytes as latin-1 instead of utf-8",',
                         b'"claim":"to_text() decodes bytes as latin-1 instead of utf-8","distinct_from":["P-0001"],')
+    want = want.replace('(same identities, current scope state)","New this run: 3"'.encode(),
+                        '(same identities, current scope state)",'
+                        '"  ? 1 need your call \u2014 `priors status --calls` to review","New this run: 3"'.encode())
     assert got == want, hashlib.sha256(got).hexdigest()
 
 

@@ -44,7 +44,7 @@ def test_a_weak_rewording_in_another_namespace_is_the_person_s_call(keeper):
     assert body["of"] == "P-0001" and body["ns"] == NS
     assert keeper.ok("propose", keeper.candidate(conclusion(WEAK, scope_ref="src/tax.py", distinct_from=["P-0001"])),
                      "--run", "run-002", "--ns", OTHER) == "P-0002 staged (new)\n"
-    keeper.ok("commit", "--run", "run-002")
+    assert "? 1 need your call" in keeper.ok("commit", "--run", "run-002")
     keeper.ok("verify")
     calls = json.loads(keeper.ok("status", "--calls", "--json"))["calls"]
     (call,) = [c for c in calls if c["kind"] == "differs"]
@@ -139,6 +139,7 @@ def test_verify_replays_the_rule_by_the_door_that_sealed_the_run(keeper):
             assert r.code == 0, (door, distinct, r)
         else:
             assert r.code == 1 and code in r.out and "P-0002" in r.out, (door, distinct, code, r)
+            assert code != "SETTLED_NEARBY" or f"(namespace {NS})" in r.out, r
 
 
 def test_a_run_a_change_adds_is_held_to_today_s_door_whatever_its_seal_says(keeper):

@@ -435,6 +435,8 @@ def summarize(rf: RunFiles, after: State, escalations: int, set_aside: Any = (),
     carried = verdicts.count("still-open") + verdicts.count("reaffirmed")
     touched = verdicts.count("stale")
     calls = verdicts.count("challenged") + verdicts.count("obsolete-proposed") + escalations + len(rf.items("nudges"))
+    calls += sum(1 for r in rf.staged if isinstance(r, dict) and isinstance(r.get("distinct_from"), list) and any(
+        isinstance(q, str) and q in after.priors and after.priors[q].binding for q in r["distinct_from"]))  # "it differs"
     ns = rf.ns
     resting = sum(1 for p in after.priors.values() if p.miss >= REST_AFTER and p.ns == ns and p.resting)
     new = len(rf.staged)

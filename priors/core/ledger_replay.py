@@ -472,7 +472,7 @@ class Replay:
                                       " `distinct_from`"}.get(body["refused"],
                                                                                                    f"meets {body.get('of')}")
             how = f" in other words (similarity {body['similarity']})" if body.get("similar") else ""
-            where = f" on {of.scope_ref}" if of is not None and of.scope_ref else ""
+            where = (f" on {of.scope_ref}" + (f" (namespace {of.ns})" if of.ns != ns else "")) if of and of.scope_ref else ""
             rebase = (" (or a rebase or cherry-pick replayed its run after a decision it never saw: docs/ci.md, \"A"
                       " parallel branch's run\")") if self.from_line and no >= self.from_line else ""
             self.add(no, body["refused"], f"prior {pid} {what}{how}{where}, on the same scope state — the door refuses it "
