@@ -576,3 +576,23 @@ def test_an_ingest_names_the_findings_it_could_not_judge(keeper: Keeper) -> None
     assert r.json["missing"] == [first] and r.json["counts"]["missing"] == 1
     r = k("ingest-sarif", "b.sarif", "--ns", "lint", "--snapshot", "src", "--json")  # a.py is covered again
     assert "missing" not in r.json and r.json["counts"]["missing"] == 0
+
+
+def test_a_person_s_decision_holds_in_another_namespace_when_the_flagged_text_changed(keeper: Keeper) -> None:
+    """A result whose flagged text changed (a new fingerprint) with the same rule and claim on the scope
+    of a finding a person decided is that decision's finding — in any namespace, as a person's decision
+    holds in every one (hostile pass 27j: ingested under another namespace it was recorded as new)."""
+    k = keeper
+    k.write("src/a.py", "def old():\n    for i in x:\n        pass\n")
+    k.write("l.sarif", one_result("src/a.py", 2))
+    k.ok("ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", "src")
+    (first,) = [r for r in k.ledger() if r.get("t") == "prior"]
+    k.ok("decide", first["id"], "wontfix", "--because", "intended")
+    k.write("src/a.py", "def old():\n    for i in x:  # the flagged text changes\n        pass\n")
+    for ns in ("lint", "other"):
+        r = k("ingest-sarif", "l.sarif", "--ns", ns, "--snapshot", "src", "--json")
+        assert r.json["counts"]["new"] == 0 and r.json["counts"]["suppressed"] == 1, (ns, r.json)
+        (refusal,) = r.json["refused"]
+        assert refusal["of"] == first["id"] and refusal["changed"] is True
+        assert refusal.get("ns") == (None if ns == "lint" else "lint")
+    assert [r["id"] for r in k.ledger() if r.get("t") == "prior"] == [first["id"]]

@@ -136,7 +136,7 @@ def plan_ingest(verify: Sequence[Dict[str, Any]], cands: Sequence[Optional[Dict[
     A finding whose flagged text changed (a comment added on the line, `as e` dropped) loses its
     fingerprint but not its rule, claim or scope: a result no prior has, of the same rule with the
     same claim on the scope of a prior not reported, is that prior reported again (`renewed`) — or,
-    for one of `decided` (the namespace's findings a person decided, each with `id`, `scope_ref`,
+    for one of `decided` (the findings a person decided, in any namespace, each with `id`, `scope_ref`,
     `rule`, `fingerprint`, `claim`, whose identity no result has), it is that decision's finding
     (`settled`), not a new one. Paired in source order.
 

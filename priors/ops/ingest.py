@@ -137,8 +137,9 @@ def _ingest_locked(paths: Paths, ns: str, scopes: Dict[str, str], budget: Option
         # A result left out (a control character the ledger never holds) may be the report of an old
         # finding: its silence is not the analyzer's, so it proves nothing fixed either.
         left_out = sum(1 for _, f in found if f.candidate is None and str(f.skipped).startswith("holds "))
-        # the findings a person decided here: one whose flagged text changed is still theirs
-        decided = [dict(p.record(), id=p.id) for p in st.in_ns(ns)
+        # the findings a person decided here, in any namespace (a person's decision holds in every one):
+        # one whose flagged text changed is still theirs (hostile pass 27j: another namespace's was new)
+        decided = [dict(p.record(), id=p.id) for p in st.priors.values()
                    if p.binding and not p.redacted and p.scope_ref in rf.scopes and identity_of(p.rec) is not None]
         plan = plan_ingest(verify, cands, withhold_fixed=unplaced > 0 or left_out > 0, tools=tools, decided=decided)
         for pid, verdict in plan.verdicts:
@@ -158,7 +159,7 @@ def _ingest_locked(paths: Paths, ns: str, scopes: Dict[str, str], budget: Option
             if fate == "settled":  # a person's decision whose finding's flagged text changed
                 p = st.priors[plan.settled_as[i]]
                 refused.append({"refused": "RERAISE", "of": p.id, "status": p.status, "changed": True,
-                                "file": name, "result": f.path,
+                                **({"ns": p.ns} if p.ns != ns else {}), "file": name, "result": f.path,
                                 "hint": "its flagged text changed, but the same rule says the same on the same scope:"
                                         " taken as the finding a person decided"})
                 continue
