@@ -229,3 +229,29 @@ def test_the_settled_nearby_hint_says_where_another_namespace_s_decision_is_list
     body = keeper.refused("SETTLED_NEARBY", "propose", keeper.candidate(conclusion(WEAK, scope_ref="src/tax.py")),
                           "--run", "run-002", "--ns", OTHER)
     assert "does not list" in body["hint"] and "`settled`" in body["hint"]
+
+
+def test_a_call_names_every_decision_the_finding_is_said_to_differ_from(keeper):
+    """Newcomer pass 27i: a finding naming two of a person's decisions (its namespace's and another's) was
+    set against the first alone; `status --calls`, the walk's text and the report show both."""
+    from priors.core.desk import ask_text
+
+    _settled(keeper)
+    keeper.ok("propose", keeper.candidate(conclusion("total() ignores discounts", scope_ref="src/tax.py#total")),
+              "--run", "run-002", "--ns", OTHER)
+    keeper.ok("commit", "--run", "run-002")
+    keeper.ok("decide", "P-0002", "accepted", "--because", "known")
+    keeper.ok("relevant", "--ns", OTHER, "--snapshot")
+    body = keeper.refused("SETTLED_NEARBY", "propose", keeper.candidate(conclusion(WEAK, scope_ref="src/tax.py")),
+                          "--run", "run-003", "--ns", OTHER)
+    assert sorted(s["id"] for s in body["settled"]) == ["P-0001", "P-0002"]
+    keeper.ok("propose", keeper.candidate(conclusion(WEAK, scope_ref="src/tax.py", distinct_from=["P-0001", "P-0002"])),
+              "--run", "run-003", "--ns", OTHER)
+    keeper.ok("commit", "--run", "run-003")
+    text = keeper.ok("status", "--calls")
+    assert "differs from your wontfix P-0001 (in code-review) and your accepted P-0002" in text, text
+    (ask,) = [c for c in json.loads(keeper.ok("status", "--calls", "--json"))["calls"] if c["kind"] == "differs"]
+    assert ask["also_differs_from"] == [{"id": "P-0002", "status": "accepted", "claim": "total() ignores discounts"}]
+    assert "  also P-0002: total() ignores discounts" in ask_text(ask, 1, 1)
+    keeper.ok("report", "-o", "r.html")
+    assert "your accepted P-0002" in (keeper.root / "r.html").read_text(encoding="utf-8")

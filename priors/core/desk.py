@@ -125,15 +125,16 @@ def waiting_in_order(st: State, low: Optional[Dict[str, str]] = None,
         elif count_bucket(p) == "proposed":  # waits for a person, who may never hear of it otherwise
             ask = ("proposed-lesson", ("accepted", "obsolete"), {})
         elif p.id in st.unseen and beside_unseen(st, p):  # (before `distinct_from`: that run saw no decision)
-            q = st.priors[beside_unseen(st, p)[0]]
+            q, *rest = [st.priors[i] for i in beside_unseen(st, p)]
             ask = ("differs", differs_verdicts(p, q), dict(
-                differs_from=q.id, settled_status=q.status, settled_claim=q.claim, unseen=True,
+                differs_from=q.id, settled_status=q.status, settled_claim=q.claim, unseen=True, **_also(p, rest),
                 **({"settled_ns": q.ns} if q.ns != p.ns else {}),
                 reason=f"a different finding from {q.id}", same_reason=f"the same finding as {q.id} ({q.ns})"))
         elif p.id in st.distinct and differs_from(st, p):
-            q = st.priors[differs_from(st, p)[0]]
+            q, *rest = [st.priors[i] for i in differs_from(st, p)]
             ask = ("differs", differs_verdicts(p, q), dict(
                 differs_from=q.id, settled_status=q.status, settled_claim=q.claim, reason=f"a different finding from {q.id}",
+                **_also(p, rest),
                 **({"same_reason": f"the same finding as {q.id} ({q.ns})", "settled_ns": q.ns} if q.ns != p.ns else {})))
         elif p.id in index:
             tried = tried_since(st, p, index)
@@ -245,6 +246,7 @@ def ask_text(ask: Dict[str, Any], at: int, total: int) -> str:
     if ask["kind"] == "differs":
         lines.append(f"  {differs_text(ask)}:")
         lines.append(f"  yours:    {_one_line(ask['settled_claim'])}")
+        lines += [f"  also {o['id']}: {_one_line(o['claim'])}" for o in ask.get("also_differs_from", ())]
         if ask.get("direction"):
             lines.append(f"  direction: {_one_line(ask['direction'])}")
     lines.append(f"  claim:    {_one_line(ask['claim'])}")
@@ -278,11 +280,19 @@ def kind_text(ask: Dict[str, Any]) -> str:
     return text
 
 
+def _also(p: PriorState, rest: Sequence[PriorState]) -> Dict[str, Any]:
+    """The other decisions a "differs" ask sets the finding against (the first is `differs_from`): each
+    is shown, so the person sees every decision the finding is said to differ from or stands beside."""
+    return {"also_differs_from": [dict({"id": q.id, "status": q.status, "claim": q.claim},
+                                       **({"ns": q.ns} if q.ns != p.ns else {})) for q in rest]} if rest else {}
+
+
 def differs_text(ask: Dict[str, Any]) -> str:
     """Why a "differs" ask waits for the person: the agent said so (`distinct_from`), or the finding came
     from a parallel branch whose run never saw their decision beside it (core/unseen.py)."""
-    yours = f"your {ask['settled_status']} {ask['differs_from']}" + (
-        f" (in {ask['settled_ns']})" if ask.get("settled_ns") else "")  # another namespace's: say which
+    yours = " and ".join([f"your {ask['settled_status']} {ask['differs_from']}" + (
+        f" (in {ask['settled_ns']})" if ask.get("settled_ns") else "")] + [  # another namespace's: say which
+        f"your {o['status']} {o['id']}" + (f" (in {o['ns']})" if o.get("ns") else "") for o in ask.get("also_differs_from", ())])
     if ask.get("unseen"):
         return f"from a parallel branch whose run never saw {yours}, it stands beside it"
     return f"the agent says {ask['id']} differs from {yours}"
