@@ -259,7 +259,8 @@ def make_repo(tmp_path: Path) -> Repo:
     r = Repo(root)
     r.git("init", "-q", "-b", "main")
     out = r.ok("init", "--git")
-    assert out.splitlines()[1:] == ["priors: merge driver registered (git config and .gitattributes)"]  # one line, not five
+    assert out.splitlines()[1:] == ["priors: merge driver registered (git config and .gitattributes) — commit"
+                                    " .gitattributes too (git config stays in this clone)"]  # one line, not five
     r.write(".gitignore", "cand.json\nscopes.json\n")
     r.run("web", {"a.py": "a = 1\n", "b.py": "b = 1\n"},
           new=[conclusion("a is magic", "a.py", direction="terser"), conclusion("b is magic", "b.py")])

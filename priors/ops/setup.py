@@ -32,7 +32,8 @@ def init(paths: Paths, git: bool) -> List[str]:
         done = register_git(paths.root)  # one line, not one a git config key: what was set, in a word each
         where = [w for w in ("git config", ".gitattributes") if any(d.startswith(w) for d in done)]
         if where:
-            out.append(f"priors: merge driver registered ({' and '.join(where)})")
+            out.append(f"priors: merge driver registered ({' and '.join(where)})"
+                       + (" — commit .gitattributes too (git config stays in this clone)" if ".gitattributes" in where else ""))
     return out
 
 
