@@ -429,3 +429,28 @@ def test_a_branch_only_behind_its_base_is_compared_with_where_it_left(repo):
     left = repo.git("merge-base", "HEAD", "main").stdout.strip()
     v = repo("verify", "--since", left)
     assert v.code == 0, v.out
+
+
+def test_a_parallel_branch_s_finding_on_a_decision_s_moved_code_merges_clean_and_waits_for_the_person(repo):
+    """Hostile pass 27k: a branch (from before the person's wontfix) renames a.py to c.py and its run finds
+    P-0001's very words on c.py in another namespace. Merged, the replay judged the moved decision as a
+    RERAISE of a prior "a person made open" (an honest merge failing `verify --since`), and no call waited
+    for the person (the finding is not beside a.py): it is their call, as on the same scope."""
+    base0 = repo.git("rev-parse", "HEAD").stdout.strip()
+    repo.git("checkout", "-qb", "agent")
+    repo.git("mv", "a.py", "c.py")
+    repo.save("agent: rename")
+    repo.run("sec", {"c.py": "a = 1\n"}, {}, [conclusion("a is magic", "c.py")])
+    repo.save("agent: a review run")
+    repo.git("checkout", "-q", "main")
+    repo.ok("decide", "P-0001", "wontfix", "--because", "magic on purpose")
+    repo.save("main: a person's decision")
+    base = repo.git("rev-parse", "HEAD").stdout.strip()
+    m = repo.git("merge", "--no-edit", "agent", check=False)
+    assert m.returncode == 0, m.stdout + m.stderr
+    assert base0
+    for args in ([], ["--since", base]):
+        v = repo("verify", *args)
+        assert v.code == 0, (args, v.out)
+    calls = repo.ok("status", "--calls")
+    assert "? P-0003 — from a parallel branch whose run never saw your wontfix P-0001 (in web)" in calls, calls

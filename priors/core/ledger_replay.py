@@ -452,8 +452,8 @@ class Replay:
         elsewhere = [p for p in seen_through(near, mark)  # a person's decision holds in every namespace
                      if p.ns != ns and p.binding and not p.redacted]
         if went is not None:  # (a change's line only: see on_the_code.followed_here)
-            for q in seen_through(went[0], mark):
-                (pool if q.ns == ns else elsewhere).append(q)
+            for q in seen_through(went[0], mark):  # (elsewhere as `near`: a decision; one a parallel run saw open: sameness)
+                (pool if q.ns == ns else elsewhere if q.binding and not q.redacted else []).append(q)
         if not pool and not elsewhere:
             return  # nothing any rule compares it with (judge_pool would find nothing)
         if rehashed:  # (decisions made before indentation counted, unchanged under that scheme: see on_the_code)

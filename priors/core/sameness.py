@@ -59,7 +59,8 @@ def beside_unseen(st: Any, p: Any) -> List[str]:
         other = st.priors.get(q)
         if other is not None and other.binding and not other.redacted and (
                 (wide and other.facet("scope") == "repo-wide")
-                or (isinstance(p.scope_ref, str) and _beside(other.scope_ref, p.scope_ref))):
+                or (isinstance(p.scope_ref, str) and _beside(other.scope_ref, p.scope_ref))
+                or (isinstance(p.scope_hash, str) and p.scope_hash == other.scope_hash)):  # its code, moved there
             out.append(q)
     return out
 
