@@ -18,8 +18,8 @@ def conclusion(claim, **kw):
     return dict({"type": "conclusion", "claim": claim}, **kw)
 
 
-def _settled(k):
-    """run-001 finds the hard-coded rate; the person marks it wontfix; run-002 is open."""
+def _settled(k, then=NS):
+    """run-001 finds the hard-coded rate; the person marks it wontfix; run-002 is open (in namespace `then`)."""
     k.write("src/tax.py", TAX)
     k.ok("init")
     k.ok("relevant", "--ns", NS, "--snapshot")
@@ -27,7 +27,7 @@ def _settled(k):
          "--run", "run-001", "--ns", NS)
     k.ok("commit", "--run", "run-001")
     k.ok("decide", "P-0001", "wontfix", "--because", "the rate is set by law")
-    return json.loads(k.ok("relevant", "--ns", NS, "--snapshot"))
+    return json.loads(k.ok("relevant", "--ns", then, "--snapshot"))
 
 
 def test_an_agent_s_verdict_on_a_finding_that_differs_does_not_answer_the_person_s_call(keeper):

@@ -8,26 +8,16 @@ from __future__ import annotations
 import json
 
 from priors.core.canonical import dumps
+from test_settled import NS, TAX, conclusion
+from test_settled import _settled as settled_in
 
-NS, OTHER = "code-review", "security"
-TAX = "RATE = 0.2\n\n\ndef rate():\n    return RATE\n\n\ndef total(x):\n    return x * (1 + rate())\n"
+OTHER = "security"
 WEAK = "the VAT percentage is a literal in the code"  # a rewording too weak for RERAISE
-
-
-def conclusion(claim, **kw):
-    return dict({"type": "conclusion", "claim": claim}, **kw)
 
 
 def _settled(k):
     """NS's run-001 finds the hard-coded rate; the person marks it wontfix; OTHER's run-002 is open."""
-    k.write("src/tax.py", TAX)
-    k.ok("init")
-    k.ok("relevant", "--ns", NS, "--snapshot")
-    k.ok("propose", k.candidate(conclusion("the tax rate is hard-coded", scope_ref="src/tax.py#rate")),
-         "--run", "run-001", "--ns", NS)
-    k.ok("commit", "--run", "run-001")
-    k.ok("decide", "P-0001", "wontfix", "--because", "the rate is set by law")
-    return json.loads(k.ok("relevant", "--ns", OTHER, "--snapshot"))
+    return settled_in(k, OTHER)
 
 
 def test_a_weak_rewording_in_another_namespace_is_the_person_s_call(keeper):
