@@ -44,6 +44,10 @@ def test_a_weak_rewording_in_another_namespace_is_the_person_s_call(keeper):
         'priors decide P-0002 obsolete --because "the same finding as P-0001 (code-review)"',
         "priors decide P-0002 keep", 'priors decide P-0002 reopen --because "a different finding from P-0001"']
     assert "the agent says P-0002 differs from your wontfix P-0001" in keeper.ok("status", "--calls")
+    assert ("your call: whether it is the same finding as your wontfix P-0001 (in code-review) — `priors status"
+            " --calls`") in keeper.ok("show", "P-0002")
+    assert json.loads(keeper.ok("show", "P-0002", "--json"))["waits_for_call"] == [
+        {"id": "P-0001", "status": "wontfix", "ns": NS}]
     # an agent's verdict does not answer the person's call
     keeper.ok("relevant", "--ns", OTHER, "--snapshot")
     keeper.ok("disposition", "P-0002", "fixed", "--run", "run-003")
@@ -51,6 +55,7 @@ def test_a_weak_rewording_in_another_namespace_is_the_person_s_call(keeper):
     assert "differs from your wontfix P-0001" in keeper.ok("status", "--calls")
     keeper.ok("decide", "P-0002", "obsolete", "--because", "the same finding as P-0001 (code-review)")
     assert "differs" not in keeper.ok("status", "--calls")
+    assert "your call" not in keeper.ok("show", "P-0002")
     keeper.ok("verify")
 
 

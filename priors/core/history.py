@@ -11,6 +11,7 @@ from priors.core.chart import CATEGORIES, LABELS, TOUCHED_MEANS, chart_svg, quie
 from priors.core.fold import PriorState, State, apply, apply_priors, fold, rests
 from priors.core.lessons import kept_in_force
 from priors.core.plain import Plain
+from priors.core.sameness import beside_unseen, differs_from
 from priors.core.views import pressure_text, tried_since, tried_words
 from priors.core.vocabulary import SESSION_VIA, SUGGEST_VIA, display_status
 
@@ -110,6 +111,10 @@ def timeline(records: Sequence[Dict[str, Any]], pid: str) -> Optional[Dict[str, 
         kept = kept_in_force(st, pid) if "supersedes" in body else None
         if kept is not None:  # a person's lesson: accepting this one leaves it in force unless the person names it
             body["supersedes_binding"] = st.priors[kept].status
+        waits = differs_from(st, p) or beside_unseen(st, p) if "distinct_from" in body or pid in st.unseen else []
+        if waits:  # the person's call (core/sameness.py): whether it is one of their decisions
+            body["waits_for_call"] = [dict({"id": q, "status": st.priors[q].status},
+                                           **({"ns": st.priors[q].ns} if st.priors[q].ns != p.ns else {})) for q in waits]
     if p.miss:
         body["missing_runs"] = p.miss
     tried_list = tried_since(st, p)
@@ -188,6 +193,10 @@ def show_text(body: Dict[str, Any]) -> str:
         if isinstance(body.get("distinct_from"), list):
             lines.append("  distinct from: " + ", ".join(str(x) for x in body["distinct_from"])
                          + " (the agent said this differs from those similar findings)")
+        if body.get("waits_for_call"):
+            said = ", ".join(f"your {w['status']} {w['id']}" + (f" (in {w['ns']})" if w.get("ns") else "")
+                             for w in body["waits_for_call"])
+            lines.append(f"  your call: whether it is the same finding as {said} — `priors status --calls`")
         if isinstance(body.get("supersedes"), str) and body.get("supersedes_binding"):
             old = body["supersedes"]
             lines.append(f"  supersedes: {old} ({body['supersedes_binding']} by a person: accepting or keeping this lesson"
