@@ -17,6 +17,15 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 # ------------------------------------------------------------------ git
 
 
+def git_env() -> Dict[str, str]:
+    """The environment every git call of the keeper runs in: git's replace refs (`refs/replace/*`,
+    which anyone who can write `.git` can create) turned off, so that `verify --since REV` reads the
+    objects REV names — not a substitute that puts another ledger or `allowed_signers` at REV."""
+    env = dict(os.environ)
+    env["GIT_NO_REPLACE_OBJECTS"] = "1"
+    return env
+
+
 def git_show(root: Any, rev: str) -> bytes:
     """The ledger's bytes at `rev` (empty when it did not exist there); UsageError when rev is bad
     (or git is missing), MachineError when git cannot be started or cannot read what is there."""
@@ -26,7 +35,7 @@ def git_show(root: Any, rev: str) -> bytes:
     if rev.startswith("-"):
         raise UsageError(f"priors verify: --since {rev}: not a revision")
     try:
-        chk = subprocess.run(["git", "rev-parse", "--verify", "--quiet", rev + "^{commit}"], cwd=str(root), capture_output=True)
+        chk = subprocess.run(["git", "rev-parse", "--verify", "--quiet", rev + "^{commit}"], cwd=str(root), capture_output=True, env=git_env())
     except FileNotFoundError:
         raise UsageError("priors verify: --since needs git, which was not found") from None
     except OSError as exc:
@@ -34,10 +43,10 @@ def git_show(root: Any, rev: str) -> bytes:
     if chk.returncode != 0:
         raise UsageError(f"priors verify: --since {rev}: not a revision in this git repository")
     spec = f"{rev}:./.priors/ledger.jsonl"
-    exists = subprocess.run(["git", "cat-file", "-e", spec], cwd=str(root), capture_output=True)
+    exists = subprocess.run(["git", "cat-file", "-e", spec], cwd=str(root), capture_output=True, env=git_env())
     if exists.returncode != 0:
         return b""
-    out = subprocess.run(["git", "show", spec], cwd=str(root), capture_output=True)
+    out = subprocess.run(["git", "show", spec], cwd=str(root), capture_output=True, env=git_env())
     if out.returncode != 0:
         raise MachineError(f"priors verify: cannot read the ledger at {rev}: {out.stderr.decode('utf-8', 'replace').strip()}")
     return out.stdout
@@ -146,7 +155,7 @@ def in_work_tree(root: Any) -> bool:
 def _git(args: List[str], cwd: Any) -> "Any":
     import subprocess
 
-    return subprocess.run(["git", *args], cwd=str(cwd), capture_output=True)
+    return subprocess.run(["git", *args], cwd=str(cwd), capture_output=True, env=git_env())
 
 
 def git_dir(cwd: Any) -> Optional[str]:
