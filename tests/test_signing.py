@@ -703,3 +703,27 @@ def test_replace_refs_do_not_change_what_the_base_holds(repo):
     r = repo("verify", "--since", base, "--json")
     assert r.code == 1, r
     assert {p["code"] for p in problems(r)} & {"LEDGER_SHRANK", "NOT_APPEND_ONLY"}, r
+
+
+@needs_keygen
+def test_a_work_tree_elsewhere_does_not_hide_the_base(repo, tmp_path):
+    """`core.worktree` in `.git/config` pointing elsewhere made `REV:./.priors/…` name nothing: the base
+    seemed to hold no ledger and no allowed_signers, so a ledger with a person's decision cut out (and
+    a line signed by any key the work tree listed) passed `verify` and `verify --since`. Now both say
+    they cannot compare (exit 2)."""
+    turn_signing_on(repo)
+    repo.ok("add", "--ns", "web", "Prefer small functions.")
+    repo.ok("decide", "P-0001", "obsolete", "--because", "old")
+    base = commit(repo, "decided")
+    ledger = repo.root / ".priors" / "ledger.jsonl"
+    ledger.write_bytes(b"".join(ln for ln in ledger.read_bytes().splitlines(keepends=True) if b'"obsolete"' not in ln))
+    repo.ok("render")
+    assert repo("verify", "--since", base).code == 1  # the cut is seen
+    (tmp_path / "elsewhere").mkdir()
+    git(repo.root, "config", "core.worktree", str(tmp_path / "elsewhere"))
+    for args in (("verify",), ("verify", "--since", base)):
+        r = repo(*args)
+        assert r.code == 2, (args, r)
+        assert "core.worktree" in r.err, r
+    git(repo.root, "config", "--unset", "core.worktree")
+    assert repo("verify", "--since", base).code == 1
