@@ -727,3 +727,10 @@ def test_a_work_tree_elsewhere_does_not_hide_the_base(repo, tmp_path):
         assert "core.worktree" in r.err, r
     git(repo.root, "config", "--unset", "core.worktree")
     assert repo("verify", "--since", base).code == 1
+    git(repo.root, "config", "core.bare", "true")  # the same, said another way: no work tree at all
+    for args in (("verify",), ("verify", "--since", base)):
+        r = repo(*args)
+        assert r.code == 2, (args, r)
+        assert "core.bare" in r.err, r
+    git(repo.root, "config", "core.bare", "false")
+    assert repo("verify", "--since", base).code == 1

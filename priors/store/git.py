@@ -79,8 +79,8 @@ def committed_ledger(root: Any) -> Optional[bytes]:
 
 def work_tree_elsewhere(root: Any) -> Optional[str]:
     """Why `root` cannot be compared with a revision although it is in a git repository: git's work
-    tree for it is somewhere else (`core.worktree` in `.git/config`, which anyone who can write `.git`
-    can set) — `REV:./.priors/…` then names nothing, and the revision would seem to hold no ledger and
+    tree for it is somewhere else, or none (`core.worktree` or `core.bare` in `.git/config`, which anyone
+    who can write `.git` can set) — `REV:./.priors/…` then names nothing, and the revision would seem to hold no ledger and
     no `allowed_signers` (every line "added", the list of signers the work tree's). None when `root`
     is in its repository's work tree, or in no non-bare repository at all."""
     try:
@@ -90,8 +90,11 @@ def work_tree_elsewhere(root: Any) -> Optional[str]:
     if r.returncode != 0:
         return None  # no repository (or git cannot say): nothing to compare, as before
     said = r.stdout.decode("ascii", "replace").split()
-    if len(said) != 3 or said != ["false", "false", "false"]:
+    if len(said) != 3 or said[0] != "false" or said[1] != "false":
         return None  # in the work tree; or in the .git folder or a bare repository (no work tree)
+    if said[2] == "true":  # found from a folder of files, yet said to be bare (`core.bare` in .git/config)
+        return (f"{root} is in a git repository that .git/config says is bare (core.bare = true), so no "
+                "revision's .priors/ can be read — fix `core.bare` in .git/config")
     top = _git(["rev-parse", "--show-toplevel"], root)
     where = top.stdout.decode("utf-8", "replace").strip() if top.returncode == 0 else ""
     return (f"{root} is in a git repository whose work tree is {where or 'elsewhere'} (core.worktree?), "
