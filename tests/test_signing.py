@@ -649,3 +649,88 @@ def test_a_removed_signers_file_is_said_when_nothing_compares_it(repo):
     assert "missing, yet the ledger holds 2 signed lines by a person" in repo("verify").out
     r = repo("verify", "--since", base, "--json")
     assert r.code == 1 and [(p["line"], p["code"]) for p in problems(r)] == [(n, "UNSIGNED_HUMAN_LINE")]
+
+
+@needs_keygen
+def test_replace_refs_do_not_change_what_the_base_holds(repo):
+    """An agent that can write `.git` puts another commit in place of the base with `git replace`
+    (`refs/replace/*`): one whose `allowed_signers` lists the agent's own key, or whose ledger drops a
+    person's decision. `verify --since base` reads the base's own objects, not the substitute."""
+    base = turn_signing_on(repo)
+    repo.ok("add", "--ns", "web", "Prefer small functions.")
+    repo.ok("decide", "P-0001", "obsolete", "--because", "old")
+    base = commit(repo, "decided")
+    mallory = make_key(repo.keys, "mallory")  # type: ignore[attr-defined]
+    signers = repo.root / ".priors" / "allowed_signers"
+    signers.write_text(signers.read_text(encoding="utf-8") + allowed_line("m@example.com", mallory), encoding="utf-8")
+    n = append(repo, sign_as(mallory, {"t": "event", "id": "P-0001", "action": "decide", "to": "reopen",
+                                       "by": "human", "reason": "forged"}, "m@example.com"))
+    repo.ok("render")
+    # the substitute base: the same commit, with today's allowed_signers in its tree
+    blob = git(repo.root, "hash-object", "-w", str(signers))
+    idx = str(repo.keys / "idx")  # type: ignore[attr-defined]
+    env = dict(os.environ, GIT_INDEX_FILE=idx)
+    subprocess.run(["git", "read-tree", base], cwd=str(repo.root), env=env, check=True)
+    subprocess.run(["git", "update-index", "--cacheinfo", f"100644,{blob},.priors/allowed_signers"],
+                   cwd=str(repo.root), env=env, check=True)
+    tree = subprocess.run(["git", "write-tree"], cwd=str(repo.root), env=env, check=True, capture_output=True,
+                          text=True).stdout.strip()
+    body = git(repo.root, "cat-file", "commit", base).split("\n")
+    body[0] = f"tree {tree}"
+    fake = subprocess.run(["git", "hash-object", "-t", "commit", "-w", "--stdin"], cwd=str(repo.root),
+                          input="\n".join(body) + "\n", capture_output=True, text=True, check=True).stdout.strip()
+    git(repo.root, "replace", base, fake)
+    assert "m@example.com" in git(repo.root, "show", f"{base}:.priors/allowed_signers")  # git itself is fooled
+    r = repo("verify", "--since", base, "--json")
+    assert r.code == 1, r
+    assert [(p["line"], p["code"]) for p in problems(r)] == [(n, "BAD_SIGNATURE")]
+    # and a substitute ledger at the base (the decision taken out) does not pass for the base's
+    git(repo.root, "replace", "-d", base)
+    lines = (repo.root / ".priors" / "ledger.jsonl").read_bytes().splitlines(keepends=True)
+    kept = [ln for ln in lines if b'"obsolete"' not in ln and b'"forged"' not in ln]
+    (repo.root / ".priors" / "ledger.jsonl").write_bytes(b"".join(kept))
+    blob = git(repo.root, "hash-object", "-w", ".priors/ledger.jsonl")
+    subprocess.run(["git", "read-tree", base], cwd=str(repo.root), env=env, check=True)
+    subprocess.run(["git", "update-index", "--cacheinfo", f"100644,{blob},.priors/ledger.jsonl"],
+                   cwd=str(repo.root), env=env, check=True)
+    tree = subprocess.run(["git", "write-tree"], cwd=str(repo.root), env=env, check=True, capture_output=True,
+                          text=True).stdout.strip()
+    body[0] = f"tree {tree}"
+    fake = subprocess.run(["git", "hash-object", "-t", "commit", "-w", "--stdin"], cwd=str(repo.root),
+                          input="\n".join(body) + "\n", capture_output=True, text=True, check=True).stdout.strip()
+    git(repo.root, "replace", base, fake)
+    repo.ok("render")
+    r = repo("verify", "--since", base, "--json")
+    assert r.code == 1, r
+    assert {p["code"] for p in problems(r)} & {"LEDGER_SHRANK", "NOT_APPEND_ONLY"}, r
+
+
+@needs_keygen
+def test_a_work_tree_elsewhere_does_not_hide_the_base(repo, tmp_path):
+    """`core.worktree` in `.git/config` pointing elsewhere made `REV:./.priors/…` name nothing: the base
+    seemed to hold no ledger and no allowed_signers, so a ledger with a person's decision cut out (and
+    a line signed by any key the work tree listed) passed `verify` and `verify --since`. Now both say
+    they cannot compare (exit 2)."""
+    turn_signing_on(repo)
+    repo.ok("add", "--ns", "web", "Prefer small functions.")
+    repo.ok("decide", "P-0001", "obsolete", "--because", "old")
+    base = commit(repo, "decided")
+    ledger = repo.root / ".priors" / "ledger.jsonl"
+    ledger.write_bytes(b"".join(ln for ln in ledger.read_bytes().splitlines(keepends=True) if b'"obsolete"' not in ln))
+    repo.ok("render")
+    assert repo("verify", "--since", base).code == 1  # the cut is seen
+    (tmp_path / "elsewhere").mkdir()
+    git(repo.root, "config", "core.worktree", str(tmp_path / "elsewhere"))
+    for args in (("verify",), ("verify", "--since", base)):
+        r = repo(*args)
+        assert r.code == 2, (args, r)
+        assert "core.worktree" in r.err, r
+    git(repo.root, "config", "--unset", "core.worktree")
+    assert repo("verify", "--since", base).code == 1
+    git(repo.root, "config", "core.bare", "true")  # the same, said another way: no work tree at all
+    for args in (("verify",), ("verify", "--since", base)):
+        r = repo(*args)
+        assert r.code == 2, (args, r)
+        assert "core.bare" in r.err, r
+    git(repo.root, "config", "core.bare", "false")
+    assert repo("verify", "--since", base).code == 1

@@ -17,6 +17,15 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 # ------------------------------------------------------------------ git
 
 
+def git_env() -> Dict[str, str]:
+    """The environment every git call of the keeper runs in: git's replace refs (`refs/replace/*`,
+    which anyone who can write `.git` can create) turned off, so that `verify --since REV` reads the
+    objects REV names — not a substitute that puts another ledger or `allowed_signers` at REV."""
+    env = dict(os.environ)
+    env["GIT_NO_REPLACE_OBJECTS"] = "1"
+    return env
+
+
 def git_show(root: Any, rev: str) -> bytes:
     """The ledger's bytes at `rev` (empty when it did not exist there); UsageError when rev is bad
     (or git is missing), MachineError when git cannot be started or cannot read what is there."""
@@ -26,18 +35,21 @@ def git_show(root: Any, rev: str) -> bytes:
     if rev.startswith("-"):
         raise UsageError(f"priors verify: --since {rev}: not a revision")
     try:
-        chk = subprocess.run(["git", "rev-parse", "--verify", "--quiet", rev + "^{commit}"], cwd=str(root), capture_output=True)
+        chk = subprocess.run(["git", "rev-parse", "--verify", "--quiet", rev + "^{commit}"], cwd=str(root), capture_output=True, env=git_env())
     except FileNotFoundError:
         raise UsageError("priors verify: --since needs git, which was not found") from None
     except OSError as exc:
         raise MachineError(f"priors verify: --since: cannot run git: {exc.strerror or exc}") from None
     if chk.returncode != 0:
         raise UsageError(f"priors verify: --since {rev}: not a revision in this git repository")
+    elsewhere = work_tree_elsewhere(root)
+    if elsewhere is not None:
+        raise UsageError(f"priors verify: --since {rev}: {elsewhere}")
     spec = f"{rev}:./.priors/ledger.jsonl"
-    exists = subprocess.run(["git", "cat-file", "-e", spec], cwd=str(root), capture_output=True)
+    exists = subprocess.run(["git", "cat-file", "-e", spec], cwd=str(root), capture_output=True, env=git_env())
     if exists.returncode != 0:
         return b""
-    out = subprocess.run(["git", "show", spec], cwd=str(root), capture_output=True)
+    out = subprocess.run(["git", "show", spec], cwd=str(root), capture_output=True, env=git_env())
     if out.returncode != 0:
         raise MachineError(f"priors verify: cannot read the ledger at {rev}: {out.stderr.decode('utf-8', 'replace').strip()}")
     return out.stdout
@@ -47,6 +59,9 @@ def committed_ledger(root: Any) -> Optional[bytes]:
     """The ledger as the last commit (HEAD) holds it — or None when there is nothing to compare:
     the target is not in a git work tree, git is missing, nothing is committed yet, or HEAD has no
     ledger. `verify` without `--since` proves the working ledger only grew since then."""
+    elsewhere = work_tree_elsewhere(root)
+    if elsewhere is not None:
+        raise UsageError(f"priors verify: {elsewhere}; or compare nothing: --no-git")
     try:
         inside = _git(["rev-parse", "--is-inside-work-tree"], root)
         if inside.returncode != 0 or inside.stdout.strip() != b"true":
@@ -60,6 +75,30 @@ def committed_ledger(root: Any) -> Optional[bytes]:
     except OSError:
         return None
     return out.stdout if out.returncode == 0 else None
+
+
+def work_tree_elsewhere(root: Any) -> Optional[str]:
+    """Why `root` cannot be compared with a revision although it is in a git repository: git's work
+    tree for it is somewhere else, or none (`core.worktree` or `core.bare` in `.git/config`, which anyone
+    who can write `.git` can set) — `REV:./.priors/…` then names nothing, and the revision would seem to hold no ledger and
+    no `allowed_signers` (every line "added", the list of signers the work tree's). None when `root`
+    is in its repository's work tree, or in no non-bare repository at all."""
+    try:
+        r = _git(["rev-parse", "--is-inside-work-tree", "--is-inside-git-dir", "--is-bare-repository"], root)
+    except OSError:
+        return None
+    if r.returncode != 0:
+        return None  # no repository (or git cannot say): nothing to compare, as before
+    said = r.stdout.decode("ascii", "replace").split()
+    if len(said) != 3 or said[0] != "false" or said[1] != "false":
+        return None  # in the work tree; or in the .git folder or a bare repository (no work tree)
+    if said[2] == "true":  # found from a folder of files, yet said to be bare (`core.bare` in .git/config)
+        return (f"{root} is in a git repository that .git/config says is bare (core.bare = true), so no "
+                "revision's .priors/ can be read — fix `core.bare` in .git/config")
+    top = _git(["rev-parse", "--show-toplevel"], root)
+    where = top.stdout.decode("utf-8", "replace").strip() if top.returncode == 0 else ""
+    return (f"{root} is in a git repository whose work tree is {where or 'elsewhere'} (core.worktree?), "
+            "so no revision's .priors/ can be read — fix `core.worktree` in .git/config")
 
 
 UPSTREAM_REVS = ("@{upstream}", "@{u}")  # what the pre-push hook passes to `verify --since`
@@ -146,7 +185,7 @@ def in_work_tree(root: Any) -> bool:
 def _git(args: List[str], cwd: Any) -> "Any":
     import subprocess
 
-    return subprocess.run(["git", *args], cwd=str(cwd), capture_output=True)
+    return subprocess.run(["git", *args], cwd=str(cwd), capture_output=True, env=git_env())
 
 
 def git_dir(cwd: Any) -> Optional[str]:
