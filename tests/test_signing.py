@@ -513,7 +513,8 @@ def test_armor_round_trip():
 @needs_keygen
 def test_signing_key_spellings_git_accepts(repo, tmp_path):
     """user.signingkey as a relative or ~/ path, a public key held by ssh-agent, a literal `key::`;
-    gpg.ssh.program is the signing program when set."""
+    gpg.ssh.program is the signing program when the person set it (globally) — set in the repository's
+    own .git/config, which an agent can write, it is refused and nothing is written (hostile pass 27l)."""
     base = turn_signing_on(repo)
     repo.ok("add", "--ns", "web", "Prefer small functions.")
     git(repo.root, "config", "user.signingkey", "../keys/alice")  # from the repository's root
@@ -525,10 +526,17 @@ def test_signing_key_spellings_git_accepts(repo, tmp_path):
     wrapper = tmp_path / "keygen-wrapper"
     wrapper.write_text(f'#!/bin/sh\necho "$@" >> "{log}"\nexec ssh-keygen "$@"\n', encoding="utf-8")
     wrapper.chmod(0o755)
-    git(repo.root, "config", "gpg.ssh.program", str(wrapper))
     git(repo.root, "config", "user.signingkey", str(repo.alice))
-    repo.ok("decide", "P-0001", "keep")
+    glob = tmp_path / "person.gitconfig"
+    glob.write_text(f"[gpg \"ssh\"]\n\tprogram = {wrapper}\n", encoding="utf-8")
+    r = repo("decide", "P-0001", "keep", env={"GIT_CONFIG_GLOBAL": str(glob)})
+    assert r.code == 0, r
     assert "-Y sign -n priors" in log.read_text(encoding="utf-8")
+    git(repo.root, "config", "gpg.ssh.program", str(wrapper))
+    before, calls = repo.ledger_bytes(), log.read_text(encoding="utf-8")
+    body = repo.refused("SIGNING_FAILED", "decide", "P-0001", "keep")
+    assert "set in this repository's own git config" in body["hint"], body
+    assert repo.ledger_bytes() == before and log.read_text(encoding="utf-8") == calls  # (never run)
     git(repo.root, "config", "--unset", "gpg.ssh.program")
     sock = tmp_path / "agent.sock"
     agent = subprocess.Popen(["ssh-agent", "-D", "-a", str(sock)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -35,7 +35,8 @@ def git_show(root: Any, rev: str) -> bytes:
     if rev.startswith("-"):
         raise UsageError(f"priors verify: --since {rev}: not a revision")
     try:
-        chk = subprocess.run(["git", "rev-parse", "--verify", "--quiet", rev + "^{commit}"], cwd=str(root), capture_output=True, env=git_env())
+        chk = subprocess.run(["git", "rev-parse", "--verify", "--quiet", rev + "^{commit}"], cwd=str(root),
+                             capture_output=True, env=git_env())
     except FileNotFoundError:
         raise UsageError("priors verify: --since needs git, which was not found") from None
     except OSError as exc:

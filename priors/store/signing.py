@@ -78,11 +78,36 @@ def git_config(root: Any) -> Dict[str, str]:
     return cfg
 
 
+# git's config scopes a person sets for themselves; any other (`local`, `worktree`: the repository's own
+# .git/config, which an agent that can write the repository can write too) is not believed for the program
+PERSON_SCOPES = ("system", "global")
+
+
+def program_checked(root: Any) -> None:
+    """Refuses a `gpg.ssh.program` set in the repository's own git config: it is the program handed the
+    person's key, so an agent that set it there could have the person's next decision sign its own
+    line too (hostile pass 27l). Set for the person (`git config --global`) it is used as git uses it."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "config", "--show-scope", "--null", "--get-all", "gpg.ssh.program"],
+                             cwd=str(root), capture_output=True)
+    except OSError:
+        raise refuse("the signing program (gpg.ssh.program) could not be checked: git was not found") from None
+    scopes = out.stdout.decode("utf-8", "replace").split("\0")[:-1][0::2]  # (scope, value, scope, value, …)
+    if out.returncode != 0 or any(scope not in PERSON_SCOPES for scope in scopes):
+        raise refuse("git's gpg.ssh.program (the program handed your signing key) is set in this repository's own "
+                     "git config (.git/config), which an agent working here can write: set it for yourself "
+                     "(`git config --global gpg.ssh.program …`) and remove it here (`git config --unset gpg.ssh.program`)")
+
+
 def signing_key(root: Any) -> Tuple[str, str, bool, str]:
     """(principal, key file for `ssh-keygen -f`, whether the key is a literal held by the agent,
     the ssh-keygen program) from git's config — or the refusal saying what is missing."""
     cfg = git_config(root)
     program = cfg.get("gpg.ssh.program") or "ssh-keygen"
+    if "gpg.ssh.program" in cfg:
+        program_checked(root)
     if cfg.get("gpg.format") != "ssh":
         raise refuse("signing is on (.priors/allowed_signers exists) and uses git's SSH signing key: run "
                      "`git config gpg.format ssh` and `git config user.signingkey ~/.ssh/id_ed25519.pub`")
