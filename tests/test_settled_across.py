@@ -250,3 +250,26 @@ def test_a_call_names_every_decision_the_finding_is_said_to_differ_from(keeper):
     assert "  also P-0002: total() ignores discounts" in ask_text(ask, 1, 1)
     keeper.ok("report", "-o", "r.html")
     assert "your accepted P-0002" in (keeper.root / "r.html").read_text(encoding="utf-8")
+
+
+def test_an_analyzer_s_result_beside_another_namespace_s_decision_is_recorded(keeper):
+    """Door 4 counts another namespace's decisions as settled ground for a finding an agent writes, not for
+    an analyzer's result (`ingest-sarif`, which cannot name `distinct_from`): a linter's unrelated rule hit in
+    the function where a person settled a reviewer's finding is new, as it was — the same claim, or one in
+    other words, is still refused as the person's decision."""
+    _settled(keeper)
+    keeper.ok("abort", "--run", "run-002")
+
+    def log(message):
+        return json.dumps({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "lint"}}, "results": [
+            {"ruleId": "L1", "level": "warning", "message": {"text": message},
+             "locations": [{"physicalLocation": {"artifactLocation": {"uri": "src/tax.py"},
+                                                 "region": {"startLine": 5}}}]}]}]})
+
+    keeper.write("l.sarif", log("RATE is read through a global lookup"))
+    got = json.loads(keeper.ok("ingest-sarif", "l.sarif", "--ns", "lint", "--snapshot", "src", "--json"))
+    assert got["counts"]["new"] == 1 and not got["refused"], got
+    keeper.write("l2.sarif", log("the tax rate is hard-coded"))
+    got = json.loads(keeper.ok("ingest-sarif", "l2.sarif", "--ns", "lint2", "--snapshot", "src", "--json"))
+    assert got["counts"]["new"] == 0 and got["refused"][0]["refused"] == "RERAISE", got
+    keeper.ok("verify")

@@ -464,7 +464,8 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
     decided it is the same as (`fold.folded_into`), which a repeat of its words repeats. `legacy`: the rules as they were
     before issue 28 (byte-equal claims only, no SETTLED_NEARBY) — what `verify` holds a run sealed
     without `door: 2` to. `across`: whether ground a person settled in another namespace counts for
-    SETTLED_NEARBY as their own namespace's does (`door: 4` on; a run sealed before was judged without)."""
+    SETTLED_NEARBY as their own namespace's does (`door: 4` on; a run sealed before was judged without)
+    — for an agent's finding, not an analyzer's result."""
     cdir = norm_direction(cand.direction)
     cid = cand.identity
     same_as = (lambda a, b: normalize(a) == b) if legacy else same_claim
@@ -495,7 +496,9 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
     if near is not None:
         raise _same_refusal(near[0], near[1], elsewhere=near[0].id in others)
     if not legacy:
-        settled_nearby(pool, cand, scopes, elsewhere if across else ())
+        # (another namespace's ground, for an agent's finding: an analyzer's result cannot name `distinct_from`,
+        # and a linter's rule hit beside a reviewer's decision elsewhere is not a rewording of it)
+        settled_nearby(pool, cand, scopes, elsewhere if across and cid is None else ())
     for p in pool:
         floor = _floor_of(p, cand, scopes)
         if floor is not None:
