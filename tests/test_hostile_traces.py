@@ -55,6 +55,29 @@ def test_a_forged_record_never_reaches_another_sessions_runs(keeper: Keeper):
     assert keeper.ok("verify").startswith("ledger sound")
 
 
+
+def test_a_session_seal_an_agent_wrote_by_hand_is_never_scored_again(keeper: Keeper):
+    """A seal for a session is written only by `score`, with its score, in one write. An agent that
+    appends one by hand (`injected` and a `via: session` run carrying its own session's tag) and lists
+    it in its record had a person's `score --session KEY --again` credit its lessons once more."""
+    seeded(keeper)
+    keeper.ok("add", "--ns", "db", "Index foreign keys in migrations.")
+    keeper.ok("lessons", "--inject", "--session", "pi-A", "--ns", "dev")
+    assert keeper.ok("score", "success", "--session", "pi-A").startswith("run-003 → success (coding session pi-A")
+    ledger = keeper.root / ".priors" / "ledger.jsonl"
+    forged = [{"ids": ["P-0002"], "run": "run-004", "t": "injected"},
+              {"action": "commit", "door": 4, "ns": "db", "run": "run-004", "session": sha12("pi-A"),
+               "summary": ["A coding session, given 1 lesson of db (P-0002) — sealed when you scored it"],
+               "t": "run", "via": "session"}]
+    with open(ledger, "a", encoding="utf-8") as fh:
+        fh.write("".join(json.dumps(r, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n" for r in forged))
+    keeper.ok("render")
+    forge_session(keeper, "pi-A", ["P-0001", "P-0002"], ["run-003", "run-004"])
+    out = keeper.ok("score", "partial", "--session", "pi-A", "--again")
+    assert "run-004" not in out and out.startswith("run-003 → partial"), out
+    assert [r["run"] for r in keeper.ledger() if r.get("t") == "score"] == ["run-003", "run-003"]
+
+
 def test_forged_or_damaged_trace_lines_are_skipped_not_quoted_or_crashing(keeper: Keeper):
     seeded(keeper)
     keeper.ok("lessons", "--inject", "--session", "pi-1")

@@ -560,3 +560,34 @@ def test_the_pre_push_hook_compares_with_what_the_remote_holds_without_an_upstre
     # under pre-commit's pre-push stage: the remote's commit this push replaces
     r = keeper("verify", "--since", "@{upstream}", env=dict(env, PRE_COMMIT_FROM_REF="main"))
     assert r.code == 1 and "changed (and is not a redaction rewrite) since" in r.out and "PRE_COMMIT_FROM_REF)" in r.out, r
+
+
+def test_grafts_do_not_move_where_a_first_push_leaves_the_remote(keeper, tmp_path):
+    """`.git/info/grafts` (which anyone who can write `.git` can create, and git still honours with
+    replace refs off) gave the rewriting commit an older parent, so `merge-base HEAD refs/remotes/…`
+    named a commit before the person's line the rewrite took out: the pre-push hook's
+    `verify --since @{upstream}` on a first push passed the cut ledger. The keeper's git calls
+    read no graft file."""
+    git(keeper.root, "init", "-q", "-b", "main")
+    one_run(keeper)
+    git(keeper.root, "add", "-A")
+    git(keeper.root, "commit", "-qm", "one run")
+    keeper.ok("decide", "P-0001", "keep", "--because", "ok")
+    git(keeper.root, "add", "-A")
+    git(keeper.root, "commit", "-qm", "decided")
+    env = git_env(keeper.root)
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(keeper.root, "remote", "add", "origin", str(remote))
+    git(keeper.root, "push", "-q", "-u", "origin", "main")
+    git(keeper.root, "checkout", "-q", "-b", "topic")
+    ledger = keeper.root / ".priors" / "ledger.jsonl"
+    ledger.write_bytes(b"".join(ln for ln in ledger.read_bytes().splitlines(keepends=True) if b'"keep"' not in ln))
+    keeper.ok("render")
+    git(keeper.root, "commit", "-qam", "cut the person's decision")
+    assert keeper("verify", "--since", "@{upstream}", env=env).code == 1
+    head, older = git(keeper.root, "rev-parse", "HEAD", "origin/main~1").split()
+    (keeper.root / ".git" / "info").mkdir(exist_ok=True)
+    (keeper.root / ".git" / "info" / "grafts").write_text(f"{head} {older}\n")
+    r = keeper("verify", "--since", "@{upstream}", env=env)
+    assert r.code == 1 and "lines were removed" in r.out, r

@@ -141,7 +141,8 @@ def session_targets(session: Optional[Dict[str, Any]], ledger: Ledger, tag: Opti
     coding session (`via: session`) shown nothing the record says its session was not given, and
     sealed for this very session — its seal's `session` is `tag` (the sha12 of the record's key;
     none for a keyless session). A record naming a keeper run, or another session's runs, never
-    turns a person's score to them."""
+    turns a person's score to them; nor does a seal no score follows (`score` writes both at once:
+    one without was written by hand)."""
     if session is None or not session.get("sealed"):
         return None
     given = set(session.get("ids") or ())
@@ -152,6 +153,8 @@ def session_targets(session: Optional[Dict[str, Any]], ledger: Ledger, tag: Opti
             continue
         if info.rec.get("session") != tag:
             continue
+        if not ledger.scores.get(r):  # `score` seals a session with its score, in one write: a seal with
+            continue  # none was written by hand (an agent's), and a person's --again/--replace never reaches it
         out.append(r)
     return out or None
 

@@ -20,9 +20,13 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 def git_env() -> Dict[str, str]:
     """The environment every git call of the keeper runs in: git's replace refs (`refs/replace/*`,
     which anyone who can write `.git` can create) turned off, so that `verify --since REV` reads the
-    objects REV names — not a substitute that puts another ledger or `allowed_signers` at REV."""
+    objects REV names — not a substitute that puts another ledger or `allowed_signers` at REV; and
+    no graft file (`.git/info/grafts`, which git still honours with replace refs off), so a commit's
+    parents are its own — a graft gave a rewriting commit an older parent, and the pre-push hook's
+    merge base with the remote's refs (or the trace of a merge's `unseen` marks) moved with it."""
     env = dict(os.environ)
     env["GIT_NO_REPLACE_OBJECTS"] = "1"
+    env["GIT_GRAFT_FILE"] = os.devnull  # (git for Windows opens /dev/null and nul alike)
     return env
 
 
