@@ -596,6 +596,21 @@ def test_a_signers_line_without_a_key_is_named(repo):
 
 
 @needs_keygen
+def test_a_certificate_authority_or_a_principal_pattern_is_named(repo):
+    """Hostile pass 27m: `*@example.com cert-authority <the agent's CA>` in the committed list lets every key
+    that CA certifies sign as anyone at example.com; a change adding it got only the generic warning.
+    Such lines (a CA, a principal pattern) are named on every `verify`; a plain key for one person is not."""
+    _, blob = Path(str(repo.alice) + ".pub").read_text(encoding="utf-8").split()[:2]  # type: ignore[attr-defined]
+    turn_signing_on(repo, f"*@example.com cert-authority ssh-ed25519 {blob}\n",
+                    f'bob@example.com cert-authority,namespaces="priors" ssh-ed25519 {blob}\n')
+    body = json.loads(repo("verify", "--json").out)
+    broad = [(w["line"], w["message"]) for w in body["warnings"] if w["code"] == "SIGNERS_BROAD"]
+    assert [line for line, _ in broad] == [2, 3], body
+    assert "certificate authority" in broad[0][1] and "every principal matching '*@example.com'" in broad[0][1]
+    assert "certificate authority" in broad[1][1] and "'bob@example.com'" in broad[1][1]
+
+
+@needs_keygen
 def test_signed_ledgers_are_deterministic(repo, tmp_path):
     """Same inputs, same key ⇒ the same ledger bytes: the nonce that tells two equal decisions apart
     comes from where the line goes, not from chance (ed25519 itself is deterministic)."""

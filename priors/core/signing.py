@@ -358,3 +358,28 @@ def unreadable_signers(data: Optional[bytes]) -> List[Tuple[int, str]]:
             out.append((no, f"line {no} names no public key (`principal [options] key-type key`): nobody can "
                             "sign with it"))
     return out
+
+
+def broad_signers(data: Optional[bytes]) -> List[Tuple[int, str]]:
+    """allowed_signers lines that vouch for more than one key of one person: a certificate authority
+    (`cert-authority`: any key it certifies signs as any principal the certificate names) or a
+    principal pattern (`*`, `?`, `!`: every matching name, present and future). OpenSSH allows both,
+    and an organisation may mean them; they are shown on every `verify` so nobody trusts one unawares
+    (hostile pass 27m: a CA line added by a change got only the generic "added" warning)."""
+    out: List[Tuple[int, str]] = []
+    for no, line in enumerate((data or b"").decode("utf-8", "replace").splitlines(), 1):
+        words = line.split()
+        if not words or words[0].startswith("#"):
+            continue
+        at = next((i for i, w in enumerate(words) if w in KEY_TYPES), None)
+        if at is None or at == 0:
+            continue  # (`unreadable_signers` names it)
+        options = ",".join(words[1:at]).lower().split(",")
+        ca = "cert-authority" in options
+        pattern = any(c in words[0] for c in "*?!")
+        if ca or pattern:
+            what = ("a certificate authority: any key it certifies signs as any principal the certificate names"
+                    if ca else "one key")
+            who = f"every principal matching {words[0]!r}" if pattern else repr(words[0])
+            out.append((no, f"line {no} trusts {what}, for {who} — check that it is yours and meant"))
+    return out

@@ -23,6 +23,7 @@ from priors.core.signing import (
     HumanLine,
     added_lines,
     armor,
+    broad_signers,
     config_changes,
     coverage,
     dearmor,
@@ -282,6 +283,8 @@ def review(root: Any, data: bytes, old: Optional[bytes], rev: Optional[str], lab
                                         "that these keys are your people's", SIGNERS_NAME))
     for no, why in unreadable_signers(here):
         out.warnings.append(Problem(no, "SIGNERS_LINE_UNREADABLE", why, SIGNERS_NAME))
+    for no, why in broad_signers(here):
+        out.warnings.append(Problem(no, "SIGNERS_BROAD", why, SIGNERS_NAME))
     anchor = then if then is not None else here
     if anchor is None:
         signed = sum(1 for hl in lines if hl.sig is not None)
