@@ -348,15 +348,18 @@ def unreadable_signers(data: Optional[bytes]) -> List[Tuple[int, str]]:
     """allowed_signers lines that name no key (`alice@example.com` alone: the key generation failed
     and the set-up went on): (line, why). Such a line lets nobody sign, silently — `ssh-keygen`
     skips it. A line is principals, optional options, then a key type and the key."""
-    out: List[Tuple[int, str]] = []
+    return [(no, f"line {no} names no public key (`principal [options] key-type key`): nobody can sign with it")
+            for no, words, at in signer_lines(data) if at is None or at == 0 or at + 1 >= len(words)]
+
+
+def signer_lines(data: Optional[bytes]) -> List[Tuple[int, List[str], Optional[int]]]:
+    """allowed_signers' entries: (line number, its words, where its key type stands — None when none does),
+    comments and blank lines left out."""
+    out: List[Tuple[int, List[str], Optional[int]]] = []
     for no, line in enumerate((data or b"").decode("utf-8", "replace").splitlines(), 1):
         words = line.split()
-        if not words or words[0].startswith("#"):
-            continue
-        at = next((i for i, w in enumerate(words) if w in KEY_TYPES), None)
-        if at is None or at == 0 or at + 1 >= len(words):
-            out.append((no, f"line {no} names no public key (`principal [options] key-type key`): nobody can "
-                            "sign with it"))
+        if words and not words[0].startswith("#"):
+            out.append((no, words, next((i for i, w in enumerate(words) if w in KEY_TYPES), None)))
     return out
 
 
@@ -367,11 +370,7 @@ def broad_signers(data: Optional[bytes]) -> List[Tuple[int, str]]:
     and an organisation may mean them; they are shown on every `verify` so nobody trusts one unawares
     (hostile pass 27m: a CA line added by a change got only the generic "added" warning)."""
     out: List[Tuple[int, str]] = []
-    for no, line in enumerate((data or b"").decode("utf-8", "replace").splitlines(), 1):
-        words = line.split()
-        if not words or words[0].startswith("#"):
-            continue
-        at = next((i for i, w in enumerate(words) if w in KEY_TYPES), None)
+    for no, words, at in signer_lines(data):
         if at is None or at == 0:
             continue  # (`unreadable_signers` names it)
         options = ",".join(words[1:at]).lower().split(",")
