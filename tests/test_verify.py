@@ -562,6 +562,29 @@ def test_the_pre_push_hook_compares_with_what_the_remote_holds_without_an_upstre
     assert r.code == 1 and "changed (and is not a redaction rewrite) since" in r.out and "PRE_COMMIT_FROM_REF)" in r.out, r
 
 
+def test_a_first_push_of_an_orphan_branch_says_it_compared_nothing_the_remote_holds(keeper, tmp_path):
+    """An orphan branch shares no history with the remote-tracking refs: the pre-push hook's
+    `verify --since @{upstream}` checks against HEAD. Its note said "no remote-tracking refs at all",
+    which was false with `origin/main` right there; it now says what happened and where the proof is."""
+    git(keeper.root, "init", "-q", "-b", "main")
+    one_run(keeper)
+    git(keeper.root, "add", "-A")
+    git(keeper.root, "commit", "-qm", "one run")
+    env = git_env(keeper.root)
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(keeper.root, "remote", "add", "origin", str(remote))
+    git(keeper.root, "push", "-q", "-u", "origin", "main")
+    git(keeper.root, "checkout", "-q", "--orphan", "fresh")
+    git(keeper.root, "commit", "-qm", "the same files, no history")
+    r = keeper("verify", "--since", "@{upstream}", env=env)
+    assert r.code == 0, r
+    assert r.out.startswith("note: no upstream, and HEAD shares no history with any remote-tracking ref (an orphan"
+                            " branch): checked against HEAD instead of @{upstream} — nothing a remote holds was"
+                            " compared; CI's `verify --since <base>` compares the change\n"), r.out
+    assert "no remote-tracking refs at all" not in r.out
+
+
 def test_grafts_do_not_move_where_a_first_push_leaves_the_remote(keeper, tmp_path):
     """`.git/info/grafts` (which anyone who can write `.git` can create, and git still honours with
     replace refs off) gave the rewriting commit an older parent, so `merge-base HEAD refs/remotes/…`

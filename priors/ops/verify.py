@@ -169,8 +169,10 @@ def _push_base(paths: Paths, since: Optional[str]) -> Tuple[Optional[str], List[
 
     The remote's ref being pushed over when pre-commit names it; else, with no upstream (a branch's
     first push, a detached HEAD — `git push origin HEAD:main`), where HEAD's history leaves the
-    remote-tracking refs'; only with no remote ref at all, HEAD (said so: nothing the remote holds is
-    compared). Exit 2 would block the push, and HEAD alone would let a rewritten ledger through."""
+    remote-tracking refs'; only with no remote ref at all, or none sharing HEAD's history (an orphan
+    branch), HEAD (said so, each in its own words: nothing the remote holds is compared). Exit 2 would
+    block the push, and HEAD alone would let a rewritten ledger through. The hook is the person's
+    early warning, not the proof: `git push --no-verify` skips it, CI's `--since <base>` does not."""
     if since not in UPSTREAM_REVS:
         return None, []
     pushed = pushed_over(paths.root)
@@ -178,10 +180,14 @@ def _push_base(paths: Paths, since: Optional[str]) -> Tuple[Optional[str], List[
         return f"checked against the remote's commit this push replaces ({pushed[:12]}, PRE_COMMIT_FROM_REF)", [pushed]
     if not lacks_upstream(paths.root):
         return None, []
-    bases = remote_bases(paths.root)
+    bases, any_remote = remote_bases(paths.root)
     if bases:
         return (f"no upstream (a first push, or a detached HEAD): checked against where this history leaves the"
                 f" remote-tracking refs' ({', '.join(b[:12] for b in bases)}) instead of {since}"), bases
+    if any_remote:
+        return (f"no upstream, and HEAD shares no history with any remote-tracking ref (an orphan branch):"
+                f" checked against HEAD instead of {since} — nothing a remote holds was compared; CI's"
+                " `verify --since <base>` compares the change"), []
     return (f"no upstream and no remote-tracking refs at all: checked against HEAD instead of {since} —"
             " nothing a remote holds was compared"), []
 

@@ -12,7 +12,7 @@ from priors.store.files import atomic_write, read_bytes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~5 ms per CLI call
-    from typing import Any, Dict, List, Optional
+    from typing import Any, Dict, List, Optional, Tuple
 
 # ------------------------------------------------------------------ git
 
@@ -140,19 +140,20 @@ def pushed_over(root: Any) -> Optional[str]:
     return r.stdout.decode("ascii", "replace").strip() if r.returncode == 0 else None
 
 
-def remote_bases(root: Any) -> List[str]:
+def remote_bases(root: Any) -> Tuple[List[str], bool]:
     """Where HEAD's history leaves what the remotes hold: the best common ancestors of HEAD and all the
-    remote-tracking refs (`git merge-base --all HEAD refs/remotes/…`). Empty when there is no remote ref,
-    or none shares history with HEAD — then nothing the remote holds can be compared with."""
+    remote-tracking refs (`git merge-base --all HEAD refs/remotes/…`), and whether there is any
+    remote-tracking ref at all. The list is empty when there is none, or none shares history with HEAD
+    (an orphan branch) — then nothing the remote holds can be compared with."""
     try:
         refs = _git(["for-each-ref", "--format=%(objectname)", "refs/remotes"], root)
         shas = sorted(set(refs.stdout.decode("ascii", "replace").split())) if refs.returncode == 0 else []
         if not shas:
-            return []
+            return [], False
         r = _git(["merge-base", "--all", "HEAD", *shas], root)
     except OSError:
-        return []
-    return r.stdout.decode("ascii", "replace").split() if r.returncode == 0 else []
+        return [], False
+    return (r.stdout.decode("ascii", "replace").split() if r.returncode == 0 else []), True
 
 
 def config_value(root: Any, key: str) -> Optional[str]:
