@@ -76,6 +76,19 @@ def test_a_session_seal_an_agent_wrote_by_hand_is_never_scored_again(keeper: Kee
     out = keeper.ok("score", "partial", "--session", "pi-A", "--again")
     assert "run-004" not in out and out.startswith("run-003 → partial"), out
     assert [r["run"] for r in keeper.ledger() if r.get("t") == "score"] == ["run-003", "run-003"]
+    # and verify names the seal no person's score follows
+    body = json.loads(keeper("verify", "--no-git", "--json").out)
+    assert body["ok"] is False
+    assert [(p["code"], p["line"]) for p in body["problems"]] == [("SESSION_NOT_SCORED", _line_of(ledger, "run-004"))]
+
+
+def _line_of(ledger, run: str) -> int:
+    """The line number of `run`'s seal."""
+    for no, text in enumerate(ledger.read_text(encoding="utf-8").splitlines(), 1):
+        rec = json.loads(text)
+        if rec.get("t") == "run" and rec.get("run") == run:
+            return no
+    raise AssertionError(run)
 
 
 def test_forged_or_damaged_trace_lines_are_skipped_not_quoted_or_crashing(keeper: Keeper):

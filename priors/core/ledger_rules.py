@@ -25,6 +25,7 @@ from priors.core.vocabulary import (
     OUTCOMES,
     PRIOR_RE,
     RUN_RE,
+    SESSION_VIA,
     SEVERITIES,
     id_number,
 )
@@ -71,6 +72,9 @@ class Checker:
     binding: Dict[str, str] = field(default_factory=dict)  # prior -> the binding verdict a person last gave it
     # agent verdicts on a binding prior, waiting for a later human word on it (a merge restates one)
     after_binding: Dict[str, Tuple[int, str]] = field(default_factory=dict)
+    # runs sealed as a scored coding session (`via: session`) that no person's score of has followed yet:
+    # only `priors score` writes such a seal, in the same write as its score
+    unscored_sessions: Dict[str, int] = field(default_factory=dict)
 
     def add(self, line: int, code: str, message: str) -> None:
         self.problems.append(Problem(line, code, message))
@@ -137,6 +141,9 @@ class Checker:
         for pid, no in self.after_redact.items():
             self.add(no, "EVENT_AFTER_REDACT",
                      f"an event of {pid} comes after its redaction and no later redact event restates it")
+        for run, no in self.unscored_sessions.items():
+            self.add(no, "SESSION_NOT_SCORED", f"{run} is sealed as a coding session a person scored (via: session), but"
+                     " no score of it follows — only `priors score` seals a session, with its score in the same write")
         for pid, (no, status) in self.after_binding.items():
             self.add(no, "AGENT_AFTER_BINDING", f"an agent verdict on {pid} after a person made it {status}, and no later "
                      "decision restates theirs — only `priors decide` changes a binding prior (the keeper ignores this verdict)")
@@ -414,6 +421,8 @@ class Checker:
         what = f"score of {run}" if isinstance(run, str) else "score"
         if self.need(no, rec, ["run"], what) and run not in self.committed:
             self.add(no, "UNKNOWN_RUN", f"{what}: only a committed run can be scored")
+        if rec.get("by") == "human" and isinstance(run, str):
+            self.unscored_sessions.pop(run, None)
         if rec.get("outcome") not in OUTCOMES:
             self.add(no, "BAD_FIELD", f"{what}: outcome {rec.get('outcome')!r} is not success, partial or failure")
         if rec.get("by") != "human":
@@ -454,6 +463,8 @@ class Checker:
                 if pid not in self.priors:
                     self.add(no, "UNKNOWN_PRIOR", f"{what}: `unseen` names {pid}, which no earlier line defines")
         if ok and self.run_id(no, what, rec["run"]):
+            if rec.get("via") == SESSION_VIA and rec["run"] not in self.committed:
+                self.unscored_sessions[rec["run"]] = no
             self.seal(no, rec)
 
 
