@@ -138,3 +138,20 @@ def test_deleting_a_lesson_a_revision_or_an_edit_supersedes_keeps_the_ledger_sou
     assert keeper.ok("verify").startswith("ledger sound")
     keeper.ok("decide", "P-0002", "accepted")
     assert keeper.ok("verify").startswith("ledger sound")
+
+
+def test_a_session_record_naming_a_finding_never_credits_it(keeper: Keeper):
+    """The session record is a local file anything can edit: a finding's id put in it was credited as a
+    lesson the session was given. Only lessons are credited, and the answer names each one."""
+    seeded(keeper)
+    keeper.write("a.py", "x = 1\n")
+    run = keeper.open_run("dev", {"a.py": keeper.hash("a.py")})["run"]
+    keeper.ok("propose", keeper.candidate({"type": "conclusion", "claim": "x is magic", "scope_ref": "a.py"}),
+              "--run", run, "--ns", "dev")
+    keeper.ok("commit", "--run", run)
+    keeper.ok("lessons", "--inject", "--session", "pi-A")
+    forge_session(keeper, "pi-A", ["P-0001", "P-0002"], [])
+    out = keeper.ok("score", "success", "--session", "pi-A")
+    assert out.startswith("run-003 → success (coding session pi-A: credits 1 lesson: P-0001)"), out
+    assert [r["ids"] for r in keeper.ledger() if r.get("t") == "injected"] == [["P-0001"]]
+    assert keeper.ok("verify", "--no-git").startswith("ledger sound")

@@ -148,14 +148,15 @@ def seal_lines(st: State, ids: Sequence[str], run_dirs: Sequence[str], tag: Opti
                ) -> List[Dict[str, Any]]:
     """Lines that seal a scored session as agent runs, one per namespace of the lessons it was
     given (in name order): an `injected` record naming them, then the run's seal. Ids no longer
-    in the ledger are dropped. Run ids follow the ledger's and `run_dirs`' highest. `tag` (the
-    sha12 of a harness's session key) goes on each seal as `session`: only a record of that same
-    session reaches these runs again (`score --again|--replace`)."""
+    in the ledger, redacted, or of a prior that is not a lesson are dropped. Run ids follow the
+    ledger's and `run_dirs`' highest. `tag` (the sha12 of a harness's session key) goes on each
+    seal as `session`: only a record of that same session reaches these runs again
+    (`score --again|--replace`)."""
     by_ns: Dict[str, List[str]] = {}
     for pid in ids:
         p = st.priors.get(pid)
-        if p is None or p.redacted or not isinstance(p.ns, str):
-            continue
+        if p is None or p.redacted or not isinstance(p.ns, str) or p.facet("activation") != "run-start":
+            continue  # (the record is local and anyone can edit it: a finding was never given as a lesson)
         by_ns.setdefault(p.ns, []).append(pid)
     lines: List[Dict[str, Any]] = []
     made: List[str] = []
