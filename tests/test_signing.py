@@ -19,7 +19,7 @@ import pytest
 from conftest import Keeper
 from priors.core.canonical import dumps, loads, sha12
 from priors.core.merge_rules import merge
-from priors.core.signing import armor, coverage, dearmor, human_lines, payload
+from priors.core.signing import armor, coverage, dearmor, human_lines, limited_entries, payload
 
 KEYGEN = shutil.which("ssh-keygen")
 needs_keygen = pytest.mark.skipif(KEYGEN is None, reason="ssh-keygen is not installed")
@@ -124,6 +124,39 @@ def test_signed_decide_verifies(repo):
     assert repo("verify").code == 0  # against HEAD
     commit(repo, "decided")
     assert repo("verify", "--no-git").code == 0
+
+
+@needs_keygen
+def test_a_key_whose_validity_ended_is_named_as_such_not_as_unlisted(repo):
+    """A key allowed_signers holds with a `valid-before` in the past: the message named the temporary
+    copy verify checks against (`/tmp/priors-verify-…/allowed_signers:1: key has expired`), and where
+    OpenSSH says only "Could not verify signature." it read "does not list" for a key listed right
+    there. It names .priors/allowed_signers and the entry's limits."""
+    turn_signing_on(repo)
+    repo.ok("add", "--ns", "web", "Prefer small functions.")
+    line = allowed_line(ALICE, repo.alice)  # type: ignore[attr-defined]
+    repo.write(".priors/allowed_signers", line.replace(f"{ALICE} ", f'{ALICE} valid-before="20200101" ', 1))
+    r = repo("verify", "--no-git", "--json")
+    assert r.code == 1, r
+    assert {p["code"] for p in problems(r)} == {"BAD_SIGNATURE"}
+    for p in problems(r):
+        said = p["message"]
+        assert "priors-verify-" not in said and (
+            ".priors/allowed_signers:1: key has expired" in said  # OpenSSH 8.9 and later say why
+            or 'or lists it with options that exclude it now (line 1: valid-before="20200101"' in said), said
+    body = repo.refused("SIGNING_FAILED", "decide", "P-0001", "reopen", "--because", "x")
+    assert "mend your entry there" in body["hint"] and str(repo.root) not in body["hint"], body
+    repo.write(".priors/allowed_signers", line)
+    assert repo("verify", "--no-git").code == 0
+
+
+def test_an_entry_s_limits_are_named_for_a_signature_that_does_not_verify():
+    """Where OpenSSH says only "Could not verify signature.", the entries that could explain it."""
+    data = (b'a@x valid-before="20200101" ssh-ed25519 AAA\nb@x namespaces="git,priors" ssh-ed25519 BBB\n'
+            b'b@x namespaces="git,file",valid-after=20990101 ssh-ed25519 CCC\n# c\nc@x ssh-ed25519 D\n')
+    assert limited_entries(data, "a@x") == ['line 1: valid-before="20200101"']
+    assert limited_entries(data, "b@x") == ['line 3: namespaces="git,file",valid-after=20990101']
+    assert limited_entries(data, "c@x") == []
 
 
 @needs_keygen

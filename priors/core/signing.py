@@ -382,3 +382,36 @@ def broad_signers(data: Optional[bytes]) -> List[Tuple[int, str]]:
             who = f"every principal matching {words[0]!r}" if pattern else repr(words[0])
             out.append((no, f"line {no} trusts {what}, for {who} — check that it is yours and meant"))
     return out
+
+
+LIMITING_OPTIONS = ("valid-before=", "valid-after=", "namespaces=")
+
+
+def limited_entries(data: Optional[bytes], principal: str) -> List[str]:
+    """allowed_signers' entries for `principal` whose options can exclude a key that is listed —
+    `line 3: valid-before=20250101` — for the message of a signature that does not verify: OpenSSH
+    says only "Could not verify signature." both for a key it does not list and for one whose
+    validity ended (a person who gave their key `valid-before` would otherwise read "not listed")."""
+    out: List[str] = []
+    for no, words, at in signer_lines(data):
+        if at is None or at == 0 or principal not in words[0].split(","):
+            continue
+        opts = [o for o in _options(" ".join(words[1:at])) if o.lower().startswith(LIMITING_OPTIONS)
+                and not (o.lower().startswith("namespaces=") and NAMESPACE in o.split("=", 1)[1].strip('"').split(","))]
+        if opts:
+            out.append(f"line {no}: {','.join(opts)}")
+    return out
+
+
+def _options(text: str) -> List[str]:
+    """An options field split at its commas outside double quotes (`namespaces="git,file"` is one)."""
+    out, cur, quoted = [], "", False
+    for ch in text:
+        if ch == '"':
+            quoted = not quoted
+        if ch == "," and not quoted:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return out + [cur] if cur else out

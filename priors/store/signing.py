@@ -31,6 +31,7 @@ from priors.core.signing import (
     human_lines,
     is_human,
     judge,
+    limited_entries,
     payload,
     signer_changes,
     unreadable_signers,
@@ -200,9 +201,11 @@ def sign_lines(root: Any, records: Sequence[Dict[str, Any]],
                 raise refuse(f"ssh-keygen could not sign with {key} ({said or f'exit {code}'})")
             why = check_one(program, signers_path(root), email, sig, body, tmp)
             if why is not None:
-                raise refuse(f"your signature does not verify against .priors/allowed_signers ({why}): add "
-                             f"`{email} <your public key>` to it, in a change of its own that lands first (CI checks "
-                             "signatures against the list of the change's base)")
+                fix = (f"add `{email} <your public key>` to it" if why == unlisted(email) else
+                       f"mend your entry there (or add `{email} <your public key>`)")
+                raise refuse(f"your signature does not verify against .priors/allowed_signers ({why}): {fix}, in a"
+                             " change of its own that lands first (CI checks signatures against the list of the"
+                             " change's base)")
             done.append((rec, nonce, sig))
     for rec, nonce, sig in done:
         rec["nonce"] = nonce
@@ -236,12 +239,20 @@ def check_one(program: str, allowed: str, principal: str, sig: str, body: bytes,
                                   "-s", sigfile], body)
     if code == 0:
         return None
-    if said:
-        return said
+    if said:  # ("<path>:1: key has expired: …" — the path is a temporary copy when verify checks a revision's list)
+        return said.replace(allowed, ".priors/allowed_signers")
     # A key the list does not hold for `principal` (another key, or the principal not listed): ssh-keygen
     # says only "Could not verify signature." on stdout, and nothing on stderr.
     told = [ln.strip() for ln in out.decode("utf-8", "replace").splitlines() if ln.strip()]
     if told and told[-1].startswith("Could not verify signature"):
+        try:
+            with open(allowed, "rb") as fh:
+                limits = limited_entries(fh.read(), principal)
+        except OSError:
+            limits = []
+        if limits:  # ssh-keygen says the same for a listed key whose options exclude it today
+            return (f"{unlisted(principal)}, or lists it with options that exclude it now ({'; '.join(limits)}:"
+                    " ssh-keygen checks valid-before, valid-after and namespaces= at verify time, not the line's)")
         return unlisted(principal)
     return told[-1] if told else f"ssh-keygen exit {code}"
 
