@@ -273,3 +273,37 @@ def test_an_analyzer_s_result_beside_another_namespace_s_decision_is_recorded(ke
     got = json.loads(keeper.ok("ingest-sarif", "l2.sarif", "--ns", "lint2", "--snapshot", "src", "--json"))
     assert got["counts"]["new"] == 0 and got["refused"][0]["refused"] == "RERAISE", got
     keeper.ok("verify")
+
+
+def test_verify_since_shows_the_reviewer_the_findings_a_change_adds_that_wait_for_a_person(keeper):
+    """Newcomer pass 27i, item 8: `verify --since` listed a change's human lines and parallel-branch
+    runs, but not its findings that say they differ from a person's decision — the door let each in
+    on its word, so they wait for the person's call. The reviewer of the change sees them now."""
+    import subprocess
+
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=str(keeper.root), check=True, capture_output=True,
+                              text=True).stdout.strip()
+
+    git("init", "-q")
+    for key, v in (("user.name", "A"), ("user.email", "a@example.com"), ("commit.gpgsign", "false")):
+        git("config", key, v)
+    _settled(keeper)
+    git("add", "-A")
+    git("commit", "-qm", "settled")
+    base = git("rev-parse", "HEAD")
+    assert "your call" not in keeper.ok("verify", "--since", base)
+    keeper.ok("propose", keeper.candidate(conclusion(WEAK, scope_ref="src/tax.py", distinct_from=["P-0001"])),
+              "--run", "run-002", "--ns", OTHER)
+    keeper.ok("commit", "--run", "run-002")
+    n = len(keeper.ledger()) - 1  # (the prior's line, before its run's seal)
+    text = keeper.ok("verify", "--since", base)
+    assert ("1 finding in this change says it differs from a person's decision — your call whether the same"
+            " (`priors status --calls`):\n"
+            f"  line {n}: P-0002 differs from P-0001 (wontfix, in code-review)\n") in text, text
+    body = json.loads(keeper.ok("verify", "--since", base, "--json"))
+    assert body["ok"] is True and body["awaiting_call"] == [
+        {"line": n, "id": "P-0002", "differs_from": [{"id": "P-0001", "status": "wontfix", "ns": NS}]}]
+    keeper.ok("decide", "P-0002", "obsolete", "--because", "the same finding as P-0001 (code-review)")
+    body = json.loads(keeper.ok("verify", "--since", base, "--json"))
+    assert "awaiting_call" not in body  # the person answered, in the same change

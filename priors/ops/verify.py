@@ -9,6 +9,7 @@ import os
 
 from priors.core.answer import Answer
 from priors.core.canonical import dumps
+from priors.core.fold import fold_data
 from priors.core.ledger_checks import (
     LEDGER_NAME,
     Checked,
@@ -21,6 +22,7 @@ from priors.core.ledger_replay import in_order, replay
 from priors.core.merge_rules import merged_marks
 from priors.core.moves import is_file_ref
 from priors.core.replay_split import Share, namespace_weights, split_namespaces, survey
+from priors.core.sameness import differs_from
 from priors.core.unseen import UNSEEN, is_seal
 from priors.snapshot.scan import rehash
 from priors.snapshot.shapes import blind_hashes, definition_shapes
@@ -135,7 +137,10 @@ def verify(paths: Paths, since: Optional[str], no_git: bool) -> Tuple[Answer, Li
     problems += people.problems
     warnings = warnings + people.warnings
     problems.sort(key=lambda p: (p.file != LEDGER_NAME, p.file, p.line))
+    calls = awaiting_calls(data, added_from) if old is not None and not problems else []
     body: Dict[str, Any] = {"ok": not problems, "problems": [p.as_dict() for p in problems]}
+    if calls:
+        body["awaiting_call"] = calls
     if note is not None:
         body["note"] = note
     if warnings:
@@ -155,6 +160,7 @@ def verify(paths: Paths, since: Optional[str], no_git: bool) -> Tuple[Answer, Li
                      f"{FAILS_HELP}")
     lines += human_summary(people.added, since or "HEAD", people.problems)  # after the verdict line
     lines += unseen_summary(unseen_runs)
+    lines += calls_summary(calls)
     return (Answer(1 if problems else 0, body, "\n".join(lines), encoded=dumps(body)),
             [github_annotation(p) for p in problems] + [github_annotation(w, "warning") for w in warnings]
             + [github_annotation(Problem(line, "PARALLEL_RUN", text), "notice") for line, text in unseen_notes(unseen_runs)])
@@ -241,6 +247,49 @@ def unseen_summary(held: List[Dict[str, Any]]) -> List[str]:
     for item in held:
         out.append(f"  line {item['line']}: {item['run']} — {_saw(item)}")
     return out  # (and as `unseen_notes`, one `::notice` a line under GitHub Actions)
+
+
+def awaiting_calls(data: bytes, added_from: int) -> List[Dict[str, Any]]:
+    """The findings a change adds that say they differ from a person's decision (`distinct_from`
+    naming it) and that no person has answered yet: the door let each in on its word, so whether it is
+    the same finding is the person's call (core/sameness.py) — the reviewer of the change sees them
+    here, as `status --calls` shows them to the person. The ledger is folded only when such a line is
+    among those the change adds."""
+    if not added_from:
+        return []
+    tail = data.split(b"\n")[added_from - 1:]
+    new: Dict[str, int] = {}
+    for no, raw in enumerate(tail, added_from):
+        if b'"distinct_from"' in raw and b'"t":"prior"' in raw:
+            got = next(records(raw + b"\n"), None)
+            rec = got[1] if got is not None else None
+            if isinstance(rec, dict) and isinstance(rec.get("id"), str):
+                new[rec["id"]] = no
+    if not new:
+        return []
+    st = fold_data(data)
+    out: List[Dict[str, Any]] = []
+    for pid, no in new.items():
+        p = st.priors.get(pid)
+        waits = differs_from(st, p) if p is not None else []
+        if p is not None and waits:
+            out.append({"line": no, "id": pid, "differs_from": [
+                dict({"id": q, "status": st.priors[q].status}, **({"ns": st.priors[q].ns} if st.priors[q].ns != p.ns else {}))
+                for q in waits]})
+    return out
+
+
+def calls_summary(calls: List[Dict[str, Any]]) -> List[str]:
+    """`awaiting_call` for people: each finding, and the decisions it says it differs from."""
+    if not calls:
+        return []
+    n = len(calls)
+    says = "finding in this change says it differs" if n == 1 else "findings in this change say they differ"
+    out = [f"{n} {says} from a person's decision — your call whether the same (`priors status --calls`):"]
+    for item in calls:
+        named = ", ".join(f"{q['id']} ({q['status']}{', in ' + q['ns'] if 'ns' in q else ''})" for q in item["differs_from"])
+        out.append(f"  line {item['line']}: {item['id']} differs from {named}")
+    return out
 
 
 def on_the_code(root: Any, data: bytes, old: Optional[bytes]) -> Tuple[Dict[str, str], int]:
