@@ -257,7 +257,14 @@ def awaiting_calls(data: bytes, added_from: int) -> List[Dict[str, Any]]:
     among those the change adds."""
     if not added_from:
         return []
-    tail = data.split(b"\n")[added_from - 1:]
+    at = 0
+    for _ in range(added_from - 1):  # (where the change's lines start; the base's are never split)
+        at = data.find(b"\n", at) + 1
+        if at == 0:
+            return []
+    if data.find(b'"distinct_from"', at) < 0:
+        return []
+    tail = data[at:].split(b"\n")
     new: Dict[str, int] = {}
     for no, raw in enumerate(tail, added_from):
         if b'"distinct_from"' in raw and b'"t":"prior"' in raw:
