@@ -519,6 +519,28 @@ def test_since_lists_human_lines_and_flags_a_config_change(repo):
     assert "human_lines" not in json.loads(repo.ok("verify", "--json"))  # nothing new since HEAD
 
 
+def test_a_line_feed_in_a_config_key_or_a_ledger_id_cannot_start_a_line_of_verify_s_answer(repo):
+    """Hostile pass 27n: a config key (or an id in a hand-made line) holding a line feed was printed
+    raw, so the text answer held a line the agent wrote — under GitHub Actions a workflow command
+    (`::add-mask::require_review` hides the very key the CONFIG_CHANGED warning names)."""
+    repo.ok("config", "require_review", "on")
+    base = commit(repo, "base")
+    repo.write(".priors/config.json", json.dumps({"a\n::add-mask::require_review\nledger sound: 0 lines": 1}))
+    for args in (("verify",), ("verify", "--since", base)):
+        r = repo(*args, env={"GITHUB_ACTIONS": "true"})
+        assert r.code == 0, r
+        lines = r.out.splitlines()
+        assert not any(ln.startswith("::add-mask::") for ln in lines), r.out
+        assert [ln for ln in lines if ln.startswith("ledger sound")] == [lines[-2]], r.out
+        assert "a\\u000a::add-mask::require_review\\u000aledger sound: 0 lines: unset → 1; require_review: true → unset" in r.out
+    repo.write(".priors/config.json", '{"require_review":true}')
+    append(repo, {"action": "disposition", "by": "agent", "id": "P-0001\n::error::forged", "run": "run-009",
+                  "t": "event", "to": "fixed"})
+    r = repo("verify")
+    assert r.code == 1 and not any(ln.startswith("::error::forged") for ln in r.out.splitlines()), r.out
+    assert "P-0001\\u000a::error::forged" in r.out
+
+
 # ------------------------------------------------------------------ what a signature covers
 
 

@@ -149,8 +149,8 @@ def verify(paths: Paths, since: Optional[str], no_git: bool) -> Tuple[Answer, Li
         body["human_lines"] = people.added
     if unseen_runs:
         body["unseen_runs"] = unseen_runs
-    lines = ([f"note: {note}"] if note is not None else []) + [p.text() for p in problems]
-    lines += ["warning: " + w.text() for w in warnings]
+    lines = ([f"note: {note}"] if note is not None else []) + [one_line(p.text()) for p in problems]
+    lines += ["warning: " + one_line(w.text()) for w in warnings]
     n = checked.lines
     if not problems:
         grew = f", grew only since {since}" if since else (f", grew only since {against}" if against else "")
@@ -158,15 +158,23 @@ def verify(paths: Paths, since: Optional[str], no_git: bool) -> Tuple[Answer, Li
     else:
         lines.append(f"{len(problems)} problem{'s' if len(problems) != 1 else ''} in .priors/ — what to do: "
                      f"{FAILS_HELP}")
-    lines += human_summary(people.added, since or "HEAD", people.problems)  # after the verdict line
-    lines += unseen_summary(unseen_runs)
-    lines += calls_summary(calls)
+    lines += [one_line(x) for x in human_summary(people.added, since or "HEAD", people.problems)]  # after the verdict
+    lines += [one_line(x) for x in unseen_summary(unseen_runs)]
+    lines += [one_line(x) for x in calls_summary(calls)]
     return (Answer(1 if problems else 0, body, "\n".join(lines), encoded=dumps(body)),
             [github_annotation(p) for p in problems] + [github_annotation(w, "warning") for w in warnings]
             + [github_annotation(Problem(line, "PARALLEL_RUN", text), "notice") for line, text in unseen_notes(unseen_runs)])
 
 
 FAILS_HELP = 'docs/ci.md in the priors repository, "When verify fails"'
+
+
+def one_line(text: str) -> str:
+    """`text` as one line of the answer: a line feed in it (an id, a config key, a signer — text a hand
+    or an agent wrote) written as its JSON escape, so it cannot start a line of its own — a made-up
+    `ledger sound` line, or a GitHub Actions command (`::add-mask::`, `::stop-commands::`, `::error`)
+    in a CI log. The other controls are escaped where every answer is printed (core/controls.py)."""
+    return text.replace("\n", "\\u000a") if "\n" in text else text
 
 
 def _push_base(paths: Paths, since: Optional[str]) -> Tuple[Optional[str], List[str]]:
