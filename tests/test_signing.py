@@ -517,6 +517,11 @@ def test_since_lists_human_lines_and_flags_a_config_change(repo):
     assert "::warning file=.priors/config.json,title=priors CONFIG_CHANGED::" in gha.out
     commit(repo, "decided")
     assert "human_lines" not in json.loads(repo.ok("verify", "--json"))  # nothing new since HEAD
+    # a number no float holds reads as what it is, not as `null` (which says the key was cleared)
+    repo.write(".priors/config.json", '{"max_inject": 1e400}')
+    body = json.loads(repo("verify", "--since", base, "--json").out)
+    (cfg,) = [w for w in body["warnings"] if w["code"] == "CONFIG_CHANGED"]
+    assert "max_inject: unset → Infinity (a number no float holds: every verb refuses this config)" in cfg["message"]
 
 
 def test_a_line_feed_in_a_config_key_or_a_ledger_id_cannot_start_a_line_of_verify_s_answer(repo):

@@ -23,6 +23,7 @@ repeated `keep`), or a redaction of a prior a person already redacted (a merge's
 
 from __future__ import annotations
 
+import json
 import re
 
 from priors.core.canonical import dumps, loads, reason_hash, sha12
@@ -320,10 +321,22 @@ def config_changes(old: Optional[Dict[str, Any]], new: Optional[Dict[str, Any]])
     out = []
     for key in sorted(set(o) | set(n)):
         if o.get(key, None) != n.get(key, None) or (key in o) != (key in n):
-            before = dumps(o[key]) if key in o else "unset"
-            after = dumps(n[key]) if key in n else "unset"
+            before = _config_value(o[key]) if key in o else "unset"
+            after = _config_value(n[key]) if key in n else "unset"
             out.append(f"{key}: {before} → {after}")
     return out
+
+
+def _config_value(value: Any) -> str:
+    """A config value as its JSON text — but a number past a float's range (`1e400`), which canonical
+    JSON would write as `null`, as what it reads as: every verb refuses such a config, and "null"
+    would tell the reviewer the key was cleared."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except (ValueError, TypeError):
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str) + \
+            " (a number no float holds: every verb refuses this config)"
+    return dumps(value)
 
 
 def signer_changes(old: Optional[bytes], new: Optional[bytes]) -> List[str]:
