@@ -59,6 +59,21 @@ def test_a_weak_rewording_in_another_namespace_is_the_person_s_call(keeper):
     keeper.ok("verify")
 
 
+def test_settled_here_lists_another_namespace_s_decision_with_its_ns(keeper):
+    """Newcomer pass 27i: the refusal named another namespace's decision, but `relevant`'s
+    `settled_here` — the first thing an agent reads before proposing — did not list it."""
+    rel = _settled(keeper)
+    assert rel["settled_here"] == [{"id": "P-0001", "status": "wontfix", "scope_ref": "src/tax.py#rate",
+                                    "claim": "the tax rate is hard-coded", "ns": NS}]
+    body = keeper.refused("SETTLED_NEARBY", "propose", keeper.candidate(conclusion(WEAK, scope_ref="src/tax.py")),
+                          "--run", "run-002", "--ns", OTHER)
+    assert "as `relevant`'s `settled_here` lists them; one with `ns` is another namespace's decision" in body["hint"]
+    keeper.ok("abort", "--run", "run-002")
+    own = json.loads(keeper.ok("relevant", "--ns", NS, "--snapshot"))
+    assert own["settled_here"] == [{"id": "P-0001", "status": "wontfix", "scope_ref": "src/tax.py#rate",
+                                    "claim": "the tax rate is hard-coded"}]  # (its own namespace: no `ns`)
+
+
 def test_distinct_from_names_another_namespace_s_prior_only_when_a_person_settled_it(keeper):
     _settled(keeper)
     keeper.ok("propose", keeper.candidate(conclusion("total() ignores discounts", scope_ref="src/tax.py#total",
@@ -214,16 +229,6 @@ def test_the_walk_answers_another_namespace_s_call_with_the_offered_commands(tmp
         by_hand.ok("decide", "P-0002", *typed)
         assert walked.ledger_bytes() == by_hand.ledger_bytes()
         walked.ok("verify")
-
-
-def test_the_settled_nearby_hint_says_where_another_namespace_s_decision_is_listed(keeper):
-    """`relevant`'s `settled_here` lists the run's own namespace's decisions only: the hint points at the
-    refusal's `settled`, where another namespace's carries its `ns` (newcomer pass 27i)."""
-    ground = _settled(keeper)
-    assert ground["settled_here"] == []
-    body = keeper.refused("SETTLED_NEARBY", "propose", keeper.candidate(conclusion(WEAK, scope_ref="src/tax.py")),
-                          "--run", "run-002", "--ns", OTHER)
-    assert "does not list" in body["hint"] and "`settled`" in body["hint"]
 
 
 def test_a_call_names_every_decision_the_finding_is_said_to_differ_from(keeper):

@@ -540,9 +540,8 @@ def settled_nearby(pool: Sequence[PriorState], cand: Candidate, scopes: Dict[str
         raise Refusal("SETTLED_NEARBY", of=ids[0], settled=[
             dict({"id": p.id, "status": p.status, "scope_ref": p.scope_ref, "claim": p.claim},
                  **({"ns": p.ns} if p.id in others else {})) for p in unnamed],
-            hint="a person settled findings here (`settled`" + (
-                 "; one with `ns` is another namespace's decision, which `relevant`'s `settled_here` does not list"
-                 if any(p.id in others for p in unnamed) else ", as `relevant`'s `settled_here` lists them")
+            hint="a person settled findings here (`settled`, as `relevant`'s `settled_here` lists them" + (
+                 "; one with `ns` is another namespace's decision" if any(p.id in others for p in unnamed) else "")
                  + "); if yours repeats one, drop it — if it differs, "
                  "propose it again with \"distinct_from\": " + str(ids).replace("'", '"')
                  + " and the person will be asked whether it differs")

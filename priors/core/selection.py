@@ -33,8 +33,9 @@ def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: in
     parsed; `opening` joins them into the answer. Every other list holds dicts.
 
     `settled_here` (a key after the reference's): the binding priors whose scope is in this
-    snapshot — what a human settled on the code under review — at most `settled_cap`, in id order;
-    `settled_here_more` counts the rest. `moves`: the priors whose definition moved (core/moves.py):
+    snapshot — what a human settled on the code under review, in this namespace or, as findings,
+    in another (with its `ns`: a person's decision holds in every namespace) — at most
+    `settled_cap`, in id order; `settled_here_more` counts the rest. `moves`: the priors whose definition moved (core/moves.py):
     a verify item says `scopeState: "moved"` with its new `scope_ref`, `moved_from`, and
     `changed: true` when the body was edited too; a binding one is settled here under its new ref.
     `rehashed`: priors judged before indentation counted, unchanged under the old scheme (id → the
@@ -60,6 +61,15 @@ def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: in
     for p in st.priors.values():
         packed = p[5] is None
         if (p[8] if packed else p.ns) != ns:
+            if p[1] in BINDING and p[1] != "redacted":  # another namespace's decision holds here too (door 4)
+                facets = p[7] if packed else None
+                ref = p[9] if packed else p.scope_ref
+                if ref is not None and ref in scopes and (
+                        facets.get("activation") if facets is not None else p.facet("activation")) == "verify-phase":
+                    if len(here) < settled_cap:
+                        here.append(p)
+                    else:
+                        more += 1
             continue
         status = p[1]
         if status == "obsolete" or status == "redacted":
@@ -111,8 +121,9 @@ def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: in
         else:
             ref, depth = rec.get("scope_ref"), rec.get("depth", "major")
         floors.append(_drop_none({"id": p.id, "scope_ref": ref, "depth": depth, "scopeState": state}))
-    settled_here = [{"id": p.id, "status": p.status, "scope_ref": p.scope_ref,
-                     "claim": value_of(texts[0]) if texts is not None else rec.get("claim")}
+    settled_here = [dict({"id": p.id, "status": p.status, "scope_ref": p.scope_ref,
+                          "claim": value_of(texts[0]) if texts is not None else rec.get("claim")},
+                         **({"ns": p.ns} if p.ns != ns else {}))
                     for p, texts, rec in with_texts(here)]
     return {"run": run, "ns": ns, "inject": inject, "verify": verify, "nudges": nudges,
             "settled": settled, "archived": archived, "floors": floors,
