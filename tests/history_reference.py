@@ -204,8 +204,8 @@ def history_rows(records: Sequence[Dict[str, Any]], ns: Optional[str] = None) ->
     checked = dispositions of verify-phase priors + scope-missing events of the run
     (the verify items it accounted for); fixed; carried = still-open + reaffirmed;
     touched = stale; your call = challenged + obsolete-proposed + calls of the run +
-    review nudges due when it opened; new = priors born in it; resting and open =
-    priors of its namespace in that state right after its commit record.
+    review nudges due when it opened + new findings said to differ from a person's decision;
+    new = priors born in it; resting and open = priors of its namespace in that state right after its commit record.
     """
     from priors.core.fold import State, apply
 
@@ -238,6 +238,10 @@ def history_rows(records: Sequence[Dict[str, Any]], ns: Optional[str] = None) ->
                 c["checked"] += 1
             elif t == "prior" and isinstance(rec.get("id"), str) and rec.get("id") not in st.priors:
                 c["new"] += 1
+                named = rec.get("distinct_from")
+                if isinstance(named, list) and any(isinstance(q, str) and q in st.priors and st.priors[q].binding
+                                                   for q in named):
+                    c["your_call"] += 1  # "it differs" from a person's decision: put to them
             elif t == "call":
                 c["your_call"] += 1
         fresh_commit = t == "run" and action == "commit" and isinstance(run, str) and run not in st.commits

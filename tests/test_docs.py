@@ -335,6 +335,18 @@ class CiDoc(unittest.TestCase):
         self.assertIn("priors init --git", self.text)
         self.assertIn("merge.priors.driver        = priors merge-driver %O %A %B %P", self.text)
 
+    def test_says_how_to_install_both_hooks_and_each_runs_at_its_own_stage(self):
+        """A plain `pre-commit install` installs only the commit hook: the doc gives the command `priors doctor`
+        prints, and the commit hook (a comparison with HEAD) does not run again at the push (pass n27o)."""
+        install = "pre-commit install --hook-type pre-commit --hook-type pre-push"
+        self.assertIn(install, self.text)
+        self.assertIn(install, (REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+        doctor = (REPO / "priors" / "ops" / "doctor.py").read_text(encoding="utf-8")
+        self.assertIn('("pre-commit", "priors-verify"), ("pre-push", "priors-verify-since-upstream")', doctor)
+        hooks = (REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8")
+        stages = dict(re.findall(r"(?m)^- id: ([a-z-]+)\n(?:  [^\n]*\n)*?  stages: \[([a-z-]+)\]$", hooks))
+        self.assertEqual(stages, {"priors-verify": "pre-commit", "priors-verify-since-upstream": "pre-push"})
+
 
 if __name__ == "__main__":
     unittest.main()

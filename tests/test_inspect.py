@@ -437,3 +437,28 @@ def test_the_quiescence_ratio_counts_the_runs_that_checked_something():
             RunRow("run-003", "web", 7, checked=0, new=0, open=2)]  # a person's add: nothing checked
     text = history_text(rows)
     assert "quiescent runs (everything settled still held, nothing new): 1 of 1 that checked something" in text
+
+
+def test_history_counts_a_finding_said_to_differ_from_a_decision_as_your_call(keeper):
+    """A finding whose `distinct_from` names a person's decision is put to the person (`status --calls`),
+    and the commit summary counts it under "need your call": `history` counts it there too (pass n27o)."""
+    k = keeper
+    k.write("a.py", "def f(x):\n    return x\n")
+    scopes = {"a.py": k.hash("a.py")}
+    k.open_run("review", scopes)
+    k.ok("propose", k.candidate({"type": "conclusion", "claim": "f returns its input unchanged", "scope_ref": "a.py",
+                                 "direction": "identity"}), "--run", "run-001", "--ns", "review")
+    k.ok("commit", "--run", "run-001")
+    k.ok("decide", "P-0001", "wontfix", "--because", "on purpose")
+    k.open_run("review", scopes)
+    k.ok("propose", k.candidate({"type": "conclusion", "claim": "f has no type hints for callers", "scope_ref": "a.py",
+                                 "direction": "untyped", "distinct_from": ["P-0001"]}),
+         "--run", "run-002", "--ns", "review")
+    k.ok("commit", "--run", "run-002")
+    assert "P-0002" in k.ok("status", "--calls")
+    rows = _canonical(k.ok("history", "--json"))["runs"]
+    runs = [r for r in k.ledger() if r["t"] == "run"]
+    assert _summary_counts(runs[1]["summary"])["your_call"] == 1
+    for rec, row in zip(runs, rows):
+        want = _summary_counts(rec["summary"])
+        assert {key: row[key] for key in want} == want, (rec["run"], rec["summary"])

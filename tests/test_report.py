@@ -113,6 +113,22 @@ def test_what_the_last_run_fixed_and_since(target):
     assert "Your decisions since run-001 (2)" in everything  # run-001's wontfix came after its commit
 
 
+def test_the_last_run_is_the_last_that_reviewed_not_a_lesson_added_or_a_session_scored(target):
+    """A person's `add` and a scored coding session are sealed as runs, but they review nothing: "What the last
+    run fixed" stays on the last run that did, not "run-005 … Nothing" after any lesson (pass n27o)."""
+    target.open_run("web", {"src/cart.py#Cart.total": "bbbbbbbbbbbb", "lib/cache.py": "aaaaaaaaaaaa",
+                            "src/price.py": "aaaaaaaaaaaa"})
+    target.ok("disposition", "--run", "run-003", "P-0001", "fixed", "P-0004", "still-open")
+    target.ok("commit", "--run", "run-003")
+    target.ok("add", "--ns", "web", "Read the pricing notes before touching the cart.")
+    target.ok("lessons", "--inject", "--ns", "web")
+    target.ok("score", "last", "success")
+    seals = [r for r in target.ledger() if r.get("t") == "run" and r.get("action") == "commit"]
+    assert [(r["run"], r.get("via")) for r in seals[-2:]] == [("run-004", "add"), ("run-005", "session")]
+    fixed = report_of(target).split('<section id="fixed">')[1].split("</section>")[0]
+    assert "What the last run (run-003) fixed (1)" in fixed and "P-0001" in fixed
+
+
 def test_report_usage_errors(target):
     assert "-o FILE.html is required" in target.usage("report")
     assert "a directory" in target.usage("report", "-o", ".")

@@ -447,8 +447,8 @@ def history_rows(records: Sequence[Dict[str, Any]], ns: Optional[str] = None) ->
     checked = dispositions of verify-phase priors + scope-missing events of the run
     (the verify items it accounted for); fixed; carried = still-open + reaffirmed;
     touched = stale; your call = challenged + obsolete-proposed + calls of the run +
-    review nudges due when it opened; new = priors born in it; resting and open =
-    priors of its namespace in that state right after its commit record.
+    review nudges due when it opened + new findings said to differ from a person's decision;
+    new = priors born in it; resting and open = priors of its namespace in that state right after its commit record.
     """
     return _walk(records, ns, apply_priors)[0]  # (the rows read only priors, runs and commits)
 
@@ -502,6 +502,8 @@ def _walk(records: Sequence[Dict[str, Any]], ns: Optional[str], step: Any):
                 a = runs.get(run) or _opened(runs, run, tally, st)
                 if isinstance(pid, str) and pid not in priors:
                     a.counts["new"] += 1
+                    if _differs_from_a_decision(get("distinct_from"), priors):
+                        a.counts["your_call"] += 1
             step(st, rec)
             if isinstance(pid, str):
                 update(pid, priors.get(pid))
@@ -526,6 +528,12 @@ def _opened(runs: Dict[str, _Open], run: str, tally: _Tally, st: Any) -> _Open:
     """A run's first line: its counts start, with the review nudges due as it opened."""
     a = runs[run] = _Open(tally.nudges(st))
     return a
+
+
+def _differs_from_a_decision(named: Any, priors: Dict[str, Any]) -> bool:
+    """A new finding whose `distinct_from` names a person's decision: the person is asked whether it differs,
+    and the commit summary counts it under "need your call" (`summarize` in core/commit_plan.py)."""
+    return isinstance(named, list) and any(isinstance(q, str) and q in priors and priors[q].binding for q in named)
 
 
 def _count_verdict(c: Dict[str, int], to: Any) -> None:

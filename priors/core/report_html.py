@@ -14,10 +14,11 @@ from priors.core.chart import NARROW, TOUCHED_MEANS, by_namespace, chart_svg, ch
 from priors.core.controls import visible
 from priors.core.desk import KINDS, commands, differs_text, open_findings, supersedes_note
 from priors.core.views import BUCKETS, attempts_index, namespaces, plural, tally, tried_runs, tried_since, tried_words
+from priors.core.vocabulary import SESSION_VIA, SUGGEST_VIA
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Dict, List, Optional, Sequence
+    from typing import Any, Dict, List, Optional, Sequence, Set
 
     from priors.core.fold import PriorState
 
@@ -151,6 +152,16 @@ def _commit_lines(records: Sequence[Dict[str, Any]]) -> Dict[str, int]:
     return out
 
 
+def _last_review(commits: Dict[str, int], st: Any) -> Set[str]:
+    """The last committed run an agent sealed (a review, an analyzer's log), as a set of one or none: a person's
+    `add` or `import` and a scored coding session are sealed as runs too, but review nothing."""
+    for run in reversed(list(commits)):
+        seal = st.commits.get(run) or {}
+        if seal.get("by") != "human" and seal.get("via") not in (SESSION_VIA, SUGGEST_VIA):
+            return {run}
+    return set()
+
+
 def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Sequence[Any],
                 asks: Sequence[Dict[str, Any]], lessons: Sequence[Dict[str, Any]], since: Optional[str] = None,
                 only: Optional[Sequence[str]] = None) -> str:
@@ -169,7 +180,7 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
     commits = _commit_lines(records)
     start = commits[since] if since is not None else -1
     later = [run for run, i in commits.items() if i > start]
-    picked = set(later) if since is not None else ({list(commits)[-1]} if commits else set())
+    picked = set(later) if since is not None else _last_review(commits, st)
     shown_rows = [r for r in rows if r.line - 1 > start]
     counts = tally(st)
     out: List[str] = [
@@ -183,8 +194,7 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
     if only is not None:
         commits = {run: i for run, i in commits.items() if wanted((st.commits.get(run) or {}).get("ns"))}
         later = [run for run in later if run in commits]
-        picked = {run for run in picked if run in commits} if since is not None else (
-            {list(commits)[-1]} if commits else set())
+        picked = {run for run in picked if run in commits} if since is not None else _last_review(commits, st)
     sub = (f"{len(commits)} committed runs · {sum(1 for p in st.priors.values() if not p.redacted and wanted(p.ns))} priors"
            + (f" · namespace{'s' if len(only) != 1 else ''} {', '.join(only)}" if only is not None else ""))
     if since is not None:
@@ -305,7 +315,7 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
     if since is not None:
         head = f"Fixed since {since}"
     else:
-        head = f"What the last run ({list(commits)[-1]}) fixed" if commits else "What the last run fixed"
+        head = f"What the last run ({next(iter(picked))}) fixed" if picked else "What the last run fixed"
     out.append(f'<section id="fixed"><h2>{e(head)} ({len(fixed)})</h2>')
     trs = []
     for run, pid in fixed:
