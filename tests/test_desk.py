@@ -231,7 +231,9 @@ def test_a_mistyped_namespace_for_the_open_findings_is_named_before_anything_is_
 def test_not_a_terminal_is_a_usage_error_pointing_to_status_calls(keeper):
     err = keeper.usage("decide")
     assert "priors status --calls" in err and "terminal" in err
-    assert "priors status --calls" in keeper.usage("decide", "--open")
+    err = keeper.usage("decide", "--open")  # the open findings are `list`'s, not `status --calls`'s (pass 27o)
+    assert "priors status --calls" in err and "`priors list --status open` the open findings" in err
+    assert "list --status open" not in keeper.usage("decide")
 
 
 def test_decide_argument_errors(keeper):

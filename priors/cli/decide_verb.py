@@ -38,6 +38,10 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 NOT_A_TERMINAL = ("priors decide: with no ID VERDICT, decide walks through your calls on a terminal, and this "
                   "is not one — `priors status --calls` lists them, each with the `priors decide` command that "
                   "answers it")
+# `--open` walks the open findings too: those are listed by `list`, not by `status --calls` (newcomer pass 27o)
+NOT_A_TERMINAL_OPEN = ("priors decide: --open walks through your calls and the open findings on a terminal, and "
+                       "this is not one — `priors status --calls` lists the calls and `priors list --status open` "
+                       "the open findings; answer each with `priors decide ID VERDICT`")
 
 
 def cmd_decide(a: Parsed, ctx: Context) -> int:
@@ -139,7 +143,7 @@ def walk(ctx: Context, with_open: bool, ns: Optional[str], where: Sequence[str],
     """Every call waiting for the person, one at a time, each answer written at once; `narrowed`: the
     walk's --ns and PATHs as typed, for the closing line's command to walk the same findings again."""
     if sys.stdin is None or ctx.out is None or not (sys.stdin.isatty() and ctx.out.isatty()):  # (closed: None)
-        raise UsageError(NOT_A_TERMINAL)
+        raise UsageError(NOT_A_TERMINAL_OPEN if with_open else NOT_A_TERMINAL)
     paths = Paths(ctx.root)
     term = Terminal(ctx.out)
     try:
