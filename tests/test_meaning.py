@@ -265,7 +265,7 @@ def test_a_location_in_a_symbolic_link_points_at_what_it_leads_to(keeper):
 def test_scopes_verb_and_settled_here(keeper):
     rel = _seed(keeper)
     assert [x["id"] for x in rel["settled_here"]] == ["P-0001", "P-0002"] and rel["settled_here_more"] == 0
-    assert set(rel["settled_here"][0]) == {"id", "status", "scope_ref", "claim"}
+    assert set(rel["settled_here"][0]) == {"id", "status", "scope_ref", "claim", "scopeState"}
     out = keeper.ok("scopes", "--run", "run-002", "src/shop.py", "--lines")
     assert "src/shop.py#Cart.checkout  10-14\n" in out and "src/shop.py\n" in out and "*" not in out
     assert json.loads(keeper.ok("scopes", "--run", "run-002", "--json"))["src/shop.py"]

@@ -64,14 +64,18 @@ def test_settled_here_lists_another_namespace_s_decision_with_its_ns(keeper):
     `settled_here` — the first thing an agent reads before proposing — did not list it."""
     rel = _settled(keeper)
     assert rel["settled_here"] == [{"id": "P-0001", "status": "wontfix", "scope_ref": "src/tax.py#rate",
-                                    "claim": "the tax rate is hard-coded", "ns": NS}]
+                                    "claim": "the tax rate is hard-coded", "scopeState": "unchanged", "ns": NS}]
     body = keeper.refused("SETTLED_NEARBY", "propose", keeper.candidate(conclusion(WEAK, scope_ref="src/tax.py")),
                           "--run", "run-002", "--ns", OTHER)
     assert "as `relevant`'s `settled_here` lists them; one with `ns` is another namespace's decision" in body["hint"]
     keeper.ok("abort", "--run", "run-002")
     own = json.loads(keeper.ok("relevant", "--ns", NS, "--snapshot"))
     assert own["settled_here"] == [{"id": "P-0001", "status": "wontfix", "scope_ref": "src/tax.py#rate",
-                                    "claim": "the tax rate is hard-coded"}]  # (its own namespace: no `ns`)
+                                    "claim": "the tax rate is hard-coded", "scopeState": "unchanged"}]  # (no `ns`)
+    keeper.ok("abort", "--run", own["run"])
+    keeper.write("src/tax.py", TAX.replace("return RATE", "return RATE * 1"))  # the person's code changed
+    rel = json.loads(keeper.ok("relevant", "--ns", OTHER, "--snapshot"))
+    assert [(x["id"], x["scopeState"]) for x in rel["settled_here"]] == [("P-0001", "changed")]
 
 
 def test_distinct_from_names_another_namespace_s_prior_only_when_a_person_settled_it(keeper):

@@ -166,10 +166,10 @@ Open a run and print, as one JSON line, what applies to it:
   floors   review depths below which new findings are refused
   settled  how many binding decisions apply; archived: resting priors not listed
   settled_here  the binding priors on scopes in this snapshot (id, status,
-           scope_ref, claim; ns when another namespace's finding — a
-           person's decision holds in every namespace): read them before
-           proposing — a finding that repeats one is refused;
-           settled_here_more counts those not listed
+           scope_ref, claim, scopeState; ns when another namespace's
+           finding — a person's decision holds in every namespace): read
+           them before proposing — while unchanged, a finding that repeats
+           one is refused; settled_here_more counts those not listed
 
   --ns NS            the namespace (one per job, e.g. code-review)
   --scopes FILE|-    JSON object {scope_ref: hash} — the run's trusted snapshot

@@ -35,7 +35,9 @@ def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: in
     `settled_here` (a key after the reference's): the binding priors whose scope is in this
     snapshot — what a human settled on the code under review, in this namespace or, as findings,
     in another (with its `ns`: a person's decision holds in every namespace) — at most
-    `settled_cap`, in id order; `settled_here_more` counts the rest. `moves`: the priors whose definition moved (core/moves.py):
+    `settled_cap`, in id order, each with `scopeState`: `unchanged` while the code is in the state
+    the person decided on (where the door holds the decision), else `changed`;
+    `settled_here_more` counts the rest. `moves`: the priors whose definition moved (core/moves.py):
     a verify item says `scopeState: "moved"` with its new `scope_ref`, `moved_from`, and
     `changed: true` when the body was edited too; a binding one is settled here under its new ref.
     `rehashed`: priors judged before indentation counted, unchanged under the old scheme (id → the
@@ -122,7 +124,8 @@ def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: in
             ref, depth = rec.get("scope_ref"), rec.get("depth", "major")
         floors.append(_drop_none({"id": p.id, "scope_ref": ref, "depth": depth, "scopeState": state}))
     settled_here = [dict({"id": p.id, "status": p.status, "scope_ref": p.scope_ref,
-                          "claim": value_of(texts[0]) if texts is not None else rec.get("claim")},
+                          "claim": value_of(texts[0]) if texts is not None else rec.get("claim"),
+                          "scopeState": "unchanged" if scopes.get(p.scope_ref or "") == p.scope_hash else "changed"},
                          **({"ns": p.ns} if p.ns != ns else {}))
                     for p, texts, rec in with_texts(here)]
     return {"run": run, "ns": ns, "inject": inject, "verify": verify, "nudges": nudges,
