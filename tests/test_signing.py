@@ -19,7 +19,7 @@ import pytest
 from conftest import Keeper
 from priors.core.canonical import dumps, loads, sha12
 from priors.core.merge_rules import merge
-from priors.core.signing import armor, coverage, dearmor, human_lines, limited_entries, payload
+from priors.core.signing import armor, coverage, dearmor, describe, human_lines, limited_entries, payload
 
 KEYGEN = shutil.which("ssh-keygen")
 needs_keygen = pytest.mark.skipif(KEYGEN is None, reason="ssh-keygen is not installed")
@@ -491,6 +491,14 @@ def test_a_merge_s_restatements_and_a_repeated_keep_stay_clean(repo):
 
 
 # ------------------------------------------------------------------ without signing: the reviewer sees
+
+
+def test_a_duplicate_decision_is_listed_as_the_person_typed_it():
+    """Newcomer pass 27o F9: `decide P-0004 duplicate --of P-0002` was listed to the reviewer as
+    `decide P-0004 obsolete`, hiding which finding the person called it the same as."""
+    rec = {"action": "decide", "by": "human", "id": "P-0004", "same_as": "P-0002", "t": "event", "to": "obsolete"}
+    assert describe(rec) == "decide P-0004 duplicate of P-0002 (obsolete)"
+    assert describe(dict(rec, same_as=None)) == "decide P-0004 obsolete"
 
 
 def test_since_lists_human_lines_and_flags_a_config_change(repo):

@@ -154,6 +154,8 @@ def describe(rec: Dict[str, Any]) -> str:
     t, action = rec.get("t"), rec.get("action")
     if t == "event" and action == "decide":
         text = f"decide {rec.get('id')} {rec.get('to')}"
+        if isinstance(rec.get("same_as"), str):  # `decide P duplicate --of Q`, as the person typed it
+            text = f"decide {rec.get('id')} duplicate of {rec['same_as']} ({rec.get('to')})"
     elif t == "event" and action == "redact":
         text = f"redact {rec.get('id')}"
     elif t == "run":
