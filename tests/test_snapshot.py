@@ -388,10 +388,15 @@ def test_cache_is_used_and_never_wrong(tmp_path):
     (tmp_path / ".priors").mkdir()
     cold = snap(tmp_path, "--no-cache")
     assert not (tmp_path / ".priors/cache").exists()
+    # a file changed within the racy window is not cached yet — its mtime set ahead, so that a slow start
+    # under load cannot age it past the window before the snapshot begins (a flake at load 13)
+    a = tmp_path / "src/a.py"
+    was = os.stat(a)
+    os.utime(a, ns=(was.st_atime_ns, was.st_mtime_ns + 3600 * 10**9))
     assert snap(tmp_path) == cold
     cache = tmp_path / ".priors/cache/snapshot.json"
-    # files written just now are racy: not cached yet
     assert not cache.exists() or "src/a.py" not in json.loads(cache.read_text())["entries"]
+    os.utime(a, ns=(was.st_atime_ns, was.st_mtime_ns))
     _age(tmp_path)
     assert snap(tmp_path) == cold
     entries = json.loads(cache.read_text())["entries"]
