@@ -405,6 +405,16 @@ install_skill() {
             say "  left alone: $(tilde "$dest") exists and was not installed by priors"
             return 0
         fi
+        # the same skill already there (a second run): say so, touch nothing
+        if [ "$LINK" -eq 1 ] && [ -L "$dest" ] && [ "$(readlink "$dest")" = "$src" ]; then
+            say "  up to date: $(tilde "$dest") (linked to this checkout)"
+            return 0
+        fi
+        if [ "$LINK" -eq 0 ] && [ ! -L "$dest" ] && [ -d "$dest" ] \
+            && diff -rq -x "$MARK" "$src" "$dest" >/dev/null 2>&1; then
+            say "  up to date: $(tilde "$dest")"
+            return 0
+        fi
         if [ "$DRY" -eq 1 ]; then
             say "  would update $(tilde "$dest")"
             return 0

@@ -203,14 +203,16 @@ class Idempotence(InstallerTest):
         first = tree(self.home)
         out = self.run_install().stdout
         self.assertEqual(tree(self.home), first)
-        self.assertIn("updated ~/.claude/skills/priors", out)
+        # nothing changed, and it says so (it said "updated" every time: newcomer pass 27o F5)
+        self.assertIn("up to date: ~/.claude/skills/priors", out)
+        self.assertNotIn("updated ~/.claude/skills/priors", out)
 
     def test_rerun_repairs_an_edited_install(self):
         self.make_harnesses(".claude")
         self.run_install()
         first = tree(self.home)
         (self.home / ".claude/skills/priors/SKILL.md").write_text("damaged\n")
-        self.run_install()
+        self.assertIn("updated ~/.claude/skills/priors", self.run_install().stdout)
         self.assertEqual(tree(self.home), first)
 
     def test_foreign_folders_are_left_alone(self):
