@@ -378,7 +378,10 @@ def tree_hash(children: Iterable[Tuple[str, str]]) -> str:
 
 def pack(defs: List[Tuple[str, str]]) -> str:
     """Anchors as one string `name\thash\tname\thash…` — cheap to cache, ship between processes and expand."""
-    return "\t".join(f"{q}\t{h}" for q, h in defs if "\t" not in q and "\n" not in q)
+    names = "".join(map(operator.itemgetter(0), defs))
+    if "\t" in names or "\n" in names:
+        defs = [(q, h) for q, h in defs if "\t" not in q and "\n" not in q]
+    return "\t".join(map("\t".join, defs))
 
 
 def combine(
@@ -436,14 +439,16 @@ def dumps_map(m: Dict[str, str]) -> str:
     return dumps(m)
 
 
-def read_or_stream(fd: int, mode: str, path: str = "") -> Tuple[str, Optional[bytes]]:
+def read_or_stream(fd: int, mode: str, path: str = "", size: Optional[int] = None) -> Tuple[str, Optional[bytes]]:
     """(sha12, the file's bytes or None) for the regular file open on `fd` (closed here). A file up
     to MAX_WHOLE_FILE_BYTES is read whole (the fast path; the caller may anchor it); a larger one
     is hashed as a stream, a megabyte at a time — a 1.5 GB file no longer costs 1.5 GB of memory.
     `mode` as `hashing.digest_stream`'s, except that in "content" mode a file read whole comes back
-    unhashed, ("", bytes): `hash_job` hashes and anchors it in one pass."""
-    if os.fstat(fd).st_size <= MAX_WHOLE_FILE_BYTES:
-        with os.fdopen(fd, "rb") as fh:
-            data = fh.read()
+    unhashed, ("", bytes): `hash_job` hashes and anchors it in one pass. `size`: the file's, when
+    the caller has it from its own `fstat` (read to the end all the same: it may have grown)."""
+    if size is None:
+        size = os.fstat(fd).st_size
+    if size <= MAX_WHOLE_FILE_BYTES:  # one read, and one that finds the end (no file object: one per file)
+        data = b"".join(iter_chunks(fd, size=size + 1))
         return digest_stream([data], mode, len(data), path) if mode != "content" else ("", data)
     return digest_stream(iter_chunks(fd), mode, 0, path)

@@ -32,14 +32,17 @@ def anchor_json(ref: str, pairs: Iterable[Tuple[str, str]]) -> Optional[str]:
     entries for them, in its order; "" when there are none. Names holding a tab or line break are
     left out, as `hashing.pack` leaves them out. None when some name or hash would need escaping
     or a name repeats (the caller then takes the long way)."""
-    kept = sorted([p for p in pairs if "\t" not in p[0] and "\n" not in p[0]])
+    kept = sorted(pairs)
     if not kept:
         return ""
-    names = [q for q, _h in kept]
-    if len(set(names)) != len(names) or not plain("".join(names) + "".join([h for _q, h in kept])):
+    names, hashes = zip(*kept)  # (C loops throughout: this runs for every file's definitions)
+    joined = "".join(names)
+    if "\t" in joined or "\n" in joined:
+        return anchor_json(ref, [p for p in kept if "\t" not in p[0] and "\n" not in p[0]])
+    if len(set(names)) != len(names) or not plain(joined + "".join(hashes)):
         return None
-    pre = ',"' + ref + "#"
-    return "".join([f'{pre}{q}":"{h}"' for q, h in kept])
+    pre = ',"' + ref + "#"  # each entry `,"ref#name":"hash"`
+    return pre + ('"' + pre).join(map('":"'.join, kept)) + '"'
 
 
 def packed_json(ref: str, packed: str) -> Optional[str]:

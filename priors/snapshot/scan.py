@@ -141,10 +141,11 @@ def hash_job(job: Job) -> Result:
     ref, path, want = job
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-        if not _stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not _stat.S_ISREG(st.st_mode):
             os.close(fd)
             return ref, None, None, f"cannot read {ref}: not a regular file", None
-        h, data = read_or_stream(fd, "content", ref)
+        h, data = read_or_stream(fd, "content", ref, st.st_size)
     except OSError as exc:
         return ref, None, None, f"cannot read {ref}: {exc.strerror or exc}", None
     if data is None:
