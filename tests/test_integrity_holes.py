@@ -59,6 +59,30 @@ def test_control_characters_in_a_ledger_are_shown_escaped_everywhere(keeper, tmp
     assert not RAW.search((tmp_path / "h.svg").read_text(encoding="utf-8"))
 
 
+def test_a_line_feed_in_a_finding_s_words_cannot_start_a_line_of_show_s_answer(keeper):
+    """Hostile pass 27p: a finding's `direction` (and a reversal call's) keeps its line feeds — new
+    text may hold them, as may an analyzer's rule id — and `show` printed them raw, so an agent's
+    words began lines of a person's (or a CI log's) answer: a workflow command such as `::add-mask::`."""
+    keeper.write("a.py", "a = 1\n")
+    scopes = {"a.py": keeper.hash("a.py")}
+    run = keeper.open_run("web", scopes)["run"]
+    assert keeper.propose(run, "web", {"type": "conclusion", "claim": "a is magic", "scope_ref": "a.py",
+                                       "direction": "hoist\n::add-mask::secret", "evidence": "e\n::error::ev"}).code == 0
+    keeper.ok("commit", "--run", run)
+    run = keeper.open_run("web", scopes)["run"]
+    keeper.ok("disposition", "--run", run, "P-0001", "fixed")
+    keeper.ok("commit", "--run", run)
+    run = keeper.open_run("web", scopes)["run"]  # P-0001 is fixed: no verify item
+    r = keeper.propose(run, "web", {"type": "conclusion", "claim": "a must stay magic", "scope_ref": "a.py",
+                                    "opposes": ["hoist\n::add-mask::secret"], "direction": "keep\n::error::call"})
+    assert r.code == 1 and '"REVERSAL"' in r.out, r
+    keeper.ok("commit", "--run", run)
+    shown = keeper.ok("show", "P-0001")
+    assert not any(ln.startswith("::") for ln in shown.splitlines()), shown
+    assert "direction hoist\\u000a::add-mask::secret" in shown and "(keep\\u000a::error::call)" in shown, shown
+    assert json.loads(keeper.ok("show", "P-0001", "--json"))["direction"] == "hoist\n::add-mask::secret"
+
+
 @pytest.mark.parametrize("bad", ["\x1b[2J", "\x07", "\x00", "\u202e", "\u2066", "\x9b", "\x7f", "\U000e0041"])
 def test_new_text_holding_control_characters_is_refused(keeper, bad):
     keeper.write("a.py", "a = 1\n")

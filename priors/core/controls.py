@@ -49,6 +49,15 @@ def visible(text: str) -> str:
     return _SHOWN.sub(_escape, text) if _SHOWN.search(text) else text
 
 
+def one_line(text: str) -> str:
+    """`text` as one line of a text answer: a line feed in it (an id, a config key, a signer, a
+    finding's `direction`, an analyzer's rule id — text a hand or an agent wrote) written as its JSON
+    escape, so it cannot start a line of its own — a made-up `ledger sound` line, or a GitHub Actions
+    command (`::add-mask::`, `::stop-commands::`, `::error`) in a CI log. The other controls are
+    escaped where every answer is printed (`visible`)."""
+    return text.replace("\n", "\\u000a") if "\n" in text else text
+
+
 def has_control(text: str) -> bool:
     """True when new text holds a character it may not (see the module's policy)."""
     return _REFUSED.search(text) is not None

@@ -8,6 +8,7 @@ from operator import itemgetter
 
 from priors.core.canonical import dumps
 from priors.core.chart import CATEGORIES, LABELS, TOUCHED_MEANS, chart_svg, quiet_notes
+from priors.core.controls import one_line
 from priors.core.fold import PriorState, State, apply, apply_priors, fold, rests
 from priors.core.lessons import kept_in_force
 from priors.core.plain import Plain
@@ -217,7 +218,7 @@ def show_text(body: Dict[str, Any]) -> str:
             resolved = (f" — resolved by your decision on line {e['resolved_on_line']}" if "resolved_on_line" in e
                         else " — awaiting your call")
         lines.append(f"  line {e['line']:<5} {e.get('run', ''):<9} {e['text']}{resolved}")
-    return "\n".join(lines)
+    return "\n".join(one_line(x) for x in lines)  # a line feed in a direction or a rule id starts no line
 
 
 def _compact(v: Any) -> str:

@@ -9,6 +9,7 @@ import os
 
 from priors.core.answer import Answer
 from priors.core.canonical import dumps
+from priors.core.controls import one_line
 from priors.core.fold import fold_data
 from priors.core.ledger_checks import (
     LEDGER_NAME,
@@ -167,14 +168,6 @@ def verify(paths: Paths, since: Optional[str], no_git: bool) -> Tuple[Answer, Li
 
 
 FAILS_HELP = 'docs/ci.md in the priors repository, "When verify fails"'
-
-
-def one_line(text: str) -> str:
-    """`text` as one line of the answer: a line feed in it (an id, a config key, a signer — text a hand
-    or an agent wrote) written as its JSON escape, so it cannot start a line of its own — a made-up
-    `ledger sound` line, or a GitHub Actions command (`::add-mask::`, `::stop-commands::`, `::error`)
-    in a CI log. The other controls are escaped where every answer is printed (core/controls.py)."""
-    return text.replace("\n", "\\u000a") if "\n" in text else text
 
 
 def _push_base(paths: Paths, since: Optional[str]) -> Tuple[Optional[str], List[str]]:
