@@ -598,3 +598,23 @@ def test_retiring_after_the_acceptance_writes_only_the_retirement(keeper: Keeper
     assert "P-0002 stays accepted" in out and "P-0001 → obsolete (superseded by P-0002)" in out
     assert [(r["id"], r["to"]) for r in keeper.ledger()[before:]] == [("P-0001", "obsolete")]
     assert keeper.ok("verify").startswith("ledger sound")
+
+
+def test_import_skips_a_lesson_a_person_retired_in_other_case_and_punctuation(keeper: Keeper, tmp_path: Path):
+    """Hostile pass 27p: `suggest` refuses a case or punctuation variant of a lesson a person retired
+    (DUPLICATE), but `import` compared claims only after normalizing spaces, so a bundle an agent wrote
+    brought the variant back — open, and injected into every session at once. Import compares as the door
+    does: case, spaces and punctuation folded."""
+    keeper.ok("init")
+    keeper.ok("suggest", "Always run the full test suite before committing a change", "--ns", "dev")
+    keeper.ok("decide", "P-0001", "obsolete", "--because", "too slow, we run it in CI")
+    keeper.refused("DUPLICATE", "suggest", "always run the FULL test-suite before committing a change!", "--ns", "dev")
+    bundle = {"format": "priors-lessons", "version": 1, "lessons": [
+        {"type": "calibration", "claim": "always run the FULL test-suite before committing a change!"},
+        {"type": "calibration", "claim": "ALWAYS run the full test suite, before committing a change."}]}
+    (tmp_path / "h.json").write_text(json.dumps(bundle))
+    out = keeper.ok("import", str(tmp_path / "h.json"), "--ns", "dev")
+    assert "imported nothing into dev" in out, out
+    assert "skipped lessons[0] (already here as P-0001, obsolete)" in out
+    assert "skipped lessons[1] (already here as P-0001, obsolete)" in out
+    assert [r["id"] for r in keeper.ledger() if r["t"] == "prior"] == ["P-0001"]

@@ -15,6 +15,7 @@ from priors.core.lessons import (
     is_lesson,
 )
 from priors.core.plain import Plain
+from priors.core.similarity import claim_key
 from priors.core.traces import packet_lines
 from priors.core.vocabulary import DOOR
 
@@ -227,11 +228,14 @@ def read_bundle(obj: Any) -> List[Incoming]:
 
 
 def present_claims(st: State, ns: str) -> Dict[str, PriorState]:
-    """Normalized claim -> prior, for every prior of the namespace whose content is still there."""
+    """Claim key (`similarity.claim_key`: case, spaces and punctuation folded, as the door compares two
+    claims) -> prior, for every prior of the namespace whose content is still there. Look a claim up by
+    its key: a bundle's "always run the FULL test-suite!" is the lesson a person retired as "Always run
+    the full test suite" (hostile pass 27p — import kept it, which `suggest` refuses)."""
     out: Dict[str, PriorState] = {}
     for p in st.in_ns(ns):
-        if not p.redacted:
-            out.setdefault(normalize(p.claim), p)
+        if not p.redacted and isinstance(p.claim, str):
+            out.setdefault(claim_key(p.claim), p)
     return out
 
 

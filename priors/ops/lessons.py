@@ -27,6 +27,7 @@ from priors.core.lessons import (
 )
 from priors.core.secret_patterns import guard
 from priors.core.settings import CONFIG_KEYS, parse_count, set_config
+from priors.core.similarity import claim_key
 from priors.core.views import check_namespace, known_namespaces
 from priors.core.vocabulary import LESSON_TYPES
 from priors.store.config import read_config, write_config
@@ -129,7 +130,7 @@ def add_lesson(paths: Paths, ns: Optional[str], typ: str, words: Sequence[str], 
         old = check_supersedes(st, supersedes, ns)
         if old is not None:
             rec["supersedes"] = old
-        same = present_claims(st, ns).get(claim)
+        same = present_claims(st, ns).get(claim_key(claim))
         if same is not None and same.status != "obsolete" and same.id != old:
             raise Refusal("DUPLICATE", of=same.id, status=same.status, hint="this lesson is already in the ledger")
         run = next_run_id(st, list_run_dirs(paths))
@@ -233,7 +234,7 @@ def import_bundle(paths: Paths, name: str, obj: Any, ns: str, accept: bool) -> A
         skipped: List[str] = []
         seen = set()
         for item in incoming:
-            claim = item.rec["claim"]
+            claim = claim_key(item.rec["claim"])
             if claim in have:
                 p = have[claim]
                 skipped.append(f"lessons[{item.index}] (already here as {p.id}, {p.status})")
