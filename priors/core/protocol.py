@@ -21,6 +21,7 @@ from priors.core.run_files import RunFiles, require_open
 from priors.core.sameness import folded_into, wordings
 from priors.core.secret_patterns import guard
 from priors.core.similarity import claim_key, folded, norm_direction, same_claim, scopes_related, settled_near, similar
+from priors.core.sorted_strings import SortedStrings
 from priors.core.vocabulary import BINDING, DOOR
 
 TYPE_CHECKING = False
@@ -246,7 +247,7 @@ class ScopeIndex(Plain):
         # refs hold one prior: a list each costs ~6 MB at 100k priors in `verify`'s replay)
         self.by_ref: Dict[str, Any] = {}
         self.lengths: List[int] = []  # the lengths of the refs held, ascending: the only prefixes worth looking up
-        self.refs: Optional[List[str]] = []  # sorted, for the refs inside a scope (None while a pool is built)
+        self.refs: Optional[SortedStrings] = SortedStrings()  # for the refs inside a scope (None while a pool is built)
         self.wide: List[int] = []  # repo-wide priors
 
     def add(self, p: PriorState) -> None:
@@ -289,7 +290,7 @@ class ScopeIndex(Plain):
         if got is None:
             self.by_ref[ref] = pos
             if self.refs is not None:
-                bisect.insort(self.refs, ref)
+                self.refs.add(ref)
             n = len(ref)
             at = bisect.bisect_left(self.lengths, n)
             if at == len(self.lengths) or self.lengths[at] != n:
@@ -314,13 +315,10 @@ class ScopeIndex(Plain):
             held = by_ref.get(ref[:n])
             if held is not None:
                 got.append(held if type(held) is list else (held,))
-        refs = self.refs or []
-        i = bisect.bisect_left(refs, ref)
-        while i < len(refs) and refs[i].startswith(ref):
-            if len(refs[i]) > most:  # (the ref itself came with its prefixes)
-                held = by_ref[refs[i]]
+        for inside in self.refs.starting(ref) if self.refs is not None else ():
+            if len(inside) > most:  # (the ref itself came with its prefixes)
+                held = by_ref[inside]
                 got.append(held if type(held) is list else (held,))
-            i += 1
         star = by_ref.get("*")
         for extra in (self.wide, star if type(star) is list else (star,) if star is not None else ()):
             if extra:
@@ -364,13 +362,12 @@ def inner_named(index: Optional[ScopeIndex], inner_ref: str, inner: tuple) -> tu
     if index is None or inner_ref == "*" or inner_ref.endswith("/"):
         return inner
     lead = inner_ref + ("." if "#" in inner_ref else "#")
-    refs = index.refs or []
     out = list(inner)
-    i = bisect.bisect_left(refs, lead)
-    while i < len(refs) and refs[i].startswith(lead) and len(out) < 200:
-        if refs[i] not in inner:
-            out.append(refs[i])
-        i += 1
+    for ref in index.refs.starting(lead) if index.refs is not None else ():
+        if len(out) >= 200:
+            break
+        if ref not in inner:
+            out.append(ref)
     return tuple(out)
 
 
@@ -396,7 +393,7 @@ class ProposePool(ScopeIndex):
             self.add(p)
         for p in followed_copies(self.followed, st.priors, lambda q: q.ns == self.ns) if self.followed else ():
             self.add(p)
-        self.refs = sorted(self.by_ref)
+        self.refs = SortedStrings(sorted(self.by_ref))
 
     def fields(self) -> tuple:
         return ScopeIndex.__slots__ + self.__slots__
