@@ -162,15 +162,8 @@ def test_a_run_a_change_adds_is_held_to_today_s_door_whatever_its_seal_says(keep
     for byte — so a re-raise in other case and punctuation passed `verify --since`. A change's run is
     held to today's door; the base's runs keep their own rules (`--no-git` compares nothing: it believes)."""
     import re
-    import subprocess
 
-    def git(*args):
-        return subprocess.run(["git", *args], cwd=str(keeper.root), check=True, capture_output=True,
-                              text=True).stdout.strip()
-
-    git("init", "-q")
-    for key, v in (("user.name", "A"), ("user.email", "a@example.com"), ("commit.gpgsign", "false")):
-        git("config", key, v)
+    git = _git_here(keeper)
     _settled(keeper)
     keeper.ok("abort", "--run", "run-002")
     ledger = keeper.root / ".priors/ledger.jsonl"
@@ -288,15 +281,7 @@ def test_verify_since_shows_the_reviewer_the_findings_a_change_adds_that_wait_fo
     """Newcomer pass 27i, item 8: `verify --since` listed a change's human lines and parallel-branch
     runs, but not its findings that say they differ from a person's decision — the door let each in
     on its word, so they wait for the person's call. The reviewer of the change sees them now."""
-    import subprocess
-
-    def git(*args):
-        return subprocess.run(["git", *args], cwd=str(keeper.root), check=True, capture_output=True,
-                              text=True).stdout.strip()
-
-    git("init", "-q")
-    for key, v in (("user.name", "A"), ("user.email", "a@example.com"), ("commit.gpgsign", "false")):
-        git("config", key, v)
+    git = _git_here(keeper)
     _settled(keeper)
     git("add", "-A")
     git("commit", "-qm", "settled")
@@ -316,3 +301,17 @@ def test_verify_since_shows_the_reviewer_the_findings_a_change_adds_that_wait_fo
     keeper.ok("decide", "P-0002", "obsolete", "--because", "the same finding as P-0001 (code-review)")
     body = json.loads(keeper.ok("verify", "--since", base, "--json"))
     assert "awaiting_call" not in body  # the person answered, in the same change
+
+
+def _git_here(keeper):
+    """The keeper's folder made a git work tree with an author; a function running git there."""
+    import subprocess
+
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=str(keeper.root), check=True, capture_output=True,
+                              text=True).stdout.strip()
+
+    git("init", "-q")
+    for key, v in (("user.name", "A"), ("user.email", "a@example.com"), ("commit.gpgsign", "false")):
+        git("config", key, v)
+    return git

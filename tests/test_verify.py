@@ -531,10 +531,8 @@ def test_lessons_records():
     assert "BLOCK_ORDER" in codes(lines_of(bad))
 
 
-def test_the_pre_push_hook_compares_with_what_the_remote_holds_without_an_upstream(keeper, tmp_path):
-    """A rewritten ledger committed on a new local branch or a detached HEAD (`git push origin HEAD:main`)
-    is caught: with no upstream, `verify --since @{upstream}` compares with where HEAD's history leaves the
-    remote-tracking refs, and under pre-commit with the remote's commit the push replaces."""
+def pushed_to_a_remote(keeper, tmp_path) -> Dict[str, str]:
+    """One run committed on `main` and pushed to a bare remote it tracks; the git environment."""
     git(keeper.root, "init", "-q", "-b", "main")
     one_run(keeper)
     git(keeper.root, "add", "-A")
@@ -544,6 +542,14 @@ def test_the_pre_push_hook_compares_with_what_the_remote_holds_without_an_upstre
     git(tmp_path, "init", "-q", "--bare", str(remote))
     git(keeper.root, "remote", "add", "origin", str(remote))
     git(keeper.root, "push", "-q", "-u", "origin", "main")
+    return env
+
+
+def test_the_pre_push_hook_compares_with_what_the_remote_holds_without_an_upstream(keeper, tmp_path):
+    """A rewritten ledger committed on a new local branch or a detached HEAD (`git push origin HEAD:main`)
+    is caught: with no upstream, `verify --since @{upstream}` compares with where HEAD's history leaves the
+    remote-tracking refs, and under pre-commit with the remote's commit the push replaces."""
+    env = pushed_to_a_remote(keeper, tmp_path)
     data = keeper.ledger_bytes()
     git(keeper.root, "checkout", "-q", "-b", "topic")
     (keeper.root / ".priors" / "ledger.jsonl").write_bytes(data.replace(b"x is magic", b"x is fine"))
@@ -566,15 +572,7 @@ def test_a_first_push_of_an_orphan_branch_says_it_compared_nothing_the_remote_ho
     """An orphan branch shares no history with the remote-tracking refs: the pre-push hook's
     `verify --since @{upstream}` checks against HEAD. Its note said "no remote-tracking refs at all",
     which was false with `origin/main` right there; it now says what happened and where the proof is."""
-    git(keeper.root, "init", "-q", "-b", "main")
-    one_run(keeper)
-    git(keeper.root, "add", "-A")
-    git(keeper.root, "commit", "-qm", "one run")
-    env = git_env(keeper.root)
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", str(remote))
-    git(keeper.root, "remote", "add", "origin", str(remote))
-    git(keeper.root, "push", "-q", "-u", "origin", "main")
+    env = pushed_to_a_remote(keeper, tmp_path)
     git(keeper.root, "checkout", "-q", "--orphan", "fresh")
     git(keeper.root, "commit", "-qm", "the same files, no history")
     r = keeper("verify", "--since", "@{upstream}", env=env)
