@@ -462,3 +462,15 @@ def test_history_counts_a_finding_said_to_differ_from_a_decision_as_your_call(ke
     for rec, row in zip(runs, rows):
         want = _summary_counts(rec["summary"])
         assert {key: row[key] for key in want} == want, (rec["run"], rec["summary"])
+
+
+def test_a_run_record_whose_namespace_is_not_a_string_does_not_stop_history(keeper):
+    """A hand-made seal with `"ns": ["web"]` (verify names it: BAD_FIELD) ended `history` — and the
+    report page, which holds the same table — in "unexpected error (TypeError: unhashable type: 'list')",
+    exit 3: the row looked the namespace up among the review nudges by it (hostile pass 27q)."""
+    keeper.ok("init")
+    recs = [k.prior("P-0001", "run-001", "cart total ignores discounts"), dict(k.commit("run-001"), ns=["web"])]
+    keeper.write(".priors/ledger.jsonl", "".join(dumps(r) + "\n" for r in recs))
+    assert "run-001" in keeper.ok("history")
+    keeper.ok("report", "-o", "page.html")
+    assert [r.ns for r in history_rows(recs)] == [["web"]]

@@ -247,3 +247,23 @@ def test_a_usage_error_is_a_jsonrpc_error_and_writes_nothing(tmp_path: Path) -> 
     assert "`run` is required" in errors[3][1]
     assert k.ledger_bytes() == b""
     assert sorted(p.name for p in (root / ".priors" / "runs").iterdir()) == ["run-001"]
+
+
+def test_the_lessons_tool_s_list_reaches_a_real_client(tmp_path: Path) -> None:
+    """`priors_lessons` `list` answers a JSON list: MCP's `structuredContent` must be an object, so the
+    SDK's client refused the whole result (a pydantic ValidationError) — the tool could not list lessons
+    (hostile pass 27q). A list answer travels as the text content only."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    k = _target(root)
+    k.ok("add", "Run the narrowest test first.", "--ns", NS)
+
+    async def go() -> Dict[str, Any]:
+        async with stdio_client(_server(root)) as (read, write):
+            async with ClientSession(read, write) as s:
+                await s.initialize()
+                return _dump(await s.call_tool("priors_lessons", {"action": "list"}))
+
+    res = asyncio.run(go())
+    assert not res.get("isError") and "structuredContent" not in res
+    assert [r["id"] for r in json.loads(res["content"][0]["text"])] == ["P-0001"]

@@ -133,7 +133,8 @@ def test_the_lessons_tool_lists_retrieves_proposes_and_revises_but_never_accepts
         _call(4, "priors_lessons", {"action": "revise", "id": "P-0001", "text": "Run the narrowest test first."}),
         _call(5, "priors_lessons", {"action": "accept", "id": "P-0002"}),
     ])
-    listed = replies[1]["result"]["structuredContent"]
+    assert "structuredContent" not in replies[1]["result"]  # MCP's structured content is an object, never a list
+    listed = json.loads(replies[1]["result"]["content"][0]["text"])
     assert [r["id"] for r in listed] == ["P-0001"]
     assert "Run the narrowest" in replies[2]["result"]["content"][0]["text"]
     assert replies[3]["result"]["structuredContent"]["id"] == "P-0002"

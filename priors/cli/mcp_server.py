@@ -272,8 +272,8 @@ class Server:
             raise RpcError(INVALID_PARAMS, f"{name}: {why}")
         code, obj, text = self.run(verb.name, args)
         result: Dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": code != 0}
-        if self.version in STRUCTURED_VERSIONS:
-            result["structuredContent"] = obj
+        if self.version in STRUCTURED_VERSIONS and isinstance(obj, dict):  # MCP's structured content is an object:
+            result["structuredContent"] = obj  # a list answer (`priors_lessons` list) travels as the text alone
         return result
 
     def run(self, verb: str, args: Dict[str, Any]) -> Tuple[int, Dict[str, Any], str]:

@@ -552,7 +552,7 @@ def _row(run: str, rns: Any, no: int, a: _Open, tally: _Tally, st: Any) -> RunRo
     """The row of a run, at its first commit record (line `no`)."""
     c = a.counts
     row = RunRow(run, rns, no, c["checked"], c["fixed"], c["carried"], c["touched"], c["your_call"], c["new"])
-    row.your_call += a.nudges.get(rns, 0)
+    row.your_call += a.nudges.get(rns, 0) if isinstance(rns, str) else 0  # (`"ns": ["web"]` by hand: verify names it)
     row.resting, row.open = tally.after_commit(st, rns)
     row.quiescent = row.checked > 0 and row.carried == row.checked and not (row.fixed or row.touched or row.new or row.your_call)
     return row

@@ -224,7 +224,7 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
     for i, (ns, group) in enumerate(charts):
         name = chart_title if ns is None else f"{ns} — {chart_title}"
         out.append(f'<figure data-ns="{e(ns if ns is not None else "")}">')
-        now = (counts.get(ns) or {}).get("open") if ns is not None else None  # the line ends where status stands
+        now = (counts.get(ns) or {}).get("open") if isinstance(ns, str) else None  # the line ends where status stands
         out.append(chart_svg(group, f"Convergence — {name}", standalone=False, uid=f"conv{i}", now=now).replace(
             'class="chart"', 'class="chart wide"', 1))
         out.append(chart_svg(group, name if ns is None else str(ns), standalone=False, uid=f"convn{i}",
