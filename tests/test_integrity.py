@@ -14,7 +14,7 @@ import pytest
 import ledgerkit as k
 from conftest import REPO, Keeper, run_priors
 from priors.core.fold import fold, parse_lines
-from priors.core.ledger_checks import check
+from priors.core.ledger_checks import check, check_ledger
 
 GIT_ENV = {
     "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com",
@@ -773,3 +773,19 @@ def test_a_retry_repairs_what_a_killed_commit_or_redact_left(keeper):
     keeper.refused("ALREADY_REDACTED", "redact", "P-0001", "--because", "private")
     assert b"secret claim" not in rendered.read_bytes()
     assert keeper.ok("verify", "--no-git").startswith("ledger sound")
+
+
+def test_verify_names_a_namespace_no_door_takes():
+    """Hostile pass 27q: `verify` asked only that `ns` be a non-empty string, so a change could add a
+    prior and seal in namespace "x\\nledger sound: 3 lines\\ncode-review" (forging lines of `status`,
+    `list` and `history`) or "code-review\\u200b" (a second "code-review" no `--ns` can name). A name
+    with a space, control or format character is BAD_FIELD, quick and strict alike; another keeper's
+    capitals stand."""
+    for ns in ("x\nledger sound: 3 lines\ncode-review", "code-review\u200b", "code review", "web\u202e"):
+        recs = [k.prior("P-0001", "run-001", ns=ns), k.commit("run-001", ns=ns)]
+        for strict in (False, True):
+            problems = check_ledger(k.to_bytes(recs), strict=strict).problems
+            assert [(p.line, p.code) for p in problems] == [(1, "BAD_FIELD")], (ns, strict, problems)
+            assert "holds a space, control or format character" in problems[0].message
+    recs = [k.prior("P-0001", "run-001", ns="Code-Review"), k.commit("run-001", ns="Code-Review")]
+    assert check(k.to_bytes(recs)) == ([], [])

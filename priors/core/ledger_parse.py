@@ -211,3 +211,10 @@ def records(data: Union[bytes, Iterable[bytes]]) -> Iterator[Tuple[int, Dict[str
                 continue
             if end == len(line) and type(rec) is dict:
                 yield no, rec
+
+
+def ns_shown_whole(ns: str) -> bool:
+    """A namespace that prints as one word: no space, control or format character (every whitespace
+    character but the space is unprintable). No keeper's door takes another; `verify` names one
+    (`ledger_rules`), and the quick reading leaves it to that rule."""
+    return ns.isprintable() and " " not in ns

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from priors.core.canonical import dumps, flat_size, normalize
+from priors.core.ledger_parse import ns_shown_whole
 from priors.core.ledger_rules import BLOCK_RANK, Checker, RunBlock
 from priors.core.vocabulary import AGENT_VERDICTS, HUMAN_VERDICTS, PRIOR_RE, RUN_RE, SEVERITIES
 
@@ -126,8 +127,8 @@ class QuickChecker(Checker):
     def sound_prior(self, no: int, pid: str, born: str, ns: str, claim: str, clean: bool) -> bool:
         """A prior whose fields are all strings and, but for these, already found sound. `clean`: the
         claim is known printable with single inner spaces only (its PRIORS.md row said so)."""
-        if not ns or not claim:
-            return False
+        if not ns or not claim or (ns not in self.names and not ns_shown_whole(ns)):
+            return False  # (a namespace no door takes: the strict rule names it)
         blk = self.block
         if blk is None:
             if RUN_RE.match(born) is None or born in self.committed:

@@ -11,6 +11,7 @@ from operator import itemgetter
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from priors.core.canonical import normalize, value_problem
+from priors.core.ledger_parse import ns_shown_whole
 from priors.core.problem import Problem
 from priors.core.unseen import UNSEEN, mark_problem
 from priors.core.vocabulary import (
@@ -206,6 +207,13 @@ class Checker:
         born = rec.get("born")
         if self.need(no, rec, ["ns", "born"], what) and isinstance(born, str) and not RUN_RE.match(born):
             self.add(no, "BAD_FIELD", f"{what}: born {born!r} is not a run id")
+        ns = rec.get("ns")
+        if isinstance(ns, str) and ns and not ns_shown_whole(ns):
+            # no keeper's door takes such a name (ours: NS_RE); a line feed in it forged lines of `status`
+            # and `list`, a zero-width space made a second "code-review" (hostile pass 27q). Other names
+            # outside NS_RE (capitals: another keeper may have taken them) stand.
+            self.add(no, "BAD_FIELD", f"{what}: namespace {ns!r} holds a space, control or format character —"
+                     " a namespace is a name like code-review")
         if rec.get("redacted") is True or "redacted" in rec:
             self.tombstone(no, pid, rec)
         else:
