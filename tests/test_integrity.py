@@ -789,3 +789,18 @@ def test_verify_names_a_namespace_no_door_takes():
             assert "holds a space, control or format character" in problems[0].message
     recs = [k.prior("P-0001", "run-001", ns="Code-Review"), k.commit("run-001", ns="Code-Review")]
     assert check(k.to_bytes(recs)) == ([], [])
+
+
+def test_a_namespace_with_a_line_feed_cannot_start_a_line_of_status_list_or_history(keeper):
+    """Hostile pass 27q: a hand-made namespace "x\\nledger sound: 3 lines\\ncode-review" printed a line
+    `ledger sound: 3 lines` in `status`, `list` and `history`. It is shown with the line feed escaped."""
+    keeper.ok("init")
+    ns = "x\nledger sound: 3 lines\ncode-review"
+    recs = [k.prior("P-0001", "run-001", ns=ns), k.commit("run-001", ns=ns)]
+    (keeper.root / ".priors" / "ledger.jsonl").write_bytes(k.to_bytes(recs))
+    keeper.ok("render")
+    for verb in ("status", "list", "history"):
+        out = keeper.ok(verb)
+        assert not any(line.startswith("ledger sound") for line in out.splitlines()), (verb, out)
+        assert "x\\u000aledger sound: 3 lines\\u000acode-review" in out, (verb, out)
+    assert "BAD_FIELD" in keeper("verify", "--no-git", "--json").out

@@ -262,7 +262,8 @@ def list_text(rows: Sequence[Dict[str, Any]]) -> str:
         rule = f"[{r['rule']}] " if isinstance(r.get("rule"), str) else ""  # an analyzer's result: its rule first
         what = "▒ redacted" if r.get("redacted") else cut(rule + str(r.get("claim", "")))
         where = str(r.get("scope_ref", r.get("scope", "—")))
-        table.append((r["id"], str(r.get("ns")), str(r.get("type", "—")), r["status"], where, what))
+        table.append((one_line(r["id"]), one_line(str(r.get("ns"))), one_line(str(r.get("type", "—"))), r["status"],
+                      one_line(where), one_line(what)))  # (a line feed a hand wrote cannot start a row of its own)
     widths = [max(len(row[i]) for row in table) for i in range(5)]
     return "\n".join("  ".join(c.ljust(widths[i]) for i, c in enumerate(row[:5])) + "  " + row[5] for row in table).rstrip()
 
@@ -573,8 +574,8 @@ def history_text(rows: Sequence[RunRow], width: int = 40) -> str:
     head = ("run", "ns", "checked", "fixed", "carried", "touched", "call", "new", "resting", "open")
     table: List[Tuple[str, ...]] = [head]
     for r in rows:
-        table.append((r.run, str(r.ns), *(str(getattr(r, k)) for k in ("checked", "fixed", "carried", "touched", "your_call",
-                                                                        "new", "resting", "open"))))
+        counts = ("checked", "fixed", "carried", "touched", "your_call", "new", "resting", "open")
+        table.append((r.run, one_line(str(r.ns)), *(str(getattr(r, k)) for k in counts)))
     widths = [max(len(t[i]) for t in table) for i in range(len(head))]
     biggest = max(sum(getattr(r, k) for k in CATEGORIES) for r in rows)
     scale = min(1.0, width / biggest) if biggest else 1.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from priors.core.controls import visible
+from priors.core.controls import one_line, visible
 from priors.core.errors import UsageError
 from priors.core.fold import BINDING, REST_AFTER, PriorState, State
 from priors.core.spelling import nearest
@@ -144,7 +144,7 @@ def by_namespace(st: State) -> Dict[str, List[PriorState]]:
 
 
 def status_line(ns: str, counts: Dict[str, int]) -> str:
-    line = (f"{ns}: {counts['open']} open · {counts['fixed']} fixed · {counts['settled']} decided by you"
+    line = (f"{one_line(ns)}: {counts['open']} open · {counts['fixed']} fixed · {counts['settled']} decided by you"
             f" · {plural(counts['learned'], 'lesson')} locked")
     if counts["proposed"]:
         line += f" · {plural(counts['proposed'], 'lesson')} proposed"
