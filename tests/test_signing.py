@@ -811,17 +811,13 @@ def test_a_work_tree_elsewhere_does_not_hide_the_base(repo, tmp_path):
     repo.ok("render")
     assert repo("verify", "--since", base).code == 1  # the cut is seen
     (tmp_path / "elsewhere").mkdir()
-    git(repo.root, "config", "core.worktree", str(tmp_path / "elsewhere"))
-    for args in (("verify",), ("verify", "--since", base)):
-        r = repo(*args)
-        assert r.code == 2, (args, r)
-        assert "core.worktree" in r.err, r
-    git(repo.root, "config", "--unset", "core.worktree")
-    assert repo("verify", "--since", base).code == 1
-    git(repo.root, "config", "core.bare", "true")  # the same, said another way: no work tree at all
-    for args in (("verify",), ("verify", "--since", base)):
-        r = repo(*args)
-        assert r.code == 2, (args, r)
-        assert "core.bare" in r.err, r
-    git(repo.root, "config", "core.bare", "false")
-    assert repo("verify", "--since", base).code == 1
+    # a work tree elsewhere, and the same said another way: no work tree at all
+    for key, value, undo in (("core.worktree", str(tmp_path / "elsewhere"), ("--unset", "core.worktree")),
+                             ("core.bare", "true", ("core.bare", "false"))):
+        git(repo.root, "config", key, value)
+        for args in (("verify",), ("verify", "--since", base)):
+            r = repo(*args)
+            assert r.code == 2, (args, r)
+            assert key in r.err, r
+        git(repo.root, "config", *undo)
+        assert repo("verify", "--since", base).code == 1

@@ -589,18 +589,11 @@ def test_grafts_do_not_move_where_a_first_push_leaves_the_remote(keeper, tmp_pat
     named a commit before the person's line the rewrite took out: the pre-push hook's
     `verify --since @{upstream}` on a first push passed the cut ledger. The keeper's git calls
     read no graft file."""
-    git(keeper.root, "init", "-q", "-b", "main")
-    one_run(keeper)
-    git(keeper.root, "add", "-A")
-    git(keeper.root, "commit", "-qm", "one run")
+    env = pushed_to_a_remote(keeper, tmp_path)
     keeper.ok("decide", "P-0001", "keep", "--because", "ok")
     git(keeper.root, "add", "-A")
     git(keeper.root, "commit", "-qm", "decided")
-    env = git_env(keeper.root)
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", str(remote))
-    git(keeper.root, "remote", "add", "origin", str(remote))
-    git(keeper.root, "push", "-q", "-u", "origin", "main")
+    git(keeper.root, "push", "-q", "origin", "main")
     git(keeper.root, "checkout", "-q", "-b", "topic")
     ledger = keeper.root / ".priors" / "ledger.jsonl"
     ledger.write_bytes(b"".join(ln for ln in ledger.read_bytes().splitlines(keepends=True) if b'"keep"' not in ln))

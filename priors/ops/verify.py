@@ -138,7 +138,7 @@ def verify(paths: Paths, since: Optional[str], no_git: bool) -> Tuple[Answer, Li
     problems += people.problems
     warnings = warnings + people.warnings
     problems.sort(key=lambda p: (p.file != LEDGER_NAME, p.file, p.line))
-    calls = awaiting_calls(data, added_from) if old is not None and not problems else []
+    calls = awaiting_calls(data, old) if not problems else []
     body: Dict[str, Any] = {"ok": not problems, "problems": [p.as_dict() for p in problems]}
     if calls:
         body["awaiting_call"] = calls
@@ -250,19 +250,16 @@ def unseen_summary(held: List[Dict[str, Any]]) -> List[str]:
     return out  # (and as `unseen_notes`, one `::notice` a line under GitHub Actions)
 
 
-def awaiting_calls(data: bytes, added_from: int) -> List[Dict[str, Any]]:
+def awaiting_calls(data: bytes, old: Optional[bytes]) -> List[Dict[str, Any]]:
     """The findings a change adds that say they differ from a person's decision (`distinct_from`
     naming it) and that no person has answered yet: the door let each in on its word, so whether it is
     the same finding is the person's call (core/sameness.py) — the reviewer of the change sees them
     here, as `status --calls` shows them to the person. The ledger is folded only when such a line is
     among those the change adds."""
-    if not added_from:
+    start = change_start(data, old)
+    if start is None:
         return []
-    at = 0
-    for _ in range(added_from - 1):  # (where the change's lines start; the base's are never split)
-        at = data.find(b"\n", at) + 1
-        if at == 0:
-            return []
+    at, added_from = start
     if data.find(b'"distinct_from"', at) < 0:
         return []
     tail = data[at:].split(b"\n")
@@ -306,18 +303,10 @@ def on_the_code(root: Any, data: bytes, old: Optional[bytes]) -> Tuple[Dict[str,
     for the replay to judge those lines as the door would have (core/on_the_code.py). Nothing without a
     change to compare, or when it adds no finding on a scope: lines already at the base were judged
     when they were added, on the code then."""
-    if old is None:
+    start = change_start(data, old)
+    if start is None:
         return {}, 0
-    before = old.count(b"\n") + (0 if old.endswith(b"\n") or not old else 1)  # (the base's lines)
-    at = len(old)
-    if not data.startswith(old):  # a person's redaction rewrote a base line in place (any other edit of
-        at = 0                    # one is named by `check_since`): the change's lines follow the base's count
-        for _ in range(before):   # — the ledger may be shorter than the base's, its added lines after them
-            at = data.find(b"\n", at) + 1
-            if at == 0:
-                return {}, 0
-    if at >= len(data):
-        return {}, 0
+    at, first = start
     found: List[str] = []
     shaped = False  # a seal's `shapes`: what a later run follows a person's decision by (core/on_the_code.py)
     for _no, rec in records(data[at:]):
@@ -330,7 +319,25 @@ def on_the_code(root: Any, data: bytes, old: Optional[bytes]) -> Tuple[Dict[str,
     if not found and not shaped:
         return {}, 0
     refs = [r for r in found if r not in ("", "*") and not r.endswith("/")]
-    return OnDisk(root, rehash(root, refs, whole_files=True) if refs else {}), before + 1
+    return OnDisk(root, rehash(root, refs, whole_files=True) if refs else {}), first
+
+
+def change_start(data: bytes, old: Optional[bytes]) -> Optional[Tuple[int, int]]:
+    """(the byte offset, the line number) of the first line the compared change adds to the ledger —
+    None without a change to compare or when it adds none. A person's redaction may rewrite a base line
+    in place (any other edit of one is named by `check_since`): the change's lines then follow the base's
+    count of lines, and the ledger may be shorter than the base's."""
+    if old is None:
+        return None
+    before = old.count(b"\n") + (0 if old.endswith(b"\n") or not old else 1)  # (the base's lines)
+    at = len(old)
+    if not data.startswith(old):
+        at = 0
+        for _ in range(before):
+            at = data.find(b"\n", at) + 1
+            if at == 0:
+                return None
+    return (at, before + 1) if at < len(data) else None
 
 
 class OnDisk(dict):
