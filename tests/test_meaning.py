@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Tuple
 
 from priors.core.similarity import SIMILAR_AT, norm_direction, opposite, scopes_related, similarity
+from priors.core.vocabulary import DOOR
 
 DATA = Path(__file__).resolve().parent / "data"
 NS = "code-review"
@@ -380,7 +381,7 @@ def plain_session(k) -> bytes:
 def test_ledger_bytes_unchanged_when_nothing_is_similar(keeper):
     """This session's ledger, byte for byte, as the keeper wrote it before issue 13
     (tests/data/ledger_no_similar.jsonl was written by `main`'s code at df6a645, before this rule) — but
-    for what issue 28 adds: each run's seal says `door: 4`, and the finding on the file where a person
+    for what issue 28 adds: each run's seal names today's door (`door: 5`), and the finding on the file where a person
     settled P-0001 names it in `distinct_from` (SETTLED_NEARBY refuses it otherwise), which its run's
     summary counts as a call for the person; and a seal keeps
     the shapes of the definitions its findings stand on, while a Python file's hashes keep its
@@ -394,7 +395,7 @@ def test_ledger_bytes_unchanged_when_nothing_is_similar(keeper):
     assert len({a for a, _ in pairs}) == len({b for _, b in pairs}) == len(pairs)
     for old, new in pairs:
         want = want.replace(old, new)
-    want = want.replace(b'{"action":"commit",', b'{"action":"commit","door":4,')
+    want = want.replace(b'{"action":"commit",', b'{"action":"commit","door":%d,' % DOOR)
     want = want.replace(b'"claim":"to_text() decodes bytes as latin-1 instead of utf-8",',
                         b'"claim":"to_text() decodes bytes as latin-1 instead of utf-8","distinct_from":["P-0001"],')
     want = want.replace('(same identities, current scope state)","New this run: 3"'.encode(),

@@ -562,3 +562,31 @@ def test_the_shell_guard_reads_commands_as_a_shell_does(tmp_path: Path):
         encoding="utf-8")
     ran = subprocess.run([NODE, str(out / "check.mjs")], capture_output=True, text=True)
     assert ran.returncode == 0 and ran.stdout == "", ran.stdout + ran.stderr
+
+
+@needs_node
+@needs_deps
+@needs_posix
+def test_the_lessons_tool_answers_a_rewording_with_the_door_s_refusal_and_passes_distinct_from(tmp_path: Path,
+                                                                                               model: StandIn):
+    """Door 5 in the real Pi: the model's reworded lesson is refused (the refusal is the tool's answer), a
+    person's retired lesson reworded stays refused with `distinct_from`, an agent's is set aside by it."""
+    p = Pi(tmp_path, model)
+    p.k.ok("init")
+    p.k.ok("suggest", "--ns", "lessons", "Quote shell variables in scripts.")  # P-0001, an agent's
+    p.k.ok("suggest", "--ns", "lessons", "Run the full test suite before every commit.")  # P-0002
+    p.k.ok("decide", "P-0002", "obsolete", "--because", "CI runs it")
+    model.script = [
+        {"tool": "priors_lessons", "arguments": {"action": "propose", "text": "Always quote the shell variables in your scripts."}},
+        {"tool": "priors_lessons", "arguments": {"action": "propose", "text": "Always quote the shell variables in your scripts.",
+                                                  "distinct_from": ["P-0001"]}},
+        {"tool": "priors_lessons", "arguments": {"action": "propose", "text": "Before every commit, run the full test suite.",
+                                                  "distinct_from": ["P-0002"]}},
+        "done"]
+    assert p.print("learn something").returncode == 0
+    results = [str(m["content"]) for m in model.requests[-1]["messages"] if m.get("role") == "tool"]
+    assert "refused" in results[0] and "DUPLICATE" in results[0] and "P-0001" in results[0], results[0]
+    assert "P-0003 suggested in lessons" in results[1], results[1]
+    assert "refused" in results[2] and "RERAISE" in results[2] and "retired" in results[2], results[2]
+    rows = {r["id"]: r for r in json.loads(p.k.ok("lessons", "--all", "--json"))}
+    assert set(rows) == {"P-0001", "P-0002", "P-0003"}

@@ -9,6 +9,7 @@ import re
 import pytest
 
 from priors.core.similarity import SIMILAR_AT, similarity
+from priors.core.vocabulary import DOOR
 
 NS = "code-review"
 TAX = "RATE = 0.2\n\n\ndef rate():\n    return RATE\n\n\ndef total(x):\n    return x * (1 + rate())\n"
@@ -139,8 +140,9 @@ def test_verify_replays_settled_nearby(keeper):
     seal = {"t": "run", "action": "commit", "run": "run-002", "ns": NS, "summary": ["New this run: 1"]}
     from priors.core.canonical import dumps
     base = keeper.ledger_bytes()
-    assert b'"door":4' in base
-    before = base.replace(b',"door":4', b"").replace(b'"door":4,', b"")
+    door = b'"door":%d' % DOOR
+    assert door in base
+    before = base.replace(b"," + door, b"").replace(door + b",", b"")
     ledger = keeper.root / ".priors/ledger.jsonl"
     for head, last, named in ((before, seal, False), (base, seal, True), (base, dict(seal, door=3), True),
                               (before.replace(b'"action":"commit",', b'"action":"commit","door":2,'), seal, True)):
@@ -163,7 +165,7 @@ def test_a_run_sealed_by_door_2_is_not_judged_by_today_s_measure(keeper):
     prior = dict(lines[0], id="P-0002", claim=claim, born="run-002", distinct_from=["P-0001"])
     seal = {"t": "run", "action": "commit", "run": "run-002", "ns": NS, "summary": ["New this run: 1"]}
     from priors.core.canonical import dumps
-    door2 = keeper.ledger_bytes().replace(b'"door":4', b'"door":2')
+    door2 = keeper.ledger_bytes().replace(b'"door":%d' % DOOR, b'"door":2')
     ledger = keeper.root / ".priors/ledger.jsonl"
     for head, last, named in ((door2, dict(seal, door=2), False), (door2, dict(seal, door=3), True),
                               (keeper.ledger_bytes(), dict(seal, door=2), True)):
@@ -421,7 +423,7 @@ def test_the_loop_through_the_mcp_tools(tmp_path):
 
 
 def test_a_lessons_only_ledger_is_held_to_today_s_rules(keeper):
-    """Every verb that seals a run says `door: 4` — `suggest`, a person's `add` and `import`, a scored
+    """Every verb that seals a run names today's door (`door: 5`) — `suggest`, a person's `add` and `import`, a scored
     session, not only `commit` — so a ledger that only the lessons loop wrote is not replayed by the
     rules before issue 28 for good: a lesson typed into it that repeats one a person rejected, in
     other case and punctuation (which `suggest` refuses), is named by `verify`."""
@@ -433,7 +435,7 @@ def test_a_lessons_only_ledger_is_held_to_today_s_rules(keeper):
     keeper.refused("DUPLICATE", "suggest", "--ns", NS, "use tabs for indentation in python files")
     keeper.ok("add", "--ns", NS, "Run the whole test suite before a push.")
     lines = keeper.ledger()
-    assert all(r.get("door") == 4 for r in lines if r.get("t") == "run"), lines
+    assert all(r.get("door") == DOOR for r in lines if r.get("t") == "run"), lines
     base = keeper.ledger_bytes()
     for claim, code in (("use tabs for indentation in python files", "DUPLICATE"),
                         ("run the whole test suite before a push", "RERAISE")):

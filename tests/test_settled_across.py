@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 from priors.core.canonical import dumps
+from priors.core.vocabulary import DOOR
 from test_settled import NS, TAX, conclusion
 from test_settled import _settled as settled_in
 
@@ -142,8 +143,8 @@ def test_verify_replays_the_rule_by_the_door_that_sealed_the_run(keeper):
     _settled(keeper)
     keeper.ok("abort", "--run", "run-002")
     today = keeper.ledger_bytes()
-    assert b'"door":4' in today
-    door3 = today.replace(b'"door":4', b'"door":3')
+    assert b'"door":%d' % DOOR in today
+    door3 = today.replace(b'"door":%d' % DOOR, b'"door":3')
     for base, door, distinct, code in (
             (today, 4, None, "SETTLED_NEARBY"), (today, None, None, "SETTLED_NEARBY"),  # (after a door-4 seal)
             (today, 4, ["P-0001"], None), (door3, 3, None, None),
@@ -167,7 +168,7 @@ def test_a_run_a_change_adds_is_held_to_today_s_door_whatever_its_seal_says(keep
     _settled(keeper)
     keeper.ok("abort", "--run", "run-002")
     ledger = keeper.root / ".priors/ledger.jsonl"
-    old = re.sub(r',"shapes":\{[^}]*\}', "", ledger.read_text().replace('"door":4,', ""))  # as before issue 28
+    old = re.sub(r',"shapes":\{[^}]*\}', "", ledger.read_text().replace(f'"door":{DOOR},', ""))  # as before issue 28
     ledger.write_text(old)
     keeper.ok("render")
     git("add", "-A")

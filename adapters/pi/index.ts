@@ -235,7 +235,8 @@ export default function priors(pi: ExtensionAPI): void {
 		description:
 			"The repository's lessons (priors). action list (status active|proposed|inactive|rejected|all), retrieve " +
 			"(the lessons that fit a query), propose (a new lesson: text, optional tags) or revise (id of a lesson to " +
-			"correct, text: its replacement). What you propose or revise stays proposed until a person activates it; " +
+			"correct, text: its replacement); distinct_from: the ids of agents' lessons a DUPLICATE refusal named " +
+			"that yours differs from. What you propose or revise stays proposed until a person activates it; " +
 			"you cannot activate, edit, reject or delete lessons, and running the person's `priors` verbs in the shell " +
 			"is refused.",
 		parameters: {
@@ -249,6 +250,7 @@ export default function priors(pi: ExtensionAPI): void {
 				text: { type: "string" },
 				tags: { type: "array", items: { type: "string" } },
 				note: { type: "string" },
+				distinct_from: { type: "array", items: { type: "string" } },
 			},
 			required: ["action"],
 			additionalProperties: false,
@@ -263,6 +265,7 @@ export default function priors(pi: ExtensionAPI): void {
 				if (p.action === "revise") args.push("--revises", p.id ?? "");
 				else args.push("--ns", p.ns ?? lessonNs());
 				if (p.note) args.push("--because", p.note);
+				for (const other of p.distinct_from ?? []) args.push("--distinct-from", other);
 				args.push("--", p.text ?? ""); // a text that starts with a dash is text, not an option
 			} else {
 				return { content: [{ type: "text", text: "unknown action: use list, retrieve, propose or revise" }], details: {} };

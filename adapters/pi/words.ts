@@ -74,6 +74,7 @@ export interface ToolParams {
 	text?: string;
 	tags?: string[];
 	note?: string;
+	distinct_from?: string[];
 }
 
 export function keeperCommand(): string {

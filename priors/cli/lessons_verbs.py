@@ -47,7 +47,8 @@ def cmd_score(a: Parsed, ctx: Context) -> Answer:
 def cmd_suggest(a: Parsed, ctx: Context) -> Answer:
     ns, revises, note = a.get("ns"), a.get("revises"), a.get("because")
     return suggest(Paths(ctx.root), None if ns is None else str(ns), a.pos, list(a.get("tag") or []),
-                   None if revises is None else str(revises), None if note is None else str(note))
+                   None if revises is None else str(revises), None if note is None else str(note),
+                   [str(x) for x in a.get("distinct_from") or []])
 
 
 def cmd_trace(a: Parsed, ctx: Context) -> Answer:

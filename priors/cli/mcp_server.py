@@ -384,7 +384,7 @@ def _lessons(paths: Paths, args: Dict[str, Any], err: Any) -> Answer:
     if action == "revise" and not args.get("id"):
         raise UsageError("priors lessons: revise needs the id of the lesson it corrects")
     return suggest(paths, ns, [text], list(args.get("tags") or []), args.get("id") if action == "revise" else None,
-                   args.get("note"))
+                   args.get("note"), list(args.get("distinct_from") or []))
 
 
 CALLS: Dict[str, Callable[[Paths, Dict[str, Any], Any], Answer]] = {

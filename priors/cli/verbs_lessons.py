@@ -108,16 +108,18 @@ lesson text past 8000 characters is cut (binding lessons stay).
                    `priors config require_review off` (pi-prior's default)"""))
 declare(Verb('suggest', "an agent's lesson (or a revision) outside a run: open until a person accepts it", LESSONS,
              "lessons_verbs", ANSWER,
-             usage='priors suggest --ns NS | --revises P-… [--tag T ...] [--because NOTE] TEXT',
-             flags={"--ns": VALUE, "--tag": MULTI, "--revises": VALUE, "--because": VALUE},
+             usage='priors suggest --ns NS | --revises P-… [--tag T ...] [--because NOTE] [--distinct-from P-… ...] TEXT',
+             flags={"--ns": VALUE, "--tag": MULTI, "--revises": VALUE, "--because": VALUE, "--distinct-from": MULTI},
              min_pos=1,
              max_pos=None,
-             help="""usage: priors suggest --ns NS | --revises P-… [--tag T ...] [--because NOTE] TEXT
+             help="""usage: priors suggest --ns NS | --revises P-… [--tag T ...] [--because NOTE] [--distinct-from P-… ...] TEXT
 
 An agent's lesson without a keeper run (the priors_lessons tool's propose and
 revise), judged as `propose` judges a candidate and sealed on its own, open
 (never scored): only `priors decide P-… accepted` makes it binding.
-  --revises P-… a replacement for that lesson · --because NOTE why (evidence)"""))
+  --revises P-… a replacement for that lesson · --because NOTE why (evidence)
+  --distinct-from P-…  an agent's lesson that sounds alike (DUPLICATE named it)
+                but says something else; a person's decision is never set aside"""))
 declare(Verb('trace', "keep a harness's trace of one agent run; prune traces; --where", LESSONS, "lessons_verbs", ANSWER,
              usage='priors trace FILE|- [--session KEY] | priors trace --prune N | --prune-scored N | --where',
              flags={"--session": VALUE, "--prune": VALUE, "--prune-scored": VALUE, "--where": BOOL, "--json": BOOL},

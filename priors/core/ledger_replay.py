@@ -35,11 +35,13 @@ from __future__ import annotations
 import gc
 from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, Union
 
+from priors.core.block_snapshot import revealed
 from priors.core.canonical import stored_claim
 from priors.core.errors import Refusal, UsageError
 from priors.core.fold import PriorState, State, apply
 from priors.core.grammar import OPPOSED, Candidate, ref_alias
 from priors.core.ledger_parse import records
+from priors.core.lesson_likeness import LessonIndex, is_lesson_line, with_lessons_met
 from priors.core.lessons import check_supersedes
 from priors.core.moves import as_run_sees
 from priors.core.on_the_code import as_on_disk, followed_here, judge_change_line
@@ -59,7 +61,7 @@ from priors.core.replay_split import Share
 from priors.core.sameness import wordings
 from priors.core.similarity import claim_key, folded, norm_direction, similar
 from priors.core.unseen import UNSEEN, seen_through
-from priors.core.vocabulary import ACROSS_DOOR, LEXICON_DOOR, PRIOR_RE, facets_known, id_number
+from priors.core.vocabulary import ACROSS_DOOR, LESSON_DOOR, LEXICON_DOOR, PRIOR_RE, facets_known, id_number
 
 # What of a prior's record the replay keeps (the rules read no more): a fold of 100k priors holds
 # these, not their evidence.
@@ -151,6 +153,8 @@ class Replay:
         self.door_seen = 0  # the newest door a seal named so far: no later block is judged by an older one's rules
         self.measure = True  # whether this block is compared by meaning with today's measure (`flush`)
         self.across = True  # whether another namespace's settled ground counts for SETTLED_NEARBY (`door: 4`)
+        self.lessons = LessonIndex()  # every lesson folded, looked up by meaning for a run sealed `door: 5` or later
+        self.lesson_door = True  # whether this block's lessons meet lessons by meaning (`flush`)
         self.mark: Any = None  # what this block's run saw of decisions made on a parallel branch (core/unseen.py)
         self.distrust = distrust  # seals whose mark no merge wrote (ops/verify.py `merge_marks`)
         self.overruled: Dict[str, Tuple[int, str]] = {}  # prior -> (line, status) of an agent verdict on a person's decision
@@ -266,8 +270,9 @@ class Replay:
             self.human_block(lines, seal, seal_no)
         else:
             self.measure, self.across, self.mark = level >= LEXICON_DOOR, level >= ACROSS_DOOR, self.unseen(seal, seal_no)
+            self.lesson_door = level >= LESSON_DOOR
             self.agent_block(lines, level < 2)
-            self.measure, self.across, self.mark = True, True, None
+            self.measure, self.across, self.mark, self.lesson_door = True, True, None, True
             judge_change_line(self, seal_no, seal)  # (a change's seal: the shapes it gives a person's decisions)
         self.door_seen = level
 
@@ -343,24 +348,7 @@ class Replay:
         if self.foreign:
             for _no, rec in lines:
                 self.check_refs(rec)
-        known: Dict[str, Optional[str]] = {}  # what the block reveals of its snapshot: ref -> hash (None: contradicted)
-        disposed: Set[Any] = set()
-        moved: Dict[Any, Any] = {}  # prior -> the ref its code moved to in this run (core/moves.py)
-        for _no, rec in lines:
-            t = rec.get("t")
-            if t == "event" and rec.get("action") == "moved":
-                if isinstance(rec.get("id"), str):  # (any other id is named by the field checks)
-                    moved[rec["id"]] = rec.get("to")
-                _reveal(known, rec.get("to"), rec.get("scope_hash"))
-            elif t == "event" and rec.get("action") == "disposition":
-                who: Any = rec.get("id")
-                if isinstance(who, str):  # (any other id is named by the field checks)
-                    disposed.add(who)
-                p = st.priors.get(who) if isinstance(who, str) else None
-                if p is not None:
-                    _reveal(known, moved.get(who, p.scope_ref), rec.get("scope_hash"))
-            elif t == "prior" and rec.get("redacted") is not True:
-                _reveal(known, rec.get("scope_ref"), rec.get("scope_hash"))
+        known, disposed = revealed(lines, st.priors)  # (core/block_snapshot.py)
         scopes = {ref: h for ref, h in known.items() if h is not None}
         born: Set[Any] = set()
         calls = 0
@@ -444,11 +432,14 @@ class Replay:
                 return None  # (a run sealed `door: 2`: see `flush`)
             return similar(a, b, inner_ref, inner_named(index, inner_ref, inner), legacy)
 
-        pool = [p for p in seen_through(self.pool(ns, index, cand), mark) if seen(p)]
+        pool = self.pool(ns, index, cand)
         words = self.decided_words.get(hash((None if wide else ref, self.key_of(cand.claim))))
         near = self.decided.around(cand) if self.decided.items else []
         if words is not None:  # (in ledger order, as the door's pool: ids grow along the ledger)
             near = sorted(near + (words if type(words) is list else [words]), key=lambda q: id_number(PRIOR_RE, q.id))
+        if self.lesson_door and not legacy and is_lesson_line(facets):  # (door 5: core/lesson_likeness.py)
+            pool, near = with_lessons_met(self.lessons, cand, pool, near, self.order)
+        pool = [p for p in seen_through(pool, mark) if seen(p)]
         elsewhere = [p for p in seen_through(near, mark)  # a person's decision holds in every namespace
                      if p.ns != ns and p.binding and not p.redacted]
         if went is not None:  # (a change's line only: see on_the_code.followed_here)
@@ -461,7 +452,8 @@ class Replay:
             elsewhere = [as_run_sees(p, {}, rehashed) for p in elsewhere]
         try:
             esc = judge_pool(pool, cand, current if isinstance(current, str) else None, scopes, figure,
-                             elsewhere=elsewhere, legacy=legacy, more=lambda p: wordings(st, p.id), across=self.across)
+                             elsewhere=elsewhere, legacy=legacy, more=lambda p: wordings(st, p.id), across=self.across,
+                             lessons=self.lesson_door)
         except Refusal as refusal:
             body = refusal.payload()
             of = st.priors.get(str(body.get("of")))
@@ -628,9 +620,11 @@ class Replay:
             return
         p = st.priors[pid]
         ns = p.ns
-        if not isinstance(ns, str):
+        if not isinstance(ns, str) or p.redacted:
             return
-        if p.redacted or not self.judges(ns):
+        if is_lesson_line(p.rec.get("facets")):
+            self.lessons.add(p)  # (another namespace's too: a person's decision on it holds here)
+        if not self.judges(ns):
             return
         self.order[pid] = len(self.order)  # (only a prior this replay judges is ever in a pool)
         facets, ref = p.rec.get("facets"), p.scope_ref
@@ -689,10 +683,3 @@ class Replay:
             if dropped_from(same, key, p):
                 held_in(same, new, p)
 
-
-def _reveal(known: Dict[str, Optional[str]], ref: Any, h: Any) -> None:
-    if isinstance(ref, str) and isinstance(h, str):
-        if known.get(ref, h) != h:
-            known[ref] = None  # two hashes for one scope in one run: a hand edit; trust neither
-        elif ref not in known:
-            known[ref] = h

@@ -212,6 +212,8 @@ LESSONS_TOOL = {
     "text": {"type": "string", "description": "propose/revise: the lesson, one sentence"},
     "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 8},
     "note": {"type": "string", "description": "why (kept as the lesson's evidence)"},
+    "distinct_from": {"type": "array", "items": {"type": "string", "pattern": ecma(PRIOR_RE)}, "maxItems": 8,
+                      "description": "propose/revise: lessons a DUPLICATE refusal named that yours differs from"},
 }
 
 

@@ -14,6 +14,7 @@ from priors.core.fold import (
     prior_number,
 )
 from priors.core.grammar import SEVERITY_RANK, Candidate, check_tags, identity_of, opposes, validate
+from priors.core.lesson_likeness import is_lesson_line, lesson_refusal, most_similar_lesson
 from priors.core.lessons import check_supersedes
 from priors.core.moves import as_run_sees, followed_copies
 from priors.core.plain import Plain
@@ -449,7 +450,7 @@ def find_conflict(st: State, rf: RunFiles, cand: Candidate, current: Optional[st
 
 def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], scopes: Dict[str, str],
                figure: Any = None, elsewhere: Sequence[PriorState] = (), legacy: bool = False,
-               more: Any = None, home: Any = None, across: bool = True) -> Optional[Dict[str, Any]]:
+               more: Any = None, home: Any = None, across: bool = True, lessons: bool = True) -> Optional[Dict[str, Any]]:
     """The door's duplicate / re-raise / reversal / similar / settled-nearby / floor rules for `cand`
     against `pool` (the priors of its namespace around its scope, in pool order) and `elsewhere` (the
     binding priors of other namespaces around it: a person's decision holds in every namespace),
@@ -462,7 +463,8 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
     before issue 28 (byte-equal claims only, no SETTLED_NEARBY) — what `verify` holds a run sealed
     without `door: 2` to. `across`: whether ground a person settled in another namespace counts for
     SETTLED_NEARBY as their own namespace's does (`door: 4` on; a run sealed before was judged without)
-    — for an agent's finding, not an analyzer's result."""
+    — for an agent's finding, not an analyzer's result. `lessons`: whether a lesson is compared with
+    lessons by meaning too (`door: 5` on; core/lesson_likeness.py)."""
     cdir = norm_direction(cand.direction)
     cid = cand.identity
     same_as = (lambda a, b: normalize(a) == b) if legacy else same_claim
@@ -492,6 +494,10 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
                          cand, scopes, similar if figure is None else figure, None if legacy else more)
     if near is not None:
         raise _same_refusal(near[0], near[1], elsewhere=near[0].id in others)
+    if lessons and not legacy and is_lesson_line(cand.facets):  # (door 5: core/lesson_likeness.py)
+        near = most_similar_lesson([p for p in list(pool) + list(elsewhere) if _same_scope(p, cand, current)], cand)
+        if near is not None:
+            raise _same_refusal(near[0], near[1], elsewhere=True) if near[0].id in others else lesson_refusal(*near)
     if not legacy:
         # (another namespace's ground, for an agent's finding: an analyzer's result cannot name `distinct_from`,
         # and a linter's rule hit beside a reviewer's decision elsewhere is not a rewording of it)

@@ -30,8 +30,9 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 
 
 def suggest(paths: Paths, ns: Optional[str], words: Sequence[str], tags: Sequence[str],
-            supersedes: Optional[str], note: Optional[str]) -> Answer:
-    """Judge and seal one agent lesson; `supersedes` makes it a proposed revision of that lesson."""
+            supersedes: Optional[str], note: Optional[str], distinct_from: Sequence[str] = ()) -> Answer:
+    """Judge and seal one agent lesson; `supersedes` makes it a proposed revision of that lesson;
+    `distinct_from`, the agent's word that it says something else than those (an agent's) lessons."""
     claim = normalize(" ".join(words))
     if not claim:
         raise UsageError("priors suggest: the lesson TEXT is empty")
@@ -43,6 +44,11 @@ def suggest(paths: Paths, ns: Optional[str], words: Sequence[str], tags: Sequenc
         raw["tags"] = check_tags(list(tags))
     if note is not None and normalize(note):
         raw["evidence"] = normalize(note)
+    for pid in distinct_from:
+        if not PRIOR_RE.match(pid):
+            raise UsageError(f"priors suggest: --distinct-from {pid!r} is not a prior id like P-0003")
+    if distinct_from:
+        raw["distinct_from"] = sorted(set(distinct_from), key=lambda x: (len(x), x))
     require_init(paths)
     with Lock(paths):
         loaded, ledger = lesson_ledger(paths)

@@ -301,8 +301,9 @@ def on_the_code(root: Any, data: bytes, old: Optional[bytes]) -> Tuple[Dict[str,
     """(the code's own hashes, from disk, of every scope in the files that the findings the compared
     change adds stand on, or that its `moved` events move a finding from; the change's first line) —
     for the replay to judge those lines as the door would have (core/on_the_code.py). Nothing without a
-    change to compare, or when it adds no finding on a scope: lines already at the base were judged
-    when they were added, on the code then."""
+    change to compare (the first line 0); no hashes when it adds no finding on a scope: lines already
+    at the base were judged when they were added, on the code then. The first line is given for any
+    change: every run the change adds is held to today's door (`protocol.door_of`), a lesson's too."""
     start = change_start(data, old)
     if start is None:
         return {}, 0
@@ -317,7 +318,7 @@ def on_the_code(root: Any, data: bytes, old: Optional[bytes]) -> Tuple[Dict[str,
         elif rec.get("t") == "run" and isinstance(rec.get("shapes"), dict) and rec["shapes"]:
             shaped = True
     if not found and not shaped:
-        return {}, 0
+        return {}, first
     refs = [r for r in found if r not in ("", "*") and not r.endswith("/")]
     return OnDisk(root, rehash(root, refs, whole_files=True) if refs else {}), first
 

@@ -1,0 +1,171 @@
+"""When a lesson says what another lesson says in other words (door 5).
+
+Findings have been compared by meaning since issue 28; lessons were compared only when their words
+folded alike, so a lesson a person turned down (`wontfix`) or retired (`obsolete`), reworded, came
+back as a new open lesson and was injected into the next run. From `door: 5` the door compares a
+lesson candidate with the lessons of its namespace on the same scope state by `similarity.similar`
+(the same measure and threshold as findings), and with a person's binding lessons of every namespace
+(`core/protocol.py`, `judge_pool`); `verify` replays the rule for every run sealed by that door.
+
+A namespace can hold thousands of lessons, and one figure costs ~0.1 ms, so `verify`'s replay does
+not compare each new lesson with every older one: it looks up only those whose `signature` meets the
+candidate's. The signature is exact, not a guess: two claims whose signatures are disjoint share no
+weight by any of the measure's rules (the same term, two words the other writes as one, an `un-`
+prefix, related ideas, claims that fold alike), so their figure is 0 — a property test holds
+`similarity` to it. The lookup changes how many figures are computed, never the answer.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from priors.core.errors import Refusal
+from priors.core.lexicon import KIN
+from priors.core.reading import fold, read
+from priors.core.similarity import claim_key, similar
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated
+    from typing import Any, Dict, FrozenSet, List, Optional, Tuple
+
+    from priors.core.fold import PriorState
+    from priors.core.grammar import Candidate
+
+
+def is_lesson_line(facets: Any) -> bool:
+    """A run-start prior: shown to a run at its start (a lesson), never dispositioned."""
+    return type(facets) is dict and facets.get("activation") == "run-start"
+
+
+@lru_cache(maxsize=4096)
+def signature(claim: str) -> FrozenSet[Any]:
+    """Every key under which `claim` can share weight with another claim in `similarity.similarity`:
+    its terms as the measure reads them (with no scope: a lesson has no code of its own), each pair of
+    adjacent terms joined (`hard coded` meeting `hardcoded`), a term's `un-`-less form (`unescaped`
+    meeting `escape`), the groups of related ideas a term is in (`lexicon.KIN`), and the claim's fold
+    (`claim_key`: claims that fold alike are 1.0 whatever they weigh). Disjoint signatures ⇒ figure 0."""
+    items = [t for t, _w in read(claim).items]
+    keys = set(items)
+    for a, b in zip(items, items[1:]):
+        keys.add(fold(a + b))
+    for t in list(keys):
+        if t.startswith("un") and len(t) > 5:
+            keys.add(fold(t[2:]))
+    out: set = set(keys)
+    for t in keys:
+        for group in KIN.get(t, ()):
+            out.add(("kin", group))
+    out.add(("key", claim_key(claim)))
+    return frozenset(out)
+
+
+def person_settled(p: PriorState) -> bool:
+    """A lesson a person decided: accepted or turned down (binding), or retired (`obsolete` is only ever a
+    person's verdict: an agent proposes `obsolete-proposed`). No agent's word sets such a lesson aside."""
+    return p.binding or p.status == "obsolete"
+
+
+def most_similar_lesson(pool: List[PriorState], cand: Candidate) -> Optional[Tuple[PriorState, float]]:
+    """(lesson, figure) for the lesson of `pool` (already those on the candidate's scope state, in pool
+    order) that says what the lesson candidate says in other words — the highest figure, the first on a
+    tie — or None. Skipped: redacted priors and findings; the lesson the candidate revises
+    (`supersedes`: a revision says much the same on purpose) unless a person retired it, and an agent's
+    other revision of that lesson (two proposals for one lesson, for a person to choose); and one the
+    candidate names in `distinct_from` unless a person decided it (the agent's word that it is another
+    lesson sets aside an agent's lesson, never a person's decision). `figure(a, b)`: the figure when
+    the two claims are the same, else None."""
+    if not is_lesson_line(cand.facets):
+        return None
+    revised = cand.raw.get("supersedes")
+    skip = set(cand.distinct_from)
+    mine = signature(cand.claim)
+    best: Optional[Tuple[PriorState, float]] = None
+    for p in pool:
+        claim = p.claim
+        if p.redacted or not isinstance(claim, str) or p.facet("activation") != "run-start":
+            continue
+        settled = person_settled(p)
+        if ((p.id == revised and p.status != "obsolete") or (p.id in skip and not settled)
+                or (revised is not None and p.rec.get("supersedes") == revised and not settled)):
+            continue
+        if signature(claim).isdisjoint(mine):
+            continue  # (figure 0: see the module's docstring)
+        got = similar(claim, cand.claim)
+        if got is not None and (best is None or got > best[1]):
+            best = (p, got)
+    return best
+
+
+def lesson_refusal(p: PriorState, figure: float) -> Refusal:
+    """A lesson that says what `p`, of its own namespace, says in other words: a person's decision on it is
+    RERAISE, which nothing an agent writes sets aside; an agent's lesson is DUPLICATE, which a revision
+    (`supersedes`) or `distinct_from` answers. (Another namespace's binding lesson: `protocol._same_refusal`.)"""
+    extra: Dict[str, Any] = {"similar": True, "similarity": figure}
+    if person_settled(p):
+        done = {"accepted": "accepted", "wontfix": "turned down", "obsolete": "retired"}.get(str(p.status), "decided")
+        return Refusal("RERAISE", of=p.id, status=p.status, **extra,
+                       hint=f"a person {done} this lesson, and yours says the same in other words; do not suggest it"
+                            " again (`distinct_from` cannot set a person's decision aside: if yours is really another"
+                            " lesson, tell the person — `priors add` is theirs)")
+    return Refusal("DUPLICATE", of=p.id, status=p.status, **extra,
+                   hint=f"{p.id} says the same in other words; to improve it, revise it (suggest's `--revises {p.id}`,"
+                        f" the lessons tool's `revise` with id {p.id}, or \"supersedes\": \"{p.id}\" in a candidate); if"
+                        f" yours is another lesson, name it (`--distinct-from {p.id}`, or \"distinct_from\": [\"{p.id}\"])")
+
+
+class LessonIndex:
+    """Every lesson `verify`'s replay has folded, of every namespace, in ledger order, looked up by
+    `signature`. Built on first use: a ledger with no run sealed `door: 5` or later never pays for it."""
+
+    __slots__ = ("items", "by_key", "built")
+
+    def __init__(self) -> None:
+        self.items: List[PriorState] = []
+        self.by_key: Dict[Any, List[int]] = {}
+        self.built = 0  # how many of `items` are in `by_key`
+
+    def add(self, p: PriorState) -> None:
+        self.items.append(p)
+
+    def meeting(self, claim: str) -> List[PriorState]:
+        """The lessons, in ledger order, whose signature meets `claim`'s (their claims as they were
+        folded in: a redaction leaves a prior no claim, and `most_similar_lesson` skips it)."""
+        items, by_key = self.items, self.by_key
+        for pos in range(self.built, len(items)):
+            said = items[pos].claim
+            if isinstance(said, str):
+                for key in signature(said):
+                    got = by_key.get(key)
+                    if got is None:
+                        by_key[key] = [pos]
+                    else:
+                        got.append(pos)
+        self.built = len(items)
+        hits: set = set()
+        for key in signature(claim):
+            got = by_key.get(key)
+            if got is not None:
+                hits.update(got)
+        return [items[i] for i in sorted(hits)]
+
+
+def with_lessons_met(index: LessonIndex, cand: Candidate, pool: List[PriorState], elsewhere: List[PriorState],
+                     order: Dict[str, int]) -> Tuple[List[PriorState], List[PriorState]]:
+    """`verify`'s pool and `elsewhere` for a lesson candidate of a run sealed `door: 5` or later, with
+    the lessons `index` finds meeting it: those of its namespace into the pool, in ledger order
+    (`order`: each judged prior's place), and a person's binding lessons of every other namespace
+    into `elsewhere` — the priors the door's own pool and `settled_elsewhere` would hold for it."""
+    met = index.meeting(cand.claim)
+    if not met:
+        return pool, elsewhere
+    ns = cand.raw.get("ns")
+    mine = [p for p in met if p.ns == ns and p.id in order]
+    theirs = [p for p in met if p.ns != ns and p.binding and not p.redacted]
+    if mine:
+        got = {p.id: p for p in pool}
+        got.update((p.id, p) for p in mine)
+        pool = sorted(got.values(), key=lambda p: order.get(p.id, -1))
+    if theirs:
+        have = {p.id for p in elsewhere}
+        elsewhere = elsewhere + [p for p in theirs if p.id not in have]
+    return pool, elsewhere

@@ -1,0 +1,204 @@
+"""Issue 27, door 5: a lesson that says what another lesson says in other words.
+
+A person's `wontfix` or retired lesson, reworded, used to come back through `suggest` or `propose`
+as a new open lesson — and open lessons are injected. The door now compares a lesson with lessons
+by meaning, as it compares findings, and `verify` replays the rule for every run sealed `door: 5`.
+"""
+
+from __future__ import annotations
+
+import json
+
+from priors.core.canonical import dumps
+from priors.core.vocabulary import DOOR, LESSON_DOOR
+
+NS = "code-review"
+SUITE = "Before committing a change, always run the full test suite"
+SUITE_REWORDED = "Always run the full test suite before you commit any change"
+QUOTE = "Quote shell variables in scripts"
+QUOTE_REWORDED = "Always quote the shell variables in your scripts"
+
+
+def _decided(keeper):
+    """P-0001 turned down by a person, P-0002 retired by a person."""
+    keeper.ok("init")
+    keeper.ok("suggest", "--ns", NS, SUITE)
+    keeper.ok("decide", "P-0001", "wontfix", "--because", "the suite takes an hour here")
+    keeper.ok("suggest", "--ns", NS, QUOTE)
+    keeper.ok("decide", "P-0002", "obsolete", "--because", "we write no shell any more")
+
+
+def test_a_reworded_lesson_a_person_turned_down_or_retired_is_refused_everywhere(keeper):
+    _decided(keeper)
+    before = keeper.ledger_bytes()
+    body = keeper.refused("RERAISE", "suggest", "--ns", NS, SUITE_REWORDED)
+    assert (body["of"], body["status"], body["similar"]) == ("P-0001", "wontfix", True), body
+    assert "a person turned down this lesson" in body["hint"]
+    body = keeper.refused("RERAISE", "suggest", "--ns", NS, QUOTE_REWORDED)
+    assert (body["of"], body["status"]) == ("P-0002", "obsolete") and "retired" in body["hint"], body
+    # the agent's word that it differs does not set a person's decision aside
+    keeper.refused("RERAISE", "suggest", "--ns", NS, "--distinct-from", "P-0001", SUITE_REWORDED)
+    # nor does calling it a revision of the lesson the person retired
+    body = keeper.refused("RERAISE", "suggest", "--revises", "P-0002", QUOTE_REWORDED)
+    assert body["of"] == "P-0002", body
+    # a person's decision holds in every namespace
+    body = keeper.refused("RERAISE", "suggest", "--ns", "docs", SUITE_REWORDED)
+    assert (body["of"], body["ns"]) == ("P-0001", NS), body
+    assert keeper.ledger_bytes() == before  # nothing written
+    # in a run, through `propose`, and through the MCP tool
+    run = keeper.open_run(NS, {})["run"]
+    r = keeper.propose(run, NS, {"type": "calibration", "claim": SUITE_REWORDED})
+    assert r.code == 1 and r.json["refused"] == "RERAISE" and r.json["of"] == "P-0001", r
+    keeper.ok("abort", "--run", run)
+    # another lesson is still welcome, and the ledger the keeper wrote replays clean
+    keeper.ok("suggest", "--ns", NS, "Ask the user before deleting files")
+    keeper.ok("verify", "--no-git")
+
+
+def test_an_agent_s_lesson_reworded_is_a_duplicate_that_a_revision_or_distinct_from_answers(keeper):
+    keeper.ok("init")
+    keeper.ok("suggest", "--ns", NS, QUOTE)  # P-0001, an agent's: open
+    body = keeper.refused("DUPLICATE", "suggest", "--ns", NS, QUOTE_REWORDED)
+    assert (body["of"], body["status"], body["similar"]) == ("P-0001", "open", True), body
+    assert "`--revises P-0001`" in body["hint"] and "`--distinct-from P-0001`" in body["hint"]
+    # a revision says much the same on purpose; two revisions of one lesson are a person's choice
+    assert "P-0002 suggested" in keeper.ok("suggest", "--revises", "P-0001", QUOTE_REWORDED)
+    assert "P-0003 suggested" in keeper.ok("suggest", "--revises", "P-0001", "Always quote shell variables in bash scripts")
+    # the agent's word that it is another lesson sets an agent's lesson aside — naming every one it sounds like
+    keeper.refused("DUPLICATE", "suggest", "--ns", NS, "--distinct-from", "P-0001", "Quote every shell variable in scripts")
+    out = keeper.ok("suggest", "--ns", NS, "--distinct-from", "P-0001", "--distinct-from", "P-0002",
+                    "--distinct-from", "P-0003", "Quote every shell variable in scripts")
+    assert out.startswith("P-0004 suggested"), out
+    assert keeper.ledger()[-3]["distinct_from"] == ["P-0001", "P-0002", "P-0003"]
+    keeper.usage("suggest", "--ns", NS, "--distinct-from", "seven", "Quote things")
+    keeper.ok("verify", "--no-git")
+
+
+def _forge(keeper, base: bytes, claim: str, door, run: str = "run-009", pid: str = "P-0009") -> None:
+    """A lesson typed into the ledger as a suggest run of its own, sealed `door` (None: no door named)."""
+    lesson = next(r for r in keeper.ledger() if r.get("t") == "prior")
+    prior = dict(lesson, id=pid, claim=claim, born=run)
+    seal = {"t": "run", "action": "commit", "run": run, "ns": NS, "via": "suggest",
+            "summary": [f"Suggested by an agent: {pid} (a new lesson) — open, awaiting your review"]}
+    if door is not None:
+        seal["door"] = door
+    lines = [prior, {"t": "injected", "run": run, "ids": []}, seal]
+    (keeper.root / ".priors/ledger.jsonl").write_bytes(base + "".join(dumps(r) + "\n" for r in lines).encode())
+    keeper.ok("render")
+
+
+def test_verify_names_a_reworded_lesson_typed_into_a_run_sealed_by_today_s_door(keeper):
+    assert DOOR >= LESSON_DOOR == 5
+    _decided(keeper)
+    base = keeper.ledger_bytes()
+    for claim, code, of in ((SUITE_REWORDED, "RERAISE", "P-0001"), (QUOTE_REWORDED, "RERAISE", "P-0002")):
+        for door in (LESSON_DOOR, None, 4):  # after a door-5 seal, a later run is held to door 5 whatever it says
+            _forge(keeper, base, claim, door)
+            r = keeper("verify", "--no-git", "--json")
+            problems = json.loads(r.out)["problems"]
+            assert r.code == 1 and [(p["code"], p["line"]) for p in problems] == [(code, base.count(b"\n") + 1)], r
+            assert f"re-raises {of}" in problems[0]["message"] and "in other words" in problems[0]["message"]
+    # an agent's lesson reworded: DUPLICATE
+    (keeper.root / ".priors/ledger.jsonl").write_bytes(base)
+    keeper.ok("suggest", "--ns", NS, "Ask the user before deleting files")
+    base = keeper.ledger_bytes()
+    _forge(keeper, base, "Never delete files without asking the user first, always ask the user", LESSON_DOOR)
+    assert keeper("verify", "--no-git").code == 0  # (the measure calls these two different: a denial)
+    _forge(keeper, base, "Always ask the user before you delete any files", LESSON_DOOR)
+    r = keeper("verify", "--no-git", "--json")
+    assert r.code == 1 and [p["code"] for p in json.loads(r.out)["problems"]] == ["DUPLICATE"], r
+
+
+def test_a_ledger_sealed_before_door_5_replays_clean_but_a_change_adding_the_line_is_held_to_it(keeper):
+    """A run an older keeper sealed (`door: 4`) was judged without the rule: the same reworded lesson in
+    it is not named. A change that adds it is held to today's door whatever its seal says."""
+    import subprocess
+
+    _decided(keeper)
+    old = keeper.ledger_bytes().replace(b'"door":%d' % DOOR, b'"door":4')
+    _forge(keeper, old, SUITE_REWORDED, 4)
+    assert keeper("verify", "--no-git").code == 0
+    (keeper.root / ".priors/ledger.jsonl").write_bytes(old)
+    keeper.ok("render")
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=str(keeper.root), check=True, capture_output=True)
+
+    git("init", "-q")
+    git("-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "base", "--allow-empty")
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "ledger")
+    _forge(keeper, old, SUITE_REWORDED, 4)
+    r = keeper("verify", "--since", "HEAD", "--json")
+    assert r.code == 1 and [p["code"] for p in json.loads(r.out)["problems"]] == ["RERAISE"], r
+
+
+def test_commit_judges_a_reworded_lesson_typed_into_staging(keeper):
+    """Staging is untrusted: a lesson typed into `staged.jsonl` is judged again at commit, by meaning too."""
+    _decided(keeper)
+    run = keeper.open_run(NS, {})["run"]
+    r = keeper.propose(run, NS, {"type": "calibration", "claim": "Ask the user before deleting files"})
+    assert r.code == 0, r
+    staged = keeper.root / ".priors/runs" / run / "staged.jsonl"
+    line = json.loads(staged.read_text().splitlines()[0])
+    staged.write_text(dumps(dict(line, claim=SUITE_REWORDED)) + "\n")
+    before = keeper.ledger_bytes()
+    r = keeper("commit", "--run", run)
+    assert r.code == 1 and "RERAISE" in r.out and "P-0001" in r.out and "staged.jsonl" in r.out, r
+    assert keeper.ledger_bytes() == before
+
+
+def test_the_lookup_never_changes_the_answer():
+    """`signature` is exact: claims whose signatures are disjoint have figure 0, so the replay's lookup
+    (`LessonIndex.meeting`) finds every lesson a brute-force comparison would."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from priors.core.lesson_likeness import LessonIndex, signature
+    from priors.core.similarity import similarity
+
+    words = ("run the full test suite before committing a change always never quote shell variables hard coded "
+             "hardcoded unescaped escape swallows caught exceptions timeout hangs leaks closes file handle "
+             "max_retries max retries retry backoff validate accepts input user ask delete files push main "
+             "not without 80 443 port README docs").split()
+    claim = st.lists(st.sampled_from(words), min_size=1, max_size=9).map(" ".join)
+
+    class Lesson:
+        def __init__(self, claim: str) -> None:
+            self.claim = claim
+
+    @settings(max_examples=300, deadline=None)
+    @given(claim, st.lists(claim, min_size=1, max_size=6))
+    def exact(a, others):
+        index = LessonIndex()
+        for c in others:
+            index.add(Lesson(c))  # type: ignore[arg-type]
+        met = {p.claim for p in index.meeting(a)}
+        for c in others:
+            if signature(a).isdisjoint(signature(c)):
+                assert similarity(c, a) == 0.0, (a, c)
+                assert c not in met
+            else:
+                assert c in met
+
+    exact()
+
+
+def test_the_mcp_tool_passes_distinct_from_and_answers_the_refusal(keeper):
+    """`priors_lessons` `propose` with `distinct_from`, through the MCP server: the same door as `suggest`."""
+    from test_mcp import INITIALIZED, _call, _init, serve
+
+    keeper.ok("init")
+    keeper.ok("suggest", "--ns", NS, QUOTE)
+    replies, _err, code = serve(keeper.root, [
+        _init(), INITIALIZED,
+        _call(1, "priors_lessons", {"action": "propose", "ns": NS, "text": QUOTE_REWORDED}),
+        _call(2, "priors_lessons", {"action": "propose", "ns": NS, "text": QUOTE_REWORDED, "distinct_from": ["P-0001"]}),
+        _call(3, "priors_lessons", {"action": "propose", "ns": NS, "text": "x y z", "distinct_from": ["seven"]})])
+    assert code == 0
+    first, second = (r["result"] for r in replies[1:3])
+    assert first["isError"] and '"refused":"DUPLICATE"' in first["content"][0]["text"], first
+    assert "the lessons tool's `revise` with id P-0001" in first["content"][0]["text"], first
+    assert not second["isError"] and second["structuredContent"]["id"] == "P-0002", second
+    assert replies[3]["error"]["code"] == -32602 and "--distinct-from 'seven'" in replies[3]["error"]["message"]
+    assert keeper.ledger()[-3]["distinct_from"] == ["P-0001"]
