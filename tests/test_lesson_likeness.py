@@ -74,6 +74,33 @@ def test_an_agent_s_lesson_reworded_is_a_duplicate_that_a_revision_or_distinct_f
     keeper.ok("verify", "--no-git")
 
 
+def test_a_revision_of_a_standing_lesson_may_sound_like_the_lessons_it_replaced(keeper):
+    """A person replaced P-0001 with P-0002 (`add --supersedes`: P-0001 retired in P-0002's favour). An
+    agent's revision of P-0002 sounds like P-0001 as much as like P-0002, on purpose: it is a proposal
+    for the person, not a re-raise. Once the person retires P-0002 too, a "revision" of it is judged
+    against both."""
+    keeper.ok("init")
+    keeper.ok("add", "--ns", NS, "Run the narrowest test first.")
+    keeper.ok("add", "--ns", NS, "--supersedes", "P-0001", "Run the narrowest relevant test first.")
+    assert "P-0003 suggested" in keeper.ok("suggest", "--revises", "P-0002", "Run the narrowest failing test first.")
+    keeper.ok("verify", "--no-git")
+    keeper.ok("decide", "P-0002", "obsolete", "--because", "we run everything")
+    keeper.ok("decide", "P-0003", "obsolete", "--because", "no")
+    body = keeper.refused("RERAISE", "suggest", "--revises", "P-0002", "Always run the narrowest test first.")
+    assert body["of"] in ("P-0001", "P-0002", "P-0003") and body["status"] == "obsolete", body
+
+
+def test_redacting_the_revised_lesson_keeps_the_ledger_sound(keeper):
+    """A redaction rewrites the revised lesson as a tombstone that no longer says what it replaced; the
+    replay still knows (the person's "superseded by" decision), so the revision the door took stands."""
+    keeper.ok("init")
+    keeper.ok("add", "--ns", NS, "Run the narrowest test first.")
+    keeper.ok("add", "--ns", NS, "--supersedes", "P-0001", "Run the narrowest relevant test first.")
+    keeper.ok("suggest", "--revises", "P-0002", "Run every test first.")
+    keeper.ok("redact", "P-0002", "--because", "it named a customer")
+    assert keeper.ok("verify", "--no-git").startswith("ledger sound")
+
+
 def _forge(keeper, base: bytes, claim: str, door, run: str = "run-009", pid: str = "P-0009") -> None:
     """A lesson typed into the ledger as a suggest run of its own, sealed `door` (None: no door named)."""
     lesson = next(r for r in keeper.ledger() if r.get("t") == "prior")

@@ -41,7 +41,7 @@ from priors.core.errors import Refusal, UsageError
 from priors.core.fold import PriorState, State, apply
 from priors.core.grammar import OPPOSED, Candidate, ref_alias
 from priors.core.ledger_parse import records
-from priors.core.lesson_likeness import LessonIndex, is_lesson_line, with_lessons_met
+from priors.core.lesson_likeness import LessonIndex, is_lesson_line, lineage, with_lessons_met
 from priors.core.lessons import check_supersedes
 from priors.core.moves import as_run_sees
 from priors.core.on_the_code import as_on_disk, followed_here, judge_change_line
@@ -155,6 +155,7 @@ class Replay:
         self.across = True  # whether another namespace's settled ground counts for SETTLED_NEARBY (`door: 4`)
         self.lessons = LessonIndex()  # every lesson folded, looked up by meaning for a run sealed `door: 5` or later
         self.lesson_door = True  # whether this block's lessons meet lessons by meaning (`flush`)
+        self.replaced: Dict[str, List[str]] = {}  # lesson -> those a person retired as "superseded by" it (`lineage`)
         self.mark: Any = None  # what this block's run saw of decisions made on a parallel branch (core/unseen.py)
         self.distrust = distrust  # seals whose mark no merge wrote (ops/verify.py `merge_marks`)
         self.overruled: Dict[str, Tuple[int, str]] = {}  # prior -> (line, status) of an agent verdict on a person's decision
@@ -214,6 +215,9 @@ class Replay:
         else:
             if t == "event" and rec.get("action") in ("decide", "redact"):
                 self.human_word(rec)
+                why = rec.get("reason")
+                if type(why) is str and why.startswith("superseded by ") and type(rec.get("id")) is str:
+                    self.replaced.setdefault(why[14:], []).append(rec["id"])
             if self.foreign:
                 self.check_refs(rec)
             apply(self.st, rec)  # decisions, redactions, scores: between blocks
@@ -453,7 +457,7 @@ class Replay:
         try:
             esc = judge_pool(pool, cand, current if isinstance(current, str) else None, scopes, figure,
                              elsewhere=elsewhere, legacy=legacy, more=lambda p: wordings(st, p.id), across=self.across,
-                             lessons=self.lesson_door)
+                             lessons=self.lesson_door, revised_from=lineage(st.priors, rec.get("supersedes"), self.replaced))
         except Refusal as refusal:
             body = refusal.payload()
             of = st.priors.get(str(body.get("of")))
@@ -622,7 +626,7 @@ class Replay:
         ns = p.ns
         if not isinstance(ns, str) or p.redacted:
             return
-        if is_lesson_line(p.rec.get("facets")):
+        if p.facet("activation") == "run-start":
             self.lessons.add(p)  # (another namespace's too: a person's decision on it holds here)
         if not self.judges(ns):
             return

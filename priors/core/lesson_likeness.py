@@ -65,11 +65,39 @@ def person_settled(p: PriorState) -> bool:
     return p.binding or p.status == "obsolete"
 
 
-def most_similar_lesson(pool: List[PriorState], cand: Candidate) -> Optional[Tuple[PriorState, float]]:
+def lineage(priors: Dict[str, PriorState], pid: Any, replaced: Optional[Dict[str, List[str]]] = None) -> FrozenSet[str]:
+    """`pid` and every lesson it superseded, and they in turn — the lesson a revision revises and the
+    lessons it replaced — while it stands; nothing once a person retired it (or it was redacted): a
+    revision of a retired lesson is judged against all of them. A redaction rewrites a prior's line as a
+    tombstone that no longer says what it superseded: `replaced` (`verify`'s replay, which meets the
+    tombstone before the redaction) gives, for a lesson, those a person's decision retired as
+    "superseded by" it. (A loop a hand edit made ends the walk.)"""
+    first = priors.get(pid) if isinstance(pid, str) else None
+    if first is None or first.redacted or first.status == "obsolete":
+        return frozenset()
+    out: set = set()
+    todo = [pid]
+    while todo:
+        one = todo.pop()
+        p = priors.get(one)
+        if p is None or one in out:
+            continue
+        out.add(one)
+        rec = p.rec
+        if rec.get("redacted") is True:
+            todo.extend(replaced.get(one, ()) if replaced is not None else ())
+        elif isinstance(rec.get("supersedes"), str):
+            todo.append(rec["supersedes"])
+    return frozenset(out)
+
+
+def most_similar_lesson(pool: List[PriorState], cand: Candidate, revised_from: FrozenSet[str] = frozenset()
+                        ) -> Optional[Tuple[PriorState, float]]:
     """(lesson, figure) for the lesson of `pool` (already those on the candidate's scope state, in pool
     order) that says what the lesson candidate says in other words — the highest figure, the first on a
     tie — or None. Skipped: redacted priors and findings; the lesson the candidate revises
-    (`supersedes`: a revision says much the same on purpose) unless a person retired it, and an agent's
+    (`supersedes`: a revision says much the same on purpose) unless a person retired it — while it stands,
+    also the lessons it replaced (`revised_from`: `lineage` of the revised lesson) —, and an agent's
     other revision of that lesson (two proposals for one lesson, for a person to choose); and one the
     candidate names in `distinct_from` unless a person decided it (the agent's word that it is another
     lesson sets aside an agent's lesson, never a person's decision). `figure(a, b)`: the figure when
@@ -86,6 +114,7 @@ def most_similar_lesson(pool: List[PriorState], cand: Candidate) -> Optional[Tup
             continue
         settled = person_settled(p)
         if ((p.id == revised and p.status != "obsolete") or (p.id in skip and not settled)
+                or p.id in revised_from
                 or (revised is not None and p.rec.get("supersedes") == revised and not settled)):
             continue
         if signature(claim).isdisjoint(mine):

@@ -14,7 +14,7 @@ from priors.core.fold import (
     prior_number,
 )
 from priors.core.grammar import SEVERITY_RANK, Candidate, check_tags, identity_of, opposes, validate
-from priors.core.lesson_likeness import is_lesson_line, lesson_refusal, most_similar_lesson
+from priors.core.lesson_likeness import is_lesson_line, lesson_refusal, lineage, most_similar_lesson
 from priors.core.lessons import check_supersedes
 from priors.core.moves import as_run_sees, followed_copies
 from priors.core.plain import Plain
@@ -27,7 +27,7 @@ from priors.core.vocabulary import BINDING, DOOR
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Dict, List, Optional, Sequence, Tuple
+    from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 QUIESCENT = "Everything settled still holds. Nothing new."
 REVERSIBLE = ("fixed", "accepted", "wontfix")  # a candidate opposing a prior in one of these files a call for a person
@@ -445,12 +445,14 @@ def find_conflict(st: State, rf: RunFiles, cand: Candidate, current: Optional[st
         elsewhere = [as_run_sees(st.priors[i], {}, rf.rehashed) for i in sorted(only, key=lambda x: (prior_number(x), x))
                      if i in st.priors and st.priors[i].ns != rf.ns and st.priors[i].binding and not st.priors[i].redacted]
     return judge_pool(pool, cand, current, rf.scopes, elsewhere=elsewhere, more=lambda p: wordings(st, p.id),
-                      home=lambda p: st.priors[folded_into(st, p.id)] if st.same_as else p)
+                      home=lambda p: st.priors[folded_into(st, p.id)] if st.same_as else p,
+                      revised_from=lineage(st.priors, cand.raw.get("supersedes")))
 
 
 def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], scopes: Dict[str, str],
                figure: Any = None, elsewhere: Sequence[PriorState] = (), legacy: bool = False,
-               more: Any = None, home: Any = None, across: bool = True, lessons: bool = True) -> Optional[Dict[str, Any]]:
+               more: Any = None, home: Any = None, across: bool = True, lessons: bool = True,
+               revised_from: FrozenSet[str] = frozenset()) -> Optional[Dict[str, Any]]:
     """The door's duplicate / re-raise / reversal / similar / settled-nearby / floor rules for `cand`
     against `pool` (the priors of its namespace around its scope, in pool order) and `elsewhere` (the
     binding priors of other namespaces around it: a person's decision holds in every namespace),
@@ -464,7 +466,8 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
     without `door: 2` to. `across`: whether ground a person settled in another namespace counts for
     SETTLED_NEARBY as their own namespace's does (`door: 4` on; a run sealed before was judged without)
     — for an agent's finding, not an analyzer's result. `lessons`: whether a lesson is compared with
-    lessons by meaning too (`door: 5` on; core/lesson_likeness.py)."""
+    lessons by meaning too (`door: 5` on; core/lesson_likeness.py); `revised_from`, the `lineage` of the
+    lesson a lesson candidate revises."""
     cdir = norm_direction(cand.direction)
     cid = cand.identity
     same_as = (lambda a, b: normalize(a) == b) if legacy else same_claim
@@ -495,7 +498,8 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
     if near is not None:
         raise _same_refusal(near[0], near[1], elsewhere=near[0].id in others)
     if lessons and not legacy and is_lesson_line(cand.facets):  # (door 5: core/lesson_likeness.py)
-        near = most_similar_lesson([p for p in list(pool) + list(elsewhere) if _same_scope(p, cand, current)], cand)
+        near = most_similar_lesson([p for p in list(pool) + list(elsewhere) if _same_scope(p, cand, current)], cand,
+                                   revised_from)
         if near is not None:
             raise _same_refusal(near[0], near[1], elsewhere=True) if near[0].id in others else lesson_refusal(*near)
     if not legacy:
