@@ -229,3 +229,22 @@ def test_the_mcp_tool_passes_distinct_from_and_answers_the_refusal(keeper):
     assert not second["isError"] and second["structuredContent"]["id"] == "P-0002", second
     assert replies[3]["error"]["code"] == -32602 and "--distinct-from 'seven'" in replies[3]["error"]["message"]
     assert keeper.ledger()[-3]["distinct_from"] == ["P-0001"]
+
+
+def test_a_split_replay_names_another_namespace_s_rewording_as_the_whole_one_does(keeper):
+    """`verify` splits its replay by namespace on a large ledger (forced here): the half judging `docs`
+    still knows the person's lesson of `code-review` that a lesson typed into `docs` rewords."""
+    _decided(keeper)
+    keeper.ok("suggest", "--ns", "docs", "Link every page from the index.")
+    base = keeper.ledger_bytes()
+    lesson = next(r for r in keeper.ledger() if r.get("t") == "prior")
+    prior = dict(lesson, id="P-0009", claim=SUITE_REWORDED, born="run-009", ns="docs")
+    seal = {"t": "run", "action": "commit", "run": "run-009", "ns": "docs", "via": "suggest", "door": DOOR,
+            "summary": ["Suggested by an agent: P-0009 (a new lesson) — open, awaiting your review"]}
+    lines = [prior, {"t": "injected", "run": "run-009", "ids": []}, seal]
+    (keeper.root / ".priors/ledger.jsonl").write_bytes(base + "".join(dumps(r) + "\n" for r in lines).encode())
+    keeper.ok("render")
+    for env in ({}, {"PRIORS_PARALLEL_MIN_BYTES": "1"}):
+        r = keeper("verify", "--no-git", "--json", env=env)
+        problems = json.loads(r.out)["problems"]
+        assert r.code == 1 and [(p["code"], p["line"]) for p in problems] == [("RERAISE", base.count(b"\n") + 1)], (env, r)

@@ -346,8 +346,14 @@ class Replay:
                     pid = rec.get("id")
                     if rec.get("action") == "moved" and rec.get("t") == "event" and type(pid) is str and pid in st.priors:
                         self.relocate(st.priors[pid], rec)  # a person's decision moved: found at its new ref
+                    elif rec.get("t") == "prior":
+                        new = type(pid) is str and pid not in st.priors
+                        apply(st, self.interned(rec))
+                        p = st.priors.get(pid) if new else None  # type: ignore[arg-type]
+                        if p is not None and p.facet("activation") == "run-start" and not p.redacted:
+                            self.lessons.add(p)  # (a person's decision on it holds in every namespace)
                     else:
-                        apply(st, self.interned(rec) if rec.get("t") == "prior" else rec)
+                        apply(st, rec)
             return
         if self.foreign:
             for _no, rec in lines:
