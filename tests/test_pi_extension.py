@@ -576,10 +576,10 @@ def test_the_lessons_tool_answers_a_rewording_with_the_door_s_refusal_and_passes
     p.k.ok("suggest", "--ns", "lessons", "Quote shell variables in scripts.")  # P-0001, an agent's
     p.k.ok("suggest", "--ns", "lessons", "Run the full test suite before every commit.")  # P-0002
     p.k.ok("decide", "P-0002", "obsolete", "--because", "CI runs it")
+    quote = "Always quote the shell variables in your scripts."
     model.script = [
-        {"tool": "priors_lessons", "arguments": {"action": "propose", "text": "Always quote the shell variables in your scripts."}},
-        {"tool": "priors_lessons", "arguments": {"action": "propose", "text": "Always quote the shell variables in your scripts.",
-                                                  "distinct_from": ["P-0001"]}},
+        {"tool": "priors_lessons", "arguments": {"action": "propose", "text": quote}},
+        {"tool": "priors_lessons", "arguments": {"action": "propose", "text": quote, "distinct_from": ["P-0001"]}},
         {"tool": "priors_lessons", "arguments": {"action": "propose", "text": "Before every commit, run the full test suite.",
                                                   "distinct_from": ["P-0002"]}},
         "done"]

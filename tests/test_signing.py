@@ -171,7 +171,7 @@ def test_forged_unsigned_human_line_fails_naming_the_line(repo):
         assert r.code == 1, (args, r)
         assert [(p["line"], p["code"]) for p in problems(r)] == [(n, "UNSIGNED_HUMAN_LINE")], args
         assert "decide P-0001 obsolete" in problems(r)[0]["message"]
-    assert f"line {n}: decide P-0001 obsolete: a person's line without a signature" in repo("verify").out
+    assert f"line {n} (UNSIGNED_HUMAN_LINE): decide P-0001 obsolete: a person's line without a signature" in repo("verify").out
 
 
 @needs_keygen
@@ -520,7 +520,7 @@ def test_since_lists_human_lines_and_flags_a_config_change(repo):
     assert text.code == 0
     assert "3 decisions by a person in this change" in text.out
     assert "line 4: decide P-0001 wontfix — unsigned" in text.out
-    assert "warning: .priors/config.json: changed since" in text.out
+    assert "warning: .priors/config.json (CONFIG_CHANGED): changed since" in text.out
     gha = repo("verify", "--since", base, env={"GITHUB_ACTIONS": "true"})
     assert "::warning file=.priors/config.json,title=priors CONFIG_CHANGED::" in gha.out
     commit(repo, "decided")

@@ -383,7 +383,7 @@ def test_verify_file_problems(keeper):
     md = keeper.root / ".priors" / "PRIORS.md"
     md.write_text(md.read_text(encoding="utf-8") + "hand edit\n", encoding="utf-8")
     r = keeper("verify")
-    assert r.code == 1 and ".priors/PRIORS.md: out of date" in r.out
+    assert r.code == 1 and ".priors/PRIORS.md (RENDER_STALE): out of date" in r.out
     assert json.loads(keeper("verify", "--json").out)["problems"] == [
         {"code": "RENDER_STALE", "file": ".priors/PRIORS.md", "line": 0,
          "message": "out of date with the ledger — run `priors render` and commit it"}]
@@ -416,7 +416,7 @@ def test_verify_damaged_line_is_a_problem_not_a_crash(keeper):
     with open(keeper.root / ".priors" / "ledger.jsonl", "ab") as fh:
         fh.write(b'{"t":"event","id":"P-0001"\n')
     r = keeper("verify")
-    assert r.code == 1 and "line 3: not one JSON object" in r.out
+    assert r.code == 1 and "line 3 (DAMAGED_LINE): not one JSON object" in r.out
 
 
 def test_verify_usage_errors(keeper, tmp_path):
@@ -434,7 +434,7 @@ def test_verify_github_annotations(keeper):
     keeper.ok("render")
     r = keeper("verify", env={"GITHUB_ACTIONS": "true"})
     assert r.code == 1
-    assert "line 1: prior P-0001: authority is never self-assigned" in r.out
+    assert "line 1 (BINDING_FACET): prior P-0001: authority is never self-assigned" in r.out
     assert ("::error file=.priors/ledger.jsonl,line=1,title=priors BINDING_FACET::prior P-0001: authority is never self-assigned"
             in r.out)
     r = keeper("verify", "--json", env={"GITHUB_ACTIONS": "true"})

@@ -320,10 +320,10 @@ def test_the_replay_in_a_second_process_names_the_same_lines(keeper: Keeper) -> 
     keeper.ok("decide", "P-0001", "wontfix", "--because", "policy")
     line = append(keeper, [forged("P-0002", "run-002", "tax rate is hard-coded"), k.commit("run-002")])
     for args, says in ((("verify", "--no-git", "--json"), f'"code":"RERAISE","line":{line}'),
-                       (("verify", "--no-git"), f"line {line}: prior P-0002 re-raises P-0001"),
+                       (("verify", "--no-git"), f"line {line} (RERAISE): prior P-0002 re-raises P-0001"),
                        # without --no-git the ledger is read whole (git compares it), not in blocks
                        (("verify", "--json"), f'"code":"RERAISE","line":{line}'),
-                       (("verify",), f"line {line}: prior P-0002 re-raises P-0001")):
+                       (("verify",), f"line {line} (RERAISE): prior P-0002 re-raises P-0001")):
         forked = keeper(*args, env={"PRIORS_PARALLEL_MIN_BYTES": "0"})
         alone = keeper(*args, env={"PRIORS_PARALLEL_MIN_BYTES": str(1 << 40)})
         assert forked.code == alone.code == 1

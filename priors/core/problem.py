@@ -36,8 +36,9 @@ class Problem(Plain):
         return d
 
     def text(self) -> str:
+        """The problem for a person, with its code: docs/ci.md's tables and "When verify fails" are by code."""
         if self.file == LEDGER_NAME and self.line:
-            return f"line {self.line}: {self.message}"
+            return f"line {self.line} ({self.code}): {self.message}"
         if self.line:
-            return f"{self.file} line {self.line}: {self.message}"
-        return f"{self.file}: {self.message}"
+            return f"{self.file} line {self.line} ({self.code}): {self.message}"
+        return f"{self.file} ({self.code}): {self.message}"
