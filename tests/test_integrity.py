@@ -232,6 +232,21 @@ def test_non_utf8_arguments_are_refused_before_anything_is_written(keeper, args)
         assert keeper(*verb).code == 0
 
 
+def test_a_namespace_ending_in_a_line_feed_is_refused(keeper):
+    """`NS_RE` ended in `$`, which also matches before a final line feed: `suggest --ns $'ops\\n'` and the
+    lessons tool's `ns` wrote a prior in a namespace `verify` names BAD_FIELD (hostile pass 27r)."""
+    from test_mcp import INITIALIZED, _call, _init, serve
+
+    keeper.ok("init")
+    for args in (["suggest", "--ns", "ops\n", "Log all errors to stderr"], ["relevant", "--ns", "ops\n"]):
+        assert "bad namespace" in keeper.usage(*args)
+    replies, _err, code = serve(keeper.root, [_init(), INITIALIZED, _call(1, "priors_lessons", {
+        "action": "propose", "ns": "ops\n", "text": "Log all errors to stderr"})])
+    assert code == 0 and "bad namespace" in replies[1]["error"]["message"], replies
+    assert keeper.ledger_bytes() == b""
+    keeper.ok("verify", "--no-git")
+
+
 def test_a_ledger_holding_a_lone_surrogate_still_renders_and_verify_names_it(keeper):
     rec = k.prior("P-0001", "run-001", claim="x \ud800")
     data = k.to_bytes([rec, k.commit("run-001")])  # canonical JSON escapes the lone surrogate: \ud800

@@ -22,7 +22,7 @@ LAST_RUN = 999_999_999  # the largest number a run id holds
 LAST_CHOSEN_RUN = LAST_RUN - 1_000_000
 PRIOR_RE = re.compile(r"^P-([0-9]{4,18})\Z")  # P-0001: four to eighteen digits (a longer one is no number a verb can count on)
 CALL_RE = re.compile(r"^(run-[0-9]{3,9})-C-([0-9]{2,})\Z")  # run-001-C-01: the run that raised it, two or more digits
-HASH12_RE = re.compile(r"^[0-9a-f]{12}$")  # a sha12: scope hashes, content hashes, reason hashes
+HASH12_RE = re.compile(r"^[0-9a-f]{12}\Z")  # a sha12: scope hashes, content hashes, reason hashes
 
 
 def id_number(regex: "re.Pattern[str]", value: Any, missing: int = 0) -> int:
@@ -91,7 +91,7 @@ PRESETS: Dict[str, Dict[str, str]] = {
                         authority="advisory", lifecycle="only-by-supersession"),
 }
 LESSON_TYPES = ("calibration", "behavioral")
-TAG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,23}$")  # a lesson's tag: lowercase words joined by hyphens
+TAG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,23}\Z")  # a lesson's tag: lowercase words joined by hyphens
 MAX_TAGS = 8
 
 # ------------------------------------------------------------------ verdicts
@@ -111,7 +111,7 @@ LIST_STATUSES = STATUSES + ("resting", "binding")
 
 # ------------------------------------------------------------------ namespaces and candidates
 
-NS_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")  # a namespace is a name: code-review, docs.v2
+NS_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}\Z")  # a namespace is a name: code-review, docs.v2
 # a harness's own session id (`lessons --inject --session KEY`): an opaque name, never content
 SESSION_KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}\Z")
 SESSION_VIA = "session"  # `via` of the run that seals a scored harness session
