@@ -55,6 +55,38 @@ def test_a_reworded_lesson_a_person_turned_down_or_retired_is_refused_everywhere
     keeper.ok("verify", "--no-git")
 
 
+def test_neither_a_scope_nor_a_namespace_keeps_a_rewording_apart(keeper):
+    """Hostile pass 27r: a lesson's scope does not choose where it is given, nor its namespace which
+    coding session gets it (`lessons --inject` gives every namespace's). A behavioral lesson on a made-up
+    tool scope, or a retired lesson re-suggested in another namespace, used to pass and be injected."""
+    _decided(keeper)
+    run = keeper.open_run(NS, {"tool:pytest": "v8.1"})["run"]
+    for claim in (SUITE, SUITE_REWORDED):
+        r = keeper.propose(run, NS, {"type": "behavioral", "claim": claim, "scope_ref": "tool:pytest"})
+        assert r.code == 1 and (r.json["refused"], r.json["of"]) == ("RERAISE", "P-0001"), r
+    keeper.ok("abort", "--run", run)
+    for ns, claim in (("docs", QUOTE), ("docs2", QUOTE_REWORDED)):  # P-0002: retired by a person in code-review
+        body = keeper.refused("RERAISE", "suggest", "--ns", ns, claim)
+        assert (body["of"], body["status"], body["ns"]) == ("P-0002", "obsolete", NS), body
+    assert "shell variables" not in keeper.ok("lessons", "--inject").lower()
+    # typed into the ledger instead, both are named by verify
+    base = keeper.ledger_bytes()
+    lesson = next(r for r in keeper.ledger() if r.get("t") == "prior")
+    forged = [dict(lesson, id="P-0009", claim=QUOTE_REWORDED, born="run-009", ns="docs"),
+              dict(lesson, id="P-0010", claim=SUITE_REWORDED, born="run-009", type="behavioral", scope_ref="tool:pytest",
+                   scope_hash="v8.1", facets=dict(lesson["facets"], scope="tool-version"))]
+    seal = {"t": "run", "action": "commit", "run": "run-009", "ns": "docs", "via": "suggest", "door": DOOR,
+            "summary": ["Suggested by an agent: 2 lessons — open, awaiting your review"]}
+    forged[1]["ns"] = "docs"
+    lines = forged + [{"t": "injected", "run": "run-009", "ids": []}, seal]
+    (keeper.root / ".priors/ledger.jsonl").write_bytes(base + "".join(dumps(r) + "\n" for r in lines).encode())
+    keeper.ok("render")
+    r = keeper("verify", "--no-git", "--json")
+    got = [(p["code"], p["line"]) for p in json.loads(r.out)["problems"]]
+    n = base.count(b"\n")
+    assert r.code == 1 and ("RERAISE", n + 1) in got and ("RERAISE", n + 2) in got, r
+
+
 def test_an_agent_s_lesson_reworded_is_a_duplicate_that_a_revision_or_distinct_from_answers(keeper):
     keeper.ok("init")
     keeper.ok("suggest", "--ns", NS, QUOTE)  # P-0001, an agent's: open
@@ -99,6 +131,22 @@ def test_redacting_the_revised_lesson_keeps_the_ledger_sound(keeper):
     keeper.ok("suggest", "--revises", "P-0002", "Run every test first.")
     keeper.ok("redact", "P-0002", "--because", "it named a customer")
     assert keeper.ok("verify", "--no-git").startswith("ledger sound")
+
+
+def test_retiring_a_lesson_names_the_open_revision_now_given_in_its_place(keeper):
+    """Hostile pass 27r: an agent's open revision waits only while the lesson it revises is given. When the
+    person retires that lesson, `decide` and `status --calls` say the revision is given in its place."""
+    keeper.ok("init")
+    keeper.ok("suggest", "--ns", NS, QUOTE)
+    keeper.ok("suggest", "--revises", "P-0001", QUOTE_REWORDED)
+    out = keeper.ok("decide", "P-0001", "obsolete", "--because", "no shell any more")
+    assert ("P-0002 (an agent's revision of P-0001, open) is now given to runs in its place — to retire it too:"
+            " priors decide P-0002 obsolete") in out, out
+    calls = keeper.ok("status", "--calls")
+    assert "(it revises P-0001, which you retired: given to runs in its place until you decide)" in calls, calls
+    assert "priors decide P-0002 obsolete" in calls
+    keeper.ok("suggest", "--ns", NS, "Ask the user before deleting files")  # P-0003: no revision of it
+    assert "revision" not in keeper.ok("decide", "P-0003", "wontfix", "--because", "no")
 
 
 def _forge(keeper, base: bytes, claim: str, door, run: str = "run-009", pid: str = "P-0009") -> None:

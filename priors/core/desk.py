@@ -168,6 +168,8 @@ def _made(st: State, p: PriorState, kind: str, verdicts: Sequence[str], extra: A
     ask = _ask(p, kind, verdicts, **extra)
     if "supersedes" in ask and kept_in_force(st, p.id) is not None:
         ask["supersedes_binding"] = st.priors[ask["supersedes"]].status  # a person's: left in force unless named
+    elif "supersedes" in ask and getattr(st.priors.get(ask["supersedes"]), "status", None) == "obsolete":
+        ask["supersedes_retired"] = True  # retired by a person: this revision is given in its place (hostile 27r)
     return ask
 
 
@@ -228,6 +230,8 @@ def supersedes_note(ask: Dict[str, Any]) -> str:
     if status:
         return (f"{old} — a person settled it ({status}): accepting this lesson leaves it in force,"
                 f" unless you name it (--retires {old})")
+    if ask.get("supersedes_retired"):
+        return f"{old} — you retired it; this revision of it is given to runs in its place until you decide"
     return f"{old} — accepting this lesson retires it"
 
 
@@ -263,7 +267,7 @@ def ask_text(ask: Dict[str, Any], at: int, total: int) -> str:
     elif ask.get("note"):
         lines.append(f"  score:    {ask['note']}")
     if isinstance(ask.get("supersedes"), str) and any(v in ("accepted", "keep") for v in ask["verdicts"]):
-        lines.append(f"  replaces: {supersedes_note(ask)}")
+        lines.append(f"  {'revises: ' if ask.get('supersedes_retired') else 'replaces:'} {supersedes_note(ask)}")
     lines.append(f"  origin:   born in {ask.get('born')}" + (f" ({ask['type']})" if ask.get("type") else ""))
     if ask["kind"] == "open":
         lines.append("  keys:")
@@ -312,6 +316,8 @@ def call_text(ask: Dict[str, Any]) -> List[str]:
         head = f"{ask['id']} — {_one_line(ask['claim'])} {ask['note']} — keep it or retire it?"
     else:
         head = f"{ask['id']} — {_one_line(ask['claim'])} — {kind_text(ask)}"
+        if ask.get("supersedes_retired"):
+            head += f" (it revises {ask['supersedes']}, which you retired: given to runs in its place until you decide)"
     return [f"  ? {head}"] + [f"      {cmd}" for cmd in commands(ask)]
 
 

@@ -42,7 +42,7 @@ from priors.core.fold import PriorState, State, apply
 from priors.core.grammar import OPPOSED, Candidate, ref_alias
 from priors.core.ledger_parse import records
 from priors.core.lesson_likeness import LessonIndex, is_lesson_line, lineage, with_lessons_met
-from priors.core.lessons import check_supersedes
+from priors.core.lessons import check_supersedes, is_lesson
 from priors.core.moves import as_run_sees
 from priors.core.on_the_code import as_on_disk, followed_here, judge_change_line
 from priors.core.plain import Unkept
@@ -343,18 +343,8 @@ class Replay:
                 if self.needed is None or self.kept(rec):  # never in a pool this half judges, so they need
                     if self.foreign:  # no place in its order)
                         self.check_refs(rec)
-                    pid = rec.get("id")
-                    if rec.get("action") == "moved" and rec.get("t") == "event" and type(pid) is str and pid in st.priors:
-                        self.relocate(st.priors[pid], rec)  # a person's decision moved: found at its new ref
-                    elif rec.get("t") == "prior":
-                        new = type(pid) is str and pid not in st.priors
-                        apply(st, self.interned(rec))
-                        p = st.priors.get(pid) if new else None  # type: ignore[arg-type]
-                        if p is not None and p.facet("activation") == "run-start" and not p.redacted:
-                            self.lessons.add(p)  # (a person's decision on it holds in every namespace)
-                    else:
-                        apply(st, rec)
-            return
+                    self.fold(rec)  # (a `moved` event relocates a person's decision; a lesson is indexed: a person's
+            return  # decision on it holds in this half's namespaces too, by meaning — hostile pass 27r)
         if self.foreign:
             for _no, rec in lines:
                 self.check_refs(rec)
@@ -451,7 +441,7 @@ class Replay:
             pool, near = with_lessons_met(self.lessons, cand, pool, near, self.order)
         pool = [p for p in seen_through(pool, mark) if seen(p)]
         elsewhere = [p for p in seen_through(near, mark)  # a person's decision holds in every namespace
-                     if p.ns != ns and p.binding and not p.redacted]
+                     if p.ns != ns and not p.redacted and (p.binding or (p.status == "obsolete" and is_lesson(p)))]
         if went is not None:  # (a change's line only: see on_the_code.followed_here)
             for q in seen_through(went[0], mark):  # (elsewhere as `near`: a decision; one a parallel run saw open: sameness)
                 (pool if q.ns == ns else elsewhere if q.binding and not q.redacted else []).append(q)

@@ -3,9 +3,14 @@
 Findings have been compared by meaning since issue 28; lessons were compared only when their words
 folded alike, so a lesson a person turned down (`wontfix`) or retired (`obsolete`), reworded, came
 back as a new open lesson and was injected into the next run. From `door: 5` the door compares a
-lesson candidate with the lessons of its namespace on the same scope state by `similarity.similar`
-(the same measure and threshold as findings), and with a person's binding lessons of every namespace
-(`core/protocol.py`, `judge_pool`); `verify` replays the rule for every run sealed by that door.
+lesson candidate with the lessons of its namespace by `similarity.similar` (the same measure and
+threshold as findings), and with the lessons a person decided in every namespace (`core/protocol.py`,
+`judge_pool`); `verify` replays the rule for every run sealed by that door.
+
+A lesson's scope does not choose where it is given (`lessons --inject` ignores it), nor its namespace
+which coding session gets it (`lessons --inject` gives every namespace's): so lessons are compared
+whatever their scopes, and a lesson a person decided — accepted, turned down or retired — holds in
+every namespace.
 
 A namespace can hold thousands of lessons, and one figure costs ~0.1 ms, so `verify`'s replay does
 not compare each new lesson with every older one: it looks up only those whose `signature` meets the
@@ -182,14 +187,15 @@ def with_lessons_met(index: LessonIndex, cand: Candidate, pool: List[PriorState]
                      order: Dict[str, int]) -> Tuple[List[PriorState], List[PriorState]]:
     """`verify`'s pool and `elsewhere` for a lesson candidate of a run sealed `door: 5` or later, with
     the lessons `index` finds meeting it: those of its namespace into the pool, in ledger order
-    (`order`: each judged prior's place), and a person's binding lessons of every other namespace
-    into `elsewhere` — the priors the door's own pool and `settled_elsewhere` would hold for it."""
+    (`order`: each judged prior's place), and the lessons a person decided (accepted, turned down,
+    retired) of every other namespace into `elsewhere`, whatever their scopes — the priors the door's
+    `ProposePool.lessons` adds for it."""
     met = index.meeting(cand.claim)
     if not met:
         return pool, elsewhere
     ns = cand.raw.get("ns")
     mine = [p for p in met if p.ns == ns and p.id in order]
-    theirs = [p for p in met if p.ns != ns and p.binding and not p.redacted]
+    theirs = [p for p in met if p.ns != ns and person_settled(p) and not p.redacted]
     if mine:
         got = {p.id: p for p in pool}
         got.update((p.id, p) for p in mine)

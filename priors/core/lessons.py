@@ -593,6 +593,14 @@ def kept_in_force(st: State, pid: str) -> Optional[str]:
     return q.id if q is not None and q.binding else None
 
 
+def open_revisions(st: State, pid: str) -> List[str]:
+    """The agents' revisions of lesson `pid` still open: when a person retires or turns down `pid`, nothing
+    holds them back any more (a revision waits only while the lesson it revises is given), so `decide`
+    names them, with the command that retires each (hostile pass 27r)."""
+    return [p.id for p in st.priors.values() if p.status == "open" and not p.redacted and is_lesson(p)
+            and p.rec.get("supersedes") == pid]
+
+
 def check_retires(st: State, pid: str, verdict: str, retires: Optional[str]) -> None:
     """`decide ID accepted|keep --retires OLD`: OLD must be what ID supersedes (usage error otherwise)."""
     if retires is None:

@@ -14,8 +14,8 @@ from priors.core.fold import (
     prior_number,
 )
 from priors.core.grammar import SEVERITY_RANK, Candidate, check_tags, identity_of, opposes, validate
-from priors.core.lesson_likeness import is_lesson_line, lesson_refusal, lineage, most_similar_lesson
-from priors.core.lessons import check_supersedes
+from priors.core.lesson_likeness import is_lesson_line, lesson_refusal, lineage, most_similar_lesson, person_settled
+from priors.core.lessons import check_supersedes, is_lesson
 from priors.core.moves import as_run_sees, followed_copies
 from priors.core.plain import Plain
 from priors.core.run_files import RunFiles, require_open
@@ -379,7 +379,7 @@ class ProposePool(ScopeIndex):
     Kept on the run while the ledger state and the run's verdicts are the ones it was built from;
     staged priors are indexed as they are appended."""
 
-    __slots__ = ("st", "dispositions", "n_disp", "staged", "n_staged", "ns", "other", "rehashed", "followed")
+    __slots__ = ("st", "dispositions", "n_disp", "staged", "n_staged", "ns", "other", "rehashed", "followed", "settled_lessons")
 
     def __init__(self, st: State, rf: RunFiles) -> None:
         ScopeIndex.__init__(self)
@@ -389,6 +389,7 @@ class ProposePool(ScopeIndex):
         self.rehashed = rf.rehashed
         self.followed = rf.followed  # decisions followed to where their code went (core/moves.py)
         self.other: Optional[ScopeIndex] = None  # the binding priors of other namespaces, indexed on first use
+        self.settled_lessons: Optional[List[PriorState]] = None  # other namespaces' lessons a person decided (first use)
         self.refs = None  # sorted once, after the namespace is in
         for p in with_run_dispositions(st, rf):
             self.add(p)
@@ -421,6 +422,17 @@ class ProposePool(ScopeIndex):
                 self.other.add(p)
         return self.other.around(cand) if self.other.items else []
 
+    def lessons(self, pool: List[PriorState], elsewhere: List[PriorState]) -> Tuple[List[PriorState], List[PriorState]]:
+        """For a lesson: `pool` and `elsewhere` with every lesson of the namespace (staged too) and every one
+        a person decided elsewhere, whatever their scopes (core/lesson_likeness.py says why)."""
+        if self.settled_lessons is None:
+            self.settled_lessons = [p for p in self.st.priors.values() if p.ns != self.ns and not p.redacted
+                                    and p.facet("activation") == "run-start" and person_settled(p)]
+        have = {p.id for p in pool}
+        mine = [p for p in self.items if p.id not in have and not p.redacted and p.facet("activation") == "run-start"]
+        there = {p.id for p in elsewhere}
+        return pool + mine, list(elsewhere) + [p for p in self.settled_lessons if p.id not in there]
+
 
 def _pool_for(st: State, rf: RunFiles) -> ProposePool:
     pool = rf._pool
@@ -440,10 +452,13 @@ def find_conflict(st: State, rf: RunFiles, cand: Candidate, current: Optional[st
         index = _pool_for(st, rf)
         pool = index.around(cand)
         elsewhere = index.settled_elsewhere(cand)
+        if is_lesson_line(cand.facets):  # (door 5: every lesson, whatever its scope; core/lesson_likeness.py)
+            pool, elsewhere = index.lessons(pool, elsewhere)
     else:
         pool = [p for p in with_run_dispositions(st, rf) if p.id in only]
         elsewhere = [as_run_sees(st.priors[i], {}, rf.rehashed) for i in sorted(only, key=lambda x: (prior_number(x), x))
-                     if i in st.priors and st.priors[i].ns != rf.ns and st.priors[i].binding and not st.priors[i].redacted]
+                     if i in st.priors and st.priors[i].ns != rf.ns and not st.priors[i].redacted
+                     and (st.priors[i].binding or (is_lesson(st.priors[i]) and person_settled(st.priors[i])))]
     return judge_pool(pool, cand, current, rf.scopes, elsewhere=elsewhere, more=lambda p: wordings(st, p.id),
                       home=lambda p: st.priors[folded_into(st, p.id)] if st.same_as else p,
                       revised_from=lineage(st.priors, cand.raw.get("supersedes")))
@@ -498,8 +513,7 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
     if near is not None:
         raise _same_refusal(near[0], near[1], elsewhere=near[0].id in others)
     if lessons and not legacy and is_lesson_line(cand.facets):  # (door 5: core/lesson_likeness.py)
-        near = most_similar_lesson([p for p in list(pool) + list(elsewhere) if _same_scope(p, cand, current)], cand,
-                                   revised_from)
+        near = most_similar_lesson(list(pool) + list(elsewhere), cand, revised_from)  # (whatever their scopes)
         if near is not None:
             raise _same_refusal(near[0], near[1], elsewhere=True) if near[0].id in others else lesson_refusal(*near)
     if not legacy:

@@ -257,6 +257,7 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
                     what += f" ({ask['note']})"
                 if isinstance(ask.get("supersedes"), str):
                     what += (f" — replaces {supersedes_note(ask)}" if ask.get("supersedes_binding")
+                             else f" — revises {supersedes_note(ask)}" if ask.get("supersedes_retired")
                              else f" — accepting it retires {ask['supersedes']}")
                 cmds = "".join(f'<li><code class="cmd">{command_html(c)}</code></li>' for c in commands(ask))
                 trs.append(f"<tr><td><code>{e(ask['id'])}</code></td><td>{e(what)}</td>"
