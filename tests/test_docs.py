@@ -393,3 +393,17 @@ class Architecture(unittest.TestCase):
             here = {p.name for p in (REPO / "priors" / layer).glob("*.py") if p.name != "__init__.py"}
             with self.subTest(layer=layer):
                 self.assertEqual(named, here)
+
+
+class LessonVerdicts(unittest.TestCase):
+    def test_wontfix_is_never_said_to_turn_a_lesson_down(self):
+        """The protocol injects open, accepted and wontfix lessons, so `wontfix` keeps a lesson in force:
+        the docs and the refusal hints must not call it "turned down" (pass 27s), and lessons.md says how
+        a person does turn a lesson down — `obsolete`, which `status --calls` and the walk offer."""
+        for path in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")),
+                     *sorted((REPO / "priors").rglob("*.py"))]:
+            with self.subTest(path=path.name):
+                self.assertNotIn("turned down", " ".join(path.read_text(encoding="utf-8").split()))
+        text = " ".join((REPO / "docs" / "lessons.md").read_text(encoding="utf-8").split())
+        self.assertIn("To turn it down, retire it: `priors decide P-… obsolete`", text)
+        self.assertIn("`wontfix` does not turn a lesson down", text)

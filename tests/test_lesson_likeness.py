@@ -20,7 +20,7 @@ QUOTE_REWORDED = "Always quote the shell variables in your scripts"
 
 
 def _decided(keeper):
-    """P-0001 turned down by a person, P-0002 retired by a person."""
+    """P-0001 settled `wontfix` by a person (binding: still injected), P-0002 retired by a person."""
     keeper.ok("init")
     keeper.ok("suggest", "--ns", NS, SUITE)
     keeper.ok("decide", "P-0001", "wontfix", "--because", "the suite takes an hour here")
@@ -33,7 +33,11 @@ def test_a_reworded_lesson_a_person_turned_down_or_retired_is_refused_everywhere
     before = keeper.ledger_bytes()
     body = keeper.refused("RERAISE", "suggest", "--ns", NS, SUITE_REWORDED)
     assert (body["of"], body["status"], body["similar"]) == ("P-0001", "wontfix", True), body
-    assert "a person turned down this lesson" in body["hint"]
+    # `wontfix` keeps a lesson in force (injected), so the hint says so rather than "turned down"
+    assert "a person settled this lesson as wontfix (binding, like accepted: it is still injected)" in body["hint"]
+    assert "turned down" not in body["hint"]
+    given = json.loads(keeper.ok("lessons", "--inject", "--peek", "--json"))
+    assert [x["id"] for x in given["inject"]] == ["P-0001"], given
     body = keeper.refused("RERAISE", "suggest", "--ns", NS, QUOTE_REWORDED)
     assert (body["of"], body["status"]) == ("P-0002", "obsolete") and "retired" in body["hint"], body
     # the agent's word that it differs does not set a person's decision aside
@@ -44,6 +48,11 @@ def test_a_reworded_lesson_a_person_turned_down_or_retired_is_refused_everywhere
     # a person's decision holds in every namespace
     body = keeper.refused("RERAISE", "suggest", "--ns", "docs", SUITE_REWORDED)
     assert (body["of"], body["ns"]) == ("P-0001", NS), body
+    # ... and its hint says so, with what to do, as the same namespace's does
+    assert body["hint"].startswith(f"a person settled this lesson as wontfix (binding, like accepted: it is still"
+                                   f" injected) in namespace {NS} (a person's decision holds in every namespace),"
+                                   " and yours says the same in other words"), body
+    assert "`priors add` is theirs" in body["hint"], body
     assert keeper.ledger_bytes() == before  # nothing written
     # in a run, through `propose`, and through the MCP tool
     run = keeper.open_run(NS, {})["run"]

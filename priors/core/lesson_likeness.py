@@ -1,15 +1,15 @@
 """When a lesson says what another lesson says in other words (door 5).
 
 Findings have been compared by meaning since issue 28; lessons were compared only when their words
-folded alike, so a lesson a person turned down (`wontfix`) or retired (`obsolete`), reworded, came
-back as a new open lesson and was injected into the next run. From `door: 5` the door compares a
+folded alike, so a lesson a person retired (`obsolete`) or settled (`wontfix`, `accepted`), reworded,
+came back as a new open lesson and was injected into the next run. From `door: 5` the door compares a
 lesson candidate with the lessons of its namespace by `similarity.similar` (the same measure and
 threshold as findings), and with the lessons a person decided in every namespace (`core/protocol.py`,
 `judge_pool`); `verify` replays the rule for every run sealed by that door.
 
 A lesson's scope does not choose where it is given (`lessons --inject` ignores it), nor its namespace
 which coding session gets it (`lessons --inject` gives every namespace's): so lessons are compared
-whatever their scopes, and a lesson a person decided — accepted, turned down or retired — holds in
+whatever their scopes, and a lesson a person decided — accepted, marked `wontfix` or retired — holds in
 every namespace.
 
 A namespace can hold thousands of lessons, and one figure costs ~0.1 ms, so `verify`'s replay does
@@ -64,8 +64,15 @@ def signature(claim: str) -> FrozenSet[Any]:
     return frozenset(out)
 
 
+# What a person's decision on a lesson did, for a refusal's hint. `wontfix` on a lesson is binding like
+# `accepted` (the protocol injects open, accepted and wontfix run-start priors): it does not turn it down.
+_SETTLED = {"accepted": "a person accepted this lesson",
+            "wontfix": "a person settled this lesson as wontfix (binding, like accepted: it is still injected)",
+            "obsolete": "a person retired this lesson"}
+
+
 def person_settled(p: PriorState) -> bool:
-    """A lesson a person decided: accepted or turned down (binding), or retired (`obsolete` is only ever a
+    """A lesson a person decided: accepted or wontfix (binding, both injected), or retired (`obsolete` is only ever a
     person's verdict: an agent proposes `obsolete-proposed`). No agent's word sets such a lesson aside."""
     return p.binding or p.status == "obsolete"
 
@@ -130,15 +137,19 @@ def most_similar_lesson(pool: List[PriorState], cand: Candidate, revised_from: F
     return best
 
 
-def lesson_refusal(p: PriorState, figure: float) -> Refusal:
-    """A lesson that says what `p`, of its own namespace, says in other words: a person's decision on it is
-    RERAISE, which nothing an agent writes sets aside; an agent's lesson is DUPLICATE, which a revision
-    (`supersedes`) or `distinct_from` answers. (Another namespace's binding lesson: `protocol._same_refusal`.)"""
+def lesson_refusal(p: PriorState, figure: float, elsewhere: bool = False) -> Refusal:
+    """A lesson that says what `p` says in other words: a person's decision on it is RERAISE, which nothing
+    an agent writes sets aside; an agent's lesson is DUPLICATE, which a revision (`supersedes`) or
+    `distinct_from` answers. `elsewhere`: `p` is another namespace's (a person's binding lesson): RERAISE,
+    naming its namespace."""
     extra: Dict[str, Any] = {"similar": True, "similarity": figure}
-    if person_settled(p):
-        done = {"accepted": "accepted", "wontfix": "turned down", "obsolete": "retired"}.get(str(p.status), "decided")
+    if elsewhere or person_settled(p):
+        said = _SETTLED.get(str(p.status), "a person decided this lesson")
+        if elsewhere:
+            extra["ns"] = p.ns
+            said += f" in namespace {p.ns} (a person's decision holds in every namespace)"
         return Refusal("RERAISE", of=p.id, status=p.status, **extra,
-                       hint=f"a person {done} this lesson, and yours says the same in other words; do not suggest it"
+                       hint=f"{said}, and yours says the same in other words; do not suggest it"
                             " again (`distinct_from` cannot set a person's decision aside: if yours is really another"
                             " lesson, tell the person — `priors add` is theirs)")
     return Refusal("DUPLICATE", of=p.id, status=p.status, **extra,
@@ -187,7 +198,7 @@ def with_lessons_met(index: LessonIndex, cand: Candidate, pool: List[PriorState]
                      order: Dict[str, int]) -> Tuple[List[PriorState], List[PriorState]]:
     """`verify`'s pool and `elsewhere` for a lesson candidate of a run sealed `door: 5` or later, with
     the lessons `index` finds meeting it: those of its namespace into the pool, in ledger order
-    (`order`: each judged prior's place), and the lessons a person decided (accepted, turned down,
+    (`order`: each judged prior's place), and the lessons a person decided (accepted, `wontfix`,
     retired) of every other namespace into `elsewhere`, whatever their scopes — the priors the door's
     `ProposePool.lessons` adds for it."""
     met = index.meeting(cand.claim)

@@ -594,7 +594,7 @@ def kept_in_force(st: State, pid: str) -> Optional[str]:
 
 
 def open_revisions(st: State, pid: str) -> List[str]:
-    """The agents' revisions of lesson `pid` still open: when a person retires or turns down `pid`, nothing
+    """The agents' revisions of lesson `pid` still open: when a person retires `pid`, nothing
     holds them back any more (a revision waits only while the lesson it revises is given), so `decide`
     names them, with the command that retires each (hostile pass 27r)."""
     return [p.id for p in st.priors.values() if p.status == "open" and not p.redacted and is_lesson(p)

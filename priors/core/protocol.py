@@ -515,7 +515,7 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
     if lessons and not legacy and is_lesson_line(cand.facets):  # (door 5: core/lesson_likeness.py)
         near = most_similar_lesson(list(pool) + list(elsewhere), cand, revised_from)  # (whatever their scopes)
         if near is not None:
-            raise _same_refusal(near[0], near[1], elsewhere=True) if near[0].id in others else lesson_refusal(*near)
+            raise lesson_refusal(*near, elsewhere=near[0].id in others)
     if not legacy:
         # (another namespace's ground, for an agent's finding: an analyzer's result cannot name `distinct_from`,
         # and a linter's rule hit beside a reviewer's decision elsewhere is not a rewording of it)

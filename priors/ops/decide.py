@@ -68,7 +68,7 @@ def decide(paths: Paths, pid: str, verdict: str, reason: Optional[str], retires:
         retired = supersede_events(st, pid, verdict, retires)
         kept = kept_in_force(st, pid) if verdict in ("accepted", "keep") and not retired else None
         kept_status = st.priors[kept].status if kept is not None else None
-        waiting = open_revisions(st, pid) if verdict in ("obsolete", "wontfix") and is_lesson(st.priors[pid]) else []
+        waiting = open_revisions(st, pid) if verdict == "obsolete" and is_lesson(st.priors[pid]) else []  # (wontfix: still given)
         # `decide NEW accepted --retires OLD` after `decide NEW accepted`: NEW stands as said already, so
         # only the retirement is new (a second acceptance would read, in the list of a change's human
         # lines, like a copy of the first)
