@@ -154,8 +154,15 @@ def test_retiring_a_lesson_names_the_open_revision_now_given_in_its_place(keeper
     calls = keeper.ok("status", "--calls")
     assert "(it revises P-0001, which you retired: given to runs in its place until you decide)" in calls, calls
     assert "priors decide P-0002 obsolete" in calls
-    keeper.ok("suggest", "--ns", NS, "Ask the user before deleting files")  # P-0003: no revision of it
-    assert "revision" not in keeper.ok("decide", "P-0003", "wontfix", "--because", "no")
+    keeper.ok("suggest", "--ns", NS, "Keep commits small")  # P-0003
+    keeper.ok("suggest", "--revises", "P-0003", "Keep every commit small and focused")  # P-0004
+    assert "(it revises P-0003: accepting it retires P-0003)" in keeper.ok("status", "--calls")
+    keeper.ok("add", "--ns", NS, "Ask the user before deleting files")  # P-0005, a person's
+    keeper.ok("suggest", "--revises", "P-0005", "Ask the user before you delete any file or folder")
+    assert ("(it revises P-0005, which a person settled: accepting it leaves P-0005 in force unless you name it)"
+            in keeper.ok("status", "--calls"))
+    keeper.ok("suggest", "--ns", NS, "Ask before pushing to main")  # P-0007: no revision of it
+    assert "revision" not in keeper.ok("decide", "P-0007", "obsolete", "--because", "no")
 
 
 def _forge(keeper, base: bytes, claim: str, door, run: str = "run-009", pid: str = "P-0009") -> None:

@@ -316,8 +316,13 @@ def call_text(ask: Dict[str, Any]) -> List[str]:
         head = f"{ask['id']} — {_one_line(ask['claim'])} {ask['note']} — keep it or retire it?"
     else:
         head = f"{ask['id']} — {_one_line(ask['claim'])} — {kind_text(ask)}"
+        old = ask.get("supersedes")
         if ask.get("supersedes_retired"):
-            head += f" (it revises {ask['supersedes']}, which you retired: given to runs in its place until you decide)"
+            head += f" (it revises {old}, which you retired: given to runs in its place until you decide)"
+        elif ask.get("supersedes_binding"):
+            head += f" (it revises {old}, which a person settled: accepting it leaves {old} in force unless you name it)"
+        elif isinstance(old, str):
+            head += f" (it revises {old}: accepting it retires {old})"
     return [f"  ? {head}"] + [f"      {cmd}" for cmd in commands(ask)]
 
 
