@@ -437,11 +437,12 @@ class Replay:
         near = self.decided.around(cand) if self.decided.items else []
         if words is not None:  # (in ledger order, as the door's pool: ids grow along the ledger)
             near = sorted(near + (words if type(words) is list else [words]), key=lambda q: id_number(PRIOR_RE, q.id))
-        if self.lesson_door and not legacy and is_lesson_line(facets):  # (door 5: core/lesson_likeness.py)
+        lesson = self.lesson_door and not legacy and is_lesson_line(facets)  # (door 5: core/lesson_likeness.py)
+        if lesson:
             pool, near = with_lessons_met(self.lessons, cand, pool, near, self.order)
         pool = [p for p in seen_through(pool, mark) if seen(p)]
         elsewhere = [p for p in seen_through(near, mark)  # a person's decision holds in every namespace
-                     if p.ns != ns and not p.redacted and (p.binding or (p.status == "obsolete" and is_lesson(p)))]
+                     if p.ns != ns and not p.redacted and (p.binding or (lesson and p.status == "obsolete" and is_lesson(p)))]
         if went is not None:  # (a change's line only: see on_the_code.followed_here)
             for q in seen_through(went[0], mark):  # (elsewhere as `near`: a decision; one a parallel run saw open: sameness)
                 (pool if q.ns == ns else elsewhere if q.binding and not q.redacted else []).append(q)
@@ -453,7 +454,9 @@ class Replay:
         try:
             esc = judge_pool(pool, cand, current if isinstance(current, str) else None, scopes, figure,
                              elsewhere=elsewhere, legacy=legacy, more=lambda p: wordings(st, p.id), across=self.across,
-                             lessons=self.lesson_door, revised_from=lineage(st.priors, rec.get("supersedes"), self.replaced))
+                             lessons=self.lesson_door,
+                             revised_from=lineage(st.priors, rec["supersedes"], self.replaced) if lesson and "supersedes" in rec
+                             else frozenset())
         except Refusal as refusal:
             body = refusal.payload()
             of = st.priors.get(str(body.get("of")))
@@ -622,13 +625,13 @@ class Replay:
         ns = p.ns
         if not isinstance(ns, str) or p.redacted:
             return
-        if p.facet("activation") == "run-start":
+        facets, ref = p.rec.get("facets"), p.scope_ref
+        facets = facets if type(facets) is dict else {}
+        if facets.get("activation") == "run-start":
             self.lessons.add(p)  # (another namespace's too: a person's decision on it holds here)
         if not self.judges(ns):
             return
         self.order[pid] = len(self.order)  # (only a prior this replay judges is ever in a pool)
-        facets, ref = p.rec.get("facets"), p.scope_ref
-        facets = facets if type(facets) is dict else {}
         if facets.get("activation") in _INDEXED and ref is not None:
             index = self.index.get(ns)  # what is compared by meaning or by floor
             if index is None:
