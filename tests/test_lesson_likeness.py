@@ -312,3 +312,27 @@ def test_a_split_replay_names_another_namespace_s_rewording_as_the_whole_one_doe
         r = keeper("verify", "--no-git", "--json", env=env)
         problems = json.loads(r.out)["problems"]
         assert r.code == 1 and [(p["code"], p["line"]) for p in problems] == [("RERAISE", base.count(b"\n") + 1)], (env, r)
+
+
+def test_retiring_a_lesson_names_an_agent_lesson_said_to_differ_from_it(keeper):
+    """Hostile pass 27t: an agent's lesson that named an agent's open lesson in `distinct_from` (its word
+    that it says something else, which sets an agent's lesson aside) stays given to runs when the person
+    retires that lesson — though it may say the same. A parallel branch cut before the
+    person's decision lets an agent write one at any time: the merge marks its run as not having seen
+    the decision, and verify sends the person to `status --calls`. So `decide` names it, and
+    `status --calls` says which of the person's decisions it claims to differ from."""
+    keeper.ok("init")
+    keeper.ok("suggest", "--ns", NS, QUOTE)
+    keeper.ok("suggest", "--ns", NS, "--distinct-from", "P-0001", QUOTE_REWORDED)
+    keeper.ok("suggest", "--ns", NS, "Ask the user before deleting files")  # P-0003: says nothing of P-0001
+    out = keeper.ok("decide", "P-0001", "obsolete", "--because", "no shell any more")
+    assert ("P-0002 (an agent's lesson, open, that says it differs from P-0001) is still given to runs — if it"
+            " says the same, retire it too: priors decide P-0002 obsolete") in out, out
+    assert "P-0003" not in out
+    calls = keeper.ok("status", "--calls")
+    assert (f"(the agent says it differs from P-0001, which you retired: {QUOTE!r})") in calls, calls
+    asks = {a["id"]: a for a in json.loads(keeper.ok("status", "--calls", "--json"))["calls"]}
+    assert asks["P-0002"]["differs_from_decided"] == [{"id": "P-0001", "status": "obsolete", "claim": QUOTE}]
+    assert "differs_from_decided" not in asks["P-0003"]
+    keeper.ok("suggest", "--ns", NS, "Write commit messages in the imperative")  # P-0004
+    assert "differs" not in keeper.ok("decide", "P-0004", "wontfix", "--because", "no")

@@ -170,6 +170,11 @@ def _made(st: State, p: PriorState, kind: str, verdicts: Sequence[str], extra: A
         ask["supersedes_binding"] = st.priors[ask["supersedes"]].status  # a person's: left in force unless named
     elif "supersedes" in ask and getattr(st.priors.get(ask["supersedes"]), "status", None) == "obsolete":
         ask["supersedes_retired"] = True  # retired by a person: this revision is given in its place (hostile 27r)
+    named = p.rec.get("distinct_from") if kind != "differs" and p.facet("activation") == "run-start" else None
+    decided = [q for q in (st.priors.get(i) for i in named if type(i) is str) if q is not None and not q.redacted
+               and (q.binding or q.status == "obsolete")] if isinstance(named, list) else []
+    if decided:  # an agent's word that it is another lesson than one a person decided since (hostile pass 27t)
+        ask["differs_from_decided"] = [{"id": q.id, "status": q.status, "claim": q.claim} for q in decided]
     return ask
 
 
@@ -235,6 +240,9 @@ def supersedes_note(ask: Dict[str, Any]) -> str:
     return f"{old} — accepting this lesson retires it"
 
 
+_DONE = {"accepted": "accepted", "wontfix": "marked wontfix", "obsolete": "retired"}  # a person's verdict on a lesson
+
+
 def _one_line(value: Any, width: int = 200) -> str:
     if not isinstance(value, str):
         value = dumps(value)
@@ -268,6 +276,8 @@ def ask_text(ask: Dict[str, Any], at: int, total: int) -> str:
         lines.append(f"  score:    {ask['note']}")
     if isinstance(ask.get("supersedes"), str) and any(v in ("accepted", "keep") for v in ask["verdicts"]):
         lines.append(f"  {'revises: ' if ask.get('supersedes_retired') else 'replaces:'} {supersedes_note(ask)}")
+    lines += [f"  differs:  the agent says it differs from your {q['status']} {q['id']}: {_one_line(q['claim'])}"
+              for q in ask.get("differs_from_decided", ())]
     lines.append(f"  origin:   born in {ask.get('born')}" + (f" ({ask['type']})" if ask.get("type") else ""))
     if ask["kind"] == "open":
         lines.append("  keys:")
@@ -323,6 +333,9 @@ def call_text(ask: Dict[str, Any]) -> List[str]:
             head += f" (it revises {old}, which a person settled: accepting it leaves {old} in force unless you name it)"
         elif isinstance(old, str):
             head += f" (it revises {old}: accepting it retires {old})"
+        for q in ask.get("differs_from_decided", ()):
+            done = _DONE.get(q["status"], q["status"])
+            head += f" (the agent says it differs from {q['id']}, which you {done}: {q['claim']!r})"
     return [f"  ? {head}"] + [f"      {cmd}" for cmd in commands(ask)]
 
 

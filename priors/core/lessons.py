@@ -601,6 +601,14 @@ def open_revisions(st: State, pid: str) -> List[str]:
             and p.rec.get("supersedes") == pid]
 
 
+def said_to_differ(st: State, pid: str) -> List[str]:
+    """The agents' open lessons whose `distinct_from` names lesson `pid` — their word that they say something
+    else, which set `pid` aside while an agent's: when a person retires `pid`, that word was
+    never put to them (such a lesson may say the same), so `decide` and `status --calls` name it (hostile pass 27t)."""
+    return [p.id for p in st.priors.values() if p.status == "open" and not p.redacted and is_lesson(p)
+            and isinstance(p.rec.get("distinct_from"), list) and pid in p.rec["distinct_from"]]
+
+
 def check_retires(st: State, pid: str, verdict: str, retires: Optional[str]) -> None:
     """`decide ID accepted|keep --retires OLD`: OLD must be what ID supersedes (usage error otherwise)."""
     if retires is None:

@@ -10,7 +10,14 @@ from priors.core.controls import describe, has_control
 from priors.core.errors import Refusal, UsageError
 from priors.core.grammar import AGENT_VERDICTS, HUMAN_VERDICTS
 from priors.core.human import decide_event
-from priors.core.lessons import check_retires, is_lesson, kept_in_force, open_revisions, supersede_events
+from priors.core.lessons import (
+    check_retires,
+    is_lesson,
+    kept_in_force,
+    open_revisions,
+    said_to_differ,
+    supersede_events,
+)
 from priors.store.ledger import append_and_apply, load_ledger, open_runs
 from priors.store.lock import Lock
 from priors.store.paths import Paths, require_init
@@ -69,6 +76,7 @@ def decide(paths: Paths, pid: str, verdict: str, reason: Optional[str], retires:
         kept = kept_in_force(st, pid) if verdict in ("accepted", "keep") and not retired else None
         kept_status = st.priors[kept].status if kept is not None else None
         waiting = open_revisions(st, pid) if verdict == "obsolete" and is_lesson(st.priors[pid]) else []  # (wontfix: still given)
+        differing = said_to_differ(st, pid) if verdict == "obsolete" and is_lesson(st.priors[pid]) else []
         # `decide NEW accepted --retires OLD` after `decide NEW accepted`: NEW stands as said already, so
         # only the retirement is new (a second acceptance would read, in the list of a change's human
         # lines, like a copy of the first)
@@ -87,6 +95,8 @@ def decide(paths: Paths, pid: str, verdict: str, reason: Optional[str], retires:
                    f" priors decide {kept} obsolete --because \"superseded by {pid}\"")
     out += [f"{rid} (an agent's revision of {pid}, open) is now given to runs in its place — to retire it too:"
             f" priors decide {rid} obsolete" for rid in waiting]
+    out += [f"{rid} (an agent's lesson, open, that says it differs from {pid}) is still given to runs — if it says"
+            f" the same, retire it too: priors decide {rid} obsolete" for rid in differing]
     return out
 
 
