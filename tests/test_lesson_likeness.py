@@ -336,3 +336,18 @@ def test_retiring_a_lesson_names_an_agent_lesson_said_to_differ_from_it(keeper):
     assert "differs_from_decided" not in asks["P-0003"]
     keeper.ok("suggest", "--ns", NS, "Write commit messages in the imperative")  # P-0004
     assert "differs" not in keeper.ok("decide", "P-0004", "wontfix", "--because", "no")
+
+
+def test_look_alike_letters_do_not_carry_a_retired_lesson_past_the_door(keeper):
+    """Hostile pass 27t: a retired lesson copied with Cyrillic or Greek look-alike letters, or in full-width
+    forms, reads the same to a model and a person; lessons are compared as they read (`plain_letters`)."""
+    _decided(keeper)
+    cyrillic = "Alw\u0430ys qu\u043ete the shell v\u0430ri\u0430bles in y\u043eur scripts"
+    fullwidth = "\uff31\uff55\uff4f\uff54\uff45 shell variables in scripts"
+    for claim in (cyrillic, fullwidth):
+        body = keeper.refused("RERAISE", "suggest", "--ns", "web", claim)
+        assert (body["of"], body["status"]) == ("P-0002", "obsolete"), body
+    base = keeper.ledger_bytes()
+    _forge(keeper, base, cyrillic, LESSON_DOOR)
+    r = keeper("verify", "--no-git", "--json")
+    assert r.code == 1 and [p["code"] for p in json.loads(r.out)["problems"]] == ["RERAISE"], r

@@ -22,6 +22,7 @@ prefix, related ideas, claims that fold alike), so their figure is 0 — a prope
 
 from __future__ import annotations
 
+import unicodedata
 from functools import lru_cache
 
 from priors.core.errors import Refusal
@@ -37,6 +38,21 @@ if TYPE_CHECKING:  # annotations only, never evaluated
     from priors.core.grammar import Candidate
 
 
+# Letters of other scripts that look like Latin ones (and full-width forms, which NFKC folds): a lesson a
+# person retired, copied with a few of them, reads the same to a model and to a person (hostile pass 27t).
+_LOOKALIKE = str.maketrans(
+    "аеёкморстухѕіјԁԛԝӏвнАВЕКМНОРСТУХЅІЈ" "αεικνορτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+    "aeekmopctyxsijdqwlbhABEKMHOPCTYXSIJ" "aeikvoptuxABEZHIKMNOPTYX")
+
+
+def plain_letters(claim: str) -> str:
+    """The claim as it reads: NFKC-folded (full-width `Ｎｅｖｅｒ` is `Never`), Cyrillic and Greek look-alikes as
+    the Latin letters they show. Lessons are compared so (`signature`, `most_similar_lesson`)."""
+    if claim.isascii():
+        return claim
+    return unicodedata.normalize("NFKC", claim).translate(_LOOKALIKE)
+
+
 def is_lesson_line(facets: Any) -> bool:
     """A run-start prior: shown to a run at its start (a lesson), never dispositioned."""
     return type(facets) is dict and facets.get("activation") == "run-start"
@@ -48,7 +64,9 @@ def signature(claim: str) -> FrozenSet[Any]:
     its terms as the measure reads them (with no scope: a lesson has no code of its own), each pair of
     adjacent terms joined (`hard coded` meeting `hardcoded`), a term's `un-`-less form (`unescaped`
     meeting `escape`), the groups of related ideas a term is in (`lexicon.KIN`), and the claim's fold
-    (`claim_key`: claims that fold alike are 1.0 whatever they weigh). Disjoint signatures ⇒ figure 0."""
+    (`claim_key`: claims that fold alike are 1.0 whatever they weigh). Disjoint signatures ⇒ figure 0. Of the
+    claim's `plain_letters`, as lessons are compared."""
+    claim = plain_letters(claim)
     items = [t for t, _w in read(claim).items]
     keys = set(items)
     for a, b in zip(items, items[1:]):
@@ -131,7 +149,7 @@ def most_similar_lesson(pool: List[PriorState], cand: Candidate, revised_from: F
             continue
         if signature(claim).isdisjoint(mine):
             continue  # (figure 0: see the module's docstring)
-        got = similar(claim, cand.claim)
+        got = similar(plain_letters(claim), plain_letters(cand.claim))
         if got is not None and (best is None or got > best[1]):
             best = (p, got)
     return best
