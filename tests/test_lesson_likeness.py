@@ -344,10 +344,25 @@ def test_look_alike_letters_do_not_carry_a_retired_lesson_past_the_door(keeper):
     _decided(keeper)
     cyrillic = "Alw\u0430ys qu\u043ete the shell v\u0430ri\u0430bles in y\u043eur scripts"
     fullwidth = "\uff31\uff55\uff4f\uff54\uff45 shell variables in scripts"
-    for claim in (cyrillic, fullwidth):
+    accents = "Alw\u00e1ys q\u00fc\u00f6t\u00e9 th\u00e9 sh\u00e9ll v\u00e0ri\u00e0bl\u00e9s in y\u00f6ur scr\u00efpts"
+    small_caps = "\u1d00\u029f\u1d21\u1d00\u028f\ua731 quote the shell variables in your scr\u026a\u1d18\u1d1b\ua731"
+    dotless = "Always quote the shell var\u0131ables \u0131n your scr\u0131pts"
+    for claim in (cyrillic, fullwidth, accents, small_caps, dotless):
         body = keeper.refused("RERAISE", "suggest", "--ns", "web", claim)
         assert (body["of"], body["status"]) == ("P-0002", "obsolete"), body
     base = keeper.ledger_bytes()
     _forge(keeper, base, cyrillic, LESSON_DOOR)
     r = keeper("verify", "--no-git", "--json")
     assert r.code == 1 and [p["code"] for p in json.loads(r.out)["problems"]] == ["RERAISE"], r
+
+
+def test_a_chain_of_open_revisions_does_not_reach_past_a_lesson_the_person_retired(keeper):
+    """Hostile pass 27u: P-0002, an open revision of P-0001, stood when the person retired P-0001 outright —
+    it did not replace it. A revision of P-0002 rewording P-0001 is held to P-0001 like any other lesson."""
+    keeper.ok("init")
+    keeper.ok("add", "--ns", NS, "Always run the full test suite before committing to the main branch")
+    keeper.ok("suggest", "--revises", "P-0001", "Run the whole test suite before every commit to main, including slow tests")
+    keeper.ok("decide", "P-0001", "obsolete", "--because", "CI runs it")
+    body = keeper.refused("RERAISE", "suggest", "--revises", "P-0002",
+                          "Always run the complete test suite before committing to the main branch")
+    assert (body["of"], body["status"]) == ("P-0001", "obsolete"), body

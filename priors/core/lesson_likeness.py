@@ -41,16 +41,20 @@ if TYPE_CHECKING:  # annotations only, never evaluated
 # Letters of other scripts that look like Latin ones (and full-width forms, which NFKC folds): a lesson a
 # person retired, copied with a few of them, reads the same to a model and to a person (hostile pass 27t).
 _LOOKALIKE = str.maketrans(
-    "аеёкморстухѕіјԁԛԝӏвнАВЕКМНОРСТУХЅІЈ" "αεικνορτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
-    "aeekmopctyxsijdqwlbhABEKMHOPCTYXSIJ" "aeikvoptuxABEZHIKMNOPTYX")
+    "аеёкморстухѕіјԁԛԝӏвнАВЕКМНОРСТУХЅІЈ" "αεικνορτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ" "օոսհ" "ıɛꭇ"
+    "ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘʀꜱᴛᴜᴠᴡʏᴢ",
+    "aeekmopctyxsijdqwlbhABEKMHOPCTYXSIJ" "aeikvoptuxABEZHIKMNOPTYX" "onuh" "ier"
+    "abcdefghijklmnoprstuvwyz")
 
 
 def plain_letters(claim: str) -> str:
-    """The claim as it reads: NFKC-folded (full-width `Ｎｅｖｅｒ` is `Never`), Cyrillic and Greek look-alikes as
-    the Latin letters they show. Lessons are compared so (`signature`, `most_similar_lesson`)."""
+    """The claim as it reads: NFKC-folded (full-width `Ｎｅｖｅｒ` is `Never`), accents dropped (`Névér` is
+    `Never`), and the look-alikes `_LOOKALIKE` holds — Cyrillic, Greek and Armenian letters, small capitals,
+    dotless `ı` — as the Latin letters they show. Lessons are compared so (`signature`, `most_similar_lesson`)."""
     if claim.isascii():
         return claim
-    return unicodedata.normalize("NFKC", claim).translate(_LOOKALIKE)
+    text = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", claim).translate(_LOOKALIKE))
+    return "".join(c for c in text if not unicodedata.combining(c))
 
 
 def is_lesson_line(facets: Any) -> bool:
@@ -117,7 +121,11 @@ def lineage(priors: Dict[str, PriorState], pid: Any, replaced: Optional[Dict[str
         if rec.get("redacted") is True:
             todo.extend(replaced.get(one, ()) if replaced is not None else ())
         elif isinstance(rec.get("supersedes"), str):
-            todo.append(rec["supersedes"])
+            before = priors.get(rec["supersedes"])
+            # a lesson retired while its revision was still open was retired outright, not replaced by it
+            # (hostile pass 27u: a chain of open revisions walked through it to a person's retired lesson)
+            if before is not None and (before.status != "obsolete" or p.binding or p.status == "obsolete"):
+                todo.append(rec["supersedes"])
     return frozenset(out)
 
 
