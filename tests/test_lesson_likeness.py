@@ -366,3 +366,19 @@ def test_a_chain_of_open_revisions_does_not_reach_past_a_lesson_the_person_retir
     body = keeper.refused("RERAISE", "suggest", "--revises", "P-0002",
                           "Always run the complete test suite before committing to the main branch")
     assert (body["of"], body["status"]) == ("P-0001", "obsolete"), body
+
+
+def test_a_lesson_that_reads_as_blank_is_refused(keeper):
+    """Hostile pass 27u: a lesson of combining marks, a zero-width space or a Hangul filler was injected as
+    an empty line. `suggest`, `add` and a run's `propose` refuse it (exit 2), nothing written."""
+    keeper.ok("init")
+    before = keeper.ledger_bytes()
+    for text in ("\u0301\u0301", "\u200b", "\u3164", "\u3164 \u0301"):
+        assert "no letter or digit a reader would see" in keeper.usage("suggest", "--ns", NS, text)
+        assert "no letter or digit a reader would see" in keeper.usage("add", "--ns", NS, text)
+    assert keeper.ledger_bytes() == before
+    run = keeper.open_run(NS, {})["run"]
+    r = keeper.propose(run, NS, {"type": "calibration", "claim": "\u3164"})
+    assert r.code == 2 and "no letter or digit" in (r.out + r.err), r
+    keeper.ok("abort", "--run", run)
+    keeper.ok("suggest", "--ns", "web", "Ask first")  # (a short lesson is fine)

@@ -298,6 +298,11 @@ def check_lesson_claim(claim: str, what: str) -> None:
     if len(claim) > MAX_LESSON_CLAIM:
         raise UsageError(f"{what} is {len(claim)} characters — a lesson holds at most {MAX_LESSON_CLAIM} (it goes"
                          " into every session's prompt): say it shorter — nothing was written")
+    if not any(c.isalnum() and c not in _BLANK_LETTERS for c in claim):  # (hostile pass 27u: injected as nothing)
+        raise UsageError(f"{what} has no letter or digit a reader would see — nothing was written")
+
+
+_BLANK_LETTERS = "\u115f\u1160\u3164\uffa0"  # Hangul fillers: letters to Unicode, blank on every screen
 
 
 def check_tags(value: Any, where: str = "tags") -> List[str]:
