@@ -9,7 +9,7 @@ from __future__ import annotations
 from priors.core.canonical import dumps
 from priors.core.controls import shell_text, shell_word
 from priors.core.fold import PriorState, State, review_due
-from priors.core.lessons import kept_in_force
+from priors.core.lessons import is_lesson, kept_in_force, person_settled
 from priors.core.sameness import beside_unseen, differs_from
 from priors.core.views import (
     PRESSED_AT,
@@ -170,9 +170,9 @@ def _made(st: State, p: PriorState, kind: str, verdicts: Sequence[str], extra: A
         ask["supersedes_binding"] = st.priors[ask["supersedes"]].status  # a person's: left in force unless named
     elif "supersedes" in ask and getattr(st.priors.get(ask["supersedes"]), "status", None) == "obsolete":
         ask["supersedes_retired"] = True  # retired by a person: this revision is given in its place (hostile 27r)
-    named = p.rec.get("distinct_from") if kind != "differs" and p.facet("activation") == "run-start" else None
+    named = p.rec.get("distinct_from") if kind != "differs" and is_lesson(p) else None
     decided = [q for q in (st.priors.get(i) for i in named if type(i) is str) if q is not None and not q.redacted
-               and (q.binding or q.status == "obsolete")] if isinstance(named, list) else []
+               and person_settled(q)] if isinstance(named, list) else []
     if decided:  # an agent's word that it is another lesson than one a person decided since (hostile pass 27t)
         ask["differs_from_decided"] = [{"id": q.id, "status": q.status, "claim": q.claim} for q in decided]
     return ask

@@ -26,6 +26,7 @@ import unicodedata
 from functools import lru_cache
 
 from priors.core.errors import Refusal
+from priors.core.lessons import is_lesson, person_settled
 from priors.core.lexicon import KIN
 from priors.core.reading import fold, read
 from priors.core.similarity import claim_key, similar
@@ -93,12 +94,6 @@ _SETTLED = {"accepted": "a person accepted this lesson",
             "obsolete": "a person retired this lesson"}
 
 
-def person_settled(p: PriorState) -> bool:
-    """A lesson a person decided: accepted or wontfix (binding, both injected), or retired (`obsolete` is only ever a
-    person's verdict: an agent proposes `obsolete-proposed`). No agent's word sets such a lesson aside."""
-    return p.binding or p.status == "obsolete"
-
-
 def lineage(priors: Dict[str, PriorState], pid: Any, replaced: Optional[Dict[str, List[str]]] = None) -> FrozenSet[str]:
     """`pid` and every lesson it superseded, and they in turn — the lesson a revision revises and the
     lessons it replaced — while it stands; nothing once a person retired it (or it was redacted): a
@@ -131,24 +126,24 @@ def lineage(priors: Dict[str, PriorState], pid: Any, replaced: Optional[Dict[str
 
 def most_similar_lesson(pool: List[PriorState], cand: Candidate, revised_from: FrozenSet[str] = frozenset()
                         ) -> Optional[Tuple[PriorState, float]]:
-    """(lesson, figure) for the lesson of `pool` (already those on the candidate's scope state, in pool
-    order) that says what the lesson candidate says in other words — the highest figure, the first on a
-    tie — or None. Skipped: redacted priors and findings; the lesson the candidate revises
-    (`supersedes`: a revision says much the same on purpose) unless a person retired it — while it stands,
-    also the lessons it replaced (`revised_from`: `lineage` of the revised lesson) —, and an agent's
-    other revision of that lesson (two proposals for one lesson, for a person to choose); and one the
-    candidate names in `distinct_from` unless a person decided it (the agent's word that it is another
-    lesson sets aside an agent's lesson, never a person's decision). `figure(a, b)`: the figure when
-    the two claims are the same, else None."""
+    """(lesson, figure) for the lesson of `pool` (in pool order, whatever their scopes) that says what the
+    lesson candidate says in other words — the highest figure, the first on a tie — or None. Skipped:
+    redacted priors and findings; the lesson the candidate revises (`supersedes`: a revision says much
+    the same on purpose) unless a person retired it — while it stands, also the lessons it replaced
+    (`revised_from`: `lineage` of the revised lesson) —, and an agent's other revision of that lesson
+    (two proposals for one lesson, for a person to choose); and one the candidate names in
+    `distinct_from` unless a person decided it (the agent's word that it is another lesson sets aside an
+    agent's lesson, never a person's decision). Compared as they read (`plain_letters`)."""
     if not is_lesson_line(cand.facets):
         return None
     revised = cand.raw.get("supersedes")
     skip = set(cand.distinct_from)
     mine = signature(cand.claim)
+    said = plain_letters(cand.claim)
     best: Optional[Tuple[PriorState, float]] = None
     for p in pool:
         claim = p.claim
-        if p.redacted or not isinstance(claim, str) or p.facet("activation") != "run-start":
+        if not is_lesson(p) or not isinstance(claim, str):
             continue
         settled = person_settled(p)
         if ((p.id == revised and p.status != "obsolete") or (p.id in skip and not settled)
@@ -157,7 +152,7 @@ def most_similar_lesson(pool: List[PriorState], cand: Candidate, revised_from: F
             continue
         if signature(claim).isdisjoint(mine):
             continue  # (figure 0: see the module's docstring)
-        got = similar(plain_letters(claim), plain_letters(cand.claim))
+        got = similar(plain_letters(claim), said)
         if got is not None and (best is None or got > best[1]):
             best = (p, got)
     return best

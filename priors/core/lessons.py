@@ -111,6 +111,12 @@ def is_lesson(p: PriorState) -> bool:
     return p.facet("activation") == "run-start" and not p.redacted
 
 
+def person_settled(p: PriorState) -> bool:
+    """A lesson a person decided: accepted or wontfix (binding, both injected), or retired (`obsolete` is only ever a
+    person's verdict: an agent proposes `obsolete-proposed`). No agent's word sets such a lesson aside."""
+    return p.binding or p.status == "obsolete"
+
+
 def tags_of(p: PriorState) -> List[str]:
     t = p.rec.get("tags")
     return [x for x in t if isinstance(x, str)] if isinstance(t, list) else []

@@ -14,8 +14,8 @@ from priors.core.fold import (
     prior_number,
 )
 from priors.core.grammar import SEVERITY_RANK, Candidate, check_tags, identity_of, opposes, validate
-from priors.core.lesson_likeness import is_lesson_line, lesson_refusal, lineage, most_similar_lesson, person_settled
-from priors.core.lessons import check_supersedes, is_lesson
+from priors.core.lesson_likeness import is_lesson_line, lesson_refusal, lineage, most_similar_lesson
+from priors.core.lessons import check_supersedes, is_lesson, person_settled
 from priors.core.moves import as_run_sees, followed_copies
 from priors.core.plain import Plain
 from priors.core.run_files import RunFiles, require_open
@@ -426,10 +426,10 @@ class ProposePool(ScopeIndex):
         """For a lesson: `pool` and `elsewhere` with every lesson of the namespace (staged too) and every one
         a person decided elsewhere, whatever their scopes (core/lesson_likeness.py says why)."""
         if self.settled_lessons is None:
-            self.settled_lessons = [p for p in self.st.priors.values() if p.ns != self.ns and not p.redacted
-                                    and p.facet("activation") == "run-start" and person_settled(p)]
+            self.settled_lessons = [p for p in self.st.priors.values() if p.ns != self.ns and is_lesson(p)
+                                    and person_settled(p)]
         have = {p.id for p in pool}
-        mine = [p for p in self.items if p.id not in have and not p.redacted and p.facet("activation") == "run-start"]
+        mine = [p for p in self.items if p.id not in have and is_lesson(p)]
         there = {p.id for p in elsewhere}
         return pool + mine, list(elsewhere) + [p for p in self.settled_lessons if p.id not in there]
 

@@ -75,8 +75,9 @@ def decide(paths: Paths, pid: str, verdict: str, reason: Optional[str], retires:
         retired = supersede_events(st, pid, verdict, retires)
         kept = kept_in_force(st, pid) if verdict in ("accepted", "keep") and not retired else None
         kept_status = st.priors[kept].status if kept is not None else None
-        waiting = open_revisions(st, pid) if verdict == "obsolete" and is_lesson(st.priors[pid]) else []  # (wontfix: still given)
-        differing = said_to_differ(st, pid) if verdict == "obsolete" and is_lesson(st.priors[pid]) else []
+        retiring = verdict == "obsolete" and is_lesson(st.priors[pid])  # (a wontfix lesson is still given)
+        waiting = open_revisions(st, pid) if retiring else []
+        differing = said_to_differ(st, pid) if retiring else []
         # `decide NEW accepted --retires OLD` after `decide NEW accepted`: NEW stands as said already, so
         # only the retirement is new (a second acceptance would read, in the list of a change's human
         # lines, like a copy of the first)
