@@ -9,6 +9,7 @@ import json
 import pytest
 
 import ledgerkit as k
+from priors.core.desk import ask_text
 from priors.core.merge_rules import merge, merged_marks
 from priors.core.unseen import as_seen, mark_problem, marks
 from test_merge import Repo, conclusion, make_repo
@@ -454,3 +455,59 @@ def test_a_parallel_branch_s_finding_on_a_decision_s_moved_code_merges_clean_and
         assert v.code == 0, (args, v.out)
     calls = repo.ok("status", "--calls")
     assert "? P-0003 — from a parallel branch whose run never saw your wontfix P-0001 (in web)" in calls, calls
+
+
+
+@pytest.mark.parametrize("verdict, said", [("obsolete", "retired"), ("wontfix", "marked wontfix")])
+def test_a_parallel_branch_s_rewording_of_a_lesson_decided_meanwhile_waits_for_the_person(repo, verdict, said):
+    """A branch is cut while lesson P-0003 is an agent's open lesson. On it, agents revise P-0003 (P-0004),
+    reword it in another namespace (P-0005: an agent's lesson elsewhere is not compared) and write an
+    unrelated lesson (P-0006); meanwhile on main a person retires or settles P-0003. The merge is honest
+    and `verify` passes — but none of the three is given to runs or sessions until the person answers,
+    and `status --calls`, the walk and `show` say which decision each reads like (hostile pass 27u)."""
+    old = "always run the full test suite before committing"
+    repo.ok("suggest", "--ns", "web", old)  # P-0003, an agent's open lesson
+    repo.save("an agent's lesson")
+    base = repo.git("rev-parse", "HEAD").stdout.strip()
+    repo.git("checkout", "-qb", "agent")
+    repo.ok("suggest", "--ns", "web", "--revises", "P-0003", "run the whole test suite before every commit")  # P-0004
+    repo.ok("suggest", "--ns", "sec", "before committing always run the full test suite")  # P-0005
+    repo.ok("suggest", "--ns", "web", "pin every dependency to an exact version")  # P-0006: about something else
+    repo.save("agent: three lessons")
+    repo.git("checkout", "-q", "main")
+    repo.ok("decide", "P-0003", verdict, "--because", "the person's word")
+    repo.save("main: a person's decision on the lesson")
+    m = repo.git("merge", "--no-edit", "agent", check=False)
+    assert m.returncode == 0, m.stdout + m.stderr
+    assert repo("verify").code == 0 and repo("verify", "--since", base).code == 0  # an honest merge
+    held = ["P-0004", "P-0005", "P-0006"]
+    given = json.loads(repo.ok("lessons", "--inject", "--json"))
+    assert [i["id"] for i in given["inject"]] == (["P-0003"] if verdict == "wontfix" else [])
+    assert given["awaiting_review"] == held
+    for ns, waiting in (("web", ["P-0004", "P-0006"]), ("sec", ["P-0005"])):
+        run = repo.open_run(ns, {"a.py": repo.hash("a.py")})
+        assert [i["id"] for i in run["inject"]] == (["P-0003"] if verdict == "wontfix" and ns == "web" else [])
+        assert run["awaiting_review"] == waiting
+        repo.ok("abort", "--run", run["run"])
+    calls = {x.split()[1]: x for x in repo.ok("status", "--calls").splitlines() if x.startswith("  ? ")}
+    why = "held back from runs and sessions until you decide: its run, on a parallel branch, never saw your decision on P-0003"
+    assert all(why in calls[pid] and "a lesson an agent proposed — accept it or retire it?" in calls[pid] for pid in held)
+    assert f"it reads like P-0003 (in web), which you {said}: {old!r}" in calls["P-0005"]
+    assert "reads like" not in calls["P-0006"] and "reads like" not in calls["P-0004"]  # (a revision says the same)
+    assert "(it revises P-0003" in calls["P-0004"] and "given to runs in its place" not in calls["P-0004"]
+    asks = {a["id"]: a for a in json.loads(repo.ok("status", "--calls", "--json"))["calls"]}
+    assert [q["id"] for q in asks["P-0005"]["reads_like_unseen"]] == ["P-0003"]
+    assert all(asks[pid]["held_unseen"] == ["P-0003"] for pid in held)
+    walk = ask_text(asks["P-0005"], 2, 3)  # the decide walk's screen for it
+    assert f"  like:     from a parallel branch whose run never saw your decision, it reads like your {verdict} P-0003" \
+           f" (in web): {old}" in walk.splitlines()
+    assert f"  held:     {why}" in walk.splitlines()
+    assert json.loads(repo.ok("show", "P-0005", "--json"))["waits_for_call"] == [
+        {"id": "P-0003", "status": verdict, "ns": "web"}]
+    repo.ok("decide", "P-0005", "obsolete", "--because", "the same lesson as P-0003")  # the person's answers
+    repo.ok("decide", "P-0006", "accepted")
+    repo.ok("decide", "P-0004", "obsolete")
+    assert not any(pid in repo.ok("status", "--calls") for pid in held)
+    given = json.loads(repo.ok("lessons", "--inject", "--json"))
+    assert [i["id"] for i in given["inject"]] == (["P-0003", "P-0006"] if verdict == "wontfix" else ["P-0006"])
+    assert repo("verify").code == 0

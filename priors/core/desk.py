@@ -9,8 +9,10 @@ from __future__ import annotations
 from priors.core.canonical import dumps
 from priors.core.controls import shell_text, shell_word
 from priors.core.fold import PriorState, State, review_due
+from priors.core.lesson_likeness import reads_like_unseen
 from priors.core.lessons import is_lesson, kept_in_force, person_settled
 from priors.core.sameness import beside_unseen, differs_from
+from priors.core.unseen import lessons_unseen
 from priors.core.views import (
     PRESSED_AT,
     attempts_index,
@@ -175,6 +177,11 @@ def _made(st: State, p: PriorState, kind: str, verdicts: Sequence[str], extra: A
                and person_settled(q)] if isinstance(named, list) else []
     if decided:  # an agent's word that it is another lesson than one a person decided since (hostile pass 27t)
         ask["differs_from_decided"] = [{"id": q.id, "status": q.status, "claim": q.claim} for q in decided]
+    if kind != "differs" and p.id in st.unseen and lessons_unseen(st, p):  # held back (hostile pass 27u)
+        ask["held_unseen"] = lessons_unseen(st, p)  # a parallel branch's run wrote it, never having seen these
+        ask["reads_like_unseen"] = [dict({"id": q.id, "status": q.status, "claim": q.claim},
+                                         **({"ns": q.ns} if q.ns != p.ns else {}))
+                                    for q in (st.priors[i] for i in reads_like_unseen(st, p))]
     return ask
 
 
@@ -243,6 +250,16 @@ def supersedes_note(ask: Dict[str, Any]) -> str:
 _DONE = {"accepted": "accepted", "wontfix": "marked wontfix", "obsolete": "retired"}  # a person's verdict on a lesson
 
 
+def held_text(ask: Dict[str, Any]) -> str:
+    """Why a lesson from a parallel branch is not given to runs (`unseen.lessons_unseen`)."""
+    return (f"held back from runs and sessions until you decide: its run, on a parallel branch, never saw your"
+            f" decision{'s' if len(ask['held_unseen']) != 1 else ''} on {', '.join(ask['held_unseen'])}")
+
+
+def _in_ns(q: Dict[str, Any]) -> str:
+    return f" (in {q['ns']})" if q.get("ns") else ""
+
+
 def _one_line(value: Any, width: int = 200) -> str:
     if not isinstance(value, str):
         value = dumps(value)
@@ -278,6 +295,10 @@ def ask_text(ask: Dict[str, Any], at: int, total: int) -> str:
         lines.append(f"  {'revises: ' if ask.get('supersedes_retired') else 'replaces:'} {supersedes_note(ask)}")
     lines += [f"  differs:  the agent says it differs from your {q['status']} {q['id']}: {_one_line(q['claim'])}"
               for q in ask.get("differs_from_decided", ())]
+    lines += [f"  like:     from a parallel branch whose run never saw your decision, it reads like your {q['status']}"
+              f" {q['id']}{_in_ns(q)}: {_one_line(q['claim'])}" for q in ask.get("reads_like_unseen", ())]
+    if ask.get("held_unseen"):
+        lines.append(f"  held:     {held_text(ask)}")
     lines.append(f"  origin:   born in {ask.get('born')}" + (f" ({ask['type']})" if ask.get("type") else ""))
     if ask["kind"] == "open":
         lines.append("  keys:")
@@ -289,6 +310,8 @@ def kind_text(ask: Dict[str, Any]) -> str:
     """What the ask is, in the words of the verdicts it offers: "the same" to another namespace's decision
     is answered `obsolete` (`differs_verdicts`), so the question names that key, not `duplicate`."""
     text = KINDS[ask["kind"]]
+    if ask["kind"] == "proposed-lesson" and ask.get("held_unseen"):  # not given to runs: `held_text` says why
+        text = text.replace(": injected as advice until you decide", "")
     if ask["kind"] == "differs" and "duplicate" not in ask["verdicts"]:
         text = text.replace("the same (duplicate)", "the same (obsolete)")
     return text
@@ -328,7 +351,8 @@ def call_text(ask: Dict[str, Any]) -> List[str]:
         head = f"{ask['id']} — {_one_line(ask['claim'])} — {kind_text(ask)}"
         old = ask.get("supersedes")
         if ask.get("supersedes_retired"):
-            head += f" (it revises {old}, which you retired: given to runs in its place until you decide)"
+            head += f" (it revises {old}, which you retired" + (
+                ")" if ask.get("held_unseen") else ": given to runs in its place until you decide)")
         elif ask.get("supersedes_binding"):
             head += f" (it revises {old}, which a person settled: accepting it leaves {old} in force unless you name it)"
         elif isinstance(old, str):
@@ -336,6 +360,12 @@ def call_text(ask: Dict[str, Any]) -> List[str]:
         for q in ask.get("differs_from_decided", ()):
             done = _DONE.get(q["status"], q["status"])
             head += f" (the agent says it differs from {q['id']}, which you {done}: {q['claim']!r})"
+        for q in ask.get("reads_like_unseen", ()):
+            done = _DONE.get(q["status"], q["status"])
+            head += (f" (from a parallel branch whose run never saw your decision: it reads like {q['id']}{_in_ns(q)},"
+                     f" which you {done}: {q['claim']!r})")
+        if ask.get("held_unseen"):
+            head += f" — {held_text(ask)}"
     return [f"  ? {head}"] + [f"      {cmd}" for cmd in commands(ask)]
 
 

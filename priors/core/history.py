@@ -10,6 +10,7 @@ from priors.core.canonical import dumps
 from priors.core.chart import CATEGORIES, LABELS, TOUCHED_MEANS, chart_svg, quiet_notes
 from priors.core.controls import one_line
 from priors.core.fold import PriorState, State, apply, apply_priors, fold, rests
+from priors.core.lesson_likeness import reads_like_unseen
 from priors.core.lessons import kept_in_force
 from priors.core.plain import Plain
 from priors.core.sameness import beside_unseen, differs_from
@@ -112,7 +113,8 @@ def timeline(records: Sequence[Dict[str, Any]], pid: str) -> Optional[Dict[str, 
         kept = kept_in_force(st, pid) if "supersedes" in body else None
         if kept is not None:  # a person's lesson: accepting this one leaves it in force unless the person names it
             body["supersedes_binding"] = st.priors[kept].status
-        waits = differs_from(st, p) or beside_unseen(st, p) if "distinct_from" in body or pid in st.unseen else []
+        waits = differs_from(st, p) or beside_unseen(st, p) or reads_like_unseen(st, p) \
+            if "distinct_from" in body or pid in st.unseen else []
         if waits:  # the person's call (core/sameness.py): whether it is one of their decisions
             body["waits_for_call"] = [dict({"id": q, "status": st.priors[q].status},
                                            **({"ns": st.priors[q].ns} if st.priors[q].ns != p.ns else {})) for q in waits]
@@ -197,7 +199,8 @@ def show_text(body: Dict[str, Any]) -> str:
         if body.get("waits_for_call"):
             said = ", ".join(f"your {w['status']} {w['id']}" + (f" (in {w['ns']})" if w.get("ns") else "")
                              for w in body["waits_for_call"])
-            lines.append(f"  your call: whether it is the same finding as {said} — `priors status --calls`")
+            what = "lesson" if f.get("activation") == "run-start" else "finding"
+            lines.append(f"  your call: whether it is the same {what} as {said} — `priors status --calls`")
         if isinstance(body.get("supersedes"), str) and body.get("supersedes_binding"):
             old = body["supersedes"]
             lines.append(f"  supersedes: {old} ({body['supersedes_binding']} by a person: accepting or keeping this lesson"

@@ -30,6 +30,7 @@ from priors.core.lessons import is_lesson, person_settled
 from priors.core.lexicon import KIN
 from priors.core.reading import fold, read
 from priors.core.similarity import claim_key, similar
+from priors.core.unseen import lessons_unseen
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
@@ -236,3 +237,22 @@ def with_lessons_met(index: LessonIndex, cand: Candidate, pool: List[PriorState]
         have = {p.id for p in elsewhere}
         elsewhere = elsewhere + [p for p in theirs if p.id not in have]
     return pool, elsewhere
+
+
+def reads_like_unseen(st: Any, p: PriorState) -> List[str]:
+    """Of the lessons a person decided that agent lesson `p`'s run never saw (`unseen.lessons_unseen`: a
+    parallel branch's run), those it reads like — what the door would have refused as `RERAISE` had the
+    run seen them. `status --calls`, the walk and `show` name them. The lesson it revises is left out: a
+    revision of a retired lesson is shown as one already. (`st`: a `fold.State`.)"""
+    named = lessons_unseen(st, p)
+    claim, revised = p.claim, p.rec.get("supersedes")
+    if not named or not isinstance(claim, str):
+        return []
+    mine, said = signature(claim), plain_letters(claim)
+    out = []
+    for qid in named:
+        q = st.priors[qid]
+        if qid != revised and isinstance(q.claim, str) and not signature(q.claim).isdisjoint(mine) \
+                and similar(plain_letters(q.claim), said) is not None:
+            out.append(qid)
+    return out

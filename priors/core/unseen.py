@@ -119,3 +119,24 @@ def seen_through(ps: List[PriorState], mark: Any) -> List[PriorState]:
     if not mark:
         return ps
     return [q for q in (as_seen(p, mark) for p in ps) if q is not None]
+
+
+def lessons_unseen(st: State, p: PriorState) -> List[str]:
+    """The lessons a person decided (accepted, wontfix, retired) that the run of agent lesson `p` — a
+    parallel branch's, cut before those decisions — never saw, while `p` is open and undecided. Had the
+    run seen them, the door might have refused `p` as their rewording (door 5); the replay judges the
+    run as it saw the ledger. So `p` waits for the person: held back from every run and session
+    (`relevant`, `lessons --inject`) like a proposal awaiting review, and `status --calls` says which of
+    those decisions it reads like (`lesson_likeness.reads_like_unseen`). Cheap, with no measure: a run's
+    start pays nothing for it (hostile pass 27u)."""
+    named = st.unseen.get(p.id)
+    if not named or p.status != "open" or p.redacted or p.id in st.loop["decided"] \
+            or p.facet("activation") != "run-start":
+        return []
+    out = []
+    for qid in named:
+        q = st.priors.get(qid)
+        if q is not None and not q.redacted and q.facet("activation") == "run-start" \
+                and (q.binding or q.status == "obsolete"):
+            out.append(qid)
+    return out

@@ -1,13 +1,15 @@
 """The lessons loop's hooks into a run: the injection budget (`relevant` and `lessons --inject` share
-it), the ranking `relevant` applies, A module of
-its own so that a run's verbs load the ranking and nothing else of the lessons loop.
+it), the ranking `relevant` applies, and what it holds back. A module of its own so that a run's verbs
+load the ranking and nothing else of the lessons loop.
 """
 
 from __future__ import annotations
 
 from priors.core.controls import without_controls
+from priors.core.fold import prior_number
 from priors.core.lessons import Budget, Ledger, shape
 from priors.core.settings import parse_count
+from priors.core.unseen import lessons_unseen
 from priors.store.config import config_if_set_up
 from priors.store.paths import Paths
 
@@ -41,8 +43,16 @@ def budget_for(paths: Paths, max_inject: Any = None, max_chars: Any = None, quer
 def relevant_hook(budget: Optional[Budget], st: State, out: Dict[str, Any]) -> Dict[str, Any]:
     """Rank, budget and hold back `relevant`'s inject list; add low-score nudges.
 
-    With no budget and no scores in the ledger, the contract's output is returned untouched.
+    With no budget and no scores in the ledger, the contract's output is returned untouched — but for a
+    lesson a parallel branch's run wrote without seeing a person's decision on a lesson: it waits for
+    the person (`awaiting_review`), as a proposal does under `require_review` (`unseen.lessons_unseen`).
     """
-    if (budget is None or not budget.active) and not st.scored:
-        return out
-    return shape(out, Ledger(st), budget or Budget())
+    held = [i["id"] for i in out.get("inject", ()) if i.get("id") in st.unseen
+            and lessons_unseen(st, st.priors[i["id"]])] if st.unseen else []
+    if held:
+        out = dict(out, inject=[i for i in out["inject"] if i.get("id") not in held])
+    if (budget is not None and budget.active) or st.scored:
+        out = shape(out, Ledger(st), budget or Budget())
+    if held:
+        out["awaiting_review"] = sorted({*out.get("awaiting_review", ()), *held}, key=lambda i: (prior_number(i), i))
+    return out
