@@ -42,9 +42,9 @@ def test_a_reworded_lesson_a_person_turned_down_or_retired_is_refused_everywhere
     assert (body["of"], body["status"]) == ("P-0002", "obsolete") and "retired" in body["hint"], body
     # the agent's word that it differs does not set a person's decision aside
     keeper.refused("RERAISE", "suggest", "--ns", NS, "--distinct-from", "P-0001", SUITE_REWORDED)
-    # nor does calling it a revision of the lesson the person retired
-    body = keeper.refused("RERAISE", "suggest", "--revises", "P-0002", QUOTE_REWORDED)
-    assert body["of"] == "P-0002", body
+    # nor does calling it a revision of the lesson the person retired: a retired lesson is not revised (door 6)
+    err = keeper.usage("suggest", "--revises", "P-0002", QUOTE_REWORDED)
+    assert "`supersedes` names P-0002, a lesson a person retired: there is nothing to revise" in err, err
     # a person's decision holds in every namespace
     body = keeper.refused("RERAISE", "suggest", "--ns", "docs", SUITE_REWORDED)
     assert (body["of"], body["ns"]) == ("P-0001", NS), body
@@ -118,8 +118,8 @@ def test_an_agent_s_lesson_reworded_is_a_duplicate_that_a_revision_or_distinct_f
 def test_a_revision_of_a_standing_lesson_may_sound_like_the_lessons_it_replaced(keeper):
     """A person replaced P-0001 with P-0002 (`add --supersedes`: P-0001 retired in P-0002's favour). An
     agent's revision of P-0002 sounds like P-0001 as much as like P-0002, on purpose: it is a proposal
-    for the person, not a re-raise. Once the person retires P-0002 too, a "revision" of it is judged
-    against both."""
+    for the person, not a re-raise. Once the person retires P-0002 too, it is not revised (door 6), and a
+    lesson of its own that says the same is judged against both."""
     keeper.ok("init")
     keeper.ok("add", "--ns", NS, "Run the narrowest test first.")
     keeper.ok("add", "--ns", NS, "--supersedes", "P-0001", "Run the narrowest relevant test first.")
@@ -127,7 +127,8 @@ def test_a_revision_of_a_standing_lesson_may_sound_like_the_lessons_it_replaced(
     keeper.ok("verify", "--no-git")
     keeper.ok("decide", "P-0002", "obsolete", "--because", "we run everything")
     keeper.ok("decide", "P-0003", "obsolete", "--because", "no")
-    body = keeper.refused("RERAISE", "suggest", "--revises", "P-0002", "Always run the narrowest test first.")
+    assert "a lesson a person retired" in keeper.usage("suggest", "--revises", "P-0002", "Run the narrowest test first!")
+    body = keeper.refused("RERAISE", "suggest", "--ns", NS, "Always run the narrowest test first.")
     assert body["of"] in ("P-0001", "P-0002", "P-0003") and body["status"] == "obsolete", body
 
 
@@ -382,3 +383,107 @@ def test_a_lesson_that_reads_as_blank_is_refused(keeper):
     assert r.code == 2 and "no letter or digit" in (r.out + r.err), r
     keeper.ok("abort", "--run", run)
     keeper.ok("suggest", "--ns", "web", "Ask first")  # (a short lesson is fine)
+
+
+SLEEP = "Don't use sleep in tests to wait for async work"
+SECRETS = "Never commit secrets or API keys to the repository"
+
+
+def test_a_person_s_lesson_is_met_whatever_the_candidate_denies(keeper):
+    """Hostile pass 27v: a misspelt or look-alike negation (`Nevr`, `Donʼt` with U+02BC, `Do n0t`) or a
+    second one (`…, no exceptions`) read as the denial of a retired lesson, which capped the figure, and the
+    lesson came back. From door 6 a person's lesson is met whatever the candidate denies — its opposite
+    too, which only the person may say: an accepted lesson's denial is not an agent's lesson."""
+    keeper.ok("init")
+    keeper.ok("add", "--ns", NS, SLEEP)
+    keeper.ok("add", "--ns", NS, SECRETS)
+    keeper.ok("add", "--ns", NS, "Always run the full test suite before pushing changes")
+    keeper.ok("decide", "P-0001", "obsolete", "--because", "we need it for the timers")
+    keeper.ok("decide", "P-0002", "obsolete", "--because", "the pre-commit hook does it")
+    before = keeper.ledger_bytes()
+    for claim, of in (("Don\u02bct use sleep in tests to wait for async work", "P-0001"),
+                      ("Do n0t use sleep in tests to wait for async work", "P-0001"),
+                      ("Dnot use sleep in tests to wait for async work", "P-0001"),
+                      ("Dont use sleep in tests to wait for async work (no exceptions)", "P-0001"),
+                      ("Nevr commit secrets or API keys to the repository", "P-0002"),
+                      ("Nev3r commit secrets or API keys to the repository", "P-0002"),
+                      ("Ne\u0475er commit secrets or API keys to the repository", "P-0002"),
+                      (SECRETS + ", not even in tests", "P-0002"),
+                      ("Never run the full test suite before pushing changes", "P-0003")):
+        body = keeper.refused("RERAISE", "suggest", "--ns", NS, claim)
+        assert body["of"] == of and "or denies it: only a person reverses their decision" in body["hint"], (claim, body)
+    assert keeper.ledger_bytes() == before
+    base = keeper.ledger_bytes()
+    for door, code in ((DOOR, 1), (LESSON_DOOR, 1), (None, 1)):  # after a door-6 seal, every later run is held to it
+        _forge(keeper, base, "Nevr commit secrets or API keys to the repository", door)
+        assert keeper("verify", "--no-git").code == code, door
+    old = base.replace(b'"door":%d' % DOOR, b'"door":%d' % LESSON_DOOR)  # a ledger sealed by door 5: clean
+    _forge(keeper, old, "Nevr commit secrets or API keys to the repository", LESSON_DOOR)
+    assert keeper("verify", "--no-git").code == 0
+    _forge(keeper, old, "Nevr commit secrets or API keys to the repository", DOOR)  # a run sealed by door 6: named
+    r = keeper("verify", "--no-git", "--json")
+    assert r.code == 1 and [p["code"] for p in json.loads(r.out)["problems"]] == ["RERAISE"], r
+
+
+def test_a_person_s_lesson_is_the_refusal_given_before_an_agent_s(keeper):
+    """Newcomer pass 27w: a candidate like an agent's revision and like the person's lesson it revises was
+    refused DUPLICATE of the agent's, whose hint (`--distinct-from`) led only to the person's RERAISE."""
+    keeper.ok("init")
+    keeper.ok("add", "--ns", NS, "Always pin dependency versions in requirements files.")
+    keeper.ok("decide", "P-0001", "wontfix", "--because", "binding as it stands")
+    keeper.ok("suggest", "--revises", "P-0001", "Always pin dependency versions in requirements and lock files.")
+    body = keeper.refused("RERAISE", "suggest", "--ns", NS, "Pin dependency versions in lock files too.")
+    assert (body["of"], body["status"]) == ("P-0001", "wontfix"), body
+
+
+def test_a_retired_lesson_is_not_revised(keeper):
+    """Newcomer pass 27w: any lesson could be attached to a retired one as its "revision" (and shown so)."""
+    keeper.ok("init")
+    keeper.ok("add", "--ns", NS, "Never mock the database in integration tests.")
+    keeper.ok("decide", "P-0001", "obsolete", "--because", "we use a container now")
+    before = keeper.ledger_bytes()
+    err = keeper.usage("suggest", "--revises", "P-0001", "Prefer small focused commits with clear messages.")
+    assert "a lesson a person retired: there is nothing to revise — suggest yours as a lesson of its own" in err, err
+    run = keeper.open_run(NS, {})["run"]
+    r = keeper.propose(run, NS, {"type": "calibration", "claim": "Prefer small commits.", "supersedes": "P-0001"})
+    assert r.code == 2 and "a lesson a person retired" in r.err, r
+    keeper.ok("abort", "--run", run)
+    assert keeper.ledger_bytes() == before
+    keeper.ok("add", "--ns", NS, "--supersedes", "P-0001", "Mock nothing but the network.")  # a person may
+    assert keeper("verify", "--no-git").code == 0
+    # typed into the ledger: named from door 6, clean in a run sealed by door 5
+    base = keeper.ledger_bytes()
+    lesson = next(r for r in keeper.ledger() if r.get("id") == "P-0001" and r.get("t") == "prior")
+    for door, code in ((DOOR, 1), (LESSON_DOOR, 0)):
+        head = base if door == DOOR else base.replace(b'"door":%d' % DOOR, b'"door":%d' % LESSON_DOOR)
+        prior = dict({k: v for k, v in lesson.items() if k != "by"}, id="P-0009", claim="Prefer small focused commits.",
+                     born="run-009", supersedes="P-0001")  # (an agent's line names no author)
+        seal = {"t": "run", "action": "commit", "run": "run-009", "ns": NS, "via": "suggest", "door": door,
+                "summary": ["Suggested by an agent: P-0009 (a revision of P-0001) — open, awaiting your review"]}
+        lines = [prior, {"t": "injected", "run": "run-009", "ids": []}, seal]
+        (keeper.root / ".priors/ledger.jsonl").write_bytes(head + "".join(dumps(x) + "\n" for x in lines).encode())
+        keeper.ok("render")
+        r = keeper("verify", "--no-git", "--json")
+        assert r.code == code, (door, r)
+        if code:
+            assert [p["code"] for p in json.loads(r.out)["problems"]] == ["SUPERSEDES_NOT_LESSON"], r
+
+
+def test_status_calls_says_where_an_open_revision_is_given(keeper):
+    """Newcomer pass 27w: `status --calls` said a revision was "injected as advice" while sessions held it
+    back (a session is given one version of a lesson), and "given to runs in its place" of a retired lesson
+    while `require_review` held it back."""
+    keeper.ok("init")
+    keeper.ok("add", "--ns", NS, "Always pin dependency versions in requirements files.")
+    keeper.ok("decide", "P-0001", "wontfix", "--because", "binding as it stands")
+    keeper.ok("suggest", "--revises", "P-0001", "Always pin dependency versions in requirements and lock files.")
+    line = next(x for x in keeper.ok("status", "--calls").splitlines() if x.startswith("  ? P-0002"))
+    assert "injected into runs as advice (sessions are given the lesson it revises instead)" in line, line
+    assert json.loads(keeper.ok("lessons", "--inject", "--peek", "--json"))["awaiting_review"] == ["P-0002"]
+    keeper.ok("suggest", "--ns", NS, "Prefer small focused commits.")  # P-0003, an agent's
+    keeper.ok("suggest", "--revises", "P-0003", "Prefer small focused commits with clear messages.")  # P-0004
+    keeper.ok("config", "require_review", "on")
+    keeper.ok("decide", "P-0003", "obsolete", "--because", "squash on merge")
+    line = next(x for x in keeper.ok("status", "--calls").splitlines() if x.startswith("  ? P-0004"))
+    assert "a proposed lesson, not injected until you accept it (it revises P-0003, which you retired)" in line, line
+    assert "given to runs" not in line

@@ -312,6 +312,9 @@ def kind_text(ask: Dict[str, Any]) -> str:
     text = KINDS[ask["kind"]]
     if ask["kind"] == "proposed-lesson" and ask.get("held_unseen"):  # not given to runs: `held_text` says why
         text = text.replace(": injected as advice until you decide", "")
+    elif ask["kind"] == "proposed-lesson" and isinstance(ask.get("supersedes"), str) and not ask.get("supersedes_retired"):
+        text = text.replace("injected as advice", "injected into runs as advice (sessions are given the lesson it revises"
+                                                  " instead)")  # (`lessons --inject` gives one version of a lesson)
     if ask["kind"] == "differs" and "duplicate" not in ask["verdicts"]:
         text = text.replace("the same (duplicate)", "the same (obsolete)")
     return text
@@ -352,7 +355,7 @@ def call_text(ask: Dict[str, Any]) -> List[str]:
         old = ask.get("supersedes")
         if ask.get("supersedes_retired"):
             head += f" (it revises {old}, which you retired" + (
-                ")" if ask.get("held_unseen") else ": given to runs in its place until you decide)")
+                ")" if ask.get("held_unseen") or kind != "proposed-lesson" else ": given to runs in its place until you decide)")
         elif ask.get("supersedes_binding"):
             head += f" (it revises {old}, which a person settled: accepting it leaves {old} in force unless you name it)"
         elif isinstance(old, str):

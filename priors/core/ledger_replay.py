@@ -61,7 +61,16 @@ from priors.core.replay_split import Share
 from priors.core.sameness import wordings
 from priors.core.similarity import claim_key, folded, norm_direction, similar
 from priors.core.unseen import UNSEEN, seen_through
-from priors.core.vocabulary import ACROSS_DOOR, LESSON_DOOR, LEXICON_DOOR, PRIOR_RE, facets_known, id_number
+from priors.core.vocabulary import (
+    ACROSS_DOOR,
+    DOOR,
+    LESSON_DOOR,
+    LEXICON_DOOR,
+    PRIOR_RE,
+    SETTLED_LESSON_DOOR,
+    facets_known,
+    id_number,
+)
 
 # What of a prior's record the replay keeps (the rules read no more): a fold of 100k priors holds
 # these, not their evidence.
@@ -154,7 +163,7 @@ class Replay:
         self.measure = True  # whether this block is compared by meaning with today's measure (`flush`)
         self.across = True  # whether another namespace's settled ground counts for SETTLED_NEARBY (`door: 4`)
         self.lessons = LessonIndex()  # every lesson folded, looked up by meaning for a run sealed `door: 5` or later
-        self.lesson_door = True  # whether this block's lessons meet lessons by meaning (`flush`)
+        self.lesson_level = DOOR  # the door whose lesson rules hold for this block (`flush`)
         self.replaced: Dict[str, List[str]] = {}  # lesson -> those a person retired as "superseded by" it (`lineage`)
         self.mark: Any = None  # what this block's run saw of decisions made on a parallel branch (core/unseen.py)
         self.distrust = distrust  # seals whose mark no merge wrote (ops/verify.py `merge_marks`)
@@ -274,9 +283,9 @@ class Replay:
             self.human_block(lines, seal, seal_no)
         else:
             self.measure, self.across, self.mark = level >= LEXICON_DOOR, level >= ACROSS_DOOR, self.unseen(seal, seal_no)
-            self.lesson_door = level >= LESSON_DOOR
+            self.lesson_level = level
             self.agent_block(lines, level < 2)
-            self.measure, self.across, self.mark, self.lesson_door = True, True, None, True
+            self.measure, self.across, self.mark, self.lesson_level = True, True, None, DOOR
             judge_change_line(self, seal_no, seal)  # (a change's seal: the shapes it gives a person's decisions)
         self.door_seen = level
 
@@ -326,7 +335,7 @@ class Replay:
             return
         if not isinstance(ns, str):
             return
-        if self.bad_supersedes(no, rec, ns):
+        if self.bad_supersedes(no, rec, ns, person=True):
             return
         claim = rec.get("claim")
         same = self.claims.get(ns, {}).get(stored_claim(claim)) if isinstance(claim, str) else None
@@ -437,7 +446,7 @@ class Replay:
         near = self.decided.around(cand) if self.decided.items else []
         if words is not None:  # (in ledger order, as the door's pool: ids grow along the ledger)
             near = sorted(near + (words if type(words) is list else [words]), key=lambda q: id_number(PRIOR_RE, q.id))
-        lesson = self.lesson_door and not legacy and is_lesson_line(facets)  # (door 5: core/lesson_likeness.py)
+        lesson = self.lesson_level >= LESSON_DOOR and not legacy and is_lesson_line(facets)  # (door 5: core/lesson_likeness.py)
         if lesson:
             pool, near = with_lessons_met(self.lessons, cand, pool, near, self.order)
         pool = [p for p in seen_through(pool, mark) if seen(p)]
@@ -454,7 +463,7 @@ class Replay:
         try:
             esc = judge_pool(pool, cand, current if isinstance(current, str) else None, scopes, figure,
                              elsewhere=elsewhere, legacy=legacy, more=lambda p: wordings(st, p.id), across=self.across,
-                             lessons=self.lesson_door,
+                             lessons=self.lesson_level,
                              revised_from=lineage(st.priors, rec["supersedes"], self.replaced) if lesson and "supersedes" in rec
                              else frozenset())
         except Refusal as refusal:
@@ -516,7 +525,7 @@ class Replay:
         got = {order[p.id]: p for ps in found for p in ps}
         return [got[i] for i in sorted(got)]
 
-    def bad_supersedes(self, no: int, rec: Dict[str, Any], ns: str) -> bool:
+    def bad_supersedes(self, no: int, rec: Dict[str, Any], ns: str, person: bool = False) -> bool:
         value = rec.get("supersedes")
         if value is None:
             return False
@@ -526,7 +535,8 @@ class Replay:
             # decide event follows (`add`, `activate`) reads as decided here, not as redacted
             return False
         try:
-            check_supersedes(self.st, value, ns)
+            check_supersedes(self.st, value, ns, retired_ok=person or self.lesson_level < SETTLED_LESSON_DOOR
+                             or (type(self.mark) is dict and self.mark.get(value, "obsolete") != "obsolete"))  # as it saw it
         except UsageError as exc:
             why = str(exc).split(": ", 1)[-1]
             self.add(no, "SUPERSEDES_NOT_LESSON", f"prior {rec.get('id')}: {why}")

@@ -31,6 +31,7 @@ from priors.core.lexicon import KIN
 from priors.core.reading import fold, read
 from priors.core.similarity import claim_key, similar
 from priors.core.unseen import lessons_unseen
+from priors.core.vocabulary import DOOR, SETTLED_LESSON_DOOR
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
@@ -125,8 +126,8 @@ def lineage(priors: Dict[str, PriorState], pid: Any, replaced: Optional[Dict[str
     return frozenset(out)
 
 
-def most_similar_lesson(pool: List[PriorState], cand: Candidate, revised_from: FrozenSet[str] = frozenset()
-                        ) -> Optional[Tuple[PriorState, float]]:
+def most_similar_lesson(pool: List[PriorState], cand: Candidate, revised_from: FrozenSet[str] = frozenset(),
+                        door: int = DOOR) -> Optional[Tuple[PriorState, float]]:
     """(lesson, figure) for the lesson of `pool` (in pool order, whatever their scopes) that says what the
     lesson candidate says in other words — the highest figure, the first on a tie — or None. Skipped:
     redacted priors and findings; the lesson the candidate revises (`supersedes`: a revision says much
@@ -134,7 +135,10 @@ def most_similar_lesson(pool: List[PriorState], cand: Candidate, revised_from: F
     (`revised_from`: `lineage` of the revised lesson) —, and an agent's other revision of that lesson
     (two proposals for one lesson, for a person to choose); and one the candidate names in
     `distinct_from` unless a person decided it (the agent's word that it is another lesson sets aside an
-    agent's lesson, never a person's decision). Compared as they read (`plain_letters`)."""
+    agent's lesson, never a person's decision). Compared as they read (`plain_letters`). A lesson a person
+    decided comes first (its refusal is the one no agent's word answers), and from `door: 6` it is met
+    whatever the candidate denies (`similar`'s `polar`): its opposite is no more an agent's to say than
+    its rewording, and a misspelt `Nevr` or `Donʼt` must not read as a denial of it (hostile pass 27v)."""
     if not is_lesson_line(cand.facets):
         return None
     revised = cand.raw.get("supersedes")
@@ -142,6 +146,7 @@ def most_similar_lesson(pool: List[PriorState], cand: Candidate, revised_from: F
     mine = signature(cand.claim)
     said = plain_letters(cand.claim)
     best: Optional[Tuple[PriorState, float]] = None
+    blind = door >= SETTLED_LESSON_DOOR
     for p in pool:
         claim = p.claim
         if not is_lesson(p) or not isinstance(claim, str):
@@ -153,8 +158,8 @@ def most_similar_lesson(pool: List[PriorState], cand: Candidate, revised_from: F
             continue
         if signature(claim).isdisjoint(mine):
             continue  # (figure 0: see the module's docstring)
-        got = similar(plain_letters(claim), said)
-        if got is not None and (best is None or got > best[1]):
+        got = similar(plain_letters(claim), said, polar=not (settled and blind))
+        if got is not None and (best is None or (settled, got) > (person_settled(best[0]), best[1])):
             best = (p, got)
     return best
 
@@ -171,7 +176,8 @@ def lesson_refusal(p: PriorState, figure: float, elsewhere: bool = False) -> Ref
             extra["ns"] = p.ns
             said += f" in namespace {p.ns} (a person's decision holds in every namespace)"
         return Refusal("RERAISE", of=p.id, status=p.status, **extra,
-                       hint=f"{said}, and yours says the same in other words; do not suggest it"
+                       hint=f"{said}, and yours says the same in other words (or denies it: only a person reverses"
+                            " their decision); do not suggest it"
                             " again (`distinct_from` cannot set a person's decision aside: if yours is really another"
                             " lesson, tell the person — `priors add` is theirs)")
     return Refusal("DUPLICATE", of=p.id, status=p.status, **extra,
@@ -253,6 +259,6 @@ def reads_like_unseen(st: Any, p: PriorState) -> List[str]:
     for qid in named:
         q = st.priors[qid]
         if qid != revised and isinstance(q.claim, str) and not signature(q.claim).isdisjoint(mine) \
-                and similar(plain_letters(q.claim), said) is not None:
+                and similar(plain_letters(q.claim), said, polar=False) is not None:
             out.append(qid)
     return out

@@ -88,10 +88,11 @@ LOW_SCORE = (1, 3)  # under this score, after LOW_SCORE_MIN_USES scored uses, a 
 LOW_SCORE_MIN_USES = 3
 
 
-def check_supersedes(st: State, value: Any, ns: str) -> Optional[str]:
+def check_supersedes(st: State, value: Any, ns: str, retired_ok: bool = False) -> Optional[str]:
     """`supersedes: P-…` must name a live lesson of the same namespace (usage error otherwise): only a
     lesson is retired by its successor — a finding a person settled never is (accepting an agent's
-    lesson that named a wontfix finding used to make the finding obsolete, and its re-raise new)."""
+    lesson that named a wontfix finding used to make the finding obsolete, and its re-raise new) — and
+    not one a person retired (`retired_ok`: a run sealed before `door: 6`), which is no lesson to revise."""
     if value is None:
         return None
     if not isinstance(value, str) or not PRIOR_RE.match(value):
@@ -104,6 +105,9 @@ def check_supersedes(st: State, value: Any, ns: str) -> Optional[str]:
     if not is_lesson(p):
         raise UsageError(f"priors: `supersedes` names {value}, which is not a lesson (a run-start prior): only a"
                          " lesson is retired by the lesson that replaces it")
+    if p.status == "obsolete" and not retired_ok:
+        raise UsageError(f"priors: `supersedes` names {value}, a lesson a person retired: there is nothing to revise —"
+                         f" suggest yours as a lesson of its own (one that says what {value} said is refused)")
     return value
 
 

@@ -23,7 +23,7 @@ from priors.core.sameness import folded_into, wordings
 from priors.core.secret_patterns import guard
 from priors.core.similarity import claim_key, folded, norm_direction, same_claim, scopes_related, settled_near, similar
 from priors.core.sorted_strings import SortedStrings
-from priors.core.vocabulary import BINDING, DOOR
+from priors.core.vocabulary import BINDING, DOOR, LESSON_DOOR
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -466,7 +466,7 @@ def find_conflict(st: State, rf: RunFiles, cand: Candidate, current: Optional[st
 
 def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], scopes: Dict[str, str],
                figure: Any = None, elsewhere: Sequence[PriorState] = (), legacy: bool = False,
-               more: Any = None, home: Any = None, across: bool = True, lessons: bool = True,
+               more: Any = None, home: Any = None, across: bool = True, lessons: int = DOOR,
                revised_from: FrozenSet[str] = frozenset()) -> Optional[Dict[str, Any]]:
     """The door's duplicate / re-raise / reversal / similar / settled-nearby / floor rules for `cand`
     against `pool` (the priors of its namespace around its scope, in pool order) and `elsewhere` (the
@@ -480,9 +480,9 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
     before issue 28 (byte-equal claims only, no SETTLED_NEARBY) — what `verify` holds a run sealed
     without `door: 2` to. `across`: whether ground a person settled in another namespace counts for
     SETTLED_NEARBY as their own namespace's does (`door: 4` on; a run sealed before was judged without)
-    — for an agent's finding, not an analyzer's result. `lessons`: whether a lesson is compared with
-    lessons by meaning too (`door: 5` on; core/lesson_likeness.py); `revised_from`, the `lineage` of the
-    lesson a lesson candidate revises."""
+    — for an agent's finding, not an analyzer's result. `lessons`: the door whose lesson rules hold — a
+    lesson is compared with lessons by meaning from `door: 5` (core/lesson_likeness.py); `revised_from`,
+    the `lineage` of the lesson a lesson candidate revises."""
     cdir = norm_direction(cand.direction)
     cid = cand.identity
     same_as = (lambda a, b: normalize(a) == b) if legacy else same_claim
@@ -512,8 +512,8 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
                          cand, scopes, similar if figure is None else figure, None if legacy else more)
     if near is not None:
         raise _same_refusal(near[0], near[1], elsewhere=near[0].id in others)
-    if lessons and not legacy and is_lesson_line(cand.facets):  # (door 5: core/lesson_likeness.py)
-        near = most_similar_lesson(list(pool) + list(elsewhere), cand, revised_from)  # (whatever their scopes)
+    if lessons >= LESSON_DOOR and not legacy and is_lesson_line(cand.facets):  # (core/lesson_likeness.py)
+        near = most_similar_lesson(list(pool) + list(elsewhere), cand, revised_from, lessons)  # (whatever their scopes)
         if near is not None:
             raise lesson_refusal(*near, elsewhere=near[0].id in others)
     if not legacy:

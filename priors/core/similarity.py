@@ -286,7 +286,7 @@ def opposite(a: str, b: str) -> bool:
 
 
 def similarity(a: str, b: str, scope_ref: Optional[str] = None, inner: Tuple[str, ...] = (),
-               legacy: bool = False) -> float:
+               legacy: bool = False, polar: bool = True) -> float:
     """How far b says what a says, in [0, 1], rounded to 2 places (the figure a refusal reports).
 
     The mean of the weighted Dice coefficient and the weighted overlap coefficient (shared
@@ -304,6 +304,9 @@ def similarity(a: str, b: str, scope_ref: Optional[str] = None, inner: Tuple[str
     detail), and claims that deny one another (`reading.clash`, `opposite`).
     Claims that fold alike (`same_claim`) are 1. `inner`: refs of the definitions inside the scope,
     whose names weigh as the scope's own. `legacy`: the figure as it was before issue 28 (see `terms`).
+    `polar` False: two claims that deny one another are not capped for it — a lesson beside a person's
+    decision on a lesson (core/lesson_likeness.py), where saying its opposite is no more an agent's to do
+    than saying it again, and where a misspelt `Nevr` must not read as the denial of `Never`.
     """
     if not legacy and same_claim(a, b):
         return 1.0
@@ -347,6 +350,8 @@ def similarity(a: str, b: str, scope_ref: Optional[str] = None, inner: Tuple[str
     nums_a, nums_b = _numbers(ba), _numbers(bb)
     if nums_a and nums_b and nums_a != nums_b:
         figure = min(figure, DIFFERENT_CODE_CAP)  # `finding 1` / `finding 2`, `port 80` / `port 443`: different facts
+    if not polar:
+        return round(figure, 2)
     if figure > DIFFERENT_CODE_CAP and ra is not None and rb is not None and clash(ra, rb):
         figure = DIFFERENT_CODE_CAP  # `retried without backoff` / `never retried`; `the first page` / `the last page`
     if figure > DIFFERENT_CODE_CAP and opposite(a, b):
@@ -459,9 +464,9 @@ def _spelled_out(bag: Dict[str, float], other: Dict[str, float]) -> Dict[str, fl
 
 
 def similar(a: str, b: str, scope_ref: Optional[str] = None, inner: Tuple[str, ...] = (),
-            legacy: bool = False) -> Optional[float]:
+            legacy: bool = False, polar: bool = True) -> Optional[float]:
     """The figure when the two claims are the same finding, else None."""
-    s = similarity(a, b, scope_ref, inner, legacy)
+    s = similarity(a, b, scope_ref, inner, legacy, polar)
     return s if s >= SIMILAR_AT else None
 
 

@@ -127,7 +127,7 @@ def add_lesson(paths: Paths, ns: Optional[str], typ: str, words: Sequence[str], 
             if target is None or target.redacted or not isinstance(target.ns, str):
                 raise UsageError(f"priors add: --supersedes names {supersedes}, which is not a prior in the ledger")
             ns = rec["ns"] = target.ns
-        old = check_supersedes(st, supersedes, ns)
+        old = check_supersedes(st, supersedes, ns, retired_ok=True)  # (a person may replace a lesson they retired)
         if old is not None:
             rec["supersedes"] = old
         same = present_claims(st, ns).get(claim_key(claim))
