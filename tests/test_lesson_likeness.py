@@ -476,7 +476,10 @@ def test_status_calls_says_where_an_open_revision_is_given(keeper):
     keeper.ok("init")
     keeper.ok("add", "--ns", NS, "Always pin dependency versions in requirements files.")
     keeper.ok("decide", "P-0001", "wontfix", "--because", "binding as it stands")
-    keeper.ok("suggest", "--revises", "P-0001", "Always pin dependency versions in requirements and lock files.")
+    said = keeper.ok("suggest", "--revises", "P-0001", "Always pin dependency versions in requirements and lock files.")
+    assert said.splitlines()[1:] == ["  priors decide P-0002 accepted", "  priors decide P-0002 accepted --retires P-0001",
+                                     "  priors decide P-0002 obsolete"], said  # as `status --calls` offers them
+    assert "accepting it leaves P-0001 in force unless they name it" in said.splitlines()[0]
     line = next(x for x in keeper.ok("status", "--calls").splitlines() if x.startswith("  ? P-0002"))
     assert "injected into runs as advice (sessions are given the lesson it revises instead)" in line, line
     assert json.loads(keeper.ok("lessons", "--inject", "--peek", "--json"))["awaiting_review"] == ["P-0002"]

@@ -122,6 +122,7 @@ def test_signed_decide_verifies(repo):
     assert "3 decisions by a person in this change" in text
     assert f"line 4: decide P-0001 reopen — signed by {ALICE}" in text
     assert repo("verify").code == 0  # against HEAD
+    assert "warning" not in repo("decide", "P-0001", "keep").err  # the committed list holds the key: no warning
     commit(repo, "decided")
     assert repo("verify", "--no-git").code == 0
 
@@ -376,7 +377,9 @@ def test_signatures_are_checked_against_the_list_at_the_base(repo):
     repo.write(".priors/allowed_signers", allowed_line(ALICE, repo.alice) + allowed_line("mallory@example.com", mallory))
     git(repo.root, "config", "user.email", "mallory@example.com")
     git(repo.root, "config", "user.signingkey", str(mallory))
-    repo.ok("decide", "P-0001", "obsolete")  # the working tree's list allows mallory
+    d = repo("decide", "P-0001", "obsolete")  # the working tree's list allows mallory: signed, with a warning
+    assert d.code == 0 and "your key verifies against .priors/allowed_signers only as you changed it, not as HEAD" \
+        " holds it" in d.err and "(BAD_SIGNATURE)" in d.err, d  # (newcomer pass 27w: it was silent)
     r = repo("verify", "--since", base, "--json")
     assert r.code == 1
     body = json.loads(r.out)
@@ -541,11 +544,11 @@ def test_a_line_feed_in_a_config_key_or_a_ledger_id_cannot_start_a_line_of_verif
     repo.write(".priors/config.json", json.dumps({"a\n::add-mask::require_review\nledger sound: 0 lines": 1}))
     for args in (("verify",), ("verify", "--since", base)):
         r = repo(*args, env={"GITHUB_ACTIONS": "true"})
-        assert r.code == 0, r
+        assert r.code == 1, r  # (a key the keeper does not know: CONFIG_INVALID)
         lines = r.out.splitlines()
-        assert not any(ln.startswith("::add-mask::") for ln in lines), r.out
-        assert [ln for ln in lines if ln.startswith("ledger sound")] == [lines[-2]], r.out
+        assert not any(ln.startswith("::add-mask::") or ln.startswith("ledger sound") for ln in lines), r.out
         assert "a\\u000a::add-mask::require_review\\u000aledger sound: 0 lines: unset → 1; require_review: true → unset" in r.out
+        assert "unknown key 'a\\n::add-mask::require_review\\nledger sound: 0 lines'" in r.out, r.out  # (its repr)
     repo.write(".priors/config.json", '{"require_review":true}')
     append(repo, {"action": "disposition", "by": "agent", "id": "P-0001\n::error::forged", "run": "run-009",
                   "t": "event", "to": "fixed"})

@@ -33,7 +33,8 @@ def test_suggest_is_judged_like_propose_and_stays_open(keeper: Keeper):
     assert keeper.ledger_bytes() == before
     # a revision takes the lesson's namespace; a person accepting it retires nothing binding silently
     out = keeper.ok("suggest", "--revises", "P-0001", "Run the narrowest test, then the suite once.")
-    assert "P-0003 suggested in dev (revises P-0001)" in out
+    assert out.startswith("P-0003 suggested in dev (revises P-0001, which a person settled: accepting it leaves P-0001"
+                          " in force unless they name it)")
     keeper.refused("NOT_SCORABLE", "score", "run-003", "success")  # a suggestion is not a run to score
     keeper.refused("UNKNOWN_RUN", "score", "last", "success")  # nor what `last` means
     keeper.usage("suggest", "Text without a namespace.")

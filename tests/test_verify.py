@@ -605,3 +605,21 @@ def test_grafts_do_not_move_where_a_first_push_leaves_the_remote(keeper, tmp_pat
     (keeper.root / ".git" / "info" / "grafts").write_text(f"{head} {older}\n")
     r = keeper("verify", "--since", "@{upstream}", env=env)
     assert r.code == 1 and "lines were removed" in r.out, r
+
+
+def test_verify_and_doctor_name_a_config_the_keeper_cannot_read(keeper):
+    """Newcomer pass 27w: a broken .priors/config.json stops `relevant` and `lessons --inject` (the hooks),
+    yet `verify` and `doctor` passed it."""
+    keeper.ok("init")
+    keeper.ok("suggest", "--ns", "dev", "Run the tests before committing")
+    for text, why in (('{"max_inject": 0', "is not valid JSON"), ('{"max_inject": "x"}', "max_inject")):
+        keeper.write(".priors/config.json", text)
+        assert keeper("lessons", "--inject").code == 2
+        r = keeper("verify", "--no-git")
+        assert r.code == 1 and r.out.startswith(".priors/config.json (CONFIG_INVALID): "), r
+        assert why in r.out.splitlines()[0] and "nothing was changed" not in r.out, r
+        problems = json.loads(keeper("verify", "--no-git", "--json").out)["problems"]
+        assert [(p["code"], p.get("file")) for p in problems] == [("CONFIG_INVALID", ".priors/config.json")], problems
+        assert keeper("doctor").code == 1
+    (keeper.root / ".priors/config.json").unlink()
+    assert keeper("verify", "--no-git").code == 0

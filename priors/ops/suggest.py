@@ -71,6 +71,7 @@ def suggest(paths: Paths, ns: Optional[str], words: Sequence[str], tags: Sequenc
         pid = f"P-{st.max_prior + 1:04d}"
         rec = prior_record(cand, pid, ns, run, current)
         what = f"revises {supersedes}" if supersedes else "a new lesson"
+        kept = supersedes is not None and st.priors[supersedes].binding  # a person's: accepting leaves it in force
         summary = [f"Suggested by an agent: {pid} ({what}) — open, awaiting your review"]
         lines: List[Dict[str, Any]] = [
             rec,
@@ -79,8 +80,10 @@ def suggest(paths: Paths, ns: Optional[str], words: Sequence[str], tags: Sequenc
              "door": DOOR},
         ]
         append_and_apply(paths, loaded, lines)
-    text = (f"{pid} suggested in {ns} ({what}) — open until a person decides (`priors status --calls` lists it):\n"
-            f"  priors decide {pid} accepted\n  priors decide {pid} obsolete")
+    said = f", which a person settled: accepting it leaves {supersedes} in force unless they name it" if kept else ""
+    text = (f"{pid} suggested in {ns} ({what}{said}) — open until a person decides (`priors status --calls` lists it):\n"
+            f"  priors decide {pid} accepted\n" + (f"  priors decide {pid} accepted --retires {supersedes}\n" if kept else "")
+            + f"  priors decide {pid} obsolete")
     out: Dict[str, Any] = {"id": pid, "ns": ns, "run": run}
     if supersedes:
         out["supersedes"] = supersedes

@@ -10,6 +10,7 @@ import os
 from priors.core.answer import Answer
 from priors.core.canonical import dumps
 from priors.core.controls import one_line
+from priors.core.errors import UsageError
 from priors.core.fold import fold_data
 from priors.core.ledger_checks import (
     LEDGER_NAME,
@@ -28,6 +29,7 @@ from priors.core.unseen import UNSEEN, is_seal
 from priors.snapshot.scan import rehash
 from priors.snapshot.shapes import blind_hashes, definition_shapes
 from priors.store.background import start, worth_it
+from priors.store.config import read_config
 from priors.store.files import file_size, read_bytes
 from priors.store.git import (
     UPSTREAM_REVS,
@@ -70,6 +72,12 @@ def check_files(root: Any, data: bytes, checked: Optional[Checked] = None) -> Li
         elif checked.renders_as(have) is False:
             problems.append(Problem(0, "RENDER_STALE", "out of date with the ledger — run `priors render` and commit it",
                                     ".priors/PRIORS.md"))
+    try:  # a config every verb that reads it refuses stops agents' runs and the lessons hooks (newcomer pass 27w)
+        read_config(paths)
+    except UsageError as exc:
+        why = str(exc).replace("priors: ", "", 1).replace(" — nothing was changed. ", " — ")
+        why = why[len(".priors/config.json"):].lstrip(": ") if why.startswith(".priors/config.json") else why
+        problems.append(Problem(0, "CONFIG_INVALID", one_line(why), ".priors/config.json"))  # (a key may hold a line feed)
     try:
         runs = sorted(os.listdir(str(paths.runs)))
     except OSError:

@@ -37,7 +37,7 @@ from priors.core.signing import (
     signer_changes,
     unreadable_signers,
 )
-from priors.store.files import read_bytes
+from priors.store.files import WARNINGS, read_bytes
 from priors.store.git import file_at
 
 TYPE_CHECKING = False
@@ -208,6 +208,8 @@ def sign_lines(root: Any, records: Sequence[Dict[str, Any]],
                              " change of its own that lands first (CI checks signatures against the list of the"
                              " change's base)")
             done.append((rec, nonce, sig))
+        if done:
+            committed_list_warning(root, program, email, done[-1][2], body, tmp)
     for rec, nonce, sig in done:
         rec["nonce"] = nonce
         rec["signer"] = email
@@ -270,6 +272,23 @@ class Review:
         self.problems: List[Problem] = []
         self.warnings: List[Problem] = []
         self.added: List[Dict[str, Any]] = []
+
+
+def committed_list_warning(root: Any, program: str, email: str, sig: str, body: bytes, tmp: str) -> None:
+    """A warning (stderr, exit 0) when the signature verifies against the work tree's allowed_signers but
+    not against the list HEAD holds: `verify` checks against the committed list, so the line would fail
+    it (`BAD_SIGNATURE`) until the list's change lands first (newcomer pass 27w). Only when they differ."""
+    then = file_at(root, "HEAD", SIGNERS_NAME)
+    if then is None or then == read_bytes(Path(signers_path(root))):
+        return
+    listed = os.path.join(tmp, "committed_signers")
+    with open(listed, "wb") as fh:
+        fh.write(then)
+    if check_one(program, listed, email, sig, body, tmp) is not None:
+        WARNINGS.append("priors: warning: your key verifies against .priors/allowed_signers only as you changed it,"
+                        " not as HEAD holds it — `priors verify` checks signatures against the committed list, so"
+                        " this line fails it (BAD_SIGNATURE) until that change is committed, in a change of its own"
+                        " that lands first")
 
 
 def review(root: Any, data: bytes, old: Optional[bytes], rev: Optional[str], label: str) -> Review:
