@@ -811,3 +811,13 @@ def test_a_rebase_never_vouches_for_a_line_signed_by_a_key_the_branch_itself_lis
     assert r.returncode != 0 and "Traceback" not in said, said
     assert "carol@example.com" in said and "did not hold before the merge" in said
     alice.git("rebase", "--abort")
+
+
+def test_init_git_in_a_fresh_clone_says_what_it_did_not_nothing_to_do(repo, tmp_path):
+    """Newcomer pass 27w: in a clone (the ledger there, git config not) `init --git` said "nothing to do"
+    and then that it registered the merge driver."""
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(repo.root), str(clone)], check=True, capture_output=True)
+    out = Repo(clone).ok("init", "--git").splitlines()
+    assert out == [f"priors: already set up at {clone / '.priors'}", "priors: merge driver registered (git config)"], out
+    assert Repo(clone).ok("init", "--git").splitlines() == [f"priors: already set up at {clone / '.priors'} — nothing to do"]

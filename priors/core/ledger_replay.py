@@ -558,7 +558,8 @@ class Replay:
             if same_words(p, words, legacy):
                 code = "RERAISE" if p.binding else "DUPLICATE"
                 self.add(no, code, f"prior {pid} says what {other} says in the same words, and names it in `distinct_from`"
-                         f" — that sets aside a finding that only sounds alike, never the same claim (the door refuses {code})")
+                         " — that sets aside a finding or lesson that only sounds alike, never the same claim"
+                         f" (the door refuses {code})")
                 return True
         return False
 

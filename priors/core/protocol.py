@@ -190,7 +190,7 @@ def check_distinct_from(st: State, rf: RunFiles, cand: Candidate, ns: str) -> No
         if elsewhere:
             detail["other_namespace"] = elsewhere
         raise Refusal("DISTINCT_FROM_UNKNOWN", ns=ns, **detail,
-                      hint="`distinct_from` names the finding a refusal named (its `of`, or those `settled` lists): a"
+                      hint="`distinct_from` names the finding or lesson a refusal named (its `of`, or those `settled` lists): a"
                            " prior of this namespace, or a person's decision of another; drop the ids that are not")
     # Naming a prior says "mine is another finding"; a claim in the prior's own words is not, on any scope.
     words = claim_key(cand.claim)
@@ -199,13 +199,13 @@ def check_distinct_from(st: State, rf: RunFiles, cand: Candidate, ns: str) -> No
         if p is not None and same_words(p, words):
             refusal = _same_refusal(p, elsewhere=p.ns != ns)
             refusal.details["hint"] = (f"{pid} says the same in the same words; `distinct_from` sets aside a finding"
-                                       " that only sounds alike, never the same claim")
+                                       " or lesson that only sounds alike, never the same claim")
             raise refusal
         for r in rf.staged:
             if isinstance(r, dict) and r.get("id") == pid and isinstance(r.get("claim"), str) and claim_key(r["claim"]) == words:
                 raise Refusal("DUPLICATE", of=pid, status="staged",
                               hint=f"{pid}, staged in this run, says the same in the same words; `distinct_from`"
-                                   " sets aside a finding that only sounds alike, never the same claim")
+                                   " sets aside a finding or lesson that only sounds alike, never the same claim")
 
 
 def settled_by_person(p: PriorState) -> bool:

@@ -26,10 +26,10 @@ def init(paths: Paths, git: bool) -> List[str]:
         loaded = load_ledger(paths, want_data=False)
         first_files(paths)
         render(paths, loaded.state, loaded.mark, (), loaded.mark)
-    out = [f"priors: already set up at {paths.dir} — nothing to do" if existed
+    done = register_git(paths.root) if git else []  # one line, not one a git config key: what was set, in a word each
+    out = [f"priors: already set up at {paths.dir}" + ("" if done else " — nothing to do") if existed
            else f"priors: set up {paths.dir} — commit it with your repo"]
     if git:
-        done = register_git(paths.root)  # one line, not one a git config key: what was set, in a word each
         where = [w for w in ("git config", ".gitattributes") if any(d.startswith(w) for d in done)]
         if where:
             out.append(f"priors: merge driver registered ({' and '.join(where)})"
