@@ -7,6 +7,7 @@ behind a function-level import is still a cycle a maintainer has to hold in thei
 from __future__ import annotations
 
 import ast
+import subprocess
 import sys
 from pathlib import Path
 from typing import Dict, List, Set, Tuple
@@ -290,3 +291,13 @@ def test_imports_stand_at_the_top_of_their_module() -> None:
     bad = [f"{m}:{line} imports {name} inside a function" for m, p in MODULES.items()
            for line, name in _function_level_imports(p) if name not in LAZY_STDLIB]
     assert bad == [], "\n".join(bad)
+
+
+def test_the_verbs_run_on_every_prompt_do_not_import_typing() -> None:
+    """`relevant` and `lessons --inject` (every prompt of a hooked session) are timed against the
+    reference keeper: `typing` costs them ~4 ms of start-up, so their modules name types under
+    TYPE_CHECKING only (a module `relevant` began to read imported it at the top: issue 32)."""
+    code = ("import sys; import priors.cli.main, priors.ops.opening, priors.ops.session, priors.ops.budget; "
+            "print('typing' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(PKG.parent), check=True)
+    assert out.stdout.strip() == "False", out

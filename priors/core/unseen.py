@@ -18,10 +18,12 @@ it with `marks` below; `verify --no-git` believes it, as it believes a line's ha
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence
-
 from priors.core.fold import PriorState, State, apply
 from priors.core.vocabulary import PRIOR_RE, STATUSES
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated: `relevant` and `lessons --inject` read this module
+    from typing import Any, Dict, List, Optional, Sequence
 
 UNSEEN = "unseen"  # the seal's field
 
