@@ -490,3 +490,27 @@ def test_status_calls_says_where_an_open_revision_is_given(keeper):
     line = next(x for x in keeper.ok("status", "--calls").splitlines() if x.startswith("  ? P-0004"))
     assert "a proposed lesson, not injected until you accept it (it revises P-0003, which you retired)" in line, line
     assert "given to runs" not in line
+
+
+def test_import_skips_a_lesson_that_reads_like_one_a_person_retired(keeper):
+    """A bundle (a file anyone can hand the person) brought a rewording of a retired lesson back, open and
+    injected (hostile passes 27u, 27v). `import` skips it, saying which lesson and what to do; a lesson
+    like one the person accepted may still be copied into another namespace."""
+    keeper.ok("init")
+    keeper.ok("add", "--ns", NS, SLEEP)  # P-0001
+    keeper.ok("add", "--ns", NS, "Prefer small focused commits")  # P-0002
+    keeper.ok("export", "--ns", NS, "-o", "bundle.json")
+    keeper.ok("decide", "P-0001", "obsolete", "--because", "we need it for the timers")
+    bundle = json.loads((keeper.root / "bundle.json").read_text())
+    said = [x["claim"] for x in bundle["lessons"]]
+    assert said == [SLEEP, "Prefer small focused commits"], bundle
+    bundle["lessons"][0]["claim"] = "Dont use sleep calls in tests to wait for async work, no exceptions"
+    (keeper.root / "bundle.json").write_text(json.dumps(bundle))
+    for ns in (NS, "web"):
+        out = keeper.ok("import", "bundle.json", "--ns", ns)
+        assert "skipped lessons[0] (it reads like P-0001, which a person retired" + (f" in {NS}" if ns != NS else "") \
+            in out and "if it is meant, `priors add` it)" in out, out
+    given = json.loads(keeper.ok("lessons", "--inject", "--peek", "--json"))
+    assert [x["claim"] for x in given["inject"]] == ["Prefer small focused commits"] * 2, given  # (web's copy)
+    assert all("sleep" not in str(r.get("claim")) or r.get("id") == "P-0001" for r in keeper.ledger()), keeper.ledger()
+    assert keeper("verify", "--no-git").code == 0

@@ -623,3 +623,8 @@ def test_verify_and_doctor_name_a_config_the_keeper_cannot_read(keeper):
         assert keeper("doctor").code == 1
     (keeper.root / ".priors/config.json").unlink()
     assert keeper("verify", "--no-git").code == 0
+    (keeper.root / ".priors/config.json").mkdir()  # a folder where the file goes (hostile pass 27x): named, not a usage error
+    subprocess.run(["git", "init", "-q"], cwd=str(keeper.root), check=True)
+    for args in (("--no-git",), ()):
+        r = keeper("verify", *args)
+        assert r.code == 1 and r.out.startswith(".priors/config.json (CONFIG_INVALID): ") and "is a directory" in r.out, r

@@ -262,3 +262,24 @@ def reads_like_unseen(st: Any, p: PriorState) -> List[str]:
                 and similar(plain_letters(q.claim), said, polar=False) is not None:
             out.append(qid)
     return out
+
+
+def retired_lessons(st: Any) -> List[PriorState]:
+    """Every lesson a person retired (`obsolete`), of every namespace, in ledger order."""
+    return [p for p in st.priors.values() if p.status == "obsolete" and is_lesson(p) and isinstance(p.claim, str)]
+
+
+def reads_like_settled(settled: List[PriorState], claim: str) -> Optional[Tuple[PriorState, float]]:
+    """(lesson, figure) for the lesson of `settled` that `claim` reads like — the door's measure, whatever
+    the claim denies (door 6) — the highest figure, the first on a tie; or None. `import` skips a bundle's
+    lesson that reads like one a person retired: their decision is not undone by a file (`priors add` is
+    theirs to say it again). (A lesson like one they accepted may be copied into another namespace.)"""
+    mine, said = signature(claim), plain_letters(claim)
+    best: Optional[Tuple[PriorState, float]] = None
+    for p in settled:
+        if signature(p.claim).isdisjoint(mine):
+            continue
+        got = similar(plain_letters(p.claim), said, polar=False)
+        if got is not None and (best is None or got > best[1]):
+            best = (p, got)
+    return best

@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 
 from priors.core.canonical import JSONError, dumps, loads, split_lines
-from priors.core.errors import Refusal
+from priors.core.errors import Refusal, UsageError
 from priors.core.problem import Problem
 from priors.core.signing import (
     NAMESPACE,
@@ -417,8 +417,10 @@ def config_warning(out: Review, root: Any, rev: str, label: str) -> None:
             return {"(the file)": "unreadable"}
         return obj if isinstance(obj, dict) else {"(the file)": "not an object"}
 
-    here = read_bytes(Path(root, *CONFIG_NAME.split("/")))
-    then = file_at(root, rev, CONFIG_NAME)
-    changes = config_changes(parsed(then), parsed(here))
+    try:
+        now = parsed(read_bytes(Path(root, *CONFIG_NAME.split("/"))))
+    except UsageError:  # a folder, say: `check_files` names it (CONFIG_INVALID), never a usage error here
+        now = {"(the file)": "unreadable"}
+    changes = config_changes(parsed(file_at(root, rev, CONFIG_NAME)), now)
     if changes:
         out.warnings.append(Problem(0, "CONFIG_CHANGED", f"changed since {label}: {'; '.join(changes)}", CONFIG_NAME))
