@@ -407,3 +407,19 @@ class LessonVerdicts(unittest.TestCase):
         text = " ".join((REPO / "docs" / "lessons.md").read_text(encoding="utf-8").split())
         self.assertIn("To turn it down, retire it: `priors decide P-… obsolete`", text)
         self.assertIn("`wontfix` does not turn a lesson down", text)
+
+
+class TodaysDoor(unittest.TestCase):
+    """Newcomer pass 27z: protocol.md said every seal is written `"door": 5` after the keeper wrote 6. Where a
+    doc says what the keeper writes today, it names today's door."""
+
+    def test_every_doc_naming_the_door_written_today_names_it(self):
+        sys.path.insert(0, str(REPO))
+        from priors.core.vocabulary import DOOR
+        said = re.compile(r'writes? (?:`"door": (\d+)`|`door: (\d+)`)')
+        found = []
+        for path in sorted((REPO / "docs").glob("*.md")) + [README, SKILL]:
+            text = " ".join(path.read_text(encoding="utf-8").split())
+            found += [(path.name, int(a or b)) for a, b in said.findall(text)]
+        self.assertTrue(found)
+        self.assertEqual([f for f in found if f[1] != DOOR], [])

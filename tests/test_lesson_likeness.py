@@ -514,3 +514,16 @@ def test_import_skips_a_lesson_that_reads_like_one_a_person_retired(keeper):
     assert [x["claim"] for x in given["inject"]] == ["Prefer small focused commits"] * 2, given  # (web's copy)
     assert all("sleep" not in str(r.get("claim")) or r.get("id") == "P-0001" for r in keeper.ledger()), keeper.ledger()
     assert keeper("verify", "--no-git").code == 0
+
+
+def test_status_calls_shows_the_agent_s_lesson_another_says_it_differs_from(keeper):
+    """Newcomer pass 27z: a near copy of an agent's open lesson, let in by `--distinct-from`, reached the person
+    as a plain proposal; `show` called lessons "findings"."""
+    keeper.ok("init")
+    keeper.ok("suggest", "--ns", NS, "Run mypy on the touched package before you push.")  # P-0001
+    keeper.refused("DUPLICATE", "suggest", "--ns", NS, "Run mypy on the touched package before you push!")
+    keeper.ok("suggest", "--ns", NS, "--distinct-from", "P-0001", "Run mypy on the changed package before pushing.")
+    line = next(x for x in keeper.ok("status", "--calls").splitlines() if x.startswith("  ? P-0002"))
+    assert ("(the agent says it differs from P-0001, an agent's lesson, open: 'Run mypy on the touched package before"
+            " you push.')") in line, line
+    assert "(the agent said this differs from those similar lessons)" in keeper.ok("show", "P-0002")

@@ -504,6 +504,14 @@ def test_a_parallel_branch_s_rewording_of_a_lesson_decided_meanwhile_waits_for_t
     assert f"  held:     {why}" in walk.splitlines()
     assert json.loads(repo.ok("show", "P-0005", "--json"))["waits_for_call"] == [
         {"id": "P-0003", "status": verdict, "ns": "web"}]
+    for pid in held:  # `show` says it is held back, whatever it reads like (newcomer pass 27z)
+        assert json.loads(repo.ok("show", pid, "--json"))["held_back"] == ["P-0003"]
+        assert f"  {why}" in repo.ok("show", pid).splitlines(), pid
+    shown = repo.ok("show", "P-0004")
+    if verdict == "obsolete":  # a revision of a lesson already retired: accepting it retires nothing
+        assert "  supersedes: P-0003 (a person retired it: accepting this lesson retires nothing)" in shown, shown
+    v = repo.ok("verify", "--since", base)
+    assert "(their findings and lessons beside one wait for your call: `priors status --calls`)" in v, v
     repo.ok("decide", "P-0005", "obsolete", "--because", "the same lesson as P-0003")  # the person's answers
     repo.ok("decide", "P-0006", "accepted")
     repo.ok("decide", "P-0004", "obsolete")

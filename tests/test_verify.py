@@ -620,7 +620,8 @@ def test_verify_and_doctor_name_a_config_the_keeper_cannot_read(keeper):
         assert why in r.out.splitlines()[0] and "nothing was changed" not in r.out, r
         problems = json.loads(keeper("verify", "--no-git", "--json").out)["problems"]
         assert [(p["code"], p.get("file")) for p in problems] == [("CONFIG_INVALID", ".priors/config.json")], problems
-        assert keeper("doctor").code == 1
+        d = keeper("doctor")
+        assert d.code == 1 and "problem in .priors/, the first .priors/config.json (CONFIG_INVALID)" in d.out, d.out
     (keeper.root / ".priors/config.json").unlink()
     assert keeper("verify", "--no-git").code == 0
     (keeper.root / ".priors/config.json").mkdir()  # a folder where the file goes (hostile pass 27x): named, not a usage error

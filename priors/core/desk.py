@@ -173,10 +173,14 @@ def _made(st: State, p: PriorState, kind: str, verdicts: Sequence[str], extra: A
     elif "supersedes" in ask and getattr(st.priors.get(ask["supersedes"]), "status", None) == "obsolete":
         ask["supersedes_retired"] = True  # retired by a person: this revision is given in its place (hostile 27r)
     named = p.rec.get("distinct_from") if kind != "differs" and is_lesson(p) else None
-    decided = [q for q in (st.priors.get(i) for i in named if type(i) is str) if q is not None and not q.redacted
-               and person_settled(q)] if isinstance(named, list) else []
+    said = [q for q in (st.priors.get(i) for i in named if type(i) is str) if q is not None and not q.redacted
+            and is_lesson(q)] if isinstance(named, list) else []
+    decided = [q for q in said if person_settled(q)]
     if decided:  # an agent's word that it is another lesson than one a person decided since (hostile pass 27t)
         ask["differs_from_decided"] = [{"id": q.id, "status": q.status, "claim": q.claim} for q in decided]
+    if len(decided) < len(said):  # ... or than an agent's lesson, both before the person (newcomer pass 27z)
+        ask["differs_from_lessons"] = [{"id": q.id, "status": q.status, "claim": q.claim} for q in said
+                                       if not person_settled(q)]
     if kind != "differs" and p.id in st.unseen and lessons_unseen(st, p):  # held back (hostile pass 27u)
         ask["held_unseen"] = lessons_unseen(st, p)  # a parallel branch's run wrote it, never having seen these
         ask["reads_like_unseen"] = [dict({"id": q.id, "status": q.status, "claim": q.claim},
@@ -295,6 +299,8 @@ def ask_text(ask: Dict[str, Any], at: int, total: int) -> str:
         lines.append(f"  {'revises: ' if ask.get('supersedes_retired') else 'replaces:'} {supersedes_note(ask)}")
     lines += [f"  differs:  the agent says it differs from your {q['status']} {q['id']}: {_one_line(q['claim'])}"
               for q in ask.get("differs_from_decided", ())]
+    lines += [f"  differs:  the agent says it differs from {q['id']}, an agent's lesson ({q['status']}): {_one_line(q['claim'])}"
+              for q in ask.get("differs_from_lessons", ())]
     lines += [f"  like:     from a parallel branch whose run never saw your decision, it reads like your {q['status']}"
               f" {q['id']}{_in_ns(q)}: {_one_line(q['claim'])}" for q in ask.get("reads_like_unseen", ())]
     if ask.get("held_unseen"):
@@ -363,6 +369,8 @@ def call_text(ask: Dict[str, Any]) -> List[str]:
         for q in ask.get("differs_from_decided", ()):
             done = _DONE.get(q["status"], q["status"])
             head += f" (the agent says it differs from {q['id']}, which you {done}: {q['claim']!r})"
+        for q in ask.get("differs_from_lessons", ()):
+            head += f" (the agent says it differs from {q['id']}, an agent's lesson, {q['status']}: {q['claim']!r})"
         for q in ask.get("reads_like_unseen", ()):
             done = _DONE.get(q["status"], q["status"])
             head += (f" (from a parallel branch whose run never saw your decision: it reads like {q['id']}{_in_ns(q)},"

@@ -14,6 +14,7 @@ from priors.core.lesson_likeness import reads_like_unseen
 from priors.core.lessons import kept_in_force
 from priors.core.plain import Plain
 from priors.core.sameness import beside_unseen, differs_from
+from priors.core.unseen import lessons_unseen
 from priors.core.views import pressure_text, tried_since, tried_words
 from priors.core.vocabulary import SESSION_VIA, SUGGEST_VIA, display_status
 
@@ -115,6 +116,12 @@ def timeline(records: Sequence[Dict[str, Any]], pid: str) -> Optional[Dict[str, 
             body["supersedes_binding"] = st.priors[kept].status
         waits = differs_from(st, p) or beside_unseen(st, p) or reads_like_unseen(st, p) \
             if "distinct_from" in body or pid in st.unseen else []
+        held = lessons_unseen(st, p) if pid in st.unseen else []
+        if held:  # a parallel branch's lesson, held back from runs and sessions until the person decides it
+            body["held_back"] = held
+        old = st.priors.get(rec["supersedes"]) if isinstance(rec.get("supersedes"), str) else None
+        if old is not None and old.status == "obsolete":
+            body["supersedes_retired"] = True
         if waits:  # the person's call (core/sameness.py): whether it is one of their decisions
             body["waits_for_call"] = [dict({"id": q, "status": st.priors[q].status},
                                            **({"ns": st.priors[q].ns} if st.priors[q].ns != p.ns else {})) for q in waits]
@@ -193,18 +200,24 @@ def show_text(body: Dict[str, Any]) -> str:
         extra = [f"{k.replace('_', ' ')} {body[k]}" for k in ("severity", "depth", "direction", "review_every") if k in body]
         if extra:
             lines.append("  " + " · ".join(extra))
+        what = "lesson" if f.get("activation") == "run-start" else "finding"
         if isinstance(body.get("distinct_from"), list):
             lines.append("  distinct from: " + ", ".join(str(x) for x in body["distinct_from"])
-                         + " (the agent said this differs from those similar findings)")
+                         + f" (the agent said this differs from those similar {what}s)")
         if body.get("waits_for_call"):
             said = ", ".join(f"your {w['status']} {w['id']}" + (f" (in {w['ns']})" if w.get("ns") else "")
                              for w in body["waits_for_call"])
-            what = "lesson" if f.get("activation") == "run-start" else "finding"
             lines.append(f"  your call: whether it is the same {what} as {said} — `priors status --calls`")
+        if body.get("held_back"):
+            n = len(body["held_back"])
+            lines.append(f"  held back from runs and sessions until you decide: its run, on a parallel branch, never saw"
+                         f" your decision{'s' if n != 1 else ''} on {', '.join(body['held_back'])}")
         if isinstance(body.get("supersedes"), str) and body.get("supersedes_binding"):
             old = body["supersedes"]
             lines.append(f"  supersedes: {old} ({body['supersedes_binding']} by a person: accepting or keeping this lesson"
                          f" leaves it in force unless you name it — `priors decide {body['id']} accepted --retires {old}`)")
+        elif isinstance(body.get("supersedes"), str) and body.get("supersedes_retired"):
+            lines.append(f"  supersedes: {body['supersedes']} (a person retired it: accepting this lesson retires nothing)")
         elif isinstance(body.get("supersedes"), str):
             lines.append(f"  supersedes: {body['supersedes']} (accepting or keeping this lesson retires it)")
         if "evidence" in body:

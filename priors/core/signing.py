@@ -317,9 +317,15 @@ def added_lines(lines: Sequence[HumanLine], added_from: int) -> List[Dict[str, A
     return out
 
 
+UNREADABLE_CONFIG = "(the file)"  # the one key of a config that cannot be read as one: "unreadable", "not an object"
+
+
 def config_changes(old: Optional[Dict[str, Any]], new: Optional[Dict[str, Any]]) -> List[str]:
     """`key: old → new` for every key of .priors/config.json a change set, removed or changed."""
     o, n = old or {}, new or {}
+    broken = n.get(UNREADABLE_CONFIG)
+    if broken is not None and len(n) == 1:  # (the keys it held are not unset: the file cannot be read)
+        return [f"the file is now {broken}, which no verb reads (see CONFIG_INVALID)"]
     out = []
     for key in sorted(set(o) | set(n)):
         if o.get(key, None) != n.get(key, None) or (key in o) != (key in n):

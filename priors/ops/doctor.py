@@ -391,8 +391,12 @@ def ledger_check(paths: Paths) -> Dict[str, str]:
         # the verdict line: verify lists a change's decisions by a person after it
         verdict = [line for line in (answer.text or "").splitlines() if line.startswith("ledger sound")]
         return check("ledger", OK, verdict[0] if verdict else "sound")
-    n = len(answer.obj["problems"])
-    return check("ledger", OFF, f"{n} problem{'s' if n != 1 else ''} in .priors/", "priors verify (lists them)")
+    problems = answer.obj["problems"]
+    first = problems[0] if problems else {}
+    where = first.get("file") or (f"line {first['line']}" if first.get("line") else ".priors/")
+    n = len(problems)  # (the first named: a config the keeper cannot read is not the ledger's doing)
+    return check("ledger", OFF, f"{n} problem{'s' if n != 1 else ''} in .priors/, the first {where} ({first.get('code')})",
+                 "priors verify (lists them)")
 
 
 def doctor(paths: Paths) -> Answer:

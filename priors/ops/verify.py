@@ -252,7 +252,7 @@ def unseen_summary(held: List[Dict[str, Any]]) -> List[str]:
         return []
     n = len(held)
     out = [f"{n} run{'s' if n != 1 else ''} from a parallel branch in this change did not see a person's decision"
-           " (their findings beside one wait for your call: `priors status --calls`):"]
+           " (their findings and lessons beside one wait for your call: `priors status --calls`):"]
     for item in held:
         out.append(f"  line {item['line']}: {item['run']} — {_saw(item)}")
     return out  # (and as `unseen_notes`, one `::notice` a line under GitHub Actions)

@@ -21,6 +21,7 @@ from priors.core.problem import Problem
 from priors.core.signing import (
     NAMESPACE,
     SIGNERS_NAME,
+    UNREADABLE_CONFIG,
     HumanLine,
     added_lines,
     armor,
@@ -414,13 +415,13 @@ def config_warning(out: Review, root: Any, rev: str, label: str) -> None:
         try:
             obj = loads(data.decode("utf-8"))
         except (UnicodeDecodeError, JSONError):
-            return {"(the file)": "unreadable"}
-        return obj if isinstance(obj, dict) else {"(the file)": "not an object"}
+            return {UNREADABLE_CONFIG: "unreadable"}
+        return obj if isinstance(obj, dict) else {UNREADABLE_CONFIG: "not an object"}
 
     try:
         now = parsed(read_bytes(Path(root, *CONFIG_NAME.split("/"))))
     except UsageError:  # a folder, say: `check_files` names it (CONFIG_INVALID), never a usage error here
-        now = {"(the file)": "unreadable"}
+        now = {UNREADABLE_CONFIG: "unreadable"}
     changes = config_changes(parsed(file_at(root, rev, CONFIG_NAME)), now)
     if changes:
         out.warnings.append(Problem(0, "CONFIG_CHANGED", f"changed since {label}: {'; '.join(changes)}", CONFIG_NAME))
