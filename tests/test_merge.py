@@ -715,10 +715,12 @@ def test_a_rebase_re_signs_the_replayed_decision(tmp_path):
 
 
 @needs_keygen
-@pytest.mark.parametrize("how", ["no key", "key not listed", "their signature does not hold"])
+@pytest.mark.parametrize("how", ["no key", "key not listed", "their signature does not hold", "list deleted"])
 def test_a_merger_who_cannot_sign_gets_a_conflict_not_a_broken_line(tmp_path, how):
     alice, bob, base = _signed_pair(tmp_path)
-    if how == "no key":
+    if how == "list deleted":  # an agent's doing, left uncommitted: HEAD still holds it (hostile pass 27y)
+        (alice.root / ".priors" / "allowed_signers").unlink()
+    elif how == "no key":
         alice.git("config", "--unset", "user.signingkey")
     elif how == "key not listed":
         alice.git("config", "user.signingkey", str(alice.keys["carol"]))  # type: ignore[attr-defined]
@@ -741,6 +743,9 @@ def test_a_merger_who_cannot_sign_gets_a_conflict_not_a_broken_line(tmp_path, ho
     assert (alice.root / ".priors" / "PRIORS.md").read_bytes() == md
     assert ".priors/ledger.jsonl" in alice.git("diff", "--name-only", "--diff-filter=U").stdout
     alice.git("merge", "--abort")
+    if how == "list deleted":
+        assert "git checkout HEAD -- .priors/allowed_signers" in said
+        alice.git("checkout", "HEAD", "--", ".priors/allowed_signers")
     assert alice.git("status", "--porcelain").stdout == ""
     if how == "their signature does not hold":
         assert "did not hold before the merge" in said

@@ -824,3 +824,31 @@ def test_a_work_tree_elsewhere_does_not_hide_the_base(repo, tmp_path):
             assert key in r.err, r
         git(repo.root, "config", *undo)
         assert repo("verify", "--since", base).code == 1
+
+
+@needs_keygen
+@pytest.mark.parametrize("how", ["deleted", "a folder"])
+def test_a_committed_list_missing_from_the_work_tree_keeps_signing_on(repo, how):
+    """Hostile pass 27y: an agent deleting the work tree's allowed_signers (HEAD still holding it) turned
+    signing off — the person's next decision went unsigned and, once committed, failed verify for good."""
+    base = turn_signing_on(repo)
+    repo.ok("add", "--ns", "web", "Prefer small functions.")
+    commit(repo, "a lesson")
+    listed = repo.root / ".priors" / "allowed_signers"
+    listed.unlink()
+    if how == "a folder":
+        listed.mkdir()
+    before = repo.ledger_bytes()
+    body = repo.refused("SIGNING_FAILED", "decide", "P-0001", "obsolete", "--because", "no")
+    assert "the work tree's copy is missing or not a file" in body["hint"], body
+    assert "git checkout HEAD -- .priors/allowed_signers" in body["hint"], body
+    assert repo.ledger_bytes() == before
+    d = repo("doctor")
+    assert d.code == 1 and ("the work tree's copy is missing or not a file" in d.out if how == "deleted"
+                            else "allowed_signers cannot be read" in d.out), d.out
+    assert "Traceback" not in repo("verify").out
+    if how == "a folder":
+        listed.rmdir()
+    git(repo.root, "checkout", "HEAD", "--", ".priors/allowed_signers")
+    repo.ok("decide", "P-0001", "obsolete", "--because", "no")
+    assert repo("verify", "--since", base).code == 0

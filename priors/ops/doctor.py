@@ -345,6 +345,12 @@ def signing_check(paths: Paths) -> Dict[str, str]:
     except (OSError, UsageError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).replace("priors: ", "", 1)
         return check("signing", OFF, f".priors/allowed_signers cannot be read: {why}", SIGN_DOC)
+    if listed is None and paths.dir.is_dir():
+        try:
+            ready_to_sign(paths.root)  # (HEAD may hold the list the work tree lacks: still on, and refused)
+        except Refusal as exc:
+            return check("signing", OFF, str(exc.details.get("hint", exc.code)).split("; nothing was written")[0],
+                         SIGN_DOC)
     if listed is None:
         return check("signing", NONE, "a person's decisions are not signed (no .priors/allowed_signers; optional)",
                      SIGN_DOC)

@@ -58,6 +58,19 @@ def signing_on(root: Any) -> bool:
     return os.path.isfile(signers_path(root))
 
 
+def signing_wanted(root: Any) -> bool:
+    """`signing_on`, for a verb about to write a person's line (and the merge driver): a list HEAD holds
+    that the work tree lacks — deleted, moved, a folder in its place, as an agent may leave it — does not
+    turn signing off; it is a refusal saying how to restore it (hostile pass 27y: the person's next line
+    went unsigned, and once committed failed `verify` for good). Git is asked only when the file is absent."""
+    if signing_on(root):
+        return True
+    if file_at(root, "HEAD", SIGNERS_NAME) is not None:
+        raise refuse("signing is on (.priors/allowed_signers is committed) but the work tree's copy is missing or"
+                     " not a file: restore it — `git checkout HEAD -- .priors/allowed_signers` — and try again")
+    return False
+
+
 # ------------------------------------------------------------------ signing a person's lines
 
 
@@ -140,7 +153,7 @@ def ready_to_sign(root: Any) -> None:
     """The refusal `sign_lines` would give for want of a set-up — no key, no principal, no ssh-keygen —
     said before a person answers anything (the decide walk asks for a reason first). Nothing when
     signing is off or all is in place; a key the list does not hold is found at the first signature."""
-    if not signing_on(root):
+    if not signing_wanted(root):
         return
     program = signing_key(root)[3]
     import shutil
@@ -175,7 +188,7 @@ def sign_lines(root: Any, records: Sequence[Dict[str, Any]],
     the signatures are then version 2, covering the content of the priors each line decides or seals
     as the ledger and the records before it define them (core/signing.py). Without it, version 1."""
     todo = [r for r in records if is_human(r) and "sig" not in r]
-    if not todo or not signing_on(root):
+    if not todo or not signing_wanted(root):
         return
     import tempfile
 
@@ -302,7 +315,10 @@ def review(root: Any, data: bytes, old: Optional[bytes], rev: Optional[str], lab
     added_from = len(split_lines(old)) + 1 if old is not None else len(split_lines(data)) + 1
     if old is not None:
         out.added = added_lines(lines, added_from)
-    here = read_bytes(Path(signers_path(root)))
+    try:
+        here = read_bytes(Path(signers_path(root)))
+    except UsageError:  # a folder in its place, say: read as absent (the change's list is then "removed")
+        here = None
     then = file_at(root, rev, SIGNERS_NAME) if rev is not None else None
     if rev is not None:
         config_warning(out, root, rev, label)
