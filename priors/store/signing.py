@@ -67,7 +67,8 @@ def signing_wanted(root: Any) -> bool:
         return True
     if file_at(root, "HEAD", SIGNERS_NAME) is not None:
         raise refuse("signing is on (.priors/allowed_signers is committed) but the work tree's copy is missing or"
-                     " not a file: restore it — `git checkout HEAD -- .priors/allowed_signers` — and try again")
+                     " not a file: restore it — `git checkout HEAD -- .priors/allowed_signers` — and try again (to turn"
+                     " signing off, commit its removal first)")
     return False
 
 
