@@ -257,7 +257,9 @@ def test_every_command_in_rpc_mode(tmp_path: Path, model: StandIn):
         say = r.command
         assert say("/priors add #testing Run the narrowest test first.").startswith("P-0002 added to lessons")
         assert say("/priors propose #docs Read AGENTS.md before editing.").startswith("P-0003 suggested in lessons")
-        assert "P-0004 suggested in lessons (revises P-0001)" in say("/priors revise P-0001 Keep commits small and focused.")
+        revised = say("/priors revise P-0001 Keep commits small and focused.")  # (P-0001 a person's: it stays unless named)
+        assert "P-0004 suggested in lessons (revises P-0001, which a person settled" in revised, revised
+        assert "priors decide P-0004 accepted --retires P-0001" in revised, revised
         assert "P-0003" in say("/priors list proposed") and "P-0002" in say("/priors list active")
         first, second = say("/priors activate P-0004").splitlines()[:2]
         assert first.startswith("P-0004 → accepted")
@@ -266,7 +268,8 @@ def test_every_command_in_rpc_mode(tmp_path: Path, model: StandIn):
         edited = say("/priors edit P-0002 #testing Run the narrowest relevant test first.")
         assert "P-0002 → obsolete (superseded by P-0005)" in edited
         # a model's revision of a person's lesson, accepted in bulk, does not retire the person's lesson
-        assert "P-0006 suggested in lessons (revises P-0005)" in say("/priors revise P-0005 Run every test first.")
+        assert "P-0006 suggested in lessons (revises P-0005, which a person settled" in say(
+            "/priors revise P-0005 Run every test first.")
         bulk = say("/priors activate all")
         assert "P-0003 → accepted" in bulk and "P-0006 → accepted" in bulk
         assert "P-0005 stays accepted" in bulk and "P-0005 → obsolete" not in bulk
