@@ -852,3 +852,29 @@ def test_a_committed_list_missing_from_the_work_tree_keeps_signing_on(repo, how)
     git(repo.root, "checkout", "HEAD", "--", ".priors/allowed_signers")
     repo.ok("decide", "P-0001", "obsolete", "--because", "no")
     assert repo("verify", "--since", base).code == 0
+
+
+@needs_keygen
+@pytest.mark.parametrize("how", ["core.bare", "core.worktree", "unborn HEAD", "orphan HEAD"])
+def test_git_unable_to_show_the_committed_list_keeps_signing_on(repo, tmp_path, how):
+    """Hostile pass 27aa: with the list deleted, an agent's line in .git/config (or HEAD pointed elsewhere)
+    left git unable to show the committed list, and the person's next decision went unsigned. When git cannot
+    say, a ledger holding a person's signed lines keeps signing on."""
+    turn_signing_on(repo)
+    repo.ok("add", "--ns", "web", "Prefer small functions.")
+    commit(repo, "a lesson")
+    (repo.root / ".priors" / "allowed_signers").unlink()
+    if how == "core.bare":
+        git(repo.root, "config", "core.bare", "true")
+    elif how == "core.worktree":
+        git(repo.root, "config", "core.worktree", str(tmp_path / "elsewhere"))
+    elif how == "unborn HEAD":
+        git(repo.root, "symbolic-ref", "HEAD", "refs/heads/elsewhere")
+    else:
+        tree = subprocess.run(["git", "mktree"], cwd=str(repo.root), input=b"", capture_output=True, check=True)
+        orphan = git(repo.root, "commit-tree", tree.stdout.decode().strip(), "-m", "x")
+        (repo.root / ".git" / "HEAD").write_text(orphan + "\n")
+    before = repo.ledger_bytes()
+    body = repo.refused("SIGNING_FAILED", "decide", "P-0001", "obsolete", "--because", "no")
+    assert "the ledger holds signed lines by a person" in body["hint"], body
+    assert repo.ledger_bytes() == before

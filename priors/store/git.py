@@ -322,6 +322,23 @@ def ledger_at(root: Any, commit: str) -> bytes:
     return file_at(root, commit, ".priors/ledger.jsonl") or b""
 
 
+def head_holds(root: Any, rels: List[str]) -> Optional[List[str]]:
+    """Which of `rels` (paths under the target root) HEAD holds — or None when git cannot say for this work
+    tree: not in one, a bare repository or one whose work tree is elsewhere (`core.bare`, `core.worktree`),
+    HEAD unborn or not a commit. None is not "no": a caller that must fail closed treats it as unknown."""
+    try:
+        where = _git(["rev-parse", "--is-bare-repository", "--is-inside-work-tree"], root)
+        if where.returncode != 0 or where.stdout.split() != [b"false", b"true"]:
+            return None
+        got = _git(["ls-tree", "--name-only", "HEAD", "--", *[f"./{r}" for r in rels]], root)
+    except OSError:
+        return None
+    if got.returncode != 0:
+        return None
+    listed = {line.strip() for line in got.stdout.decode("utf-8", "replace").splitlines()}
+    return [r for r in rels if r in listed]
+
+
 def file_at(root: Any, rev: str, rel: str) -> Optional[bytes]:
     """The bytes of `rel` (a path under the target root) at `rev`; None when it is not there, or
     git cannot say (`verify` compares `.priors/config.json` and `.priors/allowed_signers` with it)."""

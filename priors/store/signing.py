@@ -17,7 +17,7 @@ from pathlib import Path
 
 from priors.core.canonical import JSONError, dumps, loads, split_lines
 from priors.core.errors import Refusal, UsageError
-from priors.core.problem import Problem
+from priors.core.problem import LEDGER_NAME, Problem
 from priors.core.signing import (
     NAMESPACE,
     SIGNERS_NAME,
@@ -39,7 +39,7 @@ from priors.core.signing import (
     unreadable_signers,
 )
 from priors.store.files import WARNINGS, read_bytes
-from priors.store.git import file_at
+from priors.store.git import file_at, head_holds
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
@@ -65,10 +65,24 @@ def signing_wanted(root: Any) -> bool:
     went unsigned, and once committed failed `verify` for good). Git is asked only when the file is absent."""
     if signing_on(root):
         return True
-    if file_at(root, "HEAD", SIGNERS_NAME) is not None:
+    held = head_holds(root, [SIGNERS_NAME, LEDGER_NAME])
+    if held is not None and SIGNERS_NAME in held:
         raise refuse("signing is on (.priors/allowed_signers is committed) but the work tree's copy is missing or"
                      " not a file: restore it — `git checkout HEAD -- .priors/allowed_signers` — and try again (to turn"
                      " signing off, commit its removal first)")
+    if held is not None and LEDGER_NAME in held:
+        return False  # HEAD holds the ledger and no list: signing never on, or its removal committed
+    # Git cannot say (bare, a work tree elsewhere, HEAD unborn) or HEAD holds no ledger (an orphan commit an
+    # agent pointed HEAD at): fail closed when the ledger says signing was on (hostile pass 27aa).
+    try:
+        with open(os.path.join(str(root), *LEDGER_NAME.split("/")), "rb") as fh:
+            signed = b'"sig":"' in fh.read()
+    except OSError:
+        signed = False
+    if signed:
+        raise refuse("the ledger holds signed lines by a person, but .priors/allowed_signers is in neither the work"
+                     " tree nor HEAD as git shows it (a bare or moved work tree, HEAD unborn or without the ledger):"
+                     " restore the repository — the list and `git status` as they were — and try again")
     return False
 
 
