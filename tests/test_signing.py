@@ -840,11 +840,11 @@ def test_a_committed_list_missing_from_the_work_tree_keeps_signing_on(repo, how)
         listed.mkdir()
     before = repo.ledger_bytes()
     body = repo.refused("SIGNING_FAILED", "decide", "P-0001", "obsolete", "--because", "no")
-    assert "the work tree's copy is missing or not a file" in body["hint"], body
+    assert "so signing stays on, but .priors/allowed_signers is not in the work tree" in body["hint"], body
     assert "git checkout HEAD -- .priors/allowed_signers" in body["hint"], body
     assert repo.ledger_bytes() == before
     d = repo("doctor")
-    assert d.code == 1 and ("the work tree's copy is missing or not a file" in d.out if how == "deleted"
+    assert d.code == 1 and ("signing stays on" in d.out if how == "deleted"
                             else "allowed_signers cannot be read" in d.out), d.out
     assert "Traceback" not in repo("verify").out
     if how == "a folder":
@@ -876,5 +876,33 @@ def test_git_unable_to_show_the_committed_list_keeps_signing_on(repo, tmp_path, 
         (repo.root / ".git" / "HEAD").write_text(orphan + "\n")
     before = repo.ledger_bytes()
     body = repo.refused("SIGNING_FAILED", "decide", "P-0001", "obsolete", "--because", "no")
-    assert "the ledger holds signed lines by a person" in body["hint"], body
+    assert "the ledger holds a person's signed lines, so signing stays on" in body["hint"], body
     assert repo.ledger_bytes() == before
+
+
+@needs_keygen
+@pytest.mark.parametrize("how", ["a commit removing it", "a nested repository"])
+def test_signing_once_on_stays_on_whatever_git_shows(repo, how):
+    """Hostile pass 27ab: an agent's commit removing the list (or, for a .priors in a subfolder, a repository
+    nested there) made git show "no list" where the ledger holds a person's signed lines: the person's next
+    line went unsigned and failed `verify --since` for good."""
+    base = turn_signing_on(repo)
+    repo.ok("add", "--ns", "web", "Prefer small functions.")
+    commit(repo, "a lesson")
+    if how == "a commit removing it":
+        git(repo.root, "rm", "-q", ".priors/allowed_signers")
+        commit(repo, "tidy")
+    else:  # (a git repository of its own where the keeper asks: here, the target root itself)
+        (repo.root / ".priors" / "allowed_signers").unlink()
+        os.rename(str(repo.root / ".git"), str(repo.root / "outer.git"))
+        git(repo.root, "init", "-q")
+        git(repo.root, "add", ".priors/ledger.jsonl")
+        git(repo.root, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "nested")
+    before = repo.ledger_bytes()
+    body = repo.refused("SIGNING_FAILED", "decide", "P-0001", "obsolete", "--because", "no")
+    assert "so signing stays on" in body["hint"] and "or from the last commit that holds it" in body["hint"], body
+    assert repo.ledger_bytes() == before
+    if how == "a commit removing it":
+        git(repo.root, "checkout", base, "--", ".priors/allowed_signers")
+        repo.ok("decide", "P-0001", "obsolete", "--because", "no")
+        assert repo("verify", "--since", base).code == 0

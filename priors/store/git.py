@@ -325,7 +325,7 @@ def ledger_at(root: Any, commit: str) -> bytes:
 def head_holds(root: Any, rels: List[str]) -> Optional[List[str]]:
     """Which of `rels` (paths under the target root) HEAD holds — or None when git cannot say for this work
     tree: not in one, a bare repository or one whose work tree is elsewhere (`core.bare`, `core.worktree`),
-    HEAD unborn or not a commit. None is not "no": a caller that must fail closed treats it as unknown."""
+    HEAD unborn or not a commit. None is not "no"."""
     try:
         where = _git(["rev-parse", "--is-bare-repository", "--is-inside-work-tree"], root)
         if where.returncode != 0 or where.stdout.split() != [b"false", b"true"]:

@@ -59,30 +59,29 @@ def signing_on(root: Any) -> bool:
 
 
 def signing_wanted(root: Any) -> bool:
-    """`signing_on`, for a verb about to write a person's line (and the merge driver): a list HEAD holds
-    that the work tree lacks — deleted, moved, a folder in its place, as an agent may leave it — does not
-    turn signing off; it is a refusal saying how to restore it (hostile pass 27y: the person's next line
-    went unsigned, and once committed failed `verify` for good). Git is asked only when the file is absent."""
+    """`signing_on`, for a verb about to write a person's line (and the merge driver), failing closed. Signing
+    once on stays on: a ledger holding a person's signed line wants every later one signed, whatever git
+    shows — a commit removing the list, a HEAD pointed elsewhere, a nested repository are all an agent can
+    make (hostile passes 27y, 27aa, 27ab: the person's next line went unsigned and, once committed, failed
+    `verify` for good). Before the first signed line, a list HEAD holds that the work tree lacks is refused
+    too. Either refusal says how to restore the list; the ledger and git are read only when it is absent."""
     if signing_on(root):
         return True
-    held = head_holds(root, [SIGNERS_NAME, LEDGER_NAME])
-    if held is not None and SIGNERS_NAME in held:
-        raise refuse("signing is on (.priors/allowed_signers is committed) but the work tree's copy is missing or"
-                     " not a file: restore it — `git checkout HEAD -- .priors/allowed_signers` — and try again (to turn"
-                     " signing off, commit its removal first)")
-    if held is not None and LEDGER_NAME in held:
-        return False  # HEAD holds the ledger and no list: signing never on, or its removal committed
-    # Git cannot say (bare, a work tree elsewhere, HEAD unborn) or HEAD holds no ledger (an orphan commit an
-    # agent pointed HEAD at): fail closed when the ledger says signing was on (hostile pass 27aa).
+    how = "`git checkout HEAD -- .priors/allowed_signers` (or from the last commit that holds it)"
     try:
         with open(os.path.join(str(root), *LEDGER_NAME.split("/")), "rb") as fh:
             signed = b'"sig":"' in fh.read()
     except OSError:
         signed = False
     if signed:
-        raise refuse("the ledger holds signed lines by a person, but .priors/allowed_signers is in neither the work"
-                     " tree nor HEAD as git shows it (a bare or moved work tree, HEAD unborn or without the ledger):"
-                     " restore the repository — the list and `git status` as they were — and try again")
+        raise refuse("the ledger holds a person's signed lines, so signing stays on, but .priors/allowed_signers is"
+                     f" not in the work tree (deleted, moved, a folder in its place): restore it — {how} — and try"
+                     " again")
+    held = head_holds(root, [SIGNERS_NAME])
+    if held is not None and SIGNERS_NAME in held:
+        raise refuse("signing is on (.priors/allowed_signers is committed) but the work tree's copy is missing or"
+                     f" not a file: restore it — {how} — and try again (to turn signing off before any line is"
+                     " signed, commit its removal first)")
     return False
 
 
