@@ -68,12 +68,7 @@ def signing_wanted(root: Any) -> bool:
     if signing_on(root):
         return True
     how = "`git checkout HEAD -- .priors/allowed_signers` (or from the last commit that holds it)"
-    try:
-        with open(os.path.join(str(root), *LEDGER_NAME.split("/")), "rb") as fh:
-            signed = b'"sig":"' in fh.read()
-    except OSError:
-        signed = False
-    if signed:
+    if ledger_signed(root):
         raise refuse("the ledger holds a person's signed lines, so signing stays on, but .priors/allowed_signers is"
                      f" not in the work tree (deleted, moved, a folder in its place): restore it — {how} — and try"
                      " again")
@@ -83,6 +78,25 @@ def signing_wanted(root: Any) -> bool:
                      f" not a file: restore it — {how} — and try again (to turn signing off before any line is"
                      " signed, commit its removal first)")
     return False
+
+
+# An SSH signature as a line stores it (`dearmor`): base64 of the `SSHSIG` magic, on every line a person signed.
+SIGNED_MARK = b'"sig":"U1NIU0lH'
+
+
+def ledger_signed(root: Any) -> bool:
+    """Whether the ledger holds a line a person signed. Mapped, not read, and found by a mark long enough to
+    search fast: ~40 ms at 100k priors, paid by a person's verb only where no allowed_signers is in place."""
+    import mmap
+
+    try:
+        with open(os.path.join(str(root), *LEDGER_NAME.split("/")), "rb") as fh:
+            if os.fstat(fh.fileno()).st_size == 0:
+                return False
+            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+                return mapped.find(SIGNED_MARK) >= 0
+    except (OSError, ValueError):
+        return False
 
 
 # ------------------------------------------------------------------ signing a person's lines
