@@ -906,3 +906,29 @@ def test_signing_once_on_stays_on_whatever_git_shows(repo, how):
         git(repo.root, "checkout", base, "--", ".priors/allowed_signers")
         repo.ok("decide", "P-0001", "obsolete", "--because", "no")
         assert repo("verify", "--since", base).code == 0
+
+
+def test_an_agent_s_field_holding_a_signature_s_mark_does_not_turn_signing_on(keeper):
+    """Hostile pass 27ac: the signed-line check found the mark in an agent's `evidence` and refused every
+    person's verb in a repository that never signed."""
+    keeper.ok("init")
+    run = keeper.open_run("web", {"a.py": "0" * 12})["run"]
+    cand = {"type": "conclusion", "claim": "a is magic", "scope_ref": "a.py",
+            "evidence": {"sig": "U1NIU0lHAAAAAQAAADMAAAALc3NoLWVkMjU1MTkAAAAg"}}
+    assert keeper.propose(run, "web", cand).code == 0
+    keeper.ok("commit", "--run", run)
+    assert '"sig":"U1NIU0lH' in keeper.ledger_bytes().decode()
+    keeper.ok("decide", "P-0001", "wontfix", "--because", "by design")  # not refused: nothing was signed
+
+
+@needs_keygen
+def test_a_list_committed_before_the_first_signed_line_holds_while_head_is_unborn(repo):
+    """Hostile pass 27ac: with nothing signed yet, an agent deleting the list and pointing HEAD at an unborn
+    branch turned signing off; a list any ref's history holds counts."""
+    turn_signing_on(repo)
+    (repo.root / ".priors" / "allowed_signers").unlink()
+    git(repo.root, "symbolic-ref", "HEAD", "refs/heads/elsewhere")
+    before = repo.ledger_bytes()
+    body = repo.refused("SIGNING_FAILED", "add", "--ns", "web", "Prefer small functions.")
+    assert "the work tree's copy is missing or not a file" in body["hint"], body
+    assert repo.ledger_bytes() == before

@@ -339,6 +339,17 @@ def head_holds(root: Any, rels: List[str]) -> Optional[List[str]]:
     return [r for r in rels if r in listed]
 
 
+def ever_committed(root: Any, rel: str) -> bool:
+    """Whether any commit any ref reaches holds `rel` (a path under the target root) — asked only where git
+    cannot show HEAD (`head_holds` None: HEAD unborn, say, as a fresh repository's is, or as an agent may
+    point it), so that a list committed on a branch still counts (hostile pass 27ac)."""
+    try:
+        got = _git(["rev-list", "-1", "--all", "--", f"./{rel}"], root)
+    except OSError:
+        return False
+    return got.returncode == 0 and bool(got.stdout.strip())
+
+
 def file_at(root: Any, rev: str, rel: str) -> Optional[bytes]:
     """The bytes of `rel` (a path under the target root) at `rev`; None when it is not there, or
     git cannot say (`verify` compares `.priors/config.json` and `.priors/allowed_signers` with it)."""

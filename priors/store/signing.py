@@ -39,7 +39,7 @@ from priors.core.signing import (
     unreadable_signers,
 )
 from priors.store.files import WARNINGS, read_bytes
-from priors.store.git import file_at, head_holds
+from priors.store.git import ever_committed, file_at, head_holds
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
@@ -73,7 +73,7 @@ def signing_wanted(root: Any) -> bool:
                      f" not in the work tree (deleted, moved, a folder in its place): restore it — {how} — and try"
                      " again")
     held = head_holds(root, [SIGNERS_NAME])
-    if held is not None and SIGNERS_NAME in held:
+    if (held is not None and SIGNERS_NAME in held) or (held is None and ever_committed(root, SIGNERS_NAME)):
         raise refuse("signing is on (.priors/allowed_signers is committed) but the work tree's copy is missing or"
                      f" not a file: restore it — {how} — and try again (to turn signing off before any line is"
                      " signed, commit its removal first)")
@@ -85,8 +85,10 @@ SIGNED_MARK = b'"sig":"U1NIU0lH'
 
 
 def ledger_signed(root: Any) -> bool:
-    """Whether the ledger holds a line a person signed. Mapped, not read, and found by a mark long enough to
-    search fast: ~40 ms at 100k priors, paid by a person's verb only where no allowed_signers is in place."""
+    """Whether the ledger holds a line a person signed: a person's line (`by: human`) whose own `sig` is a
+    signature — not an agent's line holding the mark in a field of its own, which would lock a person out of
+    every verb (hostile pass 27ac). Mapped, not read, and found by a mark long enough to search fast: ~40 ms
+    at 100k priors, paid by a person's verb only where no allowed_signers is in place."""
     import mmap
 
     try:
@@ -94,9 +96,21 @@ def ledger_signed(root: Any) -> bool:
             if os.fstat(fh.fileno()).st_size == 0:
                 return False
             with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-                return mapped.find(SIGNED_MARK) >= 0
+                at = mapped.find(SIGNED_MARK)
+                while at >= 0:
+                    start = mapped.rfind(b"\n", 0, at) + 1
+                    end = mapped.find(b"\n", at)
+                    line = mapped[start:end if end >= 0 else len(mapped)]
+                    try:
+                        rec = loads(line.decode("utf-8"))
+                    except (UnicodeDecodeError, JSONError):
+                        rec = None
+                    if is_human(rec) and isinstance(rec.get("sig"), str) and rec["sig"].startswith("U1NIU0lH"):
+                        return True
+                    at = mapped.find(SIGNED_MARK, end if end >= 0 else len(mapped))
     except (OSError, ValueError):
         return False
+    return False
 
 
 # ------------------------------------------------------------------ signing a person's lines
