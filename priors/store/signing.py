@@ -101,10 +101,11 @@ def ledger_signed(root: Any) -> bool:
                     start = mapped.rfind(b"\n", 0, at) + 1
                     end = mapped.find(b"\n", at)
                     line = mapped[start:end if end >= 0 else len(mapped)]
-                    try:
-                        rec = loads(line.decode("utf-8"))
+                    rec: Any = None
+                    try:  # (a line with no person's mark at all is not parsed)
+                        rec = loads(line.decode("utf-8")) if b'"by":"human"' in line else None
                     except (UnicodeDecodeError, JSONError):
-                        rec = None
+                        pass
                     if is_human(rec) and isinstance(rec.get("sig"), str) and rec["sig"].startswith("U1NIU0lH"):
                         return True
                     at = mapped.find(SIGNED_MARK, end if end >= 0 else len(mapped))
