@@ -826,3 +826,53 @@ def test_init_git_in_a_fresh_clone_says_what_it_did_not_nothing_to_do(repo, tmp_
     out = Repo(clone).ok("init", "--git").splitlines()
     assert out == [f"priors: already set up at {clone / '.priors'}", "priors: merge driver registered (git config)"], out
     assert Repo(clone).ok("init", "--git").splitlines() == [f"priors: already set up at {clone / '.priors'} — nothing to do"]
+
+
+@needs_keygen
+def test_a_branch_that_turns_signing_on_is_not_merged_into_a_side_without_the_list(tmp_path):
+    """Hostile pass 27ad: main had no allowed_signers; a branch committed the list and a person's signed
+    decision on its new prior. Merged, the driver renumbered that decision without signing it again (main's
+    side wanted no signing), and the line failed `verify` for good. Now: a conflict, saying to merge the
+    list first; merged that way, the decision is signed again by the merger."""
+    from test_signing import allowed_line, make_key
+
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    alice = Repo(tmp_path / "alice")
+    alice.root.mkdir()
+    alice.git("init", "-q", "-b", "main")
+    alice.ok("init", "--git")
+    alice.write(".gitignore", "cand.json\nscopes.json\n")
+    alice.run("web", {"a.py": "a = 1\n", "b.py": "b = 1\n"},
+              new=[conclusion("a is magic", "a.py"), conclusion("b is magic", "b.py")])
+    alice.save("base")
+    subprocess.run(["git", "clone", "-q", str(alice.root), str(tmp_path / "bob")], check=True, capture_output=True)
+    bob = Repo(tmp_path / "bob")
+    bob.ok("init", "--git")
+    key = {name: make_key(keys, name) for name in ("alice", "bob")}
+    for r, name in ((alice, "alice"), (bob, "bob")):
+        r.git("config", "user.email", f"{name}@example.com")
+        r.git("config", "gpg.format", "ssh")
+        r.git("config", "user.signingkey", str(key[name]))
+        r.git("config", "commit.gpgsign", "false")
+    bob.git("checkout", "-qb", "feature")
+    bob.write(".priors/allowed_signers",
+              allowed_line("alice@example.com", key["alice"]) + allowed_line("bob@example.com", key["bob"]))
+    bob.save("signing on")
+    bob.run("web", {"a.py": "a = 1\n", "b.py": "b = 1\n", "c.py": "c\n"}, STILL, [conclusion("c is bob's", "c.py")])
+    bob.ok("decide", "P-0003", "accepted", "--because", "bob: agreed")
+    bob.save("bob: P-0003 accepted")
+    alice.run("web", {"a.py": "a = 1\n", "b.py": "b = 1\n", "d.py": "d\n"}, STILL, [conclusion("d is alice's", "d.py")])
+    alice.save("alice: P-0003")
+    ledger = (alice.root / ".priors" / "ledger.jsonl").read_bytes()
+    alice.git("fetch", "-q", str(bob.root), "feature:bob")
+    m = alice.git("merge", "--no-edit", "bob", check=False)
+    said = m.stdout + m.stderr
+    assert m.returncode != 0 and "CONFLICT" in m.stdout and "Traceback" not in said, said
+    assert "merge the change that adds the list first" in said, said
+    assert (alice.root / ".priors" / "ledger.jsonl").read_bytes() == ledger  # ours, untouched
+    alice.git("merge", "--abort")
+    alice.git("merge", "--no-edit", "bob~1")  # the list, in a change of its own
+    m = alice.git("merge", "--no-edit", "bob", check=False)
+    assert m.returncode == 0, m.stdout + m.stderr
+    assert alice("verify").code == 0 and alice("verify", "--since", "HEAD~1").code == 0

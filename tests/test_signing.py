@@ -932,3 +932,26 @@ def test_a_list_committed_before_the_first_signed_line_holds_while_head_is_unbor
     body = repo.refused("SIGNING_FAILED", "add", "--ns", "web", "Prefer small functions.")
     assert "the work tree's copy is missing or not a file" in body["hint"], body
     assert repo.ledger_bytes() == before
+
+
+def test_a_signature_no_list_can_check_is_never_called_signed_by(repo):
+    """Hostile pass 27ad: with no allowed_signers anywhere, `verify --since` listed a typed-in line as "signed
+    by alice@example.com" — a signature nothing checked."""
+    repo.ok("add", "--ns", "web", "Prefer small functions.")
+    base = commit(repo, "base")
+    append(repo, {"action": "decide", "by": "human", "id": "P-0001", "nonce": "0" * 16, "reason": "x",
+                  "sig": "U1NIU0lHAAAAAQ", "signer": ALICE, "t": "event", "to": "obsolete"})
+    out = repo("verify", "--since", base).out
+    assert f"decide P-0001 obsolete — says it is signed by {ALICE}, not checked" in out, out
+    assert f"— signed by {ALICE}" not in out, out
+
+
+@needs_keygen
+def test_a_list_whose_removal_was_committed_does_not_hold_on_an_unborn_head(repo):
+    """Hostile pass 27ad: a list committed and then removed the documented way still locked a person out
+    once HEAD was unborn (`ever_committed` counted the removal)."""
+    turn_signing_on(repo)
+    git(repo.root, "rm", "-q", ".priors/allowed_signers")
+    commit(repo, "signing off, on purpose")
+    git(repo.root, "checkout", "-q", "--orphan", "fresh-start")
+    repo.ok("add", "--ns", "web", "Prefer small functions.")

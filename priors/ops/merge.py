@@ -18,7 +18,7 @@ from priors.core.signing import SIGNERS_NAME, HumanLine, coverage, describe, hum
 from priors.store.files import atomic_write, read_bytes
 from priors.store.git import file_at, git_dir, head_commit
 from priors.store.lock import writer_alive
-from priors.store.signing import SIGN_HELP, check_all, sign_lines, signers_path, signing_wanted
+from priors.store.signing import SIGN_HELP, check_all, refuse, sign_lines, signers_path, signing_wanted
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
@@ -154,19 +154,16 @@ def resign_changed(root: str, result: bytes, sides: Sequence[bytes], label: str,
     signature that does not hold), nothing is written: the MERGE_CONFLICT refusal (git's
     "conflict", our version left in place), `warn`ing which decisions need signing and what to do.
     """
-    missing: Optional[Refusal] = None
-    try:
-        wanted = signing_wanted(root)  # (a list HEAD holds that the work tree lacks: refused, not skipped)
-    except Refusal as exc:
-        wanted, missing = True, exc
-    if not wanted:
-        return result
     changed = changed_signed_lines(result, sides)
-    if not changed:
+    if not changed:  # (a signed line the merge changes wants signing, whatever our side holds: hostile pass 27ad)
         return result
-    if missing is not None:
-        why = str(missing.details.get("hint", missing.code)).split("; nothing was written")[0]
-        raise _cannot_resign(label, [(hl, orig) for hl, orig, _ in changed], why, warn)
+    try:
+        if not signing_wanted(root):  # (a list HEAD holds that the work tree lacks is refused, not skipped)
+            raise refuse("the lines it renumbers are signed, but this side has no .priors/allowed_signers: merge"
+                         " the change that adds the list first, in a change of its own, then this one")
+    except Refusal as exc:
+        why = str(exc.details.get("hint", exc.code)).split("; nothing was written")[0]
+        raise _cannot_resign(label, [(hl, orig) for hl, orig, _ in changed], why, warn) from None
     lines_changed = list({hl.no: hl for hl, _, _ in changed}.values())
     fresh = [{k: v for k, v in hl.rec.items() if k not in ("sig", "signer", "nonce")} for hl in lines_changed]
     lines = result.split(b"\n")

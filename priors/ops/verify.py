@@ -167,7 +167,8 @@ def verify(paths: Paths, since: Optional[str], no_git: bool) -> Tuple[Answer, Li
     else:
         lines.append(f"{len(problems)} problem{'s' if len(problems) != 1 else ''} in .priors/ — what to do: "
                      f"{FAILS_HELP}")
-    lines += [one_line(x) for x in human_summary(people.added, since or "HEAD", people.problems)]  # after the verdict
+    lines += [one_line(x) for x in human_summary(people.added, since or "HEAD",
+                                                 [*people.problems, *people.warnings])]  # after the verdict
     lines += [one_line(x) for x in unseen_summary(unseen_runs)]
     lines += [one_line(x) for x in calls_summary(calls)]
     return (Answer(1 if problems else 0, body, "\n".join(lines), encoded=dumps(body)),
@@ -214,7 +215,7 @@ def human_summary(added: List[Dict[str, Any]], label: str, signing: Sequence[Pro
     if not added:
         return []
     bad = {p.line for p in signing if p.code == "BAD_SIGNATURE"}
-    unchecked = any(p.code == "SIGNING_UNAVAILABLE" for p in signing)
+    unchecked = any(p.code in ("SIGNING_UNAVAILABLE", "SIGNING_OFF") for p in signing)  # (no list: 27ad)
     n = len(added)
     out = [f"{n} decision{'s' if n != 1 else ''} by a person in this change (since {label}):"]
     for item in added:

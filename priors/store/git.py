@@ -340,14 +340,16 @@ def head_holds(root: Any, rels: List[str]) -> Optional[List[str]]:
 
 
 def ever_committed(root: Any, rel: str) -> bool:
-    """Whether any commit any ref reaches holds `rel` (a path under the target root) — asked only where git
-    cannot show HEAD (`head_holds` None: HEAD unborn, say, as a fresh repository's is, or as an agent may
-    point it), so that a list committed on a branch still counts (hostile pass 27ac)."""
+    """Whether the last commit any ref reaches that changed `rel` (a path under the target root) holds it —
+    added or changed it, not removed it. Asked only where git cannot show HEAD (`head_holds` None: HEAD
+    unborn, say, as a fresh repository's is, or as an agent may point it), so that a list committed on a
+    branch still counts (hostile pass 27ac) and one whose removal was committed does not (27ad)."""
     try:
         got = _git(["rev-list", "-1", "--all", "--", f"./{rel}"], root)
+        last = got.stdout.decode("ascii", "replace").strip() if got.returncode == 0 else ""
+        return bool(last) and _git(["cat-file", "-e", f"{last}:./{rel}"], root).returncode == 0
     except OSError:
         return False
-    return got.returncode == 0 and bool(got.stdout.strip())
 
 
 def file_at(root: Any, rev: str, rel: str) -> Optional[bytes]:

@@ -71,7 +71,8 @@ def signing_wanted(root: Any) -> bool:
     if ledger_signed(root):
         raise refuse("the ledger holds a person's signed lines, so signing stays on, but .priors/allowed_signers is"
                      f" not in the work tree (deleted, moved, a folder in its place): restore it — {how} — and try"
-                     " again")
+                     " again (if no list was ever committed here, such a line was typed in by hand: set signing up,"
+                     " docs/ci.md, and `verify` names it)")
     held = head_holds(root, [SIGNERS_NAME])
     if (held is not None and SIGNERS_NAME in held) or (held is None and ever_committed(root, SIGNERS_NAME)):
         raise refuse("signing is on (.priors/allowed_signers is committed) but the work tree's copy is missing or"
