@@ -60,11 +60,15 @@ def _finite(text):
 
 
 def load(path):
+    if os.path.islink(path) and not os.path.exists(path):
+        raise Refused(f"{path} is a symlink to {os.readlink(path)}, which is not there")
     try:
         with open(path, "rb") as fh:
             data = fh.read()
     except FileNotFoundError:
         return None, {}
+    except OSError as exc:  # a folder in its place, no permission: never a traceback
+        raise Refused(f"{path} cannot be read ({exc.strerror or exc.__class__.__name__})") from None
     try:
         obj = json.loads(data.decode("utf-8"), parse_constant=_no_constant, parse_float=_finite) if data.strip() else {}
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
@@ -84,8 +88,16 @@ def load(path):
 
 
 def runs_script(hook, script):
+    """Whether `hook` is one of ours for `script`, as `commands` writes it (the path quoted, or bare as an
+    older install wrote it) — never a person's own command that merely names the path (hostile pass 27ae)."""
     cmd = hook.get("command")
-    return isinstance(cmd, str) and script in cmd
+    if not isinstance(cmd, str):
+        return False
+    for word in (quote(script), script):
+        head = f"python3 {word} "
+        if cmd.startswith(head) and cmd[len(head):].split(" ", 1)[0] in ("session-start", "prompt", "stop"):
+            return True
+    return False
 
 
 def add(obj, script, keeper):
@@ -186,7 +198,12 @@ def main(argv):
         print(f"  removed the {what} lesson hook{'s' if len(done) > 1 else ''} and {shown}, which install.sh had"
               " created and which held nothing else")
         return 0
-    write(path, obj)
+    try:
+        write(path, obj)
+    except OSError as exc:
+        print(f"  left alone: {shown} could not be written ({exc.strerror or exc.__class__.__name__}); fix it, or add"
+              " the hooks by hand (see adapters/claude-code.md)")
+        return 3
     print(f"  {'added' if verb == 'add' else 'removed'} the {what} lesson hook{'s' if len(done) > 1 else ''}"
           f" {'to' if verb == 'add' else 'from'} {shown}")
     return 0

@@ -237,6 +237,37 @@ def test_a_symlinked_settings_file_stays_a_link(tmp_path: Path):
     assert obj["theme"] == "dark" and "SessionStart" in obj["hooks"]
 
 
+def test_a_settings_path_that_is_a_folder_or_a_dangling_link_is_left_alone(tmp_path: Path):
+    """Hostile pass 27ae: a folder in the settings file's place, or a link to a file in a folder that is not
+    there, ended in a traceback (exit 1) instead of "left alone" (exit 3)."""
+    folder = tmp_path / "adir.json"
+    folder.mkdir()
+    dangling = tmp_path / "dangling.json"
+    dangling.symlink_to(tmp_path / "nowhere" / "s.json")
+    for path in (folder, dangling):
+        r = _settings("add", str(path), "/opt/hook.py", "/usr/local/bin/priors")
+        assert r.returncode == 3 and "left alone" in r.stdout and "Traceback" not in r.stderr, r
+    assert folder.is_dir() and dangling.is_symlink() and not (tmp_path / "nowhere").exists()
+
+
+def test_a_person_s_own_hook_naming_the_script_is_neither_removed_nor_taken_for_ours(tmp_path: Path):
+    """Hostile pass 27ae: `remove` deleted any command holding the script's path (`my-own /x/lessons_hook.py.orig`),
+    and `add` skipped installing beside one."""
+    settings = tmp_path / "settings.json"
+    own = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "my-own /x/lessons_hook.py.orig"}]}]}}
+    settings.write_text(json.dumps(own), encoding="utf-8")
+    r = _settings("remove", str(settings), "/x/lessons_hook.py")
+    assert r.returncode == 0 and "no lesson hooks of ours" in r.stdout, r
+    assert json.loads(settings.read_text(encoding="utf-8")) == own
+    assert _settings("add", str(settings), "/x/lessons_hook.py", "/usr/local/bin/priors").returncode == 0
+    stop = json.loads(settings.read_text(encoding="utf-8"))["hooks"]["Stop"]
+    assert [h["command"] for e in stop for h in e["hooks"]] == ["my-own /x/lessons_hook.py.orig",
+                                                               "python3 '/x/lessons_hook.py' stop --keeper"
+                                                               " '/usr/local/bin/priors' || true"]
+    r = _settings("remove", str(settings), "/x/lessons_hook.py")
+    assert r.returncode == 0 and json.loads(settings.read_text(encoding="utf-8")) == own, r
+
+
 def test_the_stop_hook_survives_hostile_transcripts_and_quoted_passwords_in_tool_inputs(repo: Keeper, tmp_path: Path):
     """A FIFO or a device as the transcript ends the hook at once (it never blocks or reads without
     end); a tool_result whose tool_use_id is not text does not lose the turn; a password written

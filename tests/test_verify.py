@@ -624,6 +624,13 @@ def test_verify_and_doctor_name_a_config_the_keeper_cannot_read(keeper):
         assert d.code == 1 and "problem in .priors/, the first .priors/config.json (CONFIG_INVALID)" in d.out, d.out
     (keeper.root / ".priors/config.json").unlink()
     assert keeper("verify", "--no-git").code == 0
+    outside = keeper.root.parent / "elsewhere.json"
+    outside.write_text('{"max_inject": 3}', encoding="utf-8")
+    (keeper.root / ".priors/config.json").symlink_to(outside)  # read through a link outside (hostile pass 27ae)
+    assert keeper("lessons", "--inject").code == 2 and "is a symlink" in keeper("lessons", "--inject").err
+    r = keeper("verify", "--no-git")
+    assert r.code == 1 and r.out.startswith(".priors/config.json (CONFIG_INVALID): ") and "is a symlink" in r.out, r
+    (keeper.root / ".priors/config.json").unlink()
     (keeper.root / ".priors/config.json").mkdir()  # a folder where the file goes (hostile pass 27x): named, not a usage error
     subprocess.run(["git", "init", "-q"], cwd=str(keeper.root), check=True)
     for args in (("--no-git",), ()):

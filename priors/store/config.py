@@ -31,6 +31,9 @@ def config_path(paths: Paths) -> Path:
 def read_config(paths: Paths) -> Dict[str, Any]:
     """The shared config; one that cannot be read is a usage error naming the fix — never silently
     the defaults (a run would then inject what the team chose not to)."""
+    if config_path(paths).is_symlink():  # (what it leads to is not the repository's: hostile pass 27ae)
+        raise UsageError(f"priors: .priors/{CONFIG_FILE} is a symlink; the keeper reads only a file of the"
+                         f" repository's own{CONFIG_FIX}")
     try:
         data = read_bytes(config_path(paths), MAX_INPUT_BYTES, "config")
     except UsageError as exc:
