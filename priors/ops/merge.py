@@ -221,11 +221,12 @@ def changed_signed_lines(result: bytes, sides: Sequence[bytes]) -> List[Tuple[Hu
     lines, so whatever rule of the merge changed it."""
     signed: Dict[str, List[Tuple[HumanLine, Optional[List[List[str]]]]]] = {}
     for data in sides:
-        side = human_lines(data)
-        covers = coverage(data, side)
+        side = [hl for hl in human_lines(data) if hl.sig is not None]  # (a ledger that never signed: none)
+        covers = coverage(data, side) if side else {}
         for hl in side:
-            if hl.sig is not None:
-                signed.setdefault(hl.sig, []).append((hl, covers.get(hl.no)))
+            signed.setdefault(str(hl.sig), []).append((hl, covers.get(hl.no)))
+    if not signed:
+        return []
     merged = human_lines(result)
     rcov = coverage(result, merged)
     out: List[Tuple[HumanLine, HumanLine, Optional[List[List[str]]]]] = []
