@@ -627,6 +627,16 @@ def test_lessons_loop_records_verify_and_merge(repo):
 STILL = {"P-0001": "still-open", "P-0002": "still-open"}
 
 
+def _alice(tmp_path: Path) -> Repo:
+    """A fresh git repository, the keeper set up with its merge driver (`init --git`)."""
+    alice = Repo(tmp_path / "alice")
+    alice.root.mkdir()
+    alice.git("init", "-q", "-b", "main")
+    alice.ok("init", "--git")
+    alice.write(".gitignore", "cand.json\nscopes.json\n")
+    return alice
+
+
 def _signed_pair(tmp_path: Path):
     """Alice's repository and Bob's clone, signing on (both keys listed), the driver registered in
     both; each then commits a run minting P-0003 and signs a decision on it. Returns (alice, bob, base)."""
@@ -634,11 +644,7 @@ def _signed_pair(tmp_path: Path):
 
     keys = tmp_path / "keys"
     keys.mkdir()
-    alice = Repo(tmp_path / "alice")
-    alice.root.mkdir()
-    alice.git("init", "-q", "-b", "main")
-    alice.ok("init", "--git")
-    alice.write(".gitignore", "cand.json\nscopes.json\n")
+    alice = _alice(tmp_path)
     alice.keys = {name: make_key(keys, name) for name in ("alice", "bob", "carol")}  # type: ignore[attr-defined]
     alice.write(".priors/allowed_signers", allowed_line("alice@example.com", alice.keys["alice"])
                 + allowed_line("bob@example.com", alice.keys["bob"]))
@@ -838,11 +844,7 @@ def test_a_branch_that_turns_signing_on_is_not_merged_into_a_side_without_the_li
 
     keys = tmp_path / "keys"
     keys.mkdir()
-    alice = Repo(tmp_path / "alice")
-    alice.root.mkdir()
-    alice.git("init", "-q", "-b", "main")
-    alice.ok("init", "--git")
-    alice.write(".gitignore", "cand.json\nscopes.json\n")
+    alice = _alice(tmp_path)
     alice.run("web", {"a.py": "a = 1\n", "b.py": "b = 1\n"},
               new=[conclusion("a is magic", "a.py"), conclusion("b is magic", "b.py")])
     alice.save("base")
