@@ -264,22 +264,26 @@ def reads_like_unseen(st: Any, p: PriorState) -> List[str]:
     return out
 
 
-def retired_lessons(st: Any) -> List[PriorState]:
-    """Every lesson a person retired (`obsolete`), of every namespace, in ledger order."""
-    return [p for p in st.priors.values() if p.status == "obsolete" and is_lesson(p) and isinstance(p.claim, str)]
+def settled_lessons(st: Any) -> List[PriorState]:
+    """Every lesson a person decided (accepted, wontfix, retired), of every namespace, in ledger order."""
+    return [p for p in st.priors.values() if is_lesson(p) and person_settled(p) and isinstance(p.claim, str)]
 
 
 def reads_like_settled(settled: List[PriorState], claim: str) -> Optional[Tuple[PriorState, float]]:
-    """(lesson, figure) for the lesson of `settled` that `claim` reads like — the door's measure, whatever
-    the claim denies (door 6) — the highest figure, the first on a tie; or None. `import` skips a bundle's
-    lesson that reads like one a person retired: their decision is not undone by a file (`priors add` is
-    theirs to say it again). (A lesson like one they accepted may be copied into another namespace.)"""
+    """(lesson, figure) for the lesson of `settled` whose decision `claim` would undo — the highest figure,
+    the first on a tie; or None: one a person retired that it reads like, whatever it denies (door 6's
+    measure), or one a person accepted or kept that it denies (like it only once its denial is ignored).
+    `import` skips such a lesson of a bundle: a person's decision is not undone by a file (`priors add` is
+    theirs to say it again). A lesson like one they accepted may be copied into another namespace."""
     mine, said = signature(claim), plain_letters(claim)
     best: Optional[Tuple[PriorState, float]] = None
     for p in settled:
         if signature(p.claim).isdisjoint(mine):
             continue
-        got = similar(plain_letters(p.claim), said, polar=False)
-        if got is not None and (best is None or got > best[1]):
+        theirs = plain_letters(p.claim)
+        got = similar(theirs, said, polar=False)
+        if got is None or (p.status != "obsolete" and similar(theirs, said) is not None):
+            continue  # (the same as a lesson a person keeps: a copy, not an undoing — hostile pass 27af)
+        if best is None or got > best[1]:
             best = (p, got)
     return best

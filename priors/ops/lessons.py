@@ -20,7 +20,7 @@ from priors.core.lesson_bundles import (
     reflection_packet,
     sealed_block,
 )
-from priors.core.lesson_likeness import reads_like_settled, retired_lessons
+from priors.core.lesson_likeness import reads_like_settled, settled_lessons
 from priors.core.lessons import (
     Ledger,
     check_supersedes,
@@ -231,13 +231,13 @@ def import_bundle(paths: Paths, name: str, obj: Any, ns: str, accept: bool) -> A
         st = ledger.state
         refuse_if_open(paths, st, "import")
         have = present_claims(st, ns)
-        retired = retired_lessons(st)
+        settled = settled_lessons(st)
         fresh: List[Dict[str, Any]] = []
         skipped: List[str] = []
         seen = set()
         for item in incoming:
             claim = claim_key(item.rec["claim"])
-            like = reads_like_settled(retired, item.rec["claim"]) if claim not in have else None
+            like = reads_like_settled(settled, item.rec["claim"]) if claim not in have else None
             if claim in have:
                 p = have[claim]
                 skipped.append(f"lessons[{item.index}] (already here as {p.id}, {p.status})")
@@ -245,7 +245,9 @@ def import_bundle(paths: Paths, name: str, obj: Any, ns: str, accept: bool) -> A
                 skipped.append(f"lessons[{item.index}] (repeated in the bundle)")
             elif like is not None:  # a person's decision is not undone by a file (hostile passes 27u, 27v)
                 q, figure = like
-                skipped.append(f"lessons[{item.index}] (it reads like {q.id}, which a person retired"
+                said = "it reads like" if q.status == "obsolete" else "it denies"
+                done = {"obsolete": "retired", "wontfix": "settled as wontfix"}.get(str(q.status), "accepted")
+                skipped.append(f"lessons[{item.index}] ({said} {q.id}, which a person {done}"
                                + (f" in {q.ns}" if q.ns != ns else "") + f", similarity {figure}; if it is meant,"
                                f" `priors add` it)")
             else:
@@ -259,7 +261,7 @@ def import_bundle(paths: Paths, name: str, obj: Any, ns: str, accept: bool) -> A
             ordered = [{k: r[k] for k in sorted(r)} for r in fresh]
             append_and_apply(paths, loaded, sealed_block(ordered, run, ns, accept, "import"))
     if run is None:
-        here = "already here" if not any("reads like" in x for x in skipped) else "skipped"
+        here = "already here" if not any("reads like" in x or "denies" in x for x in skipped) else "skipped"
         lines = [f"imported nothing into {ns} — " + ("its one lesson is" if len(incoming) == 1
                                                       else f"all {len(incoming)} lessons are") + f" {here}"]
     else:
