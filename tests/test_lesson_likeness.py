@@ -514,14 +514,13 @@ def test_import_skips_a_lesson_that_reads_like_one_a_person_retired(keeper):
     assert [x["claim"] for x in given["inject"]] == ["Prefer small focused commits"] * 2, given  # (web's copy)
     assert all("sleep" not in str(r.get("claim")) or r.get("id") == "P-0001" for r in keeper.ledger()), keeper.ledger()
     assert keeper("verify", "--no-git").code == 0
-    # the denial of a lesson the person accepted is skipped too; its copy into another namespace is not
-    # (hostile pass 27af: "Never …" came in beside the person's "Always …", both injected)
-    bundle["lessons"] = [dict(bundle["lessons"][1], claim="Never prefer small focused commits"),
-                         dict(bundle["lessons"][1], claim="Prefer small and focused commits")]
+    # a copy of a person's standing lesson is taken, even where it reversed one they retired (hostile pass 27ag)
+    keeper.ok("add", "--ns", NS, "--supersedes", "P-0001", "Use sleep in tests to wait for async work")  # P-0005
+    bundle["lessons"] = [dict(bundle["lessons"][1], claim="Use sleep in tests to wait for async work"),
+                         dict(bundle["lessons"][1], claim="Always run the tests before committing, not after")]
     (keeper.root / "bundle.json").write_text(json.dumps(bundle))
     out = keeper.ok("import", "bundle.json", "--ns", "docs")
-    assert f"skipped lessons[0] (it denies P-0002, which a person accepted in {NS}" in out, out
-    assert "imported 1 lesson into docs" in out and "lessons[1]" not in out, out
+    assert "imported 2 lessons into docs" in out and "skipped" not in out, out
 
 
 def test_status_calls_shows_the_agent_s_lesson_another_says_it_differs_from(keeper):

@@ -270,20 +270,23 @@ def settled_lessons(st: Any) -> List[PriorState]:
 
 
 def reads_like_settled(settled: List[PriorState], claim: str) -> Optional[Tuple[PriorState, float]]:
-    """(lesson, figure) for the lesson of `settled` whose decision `claim` would undo — the highest figure,
-    the first on a tie; or None: one a person retired that it reads like, whatever it denies (door 6's
-    measure), or one a person accepted or kept that it denies (like it only once its denial is ignored).
-    `import` skips such a lesson of a bundle: a person's decision is not undone by a file (`priors add` is
-    theirs to say it again). A lesson like one they accepted may be copied into another namespace."""
+    """(lesson, figure) for the lesson a person retired that `claim` reads like — door 6's measure, whatever
+    it denies — the highest figure, the first on a tie; or None, also when it reads like a lesson a person
+    accepted or kept (a copy of it, into another namespace, say, is taken, even where that lesson reversed
+    one they retired: hostile pass 27ag). `import` skips such a lesson of a bundle: a person's decision is not
+    undone by a file (`priors add` is theirs to say it again). (Denials of a standing lesson are not told
+    apart from rewordings that merely hold a `not`: 27ag's `…, not after`.)"""
     mine, said = signature(claim), plain_letters(claim)
     best: Optional[Tuple[PriorState, float]] = None
     for p in settled:
         if signature(p.claim).isdisjoint(mine):
             continue
         theirs = plain_letters(p.claim)
+        if p.status != "obsolete":
+            if similar(theirs, said) is not None:
+                return None
+            continue
         got = similar(theirs, said, polar=False)
-        if got is None or (p.status != "obsolete" and similar(theirs, said) is not None):
-            continue  # (the same as a lesson a person keeps: a copy, not an undoing — hostile pass 27af)
-        if best is None or got > best[1]:
+        if got is not None and (best is None or got > best[1]):
             best = (p, got)
     return best

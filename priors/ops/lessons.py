@@ -245,9 +245,7 @@ def import_bundle(paths: Paths, name: str, obj: Any, ns: str, accept: bool) -> A
                 skipped.append(f"lessons[{item.index}] (repeated in the bundle)")
             elif like is not None:  # a person's decision is not undone by a file (hostile passes 27u, 27v)
                 q, figure = like
-                said = "it reads like" if q.status == "obsolete" else "it denies"
-                done = {"obsolete": "retired", "wontfix": "settled as wontfix"}.get(str(q.status), "accepted")
-                skipped.append(f"lessons[{item.index}] ({said} {q.id}, which a person {done}"
+                skipped.append(f"lessons[{item.index}] (it reads like {q.id}, which a person retired"
                                + (f" in {q.ns}" if q.ns != ns else "") + f", similarity {figure}; if it is meant,"
                                f" `priors add` it)")
             else:
@@ -261,7 +259,7 @@ def import_bundle(paths: Paths, name: str, obj: Any, ns: str, accept: bool) -> A
             ordered = [{k: r[k] for k in sorted(r)} for r in fresh]
             append_and_apply(paths, loaded, sealed_block(ordered, run, ns, accept, "import"))
     if run is None:
-        here = "already here" if not any("reads like" in x or "denies" in x for x in skipped) else "skipped"
+        here = "already here" if not any("reads like" in x for x in skipped) else "skipped"
         lines = [f"imported nothing into {ns} — " + ("its one lesson is" if len(incoming) == 1
                                                       else f"all {len(incoming)} lessons are") + f" {here}"]
     else:
