@@ -521,6 +521,9 @@ def test_import_skips_a_lesson_that_reads_like_one_a_person_retired(keeper):
     (keeper.root / "bundle.json").write_text(json.dumps(bundle))
     out = keeper.ok("import", "bundle.json", "--ns", "docs")
     assert "imported 2 lessons into docs" in out and "skipped" not in out, out
+    calls = keeper.ok("status", "--calls")  # no agent proposed them: the person imported them (hostile pass 27ag)
+    assert "a lesson imported from a bundle: injected as advice until you decide" in calls, calls
+    assert "a lesson an agent proposed" not in calls, calls
 
 
 def test_status_calls_shows_the_agent_s_lesson_another_says_it_differs_from(keeper):

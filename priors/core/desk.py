@@ -181,6 +181,9 @@ def _made(st: State, p: PriorState, kind: str, verdicts: Sequence[str], extra: A
     if len(decided) < len(said):  # ... or than an agent's lesson, both before the person (newcomer pass 27z)
         ask["differs_from_lessons"] = [{"id": q.id, "status": q.status, "claim": q.claim} for q in said
                                        if not person_settled(q)]
+    seal = st.commits.get(str(p.rec.get("born"))) if kind == "proposed-lesson" else None
+    if isinstance(seal, dict) and seal.get("via") == "import":
+        ask["imported"] = True
     if kind != "differs" and p.id in st.unseen and lessons_unseen(st, p):  # held back (hostile pass 27u)
         ask["held_unseen"] = lessons_unseen(st, p)  # a parallel branch's run wrote it, never having seen these
         ask["reads_like_unseen"] = [dict({"id": q.id, "status": q.status, "claim": q.claim},
@@ -316,6 +319,8 @@ def kind_text(ask: Dict[str, Any]) -> str:
     """What the ask is, in the words of the verdicts it offers: "the same" to another namespace's decision
     is answered `obsolete` (`differs_verdicts`), so the question names that key, not `duplicate`."""
     text = KINDS[ask["kind"]]
+    if ask.get("imported"):  # (a person's `import` without --accept: no agent proposed it — newcomer pass 27ag)
+        text = text.replace("a lesson an agent proposed", "a lesson imported from a bundle")
     if ask["kind"] == "proposed-lesson" and ask.get("held_unseen"):  # not given to runs: `held_text` says why
         text = text.replace(": injected as advice until you decide", "")
     elif ask["kind"] == "proposed-lesson" and isinstance(ask.get("supersedes"), str) and not ask.get("supersedes_retired"):
