@@ -184,11 +184,12 @@ def _made(st: State, p: PriorState, kind: str, verdicts: Sequence[str], extra: A
     seal = st.commits.get(str(p.rec.get("born"))) if kind == "proposed-lesson" else None
     if isinstance(seal, dict) and seal.get("via") == "import":
         ask["imported"] = True
-    if kind != "differs" and p.id in st.unseen and lessons_unseen(st, p):  # held back (hostile pass 27u)
-        ask["held_unseen"] = lessons_unseen(st, p)  # a parallel branch's run wrote it, never having seen these
+    held = lessons_unseen(st, p) if kind != "differs" and p.id in st.unseen else []
+    if held:  # held back (hostile pass 27u): a parallel branch's run wrote it, never having seen these
+        ask["held_unseen"] = held
         ask["reads_like_unseen"] = [dict({"id": q.id, "status": q.status, "claim": q.claim},
                                          **({"ns": q.ns} if q.ns != p.ns else {}))
-                                    for q in (st.priors[i] for i in reads_like_unseen(st, p))]
+                                    for q in (st.priors[i] for i in reads_like_unseen(st, p, held))]
     return ask
 
 
@@ -343,7 +344,7 @@ def differs_text(ask: Dict[str, Any]) -> str:
     from a parallel branch whose run never saw their decision beside it (core/unseen.py)."""
     yours = " and ".join([f"your {ask['settled_status']} {ask['differs_from']}" + (
         f" (in {ask['settled_ns']})" if ask.get("settled_ns") else "")] + [  # another namespace's: say which
-        f"your {o['status']} {o['id']}" + (f" (in {o['ns']})" if o.get("ns") else "") for o in ask.get("also_differs_from", ())])
+        f"your {o['status']} {o['id']}{_in_ns(o)}" for o in ask.get("also_differs_from", ())])
     if ask.get("unseen"):
         return f"from a parallel branch whose run never saw {yours}, it stands beside it"
     return f"the agent says {ask['id']} differs from {yours}"

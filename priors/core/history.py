@@ -114,9 +114,9 @@ def timeline(records: Sequence[Dict[str, Any]], pid: str) -> Optional[Dict[str, 
         kept = kept_in_force(st, pid) if "supersedes" in body else None
         if kept is not None:  # a person's lesson: accepting this one leaves it in force unless the person names it
             body["supersedes_binding"] = st.priors[kept].status
-        waits = differs_from(st, p) or beside_unseen(st, p) or reads_like_unseen(st, p) \
-            if "distinct_from" in body or pid in st.unseen else []
         held = lessons_unseen(st, p) if pid in st.unseen else []
+        waits = differs_from(st, p) or beside_unseen(st, p) or reads_like_unseen(st, p, held) \
+            if "distinct_from" in body or pid in st.unseen else []
         if held:  # a parallel branch's lesson, held back from runs and sessions until the person decides it
             body["held_back"] = held
         old = st.priors.get(rec["supersedes"]) if isinstance(rec.get("supersedes"), str) else None

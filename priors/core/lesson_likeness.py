@@ -245,12 +245,13 @@ def with_lessons_met(index: LessonIndex, cand: Candidate, pool: List[PriorState]
     return pool, elsewhere
 
 
-def reads_like_unseen(st: Any, p: PriorState) -> List[str]:
+def reads_like_unseen(st: Any, p: PriorState, named: Optional[List[str]] = None) -> List[str]:
     """Of the lessons a person decided that agent lesson `p`'s run never saw (`unseen.lessons_unseen`: a
     parallel branch's run), those it reads like — what the door would have refused as `RERAISE` had the
     run seen them. `status --calls`, the walk and `show` name them. The lesson it revises is left out: a
-    revision of a retired lesson is shown as one already. (`st`: a `fold.State`.)"""
-    named = lessons_unseen(st, p)
+    revision of a retired lesson is shown as one already. (`st`: a `fold.State`; `named`: `lessons_unseen`,
+    when the caller has it.)"""
+    named = lessons_unseen(st, p) if named is None else named
     claim, revised = p.claim, p.rec.get("supersedes")
     if not named or not isinstance(claim, str):
         return []
