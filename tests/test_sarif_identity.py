@@ -131,6 +131,30 @@ def test_a_line_shift_and_reindent_keep_the_identity_and_a_wontfix_on_a_file_res
     c = r.json["counts"]
     assert (c["known"], c["reaffirmed"], c["fixed"], c["new"], c["suppressed"]) == (1, 1, 0, 0, 1), c
     assert [(x["refused"], x["of"]) for x in r.json["refused"]] == [("RERAISE", ids["`sys` imported but unused"])]
+    # (the file changed: the hint says why the decision still holds, not that the state is the same — newcomer pass 27ai)
+    assert "same state" not in r.json["refused"][0]["hint"] and "fingerprint" in r.json["refused"][0]["hint"], r.json
+
+
+def test_one_rules_two_results_on_one_definition_are_each_their_own_decision(keeper: Keeper) -> None:
+    """Two results of one rule on one function (ruff's FBT001 for two boolean arguments: the same message)
+    are two findings; a person's wontfix on each holds after the lines shift, and each result comes back
+    refused as the decision on its own fingerprint, not both as the first one's (newcomer pass 27ai)."""
+    k = keeper
+    code = "def parse(line, strip: bool, lower: bool):\n    return line\n"
+    k.write("src/m.py", code)
+    k.ok("ingest-sarif", ruff(k, "1.sarif", "FBT001"), "--ns", "ruff", "--snapshot", "src")
+    found = priors(k)
+    assert len(found) == 2 and len({p["fingerprint"] for p in found}) == 2 and len({p["claim"] for p in found}) == 1
+    first, second = sorted(p["id"] for p in found)
+    for pid in (first, second):
+        k.ok("decide", pid, "wontfix", "--because", "a public signature")
+    k.write("src/m.py", "# a comment\n" * 3 + code)
+    r = k("ingest-sarif", ruff(k, "2.sarif", "FBT001"), "--ns", "ruff", "--snapshot", "src", "--json")
+    assert r.code == 0, r
+    assert (r.json["counts"]["suppressed"], r.json["counts"]["refused"], r.json["counts"]["new"]) == (2, 0, 0), r.json["counts"]
+    assert sorted(x["of"] for x in r.json["refused"]) == [first, second], r.json["refused"]
+    text = k.ok("ingest-sarif", "2.sarif", "--ns", "ruff", "--snapshot", "src")
+    assert f"({first}, {second})" in text, text  # (both named where the summary says what a person settled)
 
 
 def test_an_agents_finding_still_meets_an_analyzers_by_meaning_and_cannot_claim_an_identity(keeper: Keeper) -> None:

@@ -27,7 +27,7 @@ such a run never saw is one its seal names, and it is judged as the run saw it (
 content is gone: nothing is judged against it. So a ledger only the keeper wrote replays clean.
 
 Pure: records in, problems out. Each prior is indexed by scope ref per namespace as it arrives
-(`protocol.ScopeIndex`, the door's own index), so a finding meets only the priors around its scope.
+(`scope_index.ScopeIndex`, the door's own index), so a finding meets only the priors around its scope.
 """
 
 from __future__ import annotations
@@ -47,18 +47,10 @@ from priors.core.moves import as_run_sees
 from priors.core.on_the_code import as_on_disk, followed_here, judge_change_line
 from priors.core.plain import Unkept
 from priors.core.problem import Problem
-from priors.core.protocol import (
-    ScopeIndex,
-    door_of,
-    dropped_from,
-    held_in,
-    inner_named,
-    judge_pool,
-    same_words,
-    settled_by_person,
-)
+from priors.core.protocol import door_of, judge_pool, same_words, settled_by_person
 from priors.core.replay_split import Share
 from priors.core.sameness import wordings
+from priors.core.scope_index import ScopeIndex, dropped_from, held_in, inner_named
 from priors.core.similarity import claim_key, folded, norm_direction, similar
 from priors.core.unseen import UNSEEN, seen_through
 from priors.core.vocabulary import (

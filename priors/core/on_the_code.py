@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from priors.core.fold import PriorState
 from priors.core.grammar import Candidate
 from priors.core.moves import is_definition, is_file_ref, moved_copy
-from priors.core.protocol import ScopeIndex
+from priors.core.scope_index import ScopeIndex
 from priors.core.unseen import seen_through
 from priors.core.vocabulary import PRIOR_RE, id_number
 

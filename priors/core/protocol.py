@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import bisect
-
 from priors.core.canonical import normalize
 from priors.core.errors import Refusal
 from priors.core.fold import (
@@ -17,9 +15,9 @@ from priors.core.grammar import SEVERITY_RANK, Candidate, check_tags, identity_o
 from priors.core.lesson_likeness import is_lesson_line, lesson_refusal, lineage, most_similar_lesson
 from priors.core.lessons import check_supersedes, is_lesson, person_settled
 from priors.core.moves import as_run_sees, followed_copies
-from priors.core.plain import Plain
 from priors.core.run_files import RunFiles, require_open
 from priors.core.sameness import folded_into, wordings
+from priors.core.scope_index import ScopeIndex
 from priors.core.secret_patterns import guard
 from priors.core.similarity import claim_key, folded, norm_direction, same_claim, scopes_related, settled_near, similar
 from priors.core.sorted_strings import SortedStrings
@@ -233,145 +231,6 @@ def nearest_refs(ref: str, scopes: Dict[str, str], n: int = 5) -> List[str]:
     return difflib.get_close_matches(ref, sorted(scopes), n=n, cutoff=0.5)
 
 
-class ScopeIndex(Plain):
-    """Priors indexed by scope ref, so that a candidate meets only the priors whose scope can matter
-    to it (the same, a containing or contained scope, a prefix for floors), in the order they were
-    added: exactly what a scan of every prior would find, without scanning them all for every
-    candidate. The door's pool (`ProposePool`) is one; `verify`'s replay keeps one per namespace
-    and adds each prior as the ledger brings it (core/ledger_replay.py)."""
-
-    __slots__ = ("items", "by_ref", "refs", "wide", "lengths")
-
-    def __init__(self) -> None:
-        self.items: List[PriorState] = []
-        # ref -> the positions of the priors held under it: one position as an int, several as a list (most
-        # refs hold one prior: a list each costs ~6 MB at 100k priors in `verify`'s replay)
-        self.by_ref: Dict[str, Any] = {}
-        self.lengths: List[int] = []  # the lengths of the refs held, ascending: the only prefixes worth looking up
-        self.refs: Optional[SortedStrings] = SortedStrings()  # for the refs inside a scope (None while a pool is built)
-        self.wide: List[int] = []  # repo-wide priors
-
-    def add(self, p: PriorState) -> None:
-        pos = len(self.items)
-        self.items.append(p)
-        ref = p.scope_ref
-        if isinstance(ref, str):
-            self.hold(ref, pos)
-        if p.facet("scope") == "repo-wide":
-            self.wide.append(pos)
-
-    def relocate(self, p: PriorState, old: Optional[str]) -> None:
-        """`p`, held under the ref `old`, moved with its code (core/moves.py): held under its new ref."""
-        if old is None or p.scope_ref == old:
-            return
-        held = self.positions(old)
-        pos = next((i for i in held if self.items[i] is p), None)
-        if pos is None:
-            return
-        rest = [i for i in held if i != pos]
-        if rest:
-            self.by_ref[old] = rest if len(rest) > 1 else rest[0]
-        else:
-            del self.by_ref[old]
-            if self.refs is not None and old in self.refs:
-                self.refs.remove(old)
-        ref = p.scope_ref  # (its place in the pool's order stays: the order is the ledger's)
-        if isinstance(ref, str):
-            self.hold(ref, pos)
-
-    def positions(self, ref: str) -> List[int]:
-        """The positions of the priors held under `ref`, ascending."""
-        got = self.by_ref.get(ref)
-        return [] if got is None else got if type(got) is list else [got]
-
-    def hold(self, ref: str, pos: int) -> None:
-        """`pos` held under `ref` in order; a new ref's place among the refs and its length among the
-        lengths made when it first comes."""
-        got = self.by_ref.get(ref)
-        if got is None:
-            self.by_ref[ref] = pos
-            if self.refs is not None:
-                self.refs.add(ref)
-            n = len(ref)
-            at = bisect.bisect_left(self.lengths, n)
-            if at == len(self.lengths) or self.lengths[at] != n:
-                self.lengths.insert(at, n)
-        elif type(got) is list:
-            bisect.insort(got, pos)
-        else:
-            self.by_ref[ref] = [got, pos] if got < pos else [pos, got]
-
-    def around(self, cand: Candidate) -> List[PriorState]:
-        """The priors, in pool order, whose scope is the candidate's, contains it or lies inside it,
-        is a string prefix of it (a floor's reach) or `*` — and the repo-wide ones."""
-        ref = cand.scope_ref
-        if ref is None or ref == "*":
-            return list(self.items) if ref == "*" else [self.items[i] for i in sorted(set(self.wide) | set(
-                self.positions("*")))]
-
-        by_ref, got, most = self.by_ref, [], len(ref)  # the position lists that apply; mostly none, so no set is made
-        for n in self.lengths:  # every prefix of `ref` that is a ref held (`range(1, len(ref) + 1)`, less misses)
-            if n > most:
-                break
-            held = by_ref.get(ref[:n])
-            if held is not None:
-                got.append(held if type(held) is list else (held,))
-        for inside in self.refs.starting(ref) if self.refs is not None else ():
-            if len(inside) > most:  # (the ref itself came with its prefixes)
-                held = by_ref[inside]
-                got.append(held if type(held) is list else (held,))
-        star = by_ref.get("*")
-        for extra in (self.wide, star if type(star) is list else (star,) if star is not None else ()):
-            if extra:
-                got.append(extra)
-        items = self.items
-        if not got:
-            return []
-        if len(got) == 1:  # one list: its positions are distinct and ascending already
-            return [items[i] for i in got[0]]
-        return [items[i] for i in sorted(set().union(*got))]
-
-
-def held_in(held: Dict[Any, Any], key: Any, p: PriorState) -> None:
-    """`p` held under `key` in a map of one prior or a list of them (most keys hold one, and a list each
-    costs ~13 MB at 100k priors in `verify`'s replay): alone, or appended to those already there."""
-    have = held.get(key)
-    if have is None:
-        held[key] = p
-    elif type(have) is list:
-        have.append(p)
-    else:
-        held[key] = [have, p]
-
-
-def dropped_from(held: Dict[Any, Any], key: Any, p: PriorState) -> bool:
-    """`p` no longer held under `key` (`held_in` undone); whether it was."""
-    have = held.get(key)
-    ps = have if type(have) is list else [have] if have is not None else []
-    rest = [q for q in ps if q is not p]
-    if rest and len(rest) < len(ps):
-        held[key] = rest if len(rest) > 1 else rest[0]
-    elif ps and not rest:
-        del held[key]
-    return len(rest) < len(ps)
-
-
-def inner_named(index: Optional[ScopeIndex], inner_ref: str, inner: tuple) -> tuple:
-    """The definitions inside `inner_ref` the run's snapshot is known to have held: those its own lines
-    reveal (`inner`, as the door finds them in the snapshot) and those any prior of the namespace
-    names as its scope (`index.refs`, sorted) — the ledger keeps no snapshot, so these stand for it."""
-    if index is None or inner_ref == "*" or inner_ref.endswith("/"):
-        return inner
-    lead = inner_ref + ("." if "#" in inner_ref else "#")
-    out = list(inner)
-    for ref in index.refs.starting(lead) if index.refs is not None else ():
-        if len(out) >= 200:
-            break
-        if ref not in inner:
-            out.append(ref)
-    return tuple(out)
-
-
 class ProposePool(ScopeIndex):
     """The priors a proposal is checked against — the namespace's, with this run's verdicts applied,
     then the run's staged ones — as a `ScopeIndex`.
@@ -486,6 +345,12 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
     cdir = norm_direction(cand.direction)
     cid = cand.identity
     same_as = (lambda a, b: normalize(a) == b) if legacy else same_claim
+    others = {p.id for p in elsewhere}
+    if cid is not None:  # an analyzer's result is first the finding with its own identity: one rule's results with two
+        # fingerprints on one definition are two findings, each a person may decide (newcomer pass 27ai)
+        for p in (*pool, *elsewhere):
+            if not p.redacted and identity_of(p.rec) is not None and _same_result(p, cand, current):
+                raise _same_refusal(p, elsewhere=p.id in others, state=p.scope_hash == current)
     for p in pool:
         if p.redacted:
             continue
@@ -500,7 +365,6 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
             raise _same_refusal(p if home is None or legacy or p.status != "obsolete" else home(p))
         if opposes(cand, p.rec.get("direction")) and p.status in REVERSIBLE:
             return {"kind": "reversal", "conflicts_with": p.id, "claim": cand.claim, "direction": cand.direction}
-    others = {p.id for p in elsewhere}
     for p in elsewhere:  # the same claim on the same state
         if cid is not None and identity_of(p.rec) is not None:
             if _same_result(p, cand, current) or _decided_here(p, cand, current):
@@ -587,15 +451,18 @@ def _decided_here(p: PriorState, cand: Candidate, current: Optional[str]) -> boo
     return p.binding and _same_scope(p, cand, current) and same_claim(p.claim, cand.claim)
 
 
-def _same_refusal(p: PriorState, figure: Optional[float] = None, elsewhere: bool = False) -> Refusal:
+def _same_refusal(p: PriorState, figure: Optional[float] = None, elsewhere: bool = False, state: bool = True) -> Refusal:
+    """`state`: False for an analyzer's result a person decided on another state of its scope, which the
+    same rule and fingerprint still are (`_same_result`)."""
     extra: Dict[str, Any] = {} if figure is None else {"similar": True, "similarity": figure}
+    where = "on the same state" if state else "as the same result (its rule and fingerprint follow the flagged code)"
     if elsewhere:  # another namespace's: `distinct_from` cannot name it (it names this namespace's priors only)
         return Refusal("RERAISE", of=p.id, status=p.status, ns=p.ns, **extra,
-                       hint=f"a human settled this on the same state in namespace {p.ns}; a person's decision holds"
+                       hint=f"a human settled this {where} in namespace {p.ns}; a person's decision holds"
                             " in every namespace — do not raise it again")
     if p.binding:
         return Refusal("RERAISE", of=p.id, status=p.status, **extra,
-                       hint="a human settled this on the same state; do not raise it again"
+                       hint=f"a human settled this {where}; do not raise it again"
                        + (" (it says the same in other words; `distinct_from` cannot set a person's decision aside:"
                           " if yours is really another finding, tell the person)" if extra else ""))
     return Refusal("DUPLICATE", of=p.id, status=p.status, **extra,

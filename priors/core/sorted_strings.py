@@ -1,4 +1,4 @@
-"""Strings kept in sorted order as they are added one at a time: `ScopeIndex`'s refs (core/protocol.py).
+"""Strings kept in sorted order as they are added one at a time: `ScopeIndex`'s refs (core/scope_index.py).
 
 One sorted list moves, on each insertion, every string after the new one: `verify`'s replay at 100k
 priors adds ~57k refs to lists reaching ~34k, ~7.8 GB of memory moved in all, about a tenth of each
