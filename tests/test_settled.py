@@ -346,6 +346,43 @@ def test_a_change_that_moves_a_person_s_decision_off_code_still_there_is_named(k
     assert "MOVE_UNFOUNDED" not in r.out, r
 
 
+def test_a_change_that_moves_a_person_s_decision_to_other_code_after_a_rename_is_named(keeper):
+    """Hostile pass 27ah: `rate` renamed `tax_rate` (the same body), then a `moved` event typed into the
+    ledger that carries the person's wontfix to `total` (code that exists, but other code), and the
+    re-raise on `tax_rate` — verify passed, the old ref being gone. The keeper moves a finding to the
+    definition most like its recorded shape: MOVE_UNFOUNDED names where its code is. The keeper's own
+    move of the same rename passes."""
+    from priors.core.canonical import dumps
+    root = keeper.root
+    base = _settled_in_git(keeper)
+    keeper.write("src/tax.py", TAX.replace("def rate():", "def tax_rate():").replace("+ rate()", "+ tax_rate()"))
+    now = json.loads(keeper.ok("snapshot"))
+    decided = keeper.ledger()[0]
+    clean = keeper.ledger_bytes()
+    n = len(keeper.ledger())
+    move = {"t": "event", "action": "moved", "id": "P-0001", "run": "run-003", "from": "src/tax.py#rate",
+            "to": "src/tax.py#total"}
+    again = dict(decided, id="P-0002", born="run-003", scope_ref="src/tax.py#tax_rate",
+                 claim="tax_rate() hard-codes the tax rate", scope_hash=now["src/tax.py#tax_rate"])
+    seal = {"t": "run", "action": "commit", "run": "run-003", "ns": NS, "summary": ["New this run: 1"], "door": 6}
+    ledger = root / ".priors/ledger.jsonl"
+    ledger.write_bytes(clean + "".join(dumps(r) + "\n" for r in (move, again, seal)).encode())
+    keeper.ok("render")
+    for args in (("verify", "--since", base, "--json"), ("verify", "--json")):
+        r = keeper(*args)
+        got = [(p["line"], p["code"]) for p in json.loads(r.out)["problems"]]
+        assert r.code == 1 and (n + 1, "MOVE_UNFOUNDED") in got, (args, r)
+        assert "holds its code — the shape the ledger recorded for it — at src/tax.py#tax_rate" in r.out, r
+    # the keeper's own run follows the rename to `tax_rate`, and refuses the re-raise there
+    ledger.write_bytes(clean)
+    keeper.ok("render")
+    got = json.loads(keeper.ok("relevant", "--ns", NS, "--snapshot"))
+    keeper.ok("commit", "--run", got["run"])
+    assert keeper.ledger()[-2]["to"] == "src/tax.py#tax_rate", keeper.ledger()[-2:]
+    r = keeper("verify", "--since", base)
+    assert r.code == 0 and "MOVE_UNFOUNDED" not in r.out, r
+
+
 def test_a_decision_recorded_before_indentation_counted_holds_on_unchanged_code(keeper):
     """A person's wontfix stored with the whitespace-blind hash a Python scope had before indentation
     counted: the door judges it unchanged while the code is unchanged under that scheme (`rehashed`),

@@ -68,17 +68,33 @@ def as_on_disk(decided: Tuple[ScopeIndex, ...], disk: Any, cand: Candidate, scop
                           + "; ".join(sorted(set(moved))) + ")"), rehashed
 
 
-def unfounded_move(p: PriorState, disk: Any, to: Any) -> Optional[str]:
+def unfounded_move(p: PriorState, disk: Any, to: Any, shape: Optional[str] = None) -> Optional[str]:
     """Why a `moved` event could not be the keeper's, or None: it carries `p`, a person's decision,
     away from a definition the code still holds in the state they decided on — the keeper moves a
     finding only when its definition is gone, so this one would set their decision on other code and
-    leave its own free for a re-raise."""
+    leave its own free for a re-raise — or, its definition gone, onto one whose shape is not `shape`
+    (the one the ledger recorded for it) while another definition in its file or the target's holds
+    exactly that shape: the keeper moves a finding to the definition most like its recorded shape
+    (core/moves.py `find_moves`), so this one would leave the code a person decided on free for a
+    re-raise under its new name (hostile pass 27ah)."""
     ref = p.scope_ref
-    if not p.binding or p.redacted or not isinstance(ref, str) or disk.get(ref) != p.scope_hash:
+    if not p.binding or p.redacted or not isinstance(ref, str):
         return None
-    return (f"event moves {p.id}, which a person made {p.status}, from {ref} to {to!r}, but the checkout still "
-            f"holds {ref} in the state they decided on — the keeper moves a finding only when its definition is "
-            "gone: the keeper never wrote this line")
+    if disk.get(ref) == p.scope_hash:
+        return (f"event moves {p.id}, which a person made {p.status}, from {ref} to {to!r}, but the checkout still "
+                f"holds {ref} in the state they decided on — the keeper moves a finding only when its definition is "
+                "gone: the keeper never wrote this line")
+    have, inside = getattr(disk, "shape", None), getattr(disk, "inside", None)
+    if not shape or have is None or inside is None or not isinstance(to, str) or not is_definition(to) \
+            or have(to) == shape:
+        return None
+    files = sorted({ref.split("#", 1)[0], to.split("#", 1)[0]})
+    went = next((r for f in files for r in inside(f) if r != to and is_definition(r) and have(r) == shape), None)
+    if went is None:
+        return None
+    return (f"event moves {p.id}, which a person made {p.status}, from {ref} to {to}, but the checkout holds its code"
+            f" — the shape the ledger recorded for it — at {went}, and {to} is other code: the keeper moves a finding"
+            " to the definition most like its code, so the keeper never wrote this line")
 
 
 def unfounded_shape(p: PriorState, disk: Any, shape: Any) -> Optional[str]:
@@ -207,7 +223,8 @@ def judge_change_line(rp: Any, no: int, rec: Any) -> None:
     if rec.get("t") == "event" and rec.get("action") == "moved":
         pid: Any = rec.get("id")
         p = rp.st.priors.get(pid) if isinstance(pid, str) else None
-        why = unfounded_move(p, rp.disk, rec.get("to")) if p is not None and rp.judges(p.ns) else None
+        why = unfounded_move(p, rp.disk, rec.get("to"), rp.st.shapes.get(pid)) if p is not None and rp.judges(p.ns) \
+            else None
         if why is not None:
             rp.add(no, "MOVE_UNFOUNDED", why)
     shapes = rec.get("shapes") if rec.get("t") == "run" else None
