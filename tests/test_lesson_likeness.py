@@ -537,3 +537,59 @@ def test_status_calls_shows_the_agent_s_lesson_another_says_it_differs_from(keep
     assert ("(the agent says it differs from P-0001, an agent's lesson, open: 'Run mypy on the touched package before"
             " you push.')") in line, line
     assert "(the agent said this differs from those similar lessons)" in keeper.ok("show", "P-0002")
+
+
+def test_a_lesson_saying_what_a_person_s_decided_finding_says_is_a_reraise(keeper):
+    """Hostile pass 27ah: the claim of a finding a person marked `wontfix`, suggested as a lesson (a
+    calibration lesson is repo-wide, so it never met the finding on its scope), was staged and then given
+    to every run — the settled finding back before every agent. From door 7 a lesson is held to a
+    person's decided finding with its claim (case and punctuation aside), in any namespace: the door
+    refuses it, commit judges it again in staging, verify names it typed into a run sealed door 7 — not in
+    a run an older keeper sealed, which was judged without the rule."""
+    from priors.core.vocabulary import FINDING_LESSON_DOOR
+
+    assert DOOR >= FINDING_LESSON_DOOR == 7
+    keeper.write("src/app.py", "def total(items):\n    return sum(items)\n")
+    keeper.ok("init")
+    run = json.loads(keeper.ok("relevant", "--ns", NS, "--snapshot"))["run"]
+    claim = "total() ignores discounts on items"
+    keeper.ok("propose", keeper.candidate({"type": "conclusion", "claim": claim, "scope_ref": "src/app.py#total"}),
+              "--run", run, "--ns", NS)
+    keeper.ok("commit", "--run", run)
+    keeper.ok("decide", "P-0001", "wontfix", "--because", "discounts are applied upstream")
+    for ns, text in ((NS, claim), ("other", "Total() ignores discounts on items!")):
+        r = keeper("suggest", "--ns", ns, text)
+        assert r.code == 1 and "RERAISE" in r.out and "P-0001" in r.out and "decided this as a finding" in r.out, r
+        run = json.loads(keeper.ok("relevant", "--ns", ns, "--snapshot"))["run"]
+        r = keeper.propose(run, ns, {"type": "calibration", "claim": text})
+        assert r.code == 1 and "RERAISE" in r.out and "P-0001" in r.out, r
+        keeper.ok("abort", "--run", run)
+    assert [p["id"] for p in keeper.ledger() if p.get("t") == "prior"] == ["P-0001"]
+    # typed into staging: commit judges it again
+    run = json.loads(keeper.ok("relevant", "--ns", NS, "--snapshot"))["run"]
+    keeper.ok("propose", keeper.candidate({"type": "calibration", "claim": "Ask the user before deleting files"}),
+              "--run", run, "--ns", NS)
+    staged = keeper.root / ".priors/runs" / run / "staged.jsonl"
+    line = json.loads(staged.read_text().splitlines()[0])
+    staged.write_text(dumps(dict(line, claim=claim)) + "\n")
+    before = keeper.ledger_bytes()
+    r = keeper("commit", "--run", run)
+    assert r.code == 1 and "RERAISE" in r.out and "P-0001" in r.out, r
+    assert keeper.ledger_bytes() == before
+    keeper.ok("abort", "--run", run)
+    # typed into the ledger: named in a run sealed door 7, not in one sealed door 6
+    base = keeper.ledger_bytes()
+    lesson = {"t": "prior", "id": "P-0009", "born": "run-009", "ns": NS, "type": "calibration", "claim": claim,
+              "facets": {"activation": "run-start", "authority": "advisory", "lifecycle": "only-by-supersession",
+                         "obligation": "inject-as-instruction", "scope": "repo-wide"}}
+    for door, named in ((FINDING_LESSON_DOOR, True), (FINDING_LESSON_DOOR - 1, False)):
+        base = base.replace(b'"door":%d' % DOOR, b'"door":%d' % door)  # (a later run is held to the newest door before it)
+        seal = {"t": "run", "action": "commit", "run": "run-009", "ns": NS, "via": "suggest", "door": door,
+                "summary": ["Suggested by an agent: P-0009 (a new lesson) — open, awaiting your review"]}
+        (keeper.root / ".priors/ledger.jsonl").write_bytes(
+            base + "".join(dumps(r) + "\n" for r in (lesson, {"t": "injected", "run": "run-009", "ids": []}, seal)).encode())
+        keeper.ok("render")
+        r = keeper("verify", "--no-git", "--json")
+        problems = [(p["code"], p["line"]) for p in json.loads(r.out)["problems"]]
+        assert problems == ([("RERAISE", base.count(b"\n") + 1)] if named else []), (door, r)
+        assert ("a finding a person made wontfix (on src/app.py#total)" in r.out) == named, r

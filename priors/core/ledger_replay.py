@@ -48,7 +48,7 @@ from priors.core.on_the_code import as_on_disk, followed_here, judge_change_line
 from priors.core.plain import Unkept
 from priors.core.problem import Problem
 from priors.core.protocol import door_of, judge_pool, same_words, settled_by_person
-from priors.core.replay_split import Share
+from priors.core.replay_split import Overlooked, Share, SplitHalf
 from priors.core.sameness import wordings
 from priors.core.scope_index import ScopeIndex, dropped_from, held_in, inner_named
 from priors.core.similarity import claim_key, folded, norm_direction, similar
@@ -56,6 +56,7 @@ from priors.core.unseen import UNSEEN, seen_through
 from priors.core.vocabulary import (
     ACROSS_DOOR,
     DOOR,
+    FINDING_LESSON_DOOR,
     LESSON_DOOR,
     LEXICON_DOOR,
     PRIOR_RE,
@@ -69,7 +70,6 @@ from priors.core.vocabulary import (
 _KEEP_ORDER = ("t", "id", "ns", "type", "facets", "claim", "born", "scope_ref", "scope_hash", "direction", "depth",
                "severity", "redacted", "review_every", "supersedes", "distinct_from", "rule", "fingerprint")
 _KEEP = frozenset(_KEEP_ORDER)  # (a record of these alone, as the keeper writes a finding, is kept as it is)
-_UNASKED = object()  # (equal to no namespace)
 _FEW_VALUES = ("t", "ns", "type", "born", "severity", "depth", "direction")  # kept once each (`Replay.words`)
 _SELF_ASSIGNED = frozenset(("authority", "by", "status"))  # the keeper's to set: no candidate, and so no prior line, holds them
 _SEEN_BY_RUN = ("open", "stale", "challenged")  # a verify-phase prior in these is a verify item of the next run
@@ -114,17 +114,12 @@ def _replay(data: Any, share: Optional[Share], needed: Optional[FrozenSet[str]],
     return rp.problems
 
 
-class Overlooked(Exception):
-    """A line names a prior whose block this half of a split replay did not fold: its answer could
-    differ from the whole replay's, so the half starts again and folds every line."""
-
-
 def in_order(problems: Iterable[Problem]) -> List[Problem]:
     """Problems by line, and on one line by code and message: the same order however they were found."""
     return sorted(problems, key=lambda p: (p.line, p.code, p.message))
 
 
-class Replay:
+class Replay(SplitHalf):
     """The ledger folded line by line, each run block judged when its seal arrives."""
 
     def __init__(self, share: Optional[Share] = None, needed: Optional[FrozenSet[str]] = None,
@@ -166,6 +161,7 @@ class Replay:
         self.decided, self.decided_code = ScopeIndex(), ScopeIndex()
         self.decided_words: Dict[int, Any] = {}
         self.in_decided: Set[str] = set()
+        self.decided_claims: Dict[int, Any] = {}  # a claim key's hash -> a person's decided findings saying it (door 7)
         self.relocated = False  # a `moved` event put a prior under a new key, after priors that came later
         self.by_code: Any = None  # decisions by shape and by file hash (core/on_the_code.py `decided_by_code`)
 
@@ -188,10 +184,6 @@ class Replay:
         if self.last_normal[0] is not claim:
             self.last_normal = (claim, stored_claim(claim))
         return self.last_normal[1]
-
-    def judges(self, ns: Any) -> bool:
-        """Whether this replay judges the lines of namespace `ns` (all, unless it is half of a split one)."""
-        return self.share is None or self.share.judges(ns)
 
     # -- the walk
 
@@ -223,6 +215,8 @@ class Replay:
                 self.check_refs(rec)
             apply(self.st, rec)  # decisions, redactions, scores: between blocks
             pid = rec.get("id")
+            if t == "event" and rec.get("action") == "decide" and type(pid) is str:
+                self.decided_claim(self.st.priors.get(pid))
             if t == "event" and isinstance(pid, str) and pid not in self.in_decided:
                 p = self.st.priors.get(pid)
                 wide = p is not None and p.facet("scope") == "repo-wide"
@@ -234,6 +228,14 @@ class Replay:
                         held_in(self.decided_words, hash((None if wide else p.scope_ref, self.key_of(p.claim))), p)
                         if not wide and p.facet("scope") not in _NOT_CODE:
                             self.decided_code.add(p)
+
+    def decided_claim(self, p: Optional[PriorState]) -> None:
+        """`p`, once a person's decision makes it binding, held by its claim (`decided_claims`) when it is no
+        lesson: a lesson is held to it whatever its scope (door 7, `protocol.judge_pool`'s `decided`)."""
+        if p is not None and p.binding and not p.redacted and type(p.claim) is str and p.facet("activation") != "run-start":
+            have = self.decided_claims.get(self.key_of(p.claim))
+            if have is None or not (have is p or (type(have) is list and p in have)):
+                held_in(self.decided_claims, self.key_of(p.claim), p)
 
     def block_line(self, no: int, run: Any, rec: Dict[str, Any]) -> None:
         if self.pending and run != self.pending_run:
@@ -447,7 +449,12 @@ class Replay:
         if went is not None:  # (a change's line only: see on_the_code.followed_here)
             for q in seen_through(went[0], mark):  # (elsewhere as `near`: a decision; one a parallel run saw open: sameness)
                 (pool if q.ns == ns else elsewhere if q.binding and not q.redacted else []).append(q)
-        if not pool and not elsewhere:
+        decided: List[PriorState] = []
+        if lesson and self.lesson_level >= FINDING_LESSON_DOOR:  # (a person's finding with its claim: door 7)
+            got = self.decided_claims.get(self.key_of(cand.claim))
+            decided = [q for q in seen_through(got if type(got) is list else [got] if got is not None else [], mark)
+                       if q.binding and not q.redacted]
+        if not pool and not elsewhere and not decided:
             return  # nothing any rule compares it with (judge_pool would find nothing)
         if rehashed:  # (decisions made before indentation counted, unchanged under that scheme: see on_the_code)
             pool = [as_run_sees(p, {}, rehashed) for p in pool]
@@ -457,10 +464,16 @@ class Replay:
                              elsewhere=elsewhere, legacy=legacy, more=lambda p: wordings(st, p.id), across=self.across,
                              lessons=self.lesson_level,
                              revised_from=lineage(st.priors, rec["supersedes"], self.replaced) if lesson and "supersedes" in rec
-                             else frozenset())
+                             else frozenset(), decided=decided)
         except Refusal as refusal:
             body = refusal.payload()
             of = st.priors.get(str(body.get("of")))
+            if of is not None and of in decided and body["refused"] == "RERAISE" and not body.get("similar"):
+                self.add(no, "RERAISE", f"lesson {pid} says what {of.id} says, a finding a person made {of.status}"
+                         f" (on {of.scope_ref}{', namespace ' + str(of.ns) if of.ns != ns else ''}) — the door refuses"
+                         " it (RERAISE) from door 7: a lesson is given to every run, so it would put the settled finding"
+                         " back before every agent; the keeper never wrote this line")
+                return
             what = {"RERAISE": f"re-raises {body.get('of')}, which a person made {body.get('status')}",
                     "DUPLICATE": f"repeats {body.get('of')} ({body.get('status')})",
                     "BELOW_FLOOR": f"is below the {body.get('depth')} floor {body.get('of')} set",
@@ -562,56 +575,6 @@ class Replay:
                      f" calls {run}-C-01, -C-02, … in order, so it would be {run}-C-{n:02d}")
 
     # -- the state
-
-    def judges_any(self, lines: List[Tuple[int, Dict[str, Any]]]) -> bool:
-        """Whether this replay judges any of a block's lines (`ns_of` each; a block is nearly always of one
-        namespace, so each namespace is asked about once)."""
-        asked: Any = _UNASKED
-        for _no, rec in lines:
-            ns = self.ns_of(rec)
-            if ns != asked:
-                if self.judges(ns):
-                    return True
-                asked = ns
-        return False
-
-    def ns_of(self, rec: Dict[str, Any]) -> Any:
-        """The namespace a block's line is judged in: its own, or a verdict's prior's."""
-        if rec.get("t") == "event":
-            pid: Any = rec.get("id")
-            p = self.st.priors.get(pid)  # (any id: a miss is None)
-            if p is None:
-                return self.foreign.get(pid) if type(pid) is str else None
-            return p.ns
-        return rec.get("ns")
-
-    def kept(self, rec: Dict[str, Any]) -> bool:
-        """Whether a line of another namespace's block is folded in a half that skips what it can: a
-        prior another line names (`needed`) or one already folded, its events, and any line pointing
-        at another prior. Any other prior is noted as skipped (`foreign`); its events and the block's
-        calls are not read (nothing this half judges reads them)."""
-        pid = rec.get("id")
-        if "same_as" in rec or "supersedes" in rec or "distinct_from" in rec:
-            return True
-        if type(pid) is not str:
-            return rec.get("t") == "prior"  # (an odd line: folded as the whole replay folds it)
-        if pid in self.st.priors or pid in (self.needed or ()):
-            return True
-        if rec.get("t") == "prior":
-            ns = rec.get("ns")
-            self.foreign[pid] = self.words.setdefault(ns, ns) if type(ns) is str else ns  # (one string a namespace)
-        return False
-
-    def check_refs(self, rec: Dict[str, Any]) -> None:
-        """`Overlooked` when `rec` names a prior whose block was skipped (`skippable`)."""
-        foreign = self.foreign
-        for key in ("id", "same_as", "supersedes"):
-            value = rec.get(key)
-            if type(value) is str and value in foreign:
-                raise Overlooked(value)
-        others = rec.get("distinct_from")
-        if type(others) is list and any(type(x) is str and x in foreign for x in others):
-            raise Overlooked(others)
 
     def fold(self, rec: Dict[str, Any]) -> None:
         st = self.st

@@ -21,7 +21,7 @@ from priors.core.scope_index import ScopeIndex
 from priors.core.secret_patterns import guard
 from priors.core.similarity import claim_key, folded, norm_direction, same_claim, scopes_related, settled_near, similar
 from priors.core.sorted_strings import SortedStrings
-from priors.core.vocabulary import BINDING, DOOR, LESSON_DOOR
+from priors.core.vocabulary import BINDING, DOOR, FINDING_LESSON_DOOR, LESSON_DOOR
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -238,7 +238,8 @@ class ProposePool(ScopeIndex):
     Kept on the run while the ledger state and the run's verdicts are the ones it was built from;
     staged priors are indexed as they are appended."""
 
-    __slots__ = ("st", "dispositions", "n_disp", "staged", "n_staged", "ns", "other", "rehashed", "followed", "settled_lessons")
+    __slots__ = ("st", "dispositions", "n_disp", "staged", "n_staged", "ns", "other", "rehashed", "followed", "settled_lessons",
+                 "decided_claims")
 
     def __init__(self, st: State, rf: RunFiles) -> None:
         ScopeIndex.__init__(self)
@@ -249,6 +250,7 @@ class ProposePool(ScopeIndex):
         self.followed = rf.followed  # decisions followed to where their code went (core/moves.py)
         self.other: Optional[ScopeIndex] = None  # the binding priors of other namespaces, indexed on first use
         self.settled_lessons: Optional[List[PriorState]] = None  # other namespaces' lessons a person decided (first use)
+        self.decided_claims: Optional[Dict[str, List[PriorState]]] = None  # claim key -> a person's findings (`decided`)
         self.refs = None  # sorted once, after the namespace is in
         for p in with_run_dispositions(st, rf):
             self.add(p)
@@ -293,6 +295,17 @@ class ProposePool(ScopeIndex):
         return pool + mine, list(elsewhere) + [p for p in self.settled_lessons if p.id not in there]
 
 
+    def decided(self, cand: Candidate) -> List[PriorState]:
+        """A person's decided findings (and floors) of every namespace, whatever their scopes, whose claim is
+        the candidate's (`claim_key`): what a lesson is held to from door 7 (`judge_pool`). Indexed on first use."""
+        if self.decided_claims is None:
+            self.decided_claims = {}
+            for p in self.st.priors.values():
+                if p[1] in BINDING and not p.redacted and not is_lesson(p) and isinstance(p.claim, str):
+                    self.decided_claims.setdefault(claim_key(p.claim), []).append(p)
+        return self.decided_claims.get(claim_key(cand.claim), [])
+
+
 def _pool_for(st: State, rf: RunFiles) -> ProposePool:
     pool = rf._pool
     if pool is None or not pool.fits(st, rf):
@@ -307,26 +320,31 @@ def find_conflict(st: State, rf: RunFiles, cand: Candidate, current: Optional[st
 
     `only`: judge against these priors alone (commit re-judging a staged candidate against what a
     person decided while the run was open)."""
+    decided: List[PriorState] = []
     if only is None:
         index = _pool_for(st, rf)
         pool = index.around(cand)
         elsewhere = index.settled_elsewhere(cand)
         if is_lesson_line(cand.facets):  # (door 5: every lesson, whatever its scope; core/lesson_likeness.py)
             pool, elsewhere = index.lessons(pool, elsewhere)
+            decided = index.decided(cand)
     else:
+        decided = [st.priors[i] for i in sorted(only, key=lambda x: (prior_number(x), x)) if i in st.priors
+                   and st.priors[i].binding and not st.priors[i].redacted and not is_lesson(st.priors[i])
+                   and isinstance(st.priors[i].claim, str) and same_claim(st.priors[i].claim, cand.claim)]
         pool = [p for p in with_run_dispositions(st, rf) if p.id in only]
         elsewhere = [as_run_sees(st.priors[i], {}, rf.rehashed) for i in sorted(only, key=lambda x: (prior_number(x), x))
                      if i in st.priors and st.priors[i].ns != rf.ns and not st.priors[i].redacted
                      and (st.priors[i].binding or (is_lesson(st.priors[i]) and person_settled(st.priors[i])))]
     return judge_pool(pool, cand, current, rf.scopes, elsewhere=elsewhere, more=lambda p: wordings(st, p.id),
                       home=lambda p: st.priors[folded_into(st, p.id)] if st.same_as else p,
-                      revised_from=lineage(st.priors, cand.raw.get("supersedes")))
+                      revised_from=lineage(st.priors, cand.raw.get("supersedes")), decided=decided)
 
 
 def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], scopes: Dict[str, str],
                figure: Any = None, elsewhere: Sequence[PriorState] = (), legacy: bool = False,
                more: Any = None, home: Any = None, across: bool = True, lessons: int = DOOR,
-               revised_from: FrozenSet[str] = frozenset()) -> Optional[Dict[str, Any]]:
+               revised_from: FrozenSet[str] = frozenset(), decided: Sequence[PriorState] = ()) -> Optional[Dict[str, Any]]:
     """The door's duplicate / re-raise / reversal / similar / settled-nearby / floor rules for `cand`
     against `pool` (the priors of its namespace around its scope, in pool order) and `elsewhere` (the
     binding priors of other namespaces around it: a person's decision holds in every namespace),
@@ -341,7 +359,9 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
     SETTLED_NEARBY as their own namespace's does (`door: 4` on; a run sealed before was judged without)
     — for an agent's finding, not an analyzer's result. `lessons`: the door whose lesson rules hold — a
     lesson is compared with lessons by meaning from `door: 5` (core/lesson_likeness.py); `revised_from`,
-    the `lineage` of the lesson a lesson candidate revises."""
+    the `lineage` of the lesson a lesson candidate revises; `decided`, a person's decided findings whose
+    claim is the candidate's, whatever their scope — from `door: 7` a lesson saying one is its re-raise
+    (injected into every run, it would put the settled finding back before every agent: hostile pass 27ah)."""
     cdir = norm_direction(cand.direction)
     cid = cand.identity
     same_as = (lambda a, b: normalize(a) == b) if legacy else same_claim
@@ -376,6 +396,12 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
                          cand, scopes, similar if figure is None else figure, None if legacy else more)
     if near is not None:
         raise _same_refusal(near[0], near[1], elsewhere=near[0].id in others)
+    if lessons >= FINDING_LESSON_DOOR and not legacy and is_lesson_line(cand.facets):
+        for p in decided:
+            if p.binding and not p.redacted and same_claim(p.claim, cand.claim):
+                raise Refusal("RERAISE", of=p.id, status=p.status, ns=p.ns,
+                              hint=f"a person decided this as a finding ({p.status}{', in namespace ' + p.ns if p.ns else ''});"
+                                   " a lesson that says it again puts it back before every run — do not suggest it")
     if lessons >= LESSON_DOOR and not legacy and is_lesson_line(cand.facets):  # (core/lesson_likeness.py)
         near = most_similar_lesson(list(pool) + list(elsewhere), cand, revised_from, lessons)  # (whatever their scopes)
         if near is not None:

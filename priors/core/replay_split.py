@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any, Dict, FrozenSet, Iterable, Set, Tuple, Union
+from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, Union
 
 from priors.core.ledger_parse import whole_line_pieces
 from priors.core.plain import Plain
@@ -116,3 +116,79 @@ def _referenced(piece: bytes) -> Set[str]:
                     ids.add(m.group(0))
             at = piece.find(marker, end)
     return {i.decode("ascii") for i in ids}
+
+
+# ------------------------------------------------------------------ a replay as one half of a split one
+
+
+class Overlooked(Exception):
+    """A line names a prior whose block this half of a split replay did not fold: its answer could
+    differ from the whole replay's, so the half starts again and folds every line."""
+
+
+_UNASKED = object()  # (equal to no namespace)
+
+
+class SplitHalf:
+    """What a replay (core/ledger_replay.py `Replay`) does as one half of a split one: which lines it
+    judges, which of another half's lines it folds, and when it must start again (`Overlooked`)."""
+
+    share: Optional[Share]
+    needed: Optional[FrozenSet[str]]  # the priors other lines name: never skipped (None: nothing is skipped)
+    foreign: Dict[str, Any]  # prior -> its namespace, for a prior whose block was skipped
+    words: Dict[str, str]  # each value of a few fields seen, once
+    st: Any  # the fold (core/fold.py `State`)
+
+    def judges(self, ns: Any) -> bool:
+        """Whether this replay judges the lines of namespace `ns` (all, unless it is half of a split one)."""
+        return self.share is None or self.share.judges(ns)
+
+    def judges_any(self, lines: List[Tuple[int, Dict[str, Any]]]) -> bool:
+        """Whether this replay judges any of a block's lines (`ns_of` each; a block is nearly always of one
+        namespace, so each namespace is asked about once)."""
+        asked: Any = _UNASKED
+        for _no, rec in lines:
+            ns = self.ns_of(rec)
+            if ns != asked:
+                if self.judges(ns):
+                    return True
+                asked = ns
+        return False
+
+    def ns_of(self, rec: Dict[str, Any]) -> Any:
+        """The namespace a block's line is judged in: its own, or a verdict's prior's."""
+        if rec.get("t") == "event":
+            pid: Any = rec.get("id")
+            p = self.st.priors.get(pid)  # (any id: a miss is None)
+            if p is None:
+                return self.foreign.get(pid) if type(pid) is str else None
+            return p.ns
+        return rec.get("ns")
+
+    def kept(self, rec: Dict[str, Any]) -> bool:
+        """Whether a line of another namespace's block is folded in a half that skips what it can: a
+        prior another line names (`needed`) or one already folded, its events, and any line pointing
+        at another prior. Any other prior is noted as skipped (`foreign`); its events and the block's
+        calls are not read (nothing this half judges reads them)."""
+        pid = rec.get("id")
+        if "same_as" in rec or "supersedes" in rec or "distinct_from" in rec:
+            return True
+        if type(pid) is not str:
+            return rec.get("t") == "prior"  # (an odd line: folded as the whole replay folds it)
+        if pid in self.st.priors or pid in (self.needed or ()):
+            return True
+        if rec.get("t") == "prior":
+            ns = rec.get("ns")
+            self.foreign[pid] = self.words.setdefault(ns, ns) if type(ns) is str else ns  # (one string a namespace)
+        return False
+
+    def check_refs(self, rec: Dict[str, Any]) -> None:
+        """`Overlooked` when `rec` names a prior whose block was skipped (`skippable`)."""
+        foreign = self.foreign
+        for key in ("id", "same_as", "supersedes"):
+            value = rec.get(key)
+            if type(value) is str and value in foreign:
+                raise Overlooked(value)
+        others = rec.get("distinct_from")
+        if type(others) is list and any(type(x) is str and x in foreign for x in others):
+            raise Overlooked(others)
