@@ -546,9 +546,9 @@ def test_a_lesson_saying_what_a_person_s_decided_finding_says_is_a_reraise(keepe
     person's decided finding with its claim (case and punctuation aside), in any namespace: the door
     refuses it, commit judges it again in staging, verify names it typed into a run sealed door 7 — not in
     a run an older keeper sealed, which was judged without the rule."""
-    from priors.core.vocabulary import FINDING_LESSON_DOOR
+    from priors.core.vocabulary import DECIDED_FINDING_DOOR
 
-    assert DOOR >= FINDING_LESSON_DOOR == 7
+    assert DOOR >= DECIDED_FINDING_DOOR == 7
     keeper.write("src/app.py", "def total(items):\n    return sum(items)\n")
     keeper.ok("init")
     run = json.loads(keeper.ok("relevant", "--ns", NS, "--snapshot"))["run"]
@@ -582,7 +582,7 @@ def test_a_lesson_saying_what_a_person_s_decided_finding_says_is_a_reraise(keepe
     lesson = {"t": "prior", "id": "P-0009", "born": "run-009", "ns": NS, "type": "calibration", "claim": claim,
               "facets": {"activation": "run-start", "authority": "advisory", "lifecycle": "only-by-supersession",
                          "obligation": "inject-as-instruction", "scope": "repo-wide"}}
-    for door, named in ((FINDING_LESSON_DOOR, True), (FINDING_LESSON_DOOR - 1, False)):
+    for door, named in ((DECIDED_FINDING_DOOR, True), (DECIDED_FINDING_DOOR - 1, False)):
         base = base.replace(b'"door":%d' % DOOR, b'"door":%d' % door)  # (a later run is held to the newest door before it)
         seal = {"t": "run", "action": "commit", "run": "run-009", "ns": NS, "via": "suggest", "door": door,
                 "summary": ["Suggested by an agent: P-0009 (a new lesson) — open, awaiting your review"]}

@@ -331,3 +331,47 @@ def test_verify_names_a_hand_written_identity_that_is_not_one(keeper: Keeper) ->
         r = k("verify", "--no-git", "--json")
         assert r.code == 1 and any(word in p["message"] for p in r.json["problems"]), (change, r)
     path.write_bytes(good)
+
+
+def test_a_log_s_new_label_for_a_decided_result_on_the_same_code_does_not_bring_it_back(keeper: Keeper) -> None:
+    """Hostile pass 27ah: a person's wontfix on ruff's F401, then a log giving the same rule on the same
+    line of the same code a made-up `partialFingerprints` and a reworded message — a new finding, verify
+    passing. From door 7, on the very state a person decided an analyzer's result on, another result of
+    its rule there is that result (the same code gives the same results): suppressed, and verify names
+    such a line typed into a run sealed door 7. Once the code changes, a result of the rule is judged by
+    its identity again (a new unused import is a new finding)."""
+    from priors.core.canonical import dumps
+    from priors.core.vocabulary import DECIDED_FINDING_DOOR
+
+    k = keeper
+    k.write("src/m.py", UTIL)
+    k.write("1.sarif", _log("ruff", _at("src/m.py", 1, "`os` imported but unused", "F401")))
+    k.ok("ingest-sarif", "1.sarif", "--ns", "lint", "--snapshot", "src")
+    (decided,) = priors(k)
+    k.ok("decide", decided["id"], "wontfix", "--because", "kept for plugins")
+    forged = _at("src/m.py", 1, "Unused import: os", "F401", partialFingerprints={"primaryLocationLineHash": "deadbeef"})
+    k.write("2.sarif", _log("ruff", forged))
+    r = k("ingest-sarif", "2.sarif", "--ns", "lint", "--snapshot", "src", "--json")
+    assert r.code == 0 and (r.json["counts"]["new"], r.json["counts"]["suppressed"]) == (0, 1), r
+    assert r.json["refused"][0]["of"] == decided["id"] and "this rule" in r.json["refused"][0]["hint"], r
+    assert [p["id"] for p in priors(k)] == [decided["id"]]
+    # typed into the ledger: named in a run sealed door 7, not in one an older keeper sealed
+    base = k.ledger_bytes()
+    line = dict(decided, id="P-0002", born="run-009", claim="Unused import: os", fingerprint="tool:5a55db9deebb")
+    for door, named in ((DECIDED_FINDING_DOOR, True), (DECIDED_FINDING_DOOR - 1, False)):
+        old = base.replace(b'"door":%d' % DECIDED_FINDING_DOOR, b'"door":%d' % door)
+        seal = {"t": "run", "action": "commit", "run": "run-009", "ns": "lint", "door": door,
+                "summary": ["New this run: 1"]}
+        (k.root / ".priors/ledger.jsonl").write_bytes(old + (dumps(line) + "\n" + dumps(seal) + "\n").encode())
+        k.ok("render")
+        r = k("verify", "--no-git", "--json")
+        got = [(p["code"], p["line"]) for p in json.loads(r.out)["problems"]]
+        assert got == ([("RERAISE", old.count(b"\n") + 1)] if named else []), (door, r)
+    (k.root / ".priors/ledger.jsonl").write_bytes(base)
+    k.ok("render")
+    # the code changed (a new unused import): a result of the rule is judged by its identity again
+    k.write("src/m.py", "import json\n" + UTIL)
+    k.write("3.sarif", _log("ruff", _at("src/m.py", 1, "`json` imported but unused", "F401"),
+                            _at("src/m.py", 2, "`os` imported but unused", "F401")))
+    r = k("ingest-sarif", "3.sarif", "--ns", "lint", "--snapshot", "src", "--json")
+    assert r.code == 0 and r.json["counts"]["new"] == 1 and r.json["counts"]["suppressed"] == 1, r

@@ -55,8 +55,8 @@ from priors.core.similarity import claim_key, folded, norm_direction, similar
 from priors.core.unseen import UNSEEN, seen_through
 from priors.core.vocabulary import (
     ACROSS_DOOR,
+    DECIDED_FINDING_DOOR,
     DOOR,
-    FINDING_LESSON_DOOR,
     LESSON_DOOR,
     LEXICON_DOOR,
     PRIOR_RE,
@@ -450,7 +450,7 @@ class Replay(SplitHalf):
             for q in seen_through(went[0], mark):  # (elsewhere as `near`: a decision; one a parallel run saw open: sameness)
                 (pool if q.ns == ns else elsewhere if q.binding and not q.redacted else []).append(q)
         decided: List[PriorState] = []
-        if lesson and self.lesson_level >= FINDING_LESSON_DOOR:  # (a person's finding with its claim: door 7)
+        if lesson and self.lesson_level >= DECIDED_FINDING_DOOR:  # (a person's finding with its claim: door 7)
             got = self.decided_claims.get(self.key_of(cand.claim))
             decided = [q for q in seen_through(got if type(got) is list else [got] if got is not None else [], mark)
                        if q.binding and not q.redacted]

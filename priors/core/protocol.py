@@ -21,7 +21,7 @@ from priors.core.scope_index import ScopeIndex
 from priors.core.secret_patterns import guard
 from priors.core.similarity import claim_key, folded, norm_direction, same_claim, scopes_related, settled_near, similar
 from priors.core.sorted_strings import SortedStrings
-from priors.core.vocabulary import BINDING, DOOR, FINDING_LESSON_DOOR, LESSON_DOOR
+from priors.core.vocabulary import BINDING, DECIDED_FINDING_DOOR, DOOR, LESSON_DOOR
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -377,6 +377,8 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
         if cid is not None and identity_of(p.rec) is not None:
             if _same_result(p, cand, current) or _decided_here(p, cand, current):
                 raise _same_refusal(p)
+            if lessons >= DECIDED_FINDING_DOOR and not legacy and _decided_rule_here(p, cand, current):
+                raise _rule_refusal(p)
             continue  # two analyzer results: their identities alone say whether they are one finding
         if not _same_scope(p, cand, current):
             continue
@@ -389,6 +391,8 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
         if cid is not None and identity_of(p.rec) is not None:
             if _same_result(p, cand, current) or _decided_here(p, cand, current):
                 raise _same_refusal(p, elsewhere=True)
+            if lessons >= DECIDED_FINDING_DOOR and not legacy and _decided_rule_here(p, cand, current):
+                raise _rule_refusal(p, elsewhere=True)
         elif _same_scope(p, cand, current) and same_as(p.claim, cand.claim):
             raise _same_refusal(p, elsewhere=True)
     # never by meaning between two analyzer results (an agent's finding still meets one by meaning)
@@ -396,7 +400,7 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
                          cand, scopes, similar if figure is None else figure, None if legacy else more)
     if near is not None:
         raise _same_refusal(near[0], near[1], elsewhere=near[0].id in others)
-    if lessons >= FINDING_LESSON_DOOR and not legacy and is_lesson_line(cand.facets):
+    if lessons >= DECIDED_FINDING_DOOR and not legacy and is_lesson_line(cand.facets):
         for p in decided:
             if p.binding and not p.redacted and same_claim(p.claim, cand.claim):
                 raise Refusal("RERAISE", of=p.id, status=p.status, ns=p.ns,
@@ -475,6 +479,23 @@ def _decided_here(p: PriorState, cand: Candidate, current: Optional[str]) -> boo
     the same claim is the decided finding whatever rule or fingerprint the result now carries (a
     renamed tool, a rule id spelled otherwise, a fingerprint added or columns dropped)."""
     return p.binding and _same_scope(p, cand, current) and same_claim(p.claim, cand.claim)
+
+
+def _decided_rule_here(p: PriorState, cand: Candidate, current: Optional[str]) -> bool:
+    """On the very scope state a person decided an analyzer's result on, another result of its rule there is
+    that result, whatever fingerprint or message the log now gives it (door 7): the same code gives the
+    analyzer's same results, so a new one there is a log's new label — or a forged one (hostile pass 27ah:
+    a made-up `partialFingerprints` and a reworded message brought a wontfix F401 back as new)."""
+    pid, cid = identity_of(p.rec), cand.identity
+    return (p.binding and pid is not None and cid is not None and pid[0] == cid[0] and current is not None
+            and _same_scope(p, cand, current))
+
+
+def _rule_refusal(p: PriorState, elsewhere: bool = False) -> Refusal:
+    where = f" in namespace {p.ns} (a person's decision holds in every namespace)" if elsewhere else ""
+    return Refusal("RERAISE", of=p.id, status=p.status, **({"ns": p.ns} if elsewhere else {}),
+                   hint=f"a human settled a result of this rule here, on this very state{where}; another fingerprint or"
+                        " message for it is the log's label, not another finding — do not raise it again")
 
 
 def _same_refusal(p: PriorState, figure: Optional[float] = None, elsewhere: bool = False, state: bool = True) -> Refusal:

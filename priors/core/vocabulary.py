@@ -119,13 +119,15 @@ SESSION_VIA = "session"  # `via` of the run that seals a scored harness session
 # settled ground holds in every namespace (SETTLED_NEARBY across namespaces; `distinct_from` may name their decision)
 # 5: a lesson meets lessons by meaning too, as findings do (core/lesson_likeness.py); 6: a lesson meets a person's
 # lesson whatever it denies (a misspelt `Nevr` is no denial of `Never`), and a retired lesson is not revised; 7: a
-# lesson is held to a person's decided finding with its claim, whatever the finding's scope
+# lesson is held to a person's decided finding with its claim, whatever the finding's scope, and an analyzer's result
+# to a person's decision on its rule's result on the same scope state
 DOOR = 7
 LEXICON_DOOR = 3  # the first door judging by today's similarity measure
 ACROSS_DOOR = 4  # the first door holding a finding to another namespace's settled ground
 LESSON_DOOR = 5  # the first door comparing a lesson with lessons by meaning
 SETTLED_LESSON_DOOR = 6  # the first holding a lesson to a person's lesson whatever it denies, and no revision of a retired one
-FINDING_LESSON_DOOR = 7  # the first holding a lesson to a person's decided finding that says the same (hostile pass 27ah)
+DECIDED_FINDING_DOOR = 7  # the first holding a lesson to a person's decided finding that says the same, and an analyzer's
+# result to a person's decision on a result of its rule on the same scope state, whatever its fingerprint (hostile pass 27ah)
 SUGGEST_VIA = "suggest"  # `via` of the run that seals a lesson an agent suggested outside a run (not scorable)
 
 # Every field a candidate may carry; anything else is a usage error naming the nearest of these.
