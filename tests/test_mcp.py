@@ -459,6 +459,10 @@ def test_schema_problems_are_named_by_their_path() -> None:
     assert schema_problem(rel, {"ns": NS, "scopes": {"a.py": 3}}) == "`scopes.a.py` must be a string"
     assert schema_problem(rel, {"ns": NS, "snapshots": True}).startswith(
         "unknown argument `snapshots` — did you mean `snapshot`?")
+    # a misspelt required argument is named as the misspelling, not as the one missing (newcomer pass 27ai)
+    assert schema_problem(rel, {"nss": NS}).startswith("unknown argument `nss` — did you mean `ns`?")
+    assert schema_problem(schema, {"run": "run-001", "verdictz": [{}]}).startswith(
+        "unknown argument `verdictz` — did you mean `verdicts`?")
 
 
 def test_a_tool_call_reaches_its_verb_with_its_arguments_as_they_are(tmp_path: Path) -> None:

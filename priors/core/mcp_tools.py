@@ -156,17 +156,18 @@ def schema_problem(schema: Dict[str, Any], value: Any, where: str = "") -> Optio
         if not isinstance(value, dict):
             return f"`{name}` must be an object"
         props = schema.get("properties", {})
-        for key in schema.get("required", ()):
-            if key not in value:
-                return f"`{_join(where, key)}` is required"
         extra = schema.get("additionalProperties", True)
-        for key, item in value.items():
-            if key in props:
-                sub = props[key]
-            elif extra is False:
+        for key in value if extra is False else ():  # (first: a misspelt argument also leaves a required one missing)
+            if key not in props:
                 near = nearest(str(key), list(props))
                 return (f"unknown argument `{_join(where, str(key))}`" + (f" — did you mean `{near}`?" if near else "")
                         + f" (arguments: {', '.join(props)})")
+        for key in schema.get("required", ()):
+            if key not in value:
+                return f"`{_join(where, key)}` is required"
+        for key, item in value.items():
+            if key in props:
+                sub = props[key]
             elif isinstance(extra, dict):
                 sub = extra
             else:
