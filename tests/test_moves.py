@@ -35,7 +35,8 @@ def test_a_rename_in_place_is_followed(keeper):
     item = rel["verify"][0]
     assert item["id"] == "P-0001" and item["scopeState"] == "moved" and item["scope_ref"] == "src/keys.py#read_key"
     assert item["moved_from"] == "src/keys.py#parse_key" and "changed" not in item
-    assert [(s["id"], s["scope_ref"]) for s in rel["settled_here"]] == [("P-0002", "src/keys.py#read_key")]
+    assert [(s["id"], s["scope_ref"], s.get("moved_from")) for s in rel["settled_here"]] == [
+        ("P-0002", "src/keys.py#read_key", "src/keys.py#parse_key")]  # (where it was: newcomer pass 27ai)
     keeper.refused("PRIOR_OBLIGATIONS_OPEN", "propose", keeper.candidate(conclusion(
         "read_key leaks a file handle", scope_ref="src/keys.py#read_key")), "--run", "run-002", "--ns", NS)
     keeper.ok("disposition", "P-0001", "still-open", "--run", "run-002")  # moved, not edited: as unchanged

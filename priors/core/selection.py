@@ -126,7 +126,8 @@ def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: in
     settled_here = [dict({"id": p.id, "status": p.status, "scope_ref": p.scope_ref,
                           "claim": value_of(texts[0]) if texts is not None else rec.get("claim"),
                           "scopeState": "unchanged" if scopes.get(p.scope_ref or "") == p.scope_hash else "changed"},
-                         **({"ns": p.ns} if p.ns != ns else {}))
+                         **({"ns": p.ns} if p.ns != ns else {}),
+                         **({"moved_from": moves[p.id]["from"]} if p.id in moves else {}))  # (newcomer pass 27ai)
                     for p, texts, rec in with_texts(here)]
     return {"run": run, "ns": ns, "inject": inject, "verify": verify, "nudges": nudges,
             "settled": settled, "archived": archived, "floors": floors,
