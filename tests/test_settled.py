@@ -383,6 +383,44 @@ def test_a_change_that_moves_a_person_s_decision_to_other_code_after_a_rename_is
     assert r.code == 0 and "MOVE_UNFOUNDED" not in r.out, r
 
 
+def test_a_finding_naming_a_person_s_decided_definition_stands_on_its_ground_wherever_it_is_placed(keeper):
+    """Hostile pass 27ah: a rewording of a person's wontfix that the measure misses, placed on the folder,
+    on `*` or on a sibling definition, was staged as new — SETTLED_NEARBY holds only on the decided
+    definition, its file and what is inside. From door 7 a finding whose words name a definition a
+    person decided a finding on (in the file of the definition it stands on, or inside its folder or `*`)
+    stands on that ground: it must name the decision in `distinct_from`, which puts it to the person.
+    verify names such a line a change adds; a finding that names no decided definition is new."""
+    from priors.core.canonical import dumps
+    base = _settled_in_git(keeper)
+    claim = "rate() returns a constant instead of reading the configuration"
+    run = json.loads(keeper.ok("relevant", "--ns", NS, "--snapshot"))["run"]
+    for ref in ("src/", "*", "src/tax.py#total"):
+        body = keeper.refused("SETTLED_NEARBY", "propose", keeper.candidate(conclusion(claim, scope_ref=ref)),
+                              "--run", run, "--ns", NS)
+        assert body["of"] == "P-0001" and [s["id"] for s in body["settled"]] == ["P-0001"], (ref, body)
+    keeper.ok("propose", keeper.candidate(conclusion("total() ignores the currency", scope_ref="src/tax.py#total")),
+              "--run", run, "--ns", NS)  # (names no decided definition: new)
+    keeper.ok("propose", keeper.candidate(conclusion(claim, scope_ref="src/", distinct_from=["P-0001"])),
+              "--run", run, "--ns", NS)  # (the agent's word that it differs: the person's call)
+    keeper.ok("commit", "--run", run)
+    assert "P-0003" in keeper.ok("status", "--calls")
+    assert keeper("verify", "--since", base).code == 0
+    # typed into the ledger by a change: named
+    now = json.loads(keeper.ok("snapshot"))
+    clean = keeper.ledger_bytes()
+    decided = keeper.ledger()[0]
+    n = len(keeper.ledger())
+    for ref in ("src/tax.py#total", "src/"):
+        again = dict(decided, id="P-0009", born="run-009", claim=claim, scope_ref=ref, scope_hash=now[ref])
+        seal = {"t": "run", "action": "commit", "run": "run-009", "ns": NS, "summary": ["New this run: 1"], "door": 7}
+        (root := keeper.root / ".priors/ledger.jsonl").write_bytes(clean + (dumps(again) + "\n" + dumps(seal) + "\n").encode())
+        keeper.ok("render")
+        r = keeper("verify", "--since", base, "--json")
+        got = [(p["line"], p["code"]) for p in json.loads(r.out)["problems"]]
+        assert r.code == 1 and got == [(n + 1, "SETTLED_NEARBY")], (ref, r)
+        root.write_bytes(clean)
+
+
 def test_a_decision_recorded_before_indentation_counted_holds_on_unchanged_code(keeper):
     """A person's wontfix stored with the whitespace-blind hash a Python scope had before indentation
     counted: the door judges it unchanged while the code is unchanged under that scheme (`rehashed`),

@@ -47,7 +47,7 @@ from priors.core.moves import as_run_sees
 from priors.core.on_the_code import as_on_disk, followed_here, judge_change_line
 from priors.core.plain import Unkept
 from priors.core.problem import Problem
-from priors.core.protocol import door_of, judge_pool, same_words, settled_by_person
+from priors.core.protocol import door_of, ground_of, judge_pool, named_ground, same_words, settled_by_person
 from priors.core.replay_split import Overlooked, Share, SplitHalf
 from priors.core.sameness import wordings
 from priors.core.scope_index import ScopeIndex, dropped_from, held_in, inner_named
@@ -454,7 +454,18 @@ class Replay(SplitHalf):
             got = self.decided_claims.get(self.key_of(cand.claim))
             decided = [q for q in seen_through(got if type(got) is list else [got] if got is not None else [], mark)
                        if q.binding and not q.redacted]
-        if not pool and not elsewhere and not decided:
+        ground: List[PriorState] = []
+        base = ground_of(cand) if not lesson and not legacy and self.lesson_level >= DECIDED_FINDING_DOOR else None
+        if base is not None:  # (a person's decision on a definition the finding's words name: door 7)
+            got = (index.around_ref(base) if index is not None else []) + self.decided.around_ref(base)
+            ground = named_ground(seen_through(got, mark), cand) if got else []
+            if ground and self.disk and no >= self.from_line:  # (a change's line: their scopes as the code has them)
+                scopes = dict(scopes)
+                for q in ground:
+                    h = self.disk.get(q.scope_ref) if isinstance(q.scope_ref, str) and q.scope_ref not in scopes else None
+                    if h is not None:
+                        scopes[str(q.scope_ref)] = h
+        if not pool and not elsewhere and not decided and not ground:
             return  # nothing any rule compares it with (judge_pool would find nothing)
         if rehashed:  # (decisions made before indentation counted, unchanged under that scheme: see on_the_code)
             pool = [as_run_sees(p, {}, rehashed) for p in pool]
@@ -464,7 +475,7 @@ class Replay(SplitHalf):
                              elsewhere=elsewhere, legacy=legacy, more=lambda p: wordings(st, p.id), across=self.across,
                              lessons=self.lesson_level,
                              revised_from=lineage(st.priors, rec["supersedes"], self.replaced) if lesson and "supersedes" in rec
-                             else frozenset(), decided=decided)
+                             else frozenset(), decided=decided, ground=ground, ns=ns)
         except Refusal as refusal:
             body = refusal.payload()
             of = st.priors.get(str(body.get("of")))

@@ -283,6 +283,15 @@ class ProposePool(ScopeIndex):
                 self.other.add(p)
         return self.other.around(cand) if self.other.items else []
 
+    def named_ground(self, cand: Candidate) -> List[PriorState]:
+        """The decisions `named_ground` may hold `cand` to: every namespace's binding priors in the file of
+        a definition `cand` stands on, or inside the file, folder or `*` it stands on."""
+        base = ground_of(cand)
+        if base is None:
+            return []
+        self.settled_elsewhere(cand)  # (indexes the other namespaces' decisions)
+        return self.around_ref(base) + (self.other.around_ref(base) if self.other is not None and self.other.items else [])
+
     def lessons(self, pool: List[PriorState], elsewhere: List[PriorState]) -> Tuple[List[PriorState], List[PriorState]]:
         """For a lesson: `pool` and `elsewhere` with every lesson of the namespace (staged too) and every one
         a person decided elsewhere, whatever their scopes (core/lesson_likeness.py says why)."""
@@ -321,10 +330,12 @@ def find_conflict(st: State, rf: RunFiles, cand: Candidate, current: Optional[st
     `only`: judge against these priors alone (commit re-judging a staged candidate against what a
     person decided while the run was open)."""
     decided: List[PriorState] = []
+    ground: List[PriorState] = []
     if only is None:
         index = _pool_for(st, rf)
         pool = index.around(cand)
         elsewhere = index.settled_elsewhere(cand)
+        ground = named_ground(index.named_ground(cand), cand)
         if is_lesson_line(cand.facets):  # (door 5: every lesson, whatever its scope; core/lesson_likeness.py)
             pool, elsewhere = index.lessons(pool, elsewhere)
             decided = index.decided(cand)
@@ -332,19 +343,24 @@ def find_conflict(st: State, rf: RunFiles, cand: Candidate, current: Optional[st
         decided = [st.priors[i] for i in sorted(only, key=lambda x: (prior_number(x), x)) if i in st.priors
                    and st.priors[i].binding and not st.priors[i].redacted and not is_lesson(st.priors[i])
                    and isinstance(st.priors[i].claim, str) and same_claim(st.priors[i].claim, cand.claim)]
+        base = ground_of(cand)
+        ground = named_ground([st.priors[i] for i in sorted(only, key=lambda x: (prior_number(x), x)) if i in st.priors
+                              and base is not None and scopes_related(base, st.priors[i].scope_ref)], cand)
         pool = [p for p in with_run_dispositions(st, rf) if p.id in only]
         elsewhere = [as_run_sees(st.priors[i], {}, rf.rehashed) for i in sorted(only, key=lambda x: (prior_number(x), x))
                      if i in st.priors and st.priors[i].ns != rf.ns and not st.priors[i].redacted
                      and (st.priors[i].binding or (is_lesson(st.priors[i]) and person_settled(st.priors[i])))]
     return judge_pool(pool, cand, current, rf.scopes, elsewhere=elsewhere, more=lambda p: wordings(st, p.id),
                       home=lambda p: st.priors[folded_into(st, p.id)] if st.same_as else p,
-                      revised_from=lineage(st.priors, cand.raw.get("supersedes")), decided=decided)
+                      revised_from=lineage(st.priors, cand.raw.get("supersedes")), decided=decided, ground=ground,
+                      ns=rf.ns)
 
 
 def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], scopes: Dict[str, str],
                figure: Any = None, elsewhere: Sequence[PriorState] = (), legacy: bool = False,
                more: Any = None, home: Any = None, across: bool = True, lessons: int = DOOR,
-               revised_from: FrozenSet[str] = frozenset(), decided: Sequence[PriorState] = ()) -> Optional[Dict[str, Any]]:
+               revised_from: FrozenSet[str] = frozenset(), decided: Sequence[PriorState] = (),
+               ground: Sequence[PriorState] = (), ns: Optional[str] = None) -> Optional[Dict[str, Any]]:
     """The door's duplicate / re-raise / reversal / similar / settled-nearby / floor rules for `cand`
     against `pool` (the priors of its namespace around its scope, in pool order) and `elsewhere` (the
     binding priors of other namespaces around it: a person's decision holds in every namespace),
@@ -361,7 +377,10 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
     lesson is compared with lessons by meaning from `door: 5` (core/lesson_likeness.py); `revised_from`,
     the `lineage` of the lesson a lesson candidate revises; `decided`, a person's decided findings whose
     claim is the candidate's, whatever their scope — from `door: 7` a lesson saying one is its re-raise
-    (injected into every run, it would put the settled finding back before every agent: hostile pass 27ah)."""
+    (injected into every run, it would put the settled finding back before every agent: hostile pass 27ah);
+    `ground`, a person's decisions on definitions the candidate's words name (`named_ground`), which from
+    `door: 7` are settled ground for it wherever in their file, folder or `*` it stands (`ns`: the candidate's
+    namespace, which a refusal names another's by)."""
     cdir = norm_direction(cand.direction)
     cid = cand.identity
     same_as = (lambda a, b: normalize(a) == b) if legacy else same_claim
@@ -413,7 +432,8 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
     if not legacy:
         # (another namespace's ground, for an agent's finding: an analyzer's result cannot name `distinct_from`,
         # and a linter's rule hit beside a reviewer's decision elsewhere is not a rewording of it)
-        settled_nearby(pool, cand, scopes, elsewhere if across and cid is None else ())
+        settled_nearby(pool, cand, scopes, elsewhere if across and cid is None else (),
+                       ground if lessons >= DECIDED_FINDING_DOOR and cid is None else (), ns)
     for p in pool:
         floor = _floor_of(p, cand, scopes)
         if floor is not None:
@@ -431,7 +451,7 @@ def _same_result(p: PriorState, cand: Candidate, current: Optional[str]) -> bool
 
 
 def settled_nearby(pool: Sequence[PriorState], cand: Candidate, scopes: Dict[str, str],
-                   elsewhere: Sequence[PriorState] = ()) -> None:
+                   elsewhere: Sequence[PriorState] = (), ground: Sequence[PriorState] = (), ns: Optional[str] = None) -> None:
     """SETTLED_NEARBY: a finding on ground a person settled — a binding finding of the namespace, or of
     another (`elsewhere`: a person's decision holds in every namespace), on the candidate's definition,
     its enclosing file or definition, or a definition inside it, whose own scope is unchanged in the
@@ -450,6 +470,15 @@ def settled_nearby(pool: Sequence[PriorState], cand: Candidate, scopes: Dict[str
                and not (analyzer and identity_of(p.rec) is not None)
                and p.facet("activation") == "verify-phase" and isinstance(p.scope_ref, str)
                and scopes.get(p.scope_ref) == p.scope_hash and settled_near(p.scope_ref, cand.scope_ref)]
+    # a decision on a definition the finding's words name, beside it in its file or inside its folder or `*` (door 7)
+    have = {p.id for p in unnamed}
+    for p in ground:
+        if (p.id not in have and p.id not in named and p.binding and not p.redacted and isinstance(p.scope_ref, str)
+                and scopes.get(p.scope_ref) == p.scope_hash):
+            have.add(p.id)
+            unnamed.append(p)
+            if ns is not None and p.ns != ns:
+                others.add(p.id)
     if unnamed:
         ids = [p.id for p in unnamed]
         raise Refusal("SETTLED_NEARBY", of=ids[0], settled=[
@@ -460,6 +489,53 @@ def settled_nearby(pool: Sequence[PriorState], cand: Candidate, scopes: Dict[str
                  + "); if yours repeats one, drop it — if it differs, "
                  "propose it again with \"distinct_from\": " + str(ids).replace("'", '"')
                  + " and the person will be asked whether it differs")
+
+
+def ground_of(cand: Candidate) -> Optional[str]:
+    """Where a finding's named ground is looked for (`named_ground`): the file of the definition it stands
+    on, else the file, folder or `*` itself; None for what has no such ground (a repo-wide candidate, a
+    lesson, a floor, an analyzer's result)."""
+    ref = cand.scope_ref
+    if (cand.repo_wide or not isinstance(ref, str) or cand.identity is not None
+            or cand.facets.get("activation") != "verify-phase"):
+        return None
+    return ref.split("#", 1)[0]
+
+
+def named_ground(priors: Sequence[PriorState], cand: Candidate) -> List[PriorState]:
+    """The decisions among `priors` that a finding stands beside by its own words: a person's binding
+    finding on a definition (its file the finding's, or inside the finding's folder or `*`) whose name the
+    claim says as a word (`total` in "total() ignores discounts", not in `grand_total`), on other ground
+    than `settled_near` already relates. From door 7 such a finding must name the decision in
+    `distinct_from` (SETTLED_NEARBY), as on the decided definition itself: a rewording the measure misses,
+    placed on a folder, `*` or a sibling definition, otherwise escaped it (hostile pass 27ah)."""
+    ref = cand.scope_ref
+    if ground_of(cand) is None or not isinstance(ref, str):
+        return []
+    out, seen = [], set()
+    for p in priors:
+        at = p.scope_ref
+        if (p.id in seen or not p.binding or p.redacted or not isinstance(at, str) or "#" not in at
+                or p.facet("activation") != "verify-phase" or settled_near(at, ref)):
+            continue
+        name = at.rsplit("#", 1)[1].rsplit(".", 1)[-1]
+        if len(name) >= 3 and _word_in(name, cand.claim):
+            seen.add(p.id)
+            out.append(p)
+    return out
+
+
+def _word_in(name: str, text: str) -> bool:
+    """`name` in `text` as a whole identifier, case aside."""
+    low, key = text.casefold(), name.casefold()
+    at = low.find(key)
+    while at >= 0:
+        end = at + len(key)
+        if (at == 0 or not (low[at - 1].isalnum() or low[at - 1] == "_")) and (
+                end == len(low) or not (low[end].isalnum() or low[end] == "_")):
+            return True
+        at = low.find(key, at + 1)
+    return False
 
 
 def door_of(seal: Any, added: bool = False) -> int:

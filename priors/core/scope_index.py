@@ -90,7 +90,10 @@ class ScopeIndex(Plain):
     def around(self, cand: Candidate) -> List[PriorState]:
         """The priors, in pool order, whose scope is the candidate's, contains it or lies inside it,
         is a string prefix of it (a floor's reach) or `*` — and the repo-wide ones."""
-        ref = cand.scope_ref
+        return self.around_ref(cand.scope_ref)
+
+    def around_ref(self, ref: Optional[str]) -> List[PriorState]:
+        """`around` a scope ref (None: a repo-wide candidate's)."""
         if ref is None or ref == "*":
             return list(self.items) if ref == "*" else [self.items[i] for i in sorted(set(self.wide) | set(
                 self.positions("*")))]

@@ -119,8 +119,9 @@ SESSION_VIA = "session"  # `via` of the run that seals a scored harness session
 # settled ground holds in every namespace (SETTLED_NEARBY across namespaces; `distinct_from` may name their decision)
 # 5: a lesson meets lessons by meaning too, as findings do (core/lesson_likeness.py); 6: a lesson meets a person's
 # lesson whatever it denies (a misspelt `Nevr` is no denial of `Never`), and a retired lesson is not revised; 7: a
-# lesson is held to a person's decided finding with its claim, whatever the finding's scope, and an analyzer's result
-# to a person's decision on its rule's result on the same scope state
+# lesson is held to a person's decided finding with its claim, whatever the finding's scope, an analyzer's result
+# to a person's decision on its rule's result on the same scope state, and a finding to the decisions on the
+# definitions its words name (SETTLED_NEARBY in their file, folder or `*`)
 DOOR = 7
 LEXICON_DOOR = 3  # the first door judging by today's similarity measure
 ACROSS_DOOR = 4  # the first door holding a finding to another namespace's settled ground
