@@ -20,8 +20,8 @@ def _two_priors(k):
     k.write("src/keys.py", KEY)
     k.ok("init")
     k.ok("relevant", "--ns", NS, "--snapshot")
-    k.ok("propose", k.candidate(conclusion("parse_key accepts an empty name", scope_ref="src/keys.py#parse_key")),
-         "--run", "run-001", "--ns", NS)
+    k.ok("propose", k.candidate(conclusion("parse_key accepts an empty name", scope_ref="src/keys.py#parse_key",
+                                           evidence="src/keys.py:5")), "--run", "run-001", "--ns", NS)
     k.ok("propose", k.candidate(conclusion("the separator is hard-coded", scope_ref="src/keys.py#parse_key")),
          "--run", "run-001", "--ns", NS)
     k.ok("commit", "--run", "run-001")
@@ -56,6 +56,7 @@ def test_a_rename_in_place_is_followed(keeper):
         ("P-0002", "src/keys.py#parse_key", "src/keys.py#read_key", True)]
     show = keeper.ok("show", "P-0002")
     assert "its code moved: src/keys.py#parse_key → src/keys.py#read_key" in show
+    assert "before its code moved" not in keeper.ok("show", "P-0001")  # (renamed in its own file: the evidence holds)
     # the next run: unchanged under the new name, the decision still settled there
     rel = json.loads(keeper.ok("relevant", "--ns", NS, "--snapshot"))
     assert rel["verify"][0]["scopeState"] == "unchanged" and rel["verify"][0]["scope_ref"] == "src/keys.py#read_key"
@@ -87,7 +88,10 @@ def test_a_move_to_another_file_with_an_edit_is_moved_and_changed(keeper):
     assert "↪ 2 moved with their code" in out
     moved = [r for r in keeper.ledger() if r.get("action") == "moved"]
     assert all("scope_hash" not in m for m in moved)  # edited: the old hash stays, the scope reads changed
-    assert "moved and edited" in keeper.ok("show", "P-0001")
+    shown = keeper.ok("show", "P-0001")
+    assert "moved and edited" in shown
+    # its evidence names the file the code was in: said so (newcomer pass 27ai)
+    assert "evidence: src/keys.py:5 (where it was seen, before its code moved)" in shown, shown
     rel = json.loads(keeper.ok("relevant", "--ns", NS, "--snapshot"))
     assert rel["verify"][0]["scope_ref"] == "src/pairs.py#split_pair"
     assert rel["verify"][0]["scopeState"] == "unchanged"  # the verdict took the new hash

@@ -111,6 +111,10 @@ def timeline(records: Sequence[Dict[str, Any]], pid: str) -> Optional[Dict[str, 
                 body[key] = rec[key]
         if p.scope_hash is not None:
             body["scope_hash"] = p.scope_hash
+        ev, now = body.get("evidence"), p.scope_ref
+        if (isinstance(ev, str) and isinstance(now, str) and any(e["kind"] == "moved" for e in events)
+                and ":" in ev and ev.split(":", 1)[0] != now.split("#", 1)[0]):
+            body["evidence_before_move"] = True  # (it names the file the code was in: newcomer pass 27ai)
         kept = kept_in_force(st, pid) if "supersedes" in body else None
         if kept is not None:  # a person's lesson: accepting this one leaves it in force unless the person names it
             body["supersedes_binding"] = st.priors[kept].status
@@ -222,7 +226,8 @@ def show_text(body: Dict[str, Any]) -> str:
             lines.append(f"  supersedes: {body['supersedes']} (accepting or keeping this lesson retires it)")
         if "evidence" in body:
             ev = body["evidence"]
-            lines.append("  evidence: " + cut(ev if isinstance(ev, str) else _compact(ev), 100))
+            lines.append("  evidence: " + cut(ev if isinstance(ev, str) else _compact(ev), 100)
+                         + (" (where it was seen, before its code moved)" if body.get("evidence_before_move") else ""))
     tried = body.get("tried_since_decision")
     if isinstance(tried, list) and tried:
         lines.append(f"  agents {pressure_text(tried, str(body.get('status')))} — in these words:")
