@@ -557,7 +557,8 @@ def test_a_lesson_saying_what_a_person_s_decided_finding_says_is_a_reraise(keepe
               "--run", run, "--ns", NS)
     keeper.ok("commit", "--run", run)
     keeper.ok("decide", "P-0001", "wontfix", "--because", "discounts are applied upstream")
-    for ns, text in ((NS, claim), ("other", "Total() ignores discounts on items!")):
+    for ns, text in ((NS, claim), ("other", "Total() ignores discounts on items!"),
+                     (NS, "total() ign\u043ere\u0455 discounts on items")):  # (look-alike letters: hostile pass 27aj)
         r = keeper("suggest", "--ns", ns, text)
         assert r.code == 1 and "RERAISE" in r.out and "P-0001" in r.out and "decided this as a finding" in r.out, r
         run = json.loads(keeper.ok("relevant", "--ns", ns, "--snapshot"))["run"]

@@ -350,7 +350,7 @@ def test_a_log_s_new_label_for_a_decided_result_on_the_same_code_does_not_bring_
     (decided,) = priors(k)
     k.ok("decide", decided["id"], "wontfix", "--because", "kept for plugins")
     forged = _at("src/m.py", 1, "Unused import: os", "F401", partialFingerprints={"primaryLocationLineHash": "deadbeef"})
-    k.write("2.sarif", _log("ruff", forged))
+    k.write("2.sarif", _log("ruff\u200b", forged))  # (and the tool named with an invisible character: hostile pass 27aj)
     r = k("ingest-sarif", "2.sarif", "--ns", "lint", "--snapshot", "src", "--json")
     assert r.code == 0 and (r.json["counts"]["new"], r.json["counts"]["suppressed"]) == (0, 1), r
     assert r.json["refused"][0]["of"] == decided["id"] and "this rule" in r.json["refused"][0]["hint"], r

@@ -373,6 +373,12 @@ def test_a_change_that_moves_a_person_s_decision_to_other_code_after_a_rename_is
         got = [(p["line"], p["code"]) for p in json.loads(r.out)["problems"]]
         assert r.code == 1 and (n + 1, "MOVE_UNFOUNDED") in got, (args, r)
         assert "holds its code — the shape the ledger recorded for it — at src/tax.py#tax_rate" in r.out, r
+    # renamed with a line added (nearly the same code, as the keeper follows a move): named too (hostile pass 27aj)
+    keeper.write("src/tax.py", TAX.replace("def rate():\n", "def tax_rate():\n    # set by law\n")
+                 .replace("+ rate()", "+ tax_rate()"))
+    r = keeper("verify", "--since", base, "--json")
+    assert r.code == 1 and "code nearly the same as its own at src/tax.py#tax_rate" in r.out, r
+    keeper.write("src/tax.py", TAX.replace("def rate():", "def tax_rate():").replace("+ rate()", "+ tax_rate()"))
     # the keeper's own run follows the rename to `tax_rate`, and refuses the re-raise there
     ledger.write_bytes(clean)
     keeper.ok("render")
@@ -394,12 +400,14 @@ def test_a_finding_naming_a_person_s_decided_definition_stands_on_its_ground_whe
     base = _settled_in_git(keeper)
     claim = "rate() returns a constant instead of reading the configuration"
     run = json.loads(keeper.ok("relevant", "--ns", NS, "--snapshot"))["run"]
-    for ref in ("src/", "*", "src/tax.py#total"):
-        body = keeper.refused("SETTLED_NEARBY", "propose", keeper.candidate(conclusion(claim, scope_ref=ref)),
-                              "--run", run, "--ns", NS)
+    for ref, said in (("src/", claim), ("*", claim), ("src/tax.py#total", claim),
+                      ("src/", claim.replace("rate", "r\u0430te")), ("src/tax.py#total", claim.replace("rate", "\uff52ate"))):
+        body = keeper.refused("SETTLED_NEARBY", "propose", keeper.candidate(conclusion(said, scope_ref=ref)),
+                              "--run", run, "--ns", NS)  # (look-alike and full-width letters read as the name: 27aj)
         assert body["of"] == "P-0001" and [s["id"] for s in body["settled"]] == ["P-0001"], (ref, body)
-    keeper.ok("propose", keeper.candidate(conclusion("total() ignores the currency", scope_ref="src/tax.py#total")),
-              "--run", run, "--ns", NS)  # (names no decided definition: new)
+    keeper.ok("propose", keeper.candidate(conclusion("total() ignores the exchange rate of foreign currencies",
+                                                     scope_ref="src/tax.py#total")), "--run", run, "--ns", NS)
+    # (names no decided definition as code — the word "rate" is not `rate()`: hostile pass 27aj's false positive)
     keeper.ok("propose", keeper.candidate(conclusion(claim, scope_ref="src/", distinct_from=["P-0001"])),
               "--run", run, "--ns", NS)  # (the agent's word that it differs: the person's call)
     keeper.ok("commit", "--run", run)

@@ -8,6 +8,7 @@ import unicodedata
 from priors.core.canonical import dumps, normalize, value_problem
 from priors.core.controls import control_problem
 from priors.core.errors import UsageError
+from priors.core.letters import as_read
 from priors.core.plain import Plain
 from priors.core.spelling import nearest as closest
 from priors.core.vocabulary import (  # noqa: F401 (AGENT_VERDICTS, HUMAN_VERDICTS, SEVERITY_RANK: re-exported)
@@ -151,8 +152,10 @@ def identity_of(rec: Any) -> Optional[Tuple[str, str]]:
 
 def rule_key(rule: str) -> str:
     """An analyzer's rule id as identities compare it: NFKC (fullwidth digits, a no-break space),
-    case folded, no space at either end — the ways one rule's id is written differently."""
-    return unicodedata.normalize("NFKC", rule).strip().casefold()
+    case folded, no space at either end, look-alike letters as the Latin ones they show and no invisible
+    character (`letters.as_read`: `rуff` with a Cyrillic у, or with a zero-width space, is `ruff` —
+    hostile pass 27aj) — the ways one rule's id is written differently."""
+    return as_read(unicodedata.normalize("NFKC", rule).strip()).strip()
 
 
 def unknown_fields(raw: Any) -> List[tuple]:

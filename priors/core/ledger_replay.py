@@ -44,10 +44,11 @@ from priors.core.ledger_parse import records
 from priors.core.lesson_likeness import LessonIndex, is_lesson_line, lineage, with_lessons_met
 from priors.core.lessons import check_supersedes, is_lesson
 from priors.core.moves import as_run_sees
+from priors.core.named_ground import ground_of, named_ground
 from priors.core.on_the_code import as_on_disk, followed_here, judge_change_line
 from priors.core.plain import Unkept
 from priors.core.problem import Problem
-from priors.core.protocol import door_of, ground_of, judge_pool, named_ground, same_words, settled_by_person
+from priors.core.protocol import door_of, judge_pool, read_key, same_words, settled_by_person
 from priors.core.replay_split import Overlooked, Share, SplitHalf
 from priors.core.sameness import wordings
 from priors.core.scope_index import ScopeIndex, dropped_from, held_in, inner_named
@@ -233,9 +234,10 @@ class Replay(SplitHalf):
         """`p`, once a person's decision makes it binding, held by its claim (`decided_claims`) when it is no
         lesson: a lesson is held to it whatever its scope (door 7, `protocol.judge_pool`'s `decided`)."""
         if p is not None and p.binding and not p.redacted and type(p.claim) is str and p.facet("activation") != "run-start":
-            have = self.decided_claims.get(self.key_of(p.claim))
+            key = hash(read_key(p.claim))
+            have = self.decided_claims.get(key)
             if have is None or not (have is p or (type(have) is list and p in have)):
-                held_in(self.decided_claims, self.key_of(p.claim), p)
+                held_in(self.decided_claims, key, p)
 
     def block_line(self, no: int, run: Any, rec: Dict[str, Any]) -> None:
         if self.pending and run != self.pending_run:
@@ -451,7 +453,7 @@ class Replay(SplitHalf):
                 (pool if q.ns == ns else elsewhere if q.binding and not q.redacted else []).append(q)
         decided: List[PriorState] = []
         if lesson and self.lesson_level >= DECIDED_FINDING_DOOR:  # (a person's finding with its claim: door 7)
-            got = self.decided_claims.get(self.key_of(cand.claim))
+            got = self.decided_claims.get(hash(read_key(cand.claim)))
             decided = [q for q in seen_through(got if type(got) is list else [got] if got is not None else [], mark)
                        if q.binding and not q.redacted]
         ground: List[PriorState] = []

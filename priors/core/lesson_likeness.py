@@ -22,11 +22,11 @@ prefix, related ideas, claims that fold alike), so their figure is 0 — a prope
 
 from __future__ import annotations
 
-import unicodedata
 from functools import lru_cache
 
 from priors.core.errors import Refusal
 from priors.core.lessons import is_lesson, person_settled
+from priors.core.letters import plain_letters
 from priors.core.lexicon import KIN
 from priors.core.reading import fold, read
 from priors.core.similarity import claim_key, similar
@@ -39,25 +39,6 @@ if TYPE_CHECKING:  # annotations only, never evaluated
 
     from priors.core.fold import PriorState
     from priors.core.grammar import Candidate
-
-
-# Letters of other scripts that look like Latin ones (and full-width forms, which NFKC folds): a lesson a
-# person retired, copied with a few of them, reads the same to a model and to a person (hostile pass 27t).
-_LOOKALIKE = str.maketrans(
-    "аеёкморстухѕіјԁԛԝӏвнАВЕКМНОРСТУХЅІЈ" "αεικνορτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ" "օոսհ" "ıɛꭇ"
-    "ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘʀꜱᴛᴜᴠᴡʏᴢ",
-    "aeekmopctyxsijdqwlbhABEKMHOPCTYXSIJ" "aeikvoptuxABEZHIKMNOPTYX" "onuh" "ier"
-    "abcdefghijklmnoprstuvwyz")
-
-
-def plain_letters(claim: str) -> str:
-    """The claim as it reads: NFKC-folded (full-width `Ｎｅｖｅｒ` is `Never`), accents dropped (`Névér` is
-    `Never`), and the look-alikes `_LOOKALIKE` holds — Cyrillic, Greek and Armenian letters, small capitals,
-    dotless `ı` — as the Latin letters they show. Lessons are compared so (`signature`, `most_similar_lesson`)."""
-    if claim.isascii():
-        return claim
-    text = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", claim).translate(_LOOKALIKE))
-    return "".join(c for c in text if not unicodedata.combining(c))
 
 
 def is_lesson_line(facets: Any) -> bool:

@@ -85,16 +85,24 @@ def unfounded_move(p: PriorState, disk: Any, to: Any, shape: Optional[str] = Non
                 f"holds {ref} in the state they decided on — the keeper moves a finding only when its definition is "
                 "gone: the keeper never wrote this line")
     have, inside = getattr(disk, "shape", None), getattr(disk, "inside", None)
+    like, near = getattr(disk, "like", None), getattr(disk, "near", 1.0)
     if not shape or have is None or inside is None or not isinstance(to, str) or not is_definition(to) \
             or have(to) == shape:
         return None
-    files = sorted({ref.split("#", 1)[0], to.split("#", 1)[0]})
-    went = next((r for f in files for r in inside(f) if r != to and is_definition(r) and have(r) == shape), None)
+    here = have(to)
+    score = like(shape, here) if like is not None and here else 0.0
+    went, best = None, max(near, score)
+    for r in (r for f in sorted({ref.split("#", 1)[0], to.split("#", 1)[0]}) for r in inside(f)):
+        theirs = have(r) if r != to and is_definition(r) else None
+        got = 1.0 if theirs == shape else like(shape, theirs) if like is not None and theirs else 0.0
+        if got > best:
+            went, best = r, got
     if went is None:
         return None
-    return (f"event moves {p.id}, which a person made {p.status}, from {ref} to {to}, but the checkout holds its code"
-            f" — the shape the ledger recorded for it — at {went}, and {to} is other code: the keeper moves a finding"
-            " to the definition most like its code, so the keeper never wrote this line")
+    how = "its code — the shape the ledger recorded for it —" if best == 1.0 else "code nearly the same as its own"
+    return (f"event moves {p.id}, which a person made {p.status}, from {ref} to {to}, but the checkout holds {how}"
+            f" at {went}, and {to} is other code: the keeper moves a finding to the definition most like its code, so"
+            " the keeper never wrote this line")
 
 
 def unfounded_shape(p: PriorState, disk: Any, shape: Any) -> Optional[str]:

@@ -14,7 +14,9 @@ from priors.core.fold import (
 from priors.core.grammar import SEVERITY_RANK, Candidate, check_tags, identity_of, opposes, validate
 from priors.core.lesson_likeness import is_lesson_line, lesson_refusal, lineage, most_similar_lesson
 from priors.core.lessons import check_supersedes, is_lesson, person_settled
+from priors.core.letters import plain_letters
 from priors.core.moves import as_run_sees, followed_copies
+from priors.core.named_ground import ground_of, named_ground
 from priors.core.run_files import RunFiles, require_open
 from priors.core.sameness import folded_into, wordings
 from priors.core.scope_index import ScopeIndex
@@ -311,8 +313,8 @@ class ProposePool(ScopeIndex):
             self.decided_claims = {}
             for p in self.st.priors.values():
                 if p[1] in BINDING and not p.redacted and not is_lesson(p) and isinstance(p.claim, str):
-                    self.decided_claims.setdefault(claim_key(p.claim), []).append(p)
-        return self.decided_claims.get(claim_key(cand.claim), [])
+                    self.decided_claims.setdefault(read_key(p.claim), []).append(p)
+        return self.decided_claims.get(read_key(cand.claim), [])
 
 
 def _pool_for(st: State, rf: RunFiles) -> ProposePool:
@@ -342,7 +344,7 @@ def find_conflict(st: State, rf: RunFiles, cand: Candidate, current: Optional[st
     else:
         decided = [st.priors[i] for i in sorted(only, key=lambda x: (prior_number(x), x)) if i in st.priors
                    and st.priors[i].binding and not st.priors[i].redacted and not is_lesson(st.priors[i])
-                   and isinstance(st.priors[i].claim, str) and same_claim(st.priors[i].claim, cand.claim)]
+                   and isinstance(st.priors[i].claim, str) and read_key(st.priors[i].claim) == read_key(cand.claim)]
         base = ground_of(cand)
         ground = named_ground([st.priors[i] for i in sorted(only, key=lambda x: (prior_number(x), x)) if i in st.priors
                               and base is not None and scopes_related(base, st.priors[i].scope_ref)], cand)
@@ -420,8 +422,9 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
     if near is not None:
         raise _same_refusal(near[0], near[1], elsewhere=near[0].id in others)
     if lessons >= DECIDED_FINDING_DOOR and not legacy and is_lesson_line(cand.facets):
+        said = read_key(cand.claim)
         for p in decided:
-            if p.binding and not p.redacted and same_claim(p.claim, cand.claim):
+            if p.binding and not p.redacted and said and read_key(p.claim) == said:
                 raise Refusal("RERAISE", of=p.id, status=p.status, ns=p.ns,
                               hint=f"a person decided this as a finding ({p.status}{', in namespace ' + p.ns if p.ns else ''});"
                                    " a lesson that says it again puts it back before every run — do not suggest it")
@@ -491,51 +494,10 @@ def settled_nearby(pool: Sequence[PriorState], cand: Candidate, scopes: Dict[str
                  + " and the person will be asked whether it differs")
 
 
-def ground_of(cand: Candidate) -> Optional[str]:
-    """Where a finding's named ground is looked for (`named_ground`): the file of the definition it stands
-    on, else the file, folder or `*` itself; None for what has no such ground (a repo-wide candidate, a
-    lesson, a floor, an analyzer's result)."""
-    ref = cand.scope_ref
-    if (cand.repo_wide or not isinstance(ref, str) or cand.identity is not None
-            or cand.facets.get("activation") != "verify-phase"):
-        return None
-    return ref.split("#", 1)[0]
-
-
-def named_ground(priors: Sequence[PriorState], cand: Candidate) -> List[PriorState]:
-    """The decisions among `priors` that a finding stands beside by its own words: a person's binding
-    finding on a definition (its file the finding's, or inside the finding's folder or `*`) whose name the
-    claim says as a word (`total` in "total() ignores discounts", not in `grand_total`), on other ground
-    than `settled_near` already relates. From door 7 such a finding must name the decision in
-    `distinct_from` (SETTLED_NEARBY), as on the decided definition itself: a rewording the measure misses,
-    placed on a folder, `*` or a sibling definition, otherwise escaped it (hostile pass 27ah)."""
-    ref = cand.scope_ref
-    if ground_of(cand) is None or not isinstance(ref, str):
-        return []
-    out, seen = [], set()
-    for p in priors:
-        at = p.scope_ref
-        if (p.id in seen or not p.binding or p.redacted or not isinstance(at, str) or "#" not in at
-                or p.facet("activation") != "verify-phase" or settled_near(at, ref)):
-            continue
-        name = at.rsplit("#", 1)[1].rsplit(".", 1)[-1]
-        if len(name) >= 3 and _word_in(name, cand.claim):
-            seen.add(p.id)
-            out.append(p)
-    return out
-
-
-def _word_in(name: str, text: str) -> bool:
-    """`name` in `text` as a whole identifier, case aside."""
-    low, key = text.casefold(), name.casefold()
-    at = low.find(key)
-    while at >= 0:
-        end = at + len(key)
-        if (at == 0 or not (low[at - 1].isalnum() or low[at - 1] == "_")) and (
-                end == len(low) or not (low[end].isalnum() or low[end] == "_")):
-            return True
-        at = low.find(key, at + 1)
-    return False
+def read_key(claim: str) -> str:
+    """A claim's `claim_key` as it reads (`letters.plain_letters`: look-alike letters as the Latin ones they
+    show): what a lesson is held to a person's decided finding by (door 7; hostile pass 27aj)."""
+    return claim_key(plain_letters(claim))
 
 
 def door_of(seal: Any, added: bool = False) -> int:

@@ -27,7 +27,7 @@ from priors.core.replay_split import Share, namespace_weights, split_namespaces,
 from priors.core.sameness import differs_from
 from priors.core.unseen import UNSEEN, is_seal
 from priors.snapshot.scan import rehash
-from priors.snapshot.shapes import blind_hashes, definition_shapes
+from priors.snapshot.shapes import NEAR, blind_hashes, definition_shapes, shape_similarity
 from priors.store.background import start, worth_it
 from priors.store.config import read_config
 from priors.store.files import file_size, read_bytes
@@ -398,6 +398,12 @@ class OnDisk(dict):
                 self.setdefault(r, h)
         return sorted(r for r in self if (ref == "*" or r.startswith(ref)) and r != ref and r != "*"
                       and not r.endswith("/") and not r.startswith("\0"))
+
+    near = NEAR  # (how alike two shapes are to be "nearly the same": the keeper's own line, core/moves.py)
+
+    def like(self, a: str, b: str) -> float:
+        """How alike two definitions' shapes are, as the keeper weighs a move (`snapshot.shapes.shape_similarity`)."""
+        return shape_similarity(a, b)
 
     def shape(self, ref: str) -> Optional[str]:
         """The shape of the definition `ref` in the checkout (snapshot/shapes.py), or None."""

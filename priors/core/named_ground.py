@@ -1,0 +1,68 @@
+"""A finding's named ground (door 7): a person's decision on a definition the finding's words name, held
+to it wherever the finding is placed in that definition's file, or on a folder holding it or `*` — as
+SETTLED_NEARBY holds a finding on the decided definition itself (`protocol.settled_nearby`). A rewording
+the similarity measure misses could otherwise step beside the decision (hostile pass 27ah).
+"""
+
+from __future__ import annotations
+
+from priors.core.fold import PriorState
+from priors.core.grammar import Candidate
+from priors.core.letters import as_read
+from priors.core.similarity import settled_near
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated
+    from typing import List, Optional, Sequence
+
+
+def ground_of(cand: Candidate) -> Optional[str]:
+    """Where a finding's named ground is looked for (`named_ground`): the file of the definition it stands
+    on, else the file, folder or `*` itself; None for what has no such ground (a repo-wide candidate, a
+    lesson, a floor, an analyzer's result)."""
+    ref = cand.scope_ref
+    if (cand.repo_wide or not isinstance(ref, str) or cand.identity is not None
+            or cand.facets.get("activation") != "verify-phase"):
+        return None
+    return ref.split("#", 1)[0]
+
+
+def named_ground(priors: Sequence[PriorState], cand: Candidate) -> List[PriorState]:
+    """The decisions among `priors` that a finding stands beside by its own words: a person's binding
+    finding on a definition (its file the finding's, or inside the finding's folder or `*`) whose name the
+    claim says as a word (`total` in "total() ignores discounts", not in `grand_total`), on other ground
+    than `settled_near` already relates. From door 7 such a finding must name the decision in
+    `distinct_from` (SETTLED_NEARBY), as on the decided definition itself: a rewording the measure misses,
+    placed on a folder, `*` or a sibling definition, otherwise escaped it (hostile pass 27ah)."""
+    ref = cand.scope_ref
+    if ground_of(cand) is None or not isinstance(ref, str):
+        return []
+    out, seen = [], set()
+    for p in priors:
+        at = p.scope_ref
+        if (p.id in seen or not p.binding or p.redacted or not isinstance(at, str) or "#" not in at
+                or p.facet("activation") != "verify-phase" or settled_near(at, ref)):
+            continue
+        name = at.rsplit("#", 1)[1].rsplit(".", 1)[-1]
+        if len(name) >= 3 and _word_in(name, cand.claim):
+            seen.add(p.id)
+            out.append(p)
+    return out
+
+
+def _word_in(name: str, text: str) -> bool:
+    """`name` in `text` as a whole identifier written as code, case aside, as it reads (`letters.as_read`:
+    look-alike and full-width letters, invisible characters): followed by `(` or a back-tick, or after a
+    back-tick, `.`, `#` or `:` — or anywhere, for a name no English word spells (`snake_case`, `camelCase`,
+    a digit). "flat rate" names no `rate()` (hostile pass 27aj: a common word is not the definition)."""
+    low, key = as_read(text), as_read(name)
+    coded = "_" in name or any(c.isdigit() for c in name) or any(c.isupper() for c in name[1:])
+    at = low.find(key)
+    while at >= 0:
+        end = at + len(key)
+        before, after = low[at - 1] if at else "", low[end] if end < len(low) else ""
+        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_") and (
+                coded or after in ("(", "`") or before in ("`", ".", "#", ":")):
+            return True
+        at = low.find(key, at + 1)
+    return False
