@@ -536,7 +536,7 @@ def test_status_calls_shows_the_agent_s_lesson_another_says_it_differs_from(keep
     line = next(x for x in keeper.ok("status", "--calls").splitlines() if x.startswith("  ? P-0002"))
     assert ("(the agent says it differs from P-0001, an agent's lesson, open: 'Run mypy on the touched package before"
             " you push.')") in line, line
-    assert "(the agent said this differs from those similar lessons)" in keeper.ok("show", "P-0002")
+    assert "(the agent said this differs from those lessons, which the door found alike or nearby)" in keeper.ok("show", "P-0002")
 
 
 def test_a_lesson_saying_what_a_person_s_decided_finding_says_is_a_reraise(keeper):

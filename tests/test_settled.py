@@ -405,6 +405,7 @@ def test_a_finding_naming_a_person_s_decided_definition_stands_on_its_ground_whe
         body = keeper.refused("SETTLED_NEARBY", "propose", keeper.candidate(conclusion(said, scope_ref=ref)),
                               "--run", run, "--ns", NS)  # (look-alike and full-width letters read as the name: 27aj)
         assert body["of"] == "P-0001" and [s["id"] for s in body["settled"]] == ["P-0001"], (ref, body)
+        assert body["named"] == ["P-0001"] and body["hint"].startswith("your claim names code a person settled"), body
     keeper.ok("propose", keeper.candidate(conclusion("total() ignores the exchange rate of foreign currencies",
                                                      scope_ref="src/tax.py#total")), "--run", run, "--ns", NS)
     # (names no decided definition as code — the word "rate" is not `rate()`: hostile pass 27aj's false positive)
@@ -426,6 +427,7 @@ def test_a_finding_naming_a_person_s_decided_definition_stands_on_its_ground_whe
         r = keeper("verify", "--since", base, "--json")
         got = [(p["line"], p["code"]) for p in json.loads(r.out)["problems"]]
         assert r.code == 1 and got == [(n + 1, "SETTLED_NEARBY")], (ref, r)
+        assert "names code a person settled P-0001 on" in r.out, r  # (not "stands where": newcomer pass 27ak)
         root.write_bytes(clean)
 
 

@@ -207,7 +207,7 @@ def show_text(body: Dict[str, Any]) -> str:
         what = "lesson" if f.get("activation") == "run-start" else "finding"
         if isinstance(body.get("distinct_from"), list):
             lines.append("  distinct from: " + ", ".join(str(x) for x in body["distinct_from"])
-                         + f" (the agent said this differs from those similar {what}s)")
+                         + f" (the agent said this differs from those {what}s, which the door found alike or nearby)")
         if body.get("waits_for_call"):
             said = ", ".join(f"your {w['status']} {w['id']}" + (f" (in {w['ns']})" if w.get("ns") else "")
                              for w in body["waits_for_call"])

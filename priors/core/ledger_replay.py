@@ -490,7 +490,9 @@ class Replay(SplitHalf):
             what = {"RERAISE": f"re-raises {body.get('of')}, which a person made {body.get('status')}",
                     "DUPLICATE": f"repeats {body.get('of')} ({body.get('status')})",
                     "BELOW_FLOOR": f"is below the {body.get('depth')} floor {body.get('of')} set",
-                    "SETTLED_NEARBY": f"stands where a person settled {body.get('of')} and does not name it in"
+                    "SETTLED_NEARBY": (f"names code a person settled {body.get('of')} on (its words name the definition"
+                                       " as code)" if body.get("of") in body.get("named", ()) else
+                                       f"stands where a person settled {body.get('of')}") + " and does not name it in"
                                       " `distinct_from`"}.get(body["refused"],
                                                                                                    f"meets {body.get('of')}")
             how = f" in other words (similarity {body['similarity']})" if body.get("similar") else ""

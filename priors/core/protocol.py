@@ -484,10 +484,14 @@ def settled_nearby(pool: Sequence[PriorState], cand: Candidate, scopes: Dict[str
                 others.add(p.id)
     if unnamed:
         ids = [p.id for p in unnamed]
-        raise Refusal("SETTLED_NEARBY", of=ids[0], settled=[
+        by_name = [p.id for p in unnamed if not settled_near(str(p.scope_ref), cand.scope_ref)]  # (`ground`'s)
+        said = ("a person settled findings here" if not by_name else "your claim names code a person settled findings on"
+                if len(by_name) == len(ids) else "a person settled findings here and on code your claim names")
+        raise Refusal("SETTLED_NEARBY", of=ids[0], **({"named": by_name} if by_name else {}), settled=[
             dict({"id": p.id, "status": p.status, "scope_ref": p.scope_ref, "claim": p.claim},
                  **({"ns": p.ns} if p.id in others else {})) for p in unnamed],
-            hint="a person settled findings here (`settled`, as `relevant`'s `settled_here` lists them" + (
+            hint=said + " (`settled`, as `relevant`'s `settled_here` lists them" + (
+                 "; `named`: the decisions on a definition your claim names as code" if by_name else "") + (
                  "; one with `ns` is another namespace's decision" if any(p.id in others for p in unnamed) else "")
                  + "); if yours repeats one, drop it — if it differs, "
                  "propose it again with \"distinct_from\": " + str(ids).replace("'", '"')
