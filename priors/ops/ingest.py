@@ -302,8 +302,9 @@ def plain_lines(report: Dict[str, Any]) -> List[str]:
     if missing:  # the summary's "Checked against N" counts them, but no verdict line does: say why
         one = len(missing) == 1
         lines.append(f"  {len(missing)} not judged ({', '.join(missing)}) — the code {'it points' if one else 'they point'}"
-                     f" at is gone from the paths looked at (deleted, or a renamed definition: the analyzer's result"
-                     f" under the new name is a new finding, and a person decides again); the export closes"
+                     f" at is gone from the paths looked at (deleted, or renamed — a definition, or a file an open"
+                     f" finding stands on: the analyzer's result under the new name is a new finding, and a person"
+                     f" decides again); the export closes"
                      f" {'it' if one else 'them'}, and a finding missing from {REST_AFTER} runs in a row rests until"
                      " its scope returns")
     bad = [x for x in report["not_findings"] if str(x["reason"]).startswith("holds ")]
