@@ -378,6 +378,12 @@ def test_a_change_that_moves_a_person_s_decision_to_other_code_after_a_rename_is
                  .replace("+ rate()", "+ tax_rate()"))
     r = keeper("verify", "--since", base, "--json")
     assert r.code == 1 and "code nearly the same as its own at src/tax.py#tax_rate" in r.out, r
+    # moved to a third file (neither its own nor the target's): the whole checkout is looked at (hostile pass 27al)
+    keeper.write("src/tax.py", TAX.replace("def rate():\n    return RATE\n\n\n", "").replace("+ rate()", "+ 1"))
+    keeper.write("src/rates.py", "RATE = 0.2\n\n\ndef rate_of():\n    return RATE\n")
+    r = keeper("verify", "--since", base, "--json")
+    assert r.code == 1 and "its code — the shape the ledger recorded for it — at src/rates.py#rate_of" in r.out, r
+    (root / "src/rates.py").unlink()
     keeper.write("src/tax.py", TAX.replace("def rate():", "def tax_rate():").replace("+ rate()", "+ tax_rate()"))
     # the keeper's own run follows the rename to `tax_rate`, and refuses the re-raise there
     ledger.write_bytes(clean)
@@ -401,7 +407,8 @@ def test_a_finding_naming_a_person_s_decided_definition_stands_on_its_ground_whe
     claim = "rate() returns a constant instead of reading the configuration"
     run = json.loads(keeper.ok("relevant", "--ns", NS, "--snapshot"))["run"]
     for ref, said in (("src/", claim), ("*", claim), ("src/tax.py#total", claim),
-                      ("src/", claim.replace("rate", "r\u0430te")), ("src/tax.py#total", claim.replace("rate", "\uff52ate"))):
+                      ("src/", claim.replace("rate", "r\u0430te")), ("src/tax.py#total", claim.replace("rate", "\uff52ate")),
+                      ("src/tax.py#total", claim.replace("rate()", "rate ()")), ("src/", claim.replace("rate()", "self->rate"))):
         body = keeper.refused("SETTLED_NEARBY", "propose", keeper.candidate(conclusion(said, scope_ref=ref)),
                               "--run", run, "--ns", NS)  # (look-alike and full-width letters read as the name: 27aj)
         assert body["of"] == "P-0001" and [s["id"] for s in body["settled"]] == ["P-0001"], (ref, body)

@@ -50,19 +50,26 @@ def named_ground(priors: Sequence[PriorState], cand: Candidate) -> List[PriorSta
     return out
 
 
+_CODE_BEFORE = frozenset("`.#:>'\"<[$@")  # a character that makes the name after it code: `x`, a.x, ->x, 'x', <x>
+_CODE_AFTER = frozenset("(`\"[>=")  # one after it (spaces skipped before `(` and `[`): x(), x [0], x= — not `'`: rate's
+
+
 def _word_in(name: str, text: str) -> bool:
     """`name` in `text` as a whole identifier written as code, case aside, as it reads (`letters.as_read`:
-    look-alike and full-width letters, invisible characters): followed by `(` or a back-tick, or after a
-    back-tick, `.`, `#` or `:` — or anywhere, for a name no English word spells (`snake_case`, `camelCase`,
-    a digit). "flat rate" names no `rate()` (hostile pass 27aj: a common word is not the definition)."""
+    look-alike and full-width letters, invisible characters): marked as code by a character beside it
+    (`_CODE_BEFORE`, `_CODE_AFTER`: `rate()`, `rate ()`, `` `rate` ``, `'rate'`, `.rate`, `->rate`,
+    `<rate>`, `rate[0]`, `rate=`) — or anywhere, for a name no English word spells (`snake_case`,
+    `camelCase`, a digit). "a flat rate" names no `rate()` (hostile pass 27aj: a common word is not the
+    definition); hostile pass 27al found the marks the first list missed."""
     low, key = as_read(text), as_read(name)
     coded = "_" in name or any(c.isdigit() for c in name) or any(c.isupper() for c in name[1:])
     at = low.find(key)
     while at >= 0:
         end = at + len(key)
         before, after = low[at - 1] if at else "", low[end] if end < len(low) else ""
-        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_") and (
-                coded or after in ("(", "`") or before in ("`", ".", "#", ":")):
-            return True
+        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+            spaced = low[end:].lstrip(" ")[:1]
+            if coded or before in _CODE_BEFORE or after in _CODE_AFTER or spaced in ("(", "["):
+                return True
         at = low.find(key, at + 1)
     return False

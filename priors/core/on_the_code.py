@@ -73,8 +73,9 @@ def unfounded_move(p: PriorState, disk: Any, to: Any, shape: Optional[str] = Non
     away from a definition the code still holds in the state they decided on — the keeper moves a
     finding only when its definition is gone, so this one would set their decision on other code and
     leave its own free for a re-raise — or, its definition gone, onto one whose shape is not `shape`
-    (the one the ledger recorded for it) while another definition in its file or the target's holds
-    exactly that shape: the keeper moves a finding to the definition most like its recorded shape
+    (the one the ledger recorded for it) while another definition — in its file or the target's, else
+    anywhere in the checkout (hostile pass 27al) — holds that shape or one nearly the same and more
+    like it than the target: the keeper moves a finding to the definition most like its recorded shape
     (core/moves.py `find_moves`), so this one would leave the code a person decided on free for a
     re-raise under its new name (hostile pass 27ah)."""
     ref = p.scope_ref
@@ -92,11 +93,16 @@ def unfounded_move(p: PriorState, disk: Any, to: Any, shape: Optional[str] = Non
     here = have(to)
     score = like(shape, here) if like is not None and here else 0.0
     went, best = None, max(near, score)
-    for r in (r for f in sorted({ref.split("#", 1)[0], to.split("#", 1)[0]}) for r in inside(f)):
-        theirs = have(r) if r != to and is_definition(r) else None
-        got = 1.0 if theirs == shape else like(shape, theirs) if like is not None and theirs else 0.0
-        if got > best:
-            went, best = r, got
+    files = sorted({ref.split("#", 1)[0], to.split("#", 1)[0]})
+    for where in (files, ["*"]):  # its file and the target's first; the whole checkout only when neither holds it
+        for r in (r for f in where for r in inside(f)):  # (the keeper looks at every definition of its snapshot)
+            theirs = have(r) if r != to and is_definition(r) and (where is files or r.split("#", 1)[0] not in files) \
+                else None
+            got = 1.0 if theirs == shape else like(shape, theirs) if like is not None and theirs else 0.0
+            if got > best:
+                went, best = r, got
+        if went is not None:
+            break
     if went is None:
         return None
     how = "its code — the shape the ledger recorded for it —" if best == 1.0 else "code nearly the same as its own"
