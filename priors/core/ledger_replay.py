@@ -44,7 +44,7 @@ from priors.core.ledger_parse import records
 from priors.core.lesson_likeness import LessonIndex, is_lesson_line, lineage, with_lessons_met
 from priors.core.lessons import check_supersedes, is_lesson
 from priors.core.moves import as_run_sees
-from priors.core.named_ground import ground_of, named_ground
+from priors.core.named_ground import DecidedNames, ground_of, named_ground
 from priors.core.on_the_code import as_on_disk, followed_here, judge_change_line
 from priors.core.plain import Unkept
 from priors.core.problem import Problem
@@ -160,6 +160,7 @@ class Replay(SplitHalf):
         # (compared by meaning too); the rest — lessons, floors, repo-wide findings, which meet only the same words on the
         # same scope — by the hash of (scope ref or None, claim key), and those on code by scope too (for `as_on_disk`)
         self.decided, self.decided_code = ScopeIndex(), ScopeIndex()
+        self.decided_names = DecidedNames()  # the decided findings on definitions, by name (door 7's named ground)
         self.decided_words: Dict[int, Any] = {}
         self.in_decided: Set[str] = set()
         self.decided_claims: Dict[int, Any] = {}  # a claim key's hash -> a person's decided findings saying it (door 7)
@@ -225,6 +226,7 @@ class Replay(SplitHalf):
                     self.in_decided.add(pid)  # (all the door's `settled_elsewhere` holds)
                     if p.facet("activation") == "verify-phase" and not wide:
                         self.decided.add(p)
+                        self.decided_names.add(p)
                     else:
                         held_in(self.decided_words, hash((None if wide else p.scope_ref, self.key_of(p.claim))), p)
                         if not wide and p.facet("scope") not in _NOT_CODE:
@@ -459,7 +461,7 @@ class Replay(SplitHalf):
         ground: List[PriorState] = []
         base = ground_of(cand) if not lesson and not legacy and self.lesson_level >= DECIDED_FINDING_DOOR else None
         if base is not None:  # (a person's decision on a definition the finding's words name: door 7)
-            got = (index.around_ref(base) if index is not None else []) + self.decided.around_ref(base)
+            got = self.decided_names.around(base, cand.claim)
             ground = named_ground(seen_through(got, mark), cand) if got else []
             if ground and self.disk and no >= self.from_line:  # (a change's line: their scopes as the code has them)
                 scopes = dict(scopes)
@@ -654,6 +656,8 @@ class Replay(SplitHalf):
         if p.scope_ref == old:
             return
         self.relocated = True
+        if p.id in self.in_decided:
+            self.decided_names.relocate(p, old)
         for index in (self.index.get(p.ns), self.decided, self.decided_code):
             if index is not None:
                 index.relocate(p, old)

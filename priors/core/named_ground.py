@@ -6,14 +6,16 @@ the similarity measure misses could otherwise step beside the decision (hostile 
 
 from __future__ import annotations
 
+import re
+
 from priors.core.fold import PriorState
 from priors.core.grammar import Candidate
 from priors.core.letters import as_read
-from priors.core.similarity import settled_near
+from priors.core.similarity import scopes_related, settled_near
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
-    from typing import List, Optional, Sequence
+    from typing import Dict, List, Optional, Sequence
 
 
 def ground_of(cand: Candidate) -> Optional[str]:
@@ -73,3 +75,50 @@ def _word_in(name: str, text: str) -> bool:
                 return True
         at = low.find(key, at + 1)
     return False
+
+
+_TOKEN = re.compile(r"\w{3,}")
+
+
+def name_of(ref: Optional[str]) -> Optional[str]:
+    """The name a definition's ref gives it as a finding's words would (`a.py#Cart.total` → `total`, as it
+    reads), or None for what is no definition or has a name too short to count."""
+    if not isinstance(ref, str) or "#" not in ref:
+        return None
+    name = as_read(ref.rsplit("#", 1)[1].rsplit(".", 1)[-1])
+    return name if len(name) >= 3 else None
+
+
+class DecidedNames:
+    """A person's decided findings on definitions, by the definition's name: `verify`'s replay looks up
+    the ones a finding's words may name by the words themselves, not by every decision inside a `*`
+    or a folder the finding stands on (`named_ground` then reads each as the door does)."""
+
+    __slots__ = ("by_name",)
+
+    def __init__(self) -> None:
+        self.by_name: Dict[str, List[PriorState]] = {}
+
+    def add(self, p: PriorState) -> None:
+        name = name_of(p.scope_ref)
+        if name is not None:
+            self.by_name.setdefault(name, []).append(p)
+
+    def relocate(self, p: PriorState, old: Optional[str]) -> None:
+        """`p` held under the name of its ref `old`, now under its new ref's (a `moved` event)."""
+        name = name_of(old)
+        held = self.by_name.get(name) if name is not None else None
+        if held is not None and p in held:
+            held.remove(p)
+            self.add(p)
+
+    def around(self, base: str, claim: str) -> List[PriorState]:
+        """The decisions whose definition's name is among `claim`'s words, inside `base` (a file, a folder, `*`)."""
+        if not self.by_name:
+            return []
+        out: List[PriorState] = []
+        for word in set(_TOKEN.findall(as_read(claim))):
+            for p in self.by_name.get(word, ()):
+                if base == "*" or scopes_related(base, p.scope_ref):
+                    out.append(p)
+        return out
