@@ -164,6 +164,8 @@ class Replay(SplitHalf):
         self.decided_words: Dict[int, Any] = {}
         self.in_decided: Set[str] = set()
         self.decided_claims: Dict[int, Any] = {}  # a claim key's hash -> a person's decided findings saying it (door 7)
+        self.unkeyed: List[PriorState] = []  # decided findings not yet in `decided_claims` (keyed when first asked)
+        self.claimed: Set[str] = set()  # the findings ever put there
         self.relocated = False  # a `moved` event put a prior under a new key, after priors that came later
         self.by_code: Any = None  # decisions by shape and by file hash (core/on_the_code.py `decided_by_code`)
 
@@ -234,12 +236,22 @@ class Replay(SplitHalf):
 
     def decided_claim(self, p: Optional[PriorState]) -> None:
         """`p`, once a person's decision makes it binding, held by its claim (`decided_claims`) when it is no
-        lesson: a lesson is held to it whatever its scope (door 7, `protocol.judge_pool`'s `decided`)."""
-        if p is not None and p.binding and not p.redacted and type(p.claim) is str and p.facet("activation") != "run-start":
-            key = hash(read_key(p.claim))
-            have = self.decided_claims.get(key)
-            if have is None or not (have is p or (type(have) is list and p in have)):
-                held_in(self.decided_claims, key, p)
+        lesson: a lesson is held to it whatever its scope (door 7, `protocol.judge_pool`'s `decided`). Its
+        claim is keyed only when a lesson asks (`decided_saying`): a key read as it reads costs ~57k
+        instructions of a claim with a dash, ~140M in each half of the bench's 20k replay, whose runs
+        meet no such rule."""
+        if (p is not None and p.binding and not p.redacted and type(p.claim) is str and p.id not in self.claimed
+                and p.facet("activation") != "run-start"):
+            self.claimed.add(p.id)
+            self.unkeyed.append(p)
+
+    def decided_saying(self, claim: str) -> List[PriorState]:
+        """The findings a person decided (ever: whether binding still is asked by the rule) whose claim is `claim`'s."""
+        for p in self.unkeyed:
+            held_in(self.decided_claims, hash(read_key(str(p.claim))), p)
+        self.unkeyed.clear()
+        got = self.decided_claims.get(hash(read_key(claim)))
+        return got if type(got) is list else [got] if got is not None else []
 
     def block_line(self, no: int, run: Any, rec: Dict[str, Any]) -> None:
         if self.pending and run != self.pending_run:
@@ -455,9 +467,7 @@ class Replay(SplitHalf):
                 (pool if q.ns == ns else elsewhere if q.binding and not q.redacted else []).append(q)
         decided: List[PriorState] = []
         if lesson and self.lesson_level >= DECIDED_FINDING_DOOR:  # (a person's finding with its claim: door 7)
-            got = self.decided_claims.get(hash(read_key(cand.claim)))
-            decided = [q for q in seen_through(got if type(got) is list else [got] if got is not None else [], mark)
-                       if q.binding and not q.redacted]
+            decided = [q for q in seen_through(self.decided_saying(cand.claim), mark) if q.binding and not q.redacted]
         ground: List[PriorState] = []
         base = ground_of(cand) if not lesson and not legacy and self.lesson_level >= DECIDED_FINDING_DOOR else None
         if base is not None:  # (a person's decision on a definition the finding's words name: door 7)
