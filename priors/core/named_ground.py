@@ -45,8 +45,8 @@ def named_ground(priors: Sequence[PriorState], cand: Candidate) -> List[PriorSta
         if (p.id in seen or not p.binding or p.redacted or not isinstance(at, str) or "#" not in at
                 or p.facet("activation") != "verify-phase" or settled_near(at, ref)):
             continue
-        name = at.rsplit("#", 1)[1].rsplit(".", 1)[-1]
-        if len(name) >= 3 and _word_in(name, cand.claim):
+        name = _def_name(at)
+        if name is not None and _word_in(name, cand.claim):
             seen.add(p.id)
             out.append(p)
     return out
@@ -80,13 +80,19 @@ def _word_in(name: str, text: str) -> bool:
 _TOKEN = re.compile(r"\w{3,}")
 
 
-def name_of(ref: Optional[str]) -> Optional[str]:
-    """The name a definition's ref gives it as a finding's words would (`a.py#Cart.total` → `total`, as it
-    reads), or None for what is no definition or has a name too short to count."""
+def _def_name(ref: Optional[str]) -> Optional[str]:
+    """A definition's own name as its ref spells it (`a.py#Cart.total` → `total`), or None for what is no
+    definition or has a name too short to count (three characters or more)."""
     if not isinstance(ref, str) or "#" not in ref:
         return None
-    name = as_read(ref.rsplit("#", 1)[1].rsplit(".", 1)[-1])
+    name = ref.rsplit("#", 1)[1].rsplit(".", 1)[-1]
     return name if len(name) >= 3 else None
+
+
+def name_of(ref: Optional[str]) -> Optional[str]:
+    """`_def_name` as it reads (`letters.as_read`): the key `DecidedNames` holds a decision under."""
+    name = _def_name(ref)
+    return as_read(name) if name is not None else None
 
 
 class DecidedNames:

@@ -87,10 +87,9 @@ def unfounded_move(p: PriorState, disk: Any, to: Any, shape: Optional[str] = Non
                 "gone: the keeper never wrote this line")
     have, inside = getattr(disk, "shape", None), getattr(disk, "inside", None)
     like, near = getattr(disk, "like", None), getattr(disk, "near", 1.0)
-    if not shape or have is None or inside is None or not isinstance(to, str) or not is_definition(to) \
-            or have(to) == shape:
+    here = have(to) if have is not None and isinstance(to, str) and is_definition(to) else None
+    if not shape or here == shape or have is None or inside is None or not isinstance(to, str) or not is_definition(to):
         return None
-    here = have(to)
     score = like(shape, here) if like is not None and here else 0.0
     went, best = None, max(near, score)
     files = sorted({ref.split("#", 1)[0], to.split("#", 1)[0]})
