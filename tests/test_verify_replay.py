@@ -437,6 +437,81 @@ def test_a_half_that_skipped_a_block_a_hand_made_line_names_starts_again(seed: i
     assert in_order(replay(data, Share(names, True), needed) + replay(data, Share(names, False), needed)) == whole
 
 
+def _edited(data: bytes, kind: str, at: float) -> bytes:
+    """`data` with one hand edit of the kind a half reading a block as text (`half_records`) must not
+    be fooled by, at the prior line nearest `at` (a fraction of the ledger)."""
+    lines = data.splitlines(keepends=True)
+    priors = [i for i, line in enumerate(lines) if line.startswith(b'{"born":')]
+    i = priors[min(int(at * len(priors)), len(priors) - 1)]
+    rec = json.loads(lines[i])
+    other = {"web": "api", "api": "web", "docs": "infra", "infra": "docs", "mobile": "web"}[rec["ns"]]
+    event = {"t": "event", "action": "disposition", "by": "agent", "run": rec["born"], "to": "fixed"}
+    edits = {
+        "escape": lambda: [dumps(dict(rec, claim=rec["claim"] + ' "quoted"'))],
+        "control": lambda: [dumps(rec).replace('","facets"', '\t","facets"', 1)],
+        "raw control": lambda: [dumps(rec).replace('","facets"', '\x01","facets"', 1)],
+        "crlf": lambda: [dumps(rec) + "\r"],
+        "another namespace": lambda: [dumps(dict(rec, ns=other))],
+        "no namespace": lambda: [dumps({k: v for k, v in rec.items() if k != "ns"})],
+        "twice a key": lambda: [dumps(rec)[:-1] + ',"ns":"' + other + '"}'],
+        "another run": lambda: [dumps(dict(rec, born="run-999"))],
+        "facets no JSON": lambda: [dumps(rec).replace('"facets":{', '"facets":{"x":,', 1)],
+        "verdict on an unknown prior": lambda: [dumps(rec), dumps(dict(event, id="P-9999"))],
+        "verdict on itself": lambda: [dumps(rec), dumps(dict(event, id=rec["id"]))],
+        "verdict on another namespace": lambda: [dumps(rec), dumps(dict(event, id=_first_of(lines, other)))],
+        "moved": lambda: [dumps(rec), dumps(dict(event, action="moved", to=rec.get("scope_ref", "x") + "#m"))],
+        "a person's verdict": lambda: [dumps(rec), dumps(dict(event, id=rec["id"], by="human", action="decide"))],
+        "blank": lambda: [dumps(rec), ""],
+        "not JSON": lambda: [dumps(rec), "{not json"],
+    }
+    lines[i:i + 1] = [(line + "\n").encode() for line in edits[kind]()]
+    return b"".join(lines)
+
+
+def _first_of(lines: List[bytes], ns: str) -> str:
+    return next(json.loads(line)["id"] for line in lines if line.startswith(b'{"born":') and json.loads(line)["ns"] == ns)
+
+
+_EDITS = ["escape", "control", "raw control", "crlf", "another namespace", "no namespace", "twice a key", "another run",
+          "facets no JSON", "verdict on an unknown prior", "verdict on itself", "verdict on another namespace", "moved",
+          "a person's verdict", "blank", "not JSON"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(sorted(_LEDGERS)), st.sampled_from(_EDITS), st.floats(0, 1),
+       st.sets(st.sampled_from(["api", "docs", "infra", "mobile", "web"]), min_size=1, max_size=4), st.booleans())
+def test_a_half_reading_another_half_s_blocks_as_text_names_what_the_whole_replay_names(seed, kind, at, names,
+                                                                                        inside) -> None:
+    """A half that skips what it can reads another half's block as text where every line is a prior
+    or verdict written as the keeper writes them (`half_records`): a hand edit in such a block —
+    an escape, a control character, a line of another namespace or run, a key twice, facets that
+    are no JSON, a verdict on a prior the half has not seen, a move — is parsed as before, and the
+    two halves still name exactly what the whole replay names."""
+    data = _edited(_LEDGERS[seed], kind, at)
+    whole = replay(data)
+    needed = survey(data)[1]
+    assert replay(data, Share(names, inside), needed) == replay(data, Share(names, inside))
+    assert in_order(replay(data, Share(names, True), needed) + replay(data, Share(names, False), needed)) == whole
+
+
+def test_a_half_parses_only_the_lines_it_may_need(monkeypatch) -> None:
+    """Another half's keeper-written blocks are read as text, not parsed: a half judging one namespace
+    parses its own blocks, the seals, a person's decisions and the priors they name — far fewer lines
+    than the ledger holds — and names what it names when it parses every line."""
+    from priors.core import replay_split
+
+    data = _LEDGERS[1]
+    needed = survey(data)[1]
+    parsed = []
+    scan = replay_split.scanner()
+    monkeypatch.setattr(replay_split, "_SCANNER", [lambda text, at: parsed.append(text) or scan(text, at)])
+    half = replay(data, Share({"docs"}, True), needed)
+    assert half == replay(data, Share({"docs"}, True))
+    docs = sum(1 for line in data.splitlines() if b'"ns":"docs"' in line)
+    assert len(parsed) < docs + 0.25 * (len(data.splitlines()) - docs)
+    assert any('"ns":"docs"' in text for text in parsed)
+
+
 def test_the_split_puts_the_heaviest_namespaces_where_there_is_least_to_do() -> None:
     weights = namespace_weights([_LEDGERS[1]])
     assert set(weights) == {"api", "docs", "infra", "mobile", "web"}

@@ -22,6 +22,22 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 LEDGER_NAME = ".priors/ledger.jsonl"
 BLOCK = 1 << 20  # the clean parse decodes the ledger a block of about this many bytes at a time
 
+# A JSON string in a block of the ledger that holds no backslash and no control character: written
+# without an escape, its text is its value (and its canonical form).
+_S = '"([^"]*)"'
+_ANY = '"[^"]*"'  # the same, for a value no rule reads
+# The canonical lines of the common events and priors — each key once, in sorted order, no space, no
+# escape — with every value captured: in such a block, a line these match is JSON and needs no parse
+# (but for a prior's facets object, whose text is only bracketed here). What the values must be (ids,
+# verdicts, a known facets set) is for the code that reads the match: verify's line checks
+# (core/ledger_quick.py, as text) and a half of its replay (core/replay_split.py, as bytes).
+EVENT_TEXT = ('{"action":' + _S + '(?:,"by":' + _S + ')?,"id":' + _S + '(?:,"reason":' + _S + ')?(?:,"run":' + _S
+              + ')?(?:,"scope_hash":' + _ANY + ')?,"t":"event"(?:,"to":' + _S + ')?}')
+PRIOR_TEXT = ('{"born":' + _S + ',"claim":' + _S + '(?:,"depth":' + _S + ')?(?:,"direction":' + _S + ')?(?:,"evidence":'
+              + _ANY + ')?,"facets":({[^{}]*}),"id":' + _S + ',"ns":' + _S + '(?:,"review_every":[1-9][0-9]{0,14})?'
+              '(?:,"scope_hash":' + _S + ')?(?:,"scope_ref":' + _S + ')?(?:,"severity":' + _S + ')?,"t":"prior","type":'
+              + _S + '}')
+
 
 def parse_lines(data: bytes, name: str = LEDGER_NAME) -> List[Dict[str, Any]]:
     """Each non-blank line must be one JSON object in UTF-8; anything else names its line.
@@ -188,10 +204,10 @@ def whole_line_pieces(data: Union[bytes, Iterable[bytes]]) -> Iterator[bytes]:
         yield rest
 
 
-def records(data: Union[bytes, Iterable[bytes]]) -> Iterator[Tuple[int, Dict[str, Any]]]:
-    """(line number, object) of every line that is one JSON object; blank and damaged lines only count."""
-    scan = scanner()
-    no = 0
+def records(data: Union[bytes, Iterable[bytes]], no: int = 0, scan: Any = None) -> Iterator[Tuple[int, Dict[str, Any]]]:
+    """(line number, object) of every line that is one JSON object; blank and damaged lines only count.
+    `no`: the lines before `data`'s first; `scan`: a `scanner` to use (one is made when not given)."""
+    scan = scan or scanner()
     for chunk in whole_line_pieces(data):
         try:
             lines: List[Any] = chunk.decode("utf-8").split("\n")

@@ -14,26 +14,15 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from priors.core.canonical import dumps, flat_size, normalize
-from priors.core.ledger_parse import ns_shown_whole
+from priors.core.ledger_parse import EVENT_TEXT, PRIOR_TEXT, ns_shown_whole
 from priors.core.ledger_rules import BLOCK_RANK, Checker, RunBlock
 from priors.core.vocabulary import AGENT_VERDICTS, HUMAN_VERDICTS, PRIOR_RE, RUN_RE, SEVERITIES
 
 # ------------------------------------------------------------------ lines read as text
 
-# A JSON string in a block of the ledger that holds no backslash and no control character: written
-# without an escape, its text is its value (and its canonical form).
-_S = '"([^"]*)"'
-# The canonical lines of the common events and priors — each key once, in sorted order, no space, no
-# escape — with every value captured. A line these match is canonical JSON and needs no parse; what
-# the values must be (ids, verdicts, a known facets set) is for the code that reads the match.
-_ANY = '"[^"]*"'  # the same, for a value no rule reads
-EVENT_LINE = re.compile(
-    '{"action":' + _S + '(?:,"by":' + _S + ')?,"id":' + _S + '(?:,"reason":' + _S + ')?(?:,"run":' + _S + ')?'
-    '(?:,"scope_hash":' + _ANY + ')?,"t":"event"(?:,"to":' + _S + ')?}').fullmatch
-PRIOR_LINE = re.compile(
-    '{"born":' + _S + ',"claim":' + _S + '(?:,"depth":' + _S + ')?(?:,"direction":' + _S + ')?(?:,"evidence":' + _ANY + ')?'
-    ',"facets":({[^{}]*}),"id":' + _S + ',"ns":' + _S + '(?:,"review_every":[1-9][0-9]{0,14})?(?:,"scope_hash":' + _S + ')?'
-    '(?:,"scope_ref":' + _S + ')?(?:,"severity":' + _S + ')?,"t":"prior","type":' + _S + '}').fullmatch
+# The canonical lines of the common events and priors (core/ledger_parse.py), with every value captured.
+EVENT_LINE = re.compile(EVENT_TEXT).fullmatch
+PRIOR_LINE = re.compile(PRIOR_TEXT).fullmatch
 
 
 # ------------------------------------------------------------------ lines read as parsed records

@@ -49,7 +49,7 @@ from priors.core.on_the_code import as_on_disk, followed_here, judge_change_line
 from priors.core.plain import Unkept
 from priors.core.problem import Problem
 from priors.core.protocol import door_of, judge_pool, read_key, same_words, settled_by_person
-from priors.core.replay_split import Overlooked, Share, SplitHalf
+from priors.core.replay_split import Overlooked, Share, SplitHalf, half_records
 from priors.core.sameness import wordings
 from priors.core.scope_index import ScopeIndex, dropped_from, held_in, inner_named
 from priors.core.similarity import claim_key, folded, norm_direction, similar
@@ -106,7 +106,8 @@ def _replay(data: Any, share: Optional[Share], needed: Optional[FrozenSet[str]],
     collecting = gc.isenabled()
     gc.disable()  # a few hundred thousand acyclic records and states: a collection would only cost time
     try:
-        for no, rec in records(data() if callable(data) else data):
+        source = data() if callable(data) else data
+        for no, rec in records(source) if needed is None else half_records(source, rp):
             rp.line(no, rec)
         rp.finish()
     finally:
@@ -129,6 +130,9 @@ class Replay(SplitHalf):
         self.needed = needed  # the priors other lines name: never skipped (None: nothing is skipped)
         self.foreign: Dict[str, Any] = {}  # prior -> its namespace, for a prior whose block was skipped
         self.words: Dict[str, str] = {}  # each value of `_FEW_VALUES` seen, once
+        self.facet_texts: Dict[bytes, bool] = {}  # (`skim`)
+        self.others: Dict[bytes, str] = {}
+        self.other_names: Set[str] = set()
         self.disk: Dict[str, str] = disk or {}  # the code's own hashes, for the lines from `from_line` on
         self.from_line = from_line  # (core/on_the_code.py)
         self.st = State()
@@ -198,7 +202,7 @@ class Replay(SplitHalf):
                 if key in rec:
                     self.add(no, "SELF_ASSIGNED_AUTHORITY", f"prior {rec.get('id')} carries `{key}`, which only the keeper"
                              " sets (from a person's `priors decide`) — no candidate can, so no run writes it")
-            kept = rec if _KEEP.issuperset(rec) else {k: rec[k] for k in _KEEP_ORDER if k in rec}
+            kept = self.stored(rec)
             self.block_line(no, kept.get("born"), kept)
         elif t == "event" and rec.get("action") in _BLOCK_ACTIONS:
             self.block_line(no, rec.get("run"), rec)
@@ -233,6 +237,10 @@ class Replay(SplitHalf):
                         held_in(self.decided_words, hash((None if wide else p.scope_ref, self.key_of(p.claim))), p)
                         if not wide and p.facet("scope") not in _NOT_CODE:
                             self.decided_code.add(p)
+
+    def stored(self, rec: Dict[str, Any]) -> Dict[str, Any]:
+        """A prior's line as the replay keeps it: the fields a rule reads (`_KEEP`)."""
+        return rec if _KEEP.issuperset(rec) else {k: rec[k] for k in _KEEP_ORDER if k in rec}
 
     def decided_claim(self, p: Optional[PriorState]) -> None:
         """`p`, once a person's decision makes it binding, held by its claim (`decided_claims`) when it is no

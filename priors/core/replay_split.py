@@ -4,18 +4,20 @@ each half judging its own and skipping the blocks it has no use for.
 Both halves must name exactly what one whole replay names (core/ledger_replay.py). A half folds
 every line a rule of its namespaces can read: its own namespaces' blocks, every person's decision,
 and the priors other lines name — a decision, a redaction, `same_as`, `supersedes`, `distinct_from`
-(`referenced_ids`, found in the ledger's bytes before the replay starts). Another namespace's block
-naming none of those is parsed but not folded. A line that names a prior skipped so (a hand-made
-ledger can write one the search did not find) stops that half, which replays again folding every line.
+(`survey`, found in the ledger's bytes before the replay starts). Of another namespace's block, only
+the lines about those priors are folded; where every line is a prior or verdict written as the keeper
+writes them, the block is read as text and only those lines are parsed (`half_records`), else every
+line is parsed. A line that names a prior skipped so (a hand-made ledger can write one the search did
+not find) stops that half, which replays again folding every line.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, Union
+from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple, Union
 
-from priors.core.ledger_parse import whole_line_pieces
+from priors.core.ledger_parse import EVENT_TEXT, PRIOR_TEXT, records, scanner, whole_line_pieces
 from priors.core.plain import Plain
 
 
@@ -138,6 +140,12 @@ class SplitHalf:
     foreign: Dict[str, Any]  # prior -> its namespace, for a prior whose block was skipped
     words: Dict[str, str]  # each value of a few fields seen, once
     st: Any  # the fold (core/fold.py `State`)
+    pending: List[Tuple[int, Dict[str, Any]]]  # the open block's lines
+    facet_texts: Dict[bytes, bool]  # a prior's facets as written -> whether they are one JSON object (`skim`)
+    others: Dict[bytes, str]  # a namespace this half does not judge, as written -> its name (`skim`)
+    other_names: Set[str]  # the names in `others`
+    fold: Callable[[Dict[str, Any]], None]  # a line into the state (`Replay.fold`)
+    stored: Callable[[Dict[str, Any]], Dict[str, Any]]  # a prior's line as the replay keeps it (`Replay.stored`)
 
     def judges(self, ns: Any) -> bool:
         """Whether this replay judges the lines of namespace `ns` (all, unless it is half of a split one)."""
@@ -182,6 +190,70 @@ class SplitHalf:
             self.foreign[pid] = self.words.setdefault(ns, ns) if type(ns) is str else ns  # (one string a namespace)
         return False
 
+    def skim(self, shown: List[Tuple[bool, Any]]) -> bool:
+        """Take a block's tail read as text (`half_records`: each line a match of a keeper-written prior,
+        `True`, or verdict of the seal's run) as the replay takes another namespace's block: when none
+        of its lines is of a namespace this half judges (`judges_any`, asked before any is folded) and
+        each is one JSON object, note each prior as skipped and fold the lines `kept` folds (parsed
+        then, in turn), and True; else nothing, False, and the caller parses every line."""
+        priors, foreign, others, facets = self.st.priors, self.foreign, self.others, self.facet_texts
+        names = self.other_names
+        noted: List[Tuple[str, Optional[str], Any]] = []
+        try:
+            for prior, m in shown:
+                if prior:
+                    text, pid, ns = m.group(5, 6, 7)
+                    if ns not in others and not self.unjudged(ns):
+                        return False
+                    if not (facets.get(text) or self.one_object(text)):
+                        return False
+                    noted.append((pid.decode("utf-8"), others[ns], m))
+                else:
+                    pid = m.group(3).decode("utf-8")
+                    p = priors.get(pid)
+                    ns = foreign.get(pid) if p is None else p.ns
+                    if ns not in names and self.judges(ns):
+                        return False
+                    noted.append((pid, None, m))
+        except UnicodeDecodeError:  # (a value `records` reads with replacement characters)
+            return False
+        needed, scan = self.needed or (), _scan()
+        for pid, ns, m in noted:
+            if pid in priors or pid in needed:  # (`kept`)
+                rec = scan(m.string.decode("utf-8", "replace"), 0)[0]
+                if foreign:
+                    self.check_refs(rec)
+                self.fold(self.stored(rec) if ns is not None else rec)
+            elif ns is not None:
+                foreign[pid] = ns
+        return True
+
+    def unjudged(self, ns: bytes) -> bool:
+        """Whether a namespace as written (bare) is one this half does not judge; noted (`others`) if so."""
+        if ns in self.others:
+            return True
+        try:
+            name = ns.decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+        if self.judges(name):
+            return False
+        self.others[ns] = self.words.setdefault(name, name)
+        self.other_names.add(name)
+        return True
+
+    def one_object(self, text: bytes) -> bool:
+        """Whether a prior's facets as written (bare: no escape, no control character) are one JSON object."""
+        sound = self.facet_texts.get(text)
+        if sound is None:
+            try:
+                value, end = _scan()(text.decode("utf-8"), 0)
+                sound = type(value) is dict and end == len(text)
+            except (StopIteration, ValueError, RecursionError):
+                sound = False
+            self.facet_texts[text] = sound
+        return sound
+
     def check_refs(self, rec: Dict[str, Any]) -> None:
         """`Overlooked` when `rec` names a prior whose block was skipped (`skippable`)."""
         foreign = self.foreign
@@ -192,3 +264,97 @@ class SplitHalf:
         others = rec.get("distinct_from")
         if type(others) is list and any(type(x) is str and x in foreign for x in others):
             raise Overlooked(others)
+
+
+# ------------------------------------------------------------------ another half's block, read as text
+
+# Another namespace's block, in a half that skips what it can, only notes its priors' ids (`kept`): a
+# block whose every line is a keeper-written prior or verdict of the seal's run is read as text, its
+# lines matched, not parsed (`half_records`). Parsing each line and walking it through the replay was
+# most of a half's fixed share; a match takes about a third of a parse's time, and the block is
+# judged whole, not line by line (docs/reliability.md, "another half's blocks read as text").
+_PRIOR_BYTES = re.compile(PRIOR_TEXT.encode("ascii")).fullmatch
+_EVENT_BYTES = re.compile(EVENT_TEXT.encode("ascii")).fullmatch
+_SEAL_AT = b'\n{"action":"commit",'  # (a seal written otherwise is a line no match reads: its block is parsed)
+_NS_AT = b'"ns":"'  # (after `_SEAL_AT`: an agent's seal; a person's says `"by":"human"` first)
+_BARE = bytes(range(32, 256)).replace(b"\\", b"")  # deleted, leave the line feeds and any escape or control character
+_CONTROLS = tuple(bytes([c]) for c in range(32) if c != 10)
+_SKIMMED_ACTIONS = (b"disposition", b"scope-missing")  # (a `moved` event relocates what it names: always parsed)
+_SCANNER: List[Any] = []
+
+
+def _scan() -> Any:
+    if not _SCANNER:
+        _SCANNER.append(scanner())
+    return _SCANNER[0]
+
+
+def half_records(pieces: Union[bytes, Iterable[bytes]], half: "SplitHalf") -> Iterator[Tuple[int, Dict[str, Any]]]:
+    """`records(pieces)` for a half of a split replay that skips what it can (`needed` set), less the
+    lines of another half's blocks it would only note: those are read as text (`skim`). The same
+    replay either way (a property test): a block is cut at the line before a seal written as the
+    keeper writes an agent's, of a namespace this half does not judge; a block that is not all such
+    lines or not of the seal's run is parsed as before."""
+    scan, no = _scan(), 0  # (`no`: the lines before `at`)
+    for piece in whole_line_pieces(pieces):
+        at = start = 0  # (`start`: where to look for the next seal)
+        while True:
+            cut = piece.find(_SEAL_AT, start - 1) if start else piece.find(_SEAL_AT)
+            if cut < 0:
+                yield from records(piece[at:], no, scan)
+                no += piece.count(b"\n", at) + (at < len(piece) and not piece.endswith(b"\n"))
+                break
+            end = piece.find(b"\n", cut + 1)
+            end = len(piece) if end < 0 else end + 1
+            quote = piece.find(b'"', cut + 26, end) if piece.startswith(_NS_AT, cut + 20) else -1
+            if quote < 0 or not half.unjudged(piece[cut + 26:quote]):
+                start = end  # (this half's block, or a person's: parsed with what comes before the next)
+                continue
+            begin = piece.rfind(_SEAL_AT, at, cut)  # the line after the seal before, or `at`
+            begin = at if begin < 0 else piece.index(b"\n", begin + 1) + 1
+            lines = piece.count(b"\n", at, begin)
+            yield from records(piece[at:begin], no, scan)
+            no += lines
+            block = piece[begin:cut + 1]
+            lines = block.count(b"\n")
+            seal = next(records(piece[cut + 1:end], no + lines, scan), None)
+            tail, shown = _tail(block, seal[1] if seal else None, half)
+            yield from records(block[:len(block) - len(tail)], no, scan)  # (folded before the tail is asked about)
+            if tail and not (shown and not half.pending and half.skim(shown)):
+                yield from records(tail, no + lines - tail.count(b"\n"), scan)
+            if seal is not None:
+                yield seal
+            no += lines + 1
+            at = start = end
+
+
+def _tail(block: bytes, seal: Optional[Dict[str, Any]], half: "SplitHalf") -> Tuple[bytes, List[Tuple[bool, Any]]]:
+    """The tail of a block (whole lines, before its seal's) that may be read as text (`skim`), with
+    its lines' matches: the lines after the last one no match reads, and after any escape or
+    control character; none where the seal is not an agent's run record of another half's namespace."""
+    run = seal.get("run") if seal is not None and seal.get("t") == "run" and seal.get("action") == "commit" else None
+    if not block or type(run) is not str or seal.get("by") == "human" or half.judges(seal.get("ns")):  # type: ignore[union-attr]
+        return b"", []
+    lines = block.split(b"\n")
+    lines.pop()  # (the block ends with a line feed)
+    first = at = 0  # the first line that may be read as text, and its offset
+    if len(block.translate(None, _BARE)) != len(lines):
+        at = max([block.rfind(b"\\")] + [block.rfind(c) for c in _CONTROLS if c in block])
+        at = block.index(b"\n", at) + 1
+        first = block.count(b"\n", 0, at)
+    shown: List[Tuple[bool, Any]] = []
+    born, runs = b'{"born":"' + run.encode("utf-8", "surrogatepass") + b'",', run.encode("utf-8", "surrogatepass")
+    for i in range(first, len(lines)):
+        line = lines[i]
+        m = _PRIOR_BYTES(line) if line.startswith(born) else None
+        if m is None:
+            m = _EVENT_BYTES(line) if line.startswith(b'{"action":"') else None
+            if m is None or m.group(5) != runs or m.group(1) not in _SKIMMED_ACTIONS:
+                at += sum(len(x) + 1 for x in lines[first:i + 1])
+                first = i + 1
+                shown.clear()
+                continue
+            shown.append((False, m))
+        else:
+            shown.append((True, m))
+    return block[at:], shown
