@@ -130,6 +130,45 @@ def test_pool_and_serial_agree(tmp_path, monkeypatch):
     assert scan.take_snapshot(tmp_path, use_cache=False) == serial
 
 
+_DYING_HELPER = """
+import os, sys
+from pathlib import Path
+from priors.snapshot import scan
+root, how = Path(sys.argv[1]), sys.argv[2]
+parent = os.getpid()
+jobs = [(p.name, str(p), True) for p in sorted(root.glob("*.py"))]
+serial = sorted(scan.hash_chunk(jobs))
+take, hash_job = scan._Counter.take, scan.hash_job
+def dies_holding_the_lock(self):
+    if os.getpid() != parent:
+        os.lockf(self.fd, os.F_LOCK, 0)
+        os._exit(3)
+    return take(self)
+def dies_after_taking_a_job(job):
+    if os.getpid() != parent:
+        os._exit(3)
+    return hash_job(job)
+if how == "lock":
+    scan._Counter.take = dies_holding_the_lock
+else:
+    scan.hash_job = dies_after_taking_a_job
+got = scan._run_forked(jobs, {j[0]: 100 for j in jobs}, 2, None)
+print(len(got) == len(jobs) and sorted(got) == serial)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="helpers are forked on Linux only")
+@pytest.mark.parametrize("how", ["lock", "job"])
+def test_a_helper_that_dies_leaves_its_jobs_here_and_no_one_waiting(tmp_path, how):
+    """Forked helpers take the next file from a counter they share, under a lock: one that dies
+    holding the lock, or after taking a file, neither stops the snapshot nor loses that file."""
+    for i in range(30):
+        write(tmp_path, f"f{i:02d}.py", f"def g{i}():\n    return {i}\n" * (i + 1))
+    out = subprocess.run([sys.executable, "-c", _DYING_HELPER, str(tmp_path), how], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=str(REPO)), timeout=60)
+    assert out.stdout.strip() == "True", out.stderr
+
+
 # ---------------------------------------------------------------- end to end
 
 def test_snapshot_shape_and_file_hashes(tmp_path):

@@ -191,48 +191,39 @@ def run_jobs(jobs: List[Job], sizes: Dict[str, int], progress: Optional[Progress
     return out
 
 
-def _shares(jobs: List[Job], sizes: Dict[str, int], n: int) -> List[List[Job]]:
-    """Deal jobs heaviest-first into n shares of about equal weight (deterministic)."""
-    shares: List[List[Job]] = [[] for _ in range(n)]
-    loads = [0] * n
-    for job in sorted(jobs, key=lambda j: (-_weight(j, sizes.get(j[0], 0)), j[0])):
-        i = loads.index(min(loads))
-        shares[i].append(job)
-        loads[i] += _weight(job, sizes.get(job[0], 0)) + 4096  # per-file overhead
-    return shares
-
-
 def _run_forked(jobs: List[Job], sizes: Dict[str, int], workers: int, progress: Optional[Progress]) -> List[Result]:
-    """Fork helpers that hash their share and send it back through a pipe (marshal).
+    """Fork helpers that hash what they take and send it back through a pipe (marshal).
 
     Forking costs a few milliseconds, where importing concurrent.futures and
     starting a pool costs over a hundred — and the snapshot runs on every
-    agent call. A helper that fails for any reason is simply redone here.
+    agent call. Every process takes the next job, heaviest first, from a
+    counter they share (`_Counter`): shares dealt in advance by a guessed
+    weight ended up to half a second apart on the standard library. A job a
+    helper took but did not send back (it failed for any reason) is done here.
     """
-    shares = _shares(jobs, sizes, workers)
+    order = sorted(jobs, key=lambda j: (-_weight(j, sizes.get(j[0], 0)), j[0]))
+    counter = _Counter()
     children = []
-    for share in shares[1:]:
-        r, w = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the helper: never returns
-            code = 1
-            try:
-                os.close(r)
-                payload = marshal.dumps(hash_chunk(share))
-                with os.fdopen(w, "wb") as fh:
-                    fh.write(payload)
-                code = 0
-            finally:
-                os._exit(code)
-        os.close(w)
-        children.append((pid, r, share))
-    out: List[Result] = []
-    mine = shares[0]
-    for n, job in enumerate(mine, 1):
-        out.append(hash_job(job))
-        if progress and n % 100 == 0:
-            progress(min(len(jobs), n * workers), len(jobs))
-    for pid, r, share in children:
+    try:
+        for _ in range(workers - 1):
+            r, w = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the helper: never returns
+                code = 1
+                try:
+                    os.close(r)
+                    payload = marshal.dumps(_take_jobs(order, counter, None))
+                    with os.fdopen(w, "wb") as fh:
+                        fh.write(payload)
+                    code = 0
+                finally:
+                    os._exit(code)
+            os.close(w)
+            children.append((pid, r))
+        out = _take_jobs(order, counter, progress)
+    finally:
+        counter.close()
+    for pid, r in children:
         with os.fdopen(r, "rb") as fh:
             payload = fh.read()
         _, status = os.waitpid(pid, 0)
@@ -240,10 +231,46 @@ def _run_forked(jobs: List[Job], sizes: Dict[str, int], workers: int, progress: 
             got = marshal.loads(payload) if status == 0 else None
         except (EOFError, ValueError, TypeError):
             got = None
-        out.extend(got if isinstance(got, list) and len(got) == len(share) else hash_chunk(share))
+        if isinstance(got, list):
+            out.extend(got)
+    done = {result[0] for result in out}
+    out.extend(hash_job(job) for job in order if job[0] not in done)
     if progress:
         progress(len(jobs), len(jobs))
     return out
+
+
+def _take_jobs(order: List[Job], counter: "_Counter", progress: Optional[Progress]) -> List[Result]:
+    """Hash the next job `counter` gives, until there is none."""
+    out: List[Result] = []
+    while True:
+        i = counter.take()
+        if i >= len(order):
+            return out
+        out.append(hash_job(order[i]))
+        if progress and len(out) % 100 == 0:
+            progress(i, len(order))
+
+
+class _Counter:
+    """The next job's number, shared by forked processes: in a memory file (`memfd`), moved under a
+    POSIX lock, which the kernel drops if its holder dies (no helper can leave the others waiting)."""
+
+    def __init__(self) -> None:
+        self.fd = os.memfd_create("priors-snapshot-jobs")
+        os.pwrite(self.fd, (0).to_bytes(8, "little"), 0)
+
+    def take(self) -> int:
+        os.lockf(self.fd, os.F_LOCK, 0)
+        try:
+            i = int.from_bytes(os.pread(self.fd, 8, 0), "little")
+            os.pwrite(self.fd, (i + 1).to_bytes(8, "little"), 0)
+        finally:
+            os.lockf(self.fd, os.F_ULOCK, 0)
+        return i
+
+    def close(self) -> None:
+        os.close(self.fd)
 
 
 def _run_pool(jobs: List[Job], sizes: Dict[str, int], workers: int, progress: Optional[Progress],
