@@ -169,6 +169,41 @@ def test_a_helper_that_dies_leaves_its_jobs_here_and_no_one_waiting(tmp_path, ho
     assert out.stdout.strip() == "True", out.stderr
 
 
+_UNREADABLE = """
+import os, sys, time
+from pathlib import Path
+from priors.snapshot import scan
+root, parent = Path(sys.argv[1]), os.getpid()
+hash_job = scan.hash_job
+def unreadable_here_slow_there(job):
+    if os.getpid() != parent:
+        time.sleep(0.01)  # (a helper a little slower than the parent: which file each takes is chance)
+    ref, h, anc, problem, piece = hash_job(job)
+    return (ref, None, None, "cannot read " + ref + ": Permission denied", None) if ref.startswith("bad") else \\
+        (ref, h, anc, problem, piece)
+scan.hash_job = unreadable_here_slow_there
+scan.POOL_MIN_WEIGHT = 0
+def told(cores):
+    os.cpu_count = lambda: cores
+    got = []
+    scan.take_snapshot(root, problems=got, use_cache=False)
+    return got
+serial = told(1)
+print(serial == told(2) == told(2) == told(4) and len(serial) == 14)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="helpers are forked on Linux only")
+def test_the_problems_of_a_snapshot_in_helpers_are_told_as_one_process_tells_them(tmp_path):
+    """Helpers take the next file as they come free, so which file each hashed is chance: their results
+    are put back in the files' order, and the problems (an unreadable file) told as one process tells them."""
+    for i in range(40):
+        write(tmp_path, f"{'bad' if i % 3 == 0 else 'ok'}{i:02d}.py", f"def g{i}():\n    return {i}\n" * (40 - i))
+    out = subprocess.run([sys.executable, "-c", _UNREADABLE, str(tmp_path)], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=str(REPO)), timeout=60)
+    assert out.stdout.strip() == "True", out.stderr
+
+
 # ---------------------------------------------------------------- end to end
 
 def test_snapshot_shape_and_file_hashes(tmp_path):

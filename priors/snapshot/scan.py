@@ -179,10 +179,14 @@ def run_jobs(jobs: List[Job], sizes: Dict[str, int], progress: Optional[Progress
     if workers > 1 and weight >= POOL_MIN_WEIGHT and total >= 8:
         try:
             if hasattr(os, "fork") and sys.platform.startswith("linux"):
-                return _run_forked(jobs, sizes, workers, progress)
-            return _run_pool(jobs, sizes, workers, progress)
+                got = _run_forked(jobs, sizes, workers, progress)
+            else:
+                got = _run_pool(jobs, sizes, workers, progress)
         except Exception:
             pass  # no processes here (sandbox, frozen app…): fall back to one
+        else:  # in the jobs' order, as one process gives them: which process took which file is chance, and the
+            place = {job[0]: i for i, job in enumerate(jobs)}  # problems are told in this order (hostile pass 27am)
+            return sorted(got, key=lambda result: place[result[0]])
     out: List[Result] = []
     for n, job in enumerate(jobs, 1):
         out.append(hash_job(job))
