@@ -276,7 +276,7 @@ class SplitHalf:
 _PRIOR_BYTES = re.compile(PRIOR_TEXT.encode("ascii")).fullmatch
 _EVENT_BYTES = re.compile(EVENT_TEXT.encode("ascii")).fullmatch
 _SEAL_AT = b'\n{"action":"commit",'  # (a seal written otherwise is a line no match reads: its block is parsed)
-_NS_AT = b'"ns":"'  # (after `_SEAL_AT`: an agent's seal; a person's says `"by":"human"` first)
+_NS_AT = b'"ns":"'  # (in a seal's line: a first guess at whether the block is another half's, `_tail` asks the seal)
 _BARE = bytes(range(32, 256)).replace(b"\\", b"")  # deleted, leave the line feeds and any escape or control character
 _CONTROLS = tuple(bytes([c]) for c in range(32) if c != 10)
 _SKIMMED_ACTIONS = (b"disposition", b"scope-missing")  # (a `moved` event relocates what it names: always parsed)
@@ -306,8 +306,9 @@ def half_records(pieces: Union[bytes, Iterable[bytes]], half: "SplitHalf") -> It
                 break
             end = piece.find(b"\n", cut + 1)
             end = len(piece) if end < 0 else end + 1
-            quote = piece.find(b'"', cut + 26, end) if piece.startswith(_NS_AT, cut + 20) else -1
-            if quote < 0 or not half.unjudged(piece[cut + 26:quote]):
+            ns = piece.find(_NS_AT, cut + 20, end) + 6  # (after `door`, which the keeper writes first)
+            quote = piece.find(b'"', ns, end) if ns > 5 else -1
+            if quote < 0 or not half.unjudged(piece[ns:quote]):
                 start = end  # (this half's block, or a person's: parsed with what comes before the next)
                 continue
             begin = piece.rfind(_SEAL_AT, at, cut)  # the line after the seal before, or `at`
