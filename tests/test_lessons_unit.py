@@ -474,3 +474,23 @@ def test_a_ratio_orders_hashes_and_equals_as_the_fraction_does(a, b, c, d):
     assert x == fx and (hash(x) == hash(y)) >= (x == y)
     assert sorted([y, x, Ratio(1, 2)]) == sorted([fy, fx, Fraction(1, 2)])
     assert (x.numerator, x.denominator) == (fx.numerator, fx.denominator)
+
+
+
+_TEXT = S.text(S.sampled_from(list("aZ 9.-'") + ["\u2014", "\u2013", "\u2019", "\u2018", "\u201c", "\u201d",
+                                                 "\u2022", "\u00b7", "\u2026", "\u00a0", "\u0301", "\u0430",
+                                                 "\uff21", "\u00e9", "\u0131", "\u200b"]), max_size=30)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_TEXT)
+def test_a_claim_of_ascii_and_typographic_marks_reads_as_it_is_written(claim) -> None:
+    """`plain_letters` leaves a claim of ASCII and the usual typographic marks (`—`, `’`, …) as it is,
+    without its character-by-character walk; any text reads as the full fold reads it (NFKC, the
+    look-alikes, NFKD, combining marks dropped: what a claim with an accented letter more is given —
+    the letter, a starter, folds on its own)."""
+    from priors.core.letters import plain_letters
+
+    assert plain_letters(claim) == plain_letters(claim + "\u00e9")[:-1]
+    if claim.isascii() or all(c.isascii() or c in "\u2014\u2013\u2019\u2018\u201c\u201d\u2022\u00b7" for c in claim):
+        assert plain_letters(claim) == claim

@@ -15,11 +15,22 @@ _LOOKALIKE = str.maketrans(
     "abcdefghijklmnoprstuvwyz")
 
 
+# Typographic marks that NFKC and NFKD leave as they are, that combine with nothing and that `_LOOKALIKE`
+# does not hold: a claim of ASCII and these reads as it is written (a generated claim's `—`, a quote's `’`).
+_INERT = ("\u2014", "\u2013", "\u2019", "\u2018", "\u201c", "\u201d", "\u2022", "\u00b7")
+
+
 def plain_letters(claim: str) -> str:
     """The claim as it reads: NFKC-folded (full-width `Ｎｅｖｅｒ` is `Never`), accents dropped (`Névér` is
     `Never`), and the look-alikes `_LOOKALIKE` holds — Cyrillic, Greek and Armenian letters, small capitals,
     dotless `ı` — as the Latin letters they show. Lessons are compared so (`signature`, `most_similar_lesson`)."""
     if claim.isascii():
+        return claim
+    rest = claim
+    for mark in _INERT:
+        if mark in rest:
+            rest = rest.replace(mark, "")
+    if rest.isascii():  # (ASCII and the usual typographic marks: nothing to fold, and no character-by-character walk)
         return claim
     text = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", claim).translate(_LOOKALIKE))
     return "".join(c for c in text if not unicodedata.combining(c))
