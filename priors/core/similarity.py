@@ -190,19 +190,33 @@ def _bag(items: List[Tuple[str, float]]) -> Dict[str, float]:
 
 def _join_compounds(items: List[Tuple[str, float]], other: Dict[str, float], f: Any = None) -> List[Tuple[str, float]]:
     """`hard coded` beside a claim that writes `hardcoded`: join the pair into the other's one word."""
+    joins = _joins(tuple(items), f)
+    if not any(j in other for j in joins if j is not None):
+        return items  # (the very list: `similarity` then keeps the bag it made of it)
     out: List[Tuple[str, float]] = []
     i = 0
     while i < len(items):
-        if i + 1 < len(items):
-            a, b = items[i][0], items[i + 1][0]
-            joined = (f or _fold)(a + b)
-            if not a.startswith("=") and not b.startswith("=") and joined in other and joined not in (a, b):
-                out.append((joined, max(items[i][1], items[i + 1][1])))
-                i += 2
-                continue
+        joined = joins[i] if i < len(joins) else None
+        if joined is not None and joined in other:
+            out.append((joined, max(items[i][1], items[i + 1][1])))
+            i += 2
+            continue
         out.append(items[i])
         i += 1
     return out
+
+
+@lru_cache(maxsize=8192)
+def _joins(items: Tuple[Tuple[str, float], ...], f: Any) -> Tuple[Optional[str], ...]:
+    """For each term of a claim's terms but the last, the word it and the next one make joined (as `f`,
+    or `_fold`, folds it), where that is a word of its own; else None. A claim is compared with many:
+    its own joins are worked out once."""
+    out: List[Optional[str]] = []
+    for i in range(len(items) - 1):
+        a, b = items[i][0], items[i + 1][0]
+        joined = (f or _fold)(a + b)
+        out.append(joined if not a.startswith("=") and not b.startswith("=") and joined not in (a, b) else None)
+    return tuple(out)
 
 
 def _unprefixed(bag: Dict[str, float], other: Dict[str, float], f: Any = None) -> Dict[str, float]:
@@ -319,7 +333,8 @@ def similarity(a: str, b: str, scope_ref: Optional[str] = None, inner: Tuple[str
         ta, tb = ra.items, rb.items
     ba, bb = _bag(ta), _bag(tb)
     f = None if legacy else fold
-    ba, bb = _bag(_join_compounds(ta, bb, f)), _bag(_join_compounds(tb, ba, f))
+    ja, jb = _join_compounds(ta, bb, f), _join_compounds(tb, ba, f)
+    ba, bb = ba if ja is ta else _bag(ja), bb if jb is tb else _bag(jb)  # (nothing joined: the same bag)
     ba, bb = _unprefixed(ba, bb, f), _unprefixed(bb, ba, f)
     if not legacy:  # `max_retries` beside `max retries`: the name is matched by its words
         ba, bb = _spelled_out(ba, bb), _spelled_out(bb, ba)
