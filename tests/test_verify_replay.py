@@ -499,6 +499,24 @@ def test_a_half_reading_another_half_s_blocks_as_text_names_what_the_whole_repla
     assert in_order(replay(data, Share(names, True), needed) + replay(data, Share(names, False), needed)) == replay(data)
 
 
+@pytest.mark.parametrize("ns", [["api"], None, 7])
+def test_a_verdict_read_as_text_on_a_prior_whose_namespace_is_no_string_is_no_crash(ns) -> None:
+    """A hand-made prior whose `ns` is a list, missing or a number, skipped in another half's block, and a
+    later keeper-written verdict on it read as text: the halves still name what the whole names (a
+    list was looked up in a set of names: a `TypeError` out of `verify`)."""
+    lines = _LEDGERS[1].splitlines(keepends=True)
+    i = next(i for i, line in enumerate(lines) if line.startswith(b'{"born":"run-002"'))
+    rec = json.loads(lines[i])
+    lines[i] = (dumps({k: v for k, v in rec.items() if k != "ns"} if ns is None else dict(rec, ns=ns)) + "\n").encode()
+    j = next(j for j in range(i, len(lines)) if lines[j].startswith(b'{"action":"commit"') and b'"run":"run-003"' in lines[j])
+    verdict = {"t": "event", "action": "disposition", "by": "agent", "id": rec["id"], "run": "run-003", "to": "fixed"}
+    lines.insert(j, (dumps(verdict) + "\n").encode())
+    data = b"".join(lines)
+    needed = survey(data)[1]
+    for names in ({"web"}, {"api"}, {"docs", "infra"}):
+        assert in_order(replay(data, Share(names, True), needed) + replay(data, Share(names, False), needed)) == replay(data)
+
+
 @pytest.mark.parametrize("door", [False, True])
 def test_a_half_parses_only_the_lines_it_may_need(monkeypatch, door) -> None:
     """Another half's keeper-written blocks are read as text, not parsed: a half judging one namespace

@@ -212,7 +212,7 @@ class SplitHalf:
                     pid = m.group(3).decode("utf-8")
                     p = priors.get(pid)
                     ns = foreign.get(pid) if p is None else p.ns
-                    if ns not in names and self.judges(ns):
+                    if not (type(ns) is str and ns in names) and self.judges(ns):  # (a hand-made `ns` may be a list)
                         return False
                     noted.append((pid, None, m))
         except UnicodeDecodeError:  # (a value `records` reads with replacement characters)
