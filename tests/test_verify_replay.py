@@ -517,6 +517,24 @@ def test_a_verdict_read_as_text_on_a_prior_whose_namespace_is_no_string_is_no_cr
         assert in_order(replay(data, Share(names, True), needed) + replay(data, Share(names, False), needed)) == replay(data)
 
 
+@pytest.mark.parametrize("pid", [["P-0001"], {"id": "P-0001"}, 7, None])
+def test_a_verdict_whose_id_is_no_string_is_no_crash_in_a_half(pid) -> None:
+    """A hand-made verdict whose `id` is a list or an object (unhashable), a number or missing, in an agent's
+    block: each half asks which namespace the line is of (`ns_of`) and names what the whole names (a list
+    or an object was looked up in the priors: a `TypeError` out of `verify` on a ledger split between
+    two processes — hostile pass 27an)."""
+    lines = _LEDGERS[1].splitlines(keepends=True)
+    j = next(j for j, line in enumerate(lines) if line.startswith(b'{"action":"commit"') and b'"run":"run-003"' in line)
+    verdict = {"t": "event", "action": "disposition", "by": "agent", "id": pid, "run": "run-003", "to": "fixed"}
+    lines.insert(j, (dumps({k: v for k, v in verdict.items() if v is not None}) + "\n").encode())
+    data = b"".join(lines)
+    needed = survey(data)[1]
+    whole = replay(data)
+    for names in ({"web"}, {"api"}, {"docs", "infra"}):
+        assert in_order(replay(data, Share(names, True)) + replay(data, Share(names, False))) == whole
+        assert in_order(replay(data, Share(names, True), needed) + replay(data, Share(names, False), needed)) == whole
+
+
 @pytest.mark.parametrize("door", [False, True])
 def test_a_half_parses_only_the_lines_it_may_need(monkeypatch, door) -> None:
     """Another half's keeper-written blocks are read as text, not parsed: a half judging one namespace

@@ -167,7 +167,7 @@ class SplitHalf:
         """The namespace a block's line is judged in: its own, or a verdict's prior's."""
         if rec.get("t") == "event":
             pid: Any = rec.get("id")
-            p = self.st.priors.get(pid)  # (any id: a miss is None)
+            p = self.st.priors.get(pid) if type(pid) is str else None  # (a hand-made id may be a list: unhashable)
             if p is None:
                 return self.foreign.get(pid) if type(pid) is str else None
             return p.ns
