@@ -309,7 +309,7 @@ def half_records(pieces: Union[bytes, Iterable[bytes]], half: "SplitHalf") -> It
             ns = piece.find(_NS_AT, cut + 20, end) + 6  # (after `door`, which the keeper writes first)
             quote = piece.find(b'"', ns, end) if ns > 5 else -1
             if quote < 0 or not half.unjudged(piece[ns:quote]):
-                start = end  # (this half's block, or a person's: parsed with what comes before the next)
+                start = end  # (this half's block, or a seal naming no namespace as written: parsed with what comes next)
                 continue
             begin = piece.rfind(_SEAL_AT, at, cut)  # the line after the seal before, or `at`
             begin = at if begin < 0 else piece.index(b"\n", begin + 1) + 1
@@ -344,7 +344,8 @@ def _tail(block: bytes, seal: Optional[Dict[str, Any]], half: "SplitHalf") -> Tu
         at = block.index(b"\n", at) + 1
         first = block.count(b"\n", 0, at)
     shown: List[Tuple[bool, Any]] = []
-    born, runs = b'{"born":"' + run.encode("utf-8", "surrogatepass") + b'",', run.encode("utf-8", "surrogatepass")
+    runs = run.encode("utf-8", "surrogatepass")
+    born = b'{"born":"' + runs + b'",'
     for i in range(first, len(lines)):
         line = lines[i]
         m = _PRIOR_BYTES(line) if line.startswith(born) else None
