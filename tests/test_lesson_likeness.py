@@ -8,6 +8,7 @@ by meaning, as it compares findings, and `verify` replays the rule for every run
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from priors.core.canonical import dumps
 from priors.core.vocabulary import DOOR, LESSON_DOOR
@@ -274,6 +275,75 @@ def test_the_lookup_never_changes_the_answer():
                 assert c in met
 
     exact()
+
+
+def test_the_bound_never_drops_a_lesson_the_measure_finds_similar():
+    """`could_be_similar` is exact: whenever the measure gives two claims `SIMILAR_AT` or more (either way
+    round, with or without `polar`), the bound says they could be — so skipping the measure on its word
+    never changes which lesson the door or the replay names. Words chosen to reach every rule the measure
+    has: related ideas, `un-` forms, compounds written as one word or two, names spelled out, numbers on
+    one side or both, asides, issue words, negations, look-alike letters."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from priors.core.lesson_likeness import Likeness, could_be_similar
+    from priors.core.letters import plain_letters
+    from priors.core.lexicon import RELATED
+    from priors.core.similarity import SIMILAR_AT, similarity
+
+    words = (" ".join(RELATED) + " run the full test suite before committing always never quote shell variables "
+             "hard coded hardcoded unescaped escape unvalidated validated swallows caught exceptions timeout time out "
+             "hangs leaks closes file handle max_retries max retries retry backoff `max_retries` refund() Cart.total "
+             "cart total e.g. 007 0 1 12 80 443 8080 not without instead of should use logging print data base "
+             "database fails to flush flushes Never Don't Nevr Don\u02bct l\u043egging \u2014 , ; ( ) injection sql "
+             "formatted case-sensitive lower-cased first last page").split()
+    claim = st.lists(st.sampled_from(words), min_size=1, max_size=12).map(" ".join)
+
+    @settings(max_examples=1500, deadline=None)
+    @given(claim, claim, st.booleans())
+    def exact(a, b, mixed):
+        if mixed:  # a rewording: some of a's words, shuffled, and some of its own
+            b = " ".join(sorted(a.split(), key=len)[: max(1, len(a.split()) // 2)]) + " " + b
+        figure = max(similarity(plain_letters(x), plain_letters(y), polar=polar)
+                     for x, y in ((a, b), (b, a)) for polar in (False, True))
+        if figure >= SIMILAR_AT:
+            assert could_be_similar(Likeness(a), Likeness(b)), (a, b, figure)
+
+    exact()
+
+
+def test_the_bound_keeps_every_similar_pair_of_a_real_corpus():
+    """The same, over every pair of the similarity corpus's claims (tests/data/similarity_corpus.json: pairs
+    people judged alike and not), and it spares the measure for most pairs that differ."""
+    from priors.core.lesson_likeness import Likeness, could_be_similar
+    from priors.core.similarity import SIMILAR_AT, similarity
+
+    corpus = json.loads((Path(__file__).parent / "data" / "similarity_corpus.json").read_text(encoding="utf-8"))
+    claims: list = []
+
+    def walk(x):
+        if isinstance(x, str) and len(x.split()) > 2:
+            claims.append(x)
+        elif isinstance(x, dict):
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+
+    walk(corpus)
+    claims = sorted(set(claims))[:260]
+    likes = [Likeness(c) for c in claims]
+    spared = dissimilar = 0
+    for i, a in enumerate(claims):
+        for j in range(i):
+            b = claims[j]
+            alike = max(similarity(likes[i].said, likes[j].said), similarity(likes[j].said, likes[i].said)) >= SIMILAR_AT
+            kept = could_be_similar(likes[i], likes[j])
+            assert kept or not alike, (a, b)
+            dissimilar += not alike
+            spared += not kept
+    assert spared > dissimilar // 2, (spared, dissimilar)
 
 
 def test_the_mcp_tool_passes_distinct_from_and_answers_the_refusal(keeper):
