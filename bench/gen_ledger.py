@@ -31,6 +31,7 @@ from typing import Any, Dict, List, Optional, Tuple
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from priors.core.canonical import dumps, sha12
+from priors.core.vocabulary import DOOR
 
 NAMESPACES = [("web", 5), ("api", 3), ("infra", 2), ("docs", 1), ("mobile", 1)]
 PRESETS = {
@@ -53,6 +54,24 @@ WORDS = ("button form email pricing header footer cache query index token sessio
          "fixture mock route param cookie redirect auth role scope bundle chunk import export config flag").split()
 
 
+def _coined(count: int, seed: int) -> List[str]:
+    """`count` made-up words (`tovika`, `zerumo`), the same every time: a lesson's vocabulary (below)."""
+    rng, out, seen = random.Random(seed), [], set()
+    while len(out) < count:
+        word = "".join(rng.choice("bdfgklmnprstvz") + rng.choice("aeiou") for _ in range(rng.randint(2, 3)))
+        if word not in seen:
+            seen.add(word)
+            out.append(word)
+    return out
+
+
+# A lesson's words with --door. The door compares a lesson with every lesson by meaning (door 5 and later), so a ledger a
+# door wrote holds no two agent lessons saying the same thing: lessons drawn from `WORDS` like findings would
+# say the same thing dozens of times over (their 50 words in common). Drawn instead from 5,000 made-up
+# words, 30 % of them from a common hundred, two lessons share a word about as often as two real ones do.
+LESSON_COMMON, LESSON_RARE = _coined(100, 7), _coined(5100, 8)[100:]
+
+
 def weighted(rng: random.Random, table: List[Tuple[str, int]]) -> str:
     return rng.choices([k for k, _ in table], weights=[w for _, w in table])[0]
 
@@ -64,8 +83,9 @@ def scope_hash(ref: str, version: int) -> str:
 class Gen:
     """Builds the ledger as a list of records, tracking just enough state to keep it coherent."""
 
-    def __init__(self, n: int, seed: int, runs: Optional[int] = None, open_heavy: bool = False) -> None:
+    def __init__(self, n: int, seed: int, runs: Optional[int] = None, open_heavy: bool = False, door: bool = False) -> None:
         self.n = n
+        self.door = door                              # seals name today's door, lessons say different things
         self.open_heavy = open_heavy                  # one namespace, few verdicts a run: most priors stay open
         self.runs = runs                              # exactly this many runs, or None: 10–40 priors a run
         self.rng = random.Random(seed)
@@ -78,6 +98,7 @@ class Gen:
         self.info: Dict[str, Dict[str, Any]] = {}     # id -> {ns, ref, status, type, direction}
         self.prior_line: Dict[str, int] = {}
         self.files_per_ns = max(20, n // 12)
+        self.lesson_rng = random.Random(seed * 7919 + 1)  # (its own stream: the rest of the ledger is as before)
 
     # ----------------------------------------------------------------- records
 
@@ -90,6 +111,10 @@ class Gen:
                                "facets": dict(zip(FACETS, PRESETS[typ])), "born": run}
         words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 14)))
         rec["claim"] = f"{pid.lower()} {words} — {rng.choice(['missing', 'wrong', 'slow', 'unclear', 'duplicated'])} in {ns}"
+        if self.door and PRESETS[typ][1] == "run-start":  # a lesson: see LESSON_COMMON
+            lr = self.lesson_rng
+            rec["claim"] = " ".join(lr.choice(LESSON_COMMON) if lr.random() < 0.3 else lr.choice(LESSON_RARE)
+                                    for _ in range(lr.randint(5, 12)))
         ref: Optional[str] = None
         if PRESETS[typ][0] != "repo-wide":
             if typ == "behavioral":
@@ -189,7 +214,8 @@ class Gen:
         if counts["call"] + calls:
             summary.append(f"  ? {counts['call'] + calls} need your call — `priors status --calls` to review")
         summary.append(f"New this run: {len(born)}")
-        self.emit({"t": "run", "action": "commit", "run": run, "ns": ns, "summary": summary})
+        seal = {"t": "run", "action": "commit", "run": run, "ns": ns, "summary": summary}
+        self.emit(dict(seal, door=DOOR) if self.door else seal)
 
     def _births(self, run_no: int) -> int:
         """How many priors run `run_no` (1-based) adds: random by default; with --runs, run k adds
@@ -302,8 +328,9 @@ def write_tree(out: Path, records: List[Dict[str, Any]], scopes: Dict[str, str],
         (cdir / f"c{k:02d}.json").write_text(dumps(c), encoding="utf-8")
 
 
-def generate(n: int, out: Path, seed: int = 1, runs: Optional[int] = None, open_heavy: bool = False) -> Dict[str, Any]:
-    gen = Gen(n, seed, runs, open_heavy)
+def generate(n: int, out: Path, seed: int = 1, runs: Optional[int] = None, open_heavy: bool = False,
+             door: bool = False) -> Dict[str, Any]:
+    gen = Gen(n, seed, runs, open_heavy, door)
     records = gen.generate()
     scopes, cands = typical_run_inputs(gen)
     write_tree(out, records, scopes, cands)
@@ -323,11 +350,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--open-heavy", action="store_true",
                     help="one namespace, 0-3 verdicts a run, and bench-scopes.json covering every open finding: "
                          "`relevant` answers with most of the ledger as its verify list")
+    ap.add_argument("--door", action="store_true",
+                    help="the ledger as this keeper writes it: every seal names today's door (so `verify` replays "
+                         "today's rules, lessons compared by meaning among them) and no two lessons say the same thing")
     a = ap.parse_args(argv)
     if a.runs is not None and not 1 <= a.runs <= a.n:
         ap.error("--runs must be between 1 and N (every run adds at least one prior)")
     a.out.mkdir(parents=True, exist_ok=True)
-    info = generate(a.n, a.out, a.seed, a.runs, a.open_heavy)
+    info = generate(a.n, a.out, a.seed, a.runs, a.open_heavy, a.door)
     print(json.dumps(info))
     return 0
 

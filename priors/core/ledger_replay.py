@@ -497,7 +497,7 @@ class Replay(SplitHalf):
                              elsewhere=elsewhere, legacy=legacy, more=lambda p: wordings(st, p.id), across=self.across,
                              lessons=self.lesson_level,
                              revised_from=lineage(st.priors, rec["supersedes"], self.replaced) if lesson and "supersedes" in rec
-                             else frozenset(), decided=decided, ground=ground, ns=ns)
+                             else frozenset(), decided=decided, ground=ground, ns=ns, like=self.lessons.like)
         except Refusal as refusal:
             body = refusal.payload()
             of = st.priors.get(str(body.get("of")))

@@ -136,6 +136,41 @@ class Likeness:
         return total
 
 
+    def keys(self) -> List[Any]:
+        """Its signature less its fold: the keys the index files it under (`("kin", group)` for a group)."""
+        return list(self.weights) + [("kin", g) for g in self.groups]
+
+    def head(self, seen: Dict[Any, int]) -> List[Any]:
+        """The keys of which another claim must have one for the pair to pass `could_be_similar` on this
+        claim's account (its figure's bound reaching the threshold with this side's kept weight; prefix
+        filtering). Each key weighs what it can add to the shared weight when the other has it — its
+        most weight, half its related ideas' — and what it can take from this side's kept weight (each
+        term it touches, times `_RATIO`): a pair reaches the threshold on this side's account only if the
+        keys the other has weigh `_RATIO` times this side's whole kept weight or more. So the commonest
+        keys (`seen`: how many lessons hold each), as many as weigh less than that together, cannot do it
+        alone: the rest are the head. Any choice of keys would be as exact; the commonest left out makes
+        the lookup short."""
+        mass: Dict[Any, float] = dict(self.weights)
+        for v, gs in self.kin:
+            for g in gs:
+                mass[("kin", g)] = mass.get(("kin", g), 0.0) + KIN_SHARE * v
+        total = 0.0
+        for under, gs, keep in self.terms:
+            total += keep
+            for k in under:
+                mass[k] += _RATIO * keep
+            for g in gs:
+                mass[("kin", g)] += _RATIO * keep
+        budget = _RATIO * total * (1.0 - 1e-9) - 1e-9  # (a margin for float sums, on the safe side)
+        order = sorted(mass, key=lambda k: -seen.get(k, 0))
+        spent = 0.0
+        for i, k in enumerate(order):
+            spent += mass[k]
+            if spent >= budget:
+                return order[i:]
+        return []
+
+
 _NONE: FrozenSet[Any] = frozenset()
 
 
@@ -151,8 +186,9 @@ def could_be_similar(a: Likeness, b: Likeness) -> bool:
     The bound: the weight the two can share, `S`, is at most each common key's lighter most weight, plus
     half the lighter side's weight in related ideas (`KIN_SHARE`); a side's weight is at least `S` plus
     what its terms that nothing of the other's touches keep (joins, `un-` forms and related ideas all need a
-    key or group of the other's, and so does a term another is merged into); so the overlap coefficient,
-    which the figure never exceeds (the Dice coefficient is at most it), is at most `S / (S + least kept)`.
+    key or group of the other's, and so does a term another is merged into); so the figure, the mean of the
+    Dice and overlap coefficients, is at most the mean of `2S / (kept a + kept b + 2S)` and
+    `S / (S + the lesser kept)`.
     Claims with disjoint signatures share nothing: False at once. A property test holds the figure to it."""
     if a.key == b.key:
         return True  # (claims that fold alike are 1.0)
@@ -170,11 +206,12 @@ def could_be_similar(a: Likeness, b: Likeness) -> bool:
         shared += KIN_SHARE * min(ka, kb)
     if shared <= 0.0:
         return False
-    least = min(a.kept(b), b.kept(a))
-    return shared / (shared + least) >= _AT
+    la, lb = a.kept(b), b.kept(a)
+    return shared / (la + lb + 2.0 * shared) + 0.5 * shared / (shared + min(la, lb)) >= _AT
 
 
 _AT = SIMILAR_AT - 0.006  # (the figure is rounded to two places: 0.445 reads as 0.45; a margin for float sums)
+_RATIO = _AT / (1.0 - _AT)  # S / (S + kept) >= _AT  ⟺  S >= _RATIO * kept
 
 
 # What a person's decision on a lesson did, for a refusal's hint. `wontfix` on a lesson is binding like
@@ -215,7 +252,7 @@ def lineage(priors: Dict[str, PriorState], pid: Any, replaced: Optional[Dict[str
 
 
 def most_similar_lesson(pool: List[PriorState], cand: Candidate, revised_from: FrozenSet[str] = frozenset(),
-                        door: int = DOOR) -> Optional[Tuple[PriorState, float]]:
+                        door: int = DOOR, like: Any = None) -> Optional[Tuple[PriorState, float]]:
     """(lesson, figure) for the lesson of `pool` (in pool order, whatever their scopes) that says what the
     lesson candidate says in other words — the highest figure, the first on a tie — or None. Skipped:
     redacted priors and findings; the lesson the candidate revises (`supersedes`: a revision says much
@@ -226,12 +263,14 @@ def most_similar_lesson(pool: List[PriorState], cand: Candidate, revised_from: F
     agent's lesson, never a person's decision). Compared as they read (`plain_letters`). A lesson a person
     decided comes first (its refusal is the one no agent's word answers), and from `door: 6` it is met
     whatever the candidate denies (`similar`'s `polar`): its opposite is no more an agent's to say than
-    its rewording, and a misspelt `Nevr` or `Donʼt` must not read as a denial of it (hostile pass 27v)."""
+    its rewording, and a misspelt `Nevr` or `Donʼt` must not read as a denial of it (hostile pass 27v).
+    `like`: a claim → its `Likeness` (`LessonIndex.like`, which keeps every lesson's), else `likeness`."""
     if not is_lesson_line(cand.facets):
         return None
     revised = cand.raw.get("supersedes")
     skip = set(cand.distinct_from)
-    mine = likeness(cand.claim)
+    like = likeness if like is None else like
+    mine = like(cand.claim)
     best: Optional[Tuple[PriorState, float]] = None
     blind = door >= SETTLED_LESSON_DOOR
     for p in pool:
@@ -243,7 +282,7 @@ def most_similar_lesson(pool: List[PriorState], cand: Candidate, revised_from: F
                 or p.id in revised_from
                 or (revised is not None and p.rec.get("supersedes") == revised and not settled)):
             continue
-        theirs = likeness(claim)
+        theirs = like(claim)
         if not could_be_similar(theirs, mine):
             continue  # (under the threshold: see the module's docstring)
         got = similar(theirs.said, mine.said, polar=not (settled and blind))
@@ -275,36 +314,59 @@ def lesson_refusal(p: PriorState, figure: float, elsewhere: bool = False) -> Ref
 
 
 class LessonIndex:
-    """Every lesson `verify`'s replay has folded, of every namespace, in ledger order, looked up by
-    `signature`. Built on first use: a ledger with no run sealed `door: 5` or later never pays for it."""
+    """Every lesson `verify`'s replay has folded, of every namespace, in ledger order, with its `Likeness`,
+    looked up by the keys a lesson that could be like another must share with it (`meeting`). Built on
+    first use: a ledger with no run sealed `door: 5` or later never pays for it."""
 
-    __slots__ = ("items", "by_key", "built")
+    __slots__ = ("items", "likes", "by_key", "by_head", "by_fold", "seen", "built")
 
     def __init__(self) -> None:
         self.items: List[PriorState] = []
-        self.by_key: Dict[Any, List[int]] = {}
-        self.built = 0  # how many of `items` are in `by_key`
+        self.likes: Dict[str, Likeness] = {}  # a folded lesson's claim → its Likeness
+        self.by_key: Dict[Any, List[int]] = {}  # a key → the lessons holding it
+        self.by_head: Dict[Any, List[int]] = {}  # a key → the lessons whose head holds it
+        self.by_fold: Dict[str, List[int]] = {}  # a claim's fold → the lessons folding so
+        self.seen: Dict[Any, int] = {}  # a key → how many lessons hold it (which keys are common)
+        self.built = 0  # how many of `items` are filed
 
     def add(self, p: PriorState) -> None:
         self.items.append(p)
 
+    def like(self, claim: str) -> Likeness:
+        """A claim's Likeness: the one kept for a folded lesson, else worked out (cached)."""
+        got = self.likes.get(claim)
+        return likeness(claim) if got is None else got
+
     def meeting(self, claim: str) -> List[PriorState]:
-        """The lessons, in ledger order, whose signature meets `claim`'s (their claims as they were
-        folded in: a redaction leaves a prior no claim, and `most_similar_lesson` skips it)."""
-        items, by_key = self.items, self.by_key
+        """The lessons, in ledger order, that can say what `claim` says (their claims as they were folded
+        in: a redaction leaves a prior no claim, and `most_similar_lesson` skips it): those that fold
+        alike, those holding a key of its head, and those whose head holds a key of its. A pair that
+        passes `could_be_similar` passes it on one side's account at least (the lesser kept weight is one
+        side's), so the other holds a key of that side's head (`Likeness.head`): no lesson that can be
+        like it is left out — the lookup changes how many figures are worked out, never the answer."""
+        items, by_key, by_head, seen = self.items, self.by_key, self.by_head, self.seen
         for pos in range(self.built, len(items)):
             said = items[pos].claim
-            if isinstance(said, str):
-                for key in signature(said):
-                    got = by_key.get(key)
-                    if got is None:
-                        by_key[key] = [pos]
-                    else:
-                        got.append(pos)
+            if not isinstance(said, str):
+                continue
+            like = self.likes.get(said)
+            if like is None:
+                like = self.likes[said] = likeness(said)  # (the candidate's, worked out when it was judged)
+            for key in like.keys():
+                seen[key] = seen.get(key, 0) + 1
+                by_key.setdefault(key, []).append(pos)
+            for key in like.head(seen):
+                by_head.setdefault(key, []).append(pos)
+            self.by_fold.setdefault(like.key, []).append(pos)
         self.built = len(items)
-        hits: set = set()
-        for key in signature(claim):
+        mine = self.like(claim)
+        hits: set = set(self.by_fold.get(mine.key, ()))
+        for key in mine.head(seen):
             got = by_key.get(key)
+            if got is not None:
+                hits.update(got)
+        for key in mine.keys():
+            got = by_head.get(key)
             if got is not None:
                 hits.update(got)
         return [items[i] for i in sorted(hits)]

@@ -362,7 +362,7 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
                figure: Any = None, elsewhere: Sequence[PriorState] = (), legacy: bool = False,
                more: Any = None, home: Any = None, across: bool = True, lessons: int = DOOR,
                revised_from: FrozenSet[str] = frozenset(), decided: Sequence[PriorState] = (),
-               ground: Sequence[PriorState] = (), ns: Optional[str] = None) -> Optional[Dict[str, Any]]:
+               ground: Sequence[PriorState] = (), ns: Optional[str] = None, like: Any = None) -> Optional[Dict[str, Any]]:
     """The door's duplicate / re-raise / reversal / similar / settled-nearby / floor rules for `cand`
     against `pool` (the priors of its namespace around its scope, in pool order) and `elsewhere` (the
     binding priors of other namespaces around it: a person's decision holds in every namespace),
@@ -382,7 +382,8 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
     (injected into every run, it would put the settled finding back before every agent: hostile pass 27ah);
     `ground`, a person's decisions on definitions the candidate's words name (`named_ground`), which from
     `door: 7` are settled ground for it wherever in their file, folder or `*` it stands (`ns`: the candidate's
-    namespace, which a refusal names another's by)."""
+    namespace, which a refusal names another's by). `like`: a claim → its `lesson_likeness.Likeness`
+    (`verify`'s replay keeps one for every lesson)."""
     cdir = norm_direction(cand.direction)
     cid = cand.identity
     same_as = (lambda a, b: normalize(a) == b) if legacy else same_claim
@@ -429,7 +430,7 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
                               hint=f"a person decided this as a finding ({p.status}{', in namespace ' + p.ns if p.ns else ''});"
                                    " a lesson that says it again puts it back before every run — do not suggest it")
     if lessons >= LESSON_DOOR and not legacy and is_lesson_line(cand.facets):  # (core/lesson_likeness.py)
-        near = most_similar_lesson(list(pool) + list(elsewhere), cand, revised_from, lessons)  # (whatever their scopes)
+        near = most_similar_lesson(list(pool) + list(elsewhere), cand, revised_from, lessons, like)  # (whatever their scopes)
         if near is not None:
             raise lesson_refusal(*near, elsewhere=near[0].id in others)
     if not legacy:
