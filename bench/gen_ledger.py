@@ -1,6 +1,6 @@
 """Generate a deterministic, reference-shaped ledger for benchmarks and stress tests.
 
-    python bench/gen_ledger.py N OUT_DIR [--seed S] [--runs R]
+    python bench/gen_ledger.py N OUT_DIR [--seed S] [--runs R] [--open-heavy] [--door]
 
 writes OUT_DIR/.priors/{ledger.jsonl,runs/,.gitignore} holding N priors across a
 few namespaces: mixed types and presets, dispositions over many committed runs
@@ -16,6 +16,12 @@ The generator also writes OUT_DIR/bench-scopes.json: the scope snapshot of a
 "typical run" in namespace `web` — about 50 verify items with a present scope
 (half of them changed), everything else missing — and OUT_DIR/bench-cands/
 with 20 candidate files whose scopes are in that snapshot.
+
+The seals name no door, as the reference keeper's do, so `verify` holds the runs to the rules before
+issue 28. With --door every seal names today's door, as this keeper's seals do, so `verify` replays
+today's rules, lessons compared with lessons by meaning among them; and, since a door never lets a
+lesson in that says what another says, the lessons are drawn from made-up words (below) instead of
+the 50 words findings share. Everything else is the same ledger, line for line.
 """
 
 from __future__ import annotations

@@ -87,7 +87,7 @@ class Likeness:
     name the other spells out is set to 0, and a number may fall to `DETAIL_WEIGHT`). Kept as tuples and
     one dict, not sets: `verify`'s replay holds one for every lesson of a ledger."""
 
-    __slots__ = ("key", "said", "weights", "kin", "groups", "terms")
+    __slots__ = ("key", "said", "weights", "kin", "groups", "terms", "total", "loss")
 
     def __init__(self, claim: str) -> None:
         said = plain_letters(claim)
@@ -115,12 +115,17 @@ class Likeness:
         self.kin = tuple((v, KIN[k]) for k, v in weights.items() if k in KIN)
         self.groups: FrozenSet[Any] = frozenset(g for _v, gs in self.kin for g in gs) if self.kin else _NONE
         terms = []
+        loss: Dict[Any, float] = {}  # a key or ("kin", group) → what its terms keep, together
         for t, v in keeps.items():
             if v > 0.0:
                 under = tuple(sorted(touch[t]))
                 gs = frozenset(g for k in under for g in KIN.get(k, ()))
                 terms.append((under, gs or _NONE, v))
+                for k in under + tuple(("kin", g) for g in gs):
+                    loss[k] = loss.get(k, 0.0) + v
         self.terms = tuple(terms)
+        self.total = sum(v for _u, _g, v in terms)
+        self.loss = loss
 
     def kept(self, other: "Likeness") -> float:
         """The least weight this claim keeps beside `other`: its terms none of whose keys or groups `other` has."""
@@ -193,21 +198,31 @@ def could_be_similar(a: Likeness, b: Likeness) -> bool:
     if a.key == b.key:
         return True  # (claims that fold alike are 1.0)
     wa, wb = a.weights, b.weights
-    if len(wb) < len(wa):
-        wa, wb = wb, wa
+    common = wa.keys() & wb.keys()
     shared = 0.0
-    for k, v in wa.items():
-        w = wb.get(k)
-        if w is not None:
-            shared += v if v < w else w
-    if a.kin and b.kin:
-        ka = sum(v for v, gs in a.kin if not gs.isdisjoint(b.groups))
-        kb = sum(v for v, gs in b.kin if not gs.isdisjoint(a.groups))
+    for k in common:
+        v, w = wa[k], wb[k]
+        shared += v if v < w else w
+    groups = a.groups & b.groups if a.kin and b.kin else _NONE
+    if groups:
+        ka = sum(v for v, gs in a.kin if not gs.isdisjoint(groups))
+        kb = sum(v for v, gs in b.kin if not gs.isdisjoint(groups))
         shared += KIN_SHARE * min(ka, kb)
     if shared <= 0.0:
         return False
-    la, lb = a.kept(b), b.kept(a)
-    return shared / (la + lb + 2.0 * shared) + 0.5 * shared / (shared + min(la, lb)) >= _AT
+    # first with what each side can lose at most — every term a common key touches, counted once a key —,
+    # a bound at least as high as the exact one, which is worked out only when this one does not settle it
+    lost_a, lost_b = a.loss, b.loss
+    la = a.total - sum(lost_a.get(k, 0.0) for k in common) - sum(lost_a.get(("kin", g), 0.0) for g in groups)
+    lb = b.total - sum(lost_b.get(k, 0.0) for k in common) - sum(lost_b.get(("kin", g), 0.0) for g in groups)
+    if _bound(shared, max(la, 0.0), max(lb, 0.0)) < _AT:
+        return False
+    return _bound(shared, a.kept(b), b.kept(a)) >= _AT
+
+
+def _bound(shared: float, la: float, lb: float) -> float:
+    """The figure's bound for shared weight `shared` and kept weights `la`, `lb` (see `could_be_similar`)."""
+    return shared / (la + lb + 2.0 * shared) + 0.5 * shared / (shared + (la if la < lb else lb))
 
 
 _AT = SIMILAR_AT - 0.006  # (the figure is rounded to two places: 0.445 reads as 0.45; a margin for float sums)
@@ -337,13 +352,16 @@ class LessonIndex:
         got = self.likes.get(claim)
         return likeness(claim) if got is None else got
 
-    def meeting(self, claim: str) -> List[PriorState]:
+    def meeting(self, claim: str, wanted: Any = None) -> List[PriorState]:
         """The lessons, in ledger order, that can say what `claim` says (their claims as they were folded
         in: a redaction leaves a prior no claim, and `most_similar_lesson` skips it): those that fold
         alike, those holding a key of its head, and those whose head holds a key of its. A pair that
         passes `could_be_similar` passes it on one side's account at least (the lesser kept weight is one
         side's), so the other holds a key of that side's head (`Likeness.head`): no lesson that can be
-        like it is left out — the lookup changes how many figures are worked out, never the answer."""
+        like it is left out — the lookup changes how many figures are worked out, never the answer. Of
+        those, only the ones `wanted` keeps (when given) that pass `could_be_similar` are given: the rest
+        can meet no rule of the door's for a lesson (the exact and reversal rules look the lessons of its
+        scope up themselves)."""
         items, by_key, by_head, seen = self.items, self.by_key, self.by_head, self.seen
         for pos in range(self.built, len(items)):
             said = items[pos].claim
@@ -369,7 +387,9 @@ class LessonIndex:
             got = by_head.get(key)
             if got is not None:
                 hits.update(got)
-        return [items[i] for i in sorted(hits)]
+        likes = self.likes
+        return [p for p in (items[i] for i in sorted(hits))
+                if (wanted is None or wanted(p)) and could_be_similar(likes[p.claim], mine)]
 
 
 def with_lessons_met(index: LessonIndex, cand: Candidate, pool: List[PriorState], elsewhere: List[PriorState],
@@ -379,12 +399,12 @@ def with_lessons_met(index: LessonIndex, cand: Candidate, pool: List[PriorState]
     (`order`: each judged prior's place), and the lessons a person decided (accepted, `wontfix`,
     retired) of every other namespace into `elsewhere`, whatever their scopes — the priors the door's
     `ProposePool.lessons` adds for it."""
-    met = index.meeting(cand.claim)
+    ns = cand.raw.get("ns")
+    met = index.meeting(cand.claim, lambda p: (p.id in order) if p.ns == ns else (person_settled(p) and not p.redacted))
     if not met:
         return pool, elsewhere
-    ns = cand.raw.get("ns")
-    mine = [p for p in met if p.ns == ns and p.id in order]
-    theirs = [p for p in met if p.ns != ns and person_settled(p) and not p.redacted]
+    mine = [p for p in met if p.ns == ns]
+    theirs = [p for p in met if p.ns != ns]
     if mine:
         got = {p.id: p for p in pool}
         got.update((p.id, p) for p in mine)
