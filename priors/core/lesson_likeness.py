@@ -47,6 +47,8 @@ if TYPE_CHECKING:  # annotations only, never evaluated
     from priors.core.fold import PriorState
     from priors.core.grammar import Candidate
 
+    Terms = Tuple[Tuple[Tuple[str, ...], FrozenSet[Any], float], ...]
+
 
 def is_lesson_line(facets: Any) -> bool:
     """A run-start prior: shown to a run at its start (a lesson), never dispositioned."""
@@ -81,49 +83,26 @@ class Likeness:
     """What `could_be_similar` needs of a lesson's claim, worked out once: its `plain_letters` (`said`) and
     fold (`key`: `claim_key`); per key of its `signature` the most weight a term of the measure's can carry
     under it (`weights`: a term, two adjacent terms joined, the `un-`-less form of either); the
-    `lexicon.KIN` groups of those keys (`kin`, `groups`); and per term of its own the keys and groups it
-    could be compared under — its own, its joins with its neighbours, their `un-`-less forms — with the
-    least weight it keeps when the other claim has none of them (`terms`; a name weighs nothing there: a
-    name the other spells out is set to 0, and a number may fall to `DETAIL_WEIGHT`). Kept as tuples and
-    one dict, not sets: `verify`'s replay holds one for every lesson of a ledger."""
+    `lexicon.KIN` groups of those keys (`kin`, `groups`). Its terms (`_terms`) are its own words with the
+    keys and groups each could be compared under — its own, its joins with its neighbours, their
+    `un-`-less forms — and the least weight each keeps when the other claim has none of them (a name
+    weighs nothing there: a name the other spells out is set to 0, and a number may fall to
+    `DETAIL_WEIGHT`); of them it holds what all keep (`total`) and, per key or `("kin", group)`, what the
+    terms it touches keep together (`loss`). No sets: `verify`'s replay holds one for every lesson."""
 
-    __slots__ = ("key", "said", "weights", "kin", "groups", "terms", "total", "loss")
+    __slots__ = ("key", "said", "weights", "kin", "groups", "total", "loss")
 
     def __init__(self, claim: str) -> None:
         said = plain_letters(claim)
         self.said, self.key = said, claim_key(said)
-        items = read(said).items
-        weights: Dict[str, float] = {}
-        near: List[List[Tuple[str, float]]] = [[(t, w)] for t, w in items]
-        for i in range(len(items) - 1):  # a pair joined weighs the heavier of the two
-            joined = (fold(items[i][0] + items[i + 1][0]), max(items[i][1], items[i + 1][1]))
-            near[i].append(joined)
-            near[i + 1].append(joined)
-        touch: Dict[str, set] = {}
-        keeps: Dict[str, float] = {}
-        for (t, w), keys in zip(items, near):
-            keys = keys + [(fold(k[2:]), v) for k, v in keys if k.startswith("un") and len(k) > 5]
-            for k, v in keys:
-                if k.isdigit() and v < DETAIL_WEIGHT:
-                    v = DETAIL_WEIGHT  # (a number the other claim has none of is set to it, whatever it weighed)
-                if v > weights.get(k, -1.0):
-                    weights[k] = v
-            touch.setdefault(t, set()).update(k for k, _v in keys)
-            least = 0.0 if t.startswith("=") else min(w, DETAIL_WEIGHT) if t.isdigit() else w
-            keeps[t] = max(keeps.get(t, 0.0), least)
+        weights, terms = _parts(said)
         self.weights = weights
         self.kin = tuple((v, KIN[k]) for k, v in weights.items() if k in KIN)
         self.groups: FrozenSet[Any] = frozenset(g for _v, gs in self.kin for g in gs) if self.kin else _NONE
-        terms = []
         loss: Dict[Any, float] = {}  # a key or ("kin", group) → what its terms keep, together
-        for t, v in keeps.items():
-            if v > 0.0:
-                under = tuple(sorted(touch[t]))
-                gs = frozenset(g for k in under for g in KIN.get(k, ()))
-                terms.append((under, gs or _NONE, v))
-                for k in under + tuple(("kin", g) for g in gs):
-                    loss[k] = loss.get(k, 0.0) + v
-        self.terms = tuple(terms)
+        for under, gs, v in terms:
+            for k in under + tuple(("kin", g) for g in gs):
+                loss[k] = loss.get(k, 0.0) + v
         self.total = sum(v for _u, _g, v in terms)
         self.loss = loss
 
@@ -131,7 +110,7 @@ class Likeness:
         """The least weight this claim keeps beside `other`: its terms none of whose keys or groups `other` has."""
         weights, groups = other.weights, other.groups
         total = 0.0
-        for under, gs, v in self.terms:
+        for under, gs, v in _terms(self.said):
             for k in under:
                 if k in weights:
                     break
@@ -159,14 +138,9 @@ class Likeness:
         for v, gs in self.kin:
             for g in gs:
                 mass[("kin", g)] = mass.get(("kin", g), 0.0) + KIN_SHARE * v
-        total = 0.0
-        for under, gs, keep in self.terms:
-            total += keep
-            for k in under:
-                mass[k] += _RATIO * keep
-            for g in gs:
-                mass[("kin", g)] += _RATIO * keep
-        budget = _RATIO * total * (1.0 - 1e-9) - 1e-9  # (a margin for float sums, on the safe side)
+        for k, keep in self.loss.items():
+            mass[k] = mass.get(k, 0.0) + _RATIO * keep
+        budget = _RATIO * self.total * (1.0 - 1e-9) - 1e-9  # (a margin for float sums, on the safe side)
         order = sorted(mass, key=lambda k: -seen.get(k, 0))
         spent = 0.0
         for i, k in enumerate(order):
@@ -177,6 +151,44 @@ class Likeness:
 
 
 _NONE: FrozenSet[Any] = frozenset()
+
+
+def _parts(said: str) -> Tuple[Dict[str, float], Terms]:
+    """A claim's `weights` and terms, as `Likeness` describes them."""
+    items = read(said).items
+    weights: Dict[str, float] = {}
+    near: List[List[Tuple[str, float]]] = [[(t, w)] for t, w in items]
+    for i in range(len(items) - 1):  # a pair joined weighs the heavier of the two
+        joined = (fold(items[i][0] + items[i + 1][0]), max(items[i][1], items[i + 1][1]))
+        near[i].append(joined)
+        near[i + 1].append(joined)
+    touch: Dict[str, set] = {}
+    keeps: Dict[str, float] = {}
+    for (t, w), keys in zip(items, near):
+        keys = keys + [(fold(k[2:]), v) for k, v in keys if k.startswith("un") and len(k) > 5]
+        for k, v in keys:
+            if k.isdigit() and v < DETAIL_WEIGHT:
+                v = DETAIL_WEIGHT  # (a number the other claim has none of is set to it, whatever it weighed)
+            if v > weights.get(k, -1.0):
+                weights[k] = v
+        touch.setdefault(t, set()).update(k for k, _v in keys)
+        least = 0.0 if t.startswith("=") else min(w, DETAIL_WEIGHT) if t.isdigit() else w
+        keeps[t] = max(keeps.get(t, 0.0), least)
+    terms = []
+    for t, v in keeps.items():
+        if v > 0.0:
+            under = tuple(sorted(touch[t]))
+            gs = frozenset(g for k in under for g in KIN.get(k, ()))
+            terms.append((under, gs or _NONE, v))
+    return weights, tuple(terms)
+
+
+@lru_cache(maxsize=1024)
+def _terms(said: str) -> Terms:
+    """A claim's terms, worked out again when asked: the exact kept weight is needed for a few pairs in a
+    thousand (the bound with what a side can lose at most settles the rest), and a Likeness kept for every
+    lesson of a ledger does not hold them (a third of its memory)."""
+    return _parts(said)[1]
 
 
 @lru_cache(maxsize=4096)
