@@ -350,6 +350,43 @@ def test_the_bound_keeps_every_similar_pair_of_a_real_corpus():
     assert spared > dissimilar // 2, (spared, dissimilar)
 
 
+def test_the_bench_ledger_with_door_differs_only_in_its_seals_and_lessons(tmp_path):
+    """`gen_ledger.py N DIR --door`: the same ledger line for line, but each seal names today's door and
+    each lesson's claim is made of other words; `verify`'s replay then holds its runs to today's rules
+    (lessons compared by meaning among them: a lesson reworded into a later run is named, and nothing
+    else changes)."""
+    from conftest import gen_ledger
+    from priors.core.ledger_replay import replay
+
+    gen = gen_ledger()
+    gen.generate(600, tmp_path / "plain")
+    gen.generate(600, tmp_path / "door", door=True)
+    plain = (tmp_path / "plain" / ".priors" / "ledger.jsonl").read_bytes().splitlines()
+    door = (tmp_path / "door" / ".priors" / "ledger.jsonl").read_bytes().splitlines()
+    assert len(plain) == len(door)
+    lessons = 0
+    for a, b in zip(plain, door):
+        ra, rb = json.loads(a), json.loads(b)
+        if ra.get("t") == "run" and ra.get("action") == "commit":
+            assert rb == dict(ra, door=DOOR)
+        elif ra != rb:
+            assert ra.get("t") == "prior" and ra["facets"]["activation"] == "run-start"
+            assert {k: v for k, v in ra.items() if k != "claim"} == {k: v for k, v in rb.items() if k != "claim"}
+            lessons += 1
+    assert lessons > 50
+    data = b"\n".join(door) + b"\n"
+    before = {(p.line, p.code) for p in replay(data)}
+    first = next(json.loads(line) for line in door if b'"run-start"' in line)
+    # a reworded copy of the first lesson, in a run of its own sealed by today's door, at the end
+    ns, n = first["ns"], len(door)
+    copy = dict(first, id=f"P-{601:04d}", born="run-999", claim=first["claim"].upper() + " again")
+    seal = {"t": "run", "action": "commit", "run": "run-999", "ns": ns, "summary": ["New this run: 1"], "door": DOOR}
+    more = data + (dumps(copy) + "\n" + dumps(seal) + "\n").encode()
+    named = [p for p in replay(more) if p.line == n + 1]
+    assert named and named[0].code in ("DUPLICATE", "RERAISE") and first["id"] in named[0].message, named
+    assert {(p.line, p.code) for p in replay(more)} - {(n + 1, named[0].code)} == before
+
+
 def test_the_mcp_tool_passes_distinct_from_and_answers_the_refusal(keeper):
     """`priors_lessons` `propose` with `distinct_from`, through the MCP server: the same door as `suggest`."""
     from test_mcp import INITIALIZED, _call, _init, serve

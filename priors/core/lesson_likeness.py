@@ -12,21 +12,23 @@ which coding session gets it (`lessons --inject` gives every namespace's): so le
 whatever their scopes, and a lesson a person decided — accepted, marked `wontfix` or retired — holds in
 every namespace.
 
-A namespace can hold thousands of lessons, and one figure costs ~0.1–0.15 ms, so `verify`'s replay does
-not compare each new lesson with every older one: it looks up only those whose `signature` meets the
-candidate's. The signature is exact, not a guess: two claims whose signatures are disjoint share no
-weight by any of the measure's rules (the same term, two words the other writes as one, an `un-`
-prefix, related ideas, claims that fold alike), so their figure is 0 — a property test holds
-`similarity` to it. The lookup changes how many figures are computed, never the answer.
+A namespace can hold thousands of lessons and a figure costs ~0.1–0.15 ms, so neither the door nor
+`verify`'s replay works one out for every pair. Three steps, each exact — they change how many
+figures are worked out, never the answer; property tests hold the measure to each:
 
-Most lessons whose signatures meet still say different things, and the measure costs ~0.15 ms a pair:
-`could_be_similar` bounds the figure from what each claim holds (`Likeness`, worked out once a claim)
-in a few microseconds and rules out a pair that cannot reach the threshold, so only the rest are
-measured (it ruled out 85 % of the pairs that meet among the lessons of the bench ledger as generated
-before `--door`, whose lessons shared the findings' 50 words; the replay of its first 14,000 lines,
-sealed `door: 7`, 16.5 → 7.2 s). Exact as well: property tests hold every pair the measure finds alike to
-the bound. `LessonIndex.meeting` now looks lessons up by the keys of a claim's `Likeness.head` (prefix
-filtering over the bound's weights) rather than by every key of the signature: exact for the same reason.
+- `signature`: every key under which two claims can share weight in the measure (the same term, two
+  words the other writes as one, an `un-` prefix, related ideas, claims that fold alike). Disjoint
+  signatures: figure 0.
+- `could_be_similar`: a bound on the figure from what each claim holds (`Likeness`, worked out once a
+  claim), a few microseconds a pair: a pair it rules out cannot reach the threshold. On lessons that
+  share words but say different things it rules out nearly every pair that meets.
+- `LessonIndex.meeting` (the replay's lookup): a pair can pass the bound only if one claim holds a key
+  of the other's `Likeness.head` — its keys but the commonest, as many of those as could not bring the
+  pair to the threshold together (prefix filtering over the bound's weights) — so a lesson meets only
+  the lessons holding a key of its head or whose head holds one of its keys, and only those passing the
+  bound are given.
+
+What they bought is measured in docs/reliability.md ("Lessons by meaning at scale").
 """
 
 from __future__ import annotations
@@ -93,7 +95,8 @@ class Likeness:
     terms it touches keep together (`loss`), and the terms themselves only once `kept` has needed them:
     the bound with what a side can lose at most settles all but a few pairs in a thousand of lessons that
     differ (262 of 154,222 in the replay of a 46k ledger sealed door 7), and the replay holds a Likeness
-    for every lesson (the terms are a third of one). No sets, for the same reason."""
+    for every lesson (the terms are a third of one). Tuples and one dict, not sets, for the same reason
+    (`groups` is the one set, and mostly the one empty set every Likeness shares)."""
 
     __slots__ = ("key", "said", "weights", "kin", "groups", "total", "loss", "terms")
 
