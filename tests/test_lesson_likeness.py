@@ -705,3 +705,19 @@ def test_a_lesson_saying_what_a_person_s_decided_finding_says_is_a_reraise(keepe
         problems = [(p["code"], p["line"]) for p in json.loads(r.out)["problems"]]
         assert problems == ([("RERAISE", base.count(b"\n") + 1)] if named else []), (door, r)
         assert ("a finding a person made wontfix (on src/app.py#total)" in r.out) == named, r
+
+
+def test_verify_reads_a_lesson_typed_by_hand_with_the_mark_the_reading_uses(keeper):
+    """Hostile pass 27ao: `reading.read` marks a lifted identifier as U+0001, its number, U+0001. A lesson
+    claim typed into the ledger holding that very text (no door lets a control character in; another keeper
+    or a hand edit can) made `verify` fail with an unexpected IndexError (exit 3) instead of judging it."""
+    from priors.core.lesson_likeness import Likeness
+    from priors.core.similarity import similarity
+
+    odd = "Always run the full test suite \x0199\x01 before committing"
+    assert similarity(odd, SUITE) >= 0.45 and Likeness(odd).weights
+    _decided(keeper)
+    base = keeper.ledger_bytes()
+    _forge(keeper, base, odd, DOOR)
+    r = keeper("verify", "--no-git", "--json")
+    assert r.code == 1 and [p["code"] for p in json.loads(r.out)["problems"]] == ["RERAISE"], r

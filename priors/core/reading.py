@@ -127,7 +127,11 @@ def split_idents(claim: str) -> Tuple[List[Tuple[str, Any, str]], str]:
 def read(claim: str, scope: frozenset = frozenset()) -> Reading:
     """The claim's terms (see `terms`), with the concept lexicon: phrases and words folded to the
     idea they name, a denial (`not`, `never`, `fails to`; `leaks` is `not closes`) remembered on the
-    word it denies, `instead of` what follows denied, `should` what follows wished for."""
+    word it denies, `instead of` what follows denied, `should` what follows wished for. U+0001 marks where
+    an identifier was lifted out (U+0001, its number, U+0001): one the claim itself holds (no door lets it in; a ledger typed
+    by hand can) is a space, not a mark naming an identifier that is not there."""
+    if "\x01" in claim:
+        claim = claim.replace("\x01", " ")
     placed: List[List[Tuple[str, float]]] = []
     rest: List[str] = []
     cuts, tail = split_idents(claim)
