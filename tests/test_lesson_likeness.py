@@ -721,3 +721,24 @@ def test_verify_reads_a_lesson_typed_by_hand_with_the_mark_the_reading_uses(keep
     _forge(keeper, base, odd, DOOR)
     r = keeper("verify", "--no-git", "--json")
     assert r.code == 1 and [p["code"] for p in json.loads(r.out)["problems"]] == ["RERAISE"], r
+
+
+def test_a_claim_of_many_numbers_reads_in_linear_time():
+    """Hostile pass 27ao: `reading.example` walked back over the run of numbers before each number, so a
+    lesson of 50,000 numbers typed into the ledger took `verify` 150 s (quadratic). Read in one pass now —
+    with the same answer as the walk for every number."""
+    import random
+    import time
+
+    from priors.core.reading import _cued, _word_before_numbers, example, read
+
+    rng = random.Random(27)
+    for _ in range(2000):
+        words = [rng.choice(("e", "g", "i", "such", "as", "like", "port", "7", "80", "0123", "x")) for _ in range(12)]
+        lasts = _word_before_numbers(words)
+        assert all(_cued(words, lasts[k]) == example(words, k) for k in range(len(words))), words
+    claim = " ".join(str(k) for k in range(30000))
+    read.cache_clear()
+    start = time.perf_counter()
+    read(claim)
+    assert time.perf_counter() - start < 5.0  # (~25 s before, ~0.2 s now)

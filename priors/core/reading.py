@@ -171,6 +171,7 @@ def read(claim: str, scope: frozenset = frozenset()) -> Reading:
     wi = -1
     i = 0
     n = len(toks)
+    lasts: Optional[List[int]] = None
 
     def hold(term: str, weight: float, neg: bool, light: bool = False, named: int = 0) -> None:
         nonlocal deny, absent, denied, alt_said
@@ -261,7 +262,9 @@ def read(claim: str, scope: frozenset = frozenset()) -> Reading:
             if "." in t:  # `1.2.3.4`, `10.0.0.1`: a literal, a detail
                 items.append(("#" + t.replace(".", ""), DETAIL_WEIGHT))
                 continue
-            if example(words, wi):  # `such as -0123`: which example is a detail
+            if lasts is None:  # (the first number: where each run of numbers starts, worked out once)
+                lasts = _word_before_numbers(words)
+            if (_cued(words, lasts[wi]) if 0 <= wi < len(lasts) else example(words, wi)):  # `such as -0123`: a detail
                 items.append(("#" + t.lstrip("0"), DETAIL_WEIGHT))
                 continue
             hold(t, SCOPE_WEIGHT if t in scope else WORD_WEIGHT, False)
@@ -390,8 +393,26 @@ def example(words: List[str], i: int) -> bool:
     j = i - 1
     while j >= 0 and words[j].isdigit():
         j -= 1
+    return _cued(words, j)
+
+
+def _cued(words: List[str], j: int) -> bool:
+    """Is the word at `words[j]` (with the one before it) an example's cue (`e.g.`, `such as`, `like`)?"""
     before = words[max(0, j - 1): j + 1]
     return any(w in EXAMPLE_CUES for w in before) or before in (["e", "g"], ["i", "e"])
+
+
+def _word_before_numbers(words: List[str]) -> List[int]:
+    """For each word, the index of the last word before it that is not a number (-1: none) — what `example`
+    walks back to, for every word at once: a claim of thousands of numbers in a row (a ledger typed by hand)
+    read in linear time, not quadratic (hostile pass 27ao: 50,000 numbers took `verify` 150 s)."""
+    out: List[int] = []
+    last = -1
+    for k, w in enumerate(words):
+        out.append(last)
+        if not w.isdigit():
+            last = k
+    return out
 
 
 
