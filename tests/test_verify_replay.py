@@ -151,6 +151,17 @@ def test_a_hand_made_reversal_of_a_settled_finding_is_named(keeper: Keeper) -> N
     assert_named(keeper, line, "REVERSAL")
 
 
+def test_a_hand_made_prior_that_names_the_direction_it_opposes_is_named(keeper: Keeper) -> None:
+    """A candidate may say which direction it goes against (`opposes`) instead of naming its own: the door
+    puts it to the person as a reversal all the same, so a prior that does so, written by hand, is named —
+    the replay looked up only the opposite of the candidate's own direction (hostile pass 27ao)."""
+    session(keeper, cand("total() is too long", direction="terser"))
+    keeper.ok("decide", "P-0001", "wontfix", "--because", "fine")
+    line = append(keeper, [forged("P-0002", "run-002", "total() needs more words", opposes=["terser"]),
+                           k.commit("run-002")])
+    assert_named(keeper, line, "REVERSAL")
+
+
 def test_an_agent_verdict_on_a_person_s_decision_is_named_even_when_a_later_decision_differs(keeper: Keeper) -> None:
     session(keeper, cand("tax rate is hard-coded"))
     keeper.ok("decide", "P-0001", "wontfix", "--because", "policy")

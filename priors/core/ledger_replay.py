@@ -68,7 +68,7 @@ from priors.core.vocabulary import (
 
 # What of a prior's record the replay keeps (the rules read no more): a fold of 100k priors holds
 # these, not their evidence.
-_KEEP_ORDER = ("t", "id", "ns", "type", "facets", "claim", "born", "scope_ref", "scope_hash", "direction", "depth",
+_KEEP_ORDER = ("t", "id", "ns", "type", "facets", "claim", "born", "scope_ref", "scope_hash", "direction", "opposes", "depth",
                "severity", "redacted", "review_every", "supersedes", "distinct_from", "rule", "fingerprint")
 _KEEP = frozenset(_KEEP_ORDER)  # (a record of these alone, as the keeper writes a finding, is kept as it is)
 _FEW_VALUES = ("t", "ns", "type", "born", "severity", "depth", "direction")  # kept once each (`Replay.words`)
@@ -529,7 +529,8 @@ class Replay(SplitHalf):
     def pool(self, ns: str, index: Optional[ScopeIndex], cand: Candidate) -> List[PriorState]:
         """Every prior of `ns` that can meet one of the door's rules for `cand`, in ledger order: those on
         its very scope with its claim, its direction or the opposite direction (the exact and reversal
-        rules), and — for a finding that is not repo-wide — the findings and floors around its scope
+        rules: its own direction's opposite and the directions it names in `opposes`), and — for a finding
+        that is not repo-wide — the findings and floors around its scope
         (`ScopeIndex.around`: by meaning, by floor). The door scans a namespace's whole pool around a
         scope for each of a run's few candidates; over a whole ledger that is quadratic, so the replay
         looks up what can match instead. The same priors meet the same rules: same answer."""
@@ -545,6 +546,8 @@ class Replay(SplitHalf):
                     keys.append((ref, "dir", cdir))
                 if direction in OPPOSED:
                     keys.append((ref, "raw", OPPOSED[direction]))
+            for named in cand.opposes:  # the directions it says it opposes (`grammar.opposes`; hostile pass 27ao)
+                keys.append((ref, "raw", named))
             for key in keys:
                 hit = same.get(hash(key))
                 if hit is not None:
