@@ -754,3 +754,26 @@ def test_a_claim_of_many_numbers_reads_in_linear_time():
         reading._word_before_numbers = real  # type: ignore[assignment]
         read.cache_clear()
     assert fast == walked and fast
+
+
+def test_a_name_of_many_parts_reads_as_before_in_linear_time(monkeypatch):
+    """Hostile pass 27ao: a dotted or snake_case name of 20,000 parts (`a.b.a.b…`, typed into the ledger)
+    took `read` ~8 s — every ending of the name was joined to ask the lexicon whether it is a word. No
+    ending longer than the lexicon's longest word is one, so only those are joined now: the same terms
+    as joining every ending (here, with the cut-off lifted), for names built from the lexicon's own words."""
+    import random
+
+    from priors.core import reading
+    from priors.core.lexicon import WORDS
+
+    rng = random.Random(2702)
+    words = sorted(WORDS)
+    pieces = [w for w in words if len(w) <= 12] + ["a", "b", "x", "7", "get", "max", "digest", "compare"]
+    names = []
+    for _ in range(600):
+        parts = [rng.choice(pieces) for _ in range(rng.randint(2, 14))]
+        names.append(rng.choice((".", "_")).join(parts))
+    names += ["hmac.compare_digest", "a.b." * 50 + "c", "run_" * 60 + "x"]
+    fast = [reading._ident(n, frozenset()) for n in names]
+    monkeypatch.setattr(reading, "_LONGEST", 10 ** 9)  # every ending joined, as before
+    assert [reading._ident(n, frozenset()) for n in names] == fast

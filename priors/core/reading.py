@@ -345,7 +345,11 @@ def _ident(raw: str, scope: frozenset) -> List[Tuple[str, float]]:
     if len(parts) == 1:  # `tags` or `parse()`: the word itself, heavier
         return [(last, SCOPE_WEIGHT if named else IDENT_WEIGHT), ("=" + key, 0.0)]  # (the name: see `_names`)
     out = [("=" + key, SCOPE_WEIGHT if named else IDENT_WEIGHT)]
-    for k in range(len(parts) - 1):  # `hmac.compare_digest`: a name the lexicon knows (`comparedigest`)
+    first, size = len(parts) - 1, len(parts[-1])  # (no ending longer than the lexicon's longest word is one:
+    while first > 0 and size + len(parts[first - 1]) <= _LONGEST:  # a name of 20,000 parts is read in linear
+        first -= 1  # time, not by joining every ending — hostile pass 27ao)
+        size += len(parts[first])
+    for k in range(first, len(parts) - 1):  # `hmac.compare_digest`: a name the lexicon knows (`comparedigest`)
         whole = WORDS.get("".join(parts[k:]))
         if whole is not None:
             out.append((whole[0], WORD_WEIGHT))
@@ -355,6 +359,9 @@ def _ident(raw: str, scope: frozenset) -> List[Tuple[str, float]]:
         if p not in STOP and f not in STOP:
             out.append((f, SCOPE_WEIGHT if f in scope else WORD_WEIGHT))
     return out
+
+
+_LONGEST = max(map(len, WORDS))  # the lexicon's longest word
 
 
 def fold(w: str) -> str:
