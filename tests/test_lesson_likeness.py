@@ -144,6 +144,24 @@ def test_redacting_the_revised_lesson_keeps_the_ledger_sound(keeper):
     assert keeper.ok("verify", "--no-git").startswith("ledger sound")
 
 
+def test_the_lookup_reads_a_filed_lesson_as_it_is_now():
+    """A lesson filed under its words and redacted afterwards has no claim left: the lookup leaves it out
+    (it looked the filed words up by the claim, gone: a `KeyError`)."""
+    from priors.core.lesson_likeness import LessonIndex
+
+    class Lesson:
+        def __init__(self, claim):
+            self.claim = claim
+
+    index = LessonIndex()
+    gone, kept = Lesson("always run the full test suite before committing"), Lesson("run the full test suite first")
+    index.add(gone)
+    index.add(kept)
+    assert index.meeting("run the full test suite before you commit") == [gone, kept]
+    gone.claim = None
+    assert index.meeting("run the full test suite before you commit") == [kept]
+
+
 def test_retiring_a_lesson_names_the_open_revision_now_given_in_its_place(keeper):
     """Hostile pass 27r: an agent's open revision waits only while the lesson it revises is given. When the
     person retires that lesson, `decide` and `status --calls` say the revision is given in its place."""

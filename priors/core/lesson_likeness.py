@@ -403,9 +403,13 @@ class LessonIndex:
             got = by_head.get(key)
             if got is not None:
                 hits.update(got)
-        likes = self.likes
-        return [p for p in (items[i] for i in sorted(hits))
-                if (wanted is None or wanted(p)) and could_be_similar(likes[p.claim], mine)]
+        out = []
+        for i in sorted(hits):
+            p = items[i]
+            said = p.claim  # (as it is now: a redaction after the lesson was filed leaves it none)
+            if isinstance(said, str) and (wanted is None or wanted(p)) and could_be_similar(self.like(said), mine):
+                out.append(p)
+        return out
 
 
 def with_lessons_met(index: LessonIndex, cand: Candidate, pool: List[PriorState], elsewhere: List[PriorState],
