@@ -208,7 +208,10 @@ def test_verify_names_a_reworded_lesson_typed_into_a_run_sealed_by_today_s_door(
             r = keeper("verify", "--no-git", "--json")
             problems = json.loads(r.out)["problems"]
             assert r.code == 1 and [(p["code"], p["line"]) for p in problems] == [(code, base.count(b"\n") + 1)], r
-            assert f"re-raises {of}" in problems[0]["message"] and "in other words" in problems[0]["message"]
+            said = problems[0]["message"]
+            # plain words: the rewording is the lesson's, the decision the person's; a lesson has no scope state
+            assert f"re-raises {of} in other words (similarity " in said and "which a person decided (" in said, said
+            assert "scope state" not in said and "rebase" not in said, said
     # an agent's lesson reworded: DUPLICATE
     (keeper.root / ".priors/ledger.jsonl").write_bytes(base)
     keeper.ok("suggest", "--ns", NS, "Ask the user before deleting files")

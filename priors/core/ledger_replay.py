@@ -507,19 +507,23 @@ class Replay(SplitHalf):
                          " it (RERAISE) from door 7: a lesson is given to every run, so it would put the settled finding"
                          " back before every agent; the keeper never wrote this line")
                 return
-            what = {"RERAISE": f"re-raises {body.get('of')}, which a person made {body.get('status')}",
-                    "DUPLICATE": f"repeats {body.get('of')} ({body.get('status')})",
+            how = f" in other words (similarity {body['similarity']})" if body.get("similar") else ""
+            what = {"RERAISE": f"re-raises {body.get('of')}{how}, which a person decided ({body.get('status')})",
+                    "DUPLICATE": f"repeats {body.get('of')} ({body.get('status')}){how}",
                     "BELOW_FLOOR": f"is below the {body.get('depth')} floor {body.get('of')} set",
                     "SETTLED_NEARBY": (f"names code a person settled {body.get('of')} on (its words name the definition"
                                        " as code)" if body.get("of") in body.get("named", ()) else
                                        f"stands where a person settled {body.get('of')}") + " and does not name it in"
                                       " `distinct_from`"}.get(body["refused"],
-                                                                                                   f"meets {body.get('of')}")
-            how = f" in other words (similarity {body['similarity']})" if body.get("similar") else ""
+                                                                                                   f"meets {body.get('of')}") + (
+                "" if body["refused"] in ("RERAISE", "DUPLICATE") else how)
             where = (f" on {of.scope_ref}" + (f" (namespace {of.ns})" if of.ns != ns else "")) if of and of.scope_ref else ""
+            # (a lesson is compared by meaning whatever its scope, and a repo-wide prior has no scope state)
+            state = "" if cand.repo_wide or (lesson and body.get("similar")) else ", on the same scope state"
             rebase = (" (or a rebase or cherry-pick replayed its run after a decision it never saw: docs/ci.md, \"A"
-                      " parallel branch's run\")") if self.from_line and no >= self.from_line else ""
-            self.add(no, body["refused"], f"prior {pid} {what}{how}{where}, on the same scope state — the door refuses it "
+                      " parallel branch's run\")") if self.from_line and no >= self.from_line and of is not None and (
+                          of.binding or of.status == "obsolete") else ""
+            self.add(no, body["refused"], f"prior {pid} {what}{where}{state} — the door refuses it "
                      f"({body['refused']}), so the keeper never wrote this line" + said + rebase)
             return
         if esc is not None:
