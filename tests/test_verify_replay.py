@@ -662,3 +662,18 @@ def test_a_moved_event_whose_id_is_no_string_is_named_not_a_crash(pid: Any) -> N
     data = k.to_bytes([k.prior("P-0001", "run-001", "x is y", ref="src/a.py#f"), k.commit("run-001"), move,
                        k.commit("run-002")])
     assert replay(data) == []
+
+
+def test_a_ledger_sealed_by_a_door_comparing_lessons_by_meaning_is_split_for_it() -> None:
+    """Where runs are sealed by a door comparing lessons by meaning (door 5 on: every ledger this keeper
+    writes), judging costs several times what verify's line checks do, so this process, which does the
+    checks, takes a larger share of the namespaces than where the seals name an older door or none."""
+    from priors.core.replay_split import judged_by_meaning, split_namespaces
+    from priors.ops.verify import HEAD_START, HEAD_START_BY_MEANING
+
+    plain = _LEDGERS[1]  # (the generated ledger's seals name no door, as the reference's)
+    assert judged_by_meaning(_with_door(plain).splitlines()) and not judged_by_meaning(plain.splitlines())
+    assert not judged_by_meaning(plain.replace(b'{"action":"commit","ns":', b'{"action":"commit","door":4,"ns":').splitlines())
+    weights = {"web": 42, "api": 25, "infra": 17, "docs": 9, "mobile": 7}  # (the bench ledger's shares)
+    assert split_namespaces(weights, HEAD_START) == {"api", "docs"}  # 34 of 100 here, beside the line checks
+    assert split_namespaces(weights, HEAD_START_BY_MEANING) == {"api", "infra", "mobile"}  # 49

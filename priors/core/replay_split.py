@@ -19,6 +19,7 @@ from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Opt
 
 from priors.core.ledger_parse import EVENT_TEXT, PRIOR_TEXT, records, scanner, whole_line_pieces
 from priors.core.plain import Plain
+from priors.core.vocabulary import LESSON_DOOR
 
 
 class Share(Plain):
@@ -63,6 +64,20 @@ def split_namespaces(weights: Dict[str, int], head_start: float) -> Set[str]:
             other += weight
     return mine
 
+
+
+_SEAL_DOOR = re.compile(rb'\{"action":"commit","door":([0-9]{1,3})[,}]')
+
+
+def judged_by_meaning(lines: Iterable[bytes]) -> bool:
+    """Whether a run sealed as this keeper seals one, naming a door that compares lessons by meaning
+    (`LESSON_DOOR` or later), is among `lines` (a sample of the ledger's): its replay then costs several
+    times what the line checks do, not three (`ops/verify.py`, `HEAD_START_BY_MEANING`)."""
+    for line in lines:
+        got = _SEAL_DOOR.search(line)
+        if got is not None and int(got.group(1)) >= LESSON_DOOR:
+            return True
+    return False
 
 
 # A person's decision or redaction names its prior first among the fields that can hold an id; `same_as`

@@ -23,7 +23,7 @@ from priors.core.ledger_parse import records
 from priors.core.ledger_replay import in_order, replay
 from priors.core.merge_rules import merged_marks
 from priors.core.moves import is_file_ref
-from priors.core.replay_split import Share, namespace_weights, split_namespaces, survey
+from priors.core.replay_split import Share, judged_by_meaning, namespace_weights, split_namespaces, survey
 from priors.core.sameness import differs_from
 from priors.core.unseen import UNSEEN, is_seal
 from priors.snapshot.scan import rehash
@@ -528,7 +528,8 @@ def start_replay(source: Callable[[], Any], size: int, sample: Callable[[], List
     whole replay runs here, when its answer is asked for."""
     if not worth_it(size):
         return lambda named: replay(source(), disk=code, from_line=added_from, distrust=distrust)
-    mine = split_namespaces(namespace_weights(sample()), HEAD_START)
+    lines = sample()
+    mine = split_namespaces(namespace_weights(lines), HEAD_START_BY_MEANING if judged_by_meaning(lines) else HEAD_START)
     child = start(lambda: [p.values() for p in replay(source, Share(mine, inside=False), survey(source(), weigh=False)[1],
                                                       code, added_from, distrust)], size)
 
@@ -540,6 +541,7 @@ def start_replay(source: Callable[[], Any], size: int, sample: Callable[[], List
 
 
 HEAD_START = 0.3  # verify's line checks take about 0.3 of what judging every line adds to a replay (docs/reliability.md)
+HEAD_START_BY_MEANING = 0.06  # ... and about 0.06 where runs are sealed by a door comparing lessons by meaning (the same)
 
 
 def replay_problems(checked: Checked, replayed: Callable[[], List[Problem]]) -> List[Problem]:
