@@ -136,14 +136,14 @@ class Likeness:
         """Its signature less its fold: the keys the index files it under (`("kin", group)` for a group)."""
         return list(self.weights) + [("kin", g) for g in self.groups]
 
-    def head(self, seen: Dict[Any, int]) -> List[Any]:
+    def head(self, filed: Dict[Any, List[int]]) -> List[Any]:
         """The keys of which another claim must have one for the pair to pass `could_be_similar` on this
         claim's account (its figure's bound reaching the threshold with this side's kept weight; prefix
         filtering). Each key weighs what it can add to the shared weight when the other has it — its
         most weight, half its related ideas' — and what it can take from this side's kept weight (each
         term it touches, times `_RATIO`): a pair reaches the threshold on this side's account only if the
         keys the other has weigh `_RATIO` times this side's whole kept weight or more. So the commonest
-        keys (`seen`: how many lessons hold each), as many as weigh less than that together, cannot do it
+        keys (`filed`: the lessons holding each), as many as weigh less than that together, cannot do it
         alone: the rest are the head. Any choice of keys would be as exact; the commonest left out makes
         the lookup short."""
         mass: Dict[Any, float] = dict(self.weights)
@@ -153,7 +153,7 @@ class Likeness:
         for k, keep in self.loss.items():
             mass[k] = mass.get(k, 0.0) + _RATIO * keep
         budget = _RATIO * self.total * (1.0 - 1e-9) - 1e-9  # (a margin for float sums, on the safe side)
-        order = sorted(mass, key=lambda k: -seen.get(k, 0))
+        order = sorted(mass, key=lambda k: -len(filed.get(k, ())))
         spent = 0.0
         for i, k in enumerate(order):
             spent += mass[k]
@@ -349,7 +349,7 @@ class LessonIndex:
     looked up by the keys a lesson that could be like another must share with it (`meeting`). Built on
     first use: a ledger with no run sealed `door: 5` or later never pays for it."""
 
-    __slots__ = ("items", "likes", "by_key", "by_head", "by_fold", "seen", "built")
+    __slots__ = ("items", "likes", "by_key", "by_head", "by_fold", "built")
 
     def __init__(self) -> None:
         self.items: List[PriorState] = []
@@ -357,7 +357,6 @@ class LessonIndex:
         self.by_key: Dict[Any, List[int]] = {}  # a key → the lessons holding it
         self.by_head: Dict[Any, List[int]] = {}  # a key → the lessons whose head holds it
         self.by_fold: Dict[str, List[int]] = {}  # a claim's fold → the lessons folding so
-        self.seen: Dict[Any, int] = {}  # a key → how many lessons hold it (which keys are common)
         self.built = 0  # how many of `items` are filed
 
     def add(self, p: PriorState) -> None:
@@ -378,7 +377,7 @@ class LessonIndex:
         those, only the ones `wanted` keeps (when given) that pass `could_be_similar` are given: the rest
         can meet no rule of the door's for a lesson (the exact and reversal rules look the lessons of its
         scope up themselves)."""
-        items, by_key, by_head, seen = self.items, self.by_key, self.by_head, self.seen
+        items, by_key, by_head = self.items, self.by_key, self.by_head
         for pos in range(self.built, len(items)):
             said = items[pos].claim
             if not isinstance(said, str):
@@ -387,15 +386,14 @@ class LessonIndex:
             if like is None:
                 like = self.likes[said] = likeness(said)  # (the candidate's, worked out when it was judged)
             for key in like.keys():
-                seen[key] = seen.get(key, 0) + 1
                 by_key.setdefault(key, []).append(pos)
-            for key in like.head(seen):
+            for key in like.head(by_key):
                 by_head.setdefault(key, []).append(pos)
             self.by_fold.setdefault(like.key, []).append(pos)
         self.built = len(items)
         mine = self.like(claim)
         hits: set = set(self.by_fold.get(mine.key, ()))
-        for key in mine.head(seen):
+        for key in mine.head(by_key):
             got = by_key.get(key)
             if got is not None:
                 hits.update(got)
