@@ -131,7 +131,6 @@ class Likeness:
                     total += v
         return total
 
-
     def keys(self) -> List[Any]:
         """Its signature less its fold: the keys the index files it under (`("kin", group)` for a group)."""
         return list(self.weights) + [("kin", g) for g in self.groups]
