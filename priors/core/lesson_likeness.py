@@ -66,21 +66,9 @@ def signature(claim: str) -> FrozenSet[Any]:
     adjacent terms joined (`hard coded` meeting `hardcoded`), a term's `un-`-less form (`unescaped`
     meeting `escape`), the groups of related ideas a term is in (`lexicon.KIN`), and the claim's fold
     (`claim_key`: claims that fold alike are 1.0 whatever they weigh). Disjoint signatures ⇒ figure 0. Of the
-    claim's `plain_letters`, as lessons are compared."""
-    claim = plain_letters(claim)
-    items = [t for t, _w in read(claim).items]
-    keys = set(items)
-    for a, b in zip(items, items[1:]):
-        keys.add(fold(a + b))
-    for t in list(keys):
-        if t.startswith("un") and len(t) > 5:
-            keys.add(fold(t[2:]))
-    out: set = set(keys)
-    for t in keys:
-        for group in KIN.get(t, ()):
-            out.add(("kin", group))
-    out.add(("key", claim_key(claim)))
-    return frozenset(out)
+    claim's `plain_letters`, as lessons are compared: the keys of its `Likeness`, and its fold."""
+    like = likeness(claim)
+    return frozenset(like.keys() + [("key", like.key)])
 
 
 class Likeness:
@@ -403,7 +391,7 @@ class LessonIndex:
         out = []
         for i in sorted(hits):
             p = items[i]
-            said = p.claim  # (as it is now: a redaction after the lesson was filed leaves it none)
+            said = p.claim  # (as it is now: a redaction after the lesson was filed leaves it an empty one)
             if isinstance(said, str) and (wanted is None or wanted(p)) and could_be_similar(self.like(said), mine):
                 out.append(p)
         return out
