@@ -615,8 +615,12 @@ def test_status_calls_says_where_an_open_revision_is_given(keeper):
                                      "  priors decide P-0002 obsolete"], said  # as `status --calls` offers them
     assert "accepting it leaves P-0001 in force unless they name it" in said.splitlines()[0]
     line = next(x for x in keeper.ok("status", "--calls").splitlines() if x.startswith("  ? P-0002"))
-    assert "injected into runs as advice (sessions are given the lesson it revises instead)" in line, line
+    assert "held back while the lesson it revises is given (a run or session is given one version of a lesson)" in line
     assert json.loads(keeper.ok("lessons", "--inject", "--peek", "--json"))["awaiting_review"] == ["P-0002"]
+    given = json.loads(keeper.ok("relevant", "--ns", NS, "--snapshot"))  # (hostile pass 27aq: runs too)
+    assert ([i["id"] for i in given["inject"]], given["awaiting_review"]) == (["P-0001"], ["P-0002"]), given
+    keeper.ok("commit", "--run", given["run"])
+    assert keeper.ledger()[-2] == {"t": "injected", "run": given["run"], "ids": ["P-0001"]}  # what the run was given
     keeper.ok("suggest", "--ns", NS, "Prefer small focused commits.")  # P-0003, an agent's
     keeper.ok("suggest", "--revises", "P-0003", "Prefer small focused commits with clear messages.")  # P-0004
     keeper.ok("config", "require_review", "on")
@@ -718,15 +722,15 @@ def test_a_lesson_saying_what_a_person_s_decided_finding_says_is_a_reraise(keepe
               "facets": {"activation": "run-start", "authority": "advisory", "lifecycle": "only-by-supersession",
                          "obligation": "inject-as-instruction", "scope": "repo-wide"}}
     for door, named in ((DECIDED_FINDING_DOOR, True), (DECIDED_FINDING_DOOR - 1, False)):
-        base = base.replace(b'"door":%d' % DOOR, b'"door":%d' % door)  # (a later run is held to the newest door before it)
+        old = base.replace(b'"door":%d' % DOOR, b'"door":%d' % door)  # (a later run is held to the newest door before it)
         seal = {"t": "run", "action": "commit", "run": "run-009", "ns": NS, "via": "suggest", "door": door,
                 "summary": ["Suggested by an agent: P-0009 (a new lesson) — open, awaiting your review"]}
         (keeper.root / ".priors/ledger.jsonl").write_bytes(
-            base + "".join(dumps(r) + "\n" for r in (lesson, {"t": "injected", "run": "run-009", "ids": []}, seal)).encode())
+            old + "".join(dumps(r) + "\n" for r in (lesson, {"t": "injected", "run": "run-009", "ids": []}, seal)).encode())
         keeper.ok("render")
         r = keeper("verify", "--no-git", "--json")
         problems = [(p["code"], p["line"]) for p in json.loads(r.out)["problems"]]
-        assert problems == ([("RERAISE", base.count(b"\n") + 1)] if named else []), (door, r)
+        assert problems == ([("RERAISE", old.count(b"\n") + 1)] if named else []), (door, r)
         assert ("a finding a person made wontfix (on src/app.py#total)" in r.out) == named, r
 
 
@@ -798,3 +802,74 @@ def test_a_name_of_many_parts_reads_as_before_in_linear_time(monkeypatch):
     fast = [reading._ident(n, frozenset()) for n in names]
     monkeypatch.setattr(reading, "_LONGEST", 10 ** 9)  # every ending joined, as before
     assert [reading._ident(n, frozenset()) for n in names] == fast
+
+
+NEVER_LOG = "Never log user email addresses in plain text"
+ALWAYS_LOG = "Always log user email addresses in plain text"
+
+
+def test_a_revision_may_refine_a_person_s_lesson_but_never_deny_it(keeper):
+    """Hostile pass 27aq: a revision (`supersedes`) was exempt from the comparison with the lesson it
+    revises, a person's included, so "Always …" as a revision of a person's accepted "Never …" was
+    staged, verified clean and given to every run beside it. From door 8 a revision of a lesson a
+    person accepted or set as wontfix — or of one an open revision of it stands in for — is RERAISE
+    (`denies`) where it says the opposite; a revision that rewords or refines it is still let in.
+    Through `suggest --revises`, `propose`'s `supersedes`, a hand-edited staging and the ledger itself
+    (named in a run sealed door 8, not in one sealed door 7). A denial the door does not read as one
+    (`Never prefer …` beside `Prefer …`) still never reaches a run beside the lesson: an open revision
+    waits while the lesson it revises is given (`selection.one_version`)."""
+    keeper.ok("init")
+    keeper.ok("add", "--ns", NS, NEVER_LOG)  # P-0001: accepted
+    keeper.ok("suggest", "--ns", NS, "Keep functions small and focused")  # P-0002
+    keeper.ok("decide", "P-0002", "wontfix", "--because", "binding as it is")
+    for pid, denial in (("P-0001", ALWAYS_LOG), ("P-0001", "Log user email addresses in plain text"),
+                        ("P-0002", "Do not keep functions small and focused")):
+        body = keeper.refused("RERAISE", "suggest", "--ns", NS, "--revises", pid, denial)
+        assert (body["of"], body["denies"]) == (pid, True), body
+        assert "your revision of it says the opposite" in body["hint"] and f"priors decide {pid} obsolete" in body["hint"]
+    # a revision that refines it is what a revision is for
+    keeper.ok("suggest", "--ns", NS, "--revises", "P-0001", NEVER_LOG + ", nor hashed")  # P-0003
+    # an open revision stands in for the person's lesson: a revision of it may not deny P-0001 either
+    body = keeper.refused("RERAISE", "suggest", "--ns", NS, "--revises", "P-0003", ALWAYS_LOG)
+    assert (body["of"], body["denies"]) == ("P-0001", True), body
+    run = json.loads(keeper.ok("relevant", "--ns", NS, "--snapshot"))["run"]
+    r = keeper("propose", keeper.candidate({"type": "calibration", "claim": ALWAYS_LOG, "supersedes": "P-0001"}),
+               "--run", run, "--ns", NS)
+    assert r.code == 1 and json.loads(r.out)["denies"] is True, r
+    # typed into staging: commit judges it again
+    keeper.ok("propose", keeper.candidate({"type": "calibration", "claim": "Name tests after what they prove"}),
+              "--run", run, "--ns", NS)
+    staged = keeper.root / ".priors/runs" / run / "staged.jsonl"
+    line = json.loads(staged.read_text().splitlines()[0])
+    staged.write_text(dumps(dict(line, claim=ALWAYS_LOG, supersedes="P-0001")) + "\n")
+    before = keeper.ledger_bytes()
+    r = keeper("commit", "--run", run)
+    assert r.code == 1 and "RERAISE" in r.out and "P-0001" in r.out, r
+    assert keeper.ledger_bytes() == before
+    keeper.ok("abort", "--run", run)
+    given = json.loads(keeper.ok("relevant", "--ns", NS, "--snapshot"))
+    assert ALWAYS_LOG not in json.dumps(given), given
+    keeper.ok("abort", "--run", given["run"])
+    # typed into the ledger: named in a run sealed door 8, not in one sealed door 7
+    base = keeper.ledger_bytes()
+    lesson = {"t": "prior", "id": "P-0009", "born": "run-009", "ns": NS, "type": "calibration", "claim": ALWAYS_LOG,
+              "supersedes": "P-0001",
+              "facets": {"activation": "run-start", "authority": "advisory", "lifecycle": "only-by-supersession",
+                         "obligation": "inject-as-instruction", "scope": "repo-wide"}}
+    for door, named in ((DOOR, True), (7, False)):
+        old = base.replace(b'"door":%d' % DOOR, b'"door":%d' % door)
+        seal = {"t": "run", "action": "commit", "run": "run-009", "ns": NS, "via": "suggest", "door": door,
+                "summary": ["Suggested by an agent: P-0009 (a new lesson) — open, awaiting your review"]}
+        (keeper.root / ".priors/ledger.jsonl").write_bytes(
+            old + "".join(dumps(r) + "\n" for r in (lesson, {"t": "injected", "run": "run-009", "ids": []}, seal)).encode())
+        keeper.ok("render")
+        r = keeper("verify", "--no-git", "--json")
+        problems = [(p["code"], p["line"]) for p in json.loads(r.out)["problems"]]
+        assert problems == ([("RERAISE", old.count(b"\n") + 1)] if named else []), (door, r)
+        assert ("prior P-0009 denies P-0001 in a revision of it" in r.out) == named, r
+
+
+def test_door_8_is_today_s_door():
+    from priors.core.vocabulary import REVISION_DOOR
+
+    assert DOOR == REVISION_DOOR == 8

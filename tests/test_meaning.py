@@ -381,7 +381,7 @@ def plain_session(k) -> bytes:
 def test_ledger_bytes_unchanged_when_nothing_is_similar(keeper):
     """This session's ledger, byte for byte, as the keeper wrote it before issue 13
     (tests/data/ledger_no_similar.jsonl was written by `main`'s code at df6a645, before this rule) — but
-    for what issue 28 adds: each run's seal names today's door (`door: 7`), and the finding on the file where a person
+    for what issue 28 adds: each run's seal names today's door (`door: 8`), and the finding on the file where a person
     settled P-0001 names it in `distinct_from` (SETTLED_NEARBY refuses it otherwise), which its run's
     summary counts as a call for the person; and a seal keeps
     the shapes of the definitions its findings stand on, while a Python file's hashes keep its

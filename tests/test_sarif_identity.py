@@ -341,7 +341,7 @@ def test_a_log_s_new_label_for_a_decided_result_on_the_same_code_does_not_bring_
     such a line typed into a run sealed door 7. Once the code changes, a result of the rule is judged by
     its identity again (a new unused import is a new finding)."""
     from priors.core.canonical import dumps
-    from priors.core.vocabulary import DECIDED_FINDING_DOOR
+    from priors.core.vocabulary import DECIDED_FINDING_DOOR, DOOR
 
     k = keeper
     k.write("src/m.py", UTIL)
@@ -359,7 +359,7 @@ def test_a_log_s_new_label_for_a_decided_result_on_the_same_code_does_not_bring_
     base = k.ledger_bytes()
     line = dict(decided, id="P-0002", born="run-009", claim="Unused import: os", fingerprint="tool:5a55db9deebb")
     for door, named in ((DECIDED_FINDING_DOOR, True), (DECIDED_FINDING_DOOR - 1, False)):
-        old = base.replace(b'"door":%d' % DECIDED_FINDING_DOOR, b'"door":%d' % door)
+        old = base.replace(b'"door":%d' % DOOR, b'"door":%d' % door)
         seal = {"t": "run", "action": "commit", "run": "run-009", "ns": "lint", "door": door,
                 "summary": ["New this run: 1"]}
         (k.root / ".priors/ledger.jsonl").write_bytes(old + (dumps(line) + "\n" + dumps(seal) + "\n").encode())

@@ -515,7 +515,7 @@ def test_the_loop_through_the_mcp_tools(tmp_path):
 
 
 def test_a_lessons_only_ledger_is_held_to_today_s_rules(keeper):
-    """Every verb that seals a run names today's door (`door: 7`) — `suggest`, a person's `add` and `import`, a scored
+    """Every verb that seals a run names today's door (`door: 8`) — `suggest`, a person's `add` and `import`, a scored
     session, not only `commit` — so a ledger that only the lessons loop wrote is not replayed by the
     rules before issue 28 for good: a lesson typed into it that repeats one a person rejected, in
     other case and punctuation (which `suggest` refuses), is named by `verify`."""

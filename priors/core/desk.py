@@ -325,8 +325,8 @@ def kind_text(ask: Dict[str, Any]) -> str:
     if ask["kind"] == "proposed-lesson" and ask.get("held_unseen"):  # not given to runs: `held_text` says why
         text = text.replace(": injected as advice until you decide", "")
     elif ask["kind"] == "proposed-lesson" and isinstance(ask.get("supersedes"), str) and not ask.get("supersedes_retired"):
-        text = text.replace("injected as advice", "injected into runs as advice (sessions are given the lesson it revises"
-                                                  " instead)")  # (`lessons --inject` gives one version of a lesson)
+        text = text.replace("injected as advice", "held back while the lesson it revises is given (a run or session"
+                                                  " is given one version of a lesson)")  # (`selection.one_version`)
     if ask["kind"] == "differs" and "duplicate" not in ask["verdicts"]:
         text = text.replace("the same (duplicate)", "the same (obsolete)")
     return text

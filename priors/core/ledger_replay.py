@@ -507,8 +507,10 @@ class Replay(SplitHalf):
                          " it (RERAISE) from door 7: a lesson is given to every run, so it would put the settled finding"
                          " back before every agent; the keeper never wrote this line")
                 return
-            how = f" in other words (similarity {body['similarity']})" if body.get("similar") else ""
-            what = {"RERAISE": f"re-raises {body.get('of')}{how}, which a person decided ({body.get('status')})",
+            denies = body.get("denies")  # (a revision saying the opposite of a person's lesson: door 8)
+            how = f"{'' if denies else ' in other words'} (similarity {body['similarity']})" if body.get("similar") else ""
+            what = {"RERAISE": f"{'denies' if denies else 're-raises'} {body.get('of')}{' in a revision of it' if denies else ''}"
+                               f"{how}, which a person decided ({body.get('status')})",
                     "DUPLICATE": f"repeats {body.get('of')} ({body.get('status')}){how}",
                     "BELOW_FLOOR": f"is below the {body.get('depth')} floor {body.get('of')} set",
                     "SETTLED_NEARBY": (f"names code a person settled {body.get('of')} on (its words name the definition"

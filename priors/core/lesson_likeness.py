@@ -39,10 +39,10 @@ from priors.core.errors import Refusal
 from priors.core.lessons import is_lesson, person_settled
 from priors.core.letters import plain_letters
 from priors.core.lexicon import KIN
-from priors.core.reading import DETAIL_WEIGHT, fold, read
+from priors.core.reading import DETAIL_WEIGHT, clash, fold, read
 from priors.core.similarity import KIN_SHARE, SIMILAR_AT, claim_key, similar
 from priors.core.unseen import lessons_unseen
-from priors.core.vocabulary import DOOR, SETTLED_LESSON_DOOR
+from priors.core.vocabulary import DOOR, REVISION_DOOR, SETTLED_LESSON_DOOR
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
@@ -275,7 +275,8 @@ def most_similar_lesson(pool: List[PriorState], cand: Candidate, revised_from: F
     lesson candidate says in other words — the highest figure, the first on a tie — or None. Skipped:
     redacted priors and findings; the lesson the candidate revises (`supersedes`: a revision says much
     the same on purpose) unless a person retired it — while it stands, also the lessons it replaced
-    (`revised_from`: `lineage` of the revised lesson) —, and an agent's other revision of that lesson
+    (`revised_from`: `lineage` of the revised lesson) — but, from `door: 8`, where it denies one a person
+    accepted or set as wontfix (only a person reverses their decision), and an agent's other revision of that lesson
     (two proposals for one lesson, for a person to choose); and one the candidate names in
     `distinct_from` unless a person decided it (the agent's word that it is another lesson sets aside an
     agent's lesson, never a person's decision). Compared as they read (`plain_letters`). A lesson a person
@@ -296,30 +297,49 @@ def most_similar_lesson(pool: List[PriorState], cand: Candidate, revised_from: F
         if not is_lesson(p) or not isinstance(claim, str):
             continue
         settled = person_settled(p)
-        if ((p.id == revised and p.status != "obsolete") or (p.id in skip and not settled)
-                or p.id in revised_from
-                or (revised is not None and p.rec.get("supersedes") == revised and not settled)):
+        if (p.id == revised and p.status != "obsolete") or p.id in revised_from:
+            # What the candidate revises says much the same on purpose; a lesson a person accepted or set
+            # as wontfix it may not deny (from door 8: hostile pass 27aq's "Always …" as a revision of a
+            # person's "Never …" was given to every run beside it).
+            if not (p.binding and door >= REVISION_DOOR):
+                continue
+            theirs = like(claim)
+            if not could_be_similar(theirs, mine):
+                continue
+            got = similar(theirs.said, mine.said, polar=False)
+            if got is None or not clash(read(theirs.said), read(mine.said)):
+                continue  # (a rewording or another lesson — what a revision may be — not its denial)
+        elif (p.id in skip and not settled) or (revised is not None and p.rec.get("supersedes") == revised
+                                                  and not settled):
             continue
-        theirs = like(claim)
-        if not could_be_similar(theirs, mine):
-            continue  # (under the threshold: see the module's docstring)
-        got = similar(theirs.said, mine.said, polar=not (settled and blind))
+        else:
+            theirs = like(claim)
+            if not could_be_similar(theirs, mine):
+                continue  # (under the threshold: see the module's docstring)
+            got = similar(theirs.said, mine.said, polar=not (settled and blind))
         if got is not None and (best is None or (settled, got) > (person_settled(best[0]), best[1])):
             best = (p, got)
     return best
 
 
-def lesson_refusal(p: PriorState, figure: float, elsewhere: bool = False) -> Refusal:
+def lesson_refusal(p: PriorState, figure: float, elsewhere: bool = False, denies: bool = False) -> Refusal:
     """A lesson that says what `p` says in other words: a person's decision on it is RERAISE, which nothing
     an agent writes sets aside; an agent's lesson is DUPLICATE, which a revision (`supersedes`) or
     `distinct_from` answers. `elsewhere`: `p` is another namespace's (a person's binding lesson): RERAISE,
-    naming its namespace."""
+    naming its namespace. `denies`: the lesson is a revision of `p`, a person's, that says its opposite
+    (door 8): RERAISE, `denies` in the answer."""
     extra: Dict[str, Any] = {"similar": True, "similarity": figure}
     if elsewhere or person_settled(p):
         said = _SETTLED.get(str(p.status), "a person decided this lesson")
         if elsewhere:
             extra["ns"] = p.ns
             said += f" in namespace {p.ns} (a person's decision holds in every namespace)"
+        if denies:
+            return Refusal("RERAISE", of=p.id, status=p.status, denies=True, **extra,
+                           hint=f"{said}, and your revision of it says the opposite: a revision may refine a person's"
+                                " lesson, never deny it — only a person reverses their decision; do not suggest it"
+                                f" again (if {p.id} no longer holds, tell the person: `priors decide {p.id} obsolete`"
+                                " and `priors add` are theirs)")
         return Refusal("RERAISE", of=p.id, status=p.status, **extra,
                        hint=f"{said}, and yours says the same in other words (or denies it: only a person reverses"
                             " their decision); do not suggest it"

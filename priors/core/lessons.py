@@ -574,8 +574,8 @@ def shape(out: Dict[str, Any], ledger: Ledger, budget: Budget) -> Dict[str, Any]
             chars += size
     res["inject"] = taken
     res["inject_omitted"] = omitted
-    if budget.require_review:
-        res["awaiting_review"] = sorted(held, key=lambda i: (prior_number(i), i))
+    if budget.require_review:  # (beside any the selection held back already: an open revision, `one_version`)
+        res["awaiting_review"] = sorted({*res.get("awaiting_review", ()), *held}, key=lambda i: (prior_number(i), i))
     return res
 
 

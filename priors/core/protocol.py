@@ -431,8 +431,9 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
                                    " a lesson that says it again puts it back before every run — do not suggest it")
     if lessons >= LESSON_DOOR and not legacy and is_lesson_line(cand.facets):  # (core/lesson_likeness.py)
         near = most_similar_lesson(list(pool) + list(elsewhere), cand, revised_from, lessons, like)  # (whatever their scopes)
-        if near is not None:
-            raise lesson_refusal(*near, elsewhere=near[0].id in others)
+        if near is not None:  # (the lesson it revises, or one that one replaced, only where it denies it: door 8)
+            raise lesson_refusal(*near, elsewhere=near[0].id in others,
+                                 denies=near[0].id == cand.raw.get("supersedes") or near[0].id in revised_from)
     if not legacy:
         # (another namespace's ground, for an agent's finding: an analyzer's result cannot name `distinct_from`,
         # and a linter's rule hit beside a reviewer's decision elsewhere is not a rewording of it)

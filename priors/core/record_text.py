@@ -25,7 +25,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
     from typing import Any, Callable, Dict, List, Optional, Tuple
 
-    Texts = Tuple[Optional[bytes], Optional[bytes], bytes, Optional[bytes], Optional[bytes]]
+    Texts = Tuple[Optional[bytes], Optional[bytes], bytes, Optional[bytes], Optional[bytes], Optional[bytes]]
 
 _CH = r'[^"\\\x00-\x1f]'  # a character JSON writes as itself inside a string
 _STR = '"' + _CH + r'*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})' + _CH + '*)*"'  # any JSON string
@@ -39,7 +39,7 @@ _PLAIN = re.compile('[^"\\\\\x00-\x1f\ud800-\udfff]*')  # a string whose JSON te
 def _shape(string: str) -> str:
     """A prior's line: an object with these keys, each at most once, in sorted order, with a string
     for every value but `facets` (an object of strings), `review_every` (a whole number) and `t`
-    ("prior"). Captured, as written: claim, depth, id, scope_ref, severity. Each optional key is
+    ("prior"). Captured, as written: claim, depth, id, scope_ref, severity, supersedes. Each optional key is
     `(?:…|)` and the quote before a key is matched by the separator before it (fold.py's way)."""
     got = "(" + string + ")"
     pair = string + ":" + string
@@ -48,7 +48,7 @@ def _shape(string: str) -> str:
             r'(?:facets":\{(?:' + pair + '(?:,' + pair + r')*|)\},"|)(?:fingerprint":' + string + ',"|)'
             'id":' + got + ',"(?:ns":' + string + ',"|)(?:review_every":(?:0|[1-9][0-9]{0,17}),"|)'
             '(?:rule":' + string + ',"|)(?:scope_hash":' + string + ',"|)(?:scope_ref":' + got + ',"|)'
-            '(?:severity":' + got + ',"|)(?:supersedes":' + string + ',"|)'
+            '(?:severity":' + got + ',"|)(?:supersedes":' + got + ',"|)'
             't":"prior"(?:,"type":' + string + r'|)\}')
 
 
@@ -74,7 +74,7 @@ def _canonical(token: Optional[bytes]) -> Optional[bytes]:
 
 def line_texts(lines: List[bytes], ids: List[str]) -> List[Optional[Texts]]:
     """For each ledger line (bytes, no newline) of the prior whose id is `ids[i]`: the canonical JSON
-    texts, UTF-8, of its claim, depth, id, scope_ref and severity (None where the key is absent), or
+    texts, UTF-8, of its claim, depth, id, scope_ref, severity and supersedes (None where the key is absent), or
     None when the line is not in the shape (the caller parses it) — or is not that prior's line.
 
     The line is matched as bytes, never decoded: a keeper folded it from valid UTF-8 and the fold
@@ -114,9 +114,9 @@ def line_texts(lines: List[bytes], ids: List[str]) -> List[Optional[Texts]]:
         elif plain:  # no backslash in the line: every value is written as it reads
             add(texts)
         else:
-            claim, depth, _, ref, sev = texts
+            claim, depth, _, ref, sev, sup = texts
             try:
-                add((_canonical(claim), _canonical(depth), pid, _canonical(ref), _canonical(sev)))
+                add((_canonical(claim), _canonical(depth), pid, _canonical(ref), _canonical(sev), _canonical(sup)))
             except ValueError:  # not UTF-8, or an escape JSON does not read: the caller's parse names it
                 add(None)
     return out

@@ -8,7 +8,7 @@ from __future__ import annotations
 import bisect
 
 from priors.core.canonical import dumps
-from priors.core.fold import REST_AFTER, PriorState, State, review_due, scope_state
+from priors.core.fold import REST_AFTER, PriorState, State, prior_number, review_due, scope_state
 from priors.core.inject import inject_row, lesson_applies
 from priors.core.moves import as_run_sees
 from priors.core.record_text import COMMON_ROW, line_texts, plain_strings, string_text, value_of, verify_row
@@ -111,11 +111,19 @@ def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: in
     del owed  # (70k tuples at 100k priors: their memory serves the lessons' rows)
     inject: List[Dict[str, Any]] = []
     nudges: List[Dict[str, Any]] = []
+    revising: Dict[str, Any] = {}  # an open lesson -> the lesson it revises (`supersedes`)
     for p, texts, rec in with_texts(lessons):  # the record is read, not kept: a large run reads thousands
         item = inject_row(p, value_of(texts[0]) if texts is not None else rec.get("claim"))
         inject.append(item)
+        if p[1] == "open":
+            revises = (value_of(texts[5]) if texts[5] is not None else None) if texts is not None else rec.get("supersedes")
+            if revises is not None:
+                revising[p[0]] = revises
         if review_due(st, p):
             nudges.append({"id": p.id, "claim": item["claim"], "ask": NUDGE_ASK.replace("<id>", p.id)})
+    waiting = one_version(inject, revising)
+    if waiting:
+        inject = [i for i in inject if i["id"] not in waiting]
     floors: List[Dict[str, Any]] = []
     for (p, state), (_, texts, rec) in zip(gates, with_texts([p for p, _ in gates])):
         if texts is not None:
@@ -129,9 +137,24 @@ def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: in
                          **({"ns": p.ns} if p.ns != ns else {}),
                          **({"moved_from": moves[p.id]["from"]} if p.id in moves else {}))  # (newcomer pass 27ai)
                     for p, texts, rec in with_texts(here)]
-    return {"run": run, "ns": ns, "inject": inject, "verify": verify, "nudges": nudges,
-            "settled": settled, "archived": archived, "floors": floors,
-            "settled_here": settled_here, "settled_here_more": more}
+    out = {"run": run, "ns": ns, "inject": inject, "verify": verify, "nudges": nudges,
+           "settled": settled, "archived": archived, "floors": floors,
+           "settled_here": settled_here, "settled_here_more": more}
+    if waiting:
+        out["awaiting_review"] = waiting
+    return out
+
+
+def one_version(inject: List[Dict[str, Any]], revising: Dict[str, Any]) -> List[str]:
+    """The open revisions (`revising`: an open lesson's id -> the lesson it revises) that wait while the
+    lesson they revise is given, in id order: a run is never given two versions of one lesson — a
+    person's activation of the revision retires what it revises —, so an agent's "Always …" as a
+    revision of a person's "Never …" is never put beside it (hostile pass 27aq), as `lessons --inject`
+    holds a session's back."""
+    if not revising:
+        return []
+    given = {i["id"] for i in inject}
+    return sorted((pid for pid, old in revising.items() if old in given), key=lambda i: (prior_number(i), i))
 
 
 def verify_rows(owed: List[Tuple[PriorState, str, Optional[str]]], scopes: Dict[str, str],
@@ -151,7 +174,7 @@ def verify_rows(owed: List[Tuple[PriorState, str, Optional[str]]], scopes: Dict[
         for (p, state, current), texts in zip(batch, got):
             moved = moves.get(p[0]) if moves else None
             if texts is not None:
-                claim, _, pid, ref, sev = texts
+                claim, _, pid, ref, sev, _ = texts
                 if (plain and current is not None and moved is None and claim is not None and ref is not None
                         and sev is not None and p[3] < REST_AFTER):  # nearly every item (3: its misses in a row;
                     # an open, stale or challenged prior rests by them alone, `PriorState.resting`)

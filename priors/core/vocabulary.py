@@ -121,14 +121,16 @@ SESSION_VIA = "session"  # `via` of the run that seals a scored harness session
 # lesson whatever it denies (a misspelt `Nevr` is no denial of `Never`), and a retired lesson is not revised; 7: a
 # lesson is held to a person's decided finding with its claim, whatever the finding's scope, an analyzer's result
 # to a person's decision on its rule's result on the same scope state, and a finding to the decisions on the
-# definitions its words name (SETTLED_NEARBY in their file, folder or `*`)
-DOOR = 7
+# definitions its words name (SETTLED_NEARBY in their file, folder or `*`); 8: a revision of a lesson a person
+# accepted or set as wontfix may not deny it
+DOOR = 8
 LEXICON_DOOR = 3  # the first door judging by today's similarity measure
 ACROSS_DOOR = 4  # the first door holding a finding to another namespace's settled ground
 LESSON_DOOR = 5  # the first door comparing a lesson with lessons by meaning
 SETTLED_LESSON_DOOR = 6  # the first holding a lesson to a person's lesson whatever it denies, and no revision of a retired one
 DECIDED_FINDING_DOOR = 7  # the first holding a lesson to a person's decided finding that says the same, and an analyzer's
 # result to a person's decision on a result of its rule on the same scope state, whatever its fingerprint (hostile pass 27ah)
+REVISION_DOOR = 8  # the first holding a revision (`supersedes`) to the binding lessons it revises: it may not deny them
 SUGGEST_VIA = "suggest"  # `via` of the run that seals a lesson an agent suggested outside a run (not scorable)
 
 # Every field a candidate may carry; anything else is a usage error naming the nearest of these.
