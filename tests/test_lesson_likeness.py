@@ -172,15 +172,16 @@ def test_retiring_a_lesson_names_the_open_revision_now_given_in_its_place(keeper
     assert ("P-0002 (an agent's revision of P-0001, open) is now given to runs in its place — to retire it too:"
             " priors decide P-0002 obsolete") in out, out
     calls = keeper.ok("status", "--calls")
-    assert "(it revises P-0001, which you retired: given to runs in its place until you decide)" in calls, calls
+    assert ("(it revises P-0001 'Quote shell variables in scripts', which you retired: given to runs in its place until"
+            " you decide)") in calls, calls
     assert "priors decide P-0002 obsolete" in calls
     keeper.ok("suggest", "--ns", NS, "Keep commits small")  # P-0003
     keeper.ok("suggest", "--revises", "P-0003", "Keep every commit small and focused")  # P-0004
-    assert "(it revises P-0003: accepting it retires P-0003)" in keeper.ok("status", "--calls")
+    assert "(it revises P-0003 'Keep commits small': accepting it retires P-0003)" in keeper.ok("status", "--calls")
     keeper.ok("add", "--ns", NS, "Ask the user before deleting files")  # P-0005, a person's
     keeper.ok("suggest", "--revises", "P-0005", "Ask the user before you delete any file or folder")
-    assert ("(it revises P-0005, which a person settled: accepting it leaves P-0005 in force unless you name it)"
-            in keeper.ok("status", "--calls"))
+    assert ("(it revises P-0005 'Ask the user before deleting files', which a person settled: accepting it leaves P-0005"
+            " in force unless you name it)") in keeper.ok("status", "--calls")
     keeper.ok("suggest", "--ns", NS, "Ask before pushing to main")  # P-0007: no revision of it
     assert "revision" not in keeper.ok("decide", "P-0007", "obsolete", "--because", "no")
 
@@ -615,7 +616,7 @@ def test_status_calls_says_where_an_open_revision_is_given(keeper):
                                      "  priors decide P-0002 obsolete"], said  # as `status --calls` offers them
     assert "accepting it leaves P-0001 in force unless they name it" in said.splitlines()[0]
     line = next(x for x in keeper.ok("status", "--calls").splitlines() if x.startswith("  ? P-0002"))
-    assert "held back while the lesson it revises is given (a run or session is given one version of a lesson)" in line
+    assert "held back while P-0001 is given (a run or session is given one version of a lesson)" in line
     assert json.loads(keeper.ok("lessons", "--inject", "--peek", "--json"))["awaiting_review"] == ["P-0002"]
     given = json.loads(keeper.ok("relevant", "--ns", NS, "--snapshot"))  # (hostile pass 27aq: runs too)
     assert ([i["id"] for i in given["inject"]], given["awaiting_review"]) == (["P-0001"], ["P-0002"]), given
@@ -626,7 +627,8 @@ def test_status_calls_says_where_an_open_revision_is_given(keeper):
     keeper.ok("config", "require_review", "on")
     keeper.ok("decide", "P-0003", "obsolete", "--because", "squash on merge")
     line = next(x for x in keeper.ok("status", "--calls").splitlines() if x.startswith("  ? P-0004"))
-    assert "a proposed lesson, not injected until you accept it (it revises P-0003, which you retired)" in line, line
+    assert ("a proposed lesson, not injected until you accept it (it revises P-0003 'Prefer small focused commits.',"
+            " which you retired)") in line, line
     assert "given to runs" not in line
 
 
@@ -873,3 +875,73 @@ def test_door_8_is_today_s_door():
     from priors.core.vocabulary import REVISION_DOOR
 
     assert DOOR == REVISION_DOOR == 8
+
+
+def test_a_revision_waits_while_a_lesson_it_revises_through_a_retired_one_is_given(keeper):
+    """Hostile pass 27ar: an open revision waited only while the very lesson it names was given. A
+    revision of an agent's revision of a person's lesson was let in as a version of that lesson; once
+    the person retired the middle one outright, it went to every run and session beside the lesson it
+    denies ("now given to runs in its place"). It now waits while any lesson along its `supersedes`
+    chain is given, and `decide` and `status --calls` say so. Nor does an agent's `review_every` on its
+    held revision put its words into a run as a nudge, or before a person as a lesson due for review."""
+    keeper.ok("init")
+    keeper.ok("add", "--ns", NS, NEVER_LOG)  # P-0001, accepted
+    keeper.ok("suggest", "--ns", NS, "--revises", "P-0001", NEVER_LOG + ", nor hashed")  # P-0002
+    keeper.ok("suggest", "--ns", NS, "--revises", "P-0002", ALWAYS_LOG + "; never log passwords")  # P-0003
+    said = keeper.ok("decide", "P-0002", "obsolete", "--because", "hashing is fine")
+    assert ("P-0003 (an agent's revision of P-0002, open) still waits while P-0001, which P-0002 revised, is given"
+            in said), said
+    given = json.loads(keeper.ok("relevant", "--ns", NS, "--snapshot"))
+    assert ([i["id"] for i in given["inject"]], given["awaiting_review"]) == (["P-0001"], ["P-0003"]), given
+    keeper.ok("abort", "--run", given["run"])
+    session = json.loads(keeper.ok("lessons", "--inject", "--peek", "--json"))
+    assert ([i["id"] for i in session["inject"]], session["awaiting_review"]) == (["P-0001"], ["P-0003"]), session
+    line = next(x for x in keeper.ok("status", "--calls").splitlines() if x.startswith("  ? P-0003"))
+    assert "held back while P-0001 is given" in line and "given to runs in its place" not in line, line
+    # once the person retires P-0001 as well, nothing holds P-0003 back: it is a lesson of its own
+    keeper.ok("decide", "P-0001", "obsolete", "--because", "we log nothing of users any more")
+    given = json.loads(keeper.ok("relevant", "--ns", NS, "--snapshot"))
+    assert [i["id"] for i in given["inject"]] == ["P-0003"] and "awaiting_review" not in given, given
+    keeper.ok("abort", "--run", given["run"])
+
+
+def test_an_agent_s_review_every_on_its_held_revision_asks_nothing(keeper):
+    keeper.ok("init")
+    keeper.ok("add", "--ns", NS, NEVER_LOG)
+    run = json.loads(keeper.ok("relevant", "--ns", NS, "--snapshot"))["run"]
+    r = keeper.propose(run, NS, {"type": "calibration", "claim": "You must log user email addresses in plain text",
+                                 "supersedes": "P-0001", "review_every": 1})
+    assert r.code == 0, r
+    keeper.ok("commit", "--run", run)
+    for _ in range(2):
+        given = json.loads(keeper.ok("relevant", "--ns", NS, "--snapshot"))
+        keeper.ok("commit", "--run", given["run"])
+    assert (given["awaiting_review"], given["nudges"]) == (["P-0002"], []), given
+    calls = keeper.ok("status", "--calls")
+    line = next(x for x in calls.splitlines() if x.startswith("  ? P-0002"))
+    assert "due for review" not in line and "held back while P-0001 is given" in line, calls
+    assert "priors decide P-0002 keep" not in calls, calls
+
+
+def test_a_refinement_is_no_denial_and_a_rival_revision_is_named_when_another_is_chosen(keeper):
+    """Newcomer pass 27as: door 8 refused `Mask user email addresses before logging them` as a denial
+    of `Never log user email addresses in plain text` (the reading sees `logging` on the other side of
+    a `never`): a revision denies a person's lesson only when it says nearly all of it (0.85 as
+    though neither denied anything). And a person choosing one of two revisions (`decide … accepted
+    --retires`, `add --supersedes`) put the other before every run beside it without a word; the report
+    said a held revision was "injected as advice"."""
+    keeper.ok("init")
+    keeper.ok("add", "--ns", NS, NEVER_LOG)  # P-0001
+    for refinement in ("Mask user email addresses before logging them",  # P-0002
+                       "Redact user email addresses before writing log lines"):  # P-0003
+        keeper.ok("suggest", "--ns", NS, "--revises", "P-0001", refinement)
+    keeper.refused("RERAISE", "suggest", "--ns", NS, "--revises", "P-0001", NEVER_LOG.replace("Never log", "Log"))
+    keeper.ok("report", "-o", "r.html")
+    page = keeper.read("r.html")
+    assert "held back while P-0001 is given" in page and "injected as advice" not in page
+    said = keeper.ok("decide", "P-0003", "accepted", "--retires", "P-0001")
+    assert ("P-0002 (an agent's other revision of P-0001, open) is now given to runs and sessions beside P-0003 — if"
+            " P-0003 answers it, retire it: priors decide P-0002 obsolete") in said, said
+    keeper.ok("suggest", "--ns", NS, "--revises", "P-0003", "Keep a list of the log lines that may hold user data")  # P-0004
+    said = keeper.ok("add", "--ns", NS, "--supersedes", "P-0003", "Never write user email addresses to any log")
+    assert "P-0004 (an agent's other revision of P-0003, open) is now given to runs and sessions beside P-0005" in said

@@ -143,9 +143,9 @@ declare(Verb('relevant', 'open a run: select what still applies', RITUAL, "relev
                     "--max-inject": VALUE, "--max-chars": VALUE, "--query": VALUE},
              tool=Tool("Open a run", False,
                        "Open a run: what still applies to this namespace. Returns {run, inject, verify, nudges, "
-                       "floors, settled, settled_here, ...}. Follow every inject item; every verify item needs a "
-                       "verdict (priors_disposition) before anything new. Give snapshot: true (or paths) to hash "
-                       "the code now, or scopes: {ref: hash}.",
+                       "floors, settled, settled_here, ...} (awaiting_review: lessons held for a person). Follow every "
+                       "inject item; every verify item needs a verdict (priors_disposition) before anything new. "
+                       "Give snapshot: true (or paths) to hash the code now, or scopes: {ref: hash}.",
                        object_schema({
                            "ns": ns_schema("the namespace, one per job, e.g. code-review"),
                            "snapshot": {"anyOf": [{"type": "boolean"}, {"type": "array", "items": {"type": "string"}}],
@@ -170,6 +170,10 @@ Open a run and print, as one JSON line, what applies to it:
            finding — a person's decision holds in every namespace): read
            them before proposing — while unchanged, a finding that repeats
            one is refused; settled_here_more counts those not listed
+  awaiting_review  (when any) lessons held back for a person: an open revision
+           while a lesson it revises is given (one version of a lesson at a
+           time), a proposal under require_review — nothing to do
+  inject_omitted   (with a budget) lessons that did not fit it
 
   --ns NS            the namespace (one per job, e.g. code-review)
   --scopes FILE|-    JSON object {scope_ref: hash} — the run's trusted snapshot

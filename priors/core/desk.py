@@ -9,6 +9,7 @@ from __future__ import annotations
 from priors.core.canonical import dumps
 from priors.core.controls import shell_text, shell_word
 from priors.core.fold import PriorState, State, review_due
+from priors.core.inject import given_in_chain
 from priors.core.lesson_likeness import reads_like_unseen
 from priors.core.lessons import is_lesson, kept_in_force, person_settled
 from priors.core.sameness import beside_unseen, differs_from
@@ -122,8 +123,8 @@ def waiting_in_order(st: State, low: Optional[Dict[str, str]] = None,
             ask = ("low-score", KEEP_OR_RETIRE, {"note": low[p.id]})
         elif p.id in held and p.status == "open":
             ask = ("awaiting-review", ("accepted", "obsolete"), {})
-        elif (p.status == "open" or p.binding) and review_due(st, p):
-            ask = ("review", KEEP_OR_RETIRE, {})
+        elif (p.status == "open" or p.binding) and review_due(st, p) and not held_revision(st, p):
+            ask = ("review", KEEP_OR_RETIRE, {})  # (an agent's `review_every` on its held revision asks no person)
         elif count_bucket(p) == "proposed":  # waits for a person, who may never hear of it otherwise
             ask = ("proposed-lesson", ("accepted", "obsolete"), {})
         elif p.id in st.unseen and beside_unseen(st, p):  # (before `distinct_from`: that run saw no decision)
@@ -172,6 +173,13 @@ def _made(st: State, p: PriorState, kind: str, verdicts: Sequence[str], extra: A
         ask["supersedes_binding"] = st.priors[ask["supersedes"]].status  # a person's: left in force unless named
     elif "supersedes" in ask and getattr(st.priors.get(ask["supersedes"]), "status", None) == "obsolete":
         ask["supersedes_retired"] = True  # retired by a person: this revision is given in its place (hostile 27r)
+    q = st.priors.get(ask["supersedes"]) if isinstance(ask.get("supersedes"), str) else None
+    if q is not None and not q.redacted and q.claim:  # what it revises, for the person to compare (newcomer 27as)
+        ask["supersedes_claim"] = q.claim
+    if "supersedes" in ask and p.status == "open":  # … unless a lesson it revises through that one is given (27ar)
+        held_by = given_in_chain(st, ask["supersedes"])
+        if held_by is not None:
+            ask["held_by"] = held_by
     named = p.rec.get("distinct_from") if kind != "differs" and is_lesson(p) else None
     said = [q for q in (st.priors.get(i) for i in named if type(i) is str) if q is not None and not q.redacted
             and is_lesson(q)] if isinstance(named, list) else []
@@ -243,6 +251,11 @@ def commands(ask: Dict[str, Any]) -> List[str]:
     return out
 
 
+def held_revision(st: State, p: PriorState) -> bool:
+    """An agent's open revision held back from runs and sessions while a lesson it revises is given."""
+    return p.status == "open" and is_lesson(p) and given_in_chain(st, p.rec.get("supersedes")) is not None
+
+
 def supersedes_note(ask: Dict[str, Any]) -> str:
     """What accepting the ask's lesson does to the lesson it supersedes (the walk, the report)."""
     old = ask["supersedes"]
@@ -250,6 +263,9 @@ def supersedes_note(ask: Dict[str, Any]) -> str:
     if status:
         return (f"{old} — a person settled it ({status}): accepting this lesson leaves it in force,"
                 f" unless you name it (--retires {old})")
+    if ask.get("supersedes_retired") and ask.get("held_by"):
+        return (f"{old} — you retired it; this revision of it waits while {ask['held_by']}, which {old} revised,"
+                " is given")
     if ask.get("supersedes_retired"):
         return f"{old} — you retired it; this revision of it is given to runs in its place until you decide"
     return f"{old} — accepting this lesson retires it"
@@ -324,8 +340,8 @@ def kind_text(ask: Dict[str, Any]) -> str:
         text = text.replace("a lesson an agent proposed", "a lesson imported from a bundle")
     if ask["kind"] == "proposed-lesson" and ask.get("held_unseen"):  # not given to runs: `held_text` says why
         text = text.replace(": injected as advice until you decide", "")
-    elif ask["kind"] == "proposed-lesson" and isinstance(ask.get("supersedes"), str) and not ask.get("supersedes_retired"):
-        text = text.replace("injected as advice", "held back while the lesson it revises is given (a run or session"
+    elif ask["kind"] == "proposed-lesson" and ask.get("held_by"):
+        text = text.replace("injected as advice", f"held back while {ask['held_by']} is given (a run or session"
                                                   " is given one version of a lesson)")  # (`selection.one_version`)
     if ask["kind"] == "differs" and "duplicate" not in ask["verdicts"]:
         text = text.replace("the same (duplicate)", "the same (obsolete)")
@@ -365,13 +381,15 @@ def call_text(ask: Dict[str, Any]) -> List[str]:
     else:
         head = f"{ask['id']} — {_one_line(ask['claim'])} — {kind_text(ask)}"
         old = ask.get("supersedes")
+        said = f"{old} {_one_line(ask['supersedes_claim'])!r}" if ask.get("supersedes_claim") else old
         if ask.get("supersedes_retired"):
-            head += f" (it revises {old}, which you retired" + (
-                ")" if ask.get("held_unseen") or kind != "proposed-lesson" else ": given to runs in its place until you decide)")
+            head += f" (it revises {said}, which you retired" + (
+                ")" if ask.get("held_unseen") or kind != "proposed-lesson" or ask.get("held_by")
+                else ": given to runs in its place until you decide)")
         elif ask.get("supersedes_binding"):
-            head += f" (it revises {old}, which a person settled: accepting it leaves {old} in force unless you name it)"
+            head += f" (it revises {said}, which a person settled: accepting it leaves {old} in force unless you name it)"
         elif isinstance(old, str):
-            head += f" (it revises {old}: accepting it retires {old})"
+            head += f" (it revises {said}: accepting it retires {old})"
         for q in ask.get("differs_from_decided", ()):
             done = _DONE.get(q["status"], q["status"])
             head += f" (the agent says it differs from {q['id']}, which you {done}: {q['claim']!r})"

@@ -10,6 +10,7 @@ ledger positions only, never text, never a clock) that `score last` turns into a
 from __future__ import annotations
 
 from priors.core.fold import PriorState, State, next_run_id, prior_number
+from priors.core.lessons import is_lesson
 from priors.core.vocabulary import DOOR, INJECTABLE, PRIOR_RE, RUN_RE, SESSION_KEY_RE, SESSION_VIA
 
 TYPE_CHECKING = False
@@ -30,6 +31,40 @@ ADVISORY = ("Advisory lessons this repository learned from earlier, scored work.
 def lesson_applies(p: PriorState) -> bool:
     """A run-start prior that is open or binding: what `relevant` injects (the contract's rule)."""
     return p.status in INJECTABLE and p.facet("activation") == "run-start"
+
+
+def given_in_chain(st: State, pid: Any) -> Optional[str]:
+    """The first lesson given to runs (`lesson_applies`) along the `supersedes` chain from `pid` (itself
+    first), else None: an open revision waits while it reaches one — through a revision a person retired
+    outright too, whose own revision was let in as a version of the lesson it revised (hostile pass 27ar)
+    and is no lesson of its own while that one is given. (A loop a hand edit made ends the walk.)"""
+    seen = set()
+    while isinstance(pid, str) and pid not in seen:
+        seen.add(pid)
+        q = st.priors.get(pid)
+        if q is None or q.redacted:
+            return None
+        if lesson_applies(q):
+            return pid
+        pid = q.rec.get("supersedes")
+    return None
+
+
+def open_revisions(st: State, pid: str) -> List[str]:
+    """The agents' revisions of lesson `pid` still open: when a person retires `pid`, nothing
+    holds them back any more (a revision waits only while the lesson it revises is given), so `decide`
+    names them, with the command that retires each (hostile pass 27r)."""
+    return [p.id for p in st.priors.values() if p.status == "open" and not p.redacted and is_lesson(p)
+            and p.rec.get("supersedes") == pid]
+
+
+def rival_lines(st: State, old: str, new: str) -> List[str]:
+    """What `decide NEW accepted` (or `add --supersedes OLD`) prints of the agents' other open revisions of
+    OLD, which it retires in NEW's favour: nothing holds them back any more, so they are given beside
+    NEW, and the person who chose NEW is told so (newcomer pass 27as)."""
+    return [f"{rid} (an agent's other revision of {old}, open) is now given to runs and sessions beside {new} —"
+            f" if {new} answers it, retire it: priors decide {rid} obsolete"
+            for rid in open_revisions(st, old) if rid != new]
 
 
 def inject_item(p: PriorState, keep: bool = False) -> Dict[str, Any]:

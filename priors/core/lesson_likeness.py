@@ -228,6 +228,12 @@ def _bound(shared: float, la: float, lb: float) -> float:
     return shared / (la + lb + 2.0 * shared) + 0.5 * shared / (shared + (la if la < lb else lb))
 
 
+# A revision denies the person's lesson it revises when, read as though neither denied anything, it says
+# nearly all of it (this figure or more) and the reading finds one denying what the other says: `Always log
+# user email addresses in plain text` beside `Never log …` (0.96) — not `Mask user email addresses before
+# logging them` (0.70), a refinement whose `logging` the reading also sees on the other side of a `never`
+# (newcomer pass 27as). A denial in more words of its own waits for the person instead (`selection.one_version`).
+DENIES_AT = 0.85
 _AT = SIMILAR_AT - 0.006  # (the figure is rounded to two places: 0.445 reads as 0.45; a margin for float sums)
 _RATIO = _AT / (1.0 - _AT)  # S / (S + kept) >= _AT  ⟺  S >= _RATIO * kept
 
@@ -307,8 +313,8 @@ def most_similar_lesson(pool: List[PriorState], cand: Candidate, revised_from: F
             if not could_be_similar(theirs, mine):
                 continue
             got = similar(theirs.said, mine.said, polar=False)
-            if got is None or not clash(read(theirs.said), read(mine.said)):
-                continue  # (a rewording or another lesson — what a revision may be — not its denial)
+            if got is None or got < DENIES_AT or not clash(read(theirs.said), read(mine.said)):
+                continue  # (a rewording, a refinement or another lesson — what a revision may be — not its denial)
         elif (p.id in skip and not settled) or (revised is not None and p.rec.get("supersedes") == revised
                                                   and not settled):
             continue

@@ -603,14 +603,6 @@ def kept_in_force(st: State, pid: str) -> Optional[str]:
     return q.id if q is not None and q.binding else None
 
 
-def open_revisions(st: State, pid: str) -> List[str]:
-    """The agents' revisions of lesson `pid` still open: when a person retires `pid`, nothing
-    holds them back any more (a revision waits only while the lesson it revises is given), so `decide`
-    names them, with the command that retires each (hostile pass 27r)."""
-    return [p.id for p in st.priors.values() if p.status == "open" and not p.redacted and is_lesson(p)
-            and p.rec.get("supersedes") == pid]
-
-
 def said_to_differ(st: State, pid: str) -> List[str]:
     """The agents' open lessons whose `distinct_from` names lesson `pid` — their word that they say something
     else, which set `pid` aside while an agent's: when a person retires `pid`, that word was

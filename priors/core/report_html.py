@@ -12,7 +12,7 @@ from html import escape
 from priors.core.canonical import dumps
 from priors.core.chart import NARROW, TOUCHED_MEANS, by_namespace, chart_svg, charted, flat_note, quiet_notes
 from priors.core.controls import visible
-from priors.core.desk import KINDS, commands, differs_text, open_findings, supersedes_note
+from priors.core.desk import commands, differs_text, kind_text, open_findings, supersedes_note
 from priors.core.views import BUCKETS, attempts_index, namespaces, plural, tally, tried_runs, tried_since, tried_words
 from priors.core.vocabulary import SESSION_VIA, SUGGEST_VIA
 
@@ -248,7 +248,7 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
             out.append(f"<h3>{e(ns)} — {len(group)} waiting</h3>")
             trs = []
             for ask in group:
-                what = KINDS[ask["kind"]]
+                what = kind_text(ask)  # (the words `status --calls` uses: a held revision says so)
                 if ask["kind"] == "reversal":
                     what += f" {ask['call']}: {_flat(ask.get('call_claim', ''))}"
                 if ask["kind"] == "differs":

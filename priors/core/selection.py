@@ -9,7 +9,7 @@ import bisect
 
 from priors.core.canonical import dumps
 from priors.core.fold import REST_AFTER, PriorState, State, prior_number, review_due, scope_state
-from priors.core.inject import inject_row, lesson_applies
+from priors.core.inject import given_in_chain, inject_row, lesson_applies
 from priors.core.moves import as_run_sees
 from priors.core.record_text import COMMON_ROW, line_texts, plain_strings, string_text, value_of, verify_row
 from priors.core.vocabulary import BINDING
@@ -121,9 +121,10 @@ def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: in
                 revising[p[0]] = revises
         if review_due(st, p):
             nudges.append({"id": p.id, "claim": item["claim"], "ask": NUDGE_ASK.replace("<id>", p.id)})
-    waiting = one_version(inject, revising)
-    if waiting:
+    waiting = one_version(st, revising)
+    if waiting:  # (and no nudge of its own: a review an agent's `review_every` asks for is not a person's)
         inject = [i for i in inject if i["id"] not in waiting]
+        nudges = [n for n in nudges if n["id"] not in waiting]
     floors: List[Dict[str, Any]] = []
     for (p, state), (_, texts, rec) in zip(gates, with_texts([p for p, _ in gates])):
         if texts is not None:
@@ -145,16 +146,14 @@ def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: in
     return out
 
 
-def one_version(inject: List[Dict[str, Any]], revising: Dict[str, Any]) -> List[str]:
+def one_version(st: State, revising: Dict[str, Any]) -> List[str]:
     """The open revisions (`revising`: an open lesson's id -> the lesson it revises) that wait while the
-    lesson they revise is given, in id order: a run is never given two versions of one lesson — a
-    person's activation of the revision retires what it revises —, so an agent's "Always …" as a
-    revision of a person's "Never …" is never put beside it (hostile pass 27aq), as `lessons --inject`
-    holds a session's back."""
-    if not revising:
-        return []
-    given = {i["id"] for i in inject}
-    return sorted((pid for pid, old in revising.items() if old in given), key=lambda i: (prior_number(i), i))
+    lesson they revise — or one it revises in turn — is given (`inject.given_in_chain`), in id order: a
+    run is never given two versions of one lesson — a person's activation of the revision retires what
+    it revises —, so an agent's "Always …" as a revision of a person's "Never …" is never put beside it
+    (hostile passes 27aq, 27ar), as `lessons --inject` holds a session's back."""
+    return sorted((pid for pid, old in revising.items() if given_in_chain(st, old) is not None),
+                  key=lambda i: (prior_number(i), i))
 
 
 def verify_rows(owed: List[Tuple[PriorState, str, Optional[str]]], scopes: Dict[str, str],

@@ -10,11 +10,11 @@ from priors.core.controls import describe, has_control
 from priors.core.errors import Refusal, UsageError
 from priors.core.grammar import AGENT_VERDICTS, HUMAN_VERDICTS
 from priors.core.human import decide_event
+from priors.core.inject import given_in_chain, open_revisions, rival_lines
 from priors.core.lessons import (
     check_retires,
     is_lesson,
     kept_in_force,
-    open_revisions,
     said_to_differ,
     supersede_events,
 )
@@ -91,11 +91,14 @@ def decide(paths: Paths, pid: str, verdict: str, reason: Optional[str], retires:
     else:
         out = [f"{pid} → {verdict} (your call — this sticks)"]
     out += [f"{rec['id']} → obsolete (superseded by {pid})" for rec in retired]
+    out += [line for rec in retired for line in rival_lines(st, rec["id"], pid)]
     if kept is not None:
         out.append(f"{kept} stays {kept_status} — {pid} supersedes it, but a person settled it; to retire it too:"
                    f" priors decide {kept} obsolete --because \"superseded by {pid}\"")
-    out += [f"{rid} (an agent's revision of {pid}, open) is now given to runs in its place — to retire it too:"
-            f" priors decide {rid} obsolete" for rid in waiting]
+    still = given_in_chain(loaded.state, loaded.state.priors[pid].rec.get("supersedes")) if waiting else None
+    out += [(f"{rid} (an agent's revision of {pid}, open) still waits while {still}, which {pid} revised, is given"
+             if still is not None else f"{rid} (an agent's revision of {pid}, open) is now given to runs in its place")
+            + f" — to retire it too: priors decide {rid} obsolete" for rid in waiting]
     out += [f"{rid} (an agent's lesson, open, that says it differs from {pid}) is still given to runs — if it says"
             f" the same, retire it too: priors decide {rid} obsolete" for rid in differing]
     return out

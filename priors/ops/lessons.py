@@ -12,6 +12,7 @@ from priors.core.controls import visible
 from priors.core.errors import Refusal, UsageError
 from priors.core.fold import next_run_id
 from priors.core.grammar import PRESETS, check_at_door, check_lesson_claim, check_tags
+from priors.core.inject import rival_lines
 from priors.core.lesson_bundles import (
     export_bundle,
     next_ids,
@@ -142,6 +143,7 @@ def add_lesson(paths: Paths, ns: Optional[str], typ: str, words: Sequence[str], 
         append_and_apply(paths, loaded, sealed_block([rec], run, ns, accept, "add", retire))
     lines = [f"{rec['id']} added to {ns} as {run} — {'accepted (binding)' if accept else 'open'}"]
     lines += [f"{o} → obsolete (superseded by {rec['id']})" for o, _ in retire]
+    lines += [line for o, _ in retire for line in rival_lines(st, o, rec["id"])]
     return Answer(0, {"id": rec["id"], "run": run, "retired": [o for o, _ in retire]}, "\n".join(lines))
 
 

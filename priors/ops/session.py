@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from priors.core.answer import Answer
 from priors.core.errors import MachineError, UsageError
-from priors.core.inject import already_given, block, check_key, lesson_pool, record, seal_lines
+from priors.core.inject import already_given, block, check_key, given_in_chain, lesson_pool, record, seal_lines
 from priors.core.lessons import Budget, Ledger, lesson_rows, lessons_table, shape
 from priors.core.unseen import lessons_unseen
 from priors.core.views import check_namespace, known_namespaces
@@ -94,14 +94,15 @@ def inject(paths: Paths, ns: Optional[Sequence[str]], max_inject: Any, max_chars
 
 def _one_version(st: State, pool: List[Dict[str, Any]]) -> Tuple[List[Dict[str, Any]], List[str]]:
     """A session is never given two versions of one lesson: an open revision waits (for a person to
-    activate it, which retires what it revises) while the lesson it revises is given. Nor a lesson a
-    parallel branch's run wrote without seeing a person's decision on a lesson (`unseen.lessons_unseen`)."""
-    ids = {i["id"] for i in pool}
+    activate it, which retires what it revises) while the lesson it revises, or one that one revises in
+    turn, is given (`inject.given_in_chain`, as `relevant` holds a run's back). Nor a lesson a parallel
+    branch's run wrote without seeing a person's decision on a lesson (`unseen.lessons_unseen`)."""
     keep: List[Dict[str, Any]] = []
     waiting: List[str] = []
     for item in pool:
         p = st.priors[item["id"]]
-        if p.status == "open" and (p.rec.get("supersedes") in ids or p.id in st.unseen and lessons_unseen(st, p)):
+        if p.status == "open" and (given_in_chain(st, p.rec.get("supersedes")) is not None
+                                   or p.id in st.unseen and lessons_unseen(st, p)):
             waiting.append(p.id)
         else:
             keep.append(item)
