@@ -719,21 +719,32 @@ def test_a_lesson_saying_what_a_person_s_decided_finding_says_is_a_reraise(keepe
     assert keeper.ledger_bytes() == before
     keeper.ok("abort", "--run", run)
     # typed into the ledger: named in a run sealed door 7, not in one sealed door 6
+    for named, r in _typed_lesson_named(keeper, {"claim": claim}, DECIDED_FINDING_DOOR):
+        assert ("a finding a person made wontfix (on src/app.py#total)" in r.out) == named, r
+
+
+def _typed_lesson_named(keeper, fields, door):
+    """A lesson (`fields` over an agent's calibration lesson P-0009) typed into the ledger in a run sealed
+    `door`, then in one sealed the door before: (whether verify should name it, verify's result) for each,
+    after checking it names the line RERAISE in the first and nothing in the second. A later run is held
+    to the newest door before it, so the ledger's own seals are set to the door under test."""
     base = keeper.ledger_bytes()
-    lesson = {"t": "prior", "id": "P-0009", "born": "run-009", "ns": NS, "type": "calibration", "claim": claim,
+    lesson = {"t": "prior", "id": "P-0009", "born": "run-009", "ns": NS, "type": "calibration",
               "facets": {"activation": "run-start", "authority": "advisory", "lifecycle": "only-by-supersession",
-                         "obligation": "inject-as-instruction", "scope": "repo-wide"}}
-    for door, named in ((DECIDED_FINDING_DOOR, True), (DECIDED_FINDING_DOOR - 1, False)):
-        old = base.replace(b'"door":%d' % DOOR, b'"door":%d' % door)  # (a later run is held to the newest door before it)
-        seal = {"t": "run", "action": "commit", "run": "run-009", "ns": NS, "via": "suggest", "door": door,
+                         "obligation": "inject-as-instruction", "scope": "repo-wide"}, **fields}
+    out = []
+    for at, named in ((door, True), (door - 1, False)):
+        old = base.replace(b'"door":%d' % DOOR, b'"door":%d' % at)
+        seal = {"t": "run", "action": "commit", "run": "run-009", "ns": NS, "via": "suggest", "door": at,
                 "summary": ["Suggested by an agent: P-0009 (a new lesson) — open, awaiting your review"]}
         (keeper.root / ".priors/ledger.jsonl").write_bytes(
             old + "".join(dumps(r) + "\n" for r in (lesson, {"t": "injected", "run": "run-009", "ids": []}, seal)).encode())
         keeper.ok("render")
         r = keeper("verify", "--no-git", "--json")
         problems = [(p["code"], p["line"]) for p in json.loads(r.out)["problems"]]
-        assert problems == ([("RERAISE", old.count(b"\n") + 1)] if named else []), (door, r)
-        assert ("a finding a person made wontfix (on src/app.py#total)" in r.out) == named, r
+        assert problems == ([("RERAISE", old.count(b"\n") + 1)] if named else []), (at, r)
+        out.append((named, r))
+    return out
 
 
 def test_verify_reads_a_lesson_typed_by_hand_with_the_mark_the_reading_uses(keeper):
@@ -853,21 +864,7 @@ def test_a_revision_may_refine_a_person_s_lesson_but_never_deny_it(keeper):
     assert ALWAYS_LOG not in json.dumps(given), given
     keeper.ok("abort", "--run", given["run"])
     # typed into the ledger: named in a run sealed door 8, not in one sealed door 7
-    base = keeper.ledger_bytes()
-    lesson = {"t": "prior", "id": "P-0009", "born": "run-009", "ns": NS, "type": "calibration", "claim": ALWAYS_LOG,
-              "supersedes": "P-0001",
-              "facets": {"activation": "run-start", "authority": "advisory", "lifecycle": "only-by-supersession",
-                         "obligation": "inject-as-instruction", "scope": "repo-wide"}}
-    for door, named in ((DOOR, True), (7, False)):
-        old = base.replace(b'"door":%d' % DOOR, b'"door":%d' % door)
-        seal = {"t": "run", "action": "commit", "run": "run-009", "ns": NS, "via": "suggest", "door": door,
-                "summary": ["Suggested by an agent: P-0009 (a new lesson) — open, awaiting your review"]}
-        (keeper.root / ".priors/ledger.jsonl").write_bytes(
-            old + "".join(dumps(r) + "\n" for r in (lesson, {"t": "injected", "run": "run-009", "ids": []}, seal)).encode())
-        keeper.ok("render")
-        r = keeper("verify", "--no-git", "--json")
-        problems = [(p["code"], p["line"]) for p in json.loads(r.out)["problems"]]
-        assert problems == ([("RERAISE", old.count(b"\n") + 1)] if named else []), (door, r)
+    for named, r in _typed_lesson_named(keeper, {"claim": ALWAYS_LOG, "supersedes": "P-0001"}, DOOR):
         assert ("prior P-0009 denies P-0001 in a revision of it" in r.out) == named, r
 
 
