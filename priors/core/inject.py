@@ -52,7 +52,7 @@ def given_in_chain(st: State, pid: Any) -> Optional[str]:
 
 def open_revisions(st: State, pid: str) -> List[str]:
     """The agents' revisions of lesson `pid` still open: when a person retires `pid`, nothing
-    holds them back any more (a revision waits only while the lesson it revises is given), so `decide`
+    holds them back any more (a revision waits only while a lesson along its chain is given), so `decide`
     names them, with the command that retires each (hostile pass 27r)."""
     return [p.id for p in st.priors.values() if p.status == "open" and not p.redacted and is_lesson(p)
             and p.rec.get("supersedes") == pid]
