@@ -942,3 +942,69 @@ def test_a_refinement_is_no_denial_and_a_rival_revision_is_named_when_another_is
     keeper.ok("suggest", "--ns", NS, "--revises", "P-0003", "Keep a list of the log lines that may hold user data")  # P-0004
     said = keeper.ok("add", "--ns", NS, "--supersedes", "P-0003", "Never write user email addresses to any log")
     assert "P-0004 (an agent's other revision of P-0003, open) is now given to runs and sessions beside P-0005" in said
+
+
+def test_a_revision_past_a_redacted_link_still_waits_and_verify_stays_clean(keeper):
+    """Hostile pass 27at: a person's redaction of the middle of a chain of revisions dropped its
+    `supersedes` (a tombstone keeps no more), so the chain walk stopped there: an agent's "Always log …"
+    revision went to every run and session beside the person's "Never log …", and `verify` named the
+    line the keeper wrote as a re-raise. It now waits for a person (its chain cannot be followed past the
+    tombstone), `status --calls` says why, and the replay sets aside what the door set aside."""
+    keeper.ok("init")
+    keeper.ok("add", "--ns", NS, NEVER_LOG)
+    keeper.ok("suggest", "--ns", NS, "--revises", "P-0001", NEVER_LOG + ", nor hashed")
+    keeper.ok("suggest", "--ns", NS, "--revises", "P-0002", ALWAYS_LOG + "; never log passwords")  # held, not refused
+    keeper.ok("redact", "P-0002", "--because", "pasted a customer address")
+    given = json.loads(keeper.ok("relevant", "--ns", NS, "--snapshot"))
+    assert ([i["id"] for i in given["inject"]], given["awaiting_review"]) == (["P-0001"], ["P-0003"]), given
+    keeper.ok("commit", "--run", given["run"])
+    session = json.loads(keeper.ok("lessons", "--inject", "--peek", "--json"))
+    assert ([i["id"] for i in session["inject"]], session["awaiting_review"]) == (["P-0001"], ["P-0003"]), session
+    line = next(x for x in keeper.ok("status", "--calls").splitlines() if x.startswith("  ? P-0003"))
+    assert "held back (it revises P-0002, since redacted" in line and "retires P-0002" not in line, line
+    assert keeper("verify", "--no-git").code == 0
+
+
+def test_messages_name_the_lesson_that_is_given_and_a_rival_still_held(keeper):
+    """Hostile pass 27at: along P-0001 (a person's) ← P-0002 ← P-0003, `status --calls` said P-0003 waited
+    while P-0002 was given — P-0002 is held itself; and choosing one of two revisions of P-0002 said the
+    other was "now given" while P-0001 still held it. A hand-edited `supersedes` that is no id made
+    `status --calls` and `report` fail."""
+    keeper.ok("init")
+    keeper.ok("add", "--ns", NS, NEVER_LOG)
+    keeper.ok("suggest", "--ns", NS, "--revises", "P-0001", NEVER_LOG + ", nor hashed")  # P-0002
+    keeper.ok("suggest", "--ns", NS, "--revises", "P-0002", NEVER_LOG + ", nor hashed, nor encrypted")  # P-0003
+    keeper.ok("suggest", "--ns", NS, "--revises", "P-0002",
+              "Never log user email addresses or phone numbers in plain text, nor hashed")  # P-0004
+    line = next(x for x in keeper.ok("status", "--calls").splitlines() if x.startswith("  ? P-0003"))
+    assert "held back while P-0001 is given" in line, line
+    said = keeper.ok("decide", "P-0003", "accepted", "--retires", "P-0002")
+    assert "P-0004 (an agent's other revision of P-0002, open) still waits while P-0001, which P-0002 revised, is given" \
+        in said, said
+    assert json.loads(keeper.ok("relevant", "--ns", NS, "--snapshot"))["awaiting_review"] == ["P-0004"]  # (P-0003: accepted)
+    ledger = keeper.root / ".priors/ledger.jsonl"
+    lines = ledger.read_text().splitlines()
+    at = next(i for i, x in enumerate(lines) if '"id":"P-0004"' in x and '"t":"prior"' in x)
+    lines[at] = lines[at].replace('"supersedes":"P-0002"', '"supersedes":["P-0002"]')
+    ledger.write_text("\n".join(lines) + "\n")
+    keeper.ok("status", "--calls")
+    keeper.ok("report", "-o", "r.html")
+
+
+def test_the_chain_walk_answers_alike_with_and_without_what_it_learned():
+    from priors.core.fold import State, apply
+    from priors.core.inject import given_in_chain
+
+    st = State()
+    facets = {"activation": "run-start", "authority": "advisory", "lifecycle": "only-by-supersession",
+              "obligation": "inject-as-instruction", "scope": "repo-wide"}
+    apply(st, {"t": "prior", "id": "P-0001", "ns": NS, "facets": facets, "claim": "a"})
+    for n in range(2, 60):  # a chain of revisions a person retired, over P-0001 (given)
+        apply(st, {"t": "prior", "id": f"P-{n:04d}", "ns": NS, "facets": facets, "claim": str(n),
+                   "supersedes": f"P-{n - 1:04d}"})
+        apply(st, {"t": "event", "id": f"P-{n:04d}", "action": "decide", "to": "obsolete", "by": "human"})
+    memo: dict = {}
+    for n in range(59, 0, -1):
+        assert given_in_chain(st, f"P-{n:04d}", memo) == given_in_chain(st, f"P-{n:04d}") == "P-0001"
+    apply(st, {"t": "prior", "id": "P-0060", "ns": NS, "facets": facets, "claim": "loop", "supersedes": "P-0060"})
+    assert given_in_chain(st, "P-0060") == "P-0060"  # (a loop ends the walk: itself, open, applies)

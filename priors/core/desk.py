@@ -169,6 +169,8 @@ def _made(st: State, p: PriorState, kind: str, verdicts: Sequence[str], extra: A
         ask["ns"] = rec.get("ns", p.ns)
         return ask
     ask = _ask(p, kind, verdicts, **extra)
+    if not isinstance(ask.get("supersedes"), str):  # (a hand edit's list or object: verify names it)
+        ask.pop("supersedes", None)
     if "supersedes" in ask and kept_in_force(st, p.id) is not None:
         ask["supersedes_binding"] = st.priors[ask["supersedes"]].status  # a person's: left in force unless named
     elif "supersedes" in ask and getattr(st.priors.get(ask["supersedes"]), "status", None) == "obsolete":
@@ -176,10 +178,14 @@ def _made(st: State, p: PriorState, kind: str, verdicts: Sequence[str], extra: A
     q = st.priors.get(ask["supersedes"]) if isinstance(ask.get("supersedes"), str) else None
     if q is not None and not q.redacted and q.claim:  # what it revises, for the person to compare (newcomer 27as)
         ask["supersedes_claim"] = q.claim
+    elif q is not None and q.redacted:
+        ask["supersedes_redacted"] = True
     if "supersedes" in ask and p.status == "open":  # … unless a lesson it revises through that one is given (27ar)
         held_by = given_in_chain(st, ask["supersedes"])
         if held_by is not None:
             ask["held_by"] = held_by
+            if st.priors[held_by].redacted:
+                ask["held_redacted"] = True
     named = p.rec.get("distinct_from") if kind != "differs" and is_lesson(p) else None
     said = [q for q in (st.priors.get(i) for i in named if type(i) is str) if q is not None and not q.redacted
             and is_lesson(q)] if isinstance(named, list) else []
@@ -340,6 +346,9 @@ def kind_text(ask: Dict[str, Any]) -> str:
         text = text.replace("a lesson an agent proposed", "a lesson imported from a bundle")
     if ask["kind"] == "proposed-lesson" and ask.get("held_unseen"):  # not given to runs: `held_text` says why
         text = text.replace(": injected as advice until you decide", "")
+    elif ask["kind"] == "proposed-lesson" and ask.get("held_redacted"):
+        text = text.replace("injected as advice", f"held back (it revises {ask['held_by']}, since redacted: what"
+                                                  " that one revised is no longer known)")
     elif ask["kind"] == "proposed-lesson" and ask.get("held_by"):
         text = text.replace("injected as advice", f"held back while {ask['held_by']} is given (a run or session"
                                                   " is given one version of a lesson)")  # (`selection.one_version`)
@@ -388,7 +397,7 @@ def call_text(ask: Dict[str, Any]) -> List[str]:
                 else ": given to runs in its place until you decide)")
         elif ask.get("supersedes_binding"):
             head += f" (it revises {said}, which a person settled: accepting it leaves {old} in force unless you name it)"
-        elif isinstance(old, str):
+        elif isinstance(old, str) and not ask.get("supersedes_redacted"):
             head += f" (it revises {said}: accepting it retires {old})"
         for q in ask.get("differs_from_decided", ()):
             done = _DONE.get(q["status"], q["status"])

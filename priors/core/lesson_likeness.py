@@ -247,12 +247,19 @@ _SETTLED = {"accepted": "a person accepted this lesson",
 
 def lineage(priors: Dict[str, PriorState], pid: Any, replaced: Optional[Dict[str, List[str]]] = None) -> FrozenSet[str]:
     """`pid` and every lesson it superseded, and they in turn — the lesson a revision revises and the
-    lessons it replaced — while it stands; nothing once a person retired it (or it was redacted): a
-    revision of a retired lesson is judged against all of them. A redaction rewrites a prior's line as a
-    tombstone that no longer says what it superseded: `replaced` (`verify`'s replay, which meets the
-    tombstone before the redaction) gives, for a lesson, those a person's decision retired as
-    "superseded by" it. (A loop a hand edit made ends the walk.)"""
+    lessons it replaced — while it stands; nothing once a person retired it: a revision of a retired
+    lesson is judged against all of them. A redaction rewrites a prior's line as a tombstone that no
+    longer says what it superseded: for a redacted `pid`, every prior before it (what it replaced is
+    not known: a revision of it is judged against none of them, as the door judged it when `pid`
+    stood); for one further down the walk, `replaced` (`verify`'s replay, which meets the tombstone
+    before the redaction) gives those a person's decision retired as "superseded by" it. (A loop a hand
+    edit made ends the walk.)"""
     first = priors.get(pid) if isinstance(pid, str) else None
+    if first is not None and first.redacted and pid.startswith("P-") and pid[2:].isdigit():
+        # its tombstone no longer says what it revised, which the door set aside when it stood: any lesson
+        # before it may have been (hostile pass 27at: a person redacted the middle of a chain of revisions,
+        # and verify named its revision, which the keeper wrote, as a re-raise of the first)
+        return frozenset(q for q in priors if q[2:].isdigit() and int(q[2:]) < int(pid[2:]))
     if first is None or first.redacted or first.status == "obsolete":
         return frozenset()
     out: set = set()

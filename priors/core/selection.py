@@ -152,7 +152,8 @@ def one_version(st: State, revising: Dict[str, Any]) -> List[str]:
     run is never given two versions of one lesson — a person's activation of the revision retires what
     it revises —, so an agent's "Always …" as a revision of a person's "Never …" is never put beside it
     (hostile passes 27aq, 27ar), as `lessons --inject` holds a session's back."""
-    return sorted((pid for pid, old in revising.items() if given_in_chain(st, old) is not None),
+    memo: Dict[str, Optional[str]] = {}
+    return sorted((pid for pid, old in revising.items() if given_in_chain(st, old, memo) is not None),
                   key=lambda i: (prior_number(i), i))
 
 

@@ -10,7 +10,7 @@ from priors.core.controls import describe, has_control
 from priors.core.errors import Refusal, UsageError
 from priors.core.grammar import AGENT_VERDICTS, HUMAN_VERDICTS
 from priors.core.human import decide_event
-from priors.core.inject import given_in_chain, open_revisions, rival_lines
+from priors.core.inject import given_in_chain, open_revisions, rival_lines, waits_text
 from priors.core.lessons import (
     check_retires,
     is_lesson,
@@ -96,7 +96,7 @@ def decide(paths: Paths, pid: str, verdict: str, reason: Optional[str], retires:
         out.append(f"{kept} stays {kept_status} — {pid} supersedes it, but a person settled it; to retire it too:"
                    f" priors decide {kept} obsolete --because \"superseded by {pid}\"")
     still = given_in_chain(loaded.state, loaded.state.priors[pid].rec.get("supersedes")) if waiting else None
-    out += [(f"{rid} (an agent's revision of {pid}, open) still waits while {still}, which {pid} revised, is given"
+    out += [(f"{rid} (an agent's revision of {pid}, open) {waits_text(loaded.state, still, pid)}"
              if still is not None else f"{rid} (an agent's revision of {pid}, open) is now given to runs in its place")
             + f" — to retire it too: priors decide {rid} obsolete" for rid in waiting]
     out += [f"{rid} (an agent's lesson, open, that says it differs from {pid}) is still given to runs — if it says"

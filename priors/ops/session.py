@@ -99,9 +99,10 @@ def _one_version(st: State, pool: List[Dict[str, Any]]) -> Tuple[List[Dict[str, 
     branch's run wrote without seeing a person's decision on a lesson (`unseen.lessons_unseen`)."""
     keep: List[Dict[str, Any]] = []
     waiting: List[str] = []
+    memo: Dict[str, Optional[str]] = {}
     for item in pool:
         p = st.priors[item["id"]]
-        if p.status == "open" and (given_in_chain(st, p.rec.get("supersedes")) is not None
+        if p.status == "open" and (given_in_chain(st, p.rec.get("supersedes"), memo) is not None
                                    or p.id in st.unseen and lessons_unseen(st, p)):
             waiting.append(p.id)
         else:
