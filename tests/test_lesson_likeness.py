@@ -888,12 +888,7 @@ def test_a_revision_waits_while_a_lesson_it_revises_through_a_retired_one_is_giv
     said = keeper.ok("decide", "P-0002", "obsolete", "--because", "hashing is fine")
     assert ("P-0003 (an agent's revision of P-0002, open) still waits while P-0001, which P-0002 revised, is given"
             in said), said
-    given = json.loads(keeper.ok("relevant", "--ns", NS, "--snapshot"))
-    assert ([i["id"] for i in given["inject"]], given["awaiting_review"]) == (["P-0001"], ["P-0003"]), given
-    keeper.ok("abort", "--run", given["run"])
-    session = json.loads(keeper.ok("lessons", "--inject", "--peek", "--json"))
-    assert ([i["id"] for i in session["inject"]], session["awaiting_review"]) == (["P-0001"], ["P-0003"]), session
-    line = next(x for x in keeper.ok("status", "--calls").splitlines() if x.startswith("  ? P-0003"))
+    line = _p3_held_beside_p1(keeper, "abort")
     assert "held back while P-0001 is given" in line and "given to runs in its place" not in line, line
     # once the person retires P-0001 as well, nothing holds P-0003 back: it is a lesson of its own
     keeper.ok("decide", "P-0001", "obsolete", "--because", "we log nothing of users any more")
@@ -955,12 +950,7 @@ def test_a_revision_past_a_redacted_link_still_waits_and_verify_stays_clean(keep
     keeper.ok("suggest", "--ns", NS, "--revises", "P-0001", NEVER_LOG + ", nor hashed")
     keeper.ok("suggest", "--ns", NS, "--revises", "P-0002", ALWAYS_LOG + "; never log passwords")  # held, not refused
     keeper.ok("redact", "P-0002", "--because", "pasted a customer address")
-    given = json.loads(keeper.ok("relevant", "--ns", NS, "--snapshot"))
-    assert ([i["id"] for i in given["inject"]], given["awaiting_review"]) == (["P-0001"], ["P-0003"]), given
-    keeper.ok("commit", "--run", given["run"])
-    session = json.loads(keeper.ok("lessons", "--inject", "--peek", "--json"))
-    assert ([i["id"] for i in session["inject"]], session["awaiting_review"]) == (["P-0001"], ["P-0003"]), session
-    line = next(x for x in keeper.ok("status", "--calls").splitlines() if x.startswith("  ? P-0003"))
+    line = _p3_held_beside_p1(keeper, "commit")
     assert "held back (it revises P-0002, since redacted" in line and "retires P-0002" not in line, line
     assert keeper("verify", "--no-git").code == 0
 
@@ -1008,3 +998,14 @@ def test_the_chain_walk_answers_alike_with_and_without_what_it_learned():
         assert given_in_chain(st, f"P-{n:04d}", memo) == given_in_chain(st, f"P-{n:04d}") == "P-0001"
     apply(st, {"t": "prior", "id": "P-0060", "ns": NS, "facets": facets, "claim": "loop", "supersedes": "P-0060"})
     assert given_in_chain(st, "P-0060") == "P-0060"  # (a loop ends the walk: itself, open, applies)
+
+
+def _p3_held_beside_p1(keeper, end):
+    """A run (then ended by `end`: commit or abort) and a session are given P-0001 and hold P-0003 back;
+    `status --calls`' line for P-0003."""
+    given = json.loads(keeper.ok("relevant", "--ns", NS, "--snapshot"))
+    assert ([i["id"] for i in given["inject"]], given["awaiting_review"]) == (["P-0001"], ["P-0003"]), given
+    keeper.ok(end, "--run", given["run"])
+    session = json.loads(keeper.ok("lessons", "--inject", "--peek", "--json"))
+    assert ([i["id"] for i in session["inject"]], session["awaiting_review"]) == (["P-0001"], ["P-0003"]), session
+    return next(x for x in keeper.ok("status", "--calls").splitlines() if x.startswith("  ? P-0003"))
