@@ -42,7 +42,7 @@ from priors.core.lexicon import KIN
 from priors.core.reading import DETAIL_WEIGHT, clash, fold, read
 from priors.core.similarity import KIN_SHARE, SIMILAR_AT, claim_key, similar
 from priors.core.unseen import lessons_unseen
-from priors.core.vocabulary import DOOR, REVISION_DOOR, SETTLED_LESSON_DOOR
+from priors.core.vocabulary import DOOR, REVISION_DOOR, SETTLED_LESSON_DOOR, prior_number
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
@@ -255,11 +255,11 @@ def lineage(priors: Dict[str, PriorState], pid: Any, replaced: Optional[Dict[str
     before the redaction) gives those a person's decision retired as "superseded by" it. (A loop a hand
     edit made ends the walk.)"""
     first = priors.get(pid) if isinstance(pid, str) else None
-    if first is not None and first.redacted and pid.startswith("P-") and pid[2:].isdigit():
+    if first is not None and first.redacted and prior_number(pid):
         # its tombstone no longer says what it revised, which the door set aside when it stood: any lesson
         # before it may have been (hostile pass 27at: a person redacted the middle of a chain of revisions,
         # and verify named its revision, which the keeper wrote, as a re-raise of the first)
-        return frozenset(q for q in priors if q[2:].isdigit() and int(q[2:]) < int(pid[2:]))
+        return frozenset(q for q in priors if 0 < prior_number(q) < prior_number(pid))
     if first is None or first.redacted or first.status == "obsolete":
         return frozenset()
     out: set = set()

@@ -116,7 +116,7 @@ def select(st: State, ns: str, scopes: Dict[str, str], run: str, settled_cap: in
         item = inject_row(p, value_of(texts[0]) if texts is not None else rec.get("claim"))
         inject.append(item)
         if p[1] == "open":
-            revises = (value_of(texts[5]) if texts[5] is not None else None) if texts is not None else rec.get("supersedes")
+            revises = value_of(texts[5]) if texts is not None else rec.get("supersedes")
             if revises is not None:
                 revising[p[0]] = revises
         if review_due(st, p):
