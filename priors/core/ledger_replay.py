@@ -223,6 +223,7 @@ class Replay(SplitHalf):
                 self.check_refs(rec)
             apply(self.st, rec)  # decisions, redactions, scores: between blocks
             pid = rec.get("id")
+            self.lessons.touch(pid)  # (a decision may have settled a lesson the lookup held back)
             if t == "event" and rec.get("action") == "decide" and type(pid) is str:
                 self.decided_claim(self.st.priors.get(pid))
             if t == "event" and isinstance(pid, str) and pid not in self.in_decided:
@@ -281,10 +282,8 @@ class Replay(SplitHalf):
         writes it after a parallel branch's lines) answers that verdict; a redaction leaves nothing to judge."""
         pid: Any = rec.get("id")
         got = self.overruled.get(pid) if isinstance(pid, str) else None
-        if got is None:
-            return
         to = rec.get("to")
-        if rec.get("action") == "redact" or ("accepted" if to == "keep" else to) == got[1]:
+        if got is not None and (rec.get("action") == "redact" or ("accepted" if to == "keep" else to) == got[1]):
             del self.overruled[pid]
 
     def flush(self, seal: Optional[Dict[str, Any]], seal_no: int = 0) -> None:
@@ -630,6 +629,7 @@ class Replay(SplitHalf):
             return
         apply(st, self.interned(rec) if t == "prior" else rec)
         if not new:
+            self.lessons.touch(pid)  # (an event's: a decision may have settled a lesson the lookup held back)
             return
         p = st.priors[pid]
         ns = p.ns
@@ -637,8 +637,8 @@ class Replay(SplitHalf):
             return
         facets, ref = p.rec.get("facets"), p.scope_ref
         facets = facets if type(facets) is dict else {}
-        if facets.get("activation") == "run-start":
-            self.lessons.add(p)  # (another namespace's too: a person's decision on it holds here)
+        if facets.get("activation") == "run-start":  # (another namespace's too: a person's decision on it holds here)
+            self.lessons.add(p, self.judges(ns))
         if not self.judges(ns):
             return
         self.order[pid] = len(self.order)  # (only a prior this replay judges is ever in a pool)
