@@ -1009,3 +1009,65 @@ def _p3_held_beside_p1(keeper, end):
     session = json.loads(keeper.ok("lessons", "--inject", "--peek", "--json"))
     assert ([i["id"] for i in session["inject"]], session["awaiting_review"]) == (["P-0001"], ["P-0003"]), session
     return next(x for x in keeper.ok("status", "--calls").splitlines() if x.startswith("  ? P-0003"))
+
+
+def _seal(run: str, ns: str, via: str = "suggest", **extra):
+    return dict({"t": "run", "action": "commit", "run": run, "ns": ns, "via": via, "door": DOOR, "summary": ["typed in"]},
+                **extra)
+
+
+def _verify_both_ways(keeper):
+    """What `verify --no-git --json` names, whole and split (forced), as (code, line) pairs: the same or an error."""
+    got = []
+    for env in ({}, {"PRIORS_PARALLEL_MIN_BYTES": "1"}):
+        r = keeper("verify", "--no-git", "--json", env=env)
+        got.append((r.code, [(p["code"], p["line"]) for p in json.loads(r.out)["problems"]]))
+    assert got[0] == got[1], got
+    return got[0]
+
+
+def test_each_half_of_a_split_replay_knows_a_person_s_status_an_agent_s_verdict_forged(keeper):
+    """An agent's verdict giving a lesson a status only a person gives (`accepted`, typed in: the door refuses
+    it, BAD_VERDICT) still holds in the fold, so the whole replay names the rewording that follows in another
+    namespace as RERAISE; a split replay names it too, wherever the verdict stands — in the lesson's own
+    namespace's block, which the half judging `docs` otherwise skips, or in `docs`' own (hostile pass 27au:
+    the split named only the verdict)."""
+    keeper.ok("init")
+    keeper.ok("suggest", "--ns", NS, SUITE)
+    keeper.ok("suggest", "--ns", "docs", "Link every page from the index.")
+    for claim in ("Prefer small pull requests", "Name branches after the ticket", "Keep the changelog current",
+                  "Pin dependency versions in CI"):  # (NS outweighs docs: the split gives them different halves)
+        keeper.ok("suggest", "--ns", NS, claim)
+    keeper.ok("suggest", "--ns", "api", QUOTE)
+    base = keeper.ledger_bytes()
+    n = base.count(b"\n")
+    lesson = next(r for r in keeper.ledger() if r.get("t") == "prior")
+    for where in (NS, "docs"):
+        verdict = {"t": "event", "action": "disposition", "by": "agent", "id": "P-0001", "run": "run-009", "to": "accepted"}
+        lines = [verdict, {"t": "injected", "run": "run-009", "ids": []}, _seal("run-009", where, "commit"),
+                 dict(lesson, id="P-0009", claim=SUITE_REWORDED, born="run-010", ns="docs"),
+                 {"t": "injected", "run": "run-010", "ids": []}, _seal("run-010", "docs")]
+        (keeper.root / ".priors/ledger.jsonl").write_bytes(base + "".join(dumps(r) + "\n" for r in lines).encode())
+        keeper.ok("render")
+        code, problems = _verify_both_ways(keeper)
+        assert code == 1 and ("BAD_VERDICT", n + 1) in problems and ("RERAISE", n + 4) in problems, (where, problems)
+
+
+def test_a_rewording_in_another_namespace_is_judged_by_the_decision_its_run_saw(keeper):
+    """A run whose seal carries the merge driver's mark of what it saw (`unseen`: a parallel branch's run that
+    saw P-0001 accepted, which a person has since reopened) is judged as it saw the ledger: a rewording of
+    P-0001 it wrote in another namespace is RERAISE, as one in P-0001's own namespace is (hostile pass 27au:
+    only the one in P-0001's namespace was named)."""
+    keeper.ok("init")
+    keeper.ok("suggest", "--ns", NS, SUITE)
+    keeper.ok("decide", "P-0001", "accepted", "--because", "yes")
+    keeper.ok("decide", "P-0001", "reopen", "--because", "we look at it again")
+    base = keeper.ledger_bytes()
+    lesson = next(r for r in keeper.ledger() if r.get("t") == "prior")
+    for ns in (NS, "docs"):
+        lines = [dict(lesson, id="P-0002", claim=SUITE_REWORDED, born="run-002", ns=ns),
+                 {"t": "injected", "run": "run-002", "ids": []}, _seal("run-002", ns, unseen={"P-0001": "accepted"})]
+        (keeper.root / ".priors/ledger.jsonl").write_bytes(base + "".join(dumps(r) + "\n" for r in lines).encode())
+        keeper.ok("render")
+        code, problems = _verify_both_ways(keeper)
+        assert code == 1 and problems == [("RERAISE", base.count(b"\n") + 1)], (ns, problems)

@@ -39,7 +39,7 @@ from priors.core.ledger_quick import EVENT_LINE, PRIOR_LINE, QuickChecker, Shape
 from priors.core.ledger_rules import REDACTED_CALL_KEYS, TOMBSTONE_KEYS  # noqa: F401 (re-exported)
 from priors.core.problem import LEDGER_NAME, Problem  # noqa: F401 (re-exported)
 from priors.core.views import REDACTED_ROW, markdown_lines, render_markdown, row_line, row_parts, row_plain, table_cell
-from priors.core.vocabulary import BINDING, MAX_DEPTH, REST_AFTER
+from priors.core.vocabulary import BINDING, MAX_DEPTH, PERSON_STATUSES, REST_AFTER
 
 # ------------------------------------------------------------------ splitting and parsing
 
@@ -261,7 +261,7 @@ class _Pass:
         action, by, pid, reason, run, to = fields
         if not self.ck.sound_event(no, pid, action, by, to, run, reason):
             return False
-        if action == "decide" or action == "redact":
+        if action == "decide" or action == "redact" or (action == "disposition" and to in PERSON_STATUSES):
             self.named.add(pid)
         if self.rows is not None:
             row = self.rows.get(pid)
@@ -436,9 +436,13 @@ _NOT_CANONICAL = "not canonical JSON (keys sorted, no spaces, UTF-8 not \\u esca
 
 def names_priors(rec: Dict[str, Any], into: Set[str]) -> None:
     """Add to `into` the priors `rec` names as a line other than their own block's can: a person's
-    decision or redaction its own, `same_as`, `supersedes` and every id of `distinct_from` — the
-    priors each half of verify's split replay must fold whatever their namespace (core/replay_split.py)."""
-    if rec.get("t") == "event" and rec.get("action") in ("decide", "redact") and type(rec.get("id")) is str:
+    decision or redaction its own — and an agent's verdict giving a person's status (forged: the door
+    refuses it, and the fold still holds it, hostile pass 27au) —, `same_as`, `supersedes` and every id
+    of `distinct_from`: the priors each half of verify's split replay must fold whatever their namespace
+    (core/replay_split.py)."""
+    action = rec.get("action") if rec.get("t") == "event" else None
+    if (action in ("decide", "redact") or (action == "disposition" and rec.get("to") in PERSON_STATUSES)) \
+            and type(rec.get("id")) is str:
         into.add(rec["id"])
     for key in ("same_as", "supersedes"):
         value = rec.get(key)

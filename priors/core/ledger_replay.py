@@ -60,6 +60,7 @@ from priors.core.vocabulary import (
     DOOR,
     LESSON_DOOR,
     LEXICON_DOOR,
+    PERSON_STATUSES,
     PRIOR_RE,
     SETTLED_LESSON_DOOR,
     facets_known,
@@ -77,7 +78,6 @@ _HUMAN_VIA = ("add", "import")  # the verbs that seal a person's lessons as a ru
 _BLOCK_ACTIONS = ("disposition", "scope-missing", "moved")
 _INDEXED = ("verify-phase", "propose-gate")  # a prior of these, on a scope, is in its namespace's `ScopeIndex`
 _NOT_CODE = ("tool-version", "env-fingerprint")  # a scope the door takes as given, never hashes from disk (`settled_refs`)
-_HUMAN_FINAL = ("accepted", "wontfix", "obsolete")  # statuses only a person gives (commit_plan.HUMAN_FINAL, less redacted)
 
 
 def replay(data: Union[bytes, Iterable[bytes], Callable[[], Iterable[bytes]]], share: Optional[Share] = None,
@@ -400,7 +400,7 @@ class Replay(SplitHalf):
         BINDING_IMMUTABLE or as no verify item of the run; commit sets it aside)."""
         pid: Any = rec.get("id")
         p = self.st.priors.get(pid) if isinstance(pid, str) else None
-        if p is not None and p.status in _HUMAN_FINAL and pid not in self.overruled and self.judges(p.ns):
+        if p is not None and p.status in PERSON_STATUSES and pid not in self.overruled and self.judges(p.ns):
             self.overruled[pid] = (no, p.status)
 
     def agent_prior(self, no: int, rec: Dict[str, Any], scopes: Dict[str, str], disposed: Set[Any],
@@ -465,7 +465,7 @@ class Replay(SplitHalf):
             near = sorted(near + (words if type(words) is list else [words]), key=lambda q: id_number(PRIOR_RE, q.id))
         lesson = self.lesson_level >= LESSON_DOOR and not legacy and is_lesson_line(facets)  # (door 5: core/lesson_likeness.py)
         if lesson:
-            pool, near = with_lessons_met(self.lessons, cand, pool, near, self.order)
+            pool, near = with_lessons_met(self.lessons, cand, pool, near, self.order, mark)
         pool = [p for p in seen_through(pool, mark) if seen(p)]
         elsewhere = [p for p in seen_through(near, mark)  # a person's decision holds in every namespace
                      if p.ns != ns and not p.redacted and (p.binding or (lesson and p.status == "obsolete" and is_lesson(p)))]

@@ -42,7 +42,7 @@ from priors.core.lexicon import KIN
 from priors.core.reading import DETAIL_WEIGHT, clash, fold, read
 from priors.core.similarity import KIN_SHARE, SIMILAR_AT, claim_key, similar
 from priors.core.unseen import lessons_unseen
-from priors.core.vocabulary import BINDING, DOOR, REVISION_DOOR, SETTLED_LESSON_DOOR, prior_number
+from priors.core.vocabulary import DOOR, PERSON_STATUSES, REVISION_DOOR, SETTLED_LESSON_DOOR, prior_number
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
@@ -416,7 +416,8 @@ class LessonIndex:
         got = self.likes.get(claim)
         return likeness(claim) if got is None else got
 
-    def meeting(self, claim: str, ns: Any = None, order: Optional[Dict[str, int]] = None) -> List[PriorState]:
+    def meeting(self, claim: str, ns: Any = None, order: Optional[Dict[str, int]] = None,
+                seen: Any = None) -> List[PriorState]:
         """The lessons, in ledger order, that can say what `claim` says (their claims as they are now: a
         redaction leaves a prior no claim, and `most_similar_lesson` skips it): those that fold alike,
         those holding a key of its head, and those whose head holds a key of its. A pair that passes
@@ -426,7 +427,9 @@ class LessonIndex:
         those, only the ones that pass `could_be_similar` are given, and, with `order` (the priors the
         replay judges, in ledger order), only those a rule of the door's for a lesson of namespace `ns`
         can meet: of `ns`, those in `order`; of any other, those a person decided (`person_settled`;
-        never redacted) — the exact and reversal rules look the lessons of its scope up themselves.
+        never redacted) — as the candidate's run saw them (`seen`: its seal's mark of decisions made on a
+        parallel branch, core/unseen.py) — the exact and reversal rules look the lessons of its scope up
+        themselves.
 
         Each lesson's namespace and claim are kept as it was filed, so a lesson the lookup finds costs a
         glance at its status before any figure (the replay asks this of every lesson candidate: 16k of
@@ -461,7 +464,8 @@ class LessonIndex:
         likes = self.likes
         for i in sorted(hits):
             p = items[i]
-            if order is not None and not (p[0] in order if spaces[i] == ns else p[1] in _DECIDED):
+            if order is not None and not (p[0] in order if spaces[i] == ns else
+                                          (seen[p[0]] if seen and p[0] in seen else p[1]) in _DECIDED):
                 continue
             said = p.claim  # (as it is now: the one filed, unless a redaction took it)
             if said is filed[i]:
@@ -475,18 +479,18 @@ class LessonIndex:
         return out
 
 
-_DECIDED = frozenset(BINDING + ("obsolete",))  # `person_settled`'s statuses: binding, or retired
+_DECIDED = frozenset(PERSON_STATUSES)  # `person_settled`'s statuses: binding, or retired
 
 
 def with_lessons_met(index: LessonIndex, cand: Candidate, pool: List[PriorState], elsewhere: List[PriorState],
-                     order: Dict[str, int]) -> Tuple[List[PriorState], List[PriorState]]:
+                     order: Dict[str, int], seen: Any = None) -> Tuple[List[PriorState], List[PriorState]]:
     """`verify`'s pool and `elsewhere` for a lesson candidate of a run sealed `door: 5` or later, with
     the lessons `index` finds meeting it: those of its namespace into the pool, in ledger order
     (`order`: each judged prior's place), and the lessons a person decided (accepted, `wontfix`,
-    retired) of every other namespace into `elsewhere`, whatever their scopes — the priors the door's
-    `ProposePool.lessons` adds for it."""
+    retired — as the run saw them, `seen`: its seal's mark) of every other namespace into `elsewhere`,
+    whatever their scopes — the priors the door's `ProposePool.lessons` adds for it."""
     ns = cand.raw.get("ns")
-    met = index.meeting(cand.claim, ns, order)
+    met = index.meeting(cand.claim, ns, order, seen)
     if not met:
         return pool, elsewhere
     mine = [p for p in met if p.ns == ns]

@@ -19,7 +19,7 @@ from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Opt
 
 from priors.core.ledger_parse import EVENT_TEXT, PRIOR_TEXT, records, scanner, whole_line_pieces
 from priors.core.plain import Plain
-from priors.core.vocabulary import LESSON_DOOR
+from priors.core.vocabulary import LESSON_DOOR, PERSON_STATUSES
 
 
 class Share(Plain):
@@ -84,6 +84,9 @@ def judged_by_meaning(lines: Iterable[bytes]) -> bool:
 # and `supersedes` name one, `distinct_from` a list. Found as the keeper writes them (canonical JSON);
 # one written otherwise is met during the replay, which then folds every line (`Overlooked`).
 _MARKERS = (b'{"action":"decide"', b'{"action":"redact"', b'"same_as":"', b'"supersedes":"', b'"distinct_from":[')
+# an event ending with a status only a person gives (`to` is an event's last key): a decision, or an agent's
+# verdict forged to give one — the door refuses it, and the fold holds it all the same (hostile pass 27au)
+_PERSON_TO = tuple(b'"to":"%s"}' % s.encode("ascii") for s in PERSON_STATUSES)
 _FIRST_ID = re.compile(rb'"id":"(P-[0-9]+)"')
 _PRIOR_ID = re.compile(rb"P-[0-9]+")
 
@@ -113,7 +116,8 @@ def survey(pieces: Union[bytes, Iterable[bytes]], weigh: bool = True,
 
 def _referenced(piece: bytes) -> Set[str]:
     """The prior ids each marker's line names: a decision's or redaction's own, `same_as`'s and
-    `supersedes`'s value, every id in `distinct_from`'s list."""
+    `supersedes`'s value, every id in `distinct_from`'s list; and the id of every event giving a status
+    only a person gives (`_PERSON_TO`)."""
     ids: Set[bytes] = set()
     for marker in _MARKERS:
         at = piece.find(marker)
@@ -132,6 +136,13 @@ def _referenced(piece: bytes) -> Set[str]:
                 if m is not None:
                     ids.add(m.group(0))
             at = piece.find(marker, end)
+    for marker in _PERSON_TO:
+        at = piece.find(marker)
+        while at >= 0:
+            m = _FIRST_ID.search(piece, piece.rfind(b"\n", 0, at) + 1, at)
+            if m is not None:
+                ids.add(m.group(1))
+            at = piece.find(marker, at + len(marker))
     return {i.decode("ascii") for i in ids}
 
 

@@ -104,6 +104,7 @@ OUTCOMES = ("success", "partial", "failure")  # how a scored run turned out
 
 STATUSES = ("open", "fixed", "stale", "challenged", "obsolete-proposed", "accepted", "wontfix", "obsolete", "redacted")
 BINDING = ("accepted", "wontfix")  # a human decided: no agent verdict changes these
+PERSON_STATUSES = BINDING + ("obsolete",)  # statuses only a person gives (an agent proposes `obsolete-proposed`)
 INJECTABLE = ("open", "accepted", "wontfix")  # a lesson in one of these is shown to runs
 REST_AFTER = 5  # runs in a row with the scope missing before a prior rests
 # what `priors list --status` accepts: every status, plus the two views a person asks for
