@@ -1071,3 +1071,24 @@ def test_a_rewording_in_another_namespace_is_judged_by_the_decision_its_run_saw(
         keeper.ok("render")
         code, problems = _verify_both_ways(keeper)
         assert code == 1 and problems == [("RERAISE", base.count(b"\n") + 1)], (ns, problems)
+
+
+def test_a_decision_after_a_restated_lesson_line_holds_for_the_lookup(keeper):
+    """A lesson's prior line typed in again (named `DUPLICATE_ID`) gives the fold its state from then on;
+    a person's decision after it settles that state, and the lookup reads it: a rewording of the lesson in
+    another namespace is RERAISE, whole and split (hostile pass 27au: the lookup held the first line's
+    state, still open, and named nothing)."""
+    keeper.ok("init")
+    keeper.ok("suggest", "--ns", NS, SUITE)
+    lesson = next(r for r in keeper.ledger() if r.get("t") == "prior")
+    again = [dict(lesson, born="run-002"), {"t": "injected", "run": "run-002", "ids": []}, _seal("run-002", NS)]
+    path = keeper.root / ".priors/ledger.jsonl"
+    path.write_bytes(keeper.ledger_bytes() + "".join(dumps(r) + "\n" for r in again).encode())
+    keeper.ok("decide", "P-0001", "accepted", "--because", "yes")
+    base = keeper.ledger_bytes()
+    lines = [dict(lesson, id="P-0002", claim="Run the whole test suite before every commit", born="run-003", ns="docs"),
+             {"t": "injected", "run": "run-003", "ids": []}, _seal("run-003", "docs")]
+    path.write_bytes(base + "".join(dumps(r) + "\n" for r in lines).encode())
+    keeper.ok("render")
+    code, problems = _verify_both_ways(keeper)
+    assert code == 1 and ("RERAISE", base.count(b"\n") + 1) in problems, problems

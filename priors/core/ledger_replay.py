@@ -629,7 +629,7 @@ class Replay(SplitHalf):
             return
         apply(st, self.interned(rec) if t == "prior" else rec)
         if not new:
-            self.lessons.touch(pid)  # (an event's: a decision may have settled a lesson the lookup held back)
+            self.lessons.touch(pid, st.priors.get(pid) if t == "prior" and type(pid) is str else None)  # (or restated)
             return
         p = st.priors[pid]
         ns = p.ns

@@ -378,7 +378,7 @@ class LessonIndex:
     looked up by the keys a lesson that could be like another must share with it (`meeting`). Built on
     first use: a ledger with no run sealed `door: 5` or later never pays for it."""
 
-    __slots__ = ("items", "likes", "by_key", "by_head", "by_fold", "filed", "spaces", "queue", "held")
+    __slots__ = ("items", "likes", "by_key", "by_head", "by_fold", "filed", "spaces", "queue", "held", "at")
 
     def __init__(self) -> None:
         self.items: List[PriorState] = []
@@ -390,6 +390,7 @@ class LessonIndex:
         self.spaces: List[Any] = []  # each filed lesson's namespace
         self.queue: List[int] = []  # the lessons to file before the next lookup
         self.held: Dict[Any, int] = {}  # a lesson not judged here, by id: filed once an event names it (`touch`)
+        self.at: Dict[Any, int] = {}  # each lesson's place, by id
 
     def add(self, p: PriorState, judged: bool = True) -> None:
         """`p`, filed before the next lookup — or, `judged` false (a lesson of a namespace the other half
@@ -398,6 +399,7 @@ class LessonIndex:
         (`meeting`), so filing it — its `Likeness` worked out, its keys posted — would buy nothing."""
         pos = len(self.items)
         self.items.append(p)
+        self.at[getattr(p, "id", None)] = pos
         self.filed.append(None)
         self.spaces.append(None)
         if judged:
@@ -405,9 +407,17 @@ class LessonIndex:
         else:
             self.held[p.id] = pos
 
-    def touch(self, pid: Any) -> None:
-        """A line names `pid` (an event: a decision may have settled it): a lesson held back is filed now."""
-        pos = self.held.pop(pid, None) if type(pid) is str else None
+    def touch(self, pid: Any, now: Any = None) -> None:
+        """A line names `pid` (an event: a decision may have settled it): a lesson held back is filed now.
+        `now`: its state from a prior line restating it (forged: `DUPLICATE_ID`), which the fold holds from
+        then on, decisions and all — the lookup holds it too, filed again (hostile pass 27au: a decision
+        after such a line was not seen here)."""
+        if type(pid) is not str:
+            return
+        pos = self.held.pop(pid, None)
+        at = self.at.get(pid) if now is not None else None
+        if at is not None and self.items[at] is not now:
+            self.items[at], pos = now, at
         if pos is not None:
             self.queue.append(pos)
 
