@@ -579,6 +579,29 @@ def test_indented_refs_looked_for_together_are_those_found_alone(refs) -> None:
     assert indented_refs(refs) == {r for r in refs if indent_counts(r.split("#", 1)[0])}
 
 
+_PIECES = (b"a", b" ", b"{", b"\x7f", b"\n", b"\x01", "\u2014".encode(), "\u00e9".encode(), "\u2028".encode(),
+           "\u200b".encode(), "\u00a0".encode(), "\U0001f600".encode(), b"\xe2", b"\x80", b"\xff", b"\xc3")
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.sampled_from(_PIECES), max_size=24), st.integers(0, 2))
+def test_a_text_is_printable_in_utf8_exactly_when_its_decoded_text_is(pieces, megabytes) -> None:
+    """`record_text.printable_utf8` decodes only a text's runs of non-ASCII bytes (an ASCII byte is never
+    part of a longer sequence) and looks at its ASCII for controls: the same answer as decoding it whole —
+    and the same `DamagedLedger` where it is not UTF-8 —, a megabyte at a time. (A text all
+    ASCII is only looked at for DEL: no control reaches it unescaped.)"""
+    text = b"x" * ((1 << 20) * megabytes - 3 if megabytes else 0) + b"".join(pieces)
+    try:
+        expected: object = b"\x7f" not in text if text.isascii() else text.decode("utf-8").isprintable()
+    except UnicodeDecodeError:
+        expected = DamagedLedger
+    try:
+        got: object = record_text.printable_utf8(text)
+    except DamagedLedger:
+        got = DamagedLedger
+    assert got == expected, text[-60:]
+
+
 def test_every_character_shown_escaped_is_not_printable() -> None:
     """`visible` passes a printable text without its search: that holds only if no character it
     escapes is printable — checked for every code point."""
