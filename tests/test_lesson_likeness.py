@@ -444,10 +444,8 @@ def test_a_split_replay_names_another_namespace_s_rewording_as_the_whole_one_doe
     lines = [prior, {"t": "injected", "run": "run-009", "ids": []}, seal]
     (keeper.root / ".priors/ledger.jsonl").write_bytes(base + "".join(dumps(r) + "\n" for r in lines).encode())
     keeper.ok("render")
-    for env in ({}, {"PRIORS_PARALLEL_MIN_BYTES": "1"}):
-        r = keeper("verify", "--no-git", "--json", env=env)
-        problems = json.loads(r.out)["problems"]
-        assert r.code == 1 and [(p["code"], p["line"]) for p in problems] == [("RERAISE", base.count(b"\n") + 1)], (env, r)
+    code, problems = _verify_both_ways(keeper)
+    assert code == 1 and problems == [("RERAISE", base.count(b"\n") + 1)], problems
 
 
 def test_retiring_a_lesson_names_an_agent_lesson_said_to_differ_from_it(keeper):

@@ -261,7 +261,7 @@ class _Pass:
         action, by, pid, reason, run, to = fields
         if not self.ck.sound_event(no, pid, action, by, to, run, reason):
             return False
-        if action == "decide" or action == "redact" or (action == "disposition" and to in PERSON_STATUSES):
+        if names_its_prior(action, to):
             self.named.add(pid)
         if self.rows is not None:
             row = self.rows.get(pid)
@@ -434,15 +434,19 @@ _SHAPES_MAX = 1024  # distinct key sets remembered; a ledger holds a few dozen
 _NOT_CANONICAL = "not canonical JSON (keys sorted, no spaces, UTF-8 not \\u escapes)"
 
 
+def names_its_prior(action: Any, to: Any) -> bool:
+    """Whether an event of `action` (to status `to`) names its prior for every half of a split replay
+    (`names_priors`): a person's decision or redaction, or an agent's verdict giving a person's status."""
+    return action == "decide" or action == "redact" or (action == "disposition" and to in PERSON_STATUSES)
+
+
 def names_priors(rec: Dict[str, Any], into: Set[str]) -> None:
     """Add to `into` the priors `rec` names as a line other than their own block's can: a person's
     decision or redaction its own — and an agent's verdict giving a person's status (forged: the door
     refuses it, and the fold still holds it, hostile pass 27au) —, `same_as`, `supersedes` and every id
     of `distinct_from`: the priors each half of verify's split replay must fold whatever their namespace
     (core/replay_split.py)."""
-    action = rec.get("action") if rec.get("t") == "event" else None
-    if (action in ("decide", "redact") or (action == "disposition" and rec.get("to") in PERSON_STATUSES)) \
-            and type(rec.get("id")) is str:
+    if rec.get("t") == "event" and names_its_prior(rec.get("action"), rec.get("to")) and type(rec.get("id")) is str:
         into.add(rec["id"])
     for key in ("same_as", "supersedes"):
         value = rec.get(key)

@@ -225,9 +225,7 @@ def could_be_similar(a: Likeness, b: Likeness) -> bool:
             lb -= lost_b.get(("kin", g), 0.0)
     if shared <= 0.0:
         return False
-    la = la if la > 0.0 else 0.0
-    lb = lb if lb > 0.0 else 0.0
-    if shared / (la + lb + 2.0 * shared) + 0.5 * shared / (shared + (la if la < lb else lb)) < _AT:  # (`_bound`)
+    if _bound(shared, la if la > 0.0 else 0.0, lb if lb > 0.0 else 0.0) < _AT:
         return False
     return _bound(shared, a.kept(b), b.kept(a)) >= _AT
 
