@@ -777,3 +777,95 @@ def test_a_ledger_changed_in_place_under_relevant_is_named_and_opens_no_run(tmp_
             with pytest.raises(ChildProcessError):
                 os.waitpid(child.pid, os.WNOHANG)
         del children[:]
+
+
+def _forged(keeper: Keeper, monkeypatch, pid: str, status: str) -> None:
+    """A fold.bin written in the repository as an agent can write one: the ledger's own length and
+    digest, this keeper's format and signature, a state saying `pid` is `status` — its MAC under a key
+    of the agent's own, since this user's key is outside the repository."""
+    pd = keeper.root / ".priors"
+    data = (pd / "ledger.jsonl").read_bytes()
+    st, lines = cache.fresh_fold(data)
+    st.priors[pid].status = status
+    with monkeypatch.context() as m:
+        m.setattr(cache, "cache_key", lambda: b"an agent's own key, 32 bytes...!")
+        cache._write_snapshot(pd, len(data), hashlib.sha256(data).digest(), lines, st)
+    assert (pd / "cache" / cache.CACHE_FILE).exists()
+
+
+def test_a_fold_cache_written_in_the_repository_is_not_believed(keeper, monkeypatch):
+    """Hostile pass 27av: the fold cache proved which ledger it was folded from, not who folded it, so a
+    fold.bin forged with the ledger's digest had `status`, `relevant`, `PRIORS.md` and `render` read a
+    person's `wontfix` as open, and `commit` sealed an agent's `fixed` on it (`verify` named the line).
+    A cache file now carries a MAC under this user's key, kept outside the repository: one written
+    without it is ignored, and every verb folds the ledger itself."""
+    keeper.write("src/cart.py", "def total(items):\n    return sum(i.price for i in items)\n")
+    scopes = {"src/cart.py": "aaaaaaaaaaaa"}
+    run = keeper.open_run("cr", scopes)["run"]
+    r = keeper.propose(run, "cr", {"type": "conclusion", "claim": "total() ignores discounts", "scope_ref": "src/cart.py",
+                                   "severity": "major"})
+    assert r.code == 0, r
+    keeper.ok("commit", "--run", run)
+    keeper.ok("decide", "P-0001", "wontfix", "--because", "discounts are applied upstream")
+    _forged(keeper, monkeypatch, "P-0001", "open")
+    assert "1 decided by you" in keeper.ok("status") and "open" not in keeper.ok("list", "--ns", "cr").split("P-0001")[1][:40]
+    opened = keeper.open_run("cr", scopes)
+    assert [x["id"] for x in opened["verify"]] == [], opened  # not offered to the agent as an open finding
+    keeper.refused("BINDING_IMMUTABLE", "disposition", "P-0001", "fixed", "--run", opened["run"])
+    keeper.ok("commit", "--run", opened["run"])
+    _forged(keeper, monkeypatch, "P-0001", "fixed")
+    keeper.ok("render")
+    assert "wontfix" in (keeper.root / ".priors" / "PRIORS.md").read_text(encoding="utf-8")
+    keeper.ok("verify", "--no-git")
+
+
+def test_without_a_place_for_the_key_no_cache_is_kept_and_every_verb_works(keeper, tmp_path):
+    """No folder outside the repository to keep the key in (here: `XDG_CACHE_HOME` relative, no home):
+    no fold cache is read or written, and the verbs answer as with one."""
+    env = {"XDG_CACHE_HOME": "relative/cache", "HOME": "relative", "LOCALAPPDATA": "relative"}
+    keeper.write("src/a.py", "x = 1\n")
+    run = json.loads(keeper("relevant", "--ns", "cr", "--scopes", keeper.scopes({"src/a.py": "aaaaaaaaaaaa"}),
+                            env=env).out)["run"]
+    r = keeper("propose", keeper.candidate({"type": "conclusion", "claim": "x is global", "scope_ref": "src/a.py",
+                                            "severity": "minor"}), "--run", run, "--ns", "cr", env=env)
+    assert r.code == 0, r
+    assert keeper("commit", "--run", run, env=env).code == 0
+    assert "1 open" in keeper("status", env=env).out
+    assert keeper("verify", "--no-git", env=env).code == 0
+    assert not (keeper.root / ".priors" / "cache" / cache.CACHE_FILE).exists()
+    said = {c["check"]: c for c in json.loads(keeper("doctor", "--json", env=env).out)["checks"]}["cache key"]
+    assert said["state"] == "–" and "every verb folds the ledger itself" in said["detail"], said
+
+
+def test_the_cache_key_is_the_user_s_alone_made_once_outside_the_repository(tmp_path, monkeypatch):
+    from priors.store import cache_key as ck
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("LOCALAPPDATA", str(tmp_path / "xdg"))
+    monkeypatch.setattr(ck, "_KEY", [])
+    key = ck.cache_key()
+    path = tmp_path / "xdg" / "priors" / "cache.key"
+    assert key is not None and len(key) == 32 and path.read_bytes() == key
+    if os.name != "nt":
+        assert path.stat().st_mode & 0o777 == 0o600
+    monkeypatch.setattr(ck, "_KEY", [])
+    assert ck.cache_key() == key  # read again by the next process, never made anew
+
+
+def test_no_chunk_of_a_cache_whose_mac_does_not_check_is_unmarshalled(pdir, ledger_bytes, monkeypatch):
+    """marshal is not meant for bytes it did not write: the MAC is checked over the whole file first."""
+    _check(pdir, ledger_bytes)
+    assert _check(pdir, ledger_bytes)  # (written by the first load, believed by the second)
+    f = pdir / "cache" / cache.CACHE_FILE
+    raw = bytearray(f.read_bytes())
+    at = len(cache.MAGIC) + 32
+    raw[at] ^= 1  # the MAC, one bit off
+    f.write_bytes(bytes(raw))
+
+    def refuse(_data):
+        raise AssertionError("unmarshalled a cache whose MAC does not check")
+
+    with monkeypatch.context() as m:
+        m.setattr(cache.marshal, "loads", refuse)
+        got = cache.load(pdir, pdir / "ledger.jsonl", want_data=True)
+    assert not got.from_cache and got.state == fold.fold(fold.parse_lines(ledger_bytes))

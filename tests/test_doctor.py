@@ -95,7 +95,8 @@ def test_a_full_set_up_is_all_ok_and_each_break_is_named_with_its_fix(keeper, ho
         "command": "ok", "skills in ~/.claude/skills": "ok", "skills in ~/.codex/skills": "ok",
         "skills in ~/.agents/skills": "ok", "skills in ~/.pi/agent/skills": "ok", "Claude Code lesson hooks": "ok",
         "MCP server in Claude Code": "ok", "MCP server in Codex": "ok", "Pi extension": "ok", "merge driver": "ok",
-        "pre-commit hooks": "ok", "signing": "–", "ledger": "ok"}, checks
+        "pre-commit hooks": "ok", "signing": "–", "ledger": "ok", "cache key": "ok"}, checks
+    assert checks["cache key"]["detail"].startswith("~/.cache/priors/cache.key (outside the repository")
     assert code == 0 and keeper("doctor", env=env_of(home)).out.rstrip().endswith("Everything needed is set up.")
     assert "~/.local/bin/priors" in checks["command"]["detail"]
     assert "python3" in checks["Claude Code lesson hooks"]["detail"]

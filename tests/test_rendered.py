@@ -7,7 +7,7 @@ import json
 import random
 import shutil
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import pytest
 
@@ -15,6 +15,7 @@ from conftest import Keeper, gen_ledger
 from priors.core.canonical import dumps
 from priors.core.fold import fold, named_in, parse_lines
 from priors.core.views import render_markdown
+from priors.store import cache_key as cache_key
 from priors.store import rendered as rendered
 from priors.store.paths import Paths
 
@@ -159,9 +160,10 @@ def test_hand_edit_or_foreign_write_renders_everything(root: Path) -> None:
     assert paths.rendered.read_bytes() == _full(newer)
 
 
-def test_render_mark_from_other_code_is_ignored(root: Path) -> None:
-    """render.bin says "PRIORS.md (these bytes) is the render of this ledger". Written by this code it
-    is trusted (no rewrite); written by other code (another signature) it is not: a full render."""
+def test_render_mark_from_other_code_or_by_hand_is_ignored(root: Path) -> None:
+    """render.bin says "PRIORS.md (these bytes) is the render of this ledger". Written by this code with
+    this user's key it is trusted (no rewrite); written by other code (another signature), or by hand in
+    the repository — right signature, no key (hostile pass 27av) — it is not: a full render."""
     paths = Paths(root)
     data = paths.ledger.read_bytes()
     st = fold(parse_lines(data))
@@ -169,19 +171,27 @@ def test_render_mark_from_other_code_is_ignored(root: Path) -> None:
     mark = paths.dir / "cache" / rendered.RENDER_FILE
     good = mark.read_bytes()
     sig = slice(len(rendered.MAGIC), len(rendered.MAGIC) + 32)
-    md_sha = slice(sig.stop + 8 + 32, sig.stop + 8 + 32 + 32)
+    mac = slice(sig.stop, sig.stop + 32)
+    md_sha = slice(mac.stop + 8 + 32, mac.stop + 8 + 32 + 32)
 
-    def claim(signature: bytes) -> None:  # a mark vouching for a PRIORS.md that is not the render
+    def claim(signature: bytes, key: Optional[bytes]) -> None:  # a mark vouching for a PRIORS.md that is not the render
         paths.rendered.write_bytes(b"not the render\n")
         raw = bytearray(good)
         raw[sig] = signature
         raw[md_sha] = hashlib.sha256(b"not the render\n").digest()
+        raw[mac] = cache_key.mac(key, [bytes(raw[mac.stop:])]) if key is not None else good[mac]
         mark.write_bytes(bytes(raw))
 
-    claim(good[sig])
+    claim(good[sig], cache_key.cache_key())
     rendered.write(paths, st, _mark(data), {}, _mark(data))
     assert paths.rendered.read_bytes() == b"not the render\n"  # our own mark is believed
-    claim(b"x" * 32)
+    claim(good[sig], None)  # the signature copied, the MAC left as it was: written by hand
+    rendered.write(paths, st, _mark(data), {}, _mark(data))
+    assert paths.rendered.read_bytes() == _full(data)
+    claim(good[sig], b"k" * 32)  # a MAC under another key
+    rendered.write(paths, st, _mark(data), {}, _mark(data))
+    assert paths.rendered.read_bytes() == _full(data)
+    claim(b"x" * 32, cache_key.cache_key())
     rendered.write(paths, st, _mark(data), {}, _mark(data))
     assert paths.rendered.read_bytes() == _full(data)  # another code's mark is not
 

@@ -18,6 +18,7 @@ from priors.core import ledger_parse as _parse
 from priors.core.canonical import reject_constant
 from priors.core.errors import CHANGED_IN_PLACE, DamagedLedger
 from priors.core.fold import CallState, PriorState, State
+from priors.store.cache_key import MAC_BYTES, cache_key, mac, new_mac
 from priors.store.files import open_regular, write_all
 from priors.store.ledger_digest import (
     Background,
@@ -32,7 +33,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
     from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
-FORMAT = 5
+FORMAT = 6
 CACHE_DIR = "cache"
 CACHE_FILE = "fold.bin"
 MAGIC = b"PRIORS-FOLD-CACHE\n"
@@ -315,11 +316,14 @@ def _decode_rows(st: State, table: List[Any], chunk: Tuple[Any, ...], src: Ledge
 
 # ---------------------------------------------------------------- reading and writing the snapshot
 #
-# fold.bin = MAGIC, signature(32), ledger prefix length(8), its line count(8), its sha256(32),
-# chunk count(8); then per chunk: size(8), crc32(8), marshal bytes. Chunks are read one at a time
-# so a large state never sits in memory twice.
+# fold.bin = MAGIC, signature(32), MAC(32), ledger prefix length(8), its line count(8), its sha256(32),
+# chunk count(8); then per chunk: size(8), crc32(8), marshal bytes. The MAC (store/cache_key.py) is an
+# HMAC-SHA256 of everything after it under this user's key: checked over the whole file before any
+# chunk is unmarshalled (`_proven`), so marshal never reads bytes this keeper did not write. Chunks are
+# then read one at a time so a large state never sits in memory twice.
 
-_HEAD = len(MAGIC) + 32 + 8 + 8 + 32 + 8
+_FIELDS = len(MAGIC) + 32 + MAC_BYTES  # where the fields the MAC covers start
+_HEAD = _FIELDS + 8 + 8 + 32 + 8
 
 
 def _u64(b: bytes, i: int) -> int:
@@ -330,6 +334,9 @@ def _read_snapshot(priors_dir: Path, ledger: Path, want_data: bool) -> Optional[
     """(state, prefix length, lines, running sha256, rest of the ledger, records' source) when the
     snapshot is intact and matches the ledger. The rest is the whole ledger when `want_data`."""
     path = cache_dir(priors_dir) / CACHE_FILE
+    key = cache_key()
+    if key is None:
+        return None
     try:
         fh = open(str(path), "rb")
     except OSError:
@@ -339,16 +346,18 @@ def _read_snapshot(priors_dir: Path, ledger: Path, want_data: bool) -> Optional[
         head = fh.read(_HEAD)
         if len(head) != _HEAD or not head.startswith(MAGIC) or head[len(MAGIC):len(MAGIC) + 32] != _signature():
             return None
-        i = len(MAGIC) + 32
+        i = _FIELDS
         length, lines = _u64(head, i), _u64(head, i + 8)
         digest, nchunks = head[i + 16:i + 48], _u64(head, i + 48)
         whole = want_data or not KEEP_OPEN
         check = Background(open_prefix, (ledger, length, digest, whole, not whole),  # beside the decoding
                            length >= Background.THREAD_BYTES)
-        try:
-            st = _decode_snapshot(fh, nchunks, src)
-        except (OSError, ValueError, TypeError, EOFError, IndexError):
-            st = None
+        st = None
+        if _proven(fh, key, head):
+            try:
+                st = _decode_snapshot(fh, nchunks, src)
+            except (OSError, ValueError, TypeError, EOFError, IndexError):
+                st = None
     hit = check.result()
     if st is None or hit is None:
         if hit is not None and hit[2] is not None:
@@ -360,6 +369,19 @@ def _read_snapshot(priors_dir: Path, ledger: Path, want_data: bool) -> Optional[
     else:
         src.fd = fd
     return st, length, lines, h, rest, src
+
+
+def _proven(fh: Any, key: bytes, head: bytes) -> bool:
+    """Does the file's MAC check under `key`? Reads the rest of the file, then goes back to the chunks."""
+    h = new_mac(key)
+    h.update(head[_FIELDS:])
+    while True:
+        block = fh.read(_WINDOW)
+        if not block:
+            break
+        h.update(block)
+    fh.seek(_HEAD)
+    return h.digest() == head[len(MAGIC) + 32:_FIELDS]
 
 
 def _decode_snapshot(fh: Any, nchunks: int, src: LedgerSource) -> Optional[State]:
@@ -389,17 +411,21 @@ def _write_snapshot(priors_dir: Path, length: int, digest: bytes, lines: int, st
                     opened: Any = None) -> None:
     """Best effort, atomic (temp + rename). Never raises. `opened`: the `fstat` of the ledger file
     the state was folded from, taken before it was read and with the file held open to the end
-    (see `_still_describes`)."""
+    (see `_still_describes`). Not written without this user's key (store/cache_key.py)."""
+    key = cache_key()
+    if key is None:
+        return
     try:
         chunks = [_chunk(c) for c in _encode_state(st, move)]
     except (ValueError, TypeError):
         return
-    write_file(priors_dir, CACHE_FILE, [_header(length, lines, digest, len(chunks))] + chunks,
+    write_file(priors_dir, CACHE_FILE, [_header(key, length, lines, digest, chunks)] + chunks,
                describes=(length, digest, opened))
 
 
-def _header(length: int, lines: int, digest: bytes, nchunks: int) -> bytes:
-    return MAGIC + _signature() + length.to_bytes(8, "big") + lines.to_bytes(8, "big") + digest + nchunks.to_bytes(8, "big")
+def _header(key: bytes, length: int, lines: int, digest: bytes, chunks: List[bytes]) -> bytes:
+    fields = length.to_bytes(8, "big") + lines.to_bytes(8, "big") + digest + len(chunks).to_bytes(8, "big")
+    return MAGIC + _signature() + mac(key, [fields, *chunks]) + fields
 
 
 def _chunk(obj: Any) -> bytes:

@@ -15,6 +15,7 @@ from priors.core.errors import MachineError, UsageError
 from priors.core.fold import PriorState, State
 from priors.core.views import display_status, markdown_pieces, table_cell, table_row
 from priors.store import fold_cache as cache
+from priors.store.cache_key import MAC_BYTES, cache_key, mac
 from priors.store.files import atomic_write, read_bytes
 from priors.store.fold_cache import write_file
 
@@ -166,12 +167,18 @@ def _patched(md: bytes, rows_before: int, st: State, named: Dict[str, bool]) -> 
 
 # ---------------------------------------------------------------- render.bin
 #
-# MAGIC, signature(32), ledger length(8), ledger sha256(32), PRIORS.md sha256(32), rows(8).
+# MAGIC, signature(32), MAC(32), ledger length(8), ledger sha256(32), PRIORS.md sha256(32), rows(8). The MAC
+# (store/cache_key.py) covers the fields after it: a mark written by hand for a `PRIORS.md` edited by hand
+# would have `render` keep that table as the ledger's.
 
-_SIZE = len(MAGIC) + 32 + 8 + 32 + 32 + 8
+_FIELDS = len(MAGIC) + 32 + MAC_BYTES
+_SIZE = _FIELDS + 8 + 32 + 32 + 8
 
 
 def read_mark(priors_dir: Path) -> Optional[Tuple[int, bytes, bytes, int]]:
+    key = cache_key()
+    if key is None:
+        return None
     try:
         with open(str(priors_dir / "cache" / RENDER_FILE), "rb") as fh:
             raw = fh.read(_SIZE + 1)
@@ -179,12 +186,17 @@ def read_mark(priors_dir: Path) -> Optional[Tuple[int, bytes, bytes, int]]:
         return None
     if len(raw) != _SIZE or not raw.startswith(MAGIC) or raw[len(MAGIC):len(MAGIC) + 32] != _signature():
         return None
-    i = len(MAGIC) + 32
+    if mac(key, [raw[_FIELDS:]]) != raw[len(MAGIC) + 32:_FIELDS]:
+        return None
+    i = _FIELDS
     return (int.from_bytes(raw[i:i + 8], "big"), raw[i + 8:i + 40], raw[i + 40:i + 72],
             int.from_bytes(raw[i + 72:i + 80], "big"))
 
 
 def _write_mark(priors_dir: Path, ledger: Mark, md_digest: bytes, rows: int) -> None:
     """Best effort, like the fold cache: this is only an optimisation."""
-    write_file(priors_dir, RENDER_FILE, [MAGIC + _signature() + ledger[0].to_bytes(8, "big") + ledger[1]
-                                         + md_digest + rows.to_bytes(8, "big")])
+    key = cache_key()
+    if key is None:
+        return
+    fields = ledger[0].to_bytes(8, "big") + ledger[1] + md_digest + rows.to_bytes(8, "big")
+    write_file(priors_dir, RENDER_FILE, [MAGIC + _signature() + mac(key, [fields]) + fields])

@@ -1,0 +1,116 @@
+"""The key that proves a cache file was written by this keeper, for this user, on this machine.
+
+Why: `.priors/cache/` lives in the repository, which an agent may write. The fold cache proves which
+ledger it was folded from (its SHA-256), never who folded it, so a `fold.bin` written by hand with the
+ledger's digest and a state of its own was believed: a person's `wontfix` read as open in `status`,
+`relevant` and `PRIORS.md` (and in `render`, whose stale table `verify` then named for good), and
+`commit` sealed an agent's verdict on it (hostile pass 27av; `verify`, which folds the ledger itself,
+named the line). Each cache file the verbs believe (`fold.bin`, `render.bin`) now carries an HMAC-SHA256
+under a random key kept outside the repository, in this user's cache folder; a file whose MAC does not
+check is ignored like a torn one, and the ledger is folded afresh. Writing files in the repository is
+no longer enough to forge one: that takes reading the key — as much as running a person's verb.
+
+Where no key can be kept (no home folder, a read-only one), no cache is read or written: every verb
+folds the ledger itself — slower on a large ledger, never wrong. `priors doctor` says so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only, never evaluated
+    from typing import Iterable, List, Optional
+
+KEY_BYTES = 32
+KEY_FILE = "cache.key"
+MAC_BYTES = 32
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_BINARY = getattr(os, "O_BINARY", 0)
+_KEY: List[Optional[bytes]] = []  # this process's key, once read (or None: none can be kept)
+
+
+def key_folder() -> Optional[str]:
+    """This user's cache folder for priors: `%LOCALAPPDATA%\\priors` on Windows, else `$XDG_CACHE_HOME/priors`
+    or `~/.cache/priors`. None when the place is not an absolute path (no home folder)."""
+    if os.name == "nt":
+        base = os.environ.get("LOCALAPPDATA") or os.path.join(os.path.expanduser("~"), "AppData", "Local")
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "priors") if os.path.isabs(base) else None
+
+
+def key_path() -> Optional[str]:
+    folder = key_folder()
+    return None if folder is None else os.path.join(folder, KEY_FILE)
+
+
+def cache_key() -> Optional[bytes]:
+    """The key (made on first use: 32 random bytes, readable by this user alone), or None."""
+    if not _KEY:
+        _KEY.append(_read_or_make())
+    return _KEY[0]
+
+
+def mac(key: bytes, parts: Iterable[bytes]) -> bytes:
+    """HMAC-SHA256 of the parts, in order."""
+    h = hmac.new(key, digestmod=hashlib.sha256)
+    for part in parts:
+        h.update(part)
+    return h.digest()
+
+
+def new_mac(key: bytes) -> "hmac.HMAC":
+    """An HMAC-SHA256 to feed a file's bytes as they are read."""
+    return hmac.new(key, digestmod=hashlib.sha256)
+
+
+def _read(path: str) -> Optional[bytes]:
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _BINARY)
+    except OSError:
+        return None
+    try:
+        data = os.read(fd, KEY_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data if len(data) == KEY_BYTES else None
+
+
+def _read_or_make() -> Optional[bytes]:
+    path = key_path()
+    if path is None:
+        return None
+    key = _read(path)
+    if key is not None:
+        return key
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _BINARY, 0o600)
+        try:
+            data = os.urandom(KEY_BYTES)
+            while data:
+                data = data[os.write(fd, data):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, path)  # (never replaces a key another process made meanwhile: its caches stay good)
+        except FileExistsError:
+            pass
+        except OSError:  # a file system without hard links
+            if not os.path.lexists(path):
+                os.replace(tmp, path)
+    except OSError:
+        return None
+    finally:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+    return _read(path)
