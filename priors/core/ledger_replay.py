@@ -144,7 +144,7 @@ class Replay(SplitHalf):
         # a list each would cost ~13 MB at 100k). Hashes, not the tuples: ~6 MB less at 100k; a pool that meets
         # another key by a collision only holds one more prior, which the door's own rule tells apart.
         self.same: Dict[str, Dict[int, Any]] = {}
-        self.order: Dict[str, int] = {}  # prior -> its place in the ledger (the door's pool order)
+        self.order: Dict[str, int] = {}  # prior judged here, or lesson -> its place in the ledger (the door's pool order)
         self.claims: Dict[str, Dict[str, PriorState]] = {}  # namespace -> normalized claim -> first prior saying it
         self.pending: List[Tuple[int, Dict[str, Any]]] = []  # the open block's lines
         self.pending_run: Any = None
@@ -453,10 +453,8 @@ class Replay(SplitHalf):
 
         measure = self.measure
 
-        def figure(a: str, b: str, inner_ref: str, inner: tuple) -> Optional[float]:
-            if not measure:
-                return None  # (a run sealed `door: 2`: see `flush`)
-            return similar(a, b, inner_ref, inner_named(index, inner_ref, inner), legacy)
+        def figure(a: str, b: str, inner_ref: str, inner: tuple) -> Optional[float]:  # (None: a run sealed `door: 2`, `flush`)
+            return similar(a, b, inner_ref, inner_named(index, inner_ref, inner), legacy) if measure else None
 
         pool = self.pool(ns, index, cand)
         words = self.decided_words.get(hash((None if wide else ref, self.key_of(cand.claim))))
@@ -639,9 +637,10 @@ class Replay(SplitHalf):
         facets = facets if type(facets) is dict else {}
         if facets.get("activation") == "run-start":  # (another namespace's too: a person's decision on it holds here)
             self.lessons.add(p, self.judges(ns))
+        if facets.get("activation") == "run-start" or self.judges(ns):  # (a lesson another half judges has a place
+            self.order[pid] = len(self.order)  # too: a line may restate it in a namespace judged here, `meeting`)
         if not self.judges(ns):
             return
-        self.order[pid] = len(self.order)  # (only a prior this replay judges is ever in a pool)
         if facets.get("activation") in _INDEXED and ref is not None:
             index = self.index.get(ns)  # what is compared by meaning or by floor
             if index is None:

@@ -432,9 +432,10 @@ class LessonIndex:
         `could_be_similar` passes it on one side's account at least (the lesser kept weight is one
         side's), so the other holds a key of that side's head (`Likeness.head`): no lesson that can be
         like it is left out — the lookup changes how many figures are worked out, never the answer. Of
-        those, only the ones that pass `could_be_similar` are given, and, with `order` (the priors the
-        replay judges, in ledger order), only those a rule of the door's for a lesson of namespace `ns`
-        can meet: of `ns`, those in `order`; of any other, those a person decided (`person_settled`;
+        those, only the ones that pass `could_be_similar` are given, and, with `order` (the replay's places in
+        the ledger), only those a rule of the door's for a lesson of namespace `ns` can meet: of `ns`, every
+        one — in a split replay, one another half judges too, when a line restates it in `ns` (a property
+        test's example, newcomer pass 27av); of any other, those a person decided (`person_settled`;
         never redacted) — as the candidate's run saw them (`seen`: its seal's mark of decisions made on a
         parallel branch, core/unseen.py) — the exact and reversal rules look the lessons of its scope up
         themselves.
@@ -472,8 +473,7 @@ class LessonIndex:
         likes = self.likes
         for i in sorted(hits):
             p = items[i]
-            if order is not None and not (p[0] in order if spaces[i] == ns else
-                                          (seen[p[0]] if seen and p[0] in seen else p[1]) in _DECIDED):
+            if order is not None and spaces[i] != ns and (seen[p[0]] if seen and p[0] in seen else p[1]) not in _DECIDED:
                 continue
             said = p.claim  # (as it is now: the one filed, unless a redaction took it)
             if said is filed[i]:
