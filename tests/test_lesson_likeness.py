@@ -1090,3 +1090,36 @@ def test_a_decision_after_a_restated_lesson_line_holds_for_the_lookup(keeper):
     keeper.ok("render")
     code, problems = _verify_both_ways(keeper)
     assert code == 1 and ("RERAISE", base.count(b"\n") + 1) in problems, problems
+
+
+def test_a_run_s_lesson_candidates_read_each_lesson_of_the_namespace_once(keeper, monkeypatch):
+    """A lesson candidate is compared with every lesson of its namespace, each needing a `Likeness`;
+    `likeness`'s own cache holds 4,096, so at a namespace of more lessons (~7,000 at 100k priors) each
+    candidate of a run — and each again when `commit` judges it — worked every one out anew (~1 s a
+    candidate there). The run's pool keeps them: here `likeness` caches nothing, as a namespace larger
+    than its cache makes it, and still each lesson is read once for the whole batch."""
+    from priors.core import lesson_likeness
+    from priors.ops.propose import propose
+    from priors.store.paths import Paths
+
+    lessons = ["Keep secrets out of the repository", "Prefer small pull requests", "Write the changelog entry first",
+               "Run the linter before pushing", "Document every public function"]
+    for claim in lessons:
+        keeper.ok("suggest", "--ns", NS, claim)
+    run = keeper.open_run(NS, {})["run"]
+    made: list = []
+    real_init = lesson_likeness.Likeness.__init__
+
+    def counted(self, claim):
+        made.append(claim)
+        real_init(self, claim)
+
+    monkeypatch.setattr(lesson_likeness.Likeness, "__init__", counted)
+    monkeypatch.setattr(lesson_likeness, "likeness", lesson_likeness.Likeness)  # (a cache that never holds one)
+    cands = ["Pin every tool version in the lockfile", "Ask before deleting a branch", "Name each test after what it proves"]
+    items = [(f"c{i}", {"type": "calibration", "claim": c}) for i, c in enumerate(cands)]
+    propose(Paths(keeper.root), run, NS, items)
+    assert len(made) == len(set(made)), made  # each claim read once
+    assert set(lessons) <= set(made) and set(cands) <= set(made), made
+    keeper.ok("commit", "--run", run)
+    keeper.ok("verify", "--no-git")

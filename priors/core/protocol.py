@@ -12,7 +12,7 @@ from priors.core.fold import (
     prior_number,
 )
 from priors.core.grammar import SEVERITY_RANK, Candidate, check_tags, identity_of, opposes, validate
-from priors.core.lesson_likeness import is_lesson_line, lesson_refusal, lineage, most_similar_lesson
+from priors.core.lesson_likeness import Likeness, is_lesson_line, lesson_refusal, lineage, most_similar_lesson
 from priors.core.lessons import check_supersedes, is_lesson, person_settled
 from priors.core.letters import plain_letters
 from priors.core.moves import as_run_sees, followed_copies
@@ -71,15 +71,20 @@ def judge_disposition(st: State, rf: RunFiles, pid: str, verdict: str) -> Dict[s
     if state == "missing":
         raise Refusal("MISSING_SCOPE", id=pid,
                       hint="its scope is not in this run's snapshot; leave it — commit records it as missing")
+    where = f"its code moved to {item.get('scope_ref')} unedited" if moved and item else "its code is unchanged"
     if verdict == "reaffirmed" and state == "unchanged":
-        raise Refusal("REAFFIRM_REQUIRES_CHANGE", id=pid)
+        raise Refusal("REAFFIRM_REQUIRES_CHANGE", id=pid,
+                      hint=f"{where}: say still-open (it is carried) or fixed — reaffirmed is for code that changed")
     if verdict == "still-open" and state == "changed":
         raise Refusal("CHANGED_SCOPE_REQUIRES_REJUDGMENT", id=pid,
                       hint="the code changed: re-check it and say fixed, reaffirmed or stale")
     if verdict == "stale" and state == "unchanged":
-        raise Refusal("STALE_REQUIRES_CHANGE", id=pid)
+        raise Refusal("STALE_REQUIRES_CHANGE", id=pid,
+                      hint=f"{where}: say still-open (it is carried) or fixed — stale is for code that changed")
     if rf.is_disposed(pid):
-        raise Refusal("ALREADY_DISPOSITIONED", id=pid, run=rf.run)
+        raise Refusal("ALREADY_DISPOSITIONED", id=pid, run=rf.run,
+                      hint=f"this run has its verdict on {pid} already; to give another, `priors abort --run {rf.run}`"
+                           " drops all of the run's staging (every verdict and proposal), then open a new run")
     event = {"t": "event", "id": pid, "action": "disposition", "to": verdict, "run": rf.run, "by": "agent"}
     ref = item.get("scope_ref") if moved and item is not None else p.scope_ref
     if item is not None and ref is not None and ref in rf.scopes:  # as the reference: only verify items carry it
@@ -241,7 +246,7 @@ class ProposePool(ScopeIndex):
     staged priors are indexed as they are appended."""
 
     __slots__ = ("st", "dispositions", "n_disp", "staged", "n_staged", "ns", "other", "rehashed", "followed", "settled_lessons",
-                 "decided_claims")
+                 "decided_claims", "likes")
 
     def __init__(self, st: State, rf: RunFiles) -> None:
         ScopeIndex.__init__(self)
@@ -253,6 +258,7 @@ class ProposePool(ScopeIndex):
         self.other: Optional[ScopeIndex] = None  # the binding priors of other namespaces, indexed on first use
         self.settled_lessons: Optional[List[PriorState]] = None  # other namespaces' lessons a person decided (first use)
         self.decided_claims: Optional[Dict[str, List[PriorState]]] = None  # claim key -> a person's findings (`decided`)
+        self.likes: Dict[str, Likeness] = {}  # a lesson's claim -> its Likeness, worked out once for the pool (`like`)
         self.refs = None  # sorted once, after the namespace is in
         for p in with_run_dispositions(st, rf):
             self.add(p)
@@ -306,6 +312,15 @@ class ProposePool(ScopeIndex):
         return pool + mine, list(elsewhere) + [p for p in self.settled_lessons if p.id not in there]
 
 
+    def like(self, claim: str) -> Likeness:
+        """A lesson's `Likeness`, worked out once while the pool lasts. A lesson candidate is compared with
+        every lesson of its namespace: `likeness`'s own cache holds 4,096, so at a namespace of more (7,000
+        at 100k priors) each candidate of a run, and each again at commit, worked out every one anew (~1 s)."""
+        got = self.likes.get(claim)
+        if got is None:
+            got = self.likes[claim] = Likeness(claim)
+        return got
+
     def decided(self, cand: Candidate) -> List[PriorState]:
         """A person's decided findings (and floors) of every namespace, whatever their scopes, whose claim is
         the candidate's (`claim_key`): what a lesson is held to from door 7 (`judge_pool`). Indexed on first use."""
@@ -333,6 +348,7 @@ def find_conflict(st: State, rf: RunFiles, cand: Candidate, current: Optional[st
     person decided while the run was open)."""
     decided: List[PriorState] = []
     ground: List[PriorState] = []
+    like = None
     if only is None:
         index = _pool_for(st, rf)
         pool = index.around(cand)
@@ -341,6 +357,7 @@ def find_conflict(st: State, rf: RunFiles, cand: Candidate, current: Optional[st
         if is_lesson_line(cand.facets):  # (door 5: every lesson, whatever its scope; core/lesson_likeness.py)
             pool, elsewhere = index.lessons(pool, elsewhere)
             decided = index.decided(cand)
+            like = index.like
     else:
         decided = [st.priors[i] for i in sorted(only, key=lambda x: (prior_number(x), x)) if i in st.priors
                    and st.priors[i].binding and not st.priors[i].redacted and not is_lesson(st.priors[i])
@@ -355,7 +372,7 @@ def find_conflict(st: State, rf: RunFiles, cand: Candidate, current: Optional[st
     return judge_pool(pool, cand, current, rf.scopes, elsewhere=elsewhere, more=lambda p: wordings(st, p.id),
                       home=lambda p: st.priors[folded_into(st, p.id)] if st.same_as else p,
                       revised_from=lineage(st.priors, cand.raw.get("supersedes")), decided=decided, ground=ground,
-                      ns=rf.ns)
+                      ns=rf.ns, like=like)
 
 
 def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], scopes: Dict[str, str],
