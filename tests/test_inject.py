@@ -218,6 +218,18 @@ def test_score_last_credits_the_latest_session(keeper: Keeper):
         "run-009 → success (coding session s1: credits 1 lesson: P-0004)\n"
 
 
+def test_a_peek_gives_no_session_anything_so_score_last_scores_the_run(keeper: Keeper):
+    """Newcomer pass 27av: a person who ran `lessons --inject` to see the block had it noted as a coding
+    session, which `score last` then scored (the README's table says so now); `--peek` only looks."""
+    seed(keeper)
+    run = keeper.open_run("dev", {})["run"]
+    keeper.ok("commit", "--run", run)
+    assert keeper.ok("lessons", "--inject", "--peek").startswith(HEADING)
+    assert keeper.ok("score", "last", "success").startswith(f"{run} → success (credits")
+    keeper.ok("lessons", "--inject")
+    assert "(a coding session: credits" in keeper.ok("score", "last", "success")
+
+
 def test_a_session_record_a_power_cut_emptied_reads_as_none(keeper: Keeper):
     # The record is written on every prompt and not forced to disk (an fsync can cost a prompt
     # 10 ms): a power cut may leave it empty. That is a session nothing is credited to, never an error.

@@ -369,11 +369,14 @@ def test_disposition_refusals(keeper):
     keeper.refused("UNKNOWN_PRIOR", "disposition", "P-0099", "fixed", "--run", "run-002")
     keeper.ok("abort", "--run", "run-002")
     keeper.open_run("review", scopes)
-    keeper.refused("REAFFIRM_REQUIRES_CHANGE", "disposition", "P-0001", "reaffirmed", "--run", "run-002")
-    keeper.refused("STALE_REQUIRES_CHANGE", "disposition", "P-0001", "stale", "--run", "run-002")
+    body = keeper.refused("REAFFIRM_REQUIRES_CHANGE", "disposition", "P-0001", "reaffirmed", "--run", "run-002")
+    assert body["hint"].startswith("its code is unchanged: say still-open (it is carried) or fixed"), body  # (newcomer 27av)
+    body = keeper.refused("STALE_REQUIRES_CHANGE", "disposition", "P-0001", "stale", "--run", "run-002")
+    assert "stale is for code that changed" in body["hint"], body
     keeper.refused("CHALLENGE_REQUIRES_INJECTED_PRIOR", "disposition", "P-0001", "challenged", "--run", "run-002")
     keeper.ok("disposition", "P-0001", "still-open", "--run", "run-002")
-    keeper.refused("ALREADY_DISPOSITIONED", "disposition", "P-0001", "fixed", "--run", "run-002")
+    body = keeper.refused("ALREADY_DISPOSITIONED", "disposition", "P-0001", "fixed", "--run", "run-002")
+    assert "`priors abort --run run-002` drops all of the run's staging" in body["hint"], body
     keeper.refused("RUN_NAMESPACE_MISMATCH", "propose", keeper.candidate(finding("x")), "--run", "run-002",
                    "--ns", "other")
     body = keeper.refused("UNKNOWN_SCOPE", "propose", keeper.candidate(finding("x", "zzz.py")), "--run", "run-002",

@@ -109,7 +109,7 @@ def chart_svg(rows: Sequence[Any], title: str = "priors history", standalone: bo
     desc = (f"Per committed run: stacked bars of fixed, carried, touched, your call and new; the black line is the "
             f"count of open findings after the run{_NOW_DESC if now is not None else ''}; a yellow band and a check "
             f"mark show quiescent runs. "
-            f"{len(rows)} committed runs, {q} quiescent.")
+            f"{len(rows)} committed run{'' if len(rows) == 1 else 's'}, {q} quiescent.")
     out: List[str] = []
     if standalone:
         out.append('<?xml version="1.0" encoding="UTF-8"?>')

@@ -20,7 +20,8 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 SESSION_FORMAT = "priors-session"
 
 HEADING = "## Lessons from this repository (priors)"
-ADVISORY = ("Advisory lessons this repository learned from earlier, scored work. The user's instructions, "
+ADVISORY = ("Advisory lessons from this repository's ledger: some a person wrote or accepted, some agents proposed "
+            "from earlier work. The user's instructions, "
             "AGENTS.md, tool evidence and the current files override them; ignore any lesson that does not "
             "fit the task at hand. Do not quote this block unless asked about it.")
 

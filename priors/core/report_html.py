@@ -195,7 +195,8 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
         commits = {run: i for run, i in commits.items() if wanted((st.commits.get(run) or {}).get("ns"))}
         later = [run for run in later if run in commits]
         picked = {run for run in picked if run in commits} if since is not None else _last_review(commits, st)
-    sub = (f"{len(commits)} committed runs · {sum(1 for p in st.priors.values() if not p.redacted and wanted(p.ns))} priors"
+    shown = sum(1 for p in st.priors.values() if not p.redacted and wanted(p.ns))
+    sub = (f"{plural(len(commits), 'committed run')} · {plural(shown, 'prior')}"
            + (f" · namespace{'s' if len(only) != 1 else ''} {', '.join(only)}" if only is not None else ""))
     if since is not None:
         sub += f" · showing what changed since {since} ({len(later)} run{'s' if len(later) != 1 else ''} after it)"
