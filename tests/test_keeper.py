@@ -353,10 +353,10 @@ def test_run_refusals(keeper):
     keeper.refused("RUN_COMMITTED", "disposition", "P-0001", "fixed", "--run", "run-001")
     keeper.refused("RUN_COMMITTED", "propose", keeper.candidate(finding()), "--run", "run-001", "--ns", "review")
     keeper.refused("RUN_COMMITTED", "abort", "--run", "run-001")
-    keeper.refused("UNKNOWN_RUN", "disposition", "P-0001", "fixed", "--run", "run-050")
-    keeper.refused("UNKNOWN_RUN", "propose", keeper.candidate(finding()), "--run", "run-050", "--ns", "review")
-    keeper.refused("UNKNOWN_RUN", "commit", "--run", "run-050")
-    keeper.refused("UNKNOWN_RUN", "abort", "--run", "run-050")
+    for verb in (("disposition", "P-0001", "fixed"), ("propose", keeper.candidate(finding()), "--ns", "review"),
+                 ("commit",), ("abort",)):  # each says where the open run is named (newcomer pass 27av)
+        body = keeper.refused("UNKNOWN_RUN", *verb, "--run", "run-050")
+        assert "`priors status` names the open run" in body["hint"], (verb, body)
     assert keeper.ok("abort", "--run", "run-009") == \
         "run-009 aborted — uncommitted staging removed; the ledger was untouched\n"
 

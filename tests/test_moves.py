@@ -39,6 +39,8 @@ def test_a_rename_in_place_is_followed(keeper):
         ("P-0002", "src/keys.py#read_key", "src/keys.py#parse_key")]  # (where it was: newcomer pass 27ai)
     keeper.refused("PRIOR_OBLIGATIONS_OPEN", "propose", keeper.candidate(conclusion(
         "read_key leaks a file handle", scope_ref="src/keys.py#read_key")), "--run", "run-002", "--ns", NS)
+    body = keeper.refused("REAFFIRM_REQUIRES_CHANGE", "disposition", "P-0001", "reaffirmed", "--run", "run-002")
+    assert body["hint"].startswith("its code moved to src/keys.py#read_key unedited: say still-open"), body
     keeper.ok("disposition", "P-0001", "still-open", "--run", "run-002")  # moved, not edited: as unchanged
     # the person's decision holds under the new name: the same words, and a rewording, are refused
     body = keeper.refused("RERAISE", "propose", keeper.candidate(conclusion(

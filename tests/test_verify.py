@@ -417,6 +417,10 @@ def test_verify_damaged_line_is_a_problem_not_a_crash(keeper):
         fh.write(b'{"t":"event","id":"P-0001"\n')
     r = keeper("verify")
     assert r.code == 1 and "line 3 (DAMAGED_LINE): not one JSON object" in r.out
+    # every other verb names the line and the way back (newcomer pass 27av), and writes nothing
+    err = keeper.usage("status")
+    assert "line 3: not one JSON object" in err and "`priors verify` names every damaged line" in err, err
+    assert "`git checkout -- .priors/ledger.jsonl`" in err, err
 
 
 def test_verify_usage_errors(keeper, tmp_path):

@@ -18,12 +18,16 @@ from priors.cli.verbs import ANSWER, GROUPS, VERBS
 from priors.core.answer import Answer
 from priors.core.canonical import dumps
 from priors.core.controls import visible
-from priors.core.errors import MachineError, Refusal, UsageError
+from priors.core.errors import DamagedLedger, MachineError, Refusal, UsageError
 from priors.core.spelling import nearest
 from priors.store.files import CHANGED, LANDED, WARNINGS, ledger_landed
 from priors.store.paths import find_root
 
 TYPE_CHECKING = False
+
+# What a person does about a damaged ledger (newcomer pass 27av: the message named the line, not the way back).
+DAMAGED_NEXT = ("\n  `priors verify` names every damaged line; a ledger under git comes back as last committed with"
+                " `git checkout -- .priors/ledger.jsonl` (then `priors render`)")
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
     from pathlib import Path
     from typing import Any, List, Optional, Sequence, Tuple, Union
@@ -185,7 +189,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except UsageError as exc:
         if ledger_landed():  # a step after the ledger landed: the change stands
             return _failed(str(exc).replace("priors: ", "", 1))
-        _err(str(exc))
+        _err(str(exc) + (DAMAGED_NEXT if isinstance(exc, DamagedLedger) else ""))
         return 2
     except MachineError as exc:  # the environment failed a right call: exit 3, never the caller's fault
         code, text = machine_failure(exc)

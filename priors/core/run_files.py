@@ -121,6 +121,10 @@ class RunFiles(Plain):
         return pid in seen[2]
 
 
+NO_SUCH_RUN = ("no open run has this id (an aborted run's id goes to the next `priors relevant`): `priors status` names"
+               " the open run, and `priors relevant` opens one")
+
+
 def require_open(st: State, rf: RunFiles) -> None:
     if rf.run in st.commits:
         if rf.relevant is not None:  # staging of this id is still here: sealed by another clone, or a commit to retry
@@ -130,4 +134,4 @@ def require_open(st: State, rf: RunFiles) -> None:
                                f"the same id, `priors carry --run {rf.run}` moves your staging to a new run")
         raise Refusal("RUN_COMMITTED", run=rf.run, hint="this run is sealed; open a new one with `priors relevant`")
     if rf.relevant is None:
-        raise Refusal("UNKNOWN_RUN", run=rf.run)
+        raise Refusal("UNKNOWN_RUN", run=rf.run, hint=NO_SUCH_RUN)

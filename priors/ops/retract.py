@@ -9,7 +9,7 @@ from priors.core.answer import Answer
 from priors.core.canonical import dumps
 from priors.core.errors import Refusal, UsageError
 from priors.core.grammar import check_run_id
-from priors.core.run_files import WITHDRAWN_FILE, require_open
+from priors.core.run_files import NO_SUCH_RUN, WITHDRAWN_FILE, require_open
 from priors.core.vocabulary import PRIOR_RE
 from priors.store.files import atomic_write, remove_tree
 from priors.store.ledger import load_ledger
@@ -59,7 +59,7 @@ def abort(paths: Paths, run: str) -> Answer:
         if run in st.commits and not here:
             raise Refusal("RUN_COMMITTED", run=run, hint="a sealed run cannot be aborted")
         if not here:
-            raise Refusal("UNKNOWN_RUN", run=run)
+            raise Refusal("UNKNOWN_RUN", run=run, hint=NO_SUCH_RUN)
         remove_tree(paths.run_dir(run))
     if run in st.commits:  # staging left beside a sealed run of that id (another clone's, or a killed commit's)
         return Answer(0, {"aborted": True, "run": run},

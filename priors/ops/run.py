@@ -22,6 +22,7 @@ from priors.core.inject import injected_record
 from priors.core.protocol import (
     judge_disposition,
 )
+from priors.core.run_files import NO_SUCH_RUN
 from priors.core.views import display_status
 from priors.ops.opening import staged_shapes, stored_scopes_checked
 from priors.store.files import aftercare
@@ -115,7 +116,7 @@ def commit_locked(paths: Paths, run: str, judged: Optional[RunFiles] = None) -> 
         return [str(s) for s in summary] if isinstance(summary, list) else [""]
     rf = read_run(paths, run) if judged is None else judged
     if rf.relevant is None:
-        raise Refusal("UNKNOWN_RUN", run=run)
+        raise Refusal("UNKNOWN_RUN", run=run, hint=NO_SUCH_RUN)
     shown = {pid: display_status(st.priors[pid]) for pid in rf.verify_items() if pid in st.priors}
     staged_shapes(paths, rf)
     if judged is None:
@@ -185,7 +186,7 @@ def carry(paths: Paths, run: str) -> Answer:
     with Lock(paths):
         st = load_ledger(paths, want_data=False).state
         if read_run(paths, run).relevant is None:
-            raise Refusal("UNKNOWN_RUN", run=run)
+            raise Refusal("UNKNOWN_RUN", run=run, hint=NO_SUCH_RUN)
         others = [r for r in open_runs(paths, st) if r != run]
         if others:
             raise Refusal("ACTIVE_RUN_EXISTS", run=others[0],
