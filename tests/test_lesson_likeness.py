@@ -10,7 +10,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from priors.core.canonical import dumps
+from priors.core.errors import Refusal
 from priors.core.vocabulary import DOOR, LESSON_DOOR
 
 NS = "code-review"
@@ -1118,8 +1121,57 @@ def test_a_run_s_lesson_candidates_read_each_lesson_of_the_namespace_once(keeper
     monkeypatch.setattr(lesson_likeness, "likeness", lesson_likeness.Likeness)  # (a cache that never holds one)
     cands = ["Pin every tool version in the lockfile", "Ask before deleting a branch", "Name each test after what it proves"]
     items = [(f"c{i}", {"type": "calibration", "claim": c}) for i, c in enumerate(cands)]
+    (keeper.root / ".priors" / "cache" / "lesson_keys.bin").unlink()  # (the signatures `suggest` kept: see below)
     propose(Paths(keeper.root), run, NS, items)
     assert len(made) == len(set(made)), made  # each claim read once
     assert set(lessons) <= set(made) and set(cands) <= set(made), made
     keeper.ok("commit", "--run", run)
     keeper.ok("verify", "--no-git")
+
+
+def test_the_door_keeps_each_lesson_s_signature_and_reads_only_the_lessons_sharing_a_key(keeper, monkeypatch):
+    """A lesson candidate needs the `Likeness` of only the lessons whose signature meets its own: the door
+    keeps each lesson's signature under .priors/cache/ (MAC'd: one written by anything else is ignored),
+    so a later call works out no other (at 7,000 lessons of a namespace, 1.2 s a call)."""
+    from priors.core import lesson_likeness
+    from priors.ops.suggest import suggest
+    from priors.store import lesson_keys
+    from priors.store.paths import Paths
+
+    keeper.ok("suggest", "--ns", NS, SUITE)
+    keeper.ok("decide", "P-0001", "wontfix", "--because", "the suite takes an hour here")
+    for claim in ("Keep secrets out of the repository", "Prefer small pull requests", QUOTE):
+        keeper.ok("suggest", "--ns", NS, claim)
+    kept = keeper.root / ".priors" / "cache" / lesson_keys.KEYS_FILE
+    assert kept.exists() and SUITE.encode() not in kept.read_bytes()  # (digests and stems, no claim's text)
+    made: list = []
+    real_init = lesson_likeness.Likeness.__init__
+
+    def counted(self, claim):
+        made.append(claim)
+        real_init(self, claim)
+
+    monkeypatch.setattr(lesson_likeness.Likeness, "__init__", counted)
+    monkeypatch.setattr(lesson_likeness, "likeness", lesson_likeness.Likeness)
+    suggest(Paths(keeper.root), NS, ["Name each branch after its ticket"], [], None, None)
+    assert made == ["Name each branch after its ticket"], made  # no lesson shares a key with it
+    made.clear()
+    with pytest.raises(Refusal) as refused:  # a rewording of the person's lesson meets it all the same
+        suggest(Paths(keeper.root), "docs", SUITE_REWORDED.split(), [], None, None)
+    assert refused.value.payload()["refused"] == "RERAISE" and refused.value.payload()["of"] == "P-0001"
+    assert SUITE in made and "Prefer small pull requests" not in made, made
+    # a file of signatures written in the repository (here: one made to say the person's lesson shares no
+    # key with anything) is not believed: its MAC is not this user's
+    forged = lesson_likeness.KnownKeys()
+    forged.added = {lesson_likeness.claim_digest(SUITE): (("key", "nothing"),)}
+    with monkeypatch.context() as m:
+        m.setattr(lesson_keys, "cache_key", lambda: b"an agent's own key, 32 bytes...!")
+        kept.unlink()
+        lesson_keys.save(keeper.root / ".priors", forged)
+    body = keeper.refused("RERAISE", "suggest", "--ns", "docs", SUITE_REWORDED)
+    assert body["of"] == "P-0001", body
+    keeper.ok("verify", "--no-git")
+    keeper.ok("suggest", "--ns", NS, "Write the changelog entry first")
+    assert kept.exists()
+    keeper.ok("redact", "P-0002", "--because", "it named a secret")
+    assert not kept.exists()  # a redaction removes the cache, the signatures' stems with it

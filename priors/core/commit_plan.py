@@ -364,6 +364,7 @@ def judge_staged(st: State, rf: RunFiles, decided: Any) -> List[str]:
     it. Returns a summary phrase per dropped finding; never silent. The ids of those kept stay."""
     staged, rf.staged = rf.staged, []
     view = RunFiles(rf.run, rf.relevant, rf.dispositions, rf.staged)  # what the door saw: the staged so far
+    view.known_keys = rf.known_keys
     out: List[str] = []
     top = 0
     for i, rec in enumerate(staged):

@@ -33,6 +33,7 @@ What they bought is measured in docs/reliability.md ("Lessons by meaning at scal
 
 from __future__ import annotations
 
+import hashlib
 from functools import lru_cache
 
 from priors.core.errors import Refusal
@@ -290,7 +291,8 @@ def lineage(priors: Dict[str, PriorState], pid: Any, replaced: Optional[Dict[str
 
 
 def most_similar_lesson(pool: List[PriorState], cand: Candidate, revised_from: FrozenSet[str] = frozenset(),
-                        door: int = DOOR, like: Any = None) -> Optional[Tuple[PriorState, float]]:
+                        door: int = DOOR, like: Any = None,
+                        known: Optional[KnownKeys] = None) -> Optional[Tuple[PriorState, float]]:
     """(lesson, figure) for the lesson of `pool` (in pool order, whatever their scopes) that says what the
     lesson candidate says in other words — the highest figure, the first on a tie — or None. Skipped:
     redacted priors and findings; the lesson the candidate revises (`supersedes`: a revision says much
@@ -303,19 +305,27 @@ def most_similar_lesson(pool: List[PriorState], cand: Candidate, revised_from: F
     decided comes first (its refusal is the one no agent's word answers), and from `door: 6` it is met
     whatever the candidate denies (`similar`'s `polar`): its opposite is no more an agent's to say than
     its rewording, and a misspelt `Nevr` or `Donʼt` must not read as a denial of it (hostile pass 27v).
-    `like`: a claim → its `Likeness` (`LessonIndex.like`, which keeps every lesson's), else `likeness`."""
+    `like`: a claim → its `Likeness` (`LessonIndex.like`, which keeps every lesson's), else `likeness`.
+    `known`: each lesson's `signature` as the door last worked it out (`KnownKeys`): a lesson whose
+    signature is disjoint from the candidate's is under the threshold (`could_be_similar` says so in
+    every branch below), so its `Likeness` is never worked out."""
     if not is_lesson_line(cand.facets):
         return None
     revised = cand.raw.get("supersedes")
     skip = set(cand.distinct_from)
     like = likeness if like is None else like
     mine = like(cand.claim)
+    sig = frozenset(mine.keys() + [("key", mine.key)]) if known is not None else None
     best: Optional[Tuple[PriorState, float]] = None
     blind = door >= SETTLED_LESSON_DOOR
     for p in pool:
         claim = p.claim
         if not is_lesson(p) or not isinstance(claim, str):
             continue
+        if known is not None:
+            theirs_keys = known.get(claim)
+            if theirs_keys is not None and sig.isdisjoint(theirs_keys):  # type: ignore[union-attr]
+                continue
         settled = person_settled(p)
         if (p.id == revised and p.status != "obsolete") or p.id in revised_from:
             # What the candidate revises says much the same on purpose; a lesson a person accepted or set
@@ -340,6 +350,46 @@ def most_similar_lesson(pool: List[PriorState], cand: Candidate, revised_from: F
         if got is not None and (best is None or (settled, got) > (person_settled(best[0]), best[1])):
             best = (p, got)
     return best
+
+
+class KnownKeys:
+    """Each lesson claim's `signature` (its keys and fold), by the claim's digest: those the door worked out on
+    earlier calls (`known`, kept under `.priors/cache/` by store/lesson_keys.py, MAC'd like every cache file
+    a verb believes) and those worked out on this one (`added`, for the store to keep). A lesson candidate
+    is compared with every lesson of its namespace; at 7,000 of them (100k priors) a `Likeness` each cost
+    ~1.2 s a call, where a signature disjoint from the candidate's settles most without one."""
+
+    __slots__ = ("_known", "_load", "added")
+
+    def __init__(self, load: Any = None) -> None:
+        self._known: Optional[Dict[bytes, Tuple[Any, ...]]] = None
+        self._load = load  # () → the kept signatures, or None: read on first use (a finding's call never reads them)
+        self.added: Dict[bytes, Tuple[Any, ...]] = {}
+
+    @property
+    def known(self) -> Dict[bytes, Tuple[Any, ...]]:
+        if self._known is None:
+            self._known = (self._load() if self._load is not None else None) or {}
+        return self._known
+
+    @known.setter
+    def known(self, every: Dict[bytes, Tuple[Any, ...]]) -> None:
+        self._known = every
+
+    def get(self, claim: str) -> Optional[Tuple[Any, ...]]:
+        d = claim_digest(claim)
+        got = self.known.get(d)
+        return self.added.get(d) if got is None else got
+
+    def put(self, claim: str, like: Likeness) -> None:
+        d = claim_digest(claim)
+        if d not in self.known:
+            self.added[d] = tuple(sorted(like.keys() + [("key", like.key)], key=repr))
+
+
+def claim_digest(claim: str) -> bytes:
+    """What `KnownKeys` files a claim under: 16 bytes of its SHA-256 (the cache holds no claim's text)."""
+    return hashlib.sha256(claim.encode("utf-8", "surrogatepass")).digest()[:16]
 
 
 def lesson_refusal(p: PriorState, figure: float, elsewhere: bool = False, denies: bool = False) -> Refusal:

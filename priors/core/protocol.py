@@ -12,7 +12,7 @@ from priors.core.fold import (
     prior_number,
 )
 from priors.core.grammar import SEVERITY_RANK, Candidate, check_tags, identity_of, opposes, validate
-from priors.core.lesson_likeness import Likeness, is_lesson_line, lesson_refusal, lineage, most_similar_lesson
+from priors.core.lesson_likeness import KnownKeys, Likeness, is_lesson_line, lesson_refusal, lineage, most_similar_lesson
 from priors.core.lessons import check_supersedes, is_lesson, person_settled
 from priors.core.letters import plain_letters
 from priors.core.moves import as_run_sees, followed_copies
@@ -246,7 +246,7 @@ class ProposePool(ScopeIndex):
     staged priors are indexed as they are appended."""
 
     __slots__ = ("st", "dispositions", "n_disp", "staged", "n_staged", "ns", "other", "rehashed", "followed", "settled_lessons",
-                 "decided_claims", "likes")
+                 "decided_claims", "likes", "known")
 
     def __init__(self, st: State, rf: RunFiles) -> None:
         ScopeIndex.__init__(self)
@@ -259,6 +259,7 @@ class ProposePool(ScopeIndex):
         self.settled_lessons: Optional[List[PriorState]] = None  # other namespaces' lessons a person decided (first use)
         self.decided_claims: Optional[Dict[str, List[PriorState]]] = None  # claim key -> a person's findings (`decided`)
         self.likes: Dict[str, Likeness] = {}  # a lesson's claim -> its Likeness, worked out once for the pool (`like`)
+        self.known: Optional[KnownKeys] = rf.known_keys  # lessons' signatures from earlier calls (`most_similar_lesson`)
         self.refs = None  # sorted once, after the namespace is in
         for p in with_run_dispositions(st, rf):
             self.add(p)
@@ -319,6 +320,8 @@ class ProposePool(ScopeIndex):
         got = self.likes.get(claim)
         if got is None:
             got = self.likes[claim] = Likeness(claim)
+            if self.known is not None:
+                self.known.put(claim, got)
         return got
 
     def decided(self, cand: Candidate) -> List[PriorState]:
@@ -348,7 +351,7 @@ def find_conflict(st: State, rf: RunFiles, cand: Candidate, current: Optional[st
     person decided while the run was open)."""
     decided: List[PriorState] = []
     ground: List[PriorState] = []
-    like = None
+    like = known = None
     if only is None:
         index = _pool_for(st, rf)
         pool = index.around(cand)
@@ -357,7 +360,7 @@ def find_conflict(st: State, rf: RunFiles, cand: Candidate, current: Optional[st
         if is_lesson_line(cand.facets):  # (door 5: every lesson, whatever its scope; core/lesson_likeness.py)
             pool, elsewhere = index.lessons(pool, elsewhere)
             decided = index.decided(cand)
-            like = index.like
+            like, known = index.like, index.known
     else:
         decided = [st.priors[i] for i in sorted(only, key=lambda x: (prior_number(x), x)) if i in st.priors
                    and st.priors[i].binding and not st.priors[i].redacted and not is_lesson(st.priors[i])
@@ -372,14 +375,15 @@ def find_conflict(st: State, rf: RunFiles, cand: Candidate, current: Optional[st
     return judge_pool(pool, cand, current, rf.scopes, elsewhere=elsewhere, more=lambda p: wordings(st, p.id),
                       home=lambda p: st.priors[folded_into(st, p.id)] if st.same_as else p,
                       revised_from=lineage(st.priors, cand.raw.get("supersedes")), decided=decided, ground=ground,
-                      ns=rf.ns, like=like)
+                      ns=rf.ns, like=like, known=known)
 
 
 def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], scopes: Dict[str, str],
                figure: Any = None, elsewhere: Sequence[PriorState] = (), legacy: bool = False,
                more: Any = None, home: Any = None, across: bool = True, lessons: int = DOOR,
                revised_from: FrozenSet[str] = frozenset(), decided: Sequence[PriorState] = (),
-               ground: Sequence[PriorState] = (), ns: Optional[str] = None, like: Any = None) -> Optional[Dict[str, Any]]:
+               ground: Sequence[PriorState] = (), ns: Optional[str] = None, like: Any = None,
+               known: Any = None) -> Optional[Dict[str, Any]]:
     """The door's duplicate / re-raise / reversal / similar / settled-nearby / floor rules for `cand`
     against `pool` (the priors of its namespace around its scope, in pool order) and `elsewhere` (the
     binding priors of other namespaces around it: a person's decision holds in every namespace),
@@ -400,7 +404,9 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
     `ground`, a person's decisions on definitions the candidate's words name (`named_ground`), which from
     `door: 7` are settled ground for it wherever in their file, folder or `*` it stands (`ns`: the candidate's
     namespace, which a refusal names another's by). `like`: a claim → its `lesson_likeness.Likeness`
-    (`verify`'s replay keeps one for every lesson)."""
+    (`verify`'s replay keeps one for every lesson); `known`: lessons' signatures the door kept from earlier
+    calls (`lesson_likeness.KnownKeys`: `most_similar_lesson` skips a lesson whose signature meets none of
+    the candidate's). `verify` passes none: it works every lesson out itself."""
     cdir = norm_direction(cand.direction)
     cid = cand.identity
     same_as = (lambda a, b: normalize(a) == b) if legacy else same_claim
@@ -447,7 +453,7 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
                               hint=f"a person decided this as a finding ({p.status}{', in namespace ' + p.ns if p.ns else ''});"
                                    " a lesson that says it again puts it back before every run — do not suggest it")
     if lessons >= LESSON_DOOR and not legacy and is_lesson_line(cand.facets):  # (core/lesson_likeness.py)
-        near = most_similar_lesson(list(pool) + list(elsewhere), cand, revised_from, lessons, like)  # (whatever their scopes)
+        near = most_similar_lesson(list(pool) + list(elsewhere), cand, revised_from, lessons, like, known)  # (any scope)
         if near is not None:  # (the lesson it revises, or one that one replaced, only where it denies it: door 8)
             raise lesson_refusal(*near, elsewhere=near[0].id in others,
                                  denies=near[0].id == cand.raw.get("supersedes") or near[0].id in revised_from)

@@ -30,7 +30,7 @@ class RunFiles(Plain):
     """An open run's staging as read from `.priors/runs/<run>/`."""
 
     __slots__ = ("run", "relevant", "dispositions", "staged", "escalations", "attempts", "line_numbers", "freed", "_verify",
-                 "_seen", "_pool")
+                 "_seen", "_pool", "known_keys")
 
     def __init__(self, run: str, relevant: Optional[Dict[str, Any]], dispositions: Optional[List[Any]] = None,
                  staged: Optional[List[Any]] = None, escalations: Optional[List[Any]] = None) -> None:
@@ -45,6 +45,7 @@ class RunFiles(Plain):
         self._verify: Optional[Dict[str, Dict[str, Any]]] = None
         self._seen: Optional[list] = None  # [the dispositions list, how many of it were read, their ids]
         self._pool: Any = None  # the protocol.ProposePool built for this run (the rules build it)
+        self.known_keys: Any = None  # lesson_likeness.KnownKeys: lessons' signatures the store kept (set by ops)
 
     def fields(self) -> tuple:
         return ("run", "relevant", "dispositions", "staged", "escalations")  # the caches are not the run

@@ -24,6 +24,7 @@ from priors.core.secret_patterns import guard
 from priors.core.vocabulary import ATTEMPT_CODES
 from priors.ops.ground import resolve_location
 from priors.ops.run import refused_item
+from priors.store import lesson_keys
 from priors.store.ledger import load_ledger, read_records
 from priors.store.lock import Lock
 from priors.store.paths import Paths, require_init
@@ -117,32 +118,36 @@ def propose(paths: Paths, run: str, ns: str, items: List[Tuple[str, Any]]) -> An
     with Lock(paths):
         st = load_ledger(paths, want_data=False).state
         rf = read_run(paths, run)
+        rf.known_keys = lesson_keys.load(paths.dir)  # (lessons' signatures from earlier calls: read when a lesson is judged)
         before = (len(rf.staged), len(rf.escalations), len(rf.attempts))
         next_id = [highest_staged(st, rf)]
         results: List[Tuple[bool, str]] = []
         out: List[Dict[str, Any]] = []
-        for label, raw in items:
-            try:
-                rec = propose_one(st, rf, raw, ns, next_id, paths)
-            except DamagedLedger:
-                raise
-            except UsageError as exc:  # name the candidate's file, as a batch does: the person knows what to fix
-                raise UsageError(f"{exc} (in {label})") from None
-            except Refusal as r:
-                with_reasons(paths, r)
-                # an agent's proposal the door refused because of a prior: kept for the person (an analyzer's
-                # re-report through ingest-sarif is no agent pressing, and is counted there as suppressed)
-                note_attempt(st, rf, r.payload(), raw)
-                if not batch:
-                    save_staging(paths, rf, before)
+        try:
+            for label, raw in items:
+                try:
+                    rec = propose_one(st, rf, raw, ns, next_id, paths)
+                except DamagedLedger:
                     raise
-                refused_item(r, label, results, out)
-                continue
-            results.append((True, f"{rec['id']} staged (new)"))
-            staged = {"id": rec["id"], "item": label}
-            if isinstance(rec.get("scope_ref"), str):
-                staged["scope_ref"] = rec["scope_ref"]  # where an `at` location resolved to
-            out.append(staged)
+                except UsageError as exc:  # name the candidate's file, as a batch does: the person knows what to fix
+                    raise UsageError(f"{exc} (in {label})") from None
+                except Refusal as r:
+                    with_reasons(paths, r)
+                    # an agent's proposal the door refused because of a prior: kept for the person (an analyzer's
+                    # re-report through ingest-sarif is no agent pressing, and is counted there as suppressed)
+                    note_attempt(st, rf, r.payload(), raw)
+                    if not batch:
+                        save_staging(paths, rf, before)
+                        raise
+                    refused_item(r, label, results, out)
+                    continue
+                results.append((True, f"{rec['id']} staged (new)"))
+                staged = {"id": rec["id"], "item": label}
+                if isinstance(rec.get("scope_ref"), str):
+                    staged["scope_ref"] = rec["scope_ref"]  # where an `at` location resolved to
+                out.append(staged)
+        finally:
+            lesson_keys.save(paths.dir, rf.known_keys)
         save_staging(paths, rf, before)
     code = 0 if all(ok for ok, _ in results) else 1
     return Answer(code, {"items": out, "run": run}, "\n".join(text for _, text in results))

@@ -25,6 +25,7 @@ from priors.core.protocol import (
 from priors.core.run_files import NO_SUCH_RUN
 from priors.core.views import display_status
 from priors.ops.opening import staged_shapes, stored_scopes_checked
+from priors.store import lesson_keys
 from priors.store.files import aftercare
 from priors.store.ledger import append_and_apply, load_ledger, open_runs, read_records, render
 from priors.store.lock import Lock
@@ -121,7 +122,11 @@ def commit_locked(paths: Paths, run: str, judged: Optional[RunFiles] = None) -> 
     staged_shapes(paths, rf)
     if judged is None:
         stored_scopes_checked(paths, st, rf)
-        plan = plan_commit(st, rf, decided_since_open(paths, st, rf))  # folds the plan's lines into `st`
+        rf.known_keys = lesson_keys.load(paths.dir)  # (lessons' signatures from earlier calls)
+        try:
+            plan = plan_commit(st, rf, decided_since_open(paths, st, rf))  # folds the plan's lines into `st`
+        finally:
+            lesson_keys.save(paths.dir, rf.known_keys)
     else:
         plan = plan_commit(st, rf, judged=True)
     lines = plan.lines[:-1] + commit_extra(rf.relevant, run) + plan.lines[-1:]

@@ -20,6 +20,7 @@ from priors.core.protocol import judge_candidate, prior_record, reversal_refusal
 from priors.core.run_files import RunFiles
 from priors.core.vocabulary import DOOR, PRIOR_RE, SUGGEST_VIA
 from priors.ops.lessons import lesson_ledger, refuse_if_open
+from priors.store import lesson_keys
 from priors.store.ledger import append_and_apply
 from priors.store.lock import Lock
 from priors.store.paths import Paths, list_run_dirs, require_init
@@ -65,7 +66,11 @@ def suggest(paths: Paths, ns: Optional[str], words: Sequence[str], tags: Sequenc
         refuse_if_open(paths, st, "suggest")
         run = next_run_id(st, list_run_dirs(paths))
         rf = RunFiles(run, {"ns": ns, "run": run, "scopes": {}, "inject": [], "verify": []})
-        cand, current, esc = judge_candidate(st, rf, raw, ns)
+        rf.known_keys = lesson_keys.load(paths.dir)  # (lessons' signatures from earlier calls)
+        try:
+            cand, current, esc = judge_candidate(st, rf, raw, ns)
+        finally:
+            lesson_keys.save(paths.dir, rf.known_keys)
         if esc is not None:
             raise reversal_refusal(esc)
         pid = f"P-{st.max_prior + 1:04d}"
