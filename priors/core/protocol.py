@@ -312,11 +312,11 @@ class ProposePool(ScopeIndex):
         there = {p.id for p in elsewhere}
         return pool + mine, list(elsewhere) + [p for p in self.settled_lessons if p.id not in there]
 
-
     def like(self, claim: str) -> Likeness:
         """A lesson's `Likeness`, worked out once while the pool lasts. A lesson candidate is compared with
         every lesson of its namespace: `likeness`'s own cache holds 4,096, so at a namespace of more (7,000
-        at 100k priors) each candidate of a run, and each again at commit, worked out every one anew (~1 s)."""
+        at 100k priors) each candidate of a run, and each again at commit, worked out every one anew (~1 s).
+        Its signature goes to `known`, for later calls (store/lesson_keys.py keeps them)."""
         got = self.likes.get(claim)
         if got is None:
             got = self.likes[claim] = Likeness(claim)
