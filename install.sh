@@ -327,7 +327,7 @@ install_package() {
     if [ "$DRY" -eq 1 ]; then
         [ -x "$VENV/bin/python" ] || say "  would create the virtual environment $(tilde "$VENV") with $PYABS"
         say "  would install $DIST $VERSION from $REPO into it with pip"
-        write_launcher "'$VENV/bin/python' -m priors"
+        write_launcher "'$VENV/bin/python' -I -m priors"
         return 0
     fi
     if [ ! -x "$VENV/bin/python" ]; then
@@ -345,7 +345,7 @@ install_package() {
     say "  pip is installing $DIST $VERSION from $REPO (this takes 10–20 seconds)…"
     if "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$REPO" \
         || "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps --no-build-isolation "$REPO"; then
-        write_launcher "'$VENV/bin/python' -m priors" || return 1
+        write_launcher "'$VENV/bin/python' -I -m priors" || return 1
         write_stamp venv
         return 0
     fi

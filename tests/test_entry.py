@@ -116,3 +116,22 @@ def test_decide_with_standard_input_closed_is_a_usage_error_not_a_crash(tmp_path
     p = subprocess.run(["sh", "-c", command], cwd=str(root), env=_env(), capture_output=True, text=True,
                        encoding="utf-8", timeout=120)
     assert p.returncode == 2 and "this is not one" in p.stderr and "unexpected error" not in p.stderr
+
+
+def test_python_m_priors_never_imports_the_reviewed_repository_s_modules(tmp_path):
+    """`-m` puts the current folder — the repository under review — first on the import path: its `json/`
+    and `hashlib.py` were imported in place of the standard library's (newcomer pass 27aw: a print in the
+    project's `json/__init__.py` ran inside the keeper; a broken one made an "unexpected error")."""
+    (tmp_path / "json").mkdir()
+    (tmp_path / "json" / "__init__.py").write_text('raise ImportError("the project json/ was imported")\n')
+    (tmp_path / "hashlib.py").write_text('raise ImportError("the project hashlib.py was imported")\n')
+    r = subprocess.run([sys.executable, "-m", "priors", "hash", "--text", "some text"], cwd=str(tmp_path), env=_env(),
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert r.stdout.strip() == hashlib_sha12("some text")
+
+
+def hashlib_sha12(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode()).hexdigest()[:12]

@@ -560,6 +560,13 @@ class FreshClone(InstallerTest):
         )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertRegex(proc.stdout, r"^priors \d")
+        # run from a repository holding a `json/` of its own: never imported (newcomer pass 27aw)
+        shadow = self.tmp / "shadowing"
+        (shadow / "json").mkdir(parents=True)
+        (shadow / "json" / "__init__.py").write_text('raise ImportError("the project json/ was imported")\n')
+        proc = subprocess.run([str(launcher), "hash", "--text", "x"], capture_output=True, text=True, cwd=str(shadow),
+                              env={"PATH": "/usr/bin:/bin", "HOME": str(self.home)})
+        self.assertEqual((proc.returncode, proc.stderr), (0, ""), proc.stderr)
         self.assert_installed(self.home / ".agents/skills")
         # and it all goes away again
         proc = subprocess.run(

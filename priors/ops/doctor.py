@@ -94,7 +94,7 @@ def _other_keeper(launcher: str) -> Optional[str]:
     """The interpreter (or checkout) the `priors` on PATH runs when it is plainly not this one; None when it is
     this one or cannot be told (a binary, a launcher of another shape): doctor only reads, it runs nothing.
 
-    Read: a console script's `#!PYTHON` line, and install.sh's `'PYTHON' -m priors` launcher (with
+    Read: a console script's `#!PYTHON` line, and install.sh's `'PYTHON' [-I] -m priors` launcher (with
     `PYTHONPATH='CHECKOUT'` when it runs a checkout)."""
     if os.path.realpath(launcher) == os.path.realpath((sys.argv[0] if sys.argv else "") or "."):
         return None
@@ -107,7 +107,7 @@ def _other_keeper(launcher: str) -> Optional[str]:
         words = lines[0][2:].split()
         python = words[0] if words and not words[0].endswith("/env") else None
     else:
-        m = re.search(r"'([^']+)' -m priors", text)
+        m = re.search(r"'([^']+)' (?:-I )?-m priors", text)
         python = m.group(1) if m else None
         where = re.search(r"PYTHONPATH='([^']+)'", text)
         here = Path(__file__).resolve().parents[2]
