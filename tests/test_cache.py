@@ -788,7 +788,7 @@ def _forged(keeper: Keeper, monkeypatch, pid: str, status: str) -> None:
     st, lines = cache.fresh_fold(data)
     st.priors[pid].status = status
     with monkeypatch.context() as m:
-        m.setattr(cache, "cache_key", lambda: b"an agent's own key, 32 bytes...!")
+        m.setattr(cache, "cache_key", lambda _dir: b"an agent's own key, 32 bytes...!")
         cache._write_snapshot(pd, len(data), hashlib.sha256(data).digest(), lines, st)
     assert (pd / "cache" / cache.CACHE_FILE).exists()
 
@@ -843,13 +843,13 @@ def test_the_cache_key_is_the_user_s_alone_made_once_outside_the_repository(tmp_
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     monkeypatch.setenv("LOCALAPPDATA", str(tmp_path / "xdg"))
     monkeypatch.setattr(ck, "_KEY", [])
-    key = ck.cache_key()
+    key = ck.cache_key(tmp_path / "repo" / ".priors")
     path = tmp_path / "xdg" / "priors" / "cache.key"
     assert key is not None and len(key) == 32 and path.read_bytes() == key
     if os.name != "nt":
         assert path.stat().st_mode & 0o777 == 0o600
     monkeypatch.setattr(ck, "_KEY", [])
-    assert ck.cache_key() == key  # read again by the next process, never made anew
+    assert ck.cache_key(tmp_path / "repo" / ".priors") == key  # read again by the next process, never made anew
 
 
 def test_no_chunk_of_a_cache_whose_mac_does_not_check_is_unmarshalled(pdir, ledger_bytes, monkeypatch):
@@ -869,3 +869,62 @@ def test_no_chunk_of_a_cache_whose_mac_does_not_check_is_unmarshalled(pdir, ledg
         m.setattr(cache.marshal, "loads", refuse)
         got = cache.load(pdir, pdir / "ledger.jsonl", want_data=True)
     assert not got.from_cache and got.state == fold.fold(fold.parse_lines(ledger_bytes))
+
+
+def test_a_cache_file_too_long_for_its_ledger_is_never_hashed(pdir, ledger_bytes, monkeypatch):
+    """Hostile pass 27aw: a sparse fold.bin of gigabytes behind a snapshot's head had every verb hash it all
+    (the MAC) — minutes a call. Its length is weighed against what it describes first."""
+    _check(pdir, ledger_bytes)
+    assert _check(pdir, ledger_bytes)
+    f = pdir / "cache" / cache.CACHE_FILE
+    with open(f, "r+b") as fh:
+        fh.truncate(1 << 30)  # (sparse where the file system allows it)
+
+    def refuse(*_a):
+        raise AssertionError("hashed a cache file too long to be a snapshot of its ledger")
+
+    monkeypatch.setattr(cache, "_proven", refuse)
+    got = cache.load(pdir, pdir / "ledger.jsonl", want_data=True)
+    assert not got.from_cache and got.state == fold.fold(fold.parse_lines(ledger_bytes))
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+@pytest.mark.parametrize("where", ["cache/fold.bin", "cache/render.bin", "cache/lesson_keys.bin", "key"])
+def test_a_fifo_in_a_cache_file_s_place_or_the_key_s_is_ignored_never_waited_on(keeper, tmp_path, where):
+    """Hostile pass 27aw: a FIFO at .priors/cache/fold.bin (any file an agent may write) or at the key's place
+    made `status`, `render`, `decide` and `doctor` wait for a writer for ever. Only a regular file is read."""
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    home = tmp_path / "home"
+    (home / ".cache" / "priors").mkdir(parents=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("XDG_CACHE_HOME", "LOCALAPPDATA")}
+    env.update(HOME=str(home), PYTHONPATH=str(REPO), PRIORS_CACHE_MIN_BYTES="0")
+    keeper.ok("suggest", "--ns", "dev", "Run the narrowest test first")
+    (keeper.root / ".priors" / "cache").mkdir(exist_ok=True)
+    target = home / ".cache" / "priors" / "cache.key" if where == "key" else keeper.root / ".priors" / where
+    if target.exists():
+        target.unlink()
+    os.mkfifo(str(target))
+    for verb in (["status"], ["render"], ["decide", "P-0001", "accepted"], ["suggest", "--ns", "dev", "Pin tool versions"]):
+        r = subprocess.run([sys.executable, "-m", "priors", *verb], cwd=str(keeper.root), env=env, capture_output=True,
+                           text=True, timeout=60, stdin=subprocess.DEVNULL)
+        assert r.returncode == 0, (verb, r.stdout, r.stderr)
+    assert "accepted" in keeper.ok("show", "P-0001")
+
+
+def test_a_key_inside_the_repository_is_never_used(keeper, tmp_path):
+    """Hostile pass 27aw: with the home folder the repository itself (a dotfiles repository, a container whose
+    home is the project) the key lay in the work tree, where an agent reads it and MACs a state of its own.
+    There no key is used — no cache is kept — and `doctor` says why."""
+    env = {"HOME": str(keeper.root), "XDG_CACHE_HOME": "", "LOCALAPPDATA": ""}
+    keeper.write("src/a.py", "x = 1\n")
+    run = json.loads(keeper("relevant", "--ns", "cr", "--scopes", keeper.scopes({"src/a.py": "aaaaaaaaaaaa"}), env=env).out)
+    assert keeper("commit", "--run", run["run"], env=env).code == 0
+    assert keeper("status", env=env).code == 0
+    assert not (keeper.root / ".priors" / "cache" / cache.CACHE_FILE).exists()
+    assert not (keeper.root / ".cache" / "priors" / "cache.key").exists()
+    said = {c["check"]: c for c in json.loads(keeper("doctor", "--json", env=env).out)["checks"]}["cache key"]
+    assert said["state"] == "off" and "inside this repository" in said["detail"], said

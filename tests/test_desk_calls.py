@@ -101,3 +101,41 @@ def test_the_walk_prints_the_answering_commands_one_a_line(tmp_path):
     assert "    priors decide P-0002 keep" in out and "    priors decide P-0002 obsolete" in out
     t.send("q")
     t.finish()
+
+
+def test_the_walk_says_what_each_key_does_to_a_call(tmp_path):
+    """Newcomer pass 27aw pressed `k` (keep) on a reversal of a fixed finding and on a run's proposal to retire a
+    finding it wanted checked still: `keep` made each `accepted`, which no run checks again, and the walk never
+    said so (it explained the keys of an open finding only). Every call now says what each key does."""
+    from priors.core.desk import ask_text
+
+    keeper = make_target(tmp_path / "t")  # a challenged lesson, a reversal, a review nudge
+    asks = {a["id"]: a for a in json.loads(keeper.ok("status", "--calls", "--json"))["calls"]}
+    reversal = ask_text(asks["P-0003"], 1, 3)
+    assert "    k keep      it stands as it is: settled, as accepted — no run checks it again" in reversal, reversal
+    assert "    r reopen    open again: every run checks it (needs a reason)" in reversal, reversal
+    assert "    s skip      leave it waiting for you" in reversal, reversal
+    assert "    o obsolete  it no longer applies: retired" in ask_text(asks["P-0002"], 2, 3)
+    t = Pty(keeper.root, "decide")
+    assert "settled, as accepted — no run checks it again" in t.expect(PROMPT)
+    t.send("q")
+
+
+def test_a_finding_a_run_proposed_to_retire_can_be_reopened_for_runs_to_check(keeper):
+    """Newcomer pass 27aw wanted a finding a run proposed retiring checked still, and had only `keep` (settled as
+    accepted: no run checks it) or `obsolete`: a finding's call offers `reopen` ("it still applies") too."""
+    keeper.ok("init")
+    run = keeper.open_run("web", {"a.py": "aaaaaaaaaaaa"})["run"]
+    assert keeper.propose(run, "web", {"type": "conclusion", "claim": "a() is slow", "scope_ref": "a.py"}).code == 0
+    keeper.ok("commit", "--run", run)
+    run = keeper.open_run("web", {"a.py": "aaaaaaaaaaaa"})["run"]
+    keeper.ok("disposition", "--run", run, "P-0001", "obsolete-proposed")
+    keeper.ok("commit", "--run", run)
+    (ask,) = json.loads(keeper.ok("status", "--calls", "--json"))["calls"]
+    assert (ask["kind"], ask["verdicts"]) == ("obsolete-proposed", ["keep", "obsolete", "reopen"]), ask
+    calls = keeper.ok("status", "--calls")
+    assert "keep it settled, retire it, or reopen it for runs to check?" in calls, calls
+    (reopen,) = [c for c in _command_lines(calls) if " reopen " in c]
+    assert shlex.split(reopen) == ["priors", "decide", "P-0001", "reopen", "--because", "it still applies"]
+    keeper.ok(*shlex.split(reopen)[1:])
+    assert [v["id"] for v in keeper.open_run("web", {"a.py": "aaaaaaaaaaaa"})["verify"]] == ["P-0001"]  # checked again

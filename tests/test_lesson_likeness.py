@@ -1165,7 +1165,7 @@ def test_the_door_keeps_each_lesson_s_signature_and_reads_only_the_lessons_shari
     forged = lesson_likeness.KnownKeys()
     forged.added = {lesson_likeness.claim_digest(SUITE): (("key", "nothing"),)}
     with monkeypatch.context() as m:
-        m.setattr(lesson_keys, "cache_key", lambda: b"an agent's own key, 32 bytes...!")
+        m.setattr(lesson_keys, "cache_key", lambda _dir: b"an agent's own key, 32 bytes...!")
         kept.unlink()
         lesson_keys.save(keeper.root / ".priors", forged)
     body = keeper.refused("RERAISE", "suggest", "--ns", "docs", SUITE_REWORDED)

@@ -182,7 +182,7 @@ def test_render_mark_from_other_code_or_by_hand_is_ignored(root: Path) -> None:
         raw[mac] = cache_key.mac(key, [bytes(raw[mac.stop:])]) if key is not None else good[mac]
         mark.write_bytes(bytes(raw))
 
-    claim(good[sig], cache_key.cache_key())
+    claim(good[sig], cache_key.cache_key(paths.dir))
     rendered.write(paths, st, _mark(data), {}, _mark(data))
     assert paths.rendered.read_bytes() == b"not the render\n"  # our own mark is believed
     claim(good[sig], None)  # the signature copied, the MAC left as it was: written by hand
@@ -191,7 +191,7 @@ def test_render_mark_from_other_code_or_by_hand_is_ignored(root: Path) -> None:
     claim(good[sig], b"k" * 32)  # a MAC under another key
     rendered.write(paths, st, _mark(data), {}, _mark(data))
     assert paths.rendered.read_bytes() == _full(data)
-    claim(b"x" * 32, cache_key.cache_key())
+    claim(b"x" * 32, cache_key.cache_key(paths.dir))
     rendered.write(paths, st, _mark(data), {}, _mark(data))
     assert paths.rendered.read_bytes() == _full(data)  # another code's mark is not
 

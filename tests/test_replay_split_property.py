@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
 from hypothesis import given, settings
@@ -152,3 +153,20 @@ def test_a_split_replay_names_what_the_whole_replay_names(rnd):
             for skipping in (None, needed):  # (a half that skips another's blocks, and one that folds them all)
                 got = in_order(replay(data, Share(mine, True), skipping) + replay(data, Share(mine, False), skipping))
                 assert got == whole, (mine, skipping is not None, data.decode())
+
+
+
+def test_the_first_agent_verdict_on_a_decision_is_named_once_though_a_forged_line_moves_the_prior():
+    """Hostile pass 27aw (a ledger of this file's `Forger`, seed 101959, with four person's `add` blocks): an
+    agent verdict on a person's decision is named once, the first (until a person restates the decision) — but
+    a forged line restating the prior into another namespace gave the half judging that namespace a first
+    verdict of its own, and the split replay named line 20 besides the whole replay's first (line 5)."""
+    data = (Path(__file__).parent / "data" / "split_first_verdict.jsonl").read_bytes()
+    whole = replay(data)
+    assert [p.line for p in whole if p.code == "AGENT_AFTER_BINDING"] == [5], whole
+    needed = survey(data)[1]
+    for size in (1, 2):
+        for mine in itertools.combinations(SPACES, size):
+            for skipping in (None, needed):
+                got = in_order(replay(data, Share(mine, True), skipping) + replay(data, Share(mine, False), skipping))
+                assert got == whole, (mine, skipping is not None)

@@ -250,8 +250,8 @@ def offered_reason(ask: Dict[str, Any], verdict: str) -> Optional[str]:
     """The reason the answering command printed above the prompt carries (`commands`), which Enter takes,
     so that the key writes what that command writes: a reversal's or a pressed decision's reopen, and a
     "differs" call's reopen ("a different finding from Q") and obsolete ("the same finding as Q (ns)",
-    the answer "the same" to another namespace's decision)."""
-    if verdict == "reopen" and ask["kind"] in ("reversal", "pressed", "differs"):
+    the answer "the same" to another namespace's decision), and a finding's reopen where a run proposed retiring it."""
+    if verdict == "reopen" and ask["kind"] in ("reversal", "pressed", "differs", "obsolete-proposed"):
         return ask.get("reason")
     if verdict == "obsolete" and ask["kind"] == "differs":
         return ask.get("same_reason")

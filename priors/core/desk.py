@@ -61,6 +61,16 @@ OPEN_MEANS = (
                    " checks it again, and agents may not raise it again on this code; not “fix it”"),
     ("s skip", "leave it open: every run checks it until a run finds it fixed — the answer for a bug to fix"),
 )
+# what each key does to the prior a call is about (newcomer pass 27aw pressed `k` on a finding it wanted checked
+# still: `keep` settles it as `accepted`, and no run checks it again), by verdict
+CALL_MEANS = {
+    "keep": "it stands as it is: settled, as accepted — no run checks it again (to have runs go on checking it, skip)",
+    "accepted": "you accept it: settled — given to every run if it is a lesson, never raised again on this code",
+    "obsolete": "it no longer applies: retired",
+    "reopen": "open again: every run checks it (needs a reason)",
+    "duplicate": "it says what the other says: retired, its words kept with the other",
+    "wontfix": "real, but not to be fixed: settled — no run checks it again",
+}
 # `duplicate` is `decide P duplicate --of Q`: P obsolete, its words Q's; `keep` settles P as it stands (accepted);
 # `reopen` leaves P open, a different finding for runs to check
 DIFFERS_VERDICTS = ("duplicate", "keep", "reopen")
@@ -117,7 +127,9 @@ def waiting_in_order(st: State, low: Optional[Dict[str, str]] = None,
         if p.redacted:
             continue
         ask: Optional[Tuple[Any, ...]] = None  # (kind, verdicts, extra)
-        if p.status in ("challenged", "obsolete-proposed"):
+        if p.status == "obsolete-proposed" and not is_lesson(p):  # a finding: runs may go on checking it (reopen)
+            ask = (p.status, KEEP_OR_RETIRE + ("reopen",), {"reason": "it still applies"})
+        elif p.status in ("challenged", "obsolete-proposed"):
             ask = (p.status, KEEP_OR_RETIRE, {})
         elif p.id in low:
             ask = ("low-score", KEEP_OR_RETIRE, {"note": low[p.id]})
@@ -332,9 +344,12 @@ def ask_text(ask: Dict[str, Any], at: int, total: int) -> str:
     if ask.get("held_unseen"):
         lines.append(f"  held:     {held_text(ask)}")
     lines.append(f"  origin:   born in {ask.get('born')}" + (f" ({ask['type']})" if ask.get("type") else ""))
+    lines.append("  keys:")
     if ask["kind"] == "open":
-        lines.append("  keys:")
         lines += [f"    {key:<11} {means}" for key, means in OPEN_MEANS]
+    else:
+        lines += [f"    {v[0] + ' ' + v:<11} {CALL_MEANS[v]}" for v in ask["verdicts"] if v in CALL_MEANS]
+        lines.append(f"    {'s skip':<11} leave it waiting for you")
     return "\n".join(lines)
 
 
@@ -354,6 +369,8 @@ def kind_text(ask: Dict[str, Any]) -> str:
                                                   " is given one version of a lesson)")  # (`selection.one_version`)
     if ask["kind"] == "differs" and "duplicate" not in ask["verdicts"]:
         text = text.replace("the same (duplicate)", "the same (obsolete)")
+    if ask["kind"] == "obsolete-proposed" and "reopen" in ask["verdicts"]:  # (a finding: newcomer pass 27aw)
+        text = text.replace("keep it or retire it?", "keep it settled, retire it, or reopen it for runs to check?")
     return text
 
 

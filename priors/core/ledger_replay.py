@@ -158,7 +158,7 @@ class Replay(SplitHalf):
         self.replaced: Dict[str, List[str]] = {}  # lesson -> those a person retired as "superseded by" it (`lineage`)
         self.mark: Any = None  # what this block's run saw of decisions made on a parallel branch (core/unseen.py)
         self.distrust = distrust  # seals whose mark no merge wrote (ops/verify.py `merge_marks`)
-        self.overruled: Dict[str, Tuple[int, str]] = {}  # prior -> (line, status) of an agent verdict on a person's decision
+        self.overruled: Dict[str, Tuple[int, str, bool]] = {}  # prior -> (line, status, named here): `agent_verdict`
         # every prior a person ever made binding, of every namespace (filtered by what is binding then): findings by scope
         # (compared by meaning too); the rest — lessons, floors, repo-wide findings, which meet only the same words on the
         # same scope — by the hash of (scope ref or None, claim key), and those on code by scope too (for `as_on_disk`)
@@ -244,11 +244,9 @@ class Replay(SplitHalf):
         return {k: rec[k] for k in _KEEP_ORDER if k in rec}
 
     def decided_claim(self, p: Optional[PriorState]) -> None:
-        """`p`, once a person's decision makes it binding, held by its claim (`decided_claims`) when it is no
-        lesson: a lesson is held to it whatever its scope (door 7, `protocol.judge_pool`'s `decided`). Its
-        claim is keyed only when a lesson asks (`decided_saying`): a key read as it reads costs ~57k
-        instructions of a claim with a dash, ~140M in each half of the bench's 20k replay, whose runs
-        meet no such rule."""
+        """`p`, once a person's decision makes it binding, held by its claim (`decided_claims`) when it is no lesson: a
+        lesson is held to it whatever its scope (door 7, `protocol.judge_pool`'s `decided`). Keyed only when a lesson
+        asks (`decided_saying`): a key read as it reads costs ~57k instructions of a claim with a dash."""
         if (p is not None and p.binding and not p.redacted and type(p.claim) is str and p.id not in self.claimed
                 and p.facet("activation") != "run-start"):
             self.claimed.add(p.id)
@@ -271,10 +269,11 @@ class Replay(SplitHalf):
     def finish(self) -> None:
         if self.pending:
             self.flush(None)  # an unsealed block (named by the structural checks) is still judged
-        for pid, (no, status) in self.overruled.items():
-            self.add(no, "AGENT_AFTER_BINDING", f"an agent verdict on {pid} after a person made it {status}, and no later"
-                     f" decision restates {status} — only `priors decide` changes a person's decision (the door refuses"
-                     " the verdict, commit sets it aside)")
+        for pid, (no, status, mine) in self.overruled.items():
+            if mine:
+                self.add(no, "AGENT_AFTER_BINDING", f"an agent verdict on {pid} after a person made it {status}, and no"
+                         f" later decision restates {status} — only `priors decide` changes a person's decision (the door"
+                         " refuses the verdict, commit sets it aside)")
         self.problems = in_order(self.problems)
 
     def human_word(self, rec: Dict[str, Any]) -> None:
@@ -365,10 +364,12 @@ class Replay(SplitHalf):
     def agent_block(self, lines: List[Tuple[int, Dict[str, Any]]], legacy: bool = False) -> None:
         st = self.st
         if self.share is not None and not self.judges_any(lines):
-            for _no, rec in lines:  # the other half's block: only its state counts here (its priors are
+            for no, rec in lines:  # the other half's block: only its state counts here (its priors are
                 if self.needed is None or self.kept(rec):  # never in a pool this half judges, so they need
                     if self.foreign:  # no place in its order)
                         self.check_refs(rec)
+                    if rec.get("action") == "disposition":  # (the first verdict on a decision, named by the other half)
+                        self.agent_verdict(no, rec)
                     self.fold(rec)  # (a `moved` event relocates a person's decision; a lesson is indexed: a person's
             return  # decision on it holds in this half's namespaces too, by meaning — hostile pass 27r)
         if self.foreign:
@@ -396,12 +397,12 @@ class Replay(SplitHalf):
             self.fold(rec)
 
     def agent_verdict(self, no: int, rec: Dict[str, Any]) -> None:
-        """An agent's verdict on a prior whose status only a person gives (the door refuses it as
-        BINDING_IMMUTABLE or as no verify item of the run; commit sets it aside)."""
+        """The first agent verdict on a prior whose status only a person gives (the door refuses it; commit sets it
+        aside), named by the half judging its namespace then (a prior restated elsewhere: hostile pass 27aw)."""
         pid: Any = rec.get("id")
         p = self.st.priors.get(pid) if isinstance(pid, str) else None
-        if p is not None and p.status in PERSON_STATUSES and pid not in self.overruled and self.judges(p.ns):
-            self.overruled[pid] = (no, p.status)
+        if p is not None and p.status in PERSON_STATUSES and pid not in self.overruled:
+            self.overruled[pid] = (no, p.status, self.judges(p.ns))
 
     def agent_prior(self, no: int, rec: Dict[str, Any], scopes: Dict[str, str], disposed: Set[Any],
                     born: Set[Any], legacy: bool = False, stated: Any = None) -> None:

@@ -24,7 +24,7 @@ from priors.core.answer import Answer
 from priors.core.errors import MachineError, Refusal, UsageError
 from priors.core.signing import KEY_TYPES, unreadable_signers
 from priors.ops.verify import verify
-from priors.store.cache_key import cache_key, key_path
+from priors.store.cache_key import cache_key, key_inside, key_path
 from priors.store.files import read_bytes
 from priors.store.git import ATTR_LINES, config_value, hooks_path, in_work_tree
 from priors.store.paths import Paths
@@ -406,10 +406,14 @@ def ledger_check(paths: Paths) -> Dict[str, str]:
                  "priors verify (lists them)")
 
 
-def cache_check(home: Path) -> Dict[str, str]:
+def cache_check(home: Path, paths: Paths) -> Dict[str, str]:
     """The key that proves a cache file this keeper's (store/cache_key.py): without one no cache is kept."""
     where = key_path()
-    if cache_key() is not None:
+    if where is not None and key_inside(paths.dir):
+        return check("cache key", OFF, f"{tilde(where, home)} is inside this repository, where an agent can read it:"
+                     " no cache is kept, so every verb folds the ledger itself (slower on a large ledger, never wrong)",
+                     "give XDG_CACHE_HOME (LOCALAPPDATA on Windows) a folder of yours outside the repository")
+    if cache_key(paths.dir) is not None:
         return check("cache key", OK, f"{tilde(where, home)} (outside the repository: a cache an agent wrote is not believed)")
     return check("cache key", NONE, f"none can be kept{' at ' + tilde(where, home) if where else ''}: no fold cache, so"
                  " every verb folds the ledger itself (slower on a large ledger, never wrong)",
@@ -420,7 +424,7 @@ def doctor(paths: Paths) -> Answer:
     """Every check, in the order a set-up is built; exit 1 when any is off."""
     home = Path(os.path.expanduser("~"))
     checks = [command_check(home)] + skills_checks(home) + [hooks_check(home)] + mcp_checks(home) + [pi_check(home)]
-    checks += git_checks(Path(paths.root)) + [signing_check(paths), ledger_check(paths), cache_check(home)]
+    checks += git_checks(Path(paths.root)) + [signing_check(paths), ledger_check(paths), cache_check(home, paths)]
     off = [c for c in checks if c["state"] == OFF]
     width = max(len(c["check"]) for c in checks)
     lines = [f"{c['state']:<3}  {c['check']:<{width}}  {c['detail']}"

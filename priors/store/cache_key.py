@@ -10,8 +10,11 @@ under a random key kept outside the repository, in this user's cache folder; a f
 check is ignored like a torn one, and the ledger is folded afresh. Writing files in the repository is
 no longer enough to forge one: that takes reading the key — as much as running a person's verb.
 
-Where no key can be kept (no home folder, a read-only one), no cache is read or written: every verb
-folds the ledger itself — slower on a large ledger, never wrong. `priors doctor` says so.
+Where no key can be kept (no home folder, a read-only one), or the key would lie inside the repository
+itself (a home folder that is the repository: hostile pass 27aw), no cache is read or written: every
+verb folds the ledger itself — slower on a large ledger, never wrong. `priors doctor` says so. A cache
+file, like the key, is read only when it is a regular file (`open_cache`): a FIFO in its place made
+every verb wait for a writer (hostile pass 27aw).
 """
 
 from __future__ import annotations
@@ -19,10 +22,12 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+import stat
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
-    from typing import Iterable, List, Optional
+    from pathlib import Path
+    from typing import IO, Any, Dict, Iterable, List, Optional
 
 KEY_BYTES = 32
 KEY_FILE = "cache.key"
@@ -30,6 +35,7 @@ MAC_BYTES = 32
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _BINARY = getattr(os, "O_BINARY", 0)
 _KEY: List[Optional[bytes]] = []  # this process's key, once read (or None: none can be kept)
+_INSIDE: Dict[str, bool] = {}  # a target root -> whether the key lies inside its repository
 
 
 def key_folder() -> Optional[str]:
@@ -47,11 +53,50 @@ def key_path() -> Optional[str]:
     return None if folder is None else os.path.join(folder, KEY_FILE)
 
 
-def cache_key() -> Optional[bytes]:
-    """The key (made on first use: 32 random bytes, readable by this user alone), or None."""
+def cache_key(priors_dir: Path) -> Optional[bytes]:
+    """The key for the caches of `priors_dir` (made on first use: 32 random bytes, readable by this user
+    alone), or None — none can be kept, or it lies inside the repository `priors_dir` is in (`key_inside`)."""
+    if key_inside(priors_dir):
+        return None
     if not _KEY:
         _KEY.append(_read_or_make())
     return _KEY[0]
+
+
+def key_inside(priors_dir: Path) -> bool:
+    """Whether the key's place is inside the repository holding `priors_dir`: the nearest folder above it with a
+    `.git` (a work tree's top), else the target root itself. Anything there an agent may read."""
+    root = os.path.realpath(os.path.dirname(os.path.abspath(str(priors_dir))))
+    got = _INSIDE.get(root)
+    if got is None:
+        path = key_path()
+        top, here = root, root
+        while True:
+            if os.path.lexists(os.path.join(here, ".git")):
+                top = here
+                break
+            up = os.path.dirname(here)
+            if up == here:
+                break
+            here = up
+        where = os.path.realpath(path) if path is not None else None
+        got = _INSIDE[root] = where is not None and (where == top or where.startswith(top.rstrip(os.sep) + os.sep))
+    return got
+
+
+def open_cache(path: Any) -> Optional[IO[bytes]]:
+    """`path` open for reading when it is a regular file, else None: never waits on a FIFO, never follows a link."""
+    try:
+        fd = os.open(str(path), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | _NOFOLLOW | _BINARY)
+    except OSError:
+        return None
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            return os.fdopen(fd, "rb")
+    except OSError:
+        pass
+    os.close(fd)
+    return None
 
 
 def mac(key: bytes, parts: Iterable[bytes]) -> bytes:
@@ -68,16 +113,14 @@ def new_mac(key: bytes) -> "hmac.HMAC":
 
 
 def _read(path: str) -> Optional[bytes]:
-    try:
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _BINARY)
-    except OSError:
+    fh = open_cache(path)
+    if fh is None:
         return None
     try:
-        data = os.read(fd, KEY_BYTES + 1)
+        with fh:
+            data = fh.read(KEY_BYTES + 1)
     except OSError:
         return None
-    finally:
-        os.close(fd)
     return data if len(data) == KEY_BYTES else None
 
 

@@ -18,7 +18,7 @@ from priors.core import ledger_parse as _parse
 from priors.core.canonical import reject_constant
 from priors.core.errors import CHANGED_IN_PLACE, DamagedLedger
 from priors.core.fold import CallState, PriorState, State
-from priors.store.cache_key import MAC_BYTES, cache_key, mac, new_mac
+from priors.store.cache_key import MAC_BYTES, cache_key, mac, new_mac, open_cache
 from priors.store.files import open_regular, write_all
 from priors.store.ledger_digest import (
     Background,
@@ -333,13 +333,9 @@ def _u64(b: bytes, i: int) -> int:
 def _read_snapshot(priors_dir: Path, ledger: Path, want_data: bool) -> Optional[Tuple[Any, ...]]:
     """(state, prefix length, lines, running sha256, rest of the ledger, records' source) when the
     snapshot is intact and matches the ledger. The rest is the whole ledger when `want_data`."""
-    path = cache_dir(priors_dir) / CACHE_FILE
-    key = cache_key()
-    if key is None:
-        return None
-    try:
-        fh = open(str(path), "rb")
-    except OSError:
+    key = cache_key(priors_dir)
+    fh = open_cache(cache_dir(priors_dir) / CACHE_FILE) if key is not None else None
+    if fh is None or key is None:
         return None
     src = LedgerSource()
     with fh:
@@ -349,6 +345,8 @@ def _read_snapshot(priors_dir: Path, ledger: Path, want_data: bool) -> Optional[
         i = _FIELDS
         length, lines = _u64(head, i), _u64(head, i + 8)
         digest, nchunks = head[i + 16:i + 48], _u64(head, i + 48)
+        if not _plausible(fh, length, ledger):
+            return None
         whole = want_data or not KEEP_OPEN
         check = Background(open_prefix, (ledger, length, digest, whole, not whole),  # beside the decoding
                            length >= Background.THREAD_BYTES)
@@ -369,6 +367,16 @@ def _read_snapshot(priors_dir: Path, ledger: Path, want_data: bool) -> Optional[
     else:
         src.fd = fd
     return st, length, lines, h, rest, src
+
+
+def _plausible(fh: Any, length: int, ledger: Path) -> bool:
+    """Could this file be a snapshot of the ledger's first `length` bytes? Asked before the MAC reads it all: a
+    snapshot is never longer than twice what it describes and a megabyte, and describes no more than the ledger
+    holds (hostile pass 27aw: a sparse 20 GiB file with a snapshot's head cost every verb minutes of hashing)."""
+    try:
+        return length <= os.stat(str(ledger)).st_size and os.fstat(fh.fileno()).st_size <= 2 * length + (1 << 20)
+    except OSError:
+        return False
 
 
 def _proven(fh: Any, key: bytes, head: bytes) -> bool:
@@ -412,7 +420,7 @@ def _write_snapshot(priors_dir: Path, length: int, digest: bytes, lines: int, st
     """Best effort, atomic (temp + rename). Never raises. `opened`: the `fstat` of the ledger file
     the state was folded from, taken before it was read and with the file held open to the end
     (see `_still_describes`). Not written without this user's key (store/cache_key.py)."""
-    key = cache_key()
+    key = cache_key(priors_dir)
     if key is None:
         return
     try:

@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import hashlib
 import marshal
-import os
 import sys
 
 from priors.core import lesson_likeness, letters, lexicon, reading, similarity
 from priors.core.lesson_likeness import KnownKeys
-from priors.store.cache_key import MAC_BYTES, cache_key, mac
+from priors.store.cache_key import MAC_BYTES, cache_key, mac, open_cache
 from priors.store.fold_cache import CACHE_DIR, write_file
 
 TYPE_CHECKING = False
@@ -62,16 +61,12 @@ def load(priors_dir: Path) -> KnownKeys:
 
 
 def _read(priors_dir: Path) -> Optional[Dict[bytes, Tuple[Any, ...]]]:
-    key = cache_key()
-    if key is None:
+    key = cache_key(priors_dir)
+    fh = open_cache(priors_dir / CACHE_DIR / KEYS_FILE) if key is not None else None
+    if fh is None or key is None:
         return None
     try:
-        fd = os.open(str(priors_dir / CACHE_DIR / KEYS_FILE), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
-                     | getattr(os, "O_BINARY", 0))
-    except OSError:
-        return None
-    try:
-        with os.fdopen(fd, "rb") as fh:
+        with fh:
             raw = fh.read(_MAX_BYTES + 1)
     except OSError:
         return None
@@ -92,7 +87,7 @@ def save(priors_dir: Path, known: KnownKeys) -> None:
     candidate's, and at 7,000 lessons the file is 1.4 MB; until then a call works out the few left over."""
     if not known.added or len(known.added) < 64 and len(known.added) * 16 < len(known.known):
         return
-    key = cache_key()
+    key = cache_key(priors_dir)
     if key is None:
         return
     every = dict(known.known)

@@ -15,7 +15,7 @@ from priors.core.errors import MachineError, UsageError
 from priors.core.fold import PriorState, State
 from priors.core.views import display_status, markdown_pieces, table_cell, table_row
 from priors.store import fold_cache as cache
-from priors.store.cache_key import MAC_BYTES, cache_key, mac
+from priors.store.cache_key import MAC_BYTES, cache_key, mac, open_cache
 from priors.store.files import atomic_write, read_bytes
 from priors.store.fold_cache import write_file
 
@@ -176,11 +176,12 @@ _SIZE = _FIELDS + 8 + 32 + 32 + 8
 
 
 def read_mark(priors_dir: Path) -> Optional[Tuple[int, bytes, bytes, int]]:
-    key = cache_key()
-    if key is None:
+    key = cache_key(priors_dir)
+    fh = open_cache(priors_dir / "cache" / RENDER_FILE) if key is not None else None
+    if fh is None or key is None:
         return None
     try:
-        with open(str(priors_dir / "cache" / RENDER_FILE), "rb") as fh:
+        with fh:
             raw = fh.read(_SIZE + 1)
     except OSError:
         return None
@@ -195,7 +196,7 @@ def read_mark(priors_dir: Path) -> Optional[Tuple[int, bytes, bytes, int]]:
 
 def _write_mark(priors_dir: Path, ledger: Mark, md_digest: bytes, rows: int) -> None:
     """Best effort, like the fold cache: this is only an optimisation."""
-    key = cache_key()
+    key = cache_key(priors_dir)
     if key is None:
         return
     fields = ledger[0].to_bytes(8, "big") + ledger[1] + md_digest + rows.to_bytes(8, "big")
