@@ -71,10 +71,8 @@ def set_up(home: Path, repo: Keeper) -> None:
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    h = tmp_path / "home"
-    h.mkdir()
-    return h
+def home(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("home")  # (beside the repository: a home inside it keeps no cache key)
 
 
 def test_an_empty_machine_names_what_is_missing_and_exits_1(keeper, home):

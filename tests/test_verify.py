@@ -251,6 +251,29 @@ def test_since_prefix():
     assert [p.code for p in probs] == ["NOT_APPEND_ONLY"] and probs[0].line == 6
 
 
+def test_a_line_removed_or_put_in_is_named_once_where_it_is():
+    """Newcomer pass 27aw deleted one line by hand: `verify` named every later line changed and the ledger shrunk
+    (30 problems). A run of lines removed or put in between is one problem, where it is, with the way back;
+    the lines after it are still compared with their old selves."""
+    recs = k.sample()
+    old = lines_of(recs)
+    gone = lines_of(recs[:4] + recs[5:] + [k.commit("run-009")])
+    (p,) = check_since(old, gone, "HEAD")
+    assert (p.code, p.line) == ("NOT_APPEND_ONLY", 5) and p.message.startswith("1 line removed here (line 5 at HEAD was")
+    assert "`git checkout HEAD -- .priors/ledger.jsonl` puts the ledger back as it was" in p.message
+    two = lines_of(recs[:4] + recs[6:])
+    assert [(p.code, p.line) for p in check_since(old, two)] == [("NOT_APPEND_ONLY", 5)]
+    put = lines_of(recs[:3] + [k.commit("run-008")] + recs[3:])
+    (p,) = check_since(old, put)
+    assert (p.code, p.line) == ("NOT_APPEND_ONLY", 4) and p.message.startswith("1 line put in here, between lines 3 and 4")
+    # an edit further on is named at its own line, as the ledger has it now
+    later = [dict(r) for r in recs[:4] + recs[5:]]
+    i = next(j for j, r in enumerate(later) if r.get("to") == "still-open")
+    later[i]["to"] = "fixed"
+    probs = check_since(old, lines_of(later))
+    assert [(p.code, p.line) for p in probs] == [("NOT_APPEND_ONLY", 5), ("NOT_APPEND_ONLY", i + 1)], probs
+
+
 def test_since_accepts_redaction_rewrites():
     old = lines_of(k.sample() + [k.call("run-004", 1, "P-0002"), k.commit("run-004")])
     new = lines_of(k.redact(k.sample() + [k.call("run-004", 1, "P-0002"), k.commit("run-004")], "P-0002"))

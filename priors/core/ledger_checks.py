@@ -631,9 +631,22 @@ def _subjects(raw: bytes) -> List[Any]:
 
 
 def check_since(old: bytes, new: bytes, rev: str = "the old revision") -> List[Problem]:
-    """The ledger only grew since `old`: a line-by-line prefix, except sanctioned redaction rewrites."""
+    """The ledger only grew since `old`: a line-by-line prefix, except sanctioned redaction rewrites. A run of
+    lines removed or put in between is named once, where it is, and the lines after it are compared with their
+    old selves (newcomer pass 27aw: one line deleted by hand read as 30 changed lines and a shrunk ledger)."""
     o, n = split_lines(old), split_lines(new)
     problems: List[Problem] = []
+    moved = _moved_block(o, n)
+    if moved is not None:
+        at, gone, put = moved
+        what = (f"{gone} line{'s' if gone != 1 else ''} removed here (line {at + 1} at {rev} was "
+                f"{_gist(o[at])})" if gone else f"{put} line{'s' if put != 1 else ''} put in here, between lines"
+                f" {at} and {at + 1} of {rev} (lines are added at the end only)")
+        problems.append(Problem(at + 1, "NOT_APPEND_ONLY", f"{what} since {rev}: `git checkout {rev} --"
+                                f" .priors/ledger.jsonl` puts the ledger back as it was (the lines added since go with it)"))
+        later = [p for p in check_since(b"".join(o[:at] + o[at + gone:]), b"".join(n[:at] + n[at + put:]), rev)
+                 if p.code != "LEDGER_SHRANK"]
+        return problems + [Problem(p.line + (put if p.line > at else 0), p.code, p.message) for p in later]
     if len(n) < len(o):
         problems.append(Problem(len(n) + 1 if n else 1, "LEDGER_SHRANK",
                                 f"the ledger has {len(n)} lines but had {len(o)} at {rev}: lines were removed"))
@@ -651,6 +664,29 @@ def check_since(old: bytes, new: bytes, rev: str = "the old revision") -> List[P
         if why is not None:
             problems.append(Problem(i, "NOT_APPEND_ONLY", f"{why} since {rev}"))
     return problems
+
+
+def _moved_block(o: List[bytes], n: List[bytes], most: int = 100) -> Optional[Tuple[int, int, int]]:
+    """(where, removed, put in) when `n` is `o` with one run of up to `most` lines taken out of it or put into it
+    (lines appended after, as usual), else None. Looked for only past the first line that differs."""
+    at = next((i for i, (a, b) in enumerate(zip(o, n)) if a != b), None)
+    if at is None:
+        return None
+    for k in range(1, most + 1):
+        rest = len(o) - at - k
+        if rest >= 0 and o[at + k:] == n[at:at + rest] and (rest > 0 or len(n) <= at):
+            return at, k, 0
+        if at + k + len(o) - at <= len(n) and n[at + k:at + k + len(o) - at] == o[at:]:
+            return at, 0, k
+    return None
+
+
+def _gist(raw: bytes) -> str:  # a line in a few words: its record's type, id, action and verdict
+    rec, _ = parse_line(raw)
+    if not rec:
+        return "not a JSON object"
+    words = [str(rec.get(k)) for k in ("t", "id", "action", "to") if isinstance(rec.get(k), str)]
+    return " ".join(words) or "a record"
 
 
 def render_expected(data: bytes, records: Optional[List[Dict[str, Any]]] = None) -> Optional[bytes]:
