@@ -14,10 +14,18 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
     from typing import Any, Dict, List, Optional, Tuple
 
 
+def unknown_prior(st: State, pid: str) -> Refusal:
+    """`pid` names no prior: the refusal says which ids there are (newcomer pass 27aw: a bare code)."""
+    ids = list(st.priors)
+    hint = (f"the ledger's priors are {ids[0]} … {ids[-1]}: `priors list` shows them" if len(ids) > 1 else
+            f"the ledger's one prior is {ids[0]}" if ids else "the ledger holds no priors yet")
+    return Refusal("UNKNOWN_PRIOR", id=pid, hint=hint)
+
+
 def decide_event(st: State, pid: str, verdict: str, reason: Optional[str], open_run: Optional[str]) -> Dict[str, Any]:
     p = st.priors.get(pid)
     if p is None:
-        raise Refusal("UNKNOWN_PRIOR", id=pid)
+        raise unknown_prior(st, pid)
     if p.redacted:
         raise Refusal("REDACTED", id=pid)
     if open_run is not None:
@@ -32,7 +40,7 @@ def decide_event(st: State, pid: str, verdict: str, reason: Optional[str], open_
 def check_redactable(st: State, pid: str) -> None:
     p = st.priors.get(pid)
     if p is None:
-        raise Refusal("UNKNOWN_PRIOR", id=pid)
+        raise unknown_prior(st, pid)
     if p.redacted:
         raise Refusal("ALREADY_REDACTED", id=pid)
 

@@ -634,9 +634,12 @@ def check_since(old: bytes, new: bytes, rev: str = "the old revision") -> List[P
     """The ledger only grew since `old`: a line-by-line prefix, except sanctioned redaction rewrites. A run of
     lines removed or put in between is named once, where it is, and the lines after it are compared with their
     old selves (newcomer pass 27aw: one line deleted by hand read as 30 changed lines and a shrunk ledger)."""
-    o, n = split_lines(old), split_lines(new)
+    return _since(split_lines(old), split_lines(new), rev)
+
+
+def _since(o: List[bytes], n: List[bytes], rev: str, depth: int = 0) -> List[Problem]:
     problems: List[Problem] = []
-    moved = _moved_block(o, n)
+    moved = _moved_block(o, n) if depth < 20 else None  # (20 runs named: the rest line by line)
     if moved is not None:
         at, gone, put = moved
         what = (f"{gone} line{'s' if gone != 1 else ''} removed here (line {at + 1} at {rev} was "
@@ -644,8 +647,7 @@ def check_since(old: bytes, new: bytes, rev: str = "the old revision") -> List[P
                 f" {at} and {at + 1} of {rev} (lines are added at the end only)")
         problems.append(Problem(at + 1, "NOT_APPEND_ONLY", f"{what} since {rev}: `git checkout {rev} --"
                                 f" .priors/ledger.jsonl` puts the ledger back as it was (the lines added since go with it)"))
-        later = [p for p in check_since(b"".join(o[:at] + o[at + gone:]), b"".join(n[:at] + n[at + put:]), rev)
-                 if p.code != "LEDGER_SHRANK"]
+        later = _since(o[:at] + o[at + gone:], n[:at] + n[at + put:], rev, depth + 1)
         return problems + [Problem(p.line + (put if p.line > at else 0), p.code, p.message) for p in later]
     if len(n) < len(o):
         problems.append(Problem(len(n) + 1 if n else 1, "LEDGER_SHRANK",
@@ -666,26 +668,23 @@ def check_since(old: bytes, new: bytes, rev: str = "the old revision") -> List[P
     return problems
 
 
-def _moved_block(o: List[bytes], n: List[bytes], most: int = 100) -> Optional[Tuple[int, int, int]]:
-    """(where, removed, put in) when `n` is `o` with one run of up to `most` lines taken out of it or put into it
-    (lines appended after, as usual), else None. Looked for only past the first line that differs."""
+def _moved_block(o: List[bytes], n: List[bytes], most: int = 100, near: int = 8) -> Optional[Tuple[int, int, int]]:
+    """(where, removed, put in) when, at the first line that differs, up to `most` lines were taken out of `o` or put
+    in: most of the `near` lines after are the same lines again (lines merely edited share none, shifted)."""
     at = next((i for i, (a, b) in enumerate(zip(o, n)) if a != b), None)
     if at is None:
         return None
     for k in range(1, most + 1):
-        rest = len(o) - at - k
-        if rest >= 0 and o[at + k:] == n[at:at + rest] and (rest > 0 or len(n) <= at):
-            return at, k, 0
-        if at + k + len(o) - at <= len(n) and n[at + k:at + k + len(o) - at] == o[at:]:
-            return at, 0, k
+        for gone, put in ((k, 0), (0, k)):
+            pairs = list(zip(o[at + gone:at + gone + near], n[at + put:at + put + near]))
+            if pairs and sum(a == b for a, b in pairs) * 2 > len(pairs):
+                return at, gone, put
     return None
 
 
 def _gist(raw: bytes) -> str:  # a line in a few words: its record's type, id, action and verdict
     rec, _ = parse_line(raw)
-    if not rec:
-        return "not a JSON object"
-    words = [str(rec.get(k)) for k in ("t", "id", "action", "to") if isinstance(rec.get(k), str)]
+    words = [str(rec.get(k)) for k in ("t", "id", "action", "to") if isinstance(rec.get(k), str)] if rec else ["not JSON"]
     return " ".join(words) or "a record"
 
 
