@@ -1095,21 +1095,11 @@ def test_a_decision_after_a_restated_lesson_line_holds_for_the_lookup(keeper):
     assert code == 1 and ("RERAISE", base.count(b"\n") + 1) in problems, problems
 
 
-def test_a_run_s_lesson_candidates_read_each_lesson_of_the_namespace_once(keeper, monkeypatch):
-    """A lesson candidate is compared with every lesson of its namespace, each needing a `Likeness`;
-    `likeness`'s own cache holds 4,096, so at a namespace of more lessons (~7,000 at 100k priors) each
-    candidate of a run — and each again when `commit` judges it — worked every one out anew (~1 s a
-    candidate there). The run's pool keeps them: here `likeness` caches nothing, as a namespace larger
-    than its cache makes it, and still each lesson is read once for the whole batch."""
+def _count_likenesses(monkeypatch) -> list:
+    """Each claim a `Likeness` is worked out for, in order — with `likeness`'s cache made to hold none, as a
+    namespace larger than it makes it."""
     from priors.core import lesson_likeness
-    from priors.ops.propose import propose
-    from priors.store.paths import Paths
 
-    lessons = ["Keep secrets out of the repository", "Prefer small pull requests", "Write the changelog entry first",
-               "Run the linter before pushing", "Document every public function"]
-    for claim in lessons:
-        keeper.ok("suggest", "--ns", NS, claim)
-    run = keeper.open_run(NS, {})["run"]
     made: list = []
     real_init = lesson_likeness.Likeness.__init__
 
@@ -1118,7 +1108,25 @@ def test_a_run_s_lesson_candidates_read_each_lesson_of_the_namespace_once(keeper
         real_init(self, claim)
 
     monkeypatch.setattr(lesson_likeness.Likeness, "__init__", counted)
-    monkeypatch.setattr(lesson_likeness, "likeness", lesson_likeness.Likeness)  # (a cache that never holds one)
+    monkeypatch.setattr(lesson_likeness, "likeness", lesson_likeness.Likeness)
+    return made
+
+
+def test_a_run_s_lesson_candidates_read_each_lesson_of_the_namespace_once(keeper, monkeypatch):
+    """A lesson candidate is compared with every lesson of its namespace, each needing a `Likeness`;
+    `likeness`'s own cache holds 4,096, so at a namespace of more lessons (~7,000 at 100k priors) each
+    candidate of a run — and each again when `commit` judges it — worked every one out anew (~1 s a
+    candidate there). The run's pool keeps them: here `likeness` caches nothing, as a namespace larger
+    than its cache makes it, and still each lesson is read once for the whole batch."""
+    from priors.ops.propose import propose
+    from priors.store.paths import Paths
+
+    lessons = ["Keep secrets out of the repository", "Prefer small pull requests", "Write the changelog entry first",
+               "Run the linter before pushing", "Document every public function"]
+    for claim in lessons:
+        keeper.ok("suggest", "--ns", NS, claim)
+    run = keeper.open_run(NS, {})["run"]
+    made = _count_likenesses(monkeypatch)
     cands = ["Pin every tool version in the lockfile", "Ask before deleting a branch", "Name each test after what it proves"]
     items = [(f"c{i}", {"type": "calibration", "claim": c}) for i, c in enumerate(cands)]
     (keeper.root / ".priors" / "cache" / "lesson_keys.bin").unlink()  # (the signatures `suggest` kept: see below)
@@ -1135,7 +1143,7 @@ def test_the_door_keeps_each_lesson_s_signature_and_reads_only_the_lessons_shari
     so a later call works out no other (at 7,000 lessons of a namespace, 1.2 s a call)."""
     from priors.core import lesson_likeness
     from priors.ops.suggest import suggest
-    from priors.store import lesson_keys
+    from priors.store import cache_key, lesson_keys
     from priors.store.paths import Paths
 
     keeper.ok("suggest", "--ns", NS, SUITE)
@@ -1144,15 +1152,7 @@ def test_the_door_keeps_each_lesson_s_signature_and_reads_only_the_lessons_shari
         keeper.ok("suggest", "--ns", NS, claim)
     kept = keeper.root / ".priors" / "cache" / lesson_keys.KEYS_FILE
     assert kept.exists() and SUITE.encode() not in kept.read_bytes()  # (digests and stems, no claim's text)
-    made: list = []
-    real_init = lesson_likeness.Likeness.__init__
-
-    def counted(self, claim):
-        made.append(claim)
-        real_init(self, claim)
-
-    monkeypatch.setattr(lesson_likeness.Likeness, "__init__", counted)
-    monkeypatch.setattr(lesson_likeness, "likeness", lesson_likeness.Likeness)
+    made = _count_likenesses(monkeypatch)
     suggest(Paths(keeper.root), NS, ["Name each branch after its ticket"], [], None, None)
     assert made == ["Name each branch after its ticket"], made  # no lesson shares a key with it
     made.clear()
@@ -1165,7 +1165,7 @@ def test_the_door_keeps_each_lesson_s_signature_and_reads_only_the_lessons_shari
     forged = lesson_likeness.KnownKeys()
     forged.added = {lesson_likeness.claim_digest(SUITE): (("key", "nothing"),)}
     with monkeypatch.context() as m:
-        m.setattr(lesson_keys, "cache_key", lambda _dir: b"an agent's own key, 32 bytes...!")
+        m.setattr(cache_key, "cache_key", lambda _dir: b"an agent's own key, 32 bytes...!")
         kept.unlink()
         lesson_keys.save(keeper.root / ".priors", forged)
     body = keeper.refused("RERAISE", "suggest", "--ns", "docs", SUITE_REWORDED)

@@ -107,6 +107,31 @@ def mac(key: bytes, parts: Iterable[bytes]) -> bytes:
     return h.digest()
 
 
+def read_sealed(priors_dir: Path, path: Any, magic: bytes, signature: bytes, most: int) -> Optional[bytes]:
+    """The body of a small cache file `seal` wrote — its magic, the signature of the code that wrote it, the MAC
+    under this user's key, the body — or None for any other file (read only when regular, at most `most` bytes)."""
+    key = cache_key(priors_dir)
+    fh = open_cache(path) if key is not None else None
+    if fh is None or key is None:
+        return None
+    try:
+        with fh:
+            raw = fh.read(most + 1)
+    except OSError:
+        return None
+    at = len(magic) + len(signature)
+    if len(raw) > most or len(raw) < at + MAC_BYTES or not raw.startswith(magic) or raw[len(magic):at] != signature:
+        return None
+    body = raw[at + MAC_BYTES:]
+    return body if mac(key, [body]) == raw[at:at + MAC_BYTES] else None
+
+
+def seal(priors_dir: Path, magic: bytes, signature: bytes, body: bytes) -> Optional[bytes]:
+    """What `read_sealed` reads back, or None without a key (then no cache file is written)."""
+    key = cache_key(priors_dir)
+    return None if key is None else magic + signature + mac(key, [body]) + body
+
+
 def new_mac(key: bytes) -> "hmac.HMAC":
     """An HMAC-SHA256 to feed a file's bytes as they are read."""
     return hmac.new(key, digestmod=hashlib.sha256)

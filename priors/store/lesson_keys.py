@@ -23,7 +23,7 @@ import sys
 
 from priors.core import lesson_likeness, letters, lexicon, reading, similarity
 from priors.core.lesson_likeness import KnownKeys
-from priors.store.cache_key import MAC_BYTES, cache_key, mac, open_cache
+from priors.store.cache_key import read_sealed, seal
 from priors.store.fold_cache import CACHE_DIR, write_file
 
 TYPE_CHECKING = False
@@ -51,9 +51,6 @@ def _signature() -> bytes:
     return _SIG[0]
 
 
-_FIELDS = len(MAGIC) + 32 + MAC_BYTES  # MAGIC, signature(32), MAC(32); then the marshalled dict
-
-
 def load(priors_dir: Path) -> KnownKeys:
     """The signatures kept, read on first use (none when the file is missing, another version's, or not this
     keeper's)."""
@@ -61,21 +58,11 @@ def load(priors_dir: Path) -> KnownKeys:
 
 
 def _read(priors_dir: Path) -> Optional[Dict[bytes, Tuple[Any, ...]]]:
-    key = cache_key(priors_dir)
-    fh = open_cache(priors_dir / CACHE_DIR / KEYS_FILE) if key is not None else None
-    if fh is None or key is None:
+    body = read_sealed(priors_dir, priors_dir / CACHE_DIR / KEYS_FILE, MAGIC, _signature(), _MAX_BYTES)
+    if body is None:
         return None
     try:
-        with fh:
-            raw = fh.read(_MAX_BYTES + 1)
-    except OSError:
-        return None
-    if len(raw) > _MAX_BYTES or len(raw) < _FIELDS or not raw.startswith(MAGIC):
-        return None
-    if raw[len(MAGIC):len(MAGIC) + 32] != _signature() or mac(key, [raw[_FIELDS:]]) != raw[len(MAGIC) + 32:_FIELDS]:
-        return None
-    try:
-        got = marshal.loads(raw[_FIELDS:])
+        got = marshal.loads(body)
     except (ValueError, TypeError, EOFError):
         return None
     return got if type(got) is dict else None
@@ -87,12 +74,11 @@ def save(priors_dir: Path, known: KnownKeys) -> None:
     candidate's, and at 7,000 lessons the file is 1.4 MB; until then a call works out the few left over."""
     if not known.added or len(known.added) < 64 and len(known.added) * 16 < len(known.known):
         return
-    key = cache_key(priors_dir)
-    if key is None:
-        return
     every = dict(known.known)
     every.update(known.added)
     words: Dict[Any, Any] = {}  # one object for each key of all the signatures: marshal writes it once
-    body = marshal.dumps({d: tuple(words.setdefault(k, k) for k in keys) for d, keys in every.items()}, 4)
-    write_file(priors_dir, KEYS_FILE, [MAGIC + _signature() + mac(key, [body]), body])
-    known.known, known.added = every, {}
+    sealed = seal(priors_dir, MAGIC, _signature(),
+                  marshal.dumps({d: tuple(words.setdefault(k, k) for k in keys) for d, keys in every.items()}, 4))
+    if sealed is not None:
+        write_file(priors_dir, KEYS_FILE, [sealed])
+        known.known, known.added = every, {}

@@ -15,7 +15,7 @@ from priors.core.errors import MachineError, UsageError
 from priors.core.fold import PriorState, State
 from priors.core.views import display_status, markdown_pieces, table_cell, table_row
 from priors.store import fold_cache as cache
-from priors.store.cache_key import MAC_BYTES, cache_key, mac, open_cache
+from priors.store.cache_key import MAC_BYTES, read_sealed, seal
 from priors.store.files import atomic_write, read_bytes
 from priors.store.fold_cache import write_file
 
@@ -176,28 +176,14 @@ _SIZE = _FIELDS + 8 + 32 + 32 + 8
 
 
 def read_mark(priors_dir: Path) -> Optional[Tuple[int, bytes, bytes, int]]:
-    key = cache_key(priors_dir)
-    fh = open_cache(priors_dir / "cache" / RENDER_FILE) if key is not None else None
-    if fh is None or key is None:
+    raw = read_sealed(priors_dir, priors_dir / "cache" / RENDER_FILE, MAGIC, _signature(), _SIZE)
+    if raw is None or len(raw) != _SIZE - _FIELDS:
         return None
-    try:
-        with fh:
-            raw = fh.read(_SIZE + 1)
-    except OSError:
-        return None
-    if len(raw) != _SIZE or not raw.startswith(MAGIC) or raw[len(MAGIC):len(MAGIC) + 32] != _signature():
-        return None
-    if mac(key, [raw[_FIELDS:]]) != raw[len(MAGIC) + 32:_FIELDS]:
-        return None
-    i = _FIELDS
-    return (int.from_bytes(raw[i:i + 8], "big"), raw[i + 8:i + 40], raw[i + 40:i + 72],
-            int.from_bytes(raw[i + 72:i + 80], "big"))
+    return (int.from_bytes(raw[0:8], "big"), raw[8:40], raw[40:72], int.from_bytes(raw[72:80], "big"))
 
 
 def _write_mark(priors_dir: Path, ledger: Mark, md_digest: bytes, rows: int) -> None:
     """Best effort, like the fold cache: this is only an optimisation."""
-    key = cache_key(priors_dir)
-    if key is None:
-        return
-    fields = ledger[0].to_bytes(8, "big") + ledger[1] + md_digest + rows.to_bytes(8, "big")
-    write_file(priors_dir, RENDER_FILE, [MAGIC + _signature() + mac(key, [fields]) + fields])
+    sealed = seal(priors_dir, MAGIC, _signature(), ledger[0].to_bytes(8, "big") + ledger[1] + md_digest + rows.to_bytes(8, "big"))
+    if sealed is not None:
+        write_file(priors_dir, RENDER_FILE, [sealed])
