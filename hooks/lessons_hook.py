@@ -38,9 +38,14 @@ MAX_QUERY = 4000  # characters of the prompt used for ranking: plenty of words, 
 TIMEOUT = 10  # seconds; the hook's own timeout in hooks.json is longer
 
 
+ISOLATED_BOOT = "import sys;sys.path.append(sys.argv.pop(1));from priors.cli.main import run;run()"  # (store/git.py's)
+
+
 def keeper(given=None):
     """The command that runs the keeper: `given` (a full path) when it is an executable file, else
-    `priors` on PATH, else this Python's `-m priors`, else None."""
+    `priors` on PATH, else this Python running the keeper it can import — isolated (`-I`, the package's folder
+    named): the session's folder is the project's, whose own `priors/` `-m priors` would have run (hostile pass
+    27ax) — else None."""
     if given and os.path.isfile(given) and os.access(given, os.X_OK):
         return [given]
     exe = shutil.which("priors")
@@ -49,8 +54,10 @@ def keeper(given=None):
     try:
         import importlib.util
 
-        if importlib.util.find_spec("priors") is not None and importlib.util.find_spec("priors.cli") is not None:
-            return [sys.executable, "-m", "priors"]
+        spec = importlib.util.find_spec("priors")
+        if spec is not None and spec.submodule_search_locations and importlib.util.find_spec("priors.cli") is not None:
+            home = os.path.dirname(os.path.abspath(list(spec.submodule_search_locations)[0]))
+            return [sys.executable, "-I", "-c", ISOLATED_BOOT, home]
     except (ImportError, ValueError):
         pass
     return None

@@ -6,8 +6,9 @@ hostile module there ran inside the keeper (newcomer pass 27aw). `priors` itself
 own modules come from its package folder, whatever the path says — so every entry naming the current
 folder is dropped before anything else is imported: the one `-m` put first, an empty part of
 PYTHONPATH (`a::b`, a trailing `:`), which Python reads as the current folder too. Unless the current
-folder is the standard library's own. (The console script never has the first; install.sh's launcher
-also runs `-I`.)"""
+folder is the standard library's own. What Python imports at start-up, before this runs (a
+`sitecustomize.py` there, under an empty PYTHONPATH part), it cannot stop: install.sh's launcher, the hooks'
+fallback and the merge driver start Python isolated (`-I`); the console script never has the folder."""
 
 import os
 import sys

@@ -928,3 +928,27 @@ def test_a_key_inside_the_repository_is_never_used(keeper, tmp_path):
     assert not (keeper.root / ".cache" / "priors" / "cache.key").exists()
     said = {c["check"]: c for c in json.loads(keeper("doctor", "--json", env=env).out)["checks"]}["cache key"]
     assert said["state"] == "off" and "inside this repository" in said["detail"], said
+
+
+def test_a_git_folder_planted_nearer_does_not_put_the_key_outside_the_repository(tmp_path, monkeypatch):
+    """Hostile pass 27ax: with the home folder a git work tree and `.priors/` in a folder of it without a `.git`,
+    the key was refused — until an agent wrote `sub/.git`, which made the nearest `.git` the repository's top.
+    The outermost work tree above `.priors/` is the repository."""
+    from priors.store import cache_key as ck
+
+    home = tmp_path / "home"
+    (home / ".git").mkdir(parents=True)
+    priors_dir = home / "sub" / ".priors"
+    priors_dir.mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    for var in ("XDG_CACHE_HOME", "LOCALAPPDATA"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(ck, "_INSIDE", {})
+    assert ck.key_inside(priors_dir) and ck.cache_key(priors_dir) is None
+    (home / "sub" / ".git").write_text("gitdir: /nowhere\n")
+    monkeypatch.setattr(ck, "_INSIDE", {})
+    assert ck.key_inside(priors_dir) and ck.cache_key(priors_dir) is None
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "elsewhere"))  # a key outside every work tree is used
+    monkeypatch.setattr(ck, "_INSIDE", {})
+    monkeypatch.setattr(ck, "_KEY", [])
+    assert not ck.key_inside(priors_dir) and ck.cache_key(priors_dir) is not None

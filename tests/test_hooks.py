@@ -296,3 +296,16 @@ def test_the_stop_hook_survives_hostile_transcripts_and_quoted_passwords_in_tool
     assert trace["prompt"] == "set up the database"
     (call,) = trace["tools"]
     assert "hunter2" not in call["input"] and "settings.py" in call["input"] and call["output"] == "written"
+
+
+def test_the_fallback_keeper_never_runs_the_project_s_own_priors_package(repo):
+    """Hostile pass 27ax: with no `priors` on PATH the hook ran `python -m priors` in the session's folder — the
+    project's — so a project folder named `priors/` ran in the keeper's place. It runs isolated, the keeper's
+    package named."""
+    marker = repo.root / "hijacked"
+    (repo.root / "priors").mkdir()
+    (repo.root / "priors" / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    (repo.root / "priors" / "__main__.py").write_text("")
+    text = context(run_hook("session-start", start_json(repo.root), repo.root, "/usr/bin:/bin"), "SessionStart")
+    assert "Never edit generated files by hand." in text
+    assert not marker.exists()

@@ -878,3 +878,32 @@ def test_a_branch_that_turns_signing_on_is_not_merged_into_a_side_without_the_li
     m = alice.git("merge", "--no-edit", "bob", check=False)
     assert m.returncode == 0, m.stdout + m.stderr
     assert alice("verify").code == 0 and alice("verify", "--since", "HEAD~1").code == 0
+
+
+def test_the_driver_never_runs_the_repository_s_own_priors_package(tmp_path):
+    """Hostile pass 27ax: with no `priors` on PATH, `init --git` registered `python -m priors merge-driver`, which git
+    runs in the repository's top folder — so the repository's own `priors/` ran in the keeper's place, and a merge
+    dropped the other branch's lines without a word. The driver runs isolated, the keeper's package named."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    r = Repo(root)
+    r.git("init", "-q", "-b", "main")
+    bare = {"PATH": os.pathsep.join(("/usr/bin", "/bin"))}  # (no `priors` on it)
+    assert r("init", "--git", env=bare).code == 0
+    assert " -I -c " in r.git("config", "merge.priors.driver").stdout
+    r.write("a.py", "x = 1\n")
+    r.save("init")
+    r.git("checkout", "-qb", "side")
+    assert r("add", "--ns", "cr", "Always check quantities on the side branch", env=bare).code == 0
+    r.save("side")
+    r.git("checkout", "-q", "main")
+    assert r("add", "--ns", "cr", "Never swallow payment errors on the main branch", env=bare).code == 0
+    (root / "priors").mkdir()
+    (root / "priors" / "__init__.py").write_text("import sys\nsys.stderr.write('HIJACK\\n')\n")
+    (root / "priors" / "__main__.py").write_text("")
+    r.save("main")
+    env = dict(r.env(), PATH=bare["PATH"])
+    merged = subprocess.run(["git", "merge", "--no-edit", "side"], cwd=str(root), capture_output=True, text=True, env=env)
+    assert merged.returncode == 0 and "HIJACK" not in merged.stdout + merged.stderr, merged
+    claims = [x["claim"] for x in r.ledger() if x.get("t") == "prior"]
+    assert sorted(claims) == ["Always check quantities on the side branch", "Never swallow payment errors on the main branch"]

@@ -265,13 +265,23 @@ def test_a_line_removed_or_put_in_is_named_once_where_it_is():
     assert [(p.code, p.line) for p in check_since(old, two)] == [("NOT_APPEND_ONLY", 5)]
     put = lines_of(recs[:3] + [k.commit("run-008")] + recs[3:])
     (p,) = check_since(old, put)
-    assert (p.code, p.line) == ("NOT_APPEND_ONLY", 4) and p.message.startswith("1 line put in here, between lines 3 and 4")
+    assert (p.code, p.line) == ("NOT_APPEND_ONLY", 4) and p.message.startswith("1 line put in here, after line 3 of")
     # an edit further on is named at its own line, as the ledger has it now
     later = [dict(r) for r in recs[:4] + recs[5:]]
     i = next(j for j, r in enumerate(later) if r.get("to") == "still-open")
     later[i]["to"] = "fixed"
     probs = check_since(old, lines_of(later))
     assert [(p.code, p.line) for p in probs] == [("NOT_APPEND_ONLY", 5), ("NOT_APPEND_ONLY", i + 1)], probs
+    # hostile pass 27ax: an edit before the run, or after a line put in, no longer hides it or the lines after
+    big = [k.prior(f"P-{n:04d}", "run-001", f"claim {n}") for n in range(1, 61)]
+    swapped = big[:3] + [big[4], big[3]] + big[5:30] + big[31:]
+    assert [(p.code, p.line) for p in check_since(lines_of(big), lines_of(swapped))] == [
+        ("NOT_APPEND_ONLY", 4), ("NOT_APPEND_ONLY", 5), ("NOT_APPEND_ONLY", 31)]
+    edited = big[:10] + [big[40]] + big[10:59] + [dict(big[59], claim="claim 60, edited")]
+    assert [(p.code, p.line) for p in check_since(lines_of(big), lines_of(edited))] == [
+        ("NOT_APPEND_ONLY", 11), ("NOT_APPEND_ONLY", 61)]
+    many = big[:5] + big[25:]  # a run of twenty removed at once
+    assert [(p.code, p.line) for p in check_since(lines_of(big), lines_of(many))] == [("NOT_APPEND_ONLY", 6)]
 
 
 def test_since_accepts_redaction_rewrites():

@@ -64,7 +64,7 @@ OPEN_MEANS = (
 # what each key does to the prior a call is about (newcomer pass 27aw pressed `k` on a finding it wanted checked
 # still: `keep` settles it as `accepted`, and no run checks it again), by verdict
 CALL_MEANS = {
-    "keep": "it stands as it is: settled, as accepted — no run checks it again (to have runs go on checking it, skip)",
+    "keep": "it stands as it is: settled, as accepted — no run checks it again",
     "accepted": "you accept it: settled — given to every run if it is a lesson, never raised again on this code",
     "obsolete": "it no longer applies: retired",
     "reopen": "open again: every run checks it (needs a reason)",

@@ -634,51 +634,50 @@ def check_since(old: bytes, new: bytes, rev: str = "the old revision") -> List[P
     """The ledger only grew since `old`: a line-by-line prefix, except sanctioned redaction rewrites. A run of
     lines removed or put in between is named once, where it is, and the lines after it are compared with their
     old selves (newcomer pass 27aw: one line deleted by hand read as 30 changed lines and a shrunk ledger)."""
-    return _since(split_lines(old), split_lines(new), rev)
-
-
-def _since(o: List[bytes], n: List[bytes], rev: str, depth: int = 0) -> List[Problem]:
+    o, n = split_lines(old), split_lines(new)
     problems: List[Problem] = []
-    moved = _moved_block(o, n) if depth < 20 else None  # (20 runs named: the rest line by line)
-    if moved is not None:
-        at, gone, put = moved
-        what = (f"{gone} line{'s' if gone != 1 else ''} removed here (line {at + 1} at {rev} was "
-                f"{_gist(o[at])})" if gone else f"{put} line{'s' if put != 1 else ''} put in here, between lines"
-                f" {at} and {at + 1} of {rev} (lines are added at the end only)")
-        problems.append(Problem(at + 1, "NOT_APPEND_ONLY", f"{what} since {rev}: `git checkout {rev} --"
-                                f" .priors/ledger.jsonl` puts the ledger back as it was (the lines added since go with it)"))
-        later = _since(o[:at] + o[at + gone:], n[:at] + n[at + put:], rev, depth + 1)
-        return problems + [Problem(p.line + (put if p.line > at else 0), p.code, p.message) for p in later]
-    if len(n) < len(o):
-        problems.append(Problem(len(n) + 1 if n else 1, "LEDGER_SHRANK",
-                                f"the ledger has {len(n)} lines but had {len(o)} at {rev}: lines were removed"))
     tombs: Optional[Set[str]] = None  # read only when some line changed: a ledger that only grew needs no parse
-    for i, (a, b) in enumerate(zip(o, n), 1):
-        if a == b:
+    i = j = 0  # the next line of `o`, of `n`
+    tries = 200  # (runs looked for at so many lines that differ: then line by line — hostile pass 27ax's floods)
+    while i < len(o) and j < len(n):
+        if o[i] == n[j]:
+            i, j = i + 1, j + 1
             continue
-        why = rewrite_problem(a, b)
+        moved = _moved_at(o, n, i, j) if tries > 0 else None
+        tries -= 1
+        if moved is not None:
+            gone, put = moved
+            what = (f"{gone} line{'s' if gone != 1 else ''} removed here (line {i + 1} at {rev} was {_gist(o[i])})"
+                    if gone else f"{put} line{'s' if put != 1 else ''} put in here, after line {i} of {rev} (lines"
+                    " are added at the end only)")
+            problems.append(Problem(j + 1, "NOT_APPEND_ONLY", f"{what} since {rev}: `git checkout {rev} --"
+                                    f" .priors/ledger.jsonl` puts the ledger back as it was (the lines added since go with it)"))
+            i, j = i + gone, j + put
+            continue
+        why = rewrite_problem(o[i], n[j])
         if why is None:
             if tombs is None:
                 tombs = redacted_ids(n)
-            stray = [s for s in _subjects(b) if s not in tombs]
+            stray = [x for x in _subjects(n[j]) if x not in tombs]
             if stray:
                 why = f"was rewritten for a redaction of {stray[0]}, which is not a tombstone"
         if why is not None:
-            problems.append(Problem(i, "NOT_APPEND_ONLY", f"{why} since {rev}"))
+            problems.append(Problem(j + 1, "NOT_APPEND_ONLY", f"{why} since {rev}"))
+        i, j = i + 1, j + 1
+    if i < len(o):
+        problems.append(Problem(len(n) + 1 if n else 1, "LEDGER_SHRANK", f"the ledger has {len(n)} lines but had"
+                                f" {len(o)} at {rev}: lines were removed" + (f" (from line {i + 1} at {rev})" if i else "")))
     return problems
 
 
-def _moved_block(o: List[bytes], n: List[bytes], most: int = 100, near: int = 8) -> Optional[Tuple[int, int, int]]:
-    """(where, removed, put in) when, at the first line that differs, up to `most` lines were taken out of `o` or put
-    in: most of the `near` lines after are the same lines again (lines merely edited share none, shifted)."""
-    at = next((i for i, (a, b) in enumerate(zip(o, n)) if a != b), None)
-    if at is None:
-        return None
+def _moved_at(o: List[bytes], n: List[bytes], i: int, j: int, most: int = 1000, near: int = 8) -> Optional[Tuple[int, int]]:
+    """(removed, put in) when, where `o[i]` and `n[j]` differ, up to `most` lines were taken out of `o` or put in:
+    most of the `near` lines after are the same lines again (lines merely edited share none, shifted)."""
     for k in range(1, most + 1):
         for gone, put in ((k, 0), (0, k)):
-            pairs = list(zip(o[at + gone:at + gone + near], n[at + put:at + put + near]))
+            pairs = list(zip(o[i + gone:i + gone + near], n[j + put:j + put + near]))
             if pairs and sum(a == b for a, b in pairs) * 2 > len(pairs):
-                return at, gone, put
+                return gone, put
     return None
 
 

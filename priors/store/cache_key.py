@@ -64,17 +64,17 @@ def cache_key(priors_dir: Path) -> Optional[bytes]:
 
 
 def key_inside(priors_dir: Path) -> bool:
-    """Whether the key's place is inside the repository holding `priors_dir`: the nearest folder above it with a
-    `.git` (a work tree's top), else the target root itself. Anything there an agent may read."""
+    """Whether the key's place is inside the repository holding `priors_dir`: the outermost folder above it with
+    a `.git` (a work tree's top: the outermost, since an agent writing the repository can plant a `.git` nearer —
+    hostile pass 27ax), else the target root itself. Anything there an agent may read."""
     root = os.path.realpath(os.path.dirname(os.path.abspath(str(priors_dir))))
     got = _INSIDE.get(root)
     if got is None:
         path = key_path()
-        top, here = root, root
+        top = here = root
         while True:
             if os.path.lexists(os.path.join(here, ".git")):
                 top = here
-                break
             up = os.path.dirname(here)
             if up == here:
                 break

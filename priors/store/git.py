@@ -214,13 +214,23 @@ def head_commit(cwd: Any) -> str:
 
 
 def driver_command() -> str:
-    """`priors` when it is on PATH, else this interpreter's `-m priors` (so a venv without the script works)."""
+    """`priors` when it is on PATH, else this interpreter running the keeper from the folder this one runs from.
+    Isolated (`-I`): git runs the driver in the repository's top folder, and `-m priors` there imported that
+    repository's own `priors/` (or anything else of its) in place of the keeper's (hostile pass 27ax: a merge
+    that dropped the other branch's lines without a word)."""
     import shutil
 
     if shutil.which("priors"):
         return "priors"
     exe = Path(sys.executable).as_posix()
-    return f'"{exe}" -m priors'
+    home = Path(__file__).resolve().parents[2].as_posix()  # (the folder holding the `priors` package)
+    return f'"{exe}" -I -c \'{ISOLATED_BOOT}\' "{home}"'
+
+
+# How an isolated interpreter (`-I`: no current folder, PYTHONPATH or user site on the path) finds the keeper:
+# the folder holding the package, its first argument, put at the end of the path (so it never shadows the
+# standard library), then the CLI with the rest of the arguments.
+ISOLATED_BOOT = "import sys;sys.path.append(sys.argv.pop(1));from priors.cli.main import run;run()"
 
 
 ATTR_LINES = (
