@@ -5,7 +5,7 @@ ledger it was folded from (its SHA-256), never who folded it, so a `fold.bin` wr
 ledger's digest and a state of its own was believed: a person's `wontfix` read as open in `status`,
 `relevant` and `PRIORS.md` (and in `render`, whose stale table `verify` then named for good), and
 `commit` sealed an agent's verdict on it (hostile pass 27av; `verify`, which folds the ledger itself,
-named the line). Each cache file the verbs believe (`fold.bin`, `render.bin`) now carries an HMAC-SHA256
+named the line). Each cache file the verbs believe (`fold.bin`, `render.bin`, `lesson_keys.bin`) carries an HMAC-SHA256
 under a random key kept outside the repository, in this user's cache folder; a file whose MAC does not
 check is ignored like a torn one, and the ledger is folded afresh. Writing files in the repository is
 no longer enough to forge one: that takes reading the key — as much as running a person's verb.
