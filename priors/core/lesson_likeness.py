@@ -69,7 +69,7 @@ def signature(claim: str) -> FrozenSet[Any]:
     (`claim_key`: claims that fold alike are 1.0 whatever they weigh). Disjoint signatures ⇒ figure 0. Of the
     claim's `plain_letters`, as lessons are compared: the keys of its `Likeness`, and its fold."""
     like = likeness(claim)
-    return frozenset(like.keys() + [("key", like.key)])
+    return frozenset(like.signature())
 
 
 class Likeness:
@@ -119,6 +119,10 @@ class Likeness:
                 if gs is _NONE or gs.isdisjoint(groups):
                     total += v
         return total
+
+    def signature(self) -> List[Any]:
+        """Its keys and its fold: `signature`'s, kept by the door between calls (`KnownKeys`)."""
+        return self.keys() + [("key", self.key)]
 
     def keys(self) -> List[Any]:
         """Its signature less its fold: the keys the index files it under (`("kin", group)` for a group)."""
@@ -315,7 +319,7 @@ def most_similar_lesson(pool: List[PriorState], cand: Candidate, revised_from: F
     skip = set(cand.distinct_from)
     like = likeness if like is None else like
     mine = like(cand.claim)
-    sig = frozenset(mine.keys() + [("key", mine.key)]) if known is not None else None
+    sig = frozenset(mine.signature()) if known is not None else None
     best: Optional[Tuple[PriorState, float]] = None
     blind = door >= SETTLED_LESSON_DOOR
     for p in pool:
@@ -384,7 +388,7 @@ class KnownKeys:
     def put(self, claim: str, like: Likeness) -> None:
         d = claim_digest(claim)
         if d not in self.known:
-            self.added[d] = tuple(sorted(like.keys() + [("key", like.key)], key=repr))
+            self.added[d] = tuple(sorted(like.signature(), key=repr))
 
 
 def claim_digest(claim: str) -> bytes:
