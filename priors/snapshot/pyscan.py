@@ -72,45 +72,77 @@ def _patterns() -> _Patterns:
 def _masked(token: "re.Pattern[str]", source: str) -> Optional[str]:
     """The text with every comment made spaces and every string as many `x`s, line breaks included:
     the lines inside a string vanish (offsets stay), and nothing inside either counts as a bracket or
-    a quote. None when an f-string's braces do not pair as Python 3.11 reads them (`_unpaired_braces`).
+    a quote. None when an f-string might end elsewhere than Python 3.11 reads it (`_fstring_ends_here`).
 
-    Split, then masked in a plain loop: `token.sub` with a function made a match object and a call
-    for each of a file's comments and strings (~350,000 in the standard library)."""
+    Split, then masked by one list comprehension: `token.sub` with a function made a match object and
+    a call for each of a file's comments and strings (~350,000 in the standard library)."""
     parts = token.split(source)  # text, token, text, token, …, text
-    original = parts.copy()
-    for i in range(1, len(parts), 2):
-        s = parts[i]
-        if s[0] == "#":
-            parts[i] = " " * len(s)
-            continue
-        if "{" in s or "}" in s:
-            before = original[i - 1]
-            if len(before) < 2 and i > 1:
-                before = original[i - 2] + before
-            if "f" in before[-2:].lower() and _unpaired_braces(s):
-                return None
-        parts[i] = "x" * len(s)
+    tokens = parts[1::2]
+    # (three characters before the quote: a prefix, and what would make it part of a longer name)
+    for i in [i for i, s in enumerate(tokens) if "{" in s or "}" in s]:
+        s = tokens[i]
+        if s[0] != "#" and _F_PREFIX_END.search(parts[2 * i][-3:]) and not _fstring_ends_here(s):
+            return None
+    parts[1::2] = [("x" if s[0] != "#" else " ") * len(s) for s in tokens]
     return "".join(parts)
 
 
-def _unpaired_braces(s: str) -> bool:
-    """True when an f-string's replacement fields do not pair up as Python 3.11 reads them (3.12 lets
-    a field hold the string's own quote: `f"{d["k"]}"` is one string there, three tokens here)."""
-    depth = i = 0
-    n = len(s)
+# A string prefix that makes an f-string (or a 3.14 t-string, read alike): the whole of the name
+# before the quote. `if"}"` and `elif "}"` are a keyword and a plain string.
+_F_PREFIX_END = re.compile(r"(?i)(?<!\w)(?:[ft]r?|r[ft])\Z")
+
+
+def _fstring_ends_here(s: str) -> bool:
+    """Does the f-string token `s` (quotes included) end where Python 3.12 ends it too? It may not
+    when its closing quote falls inside a replacement field: 3.12 lets a field hold the string's own
+    quote (`f"{d["k"]}"` is one string there, three tokens here). Fields are followed as Python reads
+    them: `{{`/`}}` outside one are literal braces; in a field's expression brackets nest and a string
+    in the other quote is skipped whole; a top-level `:` starts the format spec, literal text with
+    fields of its own. Anything unusual (a backslash or `#` in an expression, a quote left open, a
+    bracket closed by the wrong one, `{{` in a spec) answers False: `ast` reads the file."""
+    stack: List[str] = []  # "f" a field's expression, "s" its format spec, else an open bracket
+    i, n = 0, len(s)
     while i < n:
         c = s[i]
-        if depth == 0 and c in "{}" and s[i + 1:i + 2] == c:
-            i += 2  # `{{` and `}}` outside a field are literal braces
+        top = stack[-1] if stack else ""
+        if top == "" or top == "s":  # literal text: the string's own, or a format spec
+            if c == "{" or c == "}":
+                doubled = s[i + 1:i + 2] == c
+                if top == "" and doubled:
+                    i += 2
+                    continue
+                if c == "}":
+                    if top == "":
+                        return False
+                    stack.pop()  # the spec ends its field
+                elif doubled:
+                    return False  # `{{` in a spec
+                else:
+                    stack.append("f")
+            i += 1
             continue
-        if c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-            if depth < 0:
-                return True
+        if c == "'" or c == '"':
+            quote = c * 3 if s[i:i + 3] == c * 3 else c
+            close = s.find(quote, i + len(quote))
+            if close < 0 or "\\" in s[i:close]:
+                return False
+            i = close + len(quote)
+            continue
+        if c in "([{":
+            stack.append(c)
+        elif c in ")]}":
+            if top != _OPENS[c] and not (c == "}" and top == "f"):
+                return False
+            stack.pop()
+        elif c == ":" and top == "f":
+            stack[-1] = "s"
+        elif c == "\\" or c == "#":
+            return False
         i += 1
-    return depth != 0
+    return not stack
+
+
+_OPENS = {")": "(", "]": "[", "}": "{"}
 
 
 def _depth(brackets: bytes, a: int, b: int) -> int:
@@ -131,14 +163,18 @@ def _continued(masked: str, line_start: int) -> bool:
 
 
 def _end_before(masked: str, floor: int, pos: int) -> int:
-    """Where the last token before `pos` (and after `floor`) ends; comments are blank already."""
-    lo = max(floor, pos - 512)  # what lies between two statements is short, almost always
-    head = masked[lo:pos].rstrip()
-    while head.endswith("\\"):
-        head = head[:-1].rstrip()
-    if not head and lo > floor:
-        return _end_before(masked, floor, lo)
-    return lo + len(head)
+    """Where the last token before `pos` (and after `floor`) ends; comments are blank already.
+    Looked for in a short stretch first (what lies between two statements almost always is), then in
+    one twice as long before it, and so on: a window of 512 copied for each definition cost more."""
+    width = 64
+    while True:
+        lo = max(floor, pos - width)
+        head = masked[lo:pos].rstrip()
+        while head.endswith("\\"):
+            head = head[:-1].rstrip()
+        if head or lo <= floor:
+            return lo + len(head)
+        pos, width = lo, width * 2
 
 
 def python_spans_fast(text: str) -> Optional[List[Span]]:
@@ -160,15 +196,16 @@ def python_spans_fast(text: str) -> Optional[List[Span]]:
 
     heads: List[Tuple[int, int, bool]] = []  # (line start, indent, decorator?) of heads at depth 0
     depth, at = 0, 0
+    count = brackets.count  # (`_depth` and `_continued` written out: this loop runs for every head)
     for m in rx.head.finditer("\n" + masked):  # offsets one past the text's: m.start() is the line's start
         start = m.start()
-        depth += _depth(brackets, at, start)
+        depth += count(b"(", at, start) - count(b")", at, start)
         at = start
         if depth == 0 and not (start > 0 and _continued(masked, start)):
-            indent = m.end(1) - 1 - start
-            word = masked[m.end(1) - 1]
-            if word != "a" or rx.async_def.match(masked, start + indent):
-                heads.append((start, indent, word == "@"))
+            word_at = m.end(1) - 1
+            word = masked[word_at]
+            if word != "a" or rx.async_def.match(masked, word_at):
+                heads.append((start, word_at - start, word == "@"))
     if depth + _depth(brackets, at, len(masked)) != 0:
         raise ValueError("a bracket does not close")
 
@@ -176,6 +213,7 @@ def python_spans_fast(text: str) -> Optional[List[Span]]:
     spans: List[Span] = []
     open_defs: List[Tuple[int, str]] = []  # enclosing definitions: (end, qualified name)
     first_decorator = -1
+    name_at, find, dedent_to = rx.name.match, masked.find, rx.dedent_to
     for start, indent, decorator in heads:
         if decorator:
             if rx.odd_decorator.match(masked, start):
@@ -183,18 +221,17 @@ def python_spans_fast(text: str) -> Optional[List[Span]]:
             if first_decorator < 0:
                 first_decorator = start
             continue
-        nm = rx.name.match(source, start)
+        nm = name_at(source, start)
         if nm is None or not nm.group(1).isascii():
             return None
-        line_end = masked.find("\n", start)
-        end = _block_end(masked, brackets, rx.dedent_to(indent), start, len(masked) if line_end < 0 else line_end,
+        line_end = find("\n", start)
+        end = _block_end(masked, brackets, dedent_to(indent), start, len(masked) if line_end < 0 else line_end,
                          starts)
         while open_defs and open_defs[-1][0] <= start:
             open_defs.pop()
-        qual = (open_defs[-1][1] + "." if open_defs else "") + nm.group(1)
-        span_start = first_decorator if first_decorator >= 0 else start
+        qual = open_defs[-1][1] + "." + nm.group(1) if open_defs else nm.group(1)
+        spans.append((qual, (first_decorator if first_decorator >= 0 else start) + shift, end + shift))
         first_decorator = -1
-        spans.append((qual, span_start + shift, end + shift))
         open_defs.append((end, qual))
     return spans
 
