@@ -21,7 +21,7 @@ from conftest import REPO
 
 sys.path.insert(0, str(REPO))
 
-from priors.snapshot import anchors
+from priors.snapshot import anchors, pyscan
 from priors.snapshot.hashing import normalized_utf8, squeezable, squeeze, squeezed_offsets
 from priors.snapshot.pyscan import python_spans_fast
 from priors.snapshot.scan import file_result
@@ -111,6 +111,24 @@ def test_fstrings_read_alike_in_every_python_are_answered_here(text):
 @pytest.mark.parametrize("text", GO_TO_AST)
 def test_fstrings_python_may_read_otherwise_go_to_ast(text):
     assert python_spans_fast(text) is None
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="possessive quantifiers came with Python 3.11")
+def test_both_head_patterns_find_the_same_heads():
+    # 3.11's possessive ` *+` and the lookahead older Pythons use must agree line for line.
+    import re
+
+    new, old = re.compile(pyscan.HEAD), re.compile(pyscan.HEAD_BEFORE_3_11)
+    texts = ["\n" + t for t in CORNERS + SAME_IN_EVERY_PYTHON]
+    for path in stdlib_sample()[:60]:
+        with open(path, "rb") as fh:
+            texts.append("\n" + fh.read().decode("utf-8", "replace"))
+    found = 0
+    for text in texts:
+        got = [(m.span(), m.span(1)) for m in new.finditer(text)]
+        assert got == [(m.span(), m.span(1)) for m in old.finditer(text)]
+        found += len(got)
+    assert found > 100
 
 
 def test_a_long_blank_stretch_before_a_definitions_end_is_crossed():

@@ -457,9 +457,9 @@ class _Plan:
 def _plan(root: Path, refs: List[str], cache: Dict[str, list], anchors: bool, report: List[str]) -> _Plan:
     """lstat every ref: symlinks hash their target, cache hits are reused, regular files become jobs."""
     plan = _Plan()
-    root_s = str(root)
+    prefix = os.path.join(str(root), "")  # (a ref has no empty, `.` or `..` part: joined by hand, not by os.path.join)
     for ref in refs:
-        full = os.path.join(root_s, *ref.split("/"))
+        full = prefix + (ref if os.sep == "/" else ref.replace("/", os.sep))
         try:
             st = os.lstat(full)
         except FileNotFoundError:
