@@ -177,7 +177,10 @@ class IndentedLines:
     its class: 1.5 s of the standard library's 4 s first snapshot. Here a definition costs a slice
     of the file's lines, its own depth ranks and one hash. Only for text where the shortcut is
     provably `indented_utf8` (`fits`): valid UTF-8 without non-ASCII whitespace, no lone carriage
-    return, no tab in any line's indentation, no U+0001/U+0002 (the marks) in the text."""
+    return, no tab in any line's indentation, no U+0001/U+0002 (the marks) in the text.
+
+    The lines are kept as one list of marks and bodies in turn (`_marks_and_bodies`), never as a
+    new object a line: the marks are a few shared strings, and `bytes.join` takes them as they are."""
 
     def __init__(self, data: bytes) -> None:
         lines = data.split(b"\n")
@@ -186,7 +189,7 @@ class IndentedLines:
         widths = list(map(operator.sub, lengths, map(len, bodies)))
         self.data = data
         self.lengths = lengths
-        self.marked: Optional[List[bytes]] = None
+        self.seq: Optional[List[bytes]] = None
         self.levels: Dict[int, int] = {}
         self.widths = list(itertools.compress(widths, bodies))  # of the lines that are not blank
         self.before = [0, *itertools.accumulate(map(bool, bodies))]  # blank-free index of each line
@@ -204,26 +207,31 @@ class IndentedLines:
 
     def whole(self) -> bytes:
         """`indented_utf8` of the file."""
-        return _BREAK.join(self._depth_lines())
+        return b"".join(self._marks_and_bodies())
 
-    def _depth_lines(self) -> List[bytes]:
-        """The lines, each after its depth in the file (kept: a definition whose widths are a run of
-        the file's is cut from them, `span_hashes`), and each width's depth (`levels`)."""
-        if self.marked is None:
+    def _marks_and_bodies(self) -> List[bytes]:
+        """`[mark, body, mark, body, …]`: each line's depth in the file (after a break, but the first)
+        and its squeezed text, joined whole the file's `indented_utf8`; and each width's depth
+        (`levels`). Kept: a definition whose widths are a run of the file's is a slice of it."""
+        if self.seq is None:
             levels = sorted(set(self.widths))
             self.levels = {w: i for i, w in enumerate(levels)}
-            self.marked = self.bodies if len(levels) < 2 else list(
-                map(operator.add, map(_ranks(levels).__getitem__, self.widths), self.bodies))
-        return self.marked
+            seq: List[bytes] = [b""] * (2 * len(self.bodies))
+            seq[0::2] = map(_break_marks(levels).__getitem__, self.widths)
+            seq[1::2] = self.bodies
+            if seq:
+                seq[0] = seq[0][1:]
+            self.seq = seq
+        return self.seq
 
     def span_hashes(self, spans: Iterable[Tuple[int, int]]) -> List[Optional[str]]:
         """sha12 of `indented_utf8(data[start:end])` for each byte span that starts a line (a
         definition's does); None for any other span (the caller normalizes it itself). One loop
         for all of a file's spans: this runs for every definition of every Python file."""
         data, widths, bodies, before = self.data, self.widths, self.bodies, self.before
-        marked, grank = self._depth_lines(), self.levels
+        seq, grank = self._marks_and_bodies(), self.levels
         starts = list(map(operator.add, itertools.accumulate(self.lengths, initial=0), itertools.count()))
-        find, sha, sub, add = bisect.bisect_right, hashlib.sha256, _SPACE_RUN.sub, operator.add
+        find, sha, sub = bisect.bisect_right, hashlib.sha256, _SPACE_RUN.sub
         out: List[Optional[str]] = []
         for start, end in spans:
             first = find(starts, start) - 1
@@ -239,29 +247,35 @@ class IndentedLines:
             kinds = set(ws)
             low = grank[min(kinds)]
             if grank[max(kinds)] - low + 1 == len(kinds):
-                # Its widths are a run of the file's: its depths are the file's less `low`, cut from the
-                # file's marked lines (one bytes.replace, not a new line object per line).
-                lines = marked[a:c]
-                lines.append(_DEPTH * grank[ws[-1]] + tail.rstrip(b" "))
-                text = _BREAK.join(lines)
+                # Its widths are a run of the file's: its depths are the file's less `low`, a slice of
+                # the file's marks and bodies (one bytes.replace, not a new line object per line).
+                part = seq[2 * a:2 * c + 1]
+                part[0] = part[0][1 + low:] if a else part[0][low:]
+                part.append(tail.rstrip(b" "))
+                text = b"".join(part)
                 if low:
-                    text = text[low:].replace(_BREAK + _DEPTH * low, _BREAK)
+                    text = text.replace(_BREAK + _DEPTH * low, _BREAK)
             else:
-                lines = bodies[a:c]
-                lines.append(tail.rstrip(b" "))
-                levels = sorted(kinds)
-                rank = dict(zip(levels, _MARKS)) if len(levels) <= len(_MARKS) else _ranks(levels)
-                text = _BREAK.join(map(add, map(rank.__getitem__, ws), lines))
+                # Some of the file's widths between its own are missing (a continuation line aligned
+                # under a bracket elsewhere): its own marks, in turn with its bodies.
+                part = [b""] * (2 * (c - a) + 1)
+                part[0::2] = map(_break_marks(sorted(kinds)).__getitem__, ws)
+                part[1::2] = bodies[a:c]
+                part[0] = part[0][1:]
+                part.append(tail.rstrip(b" "))
+                text = b"".join(part)
             out.append(sha(text).hexdigest()[:12])
         return out
 
 
-def _ranks(levels: List[int]) -> Dict[int, bytes]:
-    """Each width's depth mark: as many U+0001 as widths below it."""
-    return {w: _DEPTH * i for i, w in enumerate(levels)}
+_BREAK_MARKS = tuple(_BREAK + _DEPTH * i for i in range(32))
 
 
-_MARKS = tuple(_DEPTH * i for i in range(32))
+def _break_marks(levels: List[int]) -> Dict[int, bytes]:
+    """Each width's line start: a break, then as many U+0001 as widths below it."""
+    if len(levels) <= len(_BREAK_MARKS):
+        return dict(zip(levels, _BREAK_MARKS))
+    return {w: _BREAK + _DEPTH * i for i, w in enumerate(levels)}
 _LONE_CR = re.compile(rb"\r(?!\n)")
 _TAB_LEAD = re.compile(rb"(?m)^[ \x0b\x0c]*\t")  # a tab in some line's indentation: widths need expanding
 _EMPTY_LINE = re.compile(rb"\x02\x01*(?=\x02)")  # a line that normalized to nothing: no line at all
