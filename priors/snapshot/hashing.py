@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import bisect
 import hashlib
 import itertools
 import json
@@ -185,10 +184,8 @@ class IndentedLines:
     def __init__(self, data: bytes) -> None:
         lines = data.split(b"\n")
         bodies = list(map(bytes.lstrip, lines))
-        lengths = list(map(len, lines))
-        widths = list(map(operator.sub, lengths, map(len, bodies)))
+        widths = list(map(operator.sub, map(len, lines), map(len, bodies)))
         self.data = data
-        self.lengths = lengths
         self.seq: Optional[List[bytes]] = None
         self.levels: Dict[int, int] = {}
         self.widths = list(itertools.compress(widths, bodies))  # of the lines that are not blank
@@ -230,16 +227,23 @@ class IndentedLines:
         for all of a file's spans: this runs for every definition of every Python file."""
         data, widths, bodies, before = self.data, self.widths, self.bodies, self.before
         seq, grank = self._marks_and_bodies(), self.levels
-        starts = list(map(operator.add, itertools.accumulate(self.lengths, initial=0), itertools.count()))
-        find, sha, sub = bisect.bisect_right, hashlib.sha256, _SPACE_RUN.sub
+        count, rfind, sha, sub = data.count, data.rfind, hashlib.sha256, _SPACE_RUN.sub
         out: List[Optional[str]] = []
+        first = at = 0  # the line `at` (a line's start) is on: spans come in order, lines are counted on
         for start, end in spans:
-            first = find(starts, start) - 1
-            last = find(starts, end - 1, first) - 1 if end > start else -1
-            tail = data[starts[last]:end].lstrip().translate(_WS_BYTES) if last >= 0 else b""
-            if not tail or starts[first] != start:
+            if start < at:
+                first = at = 0
+            if not 0 <= start < end <= len(data) or (start and data[start - 1] != 10):  # (10: b"\n")
                 out.append(None)
                 continue
+            first += count(b"\n", at, start)
+            at = start
+            cut = rfind(b"\n", start, end - 1) + 1 or start  # where the line holding its last byte starts
+            tail = data[cut:end].lstrip().translate(_WS_BYTES)
+            if not tail:
+                out.append(None)
+                continue
+            last = first + count(b"\n", start, cut)
             if b"  " in tail:
                 tail = sub(b" ", tail)
             a, c = before[first], before[last]
