@@ -237,3 +237,14 @@ def test_one_pass_file_hash_equals_the_plain_hash():
         h, packed = file_result("m.py", data, True)
         assert h == file_result("m.py", data, False)[0]
         assert packed is not None
+
+
+def test_squeezable_knows_each_non_ascii_whitespace_character():
+    from priors.snapshot.hashing import NONASCII_WS_CHARS
+
+    assert len(NONASCII_WS_CHARS) == 19
+    for c in NONASCII_WS_CHARS:
+        assert normalized_utf8(f"a{c}b".encode()) == b"a b"  # whitespace to the normalizer: one run
+        assert not squeezable(f"é{c}".encode()) and not squeezable(f"\u4e00{c}x".encode())
+    for other in ("é", "\u200b", "\u4e00", "\U0001f600", "\x85"):  # not whitespace to ECMAScript
+        assert squeezable(f"a{other}b".encode())

@@ -27,7 +27,8 @@ BINARY_SNIFF = 8192
 
 _WS_BYTES = bytes.maketrans(b"\t\n\x0b\x0c\r", b"     ")
 _SPACE_RUN = re.compile(rb"  +")
-# UTF-8 encodings of the non-ASCII ECMAScript whitespace characters.
+# The non-ASCII ECMAScript whitespace characters, and their UTF-8 encodings.
+NONASCII_WS_CHARS = "\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000\ufeff"
 _NONASCII_WS = re.compile(
     rb"\xc2\xa0|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f|\xe3\x80\x80|\xef\xbb\xbf"
 )
@@ -59,10 +60,11 @@ def squeezable(data: bytes) -> bool:
     if data.isascii():
         return True
     try:
-        data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         return False
-    return _NONASCII_WS.search(data) is None
+    # (`in` answers at once for a character wider than any of the text's: Latin-1 text is searched once)
+    return not any(c in text for c in NONASCII_WS_CHARS)
 
 
 def squeeze(data: bytes) -> bytes:
