@@ -282,6 +282,8 @@ def _break_marks(levels: List[int]) -> Dict[int, bytes]:
     if len(levels) <= len(_BREAK_MARKS):
         return dict(zip(levels, _BREAK_MARKS))
     return {w: _BREAK + _DEPTH * i for i, w in enumerate(levels)}
+
+
 _LONE_CR = re.compile(rb"\r(?!\n)")
 _TAB_LEAD = re.compile(rb"(?m)^[ \x0b\x0c]*\t")  # a tab in some line's indentation: widths need expanding
 _EMPTY_LINE = re.compile(rb"\x02\x01*(?=\x02)")  # a line that normalized to nothing: no line at all
