@@ -231,7 +231,8 @@ def object_pieces_utf8(encoded: Dict[str, Any], end: bytes = b"") -> List[bytes]
     never join it: `relevant`'s verify list, 70k items (a list item may be several items already
     joined by commas), is written out piece by piece to `relevant.json` and to stdout."""
     pieces: List[bytes] = []
-    for k in sorted(encoded, key=_utf16_key):
+    ascii_keys = all(type(k) is str and k.isascii() for k in encoded)  # (their order is UTF-16's: no codec looked up)
+    for k in sorted(encoded) if ascii_keys else sorted(encoded, key=_utf16_key):
         value = encoded[k]
         pieces += (b",", dumps(k).encode("utf-8", "surrogatepass"), b":")
         if type(value) is not list:
