@@ -100,3 +100,29 @@ def test_map_text_is_dumps_map_or_none(files, defs, tree):
     if text is not None:
         assert text == hashing.dumps_map(m)
         assert json.loads(text) == m
+
+
+def test_the_command_line_prints_the_joined_line_as_it_is_and_escapes_the_other(tmp_path):
+    # The joined line is printable ASCII and written unchecked; a map with a control character in a
+    # name is encoded the dict's way and printed with the character shown escaped, as every answer is.
+    import subprocess
+
+    def printed(tree, *flags):
+        return subprocess.run([sys.executable, "-m", "priors", "--root", str(tree), "snapshot", *flags],
+                              capture_output=True, cwd=str(tree), env={"PYTHONPATH": str(REPO), "PATH": ""}).stdout
+
+    for rel, text in ODD.items():
+        write(tmp_path / "all", rel, text)
+    line, plain = scan.snapshot_line(tmp_path / "all", use_cache=False)
+    assert plain is False  # (names needing escapes, keys that interleave: the dict's way)
+    for rel in ("a.py", "z/dup.py", "z/web.js"):
+        write(tmp_path / "plain", rel, ODD[rel])
+    line, plain = scan.snapshot_line(tmp_path / "plain", use_cache=False)
+    assert plain is True and line.isascii() and line.isprintable()
+    assert printed(tmp_path / "plain") == line.encode() + b"\n"
+    assert printed(tmp_path / "plain", "-o", "map.json") == b""
+    assert (tmp_path / "plain" / "map.json").read_bytes() == line.encode() + b"\n"
+    write(tmp_path / "ctl", "bell\x07.py", "def f():\n    pass\n")
+    line, plain = scan.snapshot_line(tmp_path / "ctl", use_cache=False)
+    assert plain is False and "\x07" not in line and "\\u0007" in line  # JSON escapes it already
+    assert printed(tmp_path / "ctl") == line.encode() + b"\n"

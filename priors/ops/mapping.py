@@ -9,7 +9,7 @@ from pathlib import Path
 from priors.core.answer import Answer
 from priors.core.errors import UsageError, os_failure
 from priors.snapshot.listing import resolve_paths
-from priors.snapshot.scan import parse_tool, read_merge, snapshot_text
+from priors.snapshot.scan import parse_tool, read_merge, snapshot_line
 from priors.store.files import atomic_write
 from priors.store.paths import output_target
 
@@ -39,8 +39,10 @@ def snapshot_map(root: Path, where: Optional[List[str]], tool_args: List[str], m
             merge[k] = v
     resolve_paths(root, where)  # bad PATHs are usage errors before any work
     target = output_target("snapshot", "-o", str(output), root) if output is not None and output != "-" else None
-    text = snapshot_text(root, where, anchors=anchors, tools=tools, merge=merge, progress=progress, use_cache=use_cache)
+    text, plain = snapshot_line(root, where, anchors, tools, merge, progress, use_cache)
     if target is None:
+        if plain:  # (printable ASCII: the line, its JSON and its UTF-8 are one; printed as it is)
+            return Answer(0, None, None, encoded=text, utf8=text.encode("ascii"), shown=True)
         return Answer(0, None, text, encoded=text)
     try:
         atomic_write(target, (text + "\n").encode("utf-8"))

@@ -335,17 +335,34 @@ def snapshot_text(
     use_cache: bool = True,
     cwd: Optional[str] = None,
 ) -> str:
-    """`hashing.dumps_map(take_snapshot(…))`, the line `priors snapshot` prints — joined from each
-    file's ready piece of JSON (`maptext`) where that provably gives the same text: encoding a dict of
-    every ref after the hashing was a sixth of a first snapshot's wall time, on one core."""
+    """`hashing.dumps_map(take_snapshot(…))`, the line `priors snapshot` prints (`snapshot_line`)."""
+    return snapshot_line(root, paths, anchors, tools, merge, progress, use_cache, cwd)[0]
+
+
+def snapshot_line(
+    root: Path,
+    paths: Optional[List[str]] = None,
+    anchors: bool = True,
+    tools: Optional[Dict[str, str]] = None,
+    merge: Optional[dict] = None,
+    progress: Optional[Progress] = None,
+    use_cache: bool = True,
+    cwd: Optional[str] = None,
+) -> Tuple[str, bool]:
+    """(`snapshot_text`, whether that line is known to be printable ASCII). Joined from each file's
+    ready piece of JSON (`maptext`) where that provably gives the same text: encoding a dict of every
+    ref after the hashing was a sixth of a first snapshot's wall time, on one core. A line so joined
+    is printable ASCII — `map_text` showed every key and value to be — so the command line writes it
+    unchecked (looking at 5 MB for controls cost ~20 ms, serial)."""
     taken = _Taken(root, paths, anchors, progress, None, use_cache, cwd)
     text = None
     if not tools and not merge and not taken.hidden:
         text = map_text(taken.plan.files, taken.pieces(), taken.tree())
+    plain = text is not None
     if text is None:
         text = dumps_map(taken.mapping(tools, merge))
     taken.finish()
-    return text
+    return text, plain
 
 
 class _Taken:
