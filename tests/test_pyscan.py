@@ -99,6 +99,9 @@ GO_TO_AST = [
     'def f():\n    return f"{a:{{}}}"\n',
     "def f():\n    return f'{a[\"k\"}'\n",
     "def f():\n    return f'{g(\"\\\\n\")}'\n",
+    "def f():\n    return f'''{a # a comment\n}'''\n",  # `#` in an expression (3.12)
+    'def f():\n    return f"{a" + "}"\n',  # a field left open
+    'def f():\n    return t"{d["k"]}" + Tr"{e["k"]}"\n',  # 3.14's template strings read alike
 ]
 
 
