@@ -102,6 +102,8 @@ GO_TO_AST = [
     "def f():\n    return f'''{a # a comment\n}'''\n",  # `#` in an expression (3.12)
     'def f():\n    return f"{a" + "}"\n',  # a field left open
     'def f():\n    return t"{d["k"]}" + Tr"{e["k"]}"\n',  # 3.14's template strings read alike
+    'def a():\n    return f"{1 +\n2}"\ndef b(): pass\n',  # 3.12: a field over a line break (hostile pass 32a)
+    "def a():\n    return f\"{'''\n'''}\"\ndef b(): pass\n",
 ]
 
 

@@ -187,7 +187,9 @@ def _end_before(masked: str, floor: int, pos: int) -> int:
 def python_spans_fast(text: str) -> Optional[List[Span]]:
     """`anchors.python_spans`' answer for `text`, or None when only `ast` can give it for sure.
 
-    Raises ValueError for a file whose strings or brackets do not close (no anchors)."""
+    Raises ValueError for a file whose brackets do not close (no anchors). A quote left unmatched
+    is `ast`'s to judge: a string that does not close, or Python 3.12's single-quoted f-string whose
+    field runs over a line break (`f"{1 +` then `2}"` on the next line), one string there."""
     rx = _patterns()
     source = text[1:] if text.startswith("\ufeff") else text
     shift = len(text) - len(source)
@@ -198,7 +200,7 @@ def python_spans_fast(text: str) -> Optional[List[Span]]:
     if masked is None:
         return None
     if "'" in masked or '"' in masked:
-        raise ValueError("a string does not close")
+        return None
     brackets = masked.encode("ascii", "replace").translate(_BRACKETS)  # one byte a character, as the offsets
 
     heads: List[Tuple[int, int, bool]] = []  # (line start, indent, decorator?) of heads at depth 0
