@@ -291,3 +291,16 @@ def test_signing_is_checked_before_a_person_decides(keeper, home, tmp_path):
     (keeper.root / ".priors" / "allowed_signers").mkdir()  # named, not a crash
     signing = states(keeper, home)[1]["signing"]
     assert signing["state"] == "off" and "cannot be read" in signing["detail"], signing
+
+
+def test_a_clone_without_a_ledger_is_not_told_to_set_one_up_for_the_merge_driver(bare, home):
+    """Where install.sh leaves a newcomer — a git clone with no .priors/ (the priors clone itself) — the
+    merge driver and the hooks have no ledger to look after: not "off" (exit 1) with `priors init --git`
+    as the fix, which would start a ledger in the wrong repository; the ledger line says where it goes."""
+    git(bare.root, home, "init", "-q")
+    code, checks = states(bare, home)
+    assert checks["merge driver"]["state"] == "–" and "priors init --git" in checks["merge driver"]["detail"]
+    assert checks["pre-commit hooks"]["state"] == "–"
+    assert checks["ledger"]["state"] == "–" and "repository an agent reviews" in checks["ledger"]["fix"]
+    assert not (bare.root / ".priors").exists()
+    assert "merge driver" not in {name for name, c in checks.items() if c["state"] == "off"}

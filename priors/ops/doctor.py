@@ -274,11 +274,18 @@ def pi_check(home: Path) -> Dict[str, str]:
     return check("Pi extension", OFF, f"Pi is here but {tilde(ext.parent, home)} is missing", INSTALL)
 
 
-def git_checks(root: Path) -> List[Dict[str, str]]:
+def git_checks(root: Path, kept: bool = True) -> List[Dict[str, str]]:
+    """The merge driver and the hooks of the repository at `root`; `kept`: it has a `.priors/` — where
+    it has none (the priors clone itself, where install.sh leaves a newcomer) there is no ledger for
+    a driver to merge, and `priors init --git` belongs in the repository an agent reviews."""
     if not in_work_tree(root):
         return [check("merge driver", NONE, f"{root} is not in a git work tree"),
                 check("pre-commit hooks", NONE, "no git work tree")]
     out = []
+    if not kept:
+        out.append(check("merge driver", NONE, "no ledger here to merge (`priors init --git` in the repository you"
+                         " review registers it there)"))
+        return out + [check("pre-commit hooks", NONE, "no ledger here to verify")]
     drivers = [config_value(root, key) for key in DRIVER_KEYS]
     attrs = (_read(root / ".gitattributes") or b"").decode("utf-8", "replace")
     have = {ln.strip() for ln in attrs.splitlines()}
@@ -389,7 +396,8 @@ def ledger_check(paths: Paths) -> Dict[str, str]:
     if os.path.lexists(str(paths.dir)) and not paths.dir.is_dir():
         return check("ledger", OFF, f"{paths.dir} is a file, not the keeper's folder", "move it away, then priors init")
     if not paths.dir.is_dir():
-        return check("ledger", NONE, f"no .priors/ in {paths.root}", "priors init")
+        return check("ledger", NONE, f"no .priors/ in {paths.root}",
+                     "priors init (in the repository an agent reviews: it keeps the ledger there)")
     try:
         answer, _ = verify(paths, None, False)
     except UsageError as exc:  # a damaged ledger: named by verify's own message
@@ -424,7 +432,8 @@ def doctor(paths: Paths) -> Answer:
     """Every check, in the order a set-up is built; exit 1 when any is off."""
     home = Path(os.path.expanduser("~"))
     checks = [command_check(home)] + skills_checks(home) + [hooks_check(home)] + mcp_checks(home) + [pi_check(home)]
-    checks += git_checks(Path(paths.root)) + [signing_check(paths), ledger_check(paths), cache_check(home, paths)]
+    checks += git_checks(Path(paths.root), paths.dir.is_dir()) + [signing_check(paths), ledger_check(paths),
+                                                                   cache_check(home, paths)]
     off = [c for c in checks if c["state"] == OFF]
     width = max(len(c["check"]) for c in checks)
     lines = [f"{c['state']:<3}  {c['check']:<{width}}  {c['detail']}"
