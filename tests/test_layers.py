@@ -267,7 +267,6 @@ LAZY_STDLIB = {
     "warnings": "beside ast, to keep a user's SyntaxWarning off our stderr",
     "multiprocessing": "hashing on several cores only",
     "fractions": "exact lesson scores, for a ledger with scored runs only (it pulls in decimal and numbers)",
-    "mmap": "a person's verb looking for signed lines where no allowed_signers is in place; ~0.5 ms of start-up",
 }
 
 
