@@ -84,8 +84,10 @@ def differs_verdicts(p: PriorState, q: PriorState) -> Tuple[str, ...]:
     return DIFFERS_VERDICTS if p.ns == q.ns else ("obsolete", "keep", "reopen")
 
 
-def _ask(p: PriorState, kind: str, verdicts: Sequence[str], **extra: Any) -> Dict[str, Any]:
-    rec = p.record()  # (read, not kept: at 100k a desk of 25k asks held every record, ~25 MB more)
+def _ask(p: PriorState, kind: str, verdicts: Sequence[str], rec: Optional[Dict[str, Any]] = None,
+         **extra: Any) -> Dict[str, Any]:
+    if rec is None:
+        rec = p.record()  # (read, not kept: at 100k a desk of 25k asks held every record, ~25 MB more)
     claim = rec.get("claim")
     ask: Dict[str, Any] = {"kind": kind, "id": p.id, "ns": p.ns, "status": p.status,
                            "claim": claim if isinstance(claim, str) else "",
@@ -180,7 +182,8 @@ def _made(st: State, p: PriorState, kind: str, verdicts: Sequence[str], extra: A
                    call_run=rec.get("run"), direction=rec.get("direction"), reason=f"accept {cid}")
         ask["ns"] = rec.get("ns", p.ns)
         return ask
-    ask = _ask(p, kind, verdicts, **extra)
+    rec = p.record()  # (read once, not kept: `p.rec` would keep each ask's record — status --calls +8 MB at 100k)
+    ask = _ask(p, kind, verdicts, rec, **extra)
     if not isinstance(ask.get("supersedes"), str):  # (a hand edit's list or object: verify names it)
         ask.pop("supersedes", None)
     if "supersedes" in ask and kept_in_force(st, p.id) is not None:
@@ -198,7 +201,7 @@ def _made(st: State, p: PriorState, kind: str, verdicts: Sequence[str], extra: A
             ask["held_by"] = held_by
             if st.priors[held_by].redacted:
                 ask["held_redacted"] = True
-    named = p.rec.get("distinct_from") if kind != "differs" and is_lesson(p) else None
+    named = rec.get("distinct_from") if kind != "differs" and is_lesson(p) else None
     said = [q for q in (st.priors.get(i) for i in named if type(i) is str) if q is not None and not q.redacted
             and is_lesson(q)] if isinstance(named, list) else []
     decided = [q for q in said if person_settled(q)]
@@ -207,7 +210,7 @@ def _made(st: State, p: PriorState, kind: str, verdicts: Sequence[str], extra: A
     if len(decided) < len(said):  # ... or than an agent's lesson, both before the person (newcomer pass 27z)
         ask["differs_from_lessons"] = [{"id": q.id, "status": q.status, "claim": q.claim} for q in said
                                        if not person_settled(q)]
-    seal = st.commits.get(str(p.rec.get("born"))) if kind == "proposed-lesson" else None
+    seal = st.commits.get(str(rec.get("born"))) if kind == "proposed-lesson" else None
     if isinstance(seal, dict) and seal.get("via") == "import":
         ask["imported"] = True
     held = lessons_unseen(st, p) if kind != "differs" and p.id in st.unseen else []

@@ -213,10 +213,17 @@ def status_text(st: State, calls: Optional[Dict[str, List[str]]], extras=None, o
     `extras(ns) -> info lines` adds the lessons loop's score lines (docs/lessons.md).
 
     `open_runs`: runs opened and not yet committed — named, so a person knows a run is under way."""
+    return "\n".join(status_lines(st, calls, extras, open_runs))
+
+
+def status_lines(st: State, calls: Optional[Dict[str, List[Any]]], extras=None, open_runs: Sequence[str] = ()) -> List[Any]:
+    """`status_text`'s lines, not yet joined: a caller holding a large fold lets it go before joining them.
+    A namespace's `calls` are put in as they are given (`ops.desk.status` gives each ask's lines as one
+    piece of UTF-8)."""
     running = [f"{run} is open — `priors commit --run {run}` seals it, `priors abort --run {run}` drops it"
                for run in open_runs]
     if not st.priors:
-        return "\n".join([NO_PRIORS_OPEN if running else NO_PRIORS, *running])
+        return [NO_PRIORS_OPEN if running else NO_PRIORS, *running]
     counts = tally(st)
     lines: List[str] = []
     for ns in namespaces(st, list(counts)):
@@ -227,7 +234,7 @@ def status_text(st: State, calls: Optional[Dict[str, List[str]]], extras=None, o
             lines.extend(calls.get(ns, ()))
     if calls is not None and not any(calls.values()):
         lines.append(NOTHING_WAITS)
-    return "\n".join(lines + running)
+    return lines + running
 
 
 # Text that needs no escaping in a table cell. Compiled on first use, not at import: the class is
