@@ -205,9 +205,10 @@ def _safe(text: str) -> str:
 
 
 def export_lessons(paths: Paths, ns: Optional[str], typ: Optional[str]) -> Tuple[str, int]:
-    """(the bundle as canonical JSON text, how many lessons it holds) — `priors export`."""
+    """(the bundle as canonical JSON text, without the line feed that ends the file; how many lessons it
+    holds) — `priors export`."""
     require_init(paths)
-    _, ledger = lesson_ledger(paths)
+    ledger = lesson_ledger(paths)[1]
     if ns is not None:
         check_namespace("export", [ns], known_namespaces(ledger.state))
     if typ is not None:
@@ -217,7 +218,8 @@ def export_lessons(paths: Paths, ns: Optional[str], typ: Optional[str]) -> Tuple
         if typ not in known:  # a misspelt type would export nothing and look like no lessons
             raise UsageError(f"priors export: --type {typ!r}: expected one of {', '.join(known)}")
     bundle = export_bundle(ledger, ns, typ)
-    return dumps(bundle) + "\n", len(bundle["lessons"])
+    del ledger  # (the fold let go before the bundle is encoded)
+    return dumps(bundle), len(bundle["lessons"])
 
 
 def import_bundle(paths: Paths, name: str, obj: Any, ns: str, accept: bool) -> Answer:
