@@ -294,9 +294,15 @@ def lineage(priors: Dict[str, PriorState], pid: Any, replaced: Optional[Dict[str
     return frozenset(out)
 
 
+def claim_of(rec: Dict[str, Any]) -> str:
+    """A record's claim as `PriorState.claim` reads it (a hand edit's other value: the empty claim)."""
+    c = rec.get("claim")
+    return c if isinstance(c, str) else ""
+
+
 def most_similar_lesson(pool: List[PriorState], cand: Candidate, revised_from: FrozenSet[str] = frozenset(),
                         door: int = DOOR, like: Any = None,
-                        known: Optional[KnownKeys] = None) -> Optional[Tuple[PriorState, float]]:
+                        known: Optional[KnownKeys] = None, keep: bool = True) -> Optional[Tuple[PriorState, float]]:
     """(lesson, figure) for the lesson of `pool` (in pool order, whatever their scopes) that says what the
     lesson candidate says in other words — the highest figure, the first on a tie — or None. Skipped:
     redacted priors and findings; the lesson the candidate revises (`supersedes`: a revision says much
@@ -312,7 +318,8 @@ def most_similar_lesson(pool: List[PriorState], cand: Candidate, revised_from: F
     `like`: a claim → its `Likeness` (`LessonIndex.like`, which keeps every lesson's), else `likeness`.
     `known`: each lesson's `signature` as the door last worked it out (`KnownKeys`): a lesson whose
     signature is disjoint from the candidate's is under the threshold (`could_be_similar` says so in
-    every branch below), so its `Likeness` is never worked out."""
+    every branch below), so its `Likeness` is never worked out. `keep`: False where one candidate is judged
+    (`suggest`): each lesson's record is read for its claim and not kept (~14 MB at 100k)."""
     if not is_lesson_line(cand.facets):
         return None
     revised = cand.raw.get("supersedes")
@@ -323,8 +330,10 @@ def most_similar_lesson(pool: List[PriorState], cand: Candidate, revised_from: F
     best: Optional[Tuple[PriorState, float]] = None
     blind = door >= SETTLED_LESSON_DOOR
     for p in pool:
-        claim = p.claim
-        if not is_lesson(p) or not isinstance(claim, str):
+        if not is_lesson(p):  # (asked first: a finding's record is never read, let alone kept — suggest at 100k ~30 MB)
+            continue
+        claim = p.claim if keep else claim_of(p.record())
+        if not isinstance(claim, str):
             continue
         if known is not None:
             theirs_keys = known.get(claim)

@@ -246,7 +246,7 @@ class ProposePool(ScopeIndex):
     staged priors are indexed as they are appended."""
 
     __slots__ = ("st", "dispositions", "n_disp", "staged", "n_staged", "ns", "other", "rehashed", "followed", "settled_lessons",
-                 "decided_claims", "likes", "known")
+                 "decided_claims", "likes", "keep_likes", "known")
 
     def __init__(self, st: State, rf: RunFiles) -> None:
         ScopeIndex.__init__(self)
@@ -259,6 +259,7 @@ class ProposePool(ScopeIndex):
         self.settled_lessons: Optional[List[PriorState]] = None  # other namespaces' lessons a person decided (first use)
         self.decided_claims: Optional[Dict[str, List[PriorState]]] = None  # claim key -> a person's findings (`decided`)
         self.likes: Dict[str, Likeness] = {}  # a lesson's claim -> its Likeness, worked out once for the pool (`like`)
+        self.keep_likes = rf.keep_likes  # (False: one candidate — each kept Likeness ~6 KB, 7,000 lessons at 100k)
         self.known: Optional[KnownKeys] = rf.known_keys  # lessons' signatures from earlier calls (`most_similar_lesson`)
         self.refs = None  # sorted once, after the namespace is in
         for p in with_run_dispositions(st, rf):
@@ -316,10 +317,13 @@ class ProposePool(ScopeIndex):
         """A lesson's `Likeness`, worked out once while the pool lasts. A lesson candidate is compared with
         every lesson of its namespace: `likeness`'s own cache holds 4,096, so at a namespace of more (7,000
         at 100k priors) each candidate of a run, and each again at commit, worked out every one anew (~1 s).
-        Its signature goes to `known`, for later calls (store/lesson_keys.py keeps them)."""
+        Its signature goes to `known`, for later calls (store/lesson_keys.py keeps them). Not kept where the
+        run judges one candidate (`RunFiles.keep_likes`: `suggest`), which meets each lesson once: ~40 MB at 100k."""
         got = self.likes.get(claim)
         if got is None:
-            got = self.likes[claim] = Likeness(claim)
+            got = Likeness(claim)
+            if self.keep_likes:
+                self.likes[claim] = got
             if self.known is not None:
                 self.known.put(claim, got)
         return got
@@ -352,6 +356,7 @@ def find_conflict(st: State, rf: RunFiles, cand: Candidate, current: Optional[st
     decided: List[PriorState] = []
     ground: List[PriorState] = []
     like = known = None
+    keep = True
     if only is None:
         index = _pool_for(st, rf)
         pool = index.around(cand)
@@ -360,7 +365,7 @@ def find_conflict(st: State, rf: RunFiles, cand: Candidate, current: Optional[st
         if is_lesson_line(cand.facets):  # (door 5: every lesson, whatever its scope; core/lesson_likeness.py)
             pool, elsewhere = index.lessons(pool, elsewhere)
             decided = index.decided(cand)
-            like, known = index.like, index.known
+            like, known, keep = index.like, index.known, index.keep_likes
     else:
         decided = [st.priors[i] for i in sorted(only, key=lambda x: (prior_number(x), x)) if i in st.priors
                    and st.priors[i].binding and not st.priors[i].redacted and not is_lesson(st.priors[i])
@@ -375,7 +380,7 @@ def find_conflict(st: State, rf: RunFiles, cand: Candidate, current: Optional[st
     return judge_pool(pool, cand, current, rf.scopes, elsewhere=elsewhere, more=lambda p: wordings(st, p.id),
                       home=lambda p: st.priors[folded_into(st, p.id)] if st.same_as else p,
                       revised_from=lineage(st.priors, cand.raw.get("supersedes")), decided=decided, ground=ground,
-                      ns=rf.ns, like=like, known=known)
+                      ns=rf.ns, like=like, known=known, keep=keep)
 
 
 def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], scopes: Dict[str, str],
@@ -383,7 +388,7 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
                more: Any = None, home: Any = None, across: bool = True, lessons: int = DOOR,
                revised_from: FrozenSet[str] = frozenset(), decided: Sequence[PriorState] = (),
                ground: Sequence[PriorState] = (), ns: Optional[str] = None, like: Any = None,
-               known: Any = None) -> Optional[Dict[str, Any]]:
+               known: Any = None, keep: bool = True) -> Optional[Dict[str, Any]]:
     """The door's duplicate / re-raise / reversal / similar / settled-nearby / floor rules for `cand`
     against `pool` (the priors of its namespace around its scope, in pool order) and `elsewhere` (the
     binding priors of other namespaces around it: a person's decision holds in every namespace),
@@ -453,7 +458,7 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
                               hint=f"a person decided this as a finding ({p.status}{', in namespace ' + p.ns if p.ns else ''});"
                                    " a lesson that says it again puts it back before every run — do not suggest it")
     if lessons >= LESSON_DOOR and not legacy and is_lesson_line(cand.facets):  # (core/lesson_likeness.py)
-        near = most_similar_lesson(list(pool) + list(elsewhere), cand, revised_from, lessons, like, known)  # (any scope)
+        near = most_similar_lesson(list(pool) + list(elsewhere), cand, revised_from, lessons, like, known, keep)  # (any scope)
         if near is not None:  # (the lesson it revises, or one that one replaced, only where it denies it: door 8)
             raise lesson_refusal(*near, elsewhere=near[0].id in others,
                                  denies=near[0].id == cand.raw.get("supersedes") or near[0].id in revised_from)

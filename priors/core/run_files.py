@@ -30,7 +30,7 @@ class RunFiles(Plain):
     """An open run's staging as read from `.priors/runs/<run>/`."""
 
     __slots__ = ("run", "relevant", "dispositions", "staged", "escalations", "attempts", "line_numbers", "freed", "_verify",
-                 "_seen", "_pool", "known_keys")
+                 "_seen", "_pool", "known_keys", "keep_likes")
 
     def __init__(self, run: str, relevant: Optional[Dict[str, Any]], dispositions: Optional[List[Any]] = None,
                  staged: Optional[List[Any]] = None, escalations: Optional[List[Any]] = None) -> None:
@@ -46,6 +46,9 @@ class RunFiles(Plain):
         self._seen: Optional[list] = None  # [the dispositions list, how many of it were read, their ids]
         self._pool: Any = None  # the protocol.ProposePool built for this run (the rules build it)
         self.known_keys: Any = None  # lesson_likeness.KnownKeys: lessons' signatures the store kept (set by ops)
+        # whether the rules keep each lesson's Likeness for a next candidate (protocol.ProposePool.like): False
+        # where one candidate is judged (suggest), which compares each lesson once
+        self.keep_likes = True
 
     def fields(self) -> tuple:
         return ("run", "relevant", "dispositions", "staged", "escalations")  # the caches are not the run
