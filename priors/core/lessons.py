@@ -653,13 +653,16 @@ def lesson_rows(ledger: Ledger, ns: Optional[Sequence[str]], include_all: bool) 
         if p.status == "obsolete" and not include_all:
             continue
         s = stats.get(p.id, Stats())
-        row: Dict[str, Any] = {"id": p.id, "ns": p.ns, "type": p.rec.get("type"), "status": p.status,
-                               "claim": p.claim, "score": fmt_score(s.score), **s.as_dict()}
-        tags = tags_of(p)
+        rec = p.record()  # (read, not kept: at 100k priors the 16k lessons' records were ~16 MB more)
+        claim = rec.get("claim")
+        row: Dict[str, Any] = {"id": p.id, "ns": p.ns, "type": rec.get("type"), "status": p.status,
+                               "claim": claim if isinstance(claim, str) else "", "score": fmt_score(s.score), **s.as_dict()}
+        t = rec.get("tags")
+        tags = [x for x in t if isinstance(x, str)] if isinstance(t, list) else []  # (as tags_of reads them)
         if tags:
             row["tags"] = tags
-        if isinstance(p.rec.get("supersedes"), str):
-            row["supersedes"] = p.rec["supersedes"]
+        if isinstance(rec.get("supersedes"), str):
+            row["supersedes"] = rec["supersedes"]
         if p.id in low:
             row["your_call"] = True
         rows.append(row)
