@@ -120,7 +120,8 @@ def _in_place(md: bytes, rows_before: int, st: State, named: Dict[str, bool]) ->
         return None
     if md.count(b"\n") != HEAD_LINES + rows_before:
         return None
-    pos = dict(zip(keys, range(len(keys)))) if len(named) > 8 else None
+    # where each named prior's row is: one pass keeping only those (a dict of every id cost ~7 MB at 100k priors)
+    pos = {pid: i for i, pid in enumerate(keys) if pid in named} if len(named) > 8 else None
     targets = []
     for pid, whole in named.items():
         if pid in st.priors:
@@ -155,7 +156,7 @@ def _patched(md: bytes, rows_before: int, st: State, named: Dict[str, bool]) -> 
         return None
     named = {pid: whole for pid, whole in named.items() if pid in st.priors}
     if named:
-        pos = dict(zip(keys, range(len(keys)))) if len(named) > 8 else None
+        pos = {pid: i for i, pid in enumerate(keys) if pid in named} if len(named) > 8 else None  # (as in _in_place)
         for pid, whole in named.items():
             i = pos[pid] if pos is not None else keys.index(pid)
             if i < rows_before:

@@ -55,7 +55,9 @@ def read_run(paths: Paths, run: str) -> RunFiles:
     relevant = None
     if rel_bytes is not None:
         try:
-            relevant = loads(rel_bytes.decode("utf-8"))
+            text = rel_bytes.decode("utf-8")
+            rel_bytes = b""  # (not held while it is parsed: an open-heavy run's file is ~20 MB at 100k priors)
+            relevant = loads(text)
         except (UnicodeDecodeError, JSONError):
             raise UsageError(f"priors: {rdir / 'relevant.json'} is damaged; `priors abort --run {run}` and reopen") from None
         if not isinstance(relevant, dict):
