@@ -58,6 +58,7 @@ def read_run(paths: Paths, run: str) -> RunFiles:
             text = rel_bytes.decode("utf-8")
             rel_bytes = b""  # (not held while it is parsed: an open-heavy run's file is ~20 MB at 100k priors)
             relevant = loads(text)
+            text = ""  # (nor its text, twice its size, while the rest of the staging is read)
         except (UnicodeDecodeError, JSONError):
             raise UsageError(f"priors: {rdir / 'relevant.json'} is damaged; `priors abort --run {run}` and reopen") from None
         if not isinstance(relevant, dict):
