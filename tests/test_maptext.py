@@ -16,6 +16,11 @@ sys.path.insert(0, str(REPO))
 
 from priors.snapshot import hashing, maptext, scan
 
+
+def snapshot_text(*args, **kwargs) -> str:
+    return scan.snapshot_line(*args, **kwargs)[0]
+
+
 ODD = {
     "a.py": "def f():\n    return 1\n\nclass C:\n    def m(self):\n        pass\n",
     "a.py!x": "next to a.py in key order\n",
@@ -44,11 +49,11 @@ def test_the_joined_text_is_the_dicts_text_whatever_the_names(tmp_path):
         write(tree, rel, text)
         for anchors in (True, False):
             want = hashing.dumps_map(scan.take_snapshot(tree, anchors=anchors, problems=[], use_cache=False))
-            assert scan.snapshot_text(tree, anchors=anchors, use_cache=False) == want, rel
+            assert snapshot_text(tree, anchors=anchors, use_cache=False) == want, rel
     for rel, text in ODD.items():
         write(tmp_path / "all", rel, text)
     want = hashing.dumps_map(scan.take_snapshot(tmp_path / "all", problems=[], use_cache=False))
-    assert scan.snapshot_text(tmp_path / "all", use_cache=False) == want
+    assert snapshot_text(tmp_path / "all", use_cache=False) == want
 
 
 def test_a_cached_files_anchors_give_the_same_text(tmp_path, monkeypatch):
@@ -56,12 +61,12 @@ def test_a_cached_files_anchors_give_the_same_text(tmp_path, monkeypatch):
         if "#" not in rel and rel != "*":
             write(tmp_path, rel, text)
     (tmp_path / ".priors").mkdir()
-    first = scan.snapshot_text(tmp_path, use_cache=False)
+    first = snapshot_text(tmp_path, use_cache=False)
     monkeypatch.setattr(scan, "RACY_NS", -10 ** 12)  # files written just now are cached all the same
-    assert scan.snapshot_text(tmp_path) == first  # fills the cache
+    assert snapshot_text(tmp_path) == first  # fills the cache
     assert (tmp_path / ".priors" / "cache" / "snapshot.json").exists()
-    assert scan.snapshot_text(tmp_path) == first  # from it
-    part = scan.snapshot_text(tmp_path, ["a.py"], cwd=str(tmp_path))
+    assert snapshot_text(tmp_path) == first  # from it
+    part = snapshot_text(tmp_path, ["a.py"], cwd=str(tmp_path))
     assert part == hashing.dumps_map(scan.take_snapshot(tmp_path, ["a.py"], cwd=str(tmp_path)))
     assert "a.py#C.m" in part
 

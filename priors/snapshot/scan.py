@@ -325,20 +325,6 @@ def take_snapshot(
     return out
 
 
-def snapshot_text(
-    root: Path,
-    paths: Optional[List[str]] = None,
-    anchors: bool = True,
-    tools: Optional[Dict[str, str]] = None,
-    merge: Optional[dict] = None,
-    progress: Optional[Progress] = None,
-    use_cache: bool = True,
-    cwd: Optional[str] = None,
-) -> str:
-    """`hashing.dumps_map(take_snapshot(…))`, the line `priors snapshot` prints (`snapshot_line`)."""
-    return snapshot_line(root, paths, anchors, tools, merge, progress, use_cache, cwd)[0]
-
-
 def snapshot_line(
     root: Path,
     paths: Optional[List[str]] = None,
@@ -349,9 +335,10 @@ def snapshot_line(
     use_cache: bool = True,
     cwd: Optional[str] = None,
 ) -> Tuple[str, bool]:
-    """(`snapshot_text`, whether that line is known to be printable ASCII). Joined from each file's
-    ready piece of JSON (`maptext`) where that provably gives the same text: encoding a dict of every
-    ref after the hashing was a sixth of a first snapshot's wall time, on one core. A line so joined
+    """(`hashing.dumps_map(take_snapshot(…))` — the line `priors snapshot` prints —, whether that line is
+    known to be printable ASCII). Joined from each file's ready piece of JSON (`maptext`) where that
+    provably gives the same text: encoding a dict of every ref after the hashing was a sixth of a
+    first snapshot's wall time, on one core. A line so joined
     is printable ASCII — `map_text` showed every key and value to be — so the command line writes it
     unchecked (looking at 5 MB for controls cost ~20 ms, serial)."""
     taken = _Taken(root, paths, anchors, progress, None, use_cache, cwd)
@@ -366,7 +353,7 @@ def snapshot_line(
 
 
 class _Taken:
-    """One snapshot's hashes, before they are assembled into a map (`mapping`, `snapshot_text`)."""
+    """One snapshot's hashes, before they are assembled into a map (`mapping`, `snapshot_line`)."""
 
     def __init__(self, root: Path, paths: Optional[List[str]], anchors: bool, progress: Optional[Progress],
                  problems: Optional[List[str]], use_cache: bool, cwd: Optional[str]) -> None:
