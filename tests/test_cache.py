@@ -368,7 +368,7 @@ def test_a_flat_object_of_strings_is_written_canonically(value) -> None:
         assert got is not None  # (the common case is taken)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(st.dictionaries(st.text(max_size=6), _json, max_size=4), max_size=6), st.sampled_from(["", " ", "\n", "\r"]),
        st.sampled_from([1, 5, 40, 1 << 20]))
 def test_clean_parse_matches_strict(records, sep, block) -> None:
@@ -391,7 +391,7 @@ def test_clean_parse_matches_strict(records, sep, block) -> None:
         assert canonical.loads(data[at:at + n].decode("utf-8")) == rec
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.dictionaries(st.text(), _json, max_size=8))
 def test_object_from_encoded_values_is_canonical(value) -> None:
     """Each value encoded already — or, for a list, each of its items — and the object joined in UTF-8."""

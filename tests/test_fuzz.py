@@ -25,7 +25,7 @@ from conftest import Keeper, run_priors
 from priors.cli.main import VERBS
 from priors.cli.main import main as priors_main
 
-FUZZ = settings(max_examples=int(os.environ.get("PRIORS_FUZZ_EXAMPLES", "400")), deadline=None,
+FUZZ = settings(max_examples=int(os.environ.get("PRIORS_FUZZ_EXAMPLES", "250")), deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
                                        HealthCheck.data_too_large, HealthCheck.filter_too_much])
 _counter = itertools.count()

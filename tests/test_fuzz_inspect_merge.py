@@ -33,7 +33,7 @@ def _has_tombstone(recs) -> bool:
     return any(r.get("t") == "prior" and r.get("redacted") is True for r in recs)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(st.one_of(rec, st.sampled_from(k.sample())), max_size=10))
 def test_never_crashes(recs):
     data = "".join(dumps(r)+"\n" for r in recs).encode()

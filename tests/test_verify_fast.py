@@ -216,7 +216,7 @@ def test_quick_verify_agrees_with_strict_on_committed_runs(runs, extra, rnd):
     _same_answer(("\n".join(lines) + "\n").encode("utf-8", "surrogatepass"))
 
 
-@settings(max_examples=500, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 @given(ledgers())
 def test_quick_verify_agrees_with_strict_on_ledgers_keepers_write(lines):
     _same_answer(("\n".join(lines) + "\n").encode("utf-8"))
