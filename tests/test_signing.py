@@ -955,3 +955,44 @@ def test_a_list_whose_removal_was_committed_does_not_hold_on_an_unborn_head(repo
     commit(repo, "signing off, on purpose")
     git(repo.root, "checkout", "-q", "--orphan", "fresh-start")
     repo.ok("add", "--ns", "web", "Prefer small functions.")
+
+
+def test_whether_a_person_signed_a_line_is_read_past_a_line_longer_than_any_buffer(tmp_path):
+    """`ledger_signed` reads a block of whole lines at a time; a line longer than LONG_LINE is not held
+    (hostile pass 32b: a 400 MB line grew the buffer to ~1 GB): the ledger is searched mapped instead,
+    and a person's signed line after it — or in the first block, or straddling one — is still found."""
+    from priors.store import signing
+
+    signed = dumps({"by": "human", "sig": "U1NIU0lHxyz", "t": "disposition"}).encode()
+    decoy = dumps({"by": "agent", "note": '"sig":"U1NIU0lH', "t": "disposition"}).encode()
+    ledger = tmp_path / ".priors" / "ledger.jsonl"
+    ledger.parent.mkdir()
+    long_line = b'{"t":"prior","claim":"' + b"x" * (signing.LONG_LINE + 5) + b'"}'
+    cases = {
+        (long_line, decoy): False,
+        (long_line, signed): True,
+        (decoy, long_line, signed): True,
+        (b"y" * ((1 << 20) - len(signed) // 2), signed, decoy): True,  # straddling the first block's end
+        (decoy, long_line): False,
+    }
+    for lines, want in cases.items():
+        ledger.write_bytes(b"\n".join(lines))  # (the last line without its line feed)
+        assert signing.ledger_signed(tmp_path) is want, [len(x) for x in lines]
+
+
+def test_a_huge_line_is_not_held_while_looking_for_a_persons_signed_line(tmp_path, monkeypatch):
+    import tracemalloc
+
+    from priors.store import signing
+
+    monkeypatch.setattr(signing, "LONG_LINE", 1 << 20)
+    ledger = tmp_path / ".priors" / "ledger.jsonl"
+    ledger.parent.mkdir()
+    ledger.write_bytes(b"x" * (40 << 20))  # 40 MB, no line feed: the buffer would double to 64 MB
+    tracemalloc.start()
+    try:
+        assert signing.ledger_signed(tmp_path) is False
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20, peak

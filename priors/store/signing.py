@@ -11,6 +11,7 @@ carry one — are pure, in core/signing.py.
 from __future__ import annotations
 
 import hashlib
+import mmap
 import os
 import re
 import stat
@@ -101,6 +102,8 @@ def ledger_signed(root: Any) -> bool:
             have = 0  # bytes at the buffer's start: the start of a line the last read cut
             while True:
                 if have == len(buf):  # (a line longer than the buffer)
+                    if have >= LONG_LINE:  # the file is searched mapped, as it was (hostile pass 32b: a 400 MB
+                        return _signed_mapped(fh)  # line grew the buffer to ~1 GB, and MemoryError stopped the verb)
                     buf += bytes(len(buf))
                 with memoryview(buf) as view:
                     n = fh.readinto(view[have:]) or 0
@@ -112,11 +115,22 @@ def ledger_signed(root: Any) -> bool:
                     return False
                 buf[:end - cut] = buf[cut:end]
                 have = end - cut
-    except OSError:
+    except (OSError, ValueError):  # (ValueError: a file emptied before it was mapped)
         return False
 
 
-def signed_line(text: Union[bytes, bytearray], end: int) -> bool:
+LONG_LINE = 16 << 20  # a line past this is not held: the ledger is mapped instead, its pages the system's to drop
+
+
+def _signed_mapped(fh: Any) -> bool:
+    """`ledger_signed` over the whole file, mapped (a line too long to hold in the buffer)."""
+    if os.fstat(fh.fileno()).st_size == 0:
+        return False
+    with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+        return signed_line(mapped, len(mapped))
+
+
+def signed_line(text: Union[bytes, bytearray, mmap.mmap], end: int) -> bool:
     """Whether one of the whole lines in `text[:end]` is a person's signed line (`ledger_signed`)."""
     at = text.find(SIGNED_MARK, 0, end)
     while at >= 0:
