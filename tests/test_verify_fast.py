@@ -199,7 +199,7 @@ def _same_answer(data: bytes) -> None:
     assert quick.renders_as(want + b"\n") is False and quick.renders_as(want[:-1]) is False
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=250, deadline=None, suppress_health_check=list(HealthCheck))
 @given(lines, st.booleans())
 def test_quick_verify_agrees_with_strict_on_any_ledger(lines, final_newline):
     data = "\n".join(lines).encode("utf-8", "surrogatepass") + (b"\n" if final_newline and lines else b"")
@@ -308,7 +308,7 @@ def test_a_cell_kept_as_it_reads_is_what_escaping_would_give(text):
     assert table_cell(text) == _cell_the_long_way(text)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(cells, cells, cells, cells, st.one_of(cells, st.from_regex("[ab\u2014]{1,9}( [ab\u2014]{1,9}){8,12}", fullmatch=True)))
 def test_a_row_checked_whole_is_the_row_built_cell_by_cell(pid, ns, kind, where, claim):
     from priors.core.views import _cut, row_parts, row_plain
