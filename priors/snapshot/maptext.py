@@ -78,11 +78,13 @@ def map_text(files: Dict[str, str], pieces: Dict[str, Optional[str]], tree: Dict
     for (_f, last, _e, _p), (first, _l, _u, _q) in zip(units, units[1:]):
         if not last < first:
             return None
+    if not units:
+        return "{}"
     out = ["{"]  # (joined once: 5 MB of definitions' entries are not copied into each file's text first)
     for _f, _l, entry, piece in units:
         out += (entry, piece, ",")
-    out[-1] = "}"
-    return "".join(out) if units else "{}"
+    out[-1] = "}"  # (the last entry's comma)
+    return "".join(out)
 
 
 def _first(unit: Tuple[str, str, str, str]) -> str:

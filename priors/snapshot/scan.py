@@ -338,9 +338,9 @@ def snapshot_line(
     """(`hashing.dumps_map(take_snapshot(…))` — the line `priors snapshot` prints —, whether that line is
     known to be printable ASCII). Joined from each file's ready piece of JSON (`maptext`) where that
     provably gives the same text: encoding a dict of every ref after the hashing was a sixth of a
-    first snapshot's wall time, on one core. A line so joined
-    is printable ASCII — `map_text` showed every key and value to be — so the command line writes it
-    unchecked (looking at 5 MB for controls cost ~20 ms, serial)."""
+    first snapshot's wall time, on one core. A line so joined is printable ASCII — `map_text` showed
+    every key and value to be — so the command line writes it unchecked (looking at 5 MB for controls
+    cost ~20 ms, serial)."""
     taken = _Taken(root, paths, anchors, progress, None, use_cache, cwd)
     text = None
     if not tools and not merge and not taken.hidden:

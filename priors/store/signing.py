@@ -109,7 +109,7 @@ def ledger_signed(root: Any) -> bool:
                     n = fh.readinto(view[have:]) or 0
                 end = have + n
                 cut = buf.rfind(b"\n", 0, end) + 1 if n else end  # (the last line may lack its line feed)
-                if signed_line(buf, cut):
+                if _signed_line(buf, cut):
                     return True
                 if not n:
                     return False
@@ -127,10 +127,10 @@ def _signed_mapped(fh: Any) -> bool:
     if os.fstat(fh.fileno()).st_size == 0:
         return False
     with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-        return signed_line(mapped, len(mapped))
+        return _signed_line(mapped, len(mapped))
 
 
-def signed_line(text: Union[bytes, bytearray, mmap.mmap], end: int) -> bool:
+def _signed_line(text: Union[bytes, bytearray, mmap.mmap], end: int) -> bool:
     """Whether one of the whole lines in `text[:end]` is a person's signed line (`ledger_signed`)."""
     at = text.find(SIGNED_MARK, 0, end)
     while at >= 0:
