@@ -488,20 +488,25 @@ def test_status_review_and_activate_speak_pi_priors_words(tmp_path: Path, model:
         p.k.ok("lessons", "--inject", "--session", f"s{i}")
         p.k.ok("score", "failure", "--session", f"s{i}")
     p.k.ok("suggest", "--ns", "dev", "Read the failing assertion first.")
-    status = p.print("/priors status").stdout
-    assert "your call: P-0001 (dev) Always rerun" in status and "keep it (/priors activate P-0001)" in status
-    assert "retire it (/priors deactivate P-0001)" in status and "priors decide" not in status
-    review = p.print("/priors review").stdout
+    review = p.print("/priors review").stdout  # print mode lists what waits (RPC would open a dialog a row)
     assert "P-0002 (dev) Read the failing" in review and "your call" in review and "/priors activate P-0001" in review
-    assert p.print("/priors activate P-0001").stdout.startswith("P-0001 → keep")  # the call answered
-    n = len(p.k.ledger())
-    assert p.print("/priors activate P-0001").stdout == "priors: P-0001 is already active\n"
-    assert p.print("/priors activate P-0002").stdout.startswith("P-0002 → accepted")
-    assert p.print("/priors activate P-0002").stdout == "priors: P-0002 is already active\n"
-    assert p.print("/priors deactivate P-0002").stdout.startswith("P-0002 → obsolete")
-    assert p.print("/priors reject P-0002").stdout == "priors: P-0002 is already inactive\n"
+    r = p.rpc()  # the rest in one session: each print starts Pi anew (~1 s)
+    try:
+        say = r.command
+        status = say("/priors status")
+        assert "your call: P-0001 (dev) Always rerun" in status and "keep it (/priors activate P-0001)" in status
+        assert "retire it (/priors deactivate P-0001)" in status and "priors decide" not in status
+        assert say("/priors activate P-0001").startswith("P-0001 → keep")  # the call answered
+        n = len(p.k.ledger())
+        assert say("/priors activate P-0001") == "priors: P-0001 is already active"
+        assert say("/priors activate P-0002").startswith("P-0002 → accepted")
+        assert say("/priors activate P-0002") == "priors: P-0002 is already active"
+        assert say("/priors deactivate P-0002").startswith("P-0002 → obsolete")
+        assert "Nothing waits for you." in say("/priors status")
+    finally:
+        r.close()
+    assert p.print("/priors reject P-0002").stdout == "priors: P-0002 is already inactive\n"  # print mode: one line
     assert len(p.k.ledger()) == n + 2  # the repeats wrote nothing
-    assert "Nothing waits for you." in p.print("/priors status").stdout
 
 
 @needs_node
@@ -512,21 +517,25 @@ def test_answers_say_what_happened_in_plain_words(tmp_path: Path, model: StandIn
     p.k.ok("init")
     bogus = p.print("/priors bogus")
     assert bogus.stdout.startswith("priors: unknown command /priors bogus\n") and bogus.returncode == 1
-    assert p.print("/priors config requireReview").stdout == \
-        "requireReview = default — on in Pi: proposed lessons wait until you activate them\n"
-    shown = p.print("/priors config").stdout
-    assert "maxItems = default" in shown and "autoCapture = default — on" in shown and "{" not in shown
-    assert p.print("/priors config requireReview off").stdout == "requireReview = off\n"
-    gone = p.print("/priors deactivate P-9999")
+    gone = p.print("/priors deactivate P-9999")  # print mode: a refusal exits 1
     assert gone.stdout == "priors: not deactivated — there is no lesson P-9999 (/priors list all)\n" and gone.returncode == 1
-    assert p.print("/priors list all").stdout == "no lessons\n"
-    path = p.print("/priors path").stdout  # (once: each print starts Pi, ~1 s)
-    assert "1 session record)" in path or "0 session records)" in path
-    bare = p.print("/priors decide")  # not a command here
-    assert "unknown command" in bare.stdout
-    shutil.rmtree(p.k.root / ".priors")
-    added = p.print("/priors add Keep it small.").stdout
-    assert added.startswith("priors: not added — ") and "— priors:" not in added, added
+    r = p.rpc()  # the rest in one session: each print starts Pi anew (~1 s)
+    try:
+        say = r.command
+        assert say("/priors config requireReview") == \
+            "requireReview = default — on in Pi: proposed lessons wait until you activate them"
+        shown = say("/priors config")
+        assert "maxItems = default" in shown and "autoCapture = default — on" in shown and "{" not in shown
+        assert say("/priors config requireReview off") == "requireReview = off"
+        assert say("/priors list all") == "no lessons"
+        path = say("/priors path")
+        assert "1 session record)" in path or "0 session records)" in path
+        assert "unknown command" in say("/priors decide")  # not a command here
+        shutil.rmtree(p.k.root / ".priors")
+        added = say("/priors add Keep it small.")
+        assert added.startswith("priors: not added — ") and "— priors:" not in added, added
+    finally:
+        r.close()
 
 
 _GUARDED = [
