@@ -350,12 +350,16 @@ def test_the_model_calls_the_tool_and_learn_starts_a_turn(tmp_path: Path, model:
     assert seal["via"] == "suggest" and "by" not in seal
     # by default (requireReview unset) the model's proposals are not injected until a person activates them,
     # and its revision P-0004 never beside the lesson it revises
-    p.print("read the failing assertion of the parser tests")
-    assert HEADING not in p.system_prompts()[-1]  # every lesson here is a proposal
-    p.print("/priors activate P-0002")
-    p.print("read the failing assertion of the parser tests")
-    assert "[P-0002]" in p.system_prompts()[-1] and "P-0003" not in p.system_prompts()[-1]
-    assert "P-0004" not in p.system_prompts()[-1]
+    r = p.rpc()  # one session for the rest: each print starts Pi anew (~1 s)
+    try:
+        r.prompt("read the failing assertion of the parser tests")
+        assert HEADING not in p.system_prompts()[-1]  # every lesson here is a proposal
+        assert r.command("/priors activate P-0002").startswith("P-0002 → accepted")
+        r.prompt("read the failing assertion of the parser tests")
+        assert "[P-0002]" in p.system_prompts()[-1] and "P-0003" not in p.system_prompts()[-1]
+        assert "P-0004" not in p.system_prompts()[-1]
+    finally:
+        r.close()
 
 
 @needs_node
@@ -397,17 +401,21 @@ def test_loaded_twice_the_block_is_given_once_and_priors_stays_one_command(tmp_p
 def test_a_lesson_text_that_starts_with_a_dash_is_text_not_an_option(tmp_path: Path, model: StandIn):
     p = Pi(tmp_path, model)
     p.k.ok("init")
-    added = p.print("/priors add --no-verify is never used on this repository.")
-    assert added.stdout.startswith("P-0001 added to lessons"), added.stdout + added.stderr
-    proposed = p.print("/priors propose #git -f is never given to git push here.")
-    assert proposed.stdout.startswith("P-0002 suggested in lessons"), proposed.stdout
-    edited = p.print("/priors edit P-0001 --no-verify is never used on any branch.")
-    assert "P-0001 → obsolete (superseded by P-0003)" in edited.stdout, edited.stdout
-    model.script = [{"tool": "priors_lessons", "arguments": {"action": "propose", "text": "-h prints help; read it first."}},
-                    {"tool": "priors_lessons", "arguments": {"action": "revise", "id": "P-0002",
-                                                              "text": "-f is never given to git push, on any branch."}},
-                    "done"]
-    assert p.print("propose something").returncode == 0
+    r = p.rpc()  # one session: each print starts Pi anew (~1 s)
+    try:
+        added = r.command("/priors add --no-verify is never used on this repository.")
+        assert added.startswith("P-0001 added to lessons"), added
+        proposed = r.command("/priors propose #git -f is never given to git push here.")
+        assert proposed.startswith("P-0002 suggested in lessons"), proposed
+        edited = r.command("/priors edit P-0001 --no-verify is never used on any branch.")
+        assert "P-0001 → obsolete (superseded by P-0003)" in edited, edited
+        model.script = [{"tool": "priors_lessons", "arguments": {"action": "propose", "text": "-h prints help; read it first."}},
+                        {"tool": "priors_lessons", "arguments": {"action": "revise", "id": "P-0002",
+                                                                  "text": "-f is never given to git push, on any branch."}},
+                        "done"]
+        r.prompt("propose something")
+    finally:
+        r.close()
     results = [str(m["content"]) for m in model.requests[-1]["messages"] if m.get("role") == "tool"]
     assert "P-0004 suggested in lessons" in results[0] and "P-0005 suggested in lessons (revises P-0002)" in results[1]
     claims = {r["id"]: r["claim"] for r in json.loads(p.k.ok("lessons", "--all", "--json"))}
