@@ -36,6 +36,7 @@ def test_ci_lints_and_type_checks_after_the_install_and_before_the_tests() -> No
     mypy = lines.index("python -m mypy --no-error-summary")
     tests = lines.index("python -m pytest -q")
     assert installed < ruff < tests and installed < mypy < tests
+    assert lines.index("python -m compileall -q priors >/dev/null") < tests  # (the processes the tests start compile nothing)
     toml = (REPO / "pyproject.toml").read_text(encoding="utf-8")
     extra = re.search(r"^test = \[(.*)\]$", toml, re.M)
     assert extra is not None and '"ruff' in extra.group(1) and '"mypy' in extra.group(1)
