@@ -996,3 +996,21 @@ def test_a_huge_line_is_not_held_while_looking_for_a_persons_signed_line(tmp_pat
     finally:
         tracemalloc.stop()
     assert peak < 8 << 20, peak
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs and O_NOFOLLOW are POSIX")
+def test_looking_for_a_persons_signed_line_neither_follows_a_link_nor_waits_on_a_fifo(tmp_path):
+    """`ledger_signed` opens the ledger as every reader of it does (hostile pass 32b, a side note): a symlink in
+    its place is not followed (the ledger it points to is not this repository's), and a FIFO there does not
+    block a person's verb waiting for a writer — neither is a regular ledger, so neither holds a signed line."""
+    from priors.store import signing
+
+    elsewhere = tmp_path / "elsewhere.jsonl"
+    elsewhere.write_bytes(dumps({"by": "human", "sig": "U1NIU0lHxyz", "t": "disposition"}).encode() + b"\n")
+    ledger = tmp_path / ".priors" / "ledger.jsonl"
+    ledger.parent.mkdir()
+    ledger.symlink_to(elsewhere)
+    assert signing.ledger_signed(tmp_path) is False
+    ledger.unlink()
+    os.mkfifo(ledger)
+    assert signing.ledger_signed(tmp_path) is False  # (a blocking open would never return here)

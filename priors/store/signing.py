@@ -94,8 +94,9 @@ def ledger_signed(root: Any) -> bool:
     mark long enough to search fast: ~20 ms of CPU at 100k priors, paid by a person's verb only where no
     allowed_signers is in place. (It was mapped: the mapped ledger's pages counted in the process's memory,
     +55 MB at 100k priors.)"""
-    try:
-        with open(os.path.join(str(root), *LEDGER_NAME.split("/")), "rb", buffering=0) as fh:
+    try:  # never through a symlink (the ledger is read through none), never waiting on a FIFO's writer
+        fd = os.open(os.path.join(str(root), *LEDGER_NAME.split("/")), _READ_FLAGS)
+        with os.fdopen(fd, "rb", buffering=0) as fh:
             if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
                 return False
             buf = bytearray(1 << 20)
@@ -119,6 +120,7 @@ def ledger_signed(root: Any) -> bool:
         return False
 
 
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
 LONG_LINE = 16 << 20  # a line past this is not held: the ledger is mapped instead, its pages the system's to drop
 
 
