@@ -523,6 +523,7 @@ def test_since_lists_human_lines_and_flags_a_config_change(repo):
     assert text.code == 0
     assert "3 decisions by a person in this change" in text.out
     assert "line 4: decide P-0001 wontfix — unsigned" in text.out
+    assert '(unsigned: anyone who can push could have written the line — docs/ci.md, "Human lines are signed"' in text.out
     assert "warning: .priors/config.json (CONFIG_CHANGED): changed since" in text.out
     gha = repo("verify", "--since", base, env={"GITHUB_ACTIONS": "true"})
     assert "::warning file=.priors/config.json,title=priors CONFIG_CHANGED::" in gha.out

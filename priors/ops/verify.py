@@ -230,6 +230,9 @@ def human_summary(added: List[Dict[str, Any]], label: str, signing: Sequence[Pro
         if "same_as" in item:
             extra += f", the same signature as line {item['same_as']}"
         out.append(f"  line {item['line']}: {item['says']}{extra}")
+    if any("signer" not in item for item in added):  # (a newcomer could not tell what "unsigned" asks of them)
+        out.append('  (unsigned: anyone who can push could have written the line — docs/ci.md, "Human lines are'
+                   ' signed", says how a repository proves its person\'s lines)')
     return out
 
 
