@@ -226,6 +226,15 @@ def test_rust_names_and_spans():
     assert sp["ext"] == 'extern "C" fn ext() {}'
 
 
+def test_rust_raw_identifiers_are_named_as_the_identifiers_they_are():
+    """`fn r#type` defines `type` (hostile pass 32a's side note: it was named `r`, every raw identifier the
+    same); a raw identifier that spells a keyword (`r#struct`, `r#fn`) starts no item."""
+    rs = "impl r#Box { fn r#type(&self) {} fn r#match() { let r#struct = 1; r#fn(r#struct); } }\nfn r#async() {}\n"
+    assert names("a.rs", rs) == ["Box.type", "Box.match", "async"]
+    assert spans("a.rs", rs)["async"] == "fn r#async() {}"
+    assert names("a.rs", 'fn f() { let s = r#"fn g() {}"#; }') == ["f"]  # (a raw string stays a string)
+
+
 def test_unsupported_extension_has_no_anchors():
     assert names("a.c", "int main() { return 0; }") == []
     assert anchors.language_of("dir.py/file") is None

@@ -199,7 +199,7 @@ def _rust_item(toks, match, i, limit, prefix, spans, start) -> int:
         return match[body] + 1
     if j >= limit or toks[j][0] != "id":
         return j
-    name = toks[j][1]
+    name = _unraw(toks[j][1])
     k = j + 1
     while k < limit:
         kind, val, _s, _e = toks[k]
@@ -219,6 +219,11 @@ def _rust_item(toks, match, i, limit, prefix, spans, start) -> int:
             return k
         k += 1
     return k
+
+
+def _unraw(name: str) -> str:
+    """A raw identifier's name: `r#type` is the identifier `type` (and a `#` would end a scope ref's file)."""
+    return name[2:] if name.startswith("r#") else name
 
 
 def _rust_impl_target(toks, match, j, limit) -> Tuple[str, Optional[int]]:
@@ -241,7 +246,7 @@ def _rust_impl_target(toks, match, j, limit) -> Tuple[str, Optional[int]]:
         elif kind == "id" and val == "where" and angle <= 0:
             angle = -(10 ** 6)  # from here on only look for the body brace
         elif kind == "id" and angle == 0 and val not in ("for", "dyn", "unsafe", "mut", "const"):
-            last = val
+            last = _unraw(val)
         k += 1
     return last, None
 

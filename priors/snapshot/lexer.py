@@ -103,6 +103,11 @@ def lex(text: str, lang: str) -> List[Tok]:
                     toks.append(("s", text[i:k], i, k))
                     i = k
                     continue
+                raw = ident.match(text, j + 1) if word == "r" and text[j] == "#" else None
+                if raw:  # a raw identifier, `r#type`: one token, which no keyword test mistakes for `type`
+                    toks.append(("id", "r#" + raw.group(), i, raw.end()))
+                    i = raw.end()
+                    continue
             if lang == "rust" and j < n and text[j] == "'" and word in ("b",):
                 k = _quote_end(text, j, "'")
                 toks.append(("s", text[i:k], i, k))
