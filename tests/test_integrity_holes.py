@@ -355,11 +355,14 @@ def test_a_file_named_like_a_definition_gets_no_ref_of_its_own(bare):
     bare.write("a.py#f", "not the definition\n")
     bare.write("a.py#g", "nor this\n")
     bare.write("notes#1.md", "a hash in a name is fine alone\n")
+    bare.write("a.py#z.py", "def q():\n    return 2\n")  # a Python file of its own, with a definition
     r = bare("snapshot")
     assert r.code == 0
     snap = json.loads(r.out)
     assert snap["a.py#f"] == bare.ok("hash", "a.py").strip() == snap["a.py"]  # the definition, not the file
     assert "a.py#g" not in snap and "notes#1.md" in snap
+    # nor its definitions (hostile pass 32a's side note): `a.py#z.py#q` would read as a.py's `z.py#q`
+    assert not [ref for ref in snap if ref.startswith("a.py#z.py")] and "a.py#z.py: left out" in r.err
     assert "a.py#f: left out" in r.err and "a.py#g: left out" in r.err
     bare.write("a.py#g", "changed\n")  # still counted in its folder's hash
     assert json.loads(bare.ok("snapshot"))["*"] != snap["*"]

@@ -420,10 +420,11 @@ def combine(
     give the same map.
     """
     out: Dict[str, str] = dict(files)
-    for rel in hidden:  # counted in their folder's hash, but no ref of their own (see scan.ambiguous_refs)
+    left_out = set(hidden)
+    for rel in left_out:  # counted in their folder's hash, but no ref of their own (see scan.ambiguous_refs)
         out.pop(rel, None)
     for rel, packed in anchors.items():
-        if packed:
+        if packed and rel not in left_out:  # (nor its definitions': `a.py#z.py#q` reads as a.py's `z.py#q`)
             parts = packed.split("\t")
             prefix = rel + "#"
             out.update(zip([prefix + q for q in parts[0::2]], parts[1::2]))
