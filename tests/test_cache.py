@@ -132,6 +132,25 @@ def test_records_are_read_from_the_ledger_file_that_was_loaded(pdir: Path, ledge
         assert got.state.priors[pid].rec == p.rec
 
 
+def test_a_record_read_back_is_the_line_parsed_whole_or_a_changed_ledger_named() -> None:
+    """`LedgerSource.inflate` calls the C scanner itself (a third of a record's parse was `decode`'s own
+    steps around it); a line that is not one object alone goes through the full parse, which accepts
+    what it accepted before (space around the object) and refuses the rest as a ledger changed in place."""
+    rec = {"claim": "ünï \\ \"q\"", "id": "P-0001", "n": [1, 2.5, None], "t": "prior"}
+    line = canonical.dumps(rec).encode("utf-8")
+    cases = {line: rec, b"  " + line + b" \t": rec, b"\n" + line: rec}
+    bad = [line + b"{}", line[:-1], b"[" + line + b"]", line.replace(b"2.5", b"NaN"), b"\xff" + line, b"",
+           canonical.dumps({**rec, "id": "P-0002"}).encode("utf-8"), canonical.dumps({**rec, "t": "event"}).encode("utf-8")]
+    for raw, want in [*cases.items(), *((b, None) for b in bad)]:
+        src = cache.LedgerSource(data=b"x" + raw + b"\n")
+        p = fold.PriorState(("P-0001", "open", None, 0, -1, None, (1, len(raw)), None, None, None, None, src))
+        if want is None:
+            with pytest.raises(DamagedLedger, match="changed in place"):
+                src.inflate(p)
+        else:
+            assert src.inflate(p) == want and p.rec == want
+
+
 def test_a_ledger_changed_in_place_under_a_reader_is_named_not_misread(pdir: Path, ledger_bytes: bytes) -> None:
     """Overwritten in place (same file) after the load: reading a record then refuses, clearly."""
     _check(pdir, ledger_bytes)

@@ -116,17 +116,23 @@ class LedgerSource:
         self.data, self.fd = data, fd
 
     decode: Any = None
+    scan: Any = None
 
     def inflate(self, p: PriorState) -> Dict[str, Any]:
         off, ln = p[6]
-        decode = self.decode
-        if decode is None:  # one decoder for every record (json.loads would build one per call)
-
-
-            decode = self.decode = json.JSONDecoder(parse_constant=reject_constant).decode
+        scan = self.scan
+        if scan is None:  # one decoder for every record (json.loads would build one per call)
+            scan = self.scan = _parse.scanner()
+            self.decode = self.decode or self.decoder()
         try:
             raw = self.data[off:off + ln] if self.data is not None else _pread(self.fd, ln, off)
-            rec = decode(raw.decode("utf-8"))
+            text = raw.decode("utf-8")
+            try:  # the C scanner itself: a third of a record's parse was `decode`'s own steps around it
+                rec, end = scan(text, 0)
+            except StopIteration:
+                end = -1
+            if end != len(text):  # (not one object alone: the full parse, which names the line as before)
+                rec = self.decode(text)
         except (OSError, TypeError, ValueError, RecursionError):  # bad UTF-8 or JSON are ValueErrors
             rec = None
         if type(rec) is not dict or rec.get("t") != "prior" or rec.get("id") != p[0]:
@@ -134,6 +140,10 @@ class LedgerSource:
         if p[7] is not None:
             rec["facets"] = p[7]  # one shared dict per distinct facet set
         return rec
+
+    @staticmethod
+    def decoder() -> Any:
+        return json.JSONDecoder(parse_constant=reject_constant).decode
 
     def lines_many(self, ps: List[PriorState]) -> List[bytes]:
         """The ledger lines (without their newline) of `ps`, packed priors, in order: read a window of up
@@ -166,7 +176,7 @@ class LedgerSource:
             raws = self.lines_many(ps)
             decode = self.decode
             if decode is None:
-                decode = self.decode = json.JSONDecoder(parse_constant=reject_constant).decode
+                decode = self.decode = self.decoder()
             recs = decode("[" + b",".join(raws).decode("utf-8") + "]")
         except (OSError, TypeError, ValueError, RecursionError):
             recs = None
