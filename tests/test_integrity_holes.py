@@ -368,6 +368,25 @@ def test_a_file_named_like_a_definition_gets_no_ref_of_its_own(bare):
     assert json.loads(bare.ok("snapshot"))["*"] != snap["*"]
 
 
+def test_every_hash_in_a_name_is_read_as_a_definition_would_be_and_a_snapshot_of_paths_agrees(bare):
+    """Hostile pass 32c: only the first `#` was looked at, so a file `x#y.py#f` beside a Python file `x#y.py`
+    shared its ref with that file's definition `f` (editing the file left the map unchanged); and a snapshot
+    of the path `d/a.py#z.py` gave the file the ref that the whole snapshot gives d/a.py's method `z.py`."""
+    bare.write("x#y.py", "def f():\n    return 1\n")
+    bare.write("x#y.py#f", "print(2)\n")
+    bare.write("d/a.py", "class z:\n    def py(self):\n        return 3\n")
+    bare.write("d/a.py#z.py", "print(4)\n")
+    whole = bare("snapshot")
+    snap = json.loads(whole.out)
+    assert snap["x#y.py#f"] == snap["x#y.py"]  # the definition f (the whole file), not the file of that name
+    assert "x#y.py#f: left out of the map — its name reads as a definition in x#y.py " in whole.err
+    bare.write("x#y.py#f", "print(3)\n")
+    assert json.loads(bare.ok("snapshot"))["x#y.py#f"] == snap["x#y.py#f"]  # (it never named that file)
+    assert snap["d/a.py#z.py"] != bare.ok("hash", "d/a.py#z.py").strip()  # the method, in the whole map
+    part = bare("snapshot", "d/a.py#z.py")
+    assert part.code == 0 and json.loads(part.out) == {} and "d/a.py#z.py: left out of the map" in part.err
+
+
 # ------------------------------------------------------------------ hand edits: verify against the last commit
 
 

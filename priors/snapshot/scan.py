@@ -37,7 +37,7 @@ from priors.store.files import atomic_write, read_bytes, read_stdin
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~5 ms per CLI call
     from multiprocessing.context import BaseContext
-    from typing import Callable, Dict, List, Optional, Tuple
+    from typing import Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
     Progress = Callable[[int, int], None]
     Job = Tuple[str, str, bool]  # (ref, absolute path, want anchors)
@@ -375,9 +375,9 @@ class _Taken:
         self.new_cache.update(plan.reused)
         self.changed = _absorb(run_jobs(plan.jobs, plan.sizes, progress), plan, cache, started, self.new_cache,
                                report)
-        self.hidden = hidden = ambiguous_refs(plan.files)
-        for ref in hidden:
-            report.append(f"{ref}: left out of the map — its name reads as a definition in {ref.split('#', 1)[0]}"
+        self.hidden = hidden = ambiguous_refs(plan.files, () if sel.whole else _listed_heads(root, plan.files))
+        for ref, head in hidden.items():
+            report.append(f"{ref}: left out of the map — its name reads as a definition in {head}"
                           " (`file#name`); rename it to give it a scope of its own (its folder's hash still counts it)")
 
     def mapping(self, tools: Optional[Dict[str, str]], merge: Optional[dict]) -> Dict[str, str]:
@@ -438,11 +438,35 @@ def rehash(root: Path, refs: List[str], whole_files: bool = False) -> Dict[str, 
     return dict(snap) if whole_files else {r: snap[r] for r in want if r in snap}
 
 
-def ambiguous_refs(files: Dict[str, str]) -> List[str]:
+def ambiguous_refs(files: Dict[str, str], elsewhere: Iterable[str] = ()) -> Dict[str, str]:
     """Files whose path reads as a definition ref: `src/a.py#f` beside a file `src/a.py`. Such a ref
     would name the file and the definition `f` of src/a.py at once (one hash silently replacing the
-    other), so the file gets no ref of its own."""
-    return sorted(r for r in files if "#" in r and r.split("#", 1)[0] in files)
+    other), so the file gets no ref of its own. Every `#` counts: `x#y.py#f` beside a file `x#y.py`
+    reads as its definition `f` (hostile pass 32c). `elsewhere`: the tree's files outside a
+    snapshot of some paths, which a ref of it may read as a definition of all the same. Each, in
+    order, with the file it reads as a definition of."""
+    also = set(elsewhere)
+    out: Dict[str, str] = {}
+    for r in sorted(r for r in files if "#" in r):
+        head = next((h for h in _heads(r) if h in files or h in also), None)
+        if head is not None:
+            out[r] = head
+    return out
+
+
+def _heads(ref: str) -> Iterator[str]:
+    """`a#b#c` → `a`, `a#b`: what `ref` would be a definition of, read at each `#`."""
+    at = ref.find("#")
+    while at >= 0:
+        yield ref[:at]
+        at = ref.find("#", at + 1)
+
+
+def _listed_heads(root: Path, files: Dict[str, str]) -> List[str]:
+    """The files of the whole tree's listing that a `#` ref of this snapshot of some paths would be read
+    as a definition of: listed as the whole snapshot lists them, so a ref means what it means there."""
+    heads = sorted({h for r in files if "#" in r for h in _heads(r) if h and h not in files})
+    return [r for r in list_tree(root, heads).refs if r in heads] if heads else []
 
 
 class _Plan:
