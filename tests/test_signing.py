@@ -964,7 +964,7 @@ def test_whether_a_person_signed_a_line_is_read_past_a_line_longer_than_any_buff
     and a person's signed line after it — or in the first block, or straddling one — is still found."""
     from priors.store import signing
 
-    signed = dumps({"by": "human", "sig": "U1NIU0lHxyz", "t": "disposition"}).encode()
+    signed = dumps({"by": "human", "sig": "U1NIU0lHAAAAAQAAxyz", "t": "disposition"}).encode()
     decoy = dumps({"by": "agent", "note": '"sig":"U1NIU0lH', "t": "disposition"}).encode()
     ledger = tmp_path / ".priors" / "ledger.jsonl"
     ledger.parent.mkdir()
@@ -1007,7 +1007,7 @@ def test_looking_for_a_persons_signed_line_neither_follows_a_link_nor_waits_on_a
     from priors.store import signing
 
     elsewhere = tmp_path / "elsewhere.jsonl"
-    elsewhere.write_bytes(dumps({"by": "human", "sig": "U1NIU0lHxyz", "t": "disposition"}).encode() + b"\n")
+    elsewhere.write_bytes(dumps({"by": "human", "sig": "U1NIU0lHAAAAAQAAxyz", "t": "disposition"}).encode() + b"\n")
     ledger = tmp_path / ".priors" / "ledger.jsonl"
     ledger.parent.mkdir()
     ledger.symlink_to(elsewhere)
@@ -1015,3 +1015,28 @@ def test_looking_for_a_persons_signed_line_neither_follows_a_link_nor_waits_on_a
     ledger.unlink()
     os.mkfifo(ledger)
     assert signing.ledger_signed(tmp_path) is False  # (a blocking open would never return here)
+
+
+def test_a_persons_signed_line_is_found_however_its_json_is_spelled(tmp_path):
+    """Hostile pass 32c: a person's signed line re-spelled by hand (an escape for a letter, a space after a
+    colon) was not found, so the person's next verb wrote an unsigned line where signing was to stay on.
+    A line is judged as JSON reads it; an agent's line with an escape or the mark in a field of its own is
+    still not a person's signed line."""
+    from priors.store import signing
+
+    ledger = tmp_path / ".priors" / "ledger.jsonl"
+    ledger.parent.mkdir()
+    plain = dumps({"t": "prior", "id": "P-0001", "claim": "x"})
+    for line, want in {
+        '{"by":"human","sig":"\\u00551NIU0lHAAAAAQAAxyz","t":"event"}': True,
+        '{"by": "human", "sig": "U1NIU0lHAAAAAQAAxyz", "t": "event"}': True,
+        '{"by":"h\\u0075man","sig":"U1NIU0lHAAAAAQAAxyz","t":"event"}': True,
+        '{"\\u0062y":"human","s\\u0069g":"U1NIU0lHAAAAAQAAxyz","t":"event"}': True,
+        '{"by":"agent","sig":"\\u00551NIU0lHAAAAAQAAxyz","t":"event"}': False,
+        '{"by":"human","note":"U1NIU0lHAAAAAQAA","t":"event","claim":"a \\u0007 bell \\"q\\" \\\\"}': False,
+        '{"by":"human","sig":"U1NIU0lHAAAAAQAA\\u0000","t":"event"': False,  # (not JSON: not a line anyone signed)
+        '{"by":"human","sig":"U1NIU0lHxyz","t":"event"}': False,  # (no OpenSSH signature begins so)
+        '{"claim":"\\\\\\"","t":"prior"}\n{"by":"human","sig":"U1NIU0lHAAAAAQAAx","t":"event"}': True,
+    }.items():
+        ledger.write_text(plain + "\n" + line + "\n" + plain + "\n", encoding="utf-8")
+        assert signing.ledger_signed(tmp_path) is want, line
