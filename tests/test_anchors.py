@@ -233,6 +233,9 @@ def test_rust_raw_identifiers_are_named_as_the_identifiers_they_are():
     assert names("a.rs", rs) == ["Box.type", "Box.match", "async"]
     assert spans("a.rs", rs)["async"] == "fn r#async() {}"
     assert names("a.rs", 'fn f() { let s = r#"fn g() {}"#; }') == ["f"]  # (a raw string stays a string)
+    # a name past the Basic Multilingual Plane is a name too (hostile pass 32c: `fn 𝔘()` had no anchor)
+    assert names("a.rs", "fn 𝔘() {}\nfn r#𝔘x() {}\n") == ["𝔘", "𝔘x"]
+    assert names("a.js", "function 𝔘𝔙() { return 1 }\n") == ["𝔘𝔙"] and names("a.go", "func 𝔘() {}\n") == ["𝔘"]
 
 
 def test_unsupported_extension_has_no_anchors():

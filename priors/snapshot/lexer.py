@@ -176,7 +176,7 @@ def lex(text: str, lang: str) -> List[Tok]:
     return toks
 
 
-_IDENT = _Lazy(r"[A-Za-z_$\u0080-\uffff][\w$\u0080-\uffff]*")
+_IDENT = _Lazy(r"[A-Za-z_$\u0080-\U0010ffff][\w$\u0080-\U0010ffff]*")  # (past the BMP too: `fn 𝔘()`)
 _NUMBER = _Lazy(r"[0-9][0-9A-Za-z_.]*")
 _RUST_CHAR = _Lazy(r"'([^'\\\n]{1,2})'")
 _JS_REGEX_AFTER_WORDS = {
