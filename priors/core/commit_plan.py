@@ -25,11 +25,12 @@ from priors.core.protocol import (
 )
 from priors.core.run_files import RunFiles, staging_file
 from priors.core.secret_patterns import guard
+from priors.core.verdicts import Records
 from priors.core.vocabulary import ATTEMPT_CODES, CANDIDATE_FIELDS, DOOR, NS_RE, PRIOR_RE, prior_number
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Dict, List, Optional, Tuple
+    from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 
 # ------------------------------------------------------------------ commit
@@ -40,7 +41,7 @@ class CommitPlan(Plain):
 
     __slots__ = ("lines", "summary", "set_aside")
 
-    def __init__(self, lines: List[Dict[str, Any]], summary: List[str], set_aside: Optional[List[str]] = None) -> None:
+    def __init__(self, lines: Records, summary: List[str], set_aside: Optional[List[str]] = None) -> None:
         self.lines, self.summary = lines, summary
         self.set_aside = [] if set_aside is None else set_aside
 
@@ -63,8 +64,7 @@ def human_word_wins(st: State, rf: RunFiles, decided: Any = ()) -> List[str]:
     decided before the run opened is no verify item of the run: the door refuses it (BINDING_IMMUTABLE),
     and so does commit (`judge_verdicts`), naming the staged line."""
     out = []
-    for ev in rf.dispositions:
-        pid = ev["id"]
+    for pid in rf.dispositions.ids_of():
         p = st.priors.get(pid)
         if p is not None and pid in decided and pid not in out:
             out.append(pid)
@@ -116,28 +116,32 @@ def plan_commit(st: State, rf: RunFiles, decided: Any = (), judged: bool = False
     hold of the lock, from memory (`ingest-sarif`): nothing to judge twice, nothing decided since."""
     _check_ns(rf)
     # A prior redacted mid-run leaves marks in staging; its verdict has nothing left to say.
-    where = [i for i, d in enumerate(rf.dispositions) if not _redaction_mark(d)]
-    rf.dispositions = [rf.dispositions[i] for i in where]
-    dups = _repeated_ids(rf.dispositions)
+    odd = rf.dispositions.odd_lines()  # (the lines not held as the door writes them: only these can be marks or malformed)
+    marks = {i for i, d in odd.items() if _redaction_mark(d)}
+    where: Any = range(len(rf.dispositions))
+    if marks:
+        where = [i for i in where if i not in marks]
+        rf.dispositions = rf.dispositions.take(where)
+        odd = rf.dispositions.odd_lines()
+    dups = _repeated_ids(rf.dispositions.ids_of())
     if dups:
         raise staging_refusal(Refusal("DUPLICATE_DISPOSITIONS", ids=dups), rf, "dispositions",
-                              where[_second(rf.dispositions, dups[0])])
-    bad = [i for i, ev in enumerate(rf.dispositions) if not _valid_disposition(ev, rf.run)]
+                              where[_second(rf.dispositions.verdicts(), dups[0])])
+    bad = sorted(i for i, ev in odd.items() if not _valid_disposition(ev, rf.run))
     if bad:
         ids = [_label(rf.dispositions[i], rf.line_of("dispositions", where[i])) for i in bad]
         raise staging_refusal(Refusal("MALFORMED_DISPOSITIONS", ids=ids), rf, "dispositions", where[bad[0]])
-    verify = rf.verify_items()
-    inject = set(rf.inject_ids())
-    outside = [i for i, ev in enumerate(rf.dispositions)
-               if ev["id"] not in verify and not (ev["to"] == "challenged" and ev["id"] in inject)]
+    verify = rf.verify_states()
+    outside = [(i, pid) for i, pid, to in rf.dispositions.verdicts()
+               if pid not in verify and not (to == "challenged" and rf.is_injected(pid))]
     if outside:
-        raise staging_refusal(Refusal("PRIOR_OUTSIDE_RUN", ids=[rf.dispositions[i]["id"] for i in outside]), rf,
-                              "dispositions", where[outside[0]])
-    stranger = [i for i, ev in enumerate(rf.dispositions)
-                if ev["id"] not in st.priors or st.priors[ev["id"]].ns != rf.ns]
+        raise staging_refusal(Refusal("PRIOR_OUTSIDE_RUN", ids=[pid for _, pid in outside]), rf,
+                              "dispositions", where[outside[0][0]])
+    stranger = [(i, pid) for i, pid in enumerate(rf.dispositions.ids_of())
+                if pid not in st.priors or st.priors[pid].ns != rf.ns]
     if stranger:  # the ledger as it is now has no such prior in this namespace: a hand-edited staging
-        raise staging_refusal(Refusal("PRIOR_OUTSIDE_RUN", ids=[rf.dispositions[i]["id"] for i in stranger], ns=rf.ns),
-                              rf, "dispositions", where[stranger[0]])
+        raise staging_refusal(Refusal("PRIOR_OUTSIDE_RUN", ids=[pid for _, pid in stranger], ns=rf.ns),
+                              rf, "dispositions", where[stranger[0][0]])
     _check_verify_items(st, rf)
     missing = missing_dispositions(rf)
     waived = [pid for pid in missing if pid in decided]  # a person decided it mid-run: no verdict is owed
@@ -146,11 +150,11 @@ def plan_commit(st: State, rf: RunFiles, decided: Any = (), judged: bool = False
         raise Refusal("INCOMPLETE_DISPOSITIONS", missing=missing,
                       hint="disposition every verify item whose scope is present, or `priors abort`")
     _check_ids(st, rf)
-    done = set(rf.disposed_ids())
+    done = rf.dispositions  # (`done.names(pid)`: whether a verdict was staged on it, set aside or not)
     set_aside = human_word_wins(st, rf, decided)
     if set_aside:
-        keep = [j for j, ev in enumerate(rf.dispositions) if ev["id"] not in set_aside]
-        rf.dispositions = [rf.dispositions[j] for j in keep]
+        keep = [j for j, pid in enumerate(rf.dispositions.ids_of()) if pid not in set_aside]
+        rf.dispositions = rf.dispositions.take(keep)
         where = [where[j] for j in keep]
     attempts = judge_attempts(st, rf)  # against the ledger before this run's lines
     dropped: List[str] = []
@@ -158,9 +162,10 @@ def plan_commit(st: State, rf: RunFiles, decided: Any = (), judged: bool = False
         judge_verdicts(st, rf, where)
         judge_calls(st, rf, decided)
         dropped = judge_staged(st, rf, decided)
-    lines: List[Dict[str, Any]] = move_events(st, rf) + list(rf.dispositions)  # code that moved, before verdicts
+    head = move_events(st, rf)  # code that moved, before verdicts
+    lines: List[Dict[str, Any]] = []  # after them
     for pid, item in verify.items():
-        if item.get("scopeState") == "missing" and pid not in done:
+        if item[0] == "missing" and not done.names(pid):
             lines.append({"t": "event", "id": pid, "action": "scope-missing", "run": rf.run})
     lines.extend(rf.staged)
     escalations = rf.escalations
@@ -174,8 +179,9 @@ def plan_commit(st: State, rf: RunFiles, decided: Any = (), judged: bool = False
             if esc.get("direction") is not None:
                 call["direction"] = esc["direction"]
         lines.append(call)
-    for rec in lines:
-        apply(st, rec)
+    for part in (head, rf.dispositions, lines):  # (a verdict's dict is made, applied and let go)
+        for rec in part:
+            apply(st, rec)
     summary = summarize(rf, st, len(escalations), set_aside, dropped, waived)
     seal: Dict[str, Any] = {"t": "run", "action": "commit", "run": rf.run, "ns": rf.ns, "summary": summary, "door": DOOR}
     if attempts:
@@ -184,7 +190,7 @@ def plan_commit(st: State, rf: RunFiles, decided: Any = (), judged: bool = False
     if shapes:
         seal["shapes"] = shapes
     lines.append(seal)
-    return CommitPlan(lines, summary, set_aside)
+    return CommitPlan(Records([head, rf.dispositions, lines]), summary, set_aside)
 
 
 ATTEMPTS_KEPT = 3  # attempts a seal keeps per prior: the pressure counts runs, the words need only a few
@@ -244,11 +250,11 @@ def attempt_problem(st: Any, a: Any) -> Optional[str]:
     return None
 
 
-def _second(items: List[Any], pid: str) -> int:
-    """Where `pid` occurs the second time among `items`."""
+def _second(lines: Iterable[Tuple[int, Any, Any]], pid: str) -> int:
+    """Where `pid` is named the second time among `lines` (`Verdicts.verdicts`)."""
     seen = 0
-    for i, rec in enumerate(items):
-        if isinstance(rec, dict) and rec.get("id") == pid:
+    for i, got, _ in lines:
+        if got == pid:
             seen += 1
             if seen == 2:
                 return i
@@ -265,7 +271,7 @@ def _check_ns(rf: RunFiles) -> None:
 def _check_verify_items(st: State, rf: RunFiles) -> None:
     """The verify items commit turns into `scope-missing` events are priors of the run's namespace."""
     where = f".priors/runs/{rf.run}/relevant.json"
-    strangers = [pid for pid in rf.verify_items() if pid not in st.priors or st.priors[pid].ns != rf.ns]
+    strangers = [pid for pid in rf.verify_states() if pid not in st.priors or st.priors[pid].ns != rf.ns]
     if strangers:
         raise Refusal("MALFORMED_STAGING", run=rf.run, file=where, line=1, ids=strangers,
                       because={"rule": "a verify item is no prior of the run's namespace"},
@@ -296,7 +302,7 @@ def _check_ids(st: State, rf: RunFiles) -> None:
 def judge_verdicts(st: State, rf: RunFiles, where: List[int]) -> None:
     """Each staged verdict judged again by `judge_disposition`, in order, as if given now: the event
     it makes must be the staged line itself."""
-    fresh = RunFiles(rf.run, rf.relevant)
+    fresh = rf.view()
     for j, ev in enumerate(rf.dispositions):
         try:
             event = judge_disposition(st, fresh, ev["id"], ev["to"])
@@ -363,7 +369,7 @@ def judge_staged(st: State, rf: RunFiles, decided: Any) -> List[str]:
     dropped, one that now reverses it becomes a call for the person, as `propose` would have made
     it. Returns a summary phrase per dropped finding; never silent. The ids of those kept stay."""
     staged, rf.staged = rf.staged, []
-    view = RunFiles(rf.run, rf.relevant, rf.dispositions, rf.staged)  # what the door saw: the staged so far
+    view = rf.view(rf.dispositions, rf.staged)  # what the door saw: the staged so far
     view.known_keys = rf.known_keys
     out: List[str] = []
     top = 0
@@ -412,15 +418,15 @@ def _bad_staged(rf: RunFiles, i: int, label: str, because: Dict[str, Any]) -> Re
     return staging_refusal(Refusal("MALFORMED_STAGING", ids=[label], because=because), rf, "staged", i, hint=hint)
 
 
-def _repeated_ids(items: List[Any], taken: Any = ()) -> List[str]:
-    """Ids that occur twice among `items` or are already in `taken`, in order of discovery."""
-    seen: Dict[str, int] = {}
+def _repeated_ids(ids: Iterable[Any]) -> List[str]:
+    """The string ids that occur twice among `ids`, in order of discovery."""
+    seen = set()
     out: List[str] = []
-    for rec in items:
-        pid = rec.get("id") if isinstance(rec, dict) else None
+    for pid in ids:
         if isinstance(pid, str):
-            seen[pid] = seen.get(pid, 0) + 1
-            if (pid in taken or seen[pid] == 2) and pid not in out:
+            if pid not in seen:
+                seen.add(pid)
+            elif pid not in out:
                 out.append(pid)
     return out
 
@@ -430,12 +436,12 @@ def summarize(rf: RunFiles, after: State, escalations: int, set_aside: Any = (),
     """The plain-language commit summary (contract §9, plus the quiescence line of §10).
 
     `set_aside`: priors whose staged verdict was dropped because a person decided them meanwhile."""
-    verdicts = [ev.get("to") for ev in rf.dispositions]
-    checked = len(rf.verify_items())
+    verdicts = [to for _, _, to in rf.dispositions.verdicts()]
+    checked = len(rf.verify_states())
     fixed = verdicts.count("fixed")
     carried = verdicts.count("still-open") + verdicts.count("reaffirmed")
     touched = verdicts.count("stale")
-    calls = verdicts.count("challenged") + verdicts.count("obsolete-proposed") + escalations + len(rf.items("nudges"))
+    calls = verdicts.count("challenged") + verdicts.count("obsolete-proposed") + escalations + rf.count("nudges")
     calls += sum(1 for r in rf.staged if isinstance(r, dict) and isinstance(r.get("distinct_from"), list) and any(
         isinstance(q, str) and q in after.priors and after.priors[q].binding for q in r["distinct_from"]))  # "it differs"
     ns = rf.ns
@@ -453,8 +459,7 @@ def summarize(rf: RunFiles, after: State, escalations: int, set_aside: Any = (),
     moved = [f"{pid} to {m['to']}" for pid, m in rf.moves.items()]
     if moved:
         lines.append(f"  ↪ {len(moved)} moved with their code — {_some(moved)}")
-    gone = [pid for pid, item in rf.verify_items().items()
-            if item.get("scopeState") == "missing" and not rf.is_disposed(pid)]
+    gone = [pid for pid, item in rf.verify_states().items() if item[0] == "missing" and not rf.is_disposed(pid)]
     if gone:
         lines.append(f"  ∅ {len(gone)} missing — their code is not in this snapshot: {_some(gone)}")
     if resting:

@@ -236,13 +236,15 @@ def seal_lines(st: State, ids: Sequence[str], run_dirs: Sequence[str], tag: Opti
     return lines
 
 
-def injected_record(relevant: Dict[str, Any], run: str) -> Optional[Dict[str, Any]]:
-    """At commit: the `injected` record to append when the run was shown fewer lessons than the contract's set."""
+def injected_record(relevant: Dict[str, Any], run: str, ids: Optional[List[Any]] = None) -> Optional[Dict[str, Any]]:
+    """At commit: the `injected` record to append when the run was shown fewer lessons than the contract's set.
+    `ids`: the ids of its inject list as read already (`RunFiles.inject_ids`; a compact read keeps no list)."""
     omitted = relevant.get("inject_omitted")
     held = relevant.get("awaiting_review")
     if not (isinstance(omitted, list) and omitted) and not (isinstance(held, list) and held):
         return None
-    inject = relevant.get("inject")
-    ids = [x.get("id") for x in inject if isinstance(x, dict) and isinstance(x.get("id"), str)] \
-        if isinstance(inject, list) else []
-    return {"t": "injected", "run": run, "ids": ids}
+    if ids is None:
+        inject = relevant.get("inject")
+        ids = [x.get("id") for x in inject if isinstance(x, dict) and isinstance(x.get("id"), str)] \
+            if isinstance(inject, list) else []
+    return {"t": "injected", "run": run, "ids": list(ids)}

@@ -37,8 +37,7 @@ REVERSIBLE = ("fixed", "accepted", "wontfix")  # a candidate opposing a prior in
 
 
 def missing_dispositions(rf: RunFiles) -> List[str]:
-    return [pid for pid, item in rf.verify_items().items()
-            if item.get("scopeState") != "missing" and not rf.is_disposed(pid)]
+    return [pid for pid, item in rf.verify_states().items() if item[0] != "missing" and not rf.is_disposed(pid)]
 
 
 # ------------------------------------------------------------------ disposition
@@ -57,21 +56,20 @@ def judge_disposition(st: State, rf: RunFiles, pid: str, verdict: str) -> Dict[s
                       hint="a human decided this; only `priors decide` can change it")
     if p.redacted:
         raise Refusal("REDACTED", id=pid)
-    verify = rf.verify_items()
-    item = verify.get(pid)
-    if item is None and not (verdict == "challenged" and pid in rf.inject_ids()):
+    item = rf.verify_states().get(pid)  # (scopeState, changed, a moved item's scope_ref)
+    if item is None and not (verdict == "challenged" and rf.is_injected(pid)):
         raise Refusal("PRIOR_OUTSIDE_RUN", id=pid, run=rf.run,
                       hint="only this run's verify items (or a challenged inject item) take a disposition")
-    if verdict == "challenged" and pid not in rf.inject_ids():
+    if verdict == "challenged" and not rf.is_injected(pid):
         raise Refusal("CHALLENGE_REQUIRES_INJECTED_PRIOR", id=pid)
-    state = item.get("scopeState") if item else None
+    state = item[0] if item else None
     moved = state == "moved"
     if moved:  # the code moved: judged as it stands there, edited or not
-        state = "changed" if item and item.get("changed") is True else "unchanged"
+        state = "changed" if item and item[1] else "unchanged"
     if state == "missing":
         raise Refusal("MISSING_SCOPE", id=pid,
                       hint="its scope is not in this run's snapshot; leave it — commit records it as missing")
-    where = f"its code moved to {item.get('scope_ref')} unedited" if moved and item else "its code is unchanged"
+    where = f"its code moved to {item[2]} unedited" if moved and item else "its code is unchanged"
     if verdict == "reaffirmed" and state == "unchanged":
         raise Refusal("REAFFIRM_REQUIRES_CHANGE", id=pid,
                       hint=f"{where}: say still-open (it is carried) or fixed — reaffirmed is for code that changed")
@@ -86,7 +84,7 @@ def judge_disposition(st: State, rf: RunFiles, pid: str, verdict: str) -> Dict[s
                       hint=f"this run has its verdict on {pid} already; to give another, `priors abort --run {rf.run}`"
                            " drops all of the run's staging (every verdict and proposal), then open a new run")
     event = {"t": "event", "id": pid, "action": "disposition", "to": verdict, "run": rf.run, "by": "agent"}
-    ref = item.get("scope_ref") if moved and item is not None else p.scope_ref
+    ref = item[2] if moved and item is not None else p.scope_ref
     if item is not None and ref is not None and ref in rf.scopes:  # as the reference: only verify items carry it
         event["scope_hash"] = rf.scopes[ref]
     return event
@@ -104,14 +102,12 @@ def with_run_dispositions(st: State, rf: RunFiles) -> List[PriorState]:
         if pid in pool:
             pool[pid] = as_run_sees(pool[pid], moves, rehashed)
             copied.add(pid)
-    for ev in rf.dispositions:
-        if isinstance(ev, dict) and ev.get("id") in pool and not pool[ev["id"]].binding:
-            if ev["id"] not in copied:  # copy on write: the folded state itself stays as it is
-                pool[ev["id"]] = pool[ev["id"]].copy()
-                copied.add(ev["id"])
-            p = pool[ev["id"]]
-            to = ev.get("to")
-            sh = ev.get("scope_hash")
+    for pid, to, sh in rf.dispositions.effects():  # (each line that is an object: its id, to and scope_hash)
+        if pid in pool and not pool[pid].binding:
+            if pid not in copied:  # copy on write: the folded state itself stays as it is
+                pool[pid] = pool[pid].copy()
+                copied.add(pid)
+            p = pool[pid]
             if isinstance(sh, str):
                 p.scope_hash = sh
             p.miss = 0
@@ -119,9 +115,9 @@ def with_run_dispositions(st: State, rf: RunFiles) -> List[PriorState]:
     return list(pool.values())
 
 
-def _staged_states(rf: RunFiles) -> List[PriorState]:
+def _staged_states(staged: List[Any]) -> List[PriorState]:
     out = []
-    for rec in rf.staged:
+    for rec in staged:
         if isinstance(rec, dict) and isinstance(rec.get("id"), str):
             sh = rec.get("scope_hash")
             out.append(new_prior(rec["id"], rec, "open", sh if isinstance(sh, str) else None))
@@ -278,7 +274,7 @@ class ProposePool(ScopeIndex):
     def catch_up(self, rf: RunFiles) -> None:
         new = rf.staged[self.n_staged:]
         self.n_staged = len(rf.staged)
-        for p in _staged_states(RunFiles(rf.run, rf.relevant, staged=new)):
+        for p in _staged_states(new):
             self.add(p)
 
     def settled_elsewhere(self, cand: Candidate) -> List[PriorState]:

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from priors.core.errors import Refusal
 from priors.core.plain import Plain
+from priors.core.verdicts import Verdicts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Dict, List, Optional
+    from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
     from priors.core.fold import State
 
@@ -26,24 +27,104 @@ def staging_file(run: str, kind: str) -> str:
     return f".priors/runs/{run}/{kind}.jsonl"
 
 
+class VerifySink:
+    """`relevant.json`'s verify list as the rules read it: id -> (scopeState, whether `changed` is true,
+    scope_ref), the id of each object item whose id is a string and that is not redacted (the last item
+    of an id wins). Only a moved item's ref and `changed` are read (`judge_disposition`): the others
+    share one tuple per state. Fed an item at a time (core/json_stream.py) or from the parsed list."""
+
+    __slots__ = ("states", "known", "memo")
+
+    def __init__(self, known: Optional[Dict[str, Any]] = None) -> None:
+        self.states: Dict[str, Tuple[Any, bool, Any]] = {}
+        self.known = known  # the fold's priors: an id found there is held as the fold's own string
+        self.memo: Dict[str, Tuple[Any, bool, Any]] = {}
+
+    def add_all(self, items: Iterable[Any]) -> None:
+        states, memo, known = self.states, self.memo, self.known
+        for x in items:
+            if not isinstance(x, dict):
+                continue
+            pid = x.get("id")
+            if not isinstance(pid, str) or x.get("redacted"):
+                continue
+            state = x.get("scopeState")
+            held = memo.get(state) if type(state) is str else None
+            if held is None:
+                if state == "moved" or type(state) is not str:
+                    held = (state, x.get("changed") is True, x.get("scope_ref"))
+                else:
+                    held = memo[state] = (state, False, None)
+            if known is not None:
+                p = known.get(pid)
+                if p is not None:
+                    pid = p.id
+            states[pid] = held
+
+
+class IdSink:
+    """`relevant.json`'s inject list as the rules read it: the id of each object item whose id is a
+    string, in order (`inject_ids`, the `injected` record)."""
+
+    __slots__ = ("ids", "known")
+
+    def __init__(self, known: Optional[Dict[str, Any]] = None) -> None:
+        self.ids: List[str] = []
+        self.known = known  # (as VerifySink's)
+
+    def add_all(self, items: Iterable[Any]) -> None:
+        ids, known = self.ids, self.known
+        for x in items:
+            if isinstance(x, dict):
+                pid = x.get("id")
+                if isinstance(pid, str):
+                    p = known.get(pid) if known is not None else None
+                    ids.append(pid if p is None else p.id)
+
+
+class CountSink:
+    """A list of `relevant.json` the run verbs only count the objects of (nudges, floors)."""
+
+    __slots__ = ("count",)
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def add_all(self, items: Iterable[Any]) -> None:
+        self.count += sum(1 for x in items if isinstance(x, dict))
+
+
+def sinks(known: Optional[Dict[str, Any]] = None) -> Dict[str, Callable[[], Any]]:
+    """What the run verbs keep of `relevant.json`'s large lists (core/json_stream.py `read_object`).
+    `known`: the fold's priors — an id found there is held as the fold's own string (the same text),
+    so a run's 70k ids are not held twice."""
+    return {"verify": lambda: VerifySink(known), "inject": lambda: IdSink(known), "nudges": CountSink,
+            "floors": CountSink}
+
+
 class RunFiles(Plain):
-    """An open run's staging as read from `.priors/runs/<run>/`."""
+    """An open run's staging as read from `.priors/runs/<run>/`.
+
+    `relevant` is the stored `relevant.json` — whole, or (`store.staging.read_run(compact=True)`, the
+    run verbs) with its verify, inject, nudges and floors lists held as the sinks above: the rules
+    read them through `verify_states`, `inject_ids` and `count`, never as lists."""
 
     __slots__ = ("run", "relevant", "dispositions", "staged", "escalations", "attempts", "line_numbers", "freed", "_verify",
-                 "_seen", "_pool", "known_keys", "keep_likes")
+                 "_inject", "_pool", "known_keys", "keep_likes")
 
-    def __init__(self, run: str, relevant: Optional[Dict[str, Any]], dispositions: Optional[List[Any]] = None,
+    def __init__(self, run: str, relevant: Optional[Dict[str, Any]], dispositions: Optional[Verdicts] = None,
                  staged: Optional[List[Any]] = None, escalations: Optional[List[Any]] = None) -> None:
         self.run, self.relevant = run, relevant
-        self.dispositions = [] if dispositions is None else dispositions
+        self.dispositions = Verdicts(run) if dispositions is None else dispositions
         self.staged = [] if staged is None else staged
         self.escalations = [] if escalations is None else escalations
         self.attempts: List[Any] = []  # refusals of this run's proposals (ATTEMPTS_FILE), read by the store
-        # per kind, the file line each item was read from (None: items were not read from files)
-        self.line_numbers: Optional[Dict[str, List[int]]] = None
+        # per kind, the file line each item was read from (None: items were not read from files, or each
+        # stands on the line of its place)
+        self.line_numbers: Optional[Dict[str, Optional[List[int]]]] = None
         self.freed: List[str] = []  # ids `withdraw` took back (WITHDRAWN_FILE): never handed to another finding
-        self._verify: Optional[Dict[str, Dict[str, Any]]] = None
-        self._seen: Optional[list] = None  # [the dispositions list, how many of it were read, their ids]
+        self._verify: Optional[Dict[str, Tuple[Any, bool, Any]]] = None
+        self._inject: Optional[Tuple[List[str], frozenset]] = None
         self._pool: Any = None  # the protocol.ProposePool built for this run (the rules build it)
         self.known_keys: Any = None  # lesson_likeness.KnownKeys: lessons' signatures the store kept (set by ops)
         # whether the rules keep each lesson's Likeness for a next candidate (protocol.ProposePool.like): False
@@ -52,6 +133,13 @@ class RunFiles(Plain):
 
     def fields(self) -> tuple:
         return ("run", "relevant", "dispositions", "staged", "escalations")  # the caches are not the run
+
+    def view(self, dispositions: Optional[Verdicts] = None, staged: Optional[List[Any]] = None) -> RunFiles:
+        """The same run with these verdicts and staged priors (none when not given): what the door saw
+        before them. Shares the snapshot as read, and what was made of it."""
+        out = RunFiles(self.run, self.relevant, dispositions, staged)
+        out._verify, out._inject = self._verify, self._inject
+        return out
 
     def line_of(self, kind: str, index: int) -> int:
         """The line of its file that item `index` of `kind` was read from (from 1)."""
@@ -95,34 +183,61 @@ class RunFiles(Plain):
         return {k: v for k, v in got.items() if isinstance(v, str)} if isinstance(got, dict) else {}
 
     def items(self, kind: str) -> List[Dict[str, Any]]:
+        """The object items of `relevant.json`'s list `kind` — of a snapshot read whole (`ingest-sarif`,
+        which opened the run itself); a compact read keeps only what `verify_states`, `inject_ids` and
+        `count` answer."""
         got = (self.relevant or {}).get(kind)
+        if isinstance(got, (VerifySink, IdSink, CountSink)):
+            raise TypeError(f"relevant.json's {kind} was read compactly")
         return [x for x in got if isinstance(x, dict)] if isinstance(got, list) else []
 
+    def count(self, kind: str) -> int:
+        """How many object items `relevant.json`'s list `kind` holds."""
+        got = (self.relevant or {}).get(kind)
+        if isinstance(got, CountSink):
+            return got.count
+        return len(self.items(kind))
+
     def verify_items(self) -> Dict[str, Dict[str, Any]]:
-        """By id; built once per verb (a batch of 8k dispositions asks 8k times). Treat as read-only."""
+        """The verify items whole, by id — of a snapshot read whole (`ingest-sarif`)."""
+        return {x["id"]: x for x in self.items("verify") if isinstance(x.get("id"), str) and not x.get("redacted")}
+
+    def verify_states(self) -> Dict[str, Tuple[Any, bool, Any]]:
+        """The verify items by id, as (scopeState, `changed` is true, scope_ref — a moved item's; None
+        for others) — `VerifySink`. Built once per verb (a batch of 8k dispositions asks 8k times)."""
         if self._verify is None:
-            self._verify = {x["id"]: x for x in self.items("verify")
-                            if isinstance(x.get("id"), str) and not x.get("redacted")}
+            got = (self.relevant or {}).get("verify")
+            if not isinstance(got, VerifySink):
+                sink = VerifySink()
+                sink.add_all(got if isinstance(got, list) else ())
+                got = sink
+            self._verify = got.states
         return self._verify
 
     def inject_ids(self) -> List[str]:
-        return [x["id"] for x in self.items("inject") if isinstance(x.get("id"), str)]
+        return self._injected()[0]
+
+    def is_injected(self, pid: str) -> bool:
+        return pid in self._injected()[1]
+
+    def _injected(self) -> Tuple[List[str], frozenset]:
+        if self._inject is None:
+            got = (self.relevant or {}).get("inject")
+            if not isinstance(got, IdSink):
+                sink = IdSink()
+                sink.add_all(got if isinstance(got, list) else ())
+                got = sink
+            self._inject = (got.ids, frozenset(got.ids))
+        return self._inject
 
     def disposed_ids(self) -> List[object]:
         """The ids the staged dispositions name, as staged (a hand-edited file may hold any value)."""
-        return [d.get("id") for d in self.dispositions if isinstance(d, dict)]
+        return list(self.dispositions.ids_of())
 
     def is_disposed(self, pid: str) -> bool:
         """`pid in disposed_ids()`, read incrementally: a batch of 8k verdicts (or an ingest) appends
         one at a time and asks each time — a list rebuilt per ask made that quadratic."""
-        seen = self._seen
-        if seen is None or seen[0] is not self.dispositions or seen[1] > len(self.dispositions):
-            seen = self._seen = [self.dispositions, 0, set()]
-        for d in self.dispositions[seen[1]:]:
-            if isinstance(d, dict):
-                seen[2].add(d.get("id"))
-        seen[1] = len(self.dispositions)
-        return pid in seen[2]
+        return self.dispositions.names(pid)
 
 
 NO_SUCH_RUN = ("no open run has this id (an aborted run's id goes to the next `priors relevant`): `priors status` names"

@@ -53,7 +53,7 @@ def disposition(paths: Paths, run: str, pairs: List[Tuple[str, str]]) -> Answer:
     batch = len(pairs) > 1
     with Lock(paths):
         st = load_ledger(paths, want_data=False).state
-        rf = read_run(paths, run)
+        rf = read_run(paths, run, compact=True, known=st.priors)
         results: List[Tuple[bool, str]] = []
         items: List[Dict[str, Any]] = []
         added = 0
@@ -105,7 +105,7 @@ def commit_locked(paths: Paths, run: str, judged: Optional[RunFiles] = None) -> 
     st = loaded.state
     sealed = st.commits.get(run)
     if sealed is not None:  # a retry — maybe of a commit killed after the ledger landed
-        rf = read_run(paths, run)
+        rf = read_run(paths, run, compact=True)
         if rf.relevant is not None and not sealed_as_staged(paths, rf):
             raise Refusal("RUN_COMMITTED", run=run, sealed_elsewhere=True,
                           hint=f"the ledger holds another {run} (a git pull brought another clone's run of that id);"
@@ -115,10 +115,10 @@ def commit_locked(paths: Paths, run: str, judged: Optional[RunFiles] = None) -> 
         drop_staging(paths, run)
         summary = sealed.get("summary")
         return [str(s) for s in summary] if isinstance(summary, list) else [""]
-    rf = read_run(paths, run) if judged is None else judged
+    rf = read_run(paths, run, compact=True, known=st.priors) if judged is None else judged
     if rf.relevant is None:
         raise Refusal("UNKNOWN_RUN", run=run, hint=NO_SUCH_RUN)
-    shown = {pid: display_status(st.priors[pid]) for pid in rf.verify_items() if pid in st.priors}
+    shown = {pid: display_status(st.priors[pid]) for pid in rf.verify_states() if pid in st.priors}
     staged_shapes(paths, rf)
     if judged is None:
         stored_scopes_checked(paths, st, rf)
@@ -129,7 +129,7 @@ def commit_locked(paths: Paths, run: str, judged: Optional[RunFiles] = None) -> 
             lesson_keys.save(paths.dir, rf.known_keys)
     else:
         plan = plan_commit(st, rf, judged=True)
-    lines = plan.lines[:-1] + commit_extra(rf.relevant, run) + plan.lines[-1:]
+    lines = plan.lines.before_last(commit_extra(rf, run))
     append_and_apply(paths, loaded, lines, folded=True, shown=shown)
     # the run is sealed: nothing after this line may turn the answer into a failure
     aftercare(f"removing {run}'s staging", drop_staging, paths, run)
@@ -156,7 +156,7 @@ def sealed_as_staged(paths: Paths, rf: RunFiles) -> bool:
         plan = plan_commit(before, rf, decided)
     except Refusal:
         return False
-    lines = plan.lines[:-1] + commit_extra(rf.relevant, rf.run) + plan.lines[-1:]
+    lines = plan.lines.before_last(commit_extra(rf, rf.run))
     return [dumps(x) for x in lines] == [dumps(x) for x in records[start:end]]
 
 
@@ -171,11 +171,12 @@ def decided_since_open(paths: Paths, st: State, rf: RunFiles) -> List[str]:
     return decided_since(records[opened:] if 0 <= opened <= len(records) else records)
 
 
-def commit_extra(relevant: Optional[Dict[str, Any]], run: str) -> List[Dict[str, Any]]:
+def commit_extra(rf: RunFiles, run: str) -> List[Dict[str, Any]]:
     """Lines to append just before the run record: what a budgeted run was actually shown."""
+    relevant = rf.relevant
     if not isinstance(relevant, dict) or not (relevant.get("inject_omitted") or relevant.get("awaiting_review")):
         return []
-    rec = injected_record(relevant, run)
+    rec = injected_record(relevant, run, rf.inject_ids())
     return [] if rec is None else [rec]
 
 

@@ -45,7 +45,7 @@ from priors.store.git import ever_committed, file_at, head_holds
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
-    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+    from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 CONFIG_NAME = ".priors/config.json"
 SIGN_HELP = "docs/ci.md, \"Human lines are signed\""
@@ -268,7 +268,7 @@ def run_keygen(args: Sequence[str], data: bytes) -> Tuple[int, bytes, str]:
     return out.returncode, out.stdout, said[-1] if said else ""
 
 
-def sign_lines(root: Any, records: Sequence[Dict[str, Any]],
+def sign_lines(root: Any, records: Iterable[Dict[str, Any]],
                before: Optional[Callable[[], Optional[bytes]]] = None) -> None:
     """Sign, in place, every person's line among `records` that carries no signature yet — when signing
     is on. Each signature is checked against allowed_signers before anything is written, so a key the
@@ -320,7 +320,7 @@ def sign_lines(root: Any, records: Sequence[Dict[str, Any]],
         rec["sig"] = sig
 
 
-def covers_of(data: bytes, records: Sequence[Dict[str, Any]], todo: Sequence[Dict[str, Any]]) -> List[List[List[str]]]:
+def covers_of(data: bytes, records: Iterable[Dict[str, Any]], todo: Sequence[Dict[str, Any]]) -> List[List[List[str]]]:
     """The version 2 `covers` of each of `todo` (records among `records`), as they will stand in the
     ledger `data` + `records`."""
     if data and not data.endswith(b"\n"):

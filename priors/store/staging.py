@@ -9,13 +9,15 @@ from pathlib import Path
 
 from priors.core.canonical import JSONError, dumps, loads
 from priors.core.errors import UsageError
-from priors.core.run_files import ATTEMPTS_FILE, STAGING_FILES, WITHDRAWN_FILE, RunFiles
-from priors.store.files import atomic_write, check_inside, discard_tree, make_dir, read_bytes, remove_tree
+from priors.core.json_stream import read_object
+from priors.core.run_files import ATTEMPTS_FILE, STAGING_FILES, WITHDRAWN_FILE, RunFiles, sinks
+from priors.core.verdicts import Verdicts, read_verdicts
+from priors.store.files import atomic_write, check_inside, discard_tree, make_dir, read_blocks, read_bytes, remove_tree
 from priors.store.paths import Paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, List, Tuple
+    from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 
 def read_jsonl(path: Path) -> List[Any]:
@@ -42,28 +44,26 @@ def read_numbered(path: Path) -> Tuple[List[Any], List[int]]:
     return out, numbers
 
 
-def write_jsonl(path: Path, items: List[Any]) -> None:
-    """Staging lines, canonical JSON, the whole file written atomically."""
+def write_jsonl(path: Path, items: Iterable[Any]) -> None:
+    """Staging lines, canonical JSON, the whole file written atomically (the verdicts a piece at a time)."""
+    if isinstance(items, Verdicts):
+        atomic_write(path, (piece.encode("utf-8") for piece in items.text()))
+        return
     atomic_write(path, "".join(dumps(x) + "\n" for x in items).encode("utf-8"))
 
 
-def read_run(paths: Paths, run: str) -> RunFiles:
-    """The run's staging as it is on disk (a damaged `relevant.json` is named, with the way out)."""
+def read_run(paths: Paths, run: str, compact: bool = False, known: Optional[Dict[str, Any]] = None) -> RunFiles:
+    """The run's staging as it is on disk (a damaged `relevant.json` is named, with the way out).
+
+    `compact`: `relevant.json`'s large lists are read an item at a time into what the run verbs need
+    (core/run_files.py: ~80 MB of objects at 100k priors on a ledger of open findings, never held),
+    its text a block at a time; a text that reader does not take is parsed whole, as before, and read
+    the same way. `known`: the fold's priors, whose id strings the staging's ids are held as (`sinks`)."""
     rdir = paths.run_dir(run)
     check_inside(rdir / "relevant.json")  # staging read through a symlink could be anyone's data
-    rel_bytes = read_bytes(rdir / "relevant.json")
-    relevant = None
-    if rel_bytes is not None:
-        try:
-            text = rel_bytes.decode("utf-8")
-            rel_bytes = b""  # (not held while it is parsed: an open-heavy run's file is ~20 MB at 100k priors)
-            relevant = loads(text)
-            text = ""  # (nor its text, twice its size, while the rest of the staging is read)
-        except (UnicodeDecodeError, JSONError):
-            raise UsageError(f"priors: {rdir / 'relevant.json'} is damaged; `priors abort --run {run}` and reopen") from None
-        if not isinstance(relevant, dict):
-            raise UsageError(f"priors: {rdir / 'relevant.json'} is not an object; `priors abort --run {run}` and reopen")
-    disp, staged, esc = (read_numbered(rdir / name) for name in STAGING_FILES)
+    relevant = _relevant(rdir, run, known) if compact else _relevant_whole(rdir, run)
+    disp = read_verdicts(read_blocks(rdir / STAGING_FILES[0]), run, known)
+    staged, esc = (read_numbered(rdir / name) for name in STAGING_FILES[1:])
     rf = RunFiles(run, relevant, disp[0], staged[0], esc[0])
     tried = read_numbered(rdir / ATTEMPTS_FILE)
     rf.attempts = tried[0]
@@ -75,6 +75,41 @@ def read_run(paths: Paths, run: str) -> RunFiles:
         ids = []  # (only ever a list of ids the keeper wrote: a damaged one frees nothing)
     rf.freed = [x for x in ids if isinstance(x, str)] if isinstance(ids, list) else []
     return rf
+
+
+def _relevant_whole(rdir: Path, run: str) -> Optional[Dict[str, Any]]:
+    """`relevant.json` parsed whole (None when there is none)."""
+    rel_bytes = read_bytes(rdir / "relevant.json")
+    if rel_bytes is None:
+        return None
+    try:
+        text = rel_bytes.decode("utf-8")
+        rel_bytes = b""  # (not held while it is parsed: an open-heavy run's file is ~20 MB at 100k priors)
+        relevant = loads(text)
+        text = ""  # (nor its text, twice its size, while the rest of the staging is read)
+    except (UnicodeDecodeError, JSONError):
+        raise UsageError(f"priors: {rdir / 'relevant.json'} is damaged; `priors abort --run {run}` and reopen") from None
+    if not isinstance(relevant, dict):
+        raise UsageError(f"priors: {rdir / 'relevant.json'} is not an object; `priors abort --run {run}` and reopen")
+    return relevant
+
+
+def _relevant(rdir: Path, run: str, known: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+    """`relevant.json` with its large lists read into sinks (`read_run`'s `compact`)."""
+    blocks = read_blocks(rdir / "relevant.json")
+    if blocks is None:
+        return None
+    got = read_object(blocks, sinks(known))
+    if got is not None:
+        return got
+    relevant = _relevant_whole(rdir, run)  # (not a text the block reader takes: refused, or read, as ever)
+    if relevant is not None:
+        for key, make in sinks(known).items():
+            items = relevant.get(key)
+            if isinstance(items, list):
+                sink = relevant[key] = make()
+                sink.add_all(items)
+    return relevant
 
 
 def drop_staging(paths: Paths, run: str) -> None:
