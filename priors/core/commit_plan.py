@@ -12,6 +12,7 @@ from priors.core.grammar import AGENT_VERDICTS, check_at_door
 from priors.core.lessons import words
 from priors.core.moves import MOVED, move_events, seal_shapes
 from priors.core.plain import Plain
+from priors.core.propose_pool import with_run_dispositions
 from priors.core.protocol import (
     QUIESCENT,
     REVERSIBLE,
@@ -21,7 +22,6 @@ from priors.core.protocol import (
     missing_dispositions,
     prior_record,
     reversal_refusal,
-    with_run_dispositions,
 )
 from priors.core.run_files import RunFiles, staging_file
 from priors.core.secret_patterns import guard

@@ -5,25 +5,18 @@ from __future__ import annotations
 
 from priors.core.canonical import normalize
 from priors.core.errors import Refusal
-from priors.core.fold import (
-    PriorState,
-    State,
-    new_prior,
-    prior_number,
-)
+from priors.core.fold import PriorState, State, prior_number
 from priors.core.grammar import SEVERITY_RANK, Candidate, check_tags, identity_of, opposes, validate
-from priors.core.lesson_likeness import KnownKeys, Likeness, is_lesson_line, lesson_refusal, lineage, most_similar_lesson
+from priors.core.lesson_likeness import is_lesson_line, lesson_refusal, lineage, most_similar_lesson
 from priors.core.lessons import check_supersedes, is_lesson, person_settled
-from priors.core.letters import plain_letters
-from priors.core.moves import as_run_sees, followed_copies
+from priors.core.moves import as_run_sees
 from priors.core.named_ground import ground_of, named_ground
+from priors.core.propose_pool import pool_for, read_key, with_run_dispositions
 from priors.core.run_files import RunFiles, require_open
 from priors.core.sameness import folded_into, wordings
-from priors.core.scope_index import ScopeIndex
 from priors.core.secret_patterns import guard
 from priors.core.similarity import claim_key, folded, norm_direction, same_claim, scopes_related, settled_near, similar
-from priors.core.sorted_strings import SortedStrings
-from priors.core.vocabulary import BINDING, DECIDED_FINDING_DOOR, DOOR, LESSON_DOOR
+from priors.core.vocabulary import DECIDED_FINDING_DOOR, DOOR, LESSON_DOOR
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -91,37 +84,6 @@ def judge_disposition(st: State, rf: RunFiles, pid: str, verdict: str) -> Dict[s
 
 
 # ------------------------------------------------------------------ propose
-
-
-def with_run_dispositions(st: State, rf: RunFiles) -> List[PriorState]:
-    """The namespace's priors as they would stand with this run's dispositions applied."""
-    pool = {p.id: p for p in st.in_ns(rf.ns)}
-    copied = set()
-    moves, rehashed = rf.moves, rf.rehashed
-    for pid in sorted(set(moves) | set(rehashed)):  # what the run saw: code that moved, hashes of before
-        if pid in pool:
-            pool[pid] = as_run_sees(pool[pid], moves, rehashed)
-            copied.add(pid)
-    for pid, to, sh in rf.dispositions.effects():  # (each line that is an object: its id, to and scope_hash)
-        if pid in pool and not pool[pid].binding:
-            if pid not in copied:  # copy on write: the folded state itself stays as it is
-                pool[pid] = pool[pid].copy()
-                copied.add(pid)
-            p = pool[pid]
-            if isinstance(sh, str):
-                p.scope_hash = sh
-            p.miss = 0
-            p.status = "open" if to in ("still-open", "reaffirmed") else (to if isinstance(to, str) else p.status)
-    return list(pool.values())
-
-
-def _staged_states(staged: List[Any]) -> List[PriorState]:
-    out = []
-    for rec in staged:
-        if isinstance(rec, dict) and isinstance(rec.get("id"), str):
-            sh = rec.get("scope_hash")
-            out.append(new_prior(rec["id"], rec, "open", sh if isinstance(sh, str) else None))
-    return out
 
 
 def _same_scope(p: PriorState, cand: Candidate, current: Optional[str]) -> bool:
@@ -234,115 +196,6 @@ def nearest_refs(ref: str, scopes: Dict[str, str], n: int = 5) -> List[str]:
     return difflib.get_close_matches(ref, sorted(scopes), n=n, cutoff=0.5)
 
 
-class ProposePool(ScopeIndex):
-    """The priors a proposal is checked against — the namespace's, with this run's verdicts applied,
-    then the run's staged ones — as a `ScopeIndex`.
-
-    Kept on the run while the ledger state and the run's verdicts are the ones it was built from;
-    staged priors are indexed as they are appended."""
-
-    __slots__ = ("st", "dispositions", "n_disp", "staged", "n_staged", "ns", "other", "rehashed", "followed", "settled_lessons",
-                 "decided_claims", "likes", "keep_likes", "known")
-
-    def __init__(self, st: State, rf: RunFiles) -> None:
-        ScopeIndex.__init__(self)
-        self.st, self.dispositions, self.n_disp = st, rf.dispositions, len(rf.dispositions)
-        self.staged, self.n_staged = rf.staged, 0
-        self.ns = rf.ns
-        self.rehashed = rf.rehashed
-        self.followed = rf.followed  # decisions followed to where their code went (core/moves.py)
-        self.other: Optional[ScopeIndex] = None  # the binding priors of other namespaces, indexed on first use
-        self.settled_lessons: Optional[List[PriorState]] = None  # other namespaces' lessons a person decided (first use)
-        self.decided_claims: Optional[Dict[str, List[PriorState]]] = None  # claim key -> a person's findings (`decided`)
-        self.likes: Dict[str, Likeness] = {}  # a lesson's claim -> its Likeness, worked out once for the pool (`like`)
-        self.keep_likes = rf.keep_likes  # (False: one candidate — each kept Likeness ~6 KB, 7,000 lessons at 100k)
-        self.known: Optional[KnownKeys] = rf.known_keys  # lessons' signatures from earlier calls (`most_similar_lesson`)
-        self.refs = None  # sorted once, after the namespace is in
-        for p in with_run_dispositions(st, rf):
-            self.add(p)
-        for p in followed_copies(self.followed, st.priors, lambda q: q.ns == self.ns) if self.followed else ():
-            self.add(p)
-        self.refs = SortedStrings(sorted(self.by_ref))
-
-    def fields(self) -> tuple:
-        return ScopeIndex.__slots__ + self.__slots__
-
-    def fits(self, st: State, rf: RunFiles) -> bool:
-        return (self.st is st and self.dispositions is rf.dispositions and self.n_disp == len(rf.dispositions)
-                and self.staged is rf.staged and self.n_staged <= len(rf.staged))
-
-    def catch_up(self, rf: RunFiles) -> None:
-        new = rf.staged[self.n_staged:]
-        self.n_staged = len(rf.staged)
-        for p in _staged_states(new):
-            self.add(p)
-
-    def settled_elsewhere(self, cand: Candidate) -> List[PriorState]:
-        """The binding priors of every other namespace around the candidate's scope (as `around`):
-        a person's decision holds in every namespace (indexed on first use)."""
-        if self.other is None:
-            self.other = ScopeIndex()
-            for p in self.st.priors.values():
-                if p[1] in BINDING and p.ns != self.ns and not p.redacted:  # (p[1]: the status)
-                    self.other.add(as_run_sees(p, {}, self.rehashed) if p.id in self.rehashed else p)
-            for p in followed_copies(self.followed, self.st.priors, lambda q: q.ns != self.ns) if self.followed else ():
-                self.other.add(p)
-        return self.other.around(cand) if self.other.items else []
-
-    def named_ground(self, cand: Candidate) -> List[PriorState]:
-        """The decisions `named_ground` may hold `cand` to: every namespace's binding priors in the file of
-        a definition `cand` stands on, or inside the file, folder or `*` it stands on."""
-        base = ground_of(cand)
-        if base is None:
-            return []
-        self.settled_elsewhere(cand)  # (indexes the other namespaces' decisions)
-        return self.around_ref(base) + (self.other.around_ref(base) if self.other is not None and self.other.items else [])
-
-    def lessons(self, pool: List[PriorState], elsewhere: List[PriorState]) -> Tuple[List[PriorState], List[PriorState]]:
-        """For a lesson: `pool` and `elsewhere` with every lesson of the namespace (staged too) and every one
-        a person decided elsewhere, whatever their scopes (core/lesson_likeness.py says why)."""
-        if self.settled_lessons is None:
-            self.settled_lessons = [p for p in self.st.priors.values() if p.ns != self.ns and is_lesson(p)
-                                    and person_settled(p)]
-        have = {p.id for p in pool}
-        mine = [p for p in self.items if p.id not in have and is_lesson(p)]
-        there = {p.id for p in elsewhere}
-        return pool + mine, list(elsewhere) + [p for p in self.settled_lessons if p.id not in there]
-
-    def like(self, claim: str) -> Likeness:
-        """A lesson's `Likeness`, worked out once while the pool lasts. A lesson candidate is compared with
-        every lesson of its namespace: `likeness`'s own cache holds 4,096, so at a namespace of more (7,000
-        at 100k priors) each candidate of a run, and each again at commit, worked out every one anew (~1 s).
-        Its signature goes to `known`, for later calls (store/lesson_keys.py keeps them). Not kept where the
-        run judges one candidate (`RunFiles.keep_likes`: `suggest`), which meets each lesson once: ~40 MB at 100k."""
-        got = self.likes.get(claim)
-        if got is None:
-            got = Likeness(claim)
-            if self.keep_likes:
-                self.likes[claim] = got
-            if self.known is not None:
-                self.known.put(claim, got)
-        return got
-
-    def decided(self, cand: Candidate) -> List[PriorState]:
-        """A person's decided findings (and floors) of every namespace, whatever their scopes, whose claim is
-        the candidate's (`claim_key`): what a lesson is held to from door 7 (`judge_pool`). Indexed on first use."""
-        if self.decided_claims is None:
-            self.decided_claims = {}
-            for p in self.st.priors.values():
-                if p[1] in BINDING and not p.redacted and not is_lesson(p) and isinstance(p.claim, str):
-                    self.decided_claims.setdefault(read_key(p.claim), []).append(p)
-        return self.decided_claims.get(read_key(cand.claim), [])
-
-
-def _pool_for(st: State, rf: RunFiles) -> ProposePool:
-    pool = rf._pool
-    if pool is None or not pool.fits(st, rf):
-        pool = rf._pool = ProposePool(st, rf)
-    pool.catch_up(rf)
-    return pool
-
-
 def find_conflict(st: State, rf: RunFiles, cand: Candidate, current: Optional[str],
                   only: Any = None) -> Optional[Dict[str, Any]]:
     """Duplicate / re-raise / reversal / similar / floor checks. Raises the refusal; returns an escalation to record first.
@@ -354,7 +207,7 @@ def find_conflict(st: State, rf: RunFiles, cand: Candidate, current: Optional[st
     like = known = None
     keep = True
     if only is None:
-        index = _pool_for(st, rf)
+        index = pool_for(st, rf)
         pool = index.around(cand)
         elsewhere = index.settled_elsewhere(cand)
         ground = named_ground(index.named_ground(cand), cand)
@@ -522,12 +375,6 @@ def settled_nearby(pool: Sequence[PriorState], cand: Candidate, scopes: Dict[str
                  + "); if yours repeats one, drop it — if it differs, "
                  "propose it again with \"distinct_from\": " + str(ids).replace("'", '"')
                  + " and the person will be asked whether it differs")
-
-
-def read_key(claim: str) -> str:
-    """A claim's `claim_key` as it reads (`letters.plain_letters`: look-alike letters as the Latin ones they
-    show): what a lesson is held to a person's decided finding by (door 7; hostile pass 27aj)."""
-    return claim_key(plain_letters(claim))
 
 
 def door_of(seal: Any, added: bool = False) -> int:

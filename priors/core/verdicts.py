@@ -146,17 +146,13 @@ class Verdicts:
             else:
                 yield i, ids[i], AGENT_VERDICTS[codes[i] & 0x7F]
 
-    def effects(self) -> Iterator[Tuple[Any, Any, Any]]:
-        """(id, verdict, scope_hash) — each `get` of the line — of every line that is an object, in order."""
-        odd, ids, codes, hashes = self.odd, self.ids, self.codes, self.hashes
-        for i in range(len(codes)):
-            if i in odd:
-                d = odd[i]
-                if isinstance(d, dict):
-                    yield d.get("id"), d.get("to"), d.get("scope_hash")
-            else:
-                c = codes[i]
-                yield ids[i], AGENT_VERDICTS[c & 0x7F], hashes[6 * i:6 * i + 6].hex() if c & _HASHED else None
+    def effect(self, i: int) -> Tuple[Any, Any, Any]:
+        """(id, verdict, scope_hash) — each `get` of the line — of line `i`, which is an object."""
+        if i in self.odd:
+            d = self.odd[i]
+            return d.get("id"), d.get("to"), d.get("scope_hash")
+        c = self.codes[i]
+        return self.ids[i], AGENT_VERDICTS[c & 0x7F], self.hashes[6 * i:6 * i + 6].hex() if c & _HASHED else None
 
     def text(self, batch: int = 4096) -> Iterator[str]:
         """The canonical lines (`dumps(line) + "\\n"` each), several joined a piece."""

@@ -16,7 +16,7 @@ from priors.core.fold import PriorState, State
 from priors.core.views import display_status, markdown_pieces, table_cell, table_row
 from priors.store import fold_cache as cache
 from priors.store.cache_key import MAC_BYTES, read_sealed, seal
-from priors.store.files import atomic_write, read_bytes
+from priors.store.files import atomic_write, read_blocks, read_bytes
 from priors.store.fold_cache import write_file
 
 TYPE_CHECKING = False
@@ -54,30 +54,36 @@ def write(paths, st: State, base: Optional[Mark], named: Optional[Dict[str, bool
     use = cache.enabled() and base is not None and after is not None and named is not None
     if old == "read":
         old = read_mark(paths.dir) if use else None
-    md = read_bytes(paths.rendered) if use and old is not None else None
     new: Optional[Iterable[Any]] = None
     h = hashlib.sha256()  # of what is written, for the render mark
-    hashed = False  # whether `new` hashes its pieces into `h` as they are written
-    if old is not None and md is not None and hashlib.sha256(md).digest() == old[2]:
-        if base == after and (old[0], old[1]) == after:
-            return  # PRIORS.md is already the render of this very ledger: byte for byte what we would write
-        if (old[0], old[1]) == base:
-            new = _in_place(md, old[3], st, named or {})
-            if new is None:
-                new = _patched(md, old[3], st, named or {}, h)
-                hashed = new is not None
+    md: Optional[bytes] = None
+    if use and old is not None and (old[0], old[1]) == base and base != after and len(named or {}) > IN_PLACE_ROWS:
+        blocks = read_blocks(paths.rendered)  # many rows redone (a commit): the old table is read as it is patched
+        new = None if blocks is None else _streamed(blocks, old, st, named or {}, h)
+    else:
+        md = read_bytes(paths.rendered) if use and old is not None else None
+        if old is not None and md is not None and hashlib.sha256(md).digest() == old[2]:
+            if base == after and (old[0], old[1]) == after:
+                return  # PRIORS.md is already the render of this very ledger: byte for byte what we would write
+            if (old[0], old[1]) == base:
+                new = _in_place(md, old[3], st, named or {})
+                if new is None:
+                    new = _streamed(iter((md,)), old, st, named or {}, h)
+                    md = None  # (its pieces are hashed as they are written)
     whole = new is None
     try:
         atomic_write(paths.rendered, new if new is not None else _whole(st, h), size=None if md is None else len(md))
-    except (UsageError, MachineError):  # PRIORS.md changed or shrank under us: render it whole
+    except _Unread as failed:  # (reading the old table failed: as reading it whole would have)
+        raise failed.exc from None
+    except (UsageError, MachineError, _Stale):  # PRIORS.md changed or shrank under us, or is not the mark's: whole
         if whole:
             raise
         h, whole = hashlib.sha256(), True
         atomic_write(paths.rendered, _whole(st, h))
     if use and after is not None:
-        for chunk in () if whole or hashed else new:  # type: ignore[union-attr]  # (`new` is set unless whole)
-            if isinstance(chunk, tuple):
-                assert md is not None  # a range of the old PRIORS.md comes only from the one read above
+        for chunk in () if whole or md is None else new:  # type: ignore[union-attr]  # (`new` is set unless whole)
+            if isinstance(chunk, tuple):  # (a range of the old PRIORS.md: `_in_place`'s, which hashes none itself)
+                assert md is not None
                 h.update(memoryview(md)[chunk[0]:chunk[1]])
             else:
                 h.update(chunk)
@@ -109,13 +115,13 @@ def _row(p: PriorState, old: bytes, whole: bool) -> bytes:
     return table_row(p).encode("utf-8")
 
 
-IN_PLACE_ROWS = 256  # more changed rows than this: split the file into lines instead (_patched)
+IN_PLACE_ROWS = 256  # more changed rows than this: the table is patched as it is read instead (_streamed)
 
 
 def _in_place(md: bytes, rows_before: int, st: State, named: Dict[str, bool]) -> Optional[List[Any]]:
     """PRIORS.md as chunks: the `named` rows redone, found by their id in one pass, rows for new
     priors added at the end, and every other byte a (start, end) range of the file as it is (copied
-    by the kernel). None when many rows change (then `_patched`) or a row is not where it should be."""
+    by the kernel). None when many rows change (then `_streamed`) or a row is not where it should be."""
     keys = list(st.priors)
     if len(keys) < rows_before or len(named) > IN_PLACE_ROWS or not md.endswith(b"\n"):
         return None
@@ -147,50 +153,63 @@ def _in_place(md: bytes, rows_before: int, st: State, named: Dict[str, bool]) ->
     return chunks
 
 
-def _patched(md: bytes, rows_before: int, st: State, named: Dict[str, bool], h: Any) -> Optional[Iterator[bytes]]:
-    """PRIORS.md with the rows of the `named` priors re-rendered and new priors' rows added, a piece at a
-    time (each hashed into `h` as it is handed on): never split into lines nor joined — a commit of 70k
-    verdicts on an open-heavy ledger redoes 70k of 100k rows, which held the table three times over
-    (~45 MB at 100k priors). None when the table is not laid out as the mark says."""
-    if rows_before == 0 or not md.endswith(b"\n") or md.count(b"\n") != HEAD_LINES + rows_before:
-        return None
-    if len(st.priors) < rows_before:
-        return None
-    return _patched_pieces(md, rows_before, st, named, h)
+class _Stale(Exception):
+    """The PRIORS.md being patched is not the table its render mark names (`_streamed`): render it whole."""
 
 
-def _patched_pieces(md: bytes, rows_before: int, st: State, named: Dict[str, bool], h: Any) -> Iterator[bytes]:
-    """`_patched`'s pieces: row `i` is the table's line HEAD_LINES + i (the file is the one the mark's hash
-    names, so the render of the ledger before), and each named prior's row is redone in its place."""
-    priors = st.priors
-    pos = 0
-    for _ in range(HEAD_LINES):
-        pos = md.index(b"\n", pos) + 1
-    done = 0  # md[:done] is handed on
-    out: List[bytes] = []
-    size = 0
-    for i, pid in enumerate(priors):
-        if i == rows_before:
-            break
-        end = md.index(b"\n", pos)
-        whole = named.get(pid)
-        if whole is not None:
-            row = _row(priors[pid], md[pos:end], whole)
-            out += (md[done:pos], row)
-            size += pos - done + len(row)
-            done = end
-            if size >= 1 << 20:
-                piece = b"".join(out)
-                h.update(piece)
-                yield piece
-                out, size = [], 0
-        pos = end + 1
-    out.append(md[done:])
-    if len(priors) > rows_before:
-        out.append("".join(table_row(p) + "\n" for p in list(priors.values())[rows_before:]).encode("utf-8"))
-    piece = b"".join(out)
-    h.update(piece)
-    yield piece
+class _Unread(Exception):
+    """Reading the PRIORS.md being patched failed (`exc`): the write is given up, as a failed read of the
+    whole file gave it up."""
+
+    def __init__(self, exc: Exception) -> None:
+        Exception.__init__(self)
+        self.exc = exc
+
+
+def _streamed(blocks: Iterator[bytes], old: Tuple[int, bytes, bytes, int], st: State, named: Dict[str, bool],
+              h: Any) -> Iterator[bytes]:
+    """PRIORS.md, the render of the ledger `old` names, with the rows of the `named` priors re-rendered
+    and new priors' rows added — read a block at a time, and written a piece at a time (each hashed
+    into `h` as it is handed on): a commit of 70k verdicts on an open-heavy ledger redoes 70k of 100k
+    rows, and the table held whole, split into lines and joined again was ~45 MB at 100k priors. Row
+    `i` is the table's line HEAD_LINES + i. The old table is hashed as it is read: a table that is not
+    the one the mark names (edited meanwhile) or not laid out as it says raises `_Stale` at its end,
+    before the temp file written from it takes its place."""
+    rows_before = old[3]
+    if rows_before == 0 or len(st.priors) < rows_before:
+        raise _Stale
+    check = hashlib.sha256()
+    rows = iter(st.priors.items())
+    line = -HEAD_LINES  # the row the next line of the old table is (a negative: the head's lines)
+    rest = b""
+    try:
+        for block in blocks:
+            check.update(block)
+            lines = (rest + block).split(b"\n")
+            rest = lines.pop()
+            out: List[bytes] = []
+            for text in lines:
+                if line >= 0:
+                    if line >= rows_before:
+                        raise _Stale
+                    pid, p = next(rows)
+                    whole = named.get(pid)
+                    if whole is not None:
+                        text = _row(p, text, whole)
+                out.append(text)
+                line += 1
+            out.append(b"")
+            piece = b"\n".join(out)
+            h.update(piece)
+            yield piece
+    except (UsageError, MachineError) as exc:
+        raise _Unread(exc) from None
+    if rest or line != rows_before or check.digest() != old[2]:
+        raise _Stale
+    if len(st.priors) > rows_before:
+        piece = "".join(table_row(p) + "\n" for _, p in rows).encode("utf-8")
+        h.update(piece)
+        yield piece
 
 
 # ---------------------------------------------------------------- render.bin
