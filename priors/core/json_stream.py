@@ -124,31 +124,66 @@ class _Text:
             if c != ",":
                 raise _Cut
 
-    def span(self) -> Any:
-        """The items from `i` up to a `},{` at least SPAN on — parsed, as one array, by one call of the
-        strict parser — and `i` moved past its comma. A position instead when there is none within
-        reach, or when the text up to it is no run of whole items (a `},{` inside a string, say): the
-        items up to there are parsed one at a time. An array the parser reads whole is a run of items
-        exactly as it reads them in the list (it parses left to right), and the comma after is the list's."""
+    def span(self, cut_at: str = "},{", open_: str = "[", close: str = "]") -> Any:
+        """The items from `i` up to a `cut_at` (`},{` in a list of objects, `","` in an object of strings)
+        at least SPAN on — parsed as one array (object), `open_` and `close` around them, by one call
+        of the strict parser — and `i` moved past its comma. A position instead when there is none
+        within reach, or when the text up to it is no run of whole items (a `},{` inside a string,
+        say): the items up to there are parsed one at a time. What the parser reads whole as one
+        array (object) is a run of items exactly as it reads them in the list (it parses left to
+        right), and the comma after them is the list's."""
         while True:
             s, a = self.s, self.i
-            cut = s.find("},{", a + SPAN, a + 4 * SPAN)
+            cut = s.find(cut_at, a + SPAN, a + 4 * SPAN)
             if cut >= 0:
                 break
             if self.eof or len(s) - a >= 4 * SPAN:
                 return len(s) if self.eof else a + 4 * SPAN
             self.more()
-        text = "[" + s[a:cut + 1] + "]"
+        text = open_ + s[a:cut + 1] + close
         try:
             got, end = _SCAN(text, 0)
         except (StopIteration, ValueError, RecursionError):
             return cut
         if end != len(text):
             return cut
-        if (text.count("{") != len(got) or "[" in text[1:]) and not shallow(got, DEPTH):
+        n = len(got) if open_ == "[" else 1  # (the objects a list of flat objects holds; the object itself)
+        if (text.count("{") != n or "[" in text[1:]) and not shallow(got, DEPTH):
             raise _Cut
         self.i = cut + 2
         return got
+
+    def pairs(self, sink: Any) -> Any:
+        """The JSON object at `i`, its pairs handed to `sink.add_pairs` in order as they are parsed — as
+        the dicts the parser makes of runs of them (`span`; one key twice: as the parser keeps it, so a
+        sink that updates a dict with each gets the parser's dict); returns `sink`."""
+        self.i += 1
+        if self.skip() == "}":
+            self.i += 1
+            return sink
+        add, value, skip = sink.add_pairs, self.value, self.skip
+        slow = -1
+        while True:
+            if skip() != '"':
+                raise _Cut
+            if self.base + self.i > slow:
+                got = self.span('","', "{", "}")
+                if type(got) is dict:
+                    add(got)
+                    continue
+                slow = self.base + got
+            key = value()
+            if skip() != ":":
+                raise _Cut
+            self.i += 1
+            add({key: value()})
+            c = skip()
+            self.i += 1
+            if c == "}":
+                return sink
+            if c != ",":
+                raise _Cut
+
 
 def read_object(blocks: Iterator[bytes], lists: Dict[str, Callable[[], Any]]) -> Optional[Dict[str, Any]]:
     """The JSON object the UTF-8 `blocks` hold, as the strict parser reads it — except that a key of
@@ -172,7 +207,14 @@ def read_object(blocks: Iterator[bytes], lists: Dict[str, Callable[[], Any]]) ->
                     return None
                 t.i += 1
                 make = lists.get(key)
-                out[key] = t.items(make()) if make is not None and t.skip() == "[" else t.value()
+                sink = make() if make is not None else None
+                c = t.skip()
+                if c == "[" and hasattr(sink, "add_all"):
+                    out[key] = t.items(sink)
+                elif c == "{" and hasattr(sink, "add_pairs"):
+                    out[key] = t.pairs(sink)
+                else:
+                    out[key] = t.value()
                 c = t.skip()
                 t.i += 1
                 if c == "}":

@@ -78,8 +78,10 @@ def judge_disposition(st: State, rf: RunFiles, pid: str, verdict: str) -> Dict[s
                            " drops all of the run's staging (every verdict and proposal), then open a new run")
     event = {"t": "event", "id": pid, "action": "disposition", "to": verdict, "run": rf.run, "by": "agent"}
     ref = item[2] if moved and item is not None else p.scope_ref
-    if item is not None and ref is not None and ref in rf.scopes:  # as the reference: only verify items carry it
-        event["scope_hash"] = rf.scopes[ref]
+    if item is not None and ref is not None:  # as the reference: only verify items carry it
+        scopes = rf.scopes
+        if ref in scopes:
+            event["scope_hash"] = scopes[ref]
     return event
 
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from priors.core.errors import Refusal
 from priors.core.plain import Plain
+from priors.core.staged_snapshot import CountSink, IdSink, Scopes, VerifySink
 from priors.core.verdicts import Verdicts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+    from typing import Any, Dict, List, Optional, Tuple
 
     from priors.core.fold import State
 
@@ -27,87 +28,13 @@ def staging_file(run: str, kind: str) -> str:
     return f".priors/runs/{run}/{kind}.jsonl"
 
 
-class VerifySink:
-    """`relevant.json`'s verify list as the rules read it: id -> (scopeState, whether `changed` is true,
-    scope_ref), the id of each object item whose id is a string and that is not redacted (the last item
-    of an id wins). Only a moved item's ref and `changed` are read (`judge_disposition`): the others
-    share one tuple per state. Fed an item at a time (core/json_stream.py) or from the parsed list."""
-
-    __slots__ = ("states", "known", "memo")
-
-    def __init__(self, known: Optional[Dict[str, Any]] = None) -> None:
-        self.states: Dict[str, Tuple[Any, bool, Any]] = {}
-        self.known = known  # the fold's priors: an id found there is held as the fold's own string
-        self.memo: Dict[str, Tuple[Any, bool, Any]] = {}
-
-    def add_all(self, items: Iterable[Any]) -> None:
-        states, memo, known = self.states, self.memo, self.known
-        for x in items:
-            if not isinstance(x, dict):
-                continue
-            pid = x.get("id")
-            if not isinstance(pid, str) or x.get("redacted"):
-                continue
-            state = x.get("scopeState")
-            held = memo.get(state) if type(state) is str else None
-            if held is None:
-                if state == "moved" or type(state) is not str:
-                    held = (state, x.get("changed") is True, x.get("scope_ref"))
-                else:
-                    held = memo[state] = (state, False, None)
-            if known is not None:
-                p = known.get(pid)
-                if p is not None:
-                    pid = p.id
-            states[pid] = held
-
-
-class IdSink:
-    """`relevant.json`'s inject list as the rules read it: the id of each object item whose id is a
-    string, in order (`inject_ids`, the `injected` record)."""
-
-    __slots__ = ("ids", "known")
-
-    def __init__(self, known: Optional[Dict[str, Any]] = None) -> None:
-        self.ids: List[str] = []
-        self.known = known  # (as VerifySink's)
-
-    def add_all(self, items: Iterable[Any]) -> None:
-        ids, known = self.ids, self.known
-        for x in items:
-            if isinstance(x, dict):
-                pid = x.get("id")
-                if isinstance(pid, str):
-                    p = known.get(pid) if known is not None else None
-                    ids.append(pid if p is None else p.id)
-
-
-class CountSink:
-    """A list of `relevant.json` the run verbs only count the objects of (nudges, floors)."""
-
-    __slots__ = ("count",)
-
-    def __init__(self) -> None:
-        self.count = 0
-
-    def add_all(self, items: Iterable[Any]) -> None:
-        self.count += sum(1 for x in items if isinstance(x, dict))
-
-
-def sinks(known: Optional[Dict[str, Any]] = None) -> Dict[str, Callable[[], Any]]:
-    """What the run verbs keep of `relevant.json`'s large lists (core/json_stream.py `read_object`).
-    `known`: the fold's priors — an id found there is held as the fold's own string (the same text),
-    so a run's 70k ids are not held twice."""
-    return {"verify": lambda: VerifySink(known), "inject": lambda: IdSink(known), "nudges": CountSink,
-            "floors": CountSink}
-
-
 class RunFiles(Plain):
     """An open run's staging as read from `.priors/runs/<run>/`.
 
     `relevant` is the stored `relevant.json` — whole, or (`store.staging.read_run(compact=True)`, the
-    run verbs) with its verify, inject, nudges and floors lists held as the sinks above: the rules
-    read them through `verify_states`, `inject_ids` and `count`, never as lists."""
+    run verbs) with its verify, inject, nudges and floors lists held as core/staged_snapshot.py's sinks
+    (the rules read them through `verify_states`, `inject_ids` and `count`, never as lists) and its
+    scopes as a `Scopes`."""
 
     __slots__ = ("run", "relevant", "dispositions", "staged", "escalations", "attempts", "line_numbers", "freed", "_verify",
                  "_inject", "_pool", "known_keys", "keep_likes")
@@ -151,9 +78,10 @@ class RunFiles(Plain):
         return (self.relevant or {}).get("ns")
 
     @property
-    def scopes(self) -> Dict[str, str]:
+    def scopes(self) -> Any:
+        """The snapshot's scopes, ref -> hash: a dict, or the `Scopes` a compact read keeps (a mapping alike)."""
         s = (self.relevant or {}).get("scopes")
-        return s if isinstance(s, dict) else {}
+        return s if isinstance(s, (dict, Scopes)) else {}
 
     @property
     def moves(self) -> Dict[str, Dict[str, Any]]:

@@ -117,7 +117,7 @@ def propose(paths: Paths, run: str, ns: str, items: List[Tuple[str, Any]]) -> An
     require_init(paths)
     with Lock(paths):
         st = load_ledger(paths, want_data=False).state
-        rf = read_run(paths, run, compact=True, known=st.priors)
+        rf = read_run(paths, run, snapshot="compact", known=st.priors)
         rf.known_keys = lesson_keys.load(paths.dir)  # (lessons' signatures from earlier calls: read when a lesson is judged)
         before = (len(rf.staged), len(rf.escalations), len(rf.attempts))
         next_id = [highest_staged(st, rf)]

@@ -32,7 +32,7 @@ def withdraw(paths: Paths, run: str, ids: Sequence[str]) -> Answer:
     require_init(paths)
     with Lock(paths):
         st = load_ledger(paths, want_data=False).state
-        rf = read_run(paths, run, compact=True, known=st.priors)
+        rf = read_run(paths, run, snapshot="none", known=st.priors)
         require_open(st, rf)
         staged = {r.get("id") for r in rf.staged if isinstance(r, dict)}
         missing = [pid for pid in ids if pid not in staged]

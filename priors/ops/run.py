@@ -53,7 +53,7 @@ def disposition(paths: Paths, run: str, pairs: List[Tuple[str, str]]) -> Answer:
     batch = len(pairs) > 1
     with Lock(paths):
         st = load_ledger(paths, want_data=False).state
-        rf = read_run(paths, run, compact=True, known=st.priors)
+        rf = read_run(paths, run, snapshot="compact", known=st.priors)
         results: List[Tuple[bool, str]] = []
         items: List[Dict[str, Any]] = []
         added = 0
@@ -105,7 +105,7 @@ def commit_locked(paths: Paths, run: str, judged: Optional[RunFiles] = None) -> 
     st = loaded.state
     sealed = st.commits.get(run)
     if sealed is not None:  # a retry — maybe of a commit killed after the ledger landed
-        rf = read_run(paths, run, compact=True)
+        rf = read_run(paths, run, snapshot="compact")
         if rf.relevant is not None and not sealed_as_staged(paths, rf):
             raise Refusal("RUN_COMMITTED", run=run, sealed_elsewhere=True,
                           hint=f"the ledger holds another {run} (a git pull brought another clone's run of that id);"
@@ -115,7 +115,7 @@ def commit_locked(paths: Paths, run: str, judged: Optional[RunFiles] = None) -> 
         drop_staging(paths, run)
         summary = sealed.get("summary")
         return [str(s) for s in summary] if isinstance(summary, list) else [""]
-    rf = read_run(paths, run, compact=True, known=st.priors) if judged is None else judged
+    rf = read_run(paths, run, snapshot="compact", known=st.priors) if judged is None else judged
     if rf.relevant is None:
         raise Refusal("UNKNOWN_RUN", run=run, hint=NO_SUCH_RUN)
     shown = {pid: display_status(st.priors[pid]) for pid in rf.verify_states() if pid in st.priors}

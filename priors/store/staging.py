@@ -10,7 +10,8 @@ from pathlib import Path
 from priors.core.canonical import JSONError, dumps, loads
 from priors.core.errors import UsageError
 from priors.core.json_stream import read_object
-from priors.core.run_files import ATTEMPTS_FILE, STAGING_FILES, WITHDRAWN_FILE, RunFiles, sinks
+from priors.core.run_files import ATTEMPTS_FILE, STAGING_FILES, WITHDRAWN_FILE, RunFiles
+from priors.core.staged_snapshot import sinks
 from priors.core.verdicts import Verdicts, read_verdicts
 from priors.store.files import atomic_write, check_inside, discard_tree, make_dir, read_blocks, read_bytes, remove_tree
 from priors.store.paths import Paths
@@ -52,16 +53,18 @@ def write_jsonl(path: Path, items: Iterable[Any]) -> None:
     atomic_write(path, "".join(dumps(x) + "\n" for x in items).encode("utf-8"))
 
 
-def read_run(paths: Paths, run: str, compact: bool = False, known: Optional[Dict[str, Any]] = None) -> RunFiles:
+def read_run(paths: Paths, run: str, snapshot: str = "whole", known: Optional[Dict[str, Any]] = None) -> RunFiles:
     """The run's staging as it is on disk (a damaged `relevant.json` is named, with the way out).
 
-    `compact`: `relevant.json`'s large lists are read an item at a time into what the run verbs need
-    (core/run_files.py: ~80 MB of objects at 100k priors on a ledger of open findings, never held),
-    its text a block at a time; a text that reader does not take is parsed whole, as before, and read
-    the same way. `known`: the fold's priors, whose id strings the staging's ids are held as (`sinks`)."""
+    `snapshot` "compact": `relevant.json`'s large lists and scopes are read an item at a time into what
+    the run verbs need (core/staged_snapshot.py: ~80 MB of objects at 100k priors on a ledger of open
+    findings, never held), its text a block at a time; a text that reader does not take is parsed
+    whole, as before, and read the same way. "none": it is read so (and refused as ever), and nothing
+    of it kept but that it is there (`withdraw`). `known`: the fold's priors, whose id strings the
+    staging's ids are held as (`sinks`)."""
     rdir = paths.run_dir(run)
     check_inside(rdir / "relevant.json")  # staging read through a symlink could be anyone's data
-    relevant = _relevant(rdir, run, known) if compact else _relevant_whole(rdir, run)
+    relevant = _relevant_whole(rdir, run) if snapshot == "whole" else _relevant(rdir, run, known, snapshot == "compact")
     disp = read_verdicts(read_blocks(rdir / STAGING_FILES[0]), run, known)
     staged, esc = (read_numbered(rdir / name) for name in STAGING_FILES[1:])
     rf = RunFiles(run, relevant, disp[0], staged[0], esc[0])
@@ -94,22 +97,26 @@ def _relevant_whole(rdir: Path, run: str) -> Optional[Dict[str, Any]]:
     return relevant
 
 
-def _relevant(rdir: Path, run: str, known: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
-    """`relevant.json` with its large lists read into sinks (`read_run`'s `compact`)."""
+def _relevant(rdir: Path, run: str, known: Optional[Dict[str, Any]], keep: bool) -> Optional[Dict[str, Any]]:
+    """`relevant.json` with its large lists and scopes read into sinks (`read_run`'s "compact"; not `keep`:
+    "none", and {} is answered for a sound one)."""
     blocks = read_blocks(rdir / "relevant.json")
     if blocks is None:
         return None
-    got = read_object(blocks, sinks(known))
-    if got is not None:
-        return got
-    relevant = _relevant_whole(rdir, run)  # (not a text the block reader takes: refused, or read, as ever)
-    if relevant is not None:
-        for key, make in sinks(known).items():
-            items = relevant.get(key)
-            if isinstance(items, list):
-                sink = relevant[key] = make()
-                sink.add_all(items)
-    return relevant
+    got = read_object(blocks, sinks(known, keep))
+    if got is None:
+        got = _relevant_whole(rdir, run)  # (not a text the block reader takes: refused, or read, as ever)
+        if got is None:
+            return None
+        for key, make in sinks(known, keep).items():
+            value, sink = got.get(key), make()
+            if isinstance(value, list) and hasattr(sink, "add_all"):
+                sink.add_all(value)
+                got[key] = sink
+            elif isinstance(value, dict) and hasattr(sink, "add_pairs"):
+                sink.add_pairs(value)
+                got[key] = sink
+    return got if keep else {}
 
 
 def drop_staging(paths: Paths, run: str) -> None:
