@@ -112,8 +112,11 @@ class _Text:
         while True:
             if self.base + self.i > slow and self.s[self.i] == "{":
                 got = self.span()
-                if type(got) is list:
-                    add(got)
+                if type(got) is tuple:
+                    add(got[0])
+                    if got[1]:
+                        self.i += 1
+                        return sink
                     continue
                 slow = self.base + got
             add((value(),))
@@ -126,32 +129,36 @@ class _Text:
 
     def span(self, cut_at: str = "},{", open_: str = "[", close: str = "]") -> Any:
         """The items from `i` up to a `cut_at` (`},{` in a list of objects, `","` in an object of strings)
-        at least SPAN on — parsed as one array (object), `open_` and `close` around them, by one call
-        of the strict parser — and `i` moved past its comma. A position instead when there is none
-        within reach, or when the text up to it is no run of whole items (a `},{` inside a string,
-        say): the items up to there are parsed one at a time. What the parser reads whole as one
-        array (object) is a run of items exactly as it reads them in the list (it parses left to
-        right), and the comma after them is the list's."""
+        at least SPAN on, or up to the list's end if it comes first — parsed as one array (object),
+        `open_` and `close` around them, by one call of the strict parser — and `i` moved past them:
+        (the items, whether the list ended). A position instead when the text up to there is no run
+        of whole items (a `},{` inside a string, say), or there is no `cut_at` within reach: the items
+        up to there are parsed one at a time. What the parser reads whole as one array (object) is a
+        run of items exactly as it reads them in the list — it parses left to right —, and what ends
+        it, the comma after them or the list's own closing bracket."""
         while True:
             s, a = self.s, self.i
             cut = s.find(cut_at, a + SPAN, a + 4 * SPAN)
-            if cut >= 0:
+            if cut >= 0 or self.eof:
                 break
-            if self.eof or len(s) - a >= 4 * SPAN:
-                return len(s) if self.eof else a + 4 * SPAN
+            if len(s) - a >= 4 * SPAN:
+                return a + 4 * SPAN
             self.more()
-        text = open_ + s[a:cut + 1] + close
+        text = open_ + (s[a:cut + 1] if cut >= 0 else s[a:]) + close
         try:
             got, end = _SCAN(text, 0)
         except (StopIteration, ValueError, RecursionError):
-            return cut
-        if end != len(text):
-            return cut
+            return cut if cut >= 0 else len(s)
+        if end == len(text) and cut < 0:
+            return len(s)  # (the list never ends: refused one at a time)
         n = len(got) if open_ == "[" else 1  # (the objects a list of flat objects holds; the object itself)
-        if (text.count("{") != n or "[" in text[1:]) and not shallow(got, DEPTH):
+        if (text.count("{", 0, end) != n or text.find("[", 1, end) >= 0) and not shallow(got, DEPTH):
             raise _Cut
-        self.i = cut + 2
-        return got
+        if end == len(text):
+            self.i = cut + 2
+            return got, False
+        self.i = a + end - 2  # (at the list's own closing bracket)
+        return got, True
 
     def pairs(self, sink: Any) -> Any:
         """The JSON object at `i`, its pairs handed to `sink.add_pairs` in order as they are parsed — as
@@ -168,8 +175,11 @@ class _Text:
                 raise _Cut
             if self.base + self.i > slow:
                 got = self.span('","', "{", "}")
-                if type(got) is dict:
-                    add(got)
+                if type(got) is tuple:
+                    add(got[0])
+                    if got[1]:
+                        self.i += 1
+                        return sink
                     continue
                 slow = self.base + got
             key = value()

@@ -17,7 +17,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
     from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
-_hex12 = re.compile("[0-9a-f]{12}").fullmatch
+_hexes = re.compile("[0-9a-f]*").fullmatch
 
 
 class VerifySink:
@@ -104,15 +104,16 @@ class Scopes(Mapping):
     def add_pairs(self, pairs: Dict[Any, Any]) -> None:
         """The next pairs of the file's object, as the parser makes them (a key twice: its last value)."""
         if self.d is None:
-            refs = self.refs
-            last = refs[-1] if refs else None
-            for k, v in pairs.items():
-                if type(k) is not str or (last is not None and k <= last) or type(v) is not str or not _hex12(v):
-                    break
-                last = k
-            else:
-                refs.extend(pairs)
-                self.blob += bytes.fromhex("".join(pairs.values()))
+            refs, keys = self.refs, list(pairs)
+            try:
+                hashes = "".join(pairs.values())
+                held = (keys == sorted(keys) and (not refs or not keys or refs[-1] < keys[0])
+                        and set(map(len, pairs.values())) <= {12} and _hexes(hashes) is not None)
+            except TypeError:  # (a value that is no string)
+                held = False
+            if held:  # (keys ascending after the last held, each hash 12 lowercase hex digits)
+                refs += keys
+                self.blob += bytes.fromhex(hashes)
                 return
             self.d = dict(zip(refs, self.values()))
             self.refs, self.blob = [], bytearray()
