@@ -372,12 +372,15 @@ class KnownKeys:
     is compared with every lesson of its namespace; at 7,000 of them (100k priors) a `Likeness` each cost
     ~1.2 s a call, where a signature disjoint from the candidate's settles most without one."""
 
-    __slots__ = ("_known", "_load", "added")
+    __slots__ = ("_known", "_load", "added", "words")
 
     def __init__(self, load: Any = None) -> None:
         self._known: Optional[Dict[bytes, Tuple[Any, ...]]] = None
         self._load = load  # () → the kept signatures, or None: read on first use (a finding's call never reads them)
         self.added: Dict[bytes, Tuple[Any, ...]] = {}
+        # one object for each key of the signatures added: a call that works out every lesson (the first, or one
+        # after a change of the code) holds each word once, not once per lesson (~12 MB at 100k priors)
+        self.words: Dict[Any, Any] = {}
 
     @property
     def known(self) -> Dict[bytes, Tuple[Any, ...]]:
@@ -397,7 +400,8 @@ class KnownKeys:
     def put(self, claim: str, like: Likeness) -> None:
         d = claim_digest(claim)
         if d not in self.known:
-            self.added[d] = tuple(sorted(like.signature(), key=repr))
+            words = self.words
+            self.added[d] = tuple(words.setdefault(k, k) for k in sorted(like.signature(), key=repr))
 
 
 def claim_digest(claim: str) -> bytes:

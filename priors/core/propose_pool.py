@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from priors.core.fold import PriorState, State, new_prior
 from priors.core.grammar import Candidate
-from priors.core.lesson_likeness import KnownKeys, Likeness
+from priors.core.lesson_likeness import KnownKeys, Likeness, claim_of
 from priors.core.lessons import is_lesson, person_settled
 from priors.core.letters import plain_letters
 from priors.core.moves import as_run_sees, followed_copies
@@ -102,7 +102,7 @@ class ProposePool(ScopeIndex):
     them; each is handed out as the run's verdicts leave it (`seen`), worked out on first use."""
 
     __slots__ = ("st", "dispositions", "n_disp", "staged", "n_staged", "ns", "other", "rehashed", "followed", "settled_lessons",
-                 "decided_claims", "likes", "keep_likes", "known", "at", "made")
+                 "decided_claims", "likes", "keep_likes", "known", "at", "made", "stars")
 
     def __init__(self, st: State, rf: RunFiles) -> None:
         ScopeIndex.__init__(self)
@@ -119,7 +119,10 @@ class ProposePool(ScopeIndex):
         self.known: Optional[KnownKeys] = rf.known_keys  # lessons' signatures from earlier calls (`most_similar_lesson`)
         self.at = verdict_lines(st, rf)  # prior id -> its verdicts' positions
         self.made: Dict[int, PriorState] = {}  # id() of a prior held -> it as the run's verdicts leave it
-        self.refs = None  # sorted once, after the namespace is in
+        # The priors are indexed by ref when a candidate first asks around a ref (`indexed`): a repo-wide one (every
+        # lesson, `suggest`'s) meets only the repo-wide priors, those on `*` and the lessons (~6 MB at 100k priors)
+        self.stars: Optional[List[int]] = []  # (until then: the positions of the priors on `*`)
+        self.refs = None
         for p, own in run_view(st, rf):
             if own:  # (the pool's own copy: the verdicts are applied to it now, in place)
                 lines = self.at.get(p.id)
@@ -128,7 +131,6 @@ class ProposePool(ScopeIndex):
         for p in followed_copies(self.followed, st.priors, lambda q: q.ns == self.ns) if self.followed else ():
             self.made[id(p)] = p  # (a person's decision followed to where its code went: no verdict applies)
             self.add(p)
-        self.refs = SortedStrings(sorted(self.by_ref))
 
     def fields(self) -> tuple:
         return ScopeIndex.__slots__ + self.__slots__
@@ -144,6 +146,34 @@ class ProposePool(ScopeIndex):
             self.made[id(p)] = p  # (staged by this run: no verdict of it applies)
             self.add(p)
 
+    def add(self, p: PriorState) -> None:
+        if self.stars is not None:  # (not indexed yet: held in order, its place noted where a ref need not be read)
+            pos = len(self.items)
+            self.items.append(p)
+            if p.facet("scope") == "repo-wide":
+                self.wide.append(pos)
+            if p.scope_ref == "*":
+                self.stars.append(pos)
+            return
+        ScopeIndex.add(self, p)
+
+    def indexed(self) -> None:
+        """Every prior held indexed by its ref (as `ScopeIndex.add` indexes each), once."""
+        if self.stars is None:
+            return
+        self.stars = None
+        for pos, p in enumerate(self.items):
+            ref = p.scope_ref
+            if isinstance(ref, str):
+                self.hold(ref, pos)
+        self.refs = SortedStrings(sorted(self.by_ref))
+
+    def positions(self, ref: str) -> List[int]:
+        if self.stars is not None and ref == "*":
+            return list(self.stars)
+        self.indexed()
+        return ScopeIndex.positions(self, ref)
+
     def seen(self, p: PriorState) -> PriorState:
         """`p`, a prior the pool holds, as the run's verdicts leave it (the same object each time)."""
         got = self.made.get(id(p))
@@ -155,6 +185,8 @@ class ProposePool(ScopeIndex):
         return got
 
     def around_ref(self, ref: Optional[str]) -> List[PriorState]:
+        if ref is not None and ref != "*":
+            self.indexed()
         return [self.seen(p) for p in ScopeIndex.around_ref(self, ref)]
 
     def settled_elsewhere(self, cand: Candidate) -> List[PriorState]:
@@ -212,8 +244,8 @@ class ProposePool(ScopeIndex):
         if self.decided_claims is None:
             self.decided_claims = {}
             for p in self.st.priors.values():
-                if p[1] in BINDING and not p.redacted and not is_lesson(p) and isinstance(p.claim, str):
-                    self.decided_claims.setdefault(read_key(p.claim), []).append(p)
+                if p[1] in BINDING and not p.redacted and not is_lesson(p):  # (each record read, not kept: ~5 MB at 100k)
+                    self.decided_claims.setdefault(read_key(claim_of(p.record())), []).append(p)
         return self.decided_claims.get(read_key(cand.claim), [])
 
 

@@ -7,7 +7,7 @@ from priors.core.canonical import normalize
 from priors.core.errors import Refusal
 from priors.core.fold import PriorState, State, prior_number
 from priors.core.grammar import SEVERITY_RANK, Candidate, check_tags, identity_of, opposes, validate
-from priors.core.lesson_likeness import is_lesson_line, lesson_refusal, lineage, most_similar_lesson
+from priors.core.lesson_likeness import claim_of, is_lesson_line, lesson_refusal, lineage, most_similar_lesson
 from priors.core.lessons import check_supersedes, is_lesson, person_settled
 from priors.core.moves import as_run_sees
 from priors.core.named_ground import ground_of, named_ground
@@ -283,10 +283,11 @@ def judge_pool(pool: List[PriorState], cand: Candidate, current: Optional[str], 
             continue  # two analyzer results: their identities alone say whether they are one finding
         if not _same_scope(p, cand, current):
             continue
-        same = same_as(p.claim, cand.claim) or (cdir is not None and norm_direction(p.rec.get("direction")) == cdir)
+        rec = p.rec if keep else p.record()  # (one candidate, `suggest`: a lesson's record read, not kept — ~10 MB at 100k)
+        same = same_as(claim_of(rec), cand.claim) or (cdir is not None and norm_direction(rec.get("direction")) == cdir)
         if same:
             raise _same_refusal(p if home is None or legacy or p.status != "obsolete" else home(p))
-        if opposes(cand, p.rec.get("direction")) and p.status in REVERSIBLE:
+        if opposes(cand, rec.get("direction")) and p.status in REVERSIBLE:
             return {"kind": "reversal", "conflicts_with": p.id, "claim": cand.claim, "direction": cand.direction}
     for p in elsewhere:  # the same claim on the same state
         if cid is not None and identity_of(p.rec) is not None:

@@ -66,13 +66,14 @@ def suggest(paths: Paths, ns: Optional[str], words: Sequence[str], tags: Sequenc
         refuse_if_open(paths, st, "suggest")
         run = next_run_id(st, list_run_dirs(paths))
         rf = RunFiles(run, {"ns": ns, "run": run, "scopes": {}, "inject": [], "verify": []})
-        rf.known_keys = lesson_keys.load(paths.dir)  # (lessons' signatures from earlier calls)
+        known = rf.known_keys = lesson_keys.load(paths.dir)  # (lessons' signatures from earlier calls)
         rf.keep_likes = False  # (one candidate: each lesson is compared once)
         try:
             cand, current, esc = judge_candidate(st, rf, raw, ns)
         finally:
-            lesson_keys.save(paths.dir, rf.known_keys)
-        del rf  # (its pool and the lessons' signatures let go before the write: ~8 MB at 100k)
+            del rf  # (its pool let go before the signatures are written)
+            lesson_keys.save(paths.dir, known)
+        del known  # (the lessons' signatures let go before the write: ~8 MB at 100k)
         if esc is not None:
             raise reversal_refusal(esc)
         pid = f"P-{st.max_prior + 1:04d}"

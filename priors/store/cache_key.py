@@ -128,8 +128,14 @@ def read_sealed(priors_dir: Path, path: Any, magic: bytes, signature: bytes, mos
 
 def seal(priors_dir: Path, magic: bytes, signature: bytes, body: bytes) -> Optional[bytes]:
     """What `read_sealed` reads back, or None without a key (then no cache file is written)."""
+    head = seal_head(priors_dir, magic, signature, body)
+    return None if head is None else head + body
+
+
+def seal_head(priors_dir: Path, magic: bytes, signature: bytes, body: bytes) -> Optional[bytes]:
+    """`seal`'s bytes before `body` (a large body is written after them, not joined to them)."""
     key = cache_key(priors_dir)
-    return None if key is None else magic + signature + mac(key, [body]) + body
+    return None if key is None else magic + signature + mac(key, [body])
 
 
 def new_mac(key: bytes) -> "hmac.HMAC":

@@ -23,7 +23,7 @@ import sys
 
 from priors.core import lesson_likeness, letters, lexicon, reading, similarity
 from priors.core.lesson_likeness import KnownKeys
-from priors.store.cache_key import read_sealed, seal
+from priors.store.cache_key import read_sealed, seal_head
 from priors.store.fold_cache import CACHE_DIR, write_file
 
 TYPE_CHECKING = False
@@ -74,11 +74,18 @@ def save(priors_dir: Path, known: KnownKeys) -> None:
     candidate's, and at 7,000 lessons the file is 1.4 MB; until then a call works out the few left over."""
     if not known.added or len(known.added) < 64 and len(known.added) * 16 < len(known.known):
         return
-    every = dict(known.known)
-    every.update(known.added)
-    words: Dict[Any, Any] = {}  # one object for each key of all the signatures: marshal writes it once
-    sealed = seal(priors_dir, MAGIC, _signature(),
-                  marshal.dumps({d: tuple(words.setdefault(k, k) for k in keys) for d, keys in every.items()}, 4))
-    if sealed is not None:
-        write_file(priors_dir, KEYS_FILE, [sealed])
-        known.known, known.added = every, {}
+    every, added = known.known, known.added  # (the kept ones taken over, not copied: `known` ends up holding `every`)
+    known.added = {}
+    if every:
+        every.update(added)
+        words: Dict[Any, Any] = {}  # one object for each key of all the signatures: marshal writes it once
+        for d, keys in every.items():
+            every[d] = tuple(words.setdefault(k, k) for k in keys)  # (each old tuple let go as its new one comes)
+    else:
+        every = added  # (each key one object already: `KnownKeys.put` shares them as the signatures come)
+    del added
+    body = marshal.dumps(every, 4)
+    head = seal_head(priors_dir, MAGIC, _signature(), body)
+    if head is not None:
+        write_file(priors_dir, KEYS_FILE, [head, body])  # (the sealed file, never joined: ~4 MB at 100k)
+    known.known = every
