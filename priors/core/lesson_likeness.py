@@ -89,10 +89,10 @@ class Likeness:
 
     __slots__ = ("key", "said", "weights", "kin", "groups", "total", "loss", "terms")
 
-    def __init__(self, claim: str) -> None:
+    def __init__(self, claim: str, cached: bool = True) -> None:
         said = plain_letters(claim)
         self.said, self.key = said, claim_key(said)
-        weights, terms = _parts(said)
+        weights, terms = _parts(said, cached)
         self.weights = weights
         self.kin = tuple((v, KIN[k]) for k, v in weights.items() if k in KIN)
         self.groups: FrozenSet[Any] = frozenset(g for _v, gs in self.kin for g in gs) if self.kin else _NONE
@@ -157,9 +157,10 @@ class Likeness:
 _NONE: FrozenSet[Any] = frozenset()
 
 
-def _parts(said: str) -> Tuple[Dict[str, float], Terms]:
-    """A claim's `weights` and terms, as `Likeness` describes them."""
-    items = read(said).items
+def _parts(said: str, cached: bool = True) -> Tuple[Dict[str, float], Terms]:
+    """A claim's `weights` and terms, as `Likeness` describes them. Not `cached`: the claim's reading is not
+    kept among `reading.read`'s 4,096 (a verb that meets each lesson once, `suggest`: ~9 MB at 100k priors)."""
+    items = (read if cached else read.__wrapped__)(said).items
     weights: Dict[str, float] = {}
     near: List[List[Tuple[str, float]]] = [[(t, w)] for t, w in items]
     for i in range(len(items) - 1):  # a pair joined weighs the heavier of the two

@@ -231,7 +231,7 @@ class ProposePool(ScopeIndex):
         run judges one candidate (`RunFiles.keep_likes`: `suggest`), which meets each lesson once: ~40 MB at 100k."""
         got = self.likes.get(claim)
         if got is None:
-            got = Likeness(claim)
+            got = Likeness(claim, self.keep_likes)  # (meeting each lesson once: its reading is not kept either)
             if self.keep_likes:
                 self.likes[claim] = got
             if self.known is not None:
