@@ -1103,9 +1103,9 @@ def _count_likenesses(monkeypatch) -> list:
     made: list = []
     real_init = lesson_likeness.Likeness.__init__
 
-    def counted(self, claim):
+    def counted(self, claim, cached=True):
         made.append(claim)
-        real_init(self, claim)
+        real_init(self, claim, cached)
 
     monkeypatch.setattr(lesson_likeness.Likeness, "__init__", counted)
     monkeypatch.setattr(lesson_likeness, "likeness", lesson_likeness.Likeness)
