@@ -64,12 +64,13 @@ class PriorState(Plain, list):
     miss = _field(3, "runs in a row its scope was missing")
     human_idx = _field(4, "index in runs_order of its last human decision (or birth)")
     _rec = _field(5, "the record, once read (or when it is known only in memory)")
-    _packed = _field(6, "(offset, length) of the ledger line holding the record, when known")
+    _packed = _field(6, "(offset, length) of the ledger line holding the record, when known (or its values: replay_kept)")
     _facets = _field(7, "the record's facets, kept beside the packed record")
     _ns = _field(8, "the record's ns, kept beside the packed record")
     _ref = _field(9, "the record's scope_ref, kept beside the packed record")
     _every = _field(10, "the record's review_every, kept beside the packed record")
-    _src = _field(11, "where the packed record is read from: any object with `inflate(prior) -> record`")
+    _src = _field(11, "where the packed record is read from: any object with `inflate(prior) -> record` (and, to "
+                      "read a claim without keeping the record, `claim_of(prior)`: core/replay_kept.py)")
 
     @property
     def rec(self) -> Dict[str, Any]:
@@ -102,7 +103,12 @@ class PriorState(Plain, list):
 
     @property
     def claim(self) -> str:
-        c = self.rec.get("claim")
+        r = self[5]
+        if r is None:  # a packed record: read in place when its store can (`claim_of`), else read back and kept
+            read = getattr(self[11], "claim_of", None)
+            c = read(self) if read is not None else self.rec.get("claim")
+        else:
+            c = r.get("claim")
         return c if isinstance(c, str) else ""
 
     @property
@@ -689,12 +695,3 @@ def next_run_id(st: State, run_dirs: Iterable[str]) -> str:
 
 def next_prior_id(max_seen: int) -> str:
     return f"P-{max_seen + 1:04d}"
-
-
-def scope_state(p: PriorState, scopes: Dict[str, str]) -> Tuple[str, Optional[str]]:
-    """(missing|unchanged|changed, the snapshot's hash when present)."""
-    ref = p.scope_ref
-    if ref is None or ref not in scopes:
-        return "missing", None
-    cur = scopes[ref]
-    return ("unchanged" if cur == p.scope_hash else "changed"), cur

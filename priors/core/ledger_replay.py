@@ -49,6 +49,7 @@ from priors.core.on_the_code import as_on_disk, followed_here, judge_change_line
 from priors.core.plain import Unkept
 from priors.core.problem import Problem
 from priors.core.protocol import door_of, judge_pool, read_key, same_words, settled_by_person
+from priors.core.replay_kept import Kept, KeptPriors, stored
 from priors.core.replay_split import Overlooked, Share, SplitHalf, half_records
 from priors.core.sameness import wordings
 from priors.core.scope_index import ScopeIndex, dropped_from, held_in, inner_named
@@ -67,11 +68,6 @@ from priors.core.vocabulary import (
     id_number,
 )
 
-# What of a prior's record the replay keeps (the rules read no more): a fold of 100k priors holds
-# these, not their evidence.
-_KEEP_ORDER = ("t", "id", "ns", "type", "facets", "claim", "born", "scope_ref", "scope_hash", "direction", "opposes", "depth",
-               "severity", "redacted", "review_every", "supersedes", "distinct_from", "rule", "fingerprint")
-_FEW_VALUES = ("t", "ns", "type", "born", "severity", "depth", "direction")  # kept once each (`Replay.words`)
 _SELF_ASSIGNED = frozenset(("authority", "by", "status"))  # the keeper's to set: no candidate, and so no prior line, holds them
 _SEEN_BY_RUN = ("open", "stale", "challenged")  # a verify-phase prior in these is a verify item of the next run
 _HUMAN_VIA = ("add", "import")  # the verbs that seal a person's lessons as a run of their own
@@ -120,7 +116,7 @@ def in_order(problems: Iterable[Problem]) -> List[Problem]:
     return sorted(problems, key=lambda p: (p.line, p.code, p.message))
 
 
-class Replay(SplitHalf):
+class Replay(SplitHalf, KeptPriors):
     """The ledger folded line by line, each run block judged when its seal arrives."""
 
     def __init__(self, share: Optional[Share] = None, needed: Optional[FrozenSet[str]] = None,
@@ -128,7 +124,7 @@ class Replay(SplitHalf):
         self.share = share
         self.needed = needed  # the priors other lines name: never skipped (None: nothing is skipped)
         self.foreign: Dict[str, Any] = {}  # prior -> its namespace, for a prior whose block was skipped
-        self.words: Dict[str, str] = {}  # each value of `_FEW_VALUES` seen, once
+        self.words: Dict[str, str] = {}  # each value of `FEW_VALUES` seen, once
         self.facet_texts: Dict[bytes, bool] = {}  # (`skim`)
         self.others: Dict[bytes, str] = {}
         self.other_names: Set[str] = set()
@@ -145,7 +141,9 @@ class Replay(SplitHalf):
         # another key by a collision only holds one more prior, which the door's own rule tells apart.
         self.same: Dict[str, Dict[int, Any]] = {}
         self.order: Dict[str, int] = {}  # prior judged here, or lesson -> its place in the ledger (the door's pool order)
-        self.claims: Dict[str, Dict[str, PriorState]] = {}  # namespace -> normalized claim -> first prior saying it
+        # namespace -> a normalized claim (as a packed prior holds it: `held_claim`) -> the first prior saying it
+        self.claims: Dict[str, Dict[Any, PriorState]] = {}
+        self.shapes: Dict[Any, Kept] = {}  # the shapes of the records kept (`replay_kept.pack`)
         self.pending: List[Tuple[int, Dict[str, Any]]] = []  # the open block's lines
         self.pending_run: Any = None
         self.last_key: Optional[Tuple[str, int]] = None  # (claim, its claim_key's hash): see `key_of`
@@ -238,10 +236,7 @@ class Replay(SplitHalf):
                         if not wide and p.facet("scope") not in _NOT_CODE:
                             self.decided_code.add(p)
 
-    def stored(self, rec: Dict[str, Any]) -> Dict[str, Any]:
-        """A prior's line as the replay keeps it: the fields a rule reads (`_KEEP_ORDER`), under the keys' own
-        strings — the parser gives every line's keys strings of their own: 22 MB more at 100k, kept as parsed."""
-        return {k: rec[k] for k in _KEEP_ORDER if k in rec}
+    stored = staticmethod(stored)  # (a prior's line as the replay keeps it: core/replay_kept.py)
 
     def decided_claim(self, p: Optional[PriorState]) -> None:
         """`p`, once a person's decision makes it binding, held by its claim (`decided_claims`) when it is no lesson: a
@@ -354,7 +349,7 @@ class Replay(SplitHalf):
         if self.bad_supersedes(no, rec, ns, person=True):
             return
         claim = rec.get("claim")
-        same = self.claims.get(ns, {}).get(stored_claim(claim)) if isinstance(claim, str) else None
+        same = self.first_saying(ns, stored_claim(claim)) if isinstance(claim, str) else None
         if same is not None and not same.redacted and same.status != "obsolete" and same.id != rec.get("supersedes"):
             self.add(no, "DUPLICATE", f"lesson {pid} repeats {same.id} ({same.status}), already in {ns!r} — `priors add`"
                      " refuses a lesson that is already in the ledger and `import` skips it")
@@ -627,14 +622,23 @@ class Replay(SplitHalf):
             self.relocate(st.priors[pid], rec)
             return
         apply(st, self.interned(rec) if t == "prior" else rec)
+        p = st.priors.get(pid) if t == "prior" and type(pid) is str else None
         if not new:
-            self.lessons.touch(pid, st.priors.get(pid) if t == "prior" and type(pid) is str else None)  # (or restated)
+            self.lessons.touch(pid, p)  # (an event, or a prior line restating it)
+        if p is None:
             return
-        p = st.priors[pid]
+        claim = rec.get("claim")
+        self.keep(p, rec)  # (its record held as its values from now on: core/replay_kept.py)
+        if new:
+            self.place(p, pid, rec, claim if isinstance(claim, str) else "")
+
+    def place(self, p: PriorState, pid: str, rec: Dict[str, Any], said: str) -> None:
+        """A new prior's places (its record `rec`, its claim `said`): among the lessons, in the pool's order, its
+        namespace's index and maps."""
         ns = p.ns
         if not isinstance(ns, str) or p.redacted:
             return
-        facets, ref = p.rec.get("facets"), p.scope_ref
+        facets, ref = rec.get("facets"), p.scope_ref
         facets = facets if type(facets) is dict else {}
         if facets.get("activation") == "run-start":  # (another namespace's too: a person's decision on it holds here)
             self.lessons.add(p, self.judges(ns))
@@ -647,27 +651,16 @@ class Replay(SplitHalf):
             if index is None:
                 index = self.index[ns] = ScopeIndex()
             index.add(p)
-        claim = self.normal(p.claim)
-        self.claims.setdefault(ns, {}).setdefault(claim, p)
+        claim = self.normal(said)
+        self.claims.setdefault(ns, {}).setdefault(self.held_claim(p, claim, said), p)
         same = self.same.setdefault(ns, {})
-        for key in self.keys(p, None if facets.get("scope") == "repo-wide" else ref, claim):
+        for key in self.keys(None if facets.get("scope") == "repo-wide" else ref, claim, rec.get("direction")):
             held_in(same, key, p)
 
-    def interned(self, rec: Dict[str, Any]) -> Dict[str, Any]:
-        """A prior's record as it is kept: one string for each of the few values `_FEW_VALUES` take, not one per
-        prior (a prior skipped for another namespace's half is never kept, so never interned)."""
-        words = self.words
-        for k in _FEW_VALUES:
-            v = rec.get(k)
-            if type(v) is str:
-                rec[k] = words.setdefault(v, v)
-        return rec
-
-    def keys(self, p: PriorState, ref: Any, claim: str) -> List[int]:
-        """Where `p` is held in `same`: its claim, and its direction as written and normalized, on `ref`
+    def keys(self, ref: Any, claim: str, direction: Any) -> List[int]:
+        """Where a prior is held in `same`: its claim, and its direction as written and normalized, on `ref`
         (claims that fold alike share a key: the door's rule tells them apart or not)."""
         keys: List[Tuple[Any, str, Any]] = [(ref, "claim", self.key_of(claim))]
-        direction = p.rec.get("direction")
         if isinstance(direction, str):
             keys.append((ref, "raw", direction))
             ndir = norm_direction(direction)
@@ -693,8 +686,8 @@ class Replay(SplitHalf):
         same = self.same.get(p.ns)
         if same is None or p.facet("scope") == "repo-wide":
             return
-        claim = stored_claim(p.claim)
-        for key, new in zip(self.keys(p, old, claim), self.keys(p, p.scope_ref, claim)):
+        claim, direction = stored_claim(p.claim), p.rec.get("direction")
+        for key, new in zip(self.keys(old, claim, direction), self.keys(p.scope_ref, claim, direction)):
             if dropped_from(same, key, p):
                 held_in(same, new, p)
 

@@ -100,6 +100,8 @@ class Likeness:
         for under, gs, v in terms:
             for k in under + tuple(("kin", g) for g in gs):
                 loss[k] = loss.get(k, 0.0) + v
+        for k, v in loss.items():
+            loss[k] = _one(v)
         self.total = sum(v for _u, _g, v in terms)
         self.loss = loss
         self.terms: Optional[Terms] = None  # (worked out again the first time `kept` needs them: see there)
@@ -128,7 +130,7 @@ class Likeness:
         """Its signature less its fold: the keys the index files it under (`("kin", group)` for a group)."""
         return list(self.weights) + [("kin", g) for g in self.groups]
 
-    def head(self, filed: Dict[Any, List[int]]) -> List[Any]:
+    def head(self, filed: Dict[Any, Any]) -> List[Any]:
         """The keys of which another claim must have one for the pair to pass `could_be_similar` on this
         claim's account (its figure's bound reaching the threshold with this side's kept weight; prefix
         filtering). Each key weighs what it can add to the shared weight when the other has it — its
@@ -145,7 +147,7 @@ class Likeness:
         for k, keep in self.loss.items():
             mass[k] = mass.get(k, 0.0) + _RATIO * keep
         budget = _RATIO * self.total * (1.0 - 1e-9) - 1e-9  # (a margin for float sums, on the safe side)
-        order = sorted(mass, key=lambda k: -len(filed.get(k, ())))
+        order = sorted(mass, key=lambda k: -_many(filed.get(k)))
         spent = 0.0
         for i, k in enumerate(order):
             spent += mass[k]
@@ -155,6 +157,18 @@ class Likeness:
 
 
 _NONE: FrozenSet[Any] = frozenset()
+_FLOATS: Dict[float, float] = {}
+
+
+def _one(v: float) -> float:
+    """One object for each of the few values a `loss` holds (sums of a handful of weights): a Likeness holds
+    ~15, 24 bytes each, and the replay one for every lesson (~3 MB of verify's process at 100k priors)."""
+    got = _FLOATS.get(v)
+    if got is None:
+        if len(_FLOATS) >= 4096:
+            return v
+        got = _FLOATS[v] = v
+    return got
 
 
 def _parts(said: str, cached: bool = True) -> Tuple[Dict[str, float], Terms]:
@@ -449,9 +463,11 @@ class LessonIndex:
     def __init__(self) -> None:
         self.items: List[PriorState] = []
         self.likes: Dict[str, Likeness] = {}  # a folded lesson's claim → its Likeness
-        self.by_key: Dict[Any, List[int]] = {}  # a key → the lessons holding it
-        self.by_head: Dict[Any, List[int]] = {}  # a key → the lessons whose head holds it
-        self.by_fold: Dict[str, List[int]] = {}  # a claim's fold → the lessons folding so
+        # a key → the lessons holding it; whose head holds it; a claim's fold → the lessons folding so: each one
+        # lesson's place, or a list of them (`_post`: nine keys in ten hold one lesson, a list each cost ~12 MB)
+        self.by_key: Dict[Any, Any] = {}
+        self.by_head: Dict[Any, Any] = {}
+        self.by_fold: Dict[str, Any] = {}
         self.filed: List[Any] = []  # each lesson's claim as it was filed (None: not filed, or it had none)
         self.spaces: List[Any] = []  # each filed lesson's namespace
         self.queue: List[int] = []  # the lessons to file before the next lookup
@@ -522,21 +538,23 @@ class LessonIndex:
             if like is None:
                 like = self.likes[said] = likeness(said)  # (the candidate's, worked out when it was judged)
             for key in like.keys():
-                by_key.setdefault(key, []).append(pos)
+                _post(by_key, key, pos)
             for key in like.head(by_key):
-                by_head.setdefault(key, []).append(pos)
-            self.by_fold.setdefault(like.key, []).append(pos)
+                _post(by_head, key, pos)
+            _post(self.by_fold, like.key, pos)
         self.queue.clear()
         mine = self.like(claim)
-        hits: set = set(self.by_fold.get(mine.key, ()))
-        for key in mine.head(by_key):
-            got = by_key.get(key)
-            if got is not None:
-                hits.update(got)
-        for key in mine.keys():
-            got = by_head.get(key)
-            if got is not None:
-                hits.update(got)
+        got = self.by_fold.get(mine.key)
+        hits: set = set() if got is None else {got} if type(got) is int else set(got)
+        for posts, keys in ((by_key, mine.head(by_key)), (by_head, mine.keys())):
+            for key in keys:
+                got = posts.get(key)
+                if got is None:
+                    continue
+                if type(got) is int:
+                    hits.add(got)
+                else:
+                    hits.update(got)
         out = []
         likes = self.likes
         for i in sorted(hits):
@@ -553,6 +571,22 @@ class LessonIndex:
             if could_be_similar(theirs, mine):
                 out.append(p)
         return out
+
+
+def _post(posts: Dict[Any, Any], key: Any, pos: int) -> None:
+    """`pos` posted under `key` in a map of one place or a list of them (`LessonIndex.by_key`)."""
+    got = posts.get(key)
+    if got is None:
+        posts[key] = pos
+    elif type(got) is int:
+        posts[key] = [got, pos]
+    else:
+        got.append(pos)
+
+
+def _many(got: Any) -> int:
+    """How many places a posting of `_post` holds (none: 0)."""
+    return 0 if got is None else 1 if type(got) is int else len(got)
 
 
 _DECIDED = frozenset(PERSON_STATUSES)  # `person_settled`'s statuses: binding, or retired

@@ -8,7 +8,7 @@ from __future__ import annotations
 import bisect
 
 from priors.core.canonical import dumps
-from priors.core.fold import REST_AFTER, PriorState, State, prior_number, review_due, scope_state
+from priors.core.fold import REST_AFTER, PriorState, State, prior_number, review_due
 from priors.core.inject import given_in_chain, inject_row, lesson_applies
 from priors.core.moves import as_run_sees
 from priors.core.record_text import COMMON_ROW, line_texts, plain_strings, string_text, value_of, verify_row
@@ -324,3 +324,10 @@ def _drop_none(d: Dict[str, Any], keep_null: tuple = ()) -> Dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None or k in keep_null}
 
 
+def scope_state(p: PriorState, scopes: Dict[str, str]) -> Tuple[str, Optional[str]]:
+    """(missing|unchanged|changed, the snapshot's hash when present)."""
+    ref = p.scope_ref
+    if ref is None or ref not in scopes:
+        return "missing", None
+    cur = scopes[ref]
+    return ("unchanged" if cur == p.scope_hash else "changed"), cur
