@@ -49,7 +49,7 @@ from priors.core.on_the_code import as_on_disk, followed_here, judge_change_line
 from priors.core.plain import Unkept
 from priors.core.problem import Problem
 from priors.core.protocol import door_of, judge_pool, read_key, same_words, settled_by_person
-from priors.core.replay_kept import Kept, KeptPriors, stored
+from priors.core.replay_kept import KeptPriors, Shapes, pack, stored
 from priors.core.replay_split import Overlooked, Share, SplitHalf, half_records
 from priors.core.sameness import wordings
 from priors.core.scope_index import ScopeIndex, dropped_from, held_in, inner_named
@@ -143,7 +143,7 @@ class Replay(SplitHalf, KeptPriors):
         self.order: Dict[str, int] = {}  # prior judged here, or lesson -> its place in the ledger (the door's pool order)
         # namespace -> a normalized claim (as a packed prior holds it: `held_claim`) -> the first prior saying it
         self.claims: Dict[str, Dict[Any, PriorState]] = {}
-        self.shapes: Dict[Any, Kept] = {}  # the shapes of the records kept (`replay_kept.pack`)
+        self.shapes = Shapes()  # the shapes of the records kept (`replay_kept.pack`)
         self.pending: List[Tuple[int, Dict[str, Any]]] = []  # the open block's lines
         self.pending_run: Any = None
         self.last_key: Optional[Tuple[str, int]] = None  # (claim, its claim_key's hash): see `key_of`
@@ -439,14 +439,7 @@ class Replay(SplitHalf, KeptPriors):
         st = self.st
 
         mark = self.mark  # (a parallel branch's run: judged against the states it saw, core/unseen.py)
-        def seen(p: PriorState) -> bool:
-            """Whether the run saw `p`: a verify item it owed a verdict and gave none came in on another branch
-            — but not one its seal's mark gives a status: that one was in the run's own ledger, and its door
-            compared the finding with it."""
-            return (p.id in disposed or p.id in born or p.status not in _SEEN_BY_RUN
-                    or p.facet("activation") != "verify-phase" or p.scope_ref not in scopes
-                    or (isinstance(mark, dict) and mark.get(p.id) is not None))
-
+        marked = mark if isinstance(mark, dict) else {}
         measure = self.measure
 
         def figure(a: str, b: str, inner_ref: str, inner: tuple) -> Optional[float]:  # (None: a run sealed `door: 2`, `flush`)
@@ -460,7 +453,11 @@ class Replay(SplitHalf, KeptPriors):
         lesson = self.lesson_level >= LESSON_DOOR and not legacy and is_lesson_line(facets)  # (door 5: core/lesson_likeness.py)
         if lesson:
             pool, near = with_lessons_met(self.lessons, cand, pool, near, self.order, mark)
-        pool = [p for p in seen_through(pool, mark) if seen(p)]
+        # the pool as the run saw it: a verify item it owed a verdict and gave none came in on another branch — but
+        # not one its seal's mark gives a status: that one was in the run's own ledger, and its door compared the
+        # finding with it (written out, not a function: ~600k priors a replay of 100k; 0: id, 1: status)
+        pool = [p for p in seen_through(pool, mark) if p[0] in disposed or p[0] in born or p[1] not in _SEEN_BY_RUN
+                or p.facet("activation") != "verify-phase" or p.scope_ref not in scopes or marked.get(p[0]) is not None]
         elsewhere = [p for p in seen_through(near, mark)  # a person's decision holds in every namespace
                      if p.ns != ns and not p.redacted and (p.binding or (lesson and p.status == "obsolete" and is_lesson(p)))]
         if went is not None:  # (a change's line only: see on_the_code.followed_here)
@@ -621,38 +618,38 @@ class Replay(SplitHalf, KeptPriors):
         if t == "event" and rec.get("action") == "moved" and isinstance(pid, str) and pid in st.priors:
             self.relocate(st.priors[pid], rec)
             return
-        apply(st, self.interned(rec) if t == "prior" else rec)
+        apply(st, rec)
         p = st.priors.get(pid) if t == "prior" and type(pid) is str else None
         if not new:
             self.lessons.touch(pid, p)  # (an event, or a prior line restating it)
         if p is None:
             return
-        claim = rec.get("claim")
-        self.keep(p, rec)  # (its record held as its values from now on: core/replay_kept.py)
-        if new:
-            self.place(p, pid, rec, claim if isinstance(claim, str) else "")
-
-    def place(self, p: PriorState, pid: str, rec: Dict[str, Any], said: str) -> None:
-        """A new prior's places (its record `rec`, its claim `said`): among the lessons, in the pool's order, its
-        namespace's index and maps."""
-        ns = p.ns
+        facets, said = rec.get("facets"), rec.get("claim")
+        facets = facets if type(facets) is dict else {}
+        active = facets.get("activation")
+        if active == "run-start" or not pack(p, rec, self.shapes, self.words):
+            self.interned(rec)  # (a lesson's record kept as it is; any other held as its values: core/replay_kept.py)
+        if not new:
+            return
+        said = said if isinstance(said, str) else ""  # (`PriorState.claim`)
+        ns, ref = p.ns, p.scope_ref
         if not isinstance(ns, str) or p.redacted:
             return
-        facets, ref = rec.get("facets"), p.scope_ref
-        facets = facets if type(facets) is dict else {}
-        if facets.get("activation") == "run-start":  # (another namespace's too: a person's decision on it holds here)
-            self.lessons.add(p, self.judges(ns))
-        if facets.get("activation") == "run-start" or self.judges(ns):  # (a lesson another half judges has a place
-            self.order[pid] = len(self.order)  # too: a line may restate it in a namespace judged here, `meeting`)
-        if not self.judges(ns):
+        mine = self.judges(ns)
+        if active == "run-start":  # (another namespace's too: a person's decision on it holds here)
+            self.lessons.add(p, mine)
+        if active == "run-start" or mine:  # (a lesson another half judges has a place too: a line may restate it
+            self.order[pid] = len(self.order)  # in a namespace judged here, `meeting`)
+        if not mine:
             return
-        if facets.get("activation") in _INDEXED and ref is not None:
+        if active in _INDEXED and ref is not None:
             index = self.index.get(ns)  # what is compared by meaning or by floor
             if index is None:
                 index = self.index[ns] = ScopeIndex()
             index.add(p)
         claim = self.normal(said)
-        self.claims.setdefault(ns, {}).setdefault(self.held_claim(p, claim, said), p)
+        vals = p[6] if claim is said and p[5] is None else None  # (packed: its claim as UTF-8, `first_saying`)
+        self.claims.setdefault(ns, {}).setdefault(vals[0] if vals and type(vals[0]) is bytes else claim, p)
         same = self.same.setdefault(ns, {})
         for key in self.keys(None if facets.get("scope") == "repo-wide" else ref, claim, rec.get("direction")):
             held_in(same, key, p)

@@ -47,7 +47,7 @@ from priors.core.vocabulary import DOOR, PERSON_STATUSES, REVISION_DOOR, SETTLED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
-    from typing import Any, Dict, FrozenSet, List, Optional, Tuple
+    from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Tuple
 
     from priors.core.fold import PriorState
     from priors.core.grammar import Candidate
@@ -147,7 +147,7 @@ class Likeness:
         for k, keep in self.loss.items():
             mass[k] = mass.get(k, 0.0) + _RATIO * keep
         budget = _RATIO * self.total * (1.0 - 1e-9) - 1e-9  # (a margin for float sums, on the safe side)
-        order = sorted(mass, key=lambda k: -_many(filed.get(k)))
+        order = sorted(mass, key=lambda k: -(1 if type(n := filed.get(k)) is int else len(n or ())))  # (`_post`)
         spent = 0.0
         for i, k in enumerate(order):
             spent += mass[k]
@@ -537,11 +537,9 @@ class LessonIndex:
             like = self.likes.get(said)
             if like is None:
                 like = self.likes[said] = likeness(said)  # (the candidate's, worked out when it was judged)
-            for key in like.keys():
-                _post(by_key, key, pos)
-            for key in like.head(by_key):
-                _post(by_head, key, pos)
-            _post(self.by_fold, like.key, pos)
+            _post(by_key, like.keys(), pos)
+            _post(by_head, like.head(by_key), pos)
+            _post(self.by_fold, (like.key,), pos)
         self.queue.clear()
         mine = self.like(claim)
         got = self.by_fold.get(mine.key)
@@ -573,20 +571,16 @@ class LessonIndex:
         return out
 
 
-def _post(posts: Dict[Any, Any], key: Any, pos: int) -> None:
-    """`pos` posted under `key` in a map of one place or a list of them (`LessonIndex.by_key`)."""
-    got = posts.get(key)
-    if got is None:
-        posts[key] = pos
-    elif type(got) is int:
-        posts[key] = [got, pos]
-    else:
-        got.append(pos)
-
-
-def _many(got: Any) -> int:
-    """How many places a posting of `_post` holds (none: 0)."""
-    return 0 if got is None else 1 if type(got) is int else len(got)
+def _post(posts: Dict[Any, Any], keys: Iterable[Any], pos: int) -> None:
+    """`pos` posted under each of `keys` in a map of one place or a list of them (`LessonIndex.by_key`)."""
+    for key in keys:
+        got = posts.get(key)
+        if got is None:
+            posts[key] = pos
+        elif type(got) is int:
+            posts[key] = [got, pos]
+        else:
+            got.append(pos)
 
 
 _DECIDED = frozenset(PERSON_STATUSES)  # `person_settled`'s statuses: binding, or retired

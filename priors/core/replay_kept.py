@@ -23,13 +23,14 @@ if TYPE_CHECKING:  # annotations only, never evaluated
 # these, not their evidence.
 KEEP_ORDER = ("t", "id", "ns", "type", "facets", "claim", "born", "scope_ref", "scope_hash", "direction", "opposes", "depth",
               "severity", "redacted", "review_every", "supersedes", "distinct_from", "rule", "fingerprint")
-FEW_VALUES = ("t", "ns", "type", "born", "severity", "depth", "direction")  # kept once each (`Replay.interned`)
+FEW_VALUES = ("t", "ns", "type", "born", "severity", "depth", "direction")  # kept once each (`KeptPriors.interned`)
 
 # Where a packed prior's state holds a value of its record (`PriorState.LAYOUT`): its id, namespace and
 # review_every always, its facets when they are a dict and its scope ref when it is a string (the places
 # `PriorState.facet` and `scope_ref` read without the record).
 _IN_STATE = {"id": 0, "ns": 8, "review_every": 10}
 _FACETS, _REF = 7, 9
+_FIXED = ("t", "type", "severity", "depth")  # a few values each: a string value is held by the shape, one for each
 SHAPES_MAX = 1024  # shapes of record remembered: the keeper writes a few; past these a record is kept whole
 
 
@@ -49,22 +50,26 @@ def _getter(keys: Tuple[str, ...]) -> Callable[[Dict[str, Any]], Tuple[Any, ...]
 
 
 class Kept:
-    """One shape of kept record — its keys in order, and whether its facets and ref are held by the
-    state — and the store (`PriorState._src`) its priors' records are read back from."""
+    """One shape of kept record — its keys in order, whether its facets and ref are held by the state, the
+    string value of each of `_FIXED` it holds (None: another value, in the tuple) — and the store
+    (`PriorState._src`) its priors' records are read back from."""
 
     __slots__ = ("keys", "places", "take", "has_claim")
 
-    def __init__(self, keys: Tuple[str, ...], facets_held: bool, ref_held: bool) -> None:
+    def __init__(self, keys: Tuple[str, ...], facets_held: bool, ref_held: bool, *fixed: Any) -> None:
         in_state = dict(_IN_STATE, **({"facets": _FACETS} if facets_held else {}), **({"scope_ref": _REF} if ref_held else {}))
+        held = {k: v for k, v in zip(_FIXED, fixed) if v is not None}
         self.has_claim = "claim" in keys
-        rest = (("claim",) if self.has_claim else ()) + tuple(k for k in keys if k not in in_state and k != "claim")
+        rest = (("claim",) if self.has_claim else ()) + tuple(k for k in keys if k not in in_state and k not in held
+                                                                and k != "claim")
         self.keys = keys
-        self.places = tuple(~in_state[k] if k in in_state else rest.index(k) for k in keys)  # (~slot: the state's)
+        # each value's place: in the tuple (its index), in the state (~its slot), or the shape's own ((value,))
+        self.places = tuple(~in_state[k] if k in in_state else (held[k],) if k in held else rest.index(k) for k in keys)
         self.take = _getter(rest)
 
     def inflate(self, p: Any) -> Dict[str, Any]:
         vals = p[6]
-        rec = {k: vals[i] if i >= 0 else p[~i] for k, i in zip(self.keys, self.places)}
+        rec = {k: i[0] if type(i) is tuple else vals[i] if i >= 0 else p[~i] for k, i in zip(self.keys, self.places)}
         if self.has_claim and type(vals[0]) is bytes:
             rec["claim"] = vals[0].decode("utf-8", "surrogatepass")
         return rec
@@ -82,55 +87,74 @@ def held(claim: str) -> Any:
     return claim if claim.isascii() else claim.encode("utf-8", "surrogatepass")
 
 
-def pack(p: Any, rec: Dict[str, Any], shapes: Dict[Any, Kept]) -> None:
-    """Hold the state `p` of the prior whose record is `rec` (a `stored` one, which `p` holds) packed:
-    its values in a tuple of one of `shapes` (a new shape added), its claim as UTF-8 when it is not
-    ASCII, the record let go."""
+class Shapes(dict):
+    """The shapes of the records a replay keeps (`Kept`), by their kind (`pack`), and the last one asked for."""
+
+    __slots__ = ("last",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.last: Tuple[Any, Any] = ((), None)
+
+
+def pack(p: Any, rec: Dict[str, Any], shapes: Shapes, words: Dict[str, str]) -> bool:
+    """Hold the state `p` of the prior whose record is `rec` (a `stored` one, which `p` holds) packed: its
+    values in a tuple of one of `shapes` (a new shape added), the few values `words` holds once each
+    (`KeptPriors.interned`) as those, its claim as UTF-8 when it is not ASCII, the record let go. False,
+    nothing done, when `p` holds another record or the shapes are too many."""
     if p[5] is not rec:
-        return  # (the state holds another record)
-    facets, ref = rec.get("facets"), rec.get("scope_ref")
-    kind = (tuple(rec), type(facets) is dict, type(ref) is str)
-    shape = shapes.get(kind)
-    if shape is None:
-        if len(shapes) >= SHAPES_MAX:
-            return
-        shape = shapes[kind] = Kept(*kind)
+        return False
+    get = rec.get
+    facets, ref, ns, born, t, typ, severity, depth = (get("facets"), get("scope_ref"), get("ns"), get("born"), get("t"),
+                                                      get("type"), get("severity"), get("depth"))
+    kind = (tuple(rec), type(facets) is dict, type(ref) is str, t if type(t) is str else None,
+            typ if type(typ) is str else None, severity if type(severity) is str else None,
+            depth if type(depth) is str else None)
+    last = shapes.last
+    if kind == last[0]:  # (the last prior's, mostly: a comparison of the same objects, not a hash of them)
+        shape = last[1]
+    else:
+        shape = shapes.get(kind)
+        if shape is None:
+            if len(shapes) >= SHAPES_MAX:
+                return False
+            shape = shapes[kind] = Kept(*kind)
+        shapes.last = (kind, shape)
+    if type(born) is str:
+        rec["born"] = words.setdefault(born, born)
+    if "direction" in rec and type(rec["direction"]) is str:
+        rec["direction"] = words.setdefault(rec["direction"], rec["direction"])
     vals = shape.take(rec)
     if shape.has_claim:
         c = vals[0]
         if type(c) is str and not c.isascii():
             vals = (held(c),) + vals[1:]
-    p[6], p[7], p[8], p[9], p[10], p[11] = (vals, facets if kind[1] else None, rec.get("ns"), ref if kind[2] else None,
-                                            rec.get("review_every"), shape)
+    p[6], p[7], p[8], p[9], p[10], p[11] = (vals, facets if kind[1] else None, words.setdefault(ns, ns) if type(ns) is str
+                                            else ns, ref if kind[2] else None, get("review_every"), shape)
     p[5] = None
+    return True
 
 
 class KeptPriors:
     """What a replay (`ledger_replay.Replay`) keeps of the priors it folds, and how it finds one by its claim."""
 
     words: Dict[str, str]  # each value of `FEW_VALUES` seen, once
-    claims: Dict[str, Dict[Any, Any]]  # namespace -> a normalized claim (`held`) -> the first prior saying it
-    shapes: Dict[Any, Kept]  # the shapes of the records kept
-
-    def keep(self, p: Any, rec: Dict[str, Any]) -> None:
-        """`p`, the state just folded from `rec`, packed (`pack`) — a lesson's record kept as it is."""
-        facets = rec.get("facets")
-        if not (type(facets) is dict and facets.get("activation") == "run-start"):
-            pack(p, rec, self.shapes)
+    # namespace -> a normalized claim -> the first prior saying it: as UTF-8 for a prior holding it so (packed, its
+    # claim stored normalized: the very object it holds, no second copy), else as text
+    claims: Dict[str, Dict[Any, Any]]
+    order: Dict[str, int]  # each prior's place (`Replay.order`)
+    shapes: Shapes  # the shapes of the records kept
 
     def first_saying(self, ns: str, claim: str) -> Optional[Any]:
-        """The first prior folded of namespace `ns` whose normalized claim is `claim` (`claims`)."""
-        return self.claims.get(ns, {}).get(held(claim))
-
-    @staticmethod
-    def held_claim(p: Any, claim: str, said: str) -> Any:
-        """The normalized claim `claim` of the prior `p`, whose claim is `said`, as `claims` holds it (`held`): the
-        very object `p` holds packed when its claim is stored normalized (no second copy), else one of its own."""
-        if claim is said and p[5] is None and type(p[11]) is Kept and p[11].has_claim:
-            kept = p[6][0]
-            if kept is said or type(kept) is bytes:  # (a claim that is no string is held as it is, and said as "")
-                return kept
-        return held(claim)
+        """The first prior folded of namespace `ns` whose normalized claim is `claim` (`claims`, either way held)."""
+        said = self.claims.get(ns, {})
+        first = said.get(claim)
+        if claim.isascii():
+            return first
+        other = said.get(held(claim))
+        if first is None or other is None:
+            return other if first is None else first
+        return first if self.order[first.id] < self.order[other.id] else other
 
     def interned(self, rec: Dict[str, Any]) -> Dict[str, Any]:
         """A prior's record as it is kept: one string for each of the few values `FEW_VALUES` take, not one per
