@@ -69,7 +69,7 @@ class Kept:
 
     def inflate(self, p: Any) -> Dict[str, Any]:
         vals = p[6]
-        rec = {k: i[0] if type(i) is tuple else vals[i] if i >= 0 else p[~i] for k, i in zip(self.keys, self.places)}
+        rec = {k: i[0] if isinstance(i, tuple) else vals[i] if i >= 0 else p[~i] for k, i in zip(self.keys, self.places)}
         if self.has_claim and type(vals[0]) is bytes:
             rec["claim"] = vals[0].decode("utf-8", "surrogatepass")
         return rec
