@@ -10,7 +10,8 @@ from typing import Any, Dict, List
 import ledgerkit as k
 from conftest import Keeper
 from priors.core.canonical import dumps
-from priors.core.history import history_rows, history_svg, history_text, list_rows, list_text, show_text, timeline
+from priors.core.history import history_rows, history_svg, history_text, show_text, timeline
+from priors.core.listing import list_rows, list_text
 
 
 def resting_ledger() -> List[Dict[str, Any]]:

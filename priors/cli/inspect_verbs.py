@@ -23,7 +23,7 @@ def cmd_list(a: Parsed, ctx: Context) -> Answer:
             raise UsageError("priors list: --lessons takes only --ns and --json")
         ns = a.get("ns")
         return session.list_lessons(Paths(ctx.root), [str(ns)] if ns else None, False, "list")
-    return timeline.list_priors(Paths(ctx.root), a.get("ns"), a.get("status"), a.get("type"))
+    return timeline.list_priors(Paths(ctx.root), a.get("ns"), a.get("status"), a.get("type"), bool(a.get("json")))
 
 
 def cmd_history(a: Parsed, ctx: Context) -> Answer:

@@ -30,7 +30,7 @@ DAMAGED_NEXT = ("\n  `priors verify` names every damaged line; a ledger under gi
                 " `git checkout -- .priors/ledger.jsonl` (then `priors render`)")
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
     from pathlib import Path
-    from typing import Any, List, Optional, Sequence, Tuple, Union
+    from typing import Any, Iterable, List, Optional, Sequence, Tuple, Union
 
     from priors.cli.args import Parsed
 
@@ -63,6 +63,27 @@ class Context:
             if utf8 is None or shown is not text or not self._utf8_written(utf8):
                 out.write(shown)
                 out.write("\n")
+        except BrokenPipeError:
+            raise  # the reader went away (`| head`): main stops quietly
+        except (AttributeError, OSError, ValueError):  # stdout closed (None) or full
+            self.lost = True
+
+    def print_chunks(self, chunks: Iterable[str]) -> None:
+        """`print` of a text in pieces (`Answer.chunks`), each written as it is made — every control
+        shown escaped, piece by piece as over the whole (`visible` is character by character) — and a
+        newline. An error making a piece is the verb's, raised as it is; once the stream is lost the
+        rest is not made."""
+        for piece in chunks:
+            self._write(visible(piece))
+            if self.lost:
+                return
+        self._write("\n")
+
+    def _write(self, text: str) -> None:
+        if self.lost:
+            return
+        try:
+            self.out.write(text)
         except BrokenPipeError:
             raise  # the reader went away (`| head`): main stops quietly
         except (AttributeError, OSError, ValueError):  # stdout closed (None) or full
@@ -212,7 +233,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 def emit(ctx: Context, a: Parsed, answer: Answer) -> int:
     """Print an answer on the command line: its text (nothing when it is empty), or its canonical JSON
     with `--json` (or when the verb has no text form)."""
-    if a.get("json") or answer.text is None:
+    if answer.chunks is not None:  # (the verb made them in the form asked for)
+        ctx.print_chunks(answer.chunks)
+    elif a.get("json") or answer.text is None:
         utf8 = answer.utf8 if answer.pieces is None else answer.pieces
         if not (answer.shown and utf8 is not None and ctx.print_utf8(utf8)):
             ctx.print(answer.json(), answer.utf8)

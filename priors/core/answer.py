@@ -10,7 +10,7 @@ from priors.core.plain import Plain
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, List, Optional
+    from typing import Any, Iterable, Iterator, List, Optional
 
 
 class Answer(Plain):
@@ -24,14 +24,16 @@ class Answer(Plain):
     `pieces`: the line in UTF-8 as pieces to write one after another, never joined (relevant's,
     instead of `utf8`): bytes, or objects holding bytes (`bytes(piece)`; their `chunks()` give
     them a megabyte at a time — store/files.py's spools, where relevant's 19 MB verify list waits
-    on disk, not in memory)."""
+    on disk, not in memory). `chunks`: the text in pieces, made as they are printed, instead of
+    `text` (`report -o -`'s page: 26 MB at 100k priors, never held whole)."""
 
-    __slots__ = ("code", "raw_obj", "text", "encoded", "utf8", "shown", "pieces")
+    __slots__ = ("code", "raw_obj", "text", "encoded", "utf8", "shown", "pieces", "chunks")
 
     def __init__(self, code: int, obj: Any, text: Optional[str] = None, encoded: Optional[str] = None,
-                 utf8: Optional[bytes] = None, shown: bool = False, pieces: Optional[List[Any]] = None) -> None:
+                 utf8: Optional[bytes] = None, shown: bool = False, pieces: Optional[List[Any]] = None,
+                 chunks: Optional[Iterable[str]] = None) -> None:
         self.code, self.raw_obj, self.text, self.encoded, self.utf8 = code, obj, text, encoded, utf8
-        self.shown, self.pieces = shown, pieces
+        self.shown, self.pieces, self.chunks = shown, pieces, chunks
 
     @property
     def obj(self) -> Any:
@@ -47,3 +49,17 @@ class Answer(Plain):
             utf8 = self.utf8 if self.pieces is None else b"".join(map(bytes, self.pieces))
             self.encoded = utf8.decode("utf-8") if utf8 is not None else dumps(self.obj)
         return self.encoded
+
+
+def batched(pieces: Iterable[str], size: int = 1 << 16) -> Iterator[str]:
+    """`pieces` joined into pieces of about `size` characters (`Answer.chunks`): fewer, larger writes."""
+    held: List[str] = []
+    n = 0
+    for piece in pieces:
+        held.append(piece)
+        n += len(piece)
+        if n >= size:
+            yield "".join(held)
+            held, n = [], 0
+    if held:
+        yield "".join(held)

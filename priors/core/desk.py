@@ -36,6 +36,7 @@ SKIP, QUIT = "s", "q"
 assert len(KEYS) == len(HUMAN_VERDICTS) and SKIP not in KEYS and QUIT not in KEYS
 
 KEEP_OR_RETIRE = ("keep", "obsolete")
+_NO_EXTRA: Dict[str, Any] = {}  # the fields of an ask that has none beyond its kind's: one map, only ever read
 MAX_RUNS_SHOWN = 6  # the walk names the runs an attempt came from up to this many, then how many and the first and last
 # what each kind of ask is, in the order the desk walks them
 KINDS = {
@@ -119,6 +120,14 @@ def waiting_in_order(st: State, low: Optional[Dict[str, str]] = None,
                      review_lessons: Iterable[str] = ()) -> Iterator[Dict[str, Any]]:
     """`waiting`, one ask at a time: each is made when it is reached, so a reader that prints them
     (`status --calls`) never holds them all — at 100k priors the bench's 25k asks were ~20 MB."""
+    for planned in waiting_plan(st, low, review_lessons):
+        yield ask_of(st, planned)
+
+
+def waiting_plan(st: State, low: Optional[Dict[str, str]] = None,
+                 review_lessons: Iterable[str] = ()) -> List[Tuple[Any, ...]]:
+    """What `waiting_in_order` asks, in its order, each ask not made yet (`ask_of` makes it; `ask_ns`
+    says its namespace): a reader that groups the asks (the report, by namespace) makes each once."""
     low = low or {}
     held = set(review_lessons)
     order = {ns: i for i, ns in enumerate(namespaces(st))}
@@ -132,15 +141,15 @@ def waiting_in_order(st: State, low: Optional[Dict[str, str]] = None,
         if p.status == "obsolete-proposed" and not is_lesson(p):  # a finding: runs may go on checking it (reopen)
             ask = (p.status, KEEP_OR_RETIRE + ("reopen",), {"reason": "it still applies"})
         elif p.status in ("challenged", "obsolete-proposed"):
-            ask = (p.status, KEEP_OR_RETIRE, {})
+            ask = (p.status, KEEP_OR_RETIRE, _NO_EXTRA)
         elif p.id in low:
             ask = ("low-score", KEEP_OR_RETIRE, {"note": low[p.id]})
         elif p.id in held and p.status == "open":
-            ask = ("awaiting-review", ("accepted", "obsolete"), {})
+            ask = ("awaiting-review", ("accepted", "obsolete"), _NO_EXTRA)
         elif (p.status == "open" or p.binding) and review_due(st, p) and not held_revision(st, p):
-            ask = ("review", KEEP_OR_RETIRE, {})  # (an agent's `review_every` on its held revision asks no person)
+            ask = ("review", KEEP_OR_RETIRE, _NO_EXTRA)  # (an agent's `review_every` on its held revision asks no person)
         elif count_bucket(p) == "proposed":  # waits for a person, who may never hear of it otherwise
-            ask = ("proposed-lesson", ("accepted", "obsolete"), {})
+            ask = ("proposed-lesson", ("accepted", "obsolete"), _NO_EXTRA)
         elif p.id in st.unseen and beside_unseen(st, p):  # (before `distinct_from`: that run saw no decision)
             q, *rest = [st.priors[i] for i in beside_unseen(st, p)]
             ask = ("differs", differs_verdicts(p, q), dict(
@@ -169,8 +178,18 @@ def waiting_in_order(st: State, low: Optional[Dict[str, str]] = None,
         ns = rec.get("ns", target.ns)
         out.append((rank["reversal"], order.get(ns, len(order)), n, (target, "reversal", ("reopen", "keep"), call)))
     out.sort(key=lambda t: t[:3])
-    for t in out:
-        yield _made(st, *t[3])
+    return [t[3] for t in out]
+
+
+def ask_ns(planned: Tuple[Any, ...]) -> Any:
+    """The namespace of the ask `planned` (of `waiting_plan`) makes: a reversal's call's, else its prior's."""
+    p, kind, _verdicts, extra = planned
+    return extra.rec.get("ns", p.ns) if kind == "reversal" else p.ns
+
+
+def ask_of(st: State, planned: Tuple[Any, ...]) -> Dict[str, Any]:
+    """The ask `planned` (of `waiting_plan`), made."""
+    return _made(st, *planned)
 
 
 def _made(st: State, p: PriorState, kind: str, verdicts: Sequence[str], extra: Any) -> Dict[str, Any]:
@@ -241,7 +260,8 @@ def open_findings(st: State, ns: Optional[str] = None, paths: Sequence[str] = ()
     found = [p for p in st.priors.values()
              if count_bucket(p) == "open" and p.facet("activation") == "verify-phase"
              and (ns is None or p.ns == ns) and _under(p.scope_ref, paths)]
-    found.sort(key=lambda p: -SEVERITY_RANK.get(p.rec.get("severity", ""), -1))  # stable: ledger order within
+    # stable: ledger order within; each record read, not kept (the report's 14k open findings at 100k: ~15 MB)
+    found.sort(key=lambda p: -SEVERITY_RANK.get(p.record().get("severity", ""), -1))
     return found
 
 
@@ -274,7 +294,8 @@ def commands(ask: Dict[str, Any]) -> List[str]:
 
 def held_revision(st: State, p: PriorState) -> bool:
     """An agent's open revision held back from runs and sessions while a lesson it revises is given."""
-    return p.status == "open" and is_lesson(p) and given_in_chain(st, p.rec.get("supersedes")) is not None
+    # (its record read, not kept: the desk asks it of every lesson due for review — 3.8k records held at 100k)
+    return p.status == "open" and is_lesson(p) and given_in_chain(st, p.record().get("supersedes")) is not None
 
 
 def supersedes_note(ask: Dict[str, Any]) -> str:

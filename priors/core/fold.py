@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import re
 from operator import itemgetter
 
 from priors.core.errors import UsageError
 from priors.core.ledger_parse import (  # noqa: F401 (parse_lines, parse_spans, LEDGER_NAME: re-exported)
     LEDGER_NAME,
+    SHAPE_CARE,
     blocks_of,
     each_block,
     each_clean,
+    line_shapes,
     lines_of,
     parse_lines,
     parse_spans,
@@ -265,13 +266,15 @@ _ONE: Dict[Any, Any] = {}  # one string object per distinct namespace across the
 
 
 def apply_at(st: State, rec: Dict[str, Any], at: int, n: int, src: Any) -> None:
-    """`apply`, and when `rec` became a prior's record, keep where its line is instead of the dict."""
+    """`apply`, and when `rec` became a prior's record, keep where its line is instead of the dict (`pack`)."""
     apply(st, rec)
     if src is not None and rec.get("t") == "prior":
-        _pack(st, rec, at, n, src)
+        pack(st, rec, at, n, src)
 
 
-def _pack(st: State, rec: Dict[str, Any], at: int, n: int, src: Any) -> None:
+def pack(st: State, rec: Dict[str, Any], at: int, n: int, src: Any) -> None:
+    """If `rec` (at `at`, `n` bytes long, in the ledger `src` reads back) is its prior's record now, keep
+    where its line is and the few fields every verb reads instead of the dict (PriorState)."""
     pid = rec.get("id")
     p = st.priors.get(pid) if type(pid) is str else None
     if p is None or p[5] is not rec:
@@ -288,60 +291,17 @@ def _pack(st: State, rec: Dict[str, Any], at: int, n: int, src: Any) -> None:
 # ------------------------------------------------------------------ a prior's line, read without decoding it
 #
 # Most ledger bytes are priors' lines, whose claim and evidence the fold never reads: a line in the shape the keeper
-# writes (canonical JSON, sorted keys, plain values) is matched as text, no dict built; any other line is decoded.
+# writes (ledger_parse.line_shapes) is matched as text, no dict built; any other line is decoded.
 # A property test holds the two ways to the same folded state on any ledger.
 
-_CH = r'[^"\\\x00-\x1f]'  # a character JSON writes as itself inside a string
-_STR = '"' + _CH + r'*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})' + _CH + '*)*"'  # any JSON string
-_PLAIN = '"(' + _CH + '*)"'  # a string written without an escape: its text is its value
-_PAIR = '"' + _CH + '*":"' + _CH + '*"'
-# In a block with no backslash and no control character but its newlines, any run of characters
-# but the quote is a JSON string as it is written: the same shapes, matched faster.
-_BARE = ('"[^"]*"', '"([^"]*)"', '"[^"]*":"[^"]*"')
-_CARE = bytes(c for c in range(0x20) if c != 0x0A) + b"\\"  # a byte that calls for the full shapes
-
-
-def _prior_shape(string: str, plain: str, pair: str) -> str:
-    """A prior's line in the shape the keeper writes, its keys in sorted order; the fold reads its
-    born, facets, id, ns, redacted, review_every, scope_hash and scope_ref.
-
-    Each optional key is `(?:…|)` rather than `(?:…)?`, and the quote before a key is matched by the
-    separator before it: `re` runs an alternative with an empty branch without the bookkeeping of a
-    repeat, and a branch whose first letter differs is skipped at once (a quarter less matching)."""
-    return (r'\{"(?:born":' + plain + ',"|)(?:claim":' + string + ',"|)(?:content_hash":' + string + ',"|)'
-            '(?:depth":' + string + ',"|)(?:direction":' + string + ',"|)(?:evidence":' + string + ',"|)'
-            r'(?:facets":(\{(?:' + pair + '(?:,' + pair + r')*|)\}),"|)id":' + plain + ',"(?:ns":' + plain + ',"|)'
-            '(?:redacted":(true),"|)(?:review_every":(0|[1-9][0-9]{0,17}),"|)(?:scope_hash":' + plain + ',"|)'
-            '(?:scope_ref":' + plain + ',"|)(?:severity":' + string + ',"|)(?:supersedes":' + string + ',"|)'
-            't":"prior"(?:,"type":' + string + r'|)\}')
-
-
-def _event_shape(string: str, plain: str) -> str:
-    """An event's line; the fold reads its action, id, run, scope_hash and to."""
-    return (r'\{"action":' + plain + ',"(?:by":' + string + ',"|)id":' + plain + ',"(?:reason":' + string + ',"|)'
-            '(?:run":' + plain + ',"|)(?:scope_hash":' + plain + ',"|)t":"event"(?:,"to":' + plain + r'|)\}')
-
-
 _FACETS_TEXT: Dict[str, Dict[str, Any]] = {}  # a facets object's text → its shared dict
-_COMPILED: Dict[bool, Tuple[Any, Any]] = {}
-
-
-def _line_patterns(bare: bool) -> Tuple[Any, Any]:
-    """(prior line, event line) `fullmatch`es — the bare shapes for a block that allows them —
-    compiled once per process, by a first call only (~2 ms no other call needs)."""
-    got = _COMPILED.get(bare)
-    if got is None:
-        string, plain, pair = _BARE if bare else (_STR, _PLAIN, _PAIR)
-        got = _COMPILED[bare] = (re.compile(_prior_shape(string, plain, pair)).fullmatch,
-                                 re.compile(_event_shape(string, plain)).fullmatch)
-    return got
 
 
 def _fold_block(st: State, block: bytes, base: int, scan: Any, src: Any) -> bool:
     """`each_clean`'s block loop with the fold inlined, and a prior's canonical line read as text."""
     text, bfind = lines_of(block)
     find, starts = text.find, text.startswith
-    prior_line, event_line = _line_patterns(len(block.translate(None, _CARE)) == len(block))
+    prior_line, event_line = line_shapes(len(block.translate(None, SHAPE_CARE)) == len(block))
     i, n, b, at = 0, len(text), 0, base
     while i < n:
         j = find("\n", i)  # (the block ends with one)
@@ -367,7 +327,7 @@ def _fold_block(st: State, block: bytes, base: int, scan: Any, src: Any) -> bool
                 return False
             apply(st, rec)
             if rec.get("t") == "prior":
-                _pack(st, rec, at, ln, src)
+                pack(st, rec, at, ln, src)
         i = j + 1
     return True
 
@@ -379,7 +339,7 @@ def _quick_prior(st: State, g: Tuple[Any, ...], at: int, ln: int, src: Any, scan
     st.records = idx + 1
     if born is not None:
         _block_run(st, born, idx)
-    f = None if facets is None else _facets_of(facets, scan)
+    f = None if facets is None else facets_of(facets, scan)
     if ns is not None:
         ns = _ONE.setdefault(ns, ns)
     was = st.priors.get(pid)
@@ -398,7 +358,7 @@ def _quick_event(st: State, g: Tuple[Any, ...]) -> None:
     _on_event(st, pid, action, run, sh, to, idx)
 
 
-def _facets_of(text: str, scan: Any) -> Dict[str, Any]:
+def facets_of(text: str, scan: Any) -> Dict[str, Any]:
     """The facets a line's text spells, as the one dict shared by every equal set (`_share_facets`)."""
     f = _FACETS_TEXT.get(text)
     if f is None:
@@ -408,6 +368,7 @@ def _facets_of(text: str, scan: Any) -> Dict[str, Any]:
         if id(f) in _SHARED_IDS and len(_FACETS_TEXT) < _SHARED_MAX:
             _FACETS_TEXT[text] = f
     return f
+
 
 def fold(records: Iterable[Dict[str, Any]]) -> State:
     st = State()

@@ -9,7 +9,7 @@ from operator import itemgetter
 from priors.core.canonical import dumps
 from priors.core.chart import CATEGORIES, LABELS, TOUCHED_MEANS, chart_svg, quiet_notes
 from priors.core.controls import one_line
-from priors.core.fold import PriorState, State, apply, apply_priors, fold, rests
+from priors.core.fold import PriorState, State, apply, apply_at, apply_priors, pack, rests
 from priors.core.lesson_likeness import reads_like_unseen
 from priors.core.lessons import kept_in_force
 from priors.core.plain import Plain
@@ -20,7 +20,9 @@ from priors.core.vocabulary import SESSION_VIA, SUGGEST_VIA, display_status
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Dict, List, Optional, Sequence, Tuple
+    from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+
+    Spans = Iterable[Tuple[Dict[str, Any], int, int]]
 
 
 BAR_CHARS = {"fixed": "#", "carried": "=", "touched": "~", "your_call": "?", "new": "+"}
@@ -37,18 +39,33 @@ def cut(text: str, width: int = CLAIM_WIDTH) -> str:
 
 def timeline(records: Sequence[Dict[str, Any]], pid: str) -> Optional[Dict[str, Any]]:
     """The prior and every ledger line that touched it, with resting and resurrection read from the fold."""
+    return timeline_of(((no, rec, 0, 0) for no, rec in enumerate(records, 1)), pid, None)
+
+
+def spans_of(records: Iterable[Dict[str, Any]]) -> Iterator[Tuple[Dict[str, Any], int, int]]:
+    """Records as the readers of spans take them (store.ledger.read_spans), with no line to read back."""
+    return ((rec, 0, 0) for rec in records)
+
+
+def timeline_of(lines: Iterable[Tuple[int, Dict[str, Any], int, int]], pid: str, src: Any,
+                final: Optional[State] = None) -> Optional[Dict[str, Any]]:
+    """`timeline` of (line number, record, offset, length) of the ledger's lines; with `src` (the
+    ledger they were read from) each prior's record is let go once folded, its line kept
+    (`fold.apply_at`). `final`: the whole ledger's fold, when `lines` are only those that can name
+    `pid` (store.ledger.numbered_lines: its id, or an escape, in their text) — they alone move `pid`,
+    its calls and its timeline; the prior itself is then read from `final`."""
     st = State()
     events: List[Dict[str, Any]] = []
     calls: Dict[str, Dict[str, Any]] = {}
     found = False
     mine: List[Any] = []  # the calls against `pid`, in ledger order
     last: Dict[str, Any] = {}  # call id → the last call with that id (what a lookup by id finds)
-    for no, rec in enumerate(records, 1):
+    for no, rec, at, n in lines:
         before = st.priors.get(pid)
         was_resting = before.resting if before else False
         call_before = {cid: last[cid].resolved for cid in {str(c.rec.get("call_id")) for c in mine} if cid in last}
         n_calls = len(st.calls)
-        apply(st, rec)
+        apply_at(st, rec, at, n, src)
         if len(st.calls) > n_calls:
             c = st.calls[-1]
             cid = str(c.rec.get("call_id"))
@@ -92,6 +109,7 @@ def timeline(records: Sequence[Dict[str, Any]], pid: str) -> Optional[Dict[str, 
                 events.append(_ev(no, run, "tried", tried))
     if not found:
         return None
+    st = st if final is None else final
     p = st.priors[pid]
     rec = p.rec
     body: Dict[str, Any] = {
@@ -135,6 +153,15 @@ def timeline(records: Sequence[Dict[str, Any]], pid: str) -> Optional[Dict[str, 
     if tried_list:  # pressure a person may want to weigh: shown, never acted on
         body["tried_since_decision"] = tried_list
     return body
+
+
+def lines_suffice(st: State, pid: str) -> bool:
+    """Whether the ledger's lines that name `pid` alone replay its timeline (`timeline_of`'s `final`):
+    they hold its prior and events, the calls against it and the runs' attempts on it — all that
+    moves it — unless a call against it shares its call id with a call against another prior (ids a
+    hand reused), whose lines would then count too."""
+    mine = {str(c.rec.get("call_id")) for c in st.calls if c.conflicts_with == pid}
+    return not mine or not any(c.conflicts_with != pid and str(c.rec.get("call_id")) in mine for c in st.calls)
 
 
 def _tried_in_run(attempts: List[Any], pid: str, most: int = 3) -> str:
@@ -244,49 +271,6 @@ def show_text(body: Dict[str, Any]) -> str:
 
 def _compact(v: Any) -> str:
     return dumps(v)
-
-
-# ------------------------------------------------------------------ list
-
-
-def list_rows(records: Sequence[Dict[str, Any]], ns: Optional[str] = None, status: Optional[str] = None,
-              typ: Optional[str] = None) -> List[Dict[str, Any]]:
-    st = fold(records)
-    rows = []
-    for p in st.priors.values():
-        rec = p.rec
-        shown = display_status(p)
-        if ns is not None and p.ns != ns:
-            continue
-        if status is not None and not (shown == status or (status == "binding" and p.binding)):
-            continue
-        if typ is not None and rec.get("type") != typ:
-            continue
-        row: Dict[str, Any] = {"id": p.id, "ns": p.ns, "status": shown, "born": rec.get("born")}
-        if rec.get("redacted") is True:
-            row["redacted"] = True
-        else:
-            for key in ("type", "claim", "scope_ref", "severity", "rule"):
-                if key in rec:
-                    row[key] = rec[key]
-            if isinstance(p.facet("scope"), str):
-                row["scope"] = p.facet("scope")
-        rows.append(row)
-    return rows
-
-
-def list_text(rows: Sequence[Dict[str, Any]]) -> str:
-    if not rows:
-        return "no priors match"
-    table = [("id", "namespace", "type", "status", "where", "what")]
-    for r in rows:
-        rule = f"[{r['rule']}] " if isinstance(r.get("rule"), str) else ""  # an analyzer's result: its rule first
-        what = "▒ redacted" if r.get("redacted") else cut(rule + str(r.get("claim", "")))
-        where = str(r.get("scope_ref", r.get("scope", "—")))
-        table.append((one_line(r["id"]), one_line(str(r.get("ns"))), one_line(str(r.get("type", "—"))), r["status"],
-                      one_line(where), one_line(what)))  # (a line feed a hand wrote cannot start a row of its own)
-    widths = [max(len(row[i]) for row in table) for i in range(5)]
-    return "\n".join("  ".join(c.ljust(widths[i]) for i, c in enumerate(row[:5])) + "  " + row[5] for row in table).rstrip()
 
 
 # ------------------------------------------------------------------ history
@@ -425,6 +409,8 @@ class _Tally:
             old = self.review.get(pid)
             if old is None or old[1] != due_at or old[0] != e.ns:
                 self._reschedule(pid, e.ns, due_at)
+        if not code:  # counted nowhere: nothing to carry over, read again if it moves (at 100k priors ~12 MB less)
+            del self.seen[pid]
 
     def _move(self, e: _Seen, code: int) -> None:
         """Count `e`'s prior as `code` under its namespace, no longer as it was counted."""
@@ -473,17 +459,25 @@ def history_rows(records: Sequence[Dict[str, Any]], ns: Optional[str] = None) ->
     review nudges due when it opened + new findings said to differ from a person's decision;
     new = priors born in it; resting and open = priors of its namespace in that state right after its commit record.
     """
-    return _walk(records, ns, apply_priors)[0]  # (the rows read only priors, runs and commits)
+    return _walk(spans_of(records), ns, apply_priors, None)[0]  # (the rows read only priors, runs and commits)
 
 
 def history_and_state(records: Sequence[Dict[str, Any]], ns: Optional[str] = None):
     """(history_rows, the folded state): one pass for callers that need both (the report) — the
     whole `apply` per record, where `history_rows` folds only what the rows read."""
-    return _walk(records, ns, apply)
+    return _walk(spans_of(records), ns, apply, None)
 
 
-def _walk(records: Sequence[Dict[str, Any]], ns: Optional[str], step: Any):
-    """(the rows, the state `step` folded the records into).
+def history_of(spans: Spans, src: Any, ns: Optional[str] = None, whole: bool = False):
+    """`history_rows` (`whole`: `history_and_state`) of (record, offset, length) spans, read a block at
+    a time (store.ledger.read_spans); each prior's record is let go once counted, its line kept for
+    `src` to read back (`fold.pack`) — so a prior's record may be `fold_spans.quick_spans`' few fields.
+    At 100k priors the records held were ~340 MB."""
+    return _walk(spans, ns, apply if whole else apply_priors, src)
+
+
+def _walk(spans: Spans, ns: Optional[str], step: Any, src: Any):
+    """(the rows, the state `step` folded the records into; a prior's record packed when `src` is given).
 
     One fold step and a few lookups per record. A line counts for the run that wrote it while
     that run is uncommitted — a prior for its `born`, a disposition or scope-missing event, a call
@@ -496,7 +490,7 @@ def _walk(records: Sequence[Dict[str, Any]], ns: Optional[str], step: Any):
     update = tally.update
     rows: List[RunRow] = []
     runs: Dict[str, _Open] = {}
-    for no, rec in enumerate(records, 1):
+    for no, (rec, at, n) in enumerate(spans, 1):
         get = rec.get
         t = get("t")
         if t == "event":
@@ -530,6 +524,8 @@ def _walk(records: Sequence[Dict[str, Any]], ns: Optional[str], step: Any):
             step(st, rec)
             if isinstance(pid, str):
                 update(pid, priors.get(pid))
+                if src is not None:
+                    pack(st, rec, at, n, src)  # (after `update`: the tally read the record whole)
         elif t == "call" or t == "run":
             run = get("run")
             a = None

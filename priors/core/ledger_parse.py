@@ -11,6 +11,7 @@ it in a `DamagedLedger`. A property test holds both to the same records and byte
 from __future__ import annotations
 
 import json
+import re
 
 from priors.core.canonical import JSONError, loads, reject_constant
 from priors.core.errors import DamagedLedger
@@ -37,6 +38,57 @@ PRIOR_TEXT = ('{"born":' + _S + ',"claim":' + _S + '(?:,"depth":' + _S + ')?(?:,
               + _ANY + ')?,"facets":({[^{}]*}),"id":' + _S + ',"ns":' + _S + '(?:,"review_every":[1-9][0-9]{0,14})?'
               '(?:,"scope_hash":' + _S + ')?(?:,"scope_ref":' + _S + ')?(?:,"severity":' + _S + ')?,"t":"prior","type":'
               + _S + '}')
+
+
+# ------------------------------------------------------------------ a prior's line, read without decoding it
+#
+# Most ledger bytes are priors' lines, whose claim and evidence the fold never reads: a line in the shape the keeper
+# writes (canonical JSON, sorted keys, plain values) is matched as text, no dict built; any other line is decoded
+# (core/fold.py). A property test holds the two ways to the same folded state on any ledger.
+
+_CH = r'[^"\\\x00-\x1f]'  # a character JSON writes as itself inside a string
+_STR = '"' + _CH + r'*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})' + _CH + '*)*"'  # any JSON string
+_PLAIN = '"(' + _CH + '*)"'  # a string written without an escape: its text is its value
+_PAIR = '"' + _CH + '*":"' + _CH + '*"'
+# In a block with no backslash and no control character but its newlines, any run of characters
+# but the quote is a JSON string as it is written: the same shapes, matched faster.
+_BARE = ('"[^"]*"', '"([^"]*)"', '"[^"]*":"[^"]*"')
+SHAPE_CARE = bytes(c for c in range(0x20) if c != 0x0A) + b"\\"  # a byte that calls for the full shapes
+
+
+def _prior_shape(string: str, plain: str, pair: str) -> str:
+    """A prior's line in the shape the keeper writes, its keys in sorted order; the fold reads its
+    born, facets, id, ns, redacted, review_every, scope_hash and scope_ref.
+
+    Each optional key is `(?:…|)` rather than `(?:…)?`, and the quote before a key is matched by the
+    separator before it: `re` runs an alternative with an empty branch without the bookkeeping of a
+    repeat, and a branch whose first letter differs is skipped at once (a quarter less matching)."""
+    return (r'\{"(?:born":' + plain + ',"|)(?:claim":' + string + ',"|)(?:content_hash":' + string + ',"|)'
+            '(?:depth":' + string + ',"|)(?:direction":' + string + ',"|)(?:evidence":' + string + ',"|)'
+            r'(?:facets":(\{(?:' + pair + '(?:,' + pair + r')*|)\}),"|)id":' + plain + ',"(?:ns":' + plain + ',"|)'
+            '(?:redacted":(true),"|)(?:review_every":(0|[1-9][0-9]{0,17}),"|)(?:scope_hash":' + plain + ',"|)'
+            '(?:scope_ref":' + plain + ',"|)(?:severity":' + string + ',"|)(?:supersedes":' + string + ',"|)'
+            't":"prior"(?:,"type":' + string + r'|)\}')
+
+
+def _event_shape(string: str, plain: str) -> str:
+    """An event's line; the fold reads its action, id, run, scope_hash and to."""
+    return (r'\{"action":' + plain + ',"(?:by":' + string + ',"|)id":' + plain + ',"(?:reason":' + string + ',"|)'
+            '(?:run":' + plain + ',"|)(?:scope_hash":' + plain + ',"|)t":"event"(?:,"to":' + plain + r'|)\}')
+
+
+_SHAPES: Dict[bool, Tuple[Any, Any]] = {}
+
+
+def line_shapes(bare: bool) -> Tuple[Any, Any]:
+    """(prior line, event line) `fullmatch`es — the bare shapes for a block with no byte of
+    `SHAPE_CARE` — compiled once per process, by a first call only (~2 ms no other call needs)."""
+    got = _SHAPES.get(bare)
+    if got is None:
+        string, plain, pair = _BARE if bare else (_STR, _PLAIN, _PAIR)
+        got = _SHAPES[bare] = (re.compile(_prior_shape(string, plain, pair)).fullmatch,
+                                 re.compile(_event_shape(string, plain)).fullmatch)
+    return got
 
 
 def parse_lines(data: bytes, name: str = LEDGER_NAME) -> List[Dict[str, Any]]:
@@ -153,29 +205,68 @@ def _scan_records(block: bytes, scan: Any, append: Any) -> bool:
 def parse_strict(data: bytes, name: str, first_line: int = 1) -> List[Tuple[Dict[str, Any], int, int]]:
     """Line by line: blank lines are skipped; the first line that is not one JSON object in UTF-8
     raises DamagedLedger naming it."""
-    records: List[Tuple[Dict[str, Any], int, int]] = []
-    at = 0
-    for no, raw in enumerate(data.split(b"\n"), first_line):
-        here, at = at, at + len(raw) + 1
-        if not raw.strip():
-            continue
+    return list(strict_spans([data], name, first_line))
+
+
+def strict_spans(pieces: Iterable[bytes], name: str, first_line: int = 1) -> Iterator[Tuple[Dict[str, Any], int, int]]:
+    """`parse_strict` of the ledger handed over in pieces of whole lines (the last may lack its final
+    newline: `whole_line_pieces`), one record at a time: a reader that keeps none never holds the
+    ledger's records whole. DamagedLedger at the first bad line, after the records before it."""
+    no, at = first_line - 1, 0
+    for piece in pieces:
+        lines = piece.split(b"\n")
+        if piece.endswith(b"\n"):
+            lines.pop()  # (no line after the last newline of a piece; after the whole ledger's, a blank one)
+        for raw in lines:
+            no += 1
+            here, at = at, at + len(raw) + 1
+            if not raw.strip():
+                continue
+            yield _strict_line(raw, name, no), here, len(raw)
+
+
+def _strict_line(raw: bytes, name: str, no: int) -> Dict[str, Any]:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise DamagedLedger(
+            f"priors: {name} line {no}: not valid UTF-8 — the ledger is damaged; nothing was written") from None
+    try:
+        obj = loads(text)
+    except JSONError as exc:
+        hint = " (a merge-conflict marker?)" if text.startswith(("<<<<<<<", "=======", ">>>>>>>")) else ""
+        raise DamagedLedger(
+            f"priors: {name} line {no}: not one JSON object{hint}: {exc} — the ledger is damaged; nothing was written"
+        ) from None
+    if not isinstance(obj, dict):
+        raise DamagedLedger(f"priors: {name} line {no}: a JSON {type(obj).__name__}, not an object"
+                            " — the ledger is damaged; nothing was written")
+    return obj
+
+
+class Deviation(Exception):
+    """The ledger strayed from the clean form (a blank line, CRLF, no final newline, damage) while
+    `clean_spans` read it: the reader starts over on `strict_spans`, which decides."""
+
+
+def clean_spans(blocks: Iterable[Tuple[bytes, int]]) -> Iterator[Tuple[Dict[str, Any], int, int]]:
+    """`each_clean` one record at a time — (record, byte offset, byte length) — for a reader that keeps
+    none, the ledger handed over a block of whole lines at a time (`blocks_of`, or read from a file).
+    Deviation at the first departure from the clean form: what was handed over is then to be discarded."""
+    scan = scanner()
+    out: List[Tuple[Dict[str, Any], int, int]] = []
+    it = iter(blocks)
+    while True:
         try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise DamagedLedger(
-                f"priors: {name} line {no}: not valid UTF-8 — the ledger is damaged; nothing was written") from None
-        try:
-            obj = loads(text)
-        except JSONError as exc:
-            hint = " (a merge-conflict marker?)" if text.startswith(("<<<<<<<", "=======", ">>>>>>>")) else ""
-            raise DamagedLedger(
-                f"priors: {name} line {no}: not one JSON object{hint}: {exc} — the ledger is damaged; nothing was written"
-            ) from None
-        if not isinstance(obj, dict):
-            raise DamagedLedger(f"priors: {name} line {no}: a JSON {type(obj).__name__}, not an object"
-                                " — the ledger is damaged; nothing was written")
-        records.append((obj, here, len(raw)))
-    return records
+            got = next(it, None)
+            if got is None:
+                return
+            if not _scan_block(got[0], scan, lambda rec, at, n: out.append((rec, at, n)), got[1]):
+                raise Deviation()
+        except (ValueError, RecursionError, StopIteration):  # (as `each_block`: UnicodeDecodeError is a ValueError)
+            raise Deviation() from None
+        yield from out  # a block's records at a time: ~4,000 at most, never the ledger's
+        out.clear()
 
 
 _BLOCK = 1 << 20  # read the ledger a megabyte at a time: no list of every line is ever held

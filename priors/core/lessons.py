@@ -643,30 +643,31 @@ def supersede_events(st: State, pid: str, verdict: str, retires: Optional[str] =
 
 def lesson_rows(ledger: Ledger, ns: Optional[Sequence[str]], include_all: bool) -> List[Dict[str, Any]]:
     """Rows of `priors lessons`: every lesson of the namespaces `ns` (None: all), retired ones only
-    with `include_all`, each with its outcome record and whether it waits for a person's call."""
-    stats = ledger.stats()
-    low = ledger.low_scores()
-    rows = []
-    for p in ledger.state.priors.values():
-        if not is_lesson(p) or (ns is not None and p.ns not in ns):
-            continue
-        if p.status == "obsolete" and not include_all:
-            continue
-        s = stats.get(p.id, Stats())
-        rec = p.record()  # (read, not kept: at 100k priors the 16k lessons' records were ~16 MB more)
-        claim = rec.get("claim")
-        row: Dict[str, Any] = {"id": p.id, "ns": p.ns, "type": rec.get("type"), "status": p.status,
-                               "claim": claim if isinstance(claim, str) else "", "score": fmt_score(s.score), **s.as_dict()}
-        t = rec.get("tags")
-        tags = [x for x in t if isinstance(x, str)] if isinstance(t, list) else []  # (as tags_of reads them)
-        if tags:
-            row["tags"] = tags
-        if isinstance(rec.get("supersedes"), str):
-            row["supersedes"] = rec["supersedes"]
-        if p.id in low:
-            row["your_call"] = True
-        rows.append(row)
-    return rows
+    with `include_all` (`listed`), each made by `lesson_row`."""
+    return [lesson_row(ledger, p) for p in ledger.state.priors.values() if listed(p, ns, include_all)]
+
+
+def listed(p: PriorState, ns: Optional[Sequence[str]], include_all: bool) -> bool:
+    """Whether `lesson_rows` has a row for `p` (the report counts them before it makes each)."""
+    return is_lesson(p) and (ns is None or p.ns in ns) and (include_all or p.status != "obsolete")
+
+
+def lesson_row(ledger: Ledger, p: PriorState) -> Dict[str, Any]:
+    """A lesson's row: its outcome record, and whether it waits for a person's call."""
+    s = ledger.stats().get(p.id, Stats())
+    rec = p.record()  # (read, not kept: at 100k priors the 16k lessons' records were ~16 MB more)
+    claim = rec.get("claim")
+    row: Dict[str, Any] = {"id": p.id, "ns": p.ns, "type": rec.get("type"), "status": p.status,
+                           "claim": claim if isinstance(claim, str) else "", "score": fmt_score(s.score), **s.as_dict()}
+    t = rec.get("tags")
+    tags = [x for x in t if isinstance(x, str)] if isinstance(t, list) else []  # (as tags_of reads them)
+    if tags:
+        row["tags"] = tags
+    if isinstance(rec.get("supersedes"), str):
+        row["supersedes"] = rec["supersedes"]
+    if p.id in ledger.low_scores():
+        row["your_call"] = True
+    return row
 
 
 def lessons_table(rows: List[Dict[str, Any]]) -> str:

@@ -8,19 +8,21 @@ from __future__ import annotations
 
 import re
 from html import escape
+from itertools import groupby
 
+from priors.core.answer import batched
 from priors.core.canonical import dumps
 from priors.core.chart import NARROW, TOUCHED_MEANS, by_namespace, chart_svg, charted, flat_note, quiet_notes
 from priors.core.controls import visible
-from priors.core.desk import commands, differs_text, kind_text, open_findings, supersedes_note
+from priors.core.desk import ask_ns, ask_of, commands, differs_text, kind_text, open_findings, supersedes_note
+from priors.core.lessons import lesson_row, listed
 from priors.core.views import BUCKETS, attempts_index, namespaces, plural, tally, tried_runs, tried_since, tried_words
 from priors.core.vocabulary import SESSION_VIA, SUGGEST_VIA
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Dict, List, Optional, Sequence, Set
+    from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
-    from priors.core.fold import PriorState
 
 # Every table of the page, by kind (its class): its column headings. On a phone each row becomes a
 # card and each cell shows its column's heading beside it — from these, in the CSS, not per cell, so a
@@ -109,13 +111,20 @@ def command_html(cmd: str) -> str:
     return " ".join(f"<span>{e(w)}</span>" if len(w) <= 40 else e(w) for w in cmd.split(" "))
 
 
-def rule_html(p: Any) -> str:
-    """An analyzer's rule id (its direction, `TOOL:RULE` — docs/sarif.md) before the claim, when it has one."""
-    rec = p.rec if p.rec is not None else {}
+def rule_html(rec: Dict[str, Any]) -> str:
+    """An analyzer's rule id (its direction, `TOOL:RULE` — docs/sarif.md) before the claim, when its
+    record `rec` has one."""
     rule, d = rec.get("rule"), rec.get("direction")
     if isinstance(rule, str):
         return f'<code class="rule">{e(rule)}</code> '
     return f'<code class="rule">{e(d)}</code> ' if isinstance(d, str) and ":" in d else ""
+
+
+def _claim(rec: Dict[str, Any]) -> str:
+    """A prior's rule and claim as the page shows them, from its record (read, not kept: `PriorState.claim`
+    would keep each shown prior's record — at 100k priors the report's ~30k rows)."""
+    claim = rec.get("claim")
+    return rule_html(rec) + claim_html(claim if isinstance(claim, str) else "")
 
 
 def _flat(value: Any) -> str:
@@ -130,10 +139,15 @@ def _sev(value: Any) -> str:
     return f'<span class="sev sev-{s if known else "none"}">{e(s or "—")}</span>'
 
 
-def _table(kind: str, rows: List[str]) -> str:
+def _table(kind: str, rows: Iterable[str]) -> Iterator[str]:
+    """A table of `kind` with `rows`, in pieces (then the page's newline), each row made as it is reached."""
     th = "".join(f"<th>{e(h)}</th>" for h in HEADS[kind])
-    return (f'<div class="wrap"><table class="t-{kind}"><thead><tr>{th}</tr></thead>'
-            f"<tbody>\n" + "\n".join(rows) + "\n</tbody></table></div>")
+    yield f'<div class="wrap"><table class="t-{kind}"><thead><tr>{th}</tr></thead><tbody>\n'
+    first = True
+    for row in rows:
+        yield row if first else "\n" + row
+        first = False
+    yield "\n</tbody></table></div>\n"
 
 
 def _file_of(p: Any) -> str:
@@ -143,13 +157,45 @@ def _file_of(p: Any) -> str:
     return "(the whole repository)" if p.facet("scope") == "repo-wide" else "(no scope)"
 
 
-def _commit_lines(records: Sequence[Dict[str, Any]]) -> Dict[str, int]:
-    out: Dict[str, int] = {}
-    for i, rec in enumerate(records):
-        run = rec.get("run")
-        if rec.get("t") == "run" and rec.get("action") == "commit" and isinstance(run, str) and run not in out:
-            out[run] = i
-    return out
+class PageFacts:
+    """What the page reads of the ledger's records rather than of the fold, gathered as they pass
+    (`watch`), so that none is held: the fixed dispositions as (run, prior id), in ledger order; with
+    a `since`, each prior's `born` (as its last record says) and the person's decisions after the
+    first commit of `since`. (The commits' places and the record count are the fold's.)"""
+
+    __slots__ = ("since", "fixed", "born", "decided")
+
+    def __init__(self, since: Optional[str]) -> None:
+        self.since = since
+        self.fixed: List[Tuple[Any, Any]] = []
+        self.born: Dict[str, Any] = {}
+        self.decided: List[Dict[str, Any]] = []
+
+    def watch(self, spans: Iterable[Tuple[Dict[str, Any], int, int]]) -> Iterator[Tuple[Dict[str, Any], int, int]]:
+        """`spans` as they are, noting what the page reads of them on the way."""
+        fixed, born, decided, since = self.fixed, self.born, self.decided, self.since
+        one: Dict[str, str] = {}  # one string a run, not one a line
+        sealed = since is None  # (the decisions kept start after its first commit)
+        for item in spans:
+            rec = item[0]
+            t = rec.get("t")
+            if t == "event":
+                action = rec.get("action")
+                if action == "disposition":
+                    if rec.get("to") == "fixed":
+                        run = rec.get("run")
+                        fixed.append((one.setdefault(run, run) if type(run) is str else run, rec.get("id")))
+                elif action == "decide" and since is not None:
+                    decided.append(rec)
+            elif since is not None:
+                if t == "prior":
+                    pid = rec.get("id")
+                    if type(pid) is str:  # (the fold's prior of that id has this record)
+                        born[pid] = rec.get("born")
+                elif t == "run" and not sealed and rec.get("action") == "commit" and rec.get("run") == since:
+                    sealed = True
+                    decided.clear()
+            yield item
 
 
 def _last_review(commits: Dict[str, int], st: Any) -> Set[str]:
@@ -162,35 +208,36 @@ def _last_review(commits: Dict[str, int], st: Any) -> Set[str]:
     return set()
 
 
-def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Sequence[Any],
-                asks: Sequence[Dict[str, Any]], lessons: Sequence[Dict[str, Any]], since: Optional[str] = None,
-                only: Optional[Sequence[str]] = None) -> str:
-    """The page. `rows`: history rows; `asks`: what waits (core.desk.waiting); `lessons`: lesson rows
-    with their score; `since`: a committed run — then the chart and the lists of new, fixed and
-    decided cover only what came after it (what waits for you is always complete); `only`: the
-    namespaces the page is about (None: every one)."""
+def report_html(title: str, st: Any, facts: PageFacts, rows: Sequence[Any], plan: Sequence[Any], ledger: Any,
+                since: Optional[str] = None, only: Optional[Sequence[str]] = None) -> str:
+    """The page, whole (`report_pieces` joined)."""
+    return "".join(report_pieces(title, st, facts, rows, plan, ledger, since, only))
+
+
+def report_pieces(title: str, st: Any, facts: PageFacts, rows: Sequence[Any], plan: Sequence[Any], ledger: Any,
+                  since: Optional[str] = None, only: Optional[Sequence[str]] = None) -> Iterator[str]:
+    """The page in pieces of about 64 KB, its rows made as they are written: at 100k priors the page is
+    26 MB, never held whole. `st` and `facts`: the folded ledger and what the page read of its records
+    on the way (`PageFacts`); `rows`: history rows; `plan`: what waits, not made yet
+    (core.desk.waiting_plan); `ledger`: the lessons loop's view of `st` (core.lessons.Ledger), whose
+    lessons are listed with their score; `since`: a committed run — then
+    the chart and the lists of new, fixed and decided cover only what came after it (what waits for
+    you is always complete); `only`: the namespaces the page is about (None: every one). Every list
+    is gathered before the first piece: what could fail fails before anything is written."""
 
     def wanted(ns: Any) -> bool:
         return only is None or ns in only
 
     if only is not None:
         rows = [r for r in rows if wanted(r.ns)]
-        asks = [a for a in asks if wanted(a["ns"])]
-        lessons = [r for r in lessons if wanted(r["ns"])]
-    commits = _commit_lines(records)
+        plan = [t for t in plan if wanted(ask_ns(t))]
+    lessons = [p for p in st.priors.values() if listed(p, None, False) and wanted(p.ns)]  # (each row made when written)
+    commits = dict(st.loop["commit_at"])  # run → its first commit record's place, in ledger order
     start = commits[since] if since is not None else -1
     later = [run for run, i in commits.items() if i > start]
     picked = set(later) if since is not None else _last_review(commits, st)
     shown_rows = [r for r in rows if r.line - 1 > start]
     counts = tally(st)
-    out: List[str] = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{e(title)}</title>",
-        f"<style>{CSS}</style></head><body><main>",
-        f"<h1>{e(title)}</h1>",
-    ]
     if only is not None:
         commits = {run: i for run, i in commits.items() if wanted((st.commits.get(run) or {}).get("ns"))}
         later = [run for run in later if run in commits]
@@ -202,184 +249,191 @@ def report_html(title: str, st: Any, records: Sequence[Dict[str, Any]], rows: Se
         sub += f" · showing what changed since {since} ({len(later)} run{'s' if len(later) != 1 else ''} after it)"
     for note in quiet_notes(rows):  # per namespace: one's quiet runs say nothing of another's
         sub += " · " + note
-    out.append(f'<p class="sub">{e(sub)}</p>')
-
-    # where things stand
-    out.append('<section id="summary"><h2>Where things stand</h2>')
-    trs = []
-    for ns in namespaces(st, list(counts)):
-        if not wanted(ns):
-            continue
-        c = counts.get(ns) or dict.fromkeys(BUCKETS, 0)
-        trs.append(f"<tr><td>{e(ns)}</td>" + "".join(f'<td class="n">{c[b]}</td>' for b in BUCKETS) + "</tr>")
-    out.append(_table("summary", trs) if trs else "<p>No priors yet — the first run writes them.</p>")
-    out.append("</section>")
-
-    # the chart
-    # one chart per namespace: each open line is that namespace's count, never a mix of several
-    out.append('<section id="chart"><h2>Convergence</h2>')
-    chart_title = "runs since " + since if since is not None else "every committed run"
+    summary = [ns for ns in namespaces(st, list(counts)) if wanted(ns)]
     now_of = {str(ns): c.get("open") for ns, c in counts.items()}
     charts, flat = charted(by_namespace(shown_rows), now_of)
-    charts = charts or [(None, [])]
-    for i, (ns, group) in enumerate(charts):
-        name = chart_title if ns is None else f"{ns} — {chart_title}"
-        out.append(f'<figure data-ns="{e(ns if ns is not None else "")}">')
-        now = (counts.get(ns) or {}).get("open") if isinstance(ns, str) else None  # the line ends where status stands
-        out.append(chart_svg(group, f"Convergence — {name}", standalone=False, uid=f"conv{i}", now=now).replace(
-            'class="chart"', 'class="chart wide"', 1))
-        out.append(chart_svg(group, name if ns is None else str(ns), standalone=False, uid=f"convn{i}",
-                             width=NARROW, now=now).replace('class="chart"', 'class="chart narrow"', 1))
-        out.append("</figure>")
-    if shown_rows:  # the one word of the charts' legend that needs saying, said once under them
-        out.append(f'<p class="legend">{e(TOUCHED_MEANS)}</p>')
-    if flat:
-        out.append(f'<p class="flat">{e(flat_note(flat))}</p>')
-    out.append("</section>")
-
-    # what waits
-    out.append('<section id="waiting"><h2>Waiting for you</h2>')
-    if asks:
-        out.append("<p>Run <code>priors decide</code> in a terminal to answer them one at a time, "
-                   "or copy the command of your choice.</p>")
-        groups: Dict[Any, List[Dict[str, Any]]] = {}
-        for ask in asks:
-            groups.setdefault(ask["ns"], []).append(ask)
-        for ns, group in groups.items():
-            out.append(f"<h3>{e(ns)} — {len(group)} waiting</h3>")
-            trs = []
-            for ask in group:
-                what = kind_text(ask)  # (the words `status --calls` uses: a held revision says so)
-                if ask["kind"] == "reversal":
-                    what += f" {ask['call']}: {_flat(ask.get('call_claim', ''))}"
-                if ask["kind"] == "differs":
-                    what = f"{differs_text(ask)}: {_flat(ask['settled_claim'])}"
-                if ask.get("note"):
-                    what += f" ({ask['note']})"
-                if isinstance(ask.get("supersedes"), str):
-                    what += (f" — replaces {supersedes_note(ask)}" if ask.get("supersedes_binding")
-                             else f" — revises {supersedes_note(ask)}" if ask.get("supersedes_retired")
-                             else f" — accepting it retires {ask['supersedes']}")
-                cmds = "".join(f'<li><code class="cmd">{command_html(c)}</code></li>' for c in commands(ask))
-                trs.append(f"<tr><td><code>{e(ask['id'])}</code></td><td>{e(what)}</td>"
-                           f'<td class="claim">{claim_html(ask["claim"])}</td><td><ul class="cmds">{cmds}</ul></td></tr>')
-            out.append(_table("asks", trs))
-    else:
-        out.append("<p>Nothing waits for you.</p>")
-    out.append("</section>")
-
+    groups: Dict[Any, List[Any]] = {}
+    for t in plan:
+        groups.setdefault(ask_ns(t), []).append(t)
     # what agents tried again since a person decided: pressure to weigh, never acted on
     index = attempts_index(st)
     pressed = [(p, tried_since(st, p, index)) for p in st.priors.values() if p.id in index and wanted(p.ns)]
     pressed = sorted([(p, t) for p, t in pressed if t], key=lambda pt: -tried_runs(pt[1]))  # stable: ledger order within
-    out.append(f'<section id="tried"><h2>Raised again since you decided ({len(pressed)})</h2>')
-    if pressed:
-        out.append("<p>Agents proposed these again after your decision and were refused. Many runs may mean "
-                   "the decision deserves another look; nothing changes unless you decide. The count is the agents' "
-                   "own report (each run's attempts file): a tool can add to it or leave it out.</p>")
-        trs = [f"<tr><td><code>{e(p.id)}</code></td><td>{e(p.ns)}</td><td>{e(p.status)}</td>"
-               f'<td class="n">{plural(tried_runs(t), "run")}</td><td class="claim">'
-               + "<br>".join(f"“{claim_html(w)}”" for w in tried_words(t)) + "</td></tr>" for p, t in pressed]
-        out.append(_table("tried", trs))
-    else:
-        out.append("<p>None.</p>")
-    out.append("</section>")
-
-    # open findings by file
     found = [p for p in open_findings(st) if wanted(p.ns)]
     older = 0
     if since is not None:
-        mine = [p for p in found if p.rec.get("born") in picked]
+        mine = [p for p in found if facts.born.get(p.id) in picked]
         older = len(found) - len(mine)
         found = mine
-    head = "Open findings" + (f" raised since {since}" if since is not None else "")
-    out.append(f'<section id="open"><h2>{e(head)} ({len(found)})</h2>')
-    if older:
-        out.append(f"<p>{older} other open finding{'s' if older != 1 else ''} were raised before {e(since)}.</p>")
-    by_file: Dict[str, List[PriorState]] = {}
-    for p in found:
-        by_file.setdefault(_file_of(p), []).append(p)
-    for file in sorted(by_file):
-        in_file = by_file[file]
-        out.append(f"<h3>{e(file)} — {len(in_file)}</h3>")
-        trs = [f"<tr><td><code>{e(p.id)}</code></td><td>{_sev(p.rec.get('severity'))}</td>"
-               f'<td class="claim">{rule_html(p)}{claim_html(p.claim)}</td><td>{ref_html(p.scope_ref)}</td>'
-               f"<td>{e(p.ns)}</td></tr>" for p in in_file]
-        out.append(_table("open", trs))
-    if not found:
-        out.append("<p>None.</p>")
-    out.append("</section>")
-
-    # fixed, new and decided
-    fixed = [(rec.get("run"), rec.get("id")) for rec in records
-             if rec.get("t") == "event" and rec.get("action") == "disposition" and rec.get("to") == "fixed"
-             and rec.get("run") in picked]
-    if since is not None:
-        head = f"Fixed since {since}"
-    else:
-        head = f"What the last run ({next(iter(picked))}) fixed" if picked else "What the last run fixed"
-    out.append(f'<section id="fixed"><h2>{e(head)} ({len(fixed)})</h2>')
-    trs = []
-    for run, pid in fixed:
-        p = st.priors.get(pid)
-        if p is None or not wanted(p.ns):
-            continue
-        claim = "(redacted)" if p.redacted else rule_html(p) + claim_html(p.claim)
-        trs.append(f"<tr><td><code>{e(pid)}</code></td><td>{e(run)}</td><td>{e(p.ns)}</td>"
-                   f'<td class="claim">{claim}</td><td>{ref_html(p.scope_ref)}</td></tr>')
-    out.append(_table("fixed", trs) if trs else "<p>Nothing.</p>")
-    out.append("</section>")
-    if since is not None:
-        out.append(_since(st, records, start, picked, since, wanted))
-
-    # lessons
-    out.append(f'<section id="lessons"><h2>Lessons ({len(lessons)})</h2>')
-    trs = [f"<tr><td><code>{e(r['id'])}</code></td><td class=\"n\">{e(r['score'])}</td>"
-           f"<td class=\"n\">{e(r['uses'])}</td><td class=\"n\">{e(r['wins'])}</td><td class=\"n\">{e(r['partials'])}</td>"
-           f"<td class=\"n\">{e(r['losses'])}</td><td>{e(r['status'])}{' — your call' if r.get('your_call') else ''}</td>"
-           f"<td>{e(r['ns'])}</td><td class=\"claim\">{claim_html(r['claim'])}</td></tr>" for r in lessons]
-    out.append(_table("lessons", trs)
-               if trs else "<p>No lessons yet.</p>")
-    out.append("</section>")
-
-    # tombstones
+    by_file = sorted(found, key=_file_of)  # by file, severity order kept within (a stable sort): grouped as written
+    fixed = [(run, pid) for run, pid in facts.fixed if run in picked]
+    trs = [(run, pid, p) for run, pid, p in ((run, pid, st.priors.get(pid)) for run, pid in fixed)
+           if p is not None and wanted(p.ns)]
+    born = [p for p in st.priors.values() if facts.born.get(p.id) in picked] if since is not None else []
+    decided = [rec for rec in facts.decided if rec.get("id") not in st.priors or wanted(st.priors[rec.get("id")].ns)]
     tombs = [p for p in st.priors.values() if p.redacted and wanted(p.ns)]
-    out.append(f'<section id="redacted"><h2>Redacted ({len(tombs)})</h2>')
-    if tombs:
-        out.append("<p>Their content is gone from <code>.priors/</code>; only a tombstone remains.</p>")
-        trs = [f'<tr class="tomb"><td><code>{e(p.id)}</code></td><td>{e(p.ns)}</td>'
-               f"<td><code>{e(p.rec.get('content_hash'))}</code></td></tr>" for p in tombs]
-        out.append(_table("tombs", trs))
-    else:
-        out.append("<p>None.</p>")
-    out.append("</section>")
-    out.append("<footer>Written by <code>priors report</code> from <code>.priors/ledger.jsonl</code> "
-               f"({len(records)} records). A static page: it loads nothing from anywhere.</footer>")
-    out.append("</main></body></html>")
-    return "\n".join(out) + "\n"
+
+    def page() -> Iterator[str]:
+        yield from ("<!DOCTYPE html>\n", '<html lang="en"><head><meta charset="utf-8">\n',
+                    '<meta name="viewport" content="width=device-width, initial-scale=1">\n',
+                    f"<title>{e(title)}</title>\n", f"<style>{CSS}</style></head><body><main>\n",
+                    f"<h1>{e(title)}</h1>\n", f'<p class="sub">{e(sub)}</p>\n')
+
+        # where things stand
+        yield '<section id="summary"><h2>Where things stand</h2>\n'
+        if summary:
+            yield from _table("summary", (f"<tr><td>{e(ns)}</td>" + "".join(
+                f'<td class="n">{c[b]}</td>' for b in BUCKETS) + "</tr>"
+                for ns, c in ((ns, counts.get(ns) or dict.fromkeys(BUCKETS, 0)) for ns in summary)))
+        else:
+            yield "<p>No priors yet — the first run writes them.</p>\n"
+        yield "</section>\n"
+
+        # the chart
+        # one chart per namespace: each open line is that namespace's count, never a mix of several
+        yield '<section id="chart"><h2>Convergence</h2>\n'
+        chart_title = "runs since " + since if since is not None else "every committed run"
+        for i, (ns, group) in enumerate(charts or [(None, [])]):
+            name = chart_title if ns is None else f"{ns} — {chart_title}"
+            yield f'<figure data-ns="{e(ns if ns is not None else "")}">\n'
+            now = (counts.get(ns) or {}).get("open") if isinstance(ns, str) else None  # the line ends where status stands
+            yield chart_svg(group, f"Convergence — {name}", standalone=False, uid=f"conv{i}", now=now).replace(
+                'class="chart"', 'class="chart wide"', 1) + "\n"
+            yield chart_svg(group, name if ns is None else str(ns), standalone=False, uid=f"convn{i}",
+                            width=NARROW, now=now).replace('class="chart"', 'class="chart narrow"', 1) + "\n"
+            yield "</figure>\n"
+        if shown_rows:  # the one word of the charts' legend that needs saying, said once under them
+            yield f'<p class="legend">{e(TOUCHED_MEANS)}</p>\n'
+        if flat:
+            yield f'<p class="flat">{e(flat_note(flat))}</p>\n'
+        yield "</section>\n"
+
+        # what waits
+        yield '<section id="waiting"><h2>Waiting for you</h2>\n'
+        if groups:
+            yield ("<p>Run <code>priors decide</code> in a terminal to answer them one at a time, "
+                   "or copy the command of your choice.</p>\n")
+            for ns, group in groups.items():
+                yield f"<h3>{e(ns)} — {len(group)} waiting</h3>\n"
+                yield from _table("asks", (_ask_row(ask_of(st, t)) for t in group))
+        else:
+            yield "<p>Nothing waits for you.</p>\n"
+        yield "</section>\n"
+
+        yield f'<section id="tried"><h2>Raised again since you decided ({len(pressed)})</h2>\n'
+        if pressed:
+            yield ("<p>Agents proposed these again after your decision and were refused. Many runs may mean "
+                   "the decision deserves another look; nothing changes unless you decide. The count is the agents' "
+                   "own report (each run's attempts file): a tool can add to it or leave it out.</p>\n")
+            yield from _table("tried", (f"<tr><td><code>{e(p.id)}</code></td><td>{e(p.ns)}</td><td>{e(p.status)}</td>"
+                                        f'<td class="n">{plural(tried_runs(t), "run")}</td><td class="claim">'
+                                        + "<br>".join(f"“{claim_html(w)}”" for w in tried_words(t)) + "</td></tr>"
+                                        for p, t in pressed))
+        else:
+            yield "<p>None.</p>\n"
+        yield "</section>\n"
+
+        # open findings by file
+        head = "Open findings" + (f" raised since {since}" if since is not None else "")
+        yield f'<section id="open"><h2>{e(head)} ({len(found)})</h2>\n'
+        if older:
+            yield f"<p>{older} other open finding{'s' if older != 1 else ''} were raised before {e(since)}.</p>\n"
+        for file, same in groupby(by_file, key=_file_of):
+            in_file = list(same)
+            yield f"<h3>{e(file)} — {len(in_file)}</h3>\n"
+            yield from _table("open", (_open_row(p, p.record()) for p in in_file))
+        if not found:
+            yield "<p>None.</p>\n"
+        yield "</section>\n"
+
+        # fixed, new and decided
+        if since is not None:
+            head = f"Fixed since {since}"
+        else:
+            head = f"What the last run ({next(iter(picked))}) fixed" if picked else "What the last run fixed"
+        yield f'<section id="fixed"><h2>{e(head)} ({len(fixed)})</h2>\n'
+        if trs:
+            yield from _table("fixed", (f"<tr><td><code>{e(pid)}</code></td><td>{e(run)}</td><td>{e(p.ns)}</td>"
+                                        f'<td class="claim">{"(redacted)" if p.redacted else _claim(p.record())}</td>'
+                                        f"<td>{ref_html(p.scope_ref)}</td></tr>" for run, pid, p in trs))
+        else:
+            yield "<p>Nothing.</p>\n"
+        yield "</section>\n"
+        if since is not None:
+            yield from _since(born, decided, since)
+
+        # lessons
+        yield f'<section id="lessons"><h2>Lessons ({len(lessons)})</h2>\n'
+        if lessons:
+            yield from _table("lessons", (
+                f"<tr><td><code>{e(r['id'])}</code></td><td class=\"n\">{e(r['score'])}</td>"
+                f"<td class=\"n\">{e(r['uses'])}</td><td class=\"n\">{e(r['wins'])}</td><td class=\"n\">{e(r['partials'])}</td>"
+                f"<td class=\"n\">{e(r['losses'])}</td><td>{e(r['status'])}{' — your call' if r.get('your_call') else ''}</td>"
+                f"<td>{e(r['ns'])}</td><td class=\"claim\">{claim_html(r['claim'])}</td></tr>"
+                for r in (lesson_row(ledger, p) for p in lessons)))
+        else:
+            yield "<p>No lessons yet.</p>\n"
+        yield "</section>\n"
+
+        # tombstones
+        yield f'<section id="redacted"><h2>Redacted ({len(tombs)})</h2>\n'
+        if tombs:
+            yield "<p>Their content is gone from <code>.priors/</code>; only a tombstone remains.</p>\n"
+            yield from _table("tombs", (f'<tr class="tomb"><td><code>{e(p.id)}</code></td><td>{e(p.ns)}</td>'
+                                        f"<td><code>{e(p.record().get('content_hash'))}</code></td></tr>" for p in tombs))
+        else:
+            yield "<p>None.</p>\n"
+        yield "</section>\n"
+        yield ("<footer>Written by <code>priors report</code> from <code>.priors/ledger.jsonl</code> "
+               f"({st.records} records). A static page: it loads nothing from anywhere.</footer>\n")
+        yield "</main></body></html>\n"
+
+    return batched(page())
 
 
-def _since(st: Any, records: Sequence[Dict[str, Any]], start: int, picked: Any, since: str, wanted: Any) -> str:
+def _ask_row(ask: Dict[str, Any]) -> str:
+    what = kind_text(ask)  # (the words `status --calls` uses: a held revision says so)
+    if ask["kind"] == "reversal":
+        what += f" {ask['call']}: {_flat(ask.get('call_claim', ''))}"
+    if ask["kind"] == "differs":
+        what = f"{differs_text(ask)}: {_flat(ask['settled_claim'])}"
+    if ask.get("note"):
+        what += f" ({ask['note']})"
+    if isinstance(ask.get("supersedes"), str):
+        what += (f" — replaces {supersedes_note(ask)}" if ask.get("supersedes_binding")
+                 else f" — revises {supersedes_note(ask)}" if ask.get("supersedes_retired")
+                 else f" — accepting it retires {ask['supersedes']}")
+    cmds = "".join(f'<li><code class="cmd">{command_html(c)}</code></li>' for c in commands(ask))
+    return (f"<tr><td><code>{e(ask['id'])}</code></td><td>{e(what)}</td>"
+            f'<td class="claim">{claim_html(ask["claim"])}</td><td><ul class="cmds">{cmds}</ul></td></tr>')
+
+
+def _open_row(p: Any, rec: Dict[str, Any]) -> str:
+    return (f"<tr><td><code>{e(p.id)}</code></td><td>{_sev(rec.get('severity'))}</td>"
+            f'<td class="claim">{_claim(rec)}</td><td>{ref_html(p.scope_ref)}</td>'
+            f"<td>{e(p.ns)}</td></tr>")
+
+
+def _since(born: List[Any], decided: List[Dict[str, Any]], since: str) -> Iterator[str]:
     """New priors born after `since`, and the human decisions written after it (of the page's namespaces)."""
-    born = [p for p in st.priors.values() if p.rec.get("born") in picked]
-    out = [f'<section id="new"><h2>New since {e(since)} ({len(born)})</h2>']
-    trs = []
-    for p in born:
-        if p.redacted:
-            trs.append(f'<tr class="tomb"><td><code>{e(p.id)}</code></td><td>{e(p.ns)}</td><td>redacted</td><td>—</td></tr>')
-            continue
-        trs.append(f"<tr><td><code>{e(p.id)}</code></td><td>{e(p.ns)}</td><td>{e(p.status)}</td>"
-                   f'<td class="claim">{rule_html(p)}{claim_html(p.claim)}</td></tr>')
-    out.append(_table("new", trs) if trs else "<p>Nothing.</p>")
-    decided = [rec for rec in records[start + 1:] if rec.get("t") == "event" and rec.get("action") == "decide"
-               and (rec.get("id") not in st.priors or wanted(st.priors[rec.get("id")].ns))]
-    out.append(f'</section><section id="decided"><h2>Your decisions since {e(since)} ({len(decided)})</h2>')
-    trs = []
-    for rec in decided:
-        reason = rec.get("reason")
-        why = _flat(reason) if isinstance(reason, str) else "(reason redacted)" if rec.get("reason_redacted") else ""
-        trs.append(f"<tr><td><code>{e(rec.get('id'))}</code></td><td>{e(rec.get('to'))}</td>"
-                   f'<td class="claim">{e(why)}</td></tr>')
-    out.append(_table("decided", trs) if trs else "<p>None.</p>")
-    out.append("</section>")
-    return "\n".join(out)
+    yield f'<section id="new"><h2>New since {e(since)} ({len(born)})</h2>\n'
+    if born:
+        yield from _table("new", (
+            f'<tr class="tomb"><td><code>{e(p.id)}</code></td><td>{e(p.ns)}</td><td>redacted</td><td>—</td></tr>'
+            if p.redacted else f"<tr><td><code>{e(p.id)}</code></td><td>{e(p.ns)}</td><td>{e(p.status)}</td>"
+            f'<td class="claim">{_claim(p.record())}</td></tr>' for p in born))
+    else:
+        yield "<p>Nothing.</p>\n"
+    yield f'</section><section id="decided"><h2>Your decisions since {e(since)} ({len(decided)})</h2>\n'
+    if decided:
+        yield from _table("decided", (f"<tr><td><code>{e(rec.get('id'))}</code></td><td>{e(rec.get('to'))}</td>"
+                                      f'<td class="claim">{e(_why(rec))}</td></tr>' for rec in decided))
+    else:
+        yield "<p>None.</p>\n"
+    yield "</section>\n"
+
+
+def _why(rec: Dict[str, Any]) -> str:
+    reason = rec.get("reason")
+    return _flat(reason) if isinstance(reason, str) else "(reason redacted)" if rec.get("reason_redacted") else ""
+

@@ -11,7 +11,7 @@ from priors.core.errors import UsageError
 from priors.core.lessons import Ledger, fmt_score, is_lesson, score_lines_for
 from priors.core.views import BUCKETS, check_namespace, known_namespaces, namespaces, status_lines, status_text, tally
 from priors.store.config import config_if_set_up
-from priors.store.ledger import load_ledger, open_runs, read_records
+from priors.store.ledger import load_ledger, open_runs
 from priors.store.paths import Paths
 
 TYPE_CHECKING = False
@@ -28,7 +28,7 @@ def lesson_calls(paths: Paths, st: State, ledger: Optional[Ledger] = None) -> Tu
     if not st.scored and not review:
         return {}, []
     if ledger is None:
-        ledger = Ledger.of(read_records(paths), st)
+        ledger = Ledger(st)  # (its low scores read the fold: the records, read here before, were never used)
     low = {pid: f"scored {fmt_score(s.score)} over {s.scored} runs" for pid, s in ledger.low_scores().items()}
     held = [p.id for p in st.priors.values() if is_lesson(p) and p.status == "open"] if review else []
     return low, held

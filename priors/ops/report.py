@@ -1,25 +1,28 @@
-"""`priors report`: the ledger as one self-contained static page — one parse and one fold give the
-history and the state; the page itself is pure (core/report_html.py).
+"""`priors report`: the ledger as one self-contained static page — one pass over the records gives
+the history, the state and what the page reads of the records themselves, none of them held; the
+page itself is pure (core/report_html.py), written a piece at a time.
 """
 
 from __future__ import annotations
 
+import gc
+
 from priors.core.answer import Answer
-from priors.core.desk import waiting
+from priors.core.desk import waiting_plan
 from priors.core.errors import UsageError
-from priors.core.history import history_and_state
-from priors.core.lessons import Ledger, lesson_rows
-from priors.core.report_html import report_html
+from priors.core.history import history_of
+from priors.core.lessons import Ledger
+from priors.core.report_html import PageFacts, report_pieces
 from priors.core.views import check_namespace, known_namespaces
 from priors.core.vocabulary import is_run_id
 from priors.ops.desk import lesson_calls
 from priors.store.files import atomic_write
-from priors.store.ledger import read_records
+from priors.store.ledger import read_spans
 from priors.store.paths import Paths, output_target, require_init
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import List, Optional
+    from typing import Iterable, Iterator, List, Optional
 
 
 def report(paths: Paths, out: str, since: Optional[str], only: Optional[List[str]] = None) -> Answer:
@@ -29,19 +32,46 @@ def report(paths: Paths, out: str, since: Optional[str], only: Optional[List[str
     if since is not None and not is_run_id(since):
         raise UsageError(f"priors report: --since {since!r}: expected a run id like run-007")
     require_init(paths)
-    records = read_records(paths)
-    rows, st = history_and_state(records)
+    facts = PageFacts(since)
+    gc.disable()  # the fold holds no cycles: a collection would only walk it
+    try:
+        rows, st = read_spans(paths, lambda spans, src: history_of(facts.watch(spans), src, None, True), packs=True)
+    finally:
+        gc.enable()
     if only:
         check_namespace("report", only, known_namespaces(st))
     if since is not None and since not in st.commits:
         raise UsageError(f"priors report: --since {since}: no committed run of that id in the ledger")
-    ledger = Ledger.of(records, st)
+    ledger = Ledger(st)  # (the lessons loop's view: its calls and rows read the fold, not the records)
     low, held = lesson_calls(paths, st, ledger)
-    lessons = lesson_rows(ledger, None, False)
     name = paths.root.name
     title = f"priors report — {name}" if name else "priors report"
-    page = report_html(title, st, records, rows, waiting(st, low, held), lessons, since, only)
+    pieces = report_pieces(title, st, facts, rows, waiting_plan(st, low, held), ledger, since, only)
     if target is None:
-        return Answer(0, None, page[:-1] if page.endswith("\n") else page)
-    atomic_write(target, page.encode("utf-8"))
+        return Answer(0, None, chunks=_text(pieces))
+    atomic_write(target, _utf8(pieces))
     return Answer(0, None, f"wrote {out}")
+
+
+def _text(pieces: Iterable[str]) -> Iterator[str]:
+    """The page as a text answer: without its last newline, which printing it adds."""
+    held = None
+    for piece in pieces:
+        if held is not None:
+            yield held
+        held = piece
+    if held is not None:
+        yield held[:-1] if held.endswith("\n") else held
+
+
+def _utf8(pieces: Iterable[str]) -> Iterator[bytes]:
+    """The page in UTF-8, a piece at a time. A character UTF-8 cannot hold (a lone surrogate a hand
+    wrote) fails as encoding the page whole did, at its place in the page."""
+    done = 0
+    for piece in pieces:
+        try:
+            yield piece.encode("utf-8")
+        except UnicodeEncodeError as exc:  # (the page's text before it stands in as padding, only to say where)
+            raise UnicodeEncodeError(exc.encoding, "\0" * done + piece, done + exc.start, done + exc.end,
+                                     exc.reason) from None
+        done += len(piece)

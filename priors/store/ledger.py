@@ -10,17 +10,32 @@ import os
 from priors.core.canonical import dumps
 from priors.core.errors import UsageError, os_failure
 from priors.core.fold import apply, named_in, parse_lines
+from priors.core.fold_spans import quick_spans
+from priors.core.ledger_parse import LEDGER_NAME, Deviation, blocks_of, clean_spans, strict_spans
 from priors.core.views import display_status
 from priors.core.vocabulary import RUN_RE
 from priors.store import rendered
-from priors.store.files import CHANGED, LANDED, aftercare, atomic_write, check_inside, read_blocks, read_bytes
+from priors.store.files import (
+    CHANGED,
+    LANDED,
+    aftercare,
+    atomic_write,
+    check_inside,
+    open_regular,
+    read_blocks,
+    read_bytes,
+)
+from priors.store.fold_cache import KEEP_OPEN, LedgerSource
 from priors.store.fold_cache import load as cached_load
 from priors.store.paths import GITIGNORE_LINES, Paths, list_run_dirs, require_init, require_ledger
 from priors.store.signing import sign_lines
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+    from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, TypeVar
+
+    T = TypeVar("T")
+    Spans = Iterator[Tuple[Dict[str, Any], int, int]]
 
 
 def load_ledger(paths: Paths, want_data: bool = True):
@@ -37,6 +52,130 @@ def read_records(paths: Paths) -> List[Dict[str, Any]]:
     history, reflect) rather than its folded state. Every other verb reads `load_ledger`."""
     require_init(paths)
     return parse_lines(read_ledger_bytes(paths))  # refuses a deleted ledger too
+
+
+SPAN_BLOCK = 1 << 17
+
+
+def read_spans(paths: Paths, consume: Callable[[Spans, Optional[LedgerSource]], T], packs: bool = False) -> T:
+    """`consume(spans, src)`: the ledger's records in order, each with its line's byte offset and length,
+    read a block at a time and never held all at once — for the verbs that read its timeline (show,
+    list, history, report), which keep only what they print. `src` reads a prior's record back from
+    its line (`fold.pack`; None for a ledger not written yet). `packs`: `consume` packs every prior's
+    record as soon as it is folded, so a prior's line in the keepers' shape may be handed over as the
+    few fields a fold reads (`fold_spans.quick_spans`: its claim and evidence are never decoded).
+
+    The records are `read_records`' exactly: the clean parse first; at the first departure from it
+    (a blank line, CRLF, no final newline, damage) `consume` is called again on the strict parse,
+    which either accepts the ledger or names its bad line (DamagedLedger, after the records before
+    it). So `consume` must be pure until it has taken the last record. One descriptor is read from
+    start to end (a writer replaces the file, never changes it in place); where a file held open
+    cannot be replaced (Windows) the bytes are read whole, as the fold cache does there."""
+    require_init(paths)
+    check_inside(paths.ledger)
+    fd = open_regular(paths.ledger)
+    if fd is None:
+        require_ledger(paths)
+        return consume(iter(()), None)
+    if not KEEP_OPEN:  # pragma: no cover - Windows
+        try:
+            with os.fdopen(fd, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            raise os_failure(f"priors: cannot read {paths.ledger}: {exc.strerror or exc}", exc) from None
+        src = LedgerSource(data=data)
+        blocks: Iterable[Tuple[bytes, int]] = blocks_of(data)
+        pieces: Iterable[bytes] = [data]
+    else:
+        src = LedgerSource(fd=fd)  # (closed with it, when the last prior reading through it is let go)
+        try:
+            size = os.fstat(fd).st_size
+        except OSError as exc:
+            raise os_failure(f"priors: cannot read {paths.ledger}: {exc.strerror or exc}", exc) from None
+        blocks, pieces = _line_blocks(paths, fd, size), _pieces(paths, fd, size)
+    try:
+        return consume(quick_spans(blocks) if packs else clean_spans(blocks), src)
+    except Deviation:
+        pass
+    return consume(strict_spans(pieces, LEDGER_NAME), src)
+
+
+def numbered_lines(paths: Paths, loaded: Any, needles: Sequence[bytes]) -> Optional[Iterator[Tuple[int, bytes]]]:
+    """(line number, the line without its newline) of each line that holds one of `needles`, in order,
+    of the very ledger `loaded` was folded from (read through the descriptor, or the bytes, its priors
+    read their records from: a ledger replaced since is not read). None when a line number is not
+    the number of the record on it (a blank line, no final newline) or no record can be read back —
+    the caller then reads the records themselves. `show` finds a prior's few lines so, a byte search
+    where parsing 216k lines took seconds."""
+    st = loaded.state
+    if loaded.lines != st.records or not loaded.ends_with_newline:
+        return None
+    src = next((p[11] for p in st.priors.values() if p[11] is not None), None)  # (the first prior is packed)
+    if not isinstance(src, LedgerSource):
+        return None
+    if src.data is not None:  # pragma: no cover - Windows keeps the bytes
+        return _holding([src.data[:loaded.length]], needles)
+    return None if src.fd is None else _holding(_pieces(paths, src.fd, loaded.length), needles)
+
+
+def _holding(pieces: Iterable[bytes], needles: Sequence[bytes]) -> Iterator[Tuple[int, bytes]]:
+    no = 0
+    for piece in pieces:
+        starts = set()
+        for needle in needles:
+            at = piece.find(needle)
+            while at >= 0:
+                start = piece.rfind(b"\n", 0, at) + 1
+                starts.add(start)
+                end = piece.find(b"\n", at)
+                at = piece.find(needle, end) if end >= 0 else -1
+        seen = 0
+        for start in sorted(starts):
+            no += piece.count(b"\n", seen, start)
+            end = piece.find(b"\n", start)
+            yield no + 1, piece[start:end if end >= 0 else len(piece)]
+            seen = start
+        no += piece.count(b"\n", seen)
+
+
+def _read_at(paths: Paths, fd: int, n: int, at: int) -> bytes:
+    try:
+        return os.pread(fd, n, at)
+    except OSError as exc:
+        raise os_failure(f"priors: cannot read {paths.ledger}: {exc.strerror or exc}", exc) from None
+
+
+def _pieces(paths: Paths, fd: int, size: int) -> Iterator[bytes]:
+    """The first `size` bytes of `fd` in pieces of whole lines (the last without its newline, if the
+    ledger ends without one), ~1 MiB each (a longer line: one piece, joined once)."""
+    at = 0
+    carry: List[bytes] = []
+    while at < size:
+        chunk = _read_at(paths, fd, min(SPAN_BLOCK, size - at), at)
+        if not chunk:
+            break
+        at += len(chunk)
+        cut = chunk.rfind(b"\n") + 1
+        if not cut:
+            carry.append(chunk)
+            continue
+        yield b"".join(carry + [chunk[:cut]]) if carry else chunk[:cut]
+        carry = [chunk[cut:]] if cut < len(chunk) else []
+    if carry:
+        yield b"".join(carry)
+
+
+def _line_blocks(paths: Paths, fd: int, size: int) -> Iterator[Tuple[bytes, int]]:
+    """(block of whole lines, its offset) of the first `size` bytes of `fd`; ValueError when they do
+    not end with a newline (which only the strict parse accepts) or come up short."""
+    start = 0
+    for piece in _pieces(paths, fd, size):
+        if not piece.endswith(b"\n"):
+            raise ValueError("no final newline")
+        yield piece, start
+        start += len(piece)
+    if start != size:
+        raise ValueError("the ledger came up short")
 
 
 def read_ledger_bytes(paths: Paths) -> bytes:
