@@ -10,8 +10,9 @@ import json
 from pathlib import Path
 from typing import Any, Dict, List
 
-import ledgerkit as k
 import pytest
+
+import ledgerkit as k
 from conftest import gen_ledger
 from priors.core.answer import Answer
 from priors.core.canonical import dumps
@@ -50,6 +51,7 @@ def _odd_ledger() -> List[Dict[str, Any]]:
          "attempts": [{"of": "P-0003", "code": "SETTLED", "claim": "again"}]},
         k.decide("P-0002", "reopen", "changed our minds"),
         k.prior("P-0001", "run-005", claim="restated"), k.disp("P-0003", "run-005", "still-open"),
+        k.disp("P-0004", "run-005", "fixed"),
         k.call("run-005", 1, "P-0004"), k.commit("run-005", ns="api"),
     ]
     return k.redact(recs, "P-0005")
@@ -108,10 +110,10 @@ def test_a_damaged_ledger_is_refused_as_when_read_whole(tmp_path, monkeypatch):
             with pytest.raises(DamagedLedger) as streamed:
                 store.read_spans(paths, lambda spans, src: list(spans), packs=packs)
             assert str(streamed.value) == str(whole.value)
-        for verb in (lambda: views.show(paths, "P-0001"), lambda: views.history(paths, None, None),
-                     lambda: views.list_priors(paths, None, None, None), lambda: report(paths, "-", None)):
+        for verb, args in ((views.show, (paths, "P-0001")), (views.history, (paths, None, None)),
+                           (views.list_priors, (paths, None, None, None)), (report, (paths, "-", None))):
             with pytest.raises(DamagedLedger) as refused:
-                verb()
+                verb(*args)
             assert str(refused.value) == str(whole.value)
 
 

@@ -172,8 +172,12 @@ class PageFacts:
         self.decided: List[Dict[str, Any]] = []
 
     def watch(self, spans: Iterable[Tuple[Dict[str, Any], int, int]]) -> Iterator[Tuple[Dict[str, Any], int, int]]:
-        """`spans` as they are, noting what the page reads of them on the way."""
+        """`spans` as they are, noting what the page reads of them on the way (from the first: a reader
+        that starts over, at a line the clean parse could not take, watches the records again)."""
         fixed, born, decided, since = self.fixed, self.born, self.decided, self.since
+        fixed.clear()
+        born.clear()
+        decided.clear()
         one: Dict[str, str] = {}  # one string a run, not one a line
         sealed = since is None  # (the decisions kept start after its first commit)
         for item in spans:
