@@ -6,6 +6,8 @@ exact `priors decide` commands that answer it. `status --calls` lists the same a
 
 from __future__ import annotations
 
+from operator import itemgetter
+
 from priors.core.canonical import dumps
 from priors.core.controls import shell_text, shell_word
 from priors.core.fold import PriorState, State, review_due
@@ -13,6 +15,7 @@ from priors.core.inject import given_in_chain
 from priors.core.lesson_likeness import reads_like_unseen
 from priors.core.lessons import is_lesson, kept_in_force, person_settled
 from priors.core.sameness import beside_unseen, differs_from
+from priors.core.selection import each_record
 from priors.core.unseen import lessons_unseen
 from priors.core.views import (
     PRESSED_AT,
@@ -187,21 +190,24 @@ def ask_ns(planned: Tuple[Any, ...]) -> Any:
     return extra.rec.get("ns", p.ns) if kind == "reversal" else p.ns
 
 
-def ask_of(st: State, planned: Tuple[Any, ...]) -> Dict[str, Any]:
-    """The ask `planned` (of `waiting_plan`), made."""
-    return _made(st, *planned)
+def ask_of(st: State, planned: Tuple[Any, ...], rec: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """The ask `planned` (of `waiting_plan`), made (`rec`: its prior's record, when the caller read it)."""
+    p, kind, verdicts, extra = planned
+    return _made(st, p, kind, verdicts, extra, rec)
 
 
-def _made(st: State, p: PriorState, kind: str, verdicts: Sequence[str], extra: Any) -> Dict[str, Any]:
+def _made(st: State, p: PriorState, kind: str, verdicts: Sequence[str], extra: Any,
+          rec: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     """One ask of `waiting_in_order`, made (`extra`: its fields, or for a reversal the call)."""
     if kind == "reversal":
-        rec = extra.rec
-        cid = str(rec.get("call_id"))
-        ask = _ask(p, "reversal", verdicts, call=cid, call_claim=str(rec.get("claim", "")),
-                   call_run=rec.get("run"), direction=rec.get("direction"), reason=f"accept {cid}")
-        ask["ns"] = rec.get("ns", p.ns)
+        call = extra.rec
+        cid = str(call.get("call_id"))
+        ask = _ask(p, "reversal", verdicts, rec, call=cid, call_claim=str(call.get("claim", "")),
+                   call_run=call.get("run"), direction=call.get("direction"), reason=f"accept {cid}")
+        ask["ns"] = call.get("ns", p.ns)
         return ask
-    rec = p.record()  # (read once, not kept: `p.rec` would keep each ask's record — status --calls +8 MB at 100k)
+    if rec is None:  # (read once, not kept: `p.rec` would keep each ask's record — status --calls +8 MB at 100k)
+        rec = p.record()
     ask = _ask(p, kind, verdicts, rec, **extra)
     if not isinstance(ask.get("supersedes"), str):  # (a hand edit's list or object: verify names it)
         ask.pop("supersedes", None)
@@ -260,9 +266,10 @@ def open_findings(st: State, ns: Optional[str] = None, paths: Sequence[str] = ()
     found = [p for p in st.priors.values()
              if count_bucket(p) == "open" and p.facet("activation") == "verify-phase"
              and (ns is None or p.ns == ns) and _under(p.scope_ref, paths)]
-    # stable: ledger order within; each record read, not kept (the report's 14k open findings at 100k: ~15 MB)
-    found.sort(key=lambda p: -SEVERITY_RANK.get(p.record().get("severity", ""), -1))
-    return found
+    # by severity, stable: ledger order within; the records read a batch at a time, not kept (at 100k
+    # priors, 14k–70k open findings)
+    ranks = [-SEVERITY_RANK.get(rec.get("severity", ""), -1) for _p, rec in each_record(found)]
+    return [p for _rank, p in sorted(zip(ranks, found), key=itemgetter(0))]
 
 
 def findings_under(st: State, ns: Optional[str], path: str) -> bool:

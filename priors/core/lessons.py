@@ -652,10 +652,10 @@ def listed(p: PriorState, ns: Optional[Sequence[str]], include_all: bool) -> boo
     return is_lesson(p) and (ns is None or p.ns in ns) and (include_all or p.status != "obsolete")
 
 
-def lesson_row(ledger: Ledger, p: PriorState) -> Dict[str, Any]:
-    """A lesson's row: its outcome record, and whether it waits for a person's call."""
+def lesson_row(ledger: Ledger, p: PriorState, rec: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """A lesson's row: its outcome record, and whether it waits for a person's call (`rec`: its record)."""
     s = ledger.stats().get(p.id, Stats())
-    rec = p.record()  # (read, not kept: at 100k priors the 16k lessons' records were ~16 MB more)
+    rec = p.record() if rec is None else rec  # (read, not kept: at 100k priors the 16k lessons' records were ~16 MB)
     claim = rec.get("claim")
     row: Dict[str, Any] = {"id": p.id, "ns": p.ns, "type": rec.get("type"), "status": p.status,
                            "claim": claim if isinstance(claim, str) else "", "score": fmt_score(s.score), **s.as_dict()}

@@ -9,7 +9,7 @@ from priors.core.canonical import dumps
 from priors.core.controls import one_line
 from priors.core.fold import fold
 from priors.core.history import cut
-from priors.core.selection import records_of
+from priors.core.selection import each_record
 from priors.core.vocabulary import display_status
 
 TYPE_CHECKING = False
@@ -18,7 +18,6 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 
     from priors.core.fold import PriorState, State
 
-BATCH = 1024  # priors whose records are read back at once (one read and one parse, not one of each a record)
 HEAD = ("id", "namespace", "type", "status", "where", "what")
 
 
@@ -31,63 +30,90 @@ def list_rows(records: Sequence[Dict[str, Any]], ns: Optional[str] = None, statu
 def each_row(st: State, ns: Optional[str] = None, status: Optional[str] = None,
              typ: Optional[str] = None) -> Iterator[Dict[str, Any]]:
     """`list_rows` of the folded state `st`, a row at a time: the records are read back a batch at a
-    time (`selection.records_of`) and none is kept."""
-    batch: List[PriorState] = []
+    time (`selection.each_record`) and none is kept."""
+    for p, rec in each_record(_chosen(st, ns, status)):
+        if typ is None or rec.get("type") == typ:
+            yield _row(p, rec)
+
+
+def each_cells(st: State, ns: Optional[str] = None, status: Optional[str] = None, typ: Optional[str] = None,
+               what: bool = True) -> Iterator[Tuple[str, ...]]:
+    """The table's cells of each row `each_row` makes — made from the prior and its record, not from the
+    row (a row a prior is not needed to print it); `what` False: the first five only (their widths)."""
+    for p, rec in each_record(_chosen(st, ns, status)):
+        if typ is None or rec.get("type") == typ:
+            yield _cells_of(p, rec, what)
+
+
+def _chosen(st: State, ns: Optional[str], status: Optional[str]) -> Iterator[PriorState]:
     for p in st.priors.values():
         if ns is not None and p.ns != ns:
             continue
         if status is not None and not (display_status(p) == status or (status == "binding" and p.binding)):
             continue
-        batch.append(p)
-        if len(batch) == BATCH:
-            yield from _rows(batch, typ)
-            batch = []
-    yield from _rows(batch, typ)
+        yield p
 
 
-def _rows(ps: List[PriorState], typ: Optional[str]) -> Iterator[Dict[str, Any]]:
-    for p, rec in zip(ps, records_of(ps) if ps else []):
-        if typ is not None and rec.get("type") != typ:
-            continue
-        row: Dict[str, Any] = {"id": p.id, "ns": p.ns, "status": display_status(p), "born": rec.get("born")}
-        if rec.get("redacted") is True:
-            row["redacted"] = True
-        else:
-            for key in ("type", "claim", "scope_ref", "severity", "rule"):
-                if key in rec:
-                    row[key] = rec[key]
-            f = rec.get("facets")  # (`p.facet`, from the record read here: a prior whose facets are not kept
-            scope = f.get("scope") if isinstance(f, dict) else None  # beside it would keep its record)
-            if isinstance(scope, str):
-                row["scope"] = scope
-        yield row
+def _row(p: PriorState, rec: Dict[str, Any]) -> Dict[str, Any]:
+    row: Dict[str, Any] = {"id": p.id, "ns": p.ns, "status": display_status(p), "born": rec.get("born")}
+    if rec.get("redacted") is True:
+        row["redacted"] = True
+    else:
+        for key in ("type", "claim", "scope_ref", "severity", "rule"):
+            if key in rec:
+                row[key] = rec[key]
+        scope = _scope(rec)
+        if isinstance(scope, str):
+            row["scope"] = scope
+    return row
+
+
+def _scope(rec: Dict[str, Any]) -> Any:
+    """`p.facet("scope")`, from the record read here: a prior whose facets are not kept beside it
+    would otherwise keep its record."""
+    f = rec.get("facets")
+    return f.get("scope") if isinstance(f, dict) else None
+
+
+def _cells_of(p: PriorState, rec: Dict[str, Any], what: bool) -> Tuple[str, ...]:
+    """`_cells(_row(p, rec))`, read straight from the record (a property test holds the two equal)."""
+    if rec.get("redacted") is True:
+        return (one_line(p.id), one_line(str(p.ns)), "—", display_status(p), "—") + (("▒ redacted",) if what else ())
+    scope = _scope(rec)
+    where = rec["scope_ref"] if "scope_ref" in rec else scope if isinstance(scope, str) else "—"
+    cells = (one_line(p.id), one_line(str(p.ns)), one_line(str(rec["type"])) if "type" in rec else "—",
+             display_status(p), one_line(str(where)))
+    if not what:
+        return cells
+    rule = rec.get("rule")
+    return cells + (one_line(cut((f"[{rule}] " if isinstance(rule, str) else "") + str(rec.get("claim", "")))),)
 
 
 def list_text(rows: Sequence[Dict[str, Any]]) -> str:
     """The table a person reads: one line a row, each column as wide as its widest cell."""
-    return "".join(text_pieces(lambda: rows, widths(rows)))
+    return "".join(text_pieces(lambda: map(_cells, rows), widths(map(_cells, rows))))
 
 
-def widths(rows: Iterable[Dict[str, Any]]) -> Optional[List[int]]:
-    """The widths of the table's first five columns over the heading and `rows` (None: no row)."""
+def widths(cells: Iterable[Sequence[str]]) -> Optional[List[int]]:
+    """The widths of the table's first five columns over the heading and the rows' `cells` (None: no row)."""
     out = [len(h) for h in HEAD[:5]]
     seen = False
-    for r in rows:
+    for c in cells:
         seen = True
-        out = [max(w, len(c)) for w, c in zip(out, _cells(r))]
+        out = [max(w, len(x)) for w, x in zip(out, c)]
     return out if seen else None
 
 
-def text_pieces(rows: Callable[[], Iterable[Dict[str, Any]]], sizes: Optional[List[int]]) -> Iterator[str]:
-    """`list_text` a line at a time, of the rows `rows()` makes again (`sizes`: their `widths`,
+def text_pieces(cells: Callable[[], Iterable[Sequence[str]]], sizes: Optional[List[int]]) -> Iterator[str]:
+    """`list_text` a line at a time, of the rows' cells `cells()` makes again (`sizes`: their `widths`,
     measured on a first making): no row, cell or line is held but the one being written."""
     if sizes is None:
         yield "no priors match"
         return
     held = _line(HEAD, sizes)
-    for r in rows():
+    for c in cells():
         yield held + "\n"
-        held = _line(_cells(r), sizes)
+        held = _line(c, sizes)
     yield held.rstrip()  # (as the whole table's text stripped: only its last line can end in padding)
 
 

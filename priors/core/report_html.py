@@ -16,6 +16,7 @@ from priors.core.chart import NARROW, TOUCHED_MEANS, by_namespace, chart_svg, ch
 from priors.core.controls import visible
 from priors.core.desk import ask_ns, ask_of, commands, differs_text, kind_text, open_findings, supersedes_note
 from priors.core.lessons import lesson_row, listed
+from priors.core.selection import each_record
 from priors.core.views import BUCKETS, attempts_index, namespaces, plural, tally, tried_runs, tried_since, tried_words
 from priors.core.vocabulary import SESSION_VIA, SUGGEST_VIA
 
@@ -319,7 +320,8 @@ def report_pieces(title: str, st: Any, facts: PageFacts, rows: Sequence[Any], pl
                    "or copy the command of your choice.</p>\n")
             for ns, group in groups.items():
                 yield f"<h3>{e(ns)} — {len(group)} waiting</h3>\n"
-                yield from _table("asks", (_ask_row(ask_of(st, t)) for t in group))
+                yield from _table("asks", (_ask_row(ask_of(st, t, rec))  # (its prior's record: read a batch at a time)
+                                           for t, (_p, rec) in zip(group, each_record(t[0] for t in group))))
         else:
             yield "<p>Nothing waits for you.</p>\n"
         yield "</section>\n"
@@ -342,10 +344,10 @@ def report_pieces(title: str, st: Any, facts: PageFacts, rows: Sequence[Any], pl
         yield f'<section id="open"><h2>{e(head)} ({len(found)})</h2>\n'
         if older:
             yield f"<p>{older} other open finding{'s' if older != 1 else ''} were raised before {e(since)}.</p>\n"
-        for file, same in groupby(by_file, key=_file_of):
-            in_file = list(same)
+        for file, same in groupby(each_record(by_file), key=lambda pr: _file_of(pr[0])):
+            in_file = list(same)  # (a file's findings with their records: read a batch at a time)
             yield f"<h3>{e(file)} — {len(in_file)}</h3>\n"
-            yield from _table("open", (_open_row(p, p.record()) for p in in_file))
+            yield from _table("open", (_open_row(p, rec) for p, rec in in_file))
         if not found:
             yield "<p>None.</p>\n"
         yield "</section>\n"
@@ -374,7 +376,7 @@ def report_pieces(title: str, st: Any, facts: PageFacts, rows: Sequence[Any], pl
                 f"<td class=\"n\">{e(r['uses'])}</td><td class=\"n\">{e(r['wins'])}</td><td class=\"n\">{e(r['partials'])}</td>"
                 f"<td class=\"n\">{e(r['losses'])}</td><td>{e(r['status'])}{' — your call' if r.get('your_call') else ''}</td>"
                 f"<td>{e(r['ns'])}</td><td class=\"claim\">{claim_html(r['claim'])}</td></tr>"
-                for r in (lesson_row(ledger, p) for p in lessons)))
+                for r in (lesson_row(ledger, p, rec) for p, rec in each_record(lessons))))
         else:
             yield "<p>No lessons yet.</p>\n"
         yield "</section>\n"

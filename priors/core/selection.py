@@ -16,7 +16,7 @@ from priors.core.vocabulary import BINDING
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+    from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
     from priors.core.record_text import Texts
 
@@ -257,6 +257,19 @@ def records_of(ps: List[PriorState]) -> List[Dict[str, Any]]:
         for i, rec in zip(idxs, recs):
             out[i] = rec
     return out
+
+
+def each_record(ps: Iterable[PriorState], batch: int = 1024) -> Iterator[Tuple[PriorState, Dict[str, Any]]]:
+    """Each of `ps` with its record, read back `batch` at a time (`records_of`: one read and one parse
+    a batch, not one of each a record) and kept by none — for a reader that writes a row a prior."""
+    held: List[PriorState] = []
+    for p in ps:
+        held.append(p)
+        if len(held) == batch:
+            yield from zip(held, records_of(held))
+            held = []
+    if held:
+        yield from zip(held, records_of(held))
 
 
 def partial_snapshot(scopes: Dict[str, str]) -> bool:

@@ -14,7 +14,7 @@ from priors.core.canonical import loads
 from priors.core.chart import small_multiples
 from priors.core.errors import Refusal, UsageError
 from priors.core.history import history_of, history_svg, history_text, lines_suffice, show_text, timeline_of
-from priors.core.listing import each_row, json_pieces, text_pieces, widths
+from priors.core.listing import each_cells, each_row, json_pieces, text_pieces, widths
 from priors.core.spelling import nearest
 from priors.core.views import check_namespace, known_namespaces, record_namespaces, tally
 from priors.core.vocabulary import LIST_STATUSES, PRESETS, PRIOR_RE
@@ -90,8 +90,8 @@ def list_priors(paths: Paths, ns: Optional[str], status: Optional[str], typ: Opt
             raise UsageError(f"priors list: --type {typ!r}: expected one of {', '.join(known)}")
     if as_json:
         return Answer(0, None, chunks=batched(json_pieces(each_row(st, ns, status, typ))))
-    sizes = widths(each_row(st, ns, status, typ))  # (the rows made twice, once to measure, never held)
-    return Answer(0, None, chunks=batched(text_pieces(lambda: each_row(st, ns, status, typ), sizes)))
+    sizes = widths(each_cells(st, ns, status, typ, False))  # (the rows read twice, once to measure, never held)
+    return Answer(0, None, chunks=batched(text_pieces(lambda: each_cells(st, ns, status, typ), sizes)))
 
 
 def _types(spans: Any, _src: Any) -> List[str]:
