@@ -77,12 +77,17 @@ def _scope(rec: Dict[str, Any]) -> Any:
 
 def _cells_of(p: PriorState, rec: Dict[str, Any], what: bool) -> Tuple[str, ...]:
     """`_cells(_row(p, rec))`, read straight from the record (a property test holds the two equal)."""
+    pid, ns = p.id, p.ns
+    ns = ns if type(ns) is str else str(ns)
     if rec.get("redacted") is True:
-        return (one_line(p.id), one_line(str(p.ns)), "—", display_status(p), "—") + (("▒ redacted",) if what else ())
-    scope = _scope(rec)
-    where = rec["scope_ref"] if "scope_ref" in rec else scope if isinstance(scope, str) else "—"
-    cells = (one_line(p.id), one_line(str(p.ns)), one_line(str(rec["type"])) if "type" in rec else "—",
-             display_status(p), one_line(str(where)))
+        return (one_line(pid), one_line(ns), "—", display_status(p), "—") + (("▒ redacted",) if what else ())
+    if "scope_ref" in rec:
+        where = rec["scope_ref"]
+    else:
+        scope = _scope(rec)
+        where = scope if isinstance(scope, str) else "—"
+    cells = (one_line(pid), one_line(ns), one_line(str(rec["type"])) if "type" in rec else "—",
+             display_status(p), one_line(where if type(where) is str else str(where)))
     if not what:
         return cells
     rule = rec.get("rule")
@@ -96,12 +101,22 @@ def list_text(rows: Sequence[Dict[str, Any]]) -> str:
 
 def widths(cells: Iterable[Sequence[str]]) -> Optional[List[int]]:
     """The widths of the table's first five columns over the heading and the rows' `cells` (None: no row)."""
-    out = [len(h) for h in HEAD[:5]]
+    w0, w1, w2, w3, w4 = (len(h) for h in HEAD[:5])
     seen = False
-    for c in cells:
+    for c in cells:  # (a comparison a cell: this runs twice a prior at 100k priors)
         seen = True
-        out = [max(w, len(x)) for w, x in zip(out, c)]
-    return out if seen else None
+        c0, c1, c2, c3, c4 = c[:5]
+        if len(c0) > w0:
+            w0 = len(c0)
+        if len(c1) > w1:
+            w1 = len(c1)
+        if len(c2) > w2:
+            w2 = len(c2)
+        if len(c3) > w3:
+            w3 = len(c3)
+        if len(c4) > w4:
+            w4 = len(c4)
+    return [w0, w1, w2, w3, w4] if seen else None
 
 
 def text_pieces(cells: Callable[[], Iterable[Sequence[str]]], sizes: Optional[List[int]]) -> Iterator[str]:
@@ -136,4 +151,6 @@ def _cells(r: Dict[str, Any]) -> Tuple[str, ...]:
 
 
 def _line(cells: Sequence[str], sizes: List[int]) -> str:
-    return "  ".join(c.ljust(sizes[i]) for i, c in enumerate(cells[:5])) + "  " + cells[5]
+    c0, c1, c2, c3, c4, what = cells
+    s0, s1, s2, s3, s4 = sizes
+    return f"{c0.ljust(s0)}  {c1.ljust(s1)}  {c2.ljust(s2)}  {c3.ljust(s3)}  {c4.ljust(s4)}  {what}"
