@@ -235,3 +235,16 @@ def test_odd_records_read_streamed_answer_as_read_whole(tmp_path, monkeypatch):
         assert _text(views.list_priors(paths, None, None, None)) == list_text(listed)
 
     check()
+
+
+def test_list_and_show_read_the_fold_cache_and_never_write_it(tmp_path):
+    """As before: reading a timeline writes nothing under `.priors/` (a first `status` writes the cache)."""
+    paths = _tree(tmp_path, k.to_bytes(_odd_ledger()))
+    views.show(paths, "P-0002")
+    "".join(views.list_priors(paths, None, None, None).chunks or [])
+    assert not (tmp_path / ".priors" / "cache").exists()
+    from priors.store.ledger import load_ledger
+
+    load_ledger(paths, want_data=False)  # (what `status` does)
+    assert (tmp_path / ".priors" / "cache" / "fold.bin").is_file()
+    assert views.show(paths, "P-0002").obj == timeline(store.read_records(paths), "P-0002")

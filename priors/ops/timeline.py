@@ -2,7 +2,7 @@
 line a prior) and `history` (a row a committed run, with the convergence chart). None holds the
 ledger's records: `list` and `show` read the folded ledger (through the fold cache) and `show` the
 few lines naming its prior; `history` folds the records as they are read (`store.ledger.read_spans`).
-Nothing is written but the chart a person asks for (and the fold cache).
+Nothing is written but the chart a person asks for (`list` and `show` read the fold cache, never write it).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def show(paths: Paths, pid: str) -> Answer:
         hint = f" — did you mean {pid.upper()}?" if PRIOR_RE.match(pid.upper()) else ""  # `show p-0004`
         raise UsageError(f"priors show: {pid!r} is not a prior id (P- and four to eighteen digits){hint}")
     require_init(paths)
-    loaded = load_ledger(paths, want_data=False)
+    loaded = load_ledger(paths, want_data=False, write=False)
     st = loaded.state
     body = None
     if pid in st.priors:
@@ -81,7 +81,7 @@ def list_priors(paths: Paths, ns: Optional[str], status: Optional[str], typ: Opt
         if value == "":
             raise UsageError(f"priors list: --{key} needs a non-empty value")
     require_init(paths)
-    st = load_ledger(paths, want_data=False).state
+    st = load_ledger(paths, want_data=False, write=False).state
     if ns is not None:
         check_namespace("list", [ns], namespaces_read(paths, st, ns))
     if typ is not None and typ not in PRESETS:  # a misspelt type would list nothing and look like an empty ledger

@@ -545,12 +545,13 @@ def fresh_fold(data: bytes) -> Tuple[State, int]:
     return _fold.fold_data(data, _fold.LEDGER_NAME, LedgerSource(data=data)), data.count(b"\n")
 
 
-def load(priors_dir: Path, ledger: Path, want_data: bool = False) -> Loaded:
-    """Fold the ledger at `ledger`, through the cache when it is provably in step."""
+def load(priors_dir: Path, ledger: Path, want_data: bool = False, write: bool = True) -> Loaded:
+    """Fold the ledger at `ledger`, through the cache when it is provably in step. `write` False: the
+    snapshot is read but never written (a reader that never wrote one: `list`, `show`)."""
     was_enabled = gc.isenabled()
     gc.disable()  # folding allocates hundreds of thousands of acyclic objects; GC passes only cost time
     try:
-        return _load(priors_dir, ledger, want_data)
+        return _load(priors_dir, ledger, want_data, write)
     finally:
         if hasattr(gc, "freeze"):
             gc.freeze()  # the folded state lives until exit: later collections need not walk it
@@ -558,12 +559,12 @@ def load(priors_dir: Path, ledger: Path, want_data: bool = False) -> Loaded:
             gc.enable()
 
 
-def _load(priors_dir: Path, ledger: Path, want_data: bool) -> Loaded:
+def _load(priors_dir: Path, ledger: Path, want_data: bool, write: bool = True) -> Loaded:
     use = enabled()
     hit = _read_snapshot(priors_dir, ledger, want_data) if use else None
     if hit is None:
-        streamed = None if want_data or not KEEP_OPEN else _fresh_streamed(priors_dir, ledger, use)
-        return streamed or _fresh(priors_dir, read_ledger(ledger), use, want_data)
+        streamed = None if want_data or not KEEP_OPEN else _fresh_streamed(priors_dir, ledger, use and write)
+        return streamed or _fresh(priors_dir, read_ledger(ledger), use and write, want_data)
     st, length, lines, h, rest, src = hit
     tail = memoryview(rest)[length:] if src.data is rest else memoryview(rest)
     size = length + len(tail)
@@ -575,7 +576,7 @@ def _load(priors_dir: Path, ledger: Path, want_data: bool) -> Loaded:
         named = _fold.named_in(records)
         h.update(tail)
         total += tail_bytes.count(b"\n")
-        if tail_bytes.endswith(b"\n") and len(tail_bytes) >= refresh_bytes():
+        if write and tail_bytes.endswith(b"\n") and len(tail_bytes) >= refresh_bytes():
             _write_snapshot(priors_dir, size, h.digest(), total, st)
     return Loaded(st, size, h, rest if want_data else None, True, not tail or tail[-1:] == b"\n", named, total)
 

@@ -38,13 +38,14 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
     Spans = Iterator[Tuple[Dict[str, Any], int, int]]
 
 
-def load_ledger(paths: Paths, want_data: bool = True):
+def load_ledger(paths: Paths, want_data: bool = True, write: bool = True):
     """The folded ledger (`fold_cache.Loaded`: its state, length, digest and — with `want_data` —
     its bytes), through the fold cache, which is exact or ignored. Read-only callers pass
-    want_data=False, sparing the memory of a large ledger; a writer appends through `loaded`."""
+    want_data=False, sparing the memory of a large ledger; a writer appends through `loaded`.
+    `write` False: the cache is read, never written (`list` and `show` write nothing, as before)."""
     check_inside(paths.ledger)
     require_ledger(paths)
-    return cached_load(paths.dir, paths.ledger, want_data)
+    return cached_load(paths.dir, paths.ledger, want_data, write)
 
 
 def read_records(paths: Paths) -> List[Dict[str, Any]]:
