@@ -525,12 +525,14 @@ class Loaded:
         self.ends_with_newline = ends_with_newline
         self.length = length
         self.hasher = hasher  # sha256 of the ledger's bytes so far: an append's digest costs only its own bytes
-        self.digest = hasher.digest()
+        self.digest: Optional[bytes] = hasher.digest() if hasher is not None else None  # (None: a reader's, `write` False)
         self.data = data
         self.from_cache = from_cache
 
     @property
     def mark(self) -> Tuple[int, bytes]:
+        if self.digest is None:
+            raise ValueError("a ledger loaded unmeasured (write=False) has no mark to write after")
         return self.length, self.digest
 
     def mark_after(self, appended: bytes) -> Tuple[int, bytes]:
@@ -547,7 +549,8 @@ def fresh_fold(data: bytes) -> Tuple[State, int]:
 
 def load(priors_dir: Path, ledger: Path, want_data: bool = False, write: bool = True) -> Loaded:
     """Fold the ledger at `ledger`, through the cache when it is provably in step. `write` False: the
-    snapshot is read but never written (a reader that never wrote one: `list`, `show`)."""
+    snapshot is read but never written, and a fold from scratch not measured (`digest` None) — for a
+    reader that writes nothing (`list`, `show`)."""
     was_enabled = gc.isenabled()
     gc.disable()  # folding allocates hundreds of thousands of acyclic objects; GC passes only cost time
     try:
@@ -563,8 +566,8 @@ def _load(priors_dir: Path, ledger: Path, want_data: bool, write: bool = True) -
     use = enabled()
     hit = _read_snapshot(priors_dir, ledger, want_data) if use else None
     if hit is None:
-        streamed = None if want_data or not KEEP_OPEN else _fresh_streamed(priors_dir, ledger, use and write)
-        return streamed or _fresh(priors_dir, read_ledger(ledger), use and write, want_data)
+        streamed = None if want_data or not KEEP_OPEN else _fresh_streamed(priors_dir, ledger, use and write, write)
+        return streamed or _fresh(priors_dir, read_ledger(ledger), use and write, want_data, write)
     st, length, lines, h, rest, src = hit
     tail = memoryview(rest)[length:] if src.data is rest else memoryview(rest)
     size = length + len(tail)
@@ -605,10 +608,10 @@ def store(priors_dir: Path, st: State, measured: Background, moved: Optional[Lis
     return length, digest
 
 
-def _fresh(priors_dir: Path, data: bytes, use: bool, want_data: bool = True) -> Loaded:
-    hashing = Background(hashlib.sha256, (data,), len(data) >= Background.THREAD_BYTES)  # beside the fold
-    st, lines = fresh_fold(data)
-    h = hashing.result()
+def _fresh(priors_dir: Path, data: bytes, use: bool, want_data: bool = True, measure: bool = True) -> Loaded:
+    hashing = Background(hashlib.sha256, (data,), len(data) >= Background.THREAD_BYTES) if measure else None
+    st, lines = fresh_fold(data)  # (the hash beside it, in a thread, for a large ledger)
+    h = hashing.result() if hashing is not None else None
     return _folded_fresh(priors_dir, st, len(data), h, lines, data.endswith(b"\n"), use, data if want_data else None)
 
 
@@ -622,13 +625,14 @@ def _folded_fresh(priors_dir: Path, st: State, size: int, h: Any, lines: int, en
     return Loaded(st, size, h, data, False, ends, lines=lines)
 
 
-def _fresh_streamed(priors_dir: Path, ledger: Path, use: bool) -> Optional[Loaded]:
+def _fresh_streamed(priors_dir: Path, ledger: Path, use: bool, measure: bool = True) -> Optional[Loaded]:
     """A first call that only reads (no bytes wanted): the ledger is folded a block at a time from one
     descriptor and never held whole — 58 MB less at 100k priors — and records are read back through
     that descriptor, as on a cache hit. A second thread hashes the same bytes beside the fold (both
     `pread`, so neither moves the other's place). None when the ledger is missing, strays anywhere
     from the clean form (a blank line, CRLF, no final newline, damage) or does not read back whole
-    at the size it had when opened: the caller then reads it whole, and the strict parse decides."""
+    at the size it had when opened: the caller then reads it whole, and the strict parse decides.
+    `measure` False: no hash (a reader that writes nothing has no use for the ledger's digest)."""
     fd = open_regular(ledger)
     if fd is None:
         return None
@@ -636,12 +640,12 @@ def _fresh_streamed(priors_dir: Path, ledger: Path, use: bool) -> Optional[Loade
     try:
         opened = os.fstat(fd)
         size = opened.st_size
-        hashing = Background(_hash_descriptor, (fd, size), size >= Background.THREAD_BYTES)
+        hashing = Background(_hash_descriptor, (fd, size), size >= Background.THREAD_BYTES) if measure else None
         st = _fold.fold_blocks(_line_blocks(fd, size), src)
-        h = hashing.result()
+        h = hashing.result() if hashing is not None else None
     except OSError:
         st = h = None
-    if st is None or h is None:
+    if st is None or (h is None and measure):
         src.close()
         return None
     # (a ledger with bytes got this far only ending with a newline, and as clean lines: one record
