@@ -120,7 +120,7 @@ def test_a_damaged_ledger_is_refused_as_when_read_whole(tmp_path, monkeypatch):
 def _page_read_whole(paths: Paths, recs: List[Dict[str, Any]], since: Any = None, only: Any = None) -> str:
     """The report's page as it was made before: every record parsed and held, the whole fold kept."""
     facts = PageFacts(since)
-    rows, st = history_and_state(list(rec for rec, _at, _n in facts.watch(spans_of(recs))))
+    rows, st = history_and_state(list(rec for rec, _at, _n in facts.see(list(spans_of(recs)))))
     ledger = Ledger(st)
     low, held = lesson_calls(paths, st, ledger)
     name = paths.root.name

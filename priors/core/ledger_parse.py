@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import chain
 
 from priors.core.canonical import JSONError, loads, reject_constant
 from priors.core.errors import DamagedLedger
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Callable, Dict, Iterable, Iterator, List, Tuple, Union
+    from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 LEDGER_NAME = ".priors/ledger.jsonl"
 BLOCK = 1 << 20  # the clean parse decodes the ledger a block of about this many bytes at a time
@@ -210,19 +211,26 @@ def parse_strict(data: bytes, name: str, first_line: int = 1) -> List[Tuple[Dict
 
 def strict_spans(pieces: Iterable[bytes], name: str, first_line: int = 1) -> Iterator[Tuple[Dict[str, Any], int, int]]:
     """`parse_strict` of the ledger handed over in pieces of whole lines (the last may lack its final
-    newline: `whole_line_pieces`), one record at a time: a reader that keeps none never holds the
-    ledger's records whole. DamagedLedger at the first bad line, after the records before it."""
+    newline: `whole_line_pieces`), one record at a time (`strict_lists`, flattened)."""
+    return chain.from_iterable(strict_lists(pieces, name, first_line))
+
+
+def strict_lists(pieces: Iterable[bytes], name: str, first_line: int = 1) -> Iterator[List[Tuple[Dict[str, Any], int, int]]]:
+    """`parse_strict` a piece at a time — each piece's (record, offset, length) as one list — for a
+    reader that keeps none of them: it never holds the ledger's records whole. DamagedLedger at the
+    first bad line, after the pieces before it."""
     no, at = first_line - 1, 0
     for piece in pieces:
         lines = piece.split(b"\n")
         if piece.endswith(b"\n"):
             lines.pop()  # (no line after the last newline of a piece; after the whole ledger's, a blank one)
+        out = []
         for raw in lines:
             no += 1
             here, at = at, at + len(raw) + 1
-            if not raw.strip():
-                continue
-            yield _strict_line(raw, name, no), here, len(raw)
+            if raw.strip():
+                out.append((_strict_line(raw, name, no), here, len(raw)))
+        yield out
 
 
 def _strict_line(raw: bytes, name: str, no: int) -> Dict[str, Any]:
@@ -251,22 +259,62 @@ class Deviation(Exception):
 
 def clean_spans(blocks: Iterable[Tuple[bytes, int]]) -> Iterator[Tuple[Dict[str, Any], int, int]]:
     """`each_clean` one record at a time — (record, byte offset, byte length) — for a reader that keeps
-    none, the ledger handed over a block of whole lines at a time (`blocks_of`, or read from a file).
-    Deviation at the first departure from the clean form: what was handed over is then to be discarded."""
+    none (`clean_lists`, flattened)."""
+    return chain.from_iterable(clean_lists(blocks))
+
+
+def clean_lists(blocks: Iterable[Tuple[bytes, int]]) -> Iterator[List[Tuple[Dict[str, Any], int, int]]]:
+    """`each_clean` a block at a time: each block's (record, byte offset, byte length) as one list —
+    the ledger handed over a block of whole lines at a time (`blocks_of`, or read from a file), a
+    block's records held at most (flattened by `itertools.chain`: no call a record). Deviation at the
+    first departure from the clean form: what was handed over is then to be discarded."""
     scan = scanner()
-    out: List[Tuple[Dict[str, Any], int, int]] = []
+    for block, base in blocks_read(blocks):
+        try:
+            out = _span_block(block, base, scan)
+        except (ValueError, RecursionError, StopIteration):  # (as `each_block`: UnicodeDecodeError is a ValueError)
+            out = None
+        if out is None:
+            raise Deviation()
+        yield out
+
+
+def blocks_read(blocks: Iterable[Tuple[bytes, int]]) -> Iterator[Tuple[bytes, int]]:
+    """`blocks` as they are read; a reading that fails (ValueError: no final newline, a short read)
+    is a Deviation."""
     it = iter(blocks)
     while True:
         try:
             got = next(it, None)
-            if got is None:
-                return
-            if not _scan_block(got[0], scan, lambda rec, at, n: out.append((rec, at, n)), got[1]):
-                raise Deviation()
-        except (ValueError, RecursionError, StopIteration):  # (as `each_block`: UnicodeDecodeError is a ValueError)
+        except ValueError:
             raise Deviation() from None
-        yield from out  # a block's records at a time: ~4,000 at most, never the ledger's
-        out.clear()
+        if got is None:
+            return
+        yield got
+
+
+def _span_block(block: bytes, base: int, scan: Any) -> Optional[List[Tuple[Dict[str, Any], int, int]]]:
+    """`_scan_block` into a list of spans (None at a deviation)."""
+    text, bfind = lines_of(block)
+    find = text.find
+    out: List[Tuple[Dict[str, Any], int, int]] = []
+    add = out.append
+    i, n, b = 0, len(text), 0
+    while i < n:
+        j = find("\n", i)  # (the block ends with one)
+        if text[i] != "{":
+            return None
+        obj, e = scan(text, i)
+        if e != j or type(obj) is not dict:
+            return None
+        if bfind is None:
+            add((obj, base + i, j - i))
+        else:
+            e = bfind(b"\n", b)
+            add((obj, base + b, e - b))
+            b = e + 1
+        i = j + 1
+    return out
 
 
 _BLOCK = 1 << 20  # read the ledger a megabyte at a time: no list of every line is ever held

@@ -160,29 +160,32 @@ def _file_of(p: Any) -> str:
 
 class PageFacts:
     """What the page reads of the ledger's records rather than of the fold, gathered as they pass
-    (`watch`), so that none is held: the fixed dispositions as (run, prior id), in ledger order; with
+    (`see`, a block at a time), so that none is held: the fixed dispositions as (run, prior id), in ledger order; with
     a `since`, each prior's `born` (as its last record says) and the person's decisions after the
     first commit of `since`. (The commits' places and the record count are the fold's.)"""
 
-    __slots__ = ("since", "fixed", "born", "decided")
+    __slots__ = ("since", "fixed", "born", "decided", "sealed", "one")
 
     def __init__(self, since: Optional[str]) -> None:
         self.since = since
         self.fixed: List[Tuple[Any, Any]] = []
         self.born: Dict[str, Any] = {}
         self.decided: List[Dict[str, Any]] = []
+        self.sealed = since is None
+        self.one: Dict[str, str] = {}  # one string a run, not one a line
 
-    def watch(self, spans: Iterable[Tuple[Dict[str, Any], int, int]]) -> Iterator[Tuple[Dict[str, Any], int, int]]:
-        """`spans` as they are, noting what the page reads of them on the way (from the first: a reader
-        that starts over, at a line the clean parse could not take, watches the records again)."""
-        fixed, born, decided, since = self.fixed, self.born, self.decided, self.since
-        fixed.clear()
-        born.clear()
-        decided.clear()
-        one: Dict[str, str] = {}  # one string a run, not one a line
-        sealed = since is None  # (the decisions kept start after its first commit)
-        for item in spans:
-            rec = item[0]
+    def clear(self) -> None:
+        """Forget what was noted: a reader that starts over (at a line the clean parse could not take)
+        sees the records again."""
+        self.fixed.clear()
+        self.born.clear()
+        self.decided.clear()
+        self.sealed = self.since is None  # (the decisions kept start after its first commit)
+
+    def see(self, spans: List[Tuple[Dict[str, Any], int, int]]) -> List[Tuple[Dict[str, Any], int, int]]:
+        """Note what the page reads of a block of records (store.ledger.read_spans' `see`), in order."""
+        fixed, born, decided, since, one = self.fixed, self.born, self.decided, self.since, self.one
+        for rec, _at, _n in spans:
             t = rec.get("t")
             if t == "event":
                 action = rec.get("action")
@@ -197,10 +200,10 @@ class PageFacts:
                     pid = rec.get("id")
                     if type(pid) is str:  # (the fold's prior of that id has this record)
                         born[pid] = rec.get("born")
-                elif t == "run" and not sealed and rec.get("action") == "commit" and rec.get("run") == since:
-                    sealed = True
+                elif t == "run" and not self.sealed and rec.get("action") == "commit" and rec.get("run") == since:
+                    self.sealed = True
                     decided.clear()
-            yield item
+        return spans
 
 
 def _last_review(commits: Dict[str, int], st: Any) -> Set[str]:

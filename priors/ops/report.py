@@ -22,7 +22,7 @@ from priors.store.paths import Paths, output_target, require_init
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Iterable, Iterator, List, Optional
+    from typing import Any, Iterable, Iterator, List, Optional
 
 
 def report(paths: Paths, out: str, since: Optional[str], only: Optional[List[str]] = None) -> Answer:
@@ -35,8 +35,10 @@ def report(paths: Paths, out: str, since: Optional[str], only: Optional[List[str
     facts = PageFacts(since)
     gc.disable()  # the fold holds no cycles: a collection would only walk it
     try:
-        rows, st = read_spans(paths, lambda spans, src: history_of(facts.watch(spans), src, None, True), packs=True)
+        rows, st = read_spans(paths, lambda spans, src: _walk(facts, spans, src), packs=True, see=facts.see)
     finally:
+        if hasattr(gc, "freeze"):
+            gc.freeze()  # (as a load does: the fold lives until exit, later collections need not walk it)
         gc.enable()
     if only:
         check_namespace("report", only, known_namespaces(st))
@@ -51,6 +53,12 @@ def report(paths: Paths, out: str, since: Optional[str], only: Optional[List[str
         return Answer(0, None, chunks=_text(pieces))
     atomic_write(target, _utf8(pieces))
     return Answer(0, None, f"wrote {out}")
+
+
+def _walk(facts: PageFacts, spans: Any, src: Any) -> Any:
+    """The history and the whole fold of the records (each pass of `read_spans` sees them afresh)."""
+    facts.clear()
+    return history_of(spans, src, None, True)
 
 
 def _text(pieces: Iterable[str]) -> Iterator[str]:

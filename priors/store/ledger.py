@@ -6,12 +6,13 @@ follows it (the fold moved on, PRIORS.md patched), the one rewrite (redaction) �
 from __future__ import annotations
 
 import os
+from itertools import chain
 
 from priors.core.canonical import dumps
 from priors.core.errors import UsageError, os_failure
 from priors.core.fold import apply, named_in, parse_lines
-from priors.core.fold_spans import quick_spans
-from priors.core.ledger_parse import LEDGER_NAME, Deviation, blocks_of, clean_spans, strict_spans
+from priors.core.fold_spans import quick_lists
+from priors.core.ledger_parse import LEDGER_NAME, Deviation, blocks_of, clean_lists, strict_lists
 from priors.core.views import display_status
 from priors.core.vocabulary import RUN_RE
 from priors.store import rendered
@@ -35,7 +36,8 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
     from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, TypeVar
 
     T = TypeVar("T")
-    Spans = Iterator[Tuple[Dict[str, Any], int, int]]
+    Span = Tuple[Dict[str, Any], int, int]
+    Spans = Iterator[Span]
 
 
 def load_ledger(paths: Paths, want_data: bool = True, write: bool = True):
@@ -58,13 +60,16 @@ def read_records(paths: Paths) -> List[Dict[str, Any]]:
 SPAN_BLOCK = 1 << 17
 
 
-def read_spans(paths: Paths, consume: Callable[[Spans, Optional[LedgerSource]], T], packs: bool = False) -> T:
+def read_spans(paths: Paths, consume: Callable[[Spans, Optional[LedgerSource]], T], packs: bool = False,
+               see: Optional[Callable[[List[Span]], List[Span]]] = None) -> T:
     """`consume(spans, src)`: the ledger's records in order, each with its line's byte offset and length,
     read a block at a time and never held all at once — for the verbs that read its timeline (show,
     list, history, report), which keep only what they print. `src` reads a prior's record back from
     its line (`fold.pack`; None for a ledger not written yet). `packs`: `consume` packs every prior's
     record as soon as it is folded, so a prior's line in the keepers' shape may be handed over as the
     few fields a fold reads (`fold_spans.quick_spans`: its claim and evidence are never decoded).
+    `see`: shown each block's spans (a list) before `consume` takes them one by one — a reader noting
+    something of every record without a call a record in between — and returns them.
 
     The records are `read_records`' exactly: the clean parse first; at the first departure from it
     (a blank line, CRLF, no final newline, damage) `consume` is called again on the strict parse,
@@ -94,11 +99,13 @@ def read_spans(paths: Paths, consume: Callable[[Spans, Optional[LedgerSource]], 
         except OSError as exc:
             raise os_failure(f"priors: cannot read {paths.ledger}: {exc.strerror or exc}", exc) from None
         blocks, pieces = _line_blocks(paths, fd, size), _pieces(paths, fd, size)
+    lists = quick_lists(blocks) if packs else clean_lists(blocks)
     try:
-        return consume(quick_spans(blocks) if packs else clean_spans(blocks), src)
+        return consume(chain.from_iterable(lists if see is None else map(see, lists)), src)
     except Deviation:
         pass
-    return consume(strict_spans(pieces, LEDGER_NAME), src)
+    lists = strict_lists(pieces, LEDGER_NAME)
+    return consume(chain.from_iterable(lists if see is None else map(see, lists)), src)
 
 
 def numbered_lines(paths: Paths, loaded: Any, needles: Sequence[bytes]) -> Optional[Iterator[Tuple[int, bytes]]]:
