@@ -352,3 +352,15 @@ def test_a_forged_verify_list_is_read_as_the_whole_parse_reads_it(keeper: Keeper
     body = keeper.refused("STALE_REQUIRES_CHANGE", "disposition", "P-0001", "stale", "--run", run)
     assert body["id"] == "P-0001"
     keeper.refused("MISSING_SCOPE", "disposition", "P-0003", "stale", "--run", run)
+
+
+def test_a_comma_that_ends_a_block_is_read_past_before_the_next_item():
+    """Hostile pass 32d: an item's comma as the last character read so far (space before it, so the items
+    were read one at a time) was indexed past the text's end — an IndexError where the whole parse reads
+    the file. A block of 1 MiB ending in the comma after a run of spaces, as an agent's edit can write it."""
+    items = [{"id": f"P-{i}", "claim": "x" * 40} for i in range(3)]
+    head = '{"verify":[' + json.dumps(items[0])
+    first = head + " " * ((1 << 20) - 1 - len(head)) + ","
+    rest = ",".join(json.dumps(x) for x in items[1:]) + '],"ns":"web"}'
+    got = json_stream.read_object(iter([first.encode(), rest.encode()]), {"verify": _List})
+    assert got is None or (got["verify"].items == items and got["ns"] == "web")

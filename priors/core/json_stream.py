@@ -110,7 +110,7 @@ class _Text:
         add, value, skip = sink.add_all, self.value, self.skip
         slow = -1  # before this position items are parsed one at a time (a span that failed ends there)
         while True:
-            if self.base + self.i > slow and self.s[self.i] == "{":
+            if self.base + self.i > slow and skip() == "{":  # (read on first: a comma may end what is read; hostile 32d)
                 got = self.span()
                 if type(got) is tuple:
                     add(got[0])
