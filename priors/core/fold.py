@@ -283,7 +283,8 @@ def pack(st: State, rec: Dict[str, Any], at: int, n: int, src: Any) -> None:
     ns = rec.get("ns")
     if type(ns) is str:
         ns = _ONE.setdefault(ns, ns)
-    p[9] = p.scope_ref
+    ref = rec.get("scope_ref")
+    p[9] = ref if isinstance(ref, str) else None  # (`p.scope_ref` of the record)
     p[6], p[7], p[8], p[10], p[11] = (at, n), f if id(f) in _SHARED_IDS else None, ns, rec.get("review_every"), src
     p[5] = None
 
@@ -558,8 +559,8 @@ def _share_facets(rec: Dict[str, Any]) -> None:
     handful of distinct facet sets; one dict each instead of one per record saves ~60 MB on a first call at
     100k. Nothing mutates a record's facets (the fold cache already hands out shared ones): sharing is invisible."""
     f = rec.get("facets")
-    if type(f) is not dict:
-        return
+    if type(f) is not dict or id(f) in _SHARED_IDS:
+        return  # (not a plain object, or the shared one already: a line read as text is handed it)
     key = tuple(f.items())
     try:
         shared = _SHARED_FACETS.get(key)

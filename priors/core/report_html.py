@@ -185,6 +185,12 @@ class PageFacts:
     def see(self, spans: List[Tuple[Dict[str, Any], int, int]]) -> List[Tuple[Dict[str, Any], int, int]]:
         """Note what the page reads of a block of records (store.ledger.read_spans' `see`), in order."""
         fixed, born, decided, since, one = self.fixed, self.born, self.decided, self.since, self.one
+        if since is None:  # (only the fixed dispositions: one lookup a record)
+            for rec, _at, _n in spans:
+                if rec.get("to") == "fixed" and rec.get("t") == "event" and rec.get("action") == "disposition":
+                    run = rec.get("run")
+                    fixed.append((one.setdefault(run, run) if type(run) is str else run, rec.get("id")))
+            return spans
         for rec, _at, _n in spans:
             t = rec.get("t")
             if t == "event":

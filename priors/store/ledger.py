@@ -65,9 +65,10 @@ def read_spans(paths: Paths, consume: Callable[[Spans, Optional[LedgerSource]], 
     """`consume(spans, src)`: the ledger's records in order, each with its line's byte offset and length,
     read a block at a time and never held all at once — for the verbs that read its timeline (show,
     list, history, report), which keep only what they print. `src` reads a prior's record back from
-    its line (`fold.pack`; None for a ledger not written yet). `packs`: `consume` packs every prior's
-    record as soon as it is folded, so a prior's line in the keepers' shape may be handed over as the
-    few fields a fold reads (`fold_spans.quick_spans`: its claim and evidence are never decoded).
+    its line (`fold.pack`; None for a ledger not written yet). `packs`: `consume` reads of a prior's
+    record only what a fold reads, and packs it once folded, so a prior's line in the keepers' shape
+    may be handed over as those few fields (`fold_spans.quick_lists`: its claim and evidence are never
+    decoded).
     `see`: shown each block's spans (a list) before `consume` takes them one by one — a reader noting
     something of every record without a call a record in between — and returns them.
 
