@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import Keeper
-from priors.core import json_stream
+from priors.core import json_stream, verdicts
 from priors.core.canonical import JSONError, dumps, loads
 from priors.core.staged_snapshot import Scopes
 from priors.core.verdicts import Verdicts, read_verdicts
@@ -201,15 +201,17 @@ _LINES = st.sampled_from([
 
 @settings(max_examples=80, deadline=None)
 @given(lines=st.lists(st.one_of(_LINES, st.just("\xff\xfe")), max_size=14), end=st.booleans(),
-       seed=st.integers(0, 2 ** 16))
-def test_verdicts_read_as_the_lines_parse(tmp_path_factory, lines, end, seed):
+       seed=st.integers(0, 2 ** 16), pattern=st.booleans())
+def test_verdicts_read_as_the_lines_parse(tmp_path_factory, lines, end, seed, pattern):
     """A dispositions file read compactly, from any blocks, is line for line what a line-by-line parse
     reads (the same values, the same line numbers), and written back byte for byte as those values."""
     data = "\n".join(lines).encode("utf-8", "surrogateescape") + (b"\n" if end and lines else b"")
     path = tmp_path_factory.mktemp("v") / "dispositions.jsonl"
     path.write_bytes(data)
     want, numbers = read_numbered(path)
-    got, at = read_verdicts(iter(_cut(data, random.Random(seed))), "run-002")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(verdicts, "PATTERN_MIN", 0 if pattern else 1 << 20)  # (each block by the pattern, or line by line)
+        got, at = read_verdicts(iter(_cut(data, random.Random(seed))), "run-002")
     assert list(got) == want and len(got) == len(want)
     assert (at if at is not None else list(range(1, len(want) + 1))) == numbers
     assert "".join(got.text(batch=3)) == "".join(dumps(x) + "\n" for x in want)

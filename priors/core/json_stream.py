@@ -29,7 +29,8 @@ if TYPE_CHECKING:  # annotations only, never evaluated
 DEPTH = 32  # deeper values are left to the whole parse (see the module's docstring)
 SPAN = 1 << 17  # characters of a list parsed at a time (`_Text.span`): a few hundred items
 _MARGIN = 64  # a value ending this close to the end of the decoded text may go on in the next block (a number)
-_WS = re.compile("[ \t\n\r]*").match  # the whitespace the strict parser skips between tokens (json.decoder's)
+_WS = " \t\n\r"  # the whitespace the strict parser skips between tokens (json.decoder's)
+_ws: Any = None  # its run's `match`, compiled when first met
 # the scanner `json.loads(text, parse_constant=reject_constant)` parses with (typeshed types its argument oddly)
 _SCAN = json.scanner.make_scanner(json.JSONDecoder(parse_constant=reject_constant))  # type: ignore[arg-type]
 
@@ -69,11 +70,16 @@ class _Text:
 
     def skip(self) -> str:
         """The next character that is no whitespace (read on as needed); "" at the end of the text."""
+        global _ws
         while True:
-            i = _WS(self.s, self.i).end()  # type: ignore[union-attr]  # (`*`: it always matches)
+            s, i = self.s, self.i
+            if i < len(s) and s[i] in _WS:  # (none in the text the keeper writes: the pattern is made when met)
+                if _ws is None:
+                    _ws = re.compile("[ \t\n\r]*").match
+                i = _ws(s, i).end()
             self.i = i
-            if i < len(self.s):
-                return self.s[i]
+            if i < len(s):
+                return s[i]
             if self.eof:
                 return ""
             self.more()
@@ -135,7 +141,20 @@ class _Text:
         of whole items (a `},{` inside a string, say), or there is no `cut_at` within reach: the items
         up to there are parsed one at a time. What the parser reads whole as one array (object) is a
         run of items exactly as it reads them in the list — it parses left to right —, and what ends
-        it, the comma after them or the list's own closing bracket."""
+        it, the comma after them or the list's own closing bracket. (A list whose first item is at `i`,
+        ending within 4 SPAN of the text read, is parsed in place, whole.)"""
+        s, a = self.s, self.i
+        if s[a - 1] == open_ and len(s) - a < 4 * SPAN:
+            try:
+                got, end = _SCAN(s, a - 1)
+            except (StopIteration, ValueError, RecursionError):
+                got = None  # (it goes on past what is read, or it is no JSON: a run at a time)
+            if got is not None:
+                if (s.count("{", a, end) != (len(got) if open_ == "[" else 0) or s.find("[", a, end) >= 0) \
+                        and not shallow(got, DEPTH):
+                    raise _Cut
+                self.i = end - 1  # (at its closing bracket)
+                return got, True
         while True:
             s, a = self.s, self.i
             cut = s.find(cut_at, a + SPAN, a + 4 * SPAN)

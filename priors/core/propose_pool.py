@@ -102,7 +102,7 @@ class ProposePool(ScopeIndex):
     them; each is handed out as the run's verdicts leave it (`seen`), worked out on first use."""
 
     __slots__ = ("st", "dispositions", "n_disp", "staged", "n_staged", "ns", "other", "rehashed", "followed", "settled_lessons",
-                 "decided_claims", "likes", "keep_likes", "known", "at", "made", "stars")
+                 "decided_claims", "likes", "keep_likes", "known", "at", "made", "lazy")
 
     def __init__(self, st: State, rf: RunFiles) -> None:
         ScopeIndex.__init__(self)
@@ -121,16 +121,16 @@ class ProposePool(ScopeIndex):
         self.made: Dict[int, PriorState] = {}  # id() of a prior held -> it as the run's verdicts leave it
         # The priors are indexed by ref when a candidate first asks around a ref (`indexed`): a repo-wide one (every
         # lesson, `suggest`'s) meets only the repo-wide priors, those on `*` and the lessons (~6 MB at 100k priors)
-        self.stars: Optional[List[int]] = []  # (until then: the positions of the priors on `*`)
+        self.lazy = True
         self.refs = None
         for p, own in run_view(st, rf):
             if own:  # (the pool's own copy: the verdicts are applied to it now, in place)
                 lines = self.at.get(p.id)
                 self.made[id(p)] = p if lines is None else as_judged(p, lines, rf.dispositions, True)
-            self.add(p)
+            self.items.append(p)
         for p in followed_copies(self.followed, st.priors, lambda q: q.ns == self.ns) if self.followed else ():
             self.made[id(p)] = p  # (a person's decision followed to where its code went: no verdict applies)
-            self.add(p)
+            self.items.append(p)
 
     def fields(self) -> tuple:
         return ScopeIndex.__slots__ + self.__slots__
@@ -147,32 +147,24 @@ class ProposePool(ScopeIndex):
             self.add(p)
 
     def add(self, p: PriorState) -> None:
-        if self.stars is not None:  # (not indexed yet: held in order, its place noted where a ref need not be read)
-            pos = len(self.items)
-            self.items.append(p)
-            if p.facet("scope") == "repo-wide":
-                self.wide.append(pos)
-            if p.scope_ref == "*":
-                self.stars.append(pos)
-            return
-        ScopeIndex.add(self, p)
+        if self.lazy:
+            self.items.append(p)  # (indexed with the rest when a candidate first asks around a ref)
+        else:
+            ScopeIndex.add(self, p)
 
     def indexed(self) -> None:
-        """Every prior held indexed by its ref (as `ScopeIndex.add` indexes each), once."""
-        if self.stars is None:
+        """Every prior held indexed as `ScopeIndex.add` indexes each — by ref, and the repo-wide ones —, once."""
+        if not self.lazy:
             return
-        self.stars = None
+        self.lazy = False
+        wide, hold = self.wide, self.hold
         for pos, p in enumerate(self.items):
             ref = p.scope_ref
             if isinstance(ref, str):
-                self.hold(ref, pos)
+                hold(ref, pos)
+            if p.facet("scope") == "repo-wide":
+                wide.append(pos)
         self.refs = SortedStrings(sorted(self.by_ref))
-
-    def positions(self, ref: str) -> List[int]:
-        if self.stars is not None and ref == "*":
-            return list(self.stars)
-        self.indexed()
-        return ScopeIndex.positions(self, ref)
 
     def seen(self, p: PriorState) -> PriorState:
         """`p`, a prior the pool holds, as the run's verdicts leave it (the same object each time)."""
@@ -185,7 +177,9 @@ class ProposePool(ScopeIndex):
         return got
 
     def around_ref(self, ref: Optional[str]) -> List[PriorState]:
-        if ref is not None and ref != "*":
+        if ref is None and self.lazy:  # (a repo-wide candidate: the repo-wide priors and those on `*`, in pool order)
+            return [self.seen(p) for p in self.items if p.facet("scope") == "repo-wide" or p.scope_ref == "*"]
+        if ref != "*":
             self.indexed()
         return [self.seen(p) for p in ScopeIndex.around_ref(self, ref)]
 

@@ -9,15 +9,15 @@ rule reads it as it read the parsed file (core/run_files.py `RunFiles`).
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left
-from collections.abc import Mapping
+from itertools import repeat
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
-    from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
+    from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-_hexes = re.compile("[0-9a-f]*").fullmatch
+_HEX = "0123456789abcdef"
+_get = dict.get  # (of an item that is no dict: a TypeError)
 
 
 class VerifySink:
@@ -33,7 +33,24 @@ class VerifySink:
         self.known = known  # the fold's priors: an id found there is held as the fold's own string
         self.memo: Dict[str, Tuple[Any, bool, Any]] = {}
 
-    def add_all(self, items: Iterable[Any]) -> None:
+    def add_all(self, items: Sequence[Any]) -> None:
+        states, memo = self.states, self.memo
+        try:  # (the items as the keeper writes them, read a few at a time, at C speed; any other way, one by one)
+            ids: List[Any] = list(map(_get, items, repeat("id")))
+            said: List[Any] = list(map(_get, items, repeat("scopeState")))
+            plain = set(map(type, ids)) == {str} and set(map(type, said)) == {str} and "moved" not in said \
+                and not any(map(_get, items, repeat("redacted")))
+        except TypeError:  # (an item that is no object)
+            plain = False
+        if not plain:
+            self.each(items)
+            return
+        for state in set(said).difference(memo):
+            memo[state] = (state, False, None)
+        states.update(zip(_shared(ids, self.known), map(memo.__getitem__, said)))
+
+    def each(self, items: Iterable[Any]) -> None:
+        """`add_all`, an item at a time."""
         states, memo, known = self.states, self.memo, self.known
         for x in items:
             if not isinstance(x, dict):
@@ -55,6 +72,14 @@ class VerifySink:
             states[pid] = held
 
 
+def _shared(ids: List[Any], known: Optional[Dict[str, Any]]) -> List[Any]:
+    """Each id as the fold's own string for it where the fold has that prior (`VerifySink.known`)."""
+    if known is None:
+        return ids
+    got = known.get
+    return [i if p is None else p.id for i, p in zip(ids, map(got, ids))]
+
+
 class IdSink:
     """`relevant.json`'s inject list as the rules read it: the id of each object item whose id is a
     string, in order (`inject_ids`, the `injected` record)."""
@@ -65,14 +90,12 @@ class IdSink:
         self.ids: List[str] = []
         self.known = known  # (as VerifySink's)
 
-    def add_all(self, items: Iterable[Any]) -> None:
-        ids, known = self.ids, self.known
-        for x in items:
-            if isinstance(x, dict):
-                pid = x.get("id")
-                if isinstance(pid, str):
-                    p = known.get(pid) if known is not None else None
-                    ids.append(pid if p is None else p.id)
+    def add_all(self, items: Sequence[Any]) -> None:
+        try:
+            got: List[Any] = list(map(_get, items, repeat("id")))
+        except TypeError:  # (an item that is no object)
+            got = [x.get("id") for x in items if isinstance(x, dict)]
+        self.ids += _shared([i for i in got if isinstance(i, str)] if set(map(type, got)) != {str} else got, self.known)
 
 
 class CountSink:
@@ -83,11 +106,11 @@ class CountSink:
     def __init__(self) -> None:
         self.count = 0
 
-    def add_all(self, items: Iterable[Any]) -> None:
-        self.count += sum(1 for x in items if isinstance(x, dict))
+    def add_all(self, items: Sequence[Any]) -> None:
+        self.count += len(items) if set(map(type, items)) == {dict} else sum(1 for x in items if isinstance(x, dict))
 
 
-class Scopes(Mapping):
+class Scopes:
     """A snapshot's scopes (ref -> hash) as a mapping read like the dict the parser makes. Held as the
     refs in ascending order and each hash's 12 hex digits as 6 bytes, looked up by bisection (~6 MB
     for 70k, a dict ~12 MB) — when the file holds them so, as the keeper writes them (each ref after
@@ -108,7 +131,7 @@ class Scopes(Mapping):
             try:
                 hashes = "".join(pairs.values())
                 held = (keys == sorted(keys) and (not refs or not keys or refs[-1] < keys[0])
-                        and set(map(len, pairs.values())) <= {12} and _hexes(hashes) is not None)
+                        and set(map(len, pairs.values())) <= {12} and not hashes.strip(_HEX))
             except TypeError:  # (a value that is no string)
                 held = False
             if held:  # (keys ascending after the last held, each hash 12 lowercase hex digits)
@@ -151,6 +174,25 @@ class Scopes(Mapping):
             return self.d.values()
         blob = self.blob
         return [blob[i:i + 6].hex() for i in range(0, len(blob), 6)]
+
+    def get(self, ref: Any, default: Any = None) -> Any:
+        try:
+            return self[ref]
+        except KeyError:
+            return default
+
+    def keys(self) -> Any:
+        return self.d.keys() if self.d is not None else list(self.refs)
+
+    def items(self) -> Any:
+        return self.d.items() if self.d is not None else list(zip(self.refs, self.values()))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Scopes):
+            other = dict(other.items())
+        return isinstance(other, dict) and dict(self.items()) == other
+
+    __hash__ = None  # type: ignore[assignment]  # (mutable)
 
     def __repr__(self) -> str:
         return f"Scopes({dict(self)!r})"

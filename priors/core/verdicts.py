@@ -12,7 +12,6 @@ staging is trusted for being compact — commit judges every verdict again, as b
 
 from __future__ import annotations
 
-import binascii
 import re
 
 from priors.core.canonical import JSONError, dumps, loads
@@ -26,8 +25,17 @@ _ODD = 0x7F  # a line kept as parsed (in `odd`)
 _HASHED = 0x80  # the line has a scope_hash (its 6 bytes in `hashes`)
 _CODE = {v: i for i, v in enumerate(AGENT_VERDICTS)}
 _PLAIN = "[ !#-\\[\\]-~]*"  # printable ASCII but `"` and `\`: written as it reads, no escape
-_plain = re.compile(_PLAIN).fullmatch
-_hex12 = re.compile("[0-9a-f]{12}").fullmatch
+_HEX = "0123456789abcdef"
+PATTERN_MIN = 4096  # bytes of lines worth compiling the pattern for (fewer are parsed one by one: the same values)
+
+
+def _plain(s: str) -> bool:
+    """`s` is written as it reads in JSON: printable ASCII, no `"` nor `\\` (`_PLAIN`)."""
+    return s.isascii() and s.isprintable() and '"' not in s and "\\" not in s
+
+
+def _hex12(s: str) -> bool:
+    return len(s) == 12 and not s.strip(_HEX)
 # a line as the door writes it (key order, no space): id, run, hash, verdict
 
 
@@ -217,7 +225,7 @@ def _held(x: Any, run: Optional[str]) -> Optional[Tuple[str, int, bytes]]:
         return pid, _CODE[to], b"\0" * 6
     if type(sh) is not str or not _hex12(sh):
         return None
-    return pid, _CODE[to] | _HASHED, binascii.a2b_hex(sh)
+    return pid, _CODE[to] | _HASHED, bytes.fromhex(sh)
 
 
 def read_verdicts(blocks: Optional[Iterable[bytes]], run: str, known: Optional[Dict[str, Any]] = None
@@ -228,9 +236,9 @@ def read_verdicts(blocks: Optional[Iterable[bytes]], run: str, known: Optional[D
     line). `known`: the fold's priors; an id found there is held as the fold's own string, so 70k ids
     are not held twice."""
     out = Verdicts(run)
-    lines = _Lines(out, known)
     if blocks is None:
         return out, None
+    lines = _Lines(out, known)
     tail = b""
     for block in blocks:
         data = tail + block
@@ -252,10 +260,7 @@ class _Lines:
         self.out, self.known = out, known
         self.numbers: Optional[List[int]] = None
         self.no = 0  # lines read so far, blank ones too
-        self.find = None if out.run is None else re.compile(
-            '^{"action":"disposition","by":"agent","id":"(' + _PLAIN + ')","run":"' + re.escape(out.run)
-            + '",(?:"scope_hash":"([0-9a-f]{12})",|)"t":"event","to":"(' + "|".join(AGENT_VERDICTS) + ')"}$',
-            re.M).finditer
+        self.find: Any = None  # (the pattern, compiled for the first block worth it: a few lines are parsed one by one)
 
     def read(self, data: bytes) -> None:
         """Whole lines (each ended by a newline, but for the file's last)."""
@@ -265,6 +270,11 @@ class _Lines:
         ids, codes, hashes = out.ids, out.codes, out.hashes
         to_code, unhex, zeros = _CODE, bytes.fromhex, b"\0" * 6
         pos = 0
+        if self.find is None and out.run is not None and len(data) >= PATTERN_MIN:
+            self.find = re.compile(
+                '^{"action":"disposition","by":"agent","id":"(' + _PLAIN + ')","run":"' + re.escape(out.run)
+                + '",(?:"scope_hash":"([0-9a-f]{12})",|)"t":"event","to":"(' + "|".join(AGENT_VERDICTS) + ')"}$',
+                re.M).finditer
         for m in self.find(data.decode("latin-1")) if self.find is not None else ():
             if m.start() != pos:
                 self.others(data[pos:m.start() - 1])

@@ -13,7 +13,7 @@ from priors.core.json_stream import read_object
 from priors.core.run_files import ATTEMPTS_FILE, STAGING_FILES, WITHDRAWN_FILE, RunFiles
 from priors.core.staged_snapshot import sinks
 from priors.core.verdicts import Verdicts, read_verdicts
-from priors.store.files import atomic_write, check_inside, discard_tree, make_dir, read_blocks, read_bytes, remove_tree
+from priors.store.files import atomic_write, check_inside, discard_tree, file_size, make_dir, read_blocks, read_bytes, remove_tree
 from priors.store.paths import Paths
 
 TYPE_CHECKING = False
@@ -53,6 +53,9 @@ def write_jsonl(path: Path, items: Iterable[Any]) -> None:
     atomic_write(path, "".join(dumps(x) + "\n" for x in items).encode("utf-8"))
 
 
+SHARED_FROM = 8 << 20  # bytes of `relevant.json` from which its ids are held as the fold's (a quarter: of the verdicts')
+
+
 def read_run(paths: Paths, run: str, snapshot: str = "whole", known: Optional[Dict[str, Any]] = None) -> RunFiles:
     """The run's staging as it is on disk (a damaged `relevant.json` is named, with the way out).
 
@@ -61,11 +64,14 @@ def read_run(paths: Paths, run: str, snapshot: str = "whole", known: Optional[Di
     findings, never held), its text a block at a time; a text that reader does not take is parsed
     whole, as before, and read the same way. "none": it is read so (and refused as ever), and nothing
     of it kept but that it is there (`withdraw`). `known`: the fold's priors, whose id strings the
-    staging's ids are held as (`sinks`)."""
+    staging's ids are held as (`sinks`) — in a file large enough for it to matter (SHARED_FROM bytes:
+    looking 70k ids up costs ~50 ms, where holding them twice costs ~10 MB)."""
     rdir = paths.run_dir(run)
     check_inside(rdir / "relevant.json")  # staging read through a symlink could be anyone's data
-    relevant = _relevant_whole(rdir, run) if snapshot == "whole" else _relevant(rdir, run, known, snapshot == "compact")
-    disp = read_verdicts(read_blocks(rdir / STAGING_FILES[0]), run, known)
+    relevant = _relevant_whole(rdir, run) if snapshot == "whole" else _relevant(
+        rdir, run, known if file_size(rdir / "relevant.json") >= SHARED_FROM else None, snapshot == "compact")
+    disp = read_verdicts(read_blocks(rdir / STAGING_FILES[0]), run,
+                         known if file_size(rdir / STAGING_FILES[0]) >= SHARED_FROM // 4 else None)
     staged, esc = (read_numbered(rdir / name) for name in STAGING_FILES[1:])
     rf = RunFiles(run, relevant, disp[0], staged[0], esc[0])
     tried = read_numbered(rdir / ATTEMPTS_FILE)
