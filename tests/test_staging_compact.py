@@ -170,7 +170,7 @@ def test_scopes_are_read_as_the_parsed_dict(refs, hashes, cuts):
         s.add_pairs(dict(pairs[i:i + n]))
         i += n
     assert list(s) == list(want) and len(s) == len(want) and list(s.values()) == list(want.values())
-    assert s == want and dict(s) == want
+    assert s == want and dict(s) == want and s.small() == want and list(s.small()) == list(want)
     for ref in ["a.py", "a.py#f", "nope", "", "z"]:
         assert (ref in s) == (ref in want) and s.get(ref) == want.get(ref)
     with pytest.raises(TypeError):

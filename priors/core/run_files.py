@@ -79,9 +79,12 @@ class RunFiles(Plain):
 
     @property
     def scopes(self) -> Any:
-        """The snapshot's scopes, ref -> hash: a dict, or the `Scopes` a compact read keeps (a mapping alike)."""
+        """The snapshot's scopes, ref -> hash: a dict, or the `Scopes` a compact read keeps of many (a mapping
+        alike, whose lookups cost a bisection each: fewer are handed out as the dict)."""
         s = (self.relevant or {}).get("scopes")
-        return s if isinstance(s, (dict, Scopes)) else {}
+        if isinstance(s, Scopes):
+            return s.small()
+        return s if isinstance(s, dict) else {}
 
     @property
     def moves(self) -> Dict[str, Dict[str, Any]]:

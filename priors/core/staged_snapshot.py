@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # annotations only, never evaluated
     from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 _HEX = "0123456789abcdef"
+COMPACT_FROM = 4096  # scopes held compactly from this many (fewer: the dict, each lookup cheaper)
 _get = dict.get  # (of an item that is no dict: a TypeError)
 
 
@@ -141,6 +142,13 @@ class Scopes:
             self.d = dict(zip(refs, self.values()))
             self.refs, self.blob = [], bytearray()
         self.d.update(pairs)
+
+    def small(self) -> Any:
+        """Itself — or, held as a dict or fewer than COMPACT_FROM, the dict (made once: cheaper to look up)."""
+        if self.d is None and len(self.refs) < COMPACT_FROM:
+            self.d = dict(zip(self.refs, self.values()))
+            self.refs, self.blob = [], bytearray()
+        return self.d if self.d is not None else self
 
     def __getitem__(self, ref: Any) -> Any:
         if self.d is not None:
