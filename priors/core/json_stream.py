@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # annotations only, never evaluated
     from typing import Any, Callable, Dict, Iterator, Optional
 
 DEPTH = 32  # deeper values are left to the whole parse (see the module's docstring)
-SPAN = 1 << 17  # characters of a list parsed at a time (`_Text.span`): a few hundred items
+SPAN = 1 << 15  # characters of a list parsed at a time (`_Text.span`): ~100 items, small enough to stay in the caches
 _MARGIN = 64  # a value ending this close to the end of the decoded text may go on in the next block (a number)
 _WS = " \t\n\r"  # the whitespace the strict parser skips between tokens (json.decoder's)
 _ws: Any = None  # its run's `match`, compiled when first met
