@@ -123,11 +123,15 @@ class ProposePool(ScopeIndex):
         # lesson, `suggest`'s) meets only the repo-wide priors, those on `*` and the lessons (~6 MB at 100k priors)
         self.lazy = True
         self.refs = None
-        for p, own in run_view(st, rf):
-            if own:  # (the pool's own copy: the verdicts are applied to it now, in place)
+        items = self.items
+        items.extend(st.in_ns(rf.ns))
+        moves, rehashed = rf.moves, rf.rehashed
+        touched = set(moves) | set(rehashed)
+        for pos, p in enumerate(items) if touched else ():  # what the run saw: code that moved, hashes of before
+            if p.id in touched:
+                p = items[pos] = as_run_sees(p, moves, rehashed)  # (the pool's own copy: its verdicts applied now, in place)
                 lines = self.at.get(p.id)
                 self.made[id(p)] = p if lines is None else as_judged(p, lines, rf.dispositions, True)
-            self.items.append(p)
         for p in followed_copies(self.followed, st.priors, lambda q: q.ns == self.ns) if self.followed else ():
             self.made[id(p)] = p  # (a person's decision followed to where its code went: no verdict applies)
             self.items.append(p)
@@ -167,7 +171,8 @@ class ProposePool(ScopeIndex):
         self.refs = SortedStrings(sorted(self.by_ref))
 
     def seen(self, p: PriorState) -> PriorState:
-        """`p`, a prior the pool holds, as the run's verdicts leave it (the same object each time)."""
+        """`p`, a prior the pool holds, as the run's verdicts leave it (the same object each time; `p` itself
+        when no verdict names it — its own copies, which hold theirs already, included)."""
         got = self.made.get(id(p))
         if got is None:
             lines = self.at.get(p.id)
@@ -178,10 +183,13 @@ class ProposePool(ScopeIndex):
 
     def around_ref(self, ref: Optional[str]) -> List[PriorState]:
         if ref is None and self.lazy:  # (a repo-wide candidate: the repo-wide priors and those on `*`, in pool order)
-            return [self.seen(p) for p in self.items if p.facet("scope") == "repo-wide" or p.scope_ref == "*"]
-        if ref != "*":
-            self.indexed()
-        return [self.seen(p) for p in ScopeIndex.around_ref(self, ref)]
+            got = [p for p in self.items if p.facet("scope") == "repo-wide" or p.scope_ref == "*"]
+        else:
+            if ref != "*":
+                self.indexed()
+            got = ScopeIndex.around_ref(self, ref)
+        at = self.at  # (a prior no verdict of the run names is handed out as it is held: most, a candidate meets thousands)
+        return [self.seen(p) if p.id in at else p for p in got] if at else got
 
     def settled_elsewhere(self, cand: Candidate) -> List[PriorState]:
         """The binding priors of every other namespace around the candidate's scope (as `around`):
@@ -212,7 +220,8 @@ class ProposePool(ScopeIndex):
                                     and person_settled(p)]
         have = {p.id for p in pool}
         # (`is_lesson` reads a facet, which no verdict changes, and the status, which one may: asked again as seen)
-        mine = [q for q in (self.seen(p) for p in self.items if p.facet("activation") == "run-start")
+        at = self.at
+        mine = [q for q in (self.seen(p) if p.id in at else p for p in self.items if p.facet("activation") == "run-start")
                 if q.id not in have and is_lesson(q)]
         there = {p.id for p in elsewhere}
         return pool + mine, list(elsewhere) + [p for p in self.settled_lessons if p.id not in there]
