@@ -27,11 +27,12 @@ import json
 import re
 
 from priors.core.canonical import dumps, loads, reason_hash, sha12
+from priors.core.ledger_parse import whole_line_pieces
 from priors.core.problem import Problem
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
-    from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+    from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 NAMESPACE = "priors"  # ssh-keygen -Y sign/verify -n: a priors signature is never a valid git or file signature
 SIGNERS_NAME = ".priors/allowed_signers"
@@ -82,10 +83,10 @@ def covered(rec: Dict[str, Any]) -> Tuple[Optional[str], Optional[str]]:
     return None, None
 
 
-def coverage(data: bytes, lines: Sequence[HumanLine]) -> Dict[int, List[List[str]]]:
+def coverage(data: Union[bytes, Iterable[bytes]], lines: Sequence[HumanLine]) -> Dict[int, List[List[str]]]:
     """line number → the `covers` of its version 2 payload, for each of `lines` (human lines of the
-    ledger `data`, in order): the digest of each prior it covers as the lines before it define it.
-    One pass; only prior lines that can matter are parsed."""
+    ledger `data` — its bytes, or its bytes in pieces —, in order): the digest of each prior it covers
+    as the lines before it define it. One pass; only prior lines that can matter are parsed."""
     pids: Set[str] = set()
     runs: Set[str] = set()
     for hl in lines:
@@ -99,7 +100,7 @@ def coverage(data: bytes, lines: Sequence[HumanLine]) -> Dict[int, List[List[str
     out: Dict[int, List[List[str]]] = {}
     todo = sorted(lines, key=lambda hl: hl.no)
     at = 0
-    for no, raw in enumerate(data.split(b"\n"), 1):
+    for no, raw in numbered(data):
         while at < len(todo) and todo[at].no == no:
             pid, run = covered(todo[at].rec)
             if pid is not None:
@@ -195,14 +196,14 @@ class HumanLine:
         return None
 
 
-def human_lines(data: bytes) -> List[HumanLine]:
-    """Every line of the ledger a person's verb wrote, in order. Only lines that spell `"by":"human"`
-    are parsed (a line spelling it another way is not canonical, which verify names anyway); a
-    line that does not parse is left to the ledger checks."""
+def human_lines(data: Union[bytes, Iterable[bytes]]) -> List[HumanLine]:
+    """Every line of the ledger (its bytes, or its bytes in pieces: `numbered`) a person's verb wrote, in
+    order. Only lines that spell `"by":"human"` are parsed (a line spelling it another way is not
+    canonical, which verify names anyway); a line that does not parse is left to the ledger checks."""
     out: List[HumanLine] = []
-    if _HUMAN_MARK not in data:
+    if isinstance(data, (bytes, bytearray)) and _HUMAN_MARK not in data:
         return out
-    for no, raw in enumerate(data.split(b"\n"), 1):
+    for no, raw in numbered(data, _HUMAN_MARK):
         if _HUMAN_MARK not in raw:
             continue
         try:
@@ -212,6 +213,29 @@ def human_lines(data: bytes) -> List[HumanLine]:
         if is_human(rec):
             out.append(HumanLine(no, rec))
     return out
+
+
+def numbered(data: Union[bytes, Iterable[bytes]], mark: bytes = b"") -> Iterator[Tuple[int, bytes]]:
+    """(line number, line) of the ledger's bytes as `data.split(b"\\n")` numbers them — `data` whole, or in
+    pieces as they are read (`verify`: never held whole), then a line cut in two is read whole. With
+    `mark`, a piece of whole lines without it is only counted."""
+    if isinstance(data, (bytes, bytearray)):
+        yield from enumerate(data.split(b"\n"), 1)
+        return
+    no, whole = 0, True
+    for piece in whole_line_pieces(data):
+        whole = piece.endswith(b"\n")
+        if mark and mark not in piece:
+            no += piece.count(b"\n") + (not whole)
+            continue
+        parts = piece.split(b"\n")
+        if whole:
+            parts.pop()
+        for raw in parts:
+            no += 1
+            yield no, raw
+    if whole:
+        yield no + 1, b""  # (what follows the last newline, as `split` gives it)
 
 
 def judge(lines: Sequence[HumanLine], added_from: int, failures: Dict[int, str]) -> Tuple[List[Problem], List[Problem]]:

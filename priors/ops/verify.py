@@ -19,7 +19,7 @@ from priors.core.ledger_checks import (
     check_ledger,
     check_since,
 )
-from priors.core.ledger_parse import records
+from priors.core.ledger_parse import records, whole_line_pieces
 from priors.core.ledger_replay import in_order, replay
 from priors.core.merge_rules import merged_marks
 from priors.core.moves import is_file_ref
@@ -34,8 +34,6 @@ from priors.store.files import file_size, read_bytes
 from priors.store.git import (
     UPSTREAM_REVS,
     commit_graph,
-    committed_ledger,
-    git_show,
     lacks_upstream,
     ledger_at,
     merge_base,
@@ -44,7 +42,8 @@ from priors.store.git import (
     rev_id,
     shallow_commits,
 )
-from priors.store.ledger import ledger_blocks, ledger_sample, read_ledger_bytes
+from priors.store.ledger import ledger_blocks, ledger_readable, ledger_sample, ledger_tail, read_ledger_bytes
+from priors.store.ledger_base import Base, base_at, committed_base
 from priors.store.lock import writer_alive
 from priors.store.paths import Paths, ledger_missing, require_init
 from priors.store.signing import review, signing_on
@@ -104,26 +103,28 @@ def verify(paths: Paths, since: Optional[str], no_git: bool) -> Tuple[Answer, Li
     note, also = _push_base(paths, since)
     if note is not None:
         since = also.pop(0) if also else None
-    data = b"" if no_git or ledger_missing(paths) is not None else read_ledger_bytes(paths)
+    if not no_git and ledger_missing(paths) is None:
+        ledger_readable(paths)  # (what the ledger's file is refused for, before git is asked anything)
 
-    def source() -> Any:  # no_git: the ledger read a block at a time, never held whole; else git needs it whole
-        return ledger_blocks(paths) if no_git else data
+    def source() -> Any:  # the ledger read a block at a time, never held whole
+        return ledger_blocks(paths)
 
     against = None
-    old: Optional[bytes] = None  # the ledger at the revision compared with: `--since`, else HEAD's
+    base: Optional[Base] = None  # the ledger at the revision compared with: `--since`, else HEAD's
     if since is not None:
-        old = git_show(paths.root, since)
+        base = base_at(paths.root, since, paths.ledger)
     elif not no_git:
-        old = committed_ledger(paths.root)  # a hand edit of a committed line is caught before it is committed
-        against = "the last commit (HEAD)" if old is not None else None
-    code, added_from = on_the_code(paths.root, data, old)
+        base = committed_base(paths.root, paths.ledger)  # a hand edit of a committed line is caught before it is committed
+        against = "the last commit (HEAD)" if base is not None else None
+    held = Ledgers(paths, base)
+    code, added_from = on_the_code(paths.root, held)
     # what a change says its runs did not see is held to the merge that wrote it (a mark none wrote: ignored)
-    marked, unseen_runs = merge_marks(paths.root, data, old, since if since is not None else "HEAD") \
-        if old is not None else ([], [])
+    marked, unseen_runs = merge_marks(paths.root, held.data(), held.old(), since if since is not None else "HEAD") \
+        if base is not None and (held.whole or held.adds(b'"unseen"')) else ([], [])
     replayed = start_replay(source, file_size(paths.ledger), lambda: ledger_sample(paths), code, added_from,
                             frozenset(p.line for p in marked if p.code == "UNSEEN_UNFOUNDED"))
     checked = check_ledger(source(), render=True)  # every line parsed once, for every check below
-    files = check_files(paths.root, data, checked)
+    files = check_files(paths.root, b"", checked)
     checked.table = None  # PRIORS.md's rows, compared: not held while this process replays (its peak memory)
     problems, warnings = list(checked.problems), checked.warnings
     problems += replay_problems(checked, lambda: replayed(checked.named)) + marked
@@ -132,21 +133,20 @@ def verify(paths: Paths, since: Optional[str], no_git: bool) -> Tuple[Answer, Li
         problems.append(Problem(0, "LEDGER_MISSING", f"missing, but {gone} — restore it "
                                 "(`git checkout -- .priors/ledger.jsonl`)", LEDGER_NAME))
     problems += files
-    if since is not None:
-        problems += check_since(old or b"", data, since)
-        for base in also:  # HEAD's history left the remotes' at several places: it grew only since each
-            problems += check_since(git_show(paths.root, base), data, base)
-    elif old is not None and against is not None:
-        problems += check_since(old, data, against)
+    if since is not None and base is not None:
+        problems += held.grew_since(base, since)
+        for rev in also:  # HEAD's history left the remotes' at several places: it grew only since each
+            problems += held.grew_since(base_at(paths.root, rev, paths.ledger), rev)
+    elif base is not None and against is not None:
+        problems += held.grew_since(base, against)
     # a person's lines: signatures (when .priors/allowed_signers asks), and those this change adds
-    if no_git and signing_on(paths.root) and ledger_missing(paths) is None:
-        data = read_ledger_bytes(paths)
-    people = review(paths.root, data, old, since if since is not None else ("HEAD" if against else None),
-                    since or against or "")
+    read = held.lines() if not no_git or (signing_on(paths.root) and ledger_missing(paths) is None) else lambda: b""
+    people = review(paths.root, read, base.lines if base is not None else None,
+                    since if since is not None else ("HEAD" if against else None), since or against or "")
     problems += people.problems
     warnings = warnings + people.warnings
     problems.sort(key=lambda p: (p.file != LEDGER_NAME, p.file, p.line))
-    calls = awaiting_calls(data, old) if not problems else []
+    calls = awaiting_calls(held) if not problems else []
     body: Dict[str, Any] = {"ok": not problems, "problems": [p.as_dict() for p in problems]}
     if calls:
         body["awaiting_call"] = calls
@@ -262,15 +262,16 @@ def unseen_summary(held: List[Dict[str, Any]]) -> List[str]:
     return out  # (and as `unseen_notes`, one `::notice` a line under GitHub Actions)
 
 
-def awaiting_calls(data: bytes, old: Optional[bytes]) -> List[Dict[str, Any]]:
+def awaiting_calls(held: Ledgers) -> List[Dict[str, Any]]:
     """The findings a change adds that say they differ from a person's decision (`distinct_from`
     naming it) and that no person has answered yet: the door let each in on its word, so whether it is
     the same finding is the person's call (core/sameness.py) — the reviewer of the change sees them
     here, as `status --calls` shows them to the person. The ledger is folded only when such a line is
     among those the change adds."""
-    start = change_start(data, old)
-    if start is None:
+    start = held.start()
+    if start is None or not (held.whole or held.adds(b'"distinct_from"')):
         return []
+    data = held.data()
     at, added_from = start
     if data.find(b'"distinct_from"', at) < 0:
         return []
@@ -309,20 +310,20 @@ def calls_summary(calls: List[Dict[str, Any]]) -> List[str]:
     return out
 
 
-def on_the_code(root: Any, data: bytes, old: Optional[bytes]) -> Tuple[Dict[str, str], int]:
+def on_the_code(root: Any, held: Ledgers) -> Tuple[Dict[str, str], int]:
     """(the code's own hashes, from disk, of every scope in the files that the findings the compared
     change adds stand on, or that its `moved` events move a finding from; the change's first line) —
     for the replay to judge those lines as the door would have (core/on_the_code.py). Nothing without a
     change to compare (the first line 0); no hashes when it adds no finding on a scope: lines already
     at the base were judged when they were added, on the code then. The first line is given for any
     change: every run the change adds is held to today's door (`protocol.door_of`), a lesson's too."""
-    start = change_start(data, old)
+    start = held.start()
     if start is None:
         return {}, 0
     at, first = start
     found: List[str] = []
     shaped = False  # a seal's `shapes`: what a later run follows a person's decision by (core/on_the_code.py)
-    for _no, rec in records(data[at:]):
+    for _no, rec in records(held.added(at)):
         if rec.get("t") == "prior" and isinstance(rec.get("scope_ref"), str):
             found.append(rec["scope_ref"])
         elif rec.get("t") == "event" and rec.get("action") == "moved" and isinstance(rec.get("from"), str):
@@ -333,6 +334,62 @@ def on_the_code(root: Any, data: bytes, old: Optional[bytes]) -> Tuple[Dict[str,
         return {}, first
     refs = [r for r in found if r not in ("", "*") and not r.endswith("/")]
     return OnDisk(root, rehash(root, refs, whole_files=True) if refs else {}), first
+
+
+class Ledgers:
+    """The working ledger and the one at the revision compared with (`base`, store/ledger_base.py), as the checks
+    read them: the lines a change adds from the working file, a block at a time (`added`, `adds`) — both whole
+    (`data`, `old`) only for a change that does more than add lines, which `check_since` compares line by line,
+    or one adding a line some check reads with the rest of the ledger (a merge's `unseen` mark, a finding that
+    says it differs from a person's decision). At 100k priors the two whole were ~300 MB of the process."""
+
+    def __init__(self, paths: Paths, base: Optional[Base]) -> None:
+        self.paths, self.base = paths, base
+        self.held: Optional[bytes] = None
+        self.old_held: Optional[bytes] = None
+
+    @property
+    def whole(self) -> bool:
+        """Whether the change does more than add lines (or compares with nothing)."""
+        return self.base is not None and not self.base.grown
+
+    def data(self) -> bytes:
+        """The working ledger, whole (read once)."""
+        if self.held is None:
+            self.held = b"" if ledger_missing(self.paths) is not None else read_ledger_bytes(self.paths)
+        return self.held
+
+    def old(self) -> bytes:
+        """The ledger at the revision, whole (read once)."""
+        if self.old_held is None:
+            self.old_held = self.base.whole() if self.base is not None else b""
+        return self.old_held
+
+    def start(self) -> Optional[Tuple[int, int]]:
+        """`change_start`, of the comparison when the change only adds lines."""
+        base = self.base
+        if base is None:
+            return None
+        if not base.grown:
+            return change_start(self.data(), self.old())
+        return (base.size, base.lines + 1) if base.size < base.work_size else None
+
+    def added(self, at: int) -> Any:
+        """The working ledger from byte `at` on (whole, or a block at a time)."""
+        return self.data()[at:] if self.whole or self.held is not None else ledger_tail(self.paths, at)
+
+    def adds(self, marker: bytes) -> bool:
+        """Whether a line the change adds (one only adding lines) spells `marker`."""
+        base = self.base
+        return base is not None and any(marker in piece for piece in whole_line_pieces(ledger_tail(self.paths, base.size)))
+
+    def grew_since(self, base: Base, rev: str) -> List[Problem]:
+        """`check_since` of the working ledger with `base` (the ledger at `rev`): nothing when it only grew."""
+        return [] if base.grown else check_since(base.whole() if base is not self.base else self.old(), self.data(), rev)
+
+    def lines(self) -> Callable[[], Any]:
+        """What gives the working ledger for the human lines' review: whole when held, else a block at a time."""
+        return (lambda: self.data()) if self.held is not None else (lambda: ledger_blocks(self.paths))
 
 
 def change_start(data: bytes, old: Optional[bytes]) -> Optional[Tuple[int, int]]:

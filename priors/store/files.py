@@ -80,9 +80,9 @@ def file_size(path: Path) -> int:
         return 0
 
 
-def read_blocks(path: Path, size: int = 1 << 20) -> Optional[Iterator[bytes]]:
-    """The file's bytes `size` at a time, or None when it does not exist: a reader that goes through
-    a large file once (verify) never holds it whole. Refuses what `read_bytes` refuses."""
+def read_blocks(path: Path, size: int = 1 << 20, start: int = 0) -> Optional[Iterator[bytes]]:
+    """The file's bytes `size` at a time (from byte `start` on), or None when it does not exist: a reader
+    that goes through a large file once (verify) never holds it whole. Refuses what `read_bytes` refuses."""
     fd = open_regular(path)
     if fd is None:
         return None
@@ -90,6 +90,10 @@ def read_blocks(path: Path, size: int = 1 << 20) -> Optional[Iterator[bytes]]:
 
     def blocks() -> Iterator[bytes]:
         with fh:
+            try:
+                fh.seek(start)
+            except OSError as exc:
+                raise os_failure(f"priors: cannot read {path}: {exc.strerror or exc}", exc) from None
             while True:
                 try:
                     chunk = fh.read(size)

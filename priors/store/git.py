@@ -12,7 +12,7 @@ from priors.store.files import atomic_write, read_bytes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~5 ms per CLI call
-    from typing import Any, Dict, List, Optional, Tuple
+    from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 # ------------------------------------------------------------------ git
 
@@ -35,6 +35,19 @@ def git_show(root: Any, rev: str) -> bytes:
     (or git is missing), MachineError when git cannot be started or cannot read what is there."""
     import subprocess
 
+    spec = ledger_spec_at(root, rev)
+    if spec is None:
+        return b""
+    out = subprocess.run(["git", "show", spec], cwd=str(root), capture_output=True, env=git_env())
+    if out.returncode != 0:
+        raise MachineError(f"priors verify: cannot read the ledger at {rev}: {out.stderr.decode('utf-8', 'replace').strip()}")
+    return out.stdout
+
+
+def ledger_spec_at(root: Any, rev: str) -> Optional[str]:
+    """What names the ledger at `rev` for git (`REV:./.priors/ledger.jsonl`), None when it did not exist there;
+    UsageError when rev is bad (or git is missing), MachineError when git cannot be started (`git_show`)."""
+    import subprocess
 
     if rev.startswith("-"):
         raise UsageError(f"priors verify: --since {rev}: not a revision")
@@ -52,18 +65,25 @@ def git_show(root: Any, rev: str) -> bytes:
         raise UsageError(f"priors verify: --since {rev}: {elsewhere}")
     spec = f"{rev}:./.priors/ledger.jsonl"
     exists = subprocess.run(["git", "cat-file", "-e", spec], cwd=str(root), capture_output=True, env=git_env())
-    if exists.returncode != 0:
-        return b""
-    out = subprocess.run(["git", "show", spec], cwd=str(root), capture_output=True, env=git_env())
-    if out.returncode != 0:
-        raise MachineError(f"priors verify: cannot read the ledger at {rev}: {out.stderr.decode('utf-8', 'replace').strip()}")
-    return out.stdout
+    return spec if exists.returncode == 0 else None
 
 
 def committed_ledger(root: Any) -> Optional[bytes]:
     """The ledger as the last commit (HEAD) holds it — or None when there is nothing to compare:
     the target is not in a git work tree, git is missing, nothing is committed yet, or HEAD has no
     ledger. `verify` without `--since` proves the working ledger only grew since then."""
+    spec = committed_spec(root)
+    if spec is None:
+        return None
+    try:
+        out = _git(["show", spec], root)
+    except OSError:
+        return None
+    return out.stdout if out.returncode == 0 else None
+
+
+def committed_spec(root: Any) -> Optional[str]:
+    """What names the ledger HEAD holds for git, or None when there is nothing to compare (`committed_ledger`)."""
     elsewhere = work_tree_elsewhere(root)
     if elsewhere is not None:
         raise UsageError(f"priors verify: {elsewhere}; or compare nothing: --no-git")
@@ -76,10 +96,42 @@ def committed_ledger(root: Any) -> Optional[bytes]:
         spec = "HEAD:./.priors/ledger.jsonl"
         if _git(["cat-file", "-e", spec], root).returncode != 0:
             return None
-        out = _git(["show", spec], root)
     except OSError:
         return None
-    return out.stdout if out.returncode == 0 else None
+    return spec
+
+
+def show_whole(root: Any, spec: str, what: str) -> bytes:
+    """What `git show SPEC` writes, whole; MachineError naming `what` when git fails (`show_blocks`)."""
+    return b"".join(show_blocks(root, spec, what, 1 << 20))
+
+
+def show_blocks(root: Any, spec: str, what: str, size: int = 1 << 16) -> Iterator[bytes]:
+    """What `git show SPEC` writes, a block of `size` at a time (verify reads a revision's ledger beside the working
+    one, neither held whole); MachineError naming `what`, once every block is given, when git could not be run or
+    failed."""
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryFile() as err:  # (a file, not a pipe: git's complaints never wait on a reader)
+        try:
+            proc = subprocess.Popen(["git", "show", spec], cwd=str(root), stdout=subprocess.PIPE, stderr=err,
+                                    stdin=subprocess.DEVNULL, env=git_env())
+        except OSError as exc:
+            raise MachineError(f"priors verify: cannot run git: {exc.strerror or exc}") from None
+        assert proc.stdout is not None
+        try:
+            while True:
+                chunk = proc.stdout.read(size)
+                if not chunk:
+                    break
+                yield chunk
+        finally:
+            proc.stdout.close()
+            code = proc.wait()
+        if code != 0:
+            err.seek(0)
+            raise MachineError(f"priors verify: cannot read {what}: {err.read().decode('utf-8', 'replace').strip()}")
 
 
 def work_tree_elsewhere(root: Any) -> Optional[str]:

@@ -197,6 +197,15 @@ def read_ledger_bytes(paths: Paths) -> bytes:
     return data
 
 
+def ledger_readable(paths: Paths) -> None:
+    """Refuse what `read_ledger_bytes` refuses of the ledger's file — a symlink, a folder, a file that is
+    not regular, one that cannot be opened — reading none of it."""
+    check_inside(paths.ledger)
+    fd = open_regular(paths.ledger)
+    if fd is not None:
+        os.close(fd)
+
+
 def ledger_blocks(paths: Paths) -> Iterator[bytes]:
     """The ledger a block at a time (`verify --no-git`: proven without ever holding it whole); nothing
     for a ledger not written yet. Blocks of 64 KiB: verify's replay holds what it keeps for a long time
@@ -204,6 +213,13 @@ def ledger_blocks(paths: Paths) -> Iterator[bytes]:
     text, with a dash) left the C heap ~10 MB larger at 100k priors, for no time saved."""
     check_inside(paths.ledger)
     return read_blocks(paths.ledger, 1 << 16) or iter(())
+
+
+def ledger_tail(paths: Paths, start: int) -> Iterator[bytes]:
+    """The ledger from byte `start` on, a block at a time (`ledger_blocks`): the lines a change adds, for
+    `verify`'s checks of them."""
+    check_inside(paths.ledger)
+    return read_blocks(paths.ledger, 1 << 16, start) or iter(())
 
 
 def ledger_sample(paths: Paths, places: int = 32, each: int = 1 << 16) -> List[bytes]:

@@ -395,14 +395,15 @@ def committed_list_warning(root: Any, program: str, email: str, sig: str, body: 
                         " that lands first")
 
 
-def review(root: Any, data: bytes, old: Optional[bytes], rev: Optional[str], label: str) -> Review:
-    """Check `data`'s human lines against allowed_signers — the file as `rev` holds it when it does
+def review(root: Any, data: Callable[[], Any], old: Optional[int], rev: Optional[str], label: str) -> Review:
+    """Check the human lines of the ledger `data` gives (its bytes, or its bytes in pieces, afresh each call:
+    `verify` never holds it whole) against allowed_signers — the file as `rev` holds it when it does
     (a change cannot vouch for itself by adding a key), else the working tree's — and, when there is
-    a comparison (`old`: the ledger at `rev`), list the human lines the change adds and flag changes
-    to .priors/config.json and .priors/allowed_signers since `rev` (`label` names it)."""
+    a comparison (`old`: the lines of the ledger at `rev`), list the human lines the change adds and flag
+    changes to .priors/config.json and .priors/allowed_signers since `rev` (`label` names it)."""
     out = Review()
-    lines = human_lines(data)
-    added_from = len(split_lines(old)) + 1 if old is not None else len(split_lines(data)) + 1
+    lines = human_lines(data())
+    added_from = old + 1 if old is not None else line_count(data()) + 1
     if old is not None:
         out.added = added_lines(lines, added_from)
     try:
@@ -436,7 +437,7 @@ def review(root: Any, data: bytes, old: Optional[bytes], rev: Optional[str], lab
     to_check = [hl for hl in lines if hl.sig is not None and hl.shape_problem() is None]
     if to_check:
         try:
-            failures = check_all(anchor, to_check, coverage(data, to_check))
+            failures = check_all(anchor, to_check, coverage(data(), to_check))
         except Refusal as exc:
             out.problems.append(Problem(0, "SIGNING_UNAVAILABLE", str(exc.details.get("hint", exc.code))
                                         .replace("; nothing was written", ""), SIGNERS_NAME))
@@ -445,6 +446,18 @@ def review(root: Any, data: bytes, old: Optional[bytes], rev: Optional[str], lab
     out.problems += problems
     out.warnings += warnings
     return out
+
+
+def line_count(data: Any) -> int:
+    """`len(split_lines(data))` of a ledger's bytes, or of its bytes in pieces (never joined)."""
+    if isinstance(data, (bytes, bytearray)):
+        return len(split_lines(data))
+    n, last = 0, b"\n"
+    for piece in data:
+        if piece:
+            n += piece.count(b"\n")
+            last = piece[-1:]
+    return n + (last != b"\n")
 
 
 def check_all(allowed: bytes, lines: Sequence[HumanLine],
