@@ -49,7 +49,7 @@ from priors.core.on_the_code import as_on_disk, followed_here, judge_change_line
 from priors.core.plain import Unkept
 from priors.core.problem import Problem
 from priors.core.protocol import door_of, judge_pool, read_key, same_words, settled_by_person
-from priors.core.replay_kept import KeptPriors, Shapes, pack, stored
+from priors.core.replay_kept import KeptPriors, Shapes, pack, stored, unpacked
 from priors.core.replay_split import Overlooked, Share, SplitHalf, half_records
 from priors.core.sameness import wordings
 from priors.core.scope_index import ScopeIndex, dropped_from, held_in, inner_named
@@ -152,6 +152,7 @@ class Replay(SplitHalf, KeptPriors):
         self.measure = True  # whether this block is compared by meaning with today's measure (`flush`)
         self.across = True  # whether another namespace's settled ground counts for SETTLED_NEARBY (`door: 4`)
         self.lessons = LessonIndex()  # every lesson folded, looked up by meaning for a run sealed `door: 5` or later
+        self.lessons.whole = unpacked  # (a lesson packed, as every prior, until it is filed there)
         self.lesson_level = DOOR  # the door whose lesson rules hold for this block (`flush`)
         self.replaced: Dict[str, List[str]] = {}  # lesson -> those a person retired as "superseded by" it (`lineage`)
         self.mark: Any = None  # what this block's run saw of decisions made on a parallel branch (core/unseen.py)
@@ -627,8 +628,8 @@ class Replay(SplitHalf, KeptPriors):
         facets, said = rec.get("facets"), rec.get("claim")
         facets = facets if type(facets) is dict else {}
         active = facets.get("activation")
-        if active == "run-start" or not pack(p, rec, self.shapes, self.words):
-            self.interned(rec)  # (a lesson's record kept as it is; any other held as its values: core/replay_kept.py)
+        if not pack(p, rec, self.shapes, self.words):
+            self.interned(rec)  # (held as its values from now on, core/replay_kept.py — else kept as it is)
         if not new:
             return
         said = said if isinstance(said, str) else ""  # (`PriorState.claim`)

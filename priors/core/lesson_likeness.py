@@ -47,7 +47,7 @@ from priors.core.vocabulary import DOOR, PERSON_STATUSES, REVISION_DOOR, SETTLED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
-    from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Tuple
+    from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Tuple
 
     from priors.core.fold import PriorState
     from priors.core.grammar import Candidate
@@ -460,7 +460,7 @@ class LessonIndex:
     looked up by the keys a lesson that could be like another must share with it (`meeting`). Built on
     first use: a ledger with no run sealed `door: 5` or later never pays for it."""
 
-    __slots__ = ("items", "likes", "by_key", "by_head", "by_fold", "filed", "spaces", "queue", "held", "at")
+    __slots__ = ("items", "likes", "by_key", "by_head", "by_fold", "filed", "spaces", "queue", "held", "at", "whole")
 
     def __init__(self) -> None:
         self.items: List[PriorState] = []
@@ -475,6 +475,9 @@ class LessonIndex:
         self.queue: List[int] = []  # the lessons to file before the next lookup
         self.held: Dict[Any, int] = {}  # a lesson not judged here, by id: filed once an event names it (`touch`)
         self.at: Dict[Any, int] = {}  # each lesson's place, by id
+        # what makes a lesson's record whole as it is filed (verify's replay packs its priors, core/replay_kept.py):
+        # the lookup reads its claim ~750k times a replay of 100k priors, and compares it by identity
+        self.whole: Optional[Callable[[Any], None]] = None
 
     def add(self, p: PriorState, judged: bool = True) -> None:
         """`p`, filed before the next lookup — or, `judged` false (a lesson of a namespace the other half
@@ -532,6 +535,8 @@ class LessonIndex:
         items, by_key, by_head, filed, spaces = self.items, self.by_key, self.by_head, self.filed, self.spaces
         for pos in self.queue:
             p = items[pos]
+            if self.whole is not None:
+                self.whole(p)
             said = p.claim
             if not isinstance(said, str):
                 continue

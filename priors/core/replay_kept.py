@@ -7,8 +7,9 @@ fields are read from), and the tuple the rest. A claim that is not ASCII (one da
 character of it two bytes) is held as UTF-8, half its size, and decoded when asked (`claim_of`): the
 rules read a finding's claim some ten thousand times a replay of 100k priors. Any other use of the
 record reads it back whole (`inflate`, as the fold cache's packed records are): the same dict, key for
-key and in the same order. A lesson's record is kept as it is: the lookup by meaning reads lessons'
-claims hundreds of thousands of times a replay, and compares them by identity (core/lesson_likeness.py).
+key and in the same order. A lesson's record is read back whole once the lookup by meaning files it
+(`unpacked`): that lookup reads lessons' claims hundreds of thousands of times a replay, and compares
+them by identity (core/lesson_likeness.py) — a lesson no lookup ever asks for stays packed.
 """
 
 from __future__ import annotations
@@ -133,6 +134,12 @@ def pack(p: Any, rec: Dict[str, Any], shapes: Shapes, words: Dict[str, str]) -> 
                                             else ns, ref if kind[2] else None, get("review_every"), shape)
     p[5] = None
     return True
+
+
+def unpacked(p: Any) -> None:
+    """`p`'s record kept whole from now on (`LessonIndex.whole`: a lesson as the lookup by meaning files it)."""
+    if p[5] is None and type(p[11]) is Kept:
+        p.rec = p.rec
 
 
 class KeptPriors:
