@@ -147,6 +147,7 @@ class Forger:
 def test_a_split_replay_names_what_the_whole_replay_names(rnd):
     data = Forger(rnd).ledger()
     whole = replay(data)
+    assert replay(data, packed=False) == whole  # (its priors held as their records: core/replay_kept.py)
     needed = survey(data)[1]
     for size in (1, 2):
         for mine in itertools.combinations(SPACES, size):

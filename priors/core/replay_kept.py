@@ -138,7 +138,7 @@ def pack(p: Any, rec: Dict[str, Any], shapes: Shapes, words: Dict[str, str]) -> 
 
 def unpacked(p: Any) -> None:
     """`p`'s record kept whole from now on (`LessonIndex.whole`: a lesson as the lookup by meaning files it)."""
-    if p[5] is None and type(p[11]) is Kept:
+    if type(p[11]) is Kept:  # (read back already, perhaps — by `rec`, which keeps what it reads: its values let go)
         p.rec = p.rec
 
 
