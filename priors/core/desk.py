@@ -14,8 +14,9 @@ from priors.core.fold import PriorState, State, review_due
 from priors.core.inject import given_in_chain
 from priors.core.lesson_likeness import reads_like_unseen
 from priors.core.lessons import is_lesson, kept_in_force, person_settled
+from priors.core.record_text import value_of
 from priors.core.sameness import beside_unseen, differs_from
-from priors.core.selection import each_record
+from priors.core.selection import with_texts
 from priors.core.unseen import lessons_unseen
 from priors.core.views import (
     PRESSED_AT,
@@ -266,9 +267,10 @@ def open_findings(st: State, ns: Optional[str] = None, paths: Sequence[str] = ()
     found = [p for p in st.priors.values()
              if count_bucket(p) == "open" and p.facet("activation") == "verify-phase"
              and (ns is None or p.ns == ns) and _under(p.scope_ref, paths)]
-    # by severity, stable: ledger order within; the records read a batch at a time, not kept (at 100k
-    # priors, 14k–70k open findings)
-    ranks = [-SEVERITY_RANK.get(rec.get("severity", ""), -1) for _p, rec in each_record(found)]
+    # by severity, stable: ledger order within — each severity read off its line's text where the line is
+    # in the keepers' shape, else from its record, a batch at a time and not kept (14k–70k at 100k priors)
+    ranks = [-SEVERITY_RANK.get(("" if t[4] is None else value_of(t[4])) if t is not None else rec.get("severity", ""), -1)
+             for _p, t, rec in with_texts(found)]
     return [p for _rank, p in sorted(zip(ranks, found), key=itemgetter(0))]
 
 
