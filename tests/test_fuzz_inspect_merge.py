@@ -10,9 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ledgerkit as k
-from priors.core.canonical import dumps
+from priors.core.canonical import dumps, split_lines
 from priors.core.history import history_rows, history_svg, history_text, show_text, timeline
-from priors.core.ledger_checks import check, check_since, render_expected, split_lines
+from priors.core.ledger_checks import check, render_expected
+from priors.core.ledger_growth import check_since
 from priors.core.listing import list_rows, list_text
 from priors.core.merge_rules import Conflict, merge
 

@@ -470,7 +470,8 @@ def test_property_merges_of_valid_extensions_verify():
         assert isinstance(out, bytes), out
         assert check(out)[0] == [], (check(out)[0], out.decode())
         merged = recs(out)
-        from priors.core.ledger_checks import rewrite_problem, split_lines
+        from priors.core.canonical import split_lines
+        from priors.core.ledger_growth import rewrite_problem
 
         # our lines stay in place, changed only where their redaction wins
         for a, c in zip(split_lines(b(ours)), split_lines(out)):

@@ -213,7 +213,7 @@ def test_redaction_takes_the_words_agents_tried(keeper):
     seal = [r for r in keeper.ledger() if r["t"] == "run"][1]
     assert all(a["claim_redacted"] is True and len(a["claim_hash"]) == 12 for a in seal["attempts"])
     assert keeper("verify").code == 0
-    from priors.core.ledger_checks import check_since
+    from priors.core.ledger_growth import check_since
 
     assert check_since(old, keeper.ledger_bytes()) == []
     assert "(words redacted)" in keeper.ok("show", "P-0001")

@@ -14,7 +14,8 @@ import pytest
 import ledgerkit as k
 from conftest import Keeper
 from priors.core.canonical import dumps
-from priors.core.ledger_checks import Problem, check, check_since, rewrite_problem
+from priors.core.ledger_checks import Problem, check
+from priors.core.ledger_growth import check_since, rewrite_problem
 from priors.ops.verify import github_annotation
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -322,7 +323,7 @@ def test_never_crashes_on_garbage():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from priors.core.ledger_checks import split_lines
+    from priors.core.canonical import split_lines
 
     @settings(max_examples=200, deadline=None)
     @given(st.lists(st.one_of(st.binary(max_size=40), st.sampled_from([dumps(r).encode() for r in k.sample()])), max_size=12))

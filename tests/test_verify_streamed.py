@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from conftest import Keeper
 from priors.core.canonical import dumps, split_lines
 from priors.core.fold import new_prior
-from priors.core.ledger_checks import check_since
+from priors.core.ledger_growth import check_since
 from priors.core.replay_kept import KEEP_ORDER, Kept, Shapes, pack, stored, unpacked
 from priors.core.signing import coverage, human_lines, numbered
 from priors.ops import verify as verify_op

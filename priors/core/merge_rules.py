@@ -7,9 +7,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union
 
-from priors.core.canonical import dumps, reason_hash
+from priors.core.canonical import dumps, reason_hash, split_lines
 from priors.core.human import redacted_attempt, tried_against
-from priors.core.ledger_checks import REDACTED_CALL_KEYS, parse_line, rewrite_problem, split_lines
+from priors.core.ledger_checks import REDACTED_CALL_KEYS, parse_line
+from priors.core.ledger_growth import rewrite_problem
 from priors.core.unseen import UNSEEN, marks, with_mark
 from priors.core.vocabulary import CALL_RE, PRIOR_RE, RUN_RE, id_number
 

@@ -17,8 +17,8 @@ from priors.core.ledger_checks import (
     Checked,
     Problem,
     check_ledger,
-    check_since,
 )
+from priors.core.ledger_growth import check_since
 from priors.core.ledger_parse import records, whole_line_pieces
 from priors.core.ledger_replay import in_order, replay
 from priors.core.merge_rules import merged_marks
