@@ -231,6 +231,22 @@ def test_codeql_and_semgrep_style_log(keeper: Keeper) -> None:
     assert loc["artifactLocation"]["uri"] == ".priors/ledger.jsonl"
     line = k.ledger_bytes().decode("utf-8").split("\n")[loc["region"]["startLine"] - 1]
     assert json.loads(line)["id"] == star["properties"]["priors"]["id"]
+    # a ledger with a blank line and a CRLF ending (read by the strict parse): the line is still the prior's own
+    lines = k.ledger_bytes().split(b"\n")
+    lines[0] += b"\r"
+    (k.root / ".priors" / "ledger.jsonl").write_bytes(b"\n".join(lines[:1] + [b"  "] + lines[1:]))
+    text = k.ok("export", "--sarif", "--ns", "scan")
+    again = json.loads(text)
+    star = next(res for res in again["runs"][0]["results"] if res["properties"]["priors"]["scope_ref"] == "*")
+    at = star["locations"][0]["physicalLocation"]["region"]["startLine"]
+    assert at == loc["region"]["startLine"] + 1
+    line = k.ledger_bytes().decode("utf-8").split("\n")[at - 1]
+    assert json.loads(line)["id"] == star["properties"]["priors"]["id"]
+    # written to a file: the same text, and the count of its results
+    r = k("export", "--sarif", "--ns", "scan", "-o", "scan.sarif")
+    n = sum(len(run["results"]) for run in again["runs"])
+    assert r.code == 0 and f"exported {n} findings to scan.sarif" in r.out, r
+    assert (k.root / "scan.sarif").read_text(encoding="utf-8") == text.rstrip("\n") + "\n"
 
 
 def test_priors_own_export_reads_back_with_the_same_directions(keeper: Keeper) -> None:

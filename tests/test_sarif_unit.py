@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import pytest
 
+from priors.core.canonical import dumps, loads
 from priors.core.errors import UsageError
 from priors.core.fold import fold
 from priors.core.sarif_identity import identities, plan_ingest, region_text
 from priors.core.sarif_in import read_log, relative_path, severity_of
-from priors.core.sarif_out import baseline_state, fingerprint, sarif_log
+from priors.core.sarif_out import SarifFacts, SarifLog, baseline_state, fingerprint
 
 # docs/sarif.md, "Severity": every row of the table, in order of precedence
 SEVERITY_TABLE = [
@@ -183,6 +184,17 @@ def test_a_result_with_a_control_character_is_left_out_and_a_huge_placeholder_na
     rule = {"id": "R", "messageStrings": {"m": {"text": "{" + "1" * 4301 + "}"}}}
     with pytest.raises(UsageError, match=r"runs\[0\]\.results\[0\]\.message\.id: message placeholder .* 4301 digits"):
         read_log(log({"ruleIndex": 0, "message": {"id": "m"}}, tool={"driver": {"name": "T", "rules": [rule]}}), [])
+
+
+def sarif_log(st, records, ns, files, lines, version, current=False):
+    """The log as an object: the records noted in order, the text made of its pieces parsed back."""
+    facts = SarifFacts(st.priors)
+    for r in records:
+        facts.see(r)
+    text = "".join(SarifLog(st, facts, ns, files, lines, version, current).pieces())
+    doc = loads(text)
+    assert dumps(doc) == text  # the pieces make the canonical text of the whole
+    return doc
 
 
 class P:

@@ -8,10 +8,14 @@ mapping is documented in docs/sarif.md; tests/test_sarif.py validates it against
 from __future__ import annotations
 
 import hashlib
+from array import array
+
+from priors.core.canonical import dumps
+from priors.core.selection import each_record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
-    from typing import Any, Dict, List, Optional
+    from typing import Any, Dict, Iterator, List, Optional
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 LEDGER_URI = ".priors/ledger.jsonl"  # where a prior with no file to point at lives
@@ -26,59 +30,91 @@ VERDICT_BASELINE = {"still-open": "unchanged", "reaffirmed": "updated", "stale":
 # `files` below: path -> (number of lines, {qualname: (first line, last line)}) for the files that exist now.
 
 
-def last_runs(records: List[Dict[str, Any]]) -> Dict[str, str]:
-    """Each namespace's last committed run (the last `run` record naming it)."""
-    out: Dict[str, str] = {}
-    for r in records:
-        if r.get("t") == "run" and r.get("action") == "commit" and isinstance(r.get("ns"), str) \
-                and isinstance(r.get("run"), str):
-            out[r["ns"]] = r["run"]
-    return out
+class SarifFacts:
+    """What the log reads of the ledger's records rather than of the fold, noted as they pass (`see`, in
+    ledger order) so that none is held — `export --sarif` at 100k priors held every record, ~800 MB:
+    each namespace's last committed run (the last `run` record naming it); the verdicts every run gave
+    (`disposition`, or `scope-missing` when a run recorded a scope missing), as ids and verdicts side by
+    side, to be read for the last runs once the last runs are known; the line an analyzer last reported
+    each prior on (`line` on an ingest's verdict); the reason of a person's last decision on each (when
+    they gave one); and the line of the ledger that first defines each prior (the location of one with
+    no file to point at). `priors`: the fold's priors, whose id strings are held rather than each line's."""
+
+    __slots__ = ("priors", "last", "runs", "seen", "words", "reasons", "reported", "lines", "count")
+
+    def __init__(self, priors: Dict[str, Any]) -> None:
+        self.priors = priors
+        self.last: Dict[str, str] = {}  # namespace -> its last committed run
+        self.runs: Dict[str, Any] = {}  # run -> ([prior id], [verdict], array of each verdict's place)
+        self.seen = 0  # verdicts noted
+        self.words: Dict[str, str] = {}  # one string a verdict word, not one a line
+        self.reasons: Dict[str, str] = {}
+        self.reported: Dict[str, int] = {}
+        self.lines: Dict[str, int] = {}
+        self.count = 0  # records seen (a record's line, in a ledger with one record a line)
+
+    def see(self, r: Dict[str, Any]) -> None:
+        """Note what the log reads of the next record."""
+        self.count += 1
+        t = r.get("t")
+        if t == "event":
+            pid, action = r.get("id"), r.get("action")
+            if type(pid) is not str:
+                return
+            if action == "disposition":
+                line, to = r.get("line"), r.get("to")
+                if type(line) is int and 0 < line < 2 ** 31:
+                    self.reported[self._id(pid)] = line
+                if isinstance(to, str):
+                    self._verdict(r.get("run"), pid, to)
+            elif action == "scope-missing":
+                self._verdict(r.get("run"), pid, "scope-missing")
+            elif action == "decide":
+                reason = r.get("reason")
+                if isinstance(reason, str) and reason.strip():
+                    self.reasons[self._id(pid)] = reason
+                else:
+                    self.reasons.pop(pid, None)
+        elif t == "run":
+            if r.get("action") == "commit" and isinstance(r.get("ns"), str) and isinstance(r.get("run"), str):
+                self.last[r["ns"]] = r["run"]
+        elif t == "prior":
+            pid = r.get("id")
+            if type(pid) is str and pid not in self.lines:
+                self.lines[self._id(pid)] = self.count
+
+    def _id(self, pid: str) -> str:
+        p = self.priors.get(pid)
+        return pid if p is None else p.id
+
+    def _verdict(self, run: Any, pid: str, to: str) -> None:
+        if type(run) is not str:
+            return  # (never a last run)
+        held: Any = self.runs.get(run)
+        if held is None:
+            held = self.runs[run] = ([], [], array("q"))
+        held[0].append(self._id(pid))
+        held[1].append(self.words.setdefault(to, to))
+        held[2].append(self.seen)
+        self.seen += 1
+
+    def verdicts(self) -> Dict[str, str]:
+        """prior id -> the verdict its namespace's last run gave it (the last of them, in ledger order)."""
+        noted = [self.runs[run] for run in sorted(set(self.last.values())) if run in self.runs]
+        if len(noted) == 1:
+            return dict(zip(noted[0][0], noted[0][1]))
+        out: Dict[str, str] = {}
+        for _at, pid, to in sorted((at, pid, to) for ids, tos, ats in noted for pid, to, at in zip(ids, tos, ats)):
+            out[pid] = to
+        return out
 
 
-def run_verdicts(records: List[Dict[str, Any]], last: Dict[str, str]) -> Dict[str, str]:
-    """prior id -> the agent verdict its namespace's last run gave it (`scope-missing` when that run
-    recorded its scope missing)."""
-    wanted = set(last.values())
-    out: Dict[str, str] = {}
-    for r in records:
-        if r.get("t") != "event" or r.get("run") not in wanted or not isinstance(r.get("id"), str):
-            continue
-        if r.get("action") == "disposition" and isinstance(r.get("to"), str):
-            out[r["id"]] = r["to"]
-        elif r.get("action") == "scope-missing":
-            out[r["id"]] = "scope-missing"
-    return out
-
-
-def reported_lines(records: List[Dict[str, Any]]) -> Dict[str, int]:
-    """prior id -> the line an analyzer last reported it on (`line` on an ingest's verdict)."""
-    out: Dict[str, int] = {}
-    for r in records:
-        line = r.get("line")
-        if (r.get("t") == "event" and r.get("action") == "disposition" and isinstance(r.get("id"), str)
-                and type(line) is int and 0 < line < 2 ** 31):
-            out[r["id"]] = line
-    return out
-
-
-def reasons(records: List[Dict[str, Any]]) -> Dict[str, str]:
-    """prior id -> the reason a person gave with their last decision on it (when they gave one)."""
-    out: Dict[str, str] = {}
-    for r in records:
-        if r.get("t") == "event" and r.get("action") == "decide" and isinstance(r.get("id"), str):
-            reason = r.get("reason")
-            if isinstance(reason, str) and reason.strip():
-                out[r["id"]] = reason
-            else:
-                out.pop(r["id"], None)
-    return out
-
-
-def baseline_state(p: Any, last: Optional[str], verdict: Optional[str]) -> Optional[str]:
+def baseline_state(p: Any, last: Optional[str], verdict: Optional[str], rec: Optional[Dict[str, Any]] = None
+                   ) -> Optional[str]:
     """new / unchanged / updated / absent against the namespace's last committed run — or None: a
-    prior fixed before that run is in neither the baseline nor the current state, and is left out."""
-    born = p.rec.get("born")
+    prior fixed before that run is in neither the baseline nor the current state, and is left out.
+    `rec`: the prior's record (`p.rec` when not given)."""
+    born = (p.rec if rec is None else rec).get("born")
     if last is not None and born == last:
         return "new"
     if verdict in VERDICT_BASELINE:
@@ -102,70 +138,93 @@ def rule_id(rec: Dict[str, Any]) -> str:
     return d if isinstance(d, str) and d.strip() else f"priors/{rec.get('type', 'finding')}"
 
 
-def sarif_log(st: Any, records: List[Dict[str, Any]], ns_filter: Optional[str], files: Dict[str, Any],
-              ledger_lines: Dict[str, int], version: str, current_only: bool = False) -> Dict[str, Any]:
-    """The SARIF log: one run per namespace that holds findings, each finding a result.
+class SarifLog:
+    """The SARIF log: one run per namespace that holds findings, each finding a result — as canonical JSON
+    text made a piece at a time (`pieces`: the results of a few hundred findings each), never held
+    whole; `results` counts those written so far.
 
     `files`: what the snapshot layer read from the tree now (see above); `ledger_lines`: prior id
     -> its line in the ledger, the location of a prior whose scope is not a file (`*`, a folder,
     repo-wide). `current_only`: leave out what the last run fixed (`absent`), for viewers that show
-    every result they receive."""
-    last = last_runs(records)
-    verdicts = run_verdicts(records, last)
-    why = reasons(records)
-    now = reported_lines(records)
-    by_ns: Dict[str, List[Any]] = {}
-    for p in st.priors.values():
-        ns = p.ns
-        if not isinstance(ns, str) or (ns_filter is not None and ns != ns_filter):
-            continue
-        if p.facet("activation") != "verify-phase":
-            continue  # lessons and review floors are not findings; `priors export` moves lessons
-        by_ns.setdefault(ns, [])
-        if not p.redacted and p.status != "redacted":
-            by_ns[ns].append(p)
-    runs = []
-    for ns in sorted(by_ns):
-        results: List[Dict[str, Any]] = []
-        rules: Dict[str, int] = {}
-        for p in sorted(by_ns[ns], key=lambda q: (len(q.id), q.id)):
-            state = baseline_state(p, last.get(ns), verdicts.get(p.id))
-            if state is None or (current_only and state == "absent"):
+    every result they receive. Each finding's record is read back a batch at a time and let go
+    (`selection.each_record`), twice: once for its rule (the run's rules are indexed before its
+    results), once for its result."""
+
+    def __init__(self, st: Any, facts: SarifFacts, ns_filter: Optional[str], files: Dict[str, Any],
+                 ledger_lines: Dict[str, int], version: str, current_only: bool = False) -> None:
+        self.st, self.facts, self.ns_filter, self.files = st, facts, ns_filter, files
+        self.ledger_lines, self.version, self.current_only = ledger_lines, version, current_only
+        self.results = 0
+
+    def pieces(self) -> Iterator[str]:
+        """The log's text (without a final line feed): the same text as the canonical JSON of the whole
+        object, key order and all."""
+        facts, ns_filter = self.facts, self.ns_filter
+        by_ns: Dict[str, List[Any]] = {}
+        for p in self.st.priors.values():
+            ns = p.ns
+            if not isinstance(ns, str) or (ns_filter is not None and ns != ns_filter):
                 continue
-            rid = rule_id(p.rec)
-            rules.setdefault(rid, 0)
-            results.append(_result(p, ns, rid, state, why.get(p.id), files, ledger_lines, now.get(p.id)))
+            if p.facet("activation") != "verify-phase":
+                continue  # lessons and review floors are not findings; `priors export` moves lessons
+            by_ns.setdefault(ns, [])
+            if not p.redacted and p.status != "redacted":
+                by_ns[ns].append(p)
+        verdicts = facts.verdicts()
+        yield '{"$schema":' + dumps(SCHEMA_URI) + ',"runs":['
+        for i, ns in enumerate(sorted(by_ns)):
+            yield from self._run(ns, sorted(by_ns[ns], key=lambda q: (len(q.id), q.id)), verdicts, i > 0)
+        yield '],"version":"2.1.0"}'
+
+    def _run(self, ns: str, found: List[Any], verdicts: Dict[str, str], comma: bool) -> Iterator[str]:
+        last = self.facts.last.get(ns)
+        shown: List[Any] = []  # (prior, its baseline state, its rule) of each result, in order
+        rules: Dict[str, int] = {}
+        for p, rec in each_record(found):
+            state = baseline_state(p, last, verdicts.get(p.id), rec)
+            if state is None or (self.current_only and state == "absent"):
+                continue
+            rid = rule_id(rec)
+            shown.append((p, state, rules.setdefault(rid, len(rules))))
         order = sorted(rules)
         index = {r: i for i, r in enumerate(order)}
-        for res in results:
-            res["ruleIndex"] = index[res["ruleId"]]
-        run: Dict[str, Any] = {
-            "automationDetails": {"id": f"priors/{ns}/"},
-            "results": results,
-            "tool": {"driver": {"name": "priors", "version": version,
-                                "rules": [{"id": r, "shortDescription": {"text": r}} for r in order]}},
-        }
-        if ns in last:
-            run["properties"] = {"baselineRun": last[ns]}
-        runs.append(run)
-    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": runs}
+        renumber = [index[r] for r in rules]  # (rules numbered as first met -> their place in `order`)
+        yield ("," if comma else "") + '{"automationDetails":' + dumps({"id": f"priors/{ns}/"})
+        if last is not None:
+            yield ',"properties":' + dumps({"baselineRun": last})
+        yield ',"results":['
+        why, now, files, lines = self.facts.reasons, self.facts.reported, self.files, self.ledger_lines
+        batch: List[str] = []
+        written = 0
+        for (p, rec), (_p, state, k) in zip(each_record(p for p, _s, _k in shown), shown):
+            res = _result(p, rec, ns, rule_id(rec), state, why.get(p.id), files, lines, now.get(p.id))
+            res["ruleIndex"] = renumber[k]
+            batch.append(dumps(res))
+            if len(batch) == 256:
+                yield ("," if written else "") + ",".join(batch)
+                written, batch = written + len(batch), []
+        if batch:
+            yield ("," if written else "") + ",".join(batch)
+            written += len(batch)
+        self.results += written
+        yield '],"tool":' + dumps({"driver": {"name": "priors", "version": self.version,
+                                             "rules": [{"id": r, "shortDescription": {"text": r}} for r in order]}}) + "}"
 
 
-def _result(p: Any, ns: str, rid: str, state: str, reason: Optional[str], files: Dict[str, Any],
+def _result(p: Any, rec: Dict[str, Any], ns: str, rid: str, state: str, reason: Optional[str], files: Dict[str, Any],
             ledger_lines: Dict[str, int], line: Optional[int] = None) -> Dict[str, Any]:
-    rec = p.rec
     sev = rec.get("severity")
     fixed = p.status == "fixed"
     res: Dict[str, Any] = {
         "ruleId": rid,
         "kind": "pass" if fixed else "fail",
-        "level": "none" if fixed else SEVERITY_LEVEL.get(sev, "warning"),
-        "message": {"text": p.claim or rid},
+        "level": "none" if fixed else SEVERITY_LEVEL.get(sev, "warning") if isinstance(sev, str) else "warning",
+        "message": {"text": _claim(rec) or rid},
         "baselineState": state,
         "locations": [_location(p.id, rec, files, ledger_lines, line)],
         "partialFingerprints": {"primaryLocationLineHash": fingerprint(ns, p.id) + ":1",
                                 "priorsPrior/v1": f"{ns}/{p.id}"},
-        "properties": _props(p, ns),
+        "properties": _props(p, rec, ns),
     }
     if p.status in SUPPRESSED:
         sup: Dict[str, Any] = {"kind": "external", "status": "accepted"}
@@ -175,8 +234,12 @@ def _result(p: Any, ns: str, rid: str, state: str, reason: Optional[str], files:
     return res
 
 
-def _props(p: Any, ns: str) -> Dict[str, Any]:
-    rec = p.rec
+def _claim(rec: Dict[str, Any]) -> str:
+    c = rec.get("claim")
+    return c if isinstance(c, str) else ""
+
+
+def _props(p: Any, rec: Dict[str, Any], ns: str) -> Dict[str, Any]:
     out: Dict[str, Any] = {"id": p.id, "ns": ns, "status": p.status, "born": rec.get("born"), "type": rec.get("type")}
     for key in ("scope_ref", "severity", "evidence", "direction", "rule", "fingerprint"):
         if rec.get(key) is not None:

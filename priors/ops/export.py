@@ -6,22 +6,24 @@ standard output or to a file a person names (never one of the keeper's own).
 
 from __future__ import annotations
 
+from itertools import chain
+
 from priors import __version__
 from priors.core.answer import Answer
-from priors.core.canonical import JSONError, dumps, loads
+from priors.core.canonical import JSONError, loads
 from priors.core.errors import UsageError
-from priors.core.fold import parse_lines
-from priors.core.sarif_out import last_runs, sarif_log
+from priors.core.sarif_out import SarifFacts, SarifLog
 from priors.core.spelling import nearest
 from priors.ops.lessons import export_lessons
 from priors.snapshot.anchors import line_spans
 from priors.store.files import atomic_write, read_bytes
-from priors.store.ledger import load_ledger, read_ledger_bytes
+from priors.store.ledger import load_ledger, read_ledger_bytes, read_spans
 from priors.store.paths import Paths, output_target, require_init
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
-    from typing import Any, Dict, List, Optional, Tuple
+    from pathlib import Path
+    from typing import Any, Dict, Iterable, List, Optional
 
     from priors.core.fold import State
 
@@ -34,39 +36,57 @@ def export(paths: Paths, ns: Optional[str], typ: Optional[str], sarif: bool, cur
     if sarif:
         if typ is not None:
             raise UsageError("priors export: --type selects lessons; --sarif exports findings — give one or the other")
-        text, n = export_sarif(paths, ns, current)
-        what = "finding"
+        log = sarif_log(paths, ns, current)
+        if target is None:  # (its text made as it is printed: 60 MB at 100k priors, never held whole)
+            return Answer(0, None, chunks=log.pieces())
+        _write(target, out, (piece.encode("utf-8") for piece in chain(log.pieces(), ["\n"])))
+        n, what = log.results, "finding"
     else:
         if current:
             raise UsageError("priors export: --current goes with --sarif")
         text, n = export_lessons(paths, ns, typ)
         what = "lesson"
-    if target is None:
-        return Answer(0, None, text, encoded=text)  # (one text for both: at 100k priors the bundle is ~6 MB)
-    try:
-        atomic_write(target, [text.encode("utf-8"), b"\n"])
-    except FileNotFoundError:
-        raise UsageError(f"priors export: cannot write {out}: no such directory") from None
+        if target is None:
+            return Answer(0, None, text, encoded=text)  # (one text for both: at 100k priors the bundle is ~6 MB)
+        _write(target, out, [text.encode("utf-8"), b"\n"])
     return Answer(0, {"count": n, "path": out},
                   f"exported {n} {what}{'s' if n != 1 else ''} to {out}" + (" as SARIF 2.1.0" if sarif else ""))
 
 
-def export_sarif(paths: Paths, ns: Optional[str], current_only: bool) -> Tuple[str, int]:
-    """(the SARIF log as canonical JSON text, without the line feed that ends the file; how many results it
-    holds) — `priors export --sarif`."""
+def _write(target: Path, out: Optional[str], pieces: Iterable[bytes]) -> None:
+    try:
+        atomic_write(target, pieces)
+    except FileNotFoundError:
+        raise UsageError(f"priors export: cannot write {out}: no such directory") from None
+
+
+def sarif_log(paths: Paths, ns: Optional[str], current_only: bool) -> SarifLog:
+    """The ledger's findings as a SARIF log (core/sarif_out.py) — `priors export --sarif`: the records
+    read a block at a time, noting what the log reads of them (`SarifFacts`), none held."""
     st = load_ledger(paths, want_data=False).state
-    data = read_ledger_bytes(paths)
-    records = parse_lines(data)
+    passes: List[SarifFacts] = []
+
+    def note(spans: Any, _src: Any) -> SarifFacts:  # (called again on the strict parse of an odd ledger)
+        facts = SarifFacts(st.priors)
+        passes.append(facts)
+        see = facts.see
+        for rec, _at, _n in spans:
+            see(rec)
+        return facts
+
+    facts = read_spans(paths, note)
     if ns is not None:
-        _check_ns(ns, st, records)
-    doc = sarif_log(st, records, ns, _files_now(paths, st, ns), _ledger_lines(data), __version__, current_only)
-    return dumps(doc), sum(len(r["results"]) for r in doc["runs"])
+        _check_ns(ns, st, facts.last)
+    # a prior's line: its record's place where each line holds one record (the clean parse took them all),
+    # else counted in the ledger's bytes (a blank line, CRLF, no final newline)
+    lines = facts.lines if len(passes) == 1 else _ledger_lines(read_ledger_bytes(paths))
+    return SarifLog(st, facts, ns, _files_now(paths, st, ns), lines, __version__, current_only)
 
 
-def _check_ns(ns: str, st: State, records: List[Dict[str, Any]]) -> None:
+def _check_ns(ns: str, st: State, last: Dict[str, str]) -> None:
     """A namespace the ledger never held is a usage error, not an empty log: uploaded to code
     scanning, an empty run would close every alert of the namespace meant (a misspelt `--ns`)."""
-    known = sorted({p.ns for p in st.priors.values() if isinstance(p.ns, str)} | set(last_runs(records)))
+    known = sorted({p.ns for p in st.priors.values() if isinstance(p.ns, str)} | set(last))
     if ns in known:
         return
     close = nearest(ns, known)

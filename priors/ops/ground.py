@@ -149,15 +149,16 @@ def list_scopes(paths: Paths, run: str, wanted: Sequence[str], lines: bool) -> A
     wanted = [p[2:] if p.startswith("./") else p for p in wanted]
     with Lock(paths):
         st = load_ledger(paths, want_data=False).state
-        rf = read_run(paths, run)
+        rf = read_run(paths, run, snapshot="compact", known=st.priors)  # (an open-heavy run's file whole: ~100 MB)
         require_open(st, rf)
-        refs = sorted(r for r in rf.scopes if not wanted or any(_under(r, w) for w in wanted))
+        scopes = rf.scopes
+        refs = sorted(r for r in scopes if not wanted or any(_under(r, w) for w in wanted))
         spans: Dict[str, List[int]] = {}
         if lines:
             for file in sorted({r.split("#", 1)[0] for r in refs if "#" in r}):
                 for name, first, last in spans_for(paths, rf, file)[0]:
                     spans[f"{file}#{name}"] = [first, last]
-    obj = {r: spans.get(r, rf.scopes[r]) if lines else rf.scopes[r] for r in refs}
+    obj = {r: spans.get(r, scopes[r]) if lines else scopes[r] for r in refs}
     text = "\n".join(f"{r}  {spans[r][0]}-{spans[r][1]}" if r in spans else r for r in refs)
     return Answer(0, obj, text)
 
