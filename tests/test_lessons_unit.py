@@ -9,10 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as S
 
+from priors.core.canonical import dumps, loads
 from priors.core.errors import UsageError
 from priors.core.grammar import check_tags
 from priors.core.inject import injected_record
-from priors.core.lesson_bundles import export_bundle, reflection_packet
+from priors.core.lesson_bundles import Bundle, reflection_packet
 from priors.core.lessons import (
     Budget,
     Ledger,
@@ -327,12 +328,16 @@ def test_export_bundle_leaves_out_retired_redacted_and_non_lessons():
         prior("P-0004", "run-001", "a finding", facets=CONCL),
         seal("run-001"), decide("P-0002", "obsolete"),
     ]
-    bundle = export_bundle(Ledger.of(recs), None, None)
+    made = Bundle(Ledger.of(recs), None, None)
+    text = "".join(made.pieces())
+    bundle = loads(text)
+    assert dumps(bundle) == text and made.lessons == len(bundle["lessons"])
     assert [x["origin"]["id"] for x in bundle["lessons"]] == ["P-0001"]
     item = bundle["lessons"][0]
     assert item["tags"] == ["ci"] and item["score"] == {"uses": 0, "wins": 0, "partials": 0, "losses": 0}
-    assert export_bundle(Ledger.of(recs), "b", None)["lessons"] == []
-    assert export_bundle(Ledger.of(recs), None, "behavioral")["lessons"] == []
+    assert loads("".join(Bundle(Ledger.of(recs), "b", None).pieces()))["lessons"] == []
+    none = Bundle(Ledger.of(recs), None, "behavioral")
+    assert loads("".join(none.pieces()))["lessons"] == [] and none.lessons == 0
 
 
 # ------------------------------------------------------------------ folded lesson statistics vs a fresh computation

@@ -37,18 +37,16 @@ def export(paths: Paths, ns: Optional[str], typ: Optional[str], sarif: bool, cur
         if typ is not None:
             raise UsageError("priors export: --type selects lessons; --sarif exports findings — give one or the other")
         log = sarif_log(paths, ns, current)
-        if target is None:  # (its text made as it is printed: 60 MB at 100k priors, never held whole)
-            return Answer(0, None, chunks=log.pieces())
-        _write(target, out, (piece.encode("utf-8") for piece in chain(log.pieces(), ["\n"])))
-        n, what = log.results, "finding"
+        made, what = log.pieces, "finding"
     else:
         if current:
             raise UsageError("priors export: --current goes with --sarif")
-        text, n = export_lessons(paths, ns, typ)
-        what = "lesson"
-        if target is None:
-            return Answer(0, None, text, encoded=text)  # (one text for both: at 100k priors the bundle is ~6 MB)
-        _write(target, out, [text.encode("utf-8"), b"\n"])
+        bundle = export_lessons(paths, ns, typ)
+        made, what = bundle.pieces, "lesson"
+    if target is None:  # (the text made as it is printed: the SARIF log is ~50 MB at 100k priors, never held whole)
+        return Answer(0, None, chunks=made())
+    _write(target, out, (piece.encode("utf-8") for piece in chain(made(), ["\n"])))
+    n = log.results if sarif else bundle.lessons
     return Answer(0, {"count": n, "path": out},
                   f"exported {n} {what}{'s' if n != 1 else ''} to {out}" + (" as SARIF 2.1.0" if sarif else ""))
 

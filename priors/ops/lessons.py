@@ -14,7 +14,7 @@ from priors.core.fold import next_run_id
 from priors.core.grammar import PRESETS, check_at_door, check_lesson_claim, check_tags
 from priors.core.inject import rival_lines
 from priors.core.lesson_bundles import (
-    export_bundle,
+    Bundle,
     next_ids,
     present_claims,
     read_bundle,
@@ -204,9 +204,8 @@ def _safe(text: str) -> str:
 # ------------------------------------------------------------------ export / import
 
 
-def export_lessons(paths: Paths, ns: Optional[str], typ: Optional[str]) -> Tuple[str, int]:
-    """(the bundle as canonical JSON text, without the line feed that ends the file; how many lessons it
-    holds) — `priors export`."""
+def export_lessons(paths: Paths, ns: Optional[str], typ: Optional[str]) -> Bundle:
+    """The bundle of the live lessons (`priors export`), its text made as it is written."""
     require_init(paths)
     ledger = lesson_ledger(paths)[1]
     if ns is not None:
@@ -217,9 +216,7 @@ def export_lessons(paths: Paths, ns: Optional[str], typ: Optional[str]) -> Tuple
                                              and isinstance(p.rec.get("type"), str)} - set(LESSON_TYPES))
         if typ not in known:  # a misspelt type would export nothing and look like no lessons
             raise UsageError(f"priors export: --type {typ!r}: expected one of {', '.join(known)}")
-    bundle = export_bundle(ledger, ns, typ)
-    del ledger  # (the fold let go before the bundle is encoded)
-    return dumps(bundle), len(bundle["lessons"])
+    return Bundle(ledger, ns, typ)
 
 
 def import_bundle(paths: Paths, name: str, obj: Any, ns: str, accept: bool) -> Answer:
