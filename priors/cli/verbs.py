@@ -203,7 +203,8 @@ declare(Verb('scopes', "print an open run's scope refs (with --lines, line spans
 
 Print the scope refs of an open run's snapshot, one per line, sorted: the
 refs a candidate's `scope_ref` may name. PATH limits them to files and
-directories at or under those paths (as refs: `src/a.py`, `src/`).
+directories at or under those paths (as refs: `src/a.py`, `src/`); where none
+lies under them, a line says so.
   --lines   beside each definition, its line span in the snapshot (`12-30`)
   --json    one JSON object {ref: hash} (with --lines: {ref: [first, last]} for definitions)
 Instead of a ref a candidate may give `"at": "src/a.py:120"`; the keeper

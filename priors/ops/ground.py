@@ -160,6 +160,9 @@ def list_scopes(paths: Paths, run: str, wanted: Sequence[str], lines: bool) -> A
                     spans[f"{file}#{name}"] = [first, last]
     obj = {r: spans.get(r, scopes[r]) if lines else scopes[r] for r in refs}
     text = "\n".join(f"{r}  {spans[r][0]}-{spans[r][1]}" if r in spans else r for r in refs)
+    if not refs:  # (a mistyped path is said, not printed as nothing)
+        text = (f"no scope of {run}'s snapshot lies under {' or '.join(wanted)}" if wanted
+                else f"{run}'s snapshot holds no scope")
     return Answer(0, obj, text)
 
 
