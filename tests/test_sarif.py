@@ -336,6 +336,29 @@ def test_an_empty_ledger_exports_an_empty_log(keeper: Keeper) -> None:
     assert doc["runs"] == [] and doc["version"] == "2.1.0"
 
 
+def test_odd_records_an_agent_wrote_export_as_well(keeper: Keeper, tmp_path: Path) -> None:
+    """A ledger line the keeper would not write but whose JSON is sound — an event whose run is a list, a
+    severity that is a list, a prior's line spaced its own way — exports: the log is made, each prior
+    where its line is (it stopped with `unexpected error` on the first two, and placed the third at line 1)."""
+    k = keeper
+    k.write("src/a.py", A1)
+    k.ok("ingest-sarif", ruff_sarif(k, "r1.sarif"), "--ns", "ruff", "--snapshot", "src")
+    ledger = k.root / ".priors" / "ledger.jsonl"
+    lines = ledger.read_bytes().decode("utf-8").split("\n")
+    first = next(i for i, x in enumerate(lines) if '"t":"prior"' in x)
+    rec = json.loads(lines[first])
+    rec.update(scope_ref="*", severity=["gate"])
+    lines[first] = json.dumps(rec)  # (spaced: `"t": "prior"`)
+    lines.insert(-1, json.dumps({"t": "event", "id": rec["id"], "action": "disposition", "to": "still-open",
+                                 "run": ["run-001"], "by": "agent"}, separators=(",", ":")))
+    ledger.write_bytes("\n".join(lines).encode("utf-8"))
+    doc = json.loads(k.ok("export", "--sarif"))
+    validate(doc)
+    (odd,) = [r for r in doc["runs"][0]["results"] if r["properties"]["priors"]["id"] == rec["id"]]
+    assert odd["level"] == "warning" and odd["properties"]["priors"]["severity"] == ["gate"]
+    assert odd["locations"][0]["physicalLocation"]["region"] == {"startLine": first + 1}
+
+
 def test_redacted_priors_never_leave(keeper: Keeper) -> None:
     k = keeper
     k.write("src/a.py", A1)
