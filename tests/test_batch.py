@@ -84,3 +84,51 @@ def test_several_files_and_stdin(keeper):
     out = keeper.ok("propose", "one.json", "two.json", "-", "--run", "run-001", "--ns", "review",
                     stdin=json.dumps(cands[2]))
     assert out.splitlines() == ["P-0001 staged (new)", "P-0002 staged (new)", "P-0003 staged (new)"]
+
+
+def test_disposition_pairs_from_a_file_or_stdin_answer_as_arguments_do(tmp_path):
+    """`--from FILE|-`: pairs one `ID VERDICT` a line, after any given as arguments — the same answer, text
+    and JSON, and the same ledger as the pairs given as arguments; a line that is not a pair is a usage error
+    naming it, before anything is staged."""
+    answers = []
+    for way in ("argv", "file", "stdin"):
+        root = tmp_path / way
+        root.mkdir()
+        k = Keeper(root)
+        k.ok("init")
+        scopes, cands = _setup(k)
+        k.write("all.json", json.dumps(cands))
+        k.ok("propose", "all.json", "--run", "run-001", "--ns", "review")
+        k.ok("commit", "--run", "run-001")
+        k.open_run("review", scopes)
+        pairs = ["P-0001", "still-open", "P-0404", "fixed", "P-0002", "still-open", "P-0003", "still-open"]
+        if way == "file":
+            k.write("verdicts.txt", "P-0404 fixed\r\n\n  P-0002\tstill-open\nP-0003 still-open")
+            r = k("disposition", *pairs[:2], "--run", "run-002", "--from", "verdicts.txt", "--json")
+        elif way == "stdin":
+            r = k("disposition", "--run", "run-002", "--from", "-", "--json",
+                  stdin="\n".join(f"{a} {b}" for a, b in zip(pairs[::2], pairs[1::2])) + "\n")
+        else:
+            r = k("disposition", *pairs, "--run", "run-002", "--json")
+        assert r.code == 1, r  # (P-0404 refused, the rest staged)
+        answers.append(json.loads(r.out))
+        k.ok("commit", "--run", "run-002")
+        answers.append(k.ledger_bytes())
+    assert answers[0] == answers[2] == answers[4] and answers[1] == answers[3] == answers[5]
+    assert [x.get("id") for x in answers[0]["items"]] == ["P-0001", "P-0404", "P-0002", "P-0003"]
+
+
+def test_disposition_from_a_bad_file_is_a_usage_error_staging_nothing(keeper):
+    _setup(keeper)
+    staged = keeper.root / ".priors" / "runs" / "run-001" / "dispositions.jsonl"
+    for text, want in (("P-0001 fixed extra\n", "line 1: expected ID VERDICT"),
+                       ("P-0001 fixed\nP-0002\n", "line 2: expected ID VERDICT"),
+                       ("P-0001 fi\x1cxed\n", "line 1 holds a control"),
+                       ("", "give ID VERDICT pairs, or --from FILE")):
+        keeper.write("v.txt", text)
+        assert want in keeper.usage("disposition", "--run", "run-001", "--from", "v.txt")
+    (keeper.root / "bad.txt").write_bytes(b"P-0001 \xff\n")
+    assert "not UTF-8" in keeper.usage("disposition", "--run", "run-001", "--from", "bad.txt")
+    assert "no such file" in keeper.usage("disposition", "--run", "run-001", "--from", "nope.txt")
+    assert "give ID VERDICT pairs" in keeper.usage("disposition", "--run", "run-001")
+    assert not staged.exists()

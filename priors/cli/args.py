@@ -134,7 +134,7 @@ def check_ns(verb: str, value: str) -> None:
 
 
 # Flags and verbs whose values name files: a file name may be any bytes, so these are not text.
-PATH_FLAGS = ("--scopes", "--snapshot", "--svg", "-o", "--out", "--keep", "--raw", "--merge")
+PATH_FLAGS = ("--scopes", "--snapshot", "--svg", "-o", "--out", "--keep", "--raw", "--merge", "--from")
 PATH_POSITIONALS = ("propose", "hash", "snapshot", "import", "merge-driver", "ingest-sarif")
 
 

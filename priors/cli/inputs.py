@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from priors.cli.args import check_text
 from priors.core.canonical import JSONError, loads
 from priors.core.errors import UsageError
 from priors.core.vocabulary import MAX_INPUT_BYTES
@@ -27,6 +28,27 @@ def read_input(name: str, what: str) -> bytes:
     if data is None:
         raise UsageError(f"priors: {what} {name}: no such file")
     return data
+
+
+def verdict_pairs(data: bytes, name: str) -> List[Tuple[str, str]]:
+    """`disposition --from FILE`'s pairs: a line `ID VERDICT` each (blank lines skipped). A run of 70k
+    verdicts is too long for a command line to carry well: Python itself holds ~75 MB for 140k
+    arguments before the keeper starts, and past ~2 MB of them the system refuses to start it."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"priors disposition: --from {name}: not UTF-8") from None
+    pairs: List[Tuple[str, str]] = []
+    for n, line in enumerate(text.split("\n"), 1):
+        line = line[:-1] if line.endswith("\r") else line
+        check_text("disposition", f"--from {name} line {n}", line.replace("\t", " "))  # (before it is split)
+        words = line.split()
+        if not words:
+            continue
+        if len(words) != 2:
+            raise UsageError(f"priors disposition: --from {name}: line {n}: expected ID VERDICT, two words")
+        pairs.append((words[0], words[1]))
+    return pairs
 
 
 def parse_json_input(data: bytes, name: str, what: str) -> Any:

@@ -6,6 +6,7 @@ own, so each verb loads the code it runs.
 
 from __future__ import annotations
 
+from priors.cli.inputs import read_input, verdict_pairs
 from priors.core.errors import UsageError
 from priors.ops import run
 from priors.store.paths import Paths
@@ -21,6 +22,11 @@ def cmd_disposition(a: Parsed, ctx: Context) -> Answer:
     if len(a.pos) % 2:
         raise UsageError("priors disposition: give ID VERDICT pairs\nusage: " + a.spec.usage)
     pairs = [(a.pos[i], a.pos[i + 1]) for i in range(0, len(a.pos), 2)]
+    name = a.get("from")
+    if name is not None:  # (after those on the command line, in order)
+        pairs += verdict_pairs(read_input(str(name), "verdicts"), str(name))
+    if not pairs:
+        raise UsageError("priors disposition: give ID VERDICT pairs, or --from FILE\nusage: " + a.spec.usage)
     return run.disposition(Paths(ctx.root), a.get("run"), pairs)
 
 
