@@ -273,6 +273,7 @@ def test_scopes_verb_and_settled_here(keeper):
     # a path under which nothing lies (a typo) is said so; its JSON is the empty map
     assert keeper.ok("scopes", "--run", "run-002", "nope/") == "no scope of run-002's snapshot lies under nope/\n"
     assert json.loads(keeper.ok("scopes", "--run", "run-002", "nope/", "--json")) == {}
+    assert keeper.ok("scopes", "--run", "run-002", "x\n::error::boom").count("\n") == 1  # (no line of its own)
     keeper.ok("abort", "--run", "run-002")
     rel = json.loads(keeper.ok("relevant", "--ns", NS, "--snapshot", "--settled", "1"))
     assert [x["id"] for x in rel["settled_here"]] == ["P-0001"] and rel["settled_here_more"] == 1

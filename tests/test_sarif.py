@@ -359,6 +359,43 @@ def test_odd_records_an_agent_wrote_export_as_well(keeper: Keeper, tmp_path: Pat
     assert odd["locations"][0]["physicalLocation"]["region"] == {"startLine": first + 1}
 
 
+def test_an_export_stopped_midway_writes_no_file(keeper: Keeper, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The log is written as it is made: a ledger found changed in place while the results are read back
+    stops it — a file named with -o is not written (the one there stays as it was, no temp file is left);
+    printed, the text ends where it stopped and the reason is raised (the command line: exit 2)."""
+    from priors.core import sarif_out
+    from priors.core.errors import DamagedLedger
+    from priors.ops.export import export
+    from priors.store.paths import Paths
+
+    k = keeper
+    k.write("src/a.py", A1)
+    k.ok("ingest-sarif", ruff_sarif(k, "r1.sarif"), "--ns", "ruff", "--snapshot", "src")
+    k.ok("export", "--sarif", "-o", "out.sarif")
+    before = (k.root / "out.sarif").read_bytes()
+    read_back = sarif_out.each_record
+    calls = []
+
+    def failing(ps):  # (the second read: the results, after the log's head is written)
+        calls.append(1)
+        if len(calls) == 2:
+            raise DamagedLedger("priors: .priors/ledger.jsonl changed in place while this command read it")
+        return read_back(ps)
+
+    monkeypatch.setattr(sarif_out, "each_record", failing)
+    with pytest.raises(DamagedLedger, match="changed in place"):
+        export(Paths(k.root), None, None, True, False, str(k.root / "out.sarif"))
+    assert (k.root / "out.sarif").read_bytes() == before
+    assert sorted(p.name for p in k.root.iterdir() if p.name.startswith(".out.sarif")) == []
+    calls.clear()
+    pieces = export(Paths(k.root), None, None, True, False, None).chunks
+    assert pieces is not None
+    got = [next(pieces)]
+    with pytest.raises(DamagedLedger, match="changed in place"):
+        got.extend(pieces)
+    assert got and before.decode("utf-8").startswith("".join(got))
+
+
 def test_redacted_priors_never_leave(keeper: Keeper) -> None:
     k = keeper
     k.write("src/a.py", A1)

@@ -10,6 +10,7 @@ import posixpath
 
 from priors.core.answer import Answer
 from priors.core.canonical import JSONError, dumps, loads, sha12_bytes
+from priors.core.controls import one_line
 from priors.core.errors import Refusal
 from priors.core.grammar import check_run_id, location_of
 from priors.core.protocol import nearest_refs
@@ -159,9 +160,10 @@ def list_scopes(paths: Paths, run: str, wanted: Sequence[str], lines: bool) -> A
                 for name, first, last in spans_for(paths, rf, file)[0]:
                     spans[f"{file}#{name}"] = [first, last]
     obj = {r: spans.get(r, scopes[r]) if lines else scopes[r] for r in refs}
-    text = "\n".join(f"{r}  {spans[r][0]}-{spans[r][1]}" if r in spans else r for r in refs)
+    # (a ref or a path holding a line feed — a file may be named so — cannot start a line of its own)
+    text = "\n".join(f"{one_line(r)}  {spans[r][0]}-{spans[r][1]}" if r in spans else one_line(r) for r in refs)
     if not refs:  # (a mistyped path is said, not printed as nothing)
-        text = (f"no scope of {run}'s snapshot lies under {' or '.join(wanted)}" if wanted
+        text = (f"no scope of {run}'s snapshot lies under {one_line(' or '.join(wanted))}" if wanted
                 else f"{run}'s snapshot holds no scope")
     return Answer(0, obj, text)
 
