@@ -114,6 +114,7 @@ class Comparison(NamedTuple):
     tree: Path
     ours: List[str]
     ref: List[str]
+    ok: Tuple[int, ...] = (0,)  # our exit codes that are a whole answer
 
 
 def comparisons(idle: Path, clone: Path, run: str, prior: str) -> List[Comparison]:
@@ -133,7 +134,9 @@ def comparisons(idle: Path, clone: Path, run: str, prior: str) -> List[Compariso
         Comparison("(b) render", idle, ["render"], ["render"]),
         Comparison("(b) redact", idle, ["redact", prior, "--because", "bench"], ["redact", prior, "--because", "bench"]),
         Comparison("(b) hash --text (start-up)", idle, ["hash", "--text", "some text"], ["hash", "--text", "some text"]),
-        Comparison("(c) verify --no-git vs status", idle, ["verify", "--no-git"], ["status"]),
+        # (the bench ledger holds lines today's door refuses — its generator's repeated directions — so verify
+        # answers with their problems, exit 1: a whole answer, timed as one)
+        Comparison("(c) verify --no-git vs status", idle, ["verify", "--no-git"], ["status"], (0, 1)),
     ]
 
 
@@ -145,7 +148,7 @@ def compare_pair(c: Comparison, ours_prefix: List[str], node: List[str], env: Di
     failure = ""
     for _ in range(reps):
         s = run_once(ours_prefix + c.ours, copy(c.tree, "ref-ours"), env)
-        if s.code != 0:
+        if s.code not in c.ok:
             raise SystemExit(f"bench: priors {' '.join(c.ours)} exited {s.code}: {s.text[:300]}")
         ours.append(s)
         if not failure:
