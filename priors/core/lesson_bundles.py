@@ -167,7 +167,7 @@ class Bundle:
         ledger, ns, typ = self.ledger, self.ns, self.typ
         stats = ledger.stats()
         yield f'{{"format":{dumps(BUNDLE_FORMAT)},"lessons":['
-        batch: List[str] = []
+        batch: List[Dict[str, Any]] = []  # (encoded a batch at a time: one encoder call each, not one a lesson)
         for p in ledger.state.priors.values():
             if not is_lesson(p) or p.status not in INJECTABLE:
                 continue
@@ -179,12 +179,12 @@ class Bundle:
             item = {k: rec[k] for k in CARRIED if k in rec}
             item["origin"] = {"id": p.id, "ns": p.ns, "born": rec.get("born"), "status": p.status}
             item["score"] = stats.get(p.id, Stats()).as_dict()
-            batch.append(dumps(item))
+            batch.append(item)
             if len(batch) == 256:
-                yield ("," if self.lessons else "") + ",".join(batch)
+                yield ("," if self.lessons else "") + dumps(batch)[1:-1]
                 self.lessons, batch = self.lessons + len(batch), []
         if batch:
-            yield ("," if self.lessons else "") + ",".join(batch)
+            yield ("," if self.lessons else "") + dumps(batch)[1:-1]
             self.lessons += len(batch)
         yield f'],"version":{dumps(BUNDLE_VERSION)}}}'
 

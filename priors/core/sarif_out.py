@@ -194,17 +194,17 @@ class SarifLog:
             yield ',"properties":' + dumps({"baselineRun": last})
         yield ',"results":['
         why, now, files, lines = self.facts.reasons, self.facts.reported, self.files, self.ledger_lines
-        batch: List[str] = []
+        batch: List[Dict[str, Any]] = []  # (encoded a batch at a time: one encoder call each, not one a result)
         written = 0
         for (p, rec), (_p, state, k) in zip(each_record(p for p, _s, _k in shown), shown):
             res = _result(p, rec, ns, rule_id(rec), state, why.get(p.id), files, lines, now.get(p.id))
             res["ruleIndex"] = renumber[k]
-            batch.append(dumps(res))
+            batch.append(res)
             if len(batch) == 256:
-                yield ("," if written else "") + ",".join(batch)
+                yield ("," if written else "") + dumps(batch)[1:-1]
                 written, batch = written + len(batch), []
         if batch:
-            yield ("," if written else "") + ",".join(batch)
+            yield ("," if written else "") + dumps(batch)[1:-1]
             written += len(batch)
         self.results += written
         yield '],"tool":' + dumps({"driver": {"name": "priors", "version": self.version,

@@ -94,9 +94,9 @@ def status(paths: Paths, calls: bool, as_json: bool) -> Answer:
 
 
 def _decoded(lines: List[Any]) -> Iterator[str]:
-    """`status --calls`' lines (a namespace's asks as one piece of UTF-8 each) as text, a newline between
-    each two, each decoded only as it is printed."""
-    for i, x in enumerate(lines):
-        if i:
-            yield "\n"
-        yield x if isinstance(x, str) else x.decode("utf-8", "surrogatepass")
+    """`status --calls`' lines (each ask's text one piece of UTF-8) as text, a newline between each two —
+    a few hundred decoded and joined at a time as they are printed, never all."""
+    for at in range(0, len(lines), 256):
+        run = lines[at:at + 256]
+        yield ("\n" if at else "") + "\n".join(x if isinstance(x, str) else x.decode("utf-8", "surrogatepass")
+                                               for x in run)
