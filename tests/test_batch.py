@@ -103,7 +103,7 @@ def test_disposition_pairs_from_a_file_or_stdin_answer_as_arguments_do(tmp_path)
         k.open_run("review", scopes)
         pairs = ["P-0001", "still-open", "P-0404", "fixed", "P-0002", "still-open", "P-0003", "still-open"]
         if way == "file":
-            k.write("verdicts.txt", "P-0404 fixed\r\n\n  P-0002\tstill-open\nP-0003 still-open")
+            k.write("verdicts.txt", "\ufeffP-0404 fixed\r\n\n  P-0002\tstill-open\nP-0003 still-open")  # (a BOM: not the id's)
             r = k("disposition", *pairs[:2], "--run", "run-002", "--from", "verdicts.txt", "--json")
         elif way == "stdin":
             r = k("disposition", "--run", "run-002", "--from", "-", "--json",
@@ -124,7 +124,10 @@ def test_disposition_from_a_bad_file_is_a_usage_error_staging_nothing(keeper):
     for text, want in (("P-0001 fixed extra\n", "line 1: expected ID VERDICT"),
                        ("P-0001 fixed\nP-0002\n", "line 2: expected ID VERDICT"),
                        ("P-0001 fi\x1cxed\n", "line 1 holds a control"),
-                       ("", "give ID VERDICT pairs, or --from FILE")):
+                       ("", "--from v.txt holds no ID VERDICT pair"),
+                       (" \n\n", "--from v.txt holds no ID VERDICT pair"),
+                       ("P-0001 fixed\n\nP-0002 nope\n", "--from v.txt: line 3: unknown verdict 'nope'"),
+                       ("P-0001 wontfix\n", "--from v.txt: line 1: 'wontfix' is a human verdict")):
         keeper.write("v.txt", text)
         assert want in keeper.usage("disposition", "--run", "run-001", "--from", "v.txt")
     (keeper.root / "bad.txt").write_bytes(b"P-0001 \xff\n")

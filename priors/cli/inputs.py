@@ -9,6 +9,7 @@ from pathlib import Path
 from priors.cli.args import check_text
 from priors.core.canonical import JSONError, loads
 from priors.core.errors import UsageError
+from priors.core.grammar import check_agent_verdict
 from priors.core.vocabulary import MAX_INPUT_BYTES
 from priors.snapshot.scan import take_snapshot, tty_progress
 from priors.store.files import read_bytes, read_stdin
@@ -35,7 +36,7 @@ def verdict_pairs(data: bytes, name: str) -> List[Tuple[str, str]]:
     verdicts is too long for a command line to carry well: Python itself holds ~75 MB for 140k
     arguments before the keeper starts, and past ~2 MB of them the system refuses to start it."""
     try:
-        text = data.decode("utf-8")
+        text = _no_bom(data).decode("utf-8")  # (a byte order mark some editors write is not part of an id)
     except UnicodeDecodeError:
         raise UsageError(f"priors disposition: --from {name}: not UTF-8") from None
     pairs: List[Tuple[str, str]] = []
@@ -47,7 +48,14 @@ def verdict_pairs(data: bytes, name: str) -> List[Tuple[str, str]]:
             continue
         if len(words) != 2:
             raise UsageError(f"priors disposition: --from {name}: line {n}: expected ID VERDICT, two words")
+        try:
+            check_agent_verdict(words[1])
+        except UsageError as exc:  # (the line named)
+            where = f"priors disposition: --from {name}: line {n}: "
+            raise UsageError(str(exc).replace("priors disposition: ", where, 1)) from None
         pairs.append((words[0], words[1]))
+    if not pairs:
+        raise UsageError(f"priors disposition: --from {name} holds no ID VERDICT pair")
     return pairs
 
 

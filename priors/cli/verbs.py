@@ -210,7 +210,8 @@ lies under them, a line says so.
 Instead of a ref a candidate may give `"at": "src/a.py:120"`; the keeper
 resolves it to the innermost definition spanning that line, else the file."""))
 declare(Verb('disposition', "record the agent's verdict on an old finding", RITUAL, "run_verbs", ANSWER,
-             usage='priors disposition ID VERDICT [ID VERDICT ...] --run RUN [--from FILE|-] [--json]',
+             usage=('priors disposition ID VERDICT [ID VERDICT ...] --run RUN [--json]'
+                    ' | priors disposition --run RUN --from FILE|- [--json]'),
              flags={"--run": VALUE, "--from": VALUE, "--json": BOOL},
              tool=Tool("Judge old findings", False,
                        "Record your verdict on verify items (or challenged on an injected lesson); each is "
@@ -224,7 +225,8 @@ declare(Verb('disposition', "record the agent's verdict on an old finding", RITU
                        }, ("run", "verdicts"))),
              min_pos=0,
              max_pos=None,
-             help="""usage: priors disposition ID VERDICT [ID VERDICT ...] --run RUN [--from FILE|-] [--json]
+             help="""usage: priors disposition ID VERDICT [ID VERDICT ...] --run RUN [--json]
+       priors disposition --run RUN --from FILE|- [--json]
 
 Record your verdict on an old finding the run had to verify:
   fixed              the issue is gone
@@ -235,9 +237,9 @@ Record your verdict on an old finding the run had to verify:
   obsolete-proposed  suggest the human retire it
 
 Several ID VERDICT pairs may be given; each is judged as if alone, in order.
---from FILE (or - for standard input) reads more pairs, one `ID VERDICT` a line,
-after those given as arguments: a run's thousands of verdicts in one call (a
-command line that long costs memory, and past ~2 MB the system refuses it).
+--from FILE (or - for standard input) reads pairs, one `ID VERDICT` a line, after
+any given as arguments: a run's thousands of verdicts in one call (a command
+line that long costs memory, and past ~2 MB the system refuses it).
 --json prints one canonical JSON object {"items": [...], "run": ...} instead of lines.
 Human verdicts (accepted, wontfix, obsolete, reopen, keep) belong to `priors decide`."""))
 declare(Verb('propose', 'stage a new prior (vetoed if it repeats the past)', RITUAL, "propose_verb", ANSWER,

@@ -132,7 +132,7 @@ size, credentials replaced by [redacted: KIND]. Scoring the session keeps its
 traces for `reflect`; of the unscored, the newest max_traces (default 100).
   --prune N / --prune-scored N   keep the newest N unscored / scored traces
   --where   where the ledger, config, traces and session records are"""))
-declare(Verb('export', 'write a JSON bundle of lessons (no runs, scores or notes)', LESSONS, "lessons_verbs", ANSWER,
+declare(Verb('export', 'write a JSON bundle of lessons, or (--sarif) the findings as SARIF', LESSONS, "lessons_verbs", ANSWER,
              usage='priors export [--ns NS] [--type T] [-o FILE] | priors export --sarif [--ns NS] [--current] [-o FILE]',
              flags={"--ns": VALUE, "--type": VALUE, "--out": VALUE, "--sarif": BOOL, "--current": BOOL},
              aliases={'-o': '--out', '--output': '--out'},
