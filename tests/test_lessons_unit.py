@@ -13,7 +13,7 @@ from priors.core.canonical import dumps, loads
 from priors.core.errors import UsageError
 from priors.core.grammar import check_tags
 from priors.core.inject import injected_record
-from priors.core.lesson_bundles import Bundle, reflection_packet
+from priors.core.lesson_bundles import Bundle, RunRecords, reflection_packet
 from priors.core.lessons import (
     Budget,
     Ledger,
@@ -312,7 +312,10 @@ def test_reflection_packet_names_only_what_existed_at_the_time():
         score("run-002", "failure", reason="missed the flaky test"),
     ]
     led = Ledger.of(recs)
-    text = reflection_packet(led, ["run-002"], "a")
+    noted = RunRecords(led.state, ["run-002"])
+    for r in recs:
+        noted.see(r)
+    text = "".join(reflection_packet(led, ["run-002"], "a", noted))
     run_part = text.split("### run-002")[1]
     injected = run_part.split("- lessons injected at that time:")[1].split("- lessons born after")[0]
     assert "P-0001" in injected and "P-0002" not in injected

@@ -15,6 +15,7 @@ from priors.core.lessons import (
     is_lesson,
 )
 from priors.core.plain import Plain
+from priors.core.selection import each_record
 from priors.core.similarity import claim_key
 from priors.core.traces import packet_lines
 from priors.core.vocabulary import DOOR
@@ -26,34 +27,76 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 # ------------------------------------------------------------------ reflection packets
 
 
-def _run_findings(ledger: Ledger, run: str) -> Tuple[List[PriorState], List[Tuple[str, str]]]:
-    born = [p for p in ledger.state.priors.values() if p.rec.get("born") == run]
-    disp = [(str(r.get("id")), str(r.get("to"))) for r in ledger.records
-            if r.get("t") == "event" and r.get("action") == "disposition" and r.get("run") == run]
-    return born, disp
+class RunRecords:
+    """What a reflection packet reads of the ledger's records rather than of its fold, noted as they pass
+    (`see`, in ledger order) so that none is held — `reflect` at 100k priors parsed and held every record,
+    ~530 MB: the verdicts each of the packet's runs gave, in order, and each lesson's place (the number of
+    its last record in the ledger)."""
+
+    __slots__ = ("priors", "verdicts", "lesson_at", "count")
+
+    def __init__(self, st: State, runs: Sequence[str]) -> None:
+        self.priors = st.priors
+        self.verdicts: Dict[str, List[Tuple[str, str]]] = {run: [] for run in runs}
+        self.lesson_at: Dict[str, int] = {}
+        self.count = 0
+
+    def see(self, r: Dict[str, Any]) -> None:
+        """Note what the packet reads of the next record."""
+        at = self.count
+        self.count += 1
+        t = r.get("t")
+        if t == "event":
+            if r.get("action") == "disposition":
+                run = r.get("run")
+                held = self.verdicts.get(run) if type(run) is str else None
+                if held is not None:
+                    held.append((str(r.get("id")), str(r.get("to"))))
+        elif t == "prior":
+            pid = r.get("id")
+            p = self.priors.get(pid) if type(pid) is str else None
+            if p is not None and is_lesson(p):
+                self.lesson_at[p.id] = at
 
 
-def _claim(p: Optional[PriorState]) -> str:
+def _born_in(st: State, runs: Sequence[str]) -> Dict[str, List[PriorState]]:
+    """The priors each of `runs` raised (as each prior's record says), their records read back a batch at
+    a time and not kept."""
+    born: Dict[str, List[PriorState]] = {run: [] for run in runs}
+    for p, rec in each_record(list(st.priors.values())):
+        b = rec.get("born")
+        if type(b) is str and b in born:
+            born[b].append(p)
+    return born
+
+
+def _claim(p: Optional[PriorState], rec: Optional[Dict[str, Any]] = None) -> str:
+    """A prior's claim as the packet quotes it (`rec`: its record, when read already)."""
     if p is None:
         return "(unknown)"
     if p.redacted:
         return "(redacted)"
-    return p.claim
+    if rec is None:
+        return p.claim
+    c = rec.get("claim")
+    return c if isinstance(c, str) else ""
 
 
 def _quote(text: str) -> str:
     return " ".join(text.split())
 
 
-def reflection_packet(ledger: Ledger, runs: List[str], ns: Optional[str],
-                      traces: Optional[Dict[str, List[Dict[str, Any]]]] = None) -> str:
-    """The packet; `traces`: per run, the traces a harness kept of the coding session scored as it
-    (prompt, lessons given, what the assistant and its tools did), quoted under the run."""
+def reflection_packet(ledger: Ledger, runs: List[str], ns: Optional[str], noted: RunRecords,
+                      traces: Optional[Dict[str, List[Dict[str, Any]]]] = None) -> Iterator[str]:
+    """The packet's text, in pieces; `noted`: what the runs' records say (`RunRecords`, every record seen); `traces`: per
+    run, the traces a harness kept of the coding session scored as it (prompt, lessons given, what the
+    assistant and its tools did), quoted under the run."""
     traces = traces or {}
     st = ledger.state
     stats = ledger.stats()
     starts = ledger.block_starts()
-    born_at = {rec.get("id"): i for i, rec in enumerate(ledger.records) if rec.get("t") == "prior"}
+    born_at = noted.lesson_at
+    born_in = _born_in(st, runs)
     lines = [
         f"# Reflection packet — {ns if ns else 'all namespaces'}",
         "",
@@ -98,10 +141,10 @@ def reflection_packet(ledger: Ledger, runs: List[str], ns: Optional[str],
     else:
         lines.append("| id | area | status | score | uses | lesson |")
         lines.append("|---|---|---|---|---|---|")
-        for p in current:
+        for p, rec in each_record(current):  # (each record read back, not kept: p.claim keeps it)
             s = stats.get(p.id, Stats())
             lines.append(f"| {p.id} | {p.ns} | {p.status} | {fmt_score(s.score)} | {s.uses} "
-                         f"({s.wins}✓ {s.partials}~ {s.losses}✗) | {_quote(p.claim).replace('|', '/')} |")
+                         f"({s.wins}✓ {s.partials}~ {s.losses}✗) | {_quote(_claim(p, rec)).replace('|', '/')} |")
     lines += ["", "## Runs", ""]
     for run in runs:
         info = ledger.runs.get(run)
@@ -116,18 +159,20 @@ def reflection_packet(ledger: Ledger, runs: List[str], ns: Optional[str],
         if isinstance(summary, list) and summary:
             lines.append("- commit summary:")
             lines += [f"      {s}" for s in summary]
-        born, disp = _run_findings(ledger, run)
+        born, disp = born_in.get(run, []), noted.verdicts.get(run, [])
         if disp:
             lines.append("- verdicts this run: " + ", ".join(f"{pid} → {to}" for pid, to in disp))
         if born:
             lines.append("- new this run:")
-            for p in born:
-                lines.append(f"  - {p.id} ({p.rec.get('type', '?')}, now {p.status}) — {_quote(_claim(p))}")
+            for p, rec in each_record(born):
+                lines.append(f"  - {p.id} ({rec.get('type', '?')}, now {p.status}) — {_quote(_claim(p, rec))}")
         shown = ledger.credited(scores[-1]) if scores else (ledger.shown_for(run) or [])
         if shown:
             lines.append("- lessons injected at that time:")
+            known = each_record([p for p in map(st.priors.get, shown) if p is not None])  # (in order; not kept)
             for pid in shown:
-                lines.append(f"  - {pid} — {_quote(_claim(st.priors.get(pid)))}")
+                q = st.priors.get(pid)
+                lines.append(f"  - {pid} — {_quote(_claim(q, next(known)[1]) if q is not None else _claim(q))}")
         else:
             lines.append("- lessons injected at that time: none")
         start = starts.get(run, info.index if info else 0)
@@ -141,7 +186,20 @@ def reflection_packet(ledger: Ledger, runs: List[str], ns: Optional[str],
                          " lessons each agent run was given):")
             lines += ["  " + x for x in packet_lines(kept)]
         lines.append("")
-    return "\n".join(lines).rstrip("\n") + "\n"
+    return _ended(lines)
+
+
+def _ended(lines: List[str]) -> Iterator[str]:
+    """`"\n".join(lines).rstrip("\n") + "\n"` a thousand lines at a time, never joined whole (a packet
+    quoting thousands of lessons is megabytes of text)."""
+    while lines and not lines[-1].rstrip("\n"):
+        lines.pop()
+    if not lines:
+        yield "\n"
+        return
+    lines[-1] = lines[-1].rstrip("\n")
+    for at in range(0, len(lines), 1024):
+        yield "\n".join(lines[at:at + 1024]) + "\n"
 
 
 # ------------------------------------------------------------------ export / import bundles

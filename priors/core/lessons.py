@@ -245,13 +245,10 @@ def last_decides(pairs: Iterable[Tuple[int, Dict[str, Any]]]) -> Dict[str, int]:
 
 
 class Ledger:
-    """Everything the lessons loop derives from the folded ledger (`State.loop`), computed once per call.
+    """Everything the lessons loop derives from the folded ledger (`State.loop`), computed once per call."""
 
-    `records` (the parsed ledger) only for the reflection packet, which quotes runs' dispositions."""
-
-    def __init__(self, state: State, records: Optional[List[Dict[str, Any]]] = None) -> None:
+    def __init__(self, state: State) -> None:
         self.state = state
-        self.records: List[Dict[str, Any]] = records if records is not None else []
         self._loop = state.loop
         self._runs: Optional[Dict[str, RunInfo]] = None
         self._scores: Optional[Dict[str, List[Score]]] = None
@@ -262,7 +259,7 @@ class Ledger:
 
     @classmethod
     def of(cls, records: List[Dict[str, Any]], state: Optional[State] = None) -> "Ledger":
-        return cls(state if state is not None else fold(records), records)
+        return cls(state if state is not None else fold(records))
 
     @property
     def runs(self) -> Dict[str, RunInfo]:

@@ -72,7 +72,7 @@ def sarif_log(paths: Paths, ns: Optional[str], current_only: bool) -> SarifLog:
             see(rec)
         return facts
 
-    facts = read_spans(paths, note)
+    facts = read_spans(paths, note, packs=True)  # (a prior's line read for its id alone: its claim never decoded)
     if ns is not None:
         _check_ns(ns, st, facts.last)
     # a prior's line: its record's place where each line holds one record (the clean parse took them all),

@@ -15,6 +15,7 @@ from priors.core.grammar import PRESETS, check_at_door, check_lesson_claim, chec
 from priors.core.inject import rival_lines
 from priors.core.lesson_bundles import (
     Bundle,
+    RunRecords,
     next_ids,
     present_claims,
     read_bundle,
@@ -34,7 +35,7 @@ from priors.core.views import check_namespace, known_namespaces
 from priors.core.vocabulary import LESSON_TYPES
 from priors.store.config import read_config, write_config
 from priors.store.files import atomic_write, check_inside, make_dir
-from priors.store.ledger import append_and_apply, load_ledger, open_runs, read_records
+from priors.store.ledger import append_and_apply, load_ledger, open_runs, read_spans
 from priors.store.lock import Lock
 from priors.store.paths import Paths, list_run_dirs, require_init
 from priors.store.reflection import REFLECTION_DIR
@@ -48,10 +49,10 @@ if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~
 
 
 
-def lesson_ledger(paths: Paths, records: bool = False) -> Tuple[Any, Ledger]:
-    """(the loaded ledger, lessons.Ledger over its folded state); `records`: with the parsed records too."""
+def lesson_ledger(paths: Paths) -> Tuple[Any, Ledger]:
+    """(the loaded ledger, lessons.Ledger over its folded state)."""
     loaded = load_ledger(paths, want_data=False)
-    return loaded, Ledger(loaded.state, read_records(paths) if records else None)
+    return loaded, Ledger(loaded.state)
 
 
 def refuse_if_open(paths: Paths, st: State, verb: str) -> None:
@@ -159,7 +160,7 @@ def reflect(paths: Paths, n: Any, ns: Optional[str], dry_run: bool, include_lear
         raise UsageError("priors reflect: --mark-existing marks unlearned runs; --include-learned makes no sense with it")
     require_init(paths)
     with Lock(paths):
-        loaded, ledger = lesson_ledger(paths, records=True)
+        loaded, ledger = lesson_ledger(paths)
         if ns is not None:
             check_namespace("reflect", [ns], known_namespaces(ledger.state))
         runs = ledger.scored_runs(ns, include_learned)
@@ -179,12 +180,12 @@ def reflect(paths: Paths, n: Any, ns: Optional[str], dry_run: bool, include_lear
             verb = "would mark" if dry_run else "marked"
             return Answer(0, {"marked": [] if dry_run else to_mark, "runs": runs},
                           f"{verb} {len(to_mark)} run{'s' if len(to_mark) != 1 else ''} as learned: {', '.join(to_mark)}")
-        text = visible(reflection_packet(ledger, runs, ns, traces_by_run(paths)))
+        pieces = reflection_packet(ledger, runs, ns, run_records(paths, ledger.state, runs), traces_by_run(paths))
         rdir = paths.dir / REFLECTION_DIR
         name = f"reflect-{runs[-1]}{'-' + _safe(ns) if ns else ''}.md"
         check_inside(rdir / name)  # a symlinked reflection/ would carry the packet out of the repository
         make_dir(rdir)
-        atomic_write(rdir / name, text.encode("utf-8"))
+        atomic_write(rdir / name, (visible(piece).encode("utf-8") for piece in pieces))  # (never joined whole)
         if to_mark and not dry_run:
             append_and_apply(paths, loaded, [{"t": "learned", "runs": to_mark}])
     rel = f".priors/{REFLECTION_DIR}/{name}"
@@ -195,6 +196,18 @@ def reflect(paths: Paths, n: Any, ns: Optional[str], dry_run: bool, include_lear
         lines.append(f"marked learned: {', '.join(to_mark)}")
     lines.append(f"next: the agent reads {rel} and proposes lessons in its next run; you accept the good ones")
     return Answer(0, {"marked": [] if dry_run else to_mark, "packet": rel, "runs": runs}, "\n".join(lines))
+
+
+def run_records(paths: Paths, st: State, runs: List[str]) -> RunRecords:
+    """What the packet reads of the ledger's records (`RunRecords`), noted a block at a time."""
+    def note(spans: Any, _src: Any) -> RunRecords:  # (called again on the strict parse of an odd ledger)
+        noted = RunRecords(st, runs)
+        see = noted.see
+        for rec, _at, _n in spans:
+            see(rec)
+        return noted
+
+    return read_spans(paths, note, packs=True)  # (a prior's line read for its id alone: its claim never decoded)
 
 
 def _safe(text: str) -> str:
