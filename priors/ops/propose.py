@@ -25,7 +25,7 @@ from priors.core.vocabulary import ATTEMPT_CODES
 from priors.ops.ground import resolve_location
 from priors.ops.run import refused_item
 from priors.store import lesson_keys
-from priors.store.ledger import load_ledger, read_records
+from priors.store.ledger import load_ledger, read_spans
 from priors.store.lock import Lock
 from priors.store.paths import Paths, require_init
 from priors.store.staging import read_run, save_staging
@@ -66,10 +66,15 @@ def with_reasons(paths: Paths, r: Refusal) -> None:
     if not settled:
         return
     want = {s.get("id") for s in settled}
-    reasons: Dict[str, Any] = {}
-    for rec in read_records(paths):
-        if rec.get("t") == "event" and rec.get("action") == "decide" and rec.get("id") in want:
-            reasons[rec["id"]] = rec.get("reason")
+
+    def note(spans: Any, _src: Any) -> Dict[str, Any]:  # (a block at a time, none held: called again on a strict parse)
+        reasons: Dict[str, Any] = {}
+        for rec, _at, _n in spans:
+            if rec.get("t") == "event" and rec.get("action") == "decide" and rec.get("id") in want:
+                reasons[rec["id"]] = rec.get("reason")
+        return reasons
+
+    reasons = read_spans(paths, note, packs=True)
     for s in settled:
         why = reasons.get(s.get("id"))
         if isinstance(why, str):

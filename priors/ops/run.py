@@ -27,7 +27,7 @@ from priors.core.views import display_status
 from priors.ops.opening import staged_shapes, stored_scopes_checked
 from priors.store import lesson_keys
 from priors.store.files import aftercare
-from priors.store.ledger import append_and_apply, load_ledger, open_runs, read_records, render
+from priors.store.ledger import append_and_apply, load_ledger, open_runs, read_records, read_spans, render
 from priors.store.lock import Lock
 from priors.store.paths import Paths, list_run_dirs, require_init
 from priors.store.staging import drop_staging, move_staging, read_run, write_jsonl
@@ -169,8 +169,21 @@ def decided_since_open(paths: Paths, st: State, rf: RunFiles) -> List[str]:
     opened = (rf.relevant or {}).get("ledger_records")
     if not isinstance(opened, int) or isinstance(opened, bool) or opened == st.records:
         return []
-    records = read_records(paths)
-    return decided_since(records[opened:] if 0 <= opened <= len(records) else records)
+
+    def note(spans: Any, _src: Any) -> List[str]:  # (a block at a time, none held: called again on a strict parse)
+        after: List[str] = []  # decided in the lines since the run opened
+        every: List[str] = []  # and in all: the ledger holds fewer lines than it did then
+        count = 0
+        for rec, _at, _n in spans:
+            got = decided_since([rec]) if rec.get("t") == "event" else None
+            if got:
+                every += got
+                if count >= opened:
+                    after += got
+            count += 1
+        return after if 0 <= opened <= count else every
+
+    return read_spans(paths, note, packs=True)
 
 
 def commit_extra(rf: RunFiles, run: str) -> List[Dict[str, Any]]:
