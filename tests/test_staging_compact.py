@@ -366,3 +366,69 @@ def test_a_comma_that_ends_a_block_is_read_past_before_the_next_item():
     rest = ",".join(json.dumps(x) for x in items[1:]) + '],"ns":"web"}'
     got = json_stream.read_object(iter([first.encode(), rest.encode()]), {"verify": _List})
     assert got is None or (got["verify"].items == items and got["ns"] == "web")
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2 ** 32), spaced=st.booleans(), damage=st.integers(0, 9), ordered=st.booleans())
+def test_carry_rewrites_the_snapshot_as_the_whole_parse_would(tmp_path_factory, seed, spaced, damage, ordered):
+    """`carry`'s `relevant.json` for the new run, its long lists and scopes kept as text a run at a time
+    (SPAN made small): byte for byte the canonical JSON of the strict parse with `run` set — or refused as
+    the whole parse refuses it. Scopes as the keeper writes them (ascending ASCII refs) and any others:
+    unsorted, a key twice, refs past ASCII."""
+    from priors.core.errors import UsageError
+    from priors.store.staging import moved_relevant
+
+    rnd = random.Random(seed)
+    keys = ["verify", "inject", "floors", "nudges", "settled_here", "scopes", "ns", "run", "moves", "other"]
+    pairs = [(rnd.choice(keys), _member(rnd)) for _ in range(rnd.randint(0, 7))]
+    if ordered:  # (a snapshot's scopes as the keeper writes them, many: several runs of pairs)
+        refs = sorted({f"src/{rnd.choice('abcxyz')}{i}.py" + rnd.choice(["", "#f", "#C.m"]) for i in range(rnd.randint(0, 40))})
+        pairs.append(("scopes", {r: "%012x" % rnd.getrandbits(48) for r in refs}))
+    sep = (", ", ": ") if spaced else (",", ":")
+    text = "{" + sep[0].join(json.dumps(k) + sep[1] + json.dumps(v, ensure_ascii=rnd.random() < 0.5, separators=sep)
+                             for k, v in pairs) + "}"
+    if damage == 1:
+        text = text[:rnd.randint(0, len(text))]
+    elif damage == 2 and len(text) > 2:
+        at = rnd.randint(1, len(text) - 1)
+        text = text[:at] + rnd.choice([",", "]", "}", "{", "[", '"', "x", "NaN", "1e400"]) + text[at:]
+    elif damage == 3:
+        text = "\ufeff" + text
+    data = text.encode("utf-8", "surrogatepass")
+    try:
+        whole = loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, JSONError):
+        whole = None
+    root = tmp_path_factory.mktemp("carry")
+    paths = Paths(root)
+    paths.run_dir("run-001").mkdir(parents=True)
+    (paths.run_dir("run-001") / "relevant.json").write_bytes(data)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(json_stream, "SPAN", rnd.choice([8, 64, 4096]))  # (runs of one pair, of a few, of all)
+        if not isinstance(whole, dict):
+            with pytest.raises(UsageError):
+                moved_relevant(paths, "run-001", "run-002")
+            return
+        got = moved_relevant(paths, "run-001", "run-002")
+    assert got is not None and b"".join(got) == (dumps(dict(whole, run="run-002")) + "\n").encode("utf-8")
+
+
+@pytest.mark.parametrize("text", [
+    '{"run":"run-001","scopes":{"a.py":"000000000001","b.py":"000000000002","c.py":"000000000003"}}',
+    '{"scopes":{"b.py":"000000000002","a.py":"000000000001"},"run":"run-001"}',  # (unsorted: held as the dict)
+    '{"scopes":{"a.py":"1","b.py":"2","a.py":"3"},"run":"run-001"}',  # (a key twice, apart: the last value)
+    '{"scopes":{"é.py":"1","a.py":"2"},"verify":[{"id":"P-0001"},{"id":"P-0002"}],"run":"run-001"}',
+    '{"verify":[],"scopes":{},"run":["run-001"]}',
+    # (in code points U+FFFD comes first, in the UTF-16 order canonical JSON sorts by the emoji does)
+    '{"scopes":{"\ufffd.py":"1","\U0001f600.py":"2"},"run":"run-001"}',
+])
+def test_carry_rewrites_these_snapshots_as_the_whole_parse_would(tmp_path, text):
+    from priors.store.staging import moved_relevant
+
+    paths = Paths(tmp_path)
+    paths.run_dir("run-001").mkdir(parents=True)
+    (paths.run_dir("run-001") / "relevant.json").write_text(text, encoding="utf-8")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(json_stream, "SPAN", 8)  # (a run of pairs each pair)
+        got = moved_relevant(paths, "run-001", "run-002")
+    assert got is not None and b"".join(got) == (dumps(dict(loads(text), run="run-002")) + "\n").encode("utf-8")

@@ -25,7 +25,7 @@ from priors.core.protocol import (
 )
 from priors.core.run_files import RunFiles, staging_file
 from priors.core.secret_patterns import guard
-from priors.core.verdicts import Records
+from priors.core.verdicts import Records, Verdicts
 from priors.core.vocabulary import ATTEMPT_CODES, CANDIDATE_FIELDS, DOOR, NS_RE, PRIOR_RE, prior_number
 
 TYPE_CHECKING = False
@@ -508,9 +508,10 @@ def block_of(records: List[Dict[str, Any]], run: str) -> Optional[Tuple[int, int
     return start, end + 1
 
 
-def carried(rf: RunFiles, new_run: str, max_prior: int) -> Tuple[Dict[str, Any], List[List[Any]], Dict[str, str]]:
-    """A run's staging moved to `new_run`: (its relevant.json, its dispositions, staged priors and
-    calls — in STAGING_FILES order —, the staged prior ids renumbered after `max_prior`, old → new).
+def carried(rf: RunFiles, new_run: str, max_prior: int) -> Tuple[List[Any], Dict[str, str]]:
+    """A run's staging moved to `new_run`: (its dispositions, staged priors and calls — in STAGING_FILES
+    order, None for a file left unwritten: it holds nothing —, the staged prior ids renumbered after
+    `max_prior`, old → new). Its `relevant.json` is the store's to rewrite (`staging.moved_relevant`).
     Nothing is judged here: the commit of the new run judges every line against the ledger as it is then."""
     ids: Dict[str, str] = {}
     for rec in rf.staged:
@@ -526,6 +527,7 @@ def carried(rf: RunFiles, new_run: str, max_prior: int) -> Tuple[Dict[str, Any],
             if isinstance(dist, list):
                 rec["distinct_from"] = sorted({ids.get(x, x) if isinstance(x, str) else x for x in dist}, key=str)
         staged.append(rec)
-    disp = [dict(ev, run=new_run) if isinstance(ev, dict) and ev.get("run") == rf.run else ev for ev in rf.dispositions]
-    relevant = dict(rf.relevant or {}, run=new_run)
-    return relevant, [disp, staged, list(rf.escalations)], ids
+    disp = Verdicts(new_run)  # (held as the door's lines are, not as 70k dicts)
+    for ev in rf.dispositions:
+        disp.append(dict(ev, run=new_run) if isinstance(ev, dict) and ev.get("run") == rf.run else ev)
+    return [disp if len(disp) else None, staged or None, list(rf.escalations) or None], ids

@@ -30,7 +30,7 @@ from priors.store.files import aftercare
 from priors.store.ledger import append_and_apply, load_ledger, open_runs, read_records, read_spans, render
 from priors.store.lock import Lock
 from priors.store.paths import Paths, list_run_dirs, require_init
-from priors.store.staging import drop_staging, move_staging, read_run, write_jsonl
+from priors.store.staging import drop_staging, move_staging, moved_relevant, read_run, write_jsonl
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
@@ -206,7 +206,7 @@ def carry(paths: Paths, run: str) -> Answer:
     require_init(paths)
     with Lock(paths):
         st = load_ledger(paths, want_data=False).state
-        if read_run(paths, run).relevant is None:
+        if read_run(paths, run, snapshot="none").relevant is None:
             raise Refusal("UNKNOWN_RUN", run=run, hint=NO_SUCH_RUN)
         others = [r for r in open_runs(paths, st) if r != run]
         if others:
@@ -216,8 +216,8 @@ def carry(paths: Paths, run: str) -> Answer:
             raise Refusal("RUN_COMMITTED", run=run,
                           hint=f"the ledger's {run} is this very staging: `priors commit --run {run}` finishes it")
         new = next_run_id(st, list_run_dirs(paths))
-        relevant, files, ids = carried(read_run(paths, run), new, st.max_prior)
-        move_staging(paths, run, new, relevant, files)
+        files, ids = carried(read_run(paths, run, snapshot="none"), new, st.max_prior)
+        move_staging(paths, run, new, moved_relevant(paths, run, new), files)
     moved = "".join(f"; {old} is now {pid}" for old, pid in ids.items())
     text = (f"{run}'s staging is now {new}, open{moved}. `priors commit --run {new}` judges all of it against the"
             " ledger as it is now")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from priors.core.canonical import JSONError, dumps, loads
+from priors.core.canonical import JSONError, dumps, loads, object_pieces_utf8
 from priors.core.errors import UsageError
 from priors.core.json_stream import read_object
 from priors.core.run_files import ATTEMPTS_FILE, STAGING_FILES, WITHDRAWN_FILE, RunFiles
@@ -153,20 +153,89 @@ def save_staging(paths: Paths, rf: RunFiles, before: Tuple[int, ...]) -> None:
         write_jsonl(rdir / ATTEMPTS_FILE, rf.attempts)
 
 
-def move_staging(paths: Paths, old: str, new: str, relevant: Any, files: List[List[Any]]) -> None:
+class _Encoded:
+    """A sink of `read_object`: a list's items kept as their canonical JSON text in UTF-8, a run of items
+    at a time (each run one piece: its items joined by commas), the items themselves let go."""
+
+    __slots__ = ("texts",)
+
+    def __init__(self) -> None:
+        self.texts: List[bytes] = []
+
+    def add_all(self, items: Any) -> None:
+        if items:
+            self.texts.append(dumps(list(items))[1:-1].encode("utf-8"))
+
+
+class _EncodedPairs:
+    """A sink of `read_object`: an object's pairs kept as their canonical JSON text in UTF-8 while they come
+    as the keeper writes them (each run's keys after the last run's, plain ASCII: the runs' texts in
+    file order are then the canonical text), a run of pairs at a time; any other object is held as the
+    dict the parser makes."""
+
+    __slots__ = ("texts", "last", "d")
+
+    def __init__(self) -> None:
+        self.texts: List[bytes] = []
+        self.last: Optional[str] = None
+        self.d: Optional[Dict[str, Any]] = None
+
+    def add_pairs(self, pairs: Dict[str, Any]) -> None:
+        if self.d is None:
+            if not pairs:
+                return
+            first, last = min(pairs), max(pairs)  # (a run's own pairs the encoder sorts)
+            if all(k.isascii() for k in pairs) and (self.last is None or self.last < first):
+                self.texts.append(dumps(pairs)[1:-1].encode("utf-8"))
+                self.last = last
+                return
+            self.d = loads("{" + b",".join(self.texts).decode("utf-8") + "}")
+            self.texts = []
+        self.d.update(pairs)
+
+    def text(self) -> bytes:
+        return dumps(self.d).encode("utf-8") if self.d is not None else b"{" + b",".join(self.texts) + b"}"
+
+
+MOVED_LISTS = ("verify", "inject", "floors", "nudges", "settled_here")  # a snapshot's long lists, kept as text
+
+
+def moved_relevant(paths: Paths, old: str, new: str) -> Optional[List[bytes]]:
+    """`old`'s `relevant.json` as `carry` writes it for `new` — the canonical JSON of its object with `run`
+    set to `new`, and a line feed — in pieces (None when there is none): its long lists read an item at a
+    time and kept as their text, not as objects (an open-heavy run's file is ~80 MB of them at 100k
+    priors). A text the block reader does not take is parsed whole, as before, refused or read alike."""
+    rdir = paths.run_dir(old)
+    check_inside(rdir / "relevant.json")
+    blocks = read_blocks(rdir / "relevant.json")
+    if blocks is None:
+        return None
+    kept: Dict[str, Any] = {key: _Encoded for key in MOVED_LISTS}
+    kept["scopes"] = _EncodedPairs
+    got = read_object(blocks, kept)
+    if got is None:
+        whole = _relevant_whole(rdir, old)
+        return None if whole is None else [(dumps(dict(whole, run=new)) + "\n").encode("utf-8")]
+    got["run"] = new
+    return object_pieces_utf8({k: v.texts if isinstance(v, _Encoded) else v.text() if isinstance(v, _EncodedPairs)
+                               else dumps(v).encode("utf-8") for k, v in got.items()}, b"\n")
+
+
+def move_staging(paths: Paths, old: str, new: str, relevant: Any, files: List[Any]) -> None:
     """Write a run's staging under a new run id, its stored snapshot last (it is what makes the run
     open), then drop the old folder — the new one is taken back if that fails. Caches (`spans.json`)
-    are left behind: they are rebuilt when needed."""
+    are left behind: they are rebuilt when needed. `relevant`: the snapshot's text in pieces
+    (`moved_relevant`); `files`: each staging file's lines, or None for a file not written."""
     rdir = paths.run_dir(new)
     make_dir(rdir)
     tried = read_bytes(paths.run_dir(old) / ATTEMPTS_FILE)  # what the agent tried goes with the run, as it was
     try:
         for name, items in zip(STAGING_FILES, files):
-            if items:
+            if items is not None:
                 write_jsonl(rdir / name, items)
         if tried:
             atomic_write(rdir / ATTEMPTS_FILE, tried)
-        atomic_write(rdir / "relevant.json", (dumps(relevant) + "\n").encode("utf-8"))
+        atomic_write(rdir / "relevant.json", relevant)
         remove_tree(paths.run_dir(old))
     except BaseException:
         discard_tree(rdir)
