@@ -290,6 +290,19 @@ def test_reflect_writes_a_time_travel_safe_packet_and_marks_runs_learned(keeper:
                    for p in (keeper.root / ".priors" / "reflection").glob("*.md"))
 
 
+def test_reflect_writes_a_lone_surrogate_a_hand_put_in_a_claim_as_its_escape(keeper: Keeper):
+    """A ledger line written by hand may spell a lone surrogate (`\\udc80`) in a lesson's claim: the packet
+    quotes it as that escape — it stopped `reflect` with an unexpected error."""
+    add(keeper, "Lesson one.")
+    r2 = run_once(keeper)["run"]
+    keeper.ok("score", r2, "failure")
+    ledger = keeper.root / ".priors" / "ledger.jsonl"
+    ledger.write_bytes(ledger.read_bytes().replace(b'"claim":"Lesson one."', b'"claim":"Lesson \\udc80one."', 1))
+    keeper.ok("reflect", "--dry-run")
+    packet = (keeper.root / ".priors" / "reflection" / f"reflect-{r2}.md").read_text(encoding="utf-8")
+    assert "P-0001 — Lesson \\udc80one." in packet
+
+
 def test_reflect_mark_existing_and_ns(keeper: Keeper):
     add(keeper, "A.")
     add(keeper, "B.", ns="docs")

@@ -67,6 +67,17 @@ def test_the_tax_rate_variants_are_refused(keeper):
         (keeper.root / ".priors/runs/run-002/staged.jsonl").read_text() == ""
 
 
+def test_a_decide_line_whose_id_is_no_string_does_not_stop_the_reasons(keeper):
+    """A hand-written decide event whose id is a list (no prior's) is passed over when a SETTLED_NEARBY
+    refusal lists the person's reasons: it stopped `propose` with an unexpected error."""
+    _settled(keeper)
+    with open(keeper.root / ".priors" / "ledger.jsonl", "a", encoding="utf-8") as fh:
+        fh.write('{"action":"decide","by":"human","id":["P-0001"],"t":"event","to":"wontfix"}\n')
+    body = keeper.refused("SETTLED_NEARBY", "propose", keeper.candidate(conclusion(
+        "the VAT percentage is a literal in the code", scope_ref="src/tax.py")), "--run", "run-002", "--ns", NS)
+    assert body["settled"][0]["reason"] == "the rate is set by law"
+
+
 def test_scope_words_do_not_sink_a_claim():
     a = "the tax rate is hard-coded"
     for b in ("tax rate is a hard-coded constant", "The tax rate is hard coded"):

@@ -185,7 +185,8 @@ def reflect(paths: Paths, n: Any, ns: Optional[str], dry_run: bool, include_lear
         name = f"reflect-{runs[-1]}{'-' + _safe(ns) if ns else ''}.md"
         check_inside(rdir / name)  # a symlinked reflection/ would carry the packet out of the repository
         make_dir(rdir)
-        atomic_write(rdir / name, (visible(piece).encode("utf-8") for piece in pieces))  # (never joined whole)
+        # (never joined whole; a lone surrogate a hand wrote into a claim is written as its escape, not refused)
+        atomic_write(rdir / name, (visible(piece).encode("utf-8", "backslashreplace") for piece in pieces))
         if to_mark and not dry_run:
             append_and_apply(paths, loaded, [{"t": "learned", "runs": to_mark}])
     rel = f".priors/{REFLECTION_DIR}/{name}"

@@ -70,7 +70,8 @@ def with_reasons(paths: Paths, r: Refusal) -> None:
     def note(spans: Any, _src: Any) -> Dict[str, Any]:  # (a block at a time, none held: called again on a strict parse)
         reasons: Dict[str, Any] = {}
         for rec, _at, _n in spans:
-            if rec.get("t") == "event" and rec.get("action") == "decide" and rec.get("id") in want:
+            pid = rec.get("id")  # (an id that is a list or an object is no prior's)
+            if rec.get("t") == "event" and rec.get("action") == "decide" and type(pid) is str and pid in want:
                 reasons[rec["id"]] = rec.get("reason")
         return reasons
 
