@@ -87,16 +87,9 @@ def _cut(data: bytes, rnd: random.Random) -> List[bytes]:
     return out
 
 
-@settings(max_examples=200, deadline=None)
-@given(seed=st.integers(0, 2 ** 32), spaced=st.booleans(), damage=st.integers(0, 9))
-def test_the_block_reader_reads_what_the_strict_parser_reads(seed, spaced, damage):
-    """Any text, cut into any blocks, parsed a run of items at a time (SPAN made tiny, so every list
-    and object is read in many runs): the lists' items and the objects' pairs reach their sinks in order,
-    as the strict parse of the whole text holds them, or the reader gives the text up (None) — always
-    when the strict parse refuses it."""
-    rnd = random.Random(seed)
-    keys = ["verify", "inject", "scopes", "ns", "run", "moves", "other"]
-    pairs = [(rnd.choice(keys), _member(rnd)) for _ in range(rnd.randint(0, 6))]
+def _object_text(rnd: random.Random, pairs: List[Any], spaced: bool, damage: int) -> bytes:
+    """A JSON object of `pairs` (a key may come twice), spaced or not, its strings escaped or not — damaged
+    by `damage`: 1 cut short, 2 a stray character, 3 a BOM before it, 4 something after it."""
     sep = (", ", ": ") if spaced else (",", ":")
     text = "{" + sep[0].join(json.dumps(k) + sep[1] + json.dumps(v, ensure_ascii=rnd.random() < 0.5, separators=sep)
                              for k, v in pairs) + "}"
@@ -109,7 +102,19 @@ def test_the_block_reader_reads_what_the_strict_parser_reads(seed, spaced, damag
         text = "\ufeff" + text
     elif damage == 4:
         text += rnd.choice(["x", "{}", " \n", ","])
-    data = text.encode("utf-8", "surrogatepass")
+    return text.encode("utf-8", "surrogatepass")
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2 ** 32), spaced=st.booleans(), damage=st.integers(0, 9))
+def test_the_block_reader_reads_what_the_strict_parser_reads(seed, spaced, damage):
+    """Any text, cut into any blocks, parsed a run of items at a time (SPAN made tiny, so every list
+    and object is read in many runs): the lists' items and the objects' pairs reach their sinks in order,
+    as the strict parse of the whole text holds them, or the reader gives the text up (None) — always
+    when the strict parse refuses it."""
+    rnd = random.Random(seed)
+    keys = ["verify", "inject", "scopes", "ns", "run", "moves", "other"]
+    data = _object_text(rnd, [(rnd.choice(keys), _member(rnd)) for _ in range(rnd.randint(0, 6))], spaced, damage)
     try:
         want = loads(data.decode("utf-8"))
     except (UnicodeDecodeError, JSONError):
@@ -384,17 +389,7 @@ def test_carry_rewrites_the_snapshot_as_the_whole_parse_would(tmp_path_factory, 
     if ordered:  # (a snapshot's scopes as the keeper writes them, many: several runs of pairs)
         refs = sorted({f"src/{rnd.choice('abcxyz')}{i}.py" + rnd.choice(["", "#f", "#C.m"]) for i in range(rnd.randint(0, 40))})
         pairs.append(("scopes", {r: "%012x" % rnd.getrandbits(48) for r in refs}))
-    sep = (", ", ": ") if spaced else (",", ":")
-    text = "{" + sep[0].join(json.dumps(k) + sep[1] + json.dumps(v, ensure_ascii=rnd.random() < 0.5, separators=sep)
-                             for k, v in pairs) + "}"
-    if damage == 1:
-        text = text[:rnd.randint(0, len(text))]
-    elif damage == 2 and len(text) > 2:
-        at = rnd.randint(1, len(text) - 1)
-        text = text[:at] + rnd.choice([",", "]", "}", "{", "[", '"', "x", "NaN", "1e400"]) + text[at:]
-    elif damage == 3:
-        text = "\ufeff" + text
-    data = text.encode("utf-8", "surrogatepass")
+    data = _object_text(rnd, pairs, spaced, damage)
     try:
         whole = loads(data.decode("utf-8"))
     except (UnicodeDecodeError, JSONError):
