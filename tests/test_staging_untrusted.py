@@ -263,6 +263,18 @@ def test_carry_takes_staged_ids_the_ledger_took_and_keeps_distinct_from_pointing
     assert keeper("verify").code == 0
 
 
+def test_carry_moves_a_hand_written_distinct_from_of_any_shape(keeper):
+    """A staged line's `distinct_from` holding a list (a hand wrote it) is moved as it is, for the commit to
+    judge: carry stopped with an unexpected error on it."""
+    run, good = _one_staged(keeper)
+    staged = _run_dir(keeper, run) / "staged.jsonl"
+    line = dict(json.loads(staged.read_text().splitlines()[0]), distinct_from=[["x"], "P-0001"])
+    staged.write_text(json.dumps(line) + "\n")
+    moved = json.loads(keeper.ok("carry", "--run", run, "--json"))
+    again = json.loads((_run_dir(keeper, moved["run"]) / "staged.jsonl").read_text().splitlines()[0])
+    assert again["distinct_from"] == ["P-0001", ["x"]] and again["born"] == moved["run"]  # (in order by text, as ever)
+
+
 def test_carry_refuses_what_it_cannot_move(keeper):
     keeper.refused("UNKNOWN_RUN", "carry", "--run", "run-007")
     keeper.usage("carry", "--run", "nope")

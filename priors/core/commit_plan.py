@@ -525,7 +525,11 @@ def carried(rf: RunFiles, new_run: str, max_prior: int) -> Tuple[List[Any], Dict
                 rec["id"] = ids[rec["id"]]
             dist = rec.get("distinct_from")
             if isinstance(dist, list):
-                rec["distinct_from"] = sorted({ids.get(x, x) if isinstance(x, str) else x for x in dist}, key=str)
+                named = [ids.get(x, x) if isinstance(x, str) else x for x in dist]
+                try:
+                    rec["distinct_from"] = sorted(set(named), key=str)
+                except TypeError:  # (a list or an object among them, a hand wrote: kept, for the commit to refuse)
+                    rec["distinct_from"] = sorted(named, key=str)
         staged.append(rec)
     disp = Verdicts(new_run)  # (held as the door's lines are, not as 70k dicts)
     for ev in rf.dispositions:
