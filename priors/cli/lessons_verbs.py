@@ -80,5 +80,6 @@ def cmd_export(a: Parsed, ctx: Context) -> Answer:
 def cmd_import(a: Parsed, ctx: Context) -> Answer:
     ns = required(a, "ns", "NS")
     name = a.pos[0]
-    obj = parse_json_input(read_input(name, "bundle"), name, "bundle")
-    return lessons.import_bundle(Paths(ctx.root), name, obj, ns, bool(a.get("accept")))
+    # (the parsed bundle handed over, not kept here: import lets it go once its lessons are read)
+    return lessons.import_bundle(Paths(ctx.root), name, parse_json_input(read_input(name, "bundle"), name, "bundle"),
+                                 ns, bool(a.get("accept")))

@@ -41,7 +41,7 @@ from priors.core.lessons import is_lesson, person_settled
 from priors.core.letters import plain_letters
 from priors.core.lexicon import KIN
 from priors.core.reading import DETAIL_WEIGHT, clash, fold, read
-from priors.core.similarity import KIN_SHARE, SIMILAR_AT, claim_key, similar
+from priors.core.similarity import KIN_SHARE, SIMILAR_AT, claim_key, forget_joins, similar
 from priors.core.unseen import lessons_unseen
 from priors.core.vocabulary import DOOR, PERSON_STATUSES, REVISION_DOOR, SETTLED_LESSON_DOOR, prior_number
 
@@ -634,6 +634,16 @@ def reads_like_unseen(st: Any, p: PriorState, named: Optional[List[str]] = None)
                 and similar(plain_letters(q.claim), said, polar=False) is not None:
             out.append(qid)
     return out
+
+
+def forget_readings() -> None:
+    """Let go of the readings, signatures and likenesses kept for claims met before (caches sized for a
+    namespace's lessons, met again and again): `import` reads thousands of a bundle's claims once each,
+    and kept, they held ~35 MB beside the ledger at 100k priors."""
+    read.cache_clear()
+    forget_joins()
+    signature.cache_clear()
+    likeness.cache_clear()
 
 
 def settled_lessons(st: Any) -> List[PriorState]:

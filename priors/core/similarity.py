@@ -206,6 +206,12 @@ def _join_compounds(items: List[Tuple[str, float]], other: Dict[str, float], f: 
     return out
 
 
+def forget_joins() -> None:
+    """Let go of the joined words kept for claims met before (`_joins`'s cache): for a caller that meets
+    thousands of claims once each (`import`), where keeping them only fills memory."""
+    _joins.cache_clear()
+
+
 @lru_cache(maxsize=8192)
 def _joins(items: Tuple[Tuple[str, float], ...], f: Any) -> Tuple[Optional[str], ...]:
     """For each term of a claim's terms but the last, the word it and the next one make joined (as `f`,
