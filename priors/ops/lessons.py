@@ -252,8 +252,8 @@ def import_bundle(paths: Paths, name: str, obj: Any, ns: str, accept: bool) -> A
         skipped: List[str] = []
         seen = set()
         for n, item in enumerate(incoming, 1):
-            if n % 256 == 0:
-                forget_readings()  # (each claim of the bundle is met once: its reading is not kept)
+            if n % 1024 == 0:  # (each claim of the bundle is met once: its reading is let go — every 256 was 10 % slower)
+                forget_readings()
             claim = claim_key(item.rec["claim"])
             like = reads_like_settled(settled, item.rec["claim"]) if claim not in have else None
             if claim in have:
