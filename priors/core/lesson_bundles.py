@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from priors.core.canonical import dumps, normalize
+from priors.core.canonical import array_pieces, dumps, normalize
 from priors.core.errors import UsageError
 from priors.core.fold import PriorState, State
 from priors.core.grammar import check_lesson_claim, check_tags, resolve_facets
@@ -222,11 +222,17 @@ class Bundle:
 
     def pieces(self) -> Iterator[str]:
         """The bundle's text, without a final line feed (keys in canonical order: format, lessons, version)."""
-        ledger, ns, typ = self.ledger, self.ns, self.typ
-        stats = ledger.stats()
+        stats = self.ledger.stats()
         yield f'{{"format":{dumps(BUNDLE_FORMAT)},"lessons":['
-        batch: List[Dict[str, Any]] = []  # (encoded a batch at a time: one encoder call each, not one a lesson)
-        for p in ledger.state.priors.values():
+        for text, n in array_pieces(self._items(stats)):
+            self.lessons += n
+            yield text
+        yield f'],"version":{dumps(BUNDLE_VERSION)}}}'
+
+    def _items(self, stats: Dict[str, Stats]) -> Iterator[Dict[str, Any]]:
+        """Each live lesson's item, its record read and let go."""
+        ns, typ = self.ns, self.typ
+        for p in self.ledger.state.priors.values():
             if not is_lesson(p) or p.status not in INJECTABLE:
                 continue
             if ns is not None and p.ns != ns:
@@ -237,14 +243,7 @@ class Bundle:
             item = {k: rec[k] for k in CARRIED if k in rec}
             item["origin"] = {"id": p.id, "ns": p.ns, "born": rec.get("born"), "status": p.status}
             item["score"] = stats.get(p.id, Stats()).as_dict()
-            batch.append(item)
-            if len(batch) == 256:
-                yield ("," if self.lessons else "") + dumps(batch)[1:-1]
-                self.lessons, batch = self.lessons + len(batch), []
-        if batch:
-            yield ("," if self.lessons else "") + dumps(batch)[1:-1]
-            self.lessons += len(batch)
-        yield f'],"version":{dumps(BUNDLE_VERSION)}}}'
+            yield item
 
 
 class Incoming(Plain):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from array import array
 
-from priors.core.canonical import dumps
+from priors.core.canonical import array_pieces, dumps
 from priors.core.selection import each_record
 
 TYPE_CHECKING = False
@@ -194,19 +194,16 @@ class SarifLog:
             yield ',"properties":' + dumps({"baselineRun": last})
         yield ',"results":['
         why, now, files, lines = self.facts.reasons, self.facts.reported, self.files, self.ledger_lines
-        batch: List[Dict[str, Any]] = []  # (encoded a batch at a time: one encoder call each, not one a result)
-        written = 0
-        for (p, rec), (_p, state, k) in zip(each_record(p for p, _s, _k in shown), shown):
-            res = _result(p, rec, ns, rule_id(rec), state, why.get(p.id), files, lines, now.get(p.id))
-            res["ruleIndex"] = renumber[k]
-            batch.append(res)
-            if len(batch) == 256:
-                yield ("," if written else "") + dumps(batch)[1:-1]
-                written, batch = written + len(batch), []
-        if batch:
-            yield ("," if written else "") + dumps(batch)[1:-1]
-            written += len(batch)
-        self.results += written
+
+        def results() -> Iterator[Dict[str, Any]]:
+            for (p, rec), (_p, state, k) in zip(each_record(p for p, _s, _k in shown), shown):
+                res = _result(p, rec, ns, rule_id(rec), state, why.get(p.id), files, lines, now.get(p.id))
+                res["ruleIndex"] = renumber[k]
+                yield res
+
+        for text, n in array_pieces(results()):
+            self.results += n
+            yield text
         yield '],"tool":' + dumps({"driver": {"name": "priors", "version": self.version,
                                              "rules": [{"id": r, "shortDescription": {"text": r}} for r in order]}}) + "}"
 
