@@ -17,13 +17,13 @@ from priors.core.spelling import nearest
 from priors.ops.lessons import export_lessons
 from priors.snapshot.anchors import line_spans
 from priors.store.files import atomic_write, read_bytes
-from priors.store.ledger import load_ledger, read_ledger_bytes, read_spans
+from priors.store.ledger import load_ledger, note_records, read_ledger_bytes
 from priors.store.paths import Paths, output_target, require_init
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated
     from pathlib import Path
-    from typing import Any, Dict, Iterable, List, Optional
+    from typing import Any, Dict, Iterable, Optional
 
     from priors.core.fold import State
 
@@ -62,22 +62,12 @@ def sarif_log(paths: Paths, ns: Optional[str], current_only: bool) -> SarifLog:
     """The ledger's findings as a SARIF log (core/sarif_out.py) — `priors export --sarif`: the records
     read a block at a time, noting what the log reads of them (`SarifFacts`), none held."""
     st = load_ledger(paths, want_data=False).state
-    passes: List[SarifFacts] = []
-
-    def note(spans: Any, _src: Any) -> SarifFacts:  # (called again on the strict parse of an odd ledger)
-        facts = SarifFacts(st.priors)
-        passes.append(facts)
-        see = facts.see
-        for rec, _at, _n in spans:
-            see(rec)
-        return facts
-
-    facts = read_spans(paths, note, packs=True)  # (a prior's line read for its id alone: its claim never decoded)
+    facts, reread = note_records(paths, lambda: SarifFacts(st.priors))
     if ns is not None:
         _check_ns(ns, st, facts.last)
     # a prior's line: its record's place where each line holds one record (the clean parse took them all),
     # else counted in the ledger's bytes (a blank line, CRLF, no final newline)
-    lines = facts.lines if len(passes) == 1 else _ledger_lines(read_ledger_bytes(paths))
+    lines = _ledger_lines(read_ledger_bytes(paths)) if reread else facts.lines
     return SarifLog(st, facts, ns, _files_now(paths, st, ns), lines, __version__, current_only)
 
 

@@ -35,7 +35,7 @@ from priors.core.views import check_namespace, known_namespaces
 from priors.core.vocabulary import LESSON_TYPES
 from priors.store.config import read_config, write_config
 from priors.store.files import atomic_write, check_inside, make_dir
-from priors.store.ledger import append_and_apply, load_ledger, open_runs, read_spans
+from priors.store.ledger import append_and_apply, load_ledger, note_records, open_runs
 from priors.store.lock import Lock
 from priors.store.paths import Paths, list_run_dirs, require_init
 from priors.store.reflection import REFLECTION_DIR
@@ -180,7 +180,8 @@ def reflect(paths: Paths, n: Any, ns: Optional[str], dry_run: bool, include_lear
             verb = "would mark" if dry_run else "marked"
             return Answer(0, {"marked": [] if dry_run else to_mark, "runs": runs},
                           f"{verb} {len(to_mark)} run{'s' if len(to_mark) != 1 else ''} as learned: {', '.join(to_mark)}")
-        pieces = reflection_packet(ledger, runs, ns, run_records(paths, ledger.state, runs), traces_by_run(paths))
+        pieces = reflection_packet(ledger, runs, ns, note_records(paths, lambda: RunRecords(ledger.state, runs))[0],
+                                   traces_by_run(paths))
         rdir = paths.dir / REFLECTION_DIR
         name = f"reflect-{runs[-1]}{'-' + _safe(ns) if ns else ''}.md"
         check_inside(rdir / name)  # a symlinked reflection/ would carry the packet out of the repository
@@ -197,18 +198,6 @@ def reflect(paths: Paths, n: Any, ns: Optional[str], dry_run: bool, include_lear
         lines.append(f"marked learned: {', '.join(to_mark)}")
     lines.append(f"next: the agent reads {rel} and proposes lessons in its next run; you accept the good ones")
     return Answer(0, {"marked": [] if dry_run else to_mark, "packet": rel, "runs": runs}, "\n".join(lines))
-
-
-def run_records(paths: Paths, st: State, runs: List[str]) -> RunRecords:
-    """What the packet reads of the ledger's records (`RunRecords`), noted a block at a time."""
-    def note(spans: Any, _src: Any) -> RunRecords:  # (called again on the strict parse of an odd ledger)
-        noted = RunRecords(st, runs)
-        see = noted.see
-        for rec, _at, _n in spans:
-            see(rec)
-        return noted
-
-    return read_spans(paths, note, packs=True)  # (a prior's line read for its id alone: its claim never decoded)
 
 
 def _safe(text: str) -> str:

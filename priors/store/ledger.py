@@ -33,9 +33,14 @@ from priors.store.signing import sign_lines
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only, never evaluated: importing typing costs ~6 ms per CLI call
-    from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, TypeVar
+    from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Protocol, Sequence, Tuple, TypeVar
 
     T = TypeVar("T")
+
+    class Noter(Protocol):
+        def see(self, r: Dict[str, Any]) -> None: ...
+
+    N = TypeVar("N", bound=Noter)
     Span = Tuple[Dict[str, Any], int, int]
     Spans = Iterator[Span]
 
@@ -107,6 +112,25 @@ def read_spans(paths: Paths, consume: Callable[[Spans, Optional[LedgerSource]], 
         pass
     lists = strict_lists(pieces, LEDGER_NAME)
     return consume(chain.from_iterable(lists if see is None else map(see, lists)), src)
+
+
+def note_records(paths: Paths, make: Callable[[], N]) -> Tuple[N, bool]:
+    """`make()`'s `see` shown every record of the ledger in order, a block at a time and none held
+    (`read_spans`; a prior's line in the keepers' shape may be handed over as only what a fold reads of
+    it — its id, never its claim), for a reader that notes a few things of every record (the SARIF log,
+    a reflection packet) — with whether the strict parse read the ledger again (a blank line, CRLF, no
+    final newline: records are then not one a line)."""
+    made: List[N] = []
+
+    def consume(spans: Spans, _src: Optional[LedgerSource]) -> N:  # (called again on a strict parse)
+        noter = make()
+        made.append(noter)
+        see = noter.see
+        for rec, _at, _n in spans:
+            see(rec)
+        return noter
+
+    return read_spans(paths, consume, packs=True), len(made) > 1
 
 
 def numbered_lines(paths: Paths, loaded: Any, needles: Sequence[bytes]) -> Optional[Iterator[Tuple[int, bytes]]]:
