@@ -206,7 +206,8 @@ def carry(paths: Paths, run: str) -> Answer:
     require_init(paths)
     with Lock(paths):
         st = load_ledger(paths, want_data=False).state
-        if read_run(paths, run, snapshot="none").relevant is None:
+        rf = read_run(paths, run, snapshot="none")  # (its snapshot read to know it sound, then rewritten below)
+        if rf.relevant is None:
             raise Refusal("UNKNOWN_RUN", run=run, hint=NO_SUCH_RUN)
         others = [r for r in open_runs(paths, st) if r != run]
         if others:
@@ -216,7 +217,7 @@ def carry(paths: Paths, run: str) -> Answer:
             raise Refusal("RUN_COMMITTED", run=run,
                           hint=f"the ledger's {run} is this very staging: `priors commit --run {run}` finishes it")
         new = next_run_id(st, list_run_dirs(paths))
-        files, ids = carried(read_run(paths, run, snapshot="none"), new, st.max_prior)
+        files, ids = carried(rf, new, st.max_prior)
         move_staging(paths, run, new, moved_relevant(paths, run, new), files)
     moved = "".join(f"; {old} is now {pid}" for old, pid in ids.items())
     text = (f"{run}'s staging is now {new}, open{moved}. `priors commit --run {new}` judges all of it against the"
